@@ -1,0 +1,33 @@
+# tracedash: `make run` serves the dashboard on the bundled samples; `make test` runs every test.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8050
+
+.PHONY: run test chromium clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q --disable-pip-version-check -e .
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[test]'
+	touch $(VENV)/.installed $@
+
+run: $(VENV)/.installed
+	$(BIN)/tracedash serve --host $(HOST) --port $(PORT)
+
+# Debian's Chromium drives the browser tests (never `playwright install`).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+test: $(VENV)/.test-installed chromium
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info test-artifacts

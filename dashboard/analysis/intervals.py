@@ -1,0 +1,192 @@
+"""Vectorised arithmetic on half-open ``[start, end)`` integer-ns intervals.
+
+All functions take numpy int64 arrays (or anything ``np.asarray`` turns into them), never mutate
+their inputs, and return new arrays. Empty intervals (``end <= start``) contribute nothing.
+
+::
+
+    a:  [0----100)     [200--300)
+    b:      [50---150)
+    union(a, b) = [0------150) [200--300)   length 250
+    gaps        =            [150,200)      length 50
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _as_int64(values) -> np.ndarray:
+    return np.asarray(values, dtype=np.int64)
+
+
+def union_intervals(starts, ends) -> tuple[np.ndarray, np.ndarray]:
+    """Merge intervals into their union: disjoint, sorted, non-touching intervals.
+
+    Args:
+        starts, ends: int64 arrays of equal length, ns. Rows with ``end <= start`` are ignored;
+            input order does not matter.
+
+    Returns:
+        ``(union_starts, union_ends)``: int64 arrays sorted by start. Touching intervals
+        (``[0,10)`` and ``[10,20)``) merge into one (``[0,20)``).
+
+    Raises:
+        ValueError: if the arrays differ in length.
+
+    Example:
+        >>> union_intervals([50, 0, 200], [150, 100, 300])
+        (array([  0, 200]), array([150, 300]))
+    """
+    s = _as_int64(starts)
+    e = _as_int64(ends)
+    if s.shape != e.shape:
+        raise ValueError(f"starts and ends differ in length: {s.shape} vs {e.shape}")
+    keep = e > s
+    if not keep.all():
+        s, e = s[keep], e[keep]
+    if s.size == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    if s.size > 1 and not (s[1:] >= s[:-1]).all():
+        order = np.argsort(s, kind="stable")
+        s, e = s[order], e[order]
+    run_max = np.maximum.accumulate(e)
+    # A new group starts where the start is past every end seen so far (touching merges).
+    new_group = np.empty(s.size, dtype=bool)
+    new_group[0] = True
+    new_group[1:] = s[1:] > run_max[:-1]
+    group_starts = s[new_group]
+    last_in_group = np.flatnonzero(np.r_[new_group[1:], True])
+    group_ends = run_max[last_in_group]
+    return group_starts, group_ends
+
+
+def union_length(starts, ends) -> int:
+    """Total length in ns of the union of the intervals (see ``union_intervals``)."""
+    us, ue = union_intervals(starts, ends)
+    return int((ue - us).sum())
+
+
+def intersect_unions(a_starts, a_ends, b_starts, b_ends) -> tuple[np.ndarray, np.ndarray]:
+    """Intersect two interval sets, each first reduced to its union.
+
+    Returns:
+        ``(starts, ends)`` int64 arrays, disjoint and sorted: every point in both unions.
+
+    Example:
+        >>> intersect_unions([0, 200], [100, 300], [50], [250])
+        (array([ 50, 200]), array([100, 250]))
+    """
+    as_, ae = union_intervals(a_starts, a_ends)
+    bs, be = union_intervals(b_starts, b_ends)
+    if as_.size == 0 or bs.size == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    # For each interval of a, the b intervals that can overlap it form a contiguous run.
+    lo = np.searchsorted(be, as_, side="right")  # first b ending after a starts
+    hi = np.searchsorted(bs, ae, side="left")  # first b starting at/after a ends
+    counts = np.maximum(hi - lo, 0)
+    if counts.sum() == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    a_idx = np.repeat(np.arange(as_.size), counts)
+    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    b_idx = np.repeat(lo, counts) + offsets
+    s = np.maximum(as_[a_idx], bs[b_idx])
+    e = np.minimum(ae[a_idx], be[b_idx])
+    keep = e > s
+    return s[keep], e[keep]
+
+
+def intersection_length(a_starts, a_ends, b_starts, b_ends) -> int:
+    """Length in ns of ``union(a) ∩ union(b)``."""
+    s, e = intersect_unions(a_starts, a_ends, b_starts, b_ends)
+    return int((e - s).sum())
+
+
+def gaps(starts, ends, *, within: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Idle gaps between the intervals' union.
+
+    Args:
+        starts, ends: int64 arrays, ns.
+        within: optional ``(lo, hi)`` window; gaps before the first and after the last interval
+            up to the window's edges are included, and everything is clipped to it. Without it,
+            only gaps between the first start and the last end are returned.
+
+    Returns:
+        ``(gap_starts, gap_ends)`` int64 arrays sorted by start; every gap has positive length.
+
+    Example:
+        >>> gaps([0, 200], [100, 300])
+        (array([100]), array([200]))
+    """
+    us, ue = union_intervals(starts, ends)
+    if within is not None:
+        lo, hi = int(within[0]), int(within[1])
+        if us.size == 0:
+            return (np.array([lo], np.int64), np.array([hi], np.int64)) if hi > lo else (
+                np.empty(0, np.int64),
+                np.empty(0, np.int64),
+            )
+        gs = np.r_[lo, ue]
+        ge = np.r_[us, hi]
+        gs = np.maximum(gs, lo)
+        ge = np.minimum(ge, hi)
+    else:
+        gs, ge = ue[:-1], us[1:]
+    keep = ge > gs
+    return gs[keep].astype(np.int64), ge[keep].astype(np.int64)
+
+
+def clip_intervals(starts, ends, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """Clip intervals to ``[lo, hi)`` and drop those left empty; order is kept."""
+    s = np.maximum(_as_int64(starts), lo)
+    e = np.minimum(_as_int64(ends), hi)
+    keep = e > s
+    return s[keep], e[keep]
+
+
+def covered_before(union_starts, union_ends, t) -> np.ndarray:
+    """Busy time in ns before each time ``t`` for a union already made by ``union_intervals``.
+
+    Args:
+        union_starts, union_ends: disjoint sorted int64 intervals.
+        t: int64 array of query times.
+
+    Returns:
+        int64 array, same shape as ``t``: ``|union ∩ (-inf, t)|``. So the busy time inside
+        ``[a, b)`` is ``covered_before(..., b) - covered_before(..., a)``.
+
+    Example:
+        >>> covered_before([0, 200], [100, 300], [50, 150, 250, 400])
+        array([ 50, 100, 150, 200])
+    """
+    us = _as_int64(union_starts)
+    ue = _as_int64(union_ends)
+    tt = _as_int64(t)
+    if us.size == 0:
+        return np.zeros(tt.shape, np.int64)
+    cum = np.r_[0, np.cumsum(ue - us)]  # busy time of the first k intervals
+    i = np.searchsorted(us, tt, side="right")  # intervals starting at or before t
+    j = np.maximum(i - 1, 0)
+    partial = np.clip(np.minimum(tt, ue[j]) - us[j], 0, None)
+    return np.where(i > 0, cum[j] + partial, 0).astype(np.int64)
+
+
+def busy_fraction_bins(starts, ends, lo: int, hi: int, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Fraction of each of ``n_bins`` equal time bins of ``[lo, hi)`` covered by the union.
+
+    Returns:
+        ``(edges_ns, fraction)``: ``edges_ns`` int64 of length ``n_bins + 1``; ``fraction``
+        float64 of length ``n_bins``, each in [0, 1].
+
+    Raises:
+        ValueError: if ``hi <= lo`` or ``n_bins < 1``.
+    """
+    if hi <= lo or n_bins < 1:
+        raise ValueError(f"need hi > lo and n_bins >= 1, got lo={lo}, hi={hi}, n_bins={n_bins}")
+    edges = np.linspace(lo, hi, n_bins + 1).round().astype(np.int64)
+    edges[0], edges[-1] = lo, hi
+    us, ue = union_intervals(starts, ends)
+    cov = covered_before(us, ue, edges)
+    widths = np.diff(edges)
+    frac = np.divide(np.diff(cov), widths, out=np.zeros(n_bins), where=widths > 0)
+    return edges, np.clip(frac, 0.0, 1.0)

@@ -1,0 +1,173 @@
+"""Dispatches and serving phases (prefill / decode) from dispatch marks.
+
+A dispatch mark is an NVTX mark or range start named like
+``CG_DISPATCH:actual=1600:mode=NONE:padded=1600`` (summary_contract.md): ``actual`` is the
+number of tokens in the batch, ``mode`` the CUDA-graph mode, ``padded`` the token count after
+padding. A dispatch lasts from its mark to the next dispatch's mark; the last one lasts to the
+end of GPU activity.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+PREFILL = "prefill"
+DECODE = "decode"
+UNSPLIT = "unsplit"  # one distinct token count and no threshold: nothing to split on
+UNKNOWN = "unknown"  # the dispatch name carries no token count
+PHASE_ORDER = (PREFILL, DECODE, UNSPLIT, UNKNOWN)
+
+DISPATCHES: dict[str, str] = {
+    "index": "int64",
+    "start_ns": "int64",
+    "end_ns": "int64",
+    "duration_ns": "int64",
+    "name": "object",
+    "tokens": "Int64",
+    "mode": "object",
+    "padded": "Int64",
+    "end_estimated": "bool",
+}
+PHASE_STATS: dict[str, str] = {
+    "phase": "object",
+    "dispatches": "int64",
+    "tokens": "int64",
+    "total_ns": "int64",
+    "mean_ns": "float64",
+    "p50_ns": "float64",
+    "p90_ns": "float64",
+    "tokens_per_s": "float64",
+}
+
+
+def parse_dispatch_name(name: str) -> dict[str, str]:
+    """Parse the ``key=value`` fields of a dispatch name (segments separated by ``:``).
+
+    Example:
+        >>> parse_dispatch_name("CG_DISPATCH:actual=742:mode=NONE:padded=742")
+        {'actual': '742', 'mode': 'NONE', 'padded': '742'}
+    """
+    fields = {}
+    for part in str(name).split(":")[1:]:
+        key, sep, value = part.partition("=")
+        if sep and key.strip():
+            fields[key.strip()] = value.strip()
+    return fields
+
+
+def _to_int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def build_dispatches(timeline: pd.DataFrame, *, end_ns: int | None) -> pd.DataFrame:
+    """Turn dispatch marks into dispatch intervals with their parsed fields.
+
+    Args:
+        timeline: DISPATCH_MARKS frame (start_ns, name), any order.
+        end_ns: end of GPU activity (ns) that closes the last dispatch. When None or not after
+            the last mark, the last dispatch gets the median duration of the earlier dispatches
+            with the same name (or of all of them) and ``end_estimated`` is True.
+
+    Returns:
+        DISPATCHES frame, one row per mark sorted by start_ns: index (0-based), start_ns, end_ns,
+        duration_ns, name, tokens (``actual``; nullable), mode, padded (nullable), end_estimated.
+    """
+    if timeline.empty:
+        return pd.DataFrame({c: pd.Series([], dtype=t) for c, t in DISPATCHES.items()})
+    tl = timeline.sort_values(["start_ns", "name"], kind="stable").reset_index(drop=True)
+    starts = tl["start_ns"].to_numpy(np.int64)
+    ends = np.empty_like(starts)
+    ends[:-1] = starts[1:]
+    estimated = np.zeros(len(starts), dtype=bool)
+    last_start = int(starts[-1])
+    if end_ns is not None and end_ns > last_start:
+        ends[-1] = end_ns
+    else:
+        prior = pd.Series(ends[:-1] - starts[:-1])
+        same = prior[tl["name"].iloc[:-1].to_numpy() == tl["name"].iloc[-1]]
+        pool = same if len(same) else prior
+        ends[-1] = last_start + (int(pool.median()) if len(pool) else 0)
+        estimated[-1] = True
+    fields = [parse_dispatch_name(n) for n in tl["name"]]
+    return pd.DataFrame({
+        "index": np.arange(len(tl), dtype=np.int64),
+        "start_ns": starts,
+        "end_ns": ends,
+        "duration_ns": ends - starts,
+        "name": tl["name"].astype(object).to_numpy(),
+        "tokens": pd.array([_to_int(f.get("actual")) for f in fields], dtype="Int64"),
+        "mode": [f.get("mode", "") for f in fields],
+        "padded": pd.array([_to_int(f.get("padded")) for f in fields], dtype="Int64"),
+        "end_estimated": estimated,
+    })
+
+
+def default_threshold(tokens) -> float | None:
+    """Default prefill/decode split: the widest gap in log(token count) among distinct counts.
+
+    Returns the geometric mean of the two counts bounding the widest gap (a dispatch is prefill
+    when its tokens >= the threshold), or None with fewer than two distinct positive counts.
+
+    Example:
+        >>> round(default_threshold([1, 3, 3, 742, 1600]), 2)
+        47.18
+    """
+    values = pd.Series(tokens, dtype="Int64").dropna()
+    distinct = np.unique(values[values > 0].to_numpy(np.int64))
+    if distinct.size < 2:
+        return None
+    logs = np.log(distinct.astype(float))
+    i = int(np.argmax(np.diff(logs)))
+    return math.sqrt(float(distinct[i]) * float(distinct[i + 1]))
+
+
+def assign_phases(dispatches: pd.DataFrame, threshold: float | None) -> pd.Series:
+    """Phase of each dispatch: prefill when tokens >= threshold, else decode.
+
+    Returns:
+        Series of phase names aligned with ``dispatches``: ``unknown`` where tokens are missing,
+        ``unsplit`` for all when ``threshold`` is None.
+    """
+    tokens = dispatches["tokens"]
+    if threshold is None:
+        phase = np.full(len(dispatches), UNSPLIT, dtype=object)
+    else:
+        phase = np.where(tokens.fillna(0).to_numpy(np.int64) >= threshold, PREFILL, DECODE).astype(object)
+    phase[tokens.isna().to_numpy()] = UNKNOWN
+    return pd.Series(phase, index=dispatches.index, name="phase")
+
+
+def phase_stats(dispatches: pd.DataFrame, phases: pd.Series) -> pd.DataFrame:
+    """Per-phase step statistics.
+
+    Returns:
+        PHASE_STATS frame, one row per phase present, in PHASE_ORDER: dispatches, tokens (sum
+        of ``actual``), total_ns (sum of dispatch durations), mean_ns, p50_ns and p90_ns of the
+        duration (numpy linear percentiles), tokens_per_s = tokens / total seconds.
+    """
+    rows = []
+    for phase in PHASE_ORDER:
+        sel = dispatches[phases.to_numpy() == phase]
+        if sel.empty:
+            continue
+        dur = sel["duration_ns"].to_numpy(np.int64)
+        total = int(dur.sum())
+        tokens = int(sel["tokens"].fillna(0).sum())
+        rows.append({
+            "phase": phase,
+            "dispatches": len(sel),
+            "tokens": tokens,
+            "total_ns": total,
+            "mean_ns": float(dur.mean()),
+            "p50_ns": float(np.percentile(dur, 50)),
+            "p90_ns": float(np.percentile(dur, 90)),
+            "tokens_per_s": tokens / (total / 1e9) if total > 0 else 0.0,
+        })
+    out = pd.DataFrame(rows, columns=list(PHASE_STATS))
+    return out.astype(PHASE_STATS)

@@ -1,0 +1,198 @@
+"""Build the seed-format summary of a trace (definitions: shared/reference/summary_contract.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dashboard.analysis.intervals import covered_before, union_intervals
+from dashboard.model import (
+    API_STATS,
+    DISPATCH_MARKS,
+    KERNEL_STATS,
+    NVTX_STATS,
+    Summary,
+    TraceBundle,
+    conform,
+    empty_frame,
+    ns_to_s,
+)
+
+DEFAULT_DISPATCH_PREFIX = "CG_DISPATCH"
+TOP_KERNELS = 20
+
+
+def timed_kernels(kernels: pd.DataFrame) -> pd.DataFrame:
+    """Kernel rows whose timestamps were collected (not ``start = 0 AND end = 0``), as a view."""
+    return kernels[~((kernels["start_ns"] == 0) & (kernels["end_ns"] == 0))]
+
+
+def kernel_busy_union(kernels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Union of kernel intervals over all devices and streams (rows with 0/0 timestamps dropped).
+
+    Returns:
+        ``(starts_ns, ends_ns)`` int64, disjoint, sorted (see ``intervals.union_intervals``).
+    """
+    k = timed_kernels(kernels)
+    return union_intervals(k["start_ns"].to_numpy(), k["end_ns"].to_numpy())
+
+
+def api_stats(api_calls: pd.DataFrame) -> pd.DataFrame:
+    """Per raw API name: count and total duration (summed across threads, not wall time).
+
+    Returns:
+        API_STATS frame (name, count, total_ns), sorted by total_ns descending, then name.
+    """
+    if api_calls.empty:
+        return empty_frame(API_STATS)
+    dur = (api_calls["end_ns"] - api_calls["start_ns"]).rename("dur")
+    g = pd.DataFrame({"name": api_calls["name"].astype(str), "dur": dur}).groupby("name", sort=False)["dur"]
+    out = pd.DataFrame({"count": g.size(), "total_ns": g.sum()}).reset_index()
+    out = out.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
+    return conform(out.reset_index(drop=True), API_STATS)
+
+
+def nvtx_stats(nvtx_ranges: pd.DataFrame, busy: tuple[np.ndarray, np.ndarray]) -> pd.DataFrame:
+    """Per NVTX range name: count, sum of durations, union length and overlap with GPU busy.
+
+    Args:
+        nvtx_ranges: NVTX_RANGES frame (already closed/filtered by the loader).
+        busy: the kernel busy union ``(starts_ns, ends_ns)``, disjoint and sorted.
+
+    Returns:
+        NVTX_STATS frame (name, count, sum_ns, union_ns, gpu_overlap_ns) sorted by sum_ns
+        descending, then name. ``gpu_overlap_ns`` is the wall-clock intersection of the name's
+        union with ``busy`` (not attribution of launched work), as summary_contract.md defines.
+    """
+    if nvtx_ranges.empty:
+        return empty_frame(NVTX_STATS)
+    codes, names = pd.factorize(nvtx_ranges["name"].astype(str), sort=False)
+    s = nvtx_ranges["start_ns"].to_numpy(np.int64)
+    e = nvtx_ranges["end_ns"].to_numpy(np.int64)
+    order = np.lexsort((s, codes))
+    c, s, e = codes[order], s[order], e[order]
+    # Per-name union, vectorised: running max of ends within each name; a new merged interval
+    # starts where the name changes or the start is past every earlier end of that name.
+    run_max = pd.Series(e).groupby(c).cummax().to_numpy()
+    new = np.ones(len(s), dtype=bool)
+    new[1:] = (c[1:] != c[:-1]) | (s[1:] > run_max[:-1])
+    last = np.flatnonzero(np.r_[new[1:], True])
+    us, ue, uc = s[new], run_max[last], c[new]
+    overlap = covered_before(busy[0], busy[1], ue) - covered_before(busy[0], busy[1], us)
+    n = len(names)
+
+    def per_name(codes_: np.ndarray, values: np.ndarray) -> np.ndarray:  # exact int64 sums
+        return pd.Series(values, dtype=np.int64).groupby(codes_).sum().reindex(range(n), fill_value=0).to_numpy()
+
+    out = pd.DataFrame({
+        "name": np.asarray(names, dtype=object),
+        "count": np.bincount(c, minlength=n),
+        "sum_ns": per_name(c, e - s),
+        "union_ns": per_name(uc, ue - us),
+        "gpu_overlap_ns": per_name(uc, overlap),
+    })
+    out = out.sort_values(["sum_ns", "name"], ascending=[False, True], kind="stable")
+    return conform(out.reset_index(drop=True), NVTX_STATS)
+
+
+def kernel_stats_by_short_name(kernels: pd.DataFrame, top: int | None = TOP_KERNELS) -> pd.DataFrame:
+    """Kernels grouped by short name: count and total duration.
+
+    Returns:
+        KERNEL_STATS frame sorted by total_ns descending (ties: name ascending), at most ``top``
+        rows (all when ``top`` is None).
+    """
+    if kernels.empty:
+        return empty_frame(KERNEL_STATS)
+    df = pd.DataFrame({"name": kernels["short_name"].astype(str),
+                       "dur": kernels["end_ns"] - kernels["start_ns"]})
+    g = df.groupby("name", sort=False)["dur"]
+    out = pd.DataFrame({"count": g.size(), "total_ns": g.sum()}).reset_index()
+    out = out.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
+    if top is not None:
+        out = out.head(top)
+    return conform(out.reset_index(drop=True), KERNEL_STATS)
+
+
+def dispatch_marks(bundle: TraceBundle, prefix: str = DEFAULT_DISPATCH_PREFIX) -> pd.DataFrame:
+    """NVTX marks and range starts whose message starts with ``prefix``.
+
+    Returns:
+        DISPATCH_MARKS frame (start_ns, name) sorted by start_ns, then name.
+    """
+    marks = bundle.nvtx_marks
+    ranges = bundle.nvtx_ranges
+    parts = [
+        pd.DataFrame({"start_ns": marks["ts_ns"], "name": marks["name"].astype(str)}),
+        pd.DataFrame({"start_ns": ranges["start_ns"], "name": ranges["message"].astype(str)}),
+    ]
+    df = pd.concat(parts, ignore_index=True)
+    if prefix:
+        df = df[df["name"].str.startswith(prefix)]
+    df = df.sort_values(["start_ns", "name"], kind="stable").reset_index(drop=True)
+    return conform(df, DISPATCH_MARKS) if len(df) else empty_frame(DISPATCH_MARKS)
+
+
+def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX) -> Summary:
+    """Compute the seed-format summary of an nsys trace, exactly as summary_contract.md defines it.
+
+    Args:
+        bundle: the loaded trace.
+        dispatch_prefix: name prefix of dispatch marks/ranges (default ``CG_DISPATCH``).
+
+    Returns:
+        Summary with integer-ns times; ``gpu_start_ns``/``gpu_end_ns`` set when there are kernels.
+    """
+    k = timed_kernels(bundle.kernels)
+    busy = kernel_busy_union(bundle.kernels)
+    if len(k):
+        gpu_start, gpu_end = int(k["start_ns"].min()), int(k["end_ns"].max())
+        span = gpu_end - gpu_start
+    else:
+        gpu_start = gpu_end = None
+        span = 0
+    marks = dispatch_marks(bundle, dispatch_prefix)
+    counts = marks["name"].value_counts(sort=False)
+    dispatch = {str(n): int(c) for n, c in counts.items()}
+    return Summary(
+        file=bundle.meta.source,
+        gpu_activity_span_ns=span,
+        gpu_busy_union_ns=int((busy[1] - busy[0]).sum()),
+        kernel_count=len(bundle.kernels),
+        graph_node_kernel_count=int(bundle.kernels["graph_node_id"].notna().sum()),
+        api=api_stats(bundle.api_calls),
+        nvtx=nvtx_stats(bundle.nvtx_ranges, busy),
+        dispatch=dispatch,
+        dispatch_timeline=marks,
+        top_kernels=kernel_stats_by_short_name(bundle.kernels),
+        gpu_start_ns=gpu_start,
+        gpu_end_ns=gpu_end,
+    )
+
+
+def summary_to_dict(summary: Summary) -> dict:
+    """Serialise a Summary to the seed JSON structure (times in float seconds, key order as seed)."""
+    return {
+        "file": summary.file,
+        "gpu_activity_span_s": ns_to_s(summary.gpu_activity_span_ns),
+        "gpu_busy_union_s": ns_to_s(summary.gpu_busy_union_ns),
+        "gpu_idle_within_span_s": ns_to_s(summary.gpu_idle_within_span_ns),
+        "kernel_count": int(summary.kernel_count),
+        "graph_node_kernel_count": int(summary.graph_node_kernel_count),
+        "api": {r.name: [int(r.count), ns_to_s(r.total_ns)] for r in summary.api.itertuples(index=False)},
+        "nvtx": {
+            r.name: {
+                "count": int(r.count),
+                "sum_s": ns_to_s(r.sum_ns),
+                "union_s": ns_to_s(r.union_ns),
+                "gpu_overlap_s": ns_to_s(r.gpu_overlap_ns),
+            }
+            for r in summary.nvtx.itertuples(index=False)
+        },
+        "dispatch": dict(summary.dispatch),
+        "dispatch_timeline": [
+            {"start_ns": int(r.start_ns), "name": r.name} for r in summary.dispatch_timeline.itertuples(index=False)
+        ],
+        "top_kernels": [[r.name, [int(r.count), ns_to_s(r.total_ns)]] for r in summary.top_kernels.itertuples(index=False)],
+        "notes": summary.notes,
+    }

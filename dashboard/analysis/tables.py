@@ -1,0 +1,100 @@
+"""Table rows for kernels, CUDA API calls and NVTX ranges (from event frames or a Summary)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from dashboard.model import Summary
+
+_API_SUFFIX = re.compile(r"_v\d{4,5}$")
+
+KERNEL_TABLE: dict[str, str] = {
+    "name": "object",  # short name
+    "full_name": "object",  # demangled name of the most frequent instance ("" if unknown)
+    "count": "int64",
+    "total_ns": "int64",
+    "mean_ns": "float64",
+    "busy_pct": "float64",  # total_ns / GPU busy union * 100 (concurrent kernels can add past 100)
+}
+API_TABLE: dict[str, str] = {
+    "name": "object",  # cleaned: CUDA-version suffix removed
+    "raw_name": "object",
+    "count": "int64",
+    "total_ns": "int64",  # summed across threads: not wall time
+    "mean_ns": "float64",
+}
+NVTX_TABLE: dict[str, str] = {
+    "name": "object",
+    "count": "int64",
+    "sum_ns": "int64",
+    "union_ns": "int64",
+    "gpu_overlap_ns": "int64",
+    "overlap_pct": "float64",  # gpu_overlap_ns / union_ns * 100
+}
+
+
+def clean_api_name(name: str) -> str:
+    """Strip the CUDA-version suffix ``_vNNNN``/``_vNNNNN`` of a runtime API name.
+
+    Driver names that really end in ``_v2``/``_v3`` keep it.
+
+    Example:
+        >>> clean_api_name("cudaLaunchKernel_v7000"), clean_api_name("cuGetProcAddress_v2")
+        ('cudaLaunchKernel', 'cuGetProcAddress_v2')
+    """
+    return _API_SUFFIX.sub("", name)
+
+
+def _mean(total: pd.Series, count: pd.Series) -> pd.Series:
+    return (total / count.where(count > 0)).fillna(0.0).astype("float64")
+
+
+def kernel_table(kernels: pd.DataFrame | None, summary: Summary) -> pd.DataFrame:
+    """Kernels grouped by short name, sorted by total time descending (ties: name).
+
+    Uses all kernels when the event frame is given, else the summary's top kernels.
+
+    Returns:
+        KERNEL_TABLE frame. ``busy_pct`` divides by the summary's busy union.
+    """
+    busy = summary.gpu_busy_union_ns
+    if kernels is not None and not kernels.empty:
+        df = pd.DataFrame({"name": kernels["short_name"].astype(str), "full": kernels["name"].astype(str),
+                           "dur": kernels["end_ns"] - kernels["start_ns"]})
+        g = df.groupby("name", sort=False)
+        out = pd.DataFrame({"count": g.size(), "total_ns": g["dur"].sum()}).reset_index()
+        pairs = df.groupby(["name", "full"], sort=False, observed=True).size().reset_index(name="n")
+        commonest = pairs.sort_values(["n", "full"], ascending=[False, True], kind="stable").drop_duplicates("name")
+        out["full_name"] = out["name"].map(dict(zip(commonest["name"], commonest["full"]))).fillna("")
+    else:
+        out = summary.top_kernels.copy()
+        out["full_name"] = ""
+    out["mean_ns"] = _mean(out["total_ns"], out["count"])
+    out["busy_pct"] = (100.0 * out["total_ns"] / busy) if busy > 0 else 0.0
+    out = out.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
+    return out[list(KERNEL_TABLE)].astype(KERNEL_TABLE).reset_index(drop=True)
+
+
+def api_table(summary: Summary) -> pd.DataFrame:
+    """CUDA API calls per raw name with the cleaned display name (API_TABLE, total descending)."""
+    api = summary.api
+    out = pd.DataFrame({
+        "name": [clean_api_name(n) for n in api["name"]],
+        "raw_name": api["name"].astype(object),
+        "count": api["count"],
+        "total_ns": api["total_ns"],
+    })
+    out["mean_ns"] = _mean(out["total_ns"], out["count"])
+    return out[list(API_TABLE)].astype(API_TABLE).reset_index(drop=True)
+
+
+def nvtx_table(summary: Summary) -> pd.DataFrame:
+    """NVTX ranges per name with overlap percentage (NVTX_TABLE, sum descending)."""
+    n = summary.nvtx
+    out = n.copy()
+    out["overlap_pct"] = np.where(out["union_ns"] > 0, 100.0 * out["gpu_overlap_ns"] / out["union_ns"].where(out["union_ns"] > 0, 1), 0.0)
+    out = out.sort_values(["sum_ns", "name"], ascending=[False, True], kind="stable")
+    return out[list(NVTX_TABLE)].astype(NVTX_TABLE).reset_index(drop=True)

@@ -1,0 +1,71 @@
+"""Dispatch Gantt: one bar per dispatch from its mark to the next, one row per phase."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from dashboard.figures.theme import DEFAULT_THEME, Theme
+from dashboard.figures.common import empty_figure, fmt_ns, s_from_ns
+
+
+def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range_ns: tuple[int, int] | None = None,
+                         title: str = "Dispatches", prefix: str = "CG_DISPATCH", uirevision: str = "",
+                         theme: Theme = DEFAULT_THEME) -> go.Figure:
+    """Build the dispatch Gantt.
+
+    Args:
+        dispatches: DISPATCHES frame (analysis.phases.build_dispatches).
+        phases: phase name per dispatch, aligned with ``dispatches``.
+        x_range_ns: initial x window (ns); shared with the GPU timeline so both line up.
+        prefix: the dispatch prefix, named in the empty-state message.
+
+    Returns:
+        Figure with one horizontal bar trace per phase present (legend entries named after the
+        phases), x in seconds on the session timeline.
+    """
+    if dispatches.empty:
+        return empty_figure(
+            f"No dispatch marks found with prefix “{html.escape(prefix)}”.<br>"
+            "Set the dispatch marker prefix in the controls above (NVTX marks or range names).",
+            title=title, theme=theme, height=220)
+    fig = go.Figure()
+    phase_names = [p for p in ("prefill", "decode", "unsplit", "unknown") if (phases == p).any()]
+    for phase in phase_names:
+        sel = dispatches[(phases == phase).to_numpy()]
+        tokens = sel["tokens"].astype(object).where(sel["tokens"].notna(), "?")
+        padded = sel["padded"].astype(object).where(sel["padded"].notna(), "?")
+        hover = [
+            f"<b>{phase}</b> #{i}<br>tokens {t} · padded {p} · mode {html.escape(str(m) or '?')}"
+            f"<br>start {s / 1e9:.6f} s · duration {fmt_ns(d)}{' (estimated: last dispatch)' if est else ''}"
+            for i, t, p, m, s, d, est in zip(sel["index"], tokens, padded, sel["mode"], sel["start_ns"],
+                                              sel["duration_ns"], sel["end_estimated"])
+        ]
+        fig.add_trace(go.Bar(
+            name=f"{phase} ({len(sel)})",
+            legendgroup=phase,
+            orientation="h",
+            base=s_from_ns(sel["start_ns"]),
+            x=sel["duration_ns"].to_numpy(np.float64) / 1e9,
+            y=[phase] * len(sel),
+            marker=dict(color=theme.phase_colors.get(phase, "#888"), line=dict(width=0.5, color="#ffffff")),
+            hovertext=hover,
+            hoverinfo="text",
+            customdata=sel["index"].to_numpy(),
+        ))
+    fig.update_layout(**theme.base_layout(
+        title=dict(text=title, x=0.01, font=dict(size=14)),
+        barmode="overlay",
+        height=110 + 45 * len(phase_names),
+        legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"),
+        uirevision=uirevision,
+        showlegend=True,
+    ))
+    fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(phase_names)), title=None)
+    fig.update_xaxes(title="time since capture start (s)", showgrid=True, gridcolor=theme.grid)
+    if x_range_ns is not None:
+        fig.update_xaxes(range=[x_range_ns[0] / 1e9, x_range_ns[1] / 1e9])
+    return fig

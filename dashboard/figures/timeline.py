@@ -1,0 +1,161 @@
+"""GPU busy/idle lanes per device with NVTX range lanes and mark ticks above, on one time axis."""
+
+from __future__ import annotations
+
+import html
+import zlib
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from dashboard.analysis.timeline import DeviceLane
+from dashboard.figures.common import empty_figure, fmt_ns, s_from_ns
+from dashboard.figures.theme import DEFAULT_THEME, PALETTE, Theme
+
+MARKS_LANE = "NVTX marks"
+
+
+def gpu_lane_label(device_id: int, gpus: dict[int, str]) -> str:
+    name = gpus.get(device_id, "")
+    return f"GPU {device_id}" + (f" · {name}" if name else "")
+
+
+def _name_color(name: str) -> str:
+    return PALETTE[zlib.crc32(name.encode("utf-8", "replace")) % len(PALETTE)]
+
+
+def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.DataFrame, *,
+                       gpus: dict[int, str], x_range_ns: tuple[int, int] | None, busy_label: str,
+                       notes: list[str], uirevision: str = "", title: str = "GPU timeline",
+                       theme: Theme = DEFAULT_THEME) -> go.Figure:
+    """Build the GPU timeline with the NVTX overlay.
+
+    Args:
+        lanes: device lanes (analysis.timeline.device_lanes), already within the mark budget.
+        nvtx: NVTX ranges to draw, with a ``lane`` column (analysis.timeline.nvtx_lane_keys).
+        marks: NVTX_MARKS rows to draw as ticks.
+        gpus: device id -> GPU name, for lane labels.
+        busy_label: what counts as busy ("kernels" or "kernels+memops"), shown in the legend.
+        notes: lines shown under the title (e.g. how many short ranges were left out).
+
+    Returns:
+        Figure with one categorical y axis (NVTX lanes on top, marks, then one lane per GPU) and
+        x in seconds on the session timeline. Bar traces: "NVTX ranges", "GPU busy (...)",
+        "GPU idle"; or "GPU busy fraction" when lanes are binned; scatter "NVTX marks".
+    """
+    if not lanes and nvtx.empty and marks.empty:
+        return empty_figure("This trace has no kernels, memory operations or NVTX ranges to draw.",
+                            title=title, theme=theme)
+    fig = go.Figure()
+    nvtx_lanes = list(dict.fromkeys(nvtx["lane"])) if not nvtx.empty else []
+    gpu_labels = [gpu_lane_label(ln.device_id, gpus) for ln in lanes]
+    categories = nvtx_lanes + ([MARKS_LANE] if not marks.empty else []) + gpu_labels
+
+    if not nvtx.empty:
+        names = nvtx["name"].astype(str).to_numpy()
+        dur = (nvtx["end_ns"] - nvtx["start_ns"]).to_numpy()
+        flags = np.where(nvtx["unclosed"].to_numpy(), " · unclosed (ended at last NVTX timestamp)", "")
+        flags = np.char.add(flags.astype(str), np.where(nvtx["cross_thread"].to_numpy(), " · ended on another thread", ""))
+        hover = [f"<b>{html.escape(n[:200])}</b><br>{fmt_ns(d)} · start {s / 1e9:.6f} s{f}"
+                 for n, d, s, f in zip(names, dur, nvtx["start_ns"].to_numpy(), flags)]
+        fig.add_trace(go.Bar(
+            name="NVTX ranges", orientation="h", base=s_from_ns(nvtx["start_ns"]), x=dur / 1e9,
+            y=nvtx["lane"].to_numpy(), hovertext=hover, hoverinfo="text", width=0.8,
+            marker=dict(color=[_name_color(n) for n in names], line=dict(width=0)),
+        ))
+    if not marks.empty:
+        fig.add_trace(go.Scatter(
+            name="NVTX marks", mode="markers", x=s_from_ns(marks["ts_ns"]), y=[MARKS_LANE] * len(marks),
+            marker=dict(symbol="line-ns-open", size=14, color=theme.mark, line=dict(width=1.5)),
+            hovertext=[f"{html.escape(str(n)[:200])}<br>{t / 1e9:.6f} s" for n, t in zip(marks["name"], marks["ts_ns"])],
+            hoverinfo="text",
+        ))
+    interval_lanes = [(ln, lbl) for ln, lbl in zip(lanes, gpu_labels) if ln.mode == "intervals"]
+    bin_lanes = [(ln, lbl) for ln, lbl in zip(lanes, gpu_labels) if ln.mode == "bins"]
+    if interval_lanes:
+        starts = np.concatenate([ln.starts for ln, _ in interval_lanes])
+        ends = np.concatenate([ln.ends for ln, _ in interval_lanes])
+        ys = np.concatenate([[lbl] * len(ln.starts) for ln, lbl in interval_lanes]).astype(object)
+        fig.add_trace(go.Bar(
+            name=f"GPU busy ({busy_label})", orientation="h", base=s_from_ns(starts), x=(ends - starts) / 1e9, y=ys,
+            width=0.8, marker=dict(color=theme.busy, line=dict(width=0)),
+            hovertext=[f"busy {fmt_ns(e - s)}<br>{s / 1e9:.6f} – {e / 1e9:.6f} s" for s, e in zip(starts, ends)],
+            hoverinfo="text",
+        ))
+        gs = np.concatenate([ln.gap_starts for ln, _ in interval_lanes])
+        ge = np.concatenate([ln.gap_ends for ln, _ in interval_lanes])
+        gy = np.concatenate([[lbl] * len(ln.gap_starts) for ln, lbl in interval_lanes]).astype(object)
+        if len(gs):
+            fig.add_trace(go.Bar(
+                name="GPU idle", orientation="h", base=s_from_ns(gs), x=(ge - gs) / 1e9, y=gy, width=0.5,
+                marker=dict(color=theme.idle, line=dict(width=0)),
+                hovertext=[f"idle {fmt_ns(e - s)}<br>{s / 1e9:.6f} – {e / 1e9:.6f} s" for s, e in zip(gs, ge)],
+                hoverinfo="text",
+            ))
+    if bin_lanes:
+        base, width, frac, ys = [], [], [], []
+        for ln, lbl in bin_lanes:
+            base.append(ln.edges[:-1])
+            width.append(np.diff(ln.edges))
+            frac.append(ln.fraction)
+            ys.extend([lbl] * len(ln.fraction))
+        base_a, width_a, frac_a = np.concatenate(base), np.concatenate(width), np.concatenate(frac)
+        fig.add_trace(go.Bar(
+            name="GPU busy fraction (binned)", orientation="h", base=s_from_ns(base_a), x=width_a / 1e9, y=ys,
+            width=0.8, marker=dict(color=frac_a, cmin=0, cmax=1, line=dict(width=0),
+                                   colorscale=[[0, theme.idle], [0.5, "#f5e6a8"], [1, theme.busy]],
+                                   colorbar=dict(title="busy", thickness=10, len=0.5, tickformat=".0%")),
+            hovertext=[f"busy {f:.1%} of {fmt_ns(w)}<br>from {b / 1e9:.6f} s" for b, w, f in zip(base_a, width_a, frac_a)],
+            hoverinfo="text",
+        ))
+    subtitle = "<br><sup>" + " · ".join(html.escape(n) for n in notes) + "</sup>" if notes else ""
+    fig.update_layout(**theme.base_layout(
+        title=dict(text=title + subtitle, x=0.01, font=dict(size=14)),
+        barmode="overlay",
+        height=max(260, 90 + 26 * len(categories)),
+        legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"),
+        uirevision=uirevision,
+        bargap=0.15,
+    ))
+    fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(categories)), title=None,
+                     tickfont=dict(size=10), automargin=True)
+    fig.update_xaxes(title="time since capture start (s)", showgrid=True, gridcolor=theme.grid)
+    if x_range_ns is not None:
+        fig.update_xaxes(range=[x_range_ns[0] / 1e9, x_range_ns[1] / 1e9])
+    return fig
+
+
+def build_nvtx_union_bars(nvtx_table: pd.DataFrame, *, top: int = 30, title: str = "NVTX ranges vs GPU busy",
+                          theme: Theme = DEFAULT_THEME) -> go.Figure:
+    """For a summary input (no intervals): per range name, union time split into GPU overlap and rest.
+
+    Args:
+        nvtx_table: NVTX_TABLE frame (analysis.tables.nvtx_table).
+        top: how many names to show, by union time.
+
+    Returns:
+        Horizontal stacked bar figure with traces "GPU busy during range" and "GPU idle during range".
+    """
+    if nvtx_table.empty:
+        return empty_figure("This summary has no NVTX ranges.", title=title, theme=theme)
+    t = nvtx_table.sort_values("union_ns", ascending=False, kind="stable").head(top)
+    t = t.iloc[::-1]
+    labels = [html.escape(str(n)[:80]) for n in t["name"]]
+    over = t["gpu_overlap_ns"].to_numpy() / 1e9
+    rest = (t["union_ns"] - t["gpu_overlap_ns"]).to_numpy() / 1e9
+    fig = go.Figure([
+        go.Bar(name="GPU busy during range", y=labels, x=over, orientation="h", marker_color=theme.overlap,
+               hovertemplate="%{y}<br>GPU busy %{x:.6f} s<extra></extra>"),
+        go.Bar(name="GPU idle during range", y=labels, x=rest, orientation="h", marker_color=theme.non_overlap,
+               hovertemplate="%{y}<br>GPU idle %{x:.6f} s<extra></extra>"),
+    ])
+    fig.update_layout(**theme.base_layout(
+        title=dict(text=title + "<br><sup>A summary holds per-range totals, not intervals, so there is no "
+                   "interval timeline: open the nsys SQLite export for one.</sup>", x=0.01, font=dict(size=14)),
+        barmode="stack", height=max(260, 110 + 24 * len(t)),
+        legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"),
+    ))
+    fig.update_xaxes(title="union time of the range (s)", gridcolor=theme.grid)
+    fig.update_yaxes(automargin=True, tickfont=dict(size=10))
+    return fig

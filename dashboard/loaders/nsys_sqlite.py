@@ -1,0 +1,393 @@
+"""Read an nsys SQLite export (any version 2021.5–2026.2) into a ``TraceBundle``.
+
+The file is opened read-only and immutable (no lock, no ``-journal``/``-wal`` file is ever created
+next to it). Tables and columns are probed, never assumed: a missing table gives a typed empty
+frame, a missing optional column a default value. See ``shared/reference/nsys_schema_notes.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import numpy as np
+import pandas as pd
+
+from dashboard.errors import TraceFormatError, TraceNotFoundError
+from dashboard.model import (
+    API_CALLS,
+    GRAPH_LAUNCHES,
+    KERNELS,
+    MEMOPS,
+    NVTX_MARKS,
+    NVTX_RANGES,
+    TraceBundle,
+    TraceMeta,
+    conform,
+    empty_frame,
+)
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+# NVTX_EVENTS.eventType values (ENUM_NSYS_EVENT_TYPE; unchanged 2021.5 -> 2026.2).
+NVTX_MARK = 34
+NVTX_PUSHPOP = 59
+NVTX_STARTEND = 60
+NVTXT_PUSHPOP = 70
+NVTXT_STARTEND = 71
+NVTX_DOMAIN_CREATE = 75
+NVTX_RANGE_TYPES = (NVTX_PUSHPOP, NVTX_STARTEND, NVTXT_PUSHPOP, NVTXT_STARTEND)
+# CUPTI_ACTIVITY_KIND_RUNTIME.eventClass of CUDA backtrace duplicates of an API call.
+EVENT_CLASS_BACKTRACE = 67
+
+# ENUM_CUDA_MEMCPY_OPER, used when the export lacks the enum table.
+_COPY_KINDS = {0: "unknown", 1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD",
+               7: "DtoA", 8: "DtoD", 9: "HtoH", 10: "PtoP", 11: "UVM HtoD", 12: "UVM DtoH"}
+
+# Tables whose presence makes a SQLite file an nsys export.
+_NSYS_MARKER_TABLES = ("StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",
+                       "NVTX_EVENTS", "TARGET_INFO_SESSION_START_TIME", "EXPORT_META_DATA",
+                       "META_DATA_EXPORT", "ANALYSIS_DETAILS")
+
+
+@dataclass(frozen=True)
+class SchemaProbe:
+    """Tables and their columns found in an export (``tables`` maps name -> column tuple)."""
+
+    tables: dict[str, tuple[str, ...]]
+
+    def table(self, logical: str) -> str | None:
+        """Resolve a logical table name: exact match, else the highest ``NAME_V<n>`` variant."""
+        if logical in self.tables:
+            return logical
+        pattern = re.compile(re.escape(logical) + r"_V(\d+)$")
+        versions = [(int(m.group(1)), t) for t in self.tables if (m := pattern.match(t))]
+        return max(versions)[1] if versions else None
+
+    def columns(self, table: str | None) -> tuple[str, ...]:
+        return self.tables.get(table, ()) if table else ()
+
+
+def check_sqlite_header(path: Path) -> None:
+    """Raise ``TraceFormatError`` unless ``path`` starts with the SQLite 3 header."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError as exc:
+        raise TraceNotFoundError(f"{path.name}: cannot be read ({exc.strerror or exc})") from exc
+    if len(head) == 0:
+        raise TraceFormatError(f"{path.name}: the file is empty (0 bytes), not an nsys SQLite export")
+    if head != SQLITE_MAGIC:
+        raise TraceFormatError(
+            f"{path.name}: not a SQLite database (no 'SQLite format 3' header). Export an nsys "
+            "report with: nsys export --type sqlite REPORT.nsys-rep"
+        )
+
+
+def connect_readonly(path: Path) -> sqlite3.Connection:
+    """Open ``path`` read-only and immutable: SQLite never writes, locks or creates side files."""
+    uri = "file:" + quote(str(Path(path).resolve())) + "?mode=ro&immutable=1"
+    return sqlite3.connect(uri, uri=True, check_same_thread=False)
+
+
+def probe_schema(con: sqlite3.Connection) -> SchemaProbe:
+    """List every table and its columns (``sqlite_master`` + ``PRAGMA table_info``)."""
+    names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    tables = {}
+    for name in names:
+        cols = con.execute(f'PRAGMA table_info("{name}")').fetchall()
+        tables[name] = tuple(c[1] for c in cols)
+    return SchemaProbe(tables)
+
+
+def _query(con: sqlite3.Connection, sql: str, columns: list[str]) -> pd.DataFrame:
+    rows = con.execute(sql).fetchall()
+    return pd.DataFrame.from_records(rows, columns=columns) if rows else pd.DataFrame(
+        {c: pd.Series([], dtype="object") for c in columns}
+    )
+
+
+def _col(cols: tuple[str, ...], name: str, default: str = "NULL") -> str:
+    return f'"{name}"' if name in cols else default
+
+
+def _int(series: pd.Series, default: int = -1) -> pd.Series:
+    return pd.to_numeric(series, errors="coerce").fillna(default).astype("int64")
+
+
+def _load_strings(con: sqlite3.Connection, probe: SchemaProbe) -> dict[int, str]:
+    table = probe.table("StringIds")
+    if not table or not {"id", "value"} <= set(probe.columns(table)):
+        return {}
+    return {int(i): (v if isinstance(v, str) else str(v)) for i, v in con.execute(f'SELECT id, value FROM "{table}"')}
+
+
+def _names(ids: pd.Series, strings: dict[int, str], fallback: pd.Series | None = None) -> pd.Categorical:
+    """Resolve StringIds ids to a categorical of names; ids not found use ``fallback`` or a tag."""
+    numeric = pd.to_numeric(ids, errors="coerce")
+    values = np.empty(len(numeric), dtype=object)
+    uniq, inverse = np.unique(numeric.fillna(-1).astype("int64").to_numpy(), return_inverse=True)
+    lookup = np.array([strings.get(int(u)) for u in uniq], dtype=object)
+    values[:] = lookup[inverse] if len(uniq) else []
+    missing = pd.isna(values) if len(values) else np.zeros(0, bool)
+    if missing.any():
+        if fallback is not None:
+            values[missing] = fallback.to_numpy(dtype=object)[missing]
+        still = pd.isna(values)
+        values[still] = [f"<unnamed {int(x) if pd.notna(x) else '?'}>" for x in numeric[still]]
+    return pd.Categorical(values)
+
+
+def _pid_of(global_id: pd.Series) -> pd.Series:
+    return pd.Series((global_id.to_numpy(np.int64) >> 24) & 0xFFFFFF, index=global_id.index)
+
+
+def _tid_of(global_id: pd.Series) -> pd.Series:
+    return pd.Series(global_id.to_numpy(np.int64) & 0xFFFFFF, index=global_id.index)
+
+
+def _load_kernels(con, probe, strings) -> tuple[pd.DataFrame, int]:
+    table = probe.table("CUPTI_ACTIVITY_KIND_KERNEL")
+    cols = probe.columns(table)
+    if not table or not {"start", "end"} <= set(cols):
+        return empty_frame(KERNELS), 0
+    sql = (
+        f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "contextId", "0")}, '
+        f'{_col(cols, "streamId", "0")}, {_col(cols, "correlationId")}, {_col(cols, "globalPid")}, '
+        f'{_col(cols, "graphNodeId")}, {_col(cols, "shortName")}, {_col(cols, "demangledName")} '
+        f'FROM "{table}"'
+    )
+    raw = _query(con, sql, ["start_ns", "end_ns", "device_id", "context_id", "stream_id",
+                            "correlation_id", "global_pid", "graph_node_id", "short_id", "name_id"])
+    if raw.empty:
+        return empty_frame(KERNELS), 0
+    raw["start_ns"] = _int(raw["start_ns"], 0)
+    raw["end_ns"] = _int(raw["end_ns"], 0)
+    for c in ("device_id", "context_id", "stream_id", "correlation_id"):
+        raw[c] = _int(raw[c])
+    raw["global_pid"] = _int(raw["global_pid"], 0)
+    raw["pid"] = _pid_of(raw["global_pid"])
+    raw["graph_node_id"] = pd.to_numeric(raw["graph_node_id"], errors="coerce").astype("Int64")
+    full = _names(raw["name_id"], strings)
+    raw["name"] = full
+    raw["short_name"] = _names(raw["short_id"], strings, fallback=pd.Series(np.asarray(full, dtype=object)))
+    zero_ts = int(((raw["start_ns"] == 0) & (raw["end_ns"] == 0)).sum())
+    return conform(raw, KERNELS), zero_ts
+
+
+def _load_api_calls(con, probe, strings) -> pd.DataFrame:
+    table = probe.table("CUPTI_ACTIVITY_KIND_RUNTIME")
+    cols = probe.columns(table)
+    if not table or not {"start", "end", "nameId"} <= set(cols):
+        return empty_frame(API_CALLS)
+    where = f'WHERE "eventClass" IS NOT {EVENT_CLASS_BACKTRACE}' if "eventClass" in cols else ""
+    sql = (
+        f'SELECT "start", "end", {_col(cols, "globalTid")}, {_col(cols, "correlationId")}, '
+        f'{_col(cols, "eventClass", "0")}, "nameId" FROM "{table}" {where}'
+    )
+    raw = _query(con, sql, ["start_ns", "end_ns", "global_tid", "correlation_id", "event_class", "name_id"])
+    if raw.empty:
+        return empty_frame(API_CALLS)
+    raw["start_ns"] = _int(raw["start_ns"], 0)
+    raw["end_ns"] = _int(raw["end_ns"], 0)
+    raw["global_tid"] = _int(raw["global_tid"], 0)
+    raw["pid"] = _pid_of(raw["global_tid"])
+    raw["tid"] = _tid_of(raw["global_tid"])
+    raw["correlation_id"] = _int(raw["correlation_id"])
+    raw["event_class"] = _int(raw["event_class"], 0)
+    raw["name"] = _names(raw["name_id"], strings)
+    return conform(raw, API_CALLS)
+
+
+def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame]:
+    table = probe.table("NVTX_EVENTS")
+    cols = probe.columns(table)
+    if not table or not {"start", "eventType"} <= set(cols):
+        return empty_frame(NVTX_RANGES), empty_frame(NVTX_MARKS)
+    sql = (
+        f'SELECT "start", {_col(cols, "end")}, "eventType", {_col(cols, "text")}, {_col(cols, "textId")}, '
+        f'{_col(cols, "domainId", "0")}, {_col(cols, "globalTid", "0")}, {_col(cols, "endGlobalTid")} '
+        f'FROM "{table}"'
+    )
+    raw = _query(con, sql, ["start", "end", "event_type", "text", "text_id", "domain_id", "global_tid", "end_tid"])
+    if raw.empty:
+        return empty_frame(NVTX_RANGES), empty_frame(NVTX_MARKS)
+    raw["event_type"] = _int(raw["event_type"])
+    raw["global_tid"] = _int(raw["global_tid"], 0)
+    raw["domain_id"] = _int(raw["domain_id"], 0)
+    raw["process"] = raw["global_tid"].to_numpy(np.int64) >> 24
+    has_text_id = pd.to_numeric(raw["text_id"], errors="coerce").notna()
+    message = raw["text"].astype(object).where(raw["text"].notna(), "")
+    if has_text_id.any():
+        resolved = _names(raw.loc[has_text_id, "text_id"], strings, fallback=message[has_text_id])
+        message = message.copy()
+        message.loc[has_text_id] = np.asarray(resolved, dtype=object)
+    raw["message"] = message.astype(str)
+    start = pd.to_numeric(raw["start"], errors="coerce")
+    end = pd.to_numeric(raw["end"], errors="coerce")
+    # Open ranges close at the largest NVTX timestamp (start or end) in the file, as nsys stats does.
+    close_at = int(np.nanmax(np.r_[start.to_numpy(float), end.to_numpy(float)])) if len(raw) else 0
+
+    domains = raw[raw["event_type"] == NVTX_DOMAIN_CREATE]
+    domain_name = {(int(p), int(d)): m for p, d, m in zip(domains["process"], domains["domain_id"], domains["message"])}
+
+    is_range = raw["event_type"].isin(NVTX_RANGE_TYPES) & start.notna()
+    r = raw[is_range].copy()
+    r["start_ns"] = start[is_range].astype("int64")
+    r["unclosed"] = end[is_range].isna()
+    r["end_ns"] = end[is_range].fillna(close_at).astype("int64")
+    r = r[r["end_ns"] >= r["start_ns"]]
+    doms = [domain_name.get((int(p), int(d)), "") if d else "" for p, d in zip(r["process"], r["domain_id"])]
+    r["domain"] = doms
+    r["name"] = [f"{d}:{m}" if d else m for d, m in zip(doms, r["message"])]
+    r["pid"] = _pid_of(r["global_tid"])
+    r["tid"] = _tid_of(r["global_tid"])
+    r["kind"] = np.where(r["event_type"].isin((NVTX_PUSHPOP, NVTXT_PUSHPOP)), "push/pop", "start/end")
+    end_tid = pd.to_numeric(r["end_tid"], errors="coerce")
+    r["cross_thread"] = (end_tid.notna() & (end_tid != r["global_tid"])).to_numpy()
+    ranges = conform(r, NVTX_RANGES)
+
+    m = raw[(raw["event_type"] == NVTX_MARK) & start.notna()].copy()
+    m["ts_ns"] = start[m.index].astype("int64")
+    m["name"] = m["message"]
+    m["pid"] = _pid_of(m["global_tid"])
+    m["tid"] = _tid_of(m["global_tid"])
+    return ranges, conform(m, NVTX_MARKS)
+
+
+def _copy_kind_names(con, probe) -> dict[int, str]:
+    table = probe.table("ENUM_CUDA_MEMCPY_OPER")
+    if table and {"id", "label"} <= set(probe.columns(table)):
+        found = {int(i): str(label) for i, label in con.execute(f'SELECT id, label FROM "{table}"')}
+        if found:
+            return found
+    return dict(_COPY_KINDS)
+
+
+def _load_memops(con, probe) -> pd.DataFrame:
+    frames = []
+    kinds = _copy_kind_names(con, probe)
+    for logical, label in (("CUPTI_ACTIVITY_KIND_MEMCPY", "memcpy"), ("CUPTI_ACTIVITY_KIND_MEMSET", "memset")):
+        table = probe.table(logical)
+        cols = probe.columns(table)
+        if not table or not {"start", "end"} <= set(cols):
+            continue
+        sql = (f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "streamId", "0")}, '
+               f'{_col(cols, "bytes", "0")}, {_col(cols, "copyKind")} FROM "{table}"')
+        raw = _query(con, sql, ["start_ns", "end_ns", "device_id", "stream_id", "bytes", "copy_kind"])
+        if raw.empty:
+            continue
+        for c in ("start_ns", "end_ns", "bytes"):
+            raw[c] = _int(raw[c], 0)
+        raw["device_id"] = _int(raw["device_id"])
+        raw["stream_id"] = _int(raw["stream_id"])
+        if label == "memcpy":
+            ck = _int(raw["copy_kind"], 0)
+            raw["kind"] = ["memcpy " + kinds.get(int(k), str(k)).replace("CUDA_MEMCPY_OPER_", "") for k in ck]
+        else:
+            raw["kind"] = "memset"
+        frames.append(raw)
+    if not frames:
+        return empty_frame(MEMOPS)
+    out = pd.concat(frames, ignore_index=True).sort_values("start_ns", kind="stable")
+    return conform(out.reset_index(drop=True), MEMOPS)
+
+
+def _load_graph_launches(con, probe) -> pd.DataFrame:
+    table = probe.table("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
+    cols = probe.columns(table)
+    if not table or not {"start", "end"} <= set(cols):
+        return empty_frame(GRAPH_LAUNCHES)
+    sql = (f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "streamId", "0")}, '
+           f'{_col(cols, "graphId")} FROM "{table}"')
+    raw = _query(con, sql, ["start_ns", "end_ns", "device_id", "stream_id", "graph_id"])
+    if raw.empty:
+        return empty_frame(GRAPH_LAUNCHES)
+    for c in ("start_ns", "end_ns"):
+        raw[c] = _int(raw[c], 0)
+    for c in ("device_id", "stream_id", "graph_id"):
+        raw[c] = _int(raw[c])
+    return conform(raw, GRAPH_LAUNCHES)
+
+
+def _load_meta(con, probe, path: Path, dropped: int) -> TraceMeta:
+    version = schema = ""
+    for logical in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
+        table = probe.table(logical)
+        if table and {"name", "value"} <= set(probe.columns(table)):
+            kv = dict(con.execute(f'SELECT name, value FROM "{table}"').fetchall())
+            version = str(kv.get("EXPORT_PRODUCT_VERSION", "") or "")
+            schema = str(kv.get("EXPORT_SCHEMA_VERSION", "") or "")
+            break
+    gpus: dict[int, str] = {}
+    table = probe.table("TARGET_INFO_GPU")
+    if table and {"id", "name"} <= set(probe.columns(table)):
+        for gid, name in con.execute(f'SELECT id, name FROM "{table}"'):
+            if gid is not None:
+                gpus[int(gid)] = str(name)
+    return TraceMeta(
+        source=path.name,
+        format="nsys-sqlite",
+        nsys_version=version,
+        schema_version=schema,
+        gpus=dict(sorted(gpus.items())),
+        tables=tuple(sorted(probe.tables)),
+        dropped_zero_ts_kernels=dropped,
+    )
+
+
+def load_nsys_sqlite(path: str | os.PathLike) -> TraceBundle:
+    """Load an nsys SQLite export into canonical frames.
+
+    Args:
+        path: the ``.sqlite`` file written by ``nsys export --type sqlite``.
+
+    Returns:
+        TraceBundle with frames in the shapes of ``model.KERNELS``, ``API_CALLS`` (without
+        ``eventClass = 67`` backtrace duplicates), ``NVTX_RANGES`` (event types 59/60/70/71;
+        open ranges closed at the largest NVTX timestamp and flagged; ``end < start`` dropped),
+        ``NVTX_MARKS`` (type 34), ``MEMOPS`` and ``GRAPH_LAUNCHES``. Rows keep file order except
+        memops, sorted by start. Names are resolved from ``StringIds``.
+
+    Raises:
+        TraceNotFoundError: the path does not exist or is not a regular file.
+        TraceFormatError: not SQLite, corrupt, or SQLite without any nsys table.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise TraceNotFoundError(f"{p}: no such file")
+    if not p.is_file():
+        raise TraceNotFoundError(f"{p}: not a regular file (a directory?)")
+    check_sqlite_header(p)
+    try:
+        con = connect_readonly(p)
+    except sqlite3.Error as exc:
+        raise TraceFormatError(f"{p.name}: cannot open as SQLite ({exc})") from exc
+    try:
+        probe = probe_schema(con)
+        if not any(probe.table(t) for t in _NSYS_MARKER_TABLES):
+            found = ", ".join(sorted(probe.tables)[:8]) or "no tables"
+            raise TraceFormatError(
+                f"{p.name}: a SQLite database but not an nsys export (found: {found}). "
+                "Expected tables such as StringIds, CUPTI_ACTIVITY_KIND_KERNEL or NVTX_EVENTS."
+            )
+        strings = _load_strings(con, probe)
+        kernels, dropped = _load_kernels(con, probe, strings)
+        ranges, marks = _load_nvtx(con, probe, strings)
+        return TraceBundle(
+            meta=_load_meta(con, probe, p, dropped),
+            kernels=kernels,
+            api_calls=_load_api_calls(con, probe, strings),
+            nvtx_ranges=ranges,
+            nvtx_marks=marks,
+            memops=_load_memops(con, probe),
+            graph_launches=_load_graph_launches(con, probe),
+        )
+    except sqlite3.DatabaseError as exc:
+        raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({exc})") from exc
+    finally:
+        con.close()

@@ -1,0 +1,138 @@
+"""Read a seed-format JSON summary (``tracedash summarize`` output) into the Summary model."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from dashboard.errors import TraceFormatError, TraceNotFoundError
+from dashboard.model import API_STATS, DISPATCH_MARKS, KERNEL_STATS, NVTX_STATS, SUMMARY_NOTE, Summary, conform
+
+REQUIRED_KEYS = ("gpu_activity_span_s", "gpu_busy_union_s", "kernel_count")
+
+
+def _s_to_ns(value, where: str, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise TraceFormatError(f"{name}: {where} must be a finite number of seconds, got {value!r:.80}")
+    return int(round(value * 1e9))
+
+
+def _int(value, where: str, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise TraceFormatError(f"{name}: {where} must be an integer, got {value!r:.80}")
+    return value
+
+
+def _dict(value, where: str, name: str) -> dict:
+    if not isinstance(value, dict):
+        raise TraceFormatError(f"{name}: '{where}' must be an object, got {type(value).__name__}")
+    return value
+
+
+def _list(value, where: str, name: str) -> list:
+    if not isinstance(value, list):
+        raise TraceFormatError(f"{name}: '{where}' must be a list, got {type(value).__name__}")
+    return value
+
+
+def parse_summary(data: object, name: str) -> Summary:
+    """Validate a decoded seed-format object and convert it to a Summary (times to int ns).
+
+    Optional keys (api, nvtx, dispatch, dispatch_timeline, top_kernels, notes,
+    graph_node_kernel_count) default to empty. ``file`` defaults to ``name``.
+
+    Raises:
+        TraceFormatError: a required key is missing or any value has the wrong type; the
+            message names the key.
+    """
+    d = _dict(data, "top level", name)
+    missing = [k for k in REQUIRED_KEYS if k not in d]
+    if missing:
+        raise TraceFormatError(
+            f"{name}: not a tracedash summary: missing key(s) {', '.join(missing)} "
+            "(expected the format written by 'tracedash summarize')"
+        )
+    api_rows = []
+    for key, val in _dict(d.get("api", {}), "api", name).items():
+        pair = _list(val, f"api[{key!r}]", name)
+        if len(pair) != 2:
+            raise TraceFormatError(f"{name}: api[{key!r}] must be [count, total_s]")
+        api_rows.append((str(key), _int(pair[0], f"api[{key!r}] count", name),
+                         _s_to_ns(pair[1], f"api[{key!r}] total", name)))
+    nvtx_rows = []
+    for key, val in _dict(d.get("nvtx", {}), "nvtx", name).items():
+        v = _dict(val, f"nvtx[{key!r}]", name)
+        try:
+            nvtx_rows.append((str(key), _int(v["count"], f"nvtx[{key!r}].count", name),
+                              _s_to_ns(v["sum_s"], f"nvtx[{key!r}].sum_s", name),
+                              _s_to_ns(v.get("union_s", v["sum_s"]), f"nvtx[{key!r}].union_s", name),
+                              _s_to_ns(v.get("gpu_overlap_s", 0.0), f"nvtx[{key!r}].gpu_overlap_s", name)))
+        except KeyError as exc:
+            raise TraceFormatError(f"{name}: nvtx[{key!r}] lacks {exc.args[0]!r}") from None
+    top_rows = []
+    for i, item in enumerate(_list(d.get("top_kernels", []), "top_kernels", name)):
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], list) and len(item[1]) == 2):
+            raise TraceFormatError(f"{name}: top_kernels[{i}] must be [name, [count, total_s]]")
+        top_rows.append((str(item[0]), _int(item[1][0], f"top_kernels[{i}] count", name),
+                         _s_to_ns(item[1][1], f"top_kernels[{i}] total", name)))
+    timeline = []
+    for i, item in enumerate(_list(d.get("dispatch_timeline", []), "dispatch_timeline", name)):
+        ev = _dict(item, f"dispatch_timeline[{i}]", name)
+        if "start_ns" not in ev or "name" not in ev:
+            raise TraceFormatError(f"{name}: dispatch_timeline[{i}] needs start_ns and name")
+        timeline.append((_int(ev["start_ns"], f"dispatch_timeline[{i}].start_ns", name), str(ev["name"])))
+    dispatch = {str(k): _int(v, f"dispatch[{k!r}]", name) for k, v in _dict(d.get("dispatch", {}), "dispatch", name).items()}
+    notes = d.get("notes", SUMMARY_NOTE)
+
+    span = _s_to_ns(d["gpu_activity_span_s"], "gpu_activity_span_s", name)
+    busy = _s_to_ns(d["gpu_busy_union_s"], "gpu_busy_union_s", name)
+    if span < 0 or busy < 0:
+        raise TraceFormatError(f"{name}: gpu_activity_span_s and gpu_busy_union_s must not be negative")
+    api = pd.DataFrame(api_rows, columns=list(API_STATS)).sort_values(
+        ["total_ns", "name"], ascending=[False, True], kind="stable")
+    tl = pd.DataFrame(timeline, columns=list(DISPATCH_MARKS)).sort_values(["start_ns", "name"], kind="stable")
+    return Summary(
+        file=str(d.get("file", name)),
+        gpu_activity_span_ns=span,
+        gpu_busy_union_ns=busy,
+        kernel_count=_int(d["kernel_count"], "kernel_count", name),
+        graph_node_kernel_count=_int(d.get("graph_node_kernel_count", 0), "graph_node_kernel_count", name),
+        api=conform(api.reset_index(drop=True), API_STATS),
+        nvtx=conform(pd.DataFrame(nvtx_rows, columns=list(NVTX_STATS)), NVTX_STATS),
+        dispatch=dispatch,
+        dispatch_timeline=conform(tl.reset_index(drop=True), DISPATCH_MARKS),
+        top_kernels=conform(pd.DataFrame(top_rows, columns=list(KERNEL_STATS)), KERNEL_STATS),
+        notes=notes if isinstance(notes, str) else SUMMARY_NOTE,
+    )
+
+
+def load_summary_json(path: str | os.PathLike) -> Summary:
+    """Load a seed-format summary JSON file.
+
+    Raises:
+        TraceNotFoundError: missing or not a regular file.
+        TraceFormatError: empty, not UTF-8, malformed JSON (with line and column), or wrong shape.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise TraceNotFoundError(f"{p}: no such file" if not p.exists() else f"{p}: not a regular file")
+    raw = p.read_bytes()
+    if not raw.strip():
+        raise TraceFormatError(f"{p.name}: the file is empty")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TraceFormatError(f"{p.name}: not UTF-8 text (invalid byte at offset {exc.start})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TraceFormatError(f"{p.name}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise TraceFormatError(f"{p.name}: JSON nested too deeply") from None
+    return parse_summary(data, p.name)

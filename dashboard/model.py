@@ -1,0 +1,184 @@
+"""Canonical frames and value objects shared by loaders, analysis, figures and the app.
+
+Times are integer nanoseconds on the nsys session timeline (t = 0 is the capture start) and stay
+integers until the figure layer. Intervals are half-open ``[start_ns, end_ns)``.
+
+This module imports nothing from the rest of the package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+# Column name -> dtype of every canonical frame. Loaders must return exactly these columns in
+# this order (extra information goes into new columns only after a schema change here).
+KERNELS: dict[str, str] = {
+    "start_ns": "int64",
+    "end_ns": "int64",
+    "device_id": "int64",
+    "context_id": "int64",
+    "stream_id": "int64",
+    "correlation_id": "int64",
+    "global_pid": "int64",
+    "pid": "int64",
+    "graph_node_id": "Int64",  # nullable: NULL for kernels launched outside a CUDA graph
+    "short_name": "category",
+    "name": "category",  # demangled name
+}
+API_CALLS: dict[str, str] = {
+    "start_ns": "int64",
+    "end_ns": "int64",
+    "global_tid": "int64",
+    "pid": "int64",
+    "tid": "int64",
+    "correlation_id": "int64",
+    "event_class": "int64",
+    "name": "category",  # raw callback name, e.g. cudaLaunchKernel_v7000
+}
+NVTX_RANGES: dict[str, str] = {
+    "start_ns": "int64",
+    "end_ns": "int64",
+    "name": "category",  # "domain:name" for named domains, else the message
+    "message": "category",  # the message alone, without the domain
+    "domain": "category",  # "" for the default domain
+    "global_tid": "int64",
+    "pid": "int64",
+    "tid": "int64",
+    "kind": "category",  # "push/pop" or "start/end"
+    "unclosed": "bool",  # end was NULL; closed at the largest NVTX timestamp
+    "cross_thread": "bool",  # ended on another thread (endGlobalTid set and different)
+}
+NVTX_MARKS: dict[str, str] = {
+    "ts_ns": "int64",
+    "name": "category",
+    "global_tid": "int64",
+    "pid": "int64",
+    "tid": "int64",
+}
+MEMOPS: dict[str, str] = {
+    "start_ns": "int64",
+    "end_ns": "int64",
+    "device_id": "int64",
+    "stream_id": "int64",
+    "kind": "category",  # "memcpy HtoD" ... or "memset"
+    "bytes": "int64",
+}
+GRAPH_LAUNCHES: dict[str, str] = {
+    "start_ns": "int64",
+    "end_ns": "int64",
+    "device_id": "int64",
+    "stream_id": "int64",
+    "graph_id": "int64",
+}
+
+# Summary-model frames (see Summary below).
+API_STATS: dict[str, str] = {"name": "object", "count": "int64", "total_ns": "int64"}
+NVTX_STATS: dict[str, str] = {
+    "name": "object",
+    "count": "int64",
+    "sum_ns": "int64",
+    "union_ns": "int64",
+    "gpu_overlap_ns": "int64",
+}
+KERNEL_STATS: dict[str, str] = {"name": "object", "count": "int64", "total_ns": "int64"}
+DISPATCH_MARKS: dict[str, str] = {"start_ns": "int64", "name": "object"}
+
+SUMMARY_NOTE = (
+    "GPU busy is interval union, not utilization counter. CPU/API/NVTX times overlap GPU work "
+    "and each other; do not sum them as exclusive costs."
+)
+
+
+def empty_frame(schema: dict[str, str]) -> pd.DataFrame:
+    """Return a zero-row frame with exactly the columns and dtypes of ``schema``."""
+    return pd.DataFrame({col: pd.Series([], dtype=dtype) for col, dtype in schema.items()})
+
+
+def conform(frame: pd.DataFrame, schema: dict[str, str]) -> pd.DataFrame:
+    """Return ``frame`` restricted to the columns of ``schema``, in order, cast to its dtypes.
+
+    Raises:
+        KeyError: if a column of the schema is missing (a loader bug, not a user error).
+    """
+    return pd.DataFrame({col: frame[col].astype(dtype) for col, dtype in schema.items()})
+
+
+@dataclass(frozen=True)
+class TraceMeta:
+    """What is known about the recording, for display and diagnostics.
+
+    ``gpus`` maps device id -> GPU name (empty when the export has no TARGET_INFO_GPU).
+    """
+
+    source: str  # base name of the file
+    format: str  # "nsys-sqlite" or "summary-json"
+    nsys_version: str = ""
+    schema_version: str = ""
+    gpus: dict[int, str] = field(default_factory=dict)
+    tables: tuple[str, ...] = ()
+    dropped_zero_ts_kernels: int = 0
+
+
+@dataclass(frozen=True)
+class TraceBundle:
+    """All event frames of one nsys trace (see the schema dicts above for columns and dtypes).
+
+    A value: analysis never mutates it, so the app may share one bundle between sessions.
+    Missing tables give typed empty frames, never ``None``.
+    """
+
+    meta: TraceMeta
+    kernels: pd.DataFrame
+    api_calls: pd.DataFrame
+    nvtx_ranges: pd.DataFrame
+    nvtx_marks: pd.DataFrame
+    memops: pd.DataFrame
+    graph_launches: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The seed-format summary of a trace, with times as integer ns (see summary_contract.md).
+
+    Frames:
+        api: API_STATS, one row per raw API name, sorted by total_ns descending.
+        nvtx: NVTX_STATS, one row per range name (``domain:name`` for named domains).
+        top_kernels: KERNEL_STATS, first 20 short names by total_ns descending (ties: name).
+        dispatch_timeline: DISPATCH_MARKS sorted by (start_ns, name).
+    ``gpu_start_ns``/``gpu_end_ns`` are the first kernel start and last kernel end when known
+    (SQLite input); ``None`` for a summary read from JSON, which does not carry them.
+    """
+
+    file: str
+    gpu_activity_span_ns: int
+    gpu_busy_union_ns: int
+    kernel_count: int
+    graph_node_kernel_count: int
+    api: pd.DataFrame
+    nvtx: pd.DataFrame
+    dispatch: dict[str, int]
+    dispatch_timeline: pd.DataFrame
+    top_kernels: pd.DataFrame
+    notes: str = SUMMARY_NOTE
+    gpu_start_ns: int | None = None
+    gpu_end_ns: int | None = None
+
+    @property
+    def gpu_idle_within_span_ns(self) -> int:
+        """Span minus busy union, ns."""
+        return self.gpu_activity_span_ns - self.gpu_busy_union_ns
+
+    @property
+    def utilisation_pct(self) -> float:
+        """Busy union as a percentage of the span (0.0 when there are no kernels)."""
+        if self.gpu_activity_span_ns <= 0:
+            return 0.0
+        return 100.0 * self.gpu_busy_union_ns / self.gpu_activity_span_ns
+
+
+def ns_to_s(value: int | np.integer) -> float:
+    """Convert integer ns to float seconds (the only rounding step, done once, at output)."""
+    return int(value) / 1e9

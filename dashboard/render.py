@@ -1,0 +1,234 @@
+"""Headless view assembly: (LoadedTrace, options) -> analysis -> figures and table records.
+
+Used by the Dash callbacks and usable from scripts and tests; imports no Dash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from dashboard.analysis import phases as ph
+from dashboard.analysis.intervals import union_length
+from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks
+from dashboard.analysis.tables import api_table, clean_api_name, kernel_table, nvtx_table
+from dashboard.analysis.timeline import (
+    BUSY_ALL,
+    BUSY_KERNELS,
+    DEFAULT_MARK_BUDGET,
+    busy_source_intervals,
+    device_lanes,
+    nvtx_lane_keys,
+    select_ranges,
+)
+from dashboard.figures.common import fmt_ns
+from dashboard.figures.gantt import build_dispatch_gantt
+from dashboard.figures.theme import DEFAULT_THEME, Theme
+from dashboard.figures.timeline import build_gpu_timeline, build_nvtx_union_bars
+from dashboard.model import DISPATCH_MARKS, conform, empty_frame
+from dashboard.trace import LoadedTrace
+
+# Share of the mark budget per layer of the timeline.
+NVTX_BUDGET = 2000
+MARK_TICK_BUDGET = 500
+GPU_BUDGET = DEFAULT_MARK_BUDGET - NVTX_BUDGET - MARK_TICK_BUDGET
+
+
+@dataclass(frozen=True)
+class ViewOptions:
+    """User choices that shape the view (all have defaults; invalid values are rejected upstream)."""
+
+    dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX
+    threshold: float | None = None  # prefill when tokens >= threshold; None = automatic split
+    busy_source: str = BUSY_KERNELS
+
+
+@dataclass(frozen=True)
+class Card:
+    label: str
+    value: str
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class PhaseView:
+    dispatches: pd.DataFrame
+    phases: pd.Series
+    stats: pd.DataFrame
+    auto_threshold: float | None
+    threshold: float | None
+
+
+@dataclass
+class DashboardView:
+    """Everything one trace view shows, ready for the app (figures and plain-record tables)."""
+
+    cards: list[Card]
+    gantt: go.Figure
+    timeline: go.Figure
+    phase_rows: list[dict]
+    kernel_rows: list[dict]
+    api_rows: list[dict]
+    nvtx_rows: list[dict]
+    auto_threshold: float | None
+    notices: list[str] = field(default_factory=list)
+
+
+def dispatch_timeline(trace: LoadedTrace, prefix: str) -> pd.DataFrame:
+    """Dispatch marks of a trace for ``prefix`` (DISPATCH_MARKS; from events when available)."""
+    if trace.bundle is not None:
+        return dispatch_marks(trace.bundle, prefix)
+    tl = trace.summary.dispatch_timeline
+    sel = tl[tl["name"].str.startswith(prefix)] if prefix else tl
+    return conform(sel.reset_index(drop=True), DISPATCH_MARKS) if len(sel) else empty_frame(DISPATCH_MARKS)
+
+
+def activity_end_ns(trace: LoadedTrace) -> int | None:
+    """End of GPU activity (last kernel end); for a trace without kernels, the last NVTX end."""
+    if trace.summary.gpu_end_ns is not None:
+        return trace.summary.gpu_end_ns
+    if trace.bundle is not None and not trace.bundle.nvtx_ranges.empty:
+        return int(trace.bundle.nvtx_ranges["end_ns"].max())
+    return None
+
+
+def phase_view(trace: LoadedTrace, options: ViewOptions) -> PhaseView:
+    """Dispatches, their phases and per-phase statistics for the chosen prefix and threshold."""
+    d = ph.build_dispatches(dispatch_timeline(trace, options.dispatch_prefix), end_ns=activity_end_ns(trace))
+    auto = ph.default_threshold(d["tokens"]) if not d.empty else None
+    threshold = options.threshold if options.threshold is not None else auto
+    phases = ph.assign_phases(d, threshold)
+    return PhaseView(d, phases, ph.phase_stats(d, phases), auto, threshold)
+
+
+def time_extent(trace: LoadedTrace, dispatches: pd.DataFrame) -> tuple[int, int] | None:
+    """The x window that shows everything: GPU activity, dispatches and non-negative NVTX ranges."""
+    lo, hi = [], []
+    if trace.summary.gpu_start_ns is not None:
+        lo.append(trace.summary.gpu_start_ns)
+        hi.append(trace.summary.gpu_end_ns)
+    if not dispatches.empty:
+        lo.append(int(dispatches["start_ns"].min()))
+        hi.append(int(dispatches["end_ns"].max()))
+    if trace.bundle is not None:
+        r = trace.bundle.nvtx_ranges
+        r = r[r["start_ns"] >= 0]
+        if not r.empty:
+            lo.append(int(r["start_ns"].min()))
+            hi.append(int(r["end_ns"].max()))
+    if not lo:
+        return None
+    a, b = min(lo), max(hi)
+    pad = max((b - a) // 100, 1)
+    return a - pad, b + pad
+
+
+def overview_cards(trace: LoadedTrace) -> list[Card]:
+    """Headline numbers: span, busy union, idle, utilisation, counts, top API, metadata."""
+    s = trace.summary
+    cards = [
+        Card("GPU activity span", fmt_ns(s.gpu_activity_span_ns), "first kernel start to last kernel end, all GPUs"),
+        Card("GPU busy (union)", fmt_ns(s.gpu_busy_union_ns), "union of kernel intervals, all devices and streams"),
+        Card("GPU idle in span", fmt_ns(s.gpu_idle_within_span_ns), "span minus busy union"),
+        Card("Utilisation", f"{s.utilisation_pct:.2f} %", "busy union / span (never a sum of kernel times)"),
+        Card("Kernels", f"{s.kernel_count:,}", "kernel rows in the trace"),
+        Card("CUDA-graph kernels", f"{s.graph_node_kernel_count:,}", "kernels with a graphNodeId"),
+    ]
+    b = trace.bundle
+    if b is not None and not b.graph_launches.empty:
+        cards.append(Card("CUDA graph launches", f"{len(b.graph_launches):,}",
+                          "graph-level trace: kernels inside graphs are not itemised; re-profile with "
+                          "--cuda-graph-trace=node for per-kernel detail"))
+    if b is not None and not b.memops.empty:
+        work = busy_source_intervals(b.kernels, b.memops, BUSY_ALL)
+        cards.append(Card("Busy incl. memcpy/memset", fmt_ns(union_length(work["start_ns"], work["end_ns"])),
+                          f"{len(b.memops):,} memory operations; the summary counts kernels only"))
+    if not s.api.empty:
+        top = s.api.iloc[0]
+        cards.append(Card("Top CUDA API call", clean_api_name(str(top["name"])),
+                          f"{fmt_ns(top['total_ns'])} in {int(top['count']):,} calls (summed across threads)"))
+    meta = trace.meta
+    if meta.format == "nsys-sqlite":
+        cards.append(Card("nsys export", meta.nsys_version or "unknown version",
+                          f"schema {meta.schema_version}" if meta.schema_version else ""))
+        devices = sorted(set(b.kernels["device_id"].unique().tolist())) if b is not None else []
+        gpu_text = ", ".join(f"{d}: {meta.gpus.get(d, '?')}" for d in devices) if devices else "no kernels"
+        cards.append(Card("GPUs with kernels", str(len(devices)), gpu_text))
+    else:
+        cards.append(Card("Input", "summary JSON", "per-range totals only: no intervals"))
+    if meta.dropped_zero_ts_kernels:
+        cards.append(Card("Kernels without timestamps", f"{meta.dropped_zero_ts_kernels:,}",
+                          "start = end = 0: left out of span and busy"))
+    return cards
+
+
+def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, int] | None,
+                    theme: Theme = DEFAULT_THEME) -> go.Figure:
+    """GPU busy/idle per device with the NVTX overlay, within the mark budget (see analysis.timeline)."""
+    uirev = f"{trace.name}|timeline"
+    if trace.bundle is None:
+        return build_nvtx_union_bars(nvtx_table(trace.summary), theme=theme)
+    b = trace.bundle
+    work = busy_source_intervals(b.kernels, b.memops, options.busy_source)
+    lo, hi = x_range if x_range is not None else (0, 0)
+    lanes = device_lanes(work, lo_ns=lo, hi_ns=hi, budget=GPU_BUDGET) if x_range is not None else []
+    ranges = b.nvtx_ranges[b.nvtx_ranges["start_ns"] >= 0]
+    selected, hidden = select_ranges(ranges, lo_ns=lo, hi_ns=hi, budget=NVTX_BUDGET)
+    marks = b.nvtx_marks
+    marks = marks[(marks["ts_ns"] >= lo) & (marks["ts_ns"] < hi)]
+    notes = []
+    if hidden:
+        notes.append(f"{hidden:,} shorter NVTX ranges hidden at this scale (showing the {NVTX_BUDGET:,} longest)")
+    if len(marks) > MARK_TICK_BUDGET:
+        notes.append(f"{len(marks) - MARK_TICK_BUDGET:,} of {len(marks):,} marks hidden")
+        marks = marks.iloc[np.linspace(0, len(marks) - 1, MARK_TICK_BUDGET).astype(int)]
+    if any(ln.mode == "bins" for ln in lanes):
+        notes.append("GPU lanes binned into busy fractions (too many intervals to draw one by one)")
+    busy_label = "kernels + memcpy/memset" if options.busy_source == BUSY_ALL else "kernels"
+    if not b.graph_launches.empty and b.kernels.empty:
+        notes.append("CUDA graphs traced at graph level: re-profile with --cuda-graph-trace=node for kernels")
+    return build_gpu_timeline(lanes, nvtx_lane_keys(selected), marks, gpus=b.meta.gpus, x_range_ns=x_range,
+                              busy_label=busy_label, notes=notes, uirevision=uirev, theme=theme)
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    out = frame.copy()
+    for col in out.columns:
+        if str(out[col].dtype) in ("Int64", "category"):
+            out[col] = out[col].astype(object)
+    return out.to_dict("records")
+
+
+def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_THEME) -> DashboardView:
+    """Assemble every part of the dashboard for one trace and set of options."""
+    pv = phase_view(trace, options)
+    x_range = time_extent(trace, pv.dispatches)
+    title = f"Dispatches · {trace.name}"
+    if pv.threshold is not None:
+        how = "automatic" if options.threshold is None else "set by you"
+        title += f" · prefill when tokens ≥ {pv.threshold:.1f} ({how})"
+    gantt = build_dispatch_gantt(pv.dispatches, pv.phases, x_range_ns=x_range, title=title,
+                                 prefix=options.dispatch_prefix, uirevision=f"{trace.name}|timeline", theme=theme)
+    notices = []
+    if trace.bundle is not None and trace.summary.kernel_count == 0:
+        notices.append("This trace has no CUDA kernels (NVTX only): GPU busy, idle and kernel tables are empty.")
+    stats = pv.stats.copy()
+    stats["total_s"] = stats["total_ns"] / 1e9
+    for c in ("mean", "p50", "p90"):
+        stats[f"{c}_ms"] = stats[f"{c}_ns"] / 1e6
+    phase_rows = _records(stats[["phase", "dispatches", "tokens", "total_s", "mean_ms", "p50_ms", "p90_ms",
+                                 "tokens_per_s"]])
+    return DashboardView(
+        cards=overview_cards(trace),
+        gantt=gantt,
+        timeline=timeline_figure(trace, options, x_range, theme),
+        phase_rows=phase_rows,
+        kernel_rows=_records(kernel_table(trace.bundle.kernels if trace.bundle else None, trace.summary)),
+        api_rows=_records(api_table(trace.summary)),
+        nvtx_rows=_records(nvtx_table(trace.summary)),
+        auto_threshold=pv.auto_threshold,
+        notices=notices,
+    )

@@ -1,0 +1,52 @@
+"""A loaded trace as every view needs it: the Summary model, plus event frames for nsys input."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize
+from dashboard.loaders import load_nsys_sqlite, load_summary_json, sniff_format
+from dashboard.model import Summary, TraceBundle, TraceMeta
+
+__all__ = ["LoadedTrace", "load_trace"]
+
+
+@dataclass(frozen=True)
+class LoadedTrace:
+    """A trace as the views need it: always a Summary, plus event frames for nsys input.
+
+    ``bundle`` is None for a summary JSON (no intervals); views that need intervals say so.
+    """
+
+    path: Path
+    meta: TraceMeta
+    summary: Summary
+    bundle: TraceBundle | None
+    dispatch_prefix: str
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+
+def load_trace(path: str | os.PathLike, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX) -> LoadedTrace:
+    """Load a trace file of either supported format.
+
+    Args:
+        path: an nsys SQLite export or a seed-format summary JSON (any extension).
+        dispatch_prefix: NVTX name prefix of dispatch marks (used for nsys input).
+
+    Raises:
+        TraceNotFoundError, TraceFormatError: with a message naming the file and the problem.
+    """
+    p = Path(path)
+    kind = sniff_format(p)
+    if kind == "nsys-sqlite":
+        bundle = load_nsys_sqlite(p)
+        return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle, dispatch_prefix)
+    summary = load_summary_json(p)
+    meta = TraceMeta(source=p.name, format="summary-json")
+    return LoadedTrace(p, meta, summary, None, dispatch_prefix)
