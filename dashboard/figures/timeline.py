@@ -21,6 +21,18 @@ def gpu_lane_label(device_id: int, gpus: dict[int, str]) -> str:
     return f"GPU {device_id}" + (f" · {name}" if name else "")
 
 
+def _hex_rgb(color: str) -> np.ndarray:
+    c = color.lstrip("#")
+    return np.array([int(c[i:i + 2], 16) for i in (0, 2, 4)], dtype=float)
+
+
+def fraction_colors(fraction: np.ndarray, low: str, high: str) -> list[str]:
+    """Colour per bin, linearly from ``low`` (0 % busy) to ``high`` (100 % busy), as rgb() strings."""
+    f = np.clip(np.asarray(fraction, dtype=float), 0, 1)[:, None]
+    rgb = np.rint(_hex_rgb(low) * (1 - f) + _hex_rgb(high) * f).astype(int)
+    return [f"rgb({r},{g},{b})" for r, g, b in rgb]
+
+
 def _name_color(name: str) -> str:
     return PALETTE[zlib.crc32(name.encode("utf-8", "replace")) % len(PALETTE)]
 
@@ -102,10 +114,8 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
             ys.extend([lbl] * len(ln.fraction))
         base_a, width_a, frac_a = np.concatenate(base), np.concatenate(width), np.concatenate(frac)
         fig.add_trace(go.Bar(
-            name="GPU busy fraction (binned)", orientation="h", base=s_from_ns(base_a), x=width_a / 1e9, y=ys,
-            width=0.8, marker=dict(color=frac_a, cmin=0, cmax=1, line=dict(width=0),
-                                   colorscale=[[0, theme.idle], [0.5, "#f5e6a8"], [1, theme.busy]],
-                                   colorbar=dict(title="busy", thickness=10, len=0.5, tickformat=".0%")),
+            name="GPU busy fraction per bin (pale = idle, dark = busy)", orientation="h", base=s_from_ns(base_a), x=width_a / 1e9, y=ys,
+            width=0.8, marker=dict(color=fraction_colors(frac_a, theme.idle, theme.busy), line=dict(width=0)),
             hovertext=[f"busy {f:.1%} of {fmt_ns(w)}<br>from {b / 1e9:.6f} s" for b, w, f in zip(base_a, width_a, frac_a)],
             hoverinfo="text",
         ))

@@ -260,12 +260,12 @@ def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def _copy_kind_names(con, probe) -> dict[int, str]:
+    """Copy-kind id -> short name (HtoD ...), as nsys stats prints; the enum table fills unknown ids."""
+    kinds = {}
     table = probe.table("ENUM_CUDA_MEMCPY_OPER")
     if table and {"id", "label"} <= set(probe.columns(table)):
-        found = {int(i): str(label) for i, label in con.execute(f'SELECT id, label FROM "{table}"')}
-        if found:
-            return found
-    return dict(_COPY_KINDS)
+        kinds = {int(i): str(label) for i, label in con.execute(f'SELECT id, label FROM "{table}"') if i is not None}
+    return {**kinds, **_COPY_KINDS}
 
 
 def _load_memops(con, probe) -> pd.DataFrame:

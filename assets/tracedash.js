@@ -1,0 +1,36 @@
+// tracedash client-side helpers (served by Dash from assets/).
+window.dash_clientside = Object.assign({}, window.dash_clientside, {
+  tracedash: {
+    // Keep the x axes of the dispatch Gantt and the GPU timeline in step: zooming one zooms both.
+    syncX: function (ganttRelayout, timelineRelayout) {
+      const ctx = window.dash_clientside.callback_context;
+      const trig = (ctx && ctx.triggered && ctx.triggered.length) ? ctx.triggered[0].prop_id : "";
+      const fromGantt = trig.indexOf("gantt.") === 0;
+      const src = fromGantt ? ganttRelayout : timelineRelayout;
+      const target = document.querySelector((fromGantt ? "#timeline" : "#gantt") + " .js-plotly-plot");
+      if (!src || !target || !target.layout || !window.Plotly) { return window.dash_clientside.no_update; }
+      let update = null;
+      if (src["xaxis.range[0]"] !== undefined && src["xaxis.range[1]"] !== undefined) {
+        update = {"xaxis.range": [src["xaxis.range[0]"], src["xaxis.range[1]"]]};
+      } else if (Array.isArray(src["xaxis.range"])) {
+        update = {"xaxis.range": src["xaxis.range"].slice()};
+      } else if (src["xaxis.autorange"]) {
+        update = {"xaxis.autorange": true};
+      }
+      if (!update) { return window.dash_clientside.no_update; }
+      const cur = target.layout.xaxis && target.layout.xaxis.range;
+      if (update["xaxis.range"] && cur) {
+        const a = Number(update["xaxis.range"][0]), b = Number(update["xaxis.range"][1]);
+        const eps = Math.abs(b - a) * 1e-9;
+        if (Math.abs(Number(cur[0]) - a) <= eps && Math.abs(Number(cur[1]) - b) <= eps) {
+          return window.dash_clientside.no_update;  // already there: stop the ping-pong
+        }
+      }
+      if (update["xaxis.autorange"] && target.layout.xaxis && target.layout.xaxis.autorange) {
+        return window.dash_clientside.no_update;
+      }
+      window.Plotly.relayout(target, update);
+      return window.dash_clientside.no_update;
+    }
+  }
+});

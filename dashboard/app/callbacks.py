@@ -1,0 +1,87 @@
+"""Thin callbacks: translate UI state, call render, return components. No analysis here."""
+
+from __future__ import annotations
+
+import logging
+import math
+
+from dash import ClientsideFunction, Dash, Input, Output
+
+from dashboard.analysis.timeline import BUSY_ALL, BUSY_KERNELS
+from dashboard.app import ids
+from dashboard.app.layout import alert, cards
+from dashboard.app.store import TraceStore
+from dashboard.errors import TraceError
+from dashboard.figures.common import empty_figure
+from dashboard.render import ViewOptions, build_view
+
+log = logging.getLogger(__name__)
+
+
+def options_from_ui(prefix, threshold, busy_source) -> tuple[ViewOptions, list[str]]:
+    """Turn raw control values into ViewOptions; invalid values fall back with a notice."""
+    notices = []
+    t = None
+    if threshold not in (None, ""):
+        try:
+            t = float(threshold)
+            if not math.isfinite(t) or t < 0:
+                raise ValueError
+        except (TypeError, ValueError):
+            notices.append(f"Threshold {threshold!r} is not a non-negative number: using the automatic split.")
+            t = None
+    if busy_source not in (BUSY_KERNELS, BUSY_ALL):
+        busy_source = BUSY_KERNELS
+    return ViewOptions(dispatch_prefix=(prefix or "").strip(), threshold=t, busy_source=busy_source), notices
+
+
+def _failed(message: str):
+    fig = empty_figure("No trace to show.", height=200)
+    return alert(message), [], fig, fig, [], [], [], [], ""
+
+
+def register_callbacks(app: Dash, store: TraceStore) -> None:
+    """Attach the dashboard's callbacks to ``app``, reading traces from ``store``."""
+
+    @app.callback(
+        Output(ids.ALERTS, "children"),
+        Output(ids.OVERVIEW, "children"),
+        Output(ids.GANTT, "figure"),
+        Output(ids.TIMELINE, "figure"),
+        Output(ids.PHASE_TABLE, "rowData"),
+        Output(ids.KERNEL_TABLE, "rowData"),
+        Output(ids.API_TABLE, "rowData"),
+        Output(ids.NVTX_TABLE, "rowData"),
+        Output(ids.THRESHOLD_HINT, "children"),
+        Input(ids.TRACE_PICKER, "value"),
+        Input(ids.DISPATCH_PREFIX, "value"),
+        Input(ids.THRESHOLD, "value"),
+        Input(ids.BUSY_SOURCE, "value"),
+    )
+    def update_view(trace_id, prefix, threshold, busy_source):
+        if not trace_id:
+            return _failed("No trace selected. Start the server with a trace file or --trace-dir DIR.")
+        trace, error = store.try_get(trace_id)
+        if error:
+            return _failed(error)
+        options, notices = options_from_ui(prefix, threshold, busy_source)
+        try:
+            view = build_view(trace, options)
+        except TraceError as exc:
+            return _failed(f"{trace_id}: {exc}")
+        except Exception:  # never a traceback in the page; the server keeps serving
+            log.exception("building the view of %s failed", trace_id)
+            return _failed(f"{trace_id}: internal error while building the view (see the server log).")
+        messages = [alert(n, "info") for n in notices + view.notices]
+        hint = f"auto: {view.auto_threshold:.1f}" if view.auto_threshold is not None else "auto: no split"
+        return (messages, cards(view.cards), view.gantt, view.timeline, view.phase_rows, view.kernel_rows,
+                view.api_rows, view.nvtx_rows, hint)
+
+    # Zooming the Gantt zooms the timeline and the other way round (assets/tracedash.js).
+    app.clientside_callback(
+        ClientsideFunction(namespace="tracedash", function_name="syncX"),
+        Output(ids.SYNC_SINK, "children"),
+        Input(ids.GANTT, "relayoutData"),
+        Input(ids.TIMELINE, "relayoutData"),
+        prevent_initial_call=True,
+    )

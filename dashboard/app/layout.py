@@ -1,0 +1,142 @@
+"""Pure layout builders: values in, Dash components out (no data loading here)."""
+
+from __future__ import annotations
+
+import dash_ag_grid as dag
+from dash import dcc, html
+
+from dashboard.analysis.timeline import BUSY_ALL, BUSY_KERNELS
+from dashboard.app import ids
+from dashboard.render import Card
+
+GRAPH_CONFIG = {
+    "displaylogo": False,
+    "scrollZoom": False,
+    "toImageButtonOptions": {"format": "png", "scale": 2},
+    "modeBarButtonsToRemove": ["lasso2d", "select2d"],
+}
+
+_MS = {"function": "d3.format(',.3f')(params.value / 1e6)"}
+_US = {"function": "d3.format(',.2f')(params.value / 1e3)"}
+_S = {"function": "d3.format(',.4f')(params.value)"}
+_INT = {"function": "d3.format(',')(params.value)"}
+_PCT = {"function": "d3.format('.2f')(params.value) + ' %'"}
+_NUM_FILTER = "agNumberColumnFilter"
+
+KERNEL_COLUMNS = [
+    {"headerName": "Kernel (short name)", "field": "name", "tooltipField": "full_name", "flex": 3, "minWidth": 220,
+     "filter": "agTextColumnFilter"},
+    {"headerName": "Count", "field": "count", "valueFormatter": _INT, "filter": _NUM_FILTER},
+    {"headerName": "Total (ms)", "field": "total_ns", "valueFormatter": _MS, "filter": _NUM_FILTER, "sort": "desc"},
+    {"headerName": "Mean (µs)", "field": "mean_ns", "valueFormatter": _US, "filter": _NUM_FILTER},
+    {"headerName": "% of GPU busy", "field": "busy_pct", "valueFormatter": _PCT, "filter": _NUM_FILTER,
+     "headerTooltip": "kernel time / busy union; concurrent kernels can add past 100 %"},
+]
+API_COLUMNS = [
+    {"headerName": "CUDA API call", "field": "name", "flex": 2, "minWidth": 200, "filter": "agTextColumnFilter"},
+    {"headerName": "Raw name", "field": "raw_name", "flex": 2, "minWidth": 200, "filter": "agTextColumnFilter"},
+    {"headerName": "Count", "field": "count", "valueFormatter": _INT, "filter": _NUM_FILTER},
+    {"headerName": "Total (ms, summed across threads)", "field": "total_ns", "valueFormatter": _MS,
+     "filter": _NUM_FILTER, "sort": "desc", "minWidth": 150},
+    {"headerName": "Mean (µs)", "field": "mean_ns", "valueFormatter": _US, "filter": _NUM_FILTER},
+]
+NVTX_COLUMNS = [
+    {"headerName": "NVTX range", "field": "name", "tooltipField": "name", "flex": 3, "minWidth": 220,
+     "filter": "agTextColumnFilter"},
+    {"headerName": "Count", "field": "count", "valueFormatter": _INT, "filter": _NUM_FILTER},
+    {"headerName": "Sum (ms)", "field": "sum_ns", "valueFormatter": _MS, "filter": _NUM_FILTER, "sort": "desc"},
+    {"headerName": "Union (ms)", "field": "union_ns", "valueFormatter": _MS, "filter": _NUM_FILTER},
+    {"headerName": "GPU overlap (ms)", "field": "gpu_overlap_ns", "valueFormatter": _MS, "filter": _NUM_FILTER},
+    {"headerName": "Overlap %", "field": "overlap_pct", "valueFormatter": _PCT, "filter": _NUM_FILTER},
+]
+PHASE_COLUMNS = [
+    {"headerName": "Phase", "field": "phase", "minWidth": 90},
+    {"headerName": "Dispatches", "field": "dispatches", "valueFormatter": _INT},
+    {"headerName": "Tokens", "field": "tokens", "valueFormatter": _INT},
+    {"headerName": "Total (s)", "field": "total_s", "valueFormatter": _S},
+    {"headerName": "Mean step (ms)", "field": "mean_ms", "valueFormatter": {"function": "d3.format(',.3f')(params.value)"}},
+    {"headerName": "p50 (ms)", "field": "p50_ms", "valueFormatter": {"function": "d3.format(',.3f')(params.value)"}},
+    {"headerName": "p90 (ms)", "field": "p90_ms", "valueFormatter": {"function": "d3.format(',.3f')(params.value)"}},
+    {"headerName": "Tokens/s", "field": "tokens_per_s", "valueFormatter": {"function": "d3.format(',.0f')(params.value)"}},
+]
+
+
+def grid(grid_id: str, columns: list[dict], height: str = "420px") -> dag.AgGrid:
+    """A sortable, filterable AG Grid (cells render as text, never as HTML)."""
+    return dag.AgGrid(
+        id=grid_id,
+        columnDefs=columns,
+        rowData=[],
+        defaultColDef={"sortable": True, "filter": True, "resizable": True, "floatingFilter": True,
+                       "minWidth": 100, "flex": 1},
+        dashGridOptions={"tooltipShowDelay": 300, "animateRows": False, "enableCellTextSelection": True},
+        style={"height": height, "width": "100%"},
+        className="ag-theme-alpine",
+    )
+
+
+def cards(items: list[Card]) -> list:
+    """Overview cards: label, value, and the definition as a tooltip and small print."""
+    return [
+        html.Div(className="card", title=c.hint, children=[
+            html.Div(c.label, className="card-label"),
+            html.Div(c.value, className="card-value"),
+            html.Div(c.hint, className="card-hint"),
+        ])
+        for c in items
+    ]
+
+
+def alert(message: str, kind: str = "error") -> html.Div:
+    """A visible, dismissible-looking alert box (text only, never HTML)."""
+    return html.Div(role="alert", className=f"alert alert-{kind}", children=message)
+
+
+def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: str) -> html.Div:
+    """The whole page: header controls, alerts, overview, Gantt + phases, timeline, tables."""
+    options = [{"label": t, "value": t} for t in trace_ids]
+    return html.Div(className="app", children=[
+        html.Header(className="topbar", children=[
+            html.Div(className="brand", children=[html.Span("tracedash", className="logo"),
+                                                  html.Span("GPU trace dashboard", className="tagline")]),
+            html.Div(className="controls", children=[
+                html.Label(["Trace", dcc.Dropdown(id=ids.TRACE_PICKER, options=options, value=selected,
+                                                  clearable=False, className="picker")]),
+                html.Label(["Dispatch marker prefix",
+                            dcc.Input(id=ids.DISPATCH_PREFIX, type="text", value=dispatch_prefix, debounce=True,
+                                      spellCheck=False, className="text-input")]),
+                html.Label(["Prefill when tokens ≥",
+                            dcc.Input(id=ids.THRESHOLD, type="number", min=0, debounce=True, placeholder="auto",
+                                      className="num-input"),
+                            html.Span(id=ids.THRESHOLD_HINT, className="hint")]),
+                html.Label(["GPU busy counts", dcc.RadioItems(
+                    id=ids.BUSY_SOURCE, value=BUSY_KERNELS, inline=True, className="radio",
+                    options=[{"label": " kernels", "value": BUSY_KERNELS},
+                             {"label": " kernels + memcpy/memset", "value": BUSY_ALL}])]),
+            ]),
+        ]),
+        html.Div(id=ids.ALERTS, className="alerts"),
+        dcc.Loading(type="dot", delay_show=300, children=html.Section(id=ids.OVERVIEW, className="cards")),
+        html.Section(className="row", children=[
+            html.Div(className="panel grow", children=dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(
+                id=ids.GANTT, config={**GRAPH_CONFIG, "toImageButtonOptions": {
+                    **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-gantt"}}))),
+            html.Div(className="panel side", children=[
+                html.H3("Per phase"),
+                grid(ids.PHASE_TABLE, PHASE_COLUMNS, height="230px"),
+                html.P("Step time = mark to next mark; tokens/s = tokens ÷ total phase time.", className="small"),
+            ]),
+        ]),
+        html.Section(className="panel", children=dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(
+            id=ids.TIMELINE, config={**GRAPH_CONFIG, "toImageButtonOptions": {
+                **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-timeline"}}))),
+        html.Section(className="panel", children=dcc.Tabs(id=ids.TABLE_TABS, value="kernels", children=[
+            dcc.Tab(label="Kernels", value="kernels", children=grid(ids.KERNEL_TABLE, KERNEL_COLUMNS)),
+            dcc.Tab(label="CUDA API calls", value="api", children=grid(ids.API_TABLE, API_COLUMNS)),
+            dcc.Tab(label="NVTX ranges", value="nvtx", children=grid(ids.NVTX_TABLE, NVTX_COLUMNS)),
+        ])),
+        html.Div(id=ids.SYNC_SINK, style={"display": "none"}),
+        html.Footer("Times are on the nsys session timeline (0 = capture start). GPU busy is an interval "
+                    "union, not a sum of kernel times; CUDA API and NVTX totals overlap GPU work and each other.",
+                    className="footer"),
+    ])

@@ -1,0 +1,95 @@
+"""TraceStore: the traces a server offers, addressed by id, loaded once and kept in a small LRU."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+from dashboard.errors import TraceError, TraceNotFoundError
+from dashboard.trace import LoadedTrace, load_trace
+
+TRACE_SUFFIXES = (".sqlite", ".json", ".txt")
+
+
+def discover(paths: list[str | os.PathLike], trace_dirs: list[str | os.PathLike]) -> list[Path]:
+    """Trace files from explicit paths plus every ``*.sqlite``/``*.json`` file in the directories.
+
+    Raises:
+        TraceNotFoundError: an explicit path or directory does not exist.
+    """
+    found: list[Path] = []
+    for p in map(Path, paths):
+        if not p.exists():
+            raise TraceNotFoundError(f"{p}: no such file")
+        if p.is_dir():
+            trace_dirs = [*trace_dirs, p]
+            continue
+        found.append(p)
+    for d in map(Path, trace_dirs):
+        if not d.is_dir():
+            raise TraceNotFoundError(f"{d}: no such directory")
+        found.extend(sorted(f for f in d.iterdir() if f.is_file() and f.suffix.lower() in (".sqlite", ".json")))
+    unique = list(dict.fromkeys(f.resolve() for f in found))
+    return unique
+
+
+class TraceStore:
+    """Thread-safe map of trace id -> file, with loaded traces cached (at most ``capacity``).
+
+    Ids are file base names (``-2``, ``-3`` appended on clashes). A trace is loaded at most once
+    at a time even when several callbacks ask for it together.
+    """
+
+    def __init__(self, files: list[Path], capacity: int = 6, dispatch_prefix: str = "CG_DISPATCH"):
+        self._paths: dict[str, Path] = {}
+        for f in files:
+            tid, n = f.name, 2
+            while tid in self._paths:
+                tid, n = f"{f.name}-{n}", n + 1
+            self._paths[tid] = f
+        self._cache: OrderedDict[str, LoadedTrace] = OrderedDict()
+        self._capacity = max(1, capacity)
+        self._lock = threading.Lock()
+        self._loading: dict[str, threading.Lock] = {}
+        self._prefix = dispatch_prefix
+
+    def ids(self) -> list[str]:
+        return list(self._paths)
+
+    def path(self, trace_id: str) -> Path:
+        try:
+            return self._paths[trace_id]
+        except KeyError:
+            raise TraceNotFoundError(f"trace '{trace_id}' is not served here") from None
+
+    def get(self, trace_id: str) -> LoadedTrace:
+        """The loaded trace for ``trace_id``.
+
+        Raises:
+            TraceNotFoundError: unknown id. TraceFormatError: the file cannot be read.
+        """
+        path = self.path(trace_id)
+        with self._lock:
+            if trace_id in self._cache:
+                self._cache.move_to_end(trace_id)
+                return self._cache[trace_id]
+            gate = self._loading.setdefault(trace_id, threading.Lock())
+        with gate:
+            with self._lock:
+                if trace_id in self._cache:
+                    return self._cache[trace_id]
+            trace = load_trace(path, dispatch_prefix=self._prefix)
+            with self._lock:
+                self._cache[trace_id] = trace
+                while len(self._cache) > self._capacity:
+                    self._cache.popitem(last=False)
+            return trace
+
+    def try_get(self, trace_id: str) -> tuple[LoadedTrace | None, str | None]:
+        """``(trace, None)`` or ``(None, message)`` for any TraceError."""
+        try:
+            return self.get(trace_id), None
+        except TraceError as exc:
+            return None, str(exc)

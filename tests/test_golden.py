@@ -1,0 +1,57 @@
+"""`tracedash summarize` equals the reference summaries for every shared nsys trace."""
+
+import json
+
+import pytest
+from conftest import NSYS_TRACES, golden_summary
+
+from dashboard.analysis.summary import summary_to_dict
+from dashboard.cli import main
+
+
+def diff(ours, gold, path=""):
+    """Differences: same keys, same counts, every float within 1e-9 s (notes: presence only)."""
+    out = []
+    if isinstance(gold, dict):
+        if not isinstance(ours, dict) or set(ours) != set(gold):
+            return [f"{path}: keys differ"]
+        for k in gold:
+            if not (path == "" and k == "notes"):
+                out += diff(ours[k], gold[k], f"{path}.{k}")
+    elif isinstance(gold, list):
+        if not isinstance(ours, list) or len(ours) != len(gold):
+            return [f"{path}: length differs"]
+        for i, (a, b) in enumerate(zip(ours, gold)):
+            out += diff(a, b, f"{path}[{i}]")
+    elif isinstance(gold, float) and not isinstance(gold, bool):
+        if not isinstance(ours, (int, float)) or abs(ours - gold) > 1e-9:
+            out.append(f"{path}: {ours!r} != {gold!r}")
+    elif ours != gold or type(ours) is not type(gold):
+        out.append(f"{path}: {ours!r} != {gold!r}")
+    return out
+
+
+def test_all_nine_shared_traces_are_here():
+    assert len(NSYS_TRACES) == 9
+
+
+@pytest.mark.parametrize("trace", NSYS_TRACES, ids=lambda p: p.stem)
+def test_summary_matches_golden(trace, loaded_traces):
+    gold = golden_summary(trace)
+    ours = summary_to_dict(loaded_traces[trace.stem].summary)
+    assert diff(ours, gold) == []
+    assert "notes" in ours
+
+
+@pytest.mark.parametrize("trace", NSYS_TRACES[:3], ids=lambda p: p.stem)
+def test_cli_summarize_writes_golden(trace, tmp_path):
+    out = tmp_path / "s.json"
+    assert main(["summarize", str(trace), "-o", str(out)]) == 0
+    assert diff(json.loads(out.read_text()), golden_summary(trace)) == []
+
+
+def test_diff_helper_catches_differences():
+    gold = {"a": 1.0, "b": [1, 2], "notes": "x"}
+    assert diff({"a": 1.0 + 2e-9, "b": [1, 2], "notes": "y"}, gold) == [".a: 1.000000002 != 1.0"]
+    assert diff({"a": 1.0, "b": [1]}, gold) == [": keys differ"]
+    assert diff({"a": 1.0, "b": [1, 3], "notes": ""}, gold) == [".b[1]: 3 != 2"]

@@ -1,0 +1,148 @@
+"""Exact-value tests of the interval arithmetic (half-open [start, end) integer ns)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dashboard.analysis.intervals import (
+    busy_fraction_bins,
+    clip_intervals,
+    covered_before,
+    gaps,
+    intersect_unions,
+    intersection_length,
+    union_intervals,
+    union_length,
+)
+
+
+def pairs(result):
+    return list(zip(result[0].tolist(), result[1].tolist()))
+
+
+@pytest.mark.parametrize(
+    "intervals, expected",
+    [
+        ([], []),
+        ([(5, 5)], []),  # zero-length: nothing
+        ([(0, 10)], [(0, 10)]),
+        ([(0, 10), (10, 20)], [(0, 20)]),  # touching merge
+        ([(0, 100), (10, 20), (30, 40)], [(0, 100)]),  # nested
+        ([(200, 300), (0, 100), (50, 150)], [(0, 150), (200, 300)]),  # unsorted
+        ([(0, 10), (11, 20)], [(0, 10), (11, 20)]),  # 1 ns gap stays
+        ([(10, 5), (0, 3)], [(0, 3)]),  # end < start ignored
+        ([(0, 100), (0, 100)], [(0, 100)]),  # duplicates
+    ],
+)
+def test_union_intervals(intervals, expected):
+    s = [a for a, _ in intervals]
+    e = [b for _, b in intervals]
+    assert pairs(union_intervals(s, e)) == expected
+    assert union_length(s, e) == sum(b - a for a, b in expected)
+
+
+def test_union_does_not_mutate_inputs():
+    s = np.array([200, 0, 50], dtype=np.int64)
+    e = np.array([300, 100, 150], dtype=np.int64)
+    union_intervals(s, e)
+    assert s.tolist() == [200, 0, 50] and e.tolist() == [300, 100, 150]
+
+
+def test_union_rejects_mismatched_lengths():
+    with pytest.raises(ValueError, match="differ in length"):
+        union_intervals([0, 1], [2])
+
+
+def test_overlapping_streams_case():
+    # stream 7 [0,100) [200,300), stream 8 [50,150), stream 9 [60,90): sum 330, union 250, span 300, idle 50
+    s = [0, 200, 50, 60]
+    e = [100, 300, 150, 90]
+    assert sum(b - a for a, b in zip(s, e)) == 330
+    assert union_length(s, e) == 250
+    assert pairs(gaps(s, e)) == [(150, 200)]
+
+
+def test_multi_device_unions_are_per_device():
+    # dev 0 stream 7 [0,80) [90,100); dev 1 stream 7 [0,80); dev 2 stream 7 [10,90)
+    per_device = {0: ([0, 90], [80, 100]), 1: ([0], [80]), 2: ([10], [90])}
+    assert {d: union_length(*v) for d, v in per_device.items()} == {0: 90, 1: 80, 2: 80}
+    assert {d: int(sum(e - s for s, e in zip(*gaps(*v, within=(0, 100))))) for d, v in per_device.items()} == {
+        0: 10, 1: 20, 2: 20}
+    all_s = sum((v[0] for v in per_device.values()), [])
+    all_e = sum((v[1] for v in per_device.values()), [])
+    assert union_length(all_s, all_e) == 100  # the all-GPU union
+
+
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ([], [(0, 10)], []),
+        ([(0, 100), (200, 300)], [(50, 250)], [(50, 100), (200, 250)]),
+        ([(0, 10)], [(10, 20)], []),  # touching: no overlap
+        ([(0, 100)], [(10, 20), (30, 40)], [(10, 20), (30, 40)]),  # nested
+        ([(30, 40), (0, 10)], [(5, 35)], [(5, 10), (30, 35)]),  # unsorted
+    ],
+)
+def test_intersect_unions(a, b, expected):
+    r = intersect_unions([x for x, _ in a], [y for _, y in a], [x for x, _ in b], [y for _, y in b])
+    assert pairs(r) == expected
+    assert intersection_length([x for x, _ in a], [y for _, y in a], [x for x, _ in b], [y for _, y in b]) == sum(
+        y - x for x, y in expected)
+
+
+def test_gaps_with_window_and_empty():
+    assert pairs(gaps([10, 50], [20, 60], within=(0, 100))) == [(0, 10), (20, 50), (60, 100)]
+    assert pairs(gaps([], [], within=(0, 100))) == [(0, 100)]
+    assert pairs(gaps([], [])) == []
+    assert pairs(gaps([0, 10], [10, 20])) == []  # touching leaves no gap
+
+
+def test_covered_before():
+    assert covered_before([0, 200], [100, 300], [-5, 0, 50, 100, 150, 250, 300, 400]).tolist() == [
+        0, 0, 50, 100, 100, 150, 200, 200]
+    assert covered_before([], [], [5]).tolist() == [0]
+
+
+def test_clip_intervals():
+    assert pairs(clip_intervals([0, 50, 200], [100, 150, 300], 60, 250)) == [(60, 100), (60, 150), (200, 250)]
+
+
+def test_busy_fraction_bins_exact():
+    edges, frac = busy_fraction_bins([0, 150], [100, 200], 0, 200, 4)
+    assert edges.tolist() == [0, 50, 100, 150, 200]
+    assert frac.tolist() == [1.0, 1.0, 0.0, 1.0]
+    edges, frac = busy_fraction_bins([25], [75], 0, 100, 2)
+    assert frac.tolist() == [0.5, 0.5]
+    with pytest.raises(ValueError):
+        busy_fraction_bins([0], [1], 10, 10, 3)
+
+
+def brute_union_length(s, e):
+    covered = set()
+    for a, b in zip(s, e):
+        covered.update(range(a, b))
+    return len(covered)
+
+
+intervals = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 25)), max_size=25).map(
+    lambda xs: ([a for a, _ in xs], [a + d for a, d in xs]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(intervals, intervals)
+def test_properties_against_brute_force(x, y):
+    s, e = x
+    us, ue = union_intervals(s, e)
+    assert union_length(s, e) == brute_union_length(s, e)
+    assert (us[1:] > ue[:-1]).all()  # disjoint and non-touching
+    assert union_length(us, ue) == union_length(s, e)  # idempotent
+    if len(s):
+        lo, hi = min(s), max(e)
+        if hi > lo:
+            gs, ge = gaps(s, e)
+            assert int((ge - gs).sum()) + union_length(s, e) == hi - lo  # busy + idle = span
+    ys, ye = y
+    brute = len(set().union(*[range(a, b) for a, b in zip(s, e)], set()) &
+                set().union(*[range(a, b) for a, b in zip(ys, ye)], set()))
+    assert intersection_length(s, e, ys, ye) == brute
