@@ -61,17 +61,18 @@ PHASE_COLUMNS = [
 ]
 
 
-def grid(grid_id: str, columns: list[dict], height: str = "420px") -> dag.AgGrid:
-    """A sortable, filterable AG Grid (cells render as text, never as HTML)."""
+def grid(grid_id: str, columns: list[dict], height: str = "420px", filters: bool = True) -> dag.AgGrid:
+    """A sortable (and, with ``filters``, filterable) AG Grid; cells render as text, never as HTML."""
     return dag.AgGrid(
         id=grid_id,
         columnDefs=columns,
         rowData=[],
-        defaultColDef={"sortable": True, "filter": True, "resizable": True, "floatingFilter": True,
-                       "minWidth": 100, "flex": 1},
+        defaultColDef={"sortable": True, "filter": filters, "resizable": True, "floatingFilter": filters,
+                       "minWidth": 100 if filters else 70, "flex": 1, "wrapHeaderText": True,
+                       "autoHeaderHeight": True},
         dashGridOptions={"tooltipShowDelay": 300, "animateRows": False, "enableCellTextSelection": True},
         style={"height": height, "width": "100%"},
-        className="ag-theme-alpine",
+        className="ag-theme-alpine" + ("" if filters else " compact"),
     )
 
 
@@ -123,7 +124,7 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
                     **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-gantt"}}))),
             html.Div(className="panel side", children=[
                 html.H3("Per phase"),
-                grid(ids.PHASE_TABLE, PHASE_COLUMNS, height="230px"),
+                grid(ids.PHASE_TABLE, PHASE_COLUMNS, height="200px", filters=False),
                 html.P("Step time = mark to next mark; tokens/s = tokens ÷ total phase time.", className="small"),
             ]),
         ]),

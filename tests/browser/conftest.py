@@ -1,0 +1,60 @@
+"""Playwright on Debian's Chromium (never `playwright install`), and a Dash server per test."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from werkzeug.serving import make_server
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-extensions", "--disable-quic",
+                 "--no-first-run"]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS, "headless": True}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "viewport": {"width": 1500, "height": 1000}}
+
+
+@pytest.fixture
+def serve():
+    """serve(app) -> 'http://127.0.0.1:<free port>'; shut down after the test."""
+    servers = []
+
+    def start(app):
+        srv = make_server("127.0.0.1", 0, app.server, threaded=True)
+        t = threading.Thread(target=srv.serve_forever, daemon=True)
+        t.start()
+        servers.append((srv, t))
+        return f"http://127.0.0.1:{srv.server_port}"
+
+    yield start
+    for srv, t in servers:
+        srv.shutdown()
+        t.join(timeout=5)
+
+
+@pytest.fixture
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture
+def console_errors(page):
+    """Console errors and uncaught page errors seen during the test."""
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    return errors

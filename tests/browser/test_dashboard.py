@@ -1,0 +1,110 @@
+"""What a user sees and clicks, in headless Chromium."""
+
+import time
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from dashboard.app import create_app
+
+pytestmark = pytest.mark.browser
+
+
+
+def samples_dir():
+    from pathlib import Path
+
+    return Path(__file__).resolve().parents[2] / "sample_traces"
+
+
+def figure_js(graph_id: str, expr: str) -> str:
+    return f"() => {{ const gd = document.querySelector('#{graph_id} .js-plotly-plot'); return {expr}; }}"
+
+
+def choose_trace(page: Page, name: str):
+    page.click("#trace-picker")
+    page.get_by_text(name, exact=True).click()
+
+
+def test_seed_gantt_phases_sorting_and_screenshot(page: Page, serve, artifacts, console_errors):
+    external = []
+    page.on("request", lambda r: None if r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else external.append(r.url))
+    url = serve(create_app(trace_dirs=[samples_dir()]))
+    t0 = time.monotonic()
+    page.goto(url)
+    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    expect(page.locator("#kernel-table .ag-row").first).to_be_visible(timeout=30000)
+    load_s = time.monotonic() - t0
+
+    names = page.evaluate(figure_js("gantt", "gd._fullData.map(t => t.name)"))
+    assert names == ["prefill (42)", "decode (96)"]
+    legend = page.locator("#gantt .legendtext").all_text_contents()
+    assert legend == ["prefill (42)", "decode (96)"]
+    expect(page.locator("#overview")).to_contain_text("17.458 s")
+    expect(page.locator("#overview")).to_contain_text("97.38 %")
+    expect(page.locator("#threshold-hint")).to_have_text("auto: 47.2")
+
+    api = "dash_ag_grid.getApi('kernel-table')"
+    first = lambda field: page.evaluate(f"() => {api}.getDisplayedRowAtIndex(0).data.{field}")  # noqa: E731
+    assert first("name") == "device_kernel"  # sorted by total time, descending
+    page.locator("#kernel-table .ag-header-cell[col-id='count'] .ag-header-cell-label").click()
+    page.wait_for_function(f"() => {api}.getDisplayedRowAtIndex(0).data.count === 184")
+    assert first("name") == "sm120_fp8_fp4_gemm_1d1d_impl"  # ascending by count: 184 calls first
+    page.locator("#kernel-table .ag-header-cell[col-id='count'] .ag-header-cell-label").click()
+    page.wait_for_function(f"() => {api}.getDisplayedRowAtIndex(0).data.count === 15921")
+
+    page.screenshot(path=str(artifacts / "seed_dashboard.png"), full_page=True)
+    (artifacts / "page_load_seconds.txt").write_text(f"seed {load_s:.2f}\n")
+    assert console_errors == []
+    assert external == []
+
+
+def test_threshold_override_moves_dispatches(page: Page, serve, console_errors):
+    page.goto(serve(create_app(trace_dirs=[samples_dir()])))
+    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    page.fill("#phase-threshold", "1000")
+    page.press("#phase-threshold", "Enter")
+    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (40)", timeout=15000)
+    assert page.locator("#gantt .legendtext").all_text_contents() == ["prefill (40)", "decode (98)"]
+    assert console_errors == []
+
+
+def test_nvtx_sample_timeline_zoom_follows_gantt(page: Page, serve, artifacts, console_errors):
+    page.goto(serve(create_app(trace_dirs=[samples_dir()])))
+    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    choose_trace(page, "nsys2022.4_cpu_llm_server_nvtx.sqlite")
+    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (3)", timeout=30000)
+    expect(page.locator("#timeline .legendtext").first).to_be_visible()
+    lanes = page.evaluate(figure_js("timeline", "gd.layout.yaxis.categoryarray"))
+    assert "NVTX marks" in lanes and any("L1" in lane for lane in lanes)
+    page.evaluate(figure_js("gantt", "Plotly.relayout(gd, {'xaxis.range': [0.03, 0.05]})"))
+    page.wait_for_function(figure_js("timeline", "Math.abs(gd.layout.xaxis.range[0] - 0.03) < 1e-9"), timeout=10000)
+    assert page.evaluate(figure_js("timeline", "gd.layout.xaxis.range")) == [0.03, 0.05]
+    page.evaluate(figure_js("timeline", "Plotly.relayout(gd, {'xaxis.range': [0.04, 0.06]})"))
+    page.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[0] - 0.04) < 1e-9"), timeout=10000)
+    page.screenshot(path=str(artifacts / "nvtx_sample_zoomed.png"), full_page=True)
+    assert console_errors == []
+
+
+def test_two_gpu_trace_shows_device_lanes(page: Page, serve, artifacts, console_errors):
+    page.goto(serve(create_app(trace_dirs=[samples_dir()])))
+    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    choose_trace(page, "nsys2026.2_2gpu_nccl_before.sqlite")
+    expect(page.locator("#overview")).to_contain_text("4,010", timeout=30000)
+    expect(page.locator("#gantt")).to_contain_text("No dispatch marks found")
+    lanes = page.evaluate(figure_js("timeline", "gd.layout.yaxis.categoryarray"))
+    assert lanes[:2] == ["GPU 1", "GPU 0"]  # bottom-up order of a categorical axis
+    page.screenshot(path=str(artifacts / "two_gpu.png"), full_page=True)
+    assert console_errors == []
+
+
+def test_bad_trace_shows_alert_and_server_keeps_serving(page: Page, serve, tmp_path, console_errors):
+    bad = tmp_path / "not_a_trace.sqlite"
+    bad.write_text("hello")
+    page.goto(serve(create_app([bad, samples_dir() / "000_746bee52f7bbcc80_seed_summary.json"])))
+    expect(page.locator("#alerts .alert")).to_contain_text(
+        "not_a_trace.sqlite: neither an nsys SQLite export nor a tracedash summary JSON", timeout=30000)
+    choose_trace(page, "000_746bee52f7bbcc80_seed_summary.json")
+    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (42)", timeout=30000)
+    expect(page.locator("#alerts .alert")).to_have_count(0)
+    assert console_errors == []

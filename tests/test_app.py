@@ -1,0 +1,128 @@
+"""Render layer, tables and the Dash app through Flask's test client (no browser)."""
+
+import json
+
+import pytest
+from conftest import NSYS_DIR, SAMPLES, SEED
+
+from dashboard.analysis.tables import api_table, clean_api_name, kernel_table, nvtx_table
+from dashboard.analysis.timeline import BUSY_ALL, busy_source_intervals, device_lanes, nvtx_lane_keys
+from dashboard.app import create_app, ids
+from dashboard.app.callbacks import options_from_ui
+from dashboard.render import ViewOptions, build_view
+from dashboard.trace import load_trace
+from factories import write_nsys_sqlite
+
+
+@pytest.mark.parametrize("name, clean", [
+    ("cudaLaunchKernel_v7000", "cudaLaunchKernel"), ("cudaLaunchKernelExC_v11060", "cudaLaunchKernelExC"),
+    ("cuGetProcAddress_v2", "cuGetProcAddress_v2"), ("cudaGetDeviceProperties_v2_v12000", "cudaGetDeviceProperties_v2"),
+    ("cuLaunchKernelEx", "cuLaunchKernelEx")])
+def test_clean_api_name(name, clean):
+    assert clean_api_name(name) == clean
+
+
+def test_tables_from_seed():
+    t = load_trace(SEED)
+    k = kernel_table(None, t.summary)
+    assert k.iloc[0][["name", "count", "total_ns"]].tolist() == ["device_kernel", 4416, 5785133961]
+    assert k.iloc[0]["busy_pct"] == pytest.approx(100 * 5785133961 / 16999974145)
+    a = api_table(t.summary)
+    assert a.iloc[0][["name", "raw_name", "count"]].tolist() == ["cudaStreamSynchronize", "cudaStreamSynchronize_v3020", 92]
+    n = nvtx_table(t.summary).set_index("name")
+    assert n.loc["PLE_CPU_gather", "overlap_pct"] == 0.0
+    assert n.loc["PLE_wait_for_GPU", "overlap_pct"] == pytest.approx(100 * 6341070402 / 6389229296)
+
+
+def test_kernel_table_from_events_covers_all_kernels():
+    t = load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite")
+    k = kernel_table(t.bundle.kernels, t.summary)
+    assert int(k["count"].sum()) == 4010
+    assert k.iloc[0]["name"] == "flash_fwd_kernel" and k.iloc[0]["full_name"].startswith("void flash::flash_fwd_kernel<")
+
+
+def test_copies_are_not_idle(tmp_path):
+    path = write_nsys_sqlite(tmp_path / "c.sqlite", kernels=[{"start": 0, "end": 100}, {"start": 400, "end": 500}],
+                             memcpy=[{"start": 100, "end": 400}], memset=[{"start": 500, "end": 520}])
+    b = load_trace(path).bundle
+    lanes = device_lanes(busy_source_intervals(b.kernels, b.memops, "kernels"), lo_ns=0, hi_ns=520)
+    assert (lanes[0].busy_ns, lanes[0].gap_starts.tolist(), lanes[0].gap_ends.tolist()) == (200, [100], [400])
+    lanes = device_lanes(busy_source_intervals(b.kernels, b.memops, BUSY_ALL), lo_ns=0, hi_ns=520)
+    assert (lanes[0].busy_ns, lanes[0].gap_starts.tolist()) == (520, [])
+
+
+def test_device_lanes_bin_over_budget(tmp_path):
+    starts = list(range(0, 20000, 20))
+    path = write_nsys_sqlite(tmp_path / "many.sqlite", kernels=[{"start": s, "end": s + 10} for s in starts])
+    b = load_trace(path).bundle
+    work = busy_source_intervals(b.kernels, b.memops, "kernels")
+    lanes = device_lanes(work, lo_ns=0, hi_ns=20000, budget=500, n_bins=100)
+    assert lanes[0].mode == "bins" and len(lanes[0].fraction) == 100
+    assert lanes[0].fraction.tolist() == [0.5] * 100 and lanes[0].busy_ns == 10000
+    assert device_lanes(work, lo_ns=0, hi_ns=20000, budget=1500)[0].mode == "intervals"
+
+
+def test_nvtx_lanes_nest_push_pop_and_pack_start_end():
+    b = load_trace(NSYS_DIR / "nsys2022.4_cpu_llm_server_nvtx.sqlite").bundle
+    lanes = nvtx_lane_keys(b.nvtx_ranges)
+    by_name = lanes.groupby("name")["depth"].agg(set)
+    assert by_name["PLE_lookup_tokens=1600"] == {0} and by_name["PLE_CPU_dedup"] == {1}
+    assert lanes.loc[lanes["name"] == "engine:PLE_wait_for_GPU", "lane"].str.contains("start/end").all()
+
+
+@pytest.mark.parametrize("trace", sorted(p for p in SAMPLES.iterdir() if p.suffix in (".sqlite", ".json")),
+                         ids=lambda p: p.name)
+def test_build_view_for_each_sample_stays_in_budget(trace):
+    view = build_view(load_trace(trace), ViewOptions())
+    marks = sum(len(t.x) for t in view.timeline.data if t.x is not None)
+    assert marks <= 5000
+    json.loads(view.timeline.to_json())
+    assert view.cards[0].label == "GPU activity span"
+
+
+def test_options_from_ui_falls_back_on_bad_values():
+    opts, notices = options_from_ui(" CG ", "-3", "bogus")
+    assert (opts.dispatch_prefix, opts.threshold, opts.busy_source) == ("CG", None, "kernels")
+    assert notices and "not a non-negative number" in notices[0]
+    assert options_from_ui("CG", 100, BUSY_ALL)[0].threshold == 100.0
+
+
+def test_ids_unique():
+    assert len(ids.ALL) == len(set(ids.ALL))
+
+
+def test_app_serves_layout_offline():
+    app = create_app(trace_dirs=[SAMPLES])
+    client = app.server.test_client()
+    page = client.get("/")
+    assert page.status_code == 200 and b"http://" not in page.data and b"https://" not in page.data
+    layout = client.get("/_dash-layout")
+    assert layout.status_code == 200
+    text = layout.get_data(as_text=True)
+    for component_id in (ids.GANTT, ids.TIMELINE, ids.KERNEL_TABLE, ids.TRACE_PICKER):
+        assert f'"{component_id}"' in text
+    assert "000_746bee52f7bbcc80_seed_summary.json" in text
+
+
+def test_callback_reports_a_bad_trace_as_an_alert(tmp_path):
+    bad = tmp_path / "broken.sqlite"
+    bad.write_text("not sqlite")
+    app = create_app([bad])
+    payload = {
+        "output": "..alerts.children...overview.children...gantt.figure...timeline.figure...phase-table.rowData"
+                  "...kernel-table.rowData...api-table.rowData...nvtx-table.rowData...threshold-hint.children..",
+        "outputs": [{"id": i, "property": p} for i, p in [
+            ("alerts", "children"), ("overview", "children"), ("gantt", "figure"), ("timeline", "figure"),
+            ("phase-table", "rowData"), ("kernel-table", "rowData"), ("api-table", "rowData"),
+            ("nvtx-table", "rowData"), ("threshold-hint", "children")]],
+        "inputs": [{"id": "trace-picker", "property": "value", "value": "broken.sqlite"},
+                   {"id": "dispatch-prefix", "property": "value", "value": "CG_DISPATCH"},
+                   {"id": "phase-threshold", "property": "value", "value": None},
+                   {"id": "busy-source", "property": "value", "value": "kernels"}],
+        "changedPropIds": ["trace-picker.value"], "state": [],
+    }
+    resp = app.server.test_client().post("/_dash-update-component", json=payload)
+    assert resp.status_code == 200
+    body = resp.get_data(as_text=True)
+    assert "broken.sqlite: neither an nsys SQLite export nor a tracedash summary JSON" in body
+    assert app.server.test_client().get("/").status_code == 200  # still serving

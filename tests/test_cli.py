@@ -1,0 +1,64 @@
+"""CLI: summarize output, and bad input -> one clear message, exit code 2, no traceback."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import NSYS_DIR, SEED
+
+from dashboard.cli import main
+
+
+def test_summarize_to_stdout(capsys):
+    assert main(["summarize", str(NSYS_DIR / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["kernel_count"] == 3 and out["top_kernels"] == [["add_one", [3, 3.84e-06]]]
+
+
+def test_summarize_dispatch_prefix(capsys):
+    trace = str(NSYS_DIR / "nsys2022.4_cpu_llm_server_nvtx.sqlite")
+    assert main(["summarize", trace, "--dispatch-prefix", "PLE_lookup_tokens=16"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["dispatch"] == {"PLE_lookup_tokens=1600": 2}
+
+
+def test_summarize_seed_json_round_trip(capsys, seed_dict):
+    assert main(["summarize", str(SEED)]) == 0
+    assert json.loads(capsys.readouterr().out)["kernel_count"] == seed_dict["kernel_count"]
+
+
+def written(name, data):
+    def make(d):
+        (d / name).write_bytes(data)
+        return d / name
+    return make
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda d: d / "missing.sqlite", "no such file"),
+    (lambda d: d, "not a regular file"),
+    (written("e.sqlite", b""), "empty"),
+    (written("t.sqlite", b"hello"), "neither an nsys SQLite export"),
+    (written("j.json", b'{"a": '), "malformed JSON"),
+])
+def test_bad_input_exit_2(tmp_path, capsys, make, message):
+    assert main(["summarize", str(make(tmp_path))]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tracedash: error: ") and message in err and "Traceback" not in err
+
+
+def test_unwritable_output(tmp_path, capsys):
+    assert main(["summarize", str(SEED), "-o", str(tmp_path / "no" / "dir" / "x.json")]) == 2
+    assert "cannot write" in capsys.readouterr().err
+
+
+def test_serve_missing_trace_exit_2(tmp_path, capsys):
+    assert main(["serve", str(tmp_path / "nope.sqlite")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_console_script_runs_as_module(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "dashboard", "summarize", str(tmp_path / "x.sqlite")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "no such file" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,91 @@
+"""Dispatch parsing, default prefill/decode split and per-phase statistics."""
+
+import math
+
+import pandas as pd
+import pytest
+from conftest import NSYS_DIR, SEED
+
+from dashboard.analysis import phases as ph
+from dashboard.model import DISPATCH_MARKS, conform
+from dashboard.render import ViewOptions, phase_view
+from dashboard.trace import load_trace
+
+
+def marks(rows):
+    return conform(pd.DataFrame(rows, columns=["start_ns", "name"]), DISPATCH_MARKS)
+
+
+def test_parse_dispatch_name():
+    assert ph.parse_dispatch_name("CG_DISPATCH:actual=1600:mode=PIECEWISE:padded=1664") == {
+        "actual": "1600", "mode": "PIECEWISE", "padded": "1664"}
+    assert ph.parse_dispatch_name("CG_DISPATCH") == {}
+    assert ph.parse_dispatch_name("CG_DISPATCH:noequals:x=") == {"x": ""}
+
+
+def test_seed_splits_into_prefill_and_decode():
+    pv = phase_view(load_trace(SEED), ViewOptions())
+    assert pv.auto_threshold == pytest.approx(math.sqrt(3 * 742))
+    d = pv.dispatches.assign(phase=pv.phases)
+    assert set(d.loc[d["phase"] == "prefill", "tokens"]) == {742, 1600}
+    assert set(d.loc[d["phase"] == "decode", "tokens"]) == {1, 3}
+    stats = pv.stats.set_index("phase")
+    assert stats.loc["prefill", "dispatches"] == 42 and stats.loc["decode", "dispatches"] == 96
+    assert stats.loc["prefill", "tokens"] == 40 * 1600 + 2 * 742
+    assert stats.loc["decode", "tokens"] == 46 * 1 + 50 * 3
+    # the last dispatch of a summary has no GPU end: it gets the median of its own kind, flagged
+    assert d["end_estimated"].tolist().count(True) == 1 and bool(d["end_estimated"].iloc[-1])
+
+
+def test_nvtx_sample_dispatches_end_at_last_nvtx_timestamp():
+    pv = phase_view(load_trace(NSYS_DIR / "nsys2022.4_cpu_llm_server_nvtx.sqlite"), ViewOptions())
+    d = pv.dispatches
+    assert len(d) == 46 and not d["end_estimated"].any()
+    assert d["end_ns"].iloc[-1] == 180525489  # last NVTX range end (no kernels in this trace)
+    assert (d["end_ns"].iloc[:-1].to_numpy() == d["start_ns"].iloc[1:].to_numpy()).all()
+    stats = pv.stats.set_index("phase")
+    assert stats.loc["prefill", "dispatches"] == 3 and stats.loc["decode", "dispatches"] == 43
+
+
+def test_build_dispatches_exact():
+    d = ph.build_dispatches(marks([(300, "CG_DISPATCH:actual=1"), (100, "CG_DISPATCH:actual=8:mode=FULL:padded=8")]),
+                            end_ns=450)
+    assert d[["start_ns", "end_ns", "duration_ns"]].values.tolist() == [[100, 300, 200], [300, 450, 150]]
+    assert d["tokens"].tolist() == [8, 1] and d["mode"].tolist() == ["FULL", ""]
+    assert d["padded"].isna().tolist() == [False, True]
+
+
+def test_last_dispatch_estimated_from_same_name():
+    d = ph.build_dispatches(marks([(0, "A:actual=1"), (10, "B:actual=9"), (40, "A:actual=1"), (45, "B:actual=9")]),
+                            end_ns=None)
+    assert d["duration_ns"].tolist() == [10, 30, 5, 30] and d["end_estimated"].tolist() == [False, False, False, True]
+
+
+@pytest.mark.parametrize("tokens, expected", [
+    ([1, 3, 742, 1600], math.sqrt(3 * 742)),
+    ([1, 1, 1], None),
+    ([], None),
+    ([2, 8], 4.0),
+    ([1, 2, 4, 1000, 2000], math.sqrt(4 * 1000)),
+])
+def test_default_threshold(tokens, expected):
+    got = ph.default_threshold(pd.array(tokens, dtype="Int64"))
+    assert got == (pytest.approx(expected) if expected else None)
+
+
+def test_assign_phases_with_override_and_unknown():
+    d = ph.build_dispatches(marks([(0, "X:actual=1"), (1, "X:actual=64"), (2, "X:mode=NONE"), (3, "X:actual=700")]),
+                            end_ns=10)
+    assert ph.assign_phases(d, 64).tolist() == ["decode", "prefill", "unknown", "prefill"]
+    assert ph.assign_phases(d, 100).tolist() == ["decode", "decode", "unknown", "prefill"]
+    assert ph.assign_phases(d, None).tolist() == ["unsplit", "unsplit", "unknown", "unsplit"]
+
+
+def test_phase_stats_exact():
+    d = ph.build_dispatches(marks([(0, "X:actual=1000"), (100, "X:actual=1"), (110, "X:actual=1"),
+                                   (130, "X:actual=1")]), end_ns=170)
+    s = ph.phase_stats(d, ph.assign_phases(d, 10)).set_index("phase")
+    assert s.loc["prefill"].tolist() == [1, 1000, 100, 100.0, 100.0, 100.0, 1000 / 100e-9]
+    assert s.loc["decode", "total_ns"] == 70 and s.loc["decode", "mean_ns"] == pytest.approx(70 / 3)
+    assert s.loc["decode", "p50_ns"] == 20.0 and s.loc["decode", "p90_ns"] == pytest.approx(36.0)
+    assert list(s.index) == ["prefill", "decode"]

@@ -1,0 +1,78 @@
+"""The seed-format summary JSON loads into the same Summary model the SQLite path produces."""
+
+import json
+
+import pytest
+from conftest import SEED
+
+from dashboard.analysis.summary import summary_to_dict
+from dashboard.errors import TraceFormatError
+from dashboard.loaders import load_summary_json
+from dashboard.loaders.summary_json import parse_summary
+
+
+def test_seed_loads_exactly(seed_dict):
+    s = load_summary_json(SEED)
+    assert s.file == "trace.2.sqlite"
+    assert (s.kernel_count, s.graph_node_kernel_count) == (107899, 0)
+    assert s.gpu_activity_span_ns == 17457997760 and s.gpu_busy_union_ns == 16999974145
+    assert s.gpu_idle_within_span_ns == 458023615
+    assert round(s.utilisation_pct, 4) == 97.3764
+    assert len(s.api) == 18 and s.api.iloc[0]["name"] == "cudaStreamSynchronize_v3020"
+    assert int(s.api.iloc[0]["total_ns"]) == 6388727360
+    assert len(s.dispatch_timeline) == 138 and s.dispatch_timeline["start_ns"].is_monotonic_increasing
+    assert s.top_kernels.iloc[0].tolist() == ["device_kernel", 4416, 5785133961]
+    assert s.gpu_start_ns is None  # a summary carries no absolute GPU window
+
+
+def test_seed_round_trips(seed_dict):
+    back = summary_to_dict(load_summary_json(SEED))
+    assert back.keys() == seed_dict.keys()
+    assert back["api"].keys() == seed_dict["api"].keys()
+    for k, (count, total) in seed_dict["api"].items():
+        assert back["api"][k][0] == count and abs(back["api"][k][1] - total) <= 1e-9
+    assert back["dispatch"] == seed_dict["dispatch"]
+    assert back["dispatch_timeline"] == sorted(seed_dict["dispatch_timeline"], key=lambda d: (d["start_ns"], d["name"]))
+    assert abs(back["gpu_idle_within_span_s"] - seed_dict["gpu_idle_within_span_s"]) <= 1e-9
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "empty"),
+    ('{"gpu_activity_span_s": 1.0,', "malformed JSON at line 1"),
+    ('{"a": 1,}', "malformed JSON"),
+    ('{"file": "x"}', "missing key"),
+    ("[1, 2]", "must be an object"),
+])
+def test_bad_json_text(tmp_path, text, message):
+    p = tmp_path / "s.json"
+    p.write_text(text)
+    with pytest.raises(TraceFormatError, match=message):
+        load_summary_json(p)
+
+
+def test_invalid_utf8(tmp_path):
+    p = tmp_path / "s.json"
+    p.write_bytes(b'{"file": "\xff"}')
+    with pytest.raises(TraceFormatError, match="not UTF-8"):
+        load_summary_json(p)
+
+
+@pytest.mark.parametrize("patch, message", [
+    ({"api": ["x"]}, "'api' must be an object"),
+    ({"api": {"cuX": [1]}}, r"api\['cuX'\] must be \[count, total_s\]"),
+    ({"kernel_count": "many"}, "kernel_count must be an integer"),
+    ({"gpu_busy_union_s": float("nan")}, "finite number"),
+    ({"nvtx": {"r": {"count": 1}}}, "lacks 'sum_s'"),
+    ({"dispatch_timeline": [{"name": "x"}]}, "needs start_ns and name"),
+    ({"top_kernels": [["k", 3]]}, r"top_kernels\[0\]"),
+])
+def test_wrong_shapes_name_the_key(seed_dict, patch, message):
+    with pytest.raises(TraceFormatError, match=message):
+        parse_summary({**seed_dict, **patch}, "seed.json")
+
+
+def test_optional_keys_default_to_empty():
+    s = parse_summary({"gpu_activity_span_s": 2.0, "gpu_busy_union_s": 1.5, "kernel_count": 3}, "min.json")
+    assert s.file == "min.json" and s.api.empty and s.nvtx.empty and s.dispatch_timeline.empty
+    assert s.gpu_idle_within_span_ns == 500000000
+    assert json.loads(json.dumps(summary_to_dict(s)))["top_kernels"] == []
