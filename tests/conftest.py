@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 import sys
 from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parent
-ROOT = TESTS.parent
-DATA = TESTS / "data"
-NSYS_DIR = DATA / "nsys"
-GOLDEN_DIR = DATA / "golden"
-SEED = DATA / "seed_summary.json"
-SAMPLES = ROOT / "sample_traces"
-NSYS_TRACES = sorted(NSYS_DIR.glob("*.sqlite"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-sys.path.insert(0, str(TESTS))
-
-
-def golden_summary(trace: Path) -> dict:
-    """The reference summary of a shared nsys trace (tests/data/golden/<stem>.summary.json.gz)."""
-    with gzip.open(GOLDEN_DIR / f"{trace.stem}.summary.json.gz", "rt", encoding="utf-8") as fh:
-        return json.load(fh)
+from paths import NSYS_TRACES, SEED  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from conftest import NSYS_DIR, SAMPLES, SEED
+from paths import NSYS_DIR, SAMPLES, SEED
 
 from dashboard.analysis.tables import api_table, clean_api_name, kernel_table, nvtx_table
 from dashboard.analysis.timeline import BUSY_ALL, busy_source_intervals, device_lanes, nvtx_lane_keys

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import NSYS_DIR, SEED
+from paths import NSYS_DIR, SEED
 
 from dashboard.cli import main
 

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from conftest import NSYS_TRACES, golden_summary
+from paths import NSYS_TRACES, golden_summary
 
 from dashboard.analysis.summary import summary_to_dict
 from dashboard.cli import main

@@ -5,7 +5,7 @@ import sqlite3
 
 import pandas as pd
 import pytest
-from conftest import NSYS_DIR, NSYS_TRACES, golden_summary
+from paths import NSYS_DIR, NSYS_TRACES, golden_summary
 from factories import GLOBAL_TID_1, write_nsys_sqlite
 
 from dashboard import model

@@ -4,7 +4,7 @@ import math
 
 import pandas as pd
 import pytest
-from conftest import NSYS_DIR, SEED
+from paths import NSYS_DIR, SEED
 
 from dashboard.analysis import phases as ph
 from dashboard.model import DISPATCH_MARKS, conform

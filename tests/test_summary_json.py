@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from conftest import SEED
+from paths import SEED
 
 from dashboard.analysis.summary import summary_to_dict
 from dashboard.errors import TraceFormatError
