@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8050
 
-.PHONY: run test chromium clean
+.PHONY: run test chromium clean bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,3 +31,7 @@ test: $(VENV)/.test-installed chromium
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info test-artifacts
+
+# Page load time per sample in headless Chromium (prints figures; not part of `make test`).
+bench: $(VENV)/.test-installed chromium
+	$(BIN)/python benchmarks/page_load.py

@@ -64,6 +64,7 @@ def _serve(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of every subcommand (summarize, serve)."""
     parser = argparse.ArgumentParser(prog="tracedash", description="GPU profiling trace dashboard for nsys exports.")
     parser.add_argument("--version", action="version", version=f"tracedash {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)

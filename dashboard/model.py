@@ -182,3 +182,23 @@ class Summary:
 def ns_to_s(value: int | np.integer) -> float:
     """Convert integer ns to float seconds (the only rounding step, done once, at output)."""
     return int(value) / 1e9
+
+
+@dataclass(frozen=True)
+class DeviceLane:
+    """What one device lane shows in ``[lo_ns, hi_ns)``.
+
+    ``mode`` is ``"intervals"`` (``starts``/``ends``: busy union, ``gap_starts``/``gap_ends``:
+    idle gaps inside the device's own activity) or ``"bins"`` (``edges`` ns and per-bin busy
+    ``fraction`` in [0, 1]). ``busy_ns`` is the device's busy union inside the window.
+    """
+
+    device_id: int
+    mode: str
+    busy_ns: int
+    starts: np.ndarray
+    ends: np.ndarray
+    gap_starts: np.ndarray
+    gap_ends: np.ndarray
+    edges: np.ndarray
+    fraction: np.ndarray

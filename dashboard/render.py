@@ -155,7 +155,12 @@ def overview_cards(trace: LoadedTrace) -> list[Card]:
         cards.append(Card("nsys export", meta.nsys_version or "unknown version",
                           f"schema {meta.schema_version}" if meta.schema_version else ""))
         devices = sorted(set(b.kernels["device_id"].unique().tolist())) if b is not None else []
-        gpu_text = ", ".join(f"{d}: {meta.gpus.get(d, '?')}" for d in devices) if devices else "no kernels"
+        if not devices:
+            gpu_text = "no kernels"
+        elif any(d in meta.gpus for d in devices):
+            gpu_text = ", ".join(f"{d}: {meta.gpus.get(d, 'name not recorded')}" for d in devices)
+        else:
+            gpu_text = "device ids " + ", ".join(map(str, devices)) + " (GPU names not recorded in this export)"
         cards.append(Card("GPUs with kernels", str(len(devices)), gpu_text))
     else:
         cards.append(Card("Input", "summary JSON", "per-range totals only: no intervals"))

@@ -28,6 +28,7 @@ class LoadedTrace:
 
     @property
     def name(self) -> str:
+        """The file's base name."""
         return self.path.name
 
 

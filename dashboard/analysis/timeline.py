@@ -7,38 +7,17 @@ view would still exceed its budget, binned into busy fractions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
 from dashboard.analysis.intervals import busy_fraction_bins, clip_intervals, gaps, union_intervals
 from dashboard.analysis.summary import timed_kernels
+from dashboard.model import DeviceLane
 
 BUSY_KERNELS = "kernels"
 BUSY_ALL = "kernels+memops"
 
 DEFAULT_MARK_BUDGET = 5000
-
-
-@dataclass(frozen=True)
-class DeviceLane:
-    """What one device lane shows in ``[lo_ns, hi_ns)``.
-
-    ``mode`` is ``"intervals"`` (``starts``/``ends``: busy union, ``gap_starts``/``gap_ends``:
-    idle gaps inside the device's own activity) or ``"bins"`` (``edges`` ns and per-bin busy
-    ``fraction`` in [0, 1]). ``busy_ns`` is the device's busy union inside the window.
-    """
-
-    device_id: int
-    mode: str
-    busy_ns: int
-    starts: np.ndarray
-    ends: np.ndarray
-    gap_starts: np.ndarray
-    gap_ends: np.ndarray
-    edges: np.ndarray
-    fraction: np.ndarray
 
 
 def busy_source_intervals(kernels: pd.DataFrame, memops: pd.DataFrame, source: str) -> pd.DataFrame:

@@ -56,9 +56,11 @@ class TraceStore:
         self._prefix = dispatch_prefix
 
     def ids(self) -> list[str]:
+        """Trace ids in the order the files were given."""
         return list(self._paths)
 
     def path(self, trace_id: str) -> Path:
+        """The file behind ``trace_id``; raises TraceNotFoundError for an unknown id."""
         try:
             return self._paths[trace_id]
         except KeyError:

@@ -9,14 +9,15 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.analysis.timeline import DeviceLane
 from dashboard.figures.common import empty_figure, fmt_ns, s_from_ns
 from dashboard.figures.theme import DEFAULT_THEME, PALETTE, Theme
+from dashboard.model import DeviceLane
 
 MARKS_LANE = "NVTX marks"
 
 
 def gpu_lane_label(device_id: int, gpus: dict[int, str]) -> str:
+    """Lane label of a device: "GPU 0 · NVIDIA H100 ..." (the id alone when no name is known)."""
     name = gpus.get(device_id, "")
     return f"GPU {device_id}" + (f" · {name}" if name else "")
 
