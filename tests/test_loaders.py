@@ -198,3 +198,15 @@ def test_empty_frame_and_conform():
     assert list(f.columns) == list(model.KERNELS) and len(f) == 0
     with pytest.raises(KeyError):
         model.conform(pd.DataFrame({"start_ns": [1]}), model.KERNELS)
+
+
+@pytest.mark.parametrize("trace", [NSYS_DIR / "nsys2022.2_a100_saxpy_mpi_backtraces.sqlite",
+                                   NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite"], ids=lambda p: p.stem)
+def test_sqlite3_fallback_reader_gives_the_same_frames(trace, monkeypatch):
+    from dashboard.loaders import nsys_sqlite
+
+    fast = load_nsys_sqlite(trace)
+    monkeypatch.setattr(nsys_sqlite, "_HAVE_ADBC", False)
+    slow = load_nsys_sqlite(trace)
+    for attr in FRAMES:
+        pd.testing.assert_frame_equal(getattr(fast, attr), getattr(slow, attr), check_categorical=False)

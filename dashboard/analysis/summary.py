@@ -37,6 +37,14 @@ def kernel_busy_union(kernels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return union_intervals(k["start_ns"].to_numpy(), k["end_ns"].to_numpy())
 
 
+def _count_and_total(names: pd.Series, durations: pd.Series) -> pd.DataFrame:
+    """Per distinct name (categorical or str): row count and int64 sum of durations."""
+    g = pd.Series(durations.to_numpy(np.int64)).groupby(names.to_numpy(), sort=False)
+    out = pd.DataFrame({"count": g.size(), "total_ns": g.sum()})
+    out.index = out.index.astype(str)
+    return out.rename_axis("name").reset_index()
+
+
 def api_stats(api_calls: pd.DataFrame) -> pd.DataFrame:
     """Per raw API name: count and total duration (summed across threads, not wall time).
 
@@ -45,9 +53,7 @@ def api_stats(api_calls: pd.DataFrame) -> pd.DataFrame:
     """
     if api_calls.empty:
         return empty_frame(API_STATS)
-    dur = (api_calls["end_ns"] - api_calls["start_ns"]).rename("dur")
-    g = pd.DataFrame({"name": api_calls["name"].astype(str), "dur": dur}).groupby("name", sort=False)["dur"]
-    out = pd.DataFrame({"count": g.size(), "total_ns": g.sum()}).reset_index()
+    out = _count_and_total(api_calls["name"], api_calls["end_ns"] - api_calls["start_ns"])
     out = out.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
     return conform(out.reset_index(drop=True), API_STATS)
 
@@ -104,10 +110,7 @@ def kernel_stats_by_short_name(kernels: pd.DataFrame, top: int | None = TOP_KERN
     """
     if kernels.empty:
         return empty_frame(KERNEL_STATS)
-    df = pd.DataFrame({"name": kernels["short_name"].astype(str),
-                       "dur": kernels["end_ns"] - kernels["start_ns"]})
-    g = df.groupby("name", sort=False)["dur"]
-    out = pd.DataFrame({"count": g.size(), "total_ns": g.sum()}).reset_index()
+    out = _count_and_total(kernels["short_name"], kernels["end_ns"] - kernels["start_ns"])
     out = out.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
     if top is not None:
         out = out.head(top)
