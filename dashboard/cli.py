@@ -24,12 +24,52 @@ def default_trace_dir() -> Path | None:
     return None
 
 
-def _summarize(args) -> int:
-    from dashboard.analysis.summary import summary_to_dict
-    from dashboard.trace import load_trace
+def _cache(args):
+    from dashboard.cache import TraceCache
 
-    trace = load_trace(args.trace, dispatch_prefix=args.dispatch_prefix)
-    text = json.dumps(summary_to_dict(trace.summary), indent=2) + "\n"
+    return TraceCache(Path(args.cache_dir) if args.cache_dir else None, enabled=not args.no_cache)
+
+
+class _Progress:
+    """A tqdm bar over loading stages, on stderr, only when stderr is a terminal."""
+
+    STAGES = 6
+
+    def __init__(self, name: str):
+        self.name = name
+        self.bar = None
+
+    def __call__(self, stage: str) -> None:
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=self.STAGES, desc=f"loading {self.name}", unit="stage", leave=False,
+                            disable=None, file=sys.stderr)
+        else:
+            self.bar.update(1)
+        self.bar.set_postfix_str(stage)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _summarize(args) -> int:
+    cache = _cache(args)
+    path = Path(args.trace)
+    text = cache.load_summary_text(path, args.dispatch_prefix) if path.is_file() else None
+    if text is None:  # cold: load (through the frame cache), summarise, remember the output
+        from dashboard.analysis.summary import summary_to_dict
+        from dashboard.trace import load_trace
+
+        progress = _Progress(path.name)
+        try:
+            trace = load_trace(path, dispatch_prefix=args.dispatch_prefix, cache=cache, progress=progress)
+        finally:
+            progress.close()
+        text = json.dumps(summary_to_dict(trace.summary), indent=2) + "\n"
+        if trace.bundle is not None:
+            cache.store_summary_text(path, args.dispatch_prefix, text)
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:
@@ -50,7 +90,7 @@ def _serve(args) -> int:
         if d is None:
             raise TraceError("no traces given and no sample_traces/ folder found: pass TRACE files or --trace-dir DIR")
         dirs = [d]
-    app = create_app(args.traces, dirs, dispatch_prefix=args.dispatch_prefix)
+    app = create_app(args.traces, dirs, dispatch_prefix=args.dispatch_prefix, cache=_cache(args))
     store = app.server.config["TRACE_STORE"]
     if not store.ids():
         raise TraceError("no .sqlite or .json traces found in " + ", ".join(map(str, dirs or args.traces)))
@@ -63,6 +103,47 @@ def _serve(args) -> int:
     return 0
 
 
+def _inspect(args) -> int:
+    from dashboard.loaders.nsys_sqlite import inspect_export
+
+    info = inspect_export(args.trace)
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    out = [f"{info['file']}: nsys {info['nsys_version'] or 'version unknown'}"
+           + (f" (schema {info['schema_version']})" if info["schema_version"] else ""),
+           *([] if info["is_nsys"] else ["  warning: no nsys tables found; this does not look like an nsys export"]), ""]
+    out.append("loaders:")
+    for label, ld in info["loaders"].items():
+        table = ld["table"] or "-"
+        rows = info["rows"].get(ld["table"], 0) if ld["table"] else 0
+        missing = f"; missing columns: {', '.join(ld['missing'])}" if ld["missing"] else ""
+        out.append(f"  {label:24s} {ld['status']:8s} {table} ({rows:,} rows){missing}")
+    out.append("")
+    out.append(f"tables ({len(info['tables'])}):")
+    for name, cols in info["tables"].items():
+        out.append(f"  {name} [{len(cols)} columns]: {', '.join(cols)}")
+    print("\n".join(line for line in out))
+    return 0
+
+
+def _cache_command(args) -> int:
+    cache = _cache(args)
+    if args.action == "clear":
+        n = cache.clear()
+        print(f"removed {n} cached trace(s) from {cache.root}")
+    else:
+        entries = [e for e in cache.entries_dir.iterdir() if e.is_dir()] if cache.entries_dir.is_dir() else []
+        size = sum(f.stat().st_size for e in entries for f in e.rglob("*") if f.is_file())
+        print(f"{cache.root}: {len(entries)} cached trace(s), {size / 2**20:.1f} MiB")
+    return 0
+
+
+def _add_cache_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the columnar trace cache")
+    p.add_argument("--cache-dir", help="cache folder (default: $TRACEDASH_CACHE_DIR or the user cache folder)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of every subcommand (summarize, serve)."""
     parser = argparse.ArgumentParser(prog="tracedash", description="GPU profiling trace dashboard for nsys exports.")
@@ -73,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("trace", help="nsys SQLite export (nsys export --type sqlite) or summary JSON")
     p.add_argument("-o", "--output", help="output file (default: stdout)")
     p.add_argument("--dispatch-prefix", default="CG_DISPATCH", help="NVTX name prefix of dispatch marks")
+    _add_cache_options(p)
     p.set_defaults(func=_summarize)
 
     p = sub.add_parser("serve", help="serve the dashboard in the browser")
@@ -82,7 +164,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8050)
     p.add_argument("--dispatch-prefix", default="CG_DISPATCH", help="NVTX name prefix of dispatch marks")
     p.add_argument("--debug", action="store_true", help="Dash debug mode (never for shared servers)")
+    _add_cache_options(p)
     p.set_defaults(func=_serve)
+
+    p = sub.add_parser("inspect", help="which nsys tables and columns are present and which loaders apply")
+    p.add_argument("trace", help="nsys SQLite export")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.set_defaults(func=_inspect)
+
+    p = sub.add_parser("cache", help="show or clear the columnar trace cache")
+    p.add_argument("action", choices=["info", "clear"])
+    p.add_argument("--cache-dir", help="cache folder (default: $TRACEDASH_CACHE_DIR or the user cache folder)")
+    p.set_defaults(func=_cache_command, no_cache=False)
     return parser
 
 

@@ -92,9 +92,14 @@ SUMMARY_NOTE = (
 )
 
 
+def _dtype(name: str):
+    # Categories are always str (what a Parquet round trip gives), even when empty.
+    return pd.CategoricalDtype(pd.Index([], dtype="str")) if name == "category" else name
+
+
 def empty_frame(schema: dict[str, str]) -> pd.DataFrame:
     """Return a zero-row frame with exactly the columns and dtypes of ``schema``."""
-    return pd.DataFrame({col: pd.Series([], dtype=dtype) for col, dtype in schema.items()})
+    return pd.DataFrame({col: pd.Series([], dtype=_dtype(dtype)) for col, dtype in schema.items()})
 
 
 def conform(frame: pd.DataFrame, schema: dict[str, str]) -> pd.DataFrame:
@@ -103,7 +108,13 @@ def conform(frame: pd.DataFrame, schema: dict[str, str]) -> pd.DataFrame:
     Raises:
         KeyError: if a column of the schema is missing (a loader bug, not a user error).
     """
-    return pd.DataFrame({col: frame[col].astype(dtype) for col, dtype in schema.items()})
+    out = {}
+    for col, dtype in schema.items():
+        series = frame[col].astype(dtype)
+        if dtype == "category" and series.cat.categories.dtype == object:
+            series = series.cat.rename_categories(series.cat.categories.astype("str"))
+        out[col] = series
+    return pd.DataFrame(out)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize
+from dashboard.cache import TraceCache
 from dashboard.loaders import load_nsys_sqlite, load_summary_json, sniff_format
 from dashboard.model import Summary, TraceBundle, TraceMeta
 
@@ -33,12 +34,15 @@ class LoadedTrace:
 
 
 
-def load_trace(path: str | os.PathLike, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX) -> LoadedTrace:
+def load_trace(path: str | os.PathLike, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
+               cache: TraceCache | None = None, progress=None) -> LoadedTrace:
     """Load a trace file of either supported format.
 
     Args:
         path: an nsys SQLite export or a seed-format summary JSON (any extension).
         dispatch_prefix: NVTX name prefix of dispatch marks (used for nsys input).
+        cache: where to keep the columnar copy of an nsys export (None: no cache).
+        progress: optional callable taking a stage name (see ``load_nsys_sqlite``).
 
     Raises:
         TraceNotFoundError, TraceFormatError: with a message naming the file and the problem.
@@ -46,7 +50,10 @@ def load_trace(path: str | os.PathLike, *, dispatch_prefix: str = DEFAULT_DISPAT
     p = Path(path)
     kind = sniff_format(p)
     if kind == "nsys-sqlite":
-        bundle = load_nsys_sqlite(p)
+        def build(path: Path):
+            return load_nsys_sqlite(path, progress=progress)
+
+        bundle = cache.load_bundle(p, build)[0] if cache is not None else build(p)
         return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle, dispatch_prefix)
     summary = load_summary_json(p)
     meta = TraceMeta(source=p.name, format="summary-json")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from paths import NSYS_TRACES, SEED  # noqa: E402
+
+# Tests never touch the user's real cache folder.
+os.environ["TRACEDASH_CACHE_DIR"] = tempfile.mkdtemp(prefix="tracedash-test-cache-")
 
 
 @pytest.fixture(scope="session")

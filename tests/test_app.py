@@ -104,25 +104,43 @@ def test_app_serves_layout_offline():
     assert "000_746bee52f7bbcc80_seed_summary.json" in text
 
 
-def test_callback_reports_a_bad_trace_as_an_alert(tmp_path):
-    bad = tmp_path / "broken.sqlite"
-    bad.write_text("not sqlite")
-    app = create_app([bad])
-    payload = {
+def update_payload(trace_id):
+    return {
         "output": "..alerts.children...overview.children...gantt.figure...timeline.figure...phase-table.rowData"
                   "...kernel-table.rowData...api-table.rowData...nvtx-table.rowData...threshold-hint.children..",
         "outputs": [{"id": i, "property": p} for i, p in [
             ("alerts", "children"), ("overview", "children"), ("gantt", "figure"), ("timeline", "figure"),
             ("phase-table", "rowData"), ("kernel-table", "rowData"), ("api-table", "rowData"),
             ("nvtx-table", "rowData"), ("threshold-hint", "children")]],
-        "inputs": [{"id": "trace-picker", "property": "value", "value": "broken.sqlite"},
+        "inputs": [{"id": "trace-picker", "property": "value", "value": trace_id},
                    {"id": "dispatch-prefix", "property": "value", "value": "CG_DISPATCH"},
                    {"id": "phase-threshold", "property": "value", "value": None},
                    {"id": "busy-source", "property": "value", "value": "kernels"}],
         "changedPropIds": ["trace-picker.value"], "state": [],
     }
-    resp = app.server.test_client().post("/_dash-update-component", json=payload)
+
+
+def test_callback_reports_a_bad_trace_as_an_alert(tmp_path):
+    bad = tmp_path / "broken.sqlite"
+    bad.write_text("not sqlite")
+    app = create_app([bad])
+    resp = app.server.test_client().post("/_dash-update-component", json=update_payload("broken.sqlite"))
     assert resp.status_code == 200
     body = resp.get_data(as_text=True)
     assert "broken.sqlite: neither an nsys SQLite export nor a tracedash summary JSON" in body
     assert app.server.test_client().get("/").status_code == 200  # still serving
+
+
+def test_unexpected_error_becomes_an_alert_not_a_500(monkeypatch):
+    import dashboard.app.callbacks as cb
+
+    def boom(*a, **k):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(cb, "build_view", boom)
+    app = create_app([SEED])
+    resp = app.server.test_client().post("/_dash-update-component", json=update_payload(SEED.name))
+    assert resp.status_code == 200
+    assert "internal error while reading or showing this trace" in resp.get_data(as_text=True)
+    resp = app.server.test_client().post("/_dash-update-component", json=update_payload("no-such-id"))
+    assert "trace 'no-such-id' is not served here" in resp.get_data(as_text=True)

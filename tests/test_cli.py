@@ -62,3 +62,22 @@ def test_console_script_runs_as_module(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "dashboard", "summarize", str(tmp_path / "x.sqlite")],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "no such file" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_inspect_reports_loaders_and_missing_columns(capsys, tmp_path):
+    assert main(["inspect", str(NSYS_DIR / "nsys2024.5_a100_cloverleaf.sqlite")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("nsys2024.5_a100_cloverleaf.sqlite: nsys 2024.5.1.113 (schema 3.13.2)")
+    assert "NVTX ranges and marks    absent" in out
+    assert "kernels                  ok       CUPTI_ACTIVITY_KIND_KERNEL (1,312 rows)" in out
+    assert "CUPTI_ACTIVITY_KIND_KERNEL [" in out
+    assert main(["inspect", "--json", str(NSYS_DIR / "nsys2024.5_a100_cloverleaf.sqlite")]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["loaders"]["memcpy"] == {"table": "CUPTI_ACTIVITY_KIND_MEMCPY", "status": "ok", "missing": []}
+    assert info["tables"]["CUPTI_ACTIVITY_KIND_KERNEL"][4] == "greenContextId"  # inserted mid-table in 2024.5
+
+
+def test_inspect_bad_input_exit_2(tmp_path, capsys):
+    (tmp_path / "t.sqlite").write_text("hello")
+    assert main(["inspect", str(tmp_path / "t.sqlite")]) == 2
+    assert "not a SQLite database" in capsys.readouterr().err

@@ -23,13 +23,16 @@ def assets_folder() -> str:
 
 
 def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.PathLike] = (),
-               dispatch_prefix: str = "CG_DISPATCH", store: TraceStore | None = None) -> Dash:
+               dispatch_prefix: str = "CG_DISPATCH", store: TraceStore | None = None, cache=None) -> Dash:
     """Build the dashboard for the given trace files and directories.
+
+    Args:
+        cache: a ``dashboard.cache.TraceCache`` for nsys exports (None: load from SQLite each time).
 
     Raises:
         TraceNotFoundError: a given path or directory does not exist.
     """
-    store = store or TraceStore(discover(list(paths), list(trace_dirs)), dispatch_prefix=dispatch_prefix)
+    store = store or TraceStore(discover(list(paths), list(trace_dirs)), dispatch_prefix=dispatch_prefix, cache=cache)
     trace_ids = store.ids()
     app = Dash(
         __name__,

@@ -61,17 +61,14 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
     def update_view(trace_id, prefix, threshold, busy_source):
         if not trace_id:
             return _failed("No trace selected. Start the server with a trace file or --trace-dir DIR.")
-        trace, error = store.try_get(trace_id)
-        if error:
-            return _failed(error)
         options, notices = options_from_ui(prefix, threshold, busy_source)
         try:
-            view = build_view(trace, options)
+            view = build_view(store.get(trace_id), options)
         except TraceError as exc:
-            return _failed(f"{trace_id}: {exc}")
+            return _failed(str(exc))
         except Exception:  # never a traceback in the page; the server keeps serving
-            log.exception("building the view of %s failed", trace_id)
-            return _failed(f"{trace_id}: internal error while building the view (see the server log).")
+            log.exception("showing %s failed", trace_id)
+            return _failed(f"{trace_id}: internal error while reading or showing this trace (see the server log).")
         messages = [alert(n, "info") for n in notices + view.notices]
         hint = f"auto: {view.auto_threshold:.1f}" if view.auto_threshold is not None else "auto: no split"
         return (messages, cards(view.cards), view.gantt, view.timeline, view.phase_rows, view.kernel_rows,

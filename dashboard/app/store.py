@@ -7,7 +7,7 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from dashboard.errors import TraceError, TraceNotFoundError
+from dashboard.errors import TraceNotFoundError
 from dashboard.trace import LoadedTrace, load_trace
 
 TRACE_SUFFIXES = (".sqlite", ".json", ".txt")
@@ -42,7 +42,7 @@ class TraceStore:
     at a time even when several callbacks ask for it together.
     """
 
-    def __init__(self, files: list[Path], capacity: int = 6, dispatch_prefix: str = "CG_DISPATCH"):
+    def __init__(self, files: list[Path], capacity: int = 6, dispatch_prefix: str = "CG_DISPATCH", cache=None):
         self._paths: dict[str, Path] = {}
         for f in files:
             tid, n = f.name, 2
@@ -54,6 +54,7 @@ class TraceStore:
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
         self._prefix = dispatch_prefix
+        self._trace_cache = cache
 
     def ids(self) -> list[str]:
         """Trace ids in the order the files were given."""
@@ -82,16 +83,9 @@ class TraceStore:
             with self._lock:
                 if trace_id in self._cache:
                     return self._cache[trace_id]
-            trace = load_trace(path, dispatch_prefix=self._prefix)
+            trace = load_trace(path, dispatch_prefix=self._prefix, cache=self._trace_cache)
             with self._lock:
                 self._cache[trace_id] = trace
                 while len(self._cache) > self._capacity:
                     self._cache.popitem(last=False)
             return trace
-
-    def try_get(self, trace_id: str) -> tuple[LoadedTrace | None, str | None]:
-        """``(trace, None)`` or ``(None, message)`` for any TraceError."""
-        try:
-            return self.get(trace_id), None
-        except TraceError as exc:
-            return None, str(exc)

@@ -189,7 +189,7 @@ def _names(ids: pd.Series, strings: dict[int, str], fallback: pd.Series | None =
         return pd.Categorical(values)
     categories, code_of_uniq = np.unique(np.array(lookup, dtype=object), return_inverse=True)
     codes = code_of_uniq[inverse] if len(uniq) else np.empty(0, dtype=np.int64)
-    return pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype=object))
+    return pd.Categorical.from_codes(codes, categories=pd.Index(categories))
 
 
 def _pid_of(global_id: pd.Series) -> pd.Series:
@@ -390,7 +390,62 @@ def _load_meta(con, probe, path: Path, dropped: int) -> TraceMeta:
     )
 
 
-def load_nsys_sqlite(path: str | os.PathLike) -> TraceBundle:
+# What each loader needs: logical table -> (required columns, optional columns it reads if present).
+LOADER_TABLES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "kernels": ("CUPTI_ACTIVITY_KIND_KERNEL", ("start", "end"),
+                ("deviceId", "contextId", "streamId", "correlationId", "globalPid", "graphNodeId", "shortName",
+                 "demangledName")),
+    "CUDA API calls": ("CUPTI_ACTIVITY_KIND_RUNTIME", ("start", "end", "nameId"),
+                       ("eventClass", "globalTid", "correlationId")),
+    "NVTX ranges and marks": ("NVTX_EVENTS", ("start", "eventType"),
+                              ("end", "text", "textId", "domainId", "globalTid", "endGlobalTid")),
+    "memcpy": ("CUPTI_ACTIVITY_KIND_MEMCPY", ("start", "end"), ("deviceId", "streamId", "bytes", "copyKind")),
+    "memset": ("CUPTI_ACTIVITY_KIND_MEMSET", ("start", "end"), ("deviceId", "streamId", "bytes")),
+    "CUDA graph launches": ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", ("start", "end"), ("deviceId", "streamId", "graphId")),
+    "names": ("StringIds", ("id", "value"), ()),
+    "GPU names": ("TARGET_INFO_GPU", ("id", "name"), ()),
+}
+
+
+def inspect_export(path: str | os.PathLike) -> dict:
+    """Describe what tracedash finds in an nsys export, without loading the events.
+
+    Returns:
+        dict with ``file``, ``nsys_version``, ``schema_version``, ``tables`` (name -> list of
+        columns), ``rows`` (row count per table the loaders read), and ``loaders``: one entry per
+        loader with ``table`` (resolved name or None), ``status`` ("ok", "absent" or "unusable"),
+        ``missing`` (required and optional columns not found).
+
+    Raises:
+        TraceNotFoundError, TraceFormatError: as ``load_nsys_sqlite``.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise TraceNotFoundError(f"{p}: no such file" if not p.exists() else f"{p}: not a regular file")
+    check_sqlite_header(p)
+    con = connect_readonly(p)
+    try:
+        probe = probe_schema(con)
+        meta = _load_meta(con, probe, p, 0)
+        loaders, rows = {}, {}
+        for label, (logical, required, optional) in LOADER_TABLES.items():
+            table = probe.table(logical)
+            cols = set(probe.columns(table))
+            missing = [c for c in (*required, *optional) if c not in cols]
+            status = "absent" if not table else ("unusable" if any(c not in cols for c in required) else "ok")
+            loaders[label] = {"table": table, "status": status, "missing": missing if table else []}
+            if table:
+                rows[table] = con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+        return {"file": p.name, "nsys_version": meta.nsys_version, "schema_version": meta.schema_version,
+                "is_nsys": any(probe.table(t) for t in _NSYS_MARKER_TABLES),
+                "tables": {t: list(c) for t, c in sorted(probe.tables.items())}, "rows": rows, "loaders": loaders}
+    except sqlite3.DatabaseError as exc:
+        raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({exc})") from exc
+    finally:
+        con.close()
+
+
+def load_nsys_sqlite(path: str | os.PathLike, progress=None) -> TraceBundle:
     """Load an nsys SQLite export into canonical frames.
 
     Args:
@@ -403,10 +458,14 @@ def load_nsys_sqlite(path: str | os.PathLike) -> TraceBundle:
         ``NVTX_MARKS`` (type 34), ``MEMOPS`` and ``GRAPH_LAUNCHES``. Rows keep file order except
         memops, sorted by start. Names are resolved from ``StringIds``.
 
+    Args:
+        progress: optional callable taking a stage name, called as each stage starts.
+
     Raises:
         TraceNotFoundError: the path does not exist or is not a regular file.
         TraceFormatError: not SQLite, corrupt, or SQLite without any nsys table.
     """
+    step = progress or (lambda stage: None)
     p = Path(path)
     if not p.exists():
         raise TraceNotFoundError(f"{p}: no such file")
@@ -425,16 +484,24 @@ def load_nsys_sqlite(path: str | os.PathLike) -> TraceBundle:
                 f"{p.name}: a SQLite database but not an nsys export (found: {found}). "
                 "Expected tables such as StringIds, CUPTI_ACTIVITY_KIND_KERNEL or NVTX_EVENTS."
             )
+        step("names")
         strings = _load_strings(con, probe)
+        step("kernels")
         kernels, dropped = _load_kernels(con, probe, strings)
+        step("CUDA API calls")
+        api_calls = _load_api_calls(con, probe, strings)
+        step("NVTX")
         ranges, marks = _load_nvtx(con, probe, strings)
+        step("memcpy/memset")
+        memops = _load_memops(con, probe)
+        step("graphs")
         return TraceBundle(
             meta=_load_meta(con, probe, p, dropped),
             kernels=kernels,
-            api_calls=_load_api_calls(con, probe, strings),
+            api_calls=api_calls,
             nvtx_ranges=ranges,
             nvtx_marks=marks,
-            memops=_load_memops(con, probe),
+            memops=memops,
             graph_launches=_load_graph_launches(con, probe),
         )
     except sqlite3.DatabaseError as exc:

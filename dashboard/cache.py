@@ -1,0 +1,186 @@
+"""Columnar cache of loaded nsys traces (Parquet via pyarrow) in a user cache directory.
+
+An entry is keyed by the trace file's identity: resolved path, size, mtime and a SHA-256 of its
+first 64 KiB (the SQLite header and first pages), plus the cache format version. A changed file
+gets a new key, so a stale entry is never used. Entries are written to a temporary folder and
+renamed into place (atomic); an entry that cannot be read back in full is deleted and rebuilt,
+never trusted. A cache folder that cannot be written (read-only, full disk) degrades to no cache
+with one warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import warnings
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas and the model load lazily: a warm `summarize` never imports them
+    from dashboard.model import TraceBundle
+
+log = logging.getLogger(__name__)
+
+CACHE_FORMAT = 1  # bump whenever a frame schema or the loader's output changes
+HEADER_BYTES = 64 * 1024
+ENV_DIR = "TRACEDASH_CACHE_DIR"
+FRAME_NAMES = ("kernels", "api_calls", "nvtx_ranges", "nvtx_marks", "memops", "graph_launches")
+
+
+def _schemas() -> dict[str, dict[str, str]]:
+    from dashboard import model
+
+    return {"kernels": model.KERNELS, "api_calls": model.API_CALLS, "nvtx_ranges": model.NVTX_RANGES,
+            "nvtx_marks": model.NVTX_MARKS, "memops": model.MEMOPS, "graph_launches": model.GRAPH_LAUNCHES}
+
+
+def default_cache_dir() -> Path:
+    """``$TRACEDASH_CACHE_DIR`` if set, else the platform's user cache folder for tracedash."""
+    if os.environ.get(ENV_DIR):
+        return Path(os.environ[ENV_DIR])
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("tracedash", appauthor=False))
+
+
+def file_identity(path: Path) -> str:
+    """Hex key of a file's identity (path, size, mtime, hash of the first 64 KiB, cache format)."""
+    p = Path(path).resolve()
+    st = p.stat()
+    h = hashlib.sha256()
+    with open(p, "rb") as fh:
+        h.update(fh.read(HEADER_BYTES))
+    ident = f"{CACHE_FORMAT}|{p}|{st.st_size}|{st.st_mtime_ns}|{h.hexdigest()}"
+    return hashlib.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+class TraceCache:
+    """Load-or-build cache of TraceBundles and summary JSON texts.
+
+    Args:
+        root: cache folder (default ``default_cache_dir()``); created on first write.
+        enabled: False turns every call into a pass-through (``--no-cache``).
+    """
+
+    def __init__(self, root: Path | None = None, *, enabled: bool = True):
+        self.root = Path(root) if root is not None else default_cache_dir()
+        self.enabled = enabled
+        self._warned = False
+
+    @property
+    def entries_dir(self) -> Path:
+        """Folder holding one sub-folder per cached trace."""
+        return self.root / f"v{CACHE_FORMAT}"
+
+    def _warn(self, message: str) -> None:
+        if not self._warned:
+            warnings.warn(f"tracedash cache disabled: {message}", RuntimeWarning, stacklevel=3)
+            self._warned = True
+        self.enabled = False
+
+    def load_bundle(self, path: Path, build: Callable[[Path], TraceBundle]) -> tuple[TraceBundle, bool]:
+        """Return ``(bundle, from_cache)``: the cached frames of ``path``, or ``build(path)`` stored.
+
+        Raises:
+            Whatever ``build`` raises (the trace's own errors); cache problems never raise.
+        """
+        if not self.enabled:
+            return build(path), False
+        try:
+            key = file_identity(path)
+        except OSError:
+            return build(path), False
+        entry = self.entries_dir / key
+        if entry.is_dir():
+            bundle = self._read(entry)
+            if bundle is not None:
+                return bundle, True
+            shutil.rmtree(entry, ignore_errors=True)  # corrupt or partial: rebuild, never trust
+        bundle = build(path)
+        self._write(entry, bundle)
+        return bundle, False
+
+    def _read(self, entry: Path) -> TraceBundle | None:
+        import pandas as pd
+
+        from dashboard.model import TraceBundle, TraceMeta, conform
+
+        try:
+            meta = json.loads((entry / "meta.json").read_text(encoding="utf-8"))
+            if meta.get("cache_format") != CACHE_FORMAT:
+                return None
+            frames = {name: conform(pd.read_parquet(entry / f"{name}.parquet"), schema)
+                      for name, schema in _schemas().items()}
+            m = meta["meta"]
+            m["gpus"] = {int(k): v for k, v in m["gpus"].items()}
+            m["tables"] = tuple(m["tables"])
+            return TraceBundle(meta=TraceMeta(**m), **frames)
+        except Exception as exc:  # noqa: BLE001 - any unreadable entry is rebuilt
+            log.warning("ignoring unreadable cache entry %s: %s", entry.name, exc)
+            return None
+
+    def _write(self, entry: Path, bundle: TraceBundle) -> None:
+        tmp = None
+        try:
+            self.entries_dir.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{entry.name}-", dir=self.entries_dir))
+            for name in FRAME_NAMES:
+                getattr(bundle, name).to_parquet(tmp / f"{name}.parquet", index=False)
+            (tmp / "meta.json").write_text(json.dumps({"cache_format": CACHE_FORMAT, "meta": asdict(bundle.meta)}),
+                                           encoding="utf-8")
+            try:
+                os.rename(tmp, entry)
+                tmp = None
+            except OSError:  # another process stored the same entry first
+                pass
+        except OSError as exc:
+            self._warn(f"cannot write to {self.root} ({exc.strerror or exc})")
+        finally:
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+
+    def _summary_path(self, path: Path, dispatch_prefix: str) -> Path:
+        tag = hashlib.sha256(dispatch_prefix.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+        return self.entries_dir / file_identity(path) / f"summary-{tag}.json"
+
+    def load_summary_text(self, path: Path, dispatch_prefix: str) -> str | None:
+        """The cached ``summarize`` output for ``path`` and prefix, or None."""
+        if not self.enabled:
+            return None
+        try:
+            text = self._summary_path(path, dispatch_prefix).read_text(encoding="utf-8")
+            json.loads(text)  # a truncated file is not trusted
+            return text
+        except (OSError, ValueError):
+            return None
+
+    def store_summary_text(self, path: Path, dispatch_prefix: str, text: str) -> None:
+        """Store ``summarize`` output next to the cached frames (atomic replace)."""
+        if not self.enabled:
+            return
+        try:
+            target = self._summary_path(path, dispatch_prefix)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-summary-", dir=target.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, target)
+        except OSError as exc:
+            self._warn(f"cannot write to {self.root} ({exc.strerror or exc})")
+
+    def clear(self) -> int:
+        """Delete every cached entry; returns how many were removed."""
+        if not self.root.is_dir():
+            return 0
+        n = 0
+        for child in self.root.iterdir():
+            if child.is_dir() and child.name.startswith("v"):
+                n += sum(1 for e in child.iterdir() if e.is_dir() and not e.name.startswith(".tmp-"))
+                shutil.rmtree(child, ignore_errors=True)
+        return n

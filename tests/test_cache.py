@@ -1,0 +1,118 @@
+"""The columnar cache: hits, staleness, corruption, unwritable folders, CLI commands."""
+
+import json
+import os
+import shutil
+
+import pandas as pd
+import pytest
+from paths import NSYS_DIR
+
+from dashboard import cli
+from dashboard.cache import FRAME_NAMES, TraceCache, file_identity
+from dashboard.loaders import load_nsys_sqlite
+
+TRACE = NSYS_DIR / "nsys2024.6_h100_nvfuser.sqlite"
+
+
+@pytest.fixture
+def trace(tmp_path):
+    p = tmp_path / "in" / TRACE.name
+    p.parent.mkdir()
+    shutil.copy(TRACE, p)
+    return p
+
+
+def assert_same(a, b):
+    assert a.meta == b.meta
+    for name in FRAME_NAMES:
+        pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name))
+
+
+def test_second_load_is_served_from_cache(trace, tmp_path):
+    cache = TraceCache(tmp_path / "c")
+    first, hit1 = cache.load_bundle(trace, load_nsys_sqlite)
+    second, hit2 = cache.load_bundle(trace, lambda p: pytest.fail("should not rebuild"))
+    assert (hit1, hit2) == (False, True)
+    assert_same(first, second)
+    entries = list(cache.entries_dir.iterdir())
+    assert [e.name for e in entries] == [file_identity(trace)]
+    assert sorted(f.name for f in entries[0].iterdir()) == sorted([f"{n}.parquet" for n in FRAME_NAMES] + ["meta.json"])
+
+
+def test_changed_file_gets_a_new_key(trace, tmp_path):
+    key = file_identity(trace)
+    os.utime(trace, ns=(1, 1))
+    assert file_identity(trace) != key
+
+
+def test_corrupt_entry_is_rebuilt_not_trusted(trace, tmp_path):
+    cache = TraceCache(tmp_path / "c")
+    good, _ = cache.load_bundle(trace, load_nsys_sqlite)
+    entry = cache.entries_dir / file_identity(trace)
+    (entry / "kernels.parquet").write_bytes(b"PAR1 garbage")
+    again, hit = cache.load_bundle(trace, load_nsys_sqlite)
+    assert hit is False
+    assert_same(good, again)
+    assert cache.load_bundle(trace, load_nsys_sqlite)[1] is True  # rewritten
+
+
+def test_partial_entry_without_meta_is_rebuilt(trace, tmp_path):
+    cache = TraceCache(tmp_path / "c")
+    entry = cache.entries_dir / file_identity(trace)
+    entry.mkdir(parents=True)
+    (entry / "kernels.parquet").write_bytes(b"")
+    bundle, hit = cache.load_bundle(trace, load_nsys_sqlite)
+    assert hit is False and len(bundle.kernels) == 19
+
+
+def test_unwritable_cache_degrades_with_one_warning(trace, tmp_path):
+    blocker = tmp_path / "not_a_dir"
+    blocker.write_text("x")  # a file where the cache folder should be: mkdir fails (even as root)
+    cache = TraceCache(blocker / "cache")
+    with pytest.warns(RuntimeWarning, match="cache disabled"):
+        bundle, hit = cache.load_bundle(trace, load_nsys_sqlite)
+    assert hit is False and len(bundle.kernels) == 19 and cache.enabled is False
+    bundle2, hit2 = cache.load_bundle(trace, load_nsys_sqlite)  # no second warning, still works
+    assert hit2 is False
+
+
+def test_disabled_cache_writes_nothing(trace, tmp_path):
+    cache = TraceCache(tmp_path / "c", enabled=False)
+    cache.load_bundle(trace, load_nsys_sqlite)
+    cache.store_summary_text(trace, "CG", "{}")
+    assert not (tmp_path / "c").exists()
+
+
+def test_cli_summarize_warm_uses_cached_output(trace, tmp_path, capsys, monkeypatch):
+    args = ["summarize", str(trace), "--cache-dir", str(tmp_path / "c")]
+    assert cli.main(args) == 0
+    cold = capsys.readouterr().out
+    import dashboard.trace
+
+    monkeypatch.setattr(dashboard.trace, "load_trace", lambda *a, **k: pytest.fail("warm run must not load"))
+    assert cli.main(args) == 0
+    assert capsys.readouterr().out == cold
+    assert json.loads(cold)["kernel_count"] == 19
+    with pytest.raises(pytest.fail.Exception):  # another prefix is a miss: it must load
+        cli.main([*args, "--dispatch-prefix", "X"])
+
+
+def test_cli_no_cache_and_clear(trace, tmp_path, capsys):
+    c = tmp_path / "c"
+    assert cli.main(["summarize", str(trace), "--cache-dir", str(c), "--no-cache"]) == 0
+    assert not c.exists()
+    assert cli.main(["summarize", str(trace), "--cache-dir", str(c)]) == 0
+    capsys.readouterr()
+    assert cli.main(["cache", "info", "--cache-dir", str(c)]) == 0
+    assert "1 cached trace(s)" in capsys.readouterr().out
+    assert cli.main(["cache", "clear", "--cache-dir", str(c)]) == 0
+    assert "removed 1 cached trace(s)" in capsys.readouterr().out
+    assert not any(c.rglob("*.parquet"))
+
+
+def test_trace_file_untouched_by_caching(trace, tmp_path):
+    before = (trace.read_bytes(), os.stat(trace).st_mtime_ns)
+    TraceCache(tmp_path / "c").load_bundle(trace, load_nsys_sqlite)
+    assert (trace.read_bytes(), os.stat(trace).st_mtime_ns) == before
+    assert [p.name for p in trace.parent.iterdir()] == [trace.name]
