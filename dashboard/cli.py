@@ -33,7 +33,7 @@ def _cache(args):
 class _Progress:
     """A tqdm bar over loading stages, on stderr, only when stderr is a terminal."""
 
-    STAGES = 6
+    STAGES = 5
 
     def __init__(self, name: str):
         self.name = name

@@ -114,7 +114,7 @@ def conform(frame: pd.DataFrame, schema: dict[str, str]) -> pd.DataFrame:
         if dtype == "category" and series.cat.categories.dtype == object:
             series = series.cat.rename_categories(series.cat.categories.astype("str"))
         out[col] = series
-    return pd.DataFrame(out)
+    return pd.DataFrame(out, copy=False)  # one block per column: no consolidation copy
 
 
 @dataclass(frozen=True)

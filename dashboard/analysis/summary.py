@@ -39,9 +39,14 @@ def kernel_busy_union(kernels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 def _count_and_total(names: pd.Series, durations: pd.Series) -> pd.DataFrame:
     """Per distinct name (categorical or str): row count and int64 sum of durations."""
-    g = pd.Series(durations.to_numpy(np.int64)).groupby(names.to_numpy(), sort=False)
-    out = pd.DataFrame({"count": g.size(), "total_ns": g.sum()})
-    out.index = out.index.astype(str)
+    if isinstance(names.dtype, pd.CategoricalDtype):  # group on the integer codes: no string copies
+        codes = names.cat.codes.to_numpy()
+        g = pd.Series(durations.to_numpy(np.int64)).groupby(codes, sort=False)
+        out = pd.DataFrame({"count": g.size(), "total_ns": g.sum()})
+        out.index = names.cat.categories.take(out.index.to_numpy()).astype(str)
+    else:
+        g = pd.Series(durations.to_numpy(np.int64)).groupby(names.astype(str).to_numpy(), sort=False)
+        out = pd.DataFrame({"count": g.size(), "total_ns": g.sum()})
     return out.rename_axis("name").reset_index()
 
 

@@ -137,8 +137,13 @@ def _query_adbc(uri: str, sql: str, columns: list[str]) -> pd.DataFrame:
     with adbc.connect(uri) as conn, conn.cursor() as cur:
         cur.execute(sql)
         table = cur.fetch_arrow_table()
-    table = table.rename_columns(columns)
-    return table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+    data = {}
+    for name, col in zip(columns, table.columns):
+        if pa.types.is_integer(col.type) and col.null_count == 0:
+            data[name] = col.to_numpy()  # plain int64, no copy through pandas extension arrays
+        else:
+            data[name] = col.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+    return pd.DataFrame(data, copy=False)
 
 
 def _query(con: sqlite3.Connection, sql: str, columns: list[str]) -> pd.DataFrame:
@@ -161,6 +166,9 @@ def _col(cols: tuple[str, ...], name: str, default: str = "NULL") -> str:
 
 
 def _int(series: pd.Series, default: int = -1) -> pd.Series:
+    """int64 column with NULL/non-numeric values replaced by ``default`` (no copy when already int64)."""
+    if series.dtype == np.int64:
+        return series
     return pd.to_numeric(series, errors="coerce").fillna(default).astype("int64")
 
 
@@ -171,7 +179,7 @@ def _load_strings(con: sqlite3.Connection, probe: SchemaProbe) -> dict[int, str]
     return {int(i): (v if isinstance(v, str) else str(v)) for i, v in con.execute(f'SELECT id, value FROM "{table}"')}
 
 
-def _names(ids: pd.Series, strings: dict[int, str], fallback: pd.Series | None = None) -> pd.Categorical:
+def _names(ids: pd.Series, strings: dict[int, str], fallback=None) -> pd.Categorical:
     """Resolve StringIds ids to a categorical of names; ids not found use ``fallback`` or a tag.
 
     Vectorised over distinct ids: the cost is one ``np.unique`` plus one lookup per distinct id.
@@ -183,7 +191,7 @@ def _names(ids: pd.Series, strings: dict[int, str], fallback: pd.Series | None =
         values = np.array(lookup, dtype=object)[inverse] if len(uniq) else np.empty(0, dtype=object)
         missing = pd.isna(values)
         if fallback is not None:
-            values[missing] = fallback.to_numpy(dtype=object)[missing]
+            values[missing] = np.asarray(fallback, dtype=object)[missing]
         still = pd.isna(values)
         values[still] = [f"<unnamed {int(x) if pd.notna(x) else '?'}>" for x in numeric.to_numpy(dtype=float)[still]]
         return pd.Categorical(values)
@@ -200,20 +208,26 @@ def _tid_of(global_id: pd.Series) -> pd.Series:
     return pd.Series(global_id.to_numpy(np.int64) & 0xFFFFFF, index=global_id.index)
 
 
-def _load_kernels(con, probe, strings) -> tuple[pd.DataFrame, int]:
+_KERNEL_COLUMNS = ["start_ns", "end_ns", "device_id", "context_id", "stream_id", "correlation_id", "global_pid",
+                   "graph_node_id", "short_id", "name_id"]
+_API_COLUMNS = ["start_ns", "end_ns", "global_tid", "correlation_id", "event_class", "name_id"]
+
+
+def _kernel_sql(probe: SchemaProbe) -> str | None:
     table = probe.table("CUPTI_ACTIVITY_KIND_KERNEL")
     cols = probe.columns(table)
     if not table or not {"start", "end"} <= set(cols):
-        return empty_frame(KERNELS), 0
-    sql = (
+        return None
+    return (
         f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "contextId", "0")}, '
         f'{_col(cols, "streamId", "0")}, {_col(cols, "correlationId")}, {_col(cols, "globalPid")}, '
         f'{_col(cols, "graphNodeId")}, {_col(cols, "shortName")}, {_col(cols, "demangledName")} '
         f'FROM "{table}"'
     )
-    raw = _query(con, sql, ["start_ns", "end_ns", "device_id", "context_id", "stream_id",
-                            "correlation_id", "global_pid", "graph_node_id", "short_id", "name_id"])
-    if raw.empty:
+
+
+def _kernel_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> tuple[pd.DataFrame, int]:
+    if raw is None or raw.empty:
         return empty_frame(KERNELS), 0
     raw["start_ns"] = _int(raw["start_ns"], 0)
     raw["end_ns"] = _int(raw["end_ns"], 0)
@@ -224,23 +238,25 @@ def _load_kernels(con, probe, strings) -> tuple[pd.DataFrame, int]:
     raw["graph_node_id"] = pd.to_numeric(raw["graph_node_id"], errors="coerce").astype("Int64")
     full = _names(raw["name_id"], strings)
     raw["name"] = full
-    raw["short_name"] = _names(raw["short_id"], strings, fallback=pd.Series(np.asarray(full, dtype=object)))
+    raw["short_name"] = _names(raw["short_id"], strings, fallback=full)  # no shortName: demangled name
     zero_ts = int(((raw["start_ns"] == 0) & (raw["end_ns"] == 0)).sum())
     return conform(raw, KERNELS), zero_ts
 
 
-def _load_api_calls(con, probe, strings) -> pd.DataFrame:
+def _api_sql(probe: SchemaProbe) -> str | None:
     table = probe.table("CUPTI_ACTIVITY_KIND_RUNTIME")
     cols = probe.columns(table)
     if not table or not {"start", "end", "nameId"} <= set(cols):
-        return empty_frame(API_CALLS)
+        return None
     where = f'WHERE "eventClass" IS NOT {EVENT_CLASS_BACKTRACE}' if "eventClass" in cols else ""
-    sql = (
+    return (
         f'SELECT "start", "end", {_col(cols, "globalTid")}, {_col(cols, "correlationId")}, '
         f'{_col(cols, "eventClass", "0")}, "nameId" FROM "{table}" {where}'
     )
-    raw = _query(con, sql, ["start_ns", "end_ns", "global_tid", "correlation_id", "event_class", "name_id"])
-    if raw.empty:
+
+
+def _api_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> pd.DataFrame:
+    if raw is None or raw.empty:
         return empty_frame(API_CALLS)
     raw["start_ns"] = _int(raw["start_ns"], 0)
     raw["end_ns"] = _int(raw["end_ns"], 0)
@@ -251,6 +267,21 @@ def _load_api_calls(con, probe, strings) -> pd.DataFrame:
     raw["event_class"] = _int(raw["event_class"], 0)
     raw["name"] = _names(raw["name_id"], strings)
     return conform(raw, API_CALLS)
+
+
+def _run_queries(con: sqlite3.Connection, jobs: dict[str, tuple[str | None, list[str]]]) -> dict[str, pd.DataFrame | None]:
+    """Run independent queries; with ADBC, in parallel threads (each on its own connection)."""
+    todo = {k: v for k, v in jobs.items() if v[0] is not None}
+    out: dict[str, pd.DataFrame | None] = {k: None for k in jobs}
+    if len(todo) > 1 and _HAVE_ADBC and getattr(con, "tracedash_uri", None):
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=len(todo)) as pool:
+            futures = {k: pool.submit(_query, con, sql, cols) for k, (sql, cols) in todo.items()}
+            out.update({k: f.result() for k, f in futures.items()})
+    else:
+        out.update({k: _query(con, sql, cols) for k, (sql, cols) in todo.items()})
+    return out
 
 
 def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -486,10 +517,12 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None) -> TraceBundle:
             )
         step("names")
         strings = _load_strings(con, probe)
-        step("kernels")
-        kernels, dropped = _load_kernels(con, probe, strings)
-        step("CUDA API calls")
-        api_calls = _load_api_calls(con, probe, strings)
+        step("kernels and CUDA API calls")
+        raw = _run_queries(con, {"kernels": (_kernel_sql(probe), _KERNEL_COLUMNS),
+                                 "api": (_api_sql(probe), _API_COLUMNS)})
+        kernels, dropped = _kernel_frame(raw["kernels"], strings)
+        api_calls = _api_frame(raw["api"], strings)
+        del raw
         step("NVTX")
         ranges, marks = _load_nvtx(con, probe, strings)
         step("memcpy/memset")
