@@ -8,7 +8,12 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
       const fromGantt = trig.indexOf("gantt.") === 0;
       const src = fromGantt ? ganttRelayout : timelineRelayout;
       const target = document.querySelector((fromGantt ? "#timeline" : "#gantt") + " .js-plotly-plot");
-      if (!src || !target || !target.layout || !window.Plotly) { return window.dash_clientside.no_update; }
+      const source = document.querySelector((fromGantt ? "#gantt" : "#timeline") + " .js-plotly-plot");
+      const onTimeAxis = gd => gd && gd.layout && gd.layout.meta && gd.layout.meta.time_axis;
+      // Only figures on the session time axis follow each other (not, e.g., a bar chart of totals).
+      if (!src || !onTimeAxis(target) || !onTimeAxis(source) || !window.Plotly) {
+        return window.dash_clientside.no_update;
+      }
       let update = null;
       if (src["xaxis.range[0]"] !== undefined && src["xaxis.range[1]"] !== undefined) {
         update = {"xaxis.range": [src["xaxis.range[0]"], src["xaxis.range[1]"]]};

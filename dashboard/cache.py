@@ -131,7 +131,7 @@ class TraceCache:
             self.entries_dir.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{entry.name}-", dir=self.entries_dir))
             for name in FRAME_NAMES:
-                getattr(bundle, name).to_parquet(tmp / f"{name}.parquet", index=False)
+                getattr(bundle, name).to_parquet(tmp / f"{name}.parquet", index=False, compression=None)
             (tmp / "meta.json").write_text(json.dumps({"cache_format": CACHE_FORMAT, "meta": asdict(bundle.meta)}),
                                            encoding="utf-8")
             try:

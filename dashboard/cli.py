@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -22,6 +23,22 @@ def default_trace_dir() -> Path | None:
         if candidate.is_dir():
             return candidate
     return None
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 1-65535, got {port}")
+    return port
+
+
+def _prefix(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the dispatch prefix must not be empty (every NVTX mark would count)")
+    return text
 
 
 def _cache(args):
@@ -99,8 +116,23 @@ def _serve(args) -> int:
               file=sys.stderr)
     print(f"tracedash {__version__}: serving {len(store.ids())} trace(s) on http://{args.host}:{args.port}/",
           file=sys.stderr)
+    _check_bind(args.host, args.port)
     app.run(host=args.host, port=args.port, debug=args.debug, dev_tools_disable_version_check=True)
     return 0
+
+
+def _check_bind(host: str, port: int) -> None:
+    """Fail early, with one line, when the address cannot be served (in use, unknown host)."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        family, _, _, _, addr = infos[0]
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(addr)
+    except OSError as exc:
+        raise TraceError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def _inspect(args) -> int:
@@ -153,7 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("summarize", help="write the seed-format JSON summary of a trace")
     p.add_argument("trace", help="nsys SQLite export (nsys export --type sqlite) or summary JSON")
     p.add_argument("-o", "--output", help="output file (default: stdout)")
-    p.add_argument("--dispatch-prefix", default="CG_DISPATCH", help="NVTX name prefix of dispatch marks")
+    p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
+                   help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
     _add_cache_options(p)
     p.set_defaults(func=_summarize)
 
@@ -161,8 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("traces", nargs="*", help="trace files (default: the bundled sample_traces/)")
     p.add_argument("--trace-dir", action="append", help="serve every .sqlite/.json file in DIR (repeatable)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=8050)
-    p.add_argument("--dispatch-prefix", default="CG_DISPATCH", help="NVTX name prefix of dispatch marks")
+    p.add_argument("--port", type=_port, default=8050)
+    p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
+                   help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
     p.add_argument("--debug", action="store_true", help="Dash debug mode (never for shared servers)")
     _add_cache_options(p)
     p.set_defaults(func=_serve)
@@ -190,3 +224,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INPUT_ERROR
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug, not bad input: still one line, no traceback (TRACEDASH_DEBUG=1 shows it)
+        if os.environ.get("TRACEDASH_DEBUG"):
+            raise
+        from dashboard.errors import clean_message
+
+        print(f"tracedash: internal error: {clean_message(exc)} (set TRACEDASH_DEBUG=1 for details)", file=sys.stderr)
+        return 1

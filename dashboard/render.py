@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from dashboard.analysis import phases as ph
 from dashboard.analysis.intervals import union_length
-from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks
+from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, invalid_kernel_count
 from dashboard.analysis.tables import api_table, clean_api_name, kernel_table, nvtx_table
 from dashboard.analysis.timeline import (
     BUSY_ALL,
@@ -87,12 +87,12 @@ def dispatch_timeline(trace: LoadedTrace, prefix: str) -> pd.DataFrame:
 
 
 def activity_end_ns(trace: LoadedTrace) -> int | None:
-    """End of GPU activity (last kernel end); for a trace without kernels, the last NVTX end."""
-    if trace.summary.gpu_end_ns is not None:
-        return trace.summary.gpu_end_ns
-    if trace.bundle is not None and not trace.bundle.nvtx_ranges.empty:
-        return int(trace.bundle.nvtx_ranges["end_ns"].max())
-    return None
+    """End of GPU activity (last kernel end), or None without kernels.
+
+    Without it the last dispatch gets an estimated duration (see phases.build_dispatches): the
+    last NVTX timestamp would stretch it to whatever range closes last (e.g. one never popped).
+    """
+    return trace.summary.gpu_end_ns
 
 
 def phase_view(trace: LoadedTrace, options: ViewOptions) -> PhaseView:
@@ -164,6 +164,9 @@ def overview_cards(trace: LoadedTrace) -> list[Card]:
         cards.append(Card("GPUs with kernels", str(len(devices)), gpu_text))
     else:
         cards.append(Card("Input", "summary JSON", "per-range totals only: no intervals"))
+    if b is not None and (bad := invalid_kernel_count(b.kernels)):
+        cards.append(Card("Invalid kernel rows", f"{bad:,}",
+                          "end < start or impossible timestamps: left out of span, busy and kernel times"))
     if meta.dropped_zero_ts_kernels:
         cards.append(Card("Kernels without timestamps", f"{meta.dropped_zero_ts_kernels:,}",
                           "start = end = 0: left out of span and busy"))
@@ -199,6 +202,30 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
                               busy_label=busy_label, notes=notes, uirevision=uirev, theme=theme)
 
 
+PHASE_METRICS = (
+    ("Dispatches", lambda r: f"{int(r['dispatches']):,}"),
+    ("Tokens", lambda r: f"{int(r['tokens']):,}"),
+    ("Total time", lambda r: fmt_ns(r["total_ns"])),
+    ("Mean step", lambda r: fmt_ns(r["mean_ns"])),
+    ("p50 step", lambda r: fmt_ns(r["p50_ns"])),
+    ("p90 step", lambda r: fmt_ns(r["p90_ns"])),
+    ("Tokens / s", lambda r: f"{r['tokens_per_s']:,.0f}"),
+)
+
+
+def phase_table_rows(stats: pd.DataFrame) -> list[dict]:
+    """Per-phase statistics transposed for display: one row per metric, one column per phase.
+
+    Returns:
+        ``[{"metric": "Dispatches", "prefill": "42", "decode": "96"}, ...]`` with values as
+        display strings (durations in the most readable unit); empty when there are no phases.
+    """
+    if stats.empty:
+        return []
+    rows = stats.to_dict("records")
+    return [{"metric": label, **{r["phase"]: fmt(r) for r in rows}} for label, fmt in PHASE_METRICS]
+
+
 def _records(frame: pd.DataFrame) -> list[dict]:
     out = frame.copy()
     for col in out.columns:
@@ -220,12 +247,7 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
     notices = []
     if trace.bundle is not None and trace.summary.kernel_count == 0:
         notices.append("This trace has no CUDA kernels (NVTX only): GPU busy, idle and kernel tables are empty.")
-    stats = pv.stats.copy()
-    stats["total_s"] = stats["total_ns"] / 1e9
-    for c in ("mean", "p50", "p90"):
-        stats[f"{c}_ms"] = stats[f"{c}_ns"] / 1e6
-    phase_rows = _records(stats[["phase", "dispatches", "tokens", "total_s", "mean_ms", "p50_ms", "p90_ms",
-                                 "tokens_per_s"]])
+    phase_rows = phase_table_rows(pv.stats)
     return DashboardView(
         cards=overview_cards(trace),
         gantt=gantt,

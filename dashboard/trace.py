@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize
 from dashboard.cache import TraceCache
+from dashboard.errors import TraceError, TraceFormatError, clean_message
 from dashboard.loaders import load_nsys_sqlite, load_summary_json, sniff_format
 from dashboard.model import Summary, TraceBundle, TraceMeta
 
@@ -48,6 +50,16 @@ def load_trace(path: str | os.PathLike, *, dispatch_prefix: str = DEFAULT_DISPAT
         TraceNotFoundError, TraceFormatError: with a message naming the file and the problem.
     """
     p = Path(path)
+    try:
+        return _load(p, dispatch_prefix, cache, progress)
+    except TraceError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError, OSError, sqlite3.Error) as exc:
+        # A file this malformed is still the input's fault: say so, never show a traceback.
+        raise TraceFormatError(f"{p.name}: cannot be read: {clean_message(exc)}") from exc
+
+
+def _load(p: Path, dispatch_prefix: str, cache: TraceCache | None, progress) -> LoadedTrace:
     kind = sniff_format(p)
     if kind == "nsys-sqlite":
         def build(path: Path):

@@ -85,6 +85,9 @@ def test_options_from_ui_falls_back_on_bad_values():
     assert (opts.dispatch_prefix, opts.threshold, opts.busy_source) == ("CG", None, "kernels")
     assert notices and "not a non-negative number" in notices[0]
     assert options_from_ui("CG", 100, BUSY_ALL)[0].threshold == 100.0
+    assert options_from_ui("CG", float("inf"), BUSY_ALL)[0].threshold is None
+    opts, notices = options_from_ui("   ", None, BUSY_ALL)
+    assert opts.dispatch_prefix == "CG_DISPATCH" and "empty dispatch prefix" in notices[0]
 
 
 def test_ids_unique():
@@ -104,14 +107,15 @@ def test_app_serves_layout_offline():
     assert "000_746bee52f7bbcc80_seed_summary.json" in text
 
 
+VIEW_OUTPUTS = [("alerts", "children"), ("overview", "children"), ("gantt", "figure"), ("timeline", "figure"),
+                ("phase-table", "rowData"), ("phase-table", "columnDefs"), ("kernel-table", "rowData"),
+                ("api-table", "rowData"), ("nvtx-table", "rowData"), ("threshold-hint", "children")]
+
+
 def update_payload(trace_id):
     return {
-        "output": "..alerts.children...overview.children...gantt.figure...timeline.figure...phase-table.rowData"
-                  "...kernel-table.rowData...api-table.rowData...nvtx-table.rowData...threshold-hint.children..",
-        "outputs": [{"id": i, "property": p} for i, p in [
-            ("alerts", "children"), ("overview", "children"), ("gantt", "figure"), ("timeline", "figure"),
-            ("phase-table", "rowData"), ("kernel-table", "rowData"), ("api-table", "rowData"),
-            ("nvtx-table", "rowData"), ("threshold-hint", "children")]],
+        "output": ".." + "...".join(f"{i}.{p}" for i, p in VIEW_OUTPUTS) + "..",
+        "outputs": [{"id": i, "property": p} for i, p in VIEW_OUTPUTS],
         "inputs": [{"id": "trace-picker", "property": "value", "value": trace_id},
                    {"id": "dispatch-prefix", "property": "value", "value": "CG_DISPATCH"},
                    {"id": "phase-threshold", "property": "value", "value": None},

@@ -81,3 +81,53 @@ def test_inspect_bad_input_exit_2(tmp_path, capsys):
     (tmp_path / "t.sqlite").write_text("hello")
     assert main(["inspect", str(tmp_path / "t.sqlite")]) == 2
     assert "not a SQLite database" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["serve", "--port", "99999"], "port must be 1-65535"),
+    (["serve", "--port", "x"], "not a port number"),
+    (["summarize", "x.sqlite", "--dispatch-prefix", "  "], "must not be empty"),
+])
+def test_bad_options_are_usage_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_serve_on_a_port_in_use_exit_2(capsys):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        assert main(["serve", str(SEED), "--port", str(port)]) == 2
+    assert f"cannot serve on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"gpu_activity_span_s": 1e300, "gpu_busy_union_s": 0, "kernel_count": 1}', "out of range"),
+    ('{"gpu_activity_span_s": 1' + "0" * 400 + ', "gpu_busy_union_s": 0, "kernel_count": 1}', "out of range"),
+    ('{"gpu_activity_span_s": 1, "gpu_busy_union_s": 5, "kernel_count": 1}', "exceeds gpu_activity_span_s"),
+    ('{"gpu_activity_span_s": 1, "gpu_busy_union_s": 0, "kernel_count": -3}', "must not be negative"),
+    ('{"gpu_activity_span_s": 1, "gpu_busy_union_s": 0, "kernel_count": 1, "api": {"c": [1e25, 1]}}', "out of range"),
+    ('{"gpu_activity_span_s": 1, "gpu_busy_union_s": 0, "kernel_count": 1, '
+     '"dispatch_timeline": [{"start_ns": 1180591620717411303424, "name": "x"}]}', "out of range"),
+])
+def test_impossible_summary_values_exit_2(tmp_path, capsys, content, message):
+    p = tmp_path / "s.json"
+    p.write_text(content)
+    assert main(["summarize", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_corrupt_page_is_a_clean_error(tmp_path, capsys):
+    data = bytearray((NSYS_DIR / "nsys2024.5_a100_cloverleaf.sqlite").read_bytes())
+    data[1641033:1641033 + 64] = b"\xff" * 64
+    p = tmp_path / "corrupt.sqlite"
+    p.write_bytes(bytes(data))
+    code = main(["summarize", str(p), "--no-cache"])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert code == 0 or (code == 2 and "corrupt.sqlite" in err)

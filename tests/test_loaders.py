@@ -210,3 +210,37 @@ def test_sqlite3_fallback_reader_gives_the_same_frames(trace, monkeypatch):
     slow = load_nsys_sqlite(trace)
     for attr in FRAMES:
         pd.testing.assert_frame_equal(getattr(fast, attr), getattr(slow, attr), check_categorical=False)
+
+
+def test_fixture_invalid_kernel_rows_are_counted_not_summed(tmp_path):
+    from dashboard.analysis.summary import invalid_kernel_count
+
+    kernels = [{"start": 100, "end": 200}, {"start": 500, "end": 100}, {"start": 300, "end": 400},
+               {"start": -5, "end": 10}]
+    b = load_nsys_sqlite(write_nsys_sqlite(tmp_path / "bad.sqlite", kernels=kernels))
+    s = summarize(b)
+    assert (s.kernel_count, s.gpu_activity_span_ns, s.gpu_busy_union_ns) == (4, 300, 200)
+    assert invalid_kernel_count(b.kernels) == 2
+    assert s.top_kernels.values.tolist() == [["kernel", 4, 200]]  # invalid rows add 0, never negative time
+
+
+def test_fixture_hand_edited_ids_and_timestamps(tmp_path):
+    path = write_nsys_sqlite(tmp_path / "odd.sqlite", kernels=[{"start": 10, "end": 20}],
+                             nvtx=[{"start": 5, "end": None, "eventType": 59, "text": "r"}], gpus={0: "GPU"})
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO TARGET_INFO_GPU VALUES ('zero', 'bad')")
+    con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text) VALUES ('abc', NULL, 59, 'junk')")
+    con.commit()
+    con.close()
+    b = load_nsys_sqlite(path)
+    assert b.meta.gpus == {0: "GPU"}
+    assert b.nvtx_ranges[["start_ns", "end_ns", "name"]].values.tolist() == [[5, 5, "r"]]
+
+
+def test_quoted_table_names_are_probed(tmp_path):
+    path = write_nsys_sqlite(tmp_path / "q.sqlite", kernels=[{"start": 1, "end": 2}])
+    con = sqlite3.connect(path)
+    con.execute('CREATE TABLE "we""ird" (a INTEGER)')
+    con.commit()
+    con.close()
+    assert len(load_nsys_sqlite(path).kernels) == 1

@@ -59,10 +59,12 @@ def parse_dispatch_name(name: str) -> dict[str, str]:
 
 
 def _to_int(value: str | None) -> int | None:
+    """A token count from a name field: a non-negative integer below 2**53, else None."""
     try:
-        return int(value) if value is not None else None
+        n = int(value) if value is not None else None
     except ValueError:
         return None
+    return n if n is not None and 0 <= n < 2**53 else None
 
 
 def build_dispatches(timeline: pd.DataFrame, *, end_ns: int | None) -> pd.DataFrame:

@@ -22,9 +22,35 @@ DEFAULT_DISPATCH_PREFIX = "CG_DISPATCH"
 TOP_KERNELS = 20
 
 
+MAX_TIMESTAMP_NS = 2**62  # beyond this a timestamp is corrupt, not a trace (about 146 years)
+
+
 def timed_kernels(kernels: pd.DataFrame) -> pd.DataFrame:
-    """Kernel rows whose timestamps were collected (not ``start = 0 AND end = 0``), as a view."""
-    return kernels[~((kernels["start_ns"] == 0) & (kernels["end_ns"] == 0))]
+    """Kernel rows that count for span and busy time.
+
+    Left out: ``start = 0 AND end = 0`` (timestamp not collected, the CUPTI convention) and
+    invalid rows (``end < start``, negative or absurdly large timestamps). Both kinds still
+    count in ``kernel_count``; ``invalid_kernel_count`` reports the second.
+    """
+    s = kernels["start_ns"]
+    e = kernels["end_ns"]
+    ok = ~((s == 0) & (e == 0)) & (s >= 0) & (e >= s) & (e < MAX_TIMESTAMP_NS)
+    return kernels if ok.all() else kernels[ok]
+
+
+def invalid_kernel_count(kernels: pd.DataFrame) -> int:
+    """Kernel rows with ``end < start`` or timestamps that are negative or beyond 2**62 ns."""
+    s = kernels["start_ns"]
+    e = kernels["end_ns"]
+    return int(((s < 0) | (e < s) | (e >= MAX_TIMESTAMP_NS)).sum())
+
+
+def kernel_durations(kernels: pd.DataFrame) -> pd.Series:
+    """``end - start`` per kernel in ns, 0 for invalid rows (so a bad row never adds negative time)."""
+    s = kernels["start_ns"]
+    e = kernels["end_ns"]
+    bad = (s < 0) | (e < s) | (e >= MAX_TIMESTAMP_NS)
+    return (e - s).where(~bad, 0)
 
 
 def kernel_busy_union(kernels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -115,7 +141,7 @@ def kernel_stats_by_short_name(kernels: pd.DataFrame, top: int | None = TOP_KERN
     """
     if kernels.empty:
         return empty_frame(KERNEL_STATS)
-    out = _count_and_total(kernels["short_name"], kernels["end_ns"] - kernels["start_ns"])
+    out = _count_and_total(kernels["short_name"], kernel_durations(kernels))
     out = out.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
     if top is not None:
         out = out.head(top)

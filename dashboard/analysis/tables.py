@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from dashboard.analysis.summary import kernel_durations
 from dashboard.model import Summary
 
 _API_SUFFIX = re.compile(r"_v\d{4,5}$")
@@ -63,7 +64,7 @@ def kernel_table(kernels: pd.DataFrame | None, summary: Summary) -> pd.DataFrame
     busy = summary.gpu_busy_union_ns
     if kernels is not None and not kernels.empty:
         df = pd.DataFrame({"name": kernels["short_name"].astype(str), "full": kernels["name"].astype(str),
-                           "dur": kernels["end_ns"] - kernels["start_ns"]})
+                           "dur": kernel_durations(kernels)})
         g = df.groupby("name", sort=False)
         out = pd.DataFrame({"count": g.size(), "total_ns": g["dur"].sum()}).reset_index()
         pairs = df.groupby(["name", "full"], sort=False, observed=True).size().reset_index(name="n")

@@ -7,9 +7,10 @@ import math
 
 from dash import ClientsideFunction, Dash, Input, Output
 
+from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX
 from dashboard.analysis.timeline import BUSY_ALL, BUSY_KERNELS
 from dashboard.app import ids
-from dashboard.app.layout import alert, cards
+from dashboard.app.layout import alert, cards, phase_columns
 from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
@@ -32,12 +33,16 @@ def options_from_ui(prefix, threshold, busy_source) -> tuple[ViewOptions, list[s
             t = None
     if busy_source not in (BUSY_KERNELS, BUSY_ALL):
         busy_source = BUSY_KERNELS
-    return ViewOptions(dispatch_prefix=(prefix or "").strip(), threshold=t, busy_source=busy_source), notices
+    prefix = (prefix or "").strip()
+    if not prefix:
+        notices.append(f"An empty dispatch prefix would make every NVTX mark a dispatch: using {DEFAULT_DISPATCH_PREFIX}.")
+        prefix = DEFAULT_DISPATCH_PREFIX
+    return ViewOptions(dispatch_prefix=prefix, threshold=t, busy_source=busy_source), notices
 
 
 def _failed(message: str):
     fig = empty_figure("No trace to show.", height=200)
-    return alert(message), [], fig, fig, [], [], [], [], ""
+    return alert(message), [], fig, fig, [], phase_columns([]), [], [], [], ""
 
 
 def register_callbacks(app: Dash, store: TraceStore) -> None:
@@ -49,6 +54,7 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Output(ids.GANTT, "figure"),
         Output(ids.TIMELINE, "figure"),
         Output(ids.PHASE_TABLE, "rowData"),
+        Output(ids.PHASE_TABLE, "columnDefs"),
         Output(ids.KERNEL_TABLE, "rowData"),
         Output(ids.API_TABLE, "rowData"),
         Output(ids.NVTX_TABLE, "rowData"),
@@ -71,7 +77,8 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
             return _failed(f"{trace_id}: internal error while reading or showing this trace (see the server log).")
         messages = [alert(n, "info") for n in notices + view.notices]
         hint = f"auto: {view.auto_threshold:.1f}" if view.auto_threshold is not None else "auto: no split"
-        return (messages, cards(view.cards), view.gantt, view.timeline, view.phase_rows, view.kernel_rows,
+        return (messages, cards(view.cards), view.gantt, view.timeline, view.phase_rows,
+                phase_columns(view.phase_rows), view.kernel_rows,
                 view.api_rows, view.nvtx_rows, hint)
 
     # Zooming the Gantt zooms the timeline and the other way round (assets/tracedash.js).

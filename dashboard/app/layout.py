@@ -50,18 +50,21 @@ NVTX_COLUMNS = [
     {"headerName": "Overlap %", "field": "overlap_pct", "valueFormatter": _PCT, "filter": _NUM_FILTER},
 ]
 PHASE_COLUMNS = [
-    {"headerName": "Phase", "field": "phase", "minWidth": 90},
-    {"headerName": "Dispatches", "field": "dispatches", "valueFormatter": _INT},
-    {"headerName": "Tokens", "field": "tokens", "valueFormatter": _INT},
-    {"headerName": "Total (s)", "field": "total_s", "valueFormatter": _S},
-    {"headerName": "Mean step (ms)", "field": "mean_ms", "valueFormatter": {"function": "d3.format(',.3f')(params.value)"}},
-    {"headerName": "p50 (ms)", "field": "p50_ms", "valueFormatter": {"function": "d3.format(',.3f')(params.value)"}},
-    {"headerName": "p90 (ms)", "field": "p90_ms", "valueFormatter": {"function": "d3.format(',.3f')(params.value)"}},
-    {"headerName": "Tokens/s", "field": "tokens_per_s", "valueFormatter": {"function": "d3.format(',.0f')(params.value)"}},
+    {"headerName": "", "field": "metric", "minWidth": 110, "sortable": False},
+    {"headerName": "prefill", "field": "prefill", "sortable": False, "type": "rightAligned"},
+    {"headerName": "decode", "field": "decode", "sortable": False, "type": "rightAligned"},
+    {"headerName": "unsplit", "field": "unsplit", "sortable": False, "type": "rightAligned", "hide": True},
+    {"headerName": "unknown", "field": "unknown", "sortable": False, "type": "rightAligned", "hide": True},
 ]
 
 
-def grid(grid_id: str, columns: list[dict], height: str = "420px", filters: bool = True) -> dag.AgGrid:
+def phase_columns(rows: list[dict]) -> list[dict]:
+    """PHASE_COLUMNS with a column for every phase present in ``rows`` (prefill/decode always)."""
+    present = {k for r in rows for k in r}
+    return [{**c, "hide": c["field"] not in present} if c.get("hide") is not None else c for c in PHASE_COLUMNS]
+
+
+def grid(grid_id: str, columns: list[dict], height: str | None = "420px", filters: bool = True) -> dag.AgGrid:
     """A sortable (and, with ``filters``, filterable) AG Grid; cells render as text, never as HTML."""
     return dag.AgGrid(
         id=grid_id,
@@ -70,8 +73,9 @@ def grid(grid_id: str, columns: list[dict], height: str = "420px", filters: bool
         defaultColDef={"sortable": True, "filter": filters, "resizable": True, "floatingFilter": filters,
                        "minWidth": 100 if filters else 70, "flex": 1, "wrapHeaderText": True,
                        "autoHeaderHeight": True},
-        dashGridOptions={"tooltipShowDelay": 300, "animateRows": False, "enableCellTextSelection": True},
-        style={"height": height, "width": "100%"},
+        dashGridOptions={"tooltipShowDelay": 300, "animateRows": False, "enableCellTextSelection": True,
+                         **({} if height else {"domLayout": "autoHeight"})},
+        style={"height": height, "width": "100%"} if height else {"width": "100%"},
         className="ag-theme-alpine" + ("" if filters else " compact"),
     )
 
@@ -81,7 +85,7 @@ def cards(items: list[Card]) -> list:
     return [
         html.Div(className="card", title=c.hint, children=[
             html.Div(c.label, className="card-label"),
-            html.Div(c.value, className="card-value"),
+            html.Div(c.value, className="card-value" + (" long" if len(c.value) > 14 else "")),
             html.Div(c.hint, className="card-hint"),
         ])
         for c in items
@@ -107,7 +111,7 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
                             dcc.Input(id=ids.DISPATCH_PREFIX, type="text", value=dispatch_prefix, debounce=True,
                                       spellCheck=False, className="text-input")]),
                 html.Label(["Prefill when tokens ≥",
-                            dcc.Input(id=ids.THRESHOLD, type="number", min=0, debounce=True, placeholder="auto",
+                            dcc.Input(id=ids.THRESHOLD, type="number", debounce=True, placeholder="auto",
                                       className="num-input"),
                             html.Span(id=ids.THRESHOLD_HINT, className="hint")]),
                 html.Label(["GPU busy counts", dcc.RadioItems(
@@ -119,18 +123,23 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
         html.Div(id=ids.ALERTS, className="alerts"),
         dcc.Loading(type="dot", delay_show=300, children=html.Section(id=ids.OVERVIEW, className="cards")),
         html.Section(className="row", children=[
-            html.Div(className="panel grow", children=dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(
-                id=ids.GANTT, config={**GRAPH_CONFIG, "toImageButtonOptions": {
-                    **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-gantt"}}))),
-            html.Div(className="panel side", children=[
-                html.H3("Per phase"),
-                grid(ids.PHASE_TABLE, PHASE_COLUMNS, height="200px", filters=False),
-                html.P("Step time = mark to next mark; tokens/s = tokens ÷ total phase time.", className="small"),
+            # The Gantt and the timeline share one column, so their time axes line up exactly.
+            html.Div(className="grow", children=[
+                html.Div(className="panel", children=dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(
+                    id=ids.GANTT, config={**GRAPH_CONFIG, "toImageButtonOptions": {
+                        **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-gantt"}}))),
+                html.Div(className="panel", children=dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(
+                    id=ids.TIMELINE, config={**GRAPH_CONFIG, "toImageButtonOptions": {
+                        **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-timeline"}}))),
             ]),
+            html.Div(className="side", children=html.Div(className="panel", children=[
+                html.H3("Per phase"),
+                grid(ids.PHASE_TABLE, PHASE_COLUMNS, height=None, filters=False),
+                html.P("A step lasts from its dispatch mark to the next one (the last: to the end of GPU "
+                       "activity, or estimated when unknown). Tokens/s = tokens ÷ total phase time.",
+                       className="small"),
+            ])),
         ]),
-        html.Section(className="panel", children=dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(
-            id=ids.TIMELINE, config={**GRAPH_CONFIG, "toImageButtonOptions": {
-                **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-timeline"}}))),
         html.Section(className="panel", children=dcc.Tabs(id=ids.TABLE_TABS, value="kernels", children=[
             dcc.Tab(label="Kernels", value="kernels", children=grid(ids.KERNEL_TABLE, KERNEL_COLUMNS)),
             dcc.Tab(label="CUDA API calls", value="api", children=grid(ids.API_TABLE, API_COLUMNS)),

@@ -28,8 +28,10 @@ def discover(paths: list[str | os.PathLike], trace_dirs: list[str | os.PathLike]
             continue
         found.append(p)
     for d in map(Path, trace_dirs):
-        if not d.is_dir():
+        if not d.exists():
             raise TraceNotFoundError(f"{d}: no such directory")
+        if not d.is_dir():
+            raise TraceNotFoundError(f"{d}: not a directory (pass trace files without --trace-dir)")
         found.extend(sorted(f for f in d.iterdir() if f.is_file() and f.suffix.lower() in (".sqlite", ".json")))
     unique = list(dict.fromkeys(f.resolve() for f in found))
     return unique

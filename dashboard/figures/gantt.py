@@ -56,16 +56,15 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
             hoverinfo="text",
             customdata=sel["index"].to_numpy(),
         ))
-    fig.update_layout(**theme.base_layout(
-        title=dict(text=title, x=0.01, font=dict(size=14)),
+    fig.update_layout(**theme.time_axis_layout(
+        title=dict(text=title, x=1, xanchor="right", y=0.98, yanchor="top", font=dict(size=13)),
         barmode="overlay",
-        height=110 + 45 * len(phase_names),
-        legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"),
+        height=130 + 45 * len(phase_names),
         uirevision=uirevision,
         showlegend=True,
     ))
-    fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(phase_names)), title=None)
-    fig.update_xaxes(title="time since capture start (s)", showgrid=True, gridcolor=theme.grid)
+    fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(phase_names)), title=None, automargin=False)
+    fig.update_xaxes(ticksuffix=" s", showgrid=True, gridcolor=theme.grid)
     if x_range_ns is not None:
         fig.update_xaxes(range=[x_range_ns[0] / 1e9, x_range_ns[1] / 1e9])
     return fig

@@ -31,6 +31,20 @@ class Theme:
         ordered = sorted(set(keys))
         return PALETTE[ordered.index(key) % len(PALETTE)] if key in ordered else PALETTE[0]
 
+    # Left margin shared by every figure on the session time axis, so stacked figures line up.
+    time_axis_left_margin: int = 210
+
+    def time_axis_layout(self, **extra) -> dict:
+        """Layout for a figure whose x axis is the session timeline (x axes of such figures sync)."""
+        layout = self.base_layout(
+            margin=dict(l=self.time_axis_left_margin, r=20, t=56, b=30),
+            legend=dict(orientation="h", x=0, y=1.0, xanchor="left", yanchor="bottom", font=dict(size=11),
+                        bgcolor="rgba(255,255,255,0)"),
+            meta={"time_axis": True},
+        )
+        layout.update(extra)
+        return layout
+
     def base_layout(self, **extra) -> dict:
         layout = dict(
             template="plotly_white",

@@ -22,6 +22,12 @@ def gpu_lane_label(device_id: int, gpus: dict[int, str]) -> str:
     return f"GPU {device_id}" + (f" · {name}" if name else "")
 
 
+def _short_label(label: str, limit: int = 36) -> str:
+    """Lane labels must fit the shared left margin: keep the end (thread, depth), elide the middle."""
+    label = html.escape(label)
+    return label if len(label) <= limit else label[: limit // 2 - 1] + "…" + label[-(limit // 2):]
+
+
 def _hex_rgb(color: str) -> np.ndarray:
     c = color.lstrip("#")
     return np.array([int(c[i:i + 2], 16) for i in (0, 2, 4)], dtype=float)
@@ -121,17 +127,18 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
             hoverinfo="text",
         ))
     subtitle = "<br><sup>" + " · ".join(html.escape(n) for n in notes) + "</sup>" if notes else ""
-    fig.update_layout(**theme.base_layout(
-        title=dict(text=title + subtitle, x=0.01, font=dict(size=14)),
+    fig.update_layout(**theme.time_axis_layout(
+        title=dict(text=title + subtitle, x=1, xanchor="right", y=0.99, yanchor="top", font=dict(size=13)),
         barmode="overlay",
-        height=max(260, 90 + 26 * len(categories)),
-        legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"),
+        height=max(260, 110 + 26 * len(categories)),
         uirevision=uirevision,
         bargap=0.15,
     ))
+    fig.update_layout(margin=dict(t=70 if notes else 56))
     fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(categories)), title=None,
-                     tickfont=dict(size=10), automargin=True)
-    fig.update_xaxes(title="time since capture start (s)", showgrid=True, gridcolor=theme.grid)
+                     tickfont=dict(size=10), automargin=False, tickmode="array", tickvals=categories,
+                     ticktext=[_short_label(c) for c in categories])
+    fig.update_xaxes(ticksuffix=" s", showgrid=True, gridcolor=theme.grid)
     if x_range_ns is not None:
         fig.update_xaxes(range=[x_range_ns[0] / 1e9, x_range_ns[1] / 1e9])
     return fig

@@ -17,7 +17,7 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
-from dashboard.errors import TraceFormatError, TraceNotFoundError
+from dashboard.errors import TraceFormatError, TraceNotFoundError, clean_message
 from dashboard.model import (
     API_CALLS,
     GRAPH_LAUNCHES,
@@ -117,7 +117,7 @@ def probe_schema(con: sqlite3.Connection) -> SchemaProbe:
     names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
     tables = {}
     for name in names:
-        cols = con.execute(f'PRAGMA table_info("{name}")').fetchall()
+        cols = con.execute(f"PRAGMA table_info({_q(name)})").fetchall()
         tables[name] = tuple(c[1] for c in cols)
     return SchemaProbe(tables)
 
@@ -129,14 +129,17 @@ def _query_sqlite3(con: sqlite3.Connection, sql: str, columns: list[str]) -> pd.
     return pd.DataFrame.from_records(rows, columns=columns)
 
 
-def _query_adbc(uri: str, sql: str, columns: list[str]) -> pd.DataFrame:
-    """Columnar read through ADBC (Apache Arrow's SQLite driver): about 5x faster than sqlite3 rows."""
+def _fetch_arrow(uri: str, sql: str):
     import adbc_driver_sqlite.dbapi as adbc
-    import pyarrow as pa
 
     with adbc.connect(uri) as conn, conn.cursor() as cur:
         cur.execute(sql)
-        table = cur.fetch_arrow_table()
+        return cur.fetch_arrow_table()
+
+
+def _arrow_to_frame(table, columns: list[str]) -> pd.DataFrame:
+    import pyarrow as pa
+
     data = {}
     for name, col in zip(columns, table.columns):
         if pa.types.is_integer(col.type) and col.null_count == 0:
@@ -144,6 +147,11 @@ def _query_adbc(uri: str, sql: str, columns: list[str]) -> pd.DataFrame:
         else:
             data[name] = col.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
     return pd.DataFrame(data, copy=False)
+
+
+def _query_adbc(uri: str, sql: str, columns: list[str]) -> pd.DataFrame:
+    """Columnar read through ADBC (Apache Arrow's SQLite driver): about 5x faster than sqlite3 rows."""
+    return _arrow_to_frame(_fetch_arrow(uri, sql), columns)
 
 
 def _query(con: sqlite3.Connection, sql: str, columns: list[str]) -> pd.DataFrame:
@@ -161,8 +169,13 @@ def _query(con: sqlite3.Connection, sql: str, columns: list[str]) -> pd.DataFram
     return _query_sqlite3(con, sql, columns)
 
 
+def _q(identifier: str) -> str:
+    """Quote an SQL identifier (table or column names may contain any character)."""
+    return '"' + str(identifier).replace('"', '""') + '"'
+
+
 def _col(cols: tuple[str, ...], name: str, default: str = "NULL") -> str:
-    return f'"{name}"' if name in cols else default
+    return _q(name) if name in cols else default
 
 
 def _int(series: pd.Series, default: int = -1) -> pd.Series:
@@ -176,7 +189,11 @@ def _load_strings(con: sqlite3.Connection, probe: SchemaProbe) -> dict[int, str]
     table = probe.table("StringIds")
     if not table or not {"id", "value"} <= set(probe.columns(table)):
         return {}
-    return {int(i): (v if isinstance(v, str) else str(v)) for i, v in con.execute(f'SELECT id, value FROM "{table}"')}
+    strings = {}
+    for i, v in con.execute(f"SELECT id, value FROM {_q(table)}"):
+        if isinstance(i, int) and not isinstance(i, bool):  # a hand-edited row with a text id is skipped
+            strings[i] = v if isinstance(v, str) else str(v)
+    return strings
 
 
 def _names(ids: pd.Series, strings: dict[int, str], fallback=None) -> pd.Categorical:
@@ -222,7 +239,7 @@ def _kernel_sql(probe: SchemaProbe) -> str | None:
         f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "contextId", "0")}, '
         f'{_col(cols, "streamId", "0")}, {_col(cols, "correlationId")}, {_col(cols, "globalPid")}, '
         f'{_col(cols, "graphNodeId")}, {_col(cols, "shortName")}, {_col(cols, "demangledName")} '
-        f'FROM "{table}"'
+        f'FROM {_q(table)}'
     )
 
 
@@ -251,7 +268,7 @@ def _api_sql(probe: SchemaProbe) -> str | None:
     where = f'WHERE "eventClass" IS NOT {EVENT_CLASS_BACKTRACE}' if "eventClass" in cols else ""
     return (
         f'SELECT "start", "end", {_col(cols, "globalTid")}, {_col(cols, "correlationId")}, '
-        f'{_col(cols, "eventClass", "0")}, "nameId" FROM "{table}" {where}'
+        f'{_col(cols, "eventClass", "0")}, "nameId" FROM {_q(table)} {where}'
     )
 
 
@@ -269,18 +286,44 @@ def _api_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> pd.DataFram
     return conform(raw, API_CALLS)
 
 
-def _run_queries(con: sqlite3.Connection, jobs: dict[str, tuple[str | None, list[str]]]) -> dict[str, pd.DataFrame | None]:
-    """Run independent queries; with ADBC, in parallel threads (each on its own connection)."""
-    todo = {k: v for k, v in jobs.items() if v[0] is not None}
-    out: dict[str, pd.DataFrame | None] = {k: None for k in jobs}
-    if len(todo) > 1 and _HAVE_ADBC and getattr(con, "tracedash_uri", None):
-        from concurrent.futures import ThreadPoolExecutor
+def _rowid_parts(con: sqlite3.Connection, table: str, parts: int) -> list[str] | None:
+    """``WHERE`` clauses cutting ``table`` into ``parts`` rowid ranges (None if it cannot be cut)."""
+    try:
+        lo, hi = con.execute(f'SELECT min(rowid), max(rowid) FROM {_q(table)}').fetchone()
+    except sqlite3.Error:
+        return None
+    if lo is None or hi - lo < 100_000:
+        return None
+    edges = [lo + (hi - lo + 1) * i // parts for i in range(parts)] + [hi + 1]
+    return [f" WHERE rowid >= {edges[i]} AND rowid < {edges[i + 1]}" for i in range(parts)]
 
-        with ThreadPoolExecutor(max_workers=len(todo)) as pool:
-            futures = {k: pool.submit(_query, con, sql, cols) for k, (sql, cols) in todo.items()}
-            out.update({k: f.result() for k, f in futures.items()})
-    else:
-        out.update({k: _query(con, sql, cols) for k, (sql, cols) in todo.items()})
+
+def _run_queries(con: sqlite3.Connection, jobs: dict[str, tuple[str | None, list[str], str | None]]
+                 ) -> dict[str, pd.DataFrame | None]:
+    """Run independent queries; with ADBC, in parallel threads, each on its own connection.
+
+    ``jobs`` maps a name to ``(sql, columns, split_table)``: a query without a WHERE clause on
+    ``split_table`` is cut into two rowid ranges read in parallel and joined in order.
+    """
+    out: dict[str, pd.DataFrame | None] = {k: None for k in jobs}
+    todo = {k: v for k, v in jobs.items() if v[0] is not None}
+    uri = getattr(con, "tracedash_uri", None)
+    if not (_HAVE_ADBC and uri and todo):
+        out.update({k: _query_sqlite3(con, sql, cols) for k, (sql, cols, _) in todo.items()})
+        return out
+    import pyarrow as pa
+    from concurrent.futures import ThreadPoolExecutor
+
+    pieces = {k: [sql + w for w in (_rowid_parts(con, split, 2) if split else None) or [""]]
+              for k, (sql, _, split) in todo.items()}
+    with ThreadPoolExecutor(max_workers=sum(len(v) for v in pieces.values())) as pool:
+        futures = {k: [pool.submit(_fetch_arrow, uri, q) for q in qs] for k, qs in pieces.items()}
+        for k, futs in futures.items():
+            sql, cols, _ = todo[k]
+            try:
+                out[k] = _arrow_to_frame(pa.concat_tables([f.result() for f in futs]), cols)
+            except Exception:  # noqa: BLE001 - ADBC could not type a column: exact sqlite3 path
+                out[k] = _query_sqlite3(con, sql, cols)
     return out
 
 
@@ -292,7 +335,7 @@ def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame]:
     sql = (
         f'SELECT "start", {_col(cols, "end")}, "eventType", {_col(cols, "text")}, {_col(cols, "textId")}, '
         f'{_col(cols, "domainId", "0")}, {_col(cols, "globalTid", "0")}, {_col(cols, "endGlobalTid")} '
-        f'FROM "{table}"'
+        f'FROM {_q(table)}'
     )
     raw = _query(con, sql, ["start", "end", "event_type", "text", "text_id", "domain_id", "global_tid", "end_tid"])
     if raw.empty:
@@ -311,7 +354,11 @@ def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame]:
     start = pd.to_numeric(raw["start"], errors="coerce")
     end = pd.to_numeric(raw["end"], errors="coerce")
     # Open ranges close at the largest NVTX timestamp (start or end) in the file, as nsys stats does.
-    close_at = int(np.nanmax(np.r_[start.to_numpy(float), end.to_numpy(float)])) if len(raw) else 0
+    stamps = np.r_[start.to_numpy(dtype=float, na_value=np.nan), end.to_numpy(dtype=float, na_value=np.nan)]
+    stamps = stamps[np.isfinite(stamps) & (np.abs(stamps) < 2.0**62)]
+    close_at = int(stamps.max()) if stamps.size else 0
+    start = start.where(start.abs() < 2**62)  # non-numeric or absurd timestamps: not an event
+    end = end.where(end.abs() < 2**62)
 
     domains = raw[raw["event_type"] == NVTX_DOMAIN_CREATE]
     domain_name = {(int(p), int(d)): m for p, d, m in zip(domains["process"], domains["domain_id"], domains["message"])}
@@ -345,7 +392,7 @@ def _copy_kind_names(con, probe) -> dict[int, str]:
     kinds = {}
     table = probe.table("ENUM_CUDA_MEMCPY_OPER")
     if table and {"id", "label"} <= set(probe.columns(table)):
-        kinds = {int(i): str(label) for i, label in con.execute(f'SELECT id, label FROM "{table}"') if i is not None}
+        kinds = {int(i): str(label) for i, label in con.execute(f'SELECT id, label FROM {_q(table)}') if i is not None}
     return {**kinds, **_COPY_KINDS}
 
 
@@ -358,7 +405,7 @@ def _load_memops(con, probe) -> pd.DataFrame:
         if not table or not {"start", "end"} <= set(cols):
             continue
         sql = (f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "streamId", "0")}, '
-               f'{_col(cols, "bytes", "0")}, {_col(cols, "copyKind")} FROM "{table}"')
+               f'{_col(cols, "bytes", "0")}, {_col(cols, "copyKind")} FROM {_q(table)}')
         raw = _query(con, sql, ["start_ns", "end_ns", "device_id", "stream_id", "bytes", "copy_kind"])
         if raw.empty:
             continue
@@ -384,7 +431,7 @@ def _load_graph_launches(con, probe) -> pd.DataFrame:
     if not table or not {"start", "end"} <= set(cols):
         return empty_frame(GRAPH_LAUNCHES)
     sql = (f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "streamId", "0")}, '
-           f'{_col(cols, "graphId")} FROM "{table}"')
+           f'{_col(cols, "graphId")} FROM {_q(table)}')
     raw = _query(con, sql, ["start_ns", "end_ns", "device_id", "stream_id", "graph_id"])
     if raw.empty:
         return empty_frame(GRAPH_LAUNCHES)
@@ -400,16 +447,16 @@ def _load_meta(con, probe, path: Path, dropped: int) -> TraceMeta:
     for logical in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
         table = probe.table(logical)
         if table and {"name", "value"} <= set(probe.columns(table)):
-            kv = dict(con.execute(f'SELECT name, value FROM "{table}"').fetchall())
+            kv = dict(con.execute(f'SELECT name, value FROM {_q(table)}').fetchall())
             version = str(kv.get("EXPORT_PRODUCT_VERSION", "") or "")
             schema = str(kv.get("EXPORT_SCHEMA_VERSION", "") or "")
             break
     gpus: dict[int, str] = {}
     table = probe.table("TARGET_INFO_GPU")
     if table and {"id", "name"} <= set(probe.columns(table)):
-        for gid, name in con.execute(f'SELECT id, name FROM "{table}"'):
-            if gid is not None:
-                gpus[int(gid)] = str(name)
+        for gid, name in con.execute(f"SELECT id, name FROM {_q(table)}"):
+            if isinstance(gid, int) and not isinstance(gid, bool):
+                gpus[gid] = str(name)
     return TraceMeta(
         source=path.name,
         format="nsys-sqlite",
@@ -466,12 +513,12 @@ def inspect_export(path: str | os.PathLike) -> dict:
             status = "absent" if not table else ("unusable" if any(c not in cols for c in required) else "ok")
             loaders[label] = {"table": table, "status": status, "missing": missing if table else []}
             if table:
-                rows[table] = con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+                rows[table] = con.execute(f'SELECT count(*) FROM {_q(table)}').fetchone()[0]
         return {"file": p.name, "nsys_version": meta.nsys_version, "schema_version": meta.schema_version,
                 "is_nsys": any(probe.table(t) for t in _NSYS_MARKER_TABLES),
                 "tables": {t: list(c) for t, c in sorted(probe.tables.items())}, "rows": rows, "loaders": loaders}
     except sqlite3.DatabaseError as exc:
-        raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({exc})") from exc
+        raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc)})") from exc
     finally:
         con.close()
 
@@ -518,8 +565,9 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None) -> TraceBundle:
         step("names")
         strings = _load_strings(con, probe)
         step("kernels and CUDA API calls")
-        raw = _run_queries(con, {"kernels": (_kernel_sql(probe), _KERNEL_COLUMNS),
-                                 "api": (_api_sql(probe), _API_COLUMNS)})
+        raw = _run_queries(con, {
+            "kernels": (_kernel_sql(probe), _KERNEL_COLUMNS, probe.table("CUPTI_ACTIVITY_KIND_KERNEL")),
+            "api": (_api_sql(probe), _API_COLUMNS, None)})
         kernels, dropped = _kernel_frame(raw["kernels"], strings)
         api_calls = _api_frame(raw["api"], strings)
         del raw
@@ -538,6 +586,8 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None) -> TraceBundle:
             graph_launches=_load_graph_launches(con, probe),
         )
     except sqlite3.DatabaseError as exc:
-        raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({exc})") from exc
+        raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc)})") from exc
+    except (UnicodeDecodeError, MemoryError, OverflowError) as exc:
+        raise TraceFormatError(f"{p.name}: the SQLite file holds unreadable data ({clean_message(exc)})") from exc
     finally:
         con.close()

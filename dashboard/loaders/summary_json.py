@@ -13,19 +13,42 @@ from dashboard.errors import TraceFormatError, TraceNotFoundError
 from dashboard.model import API_STATS, DISPATCH_MARKS, KERNEL_STATS, NVTX_STATS, SUMMARY_NOTE, Summary, conform
 
 REQUIRED_KEYS = ("gpu_activity_span_s", "gpu_busy_union_s", "kernel_count")
+LIMIT = 2**62  # ns (about 146 years) and counts: anything larger is not a real trace
 
 
-def _s_to_ns(value, where: str, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise TraceFormatError(f"{name}: {where} must be a finite number of seconds, got {value!r:.80}")
-    return int(round(value * 1e9))
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _int(value, where: str, name: str) -> int:
+def _s_to_ns(value, where: str, name: str, *, signed: bool = False) -> int:
+    """Seconds (JSON number) -> int ns; must be finite, in range and (unless ``signed``) >= 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TraceFormatError(f"{name}: {where} must be a number of seconds, got {_short(value)}")
+    try:
+        seconds = float(value)
+    except OverflowError:  # an integer too large for a float
+        raise TraceFormatError(f"{name}: {where} is out of range ({_short(value)} s)") from None
+    if math.isnan(seconds):
+        raise TraceFormatError(f"{name}: {where} must be a finite number of seconds, got {_short(value)}")
+    if math.isinf(seconds) or abs(seconds) * 1e9 >= LIMIT:
+        raise TraceFormatError(f"{name}: {where} is out of range ({_short(value)} s)")
+    ns = round(seconds * 1e9)
+    if ns < 0 and not signed:
+        raise TraceFormatError(f"{name}: {where} must not be negative, got {_short(value)}")
+    return int(ns)
+
+
+def _int(value, where: str, name: str, *, signed: bool = False) -> int:
+    """An integer (or an integral float) within range; counts (unless ``signed``) must be >= 0."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        raise TraceFormatError(f"{name}: {where} must be an integer, got {value!r:.80}")
+        raise TraceFormatError(f"{name}: {where} must be an integer, got {_short(value)}")
+    if abs(value) >= LIMIT:
+        raise TraceFormatError(f"{name}: {where} is out of range ({_short(value)})")
+    if value < 0 and not signed:
+        raise TraceFormatError(f"{name}: {where} must not be negative, got {value}")
     return value
 
 
@@ -86,14 +109,16 @@ def parse_summary(data: object, name: str) -> Summary:
         ev = _dict(item, f"dispatch_timeline[{i}]", name)
         if "start_ns" not in ev or "name" not in ev:
             raise TraceFormatError(f"{name}: dispatch_timeline[{i}] needs start_ns and name")
-        timeline.append((_int(ev["start_ns"], f"dispatch_timeline[{i}].start_ns", name), str(ev["name"])))
+        timeline.append((_int(ev["start_ns"], f"dispatch_timeline[{i}].start_ns", name, signed=True),
+                         str(ev["name"])))
     dispatch = {str(k): _int(v, f"dispatch[{k!r}]", name) for k, v in _dict(d.get("dispatch", {}), "dispatch", name).items()}
     notes = d.get("notes", SUMMARY_NOTE)
 
     span = _s_to_ns(d["gpu_activity_span_s"], "gpu_activity_span_s", name)
     busy = _s_to_ns(d["gpu_busy_union_s"], "gpu_busy_union_s", name)
-    if span < 0 or busy < 0:
-        raise TraceFormatError(f"{name}: gpu_activity_span_s and gpu_busy_union_s must not be negative")
+    if busy > span + 1:
+        raise TraceFormatError(f"{name}: gpu_busy_union_s ({busy / 1e9} s) exceeds gpu_activity_span_s "
+                               f"({span / 1e9} s): a busy union cannot be longer than its span")
     api = pd.DataFrame(api_rows, columns=list(API_STATS)).sort_values(
         ["total_ns", "name"], ascending=[False, True], kind="stable")
     tl = pd.DataFrame(timeline, columns=list(DISPATCH_MARKS)).sort_values(["start_ns", "name"], kind="stable")
