@@ -12,14 +12,21 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.analysis import phases as ph
-from dashboard.analysis.intervals import union_length
+from dashboard.analysis.gpu_time import ALL_GPUS, gpu_time, gpu_work
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, invalid_kernel_count
-from dashboard.analysis.tables import api_table, clean_api_name, kernel_table, nvtx_table
+from dashboard.analysis.summary import kernel_busy_union, nvtx_stats
+from dashboard.analysis.tables import (
+    api_table,
+    clean_api_name,
+    group_nvtx_stats,
+    kernel_table,
+    normalize_nvtx_name,
+    nvtx_table,
+)
 from dashboard.analysis.timeline import (
     BUSY_ALL,
     BUSY_KERNELS,
     DEFAULT_MARK_BUDGET,
-    busy_source_intervals,
     device_lanes,
     nvtx_lane_keys,
     select_ranges,
@@ -70,9 +77,9 @@ class DashboardView:
     gantt: go.Figure
     timeline: go.Figure
     phase_rows: list[dict]
+    gpu_rows: list[dict]
     kernel_rows: list[dict]
     api_rows: list[dict]
-    nvtx_rows: list[dict]
     auto_threshold: float | None
     notices: list[str] = field(default_factory=list)
 
@@ -126,6 +133,25 @@ def time_extent(trace: LoadedTrace, dispatches: pd.DataFrame) -> tuple[int, int]
     return a - pad, b + pad
 
 
+def work_for(bundle, busy_source: str) -> pd.DataFrame:
+    """GPU work counted as busy: kernels (+ memcpy/memset for BUSY_ALL) + graph-level CUDA graph launches."""
+    return gpu_work(bundle.kernels, bundle.memops, bundle.graph_launches, include_memops=busy_source == BUSY_ALL)
+
+
+def gpu_rows(trace: LoadedTrace, options: ViewOptions) -> list[dict]:
+    """Per-GPU busy/idle table rows (display strings), the all-GPU union last; [] without events."""
+    b = trace.bundle
+    if b is None:
+        return []
+    t = gpu_time(work_for(b, options.busy_source), b.kernels)
+    out = []
+    for r in t.itertuples(index=False):
+        label = "all GPUs (union)" if r.device_id == ALL_GPUS else f"GPU {r.device_id}"
+        out.append({"gpu": label, "kernels": f"{r.kernels:,}", "kernel_sum": fmt_ns(r.kernel_sum_ns),
+                    "busy": fmt_ns(r.busy_ns), "idle": fmt_ns(r.idle_ns), "util": f"{r.utilisation_pct:.1f} %"})
+    return out
+
+
 def overview_cards(trace: LoadedTrace) -> list[Card]:
     """Headline numbers: span, busy union, idle, utilisation, counts, top API, metadata."""
     s = trace.summary
@@ -143,8 +169,9 @@ def overview_cards(trace: LoadedTrace) -> list[Card]:
                           "graph-level trace: kernels inside graphs are not itemised; re-profile with "
                           "--cuda-graph-trace=node for per-kernel detail"))
     if b is not None and not b.memops.empty:
-        work = busy_source_intervals(b.kernels, b.memops, BUSY_ALL)
-        cards.append(Card("Busy incl. memcpy/memset", fmt_ns(union_length(work["start_ns"], work["end_ns"])),
+        t = gpu_time(work_for(b, BUSY_ALL))
+        busy_all = int(t.loc[t["device_id"] == ALL_GPUS, "busy_ns"].iloc[0])
+        cards.append(Card("Busy incl. memcpy/memset", fmt_ns(busy_all),
                           f"{len(b.memops):,} memory operations; the summary counts kernels only"))
     if not s.api.empty:
         top = s.api.iloc[0]
@@ -180,7 +207,7 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
     if trace.bundle is None:
         return build_nvtx_union_bars(nvtx_table(trace.summary), theme=theme)
     b = trace.bundle
-    work = busy_source_intervals(b.kernels, b.memops, options.busy_source)
+    work = work_for(b, options.busy_source)
     lo, hi = x_range if x_range is not None else (0, 0)
     lanes = device_lanes(work, lo_ns=lo, hi_ns=hi, budget=GPU_BUDGET) if x_range is not None else []
     ranges = b.nvtx_ranges[b.nvtx_ranges["start_ns"] >= 0]
@@ -196,8 +223,9 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
     if any(ln.mode == "bins" for ln in lanes):
         notes.append("GPU lanes binned into busy fractions (too many intervals to draw one by one)")
     busy_label = "kernels + memcpy/memset" if options.busy_source == BUSY_ALL else "kernels"
-    if not b.graph_launches.empty and b.kernels.empty:
-        notes.append("CUDA graphs traced at graph level: re-profile with --cuda-graph-trace=node for kernels")
+    if not b.graph_launches.empty:
+        notes.append(f"{len(b.graph_launches):,} CUDA graph launches shown as opaque busy intervals (graph-level "
+                     "trace): re-profile with --cuda-graph-trace=node for per-kernel detail")
     return build_gpu_timeline(lanes, nvtx_lane_keys(selected), marks, gpus=b.meta.gpus, x_range_ns=x_range,
                               busy_label=busy_label, notes=notes, uirevision=uirev, theme=theme)
 
@@ -224,6 +252,23 @@ def phase_table_rows(stats: pd.DataFrame) -> list[dict]:
         return []
     rows = stats.to_dict("records")
     return [{"metric": label, **{r["phase"]: fmt(r) for r in rows}} for label, fmt in PHASE_METRICS]
+
+
+def nvtx_rows(trace: LoadedTrace, grouped: bool) -> list[dict]:
+    """NVTX table rows; ``grouped`` merges unique-per-call names (``aten::mul, op_id = 317126``).
+
+    With events the grouped union and GPU overlap are recomputed exactly from the intervals; for
+    a summary input they are sums of the per-name values (an upper bound).
+    """
+    if not grouped:
+        return _records(nvtx_table(trace.summary))
+    if trace.bundle is not None:
+        r = trace.bundle.nvtx_ranges
+        renamed = r.assign(name=[normalize_nvtx_name(n) for n in r["name"].astype(str)])
+        stats = nvtx_stats(renamed, kernel_busy_union(trace.bundle.kernels))
+    else:
+        stats = group_nvtx_stats(trace.summary.nvtx)
+    return _records(nvtx_table(trace.summary, stats))
 
 
 def _records(frame: pd.DataFrame) -> list[dict]:
@@ -253,9 +298,9 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
         gantt=gantt,
         timeline=timeline_figure(trace, options, x_range, theme),
         phase_rows=phase_rows,
+        gpu_rows=gpu_rows(trace, options),
         kernel_rows=_records(kernel_table(trace.bundle.kernels if trace.bundle else None, trace.summary)),
         api_rows=_records(api_table(trace.summary)),
-        nvtx_rows=_records(nvtx_table(trace.summary)),
         auto_threshold=pv.auto_threshold,
         notices=notices,
     )

@@ -6,7 +6,8 @@ import pytest
 from paths import NSYS_DIR, SAMPLES, SEED
 
 from dashboard.analysis.tables import api_table, clean_api_name, kernel_table, nvtx_table
-from dashboard.analysis.timeline import BUSY_ALL, busy_source_intervals, device_lanes, nvtx_lane_keys
+from dashboard.analysis.gpu_time import gpu_work
+from dashboard.analysis.timeline import BUSY_ALL, device_lanes, nvtx_lane_keys
 from dashboard.app import create_app, ids
 from dashboard.app.callbacks import options_from_ui
 from dashboard.render import ViewOptions, build_view
@@ -45,9 +46,9 @@ def test_copies_are_not_idle(tmp_path):
     path = write_nsys_sqlite(tmp_path / "c.sqlite", kernels=[{"start": 0, "end": 100}, {"start": 400, "end": 500}],
                              memcpy=[{"start": 100, "end": 400}], memset=[{"start": 500, "end": 520}])
     b = load_trace(path).bundle
-    lanes = device_lanes(busy_source_intervals(b.kernels, b.memops, "kernels"), lo_ns=0, hi_ns=520)
+    lanes = device_lanes(gpu_work(b.kernels, b.memops), lo_ns=0, hi_ns=520)
     assert (lanes[0].busy_ns, lanes[0].gap_starts.tolist(), lanes[0].gap_ends.tolist()) == (200, [100], [400])
-    lanes = device_lanes(busy_source_intervals(b.kernels, b.memops, BUSY_ALL), lo_ns=0, hi_ns=520)
+    lanes = device_lanes(gpu_work(b.kernels, b.memops, include_memops=True), lo_ns=0, hi_ns=520)
     assert (lanes[0].busy_ns, lanes[0].gap_starts.tolist()) == (520, [])
 
 
@@ -55,7 +56,7 @@ def test_device_lanes_bin_over_budget(tmp_path):
     starts = list(range(0, 20000, 20))
     path = write_nsys_sqlite(tmp_path / "many.sqlite", kernels=[{"start": s, "end": s + 10} for s in starts])
     b = load_trace(path).bundle
-    work = busy_source_intervals(b.kernels, b.memops, "kernels")
+    work = gpu_work(b.kernels, b.memops)
     lanes = device_lanes(work, lo_ns=0, hi_ns=20000, budget=500, n_bins=100)
     assert lanes[0].mode == "bins" and len(lanes[0].fraction) == 100
     assert lanes[0].fraction.tolist() == [0.5] * 100 and lanes[0].busy_ns == 10000
@@ -108,8 +109,8 @@ def test_app_serves_layout_offline():
 
 
 VIEW_OUTPUTS = [("alerts", "children"), ("overview", "children"), ("gantt", "figure"), ("timeline", "figure"),
-                ("phase-table", "rowData"), ("phase-table", "columnDefs"), ("kernel-table", "rowData"),
-                ("api-table", "rowData"), ("nvtx-table", "rowData"), ("threshold-hint", "children")]
+                ("phase-table", "rowData"), ("phase-table", "columnDefs"), ("gpu-table", "rowData"), ("kernel-table", "rowData"),
+                ("api-table", "rowData"), ("threshold-hint", "children")]
 
 
 def update_payload(trace_id):
@@ -148,3 +149,21 @@ def test_unexpected_error_becomes_an_alert_not_a_500(monkeypatch):
     assert "internal error while reading or showing this trace" in resp.get_data(as_text=True)
     resp = app.server.test_client().post("/_dash-update-component", json=update_payload("no-such-id"))
     assert "trace 'no-such-id' is not served here" in resp.get_data(as_text=True)
+
+
+def test_nvtx_grouping_by_normalised_name():
+    from dashboard.analysis.tables import normalize_nvtx_name
+    from dashboard.render import nvtx_rows
+
+    assert normalize_nvtx_name("aten::mul, seq = 5, op_id = 317126, sizes = [[1, 2], []]") == "aten::mul"
+    assert normalize_nvtx_name("PLE_lookup_tokens=1600") == "PLE_lookup_tokens=1600"
+    assert normalize_nvtx_name(", op_id = 1") == ", op_id = 1"  # nothing left: keep the name
+    t = load_trace(NSYS_DIR / "nsys2026.2_h100_2gpu_torchrun_1s.sqlite")
+    plain, grouped = nvtx_rows(t, grouped=False), nvtx_rows(t, grouped=True)
+    assert len(plain) == 16582 and len(grouped) < 200
+    assert sum(r["count"] for r in grouped) == sum(r["count"] for r in plain)
+    assert sum(r["sum_ns"] for r in grouped) == sum(r["sum_ns"] for r in plain)
+    for r in grouped:
+        assert r["union_ns"] <= r["sum_ns"] and r["gpu_overlap_ns"] <= r["union_ns"]
+    seed = nvtx_rows(load_trace(SEED), grouped=True)
+    assert [r["name"] for r in seed][:2] == ["PLE_wait_for_GPU", "PLE_lookup_tokens=1600"]

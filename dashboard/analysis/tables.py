@@ -11,6 +11,8 @@ from dashboard.analysis.summary import kernel_durations
 from dashboard.model import Summary
 
 _API_SUFFIX = re.compile(r"_v\d{4,5}$")
+# PyTorch emit_nvtx appends per-call fields: "aten::mul, seq = 12, op_id = 317126, sizes = [[8, 8], []]".
+_NVTX_PER_CALL = re.compile(r",\s*(?:seq|op_id|sizes|input_op_ids|stream)\s*=")
 
 KERNEL_TABLE: dict[str, str] = {
     "name": "object",  # short name
@@ -47,6 +49,30 @@ def clean_api_name(name: str) -> str:
         ('cudaLaunchKernel', 'cuGetProcAddress_v2')
     """
     return _API_SUFFIX.sub("", name)
+
+
+def normalize_nvtx_name(name: str) -> str:
+    """NVTX name without per-call fields, so unique-per-call names group by operation.
+
+    Example:
+        >>> normalize_nvtx_name("aten::mul, seq = 5, op_id = 317126"), normalize_nvtx_name("PLE_CPU_gather")
+        ('aten::mul', 'PLE_CPU_gather')
+    """
+    m = _NVTX_PER_CALL.search(name)
+    return name[: m.start()].rstrip() if m and m.start() > 0 else name
+
+
+def group_nvtx_stats(stats: pd.DataFrame) -> pd.DataFrame:
+    """Merge NVTX_STATS rows by normalised name when no intervals are available (summary input).
+
+    count and sum_ns add exactly; union_ns and gpu_overlap_ns become sums of the per-name
+    values, an upper bound of the merged union (instances of different names may overlap).
+    """
+    if stats.empty:
+        return stats
+    g = stats.assign(name=[normalize_nvtx_name(n) for n in stats["name"]]).groupby("name", sort=False)
+    out = g[["count", "sum_ns", "union_ns", "gpu_overlap_ns"]].sum().reset_index()
+    return out.sort_values(["sum_ns", "name"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
 
 def _mean(total: pd.Series, count: pd.Series) -> pd.Series:
@@ -92,10 +118,13 @@ def api_table(summary: Summary) -> pd.DataFrame:
     return out[list(API_TABLE)].astype(API_TABLE).reset_index(drop=True)
 
 
-def nvtx_table(summary: Summary) -> pd.DataFrame:
-    """NVTX ranges per name with overlap percentage (NVTX_TABLE, sum descending)."""
-    n = summary.nvtx
-    out = n.copy()
+def nvtx_table(summary: Summary, stats: pd.DataFrame | None = None) -> pd.DataFrame:
+    """NVTX ranges per name with overlap percentage (NVTX_TABLE, sum descending).
+
+    Args:
+        stats: NVTX_STATS rows to show instead of the summary's (e.g. grouped by normalised name).
+    """
+    out = (summary.nvtx if stats is None else stats).copy()
     out["overlap_pct"] = np.where(out["union_ns"] > 0, 100.0 * out["gpu_overlap_ns"] / out["union_ns"].where(out["union_ns"] > 0, 1), 0.0)
     out = out.sort_values(["sum_ns", "name"], ascending=[False, True], kind="stable")
     return out[list(NVTX_TABLE)].astype(NVTX_TABLE).reset_index(drop=True)

@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis.intervals import busy_fraction_bins, clip_intervals, gaps, union_intervals
-from dashboard.analysis.summary import timed_kernels
 from dashboard.model import DeviceLane
 
 BUSY_KERNELS = "kernels"
@@ -20,29 +19,12 @@ BUSY_ALL = "kernels+memops"
 DEFAULT_MARK_BUDGET = 5000
 
 
-def busy_source_intervals(kernels: pd.DataFrame, memops: pd.DataFrame, source: str) -> pd.DataFrame:
-    """The GPU work counted as busy: kernels only, or kernels plus memcpy/memset.
-
-    Returns:
-        Frame (device_id, start_ns, end_ns) of the chosen rows, 0/0-timestamp kernels dropped.
-
-    Raises:
-        ValueError: unknown ``source`` (use BUSY_KERNELS or BUSY_ALL).
-    """
-    if source not in (BUSY_KERNELS, BUSY_ALL):
-        raise ValueError(f"busy source must be {BUSY_KERNELS!r} or {BUSY_ALL!r}, got {source!r}")
-    k = timed_kernels(kernels)[["device_id", "start_ns", "end_ns"]]
-    if source == BUSY_ALL and not memops.empty:
-        k = pd.concat([k, memops[["device_id", "start_ns", "end_ns"]]], ignore_index=True)
-    return k
-
-
 def device_lanes(work: pd.DataFrame, *, lo_ns: int, hi_ns: int, budget: int = DEFAULT_MARK_BUDGET,
                  n_bins: int = 400) -> list[DeviceLane]:
     """Per-device busy union (keyed by device id: streams of all devices never mix) for a window.
 
     Args:
-        work: frame with device_id, start_ns, end_ns (see ``busy_source_intervals``).
+        work: frame with device_id, start_ns, end_ns (see ``analysis.gpu_time.gpu_work``).
         lo_ns, hi_ns: the visible window.
         budget: the most bars all lanes together may send. Busy and idle bars when both fit;
             busy bars alone when only they fit; otherwise each lane is binned into ``n_bins``

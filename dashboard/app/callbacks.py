@@ -14,7 +14,7 @@ from dashboard.app.layout import alert, cards, phase_columns
 from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
-from dashboard.render import ViewOptions, build_view
+from dashboard.render import ViewOptions, build_view, nvtx_rows
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +55,9 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Output(ids.TIMELINE, "figure"),
         Output(ids.PHASE_TABLE, "rowData"),
         Output(ids.PHASE_TABLE, "columnDefs"),
+        Output(ids.GPU_TABLE, "rowData"),
         Output(ids.KERNEL_TABLE, "rowData"),
         Output(ids.API_TABLE, "rowData"),
-        Output(ids.NVTX_TABLE, "rowData"),
         Output(ids.THRESHOLD_HINT, "children"),
         Input(ids.TRACE_PICKER, "value"),
         Input(ids.DISPATCH_PREFIX, "value"),
@@ -78,8 +78,15 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         messages = [alert(n, "info") for n in notices + view.notices]
         hint = f"auto: {view.auto_threshold:.1f}" if view.auto_threshold is not None else "auto: no split"
         return (messages, cards(view.cards), view.gantt, view.timeline, view.phase_rows,
-                phase_columns(view.phase_rows), view.kernel_rows,
-                view.api_rows, view.nvtx_rows, hint)
+                phase_columns(view.phase_rows), view.gpu_rows, view.kernel_rows,
+                view.api_rows, hint)
+
+    @app.callback(Output(ids.NVTX_TABLE, "rowData"), Input(ids.TRACE_PICKER, "value"), Input(ids.NVTX_GROUP, "value"))
+    def update_nvtx_table(trace_id, group):
+        try:
+            return nvtx_rows(store.get(trace_id), grouped=bool(group)) if trace_id else []
+        except Exception:  # the main view reports the problem; this table just stays empty
+            return []
 
     # Zooming the Gantt zooms the timeline and the other way round (assets/tracedash.js).
     app.clientside_callback(

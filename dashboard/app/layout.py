@@ -58,6 +58,18 @@ PHASE_COLUMNS = [
 ]
 
 
+GPU_COLUMNS = [
+    {"headerName": "", "field": "gpu", "minWidth": 120},
+    {"headerName": "Kernels", "field": "kernels", "type": "rightAligned"},
+    {"headerName": "Kernel sum", "field": "kernel_sum", "type": "rightAligned",
+     "headerTooltip": "sum of kernel durations: concurrent streams add up (not utilisation)"},
+    {"headerName": "Busy", "field": "busy", "type": "rightAligned", "headerTooltip": "union of GPU work intervals"},
+    {"headerName": "Idle", "field": "idle", "type": "rightAligned",
+     "headerTooltip": "first start to last end of all GPU work, minus busy"},
+    {"headerName": "Util.", "field": "util", "type": "rightAligned"},
+]
+
+
 def phase_columns(rows: list[dict]) -> list[dict]:
     """PHASE_COLUMNS with a column for every phase present in ``rows`` (prefill/decode always)."""
     present = {k for r in rows for k in r}
@@ -138,12 +150,22 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
                 html.P("A step lasts from its dispatch mark to the next one (the last: to the end of GPU "
                        "activity, or estimated when unknown). Tokens/s = tokens ÷ total phase time.",
                        className="small"),
+                html.H3("Per GPU"),
+                grid(ids.GPU_TABLE, GPU_COLUMNS, height=None, filters=False),
+                html.P("Busy follows “GPU busy counts”; CUDA graph launches traced at graph level count as busy. "
+                       "Idle is measured over the whole GPU window, so a device that starts late shows it.",
+                       className="small"),
             ])),
         ]),
         html.Section(className="panel", children=dcc.Tabs(id=ids.TABLE_TABS, value="kernels", children=[
             dcc.Tab(label="Kernels", value="kernels", children=grid(ids.KERNEL_TABLE, KERNEL_COLUMNS)),
             dcc.Tab(label="CUDA API calls", value="api", children=grid(ids.API_TABLE, API_COLUMNS)),
-            dcc.Tab(label="NVTX ranges", value="nvtx", children=grid(ids.NVTX_TABLE, NVTX_COLUMNS)),
+            dcc.Tab(label="NVTX ranges", value="nvtx", children=[
+                dcc.Checklist(id=ids.NVTX_GROUP, value=[], className="radio", options=[{
+                    "label": " group unique-per-call names (strip seq / op_id / sizes, e.g. PyTorch emit_nvtx)",
+                    "value": "group"}]),
+                grid(ids.NVTX_TABLE, NVTX_COLUMNS),
+            ]),
         ])),
         html.Div(id=ids.SYNC_SINK, style={"display": "none"}),
         html.Footer("Times are on the nsys session timeline (0 = capture start). GPU busy is an interval "
