@@ -111,7 +111,7 @@ def generate(path: Path, n_kernels: int, seed: int = 0) -> dict:
     advance = np.where(stream == 13, dur // 3, dur) + gap
     start = 50_000_000 + np.cumsum(advance) - advance
     # Step boundaries: a host gap (sync + CPU work) between steps.
-    step_gap = np.where(np.array(steps) > 100, 2_000_000, 400_000)
+    step_gap = np.where(np.array(steps) > 100, 2_500_000, 900_000)  # > host tail + next step's lead
     start = start + np.repeat(np.cumsum(step_gap) - step_gap, per_step)
     end = start + dur
     corr = np.arange(1, n_kernels + 1)
@@ -145,12 +145,14 @@ def generate(path: Path, n_kernels: int, seed: int = 0) -> dict:
     first = np.r_[0, np.cumsum(per_step)[:-1]]
     last = np.cumsum(per_step) - 1
     nvtx, sync = [], []
+    prev_end = 0
     for i, tokens in enumerate(steps):
-        s0 = int(api_start[first[i]]) - 300_000
-        s1 = int(end[last[i]]) + 20_000
+        s0 = max(int(api_start[first[i]]) - 300_000, prev_end + 10_000)
+        s1 = int(end[first[i]:last[i] + 1].max()) + 20_000
         cpu = 40_000 if tokens < 100 else 250_000
         nvtx.append((s0 - 1_000, None, 34, f"CG_DISPATCH:actual={tokens}:mode=NONE:padded={tokens}"))
         nvtx.append((s0, s1 + cpu + 30_000, 59, f"PLE_lookup_tokens={tokens}"))
+        prev_end = s1 + cpu + 30_000  # push/pop ranges of one thread nest: the next step starts after
         nvtx.append((s0 + 10_000, s0 + 30_000, 59, "PLE_CPU_dedup"))
         nvtx.append((s1 + 10_000, s1 + 10_000 + cpu, 59, "PLE_CPU_gather"))
         wait_start = int(api_end[last[i]]) + 5_000

@@ -78,6 +78,7 @@ class DashboardView:
     timeline: go.Figure
     phase_rows: list[dict]
     gpu_rows: list[dict]
+    gpu_columns: list[tuple[str, str]]
     kernel_rows: list[dict]
     api_rows: list[dict]
     auto_threshold: float | None
@@ -138,18 +139,36 @@ def work_for(bundle, busy_source: str) -> pd.DataFrame:
     return gpu_work(bundle.kernels, bundle.memops, bundle.graph_launches, include_memops=busy_source == BUSY_ALL)
 
 
-def gpu_rows(trace: LoadedTrace, options: ViewOptions) -> list[dict]:
-    """Per-GPU busy/idle table rows (display strings), the all-GPU union last; [] without events."""
+GPU_METRICS = (
+    ("Kernels", lambda r: f"{r.kernels:,}"),
+    ("Kernel time (sum)", lambda r: fmt_ns(r.kernel_sum_ns)),
+    ("Busy (union)", lambda r: fmt_ns(r.busy_ns)),
+    ("Idle in window", lambda r: fmt_ns(r.idle_ns)),
+    ("Utilisation", lambda r: f"{r.utilisation_pct:.1f} %"),
+)
+
+
+def gpu_columns_key(device_id: int) -> str:
+    """Column key of a device in the per-GPU table ("all" for the all-GPU union)."""
+    return "all" if device_id == ALL_GPUS else f"gpu{device_id}"
+
+
+def gpu_rows(trace: LoadedTrace, options: ViewOptions) -> tuple[list[dict], list[tuple[str, str]]]:
+    """Per-GPU busy/idle table, transposed: one row per metric, one column per device + all GPUs.
+
+    Returns:
+        ``(rows, columns)``: rows like ``{"metric": "Busy (union)", "gpu0": "1.2 s", "all": ...}``
+        and ``[(key, header), ...]`` in display order. Both empty without event data.
+    """
     b = trace.bundle
     if b is None:
-        return []
+        return [], []
     t = gpu_time(work_for(b, options.busy_source), b.kernels)
-    out = []
-    for r in t.itertuples(index=False):
-        label = "all GPUs (union)" if r.device_id == ALL_GPUS else f"GPU {r.device_id}"
-        out.append({"gpu": label, "kernels": f"{r.kernels:,}", "kernel_sum": fmt_ns(r.kernel_sum_ns),
-                    "busy": fmt_ns(r.busy_ns), "idle": fmt_ns(r.idle_ns), "util": f"{r.utilisation_pct:.1f} %"})
-    return out
+    records = list(t.itertuples(index=False))
+    columns = [(gpu_columns_key(r.device_id), "all GPUs" if r.device_id == ALL_GPUS else f"GPU {r.device_id}")
+               for r in records]
+    rows = [{"metric": label, **{gpu_columns_key(r.device_id): fmt(r) for r in records}} for label, fmt in GPU_METRICS]
+    return rows, columns
 
 
 def overview_cards(trace: LoadedTrace) -> list[Card]:
@@ -293,12 +312,14 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
     if trace.bundle is not None and trace.summary.kernel_count == 0:
         notices.append("This trace has no CUDA kernels (NVTX only): GPU busy, idle and kernel tables are empty.")
     phase_rows = phase_table_rows(pv.stats)
+    gpu_table = gpu_rows(trace, options)
     return DashboardView(
         cards=overview_cards(trace),
         gantt=gantt,
         timeline=timeline_figure(trace, options, x_range, theme),
         phase_rows=phase_rows,
-        gpu_rows=gpu_rows(trace, options),
+        gpu_rows=gpu_table[0],
+        gpu_columns=gpu_table[1],
         kernel_rows=_records(kernel_table(trace.bundle.kernels if trace.bundle else None, trace.summary)),
         api_rows=_records(api_table(trace.summary)),
         auto_threshold=pv.auto_threshold,

@@ -109,7 +109,8 @@ def test_app_serves_layout_offline():
 
 
 VIEW_OUTPUTS = [("alerts", "children"), ("overview", "children"), ("gantt", "figure"), ("timeline", "figure"),
-                ("phase-table", "rowData"), ("phase-table", "columnDefs"), ("gpu-table", "rowData"), ("kernel-table", "rowData"),
+                ("phase-table", "rowData"), ("phase-table", "columnDefs"), ("gpu-table", "rowData"), ("gpu-table", "columnDefs"),
+                ("kernel-table", "rowData"),
                 ("api-table", "rowData"), ("threshold-hint", "children")]
 
 
@@ -167,3 +168,34 @@ def test_nvtx_grouping_by_normalised_name():
         assert r["union_ns"] <= r["sum_ns"] and r["gpu_overlap_ns"] <= r["union_ns"]
     seed = nvtx_rows(load_trace(SEED), grouped=True)
     assert [r["name"] for r in seed][:2] == ["PLE_wait_for_GPU", "PLE_lookup_tokens=1600"]
+
+
+def test_per_gpu_table_two_devices():
+    from dashboard.render import gpu_rows
+
+    rows, columns = gpu_rows(load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite"), ViewOptions())
+    assert columns == [("gpu0", "GPU 0"), ("gpu1", "GPU 1"), ("all", "all GPUs")]
+    kernels = next(r for r in rows if r["metric"] == "Kernels")
+    assert (kernels["gpu0"], kernels["gpu1"], kernels["all"]) == ("1,993", "2,017", "4,010")
+    busy = next(r for r in rows if r["metric"] == "Busy (union)")
+    assert busy["all"] == "285.206 ms"  # = the summary's busy union (kernels only)
+    assert gpu_rows(load_trace(SEED), ViewOptions()) == ([], [])
+
+
+def test_generated_sample_is_seed_shaped(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(SAMPLES.parent / "benchmarks"))
+    from make_trace import generate
+
+    p = tmp_path / "g.sqlite"
+    counts = generate(p, 20000, seed=1)
+    assert counts["kernels"] == 20000
+    t = load_trace(p)
+    s = t.summary
+    assert s.kernel_count == 20000 and 0 < s.gpu_busy_union_ns < s.gpu_activity_span_ns
+    assert {n.split(":")[1] for n in s.dispatch} <= {"actual=1600", "actual=742", "actual=1", "actual=3"}
+    depths = nvtx_lane_keys(t.bundle.nvtx_ranges).groupby("name")["depth"].max()
+    assert depths.max() == 1  # PLE ranges nest one level, like the seed's
+    assert t.bundle.kernels.groupby("stream_id").size().index.tolist() == [7, 13]
+    assert s.api.iloc[0]["name"] == "cudaStreamSynchronize_v3020"

@@ -10,7 +10,7 @@ from dash import ClientsideFunction, Dash, Input, Output
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX
 from dashboard.analysis.timeline import BUSY_ALL, BUSY_KERNELS
 from dashboard.app import ids
-from dashboard.app.layout import alert, cards, phase_columns
+from dashboard.app.layout import alert, cards, gpu_columns, phase_columns
 from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
@@ -42,7 +42,7 @@ def options_from_ui(prefix, threshold, busy_source) -> tuple[ViewOptions, list[s
 
 def _failed(message: str):
     fig = empty_figure("No trace to show.", height=200)
-    return alert(message), [], fig, fig, [], phase_columns([]), [], [], [], ""
+    return alert(message), [], fig, fig, [], phase_columns([]), [], gpu_columns([]), [], [], ""
 
 
 def register_callbacks(app: Dash, store: TraceStore) -> None:
@@ -56,6 +56,7 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Output(ids.PHASE_TABLE, "rowData"),
         Output(ids.PHASE_TABLE, "columnDefs"),
         Output(ids.GPU_TABLE, "rowData"),
+        Output(ids.GPU_TABLE, "columnDefs"),
         Output(ids.KERNEL_TABLE, "rowData"),
         Output(ids.API_TABLE, "rowData"),
         Output(ids.THRESHOLD_HINT, "children"),
@@ -78,7 +79,7 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         messages = [alert(n, "info") for n in notices + view.notices]
         hint = f"auto: {view.auto_threshold:.1f}" if view.auto_threshold is not None else "auto: no split"
         return (messages, cards(view.cards), view.gantt, view.timeline, view.phase_rows,
-                phase_columns(view.phase_rows), view.gpu_rows, view.kernel_rows,
+                phase_columns(view.phase_rows), view.gpu_rows, gpu_columns(view.gpu_columns), view.kernel_rows,
                 view.api_rows, hint)
 
     @app.callback(Output(ids.NVTX_TABLE, "rowData"), Input(ids.TRACE_PICKER, "value"), Input(ids.NVTX_GROUP, "value"))

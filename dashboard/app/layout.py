@@ -58,16 +58,10 @@ PHASE_COLUMNS = [
 ]
 
 
-GPU_COLUMNS = [
-    {"headerName": "", "field": "gpu", "minWidth": 120},
-    {"headerName": "Kernels", "field": "kernels", "type": "rightAligned"},
-    {"headerName": "Kernel sum", "field": "kernel_sum", "type": "rightAligned",
-     "headerTooltip": "sum of kernel durations: concurrent streams add up (not utilisation)"},
-    {"headerName": "Busy", "field": "busy", "type": "rightAligned", "headerTooltip": "union of GPU work intervals"},
-    {"headerName": "Idle", "field": "idle", "type": "rightAligned",
-     "headerTooltip": "first start to last end of all GPU work, minus busy"},
-    {"headerName": "Util.", "field": "util", "type": "rightAligned"},
-]
+def gpu_columns(columns: list[tuple[str, str]]) -> list[dict]:
+    """Column definitions of the transposed per-GPU table: a metric column, then one per device."""
+    return [{"headerName": "", "field": "metric", "minWidth": 130, "sortable": False}] + [
+        {"headerName": header, "field": key, "sortable": False, "type": "rightAligned"} for key, header in columns]
 
 
 def phase_columns(rows: list[dict]) -> list[dict]:
@@ -151,7 +145,7 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
                        "activity, or estimated when unknown). Tokens/s = tokens ÷ total phase time.",
                        className="small"),
                 html.H3("Per GPU"),
-                grid(ids.GPU_TABLE, GPU_COLUMNS, height=None, filters=False),
+                grid(ids.GPU_TABLE, gpu_columns([]), height=None, filters=False),
                 html.P("Busy follows “GPU busy counts”; CUDA graph launches traced at graph level count as busy. "
                        "Idle is measured over the whole GPU window, so a device that starts late shows it.",
                        className="small"),
