@@ -290,6 +290,45 @@ def nvtx_rows(trace: LoadedTrace, grouped: bool) -> list[dict]:
     return _records(nvtx_table(trace.summary, stats))
 
 
+def window_from_relayout(relayout: dict | None, extent: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The x window (ns) a Plotly relayout event asks for; None when the event does not move x.
+
+    ``xaxis.autorange`` (double-click) returns the full ``extent``. Ranges are in seconds on the
+    session timeline; a reversed or empty range, or one that is not numeric, is ignored.
+    """
+    if not isinstance(relayout, dict):
+        return None
+    if relayout.get("xaxis.autorange"):
+        return extent
+    lo = relayout.get("xaxis.range[0]")
+    hi = relayout.get("xaxis.range[1]")
+    if lo is None and isinstance(relayout.get("xaxis.range"), list) and len(relayout["xaxis.range"]) == 2:
+        lo, hi = relayout["xaxis.range"]
+    try:
+        lo_ns, hi_ns = round(float(lo) * 1e9), round(float(hi) * 1e9)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if not (hi_ns > lo_ns) or abs(lo_ns) >= 2**62 or abs(hi_ns) >= 2**62:
+        return None
+    return lo_ns, hi_ns
+
+
+def zoomed_timeline(trace: LoadedTrace, options: ViewOptions, relayout: dict | None,
+                    theme: Theme = DEFAULT_THEME) -> go.Figure | None:
+    """The timeline re-drawn for the window a zoom/pan selected (None: nothing to redraw).
+
+    Redrawing at the new window keeps the mark budget while adding detail: bins become busy
+    intervals and hidden short NVTX ranges reappear as the window narrows.
+    """
+    if trace.bundle is None:
+        return None
+    extent = time_extent(trace, phase_view(trace, options).dispatches)
+    window = window_from_relayout(relayout, extent)
+    if window is None:
+        return None
+    return timeline_figure(trace, options, window, theme)
+
+
 def _records(frame: pd.DataFrame) -> list[dict]:
     out = frame.copy()
     for col in out.columns:

@@ -199,3 +199,36 @@ def test_generated_sample_is_seed_shaped(tmp_path):
     assert depths.max() == 1  # PLE ranges nest one level, like the seed's
     assert t.bundle.kernels.groupby("stream_id").size().index.tolist() == [7, 13]
     assert s.api.iloc[0]["name"] == "cudaStreamSynchronize_v3020"
+
+
+@pytest.mark.parametrize("relayout, expected", [
+    (None, None),
+    ({"autosize": True}, None),
+    ({"xaxis.autorange": True}, (0, 100)),
+    ({"xaxis.range[0]": 0.5, "xaxis.range[1]": 0.75}, (500000000, 750000000)),
+    ({"xaxis.range": [1e-6, 2e-6]}, (1000, 2000)),
+    ({"xaxis.range[0]": 2, "xaxis.range[1]": 1}, None),
+    ({"xaxis.range[0]": "x", "xaxis.range[1]": 1}, None),
+    ({"xaxis.range[0]": 0, "xaxis.range[1]": 1e300}, None),
+])
+def test_window_from_relayout(relayout, expected):
+    from dashboard.render import window_from_relayout
+
+    assert window_from_relayout(relayout, (0, 100)) == expected
+
+
+def test_zoom_adds_detail_within_budget():
+    from dashboard.render import zoomed_timeline
+
+    t = load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite")
+    full = build_view(t, ViewOptions()).timeline
+    names = [tr.name for tr in full.data]
+    assert "GPU busy fraction per bin (pale = idle, dark = busy)" in names  # too many intervals: binned
+    zoomed = zoomed_timeline(t, ViewOptions(), {"xaxis.range[0]": 60.2, "xaxis.range[1]": 60.206})
+    znames = [tr.name for tr in zoomed.data]
+    assert "GPU busy (kernels)" in znames and "GPU busy fraction per bin (pale = idle, dark = busy)" not in znames
+    assert list(zoomed.layout.xaxis.range) == [60.2, 60.206]
+    for fig in (full, zoomed):
+        assert sum(len(tr.x) for tr in fig.data if tr.x is not None) <= 5000
+    assert zoomed_timeline(t, ViewOptions(), {"autosize": True}) is None
+    assert zoomed_timeline(load_trace(SEED), ViewOptions(), {"xaxis.autorange": True}) is None

@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import math
 
-from dash import ClientsideFunction, Dash, Input, Output
+from dash import ClientsideFunction, Dash, Input, Output, State
+from dash.exceptions import PreventUpdate
 
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX
 from dashboard.analysis.timeline import BUSY_ALL, BUSY_KERNELS
@@ -14,7 +15,7 @@ from dashboard.app.layout import alert, cards, gpu_columns, phase_columns
 from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
-from dashboard.render import ViewOptions, build_view, nvtx_rows
+from dashboard.render import ViewOptions, build_view, nvtx_rows, zoomed_timeline
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +89,28 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
             return nvtx_rows(store.get(trace_id), grouped=bool(group)) if trace_id else []
         except Exception:  # the main view reports the problem; this table just stays empty
             return []
+
+    @app.callback(
+        Output(ids.TIMELINE, "figure", allow_duplicate=True),
+        Input(ids.TIMELINE, "relayoutData"),
+        State(ids.TRACE_PICKER, "value"),
+        State(ids.DISPATCH_PREFIX, "value"),
+        State(ids.THRESHOLD, "value"),
+        State(ids.BUSY_SOURCE, "value"),
+        prevent_initial_call=True,
+    )
+    def zoom_timeline(relayout, trace_id, prefix, threshold, busy_source):
+        if not trace_id:
+            raise PreventUpdate
+        options, _ = options_from_ui(prefix, threshold, busy_source)
+        try:
+            fig = zoomed_timeline(store.get(trace_id), options, relayout)
+        except Exception:  # the main view reports load problems; a failed zoom keeps the old figure
+            log.exception("zooming the timeline of %s failed", trace_id)
+            raise PreventUpdate from None
+        if fig is None:
+            raise PreventUpdate
+        return fig
 
     # Zooming the Gantt zooms the timeline and the other way round (assets/tracedash.js).
     app.clientside_callback(

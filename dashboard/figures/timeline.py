@@ -126,7 +126,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
             hovertext=[f"busy {f:.1%} of {fmt_ns(w)}<br>from {b / 1e9:.6f} s" for b, w, f in zip(base_a, width_a, frac_a)],
             hoverinfo="text",
         ))
-    subtitle = "<br><sup>" + " · ".join(html.escape(n) for n in notes) + "</sup>" if notes else ""
+    subtitle = "".join(f"<br><sup>{html.escape(n)}</sup>" for n in notes)
     fig.update_layout(**theme.time_axis_layout(
         title=dict(text=title + subtitle, x=1, xanchor="right", y=0.99, yanchor="top", font=dict(size=13)),
         barmode="overlay",
@@ -134,7 +134,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         uirevision=uirevision,
         bargap=0.15,
     ))
-    fig.update_layout(margin=dict(t=70 if notes else 56))
+    fig.update_layout(margin=dict(t=56 + 14 * len(notes)))
     fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(categories)), title=None,
                      tickfont=dict(size=10), automargin=False, tickmode="array", tickvals=categories,
                      ticktext=[_short_label(c) for c in categories])

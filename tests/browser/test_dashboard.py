@@ -108,3 +108,20 @@ def test_bad_trace_shows_alert_and_server_keeps_serving(page: Page, serve, tmp_p
     expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (42)", timeout=30000)
     expect(page.locator("#alerts .alert")).to_have_count(0)
     assert console_errors == []
+
+
+def test_zooming_the_timeline_fetches_detail_and_the_gantt_follows(page: Page, serve, artifacts, console_errors):
+    page.goto(serve(create_app(trace_dirs=[samples_dir()])))
+    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    choose_trace(page, "generated_seed_shaped_108k.sqlite")
+    expect(page.locator("#overview")).to_contain_text("108,000", timeout=30000)
+    names = figure_js("timeline", "gd._fullData.map(t => t.name)")
+    page.wait_for_function(f"() => ({names})().some(n => n.startsWith('GPU busy fraction'))", timeout=30000)
+    page.evaluate(figure_js("timeline", "Plotly.relayout(gd, {'xaxis.range': [1.0, 1.02]})"))
+    page.wait_for_function(f"() => ({names})().includes('GPU busy (kernels)')", timeout=30000)
+    page.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[0] - 1.0) < 1e-9"), timeout=10000)
+    marks = page.evaluate(figure_js("timeline", "gd._fullData.reduce((n, t) => n + (t.x ? t.x.length : 0), 0)"))
+    assert 0 < marks <= 5000
+    assert page.evaluate(figure_js("timeline", "gd.layout.xaxis.range")) == [1.0, 1.02]
+    page.screenshot(path=str(artifacts / "generated_zoomed.png"), full_page=True)
+    assert console_errors == []
