@@ -244,3 +244,20 @@ def test_quoted_table_names_are_probed(tmp_path):
     con.commit()
     con.close()
     assert len(load_nsys_sqlite(path).kernels) == 1
+
+
+def test_fixture_domain_ids_are_per_process(tmp_path):
+    tid_a = GLOBAL_TID_1
+    tid_b = (1 << 48) | (200 << 24) | 201
+    nvtx = [
+        {"start": 1, "end": None, "eventType": 75, "text": "alpha", "domainId": 1, "globalTid": tid_a},
+        {"start": 1, "end": None, "eventType": 75, "text": "beta", "domainId": 1, "globalTid": tid_b},
+        {"start": 10, "end": 20, "eventType": 59, "text": "step", "domainId": 1, "globalTid": tid_a},
+        {"start": 10, "end": 30, "eventType": 59, "text": "step", "domainId": 1, "globalTid": tid_b},
+        {"start": 40, "end": 50, "eventType": 59, "text": "step", "domainId": 0, "globalTid": tid_b},
+    ]
+    b = load_nsys_sqlite(write_nsys_sqlite(tmp_path / "d.sqlite", nvtx=nvtx))
+    assert sorted(zip(b.nvtx_ranges["name"], b.nvtx_ranges["pid"])) == [
+        ("alpha:step", 100), ("beta:step", 200), ("step", 200)]
+    stats = summarize(b).nvtx.set_index("name")
+    assert stats.loc["beta:step", "sum_ns"] == 20 and stats.loc["alpha:step", "count"] == 1
