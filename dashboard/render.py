@@ -12,6 +12,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.analysis import phases as ph
+from dashboard.analysis.attribution import UNATTRIBUTED, attribute_kernels, dispatch_metrics, phase_category_time
+from dashboard.analysis.categories import categorize_kernels
 from dashboard.analysis.gpu_time import ALL_GPUS, gpu_time, gpu_work
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, invalid_kernel_count
 from dashboard.analysis.summary import kernel_busy_union, nvtx_stats
@@ -33,6 +35,7 @@ from dashboard.analysis.timeline import (
 )
 from dashboard.figures.common import fmt_ns
 from dashboard.figures.gantt import build_dispatch_gantt
+from dashboard.figures.phases import build_phase_analysis
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 from dashboard.figures.timeline import build_gpu_timeline, build_nvtx_union_bars
 from dashboard.model import DISPATCH_MARKS, conform, empty_frame
@@ -62,11 +65,16 @@ class Card:
 
 @dataclass(frozen=True)
 class PhaseView:
+    """Dispatches with phases; ``metrics`` (attributed GPU work per dispatch) and ``category_time``
+    only when the trace has kernels and CUDA API calls to attribute by correlation."""
+
     dispatches: pd.DataFrame
     phases: pd.Series
     stats: pd.DataFrame
     auto_threshold: float | None
     threshold: float | None
+    metrics: pd.DataFrame | None = None
+    category_time: pd.DataFrame | None = None
 
 
 @dataclass
@@ -78,6 +86,8 @@ class DashboardView:
     timeline: go.Figure
     phase_rows: list[dict]
     gpu_rows: list[dict]
+    phase_figure: go.Figure
+    dispatch_rows: list[dict]
     gpu_columns: list[tuple[str, str]]
     kernel_rows: list[dict]
     api_rows: list[dict]
@@ -109,7 +119,20 @@ def phase_view(trace: LoadedTrace, options: ViewOptions) -> PhaseView:
     auto = ph.default_threshold(d["tokens"]) if not d.empty else None
     threshold = options.threshold if options.threshold is not None else auto
     phases = ph.assign_phases(d, threshold)
-    return PhaseView(d, phases, ph.phase_stats(d, phases), auto, threshold)
+    stats = ph.phase_stats(d, phases)
+    b = trace.bundle
+    if b is None or b.kernels.empty or d.empty:
+        return PhaseView(d, phases, stats, auto, threshold)
+    attribution = attribute_kernels(b.kernels, b.api_calls, d)
+    metrics = dispatch_metrics(d, b.kernels, attribution)
+    by_phase = metrics.assign(phase=phases.to_numpy()).groupby("phase")
+    busy = by_phase["gpu_busy_ns"].sum()
+    stats = stats.assign(gpu_busy_ns=stats["phase"].map(busy).fillna(0).astype("int64"))
+    stats["gpu_busy_pct"] = (100.0 * stats["gpu_busy_ns"] / stats["total_ns"].where(stats["total_ns"] > 0)).fillna(0.0)
+    stats["unattributed_kernels"] = int((attribution == UNATTRIBUTED).sum())
+    category_time = phase_category_time(b.kernels, attribution, pd.Series(phases.to_numpy(), index=d["index"]),
+                                        categorize_kernels(b.kernels)["category"])
+    return PhaseView(d, phases, stats, auto, threshold, metrics, category_time)
 
 
 def time_extent(trace: LoadedTrace, dispatches: pd.DataFrame) -> tuple[int, int] | None:
@@ -256,6 +279,7 @@ PHASE_METRICS = (
     ("Mean step", lambda r: fmt_ns(r["mean_ns"])),
     ("p50 step", lambda r: fmt_ns(r["p50_ns"])),
     ("p90 step", lambda r: fmt_ns(r["p90_ns"])),
+    ("p99 step", lambda r: fmt_ns(r["p99_ns"])),
     ("Tokens / s", lambda r: f"{r['tokens_per_s']:,.0f}"),
 )
 
@@ -270,7 +294,32 @@ def phase_table_rows(stats: pd.DataFrame) -> list[dict]:
     if stats.empty:
         return []
     rows = stats.to_dict("records")
-    return [{"metric": label, **{r["phase"]: fmt(r) for r in rows}} for label, fmt in PHASE_METRICS]
+    metrics = list(PHASE_METRICS)
+    if "gpu_busy_pct" in stats.columns:
+        metrics.append(("GPU busy (own kernels)", lambda r: f"{r['gpu_busy_pct']:.1f} %"))
+    return [{"metric": label, **{r["phase"]: fmt(r) for r in rows}} for label, fmt in metrics]
+
+
+def dispatch_table_rows(pv: PhaseView) -> list[dict]:
+    """One record per dispatch for the dispatch table (numbers raw, ns; NA as None).
+
+    Columns: index, phase, tokens, mode, padded, start_ns, duration_ns, end_estimated, and with
+    attributed kernels: kernels, gpu_busy_ns, launch_lead_ns, ns_per_token.
+    """
+    d = pv.dispatches
+    if d.empty:
+        return []
+    out = pd.DataFrame({"index": d["index"], "phase": pv.phases.to_numpy(), "tokens": d["tokens"], "mode": d["mode"],
+                        "padded": d["padded"], "start_ns": d["start_ns"], "duration_ns": d["duration_ns"],
+                        "end_estimated": d["end_estimated"]})
+    if pv.metrics is not None:
+        m = pv.metrics
+        out["kernels"] = m["kernels"].to_numpy()
+        out["gpu_busy_ns"] = m["gpu_busy_ns"].to_numpy()
+        out["launch_lead_ns"] = m["launch_lead_ns"].to_numpy()
+    tokens = d["tokens"].astype("Float64")
+    out["ns_per_token"] = (d["duration_ns"] / tokens.where(tokens > 0)).astype("Float64")
+    return _records(out)
 
 
 def nvtx_rows(trace: LoadedTrace, grouped: bool) -> list[dict]:
@@ -332,8 +381,8 @@ def zoomed_timeline(trace: LoadedTrace, options: ViewOptions, relayout: dict | N
 def _records(frame: pd.DataFrame) -> list[dict]:
     out = frame.copy()
     for col in out.columns:
-        if str(out[col].dtype) in ("Int64", "category"):
-            out[col] = out[col].astype(object)
+        if str(out[col].dtype) in ("Int64", "Float64", "category"):
+            out[col] = out[col].astype(object).where(out[col].notna(), None)
     return out.to_dict("records")
 
 
@@ -358,6 +407,8 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
         timeline=timeline_figure(trace, options, x_range, theme),
         phase_rows=phase_rows,
         gpu_rows=gpu_table[0],
+        phase_figure=build_phase_analysis(pv.dispatches, pv.phases, pv.category_time, theme=theme),
+        dispatch_rows=dispatch_table_rows(pv),
         gpu_columns=gpu_table[1],
         kernel_rows=_records(kernel_table(trace.bundle.kernels if trace.bundle else None, trace.summary)),
         api_rows=_records(api_table(trace.summary)),

@@ -111,7 +111,8 @@ def test_app_serves_layout_offline():
 VIEW_OUTPUTS = [("alerts", "children"), ("overview", "children"), ("gantt", "figure"), ("timeline", "figure"),
                 ("phase-table", "rowData"), ("phase-table", "columnDefs"), ("gpu-table", "rowData"), ("gpu-table", "columnDefs"),
                 ("kernel-table", "rowData"),
-                ("api-table", "rowData"), ("threshold-hint", "children")]
+                ("api-table", "rowData"), ("phase-analysis", "figure"), ("dispatch-table", "rowData"),
+                ("threshold-hint", "children")]
 
 
 def update_payload(trace_id):
@@ -232,3 +233,18 @@ def test_zoom_adds_detail_within_budget():
         assert sum(len(tr.x) for tr in fig.data if tr.x is not None) <= 5000
     assert zoomed_timeline(t, ViewOptions(), {"autosize": True}) is None
     assert zoomed_timeline(load_trace(SEED), ViewOptions(), {"xaxis.autorange": True}) is None
+
+
+def test_phase_analysis_on_generated_trace():
+    from dashboard.render import phase_view
+
+    t = load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite")
+    pv = phase_view(t, ViewOptions())
+    assert int(pv.metrics["kernels"].sum()) == 108000  # every kernel launched inside a dispatch
+    assert set(pv.stats["phase"]) == {"prefill", "decode"}
+    assert (pv.stats["gpu_busy_pct"] > 80).all() and (pv.stats["gpu_busy_pct"] <= 100).all()
+    cats = pv.category_time.groupby("phase")["kernel_sum_ns"].sum()
+    assert int(cats.sum()) == int(t.bundle.kernels.eval("end_ns - start_ns").sum())
+    view = build_view(t, ViewOptions())
+    assert [tr.type for tr in view.phase_figure.data].count("box") == 2
+    assert len(view.dispatch_rows) == 144 and view.dispatch_rows[0]["kernels"] == 1800

@@ -88,7 +88,7 @@ def test_phase_stats_exact():
     d = ph.build_dispatches(marks([(0, "X:actual=1000"), (100, "X:actual=1"), (110, "X:actual=1"),
                                    (130, "X:actual=1")]), end_ns=170)
     s = ph.phase_stats(d, ph.assign_phases(d, 10)).set_index("phase")
-    assert s.loc["prefill"].tolist() == [1, 1000, 100, 100.0, 100.0, 100.0, 1000 / 100e-9]
+    assert s.loc["prefill"].tolist() == [1, 1000, 100, 100.0, 100.0, 100.0, 100.0, 1000 / 100e-9]
     assert s.loc["decode", "total_ns"] == 70 and s.loc["decode", "mean_ns"] == pytest.approx(70 / 3)
     assert s.loc["decode", "p50_ns"] == 20.0 and s.loc["decode", "p90_ns"] == pytest.approx(36.0)
     assert list(s.index) == ["prefill", "decode"]

@@ -39,6 +39,7 @@ PHASE_STATS: dict[str, str] = {
     "mean_ns": "float64",
     "p50_ns": "float64",
     "p90_ns": "float64",
+    "p99_ns": "float64",
     "tokens_per_s": "float64",
 }
 
@@ -151,7 +152,7 @@ def phase_stats(dispatches: pd.DataFrame, phases: pd.Series) -> pd.DataFrame:
     Returns:
         PHASE_STATS frame, one row per phase present, in PHASE_ORDER: dispatches, tokens (sum
         of ``actual``), total_ns (sum of dispatch durations), mean_ns, p50_ns and p90_ns of the
-        duration (numpy linear percentiles), tokens_per_s = tokens / total seconds.
+        duration (numpy linear percentiles), p99_ns, tokens_per_s = tokens / total seconds.
     """
     rows = []
     for phase in PHASE_ORDER:
@@ -169,6 +170,7 @@ def phase_stats(dispatches: pd.DataFrame, phases: pd.Series) -> pd.DataFrame:
             "mean_ns": float(dur.mean()),
             "p50_ns": float(np.percentile(dur, 50)),
             "p90_ns": float(np.percentile(dur, 90)),
+            "p99_ns": float(np.percentile(dur, 99)),
             "tokens_per_s": tokens / (total / 1e9) if total > 0 else 0.0,
         })
     out = pd.DataFrame(rows, columns=list(PHASE_STATS))

@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from dashboard.analysis.categories import categorize
 from dashboard.analysis.summary import kernel_durations
 from dashboard.model import Summary
 
@@ -21,6 +22,8 @@ KERNEL_TABLE: dict[str, str] = {
     "total_ns": "int64",
     "mean_ns": "float64",
     "busy_pct": "float64",  # total_ns / GPU busy union * 100 (concurrent kernels can add past 100)
+    "category": "object",  # from dashboard/rules/kernel_categories.toml
+    "rule": "object",  # the rule that matched ("" for other)
 }
 API_TABLE: dict[str, str] = {
     "name": "object",  # cleaned: CUDA-version suffix removed
@@ -85,7 +88,8 @@ def kernel_table(kernels: pd.DataFrame | None, summary: Summary) -> pd.DataFrame
     Uses all kernels when the event frame is given, else the summary's top kernels.
 
     Returns:
-        KERNEL_TABLE frame. ``busy_pct`` divides by the summary's busy union.
+        KERNEL_TABLE frame. ``busy_pct`` divides by the summary's busy union; ``category`` and
+        ``rule`` come from the kernel category rules (short name, then demangled name).
     """
     busy = summary.gpu_busy_union_ns
     if kernels is not None and not kernels.empty:
@@ -101,6 +105,9 @@ def kernel_table(kernels: pd.DataFrame | None, summary: Summary) -> pd.DataFrame
         out["full_name"] = ""
     out["mean_ns"] = _mean(out["total_ns"], out["count"])
     out["busy_pct"] = (100.0 * out["total_ns"] / busy) if busy > 0 else 0.0
+    cats = [categorize(n, f) for n, f in zip(out["name"], out["full_name"])]
+    out["category"] = [c for c, _ in cats]
+    out["rule"] = [r for _, r in cats]
     out = out.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
     return out[list(KERNEL_TABLE)].astype(KERNEL_TABLE).reset_index(drop=True)
 

@@ -43,7 +43,7 @@ def options_from_ui(prefix, threshold, busy_source) -> tuple[ViewOptions, list[s
 
 def _failed(message: str):
     fig = empty_figure("No trace to show.", height=200)
-    return alert(message), [], fig, fig, [], phase_columns([]), [], gpu_columns([]), [], [], ""
+    return alert(message), [], fig, fig, [], phase_columns([]), [], gpu_columns([]), [], [], fig, [], ""
 
 
 def register_callbacks(app: Dash, store: TraceStore) -> None:
@@ -60,6 +60,8 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Output(ids.GPU_TABLE, "columnDefs"),
         Output(ids.KERNEL_TABLE, "rowData"),
         Output(ids.API_TABLE, "rowData"),
+        Output(ids.PHASE_FIGURE, "figure"),
+        Output(ids.DISPATCH_TABLE, "rowData"),
         Output(ids.THRESHOLD_HINT, "children"),
         Input(ids.TRACE_PICKER, "value"),
         Input(ids.DISPATCH_PREFIX, "value"),
@@ -81,7 +83,7 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         hint = f"auto: {view.auto_threshold:.1f}" if view.auto_threshold is not None else "auto: no split"
         return (messages, cards(view.cards), view.gantt, view.timeline, view.phase_rows,
                 phase_columns(view.phase_rows), view.gpu_rows, gpu_columns(view.gpu_columns), view.kernel_rows,
-                view.api_rows, hint)
+                view.api_rows, view.phase_figure, view.dispatch_rows, hint)
 
     @app.callback(Output(ids.NVTX_TABLE, "rowData"), Input(ids.TRACE_PICKER, "value"), Input(ids.NVTX_GROUP, "value"))
     def update_nvtx_table(trace_id, group):

@@ -26,6 +26,8 @@ _NUM_FILTER = "agNumberColumnFilter"
 KERNEL_COLUMNS = [
     {"headerName": "Kernel (short name)", "field": "name", "tooltipField": "full_name", "flex": 3, "minWidth": 220,
      "filter": "agTextColumnFilter"},
+    {"headerName": "Category", "field": "category", "tooltipField": "rule", "filter": "agTextColumnFilter",
+     "minWidth": 130},
     {"headerName": "Count", "field": "count", "valueFormatter": _INT, "filter": _NUM_FILTER},
     {"headerName": "Total (ms)", "field": "total_ns", "valueFormatter": _MS, "filter": _NUM_FILTER, "sort": "desc"},
     {"headerName": "Mean (µs)", "field": "mean_ns", "valueFormatter": _US, "filter": _NUM_FILTER},
@@ -55,6 +57,25 @@ PHASE_COLUMNS = [
     {"headerName": "decode", "field": "decode", "sortable": False, "type": "rightAligned"},
     {"headerName": "unsplit", "field": "unsplit", "sortable": False, "type": "rightAligned", "hide": True},
     {"headerName": "unknown", "field": "unknown", "sortable": False, "type": "rightAligned", "hide": True},
+]
+
+
+DISPATCH_COLUMNS = [
+    {"headerName": "#", "field": "index", "valueFormatter": _INT, "filter": _NUM_FILTER, "maxWidth": 90},
+    {"headerName": "Phase", "field": "phase", "filter": "agTextColumnFilter"},
+    {"headerName": "Tokens", "field": "tokens", "valueFormatter": _INT, "filter": _NUM_FILTER},
+    {"headerName": "Mode", "field": "mode", "filter": "agTextColumnFilter"},
+    {"headerName": "Padded", "field": "padded", "valueFormatter": _INT, "filter": _NUM_FILTER},
+    {"headerName": "Start (s)", "field": "start_ns", "valueFormatter": {"function": "d3.format(',.6f')(params.value / 1e9)"},
+     "filter": _NUM_FILTER, "sort": "asc"},
+    {"headerName": "Step (ms)", "field": "duration_ns", "valueFormatter": _MS, "filter": _NUM_FILTER,
+     "headerTooltip": "mark to next mark (the last: to the end of GPU activity, or estimated)"},
+    {"headerName": "Kernels", "field": "kernels", "valueFormatter": _INT, "filter": _NUM_FILTER,
+     "headerTooltip": "kernels launched by API calls inside this dispatch (correlation id + process)"},
+    {"headerName": "GPU busy (ms)", "field": "gpu_busy_ns", "valueFormatter": _MS, "filter": _NUM_FILTER},
+    {"headerName": "Launch lead (µs)", "field": "launch_lead_ns", "valueFormatter": _US, "filter": _NUM_FILTER,
+     "headerTooltip": "first attributed kernel start minus the dispatch mark"},
+    {"headerName": "Time / token (µs)", "field": "ns_per_token", "valueFormatter": _US, "filter": _NUM_FILTER},
 ]
 
 
@@ -151,9 +172,13 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
                        className="small"),
             ])),
         ]),
+        html.Section(className="panel", children=dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(
+            id=ids.PHASE_FIGURE, config={**GRAPH_CONFIG, "toImageButtonOptions": {
+                **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-phases"}}))),
         html.Section(className="panel", children=dcc.Tabs(id=ids.TABLE_TABS, value="kernels", children=[
             dcc.Tab(label="Kernels", value="kernels", children=grid(ids.KERNEL_TABLE, KERNEL_COLUMNS)),
             dcc.Tab(label="CUDA API calls", value="api", children=grid(ids.API_TABLE, API_COLUMNS)),
+            dcc.Tab(label="Dispatches", value="dispatches", children=grid(ids.DISPATCH_TABLE, DISPATCH_COLUMNS)),
             dcc.Tab(label="NVTX ranges", value="nvtx", children=[
                 dcc.Checklist(id=ids.NVTX_GROUP, value=[], className="radio", options=[{
                     "label": " group unique-per-call names (strip seq / op_id / sizes, e.g. PyTorch emit_nvtx)",

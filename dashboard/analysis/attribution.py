@@ -1,0 +1,113 @@
+"""Attribute GPU work to dispatches by correlation, not by wall-clock windows.
+
+A kernel belongs to the dispatch whose window ``[start, next start)`` contains the start of the
+CUDA API call that launched it (joined on correlation id and process). GPU work lags the host, so
+a decode step's kernels often run after the next dispatch mark; wall-clock binning would give them
+to the wrong step::
+
+    host   |D0 launch k1 k2|D1 launch k3 ...
+    GPU          [k1][k2........][k3]
+                         ^ k2 runs after D1's mark but was launched in D0: it is D0's
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dashboard.analysis.gpu_time import kernel_launches
+from dashboard.analysis.intervals import union_length
+from dashboard.analysis.summary import kernel_durations
+
+UNATTRIBUTED = -1
+
+DISPATCH_METRICS: dict[str, str] = {
+    "index": "int64",
+    "kernels": "int64",
+    "kernel_sum_ns": "int64",
+    "gpu_busy_ns": "int64",  # union of the dispatch's own kernels
+    "first_kernel_ns": "Int64",
+    "last_kernel_end_ns": "Int64",
+    "launch_lead_ns": "Int64",  # first kernel start - dispatch start: host time before the GPU starts
+}
+
+
+def attribute_kernels(kernels: pd.DataFrame, api_calls: pd.DataFrame, dispatches: pd.DataFrame) -> np.ndarray:
+    """Dispatch index (``dispatches["index"]``) of every kernel, UNATTRIBUTED when unknown.
+
+    Args:
+        kernels: KERNELS frame. api_calls: API_CALLS frame.
+        dispatches: DISPATCHES frame (phases.build_dispatches), sorted by start_ns.
+
+    Returns:
+        int64 array aligned with ``kernels`` rows. A kernel without a launching API call (no
+        correlation match), or launched outside every dispatch window, is UNATTRIBUTED.
+    """
+    out = np.full(len(kernels), UNATTRIBUTED, dtype=np.int64)
+    if kernels.empty or dispatches.empty:
+        return out
+    launches = kernel_launches(kernels, api_calls)
+    if launches.empty:
+        return out
+    starts = dispatches["start_ns"].to_numpy(np.int64)
+    ends = dispatches["end_ns"].to_numpy(np.int64)
+    api_start = launches["api_start_ns"].to_numpy(np.int64)
+    pos = np.searchsorted(starts, api_start, side="right") - 1
+    ok = (pos >= 0) & (api_start < ends[np.clip(pos, 0, None)])
+    idx = dispatches["index"].to_numpy(np.int64)
+    out[launches["kernel_index"].to_numpy()[ok]] = idx[pos[ok]]
+    return out
+
+
+def dispatch_metrics(dispatches: pd.DataFrame, kernels: pd.DataFrame, attribution: np.ndarray) -> pd.DataFrame:
+    """Per dispatch: kernel count, kernel time, GPU busy (union of its own kernels), launch lead.
+
+    Returns:
+        DISPATCH_METRICS frame, one row per dispatch in ``dispatches`` order; dispatches without
+        attributed kernels have 0 kernels and NA kernel times.
+    """
+    base = pd.DataFrame({"index": dispatches["index"].to_numpy(np.int64)})
+    if kernels.empty or not (attribution != UNATTRIBUTED).any():
+        for col, dtype in DISPATCH_METRICS.items():
+            if col != "index":
+                base[col] = pd.Series([0] * len(base), dtype=dtype) if dtype == "int64" else pd.array(
+                    [pd.NA] * len(base), dtype=dtype)
+        return base.astype(DISPATCH_METRICS)
+    sel = attribution != UNATTRIBUTED
+    k = pd.DataFrame({"d": attribution[sel], "s": kernels["start_ns"].to_numpy()[sel],
+                      "e": kernels["end_ns"].to_numpy()[sel], "dur": kernel_durations(kernels).to_numpy()[sel]})
+    g = k.groupby("d", sort=True)
+    busy = {d: union_length(grp["s"].to_numpy(), grp["e"].to_numpy()) for d, grp in g}
+    agg = pd.DataFrame({"kernels": g.size(), "kernel_sum_ns": g["dur"].sum(), "first_kernel_ns": g["s"].min(),
+                        "last_kernel_end_ns": g["e"].max()})
+    agg["gpu_busy_ns"] = pd.Series(busy)
+    out = base.merge(agg, left_on="index", right_index=True, how="left")
+    out["kernels"] = out["kernels"].fillna(0)
+    out["kernel_sum_ns"] = out["kernel_sum_ns"].fillna(0)
+    out["gpu_busy_ns"] = out["gpu_busy_ns"].fillna(0)
+    starts = dispatches.set_index("index")["start_ns"]
+    out["launch_lead_ns"] = out["first_kernel_ns"] - out["index"].map(starts)
+    return out[list(DISPATCH_METRICS)].astype(DISPATCH_METRICS).reset_index(drop=True)
+
+
+def phase_category_time(kernels: pd.DataFrame, attribution: np.ndarray, dispatch_phase: pd.Series,
+                        categories: pd.Series) -> pd.DataFrame:
+    """Kernel time per (phase, category) over attributed kernels.
+
+    Args:
+        dispatch_phase: phase name per dispatch index.
+        categories: category per kernel row (analysis.categories.categorize_kernels).
+
+    Returns:
+        Frame (phase, category, kernel_sum_ns, kernels) sorted by phase then kernel time descending.
+    """
+    sel = attribution != UNATTRIBUTED
+    if not sel.any():
+        return pd.DataFrame({"phase": [], "category": [], "kernel_sum_ns": pd.Series([], dtype="int64"),
+                             "kernels": pd.Series([], dtype="int64")})
+    phases = dispatch_phase.reindex(attribution[sel]).to_numpy()
+    df = pd.DataFrame({"phase": phases, "category": categories.to_numpy()[sel],
+                       "dur": kernel_durations(kernels).to_numpy()[sel]})
+    g = df.groupby(["phase", "category"], sort=False)["dur"]
+    out = pd.DataFrame({"kernel_sum_ns": g.sum(), "kernels": g.size()}).reset_index()
+    return out.sort_values(["phase", "kernel_sum_ns"], ascending=[True, False], kind="stable").reset_index(drop=True)

@@ -1,0 +1,89 @@
+"""Kernel categories from editable regex rules (``dashboard/rules/kernel_categories.toml``)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import pandas as pd
+
+OTHER = "other"
+CATEGORY_ORDER = ("GEMM", "attention", "MoE", "normalisation", "communication", "memory",
+                  "elementwise/activation", OTHER)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule: kernels whose name matches ``pattern`` belong to ``category``."""
+
+    category: str
+    pattern: str
+    regex: re.Pattern
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    version: int
+    rules: tuple[Rule, ...]
+
+
+def parse_rules(text: str) -> RuleSet:
+    """Parse a rules file (TOML: ``version`` and ``[[rule]]`` tables with ``category``, ``pattern``).
+
+    Raises:
+        ValueError: malformed TOML, a rule without category/pattern, or an invalid regex.
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"kernel category rules: {exc}") from None
+    rules = []
+    for i, r in enumerate(data.get("rule", [])):
+        if not isinstance(r, dict) or not isinstance(r.get("category"), str) or not isinstance(r.get("pattern"), str):
+            raise ValueError(f"kernel category rules: rule {i} needs a category and a pattern")
+        try:
+            rules.append(Rule(r["category"], r["pattern"], re.compile(r["pattern"], re.IGNORECASE)))
+        except re.error as exc:
+            raise ValueError(f"kernel category rules: rule {i} ({r['category']}): bad pattern: {exc}") from None
+    return RuleSet(int(data.get("version", 0)), tuple(rules))
+
+
+@lru_cache(maxsize=1)
+def default_rules() -> RuleSet:
+    """The rules shipped with the package."""
+    return parse_rules(resources.files("dashboard.rules").joinpath("kernel_categories.toml").read_text("utf-8"))
+
+
+def categorize(short_name: str, full_name: str = "", rules: RuleSet | None = None) -> tuple[str, str]:
+    """``(category, matching rule)`` of one kernel; ``("other", "")`` when no rule matches.
+
+    Example:
+        >>> categorize("flash_fwd_kernel", "void flash::flash_fwd_kernel<cutlass::bfloat16_t>()")[0]
+        'attention'
+    """
+    rules = rules or default_rules()
+    for name in (short_name, full_name):
+        for rule in rules.rules:
+            if name and rule.regex.search(name):
+                return rule.category, f"{rule.category}: /{rule.pattern}/ on {'short' if name is short_name else 'demangled'} name"
+    return OTHER, ""
+
+
+def categorize_kernels(kernels: pd.DataFrame, rules: RuleSet | None = None) -> pd.DataFrame:
+    """Category and matching rule of every kernel row (evaluated once per distinct name pair).
+
+    Returns:
+        Frame aligned with ``kernels`` (same index): category (str), rule (str).
+    """
+    if kernels.empty:
+        return pd.DataFrame({"category": pd.Series([], dtype=object), "rule": pd.Series([], dtype=object)},
+                            index=kernels.index)
+    pairs = pd.DataFrame({"s": kernels["short_name"].astype(str), "f": kernels["name"].astype(str)})
+    codes, uniques = pd.factorize(pd.MultiIndex.from_frame(pairs))
+    results = [categorize(s, f, rules) for s, f in uniques]
+    cats = pd.Series([r[0] for r in results], dtype=object).to_numpy()[codes]
+    why = pd.Series([r[1] for r in results], dtype=object).to_numpy()[codes]
+    return pd.DataFrame({"category": cats, "rule": why}, index=kernels.index)
