@@ -36,6 +36,20 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
       }
       window.Plotly.relayout(target, update);
       return window.dash_clientside.no_update;
+    },
+    // Zoom the GPU timeline to the clicked idle gap, with the gap's width of context on each side.
+    zoomToRow: function (cell, rows) {
+      const nu = window.dash_clientside.no_update;
+      if (!cell || cell.rowId === undefined || !Array.isArray(rows)) { return nu; }
+      const row = rows.find(r => String(r.gap_id) === String(cell.rowId));
+      if (!row) { return nu; }
+      const s = Number(row.start_ns), e = Number(row.end_ns);
+      const gd = document.querySelector("#timeline .js-plotly-plot");
+      if (!gd || !window.Plotly || !isFinite(s) || !isFinite(e) || e <= s) { return nu; }
+      const pad = Math.max(e - s, 1000);
+      window.Plotly.relayout(gd, {"xaxis.range": [(s - pad) / 1e9, (e + pad) / 1e9]});
+      gd.scrollIntoView({behavior: "smooth", block: "center"});
+      return nu;
     }
   }
 });

@@ -15,6 +15,7 @@ from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import UNATTRIBUTED, attribute_kernels, dispatch_metrics, phase_category_time
 from dashboard.analysis.categories import categorize_kernels
 from dashboard.analysis.gpu_time import ALL_GPUS, gpu_time, gpu_work
+from dashboard.analysis.idle import gap_causes, idle_by_cause, idle_gaps
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, invalid_kernel_count
 from dashboard.analysis.summary import kernel_busy_union, nvtx_stats
 from dashboard.analysis.tables import (
@@ -35,6 +36,7 @@ from dashboard.analysis.timeline import (
 )
 from dashboard.figures.common import fmt_ns
 from dashboard.figures.gantt import build_dispatch_gantt
+from dashboard.figures.idle import build_idle_causes
 from dashboard.figures.phases import build_phase_analysis
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 from dashboard.figures.timeline import build_gpu_timeline, build_nvtx_union_bars
@@ -45,6 +47,7 @@ from dashboard.trace import LoadedTrace
 NVTX_BUDGET = 2000
 MARK_TICK_BUDGET = 500
 GPU_BUDGET = DEFAULT_MARK_BUDGET - NVTX_BUDGET - MARK_TICK_BUDGET
+GAP_CAUSE_LIMIT = 500
 
 
 @dataclass(frozen=True)
@@ -320,6 +323,23 @@ def dispatch_table_rows(pv: PhaseView) -> list[dict]:
     tokens = d["tokens"].astype("Float64")
     out["ns_per_token"] = (d["duration_ns"] / tokens.where(tokens > 0)).astype("Float64")
     return _records(out)
+
+
+def idle_view(trace: LoadedTrace, options: ViewOptions, min_gap_ns: int,
+              theme: Theme = DEFAULT_THEME) -> tuple[list[dict], go.Figure]:
+    """Largest GPU idle gaps with host causes (table rows) and total idle time by cause (figure)."""
+    b = trace.bundle
+    if b is None or b.kernels.empty:
+        why = "This summary has no intervals: idle gaps need an nsys SQLite export." if b is None else \
+            "This trace has no kernels, so the GPU has no idle gaps to explain."
+        return [], build_idle_causes(idle_by_cause(pd.DataFrame()), note=why, theme=theme)
+    gaps_all = idle_gaps(work_for(b, options.busy_source), min_gap_ns=min_gap_ns)
+    causes = gap_causes(gaps_all, b.kernels, b.api_calls, b.nvtx_ranges, limit=GAP_CAUSE_LIMIT)
+    note = f"{len(gaps_all):,} gaps ≥ {fmt_ns(min_gap_ns)}"
+    if len(gaps_all) > GAP_CAUSE_LIMIT:
+        note += f"; causes of the {GAP_CAUSE_LIMIT:,} largest"
+    rows = _records(causes.assign(gap_id=[str(i) for i in range(len(causes))]))
+    return rows, build_idle_causes(idle_by_cause(causes), note=note, theme=theme)
 
 
 def nvtx_rows(trace: LoadedTrace, grouped: bool) -> list[dict]:

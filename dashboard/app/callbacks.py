@@ -15,7 +15,8 @@ from dashboard.app.layout import alert, cards, gpu_columns, phase_columns
 from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
-from dashboard.render import ViewOptions, build_view, nvtx_rows, zoomed_timeline
+from dashboard.analysis.idle import DEFAULT_MIN_GAP_NS
+from dashboard.render import ViewOptions, build_view, idle_view, nvtx_rows, zoomed_timeline
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,15 @@ def options_from_ui(prefix, threshold, busy_source) -> tuple[ViewOptions, list[s
         notices.append(f"An empty dispatch prefix would make every NVTX mark a dispatch: using {DEFAULT_DISPATCH_PREFIX}.")
         prefix = DEFAULT_DISPATCH_PREFIX
     return ViewOptions(dispatch_prefix=prefix, threshold=t, busy_source=busy_source), notices
+
+
+def gap_threshold_ns(value) -> int:
+    """Gap threshold from the µs input: a non-negative number, else the 10 µs default."""
+    try:
+        us = float(value)
+    except (TypeError, ValueError):
+        return DEFAULT_MIN_GAP_NS
+    return int(us * 1000) if math.isfinite(us) and 0 <= us < 1e12 else DEFAULT_MIN_GAP_NS
 
 
 def _failed(message: str):
@@ -113,6 +123,32 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         if fig is None:
             raise PreventUpdate
         return fig
+
+    @app.callback(
+        Output(ids.GAP_TABLE, "rowData"),
+        Output(ids.GAP_FIGURE, "figure"),
+        Input(ids.TRACE_PICKER, "value"),
+        Input(ids.GAP_THRESHOLD, "value"),
+        Input(ids.BUSY_SOURCE, "value"),
+    )
+    def update_gaps(trace_id, threshold_us, busy_source):
+        if not trace_id:
+            return [], empty_figure("No trace selected.", height=200)
+        options, _ = options_from_ui(None, None, busy_source)
+        try:
+            return idle_view(store.get(trace_id), options, gap_threshold_ns(threshold_us))
+        except Exception:  # the main view reports load problems
+            log.exception("idle gaps of %s failed", trace_id)
+            return [], empty_figure("Idle gaps could not be computed for this trace.", height=200)
+
+    # A click on a gap zooms the timeline to it (the Gantt follows through syncX).
+    app.clientside_callback(
+        ClientsideFunction(namespace="tracedash", function_name="zoomToRow"),
+        Output(ids.GAP_TABLE, "id"),
+        Input(ids.GAP_TABLE, "cellClicked"),
+        State(ids.GAP_TABLE, "rowData"),
+        prevent_initial_call=True,
+    )
 
     # Zooming the Gantt zooms the timeline and the other way round (assets/tracedash.js).
     app.clientside_callback(

@@ -79,6 +79,19 @@ DISPATCH_COLUMNS = [
 ]
 
 
+GAP_COLUMNS = [
+    {"headerName": "GPU", "field": "device_id", "maxWidth": 90, "filter": _NUM_FILTER},
+    {"headerName": "Start (s)", "field": "start_ns", "valueFormatter": {"function": "d3.format(',.6f')(params.value / 1e9)"},
+     "filter": _NUM_FILTER},
+    {"headerName": "Idle (µs)", "field": "duration_ns", "valueFormatter": _US, "filter": _NUM_FILTER, "sort": "desc"},
+    {"headerName": "Host cause", "field": "cause", "flex": 2, "minWidth": 220, "filter": "agTextColumnFilter",
+     "tooltipField": "cause"},
+    {"headerName": "CUDA API call", "field": "api_call", "filter": "agTextColumnFilter"},
+    {"headerName": "Innermost NVTX range", "field": "nvtx_range", "flex": 2, "filter": "agTextColumnFilter",
+     "tooltipField": "nvtx_range"},
+]
+
+
 def gpu_columns(columns: list[tuple[str, str]]) -> list[dict]:
     """Column definitions of the transposed per-GPU table: a metric column, then one per device."""
     return [{"headerName": "", "field": "metric", "minWidth": 130, "sortable": False}] + [
@@ -91,9 +104,11 @@ def phase_columns(rows: list[dict]) -> list[dict]:
     return [{**c, "hide": c["field"] not in present} if c.get("hide") is not None else c for c in PHASE_COLUMNS]
 
 
-def grid(grid_id: str, columns: list[dict], height: str | None = "420px", filters: bool = True) -> dag.AgGrid:
+def grid(grid_id: str, columns: list[dict], height: str | None = "420px", filters: bool = True,
+         **extra) -> dag.AgGrid:
     """A sortable (and, with ``filters``, filterable) AG Grid; cells render as text, never as HTML."""
     return dag.AgGrid(
+        **extra,
         id=grid_id,
         columnDefs=columns,
         rowData=[],
@@ -179,6 +194,18 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
             dcc.Tab(label="Kernels", value="kernels", children=grid(ids.KERNEL_TABLE, KERNEL_COLUMNS)),
             dcc.Tab(label="CUDA API calls", value="api", children=grid(ids.API_TABLE, API_COLUMNS)),
             dcc.Tab(label="Dispatches", value="dispatches", children=grid(ids.DISPATCH_TABLE, DISPATCH_COLUMNS)),
+            dcc.Tab(label="Idle gaps", value="gaps", children=[
+                html.Label(className="inline-control", children=[
+                    "Gaps of at least (µs) ",
+                    dcc.Input(id=ids.GAP_THRESHOLD, type="number", value=10, debounce=True, className="num-input"),
+                    html.Span(" · click a row to zoom the timeline there", className="hint"),
+                ]),
+                html.Div(className="row", children=[
+                    html.Div(className="grow", children=grid(ids.GAP_TABLE, GAP_COLUMNS, height="380px",
+                                                                  getRowId="params.data.gap_id")),
+                    html.Div(className="side", children=dcc.Graph(id=ids.GAP_FIGURE, config=GRAPH_CONFIG)),
+                ]),
+            ]),
             dcc.Tab(label="NVTX ranges", value="nvtx", children=[
                 dcc.Checklist(id=ids.NVTX_GROUP, value=[], className="radio", options=[{
                     "label": " group unique-per-call names (strip seq / op_id / sizes, e.g. PyTorch emit_nvtx)",

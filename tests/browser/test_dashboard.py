@@ -128,3 +128,24 @@ def test_zooming_the_timeline_fetches_detail_and_the_gantt_follows(page: Page, s
     assert page.evaluate(figure_js("timeline", "gd.layout.xaxis.range")) == [1.0, 1.02]
     page.screenshot(path=str(artifacts / "generated_zoomed.png"), full_page=True)
     assert console_errors == []
+
+
+def test_idle_gap_row_click_zooms_the_timeline(page: Page, serve, artifacts, console_errors):
+    page.goto(serve(create_app(trace_dirs=[samples_dir()])))
+    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    choose_trace(page, "generated_seed_shaped_108k.sqlite")
+    expect(page.locator("#overview")).to_contain_text("108,000", timeout=30000)
+    page.locator("#table-tabs").get_by_text("Idle gaps", exact=True).click()
+    page.wait_for_function("() => dash_ag_grid.getApi('gap-table').getDisplayedRowCount() > 100", timeout=30000)
+    top = page.evaluate("() => dash_ag_grid.getApi('gap-table').getDisplayedRowAtIndex(0).data")
+    assert top["duration_ns"] >= 10_000 and top["cause"]
+    page.locator("#gap-table").scroll_into_view_if_needed()
+    page.locator("#gap-table .ag-center-cols-container .ag-row[row-index='0'] .ag-cell").nth(3).click()
+    s, e = top["start_ns"] / 1e9, top["end_ns"] / 1e9
+    page.wait_for_function(figure_js("timeline", f"gd.layout.xaxis.range[0] < {s} && gd.layout.xaxis.range[1] > {e}"
+                                                 f" && gd.layout.xaxis.range[1] - gd.layout.xaxis.range[0] < {4 * (e - s) + 1e-5}"),
+                           timeout=15000)
+    page.wait_for_function(figure_js("gantt", f"gd.layout.xaxis.range[0] < {s}"), timeout=15000)
+    expect(page.locator("#gap-causes")).to_contain_text("GPU idle by host cause")
+    page.screenshot(path=str(artifacts / "idle_gaps.png"), full_page=True)
+    assert console_errors == []

@@ -1,0 +1,121 @@
+"""GPU idle gaps and what the host was doing during each one.
+
+A gap is a hole in a device's busy union. Its host cause is read from the threads that launch
+work on that device: the CUDA API call that covers most of the gap (e.g. a long
+``cudaStreamSynchronize``) and the innermost NVTX range active on those threads at the gap's
+middle (e.g. ``PLE_wait_for_GPU`` or ``PLE_CPU_gather``)::
+
+    GPU    [kernels.....]        gap         [kernels...]
+    host   ..launch..  [cudaStreamSynchronize     ]
+    NVTX   [PLE_lookup_tokens=3 [PLE_wait_for_GPU  ]  ]
+    cause: "cudaStreamSynchronize in PLE_wait_for_GPU"
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dashboard.analysis.gpu_time import kernel_launches
+from dashboard.analysis.intervals import gaps, union_intervals
+from dashboard.analysis.tables import clean_api_name
+
+DEFAULT_MIN_GAP_NS = 10_000
+NO_HOST_ACTIVITY = "no host activity recorded"
+
+IDLE_GAPS: dict[str, str] = {
+    "device_id": "int64",
+    "start_ns": "int64",
+    "end_ns": "int64",
+    "duration_ns": "int64",
+    "api_call": "object",  # cleaned name of the API call covering most of the gap ("" if none)
+    "nvtx_range": "object",  # innermost NVTX range at the gap's middle ("" if none)
+    "cause": "object",  # "api in range", "api", "range" or NO_HOST_ACTIVITY
+}
+
+
+def idle_gaps(work: pd.DataFrame, *, min_gap_ns: int = DEFAULT_MIN_GAP_NS) -> pd.DataFrame:
+    """Gaps in each device's busy union at least ``min_gap_ns`` long.
+
+    Args:
+        work: frame (device_id, start_ns, end_ns), e.g. from ``gpu_time.gpu_work``.
+
+    Returns:
+        Frame (device_id, start_ns, end_ns, duration_ns) sorted by duration descending, then
+        device and start.
+
+    Raises:
+        ValueError: if ``min_gap_ns`` < 0.
+    """
+    if min_gap_ns < 0:
+        raise ValueError(f"min_gap_ns must be >= 0, got {min_gap_ns}")
+    parts = []
+    for dev, grp in work.groupby("device_id", sort=True):
+        gs, ge = gaps(*union_intervals(grp["start_ns"].to_numpy(), grp["end_ns"].to_numpy()))
+        keep = (ge - gs) >= max(min_gap_ns, 1)
+        parts.append(pd.DataFrame({"device_id": int(dev), "start_ns": gs[keep], "end_ns": ge[keep]}))
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        {"device_id": [], "start_ns": [], "end_ns": []})
+    out = out.astype({"device_id": "int64", "start_ns": "int64", "end_ns": "int64"})
+    out["duration_ns"] = out["end_ns"] - out["start_ns"]
+    return out.sort_values(["duration_ns", "device_id", "start_ns"], ascending=[False, True, True],
+                           kind="stable").reset_index(drop=True)
+
+
+def _launching_threads(kernels: pd.DataFrame, api_calls: pd.DataFrame) -> dict[int, np.ndarray]:
+    """device id -> global thread ids that launched kernels on it (via correlation id + process)."""
+    j = kernel_launches(kernels, api_calls)
+    if j.empty:
+        return {}
+    dev = kernels["device_id"].to_numpy()[j["kernel_index"].to_numpy()]
+    tid = api_calls["global_tid"].to_numpy()[j["api_index"].to_numpy()]
+    frame = pd.DataFrame({"dev": dev, "tid": tid}).drop_duplicates()
+    return {int(d): g["tid"].to_numpy() for d, g in frame.groupby("dev")}
+
+
+def gap_causes(gap_frame: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.DataFrame, nvtx_ranges: pd.DataFrame,
+               *, limit: int = 500) -> pd.DataFrame:
+    """Annotate the first ``limit`` gaps (largest first) with what the launching threads were doing.
+
+    Returns:
+        IDLE_GAPS frame for those gaps, same order. ``api_call``: the call on a launching thread
+        that overlaps the gap most; ``nvtx_range``: the shortest (innermost) NVTX range on a
+        launching thread that contains the gap's middle.
+    """
+    g = gap_frame.head(limit).copy()
+    threads = _launching_threads(kernels, api_calls)
+    api_cols = ("start_ns", "end_ns", "global_tid")
+    a = api_calls[list(api_cols)].assign(name=api_calls["name"].astype(str)) if not api_calls.empty else None
+    r = nvtx_ranges[["start_ns", "end_ns", "global_tid"]].assign(name=nvtx_ranges["name"].astype(str)) \
+        if not nvtx_ranges.empty else None
+    api_names, range_names = [], []
+    for dev, gs, ge in zip(g["device_id"], g["start_ns"], g["end_ns"]):
+        tids = threads.get(int(dev), np.empty(0, np.int64))
+        best_api = ""
+        if a is not None and len(tids):
+            cand = a[(a["start_ns"] < ge) & (a["end_ns"] > gs) & a["global_tid"].isin(tids)]
+            if len(cand):
+                overlap = np.minimum(cand["end_ns"], ge) - np.maximum(cand["start_ns"], gs)
+                best_api = clean_api_name(cand["name"].iloc[int(np.argmax(overlap.to_numpy()))])
+        best_range = ""
+        if r is not None and len(tids):
+            mid = (gs + ge) // 2
+            cand = r[(r["start_ns"] <= mid) & (r["end_ns"] > mid) & r["global_tid"].isin(tids)]
+            if len(cand):
+                best_range = cand["name"].iloc[int(np.argmin((cand["end_ns"] - cand["start_ns"]).to_numpy()))]
+        api_names.append(best_api)
+        range_names.append(best_range)
+    g["api_call"] = api_names
+    g["nvtx_range"] = range_names
+    g["cause"] = [f"{a_} in {r_}" if a_ and r_ else (a_ or r_ or NO_HOST_ACTIVITY)
+                  for a_, r_ in zip(api_names, range_names)]
+    return g[list(IDLE_GAPS)].astype(IDLE_GAPS).reset_index(drop=True)
+
+
+def idle_by_cause(causes: pd.DataFrame) -> pd.DataFrame:
+    """Total idle time per cause label (frame: cause, gaps, idle_ns; largest first)."""
+    if causes.empty:
+        return pd.DataFrame({"cause": [], "gaps": pd.Series([], dtype="int64"), "idle_ns": pd.Series([], dtype="int64")})
+    g = causes.groupby("cause", sort=False)["duration_ns"]
+    out = pd.DataFrame({"gaps": g.size(), "idle_ns": g.sum()}).reset_index()
+    return out.sort_values(["idle_ns", "cause"], ascending=[False, True], kind="stable").reset_index(drop=True)
