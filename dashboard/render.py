@@ -5,6 +5,8 @@ Used by the Dash callbacks and usable from scripts and tests; imports no Dash.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,7 +32,8 @@ from dashboard.analysis.timeline import (
     BUSY_ALL,
     BUSY_KERNELS,
     DEFAULT_MARK_BUDGET,
-    device_lanes,
+    device_unions,
+    lanes_for_window,
     nvtx_lane_keys,
     select_ranges,
 )
@@ -174,6 +177,26 @@ GPU_METRICS = (
 )
 
 
+_UNIONS: dict[tuple[int, str], tuple[weakref.ref, dict]] = {}
+_UNIONS_LOCK = threading.Lock()
+
+
+def busy_unions(bundle, busy_source: str) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per-device busy unions of a bundle, computed once per (bundle, busy source) and reused by
+    every zoom of the timeline (bundles are immutable; entries die with their bundle)."""
+    key = (id(bundle), busy_source)
+    with _UNIONS_LOCK:
+        hit = _UNIONS.get(key)
+        if hit is not None and hit[0]() is bundle:
+            return hit[1]
+    unions = device_unions(work_for(bundle, busy_source))
+    with _UNIONS_LOCK:
+        for k in [k for k, (ref, _) in _UNIONS.items() if ref() is None]:
+            del _UNIONS[k]
+        _UNIONS[key] = (weakref.ref(bundle), unions)
+    return unions
+
+
 def gpu_columns_key(device_id: int) -> str:
     """Column key of a device in the per-GPU table ("all" for the all-GPU union)."""
     return "all" if device_id == ALL_GPUS else f"gpu{device_id}"
@@ -252,9 +275,9 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
     if trace.bundle is None:
         return build_nvtx_union_bars(nvtx_table(trace.summary), theme=theme)
     b = trace.bundle
-    work = work_for(b, options.busy_source)
     lo, hi = x_range if x_range is not None else (0, 0)
-    lanes = device_lanes(work, lo_ns=lo, hi_ns=hi, budget=GPU_BUDGET) if x_range is not None else []
+    unions = busy_unions(b, options.busy_source)
+    lanes = lanes_for_window(unions, lo_ns=lo, hi_ns=hi, budget=GPU_BUDGET) if x_range is not None else []
     ranges = b.nvtx_ranges[b.nvtx_ranges["start_ns"] >= 0]
     selected, hidden = select_ranges(ranges, lo_ns=lo, hi_ns=hi, budget=NVTX_BUDGET)
     marks = b.nvtx_marks
@@ -391,8 +414,10 @@ def zoomed_timeline(trace: LoadedTrace, options: ViewOptions, relayout: dict | N
     """
     if trace.bundle is None:
         return None
-    extent = time_extent(trace, phase_view(trace, options).dispatches)
-    window = window_from_relayout(relayout, extent)
+    window = window_from_relayout(relayout, None)
+    if window is None and isinstance(relayout, dict) and relayout.get("xaxis.autorange"):
+        d = ph.build_dispatches(dispatch_timeline(trace, options.dispatch_prefix), end_ns=activity_end_ns(trace))
+        window = time_extent(trace, d)
     if window is None:
         return None
     return timeline_figure(trace, options, window, theme)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dashboard.analysis.intervals import busy_fraction_bins, clip_intervals, gaps, union_intervals
+from dashboard.analysis.intervals import covered_before, gaps, union_intervals
 from dashboard.model import DeviceLane
 
 BUSY_KERNELS = "kernels"
@@ -19,12 +19,35 @@ BUSY_ALL = "kernels+memops"
 DEFAULT_MARK_BUDGET = 5000
 
 
-def device_lanes(work: pd.DataFrame, *, lo_ns: int, hi_ns: int, budget: int = DEFAULT_MARK_BUDGET,
-                 n_bins: int = 400) -> list[DeviceLane]:
-    """Per-device busy union (keyed by device id: streams of all devices never mix) for a window.
+def device_unions(work: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Busy union per device (keyed by device id: streams of all devices never mix).
+
+    Returns:
+        device id -> ``(starts_ns, ends_ns)``, disjoint and sorted. The expensive step of a
+        timeline: compute it once per trace and busy source, then cut windows from it.
+    """
+    return {int(dev): union_intervals(grp["start_ns"].to_numpy(), grp["end_ns"].to_numpy())
+            for dev, grp in work.groupby("device_id", sort=True)}
+
+
+def _window(us: np.ndarray, ue: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """The part of a disjoint sorted union inside ``[lo, hi)`` (binary search, no full scan)."""
+    i0 = int(np.searchsorted(ue, lo, side="right"))
+    i1 = int(np.searchsorted(us, hi, side="left"))
+    s = us[i0:i1].copy()
+    e = ue[i0:i1].copy()
+    if s.size:
+        s[0] = max(s[0], lo)
+        e[-1] = min(e[-1], hi)
+    return s, e
+
+
+def lanes_for_window(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, lo_ns: int, hi_ns: int,
+                     budget: int = DEFAULT_MARK_BUDGET, n_bins: int = 400) -> list[DeviceLane]:
+    """Cut the per-device unions to a window, within a mark budget.
 
     Args:
-        work: frame with device_id, start_ns, end_ns (see ``analysis.gpu_time.gpu_work``).
+        unions: from ``device_unions``.
         lo_ns, hi_ns: the visible window.
         budget: the most bars all lanes together may send. Busy and idle bars when both fit;
             busy bars alone when only they fit; otherwise each lane is binned into ``n_bins``
@@ -33,26 +56,35 @@ def device_lanes(work: pd.DataFrame, *, lo_ns: int, hi_ns: int, budget: int = DE
     Returns:
         One DeviceLane per device, sorted by device id.
     """
-    lanes = []
     per_device = []
-    for dev, grp in work.groupby("device_id", sort=True):
-        s, e = clip_intervals(grp["start_ns"].to_numpy(), grp["end_ns"].to_numpy(), lo_ns, hi_ns)
-        us, ue = union_intervals(s, e)
+    for dev, (us_all, ue_all) in sorted(unions.items()):
+        us, ue = _window(us_all, ue_all, lo_ns, hi_ns)
         gs, ge = gaps(us, ue)
-        per_device.append((int(dev), us, ue, gs, ge))
-    n_busy = sum(len(us) for _, us, _, _, _ in per_device)
-    n_gaps = sum(len(gs) for _, _, _, gs, _ in per_device)
+        per_device.append((dev, us_all, ue_all, us, ue, gs, ge))
+    n_busy = sum(len(x[3]) for x in per_device)
+    n_gaps = sum(len(x[5]) for x in per_device)
     empty = np.empty(0, np.int64)
-    for dev, us, ue, gs, ge in per_device:
+    lanes = []
+    for dev, us_all, ue_all, us, ue, gs, ge in per_device:
         busy = int((ue - us).sum())
         if n_busy + n_gaps <= budget or hi_ns <= lo_ns:
             lanes.append(DeviceLane(dev, "intervals", busy, us, ue, gs, ge, empty, np.empty(0)))
         elif n_busy <= budget:  # idle stays visible as empty space between busy bars
             lanes.append(DeviceLane(dev, "intervals", busy, us, ue, empty, empty, empty, np.empty(0)))
         else:
-            edges, frac = busy_fraction_bins(us, ue, lo_ns, hi_ns, n_bins)
+            edges = np.linspace(lo_ns, hi_ns, n_bins + 1).round().astype(np.int64)
+            edges[0], edges[-1] = lo_ns, hi_ns
+            cov = covered_before(us_all, ue_all, edges)
+            widths = np.diff(edges)
+            frac = np.clip(np.divide(np.diff(cov), widths, out=np.zeros(n_bins), where=widths > 0), 0.0, 1.0)
             lanes.append(DeviceLane(dev, "bins", busy, empty, empty, empty, empty, edges, frac))
     return lanes
+
+
+def device_lanes(work: pd.DataFrame, *, lo_ns: int, hi_ns: int, budget: int = DEFAULT_MARK_BUDGET,
+                 n_bins: int = 400) -> list[DeviceLane]:
+    """``lanes_for_window(device_unions(work), ...)``: per-device busy lanes for one window."""
+    return lanes_for_window(device_unions(work), lo_ns=lo_ns, hi_ns=hi_ns, budget=budget, n_bins=n_bins)
 
 
 def nvtx_lane_keys(ranges: pd.DataFrame) -> pd.DataFrame:
