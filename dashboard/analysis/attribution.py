@@ -106,8 +106,9 @@ def phase_category_time(kernels: pd.DataFrame, attribution: np.ndarray, dispatch
         return pd.DataFrame({"phase": [], "category": [], "kernel_sum_ns": pd.Series([], dtype="int64"),
                              "kernels": pd.Series([], dtype="int64")})
     phases = dispatch_phase.reindex(attribution[sel]).to_numpy()
-    df = pd.DataFrame({"phase": phases, "category": categories.to_numpy()[sel],
-                       "dur": kernel_durations(kernels).to_numpy()[sel]})
-    g = df.groupby(["phase", "category"], sort=False)["dur"]
+    cat = pd.Categorical(categories)  # group on integer codes, name the groups afterwards
+    df = pd.DataFrame({"phase": phases, "code": cat.codes[sel], "dur": kernel_durations(kernels).to_numpy()[sel]})
+    g = df.groupby(["phase", "code"], sort=False)["dur"]
     out = pd.DataFrame({"kernel_sum_ns": g.sum(), "kernels": g.size()}).reset_index()
+    out.insert(1, "category", np.asarray(cat.categories.astype(str), dtype=object)[out.pop("code").to_numpy()])
     return out.sort_values(["phase", "kernel_sum_ns"], ascending=[True, False], kind="stable").reset_index(drop=True)

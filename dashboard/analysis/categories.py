@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+import numpy as np
 import pandas as pd
 
 OTHER = "other"
@@ -76,14 +77,23 @@ def categorize_kernels(kernels: pd.DataFrame, rules: RuleSet | None = None) -> p
     """Category and matching rule of every kernel row (evaluated once per distinct name pair).
 
     Returns:
-        Frame aligned with ``kernels`` (same index): category (str), rule (str).
+        Frame aligned with ``kernels`` (same index): category and rule, as categoricals of str.
     """
     if kernels.empty:
         return pd.DataFrame({"category": pd.Series([], dtype=object), "rule": pd.Series([], dtype=object)},
                             index=kernels.index)
-    pairs = pd.DataFrame({"s": kernels["short_name"].astype(str), "f": kernels["name"].astype(str)})
-    codes, uniques = pd.factorize(pd.MultiIndex.from_frame(pairs))
-    results = [categorize(s, f, rules) for s, f in uniques]
-    cats = pd.Series([r[0] for r in results], dtype=object).to_numpy()[codes]
-    why = pd.Series([r[1] for r in results], dtype=object).to_numpy()[codes]
-    return pd.DataFrame({"category": cats, "rule": why}, index=kernels.index)
+    short = pd.Categorical(kernels["short_name"])
+    full = pd.Categorical(kernels["name"])
+    # One integer per (short, full) pair from the categorical codes: no string work per row.
+    pair = short.codes.astype(np.int64) * (len(full.categories) + 1) + full.codes.astype(np.int64)
+    codes, uniques = pd.factorize(pair)
+    n_full = len(full.categories) + 1
+    results = [categorize(str(short.categories[u // n_full]) if u // n_full >= 0 else "",
+                          str(full.categories[u % n_full]) if u % n_full < len(full.categories) else "", rules)
+               for u in uniques]
+    def column(values: list[str]) -> pd.Categorical:
+        idx, names = pd.factorize(np.array(values, dtype=object))
+        return pd.Categorical.from_codes(idx[codes], categories=names)
+
+    return pd.DataFrame({"category": column([r[0] for r in results]), "rule": column([r[1] for r in results])},
+                        index=kernels.index)
