@@ -17,6 +17,11 @@ from dashboard.errors import TraceError
 EXIT_INPUT_ERROR = 2
 
 
+def _say(*parts, file=None) -> None:
+    """Write one line to stdout (or ``file``): the CLI's only output path."""
+    (file or sys.stdout).write(" ".join(str(p) for p in parts) + "\n")
+
+
 def default_trace_dir() -> Path | None:
     """``./sample_traces`` if present, else the repository's bundled ``sample_traces/``."""
     for candidate in (Path.cwd() / "sample_traces", Path(__file__).resolve().parent.parent / "sample_traces"):
@@ -112,9 +117,9 @@ def _serve(args) -> int:
     if not store.ids():
         raise TraceError("no .sqlite or .json traces found in " + ", ".join(map(str, dirs or args.traces)))
     if args.host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"warning: serving on {args.host}: anyone who can reach this address can read the traces",
+        _say(f"warning: serving on {args.host}: anyone who can reach this address can read the traces",
               file=sys.stderr)
-    print(f"tracedash {__version__}: serving {len(store.ids())} trace(s) on http://{args.host}:{args.port}/",
+    _say(f"tracedash {__version__}: serving {len(store.ids())} trace(s) on http://{args.host}:{args.port}/",
           file=sys.stderr)
     _check_bind(args.host, args.port)
     app.run(host=args.host, port=args.port, debug=args.debug, dev_tools_disable_version_check=True)
@@ -140,7 +145,7 @@ def _inspect(args) -> int:
 
     info = inspect_export(args.trace)
     if args.json:
-        print(json.dumps(info, indent=2))
+        _say(json.dumps(info, indent=2))
         return 0
     out = [f"{info['file']}: nsys {info['nsys_version'] or 'version unknown'}"
            + (f" (schema {info['schema_version']})" if info["schema_version"] else ""),
@@ -155,7 +160,7 @@ def _inspect(args) -> int:
     out.append(f"tables ({len(info['tables'])}):")
     for name, cols in info["tables"].items():
         out.append(f"  {name} [{len(cols)} columns]: {', '.join(cols)}")
-    print("\n".join(line for line in out))
+    _say("\n".join(line for line in out))
     return 0
 
 
@@ -163,11 +168,11 @@ def _cache_command(args) -> int:
     cache = _cache(args)
     if args.action == "clear":
         n = cache.clear()
-        print(f"removed {n} cached trace(s) from {cache.root}")
+        _say(f"removed {n} cached trace(s) from {cache.root}")
     else:
         entries = [e for e in cache.entries_dir.iterdir() if e.is_dir()] if cache.entries_dir.is_dir() else []
         size = sum(f.stat().st_size for e in entries for f in e.rglob("*") if f.is_file())
-        print(f"{cache.root}: {len(entries)} cached trace(s), {size / 2**20:.1f} MiB")
+        _say(f"{cache.root}: {len(entries)} cached trace(s), {size / 2**20:.1f} MiB")
     return 0
 
 
@@ -220,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except TraceError as exc:
-        print(f"tracedash: error: {exc}", file=sys.stderr)
+        _say(f"tracedash: error: {exc}", file=sys.stderr)
         return EXIT_INPUT_ERROR
     except KeyboardInterrupt:
         return 130
@@ -229,5 +234,5 @@ def main(argv: list[str] | None = None) -> int:
             raise
         from dashboard.errors import clean_message
 
-        print(f"tracedash: internal error: {clean_message(exc)} (set TRACEDASH_DEBUG=1 for details)", file=sys.stderr)
+        _say(f"tracedash: internal error: {clean_message(exc)} (set TRACEDASH_DEBUG=1 for details)", file=sys.stderr)
         return 1
