@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import logging
 import os
 import shutil
@@ -27,7 +28,7 @@ if TYPE_CHECKING:  # pandas and the model load lazily: a warm `summarize` never 
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = 1  # bump whenever a frame schema or the loader's output changes
+CACHE_FORMAT = 2  # bump whenever a frame schema or the loader's output changes
 HEADER_BYTES = 64 * 1024
 ENV_DIR = "TRACEDASH_CACHE_DIR"
 FRAME_NAMES = ("kernels", "api_calls", "nvtx_ranges", "nvtx_marks", "memops", "graph_launches")
@@ -47,6 +48,14 @@ def default_cache_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("tracedash", appauthor=False))
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def file_identity(path: Path) -> str:
@@ -115,6 +124,9 @@ class TraceCache:
             meta = json.loads((entry / "meta.json").read_text(encoding="utf-8"))
             if meta.get("cache_format") != CACHE_FORMAT:
                 return None
+            for name in FRAME_NAMES:  # a flipped byte in a data page must not become a wrong answer
+                if _sha256(entry / f"{name}.parquet") != meta["sha256"][name]:
+                    raise ValueError(f"{name}.parquet does not match its checksum")
             frames = {name: conform(pd.read_parquet(entry / f"{name}.parquet"), schema)
                       for name, schema in _schemas().items()}
             m = meta["meta"]
@@ -130,10 +142,12 @@ class TraceCache:
         try:
             self.entries_dir.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{entry.name}-", dir=self.entries_dir))
+            digests = {}
             for name in FRAME_NAMES:
                 getattr(bundle, name).to_parquet(tmp / f"{name}.parquet", index=False, compression=None)
-            (tmp / "meta.json").write_text(json.dumps({"cache_format": CACHE_FORMAT, "meta": asdict(bundle.meta)}),
-                                           encoding="utf-8")
+                digests[name] = _sha256(tmp / f"{name}.parquet")
+            (tmp / "meta.json").write_text(json.dumps({"cache_format": CACHE_FORMAT, "meta": asdict(bundle.meta),
+                                                       "sha256": digests}), encoding="utf-8")
             try:
                 os.rename(tmp, entry)
                 tmp = None
@@ -154,10 +168,13 @@ class TraceCache:
         if not self.enabled:
             return None
         try:
-            text = self._summary_path(path, dispatch_prefix).read_text(encoding="utf-8")
-            json.loads(text)  # a truncated file is not trusted
+            stored = json.loads(self._summary_path(path, dispatch_prefix).read_text(encoding="utf-8"))
+            text = stored["text"]
+            if hashlib.sha256(text.encode("utf-8")).hexdigest() != stored["sha256"]:
+                return None  # damaged: recompute, never trust
+            json.loads(text)
             return text
-        except (OSError, ValueError):
+        except (OSError, ValueError, KeyError, TypeError):
             return None
 
     def store_summary_text(self, path: Path, dispatch_prefix: str, text: str) -> None:
@@ -169,18 +186,25 @@ class TraceCache:
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-summary-", dir=target.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
+                json.dump({"sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "text": text}, fh)
             os.replace(tmp, target)
         except OSError as exc:
             self._warn(f"cannot write to {self.root} ({exc.strerror or exc})")
 
     def clear(self) -> int:
-        """Delete every cached entry; returns how many were removed."""
+        """Delete every cached entry (and nothing else); returns how many were removed."""
         if not self.root.is_dir():
             return 0
         n = 0
         for child in self.root.iterdir():
-            if child.is_dir() and child.name.startswith("v"):
-                n += sum(1 for e in child.iterdir() if e.is_dir() and not e.name.startswith(".tmp-"))
-                shutil.rmtree(child, ignore_errors=True)
+            if not (child.is_dir() and re.fullmatch(r"v\d+", child.name)):
+                continue
+            for entry in child.iterdir():
+                if entry.is_dir() and (re.fullmatch(r"[0-9a-f]{32}", entry.name) or entry.name.startswith(".tmp-")):
+                    shutil.rmtree(entry, ignore_errors=True)
+                    n += 0 if entry.exists() or entry.name.startswith(".tmp-") else 1
+            try:
+                child.rmdir()
+            except OSError:
+                pass
         return n

@@ -169,6 +169,9 @@ def _cache_command(args) -> int:
     if args.action == "clear":
         n = cache.clear()
         _say(f"removed {n} cached trace(s) from {cache.root}")
+        left = [e for e in cache.entries_dir.iterdir() if e.is_dir()] if cache.entries_dir.is_dir() else []
+        if left:
+            raise TraceError(f"{len(left)} cached trace(s) in {cache.root} could not be removed (read-only?)")
     else:
         entries = [e for e in cache.entries_dir.iterdir() if e.is_dir()] if cache.entries_dir.is_dir() else []
         size = sum(f.stat().st_size for e in entries for f in e.rglob("*") if f.is_file())
@@ -229,6 +232,12 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INPUT_ERROR
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `tracedash summarize T | head`: the reader left; not an error
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        except OSError:
+            pass
+        return 0
     except Exception as exc:  # a bug, not bad input: still one line, no traceback (TRACEDASH_DEBUG=1 shows it)
         if os.environ.get("TRACEDASH_DEBUG"):
             raise

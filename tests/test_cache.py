@@ -116,3 +116,42 @@ def test_trace_file_untouched_by_caching(trace, tmp_path):
     TraceCache(tmp_path / "c").load_bundle(trace, load_nsys_sqlite)
     assert (trace.read_bytes(), os.stat(trace).st_mtime_ns) == before
     assert [p.name for p in trace.parent.iterdir()] == [trace.name]
+
+
+def test_clear_never_touches_other_folders(trace, tmp_path, capsys):
+    c = tmp_path / "c"
+    (c / "videos").mkdir(parents=True)
+    (c / "videos" / "keep.txt").write_text("x")
+    (c / "v2data").mkdir()
+    assert cli.main(["summarize", str(trace), "--cache-dir", str(c)]) == 0
+    assert cli.main(["cache", "clear", "--cache-dir", str(c)]) == 0
+    assert "removed 1 cached trace(s)" in capsys.readouterr().out
+    assert (c / "videos" / "keep.txt").read_text() == "x" and (c / "v2data").is_dir()
+
+
+def test_damaged_summary_or_frames_are_recomputed(trace, tmp_path, capsys):
+    c = tmp_path / "c"
+    args = ["summarize", str(trace), "--cache-dir", str(c)]
+    assert cli.main(args) == 0
+    good = capsys.readouterr().out
+    summary_file = next(c.rglob("summary-*.json"))
+    stored = json.loads(summary_file.read_text())
+    summary_file.write_text(json.dumps({"sha256": stored["sha256"], "text": "{}"}))
+    assert cli.main(args) == 0 and capsys.readouterr().out == good
+    # flip bytes inside a cached frame, and drop the cached summary so the frames are read
+    for f in c.rglob("summary-*.json"):
+        f.unlink()
+    parquet = next(c.rglob("kernels.parquet"))
+    data = bytearray(parquet.read_bytes())
+    data[len(data) // 2: len(data) // 2 + 16] = b"\x7f" * 16
+    parquet.write_bytes(bytes(data))
+    assert cli.main(args) == 0 and capsys.readouterr().out == good
+
+
+def test_broken_pipe_is_not_an_error(trace, tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run(f"{sys.executable} -m dashboard summarize '{trace}' --no-cache | head -c 10",
+                          shell=True, capture_output=True, text=True, timeout=120)
+    assert proc.stdout == '{\n  "file"' and "error" not in proc.stderr

@@ -131,3 +131,11 @@ def test_corrupt_page_is_a_clean_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "Traceback" not in err
     assert code == 0 or (code == 2 and "corrupt.sqlite" in err)
+
+
+def test_impossible_nvtx_values_exit_2(tmp_path, capsys):
+    p = tmp_path / "s.json"
+    p.write_text('{"gpu_activity_span_s": 1, "gpu_busy_union_s": 0, "kernel_count": 1, '
+                 '"nvtx": {"r": {"count": 1, "sum_s": 1, "union_s": 50, "gpu_overlap_s": 100}}}')
+    assert main(["summarize", str(p)]) == 2
+    assert "need gpu_overlap_s <= union_s <= sum_s" in capsys.readouterr().err

@@ -134,7 +134,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         uirevision=uirevision,
         bargap=0.15,
     ))
-    fig.update_layout(margin=dict(t=56 + 14 * len(notes)))
+    fig.update_layout(margin=dict(t=64 + 18 * len(notes)))
     fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(categories)), title=None,
                      tickfont=dict(size=10), automargin=False, tickmode="array", tickvals=categories,
                      ticktext=[_short_label(c) for c in categories])

@@ -98,6 +98,9 @@ def parse_summary(data: object, name: str) -> Summary:
                               _s_to_ns(v.get("gpu_overlap_s", 0.0), f"nvtx[{key!r}].gpu_overlap_s", name)))
         except KeyError as exc:
             raise TraceFormatError(f"{name}: nvtx[{key!r}] lacks {exc.args[0]!r}") from None
+        _, _, sum_ns, union_ns, overlap_ns = nvtx_rows[-1]
+        if union_ns > sum_ns + 1 or overlap_ns > union_ns + 1:
+            raise TraceFormatError(f"{name}: nvtx[{key!r}] is impossible: need gpu_overlap_s <= union_s <= sum_s")
     top_rows = []
     for i, item in enumerate(_list(d.get("top_kernels", []), "top_kernels", name)):
         if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], list) and len(item[1]) == 2):
