@@ -115,6 +115,16 @@ class TraceCache:
         self._write(entry, bundle)
         return bundle, False
 
+    def cached_bundle(self, path: Path) -> TraceBundle | None:
+        """The cached frames of ``path`` if a valid entry exists (never builds one)."""
+        if not self.enabled:
+            return None
+        try:
+            entry = self.entries_dir / file_identity(path)
+        except OSError:
+            return None
+        return self._read(entry) if (entry / "meta.json").is_file() else None
+
     def _read(self, entry: Path) -> TraceBundle | None:
         import pandas as pd
 

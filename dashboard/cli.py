@@ -86,7 +86,7 @@ def _summarize(args) -> int:
 
         progress = _Progress(path.name)
         try:
-            trace = load_trace(path, dispatch_prefix=args.dispatch_prefix, cache=cache, progress=progress)
+            trace = load_trace(path, dispatch_prefix=args.dispatch_prefix, cache=cache, progress=progress, lean=True)
         finally:
             progress.close()
         text = json.dumps(summary_to_dict(trace.summary), indent=2) + "\n"

@@ -37,7 +37,7 @@ class LoadedTrace:
 
 
 def load_trace(path: str | os.PathLike, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
-               cache: TraceCache | None = None, progress=None) -> LoadedTrace:
+               cache: TraceCache | None = None, progress=None, lean: bool = False) -> LoadedTrace:
     """Load a trace file of either supported format.
 
     Args:
@@ -45,13 +45,15 @@ def load_trace(path: str | os.PathLike, *, dispatch_prefix: str = DEFAULT_DISPAT
         dispatch_prefix: NVTX name prefix of dispatch marks (used for nsys input).
         cache: where to keep the columnar copy of an nsys export (None: no cache).
         progress: optional callable taking a stage name (see ``load_nsys_sqlite``).
+        lean: for a summary only: use cached frames if there are any, else read just the columns
+            the summary needs and do not build the frame cache (the dashboard builds it).
 
     Raises:
         TraceNotFoundError, TraceFormatError: with a message naming the file and the problem.
     """
     p = Path(path)
     try:
-        return _load(p, dispatch_prefix, cache, progress)
+        return _load(p, dispatch_prefix, cache, progress, lean)
     except TraceError:
         raise
     except (ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError, OSError, sqlite3.Error) as exc:
@@ -59,13 +61,17 @@ def load_trace(path: str | os.PathLike, *, dispatch_prefix: str = DEFAULT_DISPAT
         raise TraceFormatError(f"{p.name}: cannot be read: {clean_message(exc)}") from exc
 
 
-def _load(p: Path, dispatch_prefix: str, cache: TraceCache | None, progress) -> LoadedTrace:
+def _load(p: Path, dispatch_prefix: str, cache: TraceCache | None, progress, lean: bool) -> LoadedTrace:
     kind = sniff_format(p)
     if kind == "nsys-sqlite":
         def build(path: Path):
             return load_nsys_sqlite(path, progress=progress)
 
-        bundle = cache.load_bundle(p, build)[0] if cache is not None else build(p)
+        if lean:
+            bundle = (cache.cached_bundle(p) if cache is not None else None) or load_nsys_sqlite(
+                p, progress=progress, lean=True)
+        else:
+            bundle = cache.load_bundle(p, build)[0] if cache is not None else build(p)
         return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle, dispatch_prefix)
     summary = load_summary_json(p)
     meta = TraceMeta(source=p.name, format="summary-json")

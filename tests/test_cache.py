@@ -131,6 +131,7 @@ def test_clear_never_touches_other_folders(trace, tmp_path, capsys):
 
 def test_damaged_summary_or_frames_are_recomputed(trace, tmp_path, capsys):
     c = tmp_path / "c"
+    TraceCache(c).load_bundle(trace, load_nsys_sqlite)  # frames cached, as the dashboard does
     args = ["summarize", str(trace), "--cache-dir", str(c)]
     assert cli.main(args) == 0
     good = capsys.readouterr().out
@@ -155,3 +156,16 @@ def test_broken_pipe_is_not_an_error(trace, tmp_path):
     proc = subprocess.run(f"{sys.executable} -m dashboard summarize '{trace}' --no-cache | head -c 10",
                           shell=True, capture_output=True, text=True, timeout=120)
     assert proc.stdout == '{\n  "file"' and "error" not in proc.stderr
+
+
+def test_summarize_reuses_frames_the_dashboard_cached(trace, tmp_path, capsys, monkeypatch):
+    c = tmp_path / "c"
+    TraceCache(c).load_bundle(trace, load_nsys_sqlite)
+    from dashboard.loaders import nsys_sqlite
+
+    monkeypatch.setattr(nsys_sqlite, "load_nsys_sqlite", lambda *a, **k: pytest.fail("must use the cache"))
+    import dashboard.trace
+
+    monkeypatch.setattr(dashboard.trace, "load_nsys_sqlite", lambda *a, **k: pytest.fail("must use the cache"))
+    assert cli.main(["summarize", str(trace), "--cache-dir", str(c)]) == 0
+    assert json.loads(capsys.readouterr().out)["kernel_count"] == 19

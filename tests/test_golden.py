@@ -43,6 +43,14 @@ def test_summary_matches_golden(trace, loaded_traces):
     assert "notes" in ours
 
 
+@pytest.mark.parametrize("trace", NSYS_TRACES, ids=lambda p: p.stem)
+def test_lean_read_gives_the_same_summary(trace):
+    from dashboard.analysis.summary import summarize
+    from dashboard.loaders import load_nsys_sqlite
+
+    assert diff(summary_to_dict(summarize(load_nsys_sqlite(trace, lean=True))), golden_summary(trace)) == []
+
+
 @pytest.mark.parametrize("trace", NSYS_TRACES[:3], ids=lambda p: p.stem)
 def test_cli_summarize_writes_golden(trace, tmp_path):
     out = tmp_path / "s.json"

@@ -261,11 +261,19 @@ _KERNEL_COLUMNS = ["start_ns", "end_ns", "device_id", "context_id", "stream_id",
 _API_COLUMNS = ["start_ns", "end_ns", "global_tid", "correlation_id", "event_class", "name_id"]
 
 
-def _kernel_sql(probe: SchemaProbe) -> str | None:
+_LEAN_KERNEL_COLUMNS = ["start_ns", "end_ns", "graph_node_id", "short_id", "name_id"]
+_LEAN_API_COLUMNS = ["start_ns", "end_ns", "event_class", "name_id"]
+
+
+def _kernel_sql(probe: SchemaProbe, lean: bool = False) -> str | None:
     table = probe.table("CUPTI_ACTIVITY_KIND_KERNEL")
     cols = probe.columns(table)
     if not table or not {"start", "end"} <= set(cols):
         return None
+    if lean:  # what the summary needs: times, graph node, short name (demangled only as a fallback)
+        names = (f'{_col(cols, "shortName")}, NULL' if "shortName" in cols
+                 else f'NULL, {_col(cols, "demangledName")}')
+        return f'SELECT "start", "end", {_col(cols, "graphNodeId")}, {names} FROM {_q(table)}'
     return (
         f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "contextId", "0")}, '
         f'{_col(cols, "streamId", "0")}, {_col(cols, "correlationId")}, {_col(cols, "globalPid")}, '
@@ -277,26 +285,33 @@ def _kernel_sql(probe: SchemaProbe) -> str | None:
 def _kernel_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> tuple[pd.DataFrame, int]:
     if raw is None or raw.empty:
         return empty_frame(KERNELS), 0
+    n = len(raw)
     raw["start_ns"] = _int(raw["start_ns"], 0)
     raw["end_ns"] = _int(raw["end_ns"], 0)
     for c in ("device_id", "context_id", "stream_id", "correlation_id"):
-        raw[c] = _int(raw[c])
-    raw["global_pid"] = _int(raw["global_pid"], 0)
+        raw[c] = _int(raw[c]) if c in raw else np.full(n, 0 if c != "correlation_id" else -1, np.int64)
+    raw["global_pid"] = _int(raw["global_pid"], 0) if "global_pid" in raw else np.zeros(n, np.int64)
     raw["pid"] = _pid_of(raw["global_pid"])
     raw["graph_node_id"] = pd.to_numeric(raw["graph_node_id"], errors="coerce").astype("Int64")
-    full = _names(raw["name_id"], strings)
-    raw["name"] = full
-    raw["short_name"] = _names(raw["short_id"], strings, fallback=full)  # no shortName: demangled name
+    if raw["name_id"].isna().all() and not raw["short_id"].isna().all():  # lean read: short names only
+        raw["short_name"] = _names(raw["short_id"], strings)
+        raw["name"] = raw["short_name"]
+    else:
+        full = _names(raw["name_id"], strings)
+        raw["name"] = full
+        raw["short_name"] = _names(raw["short_id"], strings, fallback=full)  # no shortName: demangled name
     zero_ts = int(((raw["start_ns"] == 0) & (raw["end_ns"] == 0)).sum())
     return conform(raw, KERNELS), zero_ts
 
 
-def _api_sql(probe: SchemaProbe) -> str | None:
+def _api_sql(probe: SchemaProbe, lean: bool = False) -> str | None:
     table = probe.table("CUPTI_ACTIVITY_KIND_RUNTIME")
     cols = probe.columns(table)
     if not table or not {"start", "end", "nameId"} <= set(cols):
         return None
     where = f'WHERE "eventClass" IS NOT {EVENT_CLASS_BACKTRACE}' if "eventClass" in cols else ""
+    if lean:
+        return f'SELECT "start", "end", {_col(cols, "eventClass", "0")}, "nameId" FROM {_q(table)} {where}'
     return (
         f'SELECT "start", "end", {_col(cols, "globalTid")}, {_col(cols, "correlationId")}, '
         f'{_col(cols, "eventClass", "0")}, "nameId" FROM {_q(table)} {where}'
@@ -306,12 +321,13 @@ def _api_sql(probe: SchemaProbe) -> str | None:
 def _api_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> pd.DataFrame:
     if raw is None or raw.empty:
         return empty_frame(API_CALLS)
+    n = len(raw)
     raw["start_ns"] = _int(raw["start_ns"], 0)
     raw["end_ns"] = _int(raw["end_ns"], 0)
-    raw["global_tid"] = _int(raw["global_tid"], 0)
+    raw["global_tid"] = _int(raw["global_tid"], 0) if "global_tid" in raw else np.zeros(n, np.int64)
     raw["pid"] = _pid_of(raw["global_tid"])
     raw["tid"] = _tid_of(raw["global_tid"])
-    raw["correlation_id"] = _int(raw["correlation_id"])
+    raw["correlation_id"] = _int(raw["correlation_id"]) if "correlation_id" in raw else np.full(n, -1, np.int64)
     raw["event_class"] = _int(raw["event_class"], 0)
     raw["name"] = _names(raw["name_id"], strings)
     return conform(raw, API_CALLS)
@@ -553,7 +569,7 @@ def inspect_export(path: str | os.PathLike) -> dict:
         con.close()
 
 
-def load_nsys_sqlite(path: str | os.PathLike, progress=None) -> TraceBundle:
+def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = False) -> TraceBundle:
     """Load an nsys SQLite export into canonical frames.
 
     Args:
@@ -568,6 +584,9 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None) -> TraceBundle:
 
     Args:
         progress: optional callable taking a stage name, called as each stage starts.
+        lean: read only the kernel and API columns the seed-format summary needs (times, names,
+            graph node, event class); ids are left at their defaults (device/stream 0,
+            correlation -1) and the demangled name equals the short name. Never cache it.
 
     Raises:
         TraceNotFoundError: the path does not exist or is not a regular file.
@@ -596,8 +615,9 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None) -> TraceBundle:
         strings = _load_strings(con, probe)
         step("kernels and CUDA API calls")
         raw = _run_queries(con, {
-            "kernels": (_kernel_sql(probe), _KERNEL_COLUMNS, probe.table("CUPTI_ACTIVITY_KIND_KERNEL")),
-            "api": (_api_sql(probe), _API_COLUMNS, None)})
+            "kernels": (_kernel_sql(probe, lean), _LEAN_KERNEL_COLUMNS if lean else _KERNEL_COLUMNS,
+                        probe.table("CUPTI_ACTIVITY_KIND_KERNEL")),
+            "api": (_api_sql(probe, lean), _LEAN_API_COLUMNS if lean else _API_COLUMNS, None)})
         kernels, dropped = _kernel_frame(raw["kernels"], strings)
         api_calls = _api_frame(raw["api"], strings)
         del raw
