@@ -27,6 +27,7 @@ KERNELS: dict[str, str] = {
     "graph_node_id": "Int64",  # nullable: NULL for kernels launched outside a CUDA graph
     "short_name": "category",
     "name": "category",  # demangled name
+    "launch": "category",  # "grid 128×1×1 · block 256×1×1" ("" when the export lacks grid/block columns)
 }
 API_CALLS: dict[str, str] = {
     "start_ns": "int64",

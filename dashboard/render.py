@@ -47,9 +47,12 @@ from dashboard.model import DISPATCH_MARKS, conform, empty_frame
 from dashboard.trace import LoadedTrace
 
 # Share of the mark budget per layer of the timeline.
-NVTX_BUDGET = 2000
-MARK_TICK_BUDGET = 500
-GPU_BUDGET = DEFAULT_MARK_BUDGET - NVTX_BUDGET - MARK_TICK_BUDGET
+NVTX_BUDGET = 1500
+MARK_TICK_BUDGET = 400
+KERNEL_BUDGET = 1500  # individual kernels (per-stream lanes) are drawn when the window holds at most this many
+MEMOP_BUDGET = 400
+GPU_BUDGET = DEFAULT_MARK_BUDGET - NVTX_BUDGET - MARK_TICK_BUDGET - KERNEL_BUDGET - MEMOP_BUDGET
+ALL_LANES = ("nvtx", "marks", "gpu", "streams", "memops")
 GAP_CAUSE_LIMIT = 500
 
 
@@ -60,6 +63,7 @@ class ViewOptions:
     dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX
     threshold: float | None = None  # prefill when tokens >= threshold; None = automatic split
     busy_source: str = BUSY_KERNELS
+    lanes: tuple[str, ...] = ALL_LANES  # which timeline lanes to draw
 
 
 @dataclass(frozen=True)
@@ -275,14 +279,31 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
     if trace.bundle is None:
         return build_nvtx_union_bars(nvtx_table(trace.summary), theme=theme)
     b = trace.bundle
+    show = set(options.lanes)
     lo, hi = x_range if x_range is not None else (0, 0)
     unions = busy_unions(b, options.busy_source)
-    lanes = lanes_for_window(unions, lo_ns=lo, hi_ns=hi, budget=GPU_BUDGET) if x_range is not None else []
-    ranges = b.nvtx_ranges[b.nvtx_ranges["start_ns"] >= 0]
+    lanes = lanes_for_window(unions, lo_ns=lo, hi_ns=hi, budget=GPU_BUDGET) \
+        if x_range is not None and "gpu" in show else []
+    ranges = b.nvtx_ranges[b.nvtx_ranges["start_ns"] >= 0] if "nvtx" in show else b.nvtx_ranges.iloc[0:0]
     selected, hidden = select_ranges(ranges, lo_ns=lo, hi_ns=hi, budget=NVTX_BUDGET)
-    marks = b.nvtx_marks
+    marks = b.nvtx_marks if "marks" in show else b.nvtx_marks.iloc[0:0]
     marks = marks[(marks["ts_ns"] >= lo) & (marks["ts_ns"] < hi)]
     notes = []
+    kernels = memops = None
+    if "streams" in show and x_range is not None:
+        k = b.kernels
+        vis = k[(k["end_ns"] > lo) & (k["start_ns"] < hi)]
+        if 0 < len(vis) <= KERNEL_BUDGET:
+            kernels = pd.concat([vis, categorize_kernels(vis)], axis=1)
+        elif len(vis):
+            notes.append(f"{len(vis):,} kernels in view: zoom in to {KERNEL_BUDGET:,} or fewer to see each one by stream")
+    if "memops" in show and x_range is not None and not b.memops.empty:
+        m = b.memops
+        vis = m[(m["end_ns"] > lo) & (m["start_ns"] < hi)]
+        if len(vis) <= MEMOP_BUDGET:
+            memops = vis
+        else:
+            notes.append(f"{len(vis):,} memcpy/memset in view: zoom in to see them")
     if hidden:
         notes.append(f"{hidden:,} shorter NVTX ranges hidden at this scale (showing the {NVTX_BUDGET:,} longest)")
     if len(marks) > MARK_TICK_BUDGET:
@@ -295,7 +316,8 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
         notes.append(f"{len(b.graph_launches):,} CUDA graph launches shown as opaque busy intervals (graph-level "
                      "trace): re-profile with --cuda-graph-trace=node for per-kernel detail")
     return build_gpu_timeline(lanes, nvtx_lane_keys(selected), marks, gpus=b.meta.gpus, x_range_ns=x_range,
-                              busy_label=busy_label, notes=notes, uirevision=uirev, theme=theme)
+                              busy_label=busy_label, notes=notes, uirevision=uirev, kernels=kernels,
+                              memops=memops, theme=theme)
 
 
 PHASE_METRICS = (

@@ -122,7 +122,8 @@ def update_payload(trace_id):
         "inputs": [{"id": "trace-picker", "property": "value", "value": trace_id},
                    {"id": "dispatch-prefix", "property": "value", "value": "CG_DISPATCH"},
                    {"id": "phase-threshold", "property": "value", "value": None},
-                   {"id": "busy-source", "property": "value", "value": "kernels"}],
+                   {"id": "busy-source", "property": "value", "value": "kernels"},
+                   {"id": "timeline-lanes", "property": "value", "value": ["nvtx", "marks", "gpu", "streams", "memops"]}],
         "changedPropIds": ["trace-picker.value"], "state": [],
     }
 
@@ -248,3 +249,23 @@ def test_phase_analysis_on_generated_trace():
     view = build_view(t, ViewOptions())
     assert [tr.type for tr in view.phase_figure.data].count("box") == 2
     assert len(view.dispatch_rows) == 144 and view.dispatch_rows[0]["kernels"] == 1800
+
+
+def test_zoomed_in_timeline_shows_kernels_by_stream_and_memops():
+    from dashboard.render import zoomed_timeline
+
+    t = load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite")
+    k = t.bundle.kernels
+    first = int(k["start_ns"].min())
+    fig = zoomed_timeline(t, ViewOptions(), {"xaxis.range[0]": first / 1e9, "xaxis.range[1]": (first + 2_000_000) / 1e9})
+    names = [tr.name for tr in fig.data]
+    assert "kernels (colour = category)" in names
+    kt = next(tr for tr in fig.data if tr.name == "kernels (colour = category)")
+    n_vis = int(((k["end_ns"] > first) & (k["start_ns"] < first + 2_000_000)).sum())
+    assert len(kt.x) == n_vis and all(y.startswith("GPU ") and " · stream " in y for y in kt.y)
+    assert "grid " in kt.hovertext[0] and "block " in kt.hovertext[0]
+    lanes = list(fig.layout.yaxis.categoryarray)
+    assert any(lbl.endswith("memcpy/memset") for lbl in lanes) == ("memcpy/memset" in names)
+    only_gpu = zoomed_timeline(t, ViewOptions(lanes=("gpu",)),
+                               {"xaxis.range[0]": first / 1e9, "xaxis.range[1]": (first + 2_000_000) / 1e9})
+    assert [tr.name for tr in only_gpu.data if tr.name.startswith(("NVTX", "kernels"))] == []

@@ -16,12 +16,12 @@ from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
 from dashboard.analysis.idle import DEFAULT_MIN_GAP_NS
-from dashboard.render import ViewOptions, build_view, idle_view, nvtx_rows, zoomed_timeline
+from dashboard.render import ALL_LANES, ViewOptions, build_view, idle_view, nvtx_rows, zoomed_timeline
 
 log = logging.getLogger(__name__)
 
 
-def options_from_ui(prefix, threshold, busy_source) -> tuple[ViewOptions, list[str]]:
+def options_from_ui(prefix, threshold, busy_source, lanes=None) -> tuple[ViewOptions, list[str]]:
     """Turn raw control values into ViewOptions; invalid values fall back with a notice."""
     notices = []
     t = None
@@ -39,7 +39,8 @@ def options_from_ui(prefix, threshold, busy_source) -> tuple[ViewOptions, list[s
     if not prefix:
         notices.append(f"An empty dispatch prefix would make every NVTX mark a dispatch: using {DEFAULT_DISPATCH_PREFIX}.")
         prefix = DEFAULT_DISPATCH_PREFIX
-    return ViewOptions(dispatch_prefix=prefix, threshold=t, busy_source=busy_source), notices
+    chosen = ALL_LANES if lanes is None else tuple(v for v in ALL_LANES if v in set(lanes or ()))
+    return ViewOptions(dispatch_prefix=prefix, threshold=t, busy_source=busy_source, lanes=chosen), notices
 
 
 def gap_threshold_ns(value) -> int:
@@ -77,11 +78,12 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Input(ids.DISPATCH_PREFIX, "value"),
         Input(ids.THRESHOLD, "value"),
         Input(ids.BUSY_SOURCE, "value"),
+        Input(ids.LANES, "value"),
     )
-    def update_view(trace_id, prefix, threshold, busy_source):
+    def update_view(trace_id, prefix, threshold, busy_source, lanes):
         if not trace_id:
             return _failed("No trace selected. Start the server with a trace file or --trace-dir DIR.")
-        options, notices = options_from_ui(prefix, threshold, busy_source)
+        options, notices = options_from_ui(prefix, threshold, busy_source, lanes)
         try:
             view = build_view(store.get(trace_id), options)
         except TraceError as exc:
@@ -109,12 +111,13 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         State(ids.DISPATCH_PREFIX, "value"),
         State(ids.THRESHOLD, "value"),
         State(ids.BUSY_SOURCE, "value"),
+        State(ids.LANES, "value"),
         prevent_initial_call=True,
     )
-    def zoom_timeline(relayout, trace_id, prefix, threshold, busy_source):
+    def zoom_timeline(relayout, trace_id, prefix, threshold, busy_source, lanes):
         if not trace_id:
             raise PreventUpdate
-        options, _ = options_from_ui(prefix, threshold, busy_source)
+        options, _ = options_from_ui(prefix, threshold, busy_source, lanes)
         try:
             fig = zoomed_timeline(store.get(trace_id), options, relayout)
         except Exception:  # the main view reports load problems; a failed zoom keeps the old figure

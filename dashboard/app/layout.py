@@ -7,7 +7,10 @@ from dash import dcc, html
 
 from dashboard.analysis.timeline import BUSY_ALL, BUSY_KERNELS
 from dashboard.app import ids
-from dashboard.render import Card
+from dashboard.render import ALL_LANES, Card
+
+LANE_LABELS = (("nvtx", "NVTX ranges"), ("marks", "NVTX marks"), ("gpu", "GPU busy / idle"),
+               ("streams", "kernels by stream (when zoomed in)"), ("memops", "memcpy/memset"))
 
 GRAPH_CONFIG = {
     "displaylogo": False,
@@ -170,9 +173,12 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
                 html.Div(className="panel", children=dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(
                     id=ids.GANTT, config={**GRAPH_CONFIG, "toImageButtonOptions": {
                         **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-gantt"}}))),
-                html.Div(className="panel", children=dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(
+                html.Div(className="panel", children=[dcc.Checklist(
+                    id=ids.LANES, value=list(ALL_LANES), inline=True, className="radio lanes",
+                    options=[{"label": f" {label}", "value": v} for v, label in LANE_LABELS]), dcc.Loading(
+                    type="dot", delay_show=300, children=dcc.Graph(
                     id=ids.TIMELINE, config={**GRAPH_CONFIG, "toImageButtonOptions": {
-                        **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-timeline"}}))),
+                        **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-timeline"}}))]),
             ]),
             html.Div(className="side", children=html.Div(className="panel", children=[
                 html.H3("Per phase"),

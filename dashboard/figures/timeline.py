@@ -44,9 +44,20 @@ def _name_color(name: str) -> str:
     return PALETTE[zlib.crc32(name.encode("utf-8", "replace")) % len(PALETTE)]
 
 
+def stream_lane_label(device_id: int, stream_id: int) -> str:
+    """Lane label of one stream: streams are keyed by (device, stream)."""
+    return f"GPU {device_id} · stream {stream_id}"
+
+
+def memops_lane_label(device_id: int) -> str:
+    """Lane label of a device's memcpy/memset operations."""
+    return f"GPU {device_id} · memcpy/memset"
+
+
 def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.DataFrame, *,
                        gpus: dict[int, str], x_range_ns: tuple[int, int] | None, busy_label: str,
                        notes: list[str], uirevision: str = "", title: str = "GPU timeline",
+                       kernels: pd.DataFrame | None = None, memops: pd.DataFrame | None = None,
                        theme: Theme = DEFAULT_THEME) -> go.Figure:
     """Build the GPU timeline with the NVTX overlay.
 
@@ -57,19 +68,35 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         gpus: device id -> GPU name, for lane labels.
         busy_label: what counts as busy ("kernels" or "kernels+memops"), shown in the legend.
         notes: lines shown under the title (e.g. how many short ranges were left out).
+        kernels: individual kernels to draw in per-(device, stream) lanes (zoomed in), with
+            device_id, stream_id, start_ns, end_ns, short_name, category, rule, launch.
+        memops: memcpy/memset rows to draw in a per-device lane (device_id, start_ns, end_ns,
+            kind, bytes).
 
     Returns:
         Figure with one categorical y axis (NVTX lanes on top, marks, then one lane per GPU) and
         x in seconds on the session timeline. Bar traces: "NVTX ranges", "GPU busy (...)",
         "GPU idle"; or "GPU busy fraction" when lanes are binned; scatter "NVTX marks".
     """
-    if not lanes and nvtx.empty and marks.empty:
+    kernels = kernels if kernels is not None else pd.DataFrame()
+    memops = memops if memops is not None else pd.DataFrame()
+    if not lanes and nvtx.empty and marks.empty and kernels.empty and memops.empty:
         return empty_figure("This trace has no kernels, memory operations or NVTX ranges to draw.",
                             title=title, theme=theme)
     fig = go.Figure()
     nvtx_lanes = list(dict.fromkeys(nvtx["lane"])) if not nvtx.empty else []
     gpu_labels = [gpu_lane_label(ln.device_id, gpus) for ln in lanes]
-    categories = nvtx_lanes + ([MARKS_LANE] if not marks.empty else []) + gpu_labels
+    device_ids = sorted({ln.device_id for ln in lanes} | set(kernels.get("device_id", pd.Series([], dtype=int)))
+                        | set(memops.get("device_id", pd.Series([], dtype=int))))
+    gpu_block = []
+    for dev in device_ids:
+        gpu_block += [lbl for ln, lbl in zip(lanes, gpu_labels) if ln.device_id == dev]
+        if not kernels.empty:
+            streams = sorted(kernels.loc[kernels["device_id"] == dev, "stream_id"].unique().tolist())
+            gpu_block += [stream_lane_label(dev, st) for st in streams]
+        if not memops.empty and (memops["device_id"] == dev).any():
+            gpu_block.append(memops_lane_label(dev))
+    categories = nvtx_lanes + ([MARKS_LANE] if not marks.empty else []) + gpu_block
 
     if not nvtx.empty:
         names = nvtx["name"].astype(str).to_numpy()
@@ -125,6 +152,28 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
             width=0.8, marker=dict(color=fraction_colors(frac_a, theme.idle, theme.busy), line=dict(width=0)),
             hovertext=[f"busy {f:.1%} of {fmt_ns(w)}<br>from {b / 1e9:.6f} s" for b, w, f in zip(base_a, width_a, frac_a)],
             hoverinfo="text",
+        ))
+    if not kernels.empty:
+        cats = kernels["category"].astype(str).to_numpy()
+        palette = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(sorted(set(cats)))}
+        dur = (kernels["end_ns"] - kernels["start_ns"]).to_numpy()
+        fig.add_trace(go.Bar(
+            name="kernels (colour = category)", orientation="h", base=s_from_ns(kernels["start_ns"]), x=dur / 1e9,
+            y=[stream_lane_label(d, st) for d, st in zip(kernels["device_id"], kernels["stream_id"])], width=0.8,
+            marker=dict(color=[palette[c] for c in cats], line=dict(width=0)), hoverinfo="text",
+            hovertext=[f"<b>{html.escape(str(n)[:120])}</b><br>{fmt_ns(d)} · stream {st} · {html.escape(str(la))}"
+                       f"<br>{html.escape(c)}{' — ' + html.escape(str(r)) if r else ''}"
+                       for n, d, st, la, c, r in zip(kernels["short_name"], dur, kernels["stream_id"],
+                                                     kernels["launch"], cats, kernels["rule"])],
+        ))
+    if not memops.empty:
+        dur = (memops["end_ns"] - memops["start_ns"]).to_numpy()
+        fig.add_trace(go.Bar(
+            name="memcpy/memset", orientation="h", base=s_from_ns(memops["start_ns"]), x=dur / 1e9,
+            y=[memops_lane_label(d) for d in memops["device_id"]], width=0.8,
+            marker=dict(color=theme.memops, line=dict(width=0)), hoverinfo="text",
+            hovertext=[f"{html.escape(str(k))} · {int(b):,} bytes<br>{fmt_ns(d)}"
+                       for k, b, d in zip(memops["kind"], memops["bytes"], dur)],
         ))
     subtitle = "".join(f"<br><sup>{html.escape(n)}</sup>" for n in notes)
     fig.update_layout(**theme.time_axis_layout(

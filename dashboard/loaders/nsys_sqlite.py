@@ -257,7 +257,8 @@ def _tid_of(global_id: pd.Series) -> pd.Series:
 
 
 _KERNEL_COLUMNS = ["start_ns", "end_ns", "device_id", "context_id", "stream_id", "correlation_id", "global_pid",
-                   "graph_node_id", "short_id", "name_id"]
+                   "graph_node_id", "short_id", "name_id", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
+_LAUNCH_COLUMNS = ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ")
 _API_COLUMNS = ["start_ns", "end_ns", "global_tid", "correlation_id", "event_class", "name_id"]
 
 
@@ -277,9 +278,22 @@ def _kernel_sql(probe: SchemaProbe, lean: bool = False) -> str | None:
     return (
         f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "contextId", "0")}, '
         f'{_col(cols, "streamId", "0")}, {_col(cols, "correlationId")}, {_col(cols, "globalPid")}, '
-        f'{_col(cols, "graphNodeId")}, {_col(cols, "shortName")}, {_col(cols, "demangledName")} '
-        f'FROM {_q(table)}'
+        f'{_col(cols, "graphNodeId")}, {_col(cols, "shortName")}, {_col(cols, "demangledName")}, '
+        + ", ".join(_col(cols, c, "0") for c in _LAUNCH_COLUMNS) + f" FROM {_q(table)}"
     )
+
+
+def _launch_configs(raw: pd.DataFrame) -> pd.Categorical:
+    """"grid X×Y×Z · block X×Y×Z" per kernel, built once per distinct configuration."""
+    cols = ["grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
+    if not all(c in raw for c in cols):
+        return pd.Categorical([""] * len(raw))
+    dims = np.stack([_int(raw[c], 0).to_numpy() for c in cols], axis=1)
+    if not dims.any():
+        return pd.Categorical([""] * len(raw))
+    uniq, inverse = np.unique(dims, axis=0, return_inverse=True)
+    labels = [f"grid {a}×{b}×{c} · block {d}×{e}×{f}" for a, b, c, d, e, f in uniq.tolist()]
+    return pd.Categorical.from_codes(np.asarray(inverse).reshape(-1), categories=pd.Index(labels))
 
 
 def _kernel_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> tuple[pd.DataFrame, int]:
@@ -300,6 +314,7 @@ def _kernel_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> tuple[pd
         full = _names(raw["name_id"], strings)
         raw["name"] = full
         raw["short_name"] = _names(raw["short_id"], strings, fallback=full)  # no shortName: demangled name
+    raw["launch"] = _launch_configs(raw)
     zero_ts = int(((raw["start_ns"] == 0) & (raw["end_ns"] == 0)).sum())
     return conform(raw, KERNELS), zero_ts
 
