@@ -92,3 +92,13 @@ def test_phase_stats_exact():
     assert s.loc["decode", "total_ns"] == 70 and s.loc["decode", "mean_ns"] == pytest.approx(70 / 3)
     assert s.loc["decode", "p50_ns"] == 20.0 and s.loc["decode", "p90_ns"] == pytest.approx(36.0)
     assert list(s.index) == ["prefill", "decode"]
+
+
+def test_mixed_batches_are_their_own_phase():
+    d = ph.build_dispatches(marks([(0, "CG_DISPATCH:actual=1"), (10, "CG_DISPATCH:actual=900"),
+                                   (20, "CG_DISPATCH:actual=520:prefill=512:decode=8"),
+                                   (30, "CG_DISPATCH:actual=64:mixed=true")]), end_ns=40)
+    assert d["mixed"].tolist() == [False, False, True, True]
+    assert ph.assign_phases(d, 30).tolist() == ["decode", "prefill", "mixed", "mixed"]
+    stats = ph.phase_stats(d, ph.assign_phases(d, 30))
+    assert stats["phase"].tolist() == ["prefill", "decode", "mixed"] and stats["dispatches"].tolist() == [1, 1, 2]

@@ -18,7 +18,9 @@ PREFILL = "prefill"
 DECODE = "decode"
 UNSPLIT = "unsplit"  # one distinct token count and no threshold: nothing to split on
 UNKNOWN = "unknown"  # the dispatch name carries no token count
-PHASE_ORDER = (PREFILL, DECODE, UNSPLIT, UNKNOWN)
+MIXED = "mixed"  # the name says the batch mixes prefill and decode work
+PHASE_ORDER = (PREFILL, DECODE, MIXED, UNSPLIT, UNKNOWN)
+_TRUE = {"1", "true", "yes", "y"}
 
 DISPATCHES: dict[str, str] = {
     "index": "int64",
@@ -29,6 +31,7 @@ DISPATCHES: dict[str, str] = {
     "tokens": "Int64",
     "mode": "object",
     "padded": "Int64",
+    "mixed": "bool",
     "end_estimated": "bool",
 }
 PHASE_STATS: dict[str, str] = {
@@ -107,8 +110,27 @@ def build_dispatches(timeline: pd.DataFrame, *, end_ns: int | None) -> pd.DataFr
         "tokens": pd.array([_to_int(f.get("actual")) for f in fields], dtype="Int64"),
         "mode": [f.get("mode", "") for f in fields],
         "padded": pd.array([_to_int(f.get("padded")) for f in fields], dtype="Int64"),
+        "mixed": np.array([is_mixed(f) for f in fields], dtype=bool),
         "end_estimated": estimated,
     })
+
+
+def is_mixed(fields: dict[str, str]) -> bool:
+    """True when a dispatch name says its batch mixes prefill and decode.
+
+    Recognised: ``mixed=1|true|yes``, ``phase=mixed``, or both a prefill and a decode token
+    count above zero (``prefill=N`` / ``num_prefill_tokens=N`` and ``decode=N`` /
+    ``num_decode_tokens=N``).
+
+    Example:
+        >>> is_mixed({"actual": "512", "prefill": "500", "decode": "12"}), is_mixed({"actual": "3"})
+        (True, False)
+    """
+    if fields.get("mixed", "").lower() in _TRUE or fields.get("phase", "").lower() == MIXED:
+        return True
+    pre = _to_int(fields.get("prefill", fields.get("num_prefill_tokens")))
+    dec = _to_int(fields.get("decode", fields.get("num_decode_tokens")))
+    return bool(pre and dec)
 
 
 def default_threshold(tokens) -> float | None:
@@ -135,7 +157,7 @@ def assign_phases(dispatches: pd.DataFrame, threshold: float | None) -> pd.Serie
 
     Returns:
         Series of phase names aligned with ``dispatches``: ``unknown`` where tokens are missing,
-        ``unsplit`` for all when ``threshold`` is None.
+        ``unsplit`` for all when ``threshold`` is None, ``mixed`` where the name says so.
     """
     tokens = dispatches["tokens"]
     if threshold is None:
@@ -143,6 +165,8 @@ def assign_phases(dispatches: pd.DataFrame, threshold: float | None) -> pd.Serie
     else:
         phase = np.where(tokens.fillna(0).to_numpy(np.int64) >= threshold, PREFILL, DECODE).astype(object)
     phase[tokens.isna().to_numpy()] = UNKNOWN
+    if "mixed" in dispatches:
+        phase[dispatches["mixed"].to_numpy(bool)] = MIXED
     return pd.Series(phase, index=dispatches.index, name="phase")
 
 

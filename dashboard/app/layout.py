@@ -58,6 +58,7 @@ PHASE_COLUMNS = [
     {"headerName": "", "field": "metric", "minWidth": 110, "sortable": False},
     {"headerName": "prefill", "field": "prefill", "sortable": False, "type": "rightAligned"},
     {"headerName": "decode", "field": "decode", "sortable": False, "type": "rightAligned"},
+    {"headerName": "mixed", "field": "mixed", "sortable": False, "type": "rightAligned", "hide": True},
     {"headerName": "unsplit", "field": "unsplit", "sortable": False, "type": "rightAligned", "hide": True},
     {"headerName": "unknown", "field": "unknown", "sortable": False, "type": "rightAligned", "hide": True},
 ]

@@ -33,7 +33,7 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
             "Set the dispatch marker prefix in the controls above (NVTX marks or range names).",
             title=title, theme=theme, height=220)
     fig = go.Figure()
-    phase_names = [p for p in ("prefill", "decode", "unsplit", "unknown") if (phases == p).any()]
+    phase_names = [p for p in ("prefill", "decode", "mixed", "unsplit", "unknown") if (phases == p).any()]
     for phase in phase_names:
         sel = dispatches[(phases == phase).to_numpy()]
         tokens = sel["tokens"].astype(object).where(sel["tokens"].notna(), "?")

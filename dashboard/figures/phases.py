@@ -34,7 +34,7 @@ def build_phase_analysis(dispatches: pd.DataFrame, phases: pd.Series, category_t
     fig = make_subplots(rows=1, cols=2 if has_categories else 1, column_widths=[0.55, 0.45] if has_categories else None,
                         subplot_titles=(["Kernel time by category (attributed by correlation)"] if has_categories
                                         else []) + ["Step time per phase"], horizontal_spacing=0.12)
-    present = [p for p in ("prefill", "decode", "unsplit", "unknown") if (phases == p).any()]
+    present = [p for p in ("prefill", "decode", "mixed", "unsplit", "unknown") if (phases == p).any()]
     box_col = 2 if has_categories else 1
     if has_categories:
         totals = category_time.groupby("phase")["kernel_sum_ns"].sum()

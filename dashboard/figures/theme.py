@@ -24,7 +24,7 @@ class Theme:
     overlap: str = "#2f6f4f"
     non_overlap: str = "#c9d3df"
     phase_colors: dict[str, str] = field(default_factory=lambda: {
-        "prefill": "#d9480f", "decode": "#1c7ed6", "unsplit": "#868e96", "unknown": "#adb5bd"})
+        "prefill": "#d9480f", "decode": "#1c7ed6", "mixed": "#9c36b5", "unsplit": "#868e96", "unknown": "#adb5bd"})
 
     def color_for(self, key: str, keys: list[str]) -> str:
         """Stable colour for ``key`` among the sorted ``keys``."""
