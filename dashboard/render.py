@@ -53,6 +53,8 @@ KERNEL_BUDGET = 1500  # individual kernels (per-stream lanes) are drawn when the
 MEMOP_BUDGET = 400
 GPU_BUDGET = DEFAULT_MARK_BUDGET - NVTX_BUDGET - MARK_TICK_BUDGET - KERNEL_BUDGET - MEMOP_BUDGET
 ALL_LANES = ("nvtx", "marks", "gpu", "streams", "memops")
+GANTT_BUDGET = 3000  # dispatch bars in one Gantt figure
+DISPATCH_ROW_LIMIT = 20_000  # rows of the dispatch table sent to the browser (the longest steps)
 GAP_CAUSE_LIMIT = 500
 
 
@@ -367,6 +369,8 @@ def dispatch_table_rows(pv: PhaseView) -> list[dict]:
         out["launch_lead_ns"] = m["launch_lead_ns"].to_numpy()
     tokens = d["tokens"].astype("Float64")
     out["ns_per_token"] = (d["duration_ns"] / tokens.where(tokens > 0)).astype("Float64")
+    if len(out) > DISPATCH_ROW_LIMIT:  # the browser grid gets the longest steps, the ones worth reading
+        out = out.iloc[np.sort(np.argsort(-out["duration_ns"].to_numpy(), kind="stable")[:DISPATCH_ROW_LIMIT])]
     return _records(out)
 
 
@@ -461,7 +465,15 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
     if pv.threshold is not None:
         how = "automatic" if options.threshold is None else "set by you"
         title += f" · prefill when tokens ≥ {pv.threshold:.1f} ({how})"
-    gantt = build_dispatch_gantt(pv.dispatches, pv.phases, x_range_ns=x_range, title=title,
+    gd, gp = pv.dispatches, pv.phases
+    if len(gd) > GANTT_BUDGET:  # too many bars to draw: one bar per run of same-phase dispatches
+        gd, gp = ph.phase_runs(gd, gp)
+        title += f" · {len(pv.dispatches):,} dispatches drawn as {len(gd):,} same-phase runs"
+    if len(gd) > GANTT_BUDGET:
+        keep = np.sort(np.argsort(-gd["duration_ns"].to_numpy(), kind="stable")[:GANTT_BUDGET])
+        gd, gp = gd.iloc[keep], gp.iloc[keep]
+        title += f" (the {GANTT_BUDGET:,} longest; zoom the timeline for the rest)"
+    gantt = build_dispatch_gantt(gd, gp.reset_index(drop=True).set_axis(gd.index), x_range_ns=x_range, title=title,
                                  prefix=options.dispatch_prefix, uirevision=f"{trace.name}|timeline", theme=theme)
     notices = []
     if trace.bundle is not None and trace.summary.kernel_count == 0:

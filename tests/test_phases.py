@@ -102,3 +102,30 @@ def test_mixed_batches_are_their_own_phase():
     assert ph.assign_phases(d, 30).tolist() == ["decode", "prefill", "mixed", "mixed"]
     stats = ph.phase_stats(d, ph.assign_phases(d, 30))
     assert stats["phase"].tolist() == ["prefill", "decode", "mixed"] and stats["dispatches"].tolist() == [1, 1, 2]
+
+
+def test_phase_runs_merge_consecutive_same_phase_dispatches():
+    d = ph.build_dispatches(marks([(0, "X:actual=900"), (10, "X:actual=900"), (20, "X:actual=1"), (30, "X:actual=3"),
+                                   (40, "X:actual=900")]), end_ns=50)
+    runs, rp = ph.phase_runs(d, ph.assign_phases(d, 30))
+    assert rp.tolist() == ["prefill", "decode", "prefill"]
+    assert runs[["start_ns", "end_ns", "duration_ns", "dispatches"]].values.tolist() == [
+        [0, 20, 20, 2], [20, 40, 20, 2], [40, 50, 10, 1]]
+    assert runs["tokens"].tolist() == [1800, 4, 900]
+
+
+def test_gantt_of_many_dispatches_stays_in_budget(tmp_path):
+    import json as _json
+
+    from dashboard.render import GANTT_BUDGET, build_view
+
+    timeline = [{"start_ns": i * 1000, "name": f"CG_DISPATCH:actual={1600 if (i // 7) % 2 else 1}"}
+                for i in range(200_000)]
+    p = tmp_path / "many.json"
+    p.write_text(_json.dumps({"gpu_activity_span_s": 1.0, "gpu_busy_union_s": 0.5, "kernel_count": 1,
+                              "dispatch_timeline": timeline}))
+    view = build_view(load_trace(p), ViewOptions())
+    bars = sum(len(t.x) for t in view.gantt.data)
+    assert bars <= GANTT_BUDGET
+    assert "200,000 dispatches drawn as" in view.gantt.layout.title.text
+    assert len(view.gantt.to_json()) < 1_500_000

@@ -199,3 +199,27 @@ def phase_stats(dispatches: pd.DataFrame, phases: pd.Series) -> pd.DataFrame:
         })
     out = pd.DataFrame(rows, columns=list(PHASE_STATS))
     return out.astype(PHASE_STATS)
+
+
+def phase_runs(dispatches: pd.DataFrame, phases: pd.Series) -> tuple[pd.DataFrame, pd.Series]:
+    """Merge consecutive dispatches of the same phase into one run (for drawing many dispatches).
+
+    Returns:
+        ``(runs, run_phases)``: a DISPATCHES-shaped frame with one row per run (start of its first
+        dispatch, end of its last; tokens summed; mode/padded of the first; index of the first;
+        ``end_estimated`` if any member's end was) plus a ``dispatches`` count column, and the
+        phase of each run.
+    """
+    if dispatches.empty:
+        return dispatches.assign(dispatches=pd.Series([], dtype="int64")), phases
+    p = phases.to_numpy()
+    run_id = np.r_[0, np.cumsum(p[1:] != p[:-1])]
+    g = dispatches.assign(run=run_id).groupby("run", sort=True)
+    runs = pd.DataFrame({
+        "index": g["index"].first(), "start_ns": g["start_ns"].min(), "end_ns": g["end_ns"].max(),
+        "name": g["name"].first(), "tokens": g["tokens"].sum(min_count=1).astype("Int64"),
+        "mode": g["mode"].first(), "padded": g["padded"].first(), "mixed": g["mixed"].any() if "mixed" in dispatches
+        else False, "end_estimated": g["end_estimated"].any(), "dispatches": g.size(),
+    }).reset_index(drop=True)
+    runs.insert(3, "duration_ns", runs["end_ns"] - runs["start_ns"])
+    return runs, pd.Series(p[np.r_[0, np.flatnonzero(p[1:] != p[:-1]) + 1]], name="phase")

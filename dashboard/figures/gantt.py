@@ -38,14 +38,16 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
         sel = dispatches[(phases == phase).to_numpy()]
         tokens = sel["tokens"].astype(object).where(sel["tokens"].notna(), "?")
         padded = sel["padded"].astype(object).where(sel["padded"].notna(), "?")
+        counts = sel["dispatches"] if "dispatches" in sel else pd.Series(1, index=sel.index)
         hover = [
-            f"<b>{phase}</b> #{i}<br>tokens {t} · padded {p} · mode {html.escape(str(m) or '?')}"
+            (f"<b>{phase}</b> #{i}" if n == 1 else f"<b>{phase}</b>: {n} dispatches from #{i}")
+            + f"<br>tokens {t} · padded {p} · mode {html.escape(str(m) or '?')}"
             f"<br>start {s / 1e9:.6f} s · duration {fmt_ns(d)}{' (estimated: last dispatch)' if est else ''}"
-            for i, t, p, m, s, d, est in zip(sel["index"], tokens, padded, sel["mode"], sel["start_ns"],
-                                              sel["duration_ns"], sel["end_estimated"])
+            for i, n, t, p, m, s, d, est in zip(sel["index"], counts, tokens, padded, sel["mode"], sel["start_ns"],
+                                                 sel["duration_ns"], sel["end_estimated"])
         ]
         fig.add_trace(go.Bar(
-            name=f"{phase} ({len(sel)})",
+            name=f"{phase} ({int(counts.sum())})",
             legendgroup=phase,
             orientation="h",
             base=s_from_ns(sel["start_ns"]),
