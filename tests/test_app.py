@@ -269,3 +269,29 @@ def test_zoomed_in_timeline_shows_kernels_by_stream_and_memops():
     only_gpu = zoomed_timeline(t, ViewOptions(lanes=("gpu",)),
                                {"xaxis.range[0]": first / 1e9, "xaxis.range[1]": (first + 2_000_000) / 1e9})
     assert [tr.name for tr in only_gpu.data if tr.name.startswith(("NVTX", "kernels"))] == []
+
+
+@pytest.mark.parametrize("trace_name", ["nsys2026.2_2gpu_nccl_before.sqlite", "generated_200k"])
+def test_timeline_never_exceeds_the_mark_budget_at_any_zoom(trace_name, tmp_path):
+    from dashboard.render import phase_view, time_extent, zoomed_timeline
+
+    if trace_name == "generated_200k":
+        import sys
+
+        sys.path.insert(0, str(SAMPLES.parent / "benchmarks"))
+        from make_trace import generate
+
+        path = tmp_path / "g200k.sqlite"
+        generate(path, 200_000)
+    else:
+        path = NSYS_DIR / trace_name
+    t = load_trace(path)
+    lo, hi = time_extent(t, phase_view(t, ViewOptions()).dispatches)
+    span = hi - lo
+    for width in (span, span // 7, span // 50, span // 400, 3_000_000, 200_000, 20_000, 2_000):
+        for frac in (0.0, 0.37, 0.9):
+            start = lo + int((span - width) * frac)
+            fig = zoomed_timeline(t, ViewOptions(), {"xaxis.range[0]": start / 1e9, "xaxis.range[1]": (start + width) / 1e9})
+            marks = sum(len(tr.x) for tr in fig.data if tr.x is not None)
+            assert marks <= 5000, (width, frac, marks)
+            assert len(fig.to_json()) < 1_500_000

@@ -288,12 +288,28 @@ def _launch_configs(raw: pd.DataFrame) -> pd.Categorical:
     cols = ["grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
     if not all(c in raw for c in cols):
         return pd.Categorical([""] * len(raw))
-    dims = np.stack([_int(raw[c], 0).to_numpy() for c in cols], axis=1)
-    if not dims.any():
-        return pd.Categorical([""] * len(raw))
-    uniq, inverse = np.unique(dims, axis=0, return_inverse=True)
-    labels = [f"grid {a}×{b}×{c} · block {d}×{e}×{f}" for a, b, c, d, e, f in uniq.tolist()]
-    return pd.Categorical.from_codes(np.asarray(inverse).reshape(-1), categories=pd.Index(labels))
+    # Hash-factorize each dimension, combine the small codes into one key, factorize that: no sort.
+    key = np.zeros(len(raw), dtype=np.int64)
+    values = []
+    radix = 1
+    for c in cols:
+        codes, uniq = pd.factorize(_int(raw[c], 0).to_numpy())
+        key = key * len(uniq) + codes
+        radix *= max(len(uniq), 1)
+        values.append(uniq)
+        if radix >= 2**62:  # absurdly many distinct shapes: not worth labelling
+            return pd.Categorical([""] * len(raw))
+    combo, first = pd.factorize(key)
+    labels = []
+    for k in first.tolist():
+        digits = []
+        for uniq in reversed(values):
+            k, r = divmod(k, len(uniq))
+            digits.append(int(uniq[r]))
+        a, b, c, d, e, f = reversed(digits)
+        labels.append(f"grid {a}×{b}×{c} · block {d}×{e}×{f}" if any(digits) else "")
+    idx, names = pd.factorize(np.array(labels, dtype=object))
+    return pd.Categorical.from_codes(idx[combo], categories=pd.Index(names))
 
 
 def _kernel_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> tuple[pd.DataFrame, int]:
