@@ -37,6 +37,23 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
       window.Plotly.relayout(target, update);
       return window.dash_clientside.no_update;
     },
+    // Copy the address bar (which always holds the current view) to the clipboard.
+    copyLink: function (n) {
+      const href = window.location.href;
+      try {
+        if (navigator.clipboard && navigator.clipboard.writeText) {
+          navigator.clipboard.writeText(href);
+        } else {
+          const t = document.createElement("textarea"); t.value = href; document.body.appendChild(t);
+          t.select(); document.execCommand("copy"); document.body.removeChild(t);
+        }
+        window.tracedashLastCopiedLink = href;
+        return "Link copied";
+      } catch (e) {
+        window.tracedashLastCopiedLink = href;
+        return "Copy failed: see address bar";
+      }
+    },
     // Zoom the GPU timeline to the clicked idle gap, with the gap's width of context on each side.
     zoomToRow: function (cell, rows) {
       const nu = window.dash_clientside.no_update;

@@ -66,6 +66,7 @@ class ViewOptions:
     threshold: float | None = None  # prefill when tokens >= threshold; None = automatic split
     busy_source: str = BUSY_KERNELS
     lanes: tuple[str, ...] = ALL_LANES  # which timeline lanes to draw
+    window: tuple[int, int] | None = None  # initial time window (ns); None = the whole trace
 
 
 @dataclass(frozen=True)
@@ -460,7 +461,7 @@ def _records(frame: pd.DataFrame) -> list[dict]:
 def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_THEME) -> DashboardView:
     """Assemble every part of the dashboard for one trace and set of options."""
     pv = phase_view(trace, options)
-    x_range = time_extent(trace, pv.dispatches)
+    x_range = options.window or time_extent(trace, pv.dispatches)
     title = f"Dispatches · {trace.name}"
     if pv.threshold is not None:
         how = "automatic" if options.threshold is None else "set by you"

@@ -123,7 +123,8 @@ def update_payload(trace_id):
                    {"id": "dispatch-prefix", "property": "value", "value": "CG_DISPATCH"},
                    {"id": "phase-threshold", "property": "value", "value": None},
                    {"id": "busy-source", "property": "value", "value": "kernels"},
-                   {"id": "timeline-lanes", "property": "value", "value": ["nvtx", "marks", "gpu", "streams", "memops"]}],
+                   {"id": "timeline-lanes", "property": "value", "value": ["nvtx", "marks", "gpu", "streams", "memops"]},
+                   {"id": "view-window", "property": "data", "value": None}],
         "changedPropIds": ["trace-picker.value"], "state": [],
     }
 
@@ -132,7 +133,9 @@ def test_callback_reports_a_bad_trace_as_an_alert(tmp_path):
     bad = tmp_path / "broken.sqlite"
     bad.write_text("not sqlite")
     app = create_app([bad])
-    resp = app.server.test_client().post("/_dash-update-component", json=update_payload("broken.sqlite"))
+    tid = app.server.config["TRACE_STORE"].ids()[0]
+    assert tid.startswith("broken.sqlite@") and len(tid) == len("broken.sqlite@") + 8
+    resp = app.server.test_client().post("/_dash-update-component", json=update_payload(tid))
     assert resp.status_code == 200
     body = resp.get_data(as_text=True)
     assert "broken.sqlite: neither an nsys SQLite export nor a tracedash summary JSON" in body
@@ -147,7 +150,8 @@ def test_unexpected_error_becomes_an_alert_not_a_500(monkeypatch):
 
     monkeypatch.setattr(cb, "build_view", boom)
     app = create_app([SEED])
-    resp = app.server.test_client().post("/_dash-update-component", json=update_payload(SEED.name))
+    tid = app.server.config["TRACE_STORE"].ids()[0]
+    resp = app.server.test_client().post("/_dash-update-component", json=update_payload(tid))
     assert resp.status_code == 200
     assert "internal error while reading or showing this trace" in resp.get_data(as_text=True)
     resp = app.server.test_client().post("/_dash-update-component", json=update_payload("no-such-id"))

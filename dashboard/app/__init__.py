@@ -41,7 +41,8 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
         suppress_callback_exceptions=False,
         update_title=None,
     )
-    app.layout = build_layout(trace_ids, trace_ids[0] if trace_ids else None, dispatch_prefix)
+    app.layout = build_layout(trace_ids, trace_ids[0] if trace_ids else None, dispatch_prefix,
+                              labels={t: store.label(t) for t in trace_ids})
     register_callbacks(app, store)
     app.server.config["TRACE_STORE"] = store
     return app

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import replace
 
-from dash import ClientsideFunction, Dash, Input, Output, State
+from dash import ClientsideFunction, Dash, Input, Output, State, ctx, no_update
 from dash.exceptions import PreventUpdate
 
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX
@@ -16,6 +17,8 @@ from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
 from dashboard.analysis.idle import DEFAULT_MIN_GAP_NS
+from dashboard.app.urlsync import controls_for, search_for, state_from_controls, window_after
+from dashboard.state import from_query
 from dashboard.render import ALL_LANES, ViewOptions, build_view, idle_view, nvtx_rows, zoomed_timeline
 
 log = logging.getLogger(__name__)
@@ -79,11 +82,14 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Input(ids.THRESHOLD, "value"),
         Input(ids.BUSY_SOURCE, "value"),
         Input(ids.LANES, "value"),
+        Input(ids.WINDOW, "data"),
     )
-    def update_view(trace_id, prefix, threshold, busy_source, lanes):
+    def update_view(trace_id, prefix, threshold, busy_source, lanes, window):
         if not trace_id:
             return _failed("No trace selected. Start the server with a trace file or --trace-dir DIR.")
         options, notices = options_from_ui(prefix, threshold, busy_source, lanes)
+        if isinstance(window, (list, tuple)) and len(window) == 2:
+            options = replace(options, window=(int(window[0]), int(window[1])))
         try:
             view = build_view(store.get(trace_id), options)
         except TraceError as exc:
@@ -150,6 +156,63 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Output(ids.GAP_TABLE, "id"),
         Input(ids.GAP_TABLE, "cellClicked"),
         State(ids.GAP_TABLE, "rowData"),
+        prevent_initial_call=True,
+    )
+
+    @app.callback(
+        Output(ids.URL, "search"),
+        Output(ids.TRACE_PICKER, "value"),
+        Output(ids.DISPATCH_PREFIX, "value"),
+        Output(ids.THRESHOLD, "value"),
+        Output(ids.BUSY_SOURCE, "value"),
+        Output(ids.LANES, "value"),
+        Output(ids.NVTX_GROUP, "value"),
+        Output(ids.GAP_THRESHOLD, "value"),
+        Output(ids.TABLE_TABS, "value"),
+        Output(ids.WINDOW, "data"),
+        Output(ids.STATE_NOTICE, "children"),
+        Input(ids.URL, "search"),
+        Input(ids.TRACE_PICKER, "value"),
+        Input(ids.DISPATCH_PREFIX, "value"),
+        Input(ids.THRESHOLD, "value"),
+        Input(ids.BUSY_SOURCE, "value"),
+        Input(ids.LANES, "value"),
+        Input(ids.NVTX_GROUP, "value"),
+        Input(ids.GAP_THRESHOLD, "value"),
+        Input(ids.TABLE_TABS, "value"),
+        Input(ids.TIMELINE, "relayoutData"),
+        State(ids.WINDOW, "data"),
+        State(ids.URL, "search"),
+    )
+    def sync_url(search, trace, prefix, threshold, busy, lanes, group, gap_us, tab, relayout, window, current):
+        """Link -> controls on load and Back/Forward; controls (and zoom) -> address bar otherwise."""
+        trig = ctx.triggered_id
+        keep = [no_update] * 10
+        if trig is None or trig == ids.URL:
+            state = from_query(search)
+            values, notices = controls_for(state, store.ids(), store.explain_missing)
+            return (no_update, values["trace"], values["prefix"], values["threshold"], values["busy"],
+                    values["lanes"], values["group"], values["gap_us"], values["tab"], values["window"],
+                    [alert(n, "info") for n in notices])
+        if trig == ids.TIMELINE:
+            window = window_after(relayout, window)
+        elif trig == ids.TRACE_PICKER:
+            window = None
+        state = state_from_controls(trace, prefix, threshold, busy, lanes, group, gap_us, tab, window)
+        new = search_for(state)
+        return (new if new != current else no_update, *keep[:8], window if trig != ids.URL else no_update,
+                no_update)
+
+    @app.callback(Output(ids.STATE_NOTICE, "children", allow_duplicate=True), Input(ids.STATE_NOTICE, "n_clicks"),
+                  prevent_initial_call=True)
+    def dismiss_notice(_):
+        return []
+
+    # Copy link: the address bar always holds the view (assets/tracedash.js).
+    app.clientside_callback(
+        ClientsideFunction(namespace="tracedash", function_name="copyLink"),
+        Output(ids.COPY_LINK, "children"),
+        Input(ids.COPY_LINK, "n_clicks"),
         prevent_initial_call=True,
     )
 

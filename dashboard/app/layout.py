@@ -143,10 +143,14 @@ def alert(message: str, kind: str = "error") -> html.Div:
     return html.Div(role="alert", className=f"alert alert-{kind}", children=message)
 
 
-def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: str) -> html.Div:
+def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: str,
+                 labels: dict[str, str] | None = None) -> html.Div:
     """The whole page: header controls, alerts, overview, Gantt + phases, timeline, tables."""
-    options = [{"label": t, "value": t} for t in trace_ids]
+    labels = labels or {}
+    options = [{"label": labels.get(t, t), "value": t} for t in trace_ids]
     return html.Div(className="app", children=[
+        dcc.Location(id=ids.URL, refresh=False),
+        dcc.Store(id=ids.WINDOW),
         html.Header(className="topbar", children=[
             html.Div(className="brand", children=[html.Span("tracedash", className="logo"),
                                                   html.Span("GPU trace dashboard", className="tagline")]),
@@ -160,6 +164,7 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
                             dcc.Input(id=ids.THRESHOLD, type="number", debounce=True, placeholder="auto",
                                       className="num-input"),
                             html.Span(id=ids.THRESHOLD_HINT, className="hint")]),
+                html.Button("Copy link", id=ids.COPY_LINK, className="button", title="Copy a link to this view"),
                 html.Label(["GPU busy counts", dcc.RadioItems(
                     id=ids.BUSY_SOURCE, value=BUSY_KERNELS, inline=True, className="radio",
                     options=[{"label": " kernels", "value": BUSY_KERNELS},
@@ -167,6 +172,7 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
             ]),
         ]),
         html.Div(id=ids.ALERTS, className="alerts"),
+        html.Div(id=ids.STATE_NOTICE, className="alerts", title="Click to dismiss", n_clicks=0),
         dcc.Loading(type="dot", delay_show=300, children=html.Section(id=ids.OVERVIEW, className="cards")),
         html.Section(className="row", children=[
             # The Gantt and the timeline share one column, so their time axes line up exactly.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections import OrderedDict
@@ -37,6 +38,19 @@ def discover(paths: list[str | os.PathLike], trace_dirs: list[str | os.PathLike]
     return unique
 
 
+def trace_id(path: Path) -> str:
+    """Stable id of a trace for links: base name + 8 hex digits of a hash of its size and first
+    64 KiB. Never a path; the same file gives the same id on any server."""
+    h = hashlib.sha256()
+    try:
+        h.update(str(path.stat().st_size).encode())
+        with open(path, "rb") as fh:
+            h.update(fh.read(64 * 1024))
+    except OSError:
+        h.update(path.name.encode("utf-8", "surrogateescape"))
+    return f"{path.name}@{h.hexdigest()[:8]}"
+
+
 class TraceStore:
     """Thread-safe map of trace id -> file, with loaded traces cached (at most ``capacity``).
 
@@ -47,9 +61,10 @@ class TraceStore:
     def __init__(self, files: list[Path], capacity: int = 6, dispatch_prefix: str = "CG_DISPATCH", cache=None):
         self._paths: dict[str, Path] = {}
         for f in files:
-            tid, n = f.name, 2
-            while tid in self._paths:
-                tid, n = f"{f.name}-{n}", n + 1
+            tid = trace_id(f)
+            n = 2
+            while tid in self._paths:  # the same content served twice: keep both, distinctly
+                tid, n = f"{trace_id(f)[:-9]}-{n}{trace_id(f)[-9:]}", n + 1
             self._paths[tid] = f
         self._cache: OrderedDict[str, LoadedTrace] = OrderedDict()
         self._capacity = max(1, capacity)
@@ -61,6 +76,18 @@ class TraceStore:
     def ids(self) -> list[str]:
         """Trace ids in the order the files were given."""
         return list(self._paths)
+
+    def label(self, trace_id: str) -> str:
+        """What the trace picker shows for an id: the file's base name."""
+        return self._paths[trace_id].name if trace_id in self._paths else trace_id
+
+    def explain_missing(self, trace_id: str) -> str:
+        """A message for a link whose trace id is not served here (file changed, or absent)."""
+        name = trace_id.rsplit("@", 1)[0]
+        if any(p.name == name for p in self._paths.values()):
+            return (f"The link asks for trace '{trace_id}', but the file '{name}' served here has different "
+                    "content (it changed since the link was made). Showing the current file instead.")
+        return f"The link asks for trace '{trace_id}', which is not served here. Showing another trace."
 
     def path(self, trace_id: str) -> Path:
         """The file behind ``trace_id``; raises TraceNotFoundError for an unknown id."""

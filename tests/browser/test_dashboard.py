@@ -149,3 +149,62 @@ def test_idle_gap_row_click_zooms_the_timeline(page: Page, serve, artifacts, con
     expect(page.locator("#gap-causes")).to_contain_text("GPU idle by host cause")
     page.screenshot(path=str(artifacts / "idle_gaps.png"), full_page=True)
     assert console_errors == []
+
+
+def test_a_copied_link_reproduces_the_view_in_a_new_browser(page: Page, serve, browser, console_errors):
+    base = serve(create_app(trace_dirs=[samples_dir()]))
+    page.goto(base)
+    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    choose_trace(page, "nsys2022.4_cpu_llm_server_nvtx.sqlite")
+    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (3)", timeout=30000)
+    page.fill("#phase-threshold", "2")
+    page.press("#phase-threshold", "Enter")
+    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (23)", timeout=15000)
+    page.locator("#timeline-lanes").get_by_text("NVTX marks").click()
+    page.locator("#table-tabs").get_by_text("Idle gaps", exact=True).click()
+    page.evaluate(figure_js("timeline", "Plotly.relayout(gd, {'xaxis.range': [0.03, 0.05]})"))
+    page.wait_for_function("() => window.location.search.includes('t0_ns=30000000')", timeout=15000)
+    url = page.url
+    assert "threshold=2" in url and "lanes=nvtx,gpu,streams,memops" in url and "tab=gaps" in url
+    assert "trace=nsys2022.4_cpu_llm_server_nvtx.sqlite%40" in url and "/" not in url.split("?")[1]
+    page.click("#copy-link")
+    expect(page.locator("#copy-link")).to_have_text("Link copied")
+    assert page.evaluate("window.tracedashLastCopiedLink") == url
+
+    other = browser.new_context(viewport={"width": 1500, "height": 1000})
+    p2 = other.new_page()
+    errors2 = []
+    p2.on("console", lambda m: errors2.append(m.text) if m.type == "error" else None)
+    p2.goto(url)
+    expect(p2.locator("#gantt .legendtext").first).to_have_text("prefill (23)", timeout=30000)
+    assert p2.input_value("#phase-threshold") == "2"
+    p2.wait_for_function(figure_js("timeline", "Math.abs(gd.layout.xaxis.range[0] - 0.03) < 1e-9"), timeout=15000)
+    p2.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[1] - 0.05) < 1e-9"), timeout=15000)
+    names = p2.evaluate(figure_js("timeline", "gd._fullData.map(t => t.name)"))
+    assert "NVTX marks" not in names and "NVTX ranges" in names
+    assert p2.locator("#table-tabs .tab--selected").inner_text() == "Idle gaps"
+    assert p2.url == url  # opening a link does not rewrite it
+    other.close()
+    assert errors2 == [] and console_errors == []
+
+
+def test_back_restores_the_previous_view_and_bad_links_explain_themselves(page: Page, serve, console_errors):
+    base = serve(create_app(trace_dirs=[samples_dir()]))
+    page.goto(base)
+    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (42)", timeout=30000)
+    page.fill("#phase-threshold", "1000")
+    page.press("#phase-threshold", "Enter")
+    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (40)", timeout=15000)
+    page.wait_for_function("() => window.location.search.includes('threshold=1000')")
+    page.go_back()
+    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (42)", timeout=15000)
+    assert page.input_value("#phase-threshold") == ""
+    page.goto(base + "/?tab=nope&threshold=-4&trace=gone.sqlite%4012345678&v=1")
+    notice = page.locator("#state-notice")
+    expect(notice).to_contain_text("Ignored tab='nope'", timeout=30000)
+    expect(notice).to_contain_text("threshold='-4'")
+    expect(notice).to_contain_text("'gone.sqlite@12345678', which is not served here")
+    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (42)", timeout=30000)
+    notice.click()
+    expect(notice.locator(".alert")).to_have_count(0)
+    assert console_errors == []
