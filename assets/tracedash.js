@@ -37,6 +37,15 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
       window.Plotly.relayout(target, update);
       return window.dash_clientside.no_update;
     },
+    // Download a figure as SVG under the same meaningful file name as its PNG.
+    downloadSvg: function (n, id) {
+      const gd = document.querySelector("#" + id.graph + " .js-plotly-plot");
+      if (!gd || !window.Plotly) { return window.dash_clientside.no_update; }
+      const opts = (gd._context && gd._context.toImageButtonOptions) || {};
+      window.Plotly.downloadImage(gd, {format: "svg", filename: opts.filename || ("tracedash_" + id.graph),
+                                       width: gd._fullLayout.width, height: gd._fullLayout.height});
+      return "Download this figure as SVG";
+    },
     // Copy the address bar (which always holds the current view) to the clipboard.
     copyLink: function (n) {
       const href = window.location.href;

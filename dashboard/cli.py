@@ -164,6 +164,44 @@ def _inspect(args) -> int:
     return 0
 
 
+def _load_for_view(args):
+    from dashboard.cache import TraceCache
+    from dashboard.trace import load_trace
+
+    cache = TraceCache(enabled=not getattr(args, "no_cache", False))
+    return load_trace(args.trace, dispatch_prefix="CG_DISPATCH", cache=cache)
+
+
+def _export(args) -> int:
+    from dashboard.export import figure_for, image_bytes, state_from_url, view_for
+
+    state = state_from_url(args.url)
+    for w in state.warnings:
+        _say(f"tracedash: warning: {w}", file=sys.stderr)
+    trace = _load_for_view(args)
+    fmt = args.format or Path(args.output).suffix.lstrip(".").lower() or "png"
+    data = image_bytes(figure_for(view_for(trace, state), args.figure), fmt, which=args.figure)
+    try:
+        Path(args.output).write_bytes(data)
+    except OSError as exc:
+        raise TraceError(f"{args.output}: cannot write ({exc.strerror or exc})") from exc
+    _say(f"wrote {args.output} ({len(data):,} bytes, {fmt}, {args.figure})", file=sys.stderr)
+    return 0
+
+
+def _report(args) -> int:
+    from dashboard.export import report_for_url
+
+    trace = _load_for_view(args)
+    text = report_for_url(trace, args.url)
+    try:
+        Path(args.output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise TraceError(f"{args.output}: cannot write ({exc.strerror or exc})") from exc
+    _say(f"wrote {args.output} ({len(text.encode()) / 2**20:.1f} MiB)", file=sys.stderr)
+    return 0
+
+
 def _cache_command(args) -> int:
     cache = _cache(args)
     if args.action == "clear":
@@ -213,6 +251,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("trace", help="nsys SQLite export")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.set_defaults(func=_inspect)
+
+    p = sub.add_parser("export", help="render a view (from a dashboard link) as png, svg or pdf")
+    p.add_argument("trace", help="nsys SQLite export or summary JSON")
+    p.add_argument("--url", help="a dashboard link (or just its ?query) whose view to render")
+    p.add_argument("--figure", choices=["timeline", "gantt", "phases"], default="timeline")
+    p.add_argument("--format", choices=["png", "svg", "pdf"], help="default: from the output's extension")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--no-cache", action="store_true")
+    p.set_defaults(func=_export)
+
+    p = sub.add_parser("report", help="write one self-contained offline HTML report of a view")
+    p.add_argument("trace", help="nsys SQLite export or summary JSON")
+    p.add_argument("--url", help="a dashboard link (or just its ?query) whose view to report")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--no-cache", action="store_true")
+    p.set_defaults(func=_report)
 
     p = sub.add_parser("cache", help="show or clear the columnar trace cache")
     p.add_argument("action", choices=["info", "clear"])

@@ -5,6 +5,7 @@ Used by the Dash callbacks and usable from scripts and tests; imports no Dash.
 
 from __future__ import annotations
 
+import re
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from dashboard.analysis.timeline import (
     nvtx_lane_keys,
     select_ranges,
 )
-from dashboard.figures.common import fmt_ns
+from dashboard.figures.common import add_caption, fmt_ns
 from dashboard.figures.gantt import build_dispatch_gantt
 from dashboard.figures.idle import build_idle_causes
 from dashboard.figures.phases import build_phase_analysis
@@ -101,6 +102,7 @@ class DashboardView:
     gpu_rows: list[dict]
     phase_figure: go.Figure
     dispatch_rows: list[dict]
+    filenames: dict[str, str]
     gpu_columns: list[tuple[str, str]]
     kernel_rows: list[dict]
     api_rows: list[dict]
@@ -447,7 +449,7 @@ def zoomed_timeline(trace: LoadedTrace, options: ViewOptions, relayout: dict | N
         window = time_extent(trace, d)
     if window is None:
         return None
-    return timeline_figure(trace, options, window, theme)
+    return add_caption(timeline_figure(trace, options, window, theme), view_caption(trace, options, window))
 
 
 def _records(frame: pd.DataFrame) -> list[dict]:
@@ -458,10 +460,34 @@ def _records(frame: pd.DataFrame) -> list[dict]:
     return out.to_dict("records")
 
 
+def view_caption(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, int] | None,
+                 pv: PhaseView | None = None) -> str:
+    """One line that makes a pasted image explain itself: trace, GPUs, window, phase split."""
+    parts = [trace.name]
+    if trace.meta.gpus:
+        names = sorted(set(trace.meta.gpus.values()))
+        parts.append(", ".join(names[:2]) + (f" (+{len(names) - 2})" if len(names) > 2 else ""))
+    if x_range is not None:
+        parts.append(f"window {x_range[0] / 1e9:.6f}–{x_range[1] / 1e9:.6f} s")
+    if pv is not None and pv.threshold is not None:
+        parts.append(f"prefill ≥ {pv.threshold:.1f} tokens ({'auto' if options.threshold is None else 'set'})")
+    if options.busy_source == BUSY_ALL:
+        parts.append("busy = kernels + memcpy/memset")
+    return "tracedash · " + " · ".join(parts)
+
+
+def figure_filename(trace: LoadedTrace, view: str, x_range: tuple[int, int] | None) -> str:
+    """Download file name (no extension): trace, view and window, safe for any file system."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", trace.path.stem)[:80]
+    window = f"_{x_range[0]}-{x_range[1]}ns" if x_range else ""
+    return f"tracedash_{stem}_{view}{window}"
+
+
 def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_THEME) -> DashboardView:
     """Assemble every part of the dashboard for one trace and set of options."""
     pv = phase_view(trace, options)
     x_range = options.window or time_extent(trace, pv.dispatches)
+    caption = view_caption(trace, options, x_range, pv)
     title = f"Dispatches · {trace.name}"
     if pv.threshold is not None:
         how = "automatic" if options.threshold is None else "set by you"
@@ -483,11 +509,13 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
     gpu_table = gpu_rows(trace, options)
     return DashboardView(
         cards=overview_cards(trace),
-        gantt=gantt,
-        timeline=timeline_figure(trace, options, x_range, theme),
+        gantt=add_caption(gantt, caption),
+        timeline=add_caption(timeline_figure(trace, options, x_range, theme), caption),
         phase_rows=phase_rows,
         gpu_rows=gpu_table[0],
-        phase_figure=build_phase_analysis(pv.dispatches, pv.phases, pv.category_time, theme=theme),
+        phase_figure=add_caption(build_phase_analysis(pv.dispatches, pv.phases, pv.category_time, theme=theme),
+                                 caption),
+        filenames={v: figure_filename(trace, v, x_range) for v in ("gantt", "timeline", "phases")},
         dispatch_rows=dispatch_table_rows(pv),
         gpu_columns=gpu_table[1],
         kernel_rows=_records(kernel_table(trace.bundle.kernels if trace.bundle else None, trace.summary)),

@@ -112,6 +112,7 @@ VIEW_OUTPUTS = [("alerts", "children"), ("overview", "children"), ("gantt", "fig
                 ("phase-table", "rowData"), ("phase-table", "columnDefs"), ("gpu-table", "rowData"), ("gpu-table", "columnDefs"),
                 ("kernel-table", "rowData"),
                 ("api-table", "rowData"), ("phase-analysis", "figure"), ("dispatch-table", "rowData"),
+                ("gantt", "config"), ("timeline", "config"), ("phase-analysis", "config"),
                 ("threshold-hint", "children")]
 
 

@@ -6,18 +6,21 @@ import logging
 import math
 from dataclasses import replace
 
-from dash import ClientsideFunction, Dash, Input, Output, State, ctx, no_update
+from pathlib import Path
+
+from dash import MATCH, ClientsideFunction, Dash, Input, Output, State, ctx, no_update
 from dash.exceptions import PreventUpdate
 
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX
 from dashboard.analysis.timeline import BUSY_ALL, BUSY_KERNELS
 from dashboard.app import ids
-from dashboard.app.layout import alert, cards, gpu_columns, phase_columns
+from dashboard.app.layout import alert, cards, gpu_columns, graph_config, phase_columns
 from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
 from dashboard.analysis.idle import DEFAULT_MIN_GAP_NS
 from dashboard.app.urlsync import controls_for, search_for, state_from_controls, window_after
+from dashboard.export import report_html
 from dashboard.state import from_query
 from dashboard.render import ALL_LANES, ViewOptions, build_view, idle_view, nvtx_rows, zoomed_timeline
 
@@ -57,7 +60,8 @@ def gap_threshold_ns(value) -> int:
 
 def _failed(message: str):
     fig = empty_figure("No trace to show.", height=200)
-    return alert(message), [], fig, fig, [], phase_columns([]), [], gpu_columns([]), [], [], fig, [], ""
+    return (alert(message), [], fig, fig, [], phase_columns([]), [], gpu_columns([]), [], [], fig, [], no_update,
+            no_update, no_update, "")
 
 
 def register_callbacks(app: Dash, store: TraceStore) -> None:
@@ -76,6 +80,9 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Output(ids.API_TABLE, "rowData"),
         Output(ids.PHASE_FIGURE, "figure"),
         Output(ids.DISPATCH_TABLE, "rowData"),
+        Output(ids.GANTT, "config"),
+        Output(ids.TIMELINE, "config"),
+        Output(ids.PHASE_FIGURE, "config"),
         Output(ids.THRESHOLD_HINT, "children"),
         Input(ids.TRACE_PICKER, "value"),
         Input(ids.DISPATCH_PREFIX, "value"),
@@ -101,7 +108,8 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         hint = f"auto: {view.auto_threshold:.1f}" if view.auto_threshold is not None else "auto: no split"
         return (messages, cards(view.cards), view.gantt, view.timeline, view.phase_rows,
                 phase_columns(view.phase_rows), view.gpu_rows, gpu_columns(view.gpu_columns), view.kernel_rows,
-                view.api_rows, view.phase_figure, view.dispatch_rows, hint)
+                view.api_rows, view.phase_figure, view.dispatch_rows, graph_config(view.filenames["gantt"]),
+                graph_config(view.filenames["timeline"]), graph_config(view.filenames["phases"]), hint)
 
     @app.callback(Output(ids.NVTX_TABLE, "rowData"), Input(ids.TRACE_PICKER, "value"), Input(ids.NVTX_GROUP, "value"))
     def update_nvtx_table(trace_id, group):
@@ -207,6 +215,33 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
                   prevent_initial_call=True)
     def dismiss_notice(_):
         return []
+
+    @app.callback(
+        Output(ids.REPORT_DOWNLOAD, "data"),
+        Input(ids.REPORT_BUTTON, "n_clicks"),
+        State(ids.TRACE_PICKER, "value"),
+        State(ids.URL, "search"),
+        State(ids.URL, "href"),
+        prevent_initial_call=True,
+    )
+    def download_report(_, trace_id, search, href):
+        if not trace_id:
+            raise PreventUpdate
+        try:
+            trace = store.get(trace_id)
+            text = report_html(trace, replace(from_query(search), trace=trace_id), url=href or "")
+        except Exception:  # the page already shows load errors; nothing to download
+            log.exception("report for %s failed", trace_id)
+            raise PreventUpdate from None
+        return {"content": text, "filename": f"tracedash_report_{Path(trace.name).stem}.html", "type": "text/html"}
+
+    app.clientside_callback(
+        ClientsideFunction(namespace="tracedash", function_name="downloadSvg"),
+        Output({"type": ids.SVG_BUTTON, "graph": MATCH}, "title"),
+        Input({"type": ids.SVG_BUTTON, "graph": MATCH}, "n_clicks"),
+        State({"type": ids.SVG_BUTTON, "graph": MATCH}, "id"),
+        prevent_initial_call=True,
+    )
 
     # Copy link: the address bar always holds the view (assets/tracedash.js).
     app.clientside_callback(

@@ -102,6 +102,11 @@ def gpu_columns(columns: list[tuple[str, str]]) -> list[dict]:
         {"headerName": header, "field": key, "sortable": False, "type": "rightAligned"} for key, header in columns]
 
 
+def graph_config(filename: str) -> dict:
+    """Mode-bar config whose camera button saves PNG at 2x under ``filename``."""
+    return {**GRAPH_CONFIG, "toImageButtonOptions": {**GRAPH_CONFIG["toImageButtonOptions"], "filename": filename}}
+
+
 def phase_columns(rows: list[dict]) -> list[dict]:
     """PHASE_COLUMNS with a column for every phase present in ``rows`` (prefill/decode always)."""
     present = {k for r in rows for k in r}
@@ -124,6 +129,12 @@ def grid(grid_id: str, columns: list[dict], height: str | None = "420px", filter
         style={"height": height, "width": "100%"} if height else {"width": "100%"},
         className="ag-theme-alpine" + ("" if filters else " compact"),
     )
+
+
+def svg_button(graph_id: str) -> html.Button:
+    """A small button that downloads ``graph_id`` as SVG (the mode bar's camera gives PNG at 2x)."""
+    return html.Button("SVG", id={"type": ids.SVG_BUTTON, "graph": graph_id}, className="button small-button",
+                       title="Download this figure as SVG")
 
 
 def cards(items: list[Card]) -> list:
@@ -165,6 +176,9 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
                                       className="num-input"),
                             html.Span(id=ids.THRESHOLD_HINT, className="hint")]),
                 html.Button("Copy link", id=ids.COPY_LINK, className="button", title="Copy a link to this view"),
+                html.Button("Download report", id=ids.REPORT_BUTTON, className="button",
+                            title="One offline HTML file of this view: figures, tables and settings"),
+                dcc.Download(id=ids.REPORT_DOWNLOAD),
                 html.Label(["GPU busy counts", dcc.RadioItems(
                     id=ids.BUSY_SOURCE, value=BUSY_KERNELS, inline=True, className="radio",
                     options=[{"label": " kernels", "value": BUSY_KERNELS},
@@ -177,10 +191,11 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
         html.Section(className="row", children=[
             # The Gantt and the timeline share one column, so their time axes line up exactly.
             html.Div(className="grow", children=[
-                html.Div(className="panel", children=dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(
+                html.Div(className="panel", children=[svg_button(ids.GANTT), dcc.Loading(
+                    type="dot", delay_show=300, children=dcc.Graph(
                     id=ids.GANTT, config={**GRAPH_CONFIG, "toImageButtonOptions": {
-                        **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-gantt"}}))),
-                html.Div(className="panel", children=[dcc.Checklist(
+                        **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-gantt"}}))]),
+                html.Div(className="panel", children=[svg_button(ids.TIMELINE), dcc.Checklist(
                     id=ids.LANES, value=list(ALL_LANES), inline=True, className="radio lanes",
                     options=[{"label": f" {label}", "value": v} for v, label in LANE_LABELS]), dcc.Loading(
                     type="dot", delay_show=300, children=dcc.Graph(
@@ -200,9 +215,10 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
                        className="small"),
             ])),
         ]),
-        html.Section(className="panel", children=dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(
+        html.Section(className="panel", children=[svg_button(ids.PHASE_FIGURE), dcc.Loading(
+            type="dot", delay_show=300, children=dcc.Graph(
             id=ids.PHASE_FIGURE, config={**GRAPH_CONFIG, "toImageButtonOptions": {
-                **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-phases"}}))),
+                **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-phases"}}))]),
         html.Section(className="panel", children=dcc.Tabs(id=ids.TABLE_TABS, value="kernels", children=[
             dcc.Tab(label="Kernels", value="kernels", children=grid(ids.KERNEL_TABLE, KERNEL_COLUMNS)),
             dcc.Tab(label="CUDA API calls", value="api", children=grid(ids.API_TABLE, API_COLUMNS)),

@@ -35,3 +35,15 @@ def empty_figure(message: str, *, title: str = "", theme: Theme = DEFAULT_THEME,
                           font=dict(size=13, color="#52606d"), align="center")],
     ))
     return fig
+
+
+def add_caption(fig: go.Figure, caption: str) -> go.Figure:
+    """Write ``caption`` as a small line under the plot, so an exported image explains itself."""
+    import html
+
+    margin_b = (fig.layout.margin.b or 40) if fig.layout.margin else 40
+    fig.add_annotation(text=html.escape(caption), xref="paper", yref="paper", x=0, y=0, xanchor="left",
+                       yanchor="top", yshift=-(margin_b - 4), showarrow=False, font=dict(size=10, color="#7b8794"),
+                       align="left")
+    fig.update_layout(margin=dict(b=margin_b + 14))
+    return fig

@@ -208,3 +208,34 @@ def test_back_restores_the_previous_view_and_bad_links_explain_themselves(page: 
     notice.click()
     expect(notice.locator(".alert")).to_have_count(0)
     assert console_errors == []
+
+
+def test_report_opens_offline_and_downloads_from_the_page(page: Page, serve, tmp_path, console_errors):
+    from dashboard.cli import main
+
+    report = tmp_path / "r.html"
+    assert main(["report", str(samples_dir() / "generated_seed_shaped_108k.sqlite"), "-o", str(report),
+                 "--no-cache"]) == 0
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(report.as_uri())
+    expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30000)
+    assert page.locator(".js-plotly-plot").count() == 3
+    assert [u for u in requests if not u.startswith(("file:", "data:", "blob:"))] == []
+    page.goto(serve(create_app(trace_dirs=[samples_dir()])))
+    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    with page.expect_download() as dl:
+        page.click("#report-button")
+    download = dl.value
+    assert download.suggested_filename == "tracedash_report_000_746bee52f7bbcc80_seed_summary.html"
+    assert "tracedash report" in open(download.path(), encoding="utf-8").read()
+    with page.expect_download() as dl:  # the mode bar's camera: PNG with a meaningful name
+        page.locator("#gantt .modebar-btn[data-title='Download plot as a PNG']").click()
+    assert dl.value.suggested_filename.startswith("tracedash_000_746bee52f7bbcc80_seed_summary_gantt_")
+    assert dl.value.suggested_filename.endswith("ns.png")
+    with page.expect_download() as dl:
+        page.locator("button.small-button", has_text="SVG").first.click()
+    assert dl.value.suggested_filename.startswith("tracedash_000_746bee52f7bbcc80_seed_summary_gantt_")
+    assert dl.value.suggested_filename.endswith(".svg")
+    assert open(dl.value.path(), encoding="utf-8").read().lstrip().startswith("<svg")
+    assert console_errors == []

@@ -1,0 +1,187 @@
+"""Reproduce a shared view outside the browser: static images (kaleido) and an offline HTML report.
+
+Both take the same link (``?trace=...&t0_ns=...``) the dashboard writes in its address bar, so
+any shared view can be rebuilt from the shell and in CI.
+"""
+
+from __future__ import annotations
+
+import atexit
+import html
+import threading
+import warnings
+from dataclasses import replace
+from datetime import datetime, timezone
+from urllib.parse import urlsplit
+
+import pandas as pd
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from dashboard import __version__
+from dashboard.errors import TraceError
+from dashboard.figures.common import fmt_ns
+from dashboard.render import DashboardView, ViewOptions, build_view
+from dashboard.state import ViewState, from_query
+from dashboard.trace import LoadedTrace
+
+FIGURES = ("timeline", "gantt", "phases")
+FORMATS = ("png", "svg", "pdf")
+IMAGE_SIZE = {"timeline": (1600, None), "gantt": (1600, None), "phases": (1600, 420)}
+
+_kaleido_lock = threading.Lock()
+_kaleido_started = False
+
+
+def state_from_url(url: str | None) -> ViewState:
+    """The ViewState of a dashboard link (a full URL or just ``?query``); warnings are kept."""
+    if not url:
+        return ViewState()
+    query = urlsplit(url).query if "://" in url or url.startswith("/") else url.lstrip("?")
+    return from_query(query)
+
+
+def options_from_state(state: ViewState) -> ViewOptions:
+    """ViewOptions for the render layer from a link's state."""
+    return ViewOptions(dispatch_prefix=state.prefix, threshold=state.threshold, busy_source=state.busy,
+                       lanes=state.lanes, window=state.window())
+
+
+def view_for(trace: LoadedTrace, state: ViewState) -> DashboardView:
+    """Everything the dashboard shows for ``trace`` under ``state``."""
+    return build_view(trace, options_from_state(state))
+
+
+def figure_for(view: DashboardView, which: str) -> go.Figure:
+    """One figure of a view: ``timeline``, ``gantt`` or ``phases``.
+
+    Raises:
+        TraceError: unknown figure name.
+    """
+    figures = {"timeline": view.timeline, "gantt": view.gantt, "phases": view.phase_figure}
+    if which not in figures:
+        raise TraceError(f"unknown figure {which!r}: choose one of {', '.join(FIGURES)}")
+    return figures[which]
+
+
+def _ensure_kaleido() -> None:
+    """Start one headless Chromium for all exports (MathJax off: no network, no stalls)."""
+    global _kaleido_started
+    with _kaleido_lock:
+        if _kaleido_started:
+            return
+        try:
+            import kaleido
+        except ImportError as exc:  # pragma: no cover - kaleido is a dependency
+            raise TraceError("image export needs kaleido: pip install kaleido") from exc
+        warnings.filterwarnings("ignore", message="The kopts argument is ignored if using a server")
+        try:
+            kaleido.start_sync_server(mathjax=False, silence_warnings=True)
+        except Exception as exc:  # noqa: BLE001 - no Chromium on this machine
+            raise TraceError(f"image export needs Chromium (apt-get install chromium): {exc}") from exc
+        atexit.register(lambda: kaleido.stop_sync_server(silence_warnings=True))
+        _kaleido_started = True
+
+
+def image_bytes(fig: go.Figure, fmt: str, *, which: str = "timeline", scale: float = 2.0) -> bytes:
+    """Render ``fig`` as png, svg or pdf at report size (width 1600 px, height of the figure).
+
+    Raises:
+        TraceError: unknown format, or no Chromium for kaleido.
+    """
+    if fmt not in FORMATS:
+        raise TraceError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    _ensure_kaleido()
+    width, height = IMAGE_SIZE.get(which, (1600, None))
+    height = height or int(fig.layout.height or 500)
+    return fig.to_image(format=fmt, width=width, height=height, scale=scale if fmt == "png" else 1)
+
+
+def _table(frame: pd.DataFrame, columns: list[tuple[str, str, callable]], limit: int) -> str:
+    rows = []
+    for rec in frame.head(limit).to_dict("records"):
+        cells = "".join(f"<td>{html.escape(fmt(rec[key]))}</td>" for key, _, fmt in columns)
+        rows.append(f"<tr>{cells}</tr>")
+    head = "".join(f"<th>{html.escape(label)}</th>" for _, label, _ in columns)
+    more = f"<p class='small'>First {limit:,} of {len(frame):,} rows.</p>" if len(frame) > limit else ""
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+
+
+def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
+    """One self-contained HTML file: overview, Gantt, timeline, phases, top tables.
+
+    plotly.js is inlined once, so the file opens offline and makes no network request.
+    """
+    view = view_for(trace, state)
+    figs = [("Dispatches", view.gantt), ("GPU timeline", view.timeline), ("Phases", view.phase_figure)]
+    parts = []
+    for i, (name, fig) in enumerate(figs):
+        parts.append(f"<h2>{html.escape(name)}</h2>")
+        parts.append(pio.to_html(fig, full_html=False, include_plotlyjs="inline" if i == 0 else False,
+                                 config={"displaylogo": False}, default_width="100%"))
+    cards = "".join(f"<div class='card'><div class='l'>{html.escape(c.label)}</div><div class='v'>"
+                    f"{html.escape(c.value)}</div><div class='h'>{html.escape(c.hint)}</div></div>" for c in view.cards)
+    phase_rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r.values()) + "</tr>"
+                         for r in view.phase_rows)
+    phase_head = "".join(f"<th>{html.escape(str(k if k != 'metric' else ''))}</th>"
+                         for k in (view.phase_rows[0].keys() if view.phase_rows else []))
+    kernels = pd.DataFrame(view.kernel_rows)
+    api = pd.DataFrame(view.api_rows)
+    from dashboard.render import nvtx_rows
+
+    nvtx = pd.DataFrame(nvtx_rows(trace, grouped=state.group))
+    txt = str
+    tables = []
+    if not kernels.empty:
+        tables.append("<h2>Top kernels</h2>" + _table(kernels, [
+            ("name", "Kernel", txt), ("category", "Category", txt), ("count", "Count", lambda v: f"{v:,}"),
+            ("total_ns", "Total", fmt_ns), ("mean_ns", "Mean", fmt_ns),
+            ("busy_pct", "% of GPU busy", lambda v: f"{v:.2f} %")], 50))
+    if not api.empty:
+        tables.append("<h2>CUDA API calls (totals summed across threads)</h2>" + _table(api, [
+            ("name", "Call", txt), ("count", "Count", lambda v: f"{v:,}"), ("total_ns", "Total", fmt_ns),
+            ("mean_ns", "Mean", fmt_ns)], 50))
+    if not nvtx.empty:
+        tables.append("<h2>NVTX ranges</h2>" + _table(nvtx, [
+            ("name", "Range", txt), ("count", "Count", lambda v: f"{v:,}"), ("sum_ns", "Sum", fmt_ns),
+            ("union_ns", "Union", fmt_ns), ("gpu_overlap_ns", "GPU overlap", fmt_ns),
+            ("overlap_pct", "Overlap", lambda v: f"{v:.1f} %")], 100))
+    window = state.window()
+    settings = [f"trace: {trace.name}", f"dispatch prefix: {state.prefix}",
+                f"phase split: {'automatic' if state.threshold is None else f'prefill when tokens ≥ {state.threshold:g}'}",
+                f"GPU busy counts: {state.busy}",
+                f"window: {window[0] / 1e9:.6f}–{window[1] / 1e9:.6f} s" if window else "window: whole trace"]
+    link = f"<p class='small'>View link: <code>{html.escape(url)}</code></p>" if url else ""
+    made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>tracedash report · {html.escape(trace.name)}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body {{ font-family: Inter, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; color: #1f2933; margin: 24px auto;
+       max-width: 1500px; padding: 0 16px; }}
+h1 {{ font-size: 22px; margin-bottom: 4px; }} h2 {{ font-size: 16px; margin: 24px 0 8px; }}
+.small {{ color: #52606d; font-size: 12px; }}
+.cards {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(190px, 1fr)); gap: 8px; }}
+.card {{ border: 1px solid #dde3ea; border-radius: 8px; padding: 8px 10px; }}
+.card .l {{ font-size: 11px; text-transform: uppercase; color: #52606d; }} .card .v {{ font-size: 18px; font-weight: 600; }}
+.card .h {{ font-size: 11px; color: #52606d; }}
+table {{ border-collapse: collapse; font-size: 12px; width: 100%; }}
+th, td {{ border-bottom: 1px solid #e6e8eb; padding: 4px 8px; text-align: left; }}
+td + td {{ text-align: right; }} th {{ background: #f5f7fa; }}
+</style></head><body>
+<h1>tracedash report · {html.escape(trace.name)}</h1>
+<p class="small">{html.escape(" · ".join(settings))}<br>made {made} by tracedash {__version__}. GPU busy is an interval
+union, not a sum of kernel times; CUDA API and NVTX totals overlap GPU work and each other.</p>
+{link}
+<div class="cards">{cards}</div>
+<h2>Per phase</h2><table><thead><tr>{phase_head}</tr></thead><tbody>{phase_rows}</tbody></table>
+{''.join(parts)}
+{''.join(tables)}
+</body></html>
+"""
+
+
+def report_for_url(trace: LoadedTrace, url: str | None) -> str:
+    """``report_html`` for the state of a link; the trace in the link, if any, is not checked."""
+    state = state_from_url(url)
+    return report_html(trace, replace(state, trace=""), url=url or "")

@@ -1,0 +1,72 @@
+"""Static export (kaleido on the system Chromium) and the offline HTML report."""
+
+import struct
+import xml.etree.ElementTree as ET
+
+import pytest
+from paths import NSYS_DIR, SAMPLES, SEED
+
+from dashboard.cli import main
+from dashboard.export import report_for_url, state_from_url
+
+TRACE = SAMPLES / "generated_seed_shaped_108k.sqlite"
+LINK = "http://127.0.0.1:8050/?t0_ns=1000000000&t1_ns=1020000000&threshold=100&v=1"
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_export_png_svg_pdf(tmp_path, capsys):
+    png, svg, pdf = tmp_path / "v.png", tmp_path / "v.svg", tmp_path / "v.pdf"
+    assert main(["export", str(TRACE), "--url", LINK, "-o", str(png), "--no-cache"]) == 0
+    w, h = png_size(png.read_bytes())
+    assert w == 3200 and h > 400  # 1600 px at 2x scale
+    assert main(["export", str(TRACE), "--url", LINK, "--figure", "gantt", "-o", str(svg), "--no-cache"]) == 0
+    root = ET.fromstring(svg.read_bytes())
+    assert root.tag.endswith("svg")
+    text = svg.read_text()
+    assert "tracedash · generated_seed_shaped_108k.sqlite" in text and "window 1.000000–1.020000 s" in text
+    assert "prefill ≥ 100.0 tokens (set)" in text
+    assert main(["export", str(SEED), "--figure", "phases", "-o", str(pdf)]) == 0
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+
+
+def test_export_bad_figure_and_format(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["export", str(TRACE), "--figure", "nope", "-o", str(tmp_path / "x.png")])
+    assert main(["export", str(TRACE), "-o", str(tmp_path / "x.gif"), "--no-cache"]) == 2
+    assert "unknown format 'gif'" in capsys.readouterr().err
+
+
+def test_state_from_url_forms():
+    assert state_from_url(LINK).window() == (1_000_000_000, 1_020_000_000)
+    assert state_from_url("?tab=gaps&v=1").tab == "gaps"
+    assert state_from_url("tab=gaps").tab == "gaps"
+    assert state_from_url(None).tab == "kernels"
+
+
+@pytest.mark.parametrize("trace", [SEED, TRACE, NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite"], ids=lambda p: p.name)
+def test_report_is_self_contained_and_small(trace, tmp_path, capsys):
+    out = tmp_path / "r.html"
+    assert main(["report", str(trace), "--url", LINK if trace == TRACE else "", "-o", str(out), "--no-cache"]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert out.stat().st_size < 10 * 2**20
+    assert html.count("<script") >= 3 and "<scriptsrc" not in html.replace(" ", "") and 'src="http' not in html
+    assert f"tracedash report · {trace.name}" in html
+    if trace == TRACE:
+        assert "window: 1.000000–1.020000 s" in html and "prefill when tokens ≥ 100" in html
+
+
+def test_report_escapes_names(tmp_path):
+    import sys
+
+    from factories import write_nsys_sqlite
+
+    from dashboard.trace import load_trace
+
+    p = write_nsys_sqlite(tmp_path / "x.sqlite", kernels=[{"start": 1, "end": 9, "shortName": "<script>alert(1)</script>"}])
+    html = report_for_url(load_trace(p), None)
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert sys  # keep the import used
