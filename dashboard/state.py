@@ -14,7 +14,6 @@ as a warning the page shows. Key grammar (all optional; ``v`` is always written)
 | ``prefix`` | text | dispatch marker prefix |
 | ``busy`` | kernels, kernels+memops | what counts as GPU busy |
 | ``sort`` | ``col`` or ``-col`` | kernel table sort (``-`` = descending) |
-| ``filter`` | text | kernel table name filter |
 | ``group`` | 1 | NVTX names grouped by normalised name |
 | ``gap_us`` | number >= 0 | idle-gap threshold in µs |
 | ``v`` | 1 | state schema version |
@@ -49,7 +48,6 @@ class ViewState:
     prefix: str = "CG_DISPATCH"
     busy: str = "kernels"
     sort: str = "-total_ns"
-    filter: str = ""
     group: bool = False
     gap_us: float = 10.0
     warnings: tuple[str, ...] = field(default=(), compare=False)
@@ -94,8 +92,6 @@ def to_query(state: ViewState) -> str:
         items["busy"] = state.busy
     if state.sort != DEFAULT.sort:
         items["sort"] = state.sort
-    if state.filter:
-        items["filter"] = state.filter
     if state.group:
         items["group"] = "1"
     if state.gap_us != DEFAULT.gap_us:
@@ -173,11 +169,6 @@ def from_params(params: dict) -> ViewState:
         values["busy"] = raw if raw in BUSY else (bad("busy", raw) or DEFAULT.busy)
     if (raw := get("sort")) is not None:
         values["sort"] = raw if raw.lstrip("-") in SORT_COLUMNS else (bad("sort", raw) or DEFAULT.sort)
-    if (raw := get("filter")) is not None:
-        if len(raw) <= _MAX_TEXT:
-            values["filter"] = raw
-        else:
-            bad("filter", raw)
     if (raw := get("group")) is not None:
         values["group"] = raw in ("1", "true") if raw in ("0", "1", "true", "false") else bool(bad("group", raw))
     if (raw := get("v")) is not None and raw != str(STATE_VERSION):

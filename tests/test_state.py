@@ -14,10 +14,10 @@ def test_defaults_give_the_shortest_link():
 
 def test_canonical_and_round_trip():
     s = ViewState(trace="run 1.sqlite@0a1b2c3d", tab="gaps", t0_ns=5, t1_ns=9, lanes=("gpu", "nvtx"),
-                  threshold=47.5, prefix="CG X", busy="kernels+memops", sort="count", filter="gemm", group=True,
+                  threshold=47.5, prefix="CG X", busy="kernels+memops", sort="count", group=True,
                   gap_us=25)
     q = to_query(s)
-    assert q == ("busy=kernels%2Bmemops&filter=gemm&gap_us=25&group=1&lanes=nvtx,gpu&prefix=CG+X&sort=count"
+    assert q == ("busy=kernels%2Bmemops&gap_us=25&group=1&lanes=nvtx,gpu&prefix=CG+X&sort=count"
                  "&t0_ns=5&t1_ns=9&tab=gaps&threshold=47.5&trace=run+1.sqlite%400a1b2c3d&v=1")
     assert from_query("?" + q) == s
     assert to_query(from_query(q)) == q
@@ -50,7 +50,6 @@ states = st.builds(
     prefix=st.text(min_size=1, max_size=30).filter(lambda t: t.strip() and "\x00" not in t),
     busy=st.sampled_from(("kernels", "kernels+memops")),
     sort=st.sampled_from(SORT_COLUMNS).flatmap(lambda c: st.sampled_from((c, "-" + c))),
-    filter=st.text(max_size=30),
     group=st.booleans(),
     gap_us=st.floats(0, 1e6, allow_nan=False),
 ).flatmap(lambda s: st.one_of(st.just(s), st.tuples(st.integers(0, 2**40), st.integers(1, 2**40)).map(

@@ -19,7 +19,14 @@ from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
 from dashboard.analysis.idle import DEFAULT_MIN_GAP_NS
-from dashboard.app.urlsync import controls_for, search_for, state_from_controls, window_after
+from dashboard.app.urlsync import (
+    controls_for,
+    kernel_column_state,
+    search_for,
+    sort_from_column_state,
+    state_from_controls,
+    window_after,
+)
 from dashboard.export import report_html
 from dashboard.state import from_query
 from dashboard.render import ALL_LANES, ViewOptions, build_view, idle_view, nvtx_rows, zoomed_timeline
@@ -179,6 +186,7 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Output(ids.TABLE_TABS, "value"),
         Output(ids.WINDOW, "data"),
         Output(ids.STATE_NOTICE, "children"),
+        Output(ids.KERNEL_TABLE, "columnState"),
         Input(ids.URL, "search"),
         Input(ids.TRACE_PICKER, "value"),
         Input(ids.DISPATCH_PREFIX, "value"),
@@ -189,26 +197,29 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Input(ids.GAP_THRESHOLD, "value"),
         Input(ids.TABLE_TABS, "value"),
         Input(ids.TIMELINE, "relayoutData"),
+        Input(ids.KERNEL_TABLE, "columnState"),
         State(ids.WINDOW, "data"),
         State(ids.URL, "search"),
     )
-    def sync_url(search, trace, prefix, threshold, busy, lanes, group, gap_us, tab, relayout, window, current):
-        """Link -> controls on load and Back/Forward; controls (and zoom) -> address bar otherwise."""
+    def sync_url(search, trace, prefix, threshold, busy, lanes, group, gap_us, tab, relayout, column_state,
+                 window, current):
+        """Link -> controls on load and Back/Forward; controls (and zoom, table sort) -> address bar."""
         trig = ctx.triggered_id
-        keep = [no_update] * 10
         if trig is None or trig == ids.URL:
             state = from_query(search)
             values, notices = controls_for(state, store.ids(), store.explain_missing)
             return (no_update, values["trace"], values["prefix"], values["threshold"], values["busy"],
                     values["lanes"], values["group"], values["gap_us"], values["tab"], values["window"],
-                    [alert(n, "info") for n in notices])
+                    [alert(n, "info") for n in notices], kernel_column_state(state.sort))
         if trig == ids.TIMELINE:
             window = window_after(relayout, window)
         elif trig == ids.TRACE_PICKER:
             window = None
-        state = state_from_controls(trace, prefix, threshold, busy, lanes, group, gap_us, tab, window)
+        state = state_from_controls(trace, prefix, threshold, busy, lanes, group, gap_us, tab, window,
+                                    sort=sort_from_column_state(column_state))
         new = search_for(state)
-        return (new if new != current else no_update, *keep[:8], window if trig != ids.URL else no_update,
+        return (new if new != current else no_update, *[no_update] * 8,
+                window if trig == ids.TIMELINE or trig == ids.TRACE_PICKER else no_update, no_update,
                 no_update)
 
     @app.callback(Output(ids.STATE_NOTICE, "children", allow_duplicate=True), Input(ids.STATE_NOTICE, "n_clicks"),

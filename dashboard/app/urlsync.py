@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dashboard.render import window_from_relayout
-from dashboard.state import DEFAULT, ViewState, to_query
+from dashboard.state import DEFAULT, SORT_COLUMNS, ViewState, to_query
 
 
-def state_from_controls(trace, prefix, threshold, busy, lanes, group, gap_us, tab, window) -> ViewState:
+def state_from_controls(trace, prefix, threshold, busy, lanes, group, gap_us, tab, window, *,
+                        sort: str | None = None) -> ViewState:
     """The ViewState the page shows now (invalid control values fall back to defaults)."""
     def number(value):
         try:
@@ -27,7 +28,26 @@ def state_from_controls(trace, prefix, threshold, busy, lanes, group, gap_us, ta
         threshold=t, prefix=(prefix or "").strip() or DEFAULT.prefix,
         busy=busy if busy in ("kernels", "kernels+memops") else DEFAULT.busy,
         group=bool(group), gap_us=g if g is not None else DEFAULT.gap_us,
+        sort=sort if sort and sort.lstrip("-") in SORT_COLUMNS else DEFAULT.sort,
     )
+
+
+def kernel_column_state(sort: str) -> list[dict]:
+    """AG Grid column state that sorts the kernel table by ``sort`` (``-col`` = descending)."""
+    col = sort.lstrip("-")
+    direction = "desc" if sort.startswith("-") else "asc"
+    return [{"colId": c, "sort": direction if c == col else None, "sortIndex": 0 if c == col else None}
+            for c in SORT_COLUMNS]
+
+
+def sort_from_column_state(column_state) -> str | None:
+    """``col`` / ``-col`` of the sorted column in an AG Grid column state, or None."""
+    if not isinstance(column_state, list):
+        return None
+    for c in column_state:
+        if isinstance(c, dict) and c.get("sort") in ("asc", "desc"):
+            return ("-" if c["sort"] == "desc" else "") + str(c.get("colId", ""))
+    return None
 
 
 def window_after(relayout, current):

@@ -21,6 +21,12 @@ def figure_js(graph_id: str, expr: str) -> str:
     return f"() => {{ const gd = document.querySelector('#{graph_id} .js-plotly-plot'); return {expr}; }}"
 
 
+def grid_js(grid_id: str, condition: str) -> str:
+    """A wait predicate on an AG Grid's row count ``n`` that tolerates a grid not created yet."""
+    return (f"() => {{ try {{ const n = dash_ag_grid.getApi('{grid_id}').getDisplayedRowCount(); return {condition}; }}"
+            " catch (e) { return false; } }")
+
+
 def choose_trace(page: Page, name: str):
     page.click("#trace-picker")
     page.get_by_text(name, exact=True).click()
@@ -33,7 +39,7 @@ def test_seed_gantt_phases_sorting_and_screenshot(page: Page, serve, artifacts, 
     t0 = time.monotonic()
     page.goto(url)
     expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
-    page.wait_for_function("() => dash_ag_grid.getApi('kernel-table').getDisplayedRowCount() === 20", timeout=30000)
+    page.wait_for_function(grid_js("kernel-table", "n === 20"), timeout=30000)
     load_s = time.monotonic() - t0
     page.locator("#kernel-table").scroll_into_view_if_needed()  # AG Grid draws rows once on screen
     expect(page.locator("#kernel-table .ag-row").first).to_be_visible(timeout=30000)
@@ -136,7 +142,7 @@ def test_idle_gap_row_click_zooms_the_timeline(page: Page, serve, artifacts, con
     choose_trace(page, "generated_seed_shaped_108k.sqlite")
     expect(page.locator("#overview")).to_contain_text("108,000", timeout=30000)
     page.locator("#table-tabs").get_by_text("Idle gaps", exact=True).click()
-    page.wait_for_function("() => dash_ag_grid.getApi('gap-table').getDisplayedRowCount() > 100", timeout=30000)
+    page.wait_for_function(grid_js("gap-table", "n > 100"), timeout=30000)
     top = page.evaluate("() => dash_ag_grid.getApi('gap-table').getDisplayedRowAtIndex(0).data")
     assert top["duration_ns"] >= 10_000 and top["cause"]
     page.locator("#gap-table").scroll_into_view_if_needed()
@@ -238,4 +244,27 @@ def test_report_opens_offline_and_downloads_from_the_page(page: Page, serve, tmp
     assert dl.value.suggested_filename.startswith("tracedash_000_746bee52f7bbcc80_seed_summary_gantt_")
     assert dl.value.suggested_filename.endswith(".svg")
     assert open(dl.value.path(), encoding="utf-8").read().lstrip().startswith("<svg")
+    assert console_errors == []
+
+
+def test_kernel_table_sort_travels_in_the_link(page: Page, serve, browser, console_errors):
+    base = serve(create_app(trace_dirs=[samples_dir()]))
+    page.goto(base)
+    page.wait_for_function(grid_js("kernel-table", "n === 20"), timeout=30000)
+    page.locator("#kernel-table").scroll_into_view_if_needed()
+    page.locator("#kernel-table .ag-header-cell[col-id='count'] .ag-header-cell-label").click()
+    page.wait_for_function("() => window.location.search.includes('sort=count')", timeout=15000)
+    url = page.url
+    other = browser.new_context(viewport={"width": 1500, "height": 1000})
+    p2 = other.new_page()
+    p2.goto(url)
+    expect(p2.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    p2.locator("#kernel-table").scroll_into_view_if_needed()
+    p2.wait_for_function(grid_js("kernel-table", "n === 20"), timeout=30000)
+    api = "dash_ag_grid.getApi('kernel-table')"
+    p2.wait_for_function(f"() => {api}.getDisplayedRowAtIndex(0).data.count === 184", timeout=15000)
+    counts = p2.evaluate(f"() => {{ const out = []; {api}.forEachNodeAfterFilterAndSort(n => out.push(n.data.count));"
+                         " return out; }")
+    assert counts == sorted(counts)
+    other.close()
     assert console_errors == []
