@@ -64,10 +64,11 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
       }
     },
     // Zoom the GPU timeline to the clicked idle gap, with the gap's width of context on each side.
+    // Rows carry row_id plus start_ns and end_ns (an idle gap, a dispatch, a kernel's longest run).
     zoomToRow: function (cell, rows) {
       const nu = window.dash_clientside.no_update;
       if (!cell || cell.rowId === undefined || !Array.isArray(rows)) { return nu; }
-      const row = rows.find(r => String(r.gap_id) === String(cell.rowId));
+      const row = rows.find(r => String(r.row_id) === String(cell.rowId));
       if (!row) { return nu; }
       const s = Number(row.start_ns), e = Number(row.end_ns);
       const gd = document.querySelector("#timeline .js-plotly-plot");

@@ -353,6 +353,23 @@ def phase_table_rows(stats: pd.DataFrame) -> list[dict]:
     return [{"metric": label, **{r["phase"]: fmt(r) for r in rows}} for label, fmt in metrics]
 
 
+def kernel_rows(trace: LoadedTrace) -> list[dict]:
+    """Kernel table rows; with events, each row also holds its longest instance (start_ns,
+    end_ns) so a click can zoom the timeline to it, and a row_id."""
+    kernels = trace.bundle.kernels if trace.bundle is not None else None
+    table = kernel_table(kernels, trace.summary)
+    table["row_id"] = [str(i) for i in range(len(table))]
+    if kernels is not None and not kernels.empty:
+        dur = (kernels["end_ns"] - kernels["start_ns"]).to_numpy()
+        longest = pd.DataFrame({"name": kernels["short_name"].astype(str).to_numpy(), "dur": dur,
+                                "s": kernels["start_ns"].to_numpy(), "e": kernels["end_ns"].to_numpy()})
+        longest = longest.sort_values("dur", ascending=False, kind="stable").drop_duplicates("name")
+        where = longest.set_index("name")
+        table["start_ns"] = table["name"].map(where["s"]).astype("Int64")
+        table["end_ns"] = table["name"].map(where["e"]).astype("Int64")
+    return _records(table)
+
+
 def dispatch_table_rows(pv: PhaseView) -> list[dict]:
     """One record per dispatch for the dispatch table (numbers raw, ns; NA as None).
 
@@ -363,8 +380,9 @@ def dispatch_table_rows(pv: PhaseView) -> list[dict]:
     if d.empty:
         return []
     out = pd.DataFrame({"index": d["index"], "phase": pv.phases.to_numpy(), "tokens": d["tokens"], "mode": d["mode"],
-                        "padded": d["padded"], "start_ns": d["start_ns"], "duration_ns": d["duration_ns"],
-                        "end_estimated": d["end_estimated"]})
+                        "padded": d["padded"], "start_ns": d["start_ns"], "end_ns": d["end_ns"],
+                        "duration_ns": d["duration_ns"], "end_estimated": d["end_estimated"],
+                        "row_id": d["index"].astype(str)})
     if pv.metrics is not None:
         m = pv.metrics
         out["kernels"] = m["kernels"].to_numpy()
@@ -390,7 +408,7 @@ def idle_view(trace: LoadedTrace, options: ViewOptions, min_gap_ns: int,
     note = f"{len(gaps_all):,} gaps ≥ {fmt_ns(min_gap_ns)}"
     if len(gaps_all) > GAP_CAUSE_LIMIT:
         note += f"; causes of the {GAP_CAUSE_LIMIT:,} largest"
-    rows = _records(causes.assign(gap_id=[str(i) for i in range(len(causes))]))
+    rows = _records(causes.assign(row_id=[str(i) for i in range(len(causes))]))
     return rows, build_idle_causes(idle_by_cause(causes), note=note, theme=theme)
 
 
@@ -518,7 +536,7 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
         filenames={v: figure_filename(trace, v, x_range) for v in ("gantt", "timeline", "phases")},
         dispatch_rows=dispatch_table_rows(pv),
         gpu_columns=gpu_table[1],
-        kernel_rows=_records(kernel_table(trace.bundle.kernels if trace.bundle else None, trace.summary)),
+        kernel_rows=kernel_rows(trace),
         api_rows=_records(api_table(trace.summary)),
         auto_threshold=pv.auto_threshold,
         notices=notices,

@@ -165,14 +165,16 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
             log.exception("idle gaps of %s failed", trace_id)
             return [], empty_figure("Idle gaps could not be computed for this trace.", height=200)
 
-    # A click on a gap zooms the timeline to it (the Gantt follows through syncX).
-    app.clientside_callback(
-        ClientsideFunction(namespace="tracedash", function_name="zoomToRow"),
-        Output(ids.GAP_TABLE, "id"),
-        Input(ids.GAP_TABLE, "cellClicked"),
-        State(ids.GAP_TABLE, "rowData"),
-        prevent_initial_call=True,
-    )
+    # A click on a gap, a dispatch or a kernel zooms the timeline to it (the Gantt follows through
+    # syncX, and the address bar then links to that single gap / dispatch / kernel).
+    for table in (ids.GAP_TABLE, ids.DISPATCH_TABLE, ids.KERNEL_TABLE):
+        app.clientside_callback(
+            ClientsideFunction(namespace="tracedash", function_name="zoomToRow"),
+            Output(table, "id"),
+            Input(table, "cellClicked"),
+            State(table, "rowData"),
+            prevent_initial_call=True,
+        )
 
     @app.callback(
         Output(ids.URL, "search"),

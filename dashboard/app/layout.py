@@ -220,18 +220,21 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
             id=ids.PHASE_FIGURE, config={**GRAPH_CONFIG, "toImageButtonOptions": {
                 **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-phases"}}))]),
         html.Section(className="panel", children=dcc.Tabs(id=ids.TABLE_TABS, value="kernels", children=[
-            dcc.Tab(label="Kernels", value="kernels", children=grid(ids.KERNEL_TABLE, KERNEL_COLUMNS)),
+            dcc.Tab(label="Kernels", value="kernels", children=grid(ids.KERNEL_TABLE, KERNEL_COLUMNS,
+                                                                   getRowId="params.data.row_id")),
             dcc.Tab(label="CUDA API calls", value="api", children=grid(ids.API_TABLE, API_COLUMNS)),
-            dcc.Tab(label="Dispatches", value="dispatches", children=grid(ids.DISPATCH_TABLE, DISPATCH_COLUMNS)),
+            dcc.Tab(label="Dispatches", value="dispatches", children=grid(ids.DISPATCH_TABLE, DISPATCH_COLUMNS,
+                                                                         getRowId="params.data.row_id")),
             dcc.Tab(label="Idle gaps", value="gaps", children=[
                 html.Label(className="inline-control", children=[
                     "Gaps of at least (µs) ",
                     dcc.Input(id=ids.GAP_THRESHOLD, type="number", value=10, debounce=True, className="num-input"),
-                    html.Span(" · click a row to zoom the timeline there", className="hint"),
+                    html.Span(" · click a row (here, in Dispatches or in Kernels) to zoom the timeline to it; "
+                              "the address bar then links to that view", className="hint"),
                 ]),
                 html.Div(className="row", children=[
                     html.Div(className="grow", children=grid(ids.GAP_TABLE, GAP_COLUMNS, height="380px",
-                                                                  getRowId="params.data.gap_id")),
+                                                                  getRowId="params.data.row_id")),
                     html.Div(className="side", children=dcc.Graph(id=ids.GAP_FIGURE, config=GRAPH_CONFIG)),
                 ]),
             ]),

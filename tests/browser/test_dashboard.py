@@ -268,3 +268,20 @@ def test_kernel_table_sort_travels_in_the_link(page: Page, serve, browser, conso
     assert counts == sorted(counts)
     other.close()
     assert console_errors == []
+
+
+def test_a_dispatch_row_links_to_that_dispatch(page: Page, serve, console_errors):
+    page.goto(serve(create_app(trace_dirs=[samples_dir()])))
+    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    choose_trace(page, "generated_seed_shaped_108k.sqlite")
+    expect(page.locator("#overview")).to_contain_text("108,000", timeout=30000)
+    page.locator("#table-tabs").get_by_text("Dispatches", exact=True).click()
+    page.locator("#dispatch-table").scroll_into_view_if_needed()
+    page.wait_for_function(grid_js("dispatch-table", "n === 144"), timeout=30000)
+    row = page.evaluate("() => dash_ag_grid.getApi('dispatch-table').getDisplayedRowAtIndex(5).data")
+    page.locator("#dispatch-table .ag-center-cols-container .ag-row[row-index='5'] .ag-cell").nth(1).click()
+    page.wait_for_function(f"() => window.location.search.includes('t0_ns=') && "
+                           f"Number(new URLSearchParams(window.location.search).get('t0_ns')) < {row['start_ns']} && "
+                           f"Number(new URLSearchParams(window.location.search).get('t1_ns')) > {row['end_ns']}",
+                           timeout=15000)
+    assert console_errors == []
