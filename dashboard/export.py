@@ -44,7 +44,7 @@ def state_from_url(url: str | None) -> ViewState:
 def options_from_state(state: ViewState) -> ViewOptions:
     """ViewOptions for the render layer from a link's state."""
     return ViewOptions(dispatch_prefix=state.prefix, threshold=state.threshold, busy_source=state.busy,
-                       lanes=state.lanes, window=state.window())
+                       lanes=state.lanes, window=state.window(), hide_devices=state.hide_devices)
 
 
 def view_for(trace: LoadedTrace, state: ViewState) -> DashboardView:

@@ -68,6 +68,7 @@ class ViewOptions:
     busy_source: str = BUSY_KERNELS
     lanes: tuple[str, ...] = ALL_LANES  # which timeline lanes to draw
     window: tuple[int, int] | None = None  # initial time window (ns); None = the whole trace
+    hide_devices: tuple[int, ...] = ()  # GPUs left out of the timeline
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ class DashboardView:
     api_rows: list[dict]
     auto_threshold: float | None
     notices: list[str] = field(default_factory=list)
+    devices: list[int] = field(default_factory=list)
 
 
 def dispatch_timeline(trace: LoadedTrace, prefix: str) -> pd.DataFrame:
@@ -287,6 +289,8 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
     show = set(options.lanes)
     lo, hi = x_range if x_range is not None else (0, 0)
     unions = busy_unions(b, options.busy_source)
+    hidden_devices = set(options.hide_devices)
+    unions = {d: u for d, u in unions.items() if d not in hidden_devices}
     lanes = lanes_for_window(unions, lo_ns=lo, hi_ns=hi, budget=GPU_BUDGET) \
         if x_range is not None and "gpu" in show else []
     ranges = b.nvtx_ranges[b.nvtx_ranges["start_ns"] >= 0] if "nvtx" in show else b.nvtx_ranges.iloc[0:0]
@@ -297,14 +301,14 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
     kernels = memops = None
     if "streams" in show and x_range is not None:
         k = b.kernels
-        vis = k[(k["end_ns"] > lo) & (k["start_ns"] < hi)]
+        vis = k[(k["end_ns"] > lo) & (k["start_ns"] < hi) & ~k["device_id"].isin(hidden_devices)]
         if 0 < len(vis) <= KERNEL_BUDGET:
             kernels = pd.concat([vis, categorize_kernels(vis)], axis=1)
         elif len(vis):
             notes.append(f"{len(vis):,} kernels in view: zoom in to {KERNEL_BUDGET:,} or fewer to see each one by stream")
     if "memops" in show and x_range is not None and not b.memops.empty:
         m = b.memops
-        vis = m[(m["end_ns"] > lo) & (m["start_ns"] < hi)]
+        vis = m[(m["end_ns"] > lo) & (m["start_ns"] < hi) & ~m["device_id"].isin(hidden_devices)]
         if len(vis) <= MEMOP_BUDGET:
             memops = vis
         else:
@@ -314,6 +318,8 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
     if len(marks) > MARK_TICK_BUDGET:
         notes.append(f"{len(marks) - MARK_TICK_BUDGET:,} of {len(marks):,} marks hidden")
         marks = marks.iloc[np.linspace(0, len(marks) - 1, MARK_TICK_BUDGET).astype(int)]
+    if hidden_devices:
+        notes.append("hidden GPUs: " + ", ".join(str(d) for d in sorted(hidden_devices)))
     if any(ln.mode == "bins" for ln in lanes):
         notes.append("GPU lanes binned into busy fractions (too many intervals to draw one by one)")
     busy_label = "kernels + memcpy/memset" if options.busy_source == BUSY_ALL else "kernels"
@@ -351,6 +357,16 @@ def phase_table_rows(stats: pd.DataFrame) -> list[dict]:
     if "gpu_busy_pct" in stats.columns:
         metrics.append(("GPU busy (own kernels)", lambda r: f"{r['gpu_busy_pct']:.1f} %"))
     return [{"metric": label, **{r["phase"]: fmt(r) for r in rows}} for label, fmt in metrics]
+
+
+def device_ids(trace: LoadedTrace) -> list[int]:
+    """GPUs with any work in the trace (kernels, memory operations, graph launches), sorted."""
+    b = trace.bundle
+    if b is None:
+        return []
+    ids_ = set(b.kernels["device_id"].unique().tolist()) | set(b.memops["device_id"].unique().tolist())
+    ids_ |= set(b.graph_launches["device_id"].unique().tolist())
+    return sorted(int(d) for d in ids_)
 
 
 def kernel_rows(trace: LoadedTrace) -> list[dict]:
@@ -534,6 +550,7 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
         phase_figure=add_caption(build_phase_analysis(pv.dispatches, pv.phases, pv.category_time, theme=theme),
                                  caption),
         filenames={v: figure_filename(trace, v, x_range) for v in ("gantt", "timeline", "phases")},
+        devices=device_ids(trace),
         dispatch_rows=dispatch_table_rows(pv),
         gpu_columns=gpu_table[1],
         kernel_rows=kernel_rows(trace),

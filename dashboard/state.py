@@ -14,6 +14,8 @@ as a warning the page shows. Key grammar (all optional; ``v`` is always written)
 | ``prefix`` | text | dispatch marker prefix |
 | ``busy`` | kernels, kernels+memops | what counts as GPU busy |
 | ``sort`` | ``col`` or ``-col`` | kernel table sort (``-`` = descending) |
+| ``kernel`` | text | kernel table name filter (case-insensitive substring) |
+| ``hide_devices`` | comma list of ints | GPUs left out of the timeline (absent: none) |
 | ``group`` | 1 | NVTX names grouped by normalised name |
 | ``gap_us`` | number >= 0 | idle-gap threshold in µs |
 | ``v`` | 1 | state schema version |
@@ -48,12 +50,15 @@ class ViewState:
     prefix: str = "CG_DISPATCH"
     busy: str = "kernels"
     sort: str = "-total_ns"
+    kernel: str = ""
+    hide_devices: tuple[int, ...] = ()
     group: bool = False
     gap_us: float = 10.0
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
-    def __post_init__(self):  # lanes are a set: keep them in the one canonical order
+    def __post_init__(self):  # lanes and devices are sets: keep them in one canonical order
         object.__setattr__(self, "lanes", tuple(v for v in LANES if v in set(self.lanes)))
+        object.__setattr__(self, "hide_devices", tuple(sorted(set(int(d) for d in self.hide_devices))))
 
     def window(self) -> tuple[int, int] | None:
         """``(t0_ns, t1_ns)`` when both are set, else None."""
@@ -94,6 +99,10 @@ def to_query(state: ViewState) -> str:
         items["sort"] = state.sort
     if state.group:
         items["group"] = "1"
+    if state.kernel:
+        items["kernel"] = state.kernel
+    if state.hide_devices:
+        items["hide_devices"] = ",".join(str(d) for d in state.hide_devices)
     if state.gap_us != DEFAULT.gap_us:
         items["gap_us"] = _num(str(state.gap_us))
     return urlencode(sorted(items.items()), safe=",")
@@ -169,6 +178,19 @@ def from_params(params: dict) -> ViewState:
         values["busy"] = raw if raw in BUSY else (bad("busy", raw) or DEFAULT.busy)
     if (raw := get("sort")) is not None:
         values["sort"] = raw if raw.lstrip("-") in SORT_COLUMNS else (bad("sort", raw) or DEFAULT.sort)
+    if (raw := get("kernel")) is not None:
+        if len(raw) <= _MAX_TEXT:
+            values["kernel"] = raw
+        else:
+            bad("kernel", raw)
+    if (raw := get("hide_devices")) is not None:
+        try:
+            devs = tuple(int(x) for x in raw.split(",") if x != "")
+            if any(d < 0 or d > 1_000_000 for d in devs):
+                raise ValueError
+            values["hide_devices"] = devs
+        except ValueError:
+            bad("hide_devices", raw)
     if (raw := get("group")) is not None:
         values["group"] = raw in ("1", "true") if raw in ("0", "1", "true", "false") else bool(bad("group", raw))
     if (raw := get("v")) is not None and raw != str(STATE_VERSION):

@@ -113,7 +113,7 @@ VIEW_OUTPUTS = [("alerts", "children"), ("overview", "children"), ("gantt", "fig
                 ("kernel-table", "rowData"),
                 ("api-table", "rowData"), ("phase-analysis", "figure"), ("dispatch-table", "rowData"),
                 ("gantt", "config"), ("timeline", "config"), ("phase-analysis", "config"),
-                ("threshold-hint", "children")]
+                ("threshold-hint", "children"), ("hide-devices", "options")]
 
 
 def update_payload(trace_id):
@@ -125,7 +125,8 @@ def update_payload(trace_id):
                    {"id": "phase-threshold", "property": "value", "value": None},
                    {"id": "busy-source", "property": "value", "value": "kernels"},
                    {"id": "timeline-lanes", "property": "value", "value": ["nvtx", "marks", "gpu", "streams", "memops"]},
-                   {"id": "view-window", "property": "data", "value": None}],
+                   {"id": "view-window", "property": "data", "value": None},
+                   {"id": "hide-devices", "property": "value", "value": []}],
         "changedPropIds": ["trace-picker.value"], "state": [],
     }
 

@@ -14,7 +14,7 @@ from dash.exceptions import PreventUpdate
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX
 from dashboard.analysis.timeline import BUSY_ALL, BUSY_KERNELS
 from dashboard.app import ids
-from dashboard.app.layout import alert, cards, gpu_columns, graph_config, phase_columns
+from dashboard.app.layout import alert, cards, gpu_columns, graph_config, kernel_grid_options, phase_columns
 from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
@@ -68,7 +68,7 @@ def gap_threshold_ns(value) -> int:
 def _failed(message: str):
     fig = empty_figure("No trace to show.", height=200)
     return (alert(message), [], fig, fig, [], phase_columns([]), [], gpu_columns([]), [], [], fig, [], no_update,
-            no_update, no_update, "")
+            no_update, no_update, "", [])
 
 
 def register_callbacks(app: Dash, store: TraceStore) -> None:
@@ -91,19 +91,22 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Output(ids.TIMELINE, "config"),
         Output(ids.PHASE_FIGURE, "config"),
         Output(ids.THRESHOLD_HINT, "children"),
+        Output(ids.HIDE_DEVICES, "options"),
         Input(ids.TRACE_PICKER, "value"),
         Input(ids.DISPATCH_PREFIX, "value"),
         Input(ids.THRESHOLD, "value"),
         Input(ids.BUSY_SOURCE, "value"),
         Input(ids.LANES, "value"),
         Input(ids.WINDOW, "data"),
+        Input(ids.HIDE_DEVICES, "value"),
     )
-    def update_view(trace_id, prefix, threshold, busy_source, lanes, window):
+    def update_view(trace_id, prefix, threshold, busy_source, lanes, window, hide_devices):
         if not trace_id:
             return _failed("No trace selected. Start the server with a trace file or --trace-dir DIR.")
         options, notices = options_from_ui(prefix, threshold, busy_source, lanes)
         if isinstance(window, (list, tuple)) and len(window) == 2:
             options = replace(options, window=(int(window[0]), int(window[1])))
+        options = replace(options, hide_devices=tuple(int(d) for d in (hide_devices or []) if str(d).isdigit()))
         try:
             view = build_view(store.get(trace_id), options)
         except TraceError as exc:
@@ -116,7 +119,8 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         return (messages, cards(view.cards), view.gantt, view.timeline, view.phase_rows,
                 phase_columns(view.phase_rows), view.gpu_rows, gpu_columns(view.gpu_columns), view.kernel_rows,
                 view.api_rows, view.phase_figure, view.dispatch_rows, graph_config(view.filenames["gantt"]),
-                graph_config(view.filenames["timeline"]), graph_config(view.filenames["phases"]), hint)
+                graph_config(view.filenames["timeline"]), graph_config(view.filenames["phases"]), hint,
+                [{"label": f" GPU {d}", "value": d} for d in view.devices])
 
     @app.callback(Output(ids.NVTX_TABLE, "rowData"), Input(ids.TRACE_PICKER, "value"), Input(ids.NVTX_GROUP, "value"))
     def update_nvtx_table(trace_id, group):
@@ -133,12 +137,14 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         State(ids.THRESHOLD, "value"),
         State(ids.BUSY_SOURCE, "value"),
         State(ids.LANES, "value"),
+        State(ids.HIDE_DEVICES, "value"),
         prevent_initial_call=True,
     )
-    def zoom_timeline(relayout, trace_id, prefix, threshold, busy_source, lanes):
+    def zoom_timeline(relayout, trace_id, prefix, threshold, busy_source, lanes, hide_devices):
         if not trace_id:
             raise PreventUpdate
         options, _ = options_from_ui(prefix, threshold, busy_source, lanes)
+        options = replace(options, hide_devices=tuple(int(d) for d in (hide_devices or []) if str(d).isdigit()))
         try:
             fig = zoomed_timeline(store.get(trace_id), options, relayout)
         except Exception:  # the main view reports load problems; a failed zoom keeps the old figure
@@ -189,6 +195,8 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Output(ids.WINDOW, "data"),
         Output(ids.STATE_NOTICE, "children"),
         Output(ids.KERNEL_TABLE, "columnState"),
+        Output(ids.KERNEL_FILTER, "value"),
+        Output(ids.HIDE_DEVICES, "value"),
         Input(ids.URL, "search"),
         Input(ids.TRACE_PICKER, "value"),
         Input(ids.DISPATCH_PREFIX, "value"),
@@ -200,11 +208,13 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Input(ids.TABLE_TABS, "value"),
         Input(ids.TIMELINE, "relayoutData"),
         Input(ids.KERNEL_TABLE, "columnState"),
+        Input(ids.KERNEL_FILTER, "value"),
+        Input(ids.HIDE_DEVICES, "value"),
         State(ids.WINDOW, "data"),
         State(ids.URL, "search"),
     )
     def sync_url(search, trace, prefix, threshold, busy, lanes, group, gap_us, tab, relayout, column_state,
-                 window, current):
+                 kernel_filter, hide_devices, window, current):
         """Link -> controls on load and Back/Forward; controls (and zoom, table sort) -> address bar."""
         trig = ctx.triggered_id
         if trig is None or trig == ids.URL:
@@ -212,17 +222,21 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
             values, notices = controls_for(state, store.ids(), store.explain_missing)
             return (no_update, values["trace"], values["prefix"], values["threshold"], values["busy"],
                     values["lanes"], values["group"], values["gap_us"], values["tab"], values["window"],
-                    [alert(n, "info") for n in notices], kernel_column_state(state.sort))
+                    [alert(n, "info") for n in notices], kernel_column_state(state.sort), values["kernel"],
+                    values["hide_devices"])
         if trig == ids.TIMELINE:
             window = window_after(relayout, window)
         elif trig == ids.TRACE_PICKER:
             window = None
+        if trig == ids.TRACE_PICKER:
+            hide_devices = []
         state = state_from_controls(trace, prefix, threshold, busy, lanes, group, gap_us, tab, window,
-                                    sort=sort_from_column_state(column_state))
+                                    sort=sort_from_column_state(column_state), kernel=kernel_filter,
+                                    hide_devices=hide_devices)
         new = search_for(state)
         return (new if new != current else no_update, *[no_update] * 8,
                 window if trig == ids.TIMELINE or trig == ids.TRACE_PICKER else no_update, no_update,
-                no_update)
+                no_update, no_update, [] if trig == ids.TRACE_PICKER else no_update)
 
     @app.callback(Output(ids.STATE_NOTICE, "children", allow_duplicate=True), Input(ids.STATE_NOTICE, "n_clicks"),
                   prevent_initial_call=True)
@@ -255,6 +269,10 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         State({"type": ids.SVG_BUTTON, "graph": MATCH}, "id"),
         prevent_initial_call=True,
     )
+
+    @app.callback(Output(ids.KERNEL_TABLE, "dashGridOptions"), Input(ids.KERNEL_FILTER, "value"))
+    def filter_kernels(text):
+        return kernel_grid_options(text)
 
     # Copy link: the address bar always holds the view (assets/tracedash.js).
     app.clientside_callback(

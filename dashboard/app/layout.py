@@ -113,6 +113,14 @@ def phase_columns(rows: list[dict]) -> list[dict]:
     return [{**c, "hide": c["field"] not in present} if c.get("hide") is not None else c for c in PHASE_COLUMNS]
 
 
+def kernel_grid_options(text: str) -> dict:
+    """Grid options of the kernel table with its quick filter set to ``text``."""
+    return {**GRID_OPTIONS, "quickFilterText": text or ""}
+
+
+GRID_OPTIONS = {"tooltipShowDelay": 300, "animateRows": False, "enableCellTextSelection": True}
+
+
 def grid(grid_id: str, columns: list[dict], height: str | None = "420px", filters: bool = True,
          **extra) -> dag.AgGrid:
     """A sortable (and, with ``filters``, filterable) AG Grid; cells render as text, never as HTML."""
@@ -124,8 +132,7 @@ def grid(grid_id: str, columns: list[dict], height: str | None = "420px", filter
         defaultColDef={"sortable": True, "filter": filters, "resizable": True, "floatingFilter": filters,
                        "minWidth": 100 if filters else 70, "flex": 1, "wrapHeaderText": True,
                        "autoHeaderHeight": True},
-        dashGridOptions={"tooltipShowDelay": 300, "animateRows": False, "enableCellTextSelection": True,
-                         **({} if height else {"domLayout": "autoHeight"})},
+        dashGridOptions={**GRID_OPTIONS, **({} if height else {"domLayout": "autoHeight"})},
         style={"height": height, "width": "100%"} if height else {"width": "100%"},
         className="ag-theme-alpine" + ("" if filters else " compact"),
     )
@@ -197,7 +204,10 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
                         **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-gantt"}}))]),
                 html.Div(className="panel", children=[svg_button(ids.TIMELINE), dcc.Checklist(
                     id=ids.LANES, value=list(ALL_LANES), inline=True, className="radio lanes",
-                    options=[{"label": f" {label}", "value": v} for v, label in LANE_LABELS]), dcc.Loading(
+                    options=[{"label": f" {label}", "value": v} for v, label in LANE_LABELS]),
+                    html.Div(className="lanes", children=["Hide GPUs: ", dcc.Checklist(
+                        id=ids.HIDE_DEVICES, value=[], options=[], inline=True, className="radio")]),
+                    dcc.Loading(
                     type="dot", delay_show=300, children=dcc.Graph(
                     id=ids.TIMELINE, config={**GRAPH_CONFIG, "toImageButtonOptions": {
                         **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-timeline"}}))]),
@@ -220,8 +230,12 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
             id=ids.PHASE_FIGURE, config={**GRAPH_CONFIG, "toImageButtonOptions": {
                 **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-phases"}}))]),
         html.Section(className="panel", children=dcc.Tabs(id=ids.TABLE_TABS, value="kernels", children=[
-            dcc.Tab(label="Kernels", value="kernels", children=grid(ids.KERNEL_TABLE, KERNEL_COLUMNS,
-                                                                   getRowId="params.data.row_id")),
+            dcc.Tab(label="Kernels", value="kernels", children=[
+                html.Label(className="inline-control", children=[
+                    "Filter kernels ", dcc.Input(id=ids.KERNEL_FILTER, type="text", debounce=True, value="",
+                                                 placeholder="name, category…", className="text-input")]),
+                grid(ids.KERNEL_TABLE, KERNEL_COLUMNS, getRowId="params.data.row_id"),
+            ]),
             dcc.Tab(label="CUDA API calls", value="api", children=grid(ids.API_TABLE, API_COLUMNS)),
             dcc.Tab(label="Dispatches", value="dispatches", children=grid(ids.DISPATCH_TABLE, DISPATCH_COLUMNS,
                                                                          getRowId="params.data.row_id")),

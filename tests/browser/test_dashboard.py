@@ -285,3 +285,28 @@ def test_a_dispatch_row_links_to_that_dispatch(page: Page, serve, console_errors
                            f"Number(new URLSearchParams(window.location.search).get('t1_ns')) > {row['end_ns']}",
                            timeout=15000)
     assert console_errors == []
+
+
+def test_hidden_gpus_and_kernel_filter_travel_in_the_link(page: Page, serve, browser, console_errors):
+    page.goto(serve(create_app(trace_dirs=[samples_dir()])))
+    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    choose_trace(page, "nsys2026.2_2gpu_nccl_before.sqlite")
+    expect(page.locator("#overview")).to_contain_text("4,010", timeout=30000)
+    page.locator("#hide-devices").get_by_text("GPU 1").click()
+    page.wait_for_function("() => window.location.search.includes('hide_devices=1')", timeout=15000)
+    page.wait_for_function(figure_js("timeline", "!gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=15000)
+    page.fill("#kernel-filter", "flash")
+    page.press("#kernel-filter", "Enter")
+    page.wait_for_function("() => window.location.search.includes('kernel=flash')", timeout=15000)
+    url = page.url
+    other = browser.new_context(viewport={"width": 1500, "height": 1000})
+    p2 = other.new_page()
+    p2.goto(url)
+    expect(p2.locator("#overview")).to_contain_text("4,010", timeout=30000)
+    p2.wait_for_function(figure_js("timeline", "gd.layout.yaxis.categoryarray.includes('GPU 0') && "
+                                               "!gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=15000)
+    assert p2.input_value("#kernel-filter") == "flash"
+    p2.locator("#kernel-table").scroll_into_view_if_needed()
+    p2.wait_for_function(grid_js("kernel-table", "n === 1"), timeout=30000)
+    other.close()
+    assert console_errors == []
