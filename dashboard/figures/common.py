@@ -43,7 +43,7 @@ def add_caption(fig: go.Figure, caption: str) -> go.Figure:
 
     margin_b = (fig.layout.margin.b or 40) if fig.layout.margin else 40
     fig.add_annotation(text=html.escape(caption), xref="paper", yref="paper", x=0, y=0, xanchor="left",
-                       yanchor="top", yshift=-(margin_b - 4), showarrow=False, font=dict(size=10, color="#7b8794"),
+                       yanchor="top", yshift=-(margin_b + 2), showarrow=False, font=dict(size=10, color="#7b8794"),
                        align="left")
-    fig.update_layout(margin=dict(b=margin_b + 14))
+    fig.update_layout(margin=dict(b=margin_b + 20))
     return fig
