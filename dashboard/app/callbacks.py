@@ -197,6 +197,7 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Output(ids.KERNEL_TABLE, "columnState"),
         Output(ids.KERNEL_FILTER, "value"),
         Output(ids.HIDE_DEVICES, "value"),
+        Output(ids.URL_APPLIED, "data"),
         Input(ids.URL, "search"),
         Input(ids.TRACE_PICKER, "value"),
         Input(ids.DISPATCH_PREFIX, "value"),
@@ -212,18 +213,24 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Input(ids.HIDE_DEVICES, "value"),
         State(ids.WINDOW, "data"),
         State(ids.URL, "search"),
+        State(ids.URL_APPLIED, "data"),
     )
     def sync_url(search, trace, prefix, threshold, busy, lanes, group, gap_us, tab, relayout, column_state,
-                 kernel_filter, hide_devices, window, current):
-        """Link -> controls on load and Back/Forward; controls (and zoom, table sort) -> address bar."""
+                 kernel_filter, hide_devices, window, current, applied):
+        """Link -> controls on load and Back/Forward; controls (and zoom, table sort) -> address bar.
+
+        ``applied`` records that the link has been applied: if the first response was superseded
+        by an early event (a figure's first autosize), the next call applies the link instead of
+        overwriting it with default controls.
+        """
         trig = ctx.triggered_id
-        if trig is None or trig == ids.URL:
+        if trig is None or trig == ids.URL or not applied:
             state = from_query(search)
             values, notices = controls_for(state, store.ids(), store.explain_missing)
             return (no_update, values["trace"], values["prefix"], values["threshold"], values["busy"],
                     values["lanes"], values["group"], values["gap_us"], values["tab"], values["window"],
                     [alert(n, "info") for n in notices], kernel_column_state(state.sort), values["kernel"],
-                    values["hide_devices"])
+                    values["hide_devices"], True)
         if trig == ids.TIMELINE:
             window = window_after(relayout, window)
         elif trig == ids.TRACE_PICKER:
@@ -236,7 +243,7 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         new = search_for(state)
         return (new if new != current else no_update, *[no_update] * 8,
                 window if trig == ids.TIMELINE or trig == ids.TRACE_PICKER else no_update, no_update,
-                no_update, no_update, [] if trig == ids.TRACE_PICKER else no_update)
+                no_update, no_update, [] if trig == ids.TRACE_PICKER else no_update, no_update)
 
     @app.callback(Output(ids.STATE_NOTICE, "children", allow_duplicate=True), Input(ids.STATE_NOTICE, "n_clicks"),
                   prevent_initial_call=True)
