@@ -179,6 +179,9 @@ def _export(args) -> int:
     for w in state.warnings:
         _say(f"tracedash: warning: {w}", file=sys.stderr)
     trace = _load_for_view(args)
+    if state.trace and state.trace.rsplit("@", 1)[0] != trace.name:
+        _say(f"tracedash: warning: the link was made for trace '{state.trace}'; rendering {trace.name} with "
+             "its settings", file=sys.stderr)
     fmt = args.format or Path(args.output).suffix.lstrip(".").lower() or "png"
     data = image_bytes(figure_for(view_for(trace, state), args.figure), fmt, which=args.figure)
     try:

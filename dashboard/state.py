@@ -33,7 +33,8 @@ TABS = ("kernels", "api", "dispatches", "gaps", "nvtx")
 LANES = ("nvtx", "marks", "gpu", "streams", "memops")
 BUSY = ("kernels", "kernels+memops")
 SORT_COLUMNS = ("name", "category", "count", "total_ns", "mean_ns", "busy_pct")
-_TRACE_ID = re.compile(r"^[^/\\\x00]{1,255}@[0-9a-f]{8}$")
+_TRACE_ID = re.compile(r"[^/\\\x00-\x1f]{1,255}@[0-9a-f]{8}")
+_INT = re.compile(r"-?[0-9]{1,19}")
 _MAX_TEXT = 200
 
 
@@ -115,12 +116,19 @@ def from_query(search: str | None) -> ViewState:
     ``ViewState.warnings``, which does not take part in equality).
     """
     params: dict[str, str] = {}
+    repeated: list[str] = []
     try:
         for key, value in parse_qsl((search or "").lstrip("?"), keep_blank_values=True):
+            if key in params and key not in repeated:
+                repeated.append(key)
             params.setdefault(key, value)
     except (ValueError, TypeError):
         return replace(DEFAULT, warnings=("The link's query could not be read; showing the defaults.",))
-    return from_params(params)
+    state = from_params(params)
+    if repeated:
+        note = f"The link repeats {', '.join(sorted(repeated))[:80]}: the first value of each is used."
+        state = replace(state, warnings=(*state.warnings, note))
+    return state
 
 
 def from_params(params: dict) -> ViewState:
@@ -139,7 +147,7 @@ def from_params(params: dict) -> ViewState:
         warnings.append(f"Ignored {key}={shown!r} in the link: not a valid value; using the default.")
 
     if (raw := get("trace")) is not None:
-        if _TRACE_ID.match(raw):
+        if _TRACE_ID.fullmatch(raw):
             values["trace"] = raw
         else:
             bad("trace", raw)
@@ -148,6 +156,8 @@ def from_params(params: dict) -> ViewState:
     t0, t1 = get("t0_ns"), get("t1_ns")
     if t0 is not None or t1 is not None:
         try:
+            if not (_INT.fullmatch(t0 or "") and _INT.fullmatch(t1 or "")):
+                raise ValueError
             a, b = int(t0), int(t1)  # type: ignore[arg-type]
             if not (a < b and abs(a) < 2**62 and abs(b) < 2**62):
                 raise ValueError
@@ -170,7 +180,7 @@ def from_params(params: dict) -> ViewState:
             except ValueError:
                 bad(key, raw)
     if (raw := get("prefix")) is not None:
-        if raw.strip() and len(raw) <= _MAX_TEXT:
+        if raw.strip() and len(raw) <= _MAX_TEXT and raw.isprintable():
             values["prefix"] = raw
         else:
             bad("prefix", raw)

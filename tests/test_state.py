@@ -28,7 +28,8 @@ def test_canonical_and_round_trip():
     ("lanes=gpu,warp", "lanes"), ("threshold=-1", "threshold"), ("threshold=nan", "threshold"),
     ("threshold=1e999", "threshold"), ("busy=all", "busy"), ("sort=-evil", "sort"), ("group=maybe", "group"),
     ("trace=../../etc/passwd", "trace"), ("trace=%2Fetc%2Fpasswd@0123abcd", "trace"), ("prefix=%20", "prefix"),
-    ("gap_us=-5", "gap_us"), ("trace=a%00b@0123abcd", "trace"), ("hide_devices=0,x", "hide_devices"), ("hide_devices=-1", "hide_devices"),
+    ("gap_us=-5", "gap_us"), ("t0_ns=1_000&t1_ns=2_000", "t0_ns/t1_ns"), ("prefix=%00", "prefix"),
+    ("trace=a.sqlite%400123abcd%0A", "trace"), ("trace=a%00b@0123abcd", "trace"), ("hide_devices=0,x", "hide_devices"), ("hide_devices=-1", "hide_devices"),
 ])
 def test_bad_values_fall_back_with_a_warning(query, key):
     s = from_query(query)
@@ -47,7 +48,7 @@ states = st.builds(
     tab=st.sampled_from(TABS),
     lanes=st.lists(st.sampled_from(LANES), unique=True).map(lambda xs: tuple(v for v in LANES if v in xs)),
     threshold=st.one_of(st.none(), st.integers(0, 10**6).map(float), st.floats(0, 1e6, allow_nan=False)),
-    prefix=st.text(min_size=1, max_size=30).filter(lambda t: t.strip() and "\x00" not in t),
+    prefix=st.text(min_size=1, max_size=30).filter(lambda t: t.strip() and t.isprintable()),
     kernel=st.text(max_size=30),
     hide_devices=st.lists(st.integers(0, 64), max_size=8).map(tuple),
     busy=st.sampled_from(("kernels", "kernels+memops")),
@@ -80,3 +81,9 @@ def test_devices_and_kernel_filter():
     assert to_query(s) == "hide_devices=0,1&kernel=gemm&v=1"
     assert from_query("hide_devices=&v=1").hide_devices == ()
     assert from_query(to_query(s)) == s
+
+
+def test_repeated_keys_are_reported():
+    s = from_query("tab=gaps&tab=nvtx&threshold=3&threshold=x")
+    assert (s.tab, s.threshold) == ("gaps", 3.0)
+    assert s.warnings == ("The link repeats tab, threshold: the first value of each is used.",)

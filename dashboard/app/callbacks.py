@@ -224,7 +224,7 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         overwriting it with default controls.
         """
         trig = ctx.triggered_id
-        if trig is None or trig == ids.URL or not applied:
+        if trig is None or trig == ids.URL or (not applied and trig == ids.TIMELINE):
             state = from_query(search)
             values, notices = controls_for(state, store.ids(), store.explain_missing)
             return (no_update, values["trace"], values["prefix"], values["threshold"], values["busy"],
@@ -243,7 +243,7 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         new = search_for(state)
         return (new if new != current else no_update, *[no_update] * 8,
                 window if trig == ids.TIMELINE or trig == ids.TRACE_PICKER else no_update, no_update,
-                no_update, no_update, [] if trig == ids.TRACE_PICKER else no_update, no_update)
+                no_update, no_update, [] if trig == ids.TRACE_PICKER else no_update, True if not applied else no_update)
 
     @app.callback(Output(ids.STATE_NOTICE, "children", allow_duplicate=True), Input(ids.STATE_NOTICE, "n_clicks"),
                   prevent_initial_call=True)

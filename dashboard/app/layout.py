@@ -233,7 +233,7 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
         html.Section(className="panel", children=dcc.Tabs(id=ids.TABLE_TABS, value="kernels", children=[
             dcc.Tab(label="Kernels", value="kernels", children=[
                 html.Label(className="inline-control", children=[
-                    "Filter kernels ", dcc.Input(id=ids.KERNEL_FILTER, type="text", debounce=True, value="",
+                    "Filter kernels ", dcc.Input(id=ids.KERNEL_FILTER, type="text", debounce=0.6, value="",
                                                  placeholder="name, category…", className="text-input")]),
                 grid(ids.KERNEL_TABLE, KERNEL_COLUMNS, getRowId="params.data.row_id"),
             ]),

@@ -177,13 +177,14 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         ))
     subtitle = "".join(f"<br><sup>{html.escape(n)}</sup>" for n in notes)
     fig.update_layout(**theme.time_axis_layout(
-        title=dict(text=title + subtitle, x=1, xanchor="right", y=0.99, yanchor="top", font=dict(size=13)),
+        title=dict(text=title + subtitle, x=1, xanchor="right", y=1, yanchor="top", pad=dict(t=6),
+                   font=dict(size=13)),
         barmode="overlay",
         height=max(260, 110 + 26 * len(categories)),
         uirevision=uirevision,
         bargap=0.15,
     ))
-    fig.update_layout(margin=dict(t=64 + 18 * len(notes)))
+    fig.update_layout(margin=dict(t=70 + 20 * len(notes)))
     fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(categories)), title=None,
                      tickfont=dict(size=10), automargin=False, tickmode="array", tickvals=categories,
                      ticktext=[_short_label(c) for c in categories])
