@@ -44,7 +44,8 @@ def state_from_url(url: str | None) -> ViewState:
 def options_from_state(state: ViewState) -> ViewOptions:
     """ViewOptions for the render layer from a link's state."""
     return ViewOptions(dispatch_prefix=state.prefix, threshold=state.threshold, busy_source=state.busy,
-                       lanes=state.lanes, window=state.window(), hide_devices=state.hide_devices)
+                       lanes=state.lanes, window=state.window(), hide_devices=state.hide_devices,
+                       kernel_names=state.kernel_names)
 
 
 def view_for(trace: LoadedTrace, state: ViewState) -> DashboardView:

@@ -69,6 +69,7 @@ class ViewOptions:
     lanes: tuple[str, ...] = ALL_LANES  # which timeline lanes to draw
     window: tuple[int, int] | None = None  # initial time window (ns); None = the whole trace
     hide_devices: tuple[int, ...] = ()  # GPUs left out of the timeline
+    kernel_names: str = "short"  # kernel table grouping: "short" names or "full" demangled names
 
 
 @dataclass(frozen=True)
@@ -369,15 +370,16 @@ def device_ids(trace: LoadedTrace) -> list[int]:
     return sorted(int(d) for d in ids_)
 
 
-def kernel_rows(trace: LoadedTrace) -> list[dict]:
+def kernel_rows(trace: LoadedTrace, by: str = "short") -> list[dict]:
     """Kernel table rows; with events, each row also holds its longest instance (start_ns,
     end_ns) so a click can zoom the timeline to it, and a row_id."""
     kernels = trace.bundle.kernels if trace.bundle is not None else None
-    table = kernel_table(kernels, trace.summary)
+    table = kernel_table(kernels, trace.summary, by=by)
     table["row_id"] = [str(i) for i in range(len(table))]
     if kernels is not None and not kernels.empty:
         dur = (kernels["end_ns"] - kernels["start_ns"]).to_numpy()
-        longest = pd.DataFrame({"name": kernels["short_name"].astype(str).to_numpy(), "dur": dur,
+        key = kernels["name"] if by == "full" else kernels["short_name"]
+        longest = pd.DataFrame({"name": key.astype(str).to_numpy(), "dur": dur,
                                 "s": kernels["start_ns"].to_numpy(), "e": kernels["end_ns"].to_numpy()})
         longest = longest.sort_values("dur", ascending=False, kind="stable").drop_duplicates("name")
         where = longest.set_index("name")
@@ -553,7 +555,7 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
         devices=device_ids(trace),
         dispatch_rows=dispatch_table_rows(pv),
         gpu_columns=gpu_table[1],
-        kernel_rows=kernel_rows(trace),
+        kernel_rows=kernel_rows(trace, options.kernel_names),
         api_rows=_records(api_table(trace.summary)),
         auto_threshold=pv.auto_threshold,
         notices=notices,

@@ -15,6 +15,7 @@ as a warning the page shows. Key grammar (all optional; ``v`` is always written)
 | ``busy`` | kernels, kernels+memops | what counts as GPU busy |
 | ``sort`` | ``col`` or ``-col`` | kernel table sort (``-`` = descending) |
 | ``kernel`` | text | kernel table name filter (case-insensitive substring) |
+| ``kernel_names`` | full | kernel table grouped by demangled name (default: short name) |
 | ``hide_devices`` | comma list of ints | GPUs left out of the timeline (absent: none) |
 | ``group`` | 1 | NVTX names grouped by normalised name |
 | ``gap_us`` | number >= 0 | idle-gap threshold in µs |
@@ -52,6 +53,7 @@ class ViewState:
     busy: str = "kernels"
     sort: str = "-total_ns"
     kernel: str = ""
+    kernel_names: str = "short"
     hide_devices: tuple[int, ...] = ()
     group: bool = False
     gap_us: float = 10.0
@@ -102,6 +104,8 @@ def to_query(state: ViewState) -> str:
         items["group"] = "1"
     if state.kernel:
         items["kernel"] = state.kernel
+    if state.kernel_names != DEFAULT.kernel_names:
+        items["kernel_names"] = state.kernel_names
     if state.hide_devices:
         items["hide_devices"] = ",".join(str(d) for d in state.hide_devices)
     if state.gap_us != DEFAULT.gap_us:
@@ -188,6 +192,8 @@ def from_params(params: dict) -> ViewState:
         values["busy"] = raw if raw in BUSY else (bad("busy", raw) or DEFAULT.busy)
     if (raw := get("sort")) is not None:
         values["sort"] = raw if raw.lstrip("-") in SORT_COLUMNS else (bad("sort", raw) or DEFAULT.sort)
+    if (raw := get("kernel_names")) is not None:
+        values["kernel_names"] = raw if raw in ("short", "full") else (bad("kernel_names", raw) or DEFAULT.kernel_names)
     if (raw := get("kernel")) is not None:
         if len(raw) <= _MAX_TEXT:
             values["kernel"] = raw

@@ -126,7 +126,8 @@ def update_payload(trace_id):
                    {"id": "busy-source", "property": "value", "value": "kernels"},
                    {"id": "timeline-lanes", "property": "value", "value": ["nvtx", "marks", "gpu", "streams", "memops"]},
                    {"id": "view-window", "property": "data", "value": None},
-                   {"id": "hide-devices", "property": "value", "value": []}],
+                   {"id": "hide-devices", "property": "value", "value": []},
+                   {"id": "kernel-names", "property": "value", "value": "short"}],
         "changedPropIds": ["trace-picker.value"], "state": [],
     }
 
@@ -301,3 +302,11 @@ def test_timeline_never_exceeds_the_mark_budget_at_any_zoom(trace_name, tmp_path
             marks = sum(len(tr.x) for tr in fig.data if tr.x is not None)
             assert marks <= 5000, (width, frac, marks)
             assert len(fig.to_json()) < 1_500_000
+
+
+def test_kernel_table_by_demangled_name():
+    t = load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite")
+    short = kernel_table(t.bundle.kernels, t.summary)
+    full = kernel_table(t.bundle.kernels, t.summary, by="full")
+    assert len(full) > len(short) and int(full["count"].sum()) == int(short["count"].sum()) == 4010
+    assert full.iloc[0]["name"].startswith("void flash::flash_fwd_kernel<")

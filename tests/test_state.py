@@ -50,6 +50,7 @@ states = st.builds(
     threshold=st.one_of(st.none(), st.integers(0, 10**6).map(float), st.floats(0, 1e6, allow_nan=False)),
     prefix=st.text(min_size=1, max_size=30).filter(lambda t: t.strip() and t.isprintable()),
     kernel=st.text(max_size=30),
+    kernel_names=st.sampled_from(("short", "full")),
     hide_devices=st.lists(st.integers(0, 64), max_size=8).map(tuple),
     busy=st.sampled_from(("kernels", "kernels+memops")),
     sort=st.sampled_from(SORT_COLUMNS).flatmap(lambda c: st.sampled_from((c, "-" + c))),

@@ -82,10 +82,12 @@ def _mean(total: pd.Series, count: pd.Series) -> pd.Series:
     return (total / count.where(count > 0)).fillna(0.0).astype("float64")
 
 
-def kernel_table(kernels: pd.DataFrame | None, summary: Summary) -> pd.DataFrame:
-    """Kernels grouped by short name, sorted by total time descending (ties: name).
+def kernel_table(kernels: pd.DataFrame | None, summary: Summary, by: str = "short") -> pd.DataFrame:
+    """Kernels grouped by short name (``by="short"``) or by demangled name (``by="full"``: every
+    template instance apart), sorted by total time descending (ties: name).
 
-    Uses all kernels when the event frame is given, else the summary's top kernels.
+    Uses all kernels when the event frame is given, else the summary's top kernels (short names
+    only: a summary has no demangled names).
 
     Returns:
         KERNEL_TABLE frame. ``busy_pct`` divides by the summary's busy union; ``category`` and
@@ -93,7 +95,8 @@ def kernel_table(kernels: pd.DataFrame | None, summary: Summary) -> pd.DataFrame
     """
     busy = summary.gpu_busy_union_ns
     if kernels is not None and not kernels.empty:
-        df = pd.DataFrame({"name": kernels["short_name"].astype(str), "full": kernels["name"].astype(str),
+        key = kernels["name"] if by == "full" else kernels["short_name"]
+        df = pd.DataFrame({"name": key.astype(str), "full": kernels["name"].astype(str),
                            "dur": kernel_durations(kernels)})
         g = df.groupby("name", sort=False)
         out = pd.DataFrame({"count": g.size(), "total_ns": g["dur"].sum()}).reset_index()

@@ -99,14 +99,16 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Input(ids.LANES, "value"),
         Input(ids.WINDOW, "data"),
         Input(ids.HIDE_DEVICES, "value"),
+        Input(ids.KERNEL_NAMES, "value"),
     )
-    def update_view(trace_id, prefix, threshold, busy_source, lanes, window, hide_devices):
+    def update_view(trace_id, prefix, threshold, busy_source, lanes, window, hide_devices, kernel_names):
         if not trace_id:
             return _failed("No trace selected. Start the server with a trace file or --trace-dir DIR.")
         options, notices = options_from_ui(prefix, threshold, busy_source, lanes)
         if isinstance(window, (list, tuple)) and len(window) == 2:
             options = replace(options, window=(int(window[0]), int(window[1])))
-        options = replace(options, hide_devices=tuple(int(d) for d in (hide_devices or []) if str(d).isdigit()))
+        options = replace(options, hide_devices=tuple(int(d) for d in (hide_devices or []) if str(d).isdigit()),
+                          kernel_names="full" if kernel_names == "full" else "short")
         try:
             view = build_view(store.get(trace_id), options)
         except TraceError as exc:
@@ -198,6 +200,7 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Output(ids.KERNEL_FILTER, "value"),
         Output(ids.HIDE_DEVICES, "value"),
         Output(ids.URL_APPLIED, "data"),
+        Output(ids.KERNEL_NAMES, "value"),
         Input(ids.URL, "search"),
         Input(ids.TRACE_PICKER, "value"),
         Input(ids.DISPATCH_PREFIX, "value"),
@@ -211,12 +214,13 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Input(ids.KERNEL_TABLE, "columnState"),
         Input(ids.KERNEL_FILTER, "value"),
         Input(ids.HIDE_DEVICES, "value"),
+        Input(ids.KERNEL_NAMES, "value"),
         State(ids.WINDOW, "data"),
         State(ids.URL, "search"),
         State(ids.URL_APPLIED, "data"),
     )
     def sync_url(search, trace, prefix, threshold, busy, lanes, group, gap_us, tab, relayout, column_state,
-                 kernel_filter, hide_devices, window, current, applied):
+                 kernel_filter, hide_devices, kernel_names, window, current, applied):
         """Link -> controls on load and Back/Forward; controls (and zoom, table sort) -> address bar.
 
         ``applied`` records that the link has been applied: if the first response was superseded
@@ -230,7 +234,7 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
             return (no_update, values["trace"], values["prefix"], values["threshold"], values["busy"],
                     values["lanes"], values["group"], values["gap_us"], values["tab"], values["window"],
                     [alert(n, "info") for n in notices], kernel_column_state(state.sort), values["kernel"],
-                    values["hide_devices"], True)
+                    values["hide_devices"], True, values["kernel_names"])
         if trig == ids.TIMELINE:
             window = window_after(relayout, window)
         elif trig == ids.TRACE_PICKER:
@@ -239,11 +243,12 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
             hide_devices = []
         state = state_from_controls(trace, prefix, threshold, busy, lanes, group, gap_us, tab, window,
                                     sort=sort_from_column_state(column_state), kernel=kernel_filter,
-                                    hide_devices=hide_devices)
+                                    hide_devices=hide_devices, kernel_names=kernel_names)
         new = search_for(state)
         return (new if new != current else no_update, *[no_update] * 8,
                 window if trig == ids.TIMELINE or trig == ids.TRACE_PICKER else no_update, no_update,
-                no_update, no_update, [] if trig == ids.TRACE_PICKER else no_update, True if not applied else no_update)
+                no_update, no_update, [] if trig == ids.TRACE_PICKER else no_update, True if not applied else no_update,
+                no_update)
 
     @app.callback(Output(ids.STATE_NOTICE, "children", allow_duplicate=True), Input(ids.STATE_NOTICE, "n_clicks"),
                   prevent_initial_call=True)

@@ -234,7 +234,11 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
             dcc.Tab(label="Kernels", value="kernels", children=[
                 html.Label(className="inline-control", children=[
                     "Filter kernels ", dcc.Input(id=ids.KERNEL_FILTER, type="text", debounce=0.6, value="",
-                                                 placeholder="name, category…", className="text-input")]),
+                                                 placeholder="name, category…", className="text-input"),
+                    " Group by ", dcc.RadioItems(id=ids.KERNEL_NAMES, value="short", inline=True, className="radio",
+                                                 options=[{"label": " short name", "value": "short"},
+                                                          {"label": " demangled name (each template instance)",
+                                                           "value": "full"}])]),
                 grid(ids.KERNEL_TABLE, KERNEL_COLUMNS, getRowId="params.data.row_id"),
             ]),
             dcc.Tab(label="CUDA API calls", value="api", children=grid(ids.API_TABLE, API_COLUMNS)),

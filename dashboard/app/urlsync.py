@@ -9,7 +9,8 @@ from dashboard.state import DEFAULT, SORT_COLUMNS, ViewState, to_query
 
 
 def state_from_controls(trace, prefix, threshold, busy, lanes, group, gap_us, tab, window, *,
-                        sort: str | None = None, kernel: str = "", hide_devices=()) -> ViewState:
+                        sort: str | None = None, kernel: str = "", hide_devices=(),
+                        kernel_names: str = "short") -> ViewState:
     """The ViewState the page shows now (invalid control values fall back to defaults)."""
     def number(value):
         try:
@@ -30,6 +31,7 @@ def state_from_controls(trace, prefix, threshold, busy, lanes, group, gap_us, ta
         group=bool(group), gap_us=g if g is not None else DEFAULT.gap_us,
         sort=sort if sort and sort.lstrip("-") in SORT_COLUMNS else DEFAULT.sort,
         kernel=(kernel or "")[:200],
+        kernel_names=kernel_names if kernel_names in ("short", "full") else "short",
         hide_devices=tuple(int(d) for d in (hide_devices or ()) if isinstance(d, int) or str(d).isdigit()),
     )
 
@@ -78,7 +80,7 @@ def controls_for(state: ViewState, served: list[str], explain_missing) -> tuple[
         "trace": trace, "prefix": state.prefix, "threshold": state.threshold, "busy": state.busy,
         "lanes": list(state.lanes), "group": ["group"] if state.group else [], "gap_us": state.gap_us,
         "tab": state.tab, "window": list(state.window()) if state.window() else None,
-        "kernel": state.kernel, "hide_devices": list(state.hide_devices),
+        "kernel": state.kernel, "hide_devices": list(state.hide_devices), "kernel_names": state.kernel_names,
     }, notices
 
 
