@@ -201,6 +201,7 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Output(ids.HIDE_DEVICES, "value"),
         Output(ids.URL_APPLIED, "data"),
         Output(ids.KERNEL_NAMES, "value"),
+        Output(ids.CURRENT_WINDOW, "data"),
         Input(ids.URL, "search"),
         Input(ids.TRACE_PICKER, "value"),
         Input(ids.DISPATCH_PREFIX, "value"),
@@ -215,7 +216,7 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Input(ids.KERNEL_FILTER, "value"),
         Input(ids.HIDE_DEVICES, "value"),
         Input(ids.KERNEL_NAMES, "value"),
-        State(ids.WINDOW, "data"),
+        State(ids.CURRENT_WINDOW, "data"),
         State(ids.URL, "search"),
         State(ids.URL_APPLIED, "data"),
     )
@@ -228,13 +229,13 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         overwriting it with default controls.
         """
         trig = ctx.triggered_id
-        if trig is None or trig == ids.URL or (not applied and trig == ids.TIMELINE):
+        if trig is None or trig == ids.URL or (not applied and trig in (ids.TIMELINE, ids.KERNEL_TABLE)):
             state = from_query(search)
             values, notices = controls_for(state, store.ids(), store.explain_missing)
             return (no_update, values["trace"], values["prefix"], values["threshold"], values["busy"],
                     values["lanes"], values["group"], values["gap_us"], values["tab"], values["window"],
                     [alert(n, "info") for n in notices], kernel_column_state(state.sort), values["kernel"],
-                    values["hide_devices"], True, values["kernel_names"])
+                    values["hide_devices"], True, values["kernel_names"], values["window"])
         if trig == ids.TIMELINE:
             window = window_after(relayout, window)
         elif trig == ids.TRACE_PICKER:
@@ -245,10 +246,11 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
                                     sort=sort_from_column_state(column_state), kernel=kernel_filter,
                                     hide_devices=hide_devices, kernel_names=kernel_names)
         new = search_for(state)
+        # The view's WINDOW store is only written from links: a zoom must not re-render the page.
         return (new if new != current else no_update, *[no_update] * 8,
-                window if trig == ids.TIMELINE or trig == ids.TRACE_PICKER else no_update, no_update,
+                None if trig == ids.TRACE_PICKER else no_update, no_update,
                 no_update, no_update, [] if trig == ids.TRACE_PICKER else no_update, True if not applied else no_update,
-                no_update)
+                no_update, window if trig in (ids.TIMELINE, ids.TRACE_PICKER) else no_update)
 
     @app.callback(Output(ids.STATE_NOTICE, "children", allow_duplicate=True), Input(ids.STATE_NOTICE, "n_clicks"),
                   prevent_initial_call=True)

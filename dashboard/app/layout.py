@@ -170,6 +170,7 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
         dcc.Location(id=ids.URL, refresh=False),
         dcc.Store(id=ids.WINDOW),
         dcc.Store(id=ids.URL_APPLIED, data=False),
+        dcc.Store(id=ids.CURRENT_WINDOW),
         html.Header(className="topbar", children=[
             html.Div(className="brand", children=[html.Span("tracedash", className="logo"),
                                                   html.Span("GPU trace dashboard", className="tagline")]),
