@@ -171,6 +171,22 @@ def covered_before(union_starts, union_ends, t) -> np.ndarray:
     return np.where(i > 0, cum[j] + partial, 0).astype(np.int64)
 
 
+def union_fraction_bins(union_starts, union_ends, lo: int, hi: int, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Like ``busy_fraction_bins`` for a union already made by ``union_intervals`` (no re-sort).
+
+    Raises:
+        ValueError: if ``hi <= lo`` or ``n_bins < 1``.
+    """
+    if hi <= lo or n_bins < 1:
+        raise ValueError(f"need hi > lo and n_bins >= 1, got lo={lo}, hi={hi}, n_bins={n_bins}")
+    edges = np.linspace(lo, hi, n_bins + 1).round().astype(np.int64)
+    edges[0], edges[-1] = lo, hi
+    cov = covered_before(union_starts, union_ends, edges)
+    widths = np.diff(edges)
+    frac = np.divide(np.diff(cov), widths, out=np.zeros(n_bins), where=widths > 0)
+    return edges, np.clip(frac, 0.0, 1.0)
+
+
 def busy_fraction_bins(starts, ends, lo: int, hi: int, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
     """Fraction of each of ``n_bins`` equal time bins of ``[lo, hi)`` covered by the union.
 
@@ -181,12 +197,4 @@ def busy_fraction_bins(starts, ends, lo: int, hi: int, n_bins: int) -> tuple[np.
     Raises:
         ValueError: if ``hi <= lo`` or ``n_bins < 1``.
     """
-    if hi <= lo or n_bins < 1:
-        raise ValueError(f"need hi > lo and n_bins >= 1, got lo={lo}, hi={hi}, n_bins={n_bins}")
-    edges = np.linspace(lo, hi, n_bins + 1).round().astype(np.int64)
-    edges[0], edges[-1] = lo, hi
-    us, ue = union_intervals(starts, ends)
-    cov = covered_before(us, ue, edges)
-    widths = np.diff(edges)
-    frac = np.divide(np.diff(cov), widths, out=np.zeros(n_bins), where=widths > 0)
-    return edges, np.clip(frac, 0.0, 1.0)
+    return union_fraction_bins(*union_intervals(starts, ends), lo, hi, n_bins)

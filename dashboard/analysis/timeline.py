@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dashboard.analysis.intervals import covered_before, gaps, union_intervals
+from dashboard.analysis.intervals import gaps, union_fraction_bins, union_intervals
 from dashboard.model import DeviceLane
 
 BUSY_KERNELS = "kernels"
@@ -72,11 +72,7 @@ def lanes_for_window(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, lo_ns:
         elif n_busy <= budget:  # idle stays visible as empty space between busy bars
             lanes.append(DeviceLane(dev, "intervals", busy, us, ue, empty, empty, empty, np.empty(0)))
         else:
-            edges = np.linspace(lo_ns, hi_ns, n_bins + 1).round().astype(np.int64)
-            edges[0], edges[-1] = lo_ns, hi_ns
-            cov = covered_before(us_all, ue_all, edges)
-            widths = np.diff(edges)
-            frac = np.clip(np.divide(np.diff(cov), widths, out=np.zeros(n_bins), where=widths > 0), 0.0, 1.0)
+            edges, frac = union_fraction_bins(us_all, ue_all, lo_ns, hi_ns, n_bins)
             lanes.append(DeviceLane(dev, "bins", busy, empty, empty, empty, empty, edges, frac))
     return lanes
 
