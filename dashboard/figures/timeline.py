@@ -177,7 +177,8 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         ))
     subtitle = "".join(f"<br><sup>{html.escape(n)}</sup>" for n in notes)
     fig.update_layout(**theme.time_axis_layout(
-        title=dict(text=title + subtitle, x=1, xanchor="right", y=1, yanchor="top", pad=dict(t=6),
+        title=dict(text=title + subtitle, x=1, xanchor="right", y=1, yanchor="top", yref="container",
+                   pad=dict(t=10), automargin=True,
                    font=dict(size=13)),
         barmode="overlay",
         height=max(260, 110 + 26 * len(categories)),
