@@ -80,3 +80,80 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
     }
   }
 });
+
+// Upload: "Open file…" (#upload-button) or a file dropped anywhere on the page is sent raw to POST
+// /upload (streamed to disk on the server, never base64 in a callback); on success the page opens the
+// new trace by its id. Errors appear as an alert in #upload-alert (text only).
+(function () {
+  function setStatus(text) {
+    const el = document.getElementById("upload-status");
+    if (el) { el.textContent = text; }
+  }
+  function showError(text) {
+    const box = document.getElementById("upload-alert");
+    if (!box) { window.alert(text); return; }
+    box.textContent = "";
+    const div = document.createElement("div");
+    div.className = "alert alert-error"; div.setAttribute("role", "alert"); div.textContent = text;
+    div.title = "Click to dismiss"; div.addEventListener("click", () => div.remove());
+    box.appendChild(div);
+  }
+  function send(file) {
+    const button = document.getElementById("upload-button");
+    if (!button) { return; }
+    const limit = Number(button.getAttribute("data-max-bytes") || 0);
+    const box = document.getElementById("upload-alert");
+    if (box) { box.textContent = ""; }
+    if (file.size === 0) { showError(file.name + ": the file is empty (0 bytes)"); return; }
+    if (limit && file.size > limit) {
+      showError(file.name + ": " + Math.round(file.size / 1048576) + " MiB is over this server's upload limit of " +
+                Math.round(limit / 1048576) + " MiB");
+      return;
+    }
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", "upload");
+    xhr.setRequestHeader("X-Requested-With", "tracedash");
+    xhr.setRequestHeader("X-Trace-Name", encodeURIComponent(file.name));
+    xhr.upload.onprogress = (e) => {
+      if (e.lengthComputable) { setStatus("uploading " + Math.round(100 * e.loaded / e.total) + " %"); }
+    };
+    xhr.onerror = () => { setStatus(""); showError(file.name + ": the upload failed (connection lost)"); };
+    xhr.onload = () => {
+      setStatus("");
+      let body = {};
+      try { body = JSON.parse(xhr.responseText); } catch (e) { body = {}; }
+      if (xhr.status === 200 && body.trace) {
+        setStatus("opening " + body.name);
+        window.location.assign(window.location.pathname + "?trace=" + encodeURIComponent(body.trace));
+      } else {
+        showError(body.error || (file.name + ": the server refused the upload (HTTP " + xhr.status + ")"));
+      }
+    };
+    setStatus("uploading…");
+    xhr.send(file);
+  }
+  window.tracedashUpload = send;
+  document.addEventListener("click", (e) => {
+    if (!e.target || e.target.id !== "upload-button") { return; }
+    const input = document.createElement("input");
+    input.type = "file"; input.accept = ".sqlite,.json,.gz,application/json,application/gzip";
+    input.style.display = "none";
+    input.addEventListener("change", () => { if (input.files.length) { send(input.files[0]); } input.remove(); });
+    document.body.appendChild(input);
+    input.click();
+  });
+  document.addEventListener("dragover", (e) => {
+    if (document.getElementById("upload-button") && e.dataTransfer && Array.from(e.dataTransfer.types).includes("Files")) {
+      e.preventDefault(); document.body.classList.add("dropping");
+    }
+  });
+  document.addEventListener("dragleave", (e) => {
+    if (!e.relatedTarget) { document.body.classList.remove("dropping"); }
+  });
+  document.addEventListener("drop", (e) => {
+    document.body.classList.remove("dropping");
+    if (!document.getElementById("upload-button") || !e.dataTransfer || !e.dataTransfer.files.length) { return; }
+    e.preventDefault();
+    send(e.dataTransfer.files[0]);
+  });
+})();

@@ -1,24 +1,83 @@
-"""TraceStore: the traces a server offers, addressed by id, loaded once and kept in a small LRU."""
+"""TraceStore: the traces a server offers, addressed by id, loaded once, kept in an LRU bounded by memory.
+
+Security model: a trace id is never a path. Ids resolve only to files found in the configured trace
+directories (symlinks that lead outside them are refused), to the trace files named on the command line,
+or to uploads in the server's private upload directory. Anything else is "not served here".
+"""
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
+import re
+import shutil
+import tempfile
 import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from dashboard.errors import TraceNotFoundError
+import pandas as pd
+
+from dashboard.errors import TraceError, TraceNotFoundError
 from dashboard.trace import LoadedTrace, load_trace
 
-TRACE_SUFFIXES = (".sqlite", ".json", ".txt")
+log = logging.getLogger(__name__)
+
+TRACE_SUFFIXES = (".sqlite", ".json", ".json.gz", ".nsys-rep")
+# The memory bound when none is configured: this share of the machine's RAM, split between workers.
+DEFAULT_MEMORY_SHARE = 0.4
+_ID_RE = re.compile(r"^[^/\\\x00]{1,300}@[0-9a-f]{8}$")
+
+
+def is_trace_name(name: str) -> bool:
+    """Whether a file name has a suffix the server offers (``.sqlite``, ``.json``, ``.json.gz``, ``.nsys-rep``)."""
+    return name.lower().endswith(TRACE_SUFFIXES)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def scan_dir(directory: Path) -> list[Path]:
+    """Trace files directly in ``directory`` (sorted, resolved), as served.
+
+    Regular files only (no FIFOs or devices, which would hang a reader); a symlink is followed only
+    when its target lies inside ``directory`` itself; other symlinks are skipped with a log line.
+    """
+    root = directory.resolve()
+    out: list[Path] = []
+    try:
+        entries = sorted(directory.iterdir())
+    except OSError as exc:
+        log.warning("cannot list %s: %s", directory, exc)
+        return out
+    for f in entries:
+        if not is_trace_name(f.name):
+            continue
+        try:
+            real = f.resolve(strict=True)
+        except (OSError, RuntimeError):
+            continue
+        if not _inside(real, root):
+            log.warning("skipping %s: it links outside the trace directory (%s)", f, real)
+            continue
+        if real.is_file():
+            out.append(real)
+    return list(dict.fromkeys(out))
 
 
 def discover(paths: list[str | os.PathLike], trace_dirs: list[str | os.PathLike]) -> list[Path]:
-    """Trace files from explicit paths plus every ``*.sqlite``/``*.json`` file in the directories.
+    """Trace files from explicit paths plus every trace file in the directories (see ``scan_dir``).
+
+    Returns resolved paths, first occurrence kept.
 
     Raises:
-        TraceNotFoundError: an explicit path or directory does not exist.
+        TraceNotFoundError: an explicit path or directory does not exist, or is not a regular file.
     """
     found: list[Path] = []
     for p in map(Path, paths):
@@ -27,15 +86,16 @@ def discover(paths: list[str | os.PathLike], trace_dirs: list[str | os.PathLike]
         if p.is_dir():
             trace_dirs = [*trace_dirs, p]
             continue
-        found.append(p)
+        if not p.is_file():
+            raise TraceNotFoundError(f"{p}: not a regular file")
+        found.append(p.resolve())
     for d in map(Path, trace_dirs):
         if not d.exists():
             raise TraceNotFoundError(f"{d}: no such directory")
         if not d.is_dir():
             raise TraceNotFoundError(f"{d}: not a directory (pass trace files without --trace-dir)")
-        found.extend(sorted(f for f in d.iterdir() if f.is_file() and f.suffix.lower() in (".sqlite", ".json")))
-    unique = list(dict.fromkeys(f.resolve() for f in found))
-    return unique
+        found.extend(scan_dir(d))
+    return list(dict.fromkeys(found))
 
 
 def trace_id(path: Path) -> str:
@@ -51,70 +111,244 @@ def trace_id(path: Path) -> str:
     return f"{path.name}@{h.hexdigest()[:8]}"
 
 
-class TraceStore:
-    """Thread-safe map of trace id -> file, with loaded traces cached (at most ``capacity``).
+def trace_nbytes(trace: LoadedTrace) -> int:
+    """Memory held by a loaded trace, in bytes: pandas ``memory_usage(deep=True)`` of every event frame
+    and summary frame (derived per-view caches die with the trace and are not counted)."""
+    frames: list[pd.DataFrame] = []
+    if trace.bundle is not None:
+        b = trace.bundle
+        frames += [b.kernels, b.api_calls, b.nvtx_ranges, b.nvtx_marks, b.memops, b.graph_launches]
+    s = trace.summary
+    frames += [f for f in vars(s).values() if isinstance(f, pd.DataFrame)] if hasattr(s, "__dict__") else []
+    return int(sum(int(f.memory_usage(index=True, deep=True).sum()) for f in frames))
 
-    Ids are file base names (``-2``, ``-3`` appended on clashes). A trace is loaded at most once
-    at a time even when several callbacks ask for it together.
+
+def default_memory_limit(workers: int = 1) -> int:
+    """Bytes of loaded traces one server process may keep: ``DEFAULT_MEMORY_SHARE`` of physical RAM,
+    split between ``workers`` processes (psutil's total memory)."""
+    import psutil
+
+    return int(psutil.virtual_memory().total * DEFAULT_MEMORY_SHARE / max(1, workers))
+
+
+class TraceStore:
+    """Thread-safe map of trace id -> file, with loaded traces kept while they fit in ``memory_limit`` bytes.
+
+    - Ids come from ``trace_id`` (``name@hash``; ``-2``, ``-3`` appended when the same content is
+      served twice). ``ids()`` rescans the trace directories, so a trace exported after start-up
+      appears on the next page load.
+    - A trace is loaded at most once at a time even when several callbacks ask for it together; no
+      database connection is shared between threads (every load opens its own, read-only).
+    - Least recently used traces are dropped when the total exceeds the bound; the trace just asked
+      for is always kept, even alone over the bound. An uploaded trace that is dropped is also deleted
+      from the upload directory (and its id forgotten).
     """
 
-    def __init__(self, files: list[Path], capacity: int = 6, dispatch_prefix: str = "CG_DISPATCH", cache=None):
+    def __init__(self, files: list[Path] = (), *, trace_dirs: list[str | os.PathLike] = (),
+                 memory_limit: int | None = None, dispatch_prefix: str = "CG_DISPATCH", cache=None,
+                 upload_dir: str | os.PathLike | None = None, loader=load_trace):
+        self._lock = threading.RLock()
         self._paths: dict[str, Path] = {}
-        for f in files:
-            tid = trace_id(f)
-            n = 2
-            while tid in self._paths:  # the same content served twice: keep both, distinctly
-                tid, n = f"{trace_id(f)[:-9]}-{n}{trace_id(f)[-9:]}", n + 1
-            self._paths[tid] = f
-        self._cache: OrderedDict[str, LoadedTrace] = OrderedDict()
-        self._capacity = max(1, capacity)
-        self._lock = threading.Lock()
+        self._by_path: dict[tuple[Path, int, int], str] = {}
+        self._explicit = [Path(f).resolve() for f in files]
+        self._dirs = [Path(d) for d in trace_dirs]
+        self._upload_dir = Path(upload_dir).resolve() if upload_dir else None
+        self._loaded: OrderedDict[str, tuple[LoadedTrace, int]] = OrderedDict()
         self._loading: dict[str, threading.Lock] = {}
+        self.memory_limit = int(memory_limit) if memory_limit else default_memory_limit()
         self._prefix = dispatch_prefix
         self._trace_cache = cache
+        self._loader = loader
+        self.loads = 0  # how many times a file was actually read (for tests and /healthz)
+        self.refresh()
+
+    # ----- which files are served -------------------------------------------------------------
+    def _register(self, f: Path) -> str:
+        try:
+            st = f.stat()
+            key = (f, st.st_size, st.st_mtime_ns)
+        except OSError:
+            key = (f, -1, -1)
+        if key in self._by_path:
+            return self._by_path[key]
+        base = trace_id(f)
+        tid, n = base, 2
+        while tid in self._paths and self._paths[tid] != f:
+            tid, n = f"{base[:-9]}-{n}{base[-9:]}", n + 1
+        self._paths[tid] = f
+        self._by_path[key] = tid
+        return tid
+
+    def refresh(self) -> None:
+        """Rescan the trace directories and the upload directory (explicit files are kept)."""
+        files = list(self._explicit)
+        for d in self._dirs:
+            if d.is_dir():
+                files.extend(scan_dir(d))
+        files.extend(self._uploads())
+        with self._lock:
+            live = set()
+            for f in dict.fromkeys(files):
+                live.add(self._register(f))
+            for tid in [t for t in self._paths if t not in live]:  # deleted/changed files
+                del self._paths[tid]
+            for key in [k for k, t in self._by_path.items() if t not in live]:
+                del self._by_path[key]
+
+    def _uploads(self) -> list[Path]:
+        if self._upload_dir is None or not self._upload_dir.is_dir():
+            return []
+        out = []
+        for sub in sorted(self._upload_dir.iterdir()):
+            if sub.is_dir() and not sub.is_symlink():
+                out.extend(f.resolve() for f in sorted(sub.iterdir())
+                           if f.is_file() and not f.is_symlink() and not f.name.endswith(".part"))
+        return out
+
+    def _allowed(self, f: Path) -> bool:
+        """Whether a file may be read: named on the command line, or (after resolving links) inside a
+        trace directory or the upload directory."""
+        try:
+            real = f.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return False
+        if real in self._explicit:
+            return True
+        roots = [d.resolve() for d in self._dirs] + ([self._upload_dir] if self._upload_dir else [])
+        return any(_inside(real, r) for r in roots) and real.is_file()
 
     def ids(self) -> list[str]:
-        """Trace ids in the order the files were given."""
-        return list(self._paths)
+        """Trace ids served now, in the order files were given, then directory order, then uploads."""
+        self.refresh()
+        with self._lock:
+            return list(self._paths)
+
+    def is_upload(self, trace_id: str) -> bool:
+        """Whether ``trace_id`` names a file uploaded through the browser."""
+        with self._lock:
+            p = self._paths.get(trace_id)
+        return bool(p is not None and self._upload_dir is not None and _inside(p, self._upload_dir))
 
     def label(self, trace_id: str) -> str:
-        """What the trace picker shows for an id: the file's base name."""
-        return self._paths[trace_id].name if trace_id in self._paths else trace_id
+        """What the trace picker shows for an id: the file's base name (``uploaded`` marked)."""
+        with self._lock:
+            p = self._paths.get(trace_id)
+        if p is None:
+            return trace_id
+        return f"{p.name} (uploaded)" if self.is_upload(trace_id) else p.name
 
     def explain_missing(self, trace_id: str) -> str:
         """A message for a link whose trace id is not served here (file changed, or absent)."""
         name = trace_id.rsplit("@", 1)[0]
-        if any(p.name == name for p in self._paths.values()):
+        with self._lock:
+            names = [p.name for p in self._paths.values()]
+        if name in names:
             return (f"The link asks for trace '{trace_id}', but the file '{name}' served here has different "
                     "content (it changed since the link was made). Showing the current file instead.")
         return f"The link asks for trace '{trace_id}', which is not served here. Showing another trace."
 
     def path(self, trace_id: str) -> Path:
-        """The file behind ``trace_id``; raises TraceNotFoundError for an unknown id."""
-        try:
-            return self._paths[trace_id]
-        except KeyError:
-            raise TraceNotFoundError(f"trace '{trace_id}' is not served here") from None
+        """The file behind ``trace_id``.
 
+        Raises:
+            TraceNotFoundError: the id is malformed (a path, ``..``, NUL, ...), unknown, or its file
+                has left the served directories.
+        """
+        if not isinstance(trace_id, str) or not _ID_RE.match(trace_id) or trace_id.startswith("."):
+            raise TraceNotFoundError(f"'{str(trace_id)[:80]}' is not a trace id (expected NAME@8-hex)")
+        with self._lock:
+            p = self._paths.get(trace_id)
+        if p is None:
+            self.refresh()  # an upload made through another worker, or a file added since
+            with self._lock:
+                p = self._paths.get(trace_id)
+        if p is None or not self._allowed(p):
+            raise TraceNotFoundError(f"trace '{trace_id}' is not served here")
+        return p
+
+    # ----- loaded traces ----------------------------------------------------------------------
     def get(self, trace_id: str) -> LoadedTrace:
-        """The loaded trace for ``trace_id``.
+        """The loaded trace for ``trace_id`` (loaded on first use, then kept while memory allows).
 
         Raises:
             TraceNotFoundError: unknown id. TraceFormatError: the file cannot be read.
         """
         path = self.path(trace_id)
         with self._lock:
-            if trace_id in self._cache:
-                self._cache.move_to_end(trace_id)
-                return self._cache[trace_id]
+            if trace_id in self._loaded:
+                self._loaded.move_to_end(trace_id)
+                return self._loaded[trace_id][0]
             gate = self._loading.setdefault(trace_id, threading.Lock())
         with gate:
             with self._lock:
-                if trace_id in self._cache:
-                    return self._cache[trace_id]
-            trace = load_trace(path, dispatch_prefix=self._prefix, cache=self._trace_cache)
+                if trace_id in self._loaded:
+                    self._loaded.move_to_end(trace_id)
+                    return self._loaded[trace_id][0]
+            cache = None if self.is_upload(trace_id) else self._trace_cache  # uploads never reach the disk cache
+            trace = self._loader(path, dispatch_prefix=self._prefix, cache=cache)
+            size = trace_nbytes(trace)
             with self._lock:
-                self._cache[trace_id] = trace
-                while len(self._cache) > self._capacity:
-                    self._cache.popitem(last=False)
+                self.loads += 1
+                self._loaded[trace_id] = (trace, size)
+                self._evict(keep=trace_id)
+                self._loading.pop(trace_id, None)
             return trace
+
+    def _evict(self, keep: str) -> None:
+        while self.memory_bytes() > self.memory_limit and len(self._loaded) > 1:
+            victim = next(t for t in self._loaded if t != keep)
+            del self._loaded[victim]
+            log.info("evicted %s from memory", victim)
+            if self.is_upload(victim):
+                self.remove_upload(victim)
+
+    def memory_bytes(self) -> int:
+        """Bytes held by loaded traces (see ``trace_nbytes``)."""
+        with self._lock:
+            return sum(size for _, size in self._loaded.values())
+
+    def loaded_ids(self) -> list[str]:
+        """Ids of traces in memory, least recently used first."""
+        with self._lock:
+            return list(self._loaded)
+
+    def stats(self) -> dict:
+        """Served/loaded counts and memory figures, for ``/healthz``."""
+        with self._lock:
+            return {"traces": len(self._paths), "loaded": len(self._loaded), "loads": self.loads,
+                    "memory_bytes": self.memory_bytes(), "memory_limit_bytes": self.memory_limit}
+
+    # ----- uploads ----------------------------------------------------------------------------
+    @property
+    def upload_dir(self) -> Path | None:
+        """The private directory uploads are kept in (None: uploads are off)."""
+        return self._upload_dir
+
+    def add_upload(self, file: Path) -> str:
+        """Serve a file already written inside the upload directory; returns its id.
+
+        Raises:
+            TraceError: uploads are off, or the file is not inside the upload directory.
+        """
+        if self._upload_dir is None:
+            raise TraceError("uploads are turned off on this server")
+        real = Path(file).resolve()
+        if not _inside(real, self._upload_dir) or not real.is_file():
+            raise TraceError("an upload must be stored in the server's upload directory")
+        with self._lock:
+            return self._register(real)
+
+    def remove_upload(self, trace_id: str) -> None:
+        """Forget an uploaded trace and delete its file (and its per-upload folder)."""
+        with self._lock:
+            p = self._paths.pop(trace_id, None)
+            self._loaded.pop(trace_id, None)
+            for key in [k for k, t in self._by_path.items() if t == trace_id]:
+                del self._by_path[key]
+        if p is not None and self._upload_dir is not None and _inside(p, self._upload_dir):
+            shutil.rmtree(p.parent if p.parent != self._upload_dir else p, ignore_errors=True)
+
+
+def make_upload_dir() -> Path:
+    """A new private (mode 0700) temporary directory for browser uploads."""
+    return Path(tempfile.mkdtemp(prefix="tracedash-uploads-"))

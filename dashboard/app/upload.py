@@ -1,0 +1,125 @@
+"""Browser upload of a trace file and the ``/healthz`` probe: plain Flask routes on the Dash server.
+
+``POST /upload`` takes the raw file as the request body (not base64 in a callback, so a 2 GB export
+streams to disk in 1 MiB pieces) with two headers: ``X-Trace-Name`` (the file's name, URL-encoded)
+and ``X-Requested-With: tracedash``. A custom header cannot be sent cross-site without a CORS
+pre-flight, which this server never grants, so another web page cannot push files into it.
+
+Answers are JSON: ``{"trace": id, "name": ...}`` (200) or ``{"error": message}`` with 400 (empty or
+unreadable), 403 (missing header), 404 (a path climbing out), 413 (over the limit), 415 (not a trace), 503
+(uploads off).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import shutil
+import unicodedata
+from pathlib import Path
+from urllib.parse import unquote
+
+from flask import Flask, jsonify, request
+
+from dashboard.app.store import TraceStore
+from dashboard.errors import TraceError, clean_message
+from dashboard.loaders import sniff_format
+
+DEFAULT_MAX_UPLOAD_BYTES = 2 * 1024**3
+# Uploads kept on disk at most; the oldest that are not in memory are removed first.
+MAX_UPLOADS = 32
+_CHUNK = 1 << 20
+
+
+def safe_upload_name(raw: str) -> str:
+    """A file name for an upload: the base name only, printable, ``[\\w.+()@ -]``, at most 120 characters
+    with the suffix kept; ``upload`` when nothing is left. Never a path."""
+    name = unicodedata.normalize("NFC", raw or "").replace("\\", "/").split("/")[-1]
+    name = "".join(ch for ch in name if ch.isprintable())
+    name = re.sub(r"[^\w.+()@ -]", "_", name).strip(" .")
+    if len(name) > 120:
+        stem, dot, suffix = name.rpartition(".")
+        name = (stem[: 119 - len(suffix)] + "." + suffix) if dot and len(suffix) < 16 else name[:120]
+    return name or "upload"
+
+
+def _fail(status: int, message: str):
+    return jsonify({"error": message}), status
+
+
+def _prune(store: TraceStore, keep: int) -> None:
+    folders = sorted((p for p in store.upload_dir.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
+    loaded = {store.path(t).parent for t in store.loaded_ids() if store.is_upload(t)}
+    for folder in [f for f in folders if f not in loaded][: max(0, len(folders) - keep)]:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _suspicious_path(path: str) -> bool:
+    """A request path with a ``..`` segment, a backslash or a NUL, after percent-decoding (twice)."""
+    decoded = unquote(unquote(path))
+    return "\x00" in decoded or "\\" in decoded or any(seg == ".." for seg in decoded.split("/"))
+
+
+def register_routes(server: Flask, store: TraceStore, max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES) -> None:
+    """Add ``POST /upload``, ``GET /healthz`` and a guard that answers 404 to any path trying to climb
+    out (``..``, encoded or not, backslashes, NUL) before Dash's own handlers see it."""
+    from dash.exceptions import DependencyException
+
+    @server.before_request
+    def refuse_traversal():
+        if _suspicious_path(request.path) or _suspicious_path((request.environ.get("RAW_URI") or "").split("?", 1)[0]):
+            return _fail(404, "not found")
+        return None
+
+    @server.errorhandler(DependencyException)
+    def unknown_component_file(exc):  # Dash raises this (a 500) for unknown /_dash-component-suites/ files
+        return _fail(404, "not found")
+
+    @server.get("/healthz")
+    def healthz():
+        return jsonify({"status": "ok", **store.stats()})
+
+    @server.post("/upload")
+    def upload():
+        if store.upload_dir is None:
+            return _fail(503, "uploads are turned off on this server")
+        if request.headers.get("X-Requested-With") != "tracedash":
+            return _fail(403, "uploads must come from the tracedash page (X-Requested-With header missing)")
+        name = safe_upload_name(unquote(request.headers.get("X-Trace-Name", "")))
+        length = request.content_length  # None for a chunked upload: then only the streamed count is checked
+        if length is not None and length > max_upload_bytes:
+            return _fail(413, f"{name}: {length / 1024**2:,.0f} MiB is over this server's upload limit of "
+                              f"{max_upload_bytes / 1024**2:,.0f} MiB")
+        _prune(store, MAX_UPLOADS - 1)
+        folder = store.upload_dir / secrets.token_hex(8)
+        folder.mkdir(mode=0o700)
+        part = folder / (name + ".part")
+        written = 0
+        try:
+            with open(part, "wb") as fh:
+                while chunk := request.stream.read(_CHUNK):
+                    written += len(chunk)
+                    if written > max_upload_bytes:
+                        raise TraceError(f"{name}: over this server's upload limit of "
+                                         f"{max_upload_bytes / 1024**2:,.0f} MiB")
+                    fh.write(chunk)
+            if written == 0:
+                raise TraceError(f"{name}: the file is empty (0 bytes)")
+            if length is not None and written != length:
+                raise TraceError(f"{name}: the upload was cut off ({written:,} of {length:,} bytes arrived)")
+            final = folder / name
+            part.rename(final)
+            try:
+                kind = sniff_format(final)
+            except TraceError as exc:
+                shutil.rmtree(folder, ignore_errors=True)
+                return _fail(415, str(exc))
+            tid = store.add_upload(final)
+        except TraceError as exc:
+            shutil.rmtree(folder, ignore_errors=True)
+            return _fail(400, str(exc))
+        except OSError as exc:
+            shutil.rmtree(folder, ignore_errors=True)
+            return _fail(400, f"{name}: could not be stored: {clean_message(exc)}")
+        return jsonify({"trace": tid, "name": name, "format": kind, "bytes": written})
+
