@@ -126,12 +126,18 @@ class TraceMeta:
     """
 
     source: str  # base name of the file
-    format: str  # "nsys-sqlite" or "summary-json"
+    format: str  # "nsys-sqlite", "summary-json" or "kineto-json"
     nsys_version: str = ""
     schema_version: str = ""
     gpus: dict[int, str] = field(default_factory=dict)
     tables: tuple[str, ...] = ()
     dropped_zero_ts_kernels: int = 0
+    # rows dropped for unusable times (NULL/non-numeric, end < start, >= 2**62 ns), per kind
+    # ("CUDA API calls", "memcpy/memset", "CUDA graph launches"); only kinds with drops appear
+    invalid_time_rows: dict[str, int] = field(default_factory=dict)
+    # problems found while reading the input that did not stop it (one line each, for display)
+    warnings: tuple[str, ...] = ()
+    unmatched_ends: int = 0  # Chrome-trace 'E' events without an open 'B' on their thread (ignored)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ Used by the Dash callbacks and usable from scripts and tests; imports no Dash.
 
 from __future__ import annotations
 
+import html
 import re
 import threading
 import weakref
@@ -20,6 +21,7 @@ from dashboard.analysis.categories import categorize_kernels
 from dashboard.analysis.gpu_time import ALL_GPUS, gpu_time, gpu_work
 from dashboard.analysis.idle import gap_causes, idle_by_cause, idle_gaps
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, invalid_kernel_count
+from dashboard.analysis.summary import MAX_KERNEL_DURATION_NS, kernel_durations, overlong_kernel_count, timed_kernels
 from dashboard.analysis.summary import kernel_busy_union, nvtx_stats
 from dashboard.analysis.tables import (
     api_table,
@@ -154,7 +156,11 @@ def phase_view(trace: LoadedTrace, options: ViewOptions) -> PhaseView:
 
 
 def time_extent(trace: LoadedTrace, dispatches: pd.DataFrame) -> tuple[int, int] | None:
-    """The x window that shows everything: GPU activity, dispatches and non-negative NVTX ranges."""
+    """The x window that shows everything: GPU activity, dispatches and non-negative NVTX ranges.
+
+    Left out, so that one corrupt row cannot stretch the axis over centuries: invalid kernels
+    (see ``summary.timed_kernels``) and NVTX ranges longer than ``MAX_KERNEL_DURATION_NS`` (24 h).
+    """
     lo, hi = [], []
     if trace.summary.gpu_start_ns is not None:
         lo.append(trace.summary.gpu_start_ns)
@@ -164,7 +170,7 @@ def time_extent(trace: LoadedTrace, dispatches: pd.DataFrame) -> tuple[int, int]
         hi.append(int(dispatches["end_ns"].max()))
     if trace.bundle is not None:
         r = trace.bundle.nvtx_ranges
-        r = r[r["start_ns"] >= 0]
+        r = r[(r["start_ns"] >= 0) & (r["end_ns"] - r["start_ns"] <= MAX_KERNEL_DURATION_NS)]
         if not r.empty:
             lo.append(int(r["start_ns"].min()))
             hi.append(int(r["end_ns"].max()))
@@ -269,11 +275,31 @@ def overview_cards(trace: LoadedTrace) -> list[Card]:
         else:
             gpu_text = "device ids " + ", ".join(map(str, devices)) + " (GPU names not recorded in this export)"
         cards.append(Card("GPUs with kernels", str(len(devices)), gpu_text))
+    elif meta.format == "kineto-json":
+        devices = sorted(set(b.kernels["device_id"].unique().tolist())) if b is not None else []
+        cards.append(Card("Input", "PyTorch profiler (Kineto)",
+                          "GPUs with kernels: " + (", ".join(f"{d}: {meta.gpus.get(d) or 'name not recorded'}"
+                                                            for d in devices) or "none")
+                          + "; user_annotation ranges shown as NVTX, gpu_user_annotation and cuda_sync not shown"))
     else:
         cards.append(Card("Input", "summary JSON", "per-range totals only: no intervals"))
+    if meta.warnings:
+        cards.append(Card("Input warnings", f"{len(meta.warnings):,}", "; ".join(meta.warnings)))
     if b is not None and (bad := invalid_kernel_count(b.kernels)):
+        long_ = overlong_kernel_count(b.kernels)
+        why = "end < start, missing (NULL) or impossible timestamps"
+        if long_:
+            why += f"; {long_:,} longer than {MAX_KERNEL_DURATION_NS // 3_600_000_000_000} h"
         cards.append(Card("Invalid kernel rows", f"{bad:,}",
-                          "end < start or impossible timestamps: left out of span, busy and kernel times"))
+                          why + ": left out of span, busy, kernel times and the time axis"))
+    if b is not None and (long_nvtx := int((b.nvtx_ranges["end_ns"] - b.nvtx_ranges["start_ns"]
+                                            > MAX_KERNEL_DURATION_NS).sum())):
+        cards.append(Card("NVTX ranges over 24 h", f"{long_nvtx:,}",
+                          "kept in the NVTX table, left out of the time axis's extent"))
+    if meta.invalid_time_rows:
+        total = sum(meta.invalid_time_rows.values())
+        cards.append(Card("Rows with unusable times", f"{total:,}", "dropped (NULL time, end < start or beyond "
+                          "2^62 ns): " + ", ".join(f"{k} {v:,}" for k, v in meta.invalid_time_rows.items())))
     if meta.dropped_zero_ts_kernels:
         cards.append(Card("Kernels without timestamps", f"{meta.dropped_zero_ts_kernels:,}",
                           "start = end = 0: left out of span and busy"))
@@ -301,7 +327,7 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
     notes = []
     kernels = memops = None
     if "streams" in show and x_range is not None:
-        k = b.kernels
+        k = timed_kernels(b.kernels)  # invalid rows (end < start, centuries) are never drawn
         vis = k[(k["end_ns"] > lo) & (k["start_ns"] < hi) & ~k["device_id"].isin(hidden_devices)]
         if 0 < len(vis) <= KERNEL_BUDGET:
             kernels = pd.concat([vis, categorize_kernels(vis)], axis=1)
@@ -377,7 +403,8 @@ def kernel_rows(trace: LoadedTrace, by: str = "short") -> list[dict]:
     table = kernel_table(kernels, trace.summary, by=by)
     table["row_id"] = [str(i) for i in range(len(table))]
     if kernels is not None and not kernels.empty:
-        dur = (kernels["end_ns"] - kernels["start_ns"]).to_numpy()
+        kernels = timed_kernels(kernels)  # never zoom to an invalid row (end < start, centuries)
+        dur = kernel_durations(kernels).to_numpy()
         key = kernels["name"] if by == "full" else kernels["short_name"]
         longest = pd.DataFrame({"name": key.astype(str).to_numpy(), "dur": dur,
                                 "s": kernels["start_ns"].to_numpy(), "e": kernels["end_ns"].to_numpy()})
@@ -524,7 +551,7 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
     pv = phase_view(trace, options)
     x_range = options.window or time_extent(trace, pv.dispatches)
     caption = view_caption(trace, options, x_range, pv)
-    title = f"Dispatches · {trace.name}"
+    title = f"Dispatches · {html.escape(trace.name)}"  # Plotly titles are HTML: a file name is text
     if pv.threshold is not None:
         how = "automatic" if options.threshold is None else "set by you"
         title += f" · prefill when tokens ≥ {pv.threshold:.1f} ({how})"

@@ -23,34 +23,50 @@ TOP_KERNELS = 20
 
 
 MAX_TIMESTAMP_NS = 2**62  # beyond this a timestamp is corrupt, not a trace (about 146 years)
+# A kernel longer than this is corrupt data, not GPU work (a "kernel of centuries"): no nsys capture
+# lasts a day. It is left out like an invalid row, so spans, busy time and the timeline's axes stay usable.
+MAX_KERNEL_DURATION_NS = 86_400 * 10**9  # 24 hours
+
+
+def _invalid(s: pd.Series, e: pd.Series) -> pd.Series:
+    """Invalid kernel rows: negative start (also a NULL time, which the loader maps to -1), end <
+    start, end beyond 2**62 ns, or a duration over MAX_KERNEL_DURATION_NS."""
+    return (s < 0) | (e < s) | (e >= MAX_TIMESTAMP_NS) | (e - s > MAX_KERNEL_DURATION_NS)
 
 
 def timed_kernels(kernels: pd.DataFrame) -> pd.DataFrame:
     """Kernel rows that count for span and busy time.
 
     Left out: ``start = 0 AND end = 0`` (timestamp not collected, the CUPTI convention) and
-    invalid rows (``end < start``, negative or absurdly large timestamps). Both kinds still
-    count in ``kernel_count``; ``invalid_kernel_count`` reports the second.
+    invalid rows (``end < start``, NULL, negative or absurdly large timestamps, durations over
+    ``MAX_KERNEL_DURATION_NS``). Both kinds still count in ``kernel_count``;
+    ``invalid_kernel_count`` reports the second.
     """
     s = kernels["start_ns"]
     e = kernels["end_ns"]
-    ok = ~((s == 0) & (e == 0)) & (s >= 0) & (e >= s) & (e < MAX_TIMESTAMP_NS)
+    ok = ~((s == 0) & (e == 0)) & ~_invalid(s, e)
     return kernels if ok.all() else kernels[ok]
 
 
 def invalid_kernel_count(kernels: pd.DataFrame) -> int:
-    """Kernel rows with ``end < start`` or timestamps that are negative or beyond 2**62 ns."""
+    """Kernel rows with ``end < start``, NULL or negative timestamps, timestamps beyond 2**62 ns,
+    or durations over ``MAX_KERNEL_DURATION_NS`` (24 h)."""
+    return int(_invalid(kernels["start_ns"], kernels["end_ns"]).sum())
+
+
+def overlong_kernel_count(kernels: pd.DataFrame) -> int:
+    """Kernel rows that are otherwise valid but last longer than ``MAX_KERNEL_DURATION_NS`` (24 h);
+    a subset of ``invalid_kernel_count``."""
     s = kernels["start_ns"]
     e = kernels["end_ns"]
-    return int(((s < 0) | (e < s) | (e >= MAX_TIMESTAMP_NS)).sum())
+    return int(((s >= 0) & (e >= s) & (e < MAX_TIMESTAMP_NS) & (e - s > MAX_KERNEL_DURATION_NS)).sum())
 
 
 def kernel_durations(kernels: pd.DataFrame) -> pd.Series:
     """``end - start`` per kernel in ns, 0 for invalid rows (so a bad row never adds negative time)."""
     s = kernels["start_ns"]
     e = kernels["end_ns"]
-    bad = (s < 0) | (e < s) | (e >= MAX_TIMESTAMP_NS)
-    return (e - s).where(~bad, 0)
+    return (e - s).where(~_invalid(s, e), 0)
 
 
 def kernel_busy_union(kernels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

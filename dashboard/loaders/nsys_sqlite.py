@@ -216,6 +216,20 @@ def _int(series: pd.Series, default: int = -1) -> pd.Series:
     return pd.to_numeric(series, errors="coerce").fillna(default).astype("int64")
 
 
+INVALID_TIME_LIMIT_NS = 2**62  # a start/end at or beyond this is corrupt (about 146 years)
+_MISSING = np.iinfo(np.int64).min  # a NULL or non-numeric time in an event table, before validation
+
+
+def _drop_invalid_times(raw: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """Rows of ``raw`` (start_ns/end_ns already int64, NULL and non-numeric as -2**63) whose times
+    are usable: both present, ``end >= start`` and below 2**62 ns; plus how many were dropped."""
+    s, e = raw["start_ns"], raw["end_ns"]
+    ok = (s > _MISSING) & (e > _MISSING) & (e >= s) & (e < INVALID_TIME_LIMIT_NS)
+    dropped = int((~ok).sum())
+    return (raw if not dropped else raw[ok].reset_index(drop=True)), dropped
+
+
+
 def _load_strings(con: sqlite3.Connection, probe: SchemaProbe) -> dict[int, str]:
     table = probe.table("StringIds")
     if not table or not {"id", "value"} <= set(probe.columns(table)):
@@ -316,8 +330,13 @@ def _kernel_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> tuple[pd
     if raw is None or raw.empty:
         return empty_frame(KERNELS), 0
     n = len(raw)
-    raw["start_ns"] = _int(raw["start_ns"], 0)
-    raw["end_ns"] = _int(raw["end_ns"], 0)
+    # A NULL or non-numeric time makes the row invalid (start -1), never a fake interval from 0:
+    # analysis leaves it out of every time and reports it (summary.invalid_kernel_count).
+    raw["start_ns"] = _int(raw["start_ns"], -1)
+    raw["end_ns"] = _int(raw["end_ns"], -1)
+    missing = (raw["start_ns"] == -1) | (raw["end_ns"] == -1)
+    if missing.any():
+        raw.loc[missing, ["start_ns", "end_ns"]] = -1
     for c in ("device_id", "context_id", "stream_id", "correlation_id"):
         raw[c] = _int(raw[c]) if c in raw else np.full(n, 0 if c != "correlation_id" else -1, np.int64)
     raw["global_pid"] = _int(raw["global_pid"], 0) if "global_pid" in raw else np.zeros(n, np.int64)
@@ -349,19 +368,23 @@ def _api_sql(probe: SchemaProbe, lean: bool = False) -> str | None:
     )
 
 
-def _api_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> pd.DataFrame:
+def _api_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> tuple[pd.DataFrame, int]:
+    """API_CALLS frame and the number of rows dropped for unusable times (NULL, end < start)."""
     if raw is None or raw.empty:
-        return empty_frame(API_CALLS)
+        return empty_frame(API_CALLS), 0
+    raw["start_ns"] = _int(raw["start_ns"], _MISSING)
+    raw["end_ns"] = _int(raw["end_ns"], _MISSING)
+    raw, dropped = _drop_invalid_times(raw)
+    if raw.empty:
+        return empty_frame(API_CALLS), dropped
     n = len(raw)
-    raw["start_ns"] = _int(raw["start_ns"], 0)
-    raw["end_ns"] = _int(raw["end_ns"], 0)
     raw["global_tid"] = _int(raw["global_tid"], 0) if "global_tid" in raw else np.zeros(n, np.int64)
     raw["pid"] = _pid_of(raw["global_tid"])
     raw["tid"] = _tid_of(raw["global_tid"])
     raw["correlation_id"] = _int(raw["correlation_id"]) if "correlation_id" in raw else np.full(n, -1, np.int64)
     raw["event_class"] = _int(raw["event_class"], 0)
     raw["name"] = _names(raw["name_id"], strings)
-    return conform(raw, API_CALLS)
+    return conform(raw, API_CALLS), dropped
 
 
 def _rowid_parts(con: sqlite3.Connection, table: str, parts: int) -> list[str] | None:
@@ -473,8 +496,10 @@ def _copy_kind_names(con, probe) -> dict[int, str]:
     return {**kinds, **_COPY_KINDS}
 
 
-def _load_memops(con, probe) -> pd.DataFrame:
+def _load_memops(con, probe) -> tuple[pd.DataFrame, int]:
+    """MEMOPS frame and the number of rows dropped for unusable times (NULL, end < start)."""
     frames = []
+    dropped = 0
     kinds = _copy_kind_names(con, probe)
     for logical, label in (("CUPTI_ACTIVITY_KIND_MEMCPY", "memcpy"), ("CUPTI_ACTIVITY_KIND_MEMSET", "memset")):
         table = probe.table(logical)
@@ -486,8 +511,13 @@ def _load_memops(con, probe) -> pd.DataFrame:
         raw = _query(con, sql, ["start_ns", "end_ns", "device_id", "stream_id", "bytes", "copy_kind"])
         if raw.empty:
             continue
-        for c in ("start_ns", "end_ns", "bytes"):
-            raw[c] = _int(raw[c], 0)
+        raw["start_ns"] = _int(raw["start_ns"], _MISSING)
+        raw["end_ns"] = _int(raw["end_ns"], _MISSING)
+        raw, n_bad = _drop_invalid_times(raw)
+        dropped += n_bad
+        if raw.empty:
+            continue
+        raw["bytes"] = _int(raw["bytes"], 0)
         raw["device_id"] = _int(raw["device_id"])
         raw["stream_id"] = _int(raw["stream_id"])
         if label == "memcpy":
@@ -497,29 +527,33 @@ def _load_memops(con, probe) -> pd.DataFrame:
             raw["kind"] = "memset"
         frames.append(raw)
     if not frames:
-        return empty_frame(MEMOPS)
+        return empty_frame(MEMOPS), dropped
     out = pd.concat(frames, ignore_index=True).sort_values("start_ns", kind="stable")
-    return conform(out.reset_index(drop=True), MEMOPS)
+    return conform(out.reset_index(drop=True), MEMOPS), dropped
 
 
-def _load_graph_launches(con, probe) -> pd.DataFrame:
+def _load_graph_launches(con, probe) -> tuple[pd.DataFrame, int]:
+    """GRAPH_LAUNCHES frame and the number of rows dropped for unusable times (NULL, end < start)."""
     table = probe.table("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
     cols = probe.columns(table)
     if not table or not {"start", "end"} <= set(cols):
-        return empty_frame(GRAPH_LAUNCHES)
+        return empty_frame(GRAPH_LAUNCHES), 0
     sql = (f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "streamId", "0")}, '
            f'{_col(cols, "graphId")} FROM {_q(table)}')
     raw = _query(con, sql, ["start_ns", "end_ns", "device_id", "stream_id", "graph_id"])
     if raw.empty:
-        return empty_frame(GRAPH_LAUNCHES)
+        return empty_frame(GRAPH_LAUNCHES), 0
     for c in ("start_ns", "end_ns"):
-        raw[c] = _int(raw[c], 0)
+        raw[c] = _int(raw[c], _MISSING)
+    raw, dropped = _drop_invalid_times(raw)
+    if raw.empty:
+        return empty_frame(GRAPH_LAUNCHES), dropped
     for c in ("device_id", "stream_id", "graph_id"):
         raw[c] = _int(raw[c])
-    return conform(raw, GRAPH_LAUNCHES)
+    return conform(raw, GRAPH_LAUNCHES), dropped
 
 
-def _load_meta(con, probe, path: Path, dropped: int) -> TraceMeta:
+def _load_meta(con, probe, path: Path, dropped: int, invalid_rows: dict[str, int] | None = None) -> TraceMeta:
     version = schema = ""
     for logical in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
         table = probe.table(logical)
@@ -542,6 +576,7 @@ def _load_meta(con, probe, path: Path, dropped: int) -> TraceMeta:
         gpus=dict(sorted(gpus.items())),
         tables=tuple(sorted(probe.tables)),
         dropped_zero_ts_kernels=dropped,
+        invalid_time_rows={k: v for k, v in (invalid_rows or {}).items() if v},
     )
 
 
@@ -613,6 +648,12 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
         ``NVTX_MARKS`` (type 34), ``MEMOPS`` and ``GRAPH_LAUNCHES``. Rows keep file order except
         memops, sorted by start. Names are resolved from ``StringIds``.
 
+        Bad times: a kernel whose start or end is NULL or not a number is kept (``kernel_count``
+        counts every row) with ``start_ns = end_ns = -1``, which analysis treats as invalid (see
+        ``summary.invalid_kernel_count``). CUDA API calls, memcpy/memset and graph launches with a
+        NULL/non-numeric time, ``end < start`` or a time >= 2**62 ns are dropped and counted per
+        kind in ``meta.invalid_time_rows``.
+
     Args:
         progress: optional callable taking a stage name, called as each stage starts.
         lean: read only the kernel and API columns the seed-format summary needs (times, names,
@@ -650,21 +691,23 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
                         probe.table("CUPTI_ACTIVITY_KIND_KERNEL")),
             "api": (_api_sql(probe, lean), _LEAN_API_COLUMNS if lean else _API_COLUMNS, None)})
         kernels, dropped = _kernel_frame(raw["kernels"], strings)
-        api_calls = _api_frame(raw["api"], strings)
+        api_calls, bad_api = _api_frame(raw["api"], strings)
         del raw
         step("NVTX")
         ranges, marks = _load_nvtx(con, probe, strings)
         step("memcpy/memset")
-        memops = _load_memops(con, probe)
+        memops, bad_memops = _load_memops(con, probe)
         step("graphs")
+        graph_launches, bad_graphs = _load_graph_launches(con, probe)
+        invalid = {"CUDA API calls": bad_api, "memcpy/memset": bad_memops, "CUDA graph launches": bad_graphs}
         return TraceBundle(
-            meta=_load_meta(con, probe, p, dropped),
+            meta=_load_meta(con, probe, p, dropped, invalid),
             kernels=kernels,
             api_calls=api_calls,
             nvtx_ranges=ranges,
             nvtx_marks=marks,
             memops=memops,
-            graph_launches=_load_graph_launches(con, probe),
+            graph_launches=graph_launches,
         )
     except sqlite3.DatabaseError as exc:
         raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc)})") from exc

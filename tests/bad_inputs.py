@@ -1,0 +1,230 @@
+"""A corpus of bad inputs, written in code into a temporary folder (issue #6, "Bad input").
+
+Each ``Case`` writes one file (or folder) with ``make(dir) -> Path`` and says what must happen:
+``error`` is a fragment of the message every surface (loader, CLI, page) must show, or None for
+inputs that must load (with the exact counts the tests check). SQLite variants start from
+``factories.write_nsys_sqlite`` and are then damaged with plain ``sqlite3`` / byte edits.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from factories import write_nsys_sqlite
+
+CENTURY_NS = 100 * 365 * 86_400 * 10**9  # 100 years: 3.1536e18 ns, still below 2**62
+SCRIPT_NAME = "<script>window.__pwned=1</script>"
+IMG_NAME = '<img src=x onerror="window.__pwned=2">'
+LONG_NAME = "k" * 9_990 + "_long_name"  # 10,000 characters
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    make: Callable[[Path], Path]
+    error: str | None  # message fragment for inputs that must be refused; None: must load
+
+
+def _valid(path: Path, n: int = 2_000) -> Path:
+    """A valid multi-page export: ``n`` kernels, one dispatch mark per 100, a runtime call each."""
+    kernels = [{"start": 1_000 + 10 * i, "end": 1_005 + 10 * i, "correlationId": i + 1,
+                "shortName": f"kern_{i % 7}"} for i in range(n)]
+    runtime = [{"start": 990 + 10 * i, "end": 995 + 10 * i, "name": "cudaLaunchKernel_v7000",
+                "correlationId": i + 1} for i in range(n)]
+    nvtx = [{"start": 1_000 + 1_000 * j, "eventType": 34, "text": f"CG_DISPATCH:actual={1600 if j % 2 else 1}"}
+            for j in range(n // 100)]
+    return write_nsys_sqlite(path, kernels=kernels, runtime=runtime, nvtx=nvtx, gpus={0: "NVIDIA H100"})
+
+
+def _bytes(name: str, data: bytes) -> Callable[[Path], Path]:
+    def make(d: Path) -> Path:
+        (d / name).write_bytes(data)
+        return d / name
+    return make
+
+
+def _no_nsys_tables(d: Path) -> Path:
+    p = d / "plain.sqlite"
+    con = sqlite3.connect(p)
+    con.execute("CREATE TABLE people (id INTEGER, name TEXT)")
+    con.execute("INSERT INTO people VALUES (1, 'ada')")
+    con.commit()
+    con.close()
+    return p
+
+
+def _truncated(d: Path) -> Path:
+    full = _valid(d / "full.tmp")
+    data = full.read_bytes()
+    full.unlink()
+    p = d / "truncated.sqlite"
+    p.write_bytes(data[: len(data) // 2])
+    return p
+
+
+def _corrupt_page(d: Path) -> Path:
+    """Header and schema page kept; every page from the second quarter of the file on is garbage."""
+    full = _valid(d / "full.tmp")
+    data = bytearray(full.read_bytes())
+    full.unlink()
+    page = int.from_bytes(data[16:18], "big")
+    first = (len(data) // page) // 4
+    for i in range(first * page, len(data) - page, page):
+        data[i:i + page] = bytes([0xA5]) * page
+    p = d / "corrupt.sqlite"
+    p.write_bytes(bytes(data))
+    return p
+
+
+def _no_short_name(d: Path) -> Path:
+    p = write_nsys_sqlite(d / "no_shortname.sqlite", kernels=[
+        {"start": 100, "end": 200, "shortName": "gemm", "demangledName": "void gemm<128>(float*)"},
+        {"start": 300, "end": 350, "shortName": "relu", "demangledName": "void relu(float*)"}])
+    con = sqlite3.connect(p)
+    con.execute("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN shortName")
+    con.commit()
+    con.close()
+    return p
+
+
+def _end_before_start(d: Path) -> Path:
+    return write_nsys_sqlite(d / "end_before_start.sqlite", kernels=[
+        {"start": 100, "end": 200, "shortName": "good"}, {"start": 500, "end": 400, "shortName": "backwards"},
+        {"start": 300, "end": 350, "shortName": "good"}, {"start": 900, "end": 10, "shortName": "backwards"}])
+
+
+def _centuries(d: Path) -> Path:
+    return write_nsys_sqlite(d / "centuries.sqlite", kernels=[
+        {"start": 1_000, "end": 2_000, "shortName": "good"},
+        {"start": 1_500, "end": 1_500 + CENTURY_NS, "shortName": "forever"},
+        {"start": 3_000, "end": 4_000, "shortName": "good"}],
+        nvtx=[{"start": 900, "end": 900 + CENTURY_NS, "eventType": 59, "text": "eternal_range"},
+              {"start": 1_000, "end": 4_000, "eventType": 59, "text": "step"}])
+
+
+def _unconstrained(path: Path, table: str) -> sqlite3.Connection:
+    """Reopen ``path`` with ``table`` copied into a table without NOT NULL constraints."""
+    con = sqlite3.connect(path)
+    con.execute(f"ALTER TABLE {table} RENAME TO old_t")
+    con.execute(f"CREATE TABLE {table} AS SELECT * FROM old_t")
+    con.execute("DROP TABLE old_t")
+    return con
+
+
+def _null_times(d: Path) -> Path:
+    """NULL, NaN (stored as NULL) and text 'NaN' in start/end of kernels, API calls, memcpy and NVTX."""
+    p = write_nsys_sqlite(
+        d / "null_times.sqlite",
+        kernels=[{"start": 100, "end": 200, "shortName": "ok", "correlationId": 1},
+                 {"start": 300, "end": 400, "shortName": "null_start", "correlationId": 2},
+                 {"start": 500, "end": 600, "shortName": "null_end", "correlationId": 3},
+                 {"start": 700, "end": 800, "shortName": "nan_text", "correlationId": 4},
+                 {"start": 900, "end": 1_000, "shortName": "ok", "correlationId": 5}],
+        runtime=[{"start": 90, "end": 95, "name": "cudaLaunchKernel_v7000", "correlationId": 1},
+                 {"start": 290, "end": 295, "name": "cudaLaunchKernel_v7000", "correlationId": 2}],
+        memcpy=[{"start": 210, "end": 250}, {"start": 260, "end": 280}],
+        nvtx=[{"start": 50, "end": 1_100, "eventType": 59, "text": "outer"},
+              {"start": 60, "end": 70, "eventType": 59, "text": "null_start"}])
+    con = _unconstrained(p, "CUPTI_ACTIVITY_KIND_KERNEL")
+    con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = NULL WHERE correlationId = 2")
+    con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET \"end\" = ? WHERE correlationId = 3", (float("nan"),))
+    con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 'NaN', \"end\" = 'NaN' WHERE correlationId = 4")
+    con.commit()
+    con.close()
+    con = _unconstrained(p, "CUPTI_ACTIVITY_KIND_RUNTIME")
+    con.execute("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET \"end\" = NULL WHERE correlationId = 2")
+    con.commit()
+    con.close()
+    con = _unconstrained(p, "CUPTI_ACTIVITY_KIND_MEMCPY")
+    con.execute("UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET start = NULL WHERE start = 260")
+    con.commit()
+    con.close()
+    con = _unconstrained(p, "NVTX_EVENTS")
+    con.execute("UPDATE NVTX_EVENTS SET start = NULL WHERE text = 'null_start'")
+    con.commit()
+    con.close()
+    return p
+
+
+def _long_names(d: Path) -> Path:
+    return write_nsys_sqlite(
+        d / "long_names.sqlite",
+        kernels=[{"start": 100, "end": 200, "shortName": LONG_NAME, "demangledName": "void " + LONG_NAME + "()"}],
+        runtime=[{"start": 90, "end": 95, "name": LONG_NAME}],
+        nvtx=[{"start": 50, "end": 300, "eventType": 59, "text": LONG_NAME},
+              {"start": 60, "eventType": 34, "text": "CG_DISPATCH:" + LONG_NAME}])
+
+
+def _html_names(d: Path) -> Path:
+    return write_nsys_sqlite(
+        d / "html_names.sqlite",
+        kernels=[{"start": 1_000, "end": 2_000, "shortName": SCRIPT_NAME, "demangledName": IMG_NAME},
+                 {"start": 2_500, "end": 2_600, "shortName": IMG_NAME, "demangledName": SCRIPT_NAME}],
+        runtime=[{"start": 900, "end": 950, "name": SCRIPT_NAME}],
+        nvtx=[{"start": 800, "end": 3_000, "eventType": 59, "text": IMG_NAME},
+              {"start": 850, "end": 2_900, "eventType": 60, "text": SCRIPT_NAME},
+              {"start": 950, "eventType": 34, "text": "CG_DISPATCH:actual=7:mode=" + IMG_NAME}],
+        gpus={0: SCRIPT_NAME})
+
+
+def _directory(d: Path) -> Path:
+    p = d / "a_folder.sqlite"
+    p.mkdir()
+    return p
+
+
+SEED_MIN = {"gpu_activity_span_s": 2.0, "gpu_busy_union_s": 1.5, "kernel_count": 3}
+
+# Cases the loader must refuse: (id, maker, message fragment after "<file name>: ").
+REFUSED = [
+    Case("empty", _bytes("empty.sqlite", b""), "the file is empty (0 bytes)"),
+    Case("text_named_sqlite", _bytes("notes.sqlite", b"just some notes\n"),
+         "neither an nsys SQLite export nor a tracedash summary JSON"),
+    Case("sqlite_without_nsys_tables", _no_nsys_tables, "a SQLite database but not an nsys export (found: people)"),
+    Case("truncated_half", _truncated, "the SQLite file is damaged or truncated"),
+    Case("corrupt_pages", _corrupt_page, "the SQLite file is damaged or truncated"),
+    Case("json_truncated", _bytes("cut.json", json.dumps(SEED_MIN).encode()[:30]),
+         "malformed JSON at line 1, column 30: Unterminated string"),
+    Case("json_trailing_comma", _bytes("comma.json", b'{"gpu_activity_span_s": 2.0, "kernel_count": 3,}'),
+         "malformed JSON at line 1, column 48"),
+    Case("json_invalid_escape", _bytes("escape.json", b'{"file": "a\\qb", "kernel_count": 3}'),
+         "malformed JSON at line 1, column 12: Invalid \\escape"),
+    Case("json_control_character", _bytes("control.json", b'{"file": "a\x01b", "kernel_count": 3}'),
+         "malformed JSON at line 1, column 12: Invalid control character at"),
+    Case("json_invalid_utf8", _bytes("latin1.json", b'{"file": "caf\xe9", "kernel_count": 3}'),
+         "not UTF-8 text (invalid byte at offset 13)"),
+    Case("json_missing_keys", _bytes("partial.json", b'{"gpu_activity_span_s": 2.0}'),
+         "not a tracedash summary: missing key(s) gpu_busy_union_s, kernel_count"),
+    Case("json_list_for_dict", _bytes("listy.json", json.dumps({**SEED_MIN, "api": [["cuX", 1, 0.5]]}).encode()),
+         "'api' must be an object, got list"),
+    Case("json_wrong_type", _bytes("wrongtype.json", json.dumps({**SEED_MIN, "kernel_count": "3"}).encode()),
+         "kernel_count must be an integer, got '3'"),
+    Case("directory", _directory, "not a regular file"),
+]
+
+# Inputs that must load (the tests check their exact counts).
+LOADED = [
+    Case("missing_short_name", _no_short_name, None),
+    Case("end_before_start", _end_before_start, None),
+    Case("durations_of_centuries", _centuries, None),
+    Case("null_and_nan_times", _null_times, None),
+    Case("names_of_10000_characters", _long_names, None),
+    Case("html_and_script_names", _html_names, None),
+]
+
+ALL = REFUSED + LOADED
+BY_ID = {c.id: c for c in ALL}
+
+
+def write_case(case_id: str, d: Path) -> Path:
+    """Write corpus case ``case_id`` into folder ``d`` and return its path."""
+    return BY_ID[case_id].make(Path(d))
+
+
+def write_valid(d: Path) -> Path:
+    """The valid multi-page export the damaged cases start from (for the locked-file case)."""
+    return _valid(Path(d) / "valid.sqlite")
