@@ -1,0 +1,245 @@
+"""Load test: simulated users drive the dashboard's main callbacks over loopback (issue #6).
+
+    python benchmarks/load.py                      # 8 users, 60 s, 2 traces, one process (werkzeug threads)
+    python benchmarks/load.py --workers 2          # the same under gunicorn with 2 workers
+    python benchmarks/load.py --duration 10 --users 4 --max-requests 500
+
+The server is a real ``tracedash serve`` subprocess bound to 127.0.0.1 on a free port (nothing leaves the
+machine). Each user opens one of two traces (users alternate), then loops: the full view, the NVTX
+table, the idle gaps, and three zooms of the timeline at random windows, like a person exploring.
+Requests are built from the app's own ``/_dash-dependencies`` and ``/_dash-layout``, so the payloads are
+exactly what the browser sends. The run stops at ``--duration`` seconds or ``--max-requests``.
+
+Printed: requests/s, p50/p95/p99 latency per callback and overall, errors (non-200, connection
+errors, or an "internal error" alert in the answer; must be 0) and the server's peak RSS (all its
+processes), sampled every 100 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_TRACES = [ROOT / "sample_traces" / "generated_seed_shaped_108k.sqlite",
+                  ROOT / "sample_traces" / "nsys2026.2_2gpu_nccl_before.sqlite"]
+# Which callbacks a user drives, recognised by their output string in /_dash-dependencies.
+CALLBACKS = {
+    "view": lambda out: out.startswith("..alerts.children"),
+    "nvtx": lambda out: out == "nvtx-table.rowData",
+    "gaps": lambda out: out.startswith("..gap-table.rowData"),
+    "zoom": lambda out: out.startswith("timeline.figure@"),
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def walk_props(node, found: dict) -> None:
+    """component id -> props, for every component in a /_dash-layout tree."""
+    if isinstance(node, list):
+        for n in node:
+            walk_props(n, found)
+    elif isinstance(node, dict):
+        props = node.get("props")
+        if isinstance(props, dict):
+            if isinstance(props.get("id"), str):
+                found[props["id"]] = props
+            for v in props.values():
+                walk_props(v, found)
+
+
+def parse_outputs(output: str) -> list[dict]:
+    parts = output[2:-2].split("...") if output.startswith("..") else [output]
+    return [dict(zip(("id", "property"), p.split(".", 1))) for p in parts]
+
+
+class Driver:
+    """Builds callback payloads from the served app's dependencies and layout."""
+
+    def __init__(self, base: str):
+        self.base = base
+        deps = requests.get(base + "/_dash-dependencies", timeout=30).json()
+        self.props: dict[str, dict] = {}
+        walk_props(requests.get(base + "/_dash-layout", timeout=30).json(), self.props)
+        self.deps = {}
+        for name, match in CALLBACKS.items():
+            hits = [d for d in deps if match(d["output"]) and not d.get("clientside_function")]
+            if len(hits) != 1:
+                raise SystemExit(f"load.py: cannot find the '{name}' callback in /_dash-dependencies")
+            self.deps[name] = hits[0]
+        self.trace_ids = [o["value"] for o in self.props["trace-picker"]["options"]]
+
+    def payload(self, name: str, overrides: dict) -> dict:
+        dep = self.deps[name]
+
+        def value(ref):
+            key = f"{ref['id']}.{ref['property']}"
+            return overrides.get(key, self.props.get(ref["id"], {}).get(ref["property"]))
+
+        outputs = parse_outputs(dep["output"])
+        inputs = [{**r, "value": value(r)} for r in dep["inputs"]]
+        return {"output": dep["output"], "outputs": outputs if len(outputs) > 1 else outputs[0],
+                "inputs": inputs, "state": [{**r, "value": value(r)} for r in dep["state"]],
+                "changedPropIds": [f"{dep['inputs'][0]['id']}.{dep['inputs'][0]['property']}"]}
+
+
+def user(driver: Driver, trace_id: str, span_s: float, stop: threading.Event, budget: list,
+         results: list, seed: int) -> None:
+    rng = random.Random(seed)
+    session = requests.Session()
+    base = {"trace-picker.value": trace_id}
+
+    def call(name: str, overrides: dict) -> None:
+        with LOCK:
+            if budget[0] <= 0 or stop.is_set():
+                stop.set()
+                return
+            budget[0] -= 1
+        t0 = time.perf_counter()
+        error = ""
+        try:
+            resp = session.post(driver.base + "/_dash-update-component",
+                                json=driver.payload(name, {**base, **overrides}), timeout=120)
+            if resp.status_code != 200:
+                error = f"HTTP {resp.status_code}"
+            elif "internal error" in resp.text:
+                error = "internal error alert"
+        except requests.RequestException as exc:
+            error = type(exc).__name__
+        results.append((name, time.perf_counter() - t0, error))
+
+    while not stop.is_set():
+        call("view", {})
+        call("nvtx", {})
+        call("gaps", {})
+        for _ in range(3):
+            width = span_s * rng.choice([0.5, 0.1, 0.01, 0.001])
+            t0 = rng.uniform(0, max(span_s - width, 0))
+            call("zoom", {"timeline.relayoutData": {"xaxis.range[0]": t0, "xaxis.range[1]": t0 + width}})
+
+
+LOCK = threading.Lock()
+
+
+def sample_rss(pid: int, stop: threading.Event, peak: list) -> None:
+    proc = psutil.Process(pid)
+    while not stop.is_set():
+        try:
+            rss = proc.memory_info().rss + sum(c.memory_info().rss for c in proc.children(recursive=True))
+            peak[0] = max(peak[0], rss)
+        except psutil.Error:
+            pass
+        time.sleep(0.1)
+
+
+def percentiles(latencies: list[float]) -> str:
+    if not latencies:
+        return "no requests"
+    p50, p95, p99 = np.percentile(np.array(latencies) * 1000, [50, 95, 99])
+    return f"p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  p99 {p99:7.1f} ms"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--users", type=int, default=8)
+    ap.add_argument("--duration", type=float, default=60.0, help="seconds of load (default 60)")
+    ap.add_argument("--max-requests", type=int, default=50_000, help="stop after this many requests")
+    ap.add_argument("--workers", type=int, default=1, help="tracedash serve --workers (1: one process)")
+    ap.add_argument("--traces", nargs=2, type=Path, default=DEFAULT_TRACES)
+    ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    args = ap.parse_args()
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory() as cache_dir:
+        cmd = [sys.executable, "-m", "dashboard", "serve", *map(str, args.traces), "--host", "127.0.0.1",
+               "--port", str(port), "--workers", str(args.workers), "--cache-dir", cache_dir]
+        server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        stop, peak = threading.Event(), [0]
+        sampler = threading.Thread(target=sample_rss, args=(server.pid, stop, peak), daemon=True)
+        sampler.start()
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                if server.poll() is not None:
+                    raise SystemExit(f"load.py: the server exited: {server.stderr.read()}")
+                try:
+                    requests.get(base + "/healthz", timeout=2)
+                    break
+                except requests.RequestException:
+                    if time.monotonic() > deadline:
+                        raise SystemExit("load.py: the server did not come up in 120 s") from None
+                    time.sleep(0.3)
+            driver = Driver(base)
+            from dashboard.trace import load_trace
+
+            spans = [load_trace(t, lean=True).summary.gpu_activity_span_ns / 1e9 for t in args.traces]
+            ids = driver.trace_ids[:2]
+            # Warm-up: one load of each trace per worker process is not what the steady state measures.
+            for tid in ids:
+                for _ in range(args.workers):
+                    requests.post(base + "/_dash-update-component", json=driver.payload("view", {
+                        "trace-picker.value": tid}), timeout=300, headers={"Connection": "close"})
+            results: list = []
+            budget = [args.max_requests]
+            users = [threading.Thread(target=user, args=(driver, ids[i % 2], spans[i % 2], stop, budget, results, i))
+                     for i in range(args.users)]
+            t0 = time.perf_counter()
+            for u in users:
+                u.start()
+            timer = threading.Timer(args.duration, stop.set)
+            timer.start()
+            for u in users:
+                u.join()
+            timer.cancel()
+            elapsed = time.perf_counter() - t0
+            health = requests.get(base + "/healthz", timeout=10).json()
+        finally:
+            stop.set()
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+
+    errors = [r for r in results if r[2]]
+    print(f"tracedash load test: {args.users} users, {args.workers} worker(s), {elapsed:.1f} s, traces "
+          f"{', '.join(t.name for t in args.traces)}")
+    print(f"  requests {len(results):,}  ({len(results) / elapsed:.1f} req/s)   errors {len(errors)}")
+    print(f"  all      {percentiles([r[1] for r in results])}")
+    for name in CALLBACKS:
+        lat = [r[1] for r in results if r[0] == name]
+        print(f"  {name:<8} {percentiles(lat)}  ({len(lat)} requests)")
+    print(f"  server peak RSS {peak[0] / 1024**2:,.0f} MiB (all processes); store after run: "
+          f"{health['loaded']} trace(s), {health['memory_bytes'] / 1024**2:,.1f} MiB of "
+          f"{health['memory_limit_bytes'] / 1024**3:,.1f} GiB bound (in the process that answered)")
+    for name, _, err in errors[:10]:
+        print(f"  error: {name}: {err}")
+    if args.json:
+        lat = np.array([r[1] for r in results]) * 1000
+        args.json.write_text(json.dumps({
+            "users": args.users, "workers": args.workers, "seconds": elapsed, "requests": len(results),
+            "requests_per_s": len(results) / elapsed, "errors": len(errors),
+            "p50_ms": float(np.percentile(lat, 50)), "p95_ms": float(np.percentile(lat, 95)),
+            "p99_ms": float(np.percentile(lat, 99)), "peak_rss_bytes": peak[0]}, indent=2))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
