@@ -20,6 +20,7 @@ from dashboard.analysis.attribution import UNATTRIBUTED, attribute_kernels, disp
 from dashboard.analysis.categories import categorize_kernels
 from dashboard.analysis.gpu_time import ALL_GPUS, gpu_time, gpu_work
 from dashboard.analysis.idle import gap_causes, idle_by_cause, idle_gaps
+from dashboard.analysis.ranks import RANKS_FORMAT, RANKS_NOTICE
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, invalid_kernel_count
 from dashboard.analysis.summary import MAX_KERNEL_DURATION_NS, kernel_durations, overlong_kernel_count, timed_kernels
 from dashboard.analysis.summary import kernel_busy_union, nvtx_stats
@@ -264,7 +265,7 @@ def overview_cards(trace: LoadedTrace) -> list[Card]:
         cards.append(Card("Top CUDA API call", clean_api_name(str(top["name"])),
                           f"{fmt_ns(top['total_ns'])} in {int(top['count']):,} calls (summed across threads)"))
     meta = trace.meta
-    if meta.format == "nsys-sqlite":
+    if meta.format in ("nsys-sqlite", RANKS_FORMAT):
         cards.append(Card("nsys export", meta.nsys_version or "unknown version",
                           f"schema {meta.schema_version}" if meta.schema_version else ""))
         devices = sorted(set(b.kernels["device_id"].unique().tolist())) if b is not None else []
@@ -406,10 +407,12 @@ def kernel_rows(trace: LoadedTrace, by: str = "short") -> list[dict]:
         kernels = timed_kernels(kernels)  # never zoom to an invalid row (end < start, centuries)
         dur = kernel_durations(kernels).to_numpy()
         key = kernels["name"] if by == "full" else kernels["short_name"]
-        longest = pd.DataFrame({"name": key.astype(str).to_numpy(), "dur": dur,
+        codes, names = pd.factorize(key, sort=False)  # by code, not by string: no per-row str copies
+        longest = pd.DataFrame({"code": codes, "dur": dur,
                                 "s": kernels["start_ns"].to_numpy(), "e": kernels["end_ns"].to_numpy()})
-        longest = longest.sort_values("dur", ascending=False, kind="stable").drop_duplicates("name")
-        where = longest.set_index("name")
+        longest = longest[longest["code"] >= 0]
+        longest = longest.sort_values("dur", ascending=False, kind="stable").drop_duplicates("code")
+        where = longest.set_index(pd.Index(np.asarray(names, dtype=object)[longest["code"].to_numpy()]).astype(str))
         table["start_ns"] = table["name"].map(where["s"]).astype("Int64")
         table["end_ns"] = table["name"].map(where["e"]).astype("Int64")
     return _records(table)
@@ -565,7 +568,7 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
         title += f" (the {GANTT_BUDGET:,} longest; zoom the timeline for the rest)"
     gantt = build_dispatch_gantt(gd, gp.reset_index(drop=True).set_axis(gd.index), x_range_ns=x_range, title=title,
                                  prefix=options.dispatch_prefix, uirevision=f"{trace.name}|timeline", theme=theme)
-    notices = []
+    notices = [RANKS_NOTICE] if trace.meta.format == RANKS_FORMAT else []
     if trace.bundle is not None and trace.summary.kernel_count == 0:
         notices.append("This trace has no CUDA kernels (NVTX only): GPU busy, idle and kernel tables are empty.")
     phase_rows = phase_table_rows(pv.stats)

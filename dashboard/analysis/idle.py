@@ -84,25 +84,39 @@ def gap_causes(gap_frame: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.Dat
     """
     g = gap_frame.head(limit).copy()
     threads = _launching_threads(kernels, api_calls)
-    api_cols = ("start_ns", "end_ns", "global_tid")
-    a = api_calls[list(api_cols)].assign(name=api_calls["name"].astype(str)) if not api_calls.empty else None
-    r = nvtx_ranges[["start_ns", "end_ns", "global_tid"]].assign(name=nvtx_ranges["name"].astype(str)) \
-        if not nvtx_ranges.empty else None
+
+    def columns(frame: pd.DataFrame, tids: np.ndarray):
+        """start, end, name codes and category names of the rows on ``tids`` (numpy, for speed)."""
+        keep = np.isin(frame["global_tid"].to_numpy(), tids)
+        names = frame["name"]
+        if not isinstance(names.dtype, pd.CategoricalDtype):
+            names = names.astype("category")
+        return (frame["start_ns"].to_numpy()[keep], frame["end_ns"].to_numpy()[keep],
+                names.cat.codes.to_numpy()[keep], names.cat.categories)
+
+    per_device: dict[int, tuple] = {}
     api_names, range_names = [], []
     for dev, gs, ge in zip(g["device_id"], g["start_ns"], g["end_ns"]):
-        tids = threads.get(int(dev), np.empty(0, np.int64))
+        dev = int(dev)
+        tids = threads.get(dev, np.empty(0, np.int64))
+        if dev not in per_device:
+            per_device[dev] = (columns(api_calls, tids) if len(tids) and not api_calls.empty else None,
+                               columns(nvtx_ranges, tids) if len(tids) and not nvtx_ranges.empty else None)
+        a, r = per_device[dev]
         best_api = ""
-        if a is not None and len(tids):
-            cand = a[(a["start_ns"] < ge) & (a["end_ns"] > gs) & a["global_tid"].isin(tids)]
-            if len(cand):
-                overlap = np.minimum(cand["end_ns"], ge) - np.maximum(cand["start_ns"], gs)
-                best_api = clean_api_name(cand["name"].iloc[int(np.argmax(overlap.to_numpy()))])
+        if a is not None:
+            s_, e_, codes, cats = a
+            hit = np.flatnonzero((s_ < ge) & (e_ > gs) & (codes >= 0))
+            if len(hit):
+                overlap = np.minimum(e_[hit], ge) - np.maximum(s_[hit], gs)
+                best_api = clean_api_name(str(cats[codes[hit[int(np.argmax(overlap))]]]))
         best_range = ""
-        if r is not None and len(tids):
+        if r is not None:
+            s_, e_, codes, cats = r
             mid = (gs + ge) // 2
-            cand = r[(r["start_ns"] <= mid) & (r["end_ns"] > mid) & r["global_tid"].isin(tids)]
-            if len(cand):
-                best_range = cand["name"].iloc[int(np.argmin((cand["end_ns"] - cand["start_ns"]).to_numpy()))]
+            hit = np.flatnonzero((s_ <= mid) & (e_ > mid) & (codes >= 0))
+            if len(hit):
+                best_range = str(cats[codes[hit[int(np.argmin(e_[hit] - s_[hit]))]]])
         api_names.append(best_api)
         range_names.append(best_range)
     g["api_call"] = api_names
