@@ -10,7 +10,8 @@ from pathlib import Path
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize
 from dashboard.cache import TraceCache
 from dashboard.errors import TraceError, TraceFormatError, clean_message
-from dashboard.loaders import load_nsys_sqlite, load_summary_json, sniff_format
+from dashboard.loaders import load_kineto_json, load_nsys_sqlite, load_summary_json, sniff_format
+from dashboard.loaders.nsys_rep import export_report
 from dashboard.model import Summary, TraceBundle, TraceMeta
 
 __all__ = ["LoadedTrace", "load_trace"]
@@ -73,6 +74,37 @@ def _load(p: Path, dispatch_prefix: str, cache: TraceCache | None, progress, lea
         else:
             bundle = cache.load_bundle(p, build)[0] if cache is not None else build(p)
         return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle, dispatch_prefix)
+    if kind == "kineto-json":
+        bundle = cache.load_bundle(p, load_kineto_json)[0] if cache is not None else load_kineto_json(p)
+        return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle, dispatch_prefix)
+    if kind == "nsys-rep":
+        bundle = _load_report(p, cache, progress)
+        return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle, dispatch_prefix)
     summary = load_summary_json(p)
     meta = TraceMeta(source=p.name, format="summary-json")
     return LoadedTrace(p, meta, summary, None, dispatch_prefix)
+
+
+def _load_report(p: Path, cache: TraceCache | None, progress) -> TraceBundle:
+    """An .nsys-rep report: exported with the installed nsys into a temporary folder inside the cache
+    folder (the system temp folder without a usable cache; never next to the report), loaded as
+    SQLite, then the export is deleted: the Parquet cache keeps the frames. ``meta.source`` is the
+    report's name."""
+    import dataclasses
+    import tempfile
+
+    def build(path: Path) -> TraceBundle:
+        if progress:
+            progress("nsys export")
+        parent = None
+        if cache is not None and cache.enabled:
+            try:
+                cache.root.mkdir(parents=True, exist_ok=True)
+                parent = cache.root
+            except OSError:
+                parent = None
+        with tempfile.TemporaryDirectory(prefix=".nsys-rep-", dir=parent) as tmp:
+            bundle = load_nsys_sqlite(export_report(path, Path(tmp), "export"), progress=progress)
+        return dataclasses.replace(bundle, meta=dataclasses.replace(bundle.meta, source=path.name))
+
+    return cache.load_bundle(p, build)[0] if cache is not None else build(p)

@@ -79,7 +79,8 @@ def parse_summary(data: object, name: str) -> Summary:
     if missing:
         raise TraceFormatError(
             f"{name}: not a tracedash summary: missing key(s) {', '.join(missing)} "
-            "(expected the format written by 'tracedash summarize')"
+            "(expected the format written by 'tracedash summarize', or a PyTorch profiler trace with "
+            "a 'traceEvents' list)"
         )
     api_rows = []
     for key, val in _dict(d.get("api", {}), "api", name).items():
