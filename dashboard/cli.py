@@ -77,21 +77,17 @@ class _Progress:
 
 
 def _summarize(args) -> int:
-    cache = _cache(args)
-    path = Path(args.trace)
-    text = cache.load_summary_text(path, args.dispatch_prefix) if path.is_file() else None
-    if text is None:  # cold: load (through the frame cache), summarise, remember the output
-        from dashboard.analysis.summary import summary_to_dict
-        from dashboard.trace import load_trace
+    if len(args.trace) > 1 or args.scheduler or args.json:
+        return _summarize_many(args)
+    from dashboard.multirank import summary_text
 
-        progress = _Progress(path.name)
-        try:
-            trace = load_trace(path, dispatch_prefix=args.dispatch_prefix, cache=cache, progress=progress, lean=True)
-        finally:
-            progress.close()
-        text = json.dumps(summary_to_dict(trace.summary), indent=2) + "\n"
-        if trace.bundle is not None:
-            cache.store_summary_text(path, args.dispatch_prefix, text)
+    cache = _cache(args)
+    path = Path(args.trace[0])
+    progress = _Progress(path.name)
+    try:
+        text = summary_text(path, args.dispatch_prefix, cache, progress=progress)
+    finally:
+        progress.close()
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:
@@ -101,6 +97,61 @@ def _summarize(args) -> int:
         except OSError as exc:
             raise TraceError(f"{out}: cannot write ({exc.strerror or exc})") from exc
     return 0
+
+
+def _summary_names(paths: list[Path]) -> list[str]:
+    """Output file name per input: ``NAME.summary.json``; ``NAME.rankR.summary.json`` on clashes."""
+    names = [p.name for p in paths]
+    return [f"{n}.summary.json" if names.count(n) == 1 else f"{n}.rank{r}.summary.json" for r, n in enumerate(names)]
+
+
+def _summarize_many(args) -> int:
+    """Many files (a multi-rank run) on Dask: one summary per file plus the combined per-rank table."""
+    from dashboard.analysis.ranks import rank_table
+    from dashboard.multirank import combined_json, format_rank_table, summaries_of, summarize_many
+
+    paths = [Path(t) for t in args.trace]
+    out_dir = None
+    if args.output not in (None, "-"):
+        out_dir = Path(args.output)
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise TraceError(f"{out_dir}: cannot create the output folder ({exc.strerror or exc})") from exc
+    results = summarize_many(paths, dispatch_prefix=args.dispatch_prefix, cache=_cache(args),
+                             scheduler=args.scheduler, n_workers=args.workers)
+    for r in results:
+        if r.error:
+            _say(f"tracedash: error: {r.error}", file=sys.stderr)
+    if out_dir is not None:
+        for r, name in zip(results, _summary_names(paths)):
+            if r.text is not None:
+                target = out_dir / name
+                try:
+                    target.write_text(r.text, encoding="utf-8")
+                except OSError as exc:
+                    raise TraceError(f"{target}: cannot write ({exc.strerror or exc})") from exc
+                _say(f"wrote {target}", file=sys.stderr)
+    if args.json:
+        sys.stdout.write(json.dumps(combined_json(results, include_summaries=out_dir is None), indent=2) + "\n")
+    else:
+        if out_dir is None:
+            for r in results:
+                if r.text is not None:
+                    sys.stdout.write(f"==> {r.path} <==\n{r.text}\n")
+        table = rank_table(summaries_of(results), [r.path.name for r in results])
+        sys.stdout.write(format_rank_table(table))
+    return EXIT_INPUT_ERROR if any(r.error for r in results) else 0
+
+
+def _dask_workers(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of workers: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"at least 1 worker, got {n}")
+    return n
 
 
 def _serve(args) -> int:
@@ -231,9 +282,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tracedash {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("summarize", help="write the seed-format JSON summary of a trace")
-    p.add_argument("trace", help="nsys SQLite export (nsys export --type sqlite) or summary JSON")
-    p.add_argument("-o", "--output", help="output file (default: stdout)")
+    p = sub.add_parser("summarize", help="write the seed-format JSON summary of a trace (or of each rank's trace)")
+    p.add_argument("trace", nargs="+", help="nsys SQLite export (nsys export --type sqlite) or summary JSON; "
+                   "several files (a multi-rank run) are summarised in parallel on Dask")
+    p.add_argument("-o", "--output", help="output file (default: stdout); with several files, a folder that gets "
+                   "NAME.summary.json per file")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="run on an existing dask.distributed scheduler "
+                   "(default: a local cluster, one process per core)")
+    p.add_argument("--workers", type=_dask_workers, help="local cluster size (default: the CPU cores, one per file at most)")
+    p.add_argument("--json", action="store_true", help="print the combined per-rank table as JSON (with each "
+                   "summary unless -o DIR)")
     p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
                    help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
     _add_cache_options(p)

@@ -19,6 +19,8 @@ MARKS_LANE = "NVTX marks"
 def gpu_lane_label(device_id: int, gpus: dict[int, str]) -> str:
     """Lane label of a device: "GPU 0 · NVIDIA H100 ..." (the id alone when no name is known)."""
     name = gpus.get(device_id, "")
+    if name.startswith("rank "):  # merged ranks (analysis.ranks): the name already is "rank r · GPU d · ..."
+        return name
     return f"GPU {device_id}" + (f" · {name}" if name else "")
 
 

@@ -1,0 +1,200 @@
+"""Many traces of one multi-rank run: per-file summaries (in parallel on Dask) and the merged view.
+
+``summary_text`` is the per-file work of ``tracedash summarize``, the same for one file and for
+many; ``summarize_many`` runs it once per file on a ``dask.distributed`` cluster (a local
+cluster of processes by default, or an existing scheduler) and gathers the results in input
+order. ``load_ranks`` opens several nsys exports as the ranks of one view (see
+``dashboard.analysis.ranks.merge_ranks``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from dashboard.analysis.ranks import merge_ranks, rank_table
+from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize, summary_to_dict
+from dashboard.cache import TraceCache
+from dashboard.errors import TraceError, TraceFormatError, clean_message
+from dashboard.loaders.summary_json import parse_summary
+from dashboard.model import Summary
+from dashboard.trace import LoadedTrace, load_trace
+
+__all__ = ["FileSummary", "summary_text", "summarize_many", "summaries_of", "format_rank_table", "load_ranks"]
+
+
+def summary_text(path: Path, dispatch_prefix: str, cache: TraceCache, progress=None) -> str:
+    """The ``tracedash summarize`` output of one file: seed-format JSON, indent 2, final newline.
+
+    Served from the cache when the same file and prefix were summarised before; otherwise the
+    trace is loaded lean (see ``load_trace``), summarised, and the text stored in the cache.
+
+    Raises:
+        TraceNotFoundError, TraceFormatError: the file is missing or unreadable.
+    """
+    path = Path(path)
+    text = cache.load_summary_text(path, dispatch_prefix) if path.is_file() else None
+    if text is None:  # cold: load (through the frame cache), summarise, remember the output
+        trace = load_trace(path, dispatch_prefix=dispatch_prefix, cache=cache, progress=progress, lean=True)
+        text = json.dumps(summary_to_dict(trace.summary), indent=2) + "\n"
+        if trace.bundle is not None:
+            cache.store_summary_text(path, dispatch_prefix, text)
+    return text
+
+
+def _summarize_task(path: str, dispatch_prefix: str, cache_dir: str, use_cache: bool) -> tuple[str | None, str | None]:
+    """One Dask task: ``(text, None)`` or ``(None, error message)``; never raises (the other
+    files must still finish, and a message pickles where an exception might not)."""
+    try:
+        return summary_text(Path(path), dispatch_prefix, TraceCache(Path(cache_dir), enabled=use_cache)), None
+    except TraceError as exc:
+        return None, str(exc)
+    except Exception as exc:  # a bug, not bad input: still one line
+        return None, f"internal error: {clean_message(exc)}"
+
+
+@dataclass(frozen=True)
+class FileSummary:
+    """The outcome for one input file: ``text`` (summarize output) or ``error`` (one line)."""
+
+    path: Path
+    text: str | None
+    error: str | None
+
+
+def _local_client(n_workers: int, processes: bool):
+    from dask.distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=processes, dashboard_address=None,
+                           silence_logs=logging.ERROR)
+    return Client(cluster), cluster
+
+
+def summarize_many(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
+                   cache: TraceCache | None = None, scheduler: str | None = None, n_workers: int | None = None,
+                   processes: bool = True) -> list[FileSummary]:
+    """Summarise every file as one Dask task (``summary_text``), results in input order.
+
+    Args:
+        paths: the input files (rank order).
+        cache: the trace cache every worker uses (None: no cache).
+        scheduler: address of an existing ``dask.distributed`` scheduler (``tcp://host:8786``);
+            None starts a local cluster of ``n_workers`` processes with one thread each, no
+            dashboard and silenced logs, closed on return.
+        n_workers: local workers (default: the usable CPU cores, at most one per file).
+        processes: local workers as processes (True, the default) or threads (tests).
+
+    Returns:
+        One FileSummary per path, in the order given. A file that fails has ``error`` set;
+        the others still finish.
+
+    Raises:
+        TraceError: the scheduler cannot be reached.
+    """
+    from dask.distributed import Client
+
+    cache = cache or TraceCache(enabled=False)
+    args = (dispatch_prefix, str(cache.root), bool(cache.enabled))
+    cluster = None
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise TraceError(f"cannot reach the Dask scheduler at {scheduler}: {clean_message(exc)}") from None
+    else:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        client, cluster = _local_client(max(1, min(n_workers or cores, len(paths))), processes)
+    try:
+        futures = [client.submit(_summarize_task, str(p), *args, key=f"summarize-{i}-{Path(p).name}", pure=False)
+                   for i, p in enumerate(paths)]
+        results = client.gather(futures)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return [FileSummary(Path(p), text, error) for p, (text, error) in zip(paths, results)]
+
+
+def summaries_of(results: list[FileSummary]) -> list[Summary | None]:
+    """Each successful result's summary text parsed back into a Summary (None for failures).
+
+    Raises:
+        TraceFormatError: a text is not a valid summary (never for summarize's own output).
+    """
+    return [None if r.text is None else parse_summary(json.loads(r.text), r.path.name) for r in results]
+
+
+def format_rank_table(table) -> str:
+    """The combined per-rank table as aligned text lines (a ``rank_table`` frame in, a string out).
+
+    Columns: rank, file, span, busy, idle, utilisation, kernels, top kernel (with its total
+    time); the slowest rank is marked ``<- slowest``. Times in seconds with 6 decimals.
+    """
+    header = ["rank", "file", "span_s", "busy_s", "idle_s", "util", "kernels", "top kernel"]
+    rows = [[str(r.rank), r.file, f"{r.span_ns / 1e9:.6f}", f"{r.busy_ns / 1e9:.6f}", f"{r.idle_ns / 1e9:.6f}",
+             f"{r.utilisation_pct:.1f}%", f"{r.kernel_count:,}",
+             f"{r.top_kernel} ({r.top_kernel_ns / 1e9:.6f} s)" if r.top_kernel else "-",
+             ] for r in table.itertuples(index=False)]
+    widths = [max(len(x) for x in col) for col in zip(header, *rows)]
+    right = {0, 2, 3, 4, 5, 6}
+
+    def line(cells):
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+    out = [line(header).rstrip()]
+    for cells, slow in zip(rows, table["slowest"].tolist()):
+        out.append(line(cells).rstrip() + ("  <- slowest" if slow else ""))
+    return "\n".join(out) + "\n"
+
+
+def combined_json(results: list[FileSummary], *, include_summaries: bool) -> dict:
+    """The ``summarize --json`` document of a multi-file run.
+
+    Keys: ``ranks`` (rank_table rows, times as integer ns), ``slowest_rank`` (int or None),
+    ``errors`` (``{rank, file, error}`` per failed file) and, when ``include_summaries``,
+    ``summaries`` (``{rank, file, summary}`` with the seed-format summary of each good file).
+    """
+    table = rank_table(summaries_of(results), [r.path.name for r in results])
+    doc = {
+        "ranks": [{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+                  for row in table.to_dict("records")],
+        "slowest_rank": int(table.loc[table["slowest"], "rank"].iloc[0]) if table["slowest"].any() else None,
+        "errors": [{"rank": i, "file": r.path.name, "error": r.error} for i, r in enumerate(results) if r.error],
+    }
+    if include_summaries:
+        doc["summaries"] = [{"rank": i, "file": r.path.name, "summary": json.loads(r.text)}
+                            for i, r in enumerate(results) if r.text is not None]
+    return doc
+
+
+def load_ranks(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
+               cache: TraceCache | None = None) -> LoadedTrace:
+    """Open several nsys exports as the ranks of one view (rank r = ``paths[r]``).
+
+    Returns:
+        A LoadedTrace whose bundle is ``merge_ranks`` of the files' bundles (each rank on its
+        own session origin), its summary computed on the merged bundle, and ``path`` a
+        pseudo-path naming the ranks (``ranks(a.sqlite+b.sqlite)``) used for titles.
+
+    Raises:
+        TraceNotFoundError, TraceFormatError: a file is missing or unreadable, or is a summary
+            JSON (no intervals to draw as a rank lane).
+    """
+    bundles, names = [], []
+    for p in map(Path, paths):
+        trace = load_trace(p, dispatch_prefix=dispatch_prefix, cache=cache)
+        if trace.bundle is None:
+            raise TraceFormatError(f"{p.name}: a summary JSON has no intervals: only nsys exports can be opened as ranks")
+        bundles.append(trace.bundle)
+        names.append(p.name)
+    bundle = merge_ranks(bundles, names)
+    return LoadedTrace(Path(ranks_name(names)), bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix),
+                       bundle, dispatch_prefix)
+
+
+def ranks_name(names: list[str]) -> str:
+    """Display name of a group of ranks: ``ranks(a.sqlite+b.sqlite)`` (no path separators)."""
+    return "ranks(" + "+".join(n.replace("/", "_") for n in names) + ")"

@@ -1,0 +1,170 @@
+"""Multi-rank runs: merge_ranks, the per-rank table, multi-file summarize on Dask, the ranks view."""
+
+import json
+
+import pytest
+from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
+from paths import NSYS_DIR
+
+from dashboard.analysis.gpu_time import kernel_launches
+from dashboard.analysis.ranks import RANK_TABLE, RANKS_FORMAT, RANKS_NOTICE, merge_ranks, rank_table
+from dashboard.cache import TraceCache
+from dashboard.cli import main
+from dashboard.errors import TraceFormatError
+from dashboard.loaders import load_nsys_sqlite
+from dashboard.model import KERNELS
+from dashboard.multirank import FileSummary, format_rank_table, load_ranks, summaries_of, summarize_many, summary_text
+from dashboard.render import ViewOptions, build_view
+
+MARK = "CG_DISPATCH:actual=16:mode=NONE:padded=16"
+PAIR = [NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite", NSYS_DIR / "nsys2026.2_2gpu_nccl_after.sqlite"]
+
+
+@pytest.fixture(scope="module")
+def rank_files(tmp_path_factory):
+    """Two small ranks with the same pid/tid and correlation ids (as two hosts would have)."""
+    d = tmp_path_factory.mktemp("ranks")
+    r0 = write_nsys_sqlite(
+        d / "r0.sqlite", gpus={0: "NVIDIA A100"},
+        kernels=[{"start": 100, "end": 300, "shortName": "gemm", "correlationId": 1},
+                 {"start": 250, "end": 400, "shortName": "gemm", "correlationId": 2}],
+        runtime=[{"start": 50, "end": 60, "name": "cudaLaunchKernel_v7000", "correlationId": 1},
+                 {"start": 70, "end": 80, "name": "cudaLaunchKernel_v7000", "correlationId": 2}],
+        nvtx=[{"start": 40, "end": 500, "eventType": 59, "text": "step"},
+              {"start": 45, "end": None, "eventType": 34, "text": MARK}])
+    r1 = write_nsys_sqlite(
+        d / "r1.sqlite", gpus={0: "NVIDIA H100", 1: "NVIDIA H100"},
+        kernels=[{"start": 1000, "end": 1600, "shortName": "attn", "correlationId": 1},
+                 {"start": 1100, "end": 1300, "shortName": "gemm", "correlationId": 2, "deviceId": 1}],
+        runtime=[{"start": 900, "end": 950, "name": "cudaLaunchKernel_v7000", "correlationId": 1},
+                 {"start": 960, "end": 990, "name": "cudaLaunchKernel_v7000", "correlationId": 2}],
+        nvtx=[{"start": 800, "end": 1700, "eventType": 59, "text": "step"},
+              {"start": 850, "end": None, "eventType": 34, "text": MARK}])
+    return r0, r1
+
+
+def test_merge_ranks_renumbers_devices_and_keeps_own_origins(rank_files):
+    merged = merge_ranks([load_nsys_sqlite(p) for p in rank_files], ["r0.sqlite", "r1.sqlite"])
+    k = merged.kernels
+    assert merged.meta.format == RANKS_FORMAT and merged.meta.source == "r0.sqlite + r1.sqlite"
+    assert merged.meta.gpus == {0: "rank 0 · GPU 0 · NVIDIA A100", 100: "rank 1 · GPU 0 · NVIDIA H100",
+                                101: "rank 1 · GPU 1 · NVIDIA H100"}
+    assert k["device_id"].tolist() == [0, 0, 100, 101]
+    # each rank on its own session timeline: times unchanged
+    assert k["start_ns"].tolist() == [100, 250, 1000, 1100] and k["end_ns"].tolist() == [300, 400, 1600, 1300]
+    assert k["short_name"].astype(str).tolist() == ["gemm", "gemm", "attn", "gemm"]
+    assert list(k.columns) == list(KERNELS) and k["device_id"].dtype == "int64" and k["pid"].dtype == "int64"
+
+
+def test_merge_ranks_ids_never_collide(rank_files):
+    merged = merge_ranks([load_nsys_sqlite(p) for p in rank_files])
+    assert merged.kernels["pid"].tolist() == [100, 100, 10_000_100, 10_000_100]
+    assert merged.kernels["global_pid"].tolist() == [GLOBAL_PID_1] * 2 + [GLOBAL_PID_1 + (1 << 56)] * 2
+    assert merged.api_calls["global_tid"].tolist() == [GLOBAL_TID_1] * 2 + [GLOBAL_TID_1 + (1 << 56)] * 2
+    assert merged.nvtx_ranges["pid"].tolist() == [100, 10_000_100]
+    assert merged.nvtx_marks["name"].astype(str).tolist() == [f"rank 0 · {MARK}", f"rank 1 · {MARK}"]
+    # correlation ids 1 and 2 exist on both ranks: each kernel still joins its own rank's launch
+    pairs = kernel_launches(merged.kernels, merged.api_calls)
+    assert sorted(zip(pairs["kernel_index"], pairs["api_index"])) == [(0, 0), (1, 1), (2, 2), (3, 3)]
+
+
+def test_merge_ranks_rejects_bad_input(rank_files):
+    with pytest.raises(TraceFormatError, match="no traces"):
+        merge_ranks([])
+    b = load_nsys_sqlite(rank_files[0])
+    wide = b.__class__(**{**b.__dict__, "kernels": b.kernels.assign(device_id=100)})
+    with pytest.raises(TraceFormatError, match="device id 100 is outside 0..99"):
+        merge_ranks([b, wide], ["a", "b"])
+
+
+def test_rank_table_exact_values_and_slowest(rank_files):
+    cache = TraceCache(enabled=False)
+    texts = [summary_text(p, "CG_DISPATCH", cache) for p in rank_files]
+    summaries = summaries_of([FileSummary(p, t, None) for p, t in zip(rank_files, texts)])
+    table = rank_table([summaries[0], None, summaries[1]], ["r0.sqlite", "bad.sqlite", "r1.sqlite"])
+    assert list(table.columns) == list(RANK_TABLE)
+    assert table["span_ns"].dtype == "int64" and table["slowest"].dtype == "bool"
+    assert table.to_dict("records") == [
+        {"rank": 0, "file": "r0.sqlite", "span_ns": 300, "busy_ns": 300, "idle_ns": 0, "utilisation_pct": 100.0,
+         "kernel_count": 2, "top_kernel": "gemm", "top_kernel_ns": 350, "slowest": False},
+        {"rank": 2, "file": "r1.sqlite", "span_ns": 600, "busy_ns": 600, "idle_ns": 0, "utilisation_pct": 100.0,
+         "kernel_count": 2, "top_kernel": "attn", "top_kernel_ns": 600, "slowest": True},
+    ]
+    assert format_rank_table(table).splitlines() == [
+        "rank  file         span_s    busy_s    idle_s    util  kernels  top kernel",
+        "   0  r0.sqlite  0.000000  0.000000  0.000000  100.0%        2  gemm (0.000000 s)",
+        "   2  r1.sqlite  0.000001  0.000001  0.000000  100.0%        2  attn (0.000001 s)  <- slowest",
+    ]
+
+
+def test_rank_table_ties_go_to_busier_then_lower_rank(rank_files):
+    cache = TraceCache(enabled=False)
+    s0 = summaries_of([FileSummary(rank_files[0], summary_text(rank_files[0], "CG_DISPATCH", cache), None)])[0]
+    assert rank_table([s0, s0, s0], ["a", "b", "c"])["slowest"].tolist() == [True, False, False]
+    assert rank_table([], [])["slowest"].tolist() == []
+
+
+def test_summarize_many_in_threads_keeps_order_and_reports_failures(rank_files, tmp_path):
+    missing = tmp_path / "missing.sqlite"
+    results = summarize_many([rank_files[1], missing, rank_files[0]], n_workers=2, processes=False)
+    assert [r.path for r in results] == [rank_files[1], missing, rank_files[0]]
+    assert results[1].text is None and results[1].error == f"{missing}: no such file"
+    single = [summary_text(p, "CG_DISPATCH", TraceCache(enabled=False)) for p in (rank_files[1], rank_files[0])]
+    assert [results[0].text, results[2].text] == single
+
+
+def test_cli_multi_file_default_local_cluster(rank_files, tmp_path, capsys):
+    """The real default path: a LocalCluster of processes; -o DIR gets one summary per file."""
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"hello")
+    out = tmp_path / "out"
+    assert main(["summarize", str(rank_files[0]), str(bad), str(rank_files[1]), "-o", str(out), "--no-cache"]) == 2
+    captured = capsys.readouterr()
+    assert "tracedash: error: bad.sqlite: " in captured.err and "Traceback" not in captured.err
+    assert sorted(p.name for p in out.iterdir()) == ["r0.sqlite.summary.json", "r1.sqlite.summary.json"]
+    for p in rank_files:  # byte-identical to single-file summarize
+        assert main(["summarize", str(p), "--no-cache"]) == 0
+        assert (out / f"{p.name}.summary.json").read_text() == capsys.readouterr().out
+    lines = captured.out.splitlines()
+    assert lines[0].split() == ["rank", "file", "span_s", "busy_s", "idle_s", "util", "kernels", "top", "kernel"]
+    assert lines[1].split()[:2] == ["0", "r0.sqlite"] and lines[2].split()[:2] == ["2", "r1.sqlite"]
+    assert lines[2].endswith("<- slowest") and len(lines) == 3
+
+
+def test_cli_multi_file_json_and_stdout_summaries(rank_files, capsys):
+    argv = ["summarize", *map(str, rank_files), "--no-cache", "--workers", "2"]
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [(r["rank"], r["file"], r["span_ns"], r["busy_ns"], r["top_kernel"], r["slowest"]) for r in doc["ranks"]] \
+        == [(0, "r0.sqlite", 300, 300, "gemm", False), (1, "r1.sqlite", 600, 600, "attn", True)]
+    assert doc["slowest_rank"] == 1 and doc["errors"] == []
+    assert [s["summary"]["kernel_count"] for s in doc["summaries"]] == [2, 2]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    single = summary_text(rank_files[0], "CG_DISPATCH", TraceCache(enabled=False))
+    assert out.startswith(f"==> {rank_files[0]} <==\n{single}\n==> {rank_files[1]} <==\n")
+
+
+def test_cli_scheduler_unreachable_is_one_line(rank_files, capsys):
+    assert main(["summarize", str(rank_files[0]), "--scheduler", "tcp://127.0.0.1:8096", "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tracedash: error: cannot reach the Dask scheduler at tcp://127.0.0.1:8096") \
+        and err.count("\n") == 1
+
+
+def test_ranks_view_on_shared_pair():
+    trace = load_ranks(PAIR)
+    view = build_view(trace, ViewOptions())
+    assert view.notices[0] == RANKS_NOTICE
+    assert view.devices == [0, 1, 100, 101]
+    assert trace.summary.kernel_count == 4010 + 3587
+    lanes = {y for t in view.timeline.data for y in (t.y if t.y is not None else []) if str(y).startswith("rank ")}
+    assert lanes == {"rank 0 · GPU 0", "rank 0 · GPU 1", "rank 1 · GPU 0", "rank 1 · GPU 1"}
+    assert {c.label: c.value for c in view.cards}["GPUs with kernels"] == "4"
+
+
+def test_load_ranks_rejects_summary_json(rank_files):
+    from paths import SEED
+
+    with pytest.raises(TraceFormatError, match="only nsys exports can be opened as ranks"):
+        load_ranks([rank_files[0], SEED])
