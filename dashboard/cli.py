@@ -256,6 +256,57 @@ def _report(args) -> int:
     return 0
 
 
+EXIT_SLOWER = 3  # tracedash diff --fail-if-slower: the candidate is slower than allowed
+SLOWER_HELP = ("exit 3 when the candidate is more than PCT %% slower. Slower means: with dispatch marks, the "
+               "step time of the worst phase (prefill/decode/...) priced at the baseline's token mix (dispatches "
+               "paired by phase and token count); without them, kernel time at the baseline's kernel counts "
+               "(kernel names on both sides). A gate that cannot be measured (n/a) never fails")
+
+
+def _percent(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a percentage: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite percentage: {text!r}")
+    return value
+
+
+def _top(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a row count: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"--top must be at least 1, got {n}")
+    return n
+
+
+def _diff(args) -> int:
+    """``tracedash diff A B``: deltas of candidate B against baseline A (text or --json)."""
+    from dashboard.analysis.compare import compare_runs, comparison_to_dict
+    from dashboard.render_compare import comparison_text
+    from dashboard.trace import load_trace
+
+    cache = _cache(args)
+    a = load_trace(args.baseline, dispatch_prefix=args.dispatch_prefix, cache=cache)
+    b = load_trace(args.candidate, dispatch_prefix=args.dispatch_prefix, cache=cache)
+    c = compare_runs(a, b, dispatch_prefix=args.dispatch_prefix)
+    if args.json:
+        sys.stdout.write(json.dumps(comparison_to_dict(c, top=args.top), indent=2) + "\n")
+    else:
+        sys.stdout.write(comparison_text(c, top=args.top))
+    pct = c.gate.delta_pct
+    if args.fail_if_slower is not None and pct == pct and pct > args.fail_if_slower:
+        _say(f"tracedash: candidate {c.b_file} is {pct:.2f} % slower than baseline {c.a_file} "
+             f"({c.gate.metric}), more than the allowed {args.fail_if_slower:g} %", file=sys.stderr)
+        return EXIT_SLOWER
+    return 0
+
+
 def _cache_command(args) -> int:
     cache = _cache(args)
     if args.action == "clear":
@@ -333,6 +384,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["info", "clear"])
     p.add_argument("--cache-dir", help="cache folder (default: $TRACEDASH_CACHE_DIR or the user cache folder)")
     p.set_defaults(func=_cache_command, no_cache=False)
+    p = sub.add_parser("diff", help="compare two runs: baseline A, candidate B (deltas = B - A)")
+    p.add_argument("baseline", help="trace A: nsys SQLite export or summary JSON")
+    p.add_argument("candidate", help="trace B: nsys SQLite export or summary JSON")
+    p.add_argument("--json", action="store_true", help="print the stable JSON form (schema key "
+                   "'tracedash.diff/1'; integers in ns) instead of text")
+    p.add_argument("--top", type=_top, default=10, metavar="N",
+                   help="rows of the kernel, NVTX and API deltas to show (default 10; sorted by |change|)")
+    p.add_argument("--fail-if-slower", type=_percent, metavar="PCT", help=SLOWER_HELP)
+    p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
+                   help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
+    _add_cache_options(p)
+    p.set_defaults(func=_diff)
     return parser
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from dash import Dash
 
 from dashboard.app.callbacks import register_callbacks
+from dashboard.app.compare_callbacks import mount_compare, register_compare_link
 from dashboard.app.layout import build_layout
 from dashboard.app.store import TraceStore, discover
 
@@ -44,5 +45,7 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
     app.layout = build_layout(trace_ids, trace_ids[0] if trace_ids else None, dispatch_prefix,
                               labels={t: store.label(t) for t in trace_ids})
     register_callbacks(app, store)
+    register_compare_link(app)
+    mount_compare(app, store, dispatch_prefix)  # /compare/: a second Dash app on this server
     app.server.config["TRACE_STORE"] = store
     return app

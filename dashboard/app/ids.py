@@ -34,6 +34,7 @@ URL_APPLIED = "url-applied"
 KERNEL_NAMES = "kernel-names"
 CURRENT_WINDOW = "current-window"
 HIDE_DEVICES = "hide-devices"
+COMPARE_LINK = "compare-link"  # header link to the compare page (/compare/?a=<trace>)
 SVG_BUTTON = "svg-download"  # pattern-matching type: {"type": SVG_BUTTON, "graph": GANTT}
 
 ALL = [TRACE_PICKER, DISPATCH_PREFIX, THRESHOLD, BUSY_SOURCE, ALERTS, OVERVIEW, GANTT, PHASE_TABLE, TIMELINE,

@@ -188,6 +188,8 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
                 html.Button("Download report", id=ids.REPORT_BUTTON, className="button",
                             title="One offline HTML file of this view: figures, tables and settings"),
                 dcc.Download(id=ids.REPORT_DOWNLOAD),
+                html.A("Compare…", id=ids.COMPARE_LINK, href="compare/", className="button",
+                       title="Compare this trace (as baseline A) with another run"),
                 html.Label(["GPU busy counts", dcc.RadioItems(
                     id=ids.BUSY_SOURCE, value=BUSY_KERNELS, inline=True, className="radio",
                     options=[{"label": " kernels", "value": BUSY_KERNELS},

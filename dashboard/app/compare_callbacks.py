@@ -1,0 +1,127 @@
+"""The compare page: a second Dash app on the main app's Flask server at ``/compare/``, sharing its
+TraceStore; thin callbacks over ``analysis.compare`` and ``render_compare``."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlencode
+
+from dash import Dash, Input, Output, ctx, html, no_update
+
+from dashboard.analysis.compare import compare_runs
+from dashboard.app import compare_layout as cl
+from dashboard.app import ids
+from dashboard.app.layout import alert
+from dashboard.app.store import TraceStore
+from dashboard.errors import TraceError
+from dashboard.figures.common import empty_figure
+from dashboard.render_compare import compare_view
+
+A_LABEL, B_LABEL = "A (baseline)", "B (candidate)"
+COMPARE_PATH = "/compare/"
+
+
+def parse_pair(search: str | None) -> tuple[str | None, str | None]:
+    """``(a, b)`` trace ids from a ``?a=<id>&b=<id>`` query (None where absent; the first value wins)."""
+    q = parse_qs((search or "").lstrip("?"), keep_blank_values=False)
+    return (q.get("a") or [None])[0], (q.get("b") or [None])[0]
+
+
+def pair_query(a: str | None, b: str | None) -> str:
+    """The query string of a comparison, ``?a=<id>&b=<id>`` (ids percent-encoded)."""
+    items = {k: v for k, v in (("a", a), ("b", b)) if v}
+    return "?" + urlencode(items) if items else ""
+
+
+def choose_pair(ids: list[str], a: str | None, b: str | None, explain) -> tuple[str | None, str | None, list[str]]:
+    """Served ids for A and B with notices: unknown ids are replaced (A: the first trace; B: the
+    trace after A), and a missing B defaults to the trace after A."""
+    notices = []
+    if a is not None and a not in ids:
+        notices.append("Baseline: " + explain(a))
+        a = None
+    if b is not None and b not in ids:
+        notices.append("Candidate: " + explain(b))
+        b = None
+    if not ids:
+        return None, None, notices
+    a = a or ids[0]
+    if b is None:
+        b = ids[(ids.index(a) + 1) % len(ids)]
+    return a, b, notices
+
+
+def mount_compare(main: Dash, store: TraceStore, dispatch_prefix: str = "CG_DISPATCH") -> Dash:
+    """Create the compare app on ``main``'s Flask server at ``/compare/`` (same TraceStore, same assets)."""
+    app = Dash(
+        __name__,
+        server=main.server,
+        url_base_pathname=COMPARE_PATH,
+        title="tracedash · compare",
+        assets_folder=main.config.assets_folder,
+        suppress_callback_exceptions=False,
+        update_title=None,
+    )
+    home = main.get_relative_path("/")
+
+    def layout():
+        trace_ids = store.ids()
+        return cl.build_compare_layout(trace_ids, {t: store.label(t) for t in trace_ids}, home)
+
+    app.layout = layout
+    register_compare_callbacks(app, store, dispatch_prefix, home)
+    return app
+
+
+def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: str, home: str) -> None:
+    """The one callback of the compare page: URL <-> pickers (a link reopens the same pair), then the view."""
+    outputs = [Output(cl.URL, "search"), Output(cl.PICK_A, "value"), Output(cl.PICK_B, "value"),
+               Output(cl.ALERTS, "children"), Output(cl.CARDS, "children"), Output(cl.GATE_NOTE, "children"),
+               Output(cl.PHASE_TABLE, "rowData"), Output(cl.TYPE_TABLE, "rowData"),
+               Output(cl.STEP_FIGURE, "figure"), Output(cl.CATEGORY_FIGURE, "figure"),
+               Output(cl.KERNEL_FIGURE, "figure"), Output(cl.KERNEL_GRID, "rowData"),
+               Output(cl.CATEGORY_GRID, "rowData"), Output(cl.NVTX_GRID, "rowData"), Output(cl.API_GRID, "rowData"),
+               Output(cl.OPEN_A, "href"), Output(cl.OPEN_B, "href"), Output(cl.PHASE_SECTION, "style")]
+
+    @app.callback(*outputs, Input(cl.URL, "search"), Input(cl.PICK_A, "value"), Input(cl.PICK_B, "value"),
+                  Input(cl.SWAP, "n_clicks"))
+    def update(search, a, b, _swap):
+        trigger = ctx.triggered_id
+        if trigger in (None, cl.URL):
+            a, b = parse_pair(search)
+        elif trigger == cl.SWAP:
+            a, b = b, a
+        a, b, notices = choose_pair(store.ids(), a, b, store.explain_missing)
+        query = pair_query(a, b)
+        new_search = no_update if (search or "") == query else query
+        alerts = [alert(n, "info") for n in notices]
+        links = [f"{home}?{urlencode({'trace': t})}" if t else home for t in (a, b)]
+        shown, hidden = {}, {"display": "none"}
+        blank = empty_figure("Pick two traces to compare.", height=200)
+        empty = [[], "", [], [], blank, blank, blank, [], [], [], []]
+        if a is None:
+            return [new_search, a, b, alerts + [alert("No traces are served here.")], *empty, *links, hidden]
+        try:
+            c = compare_runs(store.get(a), store.get(b), dispatch_prefix=dispatch_prefix)
+        except TraceError as exc:
+            return [new_search, a, b, alerts + [alert(str(exc))], *empty, *links, hidden]
+        if a == b:
+            alerts.append(alert("A and B are the same trace: every delta is zero. Pick another candidate.",
+                                "info"))
+        if c.phases.empty:
+            alerts.append(alert(f"Neither run has dispatch marks ({dispatch_prefix}…): no per-phase comparison; "
+                                "the gate compares kernel time instead.", "info"))
+        v = compare_view(c, a_label=A_LABEL, b_label=B_LABEL)
+        g = c.gate
+        note = html.Span([html.B(f"Regression gate ({g.metric}): "), g.explanation,
+                          ". Positive = B slower; this is what ", html.Code("tracedash diff --fail-if-slower"),
+                          " checks."])
+        return [new_search, a, b, alerts, cl.delta_cards(v.cards), note, v.phase_rows, v.type_rows, v.step_figure,
+                v.category_figure, v.kernel_figure, v.kernel_rows, v.category_rows, v.nvtx_rows, v.api_rows, *links,
+                hidden if c.phases.empty else shown]
+
+
+def register_compare_link(main: Dash) -> None:
+    """Keep the main page's "Compare" link at ``/compare/?a=<current trace>``."""
+    @main.callback(Output(ids.COMPARE_LINK, "href"), Input(ids.TRACE_PICKER, "value"))
+    def compare_href(trace_id):
+        return main.get_relative_path(COMPARE_PATH) + pair_query(trace_id, None)

@@ -1,0 +1,187 @@
+"""Headless assembly of a two-run comparison: Comparison -> cards, grid records, figures, text.
+
+Used by the compare page, ``tracedash diff`` and tests; imports no Dash.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from dashboard.analysis.compare import Comparison
+from dashboard.figures.common import fmt_ns
+from dashboard.figures.compare import build_delta_bars, build_step_time_overlay
+from dashboard.figures.theme import DEFAULT_THEME, Theme
+
+OVERVIEW_LABELS = {
+    "gpu_activity_span_ns": "GPU activity span",
+    "gpu_busy_union_ns": "GPU busy (union)",
+    "gpu_idle_within_span_ns": "GPU idle in span",
+    "kernel_count": "Kernels",
+    "graph_node_kernel_count": "CUDA-graph kernels",
+}
+
+
+@dataclass(frozen=True)
+class DeltaCard:
+    """One overview card: label, A and B values, the change, and whether it is worse for B.
+
+    ``tone`` is "worse", "better" or "same" (more time / idle = worse; more utilisation = better;
+    counts are neutral: "same").
+    """
+
+    label: str
+    a: str
+    b: str
+    change: str
+    tone: str
+    hint: str = ""
+
+
+def _pct_text(p: float) -> str:
+    return "n/a" if p is None or (isinstance(p, float) and math.isnan(p)) else f"{p:+.2f} %"
+
+
+def delta_cards(c: Comparison) -> list[DeltaCard]:
+    """Gate, overview and utilisation deltas as cards (times formatted, counts with separators)."""
+    g = c.gate
+    cards = [DeltaCard("Regression gate", fmt_ns(g.a_ns), fmt_ns(g.b_ns), _pct_text(g.delta_pct),
+                       "worse" if g.delta_pct > 0 else "better" if g.delta_pct < 0 else "same",
+                       f"{g.metric}: {g.explanation}")]
+    for r in c.overview.itertuples(index=False):
+        is_time = r.metric.endswith("_ns")
+        fmt = fmt_ns if is_time else (lambda v: f"{int(v):,}")
+        tone = "same" if not is_time or r.delta == 0 else (
+            "worse" if r.delta > 0 else "better")
+        change = (f"{'+' if r.delta > 0 else '-' if r.delta < 0 else '±'}{fmt(abs(r.delta))} "
+                  f"({_pct_text(r.delta_pct)})")
+        cards.append(DeltaCard(OVERVIEW_LABELS.get(r.metric, r.metric), fmt(r.a), fmt(r.b), change, tone, r.metric))
+    ua, ub = c.utilisation_pct
+    d = ub - ua
+    cards.append(DeltaCard("Utilisation", f"{ua:.2f} %", f"{ub:.2f} %", f"{d:+.2f} pp",
+                           "better" if d > 0.005 else "worse" if d < -0.005 else "same", "busy union / span"))
+    return cards
+
+
+def _row(rec: dict) -> dict:
+    """A grid record: NaN -> None (blank cell), numpy scalars -> Python."""
+    out = {}
+    for k, v in rec.items():
+        if v is pd.NA or (isinstance(v, float) and math.isnan(v)):
+            out[k] = None
+        elif hasattr(v, "item"):
+            out[k] = v.item()
+        else:
+            out[k] = v
+    return out
+
+
+def delta_rows(frame: pd.DataFrame) -> list[dict]:
+    """Grid records of a delta frame (NAME_DELTA, PHASE_DELTA, DISPATCH_TYPE_DELTA), its order kept,
+    with ``abs_delta_ns`` (|delta_total_ns|, when present) for sorting by size of change."""
+    recs = [_row(r) for r in frame.to_dict("records")]
+    for r in recs:
+        if "delta_total_ns" in r:
+            r["abs_delta_ns"] = abs(r["delta_total_ns"])
+    return recs
+
+
+@dataclass
+class CompareView:
+    """Everything the compare page shows."""
+
+    cards: list[DeltaCard]
+    step_figure: go.Figure
+    kernel_figure: go.Figure
+    category_figure: go.Figure
+    phase_rows: list[dict]
+    type_rows: list[dict]
+    kernel_rows: list[dict]
+    category_rows: list[dict]
+    nvtx_rows: list[dict]
+    api_rows: list[dict]
+
+
+def compare_view(c: Comparison, *, a_label: str = "A", b_label: str = "B", top: int = 15,
+                 theme: Theme = DEFAULT_THEME) -> CompareView:
+    """Cards, figures and grid records of a Comparison (labels name the runs in figures)."""
+    return CompareView(
+        cards=delta_cards(c),
+        step_figure=build_step_time_overlay(c.a_dispatches, c.b_dispatches, a_label=a_label, b_label=b_label,
+                                            theme=theme),
+        kernel_figure=build_delta_bars(c.kernels, what="kernel", top=top, a_label=a_label, b_label=b_label,
+                                       theme=theme),
+        category_figure=build_delta_bars(c.categories, what="kernel category", top=top, a_label=a_label,
+                                         b_label=b_label, theme=theme),
+        phase_rows=delta_rows(c.phases), type_rows=delta_rows(c.dispatch_types),
+        kernel_rows=delta_rows(c.kernels), category_rows=delta_rows(c.categories),
+        nvtx_rows=delta_rows(c.nvtx), api_rows=delta_rows(c.api),
+    )
+
+
+def _table(headers: list[str], rows: list[list[str]], left: int = 1) -> list[str]:
+    """Fixed-width text table: the first ``left`` columns left-aligned, the rest right-aligned."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+
+    def line(cells):
+        return "  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+
+
+def _name(n: str, width: int = 60) -> str:
+    return n if len(n) <= width else n[: width - 1] + "…"
+
+
+def _delta_ns(v: float) -> str:
+    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else (
+        ("+" if v > 0 else "-" if v < 0 else "±") + fmt_ns(abs(v)))
+
+
+def _name_section(title: str, frame: pd.DataFrame, top: int) -> list[str]:
+    rows = []
+    for r in frame.head(top).itertuples(index=False):
+        pct = "new" if r.only_in == "b" else "gone" if r.only_in == "a" else _pct_text(r.delta_total_pct)
+        rows.append([_name(str(r.name)), f"{r.a_count:,}", f"{r.b_count:,}", fmt_ns(r.a_total_ns),
+                     fmt_ns(r.b_total_ns), _delta_ns(r.delta_total_ns), pct,
+                     _delta_ns(r.delta_mean_ns), _pct_text(r.delta_mean_pct)])
+    more = len(frame) - min(top, len(frame))
+    return [f"{title} (by |change of total|{f', top {top} of {len(frame)}' if more else ''})",
+            *_table(["name", "count A", "count B", "total A", "total B", "Δ total", "Δ %", "Δ mean", "Δ mean %"], rows), ""]
+
+
+def comparison_text(c: Comparison, top: int = 10) -> str:
+    """A readable plain-text report of a Comparison (``tracedash diff`` without ``--json``)."""
+    out = [f"A (baseline):  {c.a_file}", f"B (candidate): {c.b_file}", ""]
+    g = c.gate
+    out += [f"Regression gate [{g.metric}]: {fmt_ns(g.a_ns)} -> {fmt_ns(g.b_ns)} ({_pct_text(g.delta_pct)}; "
+            "positive = B slower)", f"  {g.explanation}", ""]
+    out += ["Overview", *_table(["metric", "A", "B", "change"],
+                                [[cd.label, cd.a, cd.b, cd.change] for cd in delta_cards(c)[1:]]), ""]
+    if len(c.phases):
+        thr = "none (one token count)" if c.threshold is None else f"prefill when tokens >= {c.threshold:.1f}"
+        rows = [[r.phase, f"{r.a_dispatches:,}", f"{r.b_dispatches:,}", _fmt_opt(r.a_mean_ns), _fmt_opt(r.b_mean_ns),
+                 _pct_text(r.delta_mean_pct), f"{r.paired_types}", _pct_text(r.matched_delta_pct)]
+                for r in c.phases.itertuples(index=False)]
+        out += [f"Per phase ({thr}; matched = B at A's token mix)",
+                *_table(["phase", "steps A", "steps B", "mean A", "mean B", "Δ mean", "paired types",
+                         "Δ matched"], rows), ""]
+        rows = [[r.phase, "?" if r.tokens is pd.NA else f"{r.tokens}", f"{r.a_count:,}", f"{r.b_count:,}",
+                 _fmt_opt(r.a_mean_ns), _fmt_opt(r.b_mean_ns), _pct_text(r.delta_mean_pct)]
+                for r in c.dispatch_types.head(top * 2).itertuples(index=False)]
+        out += ["Dispatch types (phase, tokens)",
+                *_table(["phase", "tokens", "steps A", "steps B", "mean A", "mean B", "Δ mean"], rows, left=2), ""]
+    else:
+        out += ["Per phase: no dispatch marks in either run.", ""]
+    out += _name_section("Kernel categories", c.categories, top)
+    out += _name_section("Kernels", c.kernels, top)
+    out += _name_section("NVTX ranges (normalised names)", c.nvtx, top)
+    out += _name_section("CUDA API calls (summed across threads)", c.api, top)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _fmt_opt(v: float) -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt_ns(v)

@@ -1,0 +1,85 @@
+"""The compare page (/compare/?a=..&b=..) in headless Chromium."""
+
+import sys
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from dashboard.app import create_app
+from dashboard.app.store import trace_id
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from compare_fixtures import write_pair  # noqa: E402
+from paths import NSYS_DIR  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+BEFORE = NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite"
+AFTER = NSYS_DIR / "nsys2026.2_2gpu_nccl_after.sqlite"
+
+
+def grid_rows(page: Page, grid_id: str, field: str) -> list:
+    return page.evaluate(f"() => {{ const api = dash_ag_grid.getApi('{grid_id}'); const out = []; "
+                         f"api.forEachNodeAfterFilterAndSort(n => out.push(n.data.{field})); return out; }}")
+
+
+def wait_rows(page: Page, grid_id: str, n: int):
+    page.wait_for_function(f"() => {{ try {{ return dash_ag_grid.getApi('{grid_id}').getDisplayedRowCount() === {n}; }}"
+                           " catch (e) { return false; } }", timeout=30000)
+
+
+def test_compare_page_from_a_link(page: Page, serve, artifacts, console_errors, tmp_path):
+    a, b = write_pair(tmp_path)
+    url = serve(create_app([a, b, BEFORE, AFTER]))
+    page.goto(f"{url}/compare/?{urlencode({'a': trace_id(a), 'b': trace_id(b)})}")
+    expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("Regression gate", timeout=30000)
+    expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("+16.67 %")
+    expect(page.locator("#cmp-cards")).to_contain_text("1.60 µs → 1.70 µs")
+    wait_rows(page, "cmp-kernel-grid", 5)
+    assert grid_rows(page, "cmp-kernel-grid", "name") == [
+        "onlyA_kernel", "flash_fwd_kernel", "ncclDevKernel_AllReduce", "onlyB_kernel", "ampere_sgemm_128x64"]
+    wait_rows(page, "cmp-type-table", 4)
+    assert grid_rows(page, "cmp-type-table", "tokens") == [512, 1, 3, 5]
+    assert grid_rows(page, "cmp-phase-table", "matched_b_ns") == [900, 700]
+    names = page.evaluate("() => document.querySelector('#cmp-step-figure .js-plotly-plot')._fullData.map(t => t.name)")
+    assert names == ["A (baseline)", "B (candidate)"]
+    expect(page.locator("#cmp-kernel-figure .ytick").first).to_be_visible()
+    page.locator("#cmp-kernel-grid").scroll_into_view_if_needed()  # AG Grid draws rows once on screen
+    expect(page.locator("#cmp-kernel-grid .ag-row").first).to_be_visible()
+    page.screenshot(path=str(artifacts / "compare-fixture.png"), full_page=True)
+
+    # B from the picker: the address bar follows, so the link reopens this comparison
+    page.click("#cmp-b")
+    page.get_by_text(AFTER.name, exact=True).click()
+    page.wait_for_function("() => location.search.includes('nsys2026.2_2gpu_nccl_after')", timeout=30000)
+    assert f"a={trace_id(a).replace('@', '%40')}" in page.evaluate("() => location.search")
+
+    page.goto(f"{url}/compare/?{urlencode({'a': trace_id(BEFORE), 'b': trace_id(AFTER)})}")
+    wait_rows(page, "cmp-kernel-grid", 11)
+    assert grid_rows(page, "cmp-kernel-grid", "name")[:2] == ["flash_fwd_kernel", "ncclDevKernel_SendRecv"]
+    expect(page.locator("#cmp-alerts")).to_contain_text("Neither run has dispatch marks (CG_DISPATCH…)")
+    expect(page.locator("#cmp-phase-section")).to_be_hidden()
+    expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("+2.29 %")
+    page.locator("#cmp-kernel-grid").scroll_into_view_if_needed()
+    expect(page.locator("#cmp-kernel-grid .ag-row").first).to_be_visible()
+    page.screenshot(path=str(artifacts / "compare-nccl.png"), full_page=True)
+    assert console_errors == []
+
+
+def test_compare_link_and_bad_ids(page: Page, serve, console_errors, tmp_path):
+    a, b = write_pair(tmp_path)
+    url = serve(create_app([a, b]))
+    page.goto(url)
+    link = page.locator("#compare-link")
+    expect(link).to_have_attribute("href", f"/compare/?{urlencode({'a': trace_id(a)})}", timeout=30000)
+    link.click()
+    expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("Regression gate", timeout=30000)
+    assert page.evaluate("() => location.search") == "?" + urlencode({"a": trace_id(a), "b": trace_id(b)})
+
+    page.goto(f"{url}/compare/?a=nope.sqlite%4012345678")
+    expect(page.locator("#cmp-alerts")).to_contain_text("Baseline: The link asks for trace 'nope.sqlite@12345678'",
+                                                        timeout=30000)
+    expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("Regression gate")
+    assert console_errors == []

@@ -1,0 +1,254 @@
+"""Compare two runs: delta frames, pairing by dispatch type, sort order, JSON, figures, CLI, page."""
+
+import json
+import math
+
+import pytest
+from compare_fixtures import write_pair
+from paths import NSYS_DIR, SEED
+
+from dashboard.analysis.compare import SCHEMA, compare_runs, comparison_to_dict, name_delta
+from dashboard.app.compare_callbacks import choose_pair, pair_query, parse_pair
+from dashboard.cli import main
+from dashboard.render_compare import comparison_text, compare_view
+from dashboard.trace import load_trace
+
+BEFORE = NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite"
+AFTER = NSYS_DIR / "nsys2026.2_2gpu_nccl_after.sqlite"
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    return write_pair(tmp_path_factory.mktemp("pair"))
+
+
+@pytest.fixture(scope="module")
+def cmp(pair):
+    a, b = pair
+    return compare_runs(load_trace(a), load_trace(b))
+
+
+@pytest.fixture(scope="module")
+def shared():
+    return compare_runs(load_trace(BEFORE), load_trace(AFTER))
+
+
+def rows(frame, cols):
+    return [tuple(None if (isinstance(v, float) and math.isnan(v)) else v for v in r)
+            for r in frame[cols].itertuples(index=False, name=None)]
+
+
+def test_dispatches_paired_by_phase_and_token_count(cmp):
+    assert cmp.threshold == pytest.approx(math.sqrt(5 * 512))  # one split for both runs: tokens 1, 3, 5 | 512
+    t = cmp.dispatch_types
+    assert rows(t, ["phase", "tokens", "a_count", "b_count", "a_total_ns", "b_total_ns", "delta_mean_pct", "paired"]) == [
+        ("prefill", 512, 1, 1, 1000, 900, -10.0, True),
+        ("decode", 1, 2, 1, 400, 200, 0.0, True),
+        ("decode", 3, 1, 1, 200, 300, 50.0, True),
+        ("decode", 5, 0, 1, 0, 300, None, False),  # only the candidate has 5-token steps
+    ]
+
+
+def test_phase_deltas_raw_and_matched_to_the_baseline_mix(cmp):
+    p = cmp.phases.set_index("phase")
+    assert p.loc["decode", ["a_dispatches", "b_dispatches", "a_total_ns", "b_total_ns"]].tolist() == [3, 3, 600, 800]
+    assert p.loc["decode", "delta_mean_pct"] == pytest.approx(100 * (800 / 3 - 200) / 200)
+    # matched: A's mix (2 x 1-token, 1 x 3-token) at B's per-type means (200, 300) = 700 vs 600
+    assert p.loc["decode", ["paired_types", "matched_a_ns", "matched_b_ns"]].tolist() == [2, 600, 700]
+    assert p.loc["decode", "matched_delta_pct"] == pytest.approx(100 / 6)
+    assert p.loc["prefill", ["matched_a_ns", "matched_b_ns", "matched_delta_pct"]].tolist() == [1000, 900, -10.0]
+    assert cmp.gate.metric == "step_time:decode" and (cmp.gate.a_ns, cmp.gate.b_ns) == (600, 700)
+    assert cmp.gate.delta_pct == pytest.approx(100 / 6)
+
+
+def test_kernel_deltas_sorted_by_absolute_change_with_one_sided_names(cmp):
+    k = cmp.kernels
+    # |Δ total| desc, then |Δ count| desc, then name
+    assert rows(k, ["name", "a_count", "b_count", "a_total_ns", "b_total_ns", "delta_total_ns", "only_in", "category"]) == [
+        ("onlyA_kernel", 1, 0, 100, 0, -100, "a", "other"),
+        ("flash_fwd_kernel", 1, 1, 600, 500, -100, "", "attention"),
+        ("ncclDevKernel_AllReduce", 1, 1, 100, 200, 100, "", "communication"),
+        ("onlyB_kernel", 0, 1, 0, 50, 50, "b", "other"),
+        ("ampere_sgemm_128x64", 3, 3, 500, 550, 50, "", "GEMM"),
+    ]
+    gemm = k.set_index("name").loc["ampere_sgemm_128x64"]
+    assert (gemm["a_mean_ns"], gemm["b_mean_ns"]) == pytest.approx((500 / 3, 550 / 3))
+    only_b = k.set_index("name").loc["onlyB_kernel"]
+    assert math.isnan(only_b["delta_total_pct"]) and math.isnan(only_b["delta_mean_ns"])
+
+
+def test_category_nvtx_and_api_deltas(cmp):
+    assert rows(cmp.categories, ["name", "a_total_ns", "b_total_ns", "delta_total_ns"]) == [
+        ("attention", 600, 500, -100), ("communication", 100, 200, 100), ("GEMM", 500, 550, 50),
+        ("other", 100, 50, -50)]
+    # per-call fields stripped: "aten::mm, seq = 1, op_id = 5" and "aten::mm, seq = 9, ..." are one name
+    assert rows(cmp.nvtx, ["name", "a_count", "b_count", "a_total_ns", "b_total_ns", "only_in"]) == [
+        ("aten::mm", 2, 1, 200, 150, ""), ("only_b_range", 0, 1, 0, 10, "b")]
+    assert rows(cmp.api, ["name", "a_count", "b_count", "a_total_ns", "b_total_ns", "delta_mean_pct", "only_in"]) == [
+        ("cudaLaunchKernel", 2, 1, 20, 30, 200.0, ""), ("cudaMemcpyAsync", 0, 1, 0, 5, None, "b")]
+
+
+def test_overview_deltas(cmp):
+    o = cmp.overview.set_index("metric")
+    assert o.loc["gpu_activity_span_ns", ["a", "b", "delta"]].tolist() == [1600, 1700, 100]
+    assert o.loc["gpu_busy_union_ns", ["a", "b", "delta"]].tolist() == [1300, 1300, 0]
+    assert o.loc["gpu_idle_within_span_ns", "delta_pct"] == pytest.approx(100 / 3)
+    assert cmp.utilisation_pct == pytest.approx((100 * 1300 / 1600, 100 * 1300 / 1700))
+
+
+def test_name_delta_of_empty_frames():
+    import pandas as pd
+
+    empty = pd.DataFrame({"name": [], "count": [], "total_ns": []})
+    out = name_delta(empty, empty)
+    assert out.empty and list(out.columns)[:3] == ["name", "a_count", "b_count"]
+
+
+def test_shared_pair_shows_nccl_and_attention_changes(shared):
+    k = shared.kernels.set_index("name")
+    assert shared.kernels["name"].head(2).tolist() == ["flash_fwd_kernel", "ncclDevKernel_SendRecv"]
+    assert k.loc["flash_fwd_kernel", ["a_count", "b_count", "a_total_ns", "b_total_ns", "delta_total_ns"]].tolist() == [
+        68, 60, 272317378, 240755667, -31561711]
+    assert k.loc["ncclDevKernel_SendRecv", ["a_count", "b_count", "a_total_ns", "b_total_ns"]].tolist() == [
+        66, 62, 25401752, 33742101]
+    assert k.loc["ncclDevKernel_SendRecv", "delta_mean_pct"] == pytest.approx(
+        100 * (33742101 / 62 - 25401752 / 66) / (25401752 / 66))  # +41.4 % per call
+    c = shared.categories.set_index("name")
+    assert c.loc["communication", "delta_total_ns"] == 33742101 - 25401752
+    assert c.loc["attention", "delta_total_ns"] == -31561711
+    assert shared.phases.empty and shared.dispatch_types.empty  # no dispatch marks in this pair
+    # gate without dispatches: kernel time at the baseline's kernel counts (11 names on both sides)
+    assert (shared.gate.metric, shared.gate.a_ns, shared.gate.b_ns) == ("kernel_time", 535200650, 547458270)
+    o = shared.overview.set_index("metric")
+    assert o.loc["gpu_busy_union_ns", ["a", "b"]].tolist() == [285205624, 266434672]
+
+
+def test_same_summary_json_twice_is_all_zero():
+    s = load_trace(SEED)
+    c = compare_runs(s, s)
+    assert (c.kernels["delta_total_ns"] == 0).all() and (c.api["delta_total_ns"] == 0).all()
+    assert c.phases["phase"].tolist() == ["prefill", "decode"] and (c.phases["matched_delta_pct"] == 0).all()
+    assert c.gate.metric == "step_time:prefill" and c.gate.delta_pct == 0.0
+
+
+def test_json_is_stable_and_integer_ns(cmp):
+    d = comparison_to_dict(cmp, top=2)
+    assert list(d) == ["schema", "baseline", "candidate", "gate", "overview", "utilisation_pct", "threshold",
+                       "phases", "dispatch_types", "kernels", "categories", "nvtx", "api"]
+    assert d["schema"] == SCHEMA == "tracedash.diff/1"
+    assert d["gate"] == {"metric": "step_time:decode", "a_ns": 600, "b_ns": 700, "delta_pct": 16.6667,
+                         "explanation": d["gate"]["explanation"]}
+    assert d["overview"]["gpu_activity_span_ns"] == {"a": 1600, "b": 1700, "delta": 100, "delta_pct": 6.25}
+    assert [k["name"] for k in d["kernels"]] == ["onlyA_kernel", "flash_fwd_kernel"]  # --top 2
+    gemm = comparison_to_dict(cmp)["kernels"][4]
+    assert gemm["a_mean_ns"] == 167 and isinstance(gemm["a_mean_ns"], int)  # 500/3 rounded to whole ns
+    assert d["dispatch_types"][3] == {"phase": "decode", "tokens": 5, "a_count": 0, "b_count": 1, "a_total_ns": 0,
+                                      "b_total_ns": 300, "a_mean_ns": None, "b_mean_ns": 300, "a_p50_ns": None,
+                                      "b_p50_ns": 300, "delta_mean_ns": None, "delta_mean_pct": None,
+                                      "paired": False}
+    assert json.dumps(d) == json.dumps(comparison_to_dict(cmp, top=2))
+
+
+def test_text_report_and_view(cmp):
+    text = comparison_text(cmp, top=3)
+    assert "Regression gate [step_time:decode]: 600 ns -> 700 ns (+16.67 %; positive = B slower)" in text
+    assert "Kernels (by |change of total|, top 3 of 5)" in text
+    line = next(ln for ln in text.splitlines() if ln.startswith("onlyA_kernel"))
+    assert line.split() == ["onlyA_kernel", "1", "0", "100", "ns", "0", "ns", "-100", "ns", "gone", "n/a", "n/a"]
+    v = compare_view(cmp, a_label="A", b_label="B")
+    assert [c.label for c in v.cards][:3] == ["Regression gate", "GPU activity span", "GPU busy (union)"]
+    assert v.cards[0].tone == "worse" and v.cards[1].change == "+100 ns (+6.25 %)"
+    assert [t.name for t in v.step_figure.data] == ["A", "B"]
+    assert list(v.step_figure.data[1].x) == ["prefill", "decode", "decode", "decode"]
+    assert list(v.step_figure.data[1].y) == pytest.approx([0.9, 0.2, 0.3, 0.3])  # µs: the longest step is 1 µs
+    assert v.step_figure.layout.yaxis.title.text == "step time (µs, log)"
+    bars = v.kernel_figure.data[0]
+    assert list(v.kernel_figure.layout.yaxis.ticktext) == ["ampere_sgemm_128x64", "onlyB_kernel", "ncclDevKernel_AllReduce", "flash_fwd_kernel",
+                            "onlyA_kernel"]  # largest change on top (plotly draws bottom-up)
+    assert list(bars.marker.color) == ["#e03131", "#e03131", "#e03131", "#2f9e44", "#2f9e44"]
+    assert list(bars.x) == [50, 50, 100, -100, -100]  # ns: the largest change is 100 ns
+    assert [a.text for a in v.kernel_figure.layout.annotations][:5] == [
+        "+50 ns  (+10.0 %; per call +10.0 %)", "+50 ns  (new)", "+100 ns  (+100.0 %; per call +100.0 %)",
+        "-100 ns  (-16.7 %; per call -16.7 %)", "-100 ns  (-100.0 %)"]
+    assert v.kernel_rows[0]["abs_delta_ns"] == 100 and v.kernel_rows[3]["delta_total_pct"] is None
+
+
+# ---- CLI ------------------------------------------------------------------------------------------------
+
+
+def test_cli_diff_text(pair, capsys):
+    a, b = pair
+    assert main(["diff", str(a), str(b), "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("A (baseline):  baseline.sqlite\nB (candidate): candidate.sqlite\n")
+    assert "Per phase (prefill when tokens >= 50.6; matched = B at A's token mix)" in out
+
+
+def test_cli_diff_json_parses_and_is_stable(pair, capsys):
+    a, b = pair
+    assert main(["diff", str(a), str(b), "--json", "--top", "1", "--no-cache"]) == 0
+    first = capsys.readouterr().out
+    assert main(["diff", str(a), str(b), "--json", "--top", "1", "--no-cache"]) == 0
+    assert capsys.readouterr().out == first
+    d = json.loads(first)
+    assert d["schema"] == "tracedash.diff/1" and [k["name"] for k in d["kernels"]] == ["onlyA_kernel"]
+
+
+@pytest.mark.parametrize("limit, code", [("10", 3), ("16.6", 3), ("16.7", 0), ("50", 0)])
+def test_cli_fail_if_slower(pair, capsys, limit, code):
+    a, b = pair
+    assert main(["diff", str(a), str(b), "--fail-if-slower", limit, "--no-cache"]) == code
+    err = capsys.readouterr().err
+    assert ("16.67 % slower" in err and "step_time:decode" in err) if code else err == ""
+
+
+def test_cli_fail_if_slower_shared_pair(capsys):
+    assert main(["diff", str(BEFORE), str(AFTER), "--fail-if-slower", "2", "--no-cache"]) == 3
+    assert "2.29 % slower" in capsys.readouterr().err
+    assert main(["diff", str(AFTER), str(BEFORE), "--fail-if-slower", "0", "--no-cache"]) == 0  # reverse: faster
+
+
+def test_cli_diff_bad_input_exit_2(pair, tmp_path, capsys):
+    a, _ = pair
+    assert main(["diff", str(a), str(tmp_path / "missing.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tracedash: error: ") and "no such file" in err and "Traceback" not in err
+    (tmp_path / "junk.sqlite").write_bytes(b"hello")
+    assert main(["diff", str(tmp_path / "junk.sqlite"), str(a)]) == 2
+    for bad in (["--top", "0"], ["--fail-if-slower", "abc"], ["--fail-if-slower", "nan"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["diff", str(a), str(a), *bad])
+        assert exc.value.code == 2
+
+
+# ---- compare page -----------------------------------------------------------------------------------------
+
+
+def test_pair_query_round_trip():
+    assert pair_query("a.sqlite@0123abcd", "b c.sqlite@89abcdef") == "?a=a.sqlite%400123abcd&b=b+c.sqlite%4089abcdef"
+    assert parse_pair(pair_query("a.sqlite@0123abcd", "b c.sqlite@89abcdef")) == ("a.sqlite@0123abcd",
+                                                                                   "b c.sqlite@89abcdef")
+    assert parse_pair("") == (None, None) and parse_pair("?a=x") == ("x", None)
+
+
+def test_choose_pair_defaults_and_unknown_ids():
+    served = ["x@1", "y@2", "z@3"]
+    explain = lambda t: f"'{t}' is not served here."  # noqa: E731
+    assert choose_pair(served, None, None, explain) == ("x@1", "y@2", [])
+    assert choose_pair(served, "z@3", None, explain) == ("z@3", "x@1", [])  # B: the trace after A (wrapping)
+    assert choose_pair(served, "nope@0", "y@2", explain) == ("x@1", "y@2", ["Baseline: 'nope@0' is not served here."])
+    assert choose_pair([], "a", "b", explain)[:2] == (None, None)
+
+
+def test_compare_page_is_mounted_on_the_same_server(pair):
+    from dashboard.app import create_app
+
+    app = create_app(list(pair))
+    client = app.server.test_client()
+    assert client.get("/compare/").status_code == 200
+    layout = json.dumps(client.get("/compare/_dash-layout").get_json())
+    assert "baseline.sqlite@" in layout and "cmp-kernel-grid" in layout and "cmp-step-figure" in layout
+    main_layout = json.dumps(client.get("/_dash-layout").get_json())
+    assert '"compare-link"' in main_layout
+    deps = client.get("/compare/_dash-dependencies").get_json()
+    assert len(deps) == 1 and "cmp-a.value" in deps[0]["output"]
