@@ -129,6 +129,7 @@ def test_same_summary_json_twice_is_all_zero():
     assert (c.kernels["delta_total_ns"] == 0).all() and (c.api["delta_total_ns"] == 0).all()
     assert c.phases["phase"].tolist() == ["prefill", "decode"] and (c.phases["matched_delta_pct"] == 0).all()
     assert c.gate.metric == "step_time:prefill" and c.gate.delta_pct == 0.0
+    assert c.a_file == c.b_file == "seed_summary.json"  # the file's name, not the "file" field inside it
 
 
 def test_json_is_stable_and_integer_ns(cmp):

@@ -103,7 +103,7 @@ class Gate:
 class Comparison:
     """All deltas of a comparison (frames as documented by their schema dicts above)."""
 
-    a_file: str
+    a_file: str  # the run's ``name`` (LoadedTrace: the file's base name), else its Summary.file
     b_file: str
     overview: pd.DataFrame  # OVERVIEW_DELTA, OVERVIEW_METRICS order
     utilisation_pct: tuple[float, float]  # (A, B): busy union / span * 100
@@ -361,7 +361,7 @@ def compare_runs(a, b, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX, thresh
     overview = overview_delta(a.summary, b.summary)
     kernels = kernel_delta(a, b)
     return Comparison(
-        a_file=a.summary.file, b_file=b.summary.file, overview=overview,
+        a_file=getattr(a, "name", a.summary.file), b_file=getattr(b, "name", b.summary.file), overview=overview,
         utilisation_pct=(a.summary.utilisation_pct, b.summary.utilisation_pct), threshold=thr,
         a_dispatches=da, b_dispatches=db, dispatch_types=types, phases=phases,
         kernels=kernels, categories=category_delta(a, b), nvtx=nvtx_delta(a, b), api=api_delta(a, b),

@@ -3,6 +3,7 @@ TraceStore; thin callbacks over ``analysis.compare`` and ``render_compare``."""
 
 from __future__ import annotations
 
+import logging
 from urllib.parse import parse_qs, urlencode
 
 from dash import Dash, Input, Output, ctx, html, no_update
@@ -16,6 +17,7 @@ from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
 from dashboard.render_compare import compare_view
 
+log = logging.getLogger(__name__)
 A_LABEL, B_LABEL = "A (baseline)", "B (candidate)"
 COMPARE_PATH = "/compare/"
 
@@ -104,6 +106,10 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
             c = compare_runs(store.get(a), store.get(b), dispatch_prefix=dispatch_prefix)
         except TraceError as exc:
             return [new_search, a, b, alerts + [alert(str(exc))], *empty, *links, hidden]
+        except Exception:  # never a traceback in the page; the server keeps serving
+            log.exception("comparing %s with %s failed", a, b)
+            return [new_search, a, b, alerts + [alert(f"Comparing {a} with {b} failed (internal error; see the "
+                                                      "server log).")], *empty, *links, hidden]
         if a == b:
             alerts.append(alert("A and B are the same trace: every delta is zero. Pick another candidate.",
                                 "info"))
