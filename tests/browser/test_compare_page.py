@@ -77,6 +77,11 @@ def test_compare_link_and_bad_ids(page: Page, serve, console_errors, tmp_path):
     link.click()
     expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("Regression gate", timeout=30000)
     assert page.evaluate("() => location.search") == "?" + urlencode({"a": trace_id(a), "b": trace_id(b)})
+    expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("+16.67 %")
+    page.click("#cmp-swap")  # B becomes the baseline (its mix: decode 1/3/5): prefill is now the worst phase
+    page.wait_for_function(f"() => location.search === '?{urlencode({'a': trace_id(b), 'b': trace_id(a)})}'",
+                           timeout=30000)
+    expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("900 ns → 1.00 µs+11.11 %")
 
     page.goto(f"{url}/compare/?a=nope.sqlite%4012345678")
     expect(page.locator("#cmp-alerts")).to_contain_text("Baseline: The link asks for trace 'nope.sqlite@12345678'",
