@@ -158,12 +158,18 @@ def _serve(args) -> int:
     from dashboard.app import create_app
 
     dirs = list(args.trace_dir or [])
-    if not args.traces and not dirs:
+    if not args.traces and not dirs and not args.ranks:
         d = default_trace_dir()
         if d is None:
             raise TraceError("no traces given and no sample_traces/ folder found: pass TRACE files or --trace-dir DIR")
         dirs = [d]
-    app = create_app(args.traces, dirs, dispatch_prefix=args.dispatch_prefix, cache=_cache(args))
+    if args.ranks:  # several traces as the ranks of one view (listed first); each rank also on its own
+        from dashboard.app.ranks import ranks_store
+
+        app = create_app(dispatch_prefix=args.dispatch_prefix, store=ranks_store(
+            args.ranks, args.traces, dirs, dispatch_prefix=args.dispatch_prefix, cache=_cache(args)))
+    else:
+        app = create_app(args.traces, dirs, dispatch_prefix=args.dispatch_prefix, cache=_cache(args))
     store = app.server.config["TRACE_STORE"]
     if not store.ids():
         raise TraceError("no .sqlite or .json traces found in " + ", ".join(map(str, dirs or args.traces)))
@@ -351,6 +357,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="serve the dashboard in the browser")
     p.add_argument("traces", nargs="*", help="trace files (default: the bundled sample_traces/)")
     p.add_argument("--trace-dir", action="append", help="serve every .sqlite/.json file in DIR (repeatable)")
+    p.add_argument("--ranks", nargs="+", metavar="TRACE", help="open these nsys exports (the ranks of one run, "
+                   "rank 0 first) as device lanes of one view, each on its own session start")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=_port, default=8050)
     p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,

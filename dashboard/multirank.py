@@ -23,6 +23,8 @@ from dashboard.loaders.summary_json import parse_summary
 from dashboard.model import Summary
 from dashboard.trace import LoadedTrace, load_trace
 
+CONNECT_TIMEOUT = "10s"  # how long to try an existing scheduler before giving up
+
 __all__ = ["FileSummary", "summary_text", "summarize_many", "summaries_of", "format_rank_table", "load_ranks"]
 
 
@@ -101,7 +103,7 @@ def summarize_many(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH
     cluster = None
     if scheduler:
         try:
-            client = Client(scheduler, timeout="10s")
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
         except (OSError, TimeoutError, ValueError) as exc:
             raise TraceError(f"cannot reach the Dask scheduler at {scheduler}: {clean_message(exc)}") from None
     else:

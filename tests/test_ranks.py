@@ -145,7 +145,19 @@ def test_cli_multi_file_json_and_stdout_summaries(rank_files, capsys):
     assert out.startswith(f"==> {rank_files[0]} <==\n{single}\n==> {rank_files[1]} <==\n")
 
 
-def test_cli_scheduler_unreachable_is_one_line(rank_files, capsys):
+def test_cli_existing_scheduler(rank_files, capsys):
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None, scheduler_port=0) as cluster:
+        argv = ["summarize", *map(str, rank_files), "--scheduler", cluster.scheduler_address, "--no-cache", "--json"]
+        assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [(r["file"], r["kernel_count"], r["slowest"]) for r in doc["ranks"]] == [
+        ("r0.sqlite", 2, False), ("r1.sqlite", 2, True)]
+
+
+def test_cli_scheduler_unreachable_is_one_line(rank_files, capsys, monkeypatch):
+    monkeypatch.setattr("dashboard.multirank.CONNECT_TIMEOUT", "1s")
     assert main(["summarize", str(rank_files[0]), "--scheduler", "tcp://127.0.0.1:8096", "--no-cache"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("tracedash: error: cannot reach the Dask scheduler at tcp://127.0.0.1:8096") \
@@ -168,3 +180,23 @@ def test_load_ranks_rejects_summary_json(rank_files):
 
     with pytest.raises(TraceFormatError, match="only nsys exports can be opened as ranks"):
         load_ranks([rank_files[0], SEED])
+
+
+def test_ranks_store_lists_the_group_first(rank_files):
+    from dashboard.app import create_app
+    from dashboard.app.ranks import ranks_store
+
+    store = ranks_store(list(rank_files))
+    app = create_app(store=store)
+    ids = app.server.config["TRACE_STORE"].ids()
+    assert ids[0] == store.ranks_id and ids[0].startswith("ranks(r0.sqlite+r1.sqlite)@") and len(ids) == 3
+    assert store.label(ids[0]) == "2 ranks: r0.sqlite + r1.sqlite" and store.label(ids[1]) == "r0.sqlite"
+    merged = store.get(ids[0])
+    assert merged is store.get(ids[0]) and merged.summary.kernel_count == 4
+    assert merged.summary.gpu_activity_span_ns == 1600 - 100  # both ranks on their own session timelines
+    assert store.get(ids[2]).summary.kernel_count == 2
+
+
+def test_serve_ranks_needs_two_files(rank_files, capsys):
+    assert main(["serve", "--ranks", str(rank_files[0]), "--port", "8096"]) == 2
+    assert capsys.readouterr().err == "tracedash: error: --ranks needs at least two different trace files\n"
