@@ -291,6 +291,16 @@ def _top(text: str) -> int:
     return n
 
 
+def _tokens(text: str) -> float:
+    try:
+        value = _percent(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"not a token count: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"the threshold must be above 0 tokens, got {text}")
+    return value
+
+
 def _diff(args) -> int:
     """``tracedash diff A B``: deltas of candidate B against baseline A (text or --json)."""
     from dashboard.analysis.compare import compare_runs, comparison_to_dict
@@ -300,12 +310,15 @@ def _diff(args) -> int:
     cache = _cache(args)
     a = load_trace(args.baseline, dispatch_prefix=args.dispatch_prefix, cache=cache)
     b = load_trace(args.candidate, dispatch_prefix=args.dispatch_prefix, cache=cache)
-    c = compare_runs(a, b, dispatch_prefix=args.dispatch_prefix)
+    c = compare_runs(a, b, dispatch_prefix=args.dispatch_prefix, threshold=args.threshold)
     if args.json:
         sys.stdout.write(json.dumps(comparison_to_dict(c, top=args.top), indent=2) + "\n")
     else:
         sys.stdout.write(comparison_text(c, top=args.top))
     pct = c.gate.delta_pct
+    if args.fail_if_slower is not None and pct != pct:
+        _say(f"tracedash: warning: the gate ({c.gate.metric}) cannot be measured: nothing comparable in both runs",
+             file=sys.stderr)
     if args.fail_if_slower is not None and pct == pct and pct > args.fail_if_slower:
         _say(f"tracedash: candidate {c.b_file} is {pct:.2f} % slower than baseline {c.a_file} "
              f"({c.gate.metric}), more than the allowed {args.fail_if_slower:g} %", file=sys.stderr)
@@ -400,6 +413,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top", type=_top, default=10, metavar="N",
                    help="rows of the kernel, NVTX and API deltas to show (default 10; sorted by |change|)")
     p.add_argument("--fail-if-slower", type=_percent, metavar="PCT", help=SLOWER_HELP)
+    p.add_argument("--threshold", type=_tokens, metavar="TOKENS", help="prefill when a dispatch has at least TOKENS "
+                   "tokens, in both runs (default: the widest gap in log(token count) over both runs)")
     p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
                    help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
     _add_cache_options(p)

@@ -253,3 +253,29 @@ def test_compare_page_is_mounted_on_the_same_server(pair):
     assert '"compare-link"' in main_layout
     deps = client.get("/compare/_dash-dependencies").get_json()
     assert len(deps) == 1 and "cmp-a.value" in deps[0]["output"]
+
+
+def test_cli_threshold_is_shared_by_both_runs(pair, capsys):
+    a, b = pair
+    assert main(["diff", str(a), str(b), "--json", "--threshold", "2", "--fail-if-slower", "0", "--no-cache"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    # tokens >= 2 are prefill: prefill pairs 3 (200 -> 300) and 512 (1000 -> 900), decode pairs 1 (2 x 200 -> 200)
+    assert d["threshold"] == 2.0
+    assert [(p["phase"], p["paired_types"], p["matched_a_ns"], p["matched_b_ns"]) for p in d["phases"]] == [
+        ("prefill", 2, 1200, 1200), ("decode", 1, 400, 400)]
+    assert d["gate"]["metric"] == "step_time:prefill" and d["gate"]["delta_pct"] == 0.0
+    for bad in ("0", "-3", "many"):
+        with pytest.raises(SystemExit) as exc:
+            main(["diff", str(a), str(b), "--threshold", bad])
+        assert exc.value.code == 2
+
+
+def test_cli_gate_that_cannot_be_measured_warns_and_passes(tmp_path, capsys):
+    from factories import write_nsys_sqlite
+
+    a = write_nsys_sqlite(tmp_path / "a.sqlite", kernels=[{"start": 0, "end": 100, "shortName": "only_in_a"}])
+    b = write_nsys_sqlite(tmp_path / "b.sqlite", kernels=[{"start": 0, "end": 900, "shortName": "only_in_b"}])
+    assert main(["diff", str(a), str(b), "--fail-if-slower", "1", "--no-cache"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: the gate (kernel_time) cannot be measured" in captured.err
+    assert "Regression gate [kernel_time]: 0 ns -> 0 ns (n/a; positive = B slower)" in captured.out
