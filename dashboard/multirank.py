@@ -112,7 +112,12 @@ def summarize_many(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH
     try:
         futures = [client.submit(_summarize_task, str(p), *args, key=f"summarize-{i}-{Path(p).name}", pure=False)
                    for i, p in enumerate(paths)]
-        results = client.gather(futures)
+        results = []
+        for p, fut in zip(paths, futures):
+            try:
+                results.append(fut.result())
+            except Exception as exc:  # the task never ran to its end (worker killed, e.g. out of memory)
+                results.append((None, f"{Path(p).name}: the Dask task failed: {clean_message(exc)}"))
     finally:
         client.close()
         if cluster is not None:

@@ -200,3 +200,16 @@ def test_ranks_store_lists_the_group_first(rank_files):
 def test_serve_ranks_needs_two_files(rank_files, capsys):
     assert main(["serve", "--ranks", str(rank_files[0]), "--port", "8096"]) == 2
     assert capsys.readouterr().err == "tracedash: error: --ranks needs at least two different trace files\n"
+
+
+def test_summarize_many_task_that_dies_is_one_error(rank_files, monkeypatch):
+    def die(path, *args):
+        if path.endswith("r1.sqlite"):
+            raise MemoryError("worker ran out of memory")
+        return summary_text(path, "CG_DISPATCH", TraceCache(enabled=False)), None
+
+    monkeypatch.setattr("dashboard.multirank._summarize_task", die)
+    results = summarize_many(list(rank_files), n_workers=1, processes=False)
+    assert results[0].error is None and results[0].text.startswith("{")
+    assert results[1].text is None
+    assert results[1].error == "r1.sqlite: the Dask task failed: MemoryError: worker ran out of memory"
