@@ -5,7 +5,6 @@ Used by the Dash callbacks and usable from scripts and tests; imports no Dash.
 
 from __future__ import annotations
 
-import html
 import re
 import threading
 import weakref
@@ -41,7 +40,7 @@ from dashboard.analysis.timeline import (
     nvtx_lane_keys,
     select_ranges,
 )
-from dashboard.figures.common import add_caption, fmt_ns
+from dashboard.figures.common import add_caption, escape_text, fmt_ns
 from dashboard.figures.gantt import build_dispatch_gantt
 from dashboard.figures.idle import build_idle_causes
 from dashboard.figures.phases import build_phase_analysis
@@ -554,7 +553,7 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
     pv = phase_view(trace, options)
     x_range = options.window or time_extent(trace, pv.dispatches)
     caption = view_caption(trace, options, x_range, pv)
-    title = f"Dispatches · {html.escape(trace.name)}"  # Plotly titles are HTML: a file name is text
+    title = f"Dispatches · {escape_text(trace.name)}"  # Plotly titles are HTML: a file name is text
     if pv.threshold is not None:
         how = "automatic" if options.threshold is None else "set by you"
         title += f" · prefill when tokens ≥ {pv.threshold:.1f} ({how})"

@@ -253,7 +253,7 @@ def test_html_names_are_escaped_in_figures_and_report(tmp_path):
     for name in HOSTILE:
         assert name not in joined
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in joined  # the kernel's hover, escaped
-    assert "&lt;img src=x onerror=&quot;window.__pwned=2&quot;&gt;" in joined  # the NVTX range's hover
+    assert '&lt;img src=x onerror="window.__pwned=2"&gt;' in joined  # the NVTX range's hover (quotes kept: Plotly shows &quot; verbatim)
     # grid rows carry the raw text (AG Grid renders cell values as text)
     assert {r["name"] for r in view.kernel_rows} == {SCRIPT_NAME, IMG_NAME}
     report = report_html(t, ViewState(t0_ns=window[0], t1_ns=window[1]))
@@ -303,3 +303,18 @@ def test_a_file_locked_by_another_writer_loads_its_committed_content(tmp_path, c
         writer.execute("ROLLBACK")
         writer.close()
     assert_untouched(path, before)
+
+
+def test_lane_labels_are_elided_before_escaping():
+    """An elided lane label never cuts an HTML entity in two (Plotly would show '&l' or '&g')."""
+    import html as html_mod
+
+    from dashboard.figures.timeline import _short_label
+
+    label = "GPU 0 · " + SCRIPT_NAME
+    short = _short_label(label)
+    assert short == "GPU 0 · &lt;script&gt;w…__pwned=1&lt;/script&gt;"
+    for n in range(30, 60):
+        raw = ("<>&" * 30)[:n]
+        assert html_mod.escape(html_mod.unescape(_short_label(raw))) == _short_label(raw)
+        assert len(html_mod.unescape(_short_label(raw))) <= 36

@@ -8,6 +8,17 @@ import plotly.graph_objects as go
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 
 
+def escape_text(value) -> str:
+    """``value`` as text inside Plotly's HTML-like strings (titles, hovers, tick labels, annotations).
+
+    ``<``, ``>`` and ``&`` become entities, so a name such as ``<script>`` shows literally and no tag
+    can form. Quotes stay as they are: Plotly does not decode ``&quot;`` and would show it verbatim.
+    """
+    import html
+
+    return html.escape(str(value), quote=False)
+
+
 def s_from_ns(values) -> np.ndarray:
     """int ns -> float64 seconds (the figure layer is the only place times become floats)."""
     return np.asarray(values, dtype=np.int64).astype(np.float64) / 1e9
@@ -39,10 +50,8 @@ def empty_figure(message: str, *, title: str = "", theme: Theme = DEFAULT_THEME,
 
 def add_caption(fig: go.Figure, caption: str) -> go.Figure:
     """Write ``caption`` as a small line under the plot, so an exported image explains itself."""
-    import html
-
     margin_b = (fig.layout.margin.b or 40) if fig.layout.margin else 40
-    fig.add_annotation(text=html.escape(caption), xref="paper", yref="paper", x=0, y=0, xanchor="left",
+    fig.add_annotation(text=escape_text(caption), xref="paper", yref="paper", x=0, y=0, xanchor="left",
                        yanchor="top", yshift=-(margin_b + 2), showarrow=False, font=dict(size=10, color="#7b8794"),
                        align="left")
     fig.update_layout(margin=dict(b=margin_b + 20))

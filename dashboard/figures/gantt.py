@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import html
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.figures.theme import DEFAULT_THEME, Theme
-from dashboard.figures.common import empty_figure, fmt_ns, s_from_ns
+from dashboard.figures.common import empty_figure, escape_text, fmt_ns, s_from_ns
 
 
 def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range_ns: tuple[int, int] | None = None,
@@ -29,7 +28,7 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
     """
     if dispatches.empty:
         return empty_figure(
-            f"No dispatch marks found with prefix “{html.escape(prefix)}”.<br>"
+            f"No dispatch marks found with prefix “{escape_text(prefix)}”.<br>"
             "Set the dispatch marker prefix in the controls above (NVTX marks or range names).",
             title=title, theme=theme, height=220)
     fig = go.Figure()
@@ -41,7 +40,7 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
         counts = sel["dispatches"] if "dispatches" in sel else pd.Series(1, index=sel.index)
         hover = [
             (f"<b>{phase}</b> #{i}" if n == 1 else f"<b>{phase}</b>: {n} dispatches from #{i}")
-            + f"<br>tokens {t} · padded {p} · mode {html.escape(str(m) or '?')}"
+            + f"<br>tokens {t} · padded {p} · mode {escape_text(str(m) or '?')}"
             f"<br>start {s / 1e9:.6f} s · duration {fmt_ns(d)}{' (estimated: last dispatch)' if est else ''}"
             for i, n, t, p, m, s, d, est in zip(sel["index"], counts, tokens, padded, sel["mode"], sel["start_ns"],
                                                  sel["duration_ns"], sel["end_estimated"])

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import html
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.figures.common import empty_figure
+from dashboard.figures.common import empty_figure, escape_text
 from dashboard.figures.theme import DEFAULT_THEME, PALETTE, Theme
 
 CATEGORY_ORDER = ("GEMM", "attention", "MoE", "normalisation", "communication", "memory",
@@ -47,7 +46,7 @@ def build_phase_analysis(dispatches: pd.DataFrame, phases: pd.Series, category_t
             secs = [sel["kernel_sum_ns"].get(p, 0) / 1e9 for p in cphases]
             fig.add_trace(go.Bar(
                 name=cat, x=cphases, y=share, marker_color=PALETTE[i % len(PALETTE)], legendgroup=cat,
-                customdata=np.array(secs), hovertemplate=f"{html.escape(cat)}<br>%{{x}}: %{{y:.1f}} %% of kernel time"
+                customdata=np.array(secs), hovertemplate=f"{escape_text(cat)}<br>%{{x}}: %{{y:.1f}} %% of kernel time"
                                                          "<br>%{customdata:.4f} s<extra></extra>",
             ), row=1, col=1)
         fig.update_yaxes(title_text="% of the phase's kernel time", range=[0, 100], row=1, col=1)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import html
 import zlib
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.figures.common import empty_figure, fmt_ns, s_from_ns
+from dashboard.figures.common import empty_figure, escape_text, fmt_ns, s_from_ns
 from dashboard.figures.theme import DEFAULT_THEME, PALETTE, Theme
 from dashboard.model import DeviceLane
 
@@ -25,9 +24,13 @@ def gpu_lane_label(device_id: int, gpus: dict[int, str]) -> str:
 
 
 def _short_label(label: str, limit: int = 36) -> str:
-    """Lane labels must fit the shared left margin: keep the end (thread, depth), elide the middle."""
-    label = html.escape(label)
-    return label if len(label) <= limit else label[: limit // 2 - 1] + "…" + label[-(limit // 2):]
+    """Lane labels must fit the shared left margin: keep the end (thread, depth), elide the middle.
+
+    Elided first, escaped after (Plotly tick labels are HTML): a cut never splits an ``&lt;`` entity.
+    """
+    if len(label) > limit:
+        label = label[: limit // 2 - 1] + "…" + label[-(limit // 2):]
+    return escape_text(label)
 
 
 def _hex_rgb(color: str) -> np.ndarray:
@@ -105,7 +108,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         dur = (nvtx["end_ns"] - nvtx["start_ns"]).to_numpy()
         flags = np.where(nvtx["unclosed"].to_numpy(), " · unclosed (ended at last NVTX timestamp)", "")
         flags = np.char.add(flags.astype(str), np.where(nvtx["cross_thread"].to_numpy(), " · ended on another thread", ""))
-        hover = [f"<b>{html.escape(n[:200])}</b><br>{fmt_ns(d)} · start {s / 1e9:.6f} s{f}"
+        hover = [f"<b>{escape_text(n[:200])}</b><br>{fmt_ns(d)} · start {s / 1e9:.6f} s{f}"
                  for n, d, s, f in zip(names, dur, nvtx["start_ns"].to_numpy(), flags)]
         fig.add_trace(go.Bar(
             name="NVTX ranges", orientation="h", base=s_from_ns(nvtx["start_ns"]), x=dur / 1e9,
@@ -116,7 +119,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         fig.add_trace(go.Scatter(
             name="NVTX marks", mode="markers", x=s_from_ns(marks["ts_ns"]), y=[MARKS_LANE] * len(marks),
             marker=dict(symbol="line-ns-open", size=14, color=theme.mark, line=dict(width=1.5)),
-            hovertext=[f"{html.escape(str(n)[:200])}<br>{t / 1e9:.6f} s" for n, t in zip(marks["name"], marks["ts_ns"])],
+            hovertext=[f"{escape_text(str(n)[:200])}<br>{t / 1e9:.6f} s" for n, t in zip(marks["name"], marks["ts_ns"])],
             hoverinfo="text",
         ))
     interval_lanes = [(ln, lbl) for ln, lbl in zip(lanes, gpu_labels) if ln.mode == "intervals"]
@@ -163,8 +166,8 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
             name="kernels (colour = category)", orientation="h", base=s_from_ns(kernels["start_ns"]), x=dur / 1e9,
             y=[stream_lane_label(d, st) for d, st in zip(kernels["device_id"], kernels["stream_id"])], width=0.8,
             marker=dict(color=[palette[c] for c in cats], line=dict(width=0)), hoverinfo="text",
-            hovertext=[f"<b>{html.escape(str(n)[:120])}</b><br>{fmt_ns(d)} · stream {st} · {html.escape(str(la))}"
-                       f"<br>{html.escape(c)}{' — ' + html.escape(str(r)) if r else ''}"
+            hovertext=[f"<b>{escape_text(str(n)[:120])}</b><br>{fmt_ns(d)} · stream {st} · {escape_text(str(la))}"
+                       f"<br>{escape_text(c)}{' — ' + escape_text(str(r)) if r else ''}"
                        for n, d, st, la, c, r in zip(kernels["short_name"], dur, kernels["stream_id"],
                                                      kernels["launch"], cats, kernels["rule"])],
         ))
@@ -174,10 +177,10 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
             name="memcpy/memset", orientation="h", base=s_from_ns(memops["start_ns"]), x=dur / 1e9,
             y=[memops_lane_label(d) for d in memops["device_id"]], width=0.8,
             marker=dict(color=theme.memops, line=dict(width=0)), hoverinfo="text",
-            hovertext=[f"{html.escape(str(k))} · {int(b):,} bytes<br>{fmt_ns(d)}"
+            hovertext=[f"{escape_text(str(k))} · {int(b):,} bytes<br>{fmt_ns(d)}"
                        for k, b, d in zip(memops["kind"], memops["bytes"], dur)],
         ))
-    subtitle = "".join(f"<br><sup>{html.escape(n)}</sup>" for n in notes)
+    subtitle = "".join(f"<br><sup>{escape_text(n)}</sup>" for n in notes)
     fig.update_layout(**theme.time_axis_layout(
         title=dict(text=title + subtitle, x=1, xanchor="right", y=1, yanchor="top", yref="container",
                    pad=dict(t=10), automargin=True,
@@ -212,7 +215,7 @@ def build_nvtx_union_bars(nvtx_table: pd.DataFrame, *, top: int = 30, title: str
         return empty_figure("This summary has no NVTX ranges.", title=title, theme=theme)
     t = nvtx_table.sort_values("union_ns", ascending=False, kind="stable").head(top)
     t = t.iloc[::-1]
-    labels = [html.escape(str(n)[:80]) for n in t["name"]]
+    labels = [escape_text(str(n)[:80]) for n in t["name"]]
     over = t["gpu_overlap_ns"].to_numpy() / 1e9
     rest = (t["union_ns"] - t["gpu_overlap_ns"]).to_numpy() / 1e9
     fig = go.Figure([
