@@ -279,3 +279,19 @@ def test_cli_gate_that_cannot_be_measured_warns_and_passes(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "warning: the gate (kernel_time) cannot be measured" in captured.err
     assert "Regression gate [kernel_time]: 0 ns -> 0 ns (n/a; positive = B slower)" in captured.out
+
+
+def test_delta_bars_show_names_literally():
+    import pandas as pd
+
+    from dashboard.figures.compare import build_delta_bars
+
+    name = '<img src=x onerror="alert(1)">' + "k" * 60
+    d = pd.DataFrame({"name": [name], "a_count": [1], "b_count": [2], "a_total_ns": [10], "b_total_ns": [30],
+                      "delta_total_ns": [20], "delta_total_pct": [200.0], "a_mean_ns": [10.0], "b_mean_ns": [15.0],
+                      "delta_mean_pct": [50.0]})
+    fig = build_delta_bars(d)
+    # elided to 48 characters first, then escaped (no split entity); quotes stay (Plotly shows &quot; verbatim)
+    assert list(fig.layout.yaxis.ticktext) == ['&lt;img src=x onerror="alert(1)"&gt;' + "k" * 17 + "…"]
+    assert fig.data[0].customdata[0][0] == '&lt;img src=x onerror="alert(1)"&gt;' + "k" * 60
+    assert fig.layout.annotations[0].text == "+20 ns  (+200.0 %; per call +50.0 %)"

@@ -3,13 +3,11 @@ overlaid per phase, and a diverging bar chart of the largest time deltas."""
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.figures.common import add_caption, empty_figure, fmt_ns
+from dashboard.figures.common import add_caption, empty_figure, escape_text, fmt_ns
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 
 A_COLOR = "#868e96"  # baseline: neutral grey
@@ -58,7 +56,7 @@ def build_step_time_overlay(a_dispatches: pd.DataFrame, b_dispatches: pd.DataFra
         fig.add_trace(go.Box(
             name=label, x=sel["phase"].astype(str).to_numpy(), y=sel["duration_ns"].to_numpy(np.int64) / scale,
             marker_color=color, boxpoints="outliers", boxmean=True,
-            hovertemplate=f"{html.escape(label)}<br>%{{x}}: %{{y:.4g}} {unit}<extra></extra>",
+            hovertemplate=f"{escape_text(label)}<br>%{{x}}: %{{y:.4g}} {unit}<extra></extra>",
         ))
     fig.update_layout(**theme.base_layout(
         boxmode="group", height=360, title=dict(text=title, x=0.01, font=dict(size=14)),
@@ -97,7 +95,7 @@ def build_delta_bars(delta: pd.DataFrame, *, what: str = "kernel", top: int = 15
     scale, unit = time_unit(biggest)
     names = [n if len(n) <= 48 else n[:47] + "…" for n in d["name"].astype(str)]
     custom = np.column_stack([
-        d["name"].astype(str).map(html.escape), [fmt_ns(v) for v in d["a_total_ns"]],
+        d["name"].astype(str).map(escape_text), [fmt_ns(v) for v in d["a_total_ns"]],
         [fmt_ns(v) for v in d["b_total_ns"]], d["a_count"].astype(str), d["b_count"].astype(str),
         [fmt_ns(v) for v in d["a_mean_ns"]], [fmt_ns(v) for v in d["b_mean_ns"]],
         [("new" if a == 0 else f"{p:+.1f} %") for a, p in zip(d["a_total_ns"], d["delta_total_pct"])],
@@ -113,13 +111,13 @@ def build_delta_bars(delta: pd.DataFrame, *, what: str = "kernel", top: int = 15
     ))
     # The change, in words, in a column right of the plot (never over the bars or the names).
     for i, text in enumerate(labels):
-        fig.add_annotation(x=1.01, xref="paper", xanchor="left", y=i, yref="y", text=html.escape(text),
+        fig.add_annotation(x=1.01, xref="paper", xanchor="left", y=i, yref="y", text=escape_text(text),
                            showarrow=False, font=dict(size=11, color="#3e4c59"), align="left")
     fig.update_layout(**theme.base_layout(
         height=max(220, 90 + 26 * len(d)), title=dict(text=title, x=0.01, font=dict(size=14)),
         xaxis=dict(title_text=f"total time change ({unit}, {b_label} − {a_label})", zeroline=True, zerolinewidth=2,
                    zerolinecolor="#52606d"),
-        yaxis=dict(automargin=True, tickmode="array", tickvals=list(range(len(d))), ticktext=names,
+        yaxis=dict(automargin=True, tickmode="array", tickvals=list(range(len(d))), ticktext=[escape_text(n) for n in names],
                    range=[-0.6, len(d) - 0.4]),
         margin=dict(l=10, r=10 + 6 * max(len(t) for t in labels), t=50, b=50),
         showlegend=False,
