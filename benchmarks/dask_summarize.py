@@ -10,6 +10,8 @@ cache: every file is read from SQLite and summarised):
   2. Dask: ``summarize_many`` on a fresh LocalCluster (processes, one thread each, N workers,
      default = usable cores), cluster start-up and shutdown included;
   3. the local cluster's start-up + shutdown alone (no tasks), to show the fixed cost;
+  4. a shell loop: one ``tracedash summarize FILE --no-cache`` process per file, in turn (what a user
+     without multi-file summarize would run; each process pays the Python start-up and imports);
 and prints the wall times (median of RUNS), the throughput and the speed-up. Both paths produce the
 same summaries (checked byte for byte).
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -88,6 +91,13 @@ def main(argv: list[str] | None = None) -> int:
         cluster.close()
 
     start_s, start_all, _ = timed(startup, args.runs)
+
+    def shell_loop():
+        for p in paths:
+            subprocess.run([sys.executable, "-m", "dashboard", "summarize", str(p), "--no-cache"], cwd=ROOT,
+                           stdout=subprocess.DEVNULL, check=True)
+
+    loop_s, loop_all, _ = timed(shell_loop, args.runs)
     bad = [r.path.name for r in results if r.error]
     if bad:
         raise SystemExit(f"failed on the cluster: {bad}")
@@ -98,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  Dask LocalCluster ({workers} workers)  {dask_s:7.2f} s   {total / dask_s / 1e6:6.2f} M kernels/s   "
           f"runs {' '.join(f'{t:.2f}' for t in dask_all)}")
     print(f"  cluster start-up + shutdown    {start_s:7.2f} s   runs {' '.join(f'{t:.2f}' for t in start_all)}")
+    print(f"  shell loop ({len(paths)} processes)        {loop_s:7.2f} s   {total / loop_s / 1e6:6.2f} M kernels/s   "
+          f"runs {' '.join(f'{t:.2f}' for t in loop_all)}")
+    print(f"  speed-up vs the shell loop: {loop_s / dask_s:.2f}x")
     print(f"  speed-up: {seq_s / dask_s:.2f}x (ideal {min(workers, cores, len(paths))}x on {cores} cores); "
           f"per file sequential {seq_s / len(paths):.2f} s; identical output: {same}")
     return 0 if same else 1
