@@ -11,6 +11,7 @@ from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize
 from dashboard.cache import TraceCache
 from dashboard.errors import TraceError, TraceFormatError, clean_message
 from dashboard.loaders import load_kineto_json, load_nsys_sqlite, load_summary_json, sniff_format
+from dashboard.loaders.nsys_sqlite import check_no_writer
 from dashboard.loaders.nsys_rep import export_report
 from dashboard.model import Summary, TraceBundle, TraceMeta
 
@@ -65,6 +66,8 @@ def load_trace(path: str | os.PathLike, *, dispatch_prefix: str = DEFAULT_DISPAT
 def _load(p: Path, dispatch_prefix: str, cache: TraceCache | None, progress, lean: bool) -> LoadedTrace:
     kind = sniff_format(p)
     if kind == "nsys-sqlite":
+        check_no_writer(p)  # before the cache: a file being written must not be served from an old copy
+
         def build(path: Path):
             return load_nsys_sqlite(path, progress=progress)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 
 import pytest
@@ -284,25 +285,56 @@ def test_a_file_name_with_html_is_text_in_titles(tmp_path):
 
 # ---- a file locked by another writer ---------------------------------------------------------------------------
 
-def test_a_file_locked_by_another_writer_loads_its_committed_content(tmp_path, capsys):
+@pytest.fixture(params=["exclusive_lock_nothing_written", "rollback_transaction_in_progress",
+                        "wal_changes_not_checkpointed"])
+def writer(request, tmp_path):
+    """A second sqlite3 connection writing the export while we read it: (path, writer kind)."""
     path = write_valid(tmp_path)
-    before = snapshot(path)
-    writer = sqlite3.connect(path, isolation_level=None)
-    try:
-        writer.execute("BEGIN EXCLUSIVE")
-        writer.execute("INSERT INTO StringIds VALUES (99999, 'uncommitted')")
-        listing = sorted(p.name for p in tmp_path.iterdir())  # the writer's own journal, if any
-        t = load_trace(path)
-        assert t.summary.kernel_count == 2_000 and len(t.bundle.api_calls) == 2_000
-        assert main(["summarize", str(path), "--no-cache"]) == 0
+    con = sqlite3.connect(path, isolation_level=None)
+    if request.param == "wal_changes_not_checkpointed":
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA wal_autocheckpoint=0")
+        con.execute("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid > 1000")  # committed, only in -wal
+        con.execute("BEGIN IMMEDIATE")
+    else:
+        con.execute("BEGIN EXCLUSIVE")
+        if request.param == "rollback_transaction_in_progress":
+            con.execute("INSERT INTO StringIds VALUES (99999, 'uncommitted')")  # creates NAME-journal
+    yield path, request.param
+    con.execute("ROLLBACK")
+    con.close()
+
+
+def test_a_file_being_written_is_refused_or_read_as_committed(writer, capsys):
+    path, kind = writer
+    listing = sorted(p.name for p in path.parent.iterdir())  # the writer's own side files, if any
+    if kind == "exclusive_lock_nothing_written":  # the file alone is consistent: read it
+        assert load_trace(path).summary.kernel_count == 2_000
+        assert main(["summarize", str(path)]) == 0
         assert json.loads(capsys.readouterr().out)["kernel_count"] == 2_000
-        response = view_response(tmp_path, path.name)
-        assert all("alert-error" not in kind for kind, _ in alerts_of(response))
-        assert sorted(p.name for p in tmp_path.iterdir()) == listing  # we added no side file
-    finally:
-        writer.execute("ROLLBACK")
-        writer.close()
-    assert_untouched(path, before)
+        assert all("alert-error" not in k for k, _ in alerts_of(view_response(path.parent, path.name)))
+    else:
+        side = "valid.sqlite-journal" if kind == "rollback_transaction_in_progress" else "valid.sqlite-wal"
+        expected = f"valid.sqlite: another program is writing this SQLite file, or stopped while writing it ({side}"
+        with pytest.raises(TraceError, match=re.escape(expected)):
+            load_trace(path)
+        assert main(["summarize", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("tracedash: error: " + expected) and err.count("\n") == 1
+        (kind_, text), = alerts_of(view_response(path.parent, path.name))
+        assert "alert-error" in kind_ and text.startswith(expected)
+    assert sorted(p.name for p in path.parent.iterdir()) == listing  # we added no side file
+
+
+def test_a_file_once_written_is_read_in_full_after_the_writer_closes(tmp_path):
+    """After the WAL writer checkpoints and closes, the deletion it made is what is read."""
+    path = write_valid(tmp_path)
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid > 1000")
+    con.close()  # the last connection checkpoints and removes -wal/-shm
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["valid.sqlite"]
+    assert load_trace(path).summary.kernel_count == 1_000
 
 
 def test_lane_labels_are_elided_before_escaping():

@@ -95,6 +95,31 @@ def check_sqlite_header(path: Path) -> None:
         )
 
 
+WRITER_SIDE_FILES = ("-wal", "-journal")
+
+
+def check_no_writer(path: Path) -> None:
+    """Raise ``TraceFormatError`` when another program is writing ``path`` (or crashed while writing).
+
+    A non-empty ``NAME-journal`` (rollback mode: the file may hold uncommitted pages) or ``NAME-wal``
+    (WAL mode: committed changes not yet in the file) next to it means the file alone is not a
+    consistent database. Reading it immutable would silently give partial data, and opening it
+    normally would write (recover the journal, create ``-shm``), which tracedash never does.
+    An exclusive lock alone, with nothing written yet, leaves no side file: the file is read as is.
+    """
+    for suffix in WRITER_SIDE_FILES:
+        side = path.with_name(path.name + suffix)
+        try:
+            size = side.stat().st_size
+        except OSError:
+            continue
+        if size > 0:
+            raise TraceFormatError(
+                f"{path.name}: another program is writing this SQLite file, or stopped while writing it "
+                f"({side.name} exists next to it, {size:,} bytes), so its content may be incomplete. Try again "
+                "when the writer has finished; after a crash, open it once with sqlite3 to recover it.")
+
+
 def readonly_uri(path: Path) -> str:
     """SQLite URI that opens ``path`` read-only and immutable (no lock, no side files)."""
     return "file:" + quote(str(Path(path).resolve())) + "?mode=ro&immutable=1"
@@ -613,6 +638,7 @@ def inspect_export(path: str | os.PathLike) -> dict:
     if not p.is_file():
         raise TraceNotFoundError(f"{p}: no such file" if not p.exists() else f"{p}: not a regular file")
     check_sqlite_header(p)
+    check_no_writer(p)
     con = connect_readonly(p)
     try:
         probe = probe_schema(con)
@@ -662,7 +688,8 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
 
     Raises:
         TraceNotFoundError: the path does not exist or is not a regular file.
-        TraceFormatError: not SQLite, corrupt, or SQLite without any nsys table.
+        TraceFormatError: not SQLite, corrupt, SQLite without any nsys table, or being written by
+            another program (a non-empty ``-journal``/``-wal`` next to it; see ``check_no_writer``).
     """
     step = progress or (lambda stage: None)
     p = Path(path)
@@ -671,6 +698,7 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
     if not p.is_file():
         raise TraceNotFoundError(f"{p}: not a regular file (a directory?)")
     check_sqlite_header(p)
+    check_no_writer(p)
     try:
         con = connect_readonly(p)
     except sqlite3.Error as exc:
