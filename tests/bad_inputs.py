@@ -116,7 +116,8 @@ def _unconstrained(path: Path, table: str) -> sqlite3.Connection:
 
 
 def _null_times(d: Path) -> Path:
-    """NULL, NaN (stored as NULL) and text 'NaN' in start/end of kernels, API calls, memcpy and NVTX."""
+    """NULL, NaN (stored as NULL) and text 'NaN' in start/end of kernels, API calls, memcpy and NVTX;
+    NVTX ranges with an end beyond 2**62 ns or a text end, and one open range (NULL end)."""
     p = write_nsys_sqlite(
         d / "null_times.sqlite",
         kernels=[{"start": 100, "end": 200, "shortName": "ok", "correlationId": 1},
@@ -128,7 +129,10 @@ def _null_times(d: Path) -> Path:
                  {"start": 290, "end": 295, "name": "cudaLaunchKernel_v7000", "correlationId": 2}],
         memcpy=[{"start": 210, "end": 250}, {"start": 260, "end": 280}],
         nvtx=[{"start": 50, "end": 1_100, "eventType": 59, "text": "outer"},
-              {"start": 60, "end": 70, "eventType": 59, "text": "null_start"}])
+              {"start": 60, "end": 70, "eventType": 59, "text": "null_start"},
+              {"start": 70, "end": 2**62 + 5, "eventType": 59, "text": "absurd_end"},
+              {"start": 75, "end": 80, "eventType": 59, "text": "text_end"},
+              {"start": 80, "end": None, "eventType": 59, "text": "open"}])
     con = _unconstrained(p, "CUPTI_ACTIVITY_KIND_KERNEL")
     con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = NULL WHERE correlationId = 2")
     con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET \"end\" = ? WHERE correlationId = 3", (float("nan"),))
@@ -145,6 +149,7 @@ def _null_times(d: Path) -> Path:
     con.close()
     con = _unconstrained(p, "NVTX_EVENTS")
     con.execute("UPDATE NVTX_EVENTS SET start = NULL WHERE text = 'null_start'")
+    con.execute("UPDATE NVTX_EVENTS SET \"end\" = 'soon' WHERE text = 'text_end'")
     con.commit()
     con.close()
     return p

@@ -118,7 +118,7 @@ EXPECTED = {  # case -> (kernel_count, span_ns, busy_ns, invalid kernels, overlo
     "missing_short_name": (2, 250, 150, 0, 0, {}),
     "end_before_start": (4, 250, 150, 2, 0, {}),
     "durations_of_centuries": (3, 3_000, 2_000, 1, 1, {}),
-    "null_and_nan_times": (5, 900, 200, 3, 0, {"CUDA API calls": 1, "memcpy/memset": 1}),
+    "null_and_nan_times": (5, 900, 200, 3, 0, {"CUDA API calls": 1, "memcpy/memset": 1, "NVTX ranges": 3}),
     "names_of_10000_characters": (1, 100, 100, 0, 0, {}),
     "html_and_script_names": (2, 1_600, 1_100, 0, 0, {}),
 }
@@ -174,11 +174,13 @@ def test_null_and_nan_times(tmp_path):
     assert k["start_ns"].tolist() == [100, -1, -1, -1, 900] and k["end_ns"].tolist() == [200, -1, -1, -1, 1_000]
     assert t.bundle.api_calls[["start_ns", "end_ns"]].values.tolist() == [[90, 95]]
     assert t.bundle.memops[["start_ns", "end_ns"]].values.tolist() == [[210, 250]]
-    assert t.bundle.nvtx_ranges["name"].tolist() == ["outer"]
+    r = t.bundle.nvtx_ranges  # the open range closes at the largest usable NVTX timestamp
+    assert r[["name", "start_ns", "end_ns", "unclosed"]].values.tolist() == [["outer", 50, 1_100, False],
+                                                                            ["open", 80, 1_100, True]]
     cards = {c.label: c for c in build_view(t, ViewOptions()).cards}
     assert cards["Invalid kernel rows"].value == "3"
-    assert cards["Rows with unusable times"].value == "2"
-    assert cards["Rows with unusable times"].hint.endswith("CUDA API calls 1, memcpy/memset 1")
+    assert cards["Rows with unusable times"].value == "5"
+    assert cards["Rows with unusable times"].hint.endswith("CUDA API calls 1, memcpy/memset 1, NVTX ranges 3")
     out = summary_to_dict(t.summary)
     assert out["api"] == {"cudaLaunchKernel_v7000": [1, 5e-09]}
     assert out["top_kernels"][0] == ["ok", [2, 2e-07]]

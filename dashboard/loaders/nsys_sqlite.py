@@ -452,11 +452,16 @@ def _run_queries(con: sqlite3.Connection, jobs: dict[str, tuple[str | None, list
     return out
 
 
-def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, int]]:
+    """NVTX_RANGES, NVTX_MARKS and how many range/mark rows were dropped for unusable times.
+
+    Dropped: a start that is NULL, not a number or beyond 2**62 ns; an end that is not a number or
+    beyond 2**62 ns (a NULL end is an open range, closed as the contract says); ``end < start``.
+    """
     table = probe.table("NVTX_EVENTS")
     cols = probe.columns(table)
     if not table or not {"start", "eventType"} <= set(cols):
-        return empty_frame(NVTX_RANGES), empty_frame(NVTX_MARKS)
+        return empty_frame(NVTX_RANGES), empty_frame(NVTX_MARKS), {}
     sql = (
         f'SELECT "start", {_col(cols, "end")}, "eventType", {_col(cols, "text")}, {_col(cols, "textId")}, '
         f'{_col(cols, "domainId", "0")}, {_col(cols, "globalTid", "0")}, {_col(cols, "endGlobalTid")} '
@@ -464,7 +469,7 @@ def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame]:
     )
     raw = _query(con, sql, ["start", "end", "event_type", "text", "text_id", "domain_id", "global_tid", "end_tid"])
     if raw.empty:
-        return empty_frame(NVTX_RANGES), empty_frame(NVTX_MARKS)
+        return empty_frame(NVTX_RANGES), empty_frame(NVTX_MARKS), {}
     raw["event_type"] = _int(raw["event_type"])
     raw["global_tid"] = _int(raw["global_tid"], 0)
     raw["domain_id"] = _int(raw["domain_id"], 0)
@@ -482,18 +487,21 @@ def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame]:
     stamps = np.r_[start.to_numpy(dtype=float, na_value=np.nan), end.to_numpy(dtype=float, na_value=np.nan)]
     stamps = stamps[np.isfinite(stamps) & (np.abs(stamps) < 2.0**62)]
     close_at = int(stamps.max()) if stamps.size else 0
+    bad_end = raw["end"].notna().to_numpy() & ~(end.abs() < 2**62).to_numpy()  # set, but not a usable time
     start = start.where(start.abs() < 2**62)  # non-numeric or absurd timestamps: not an event
     end = end.where(end.abs() < 2**62)
 
     domains = raw[raw["event_type"] == NVTX_DOMAIN_CREATE]
     domain_name = {(int(p), int(d)): m for p, d, m in zip(domains["process"], domains["domain_id"], domains["message"])}
 
-    is_range = raw["event_type"].isin(NVTX_RANGE_TYPES) & start.notna()
+    range_rows = raw["event_type"].isin(NVTX_RANGE_TYPES)
+    is_range = range_rows & start.notna() & ~bad_end
     r = raw[is_range].copy()
     r["start_ns"] = start[is_range].astype("int64")
     r["unclosed"] = end[is_range].isna()
     r["end_ns"] = end[is_range].fillna(close_at).astype("int64")
     r = r[r["end_ns"] >= r["start_ns"]]
+    dropped = {"NVTX ranges": int(range_rows.sum()) - len(r)}
     doms = [domain_name.get((int(p), int(d)), "") if d else "" for p, d in zip(r["process"], r["domain_id"])]
     r["domain"] = doms
     r["name"] = [f"{d}:{m}" if d else m for d, m in zip(doms, r["message"])]
@@ -504,12 +512,14 @@ def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame]:
     r["cross_thread"] = (end_tid.notna() & (end_tid != r["global_tid"])).to_numpy()
     ranges = conform(r, NVTX_RANGES)
 
-    m = raw[(raw["event_type"] == NVTX_MARK) & start.notna()].copy()
+    mark_rows = raw["event_type"] == NVTX_MARK
+    m = raw[mark_rows & start.notna()].copy()
+    dropped["NVTX marks"] = int(mark_rows.sum()) - len(m)
     m["ts_ns"] = start[m.index].astype("int64")
     m["name"] = m["message"]
     m["pid"] = _pid_of(m["global_tid"])
     m["tid"] = _tid_of(m["global_tid"])
-    return ranges, conform(m, NVTX_MARKS)
+    return ranges, conform(m, NVTX_MARKS), dropped
 
 
 def _copy_kind_names(con, probe) -> dict[int, str]:
@@ -678,7 +688,8 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
         counts every row) with ``start_ns = end_ns = -1``, which analysis treats as invalid (see
         ``summary.invalid_kernel_count``). CUDA API calls, memcpy/memset and graph launches with a
         NULL/non-numeric time, ``end < start`` or a time >= 2**62 ns are dropped and counted per
-        kind in ``meta.invalid_time_rows``.
+        kind in ``meta.invalid_time_rows``; so are NVTX ranges and marks with unusable times
+        (a NULL range end is not one: the range is open, see above).
 
     Args:
         progress: optional callable taking a stage name, called as each stage starts.
@@ -722,12 +733,13 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
         api_calls, bad_api = _api_frame(raw["api"], strings)
         del raw
         step("NVTX")
-        ranges, marks = _load_nvtx(con, probe, strings)
+        ranges, marks, bad_nvtx = _load_nvtx(con, probe, strings)
         step("memcpy/memset")
         memops, bad_memops = _load_memops(con, probe)
         step("graphs")
         graph_launches, bad_graphs = _load_graph_launches(con, probe)
-        invalid = {"CUDA API calls": bad_api, "memcpy/memset": bad_memops, "CUDA graph launches": bad_graphs}
+        invalid = {"CUDA API calls": bad_api, "memcpy/memset": bad_memops, "CUDA graph launches": bad_graphs,
+                   **bad_nvtx}
         return TraceBundle(
             meta=_load_meta(con, probe, p, dropped, invalid),
             kernels=kernels,
