@@ -155,7 +155,10 @@ def _dask_workers(text: str) -> int:
 
 
 def _serve(args) -> int:
+    from functools import partial
+
     from dashboard.app import create_app
+    from dashboard.app.store import default_memory_limit, make_upload_dir
 
     dirs = list(args.trace_dir or [])
     if not args.traces and not dirs and not args.ranks:
@@ -163,24 +166,67 @@ def _serve(args) -> int:
         if d is None:
             raise TraceError("no traces given and no sample_traces/ folder found: pass TRACE files or --trace-dir DIR")
         dirs = [d]
+    workers = args.workers or 1
+    if workers > 1 and args.debug:
+        raise TraceError("--debug runs one process: leave out --workers")
+    upload_dir = False if args.no_upload else make_upload_dir()  # shared by every worker
+    if upload_dir:
+        import atexit
+        import shutil
+
+        atexit.register(shutil.rmtree, upload_dir, True)
+    memory_limit = args.memory_limit or default_memory_limit(workers)
     if args.ranks:  # several traces as the ranks of one view (listed first); each rank also on its own
         from dashboard.app.ranks import ranks_store
 
-        app = create_app(dispatch_prefix=args.dispatch_prefix, store=ranks_store(
-            args.ranks, args.traces, dirs, dispatch_prefix=args.dispatch_prefix, cache=_cache(args)))
+        def factory():
+            return create_app(dispatch_prefix=args.dispatch_prefix, max_upload_bytes=args.max_upload,
+                              store=ranks_store(args.ranks, args.traces, dirs, dispatch_prefix=args.dispatch_prefix,
+                                                cache=_cache(args), memory_limit=memory_limit, upload_dir=upload_dir))
     else:
-        app = create_app(args.traces, dirs, dispatch_prefix=args.dispatch_prefix, cache=_cache(args))
+        factory = partial(create_app, args.traces, dirs, dispatch_prefix=args.dispatch_prefix, cache=_cache(args),
+                          memory_limit=memory_limit, uploads=upload_dir, max_upload_bytes=args.max_upload)
+    app = factory()  # built here too, so bad paths fail now with one line, before any worker starts
     store = app.server.config["TRACE_STORE"]
     if not store.ids():
         raise TraceError("no .sqlite or .json traces found in " + ", ".join(map(str, dirs or args.traces)))
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         _say(f"warning: serving on {args.host}: anyone who can reach this address can read the traces",
               file=sys.stderr)
-    _say(f"tracedash {__version__}: serving {len(store.ids())} trace(s) on http://{args.host}:{args.port}/",
-          file=sys.stderr)
+    mode = f"{workers} gunicorn workers" if workers > 1 else "one process"
+    _say(f"tracedash {__version__}: serving {len(store.ids())} trace(s) on http://{args.host}:{args.port}/ "
+         f"({mode}, up to {memory_limit / 1024**3:.1f} GiB of loaded traces each)", file=sys.stderr)
     _check_bind(args.host, args.port)
-    app.run(host=args.host, port=args.port, debug=args.debug, dev_tools_disable_version_check=True)
+    if workers > 1:
+        from dashboard.server import run_gunicorn
+
+        run_gunicorn(factory, args.host, args.port, workers)
+    else:
+        app.run(host=args.host, port=args.port, debug=args.debug, dev_tools_disable_version_check=True)
     return 0
+
+
+def _size(text: str) -> int:
+    """A byte count from ``512M``, ``2G``, ``1.5GiB``, ``4096`` (binary units)."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", text, re.IGNORECASE)
+    if not m:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 512M, 2G, 1.5GiB)")
+    value = float(m.group(1)) * 1024 ** " kmgt".index(m.group(2).lower() or " ")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"size must be positive, got {text!r}")
+    return int(value)
+
+
+def _serve_workers(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of workers: {text!r}") from None
+    if not 1 <= n <= 64:
+        raise argparse.ArgumentTypeError(f"--workers must be 1-64, got {n}")
+    return n
 
 
 def _check_bind(host: str, port: int) -> None:
@@ -377,6 +423,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
                    help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
     p.add_argument("--debug", action="store_true", help="Dash debug mode (never for shared servers)")
+    p.add_argument("--workers", type=_serve_workers, default=1,
+                   help="serve with gunicorn and N worker processes (production mode; default 1: one process)")
+    p.add_argument("--memory-limit", type=_size, default=None, metavar="SIZE",
+                   help="loaded traces each process keeps, e.g. 4G (default: 40%% of RAM split between workers)")
+    p.add_argument("--max-upload", type=_size, default=2 * 1024**3, metavar="SIZE",
+                   help="largest trace accepted by browser upload (default 2G)")
+    p.add_argument("--no-upload", action="store_true", help="turn browser uploads off")
     _add_cache_options(p)
     p.set_defaults(func=_serve)
 

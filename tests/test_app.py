@@ -158,7 +158,9 @@ def test_unexpected_error_becomes_an_alert_not_a_500(monkeypatch):
     assert resp.status_code == 200
     assert "internal error while reading or showing this trace" in resp.get_data(as_text=True)
     resp = app.server.test_client().post("/_dash-update-component", json=update_payload("no-such-id"))
-    assert "trace 'no-such-id' is not served here" in resp.get_data(as_text=True)
+    assert "'no-such-id' is not a trace id (expected NAME@8-hex)" in resp.get_data(as_text=True)
+    resp = app.server.test_client().post("/_dash-update-component", json=update_payload("gone.sqlite@0123abcd"))
+    assert "trace 'gone.sqlite@0123abcd' is not served here" in resp.get_data(as_text=True)
 
 
 def test_nvtx_grouping_by_normalised_name():

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 from pathlib import Path
 
 from dash import Dash
@@ -10,7 +12,8 @@ from dash import Dash
 from dashboard.app.callbacks import register_callbacks
 from dashboard.app.compare_callbacks import mount_compare, register_compare_link
 from dashboard.app.layout import build_layout
-from dashboard.app.store import TraceStore, discover
+from dashboard.app.store import TraceStore, discover, make_upload_dir
+from dashboard.app.upload import DEFAULT_MAX_UPLOAD_BYTES, register_routes
 
 __all__ = ["create_app", "assets_folder"]
 
@@ -24,17 +27,33 @@ def assets_folder() -> str:
 
 
 def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.PathLike] = (),
-               dispatch_prefix: str = "CG_DISPATCH", store: TraceStore | None = None, cache=None) -> Dash:
+               dispatch_prefix: str = "CG_DISPATCH", store: TraceStore | None = None, cache=None,
+               memory_limit: int | None = None, uploads: bool | str | os.PathLike = True,
+               max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES) -> Dash:
     """Build the dashboard for the given trace files and directories.
 
     Args:
         cache: a ``dashboard.cache.TraceCache`` for nsys exports (None: load from SQLite each time).
+        memory_limit: bytes of loaded traces to keep (None: ``store.default_memory_limit()``).
+        uploads: True: browser uploads go to a new private temp directory, removed at exit; a path:
+            use that directory (shared by gunicorn workers); False: uploads off.
+        max_upload_bytes: the largest upload accepted (default 2 GiB).
 
     Raises:
         TraceNotFoundError: a given path or directory does not exist.
     """
-    store = store or TraceStore(discover(list(paths), list(trace_dirs)), dispatch_prefix=dispatch_prefix, cache=cache)
-    trace_ids = store.ids()
+    if store is None:
+        discover(list(paths), list(trace_dirs))  # validates every path; directories are then rescanned live
+        files = [p for p in map(Path, paths) if not p.is_dir()]
+        dirs = [*trace_dirs, *(p for p in map(Path, paths) if p.is_dir())]
+        upload_dir = None
+        if uploads is True:
+            upload_dir = make_upload_dir()
+            atexit.register(shutil.rmtree, upload_dir, True)
+        elif uploads:
+            upload_dir = Path(uploads)
+        store = TraceStore(files, trace_dirs=dirs, memory_limit=memory_limit, dispatch_prefix=dispatch_prefix,
+                           cache=cache, upload_dir=upload_dir)
     app = Dash(
         __name__,
         title="tracedash",
@@ -42,9 +61,16 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
         suppress_callback_exceptions=False,
         update_title=None,
     )
-    app.layout = build_layout(trace_ids, trace_ids[0] if trace_ids else None, dispatch_prefix,
-                              labels={t: store.label(t) for t in trace_ids})
+
+    def layout():
+        trace_ids = store.ids()  # rescans: traces exported or uploaded since start-up appear
+        return build_layout(trace_ids, trace_ids[0] if trace_ids else None, dispatch_prefix,
+                            labels={t: store.label(t) for t in trace_ids},
+                            uploads=store.upload_dir is not None, max_upload_bytes=max_upload_bytes)
+
+    app.layout = layout
     register_callbacks(app, store)
+    register_routes(app.server, store, max_upload_bytes)
     register_compare_link(app)
     mount_compare(app, store, dispatch_prefix)  # /compare/: a second Dash app on this server
     app.server.config["TRACE_STORE"] = store

@@ -161,9 +161,23 @@ def alert(message: str, kind: str = "error") -> html.Div:
     return html.Div(role="alert", className=f"alert alert-{kind}", children=message)
 
 
+def upload_control(max_upload_bytes: int) -> html.Div:
+    """The "Open file…" button and its status line; assets/tracedash.js posts the file to ``/upload``
+    (a drop anywhere on the page does the same)."""
+    return html.Div(className="upload", children=[
+        html.Button("Open file…", id=ids.UPLOAD_BUTTON, className="button",
+                    title=f"Upload a .sqlite, .json or .json.gz trace (up to {max_upload_bytes / 1024**3:g} GiB), "
+                          "or drop it anywhere on the page", **{"data-max-bytes": str(max_upload_bytes)}),
+        html.Span(id=ids.UPLOAD_STATUS, className="hint", **{"aria-live": "polite"}),
+    ])
+
+
 def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: str,
-                 labels: dict[str, str] | None = None) -> html.Div:
-    """The whole page: header controls, alerts, overview, Gantt + phases, timeline, tables."""
+                 labels: dict[str, str] | None = None, uploads: bool = False,
+                 max_upload_bytes: int = 2 * 1024**3) -> html.Div:
+    """The whole page: header controls, alerts, overview, Gantt + phases, timeline, tables.
+
+    ``uploads`` adds the "Open file…" control (see ``upload_control``)."""
     labels = labels or {}
     options = [{"label": labels.get(t, t), "value": t} for t in trace_ids]
     return html.Div(className="app", children=[
@@ -177,6 +191,7 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
             html.Div(className="controls", children=[
                 html.Label(["Trace", dcc.Dropdown(id=ids.TRACE_PICKER, options=options, value=selected,
                                                   clearable=False, className="picker")]),
+                *([upload_control(max_upload_bytes)] if uploads else []),
                 html.Label(["Dispatch marker prefix",
                             dcc.Input(id=ids.DISPATCH_PREFIX, type="text", value=dispatch_prefix, debounce=True,
                                       spellCheck=False, className="text-input")]),
@@ -197,6 +212,7 @@ def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: st
             ]),
         ]),
         html.Div(id=ids.ALERTS, className="alerts"),
+        html.Div(id=ids.UPLOAD_ALERT, className="alerts"),
         html.Div(id=ids.STATE_NOTICE, className="alerts", title="Click to dismiss", n_clicks=0),
         dcc.Loading(type="dot", delay_show=300, children=html.Section(id=ids.OVERVIEW, className="cards")),
         html.Section(className="row", children=[

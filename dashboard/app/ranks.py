@@ -80,7 +80,7 @@ class RanksStore:
 
 def ranks_store(rank_files: list[str | os.PathLike], paths: list[str | os.PathLike] = (),
                 trace_dirs: list[str | os.PathLike] = (), *, dispatch_prefix: str = "CG_DISPATCH",
-                cache=None) -> RanksStore:
+                cache=None, memory_limit: int | None = None, upload_dir=None) -> RanksStore:
     """A RanksStore serving the ranks as one view plus every rank file and ``paths``/``trace_dirs``.
 
     Raises:
@@ -90,5 +90,6 @@ def ranks_store(rank_files: list[str | os.PathLike], paths: list[str | os.PathLi
     if len(ranks) < 2:
         raise TraceError("--ranks needs at least two different trace files")
     files = list(dict.fromkeys([*ranks, *discover(list(paths), list(trace_dirs))]))
-    inner = TraceStore(files, dispatch_prefix=dispatch_prefix, cache=cache)
+    inner = TraceStore(files, dispatch_prefix=dispatch_prefix, cache=cache, memory_limit=memory_limit,
+                       upload_dir=upload_dir or None)
     return RanksStore(inner, ranks, dispatch_prefix=dispatch_prefix, cache=cache)

@@ -1,0 +1,54 @@
+"""Browser upload (issue #6): "Open file…" and drag-and-drop send the file to /upload, the page opens it."""
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from dashboard.app import create_app
+
+pytestmark = pytest.mark.browser
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+SEED = DATA / "seed_summary.json"
+GRAPH_TRACE = DATA / "nsys" / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite"
+
+
+@pytest.fixture
+def app_dir(tmp_path):
+    d = tmp_path / "served"
+    d.mkdir()
+    (d / "seed.json").write_bytes(SEED.read_bytes())
+    return d
+
+
+def test_open_file_uploads_and_opens_the_trace(page: Page, serve, app_dir, console_errors):
+    page.goto(serve(create_app(trace_dirs=[app_dir])))
+    expect(page.locator("#overview")).to_contain_text("17.458 s", timeout=30000)
+    with page.expect_file_chooser() as chooser:
+        page.click("#upload-button")
+    chooser.value.set_files(str(GRAPH_TRACE))
+    page.wait_for_url("**/?trace=nsys2025.5_rtx3060_cuda_graph_launch.sqlite*", timeout=30000)
+    expect(page.locator("#trace-picker")).to_contain_text("nsys2025.5_rtx3060_cuda_graph_launch.sqlite (uploaded)",
+                                                          timeout=30000)
+    expect(page.locator("#overview")).to_contain_text("GPU", timeout=30000)
+    expect(page.locator("#alerts [role=alert]")).to_have_count(0)
+    assert console_errors == []
+
+
+def test_dropped_empty_and_wrong_files_get_an_alert(page: Page, serve, app_dir, tmp_path):
+    page.goto(serve(create_app(trace_dirs=[app_dir])))
+    expect(page.locator("#overview")).to_contain_text("17.458 s", timeout=30000)
+    drop = """([name, text]) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([text], name));
+        document.body.dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
+    }"""
+    page.evaluate(drop, ["empty.sqlite", ""])
+    expect(page.locator("#upload-alert [role=alert]")).to_have_text("empty.sqlite: the file is empty (0 bytes)")
+    page.evaluate(drop, ["notes.sqlite", "just some text"])
+    expect(page.locator("#upload-alert [role=alert]")).to_contain_text(
+        "notes.sqlite: neither an nsys SQLite export nor a tracedash summary JSON", timeout=15000)
+    page.locator("#upload-alert [role=alert]").click()  # dismiss
+    expect(page.locator("#upload-alert [role=alert]")).to_have_count(0)
+    assert "trace=" not in page.url or "notes" not in page.url

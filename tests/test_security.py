@@ -1,0 +1,230 @@
+"""Issue #6, security: ids never escape the served directories; uploads are bounded, sniffed and private."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from paths import NSYS_DIR, SEED
+from test_app import update_payload
+
+from dashboard.app import create_app
+from dashboard.app.store import TraceStore, scan_dir, trace_nbytes
+from dashboard.app.upload import safe_upload_name
+from dashboard.errors import TraceNotFoundError
+from dashboard.trace import load_trace
+
+SMALL_NSYS = NSYS_DIR / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite"
+TRAVERSALS = [
+    "../../etc/passwd",
+    "/etc/passwd",
+    "..%2f..%2fetc%2fpasswd",
+    "%2e%2e%2f%2e%2e%2fetc%2fpasswd@0123abcd",
+    "../seed.json@0123abcd",
+    "..\\..\\etc\\passwd@0123abcd",
+    "/etc/passwd@0123abcd",
+    "seed.json\x00.sqlite@0123abcd",
+    "..@0123abcd",
+    "",
+]
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A trace directory with the seed summary, plus a secret file next to (outside) it."""
+    root = tmp_path / "traces"
+    root.mkdir()
+    shutil.copy(SEED, root / "seed.json")
+    (tmp_path / "secret.json").write_text('{"secret": "do not serve"}')
+    return root
+
+
+@pytest.mark.parametrize("bad_id", TRAVERSALS)
+def test_traversal_ids_are_refused_by_the_store_and_the_page(served, bad_id):
+    app = create_app(trace_dirs=[served])
+    store = app.server.config["TRACE_STORE"]
+    with pytest.raises(TraceNotFoundError):
+        store.path(bad_id)
+    body = app.server.test_client().post("/_dash-update-component", json=update_payload(bad_id)).get_data(as_text=True)
+    expected = "No trace selected" if bad_id == "" else (
+        "not a trace id" if "@" not in bad_id or "/" in bad_id or "\\" in bad_id or "\x00" in bad_id
+        or bad_id.startswith(".") else "is not served here")
+    assert expected in body
+    assert "do not serve" not in body and "root:" not in body
+
+
+@pytest.mark.parametrize("url", ["/assets/../../etc/passwd", "/assets/..%2f..%2fetc%2fpasswd",
+                                 "/assets/%2e%2e/%2e%2e/etc/passwd", "/_dash-component-suites/..%2f..%2fetc/passwd",
+                                 "/assets/%00", "/?trace=..%2f..%2fetc%2fpasswd"])
+def test_traversal_urls_never_return_files(served, url):
+    resp = create_app(trace_dirs=[served]).server.test_client().get(url)
+    body = resp.get_data(as_text=True)
+    assert "root:" not in body and "do not serve" not in body
+    assert resp.status_code == (200 if url.startswith("/?") else 404)  # the page itself explains a bad link
+
+
+def test_symlinks_leading_outside_the_trace_dir_are_not_served(served, tmp_path):
+    (served / "outside.json").symlink_to(tmp_path / "secret.json")
+    (served / "inside.json").symlink_to(served / "seed.json")
+    names = [p.name for p in scan_dir(served)]
+    assert names == ["seed.json"]  # the inside link resolves to seed.json itself (kept once)
+    store = TraceStore(trace_dirs=[served])
+    assert [i.split("@")[0] for i in store.ids()] == ["seed.json"]
+
+
+def test_a_served_file_swapped_for_an_outside_symlink_is_refused(served, tmp_path):
+    store = TraceStore(trace_dirs=[served])
+    tid = store.ids()[0]
+    assert store.path(tid) == (served / "seed.json").resolve()
+    (served / "seed.json").unlink()
+    (served / "seed.json").symlink_to(tmp_path / "secret.json")
+    with pytest.raises(TraceNotFoundError, match="is not served here"):
+        store.get(tid)
+
+
+def test_fifo_in_trace_dir_is_skipped_not_hung(served):
+    os.mkfifo(served / "pipe.sqlite")
+    assert [p.name for p in scan_dir(served)] == ["seed.json"]
+
+
+def test_files_exported_after_start_appear_on_next_page_load(served):
+    app = create_app(trace_dirs=[served])
+    client = app.server.test_client()
+    assert "late.json" not in client.get("/_dash-layout").get_data(as_text=True)
+    shutil.copy(SEED, served / "late.json")
+    assert "late.json" in client.get("/_dash-layout").get_data(as_text=True)
+
+
+def test_store_loads_a_trace_once_when_8_sessions_ask_together(served):
+    calls = []
+
+    def slow_loader(path, **kw):
+        calls.append(path)
+        time.sleep(0.3)
+        return load_trace(path, **kw)
+
+    store = TraceStore(trace_dirs=[served], loader=slow_loader)
+    tid = store.ids()[0]
+    barrier = threading.Barrier(8)
+    got = []
+
+    def session():
+        barrier.wait()
+        got.append(store.get(tid))
+
+    threads = [threading.Thread(target=session) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(got) == 8 and all(g is got[0] for g in got)
+
+
+def test_store_is_an_lru_bounded_by_memory(tmp_path):
+    for i in range(3):
+        shutil.copy(SMALL_NSYS, tmp_path / f"t{i}.sqlite")
+        (tmp_path / f"t{i}.sqlite").write_bytes((tmp_path / f"t{i}.sqlite").read_bytes())
+    one = trace_nbytes(load_trace(tmp_path / "t0.sqlite"))
+    assert one > 1_000
+    store = TraceStore(trace_dirs=[tmp_path], memory_limit=2 * one + one // 2)
+    a, b, c = store.ids()  # same content: ids differ by suffix, all three are served
+    assert len({a, b, c}) == 3
+    store.get(a), store.get(b)
+    assert store.loaded_ids() == [a, b] and store.memory_bytes() == 2 * one
+    store.get(a)  # a is now the most recent
+    store.get(c)  # over the bound: the least recently used (b) goes
+    assert store.loaded_ids() == [a, c] and store.memory_bytes() <= store.memory_limit
+    tiny = TraceStore(trace_dirs=[tmp_path], memory_limit=1)
+    tiny.get(a)
+    tiny.get(b)
+    assert tiny.loaded_ids() == [b]  # the trace asked for is kept even alone over the bound
+    assert store.stats()["loads"] == 3
+
+
+# ----- upload -------------------------------------------------------------------------------------
+
+def _upload(client, data: bytes, name: str, header: bool = True):
+    headers = {"X-Trace-Name": quote(name)}
+    if header:
+        headers["X-Requested-With"] = "tracedash"
+    return client.post("/upload", data=data, headers=headers, content_type="application/octet-stream")
+
+
+def test_upload_serves_the_trace_from_a_private_dir_and_names_cannot_escape(served, tmp_path):
+    app = create_app(trace_dirs=[served])
+    store = app.server.config["TRACE_STORE"]
+    client = app.server.test_client()
+    resp = _upload(client, SMALL_NSYS.read_bytes(), "../../../evil name<script>.sqlite")
+    assert resp.status_code == 200, resp.get_json()
+    tid = resp.get_json()["trace"]
+    assert resp.get_json()["format"] == "nsys-sqlite"
+    path = store.path(tid)
+    assert path.parent.parent == store.upload_dir and path.name == "evil name_script_.sqlite"
+    assert oct(store.upload_dir.stat().st_mode & 0o777) == "0o700"
+    assert tid in store.ids() and store.label(tid).endswith("(uploaded)")
+    body = client.post("/_dash-update-component", json=update_payload(tid)).get_data(as_text=True)
+    assert "cudaGraphLaunch" in body or "Kernel" in body
+    assert not list(tmp_path.glob("evil*")) and not list(served.glob("evil*"))
+
+
+@pytest.mark.parametrize("data, name, header, status, message", [
+    (b"", "empty.sqlite", True, 400, "empty.sqlite: the file is empty (0 bytes)"),
+    (b"hello, not a trace\n", "notes.sqlite", True, 415,
+     "notes.sqlite: neither an nsys SQLite export nor a tracedash summary JSON"),
+    (b"SQLite format 3\x00", "seed.sqlite", False, 403, "X-Requested-With header missing"),
+    (b"x" * 5000, "big.json", True, 413, "big.json: 0 MiB is over this server's upload limit of 0 MiB"),
+])
+def test_bad_uploads_get_a_clear_answer_and_leave_nothing(served, data, name, header, status, message):
+    app = create_app(trace_dirs=[served], max_upload_bytes=4096)
+    store = app.server.config["TRACE_STORE"]
+    resp = _upload(app.server.test_client(), data, name, header)
+    assert resp.status_code == status and message in resp.get_json()["error"]
+    assert list(store.upload_dir.iterdir()) == []
+
+
+def test_uploads_off_answers_503(served):
+    app = create_app(trace_dirs=[served], uploads=False)
+    resp = _upload(app.server.test_client(), SEED.read_bytes(), "s.json")
+    assert resp.status_code == 503 and "turned off" in resp.get_json()["error"]
+    assert 'id="upload-button"' not in app.server.test_client().get("/_dash-layout").get_data(as_text=True)
+
+
+def test_an_evicted_upload_is_deleted(served):
+    app = create_app(trace_dirs=[served], memory_limit=1)
+    store = app.server.config["TRACE_STORE"]
+    client = app.server.test_client()
+    tid = _upload(client, SMALL_NSYS.read_bytes(), "mine.sqlite").get_json()["trace"]
+    store.get(tid)
+    folder = store.path(tid).parent
+    store.get(store.ids()[0])  # the served seed: memory bound of 1 byte evicts the upload
+    assert not folder.exists() and tid not in store.ids()
+    with pytest.raises(TraceNotFoundError):
+        store.path(tid)
+
+
+def test_upload_name_is_always_a_plain_base_name():
+    assert safe_upload_name("a/b/../../c.sqlite") == "c.sqlite"
+    assert safe_upload_name("..") == "upload"
+    assert safe_upload_name("x\x00y\n.json") == "xy.json"
+    assert safe_upload_name("C:\\Users\\me\\run.sqlite") == "run.sqlite"
+    long = safe_upload_name("n" * 500 + ".sqlite")
+    assert len(long) == 120 and long.endswith(".sqlite")
+
+
+def test_healthz_reports_memory_and_counts(served):
+    client = create_app(trace_dirs=[served], memory_limit=10**9).server.test_client()
+    body = client.get("/healthz").get_json()
+    assert body == {"status": "ok", "traces": 1, "loaded": 0, "loads": 0, "memory_bytes": 0,
+                    "memory_limit_bytes": 10**9}
+
+
+def test_dash_never_calls_out_and_debug_is_off(served):
+    app = create_app(trace_dirs=[served])
+    page = app.server.test_client().get("/").get_data(as_text=True)
+    assert "https://" not in page and "http://" not in page
+    assert app.server.debug is False

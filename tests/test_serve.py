@@ -1,0 +1,88 @@
+"""Issue #6: `tracedash serve --workers N` (gunicorn) serves, shares uploads between workers, stops cleanly."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from urllib.parse import quote
+
+import pytest
+import requests
+from paths import NSYS_DIR, SEED
+from test_app import update_payload
+
+from dashboard.cli import main
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_ready(base: str, proc: subprocess.Popen, timeout_s: float = 60) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited: {proc.stderr.read()}")
+        try:
+            return requests.get(base + "/healthz", timeout=2).json()
+        except requests.RequestException:
+            time.sleep(0.3)
+    raise AssertionError("server did not come up")
+
+
+def test_serve_with_gunicorn_workers_shares_uploads_and_stops_on_sigterm(tmp_path):
+    shutil.copy(SEED, tmp_path / "seed.json")
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "dashboard", "serve", "--trace-dir", str(tmp_path),
+                             "--workers", "2", "--port", str(port), "--memory-limit", "256M", "--no-cache"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        health = _wait_ready(base, proc)
+        assert health["memory_limit_bytes"] == 256 * 1024**2 and health["traces"] == 1
+        assert requests.get(base + "/", timeout=10).status_code == 200
+        data = (NSYS_DIR / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite").read_bytes()
+        up = requests.post(base + "/upload", data=data, timeout=30,
+                           headers={"X-Requested-With": "tracedash", "X-Trace-Name": quote("graph run.sqlite")})
+        assert up.status_code == 200, up.text
+        tid = up.json()["trace"]
+        # Whichever worker answers (connections are not kept alive here), the upload is found.
+        for _ in range(6):
+            body = requests.post(base + "/_dash-update-component", json=update_payload(tid), timeout=60,
+                                 headers={"Connection": "close"}).text
+            assert "not served here" not in body and "cudaGraphLaunch" in body
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "2 gunicorn workers" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["serve", "--workers", "0"], "--workers must be 1-64, got 0"),
+    (["serve", "--memory-limit", "lots"], "not a size: 'lots'"),
+    (["serve", "--max-upload=-1G"], "not a size: '-1G'"),
+    (["serve", "--memory-limit", "0"], "size must be positive"),
+])
+def test_serve_options_are_checked(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_serve_warns_when_binding_beyond_this_machine(tmp_path, monkeypatch, capsys):
+    import dashboard.app as app_pkg
+
+    ran = {}
+    shutil.copy(SEED, tmp_path / "seed.json")
+    monkeypatch.setattr(app_pkg.Dash, "run", lambda self, **kw: ran.update(kw))
+    assert main(["serve", "--trace-dir", str(tmp_path), "--host", "0.0.0.0", "--port", str(_free_port())]) == 0
+    err = capsys.readouterr().err
+    assert "warning: serving on 0.0.0.0: anyone who can reach this address can read the traces" in err
+    assert ran["debug"] is False and ran["dev_tools_disable_version_check"] is True
