@@ -176,6 +176,21 @@ def _html_names(d: Path) -> Path:
         gpus={0: SCRIPT_NAME})
 
 
+def _summary_html_names(d: Path) -> Path:
+    """A seed-format summary whose names (NVTX, kernels, API calls, dispatches) are HTML/JS or 10,000 long."""
+    data = {**SEED_MIN, "kernel_count": 2,
+            "api": {SCRIPT_NAME: [1, 0.25], LONG_NAME: [2, 0.5]},
+            "nvtx": {IMG_NAME: {"count": 1, "sum_s": 1.0, "union_s": 1.0, "gpu_overlap_s": 0.5},
+                     LONG_NAME: {"count": 1, "sum_s": 0.5, "union_s": 0.5, "gpu_overlap_s": 0.0}},
+            "top_kernels": [[SCRIPT_NAME, [1, 0.75]], [IMG_NAME, [1, 0.5]]],
+            "dispatch": {"CG_DISPATCH:actual=1:mode=" + IMG_NAME: 1, "CG_DISPATCH:actual=1600:mode=NONE": 1},
+            "dispatch_timeline": [{"start_ns": 0, "name": "CG_DISPATCH:actual=1600:mode=NONE"},
+                                  {"start_ns": 1_000_000, "name": "CG_DISPATCH:actual=1:mode=" + IMG_NAME}]}
+    p = d / "summary_html_names.json"
+    p.write_text(json.dumps(data), encoding="utf-8")
+    return p
+
+
 def _directory(d: Path) -> Path:
     p = d / "a_folder.sqlite"
     p.mkdir()
@@ -219,6 +234,7 @@ LOADED = [
     Case("null_and_nan_times", _null_times, None),
     Case("names_of_10000_characters", _long_names, None),
     Case("html_and_script_names", _html_names, None),
+    Case("summary_json_with_html_and_long_names", _summary_html_names, None),
 ]
 
 ALL = REFUSED + LOADED

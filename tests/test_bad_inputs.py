@@ -121,16 +121,19 @@ EXPECTED = {  # case -> (kernel_count, span_ns, busy_ns, invalid kernels, overlo
     "null_and_nan_times": (5, 900, 200, 3, 0, {"CUDA API calls": 1, "memcpy/memset": 1, "NVTX ranges": 3}),
     "names_of_10000_characters": (1, 100, 100, 0, 0, {}),
     "html_and_script_names": (2, 1_600, 1_100, 0, 0, {}),
+    "summary_json_with_html_and_long_names": (2, 2_000_000_000, 1_500_000_000, 0, 0, {}),
 }
 
 
 def test_loader_loads_with_exact_counts(loaded):
     case, path, before = loaded
     t = load_trace(path)
-    s, k = t.summary, t.bundle.kernels
+    s = t.summary
     count, span, busy, invalid, overlong, rows = EXPECTED[case.id]
     assert (s.kernel_count, s.gpu_activity_span_ns, s.gpu_busy_union_ns) == (count, span, busy)
-    assert (invalid_kernel_count(k), overlong_kernel_count(k), t.meta.invalid_time_rows) == (invalid, overlong, rows)
+    if t.bundle is not None:
+        k = t.bundle.kernels
+        assert (invalid_kernel_count(k), overlong_kernel_count(k), t.meta.invalid_time_rows) == (invalid, overlong, rows)
     assert_untouched(path, before)
 
 
@@ -352,3 +355,15 @@ def test_lane_labels_are_elided_before_escaping():
         raw = ("<>&" * 30)[:n]
         assert html_mod.escape(html_mod.unescape(_short_label(raw))) == _short_label(raw)
         assert len(html_mod.unescape(_short_label(raw))) <= 36
+
+
+def test_summary_json_names_are_text_in_figures_and_whole_in_tables(tmp_path):
+    t = load_trace(write_case("summary_json_with_html_and_long_names", tmp_path))
+    view = build_view(t, ViewOptions())
+    texts = "\n".join(s for fig in (view.timeline, view.gantt, view.phase_figure) for s in _figure_texts(fig))
+    for name in HOSTILE:
+        assert name not in texts
+    assert "&lt;img src=x onerror=\"window.__pwned=2\"&gt;" in texts  # NVTX bar label and dispatch hover
+    assert max(len(x) for x in texts.split("\n")) < 2_000  # the 10,000-character name is cut in figures
+    assert [r["name"] for r in view.kernel_rows] == [SCRIPT_NAME, IMG_NAME]
+    assert {r["raw_name"] for r in view.api_rows} == {SCRIPT_NAME, LONG_NAME}
