@@ -19,6 +19,7 @@ from dashboard.analysis.ranks import merge_ranks, rank_table
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize, summary_to_dict
 from dashboard.cache import TraceCache
 from dashboard.errors import TraceError, TraceFormatError, clean_message
+from dashboard.loaders.nsys_sqlite import check_no_writer
 from dashboard.loaders.summary_json import parse_summary
 from dashboard.model import Summary
 from dashboard.trace import LoadedTrace, load_trace
@@ -38,6 +39,7 @@ def summary_text(path: Path, dispatch_prefix: str, cache: TraceCache, progress=N
         TraceNotFoundError, TraceFormatError: the file is missing or unreadable.
     """
     path = Path(path)
+    check_no_writer(path)  # a file being written is refused, never answered from an older cached summary
     text = cache.load_summary_text(path, dispatch_prefix) if path.is_file() else None
     if text is None:  # cold: load (through the frame cache), summarise, remember the output
         trace = load_trace(path, dispatch_prefix=dispatch_prefix, cache=cache, progress=progress, lean=True)

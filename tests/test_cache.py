@@ -88,14 +88,27 @@ def test_cli_summarize_warm_uses_cached_output(trace, tmp_path, capsys, monkeypa
     args = ["summarize", str(trace), "--cache-dir", str(tmp_path / "c")]
     assert cli.main(args) == 0
     cold = capsys.readouterr().out
-    import dashboard.trace
+    import dashboard.multirank
 
-    monkeypatch.setattr(dashboard.trace, "load_trace", lambda *a, **k: pytest.fail("warm run must not load"))
+    monkeypatch.setattr(dashboard.multirank, "load_trace", lambda *a, **k: pytest.fail("warm run must not load"))
     assert cli.main(args) == 0
     assert capsys.readouterr().out == cold
     assert json.loads(cold)["kernel_count"] == 19
     with pytest.raises(pytest.fail.Exception):  # another prefix is a miss: it must load
         cli.main([*args, "--dispatch-prefix", "X"])
+
+
+def test_a_file_being_written_is_refused_even_when_cached(trace, tmp_path, capsys):
+    import shutil
+
+    own = tmp_path / trace.name
+    shutil.copy(trace, own)
+    args = ["summarize", str(own), "--cache-dir", str(tmp_path / "c")]
+    assert cli.main(args) == 0  # now cached
+    capsys.readouterr()
+    (tmp_path / (own.name + "-wal")).write_bytes(b"\0" * 4096)  # a writer's committed pages, not yet in the file
+    assert cli.main(args) == 2
+    assert "another program is writing this SQLite file" in capsys.readouterr().err
 
 
 def test_cli_no_cache_and_clear(trace, tmp_path, capsys):

@@ -241,3 +241,19 @@ def test_kineto_seed_loads(tmp_path):
     assert b.kernels[["start_ns", "end_ns"]].values.tolist() == [[20_250, 40_250]]
     assert b.nvtx_ranges["name"].tolist() == ["ProfilerStep#1"]
     assert len(b.memops) == 1 and len(b.api_calls) == 1 and len(b.nvtx_marks) == 1
+
+
+@FUZZ
+@given(st.tuples(st.sampled_from(KINETO_PATHS), st.sampled_from(("replace", "delete", "wrap")), json_values))
+def test_kineto_parser_raises_only_its_own_error(mutation):
+    """The parser itself (not ``load_trace``'s safety net, which would turn a TypeError into a vague
+    "cannot be read"): a malformed event is skipped or named, never a Python error."""
+    from dashboard.loaders.kineto_json import parse_kineto
+
+    data = _mutate(KINETO_SEED, *mutation)
+    try:
+        bundle = parse_kineto(data, "k.json")
+    except TraceError as exc:
+        assert str(exc).startswith("k.json: ") and "Error" not in str(exc)
+        return
+    assert (bundle.kernels["end_ns"] >= bundle.kernels["start_ns"]).all()

@@ -155,6 +155,10 @@ def _memcpy_kind(name: str, args: dict) -> str:
     return "memcpy"
 
 
+_JSON_KIND = {int: "a number", float: "a number", str: "a string", list: "a list", bool: "true/false",
+              type(None): "null"}
+
+
 def parse_kineto(data, name: str) -> TraceBundle:
     """Convert a decoded Kineto/Chrome trace (numbers as ``int``/``Decimal``) into a TraceBundle.
 
@@ -196,11 +200,16 @@ def parse_kineto(data, name: str) -> TraceBundle:
     wanted = _WANTED
     for ev in events:
         if type(ev) is not dict:
-            raise TraceFormatError(f"{name}: traceEvents holds a {type(ev).__name__}, not an event object")
+            raise TraceFormatError(f"{name}: not a Chrome trace: an entry of traceEvents is "
+                                   f"{_JSON_KIND.get(type(ev), 'a ' + type(ev).__name__)}, not an event object")
         ph = ev.get("ph")
         cat = ev.get("cat")
         if type(cat) is str:
             cats.add(cat)
+        else:
+            cat = None  # a list or object here is malformed: the event is simply not one we map
+        if type(ph) is not str:
+            ph = None
         if ph == "X":
             if cat not in wanted:  # incl. gpu_user_annotation and cuda_sync: see the module docstring
                 if cat == "Trace":  # the profiler's own span: the session start
@@ -220,7 +229,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
             if latest is None or end > latest:
                 latest = end
         elif ph == "E":
-            stack = stacks.get((ev.get("pid"), ev.get("tid")))
+            stack = stacks.get((str(ev.get("pid")), str(ev.get("tid"))))
             if not stack:
                 unmatched_ends += 1
                 continue
@@ -237,7 +246,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
             if latest is None or end > latest:
                 latest = end
         elif ph == "B":
-            stack = stacks.setdefault((ev.get("pid"), ev.get("tid")), [])
+            stack = stacks.setdefault((str(ev.get("pid")), str(ev.get("tid"))), [])
             if cat not in wanted:
                 stack.append(None)
                 continue
