@@ -220,3 +220,12 @@ class DeviceLane:
     gap_ends: np.ndarray
     edges: np.ndarray
     fraction: np.ndarray
+
+
+def device_label(device_id: int, gpus: dict[int, str] | None = None) -> str:
+    """Short display name of a device: ``"GPU 0"``, or ``"rank 1 · GPU 0"`` in a merged multi-rank
+    bundle (whose GPU names are ``"rank r · GPU d · NAME"``, see ``analysis.ranks.rank_label``)."""
+    name = (gpus or {}).get(device_id, "")
+    if name.startswith("rank "):
+        return " · ".join(name.split(" · ")[:2])
+    return f"GPU {device_id}"

@@ -46,7 +46,7 @@ from dashboard.figures.idle import build_idle_causes
 from dashboard.figures.phases import build_phase_analysis
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 from dashboard.figures.timeline import build_gpu_timeline, build_nvtx_union_bars
-from dashboard.model import DISPATCH_MARKS, conform, empty_frame
+from dashboard.model import DISPATCH_MARKS, conform, device_label, empty_frame
 from dashboard.trace import LoadedTrace
 
 # Share of the mark budget per layer of the timeline.
@@ -113,6 +113,7 @@ class DashboardView:
     auto_threshold: float | None
     notices: list[str] = field(default_factory=list)
     devices: list[int] = field(default_factory=list)
+    device_labels: dict[int, str] = field(default_factory=dict)  # "GPU 0", or "rank 1 · GPU 0" when merged
 
 
 def dispatch_timeline(trace: LoadedTrace, prefix: str) -> pd.DataFrame:
@@ -232,7 +233,7 @@ def gpu_rows(trace: LoadedTrace, options: ViewOptions) -> tuple[list[dict], list
         return [], []
     t = gpu_time(work_for(b, options.busy_source), b.kernels)
     records = list(t.itertuples(index=False))
-    columns = [(gpu_columns_key(r.device_id), "all GPUs" if r.device_id == ALL_GPUS else f"GPU {r.device_id}")
+    columns = [(gpu_columns_key(r.device_id), "all GPUs" if r.device_id == ALL_GPUS else device_label(r.device_id, b.meta.gpus))
                for r in records]
     rows = [{"metric": label, **{gpu_columns_key(r.device_id): fmt(r) for r in records}} for label, fmt in GPU_METRICS]
     return rows, columns
@@ -353,7 +354,8 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
     if not b.graph_launches.empty:
         notes.append(f"{len(b.graph_launches):,} CUDA graph launches shown as opaque busy intervals (graph-level "
                      "trace): re-profile with --cuda-graph-trace=node for per-kernel detail")
-    return build_gpu_timeline(lanes, nvtx_lane_keys(selected), marks, gpus=b.meta.gpus, x_range_ns=x_range,
+    lane_keys = nvtx_lane_keys(selected, ranks=b.meta.format == RANKS_FORMAT)
+    return build_gpu_timeline(lanes, lane_keys, marks, gpus=b.meta.gpus, x_range_ns=x_range,
                               busy_label=busy_label, notes=notes, uirevision=uirev, kernels=kernels,
                               memops=memops, theme=theme)
 
@@ -582,6 +584,7 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
                                  caption),
         filenames={v: figure_filename(trace, v, x_range) for v in ("gantt", "timeline", "phases")},
         devices=device_ids(trace),
+        device_labels={d: device_label(d, trace.meta.gpus) for d in device_ids(trace)},
         dispatch_rows=dispatch_table_rows(pv),
         gpu_columns=gpu_table[1],
         kernel_rows=kernel_rows(trace, options.kernel_names),

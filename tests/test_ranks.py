@@ -170,9 +170,18 @@ def test_ranks_view_on_shared_pair():
     assert view.notices[0] == RANKS_NOTICE
     assert view.devices == [0, 1, 100, 101]
     assert trace.summary.kernel_count == 4010 + 3587
-    lanes = {y for t in view.timeline.data for y in (t.y if t.y is not None else []) if str(y).startswith("rank ")}
+    lanes = {y for t in view.timeline.data for y in (t.y if t.y is not None else [])
+             if str(y).startswith("rank ") and " · pid " not in str(y)}
     assert lanes == {"rank 0 · GPU 0", "rank 0 · GPU 1", "rank 1 · GPU 0", "rank 1 · GPU 1"}
     assert {c.label: c.value for c in view.cards}["GPUs with kernels"] == "4"
+    # every place a device or thread is named says which rank it belongs to
+    assert view.device_labels == {0: "rank 0 · GPU 0", 1: "rank 0 · GPU 1", 100: "rank 1 · GPU 0", 101: "rank 1 · GPU 1"}
+    assert [h for _, h in view.gpu_columns] == ["rank 0 · GPU 0", "rank 0 · GPU 1", "rank 1 · GPU 0", "rank 1 · GPU 1",
+                                                "all GPUs"]
+    threads = sorted({str(y).rsplit(" · L", 1)[0] for t in view.timeline.data for y in (t.y if t.y is not None else [])
+                      if " · tid " in str(y)})
+    assert threads == ["rank 0 · pid 144 · tid 144", "rank 0 · pid 145 · tid 145",
+                       "rank 1 · pid 148 · tid 148", "rank 1 · pid 149 · tid 149"]
 
 
 def test_load_ranks_rejects_summary_json(rank_files):

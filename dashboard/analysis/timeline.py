@@ -83,7 +83,7 @@ def device_lanes(work: pd.DataFrame, *, lo_ns: int, hi_ns: int, budget: int = DE
     return lanes_for_window(device_unions(work), lo_ns=lo_ns, hi_ns=hi_ns, budget=budget, n_bins=n_bins)
 
 
-def nvtx_lane_keys(ranges: pd.DataFrame) -> pd.DataFrame:
+def nvtx_lane_keys(ranges: pd.DataFrame, ranks: bool = False) -> pd.DataFrame:
     """Assign every NVTX range a lane: its thread plus nesting depth.
 
     Push/pop ranges nest: depth is the number of enclosing push/pop ranges still open on the
@@ -92,7 +92,8 @@ def nvtx_lane_keys(ranges: pd.DataFrame) -> pd.DataFrame:
 
     Returns:
         Copy of ``ranges`` with added columns ``depth`` (int64) and ``lane`` (str, e.g.
-        ``"pid 4100 · tid 4101 · L1"`` or ``"... · start/end 0"``), sorted by (lane, start_ns).
+        ``"pid 4100 · tid 4101 · L1"`` or ``"... · start/end 0"``; with ``ranks`` (a bundle from
+        ``analysis.ranks.merge_ranks``) ``"rank 1 · pid 4100 · tid 4101 · L1"``), sorted by (lane, start_ns).
     """
     if ranges.empty:
         out = ranges.copy()
@@ -114,7 +115,7 @@ def nvtx_lane_keys(ranges: pd.DataFrame) -> pd.DataFrame:
     for i in range(len(r)):
         if tids[i] != current:
             current, stack, packed = tids[i], [], []
-        prefix = f"pid {pids[i]} · tid {tid_low[i]}"
+        prefix = _thread_label(int(pids[i]), int(tid_low[i]), ranks)
         if kinds[i] == "push/pop":
             while stack and stack[-1] <= starts[i]:
                 stack.pop()
@@ -147,3 +148,14 @@ def select_ranges(ranges: pd.DataFrame, *, lo_ns: int, hi_ns: int, budget: int) 
     dur = (vis["end_ns"] - vis["start_ns"]).to_numpy()
     keep = np.sort(np.argsort(-dur, kind="stable")[:budget])
     return vis.iloc[keep], len(vis) - budget
+
+
+# Merged multi-rank bundles renumber pids as rank * 10,000,000 + pid (analysis.ranks.RANK_PID_STRIDE);
+# Linux pids stay below 2**22, so a larger pid can only be such a merged one.
+_RANK_PID_STRIDE = 10_000_000
+
+
+def _thread_label(pid: int, tid: int, ranks: bool) -> str:
+    if ranks:
+        return f"rank {pid // _RANK_PID_STRIDE} · pid {pid % _RANK_PID_STRIDE} · tid {tid}"
+    return f"pid {pid} · tid {tid}"

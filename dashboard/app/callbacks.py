@@ -122,7 +122,7 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
                 phase_columns(view.phase_rows), view.gpu_rows, gpu_columns(view.gpu_columns), view.kernel_rows,
                 view.api_rows, view.phase_figure, view.dispatch_rows, graph_config(view.filenames["gantt"]),
                 graph_config(view.filenames["timeline"]), graph_config(view.filenames["phases"]), hint,
-                [{"label": f" GPU {d}", "value": d} for d in view.devices])
+                [{"label": f" {view.device_labels.get(d, f'GPU {d}')}", "value": d} for d in view.devices])
 
     @app.callback(Output(ids.NVTX_TABLE, "rowData"), Input(ids.TRACE_PICKER, "value"), Input(ids.NVTX_GROUP, "value"))
     def update_nvtx_table(trace_id, group):

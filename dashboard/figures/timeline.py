@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from dashboard.figures.common import empty_figure, escape_text, fmt_ns, s_from_ns
 from dashboard.figures.theme import DEFAULT_THEME, PALETTE, Theme
-from dashboard.model import DeviceLane
+from dashboard.model import DeviceLane, device_label
 
 MARKS_LANE = "NVTX marks"
 
@@ -18,8 +18,8 @@ MARKS_LANE = "NVTX marks"
 def gpu_lane_label(device_id: int, gpus: dict[int, str]) -> str:
     """Lane label of a device: "GPU 0 · NVIDIA H100 ..." (the id alone when no name is known)."""
     name = gpus.get(device_id, "")
-    if name.startswith("rank "):  # merged ranks (analysis.ranks): the name already is "rank r · GPU d · ..."
-        return name
+    if name.startswith("rank "):  # merged ranks: "rank r · GPU d" (the GPU's name is on the GPUs card)
+        return device_label(device_id, gpus)
     return f"GPU {device_id}" + (f" · {name}" if name else "")
 
 
@@ -49,14 +49,14 @@ def _name_color(name: str) -> str:
     return PALETTE[zlib.crc32(name.encode("utf-8", "replace")) % len(PALETTE)]
 
 
-def stream_lane_label(device_id: int, stream_id: int) -> str:
+def stream_lane_label(device_id: int, stream_id: int, gpus: dict[int, str] | None = None) -> str:
     """Lane label of one stream: streams are keyed by (device, stream)."""
-    return f"GPU {device_id} · stream {stream_id}"
+    return f"{device_label(device_id, gpus)} · stream {stream_id}"
 
 
-def memops_lane_label(device_id: int) -> str:
+def memops_lane_label(device_id: int, gpus: dict[int, str] | None = None) -> str:
     """Lane label of a device's memcpy/memset operations."""
-    return f"GPU {device_id} · memcpy/memset"
+    return f"{device_label(device_id, gpus)} · memcpy/memset"
 
 
 def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.DataFrame, *,
@@ -98,9 +98,9 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         gpu_block += [lbl for ln, lbl in zip(lanes, gpu_labels) if ln.device_id == dev]
         if not kernels.empty:
             streams = sorted(kernels.loc[kernels["device_id"] == dev, "stream_id"].unique().tolist())
-            gpu_block += [stream_lane_label(dev, st) for st in streams]
+            gpu_block += [stream_lane_label(dev, st, gpus) for st in streams]
         if not memops.empty and (memops["device_id"] == dev).any():
-            gpu_block.append(memops_lane_label(dev))
+            gpu_block.append(memops_lane_label(dev, gpus))
     categories = nvtx_lanes + ([MARKS_LANE] if not marks.empty else []) + gpu_block
 
     if not nvtx.empty:
@@ -164,7 +164,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         dur = (kernels["end_ns"] - kernels["start_ns"]).to_numpy()
         fig.add_trace(go.Bar(
             name="kernels (colour = category)", orientation="h", base=s_from_ns(kernels["start_ns"]), x=dur / 1e9,
-            y=[stream_lane_label(d, st) for d, st in zip(kernels["device_id"], kernels["stream_id"])], width=0.8,
+            y=[stream_lane_label(d, st, gpus) for d, st in zip(kernels["device_id"], kernels["stream_id"])], width=0.8,
             marker=dict(color=[palette[c] for c in cats], line=dict(width=0)), hoverinfo="text",
             hovertext=[f"<b>{escape_text(str(n)[:120])}</b><br>{fmt_ns(d)} · stream {st} · {escape_text(str(la))}"
                        f"<br>{escape_text(c)}{' — ' + escape_text(str(r)) if r else ''}"
@@ -175,7 +175,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         dur = (memops["end_ns"] - memops["start_ns"]).to_numpy()
         fig.add_trace(go.Bar(
             name="memcpy/memset", orientation="h", base=s_from_ns(memops["start_ns"]), x=dur / 1e9,
-            y=[memops_lane_label(d) for d in memops["device_id"]], width=0.8,
+            y=[memops_lane_label(d, gpus) for d in memops["device_id"]], width=0.8,
             marker=dict(color=theme.memops, line=dict(width=0)), hoverinfo="text",
             hovertext=[f"{escape_text(str(k))} · {int(b):,} bytes<br>{fmt_ns(d)}"
                        for k, b, d in zip(memops["kind"], memops["bytes"], dur)],
