@@ -136,27 +136,41 @@ def summaries_of(results: list[FileSummary]) -> list[Summary | None]:
     return [None if r.text is None else parse_summary(json.loads(r.text), r.path.name) for r in results]
 
 
-def format_rank_table(table) -> str:
+def short_reason(error: str, name: str, limit: int = 80) -> str:
+    """A failed file's error without its leading ``PATH: `` (the table names the file), at most ``limit`` chars."""
+    head, sep, rest = error.partition(": ")
+    if sep and (head == name or head.endswith("/" + name) or head.endswith("\\" + name)):
+        error = rest
+    return clean_message(error, limit)
+
+
+def format_rank_table(table, failed: dict[int, tuple[str, str]] | None = None) -> str:
     """The combined per-rank table as aligned text lines (a ``rank_table`` frame in, a string out).
 
     Columns: rank, file, span, busy, idle, utilisation, kernels, top kernel (with its total
     time); the slowest rank is marked ``<- slowest``. Times in seconds with 6 decimals.
+    ``failed`` maps rank -> (file name, error) for files that could not be summarised: each gets
+    its row, in rank order, reading ``failed: <short reason>`` after the file name.
     """
     header = ["rank", "file", "span_s", "busy_s", "idle_s", "util", "kernels", "top kernel"]
     rows = [[str(r.rank), r.file, f"{r.span_ns / 1e9:.6f}", f"{r.busy_ns / 1e9:.6f}", f"{r.idle_ns / 1e9:.6f}",
              f"{r.utilisation_pct:.1f}%", f"{r.kernel_count:,}",
              f"{r.top_kernel} ({r.top_kernel_ns / 1e9:.6f} s)" if r.top_kernel else "-",
              ] for r in table.itertuples(index=False)]
+    failed = failed or {}
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
+    widths[0] = max([widths[0], *(len(str(k)) for k in failed)])
+    widths[1] = max([widths[1], *(len(f) for f, _ in failed.values())])
     right = {0, 2, 3, 4, 5, 6}
 
     def line(cells):
         return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
 
-    out = [line(header).rstrip()]
-    for cells, slow in zip(rows, table["slowest"].tolist()):
-        out.append(line(cells).rstrip() + ("  <- slowest" if slow else ""))
-    return "\n".join(out) + "\n"
+    body = [(rank, line(cells).rstrip() + ("  <- slowest" if slow else ""))
+            for rank, cells, slow in zip(table["rank"].tolist(), rows, table["slowest"].tolist())]
+    body += [(rank, line([str(rank), name]) + "  failed: " + short_reason(error, name))
+             for rank, (name, error) in failed.items()]
+    return "\n".join([line(header).rstrip(), *(text for _, text in sorted(body, key=lambda b: b[0]))]) + "\n"
 
 
 def combined_json(results: list[FileSummary], *, include_summaries: bool) -> dict:

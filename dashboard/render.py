@@ -550,6 +550,16 @@ def figure_filename(trace: LoadedTrace, view: str, x_range: tuple[int, int] | No
     return f"tracedash_{stem}_{view}{window}"
 
 
+def no_kernels_notice(bundle) -> str:
+    """The notice for a trace without CUDA kernels, naming what it does hold (NVTX, CUDA API calls,
+    memcpy/memset) or saying it holds no events at all."""
+    b = bundle
+    held = [what for what, n in (("NVTX ranges", len(b.nvtx_ranges)), ("NVTX marks", len(b.nvtx_marks)),
+                                 ("CUDA API calls", len(b.api_calls)), ("memcpy/memset", len(b.memops))) if n]
+    has = f"only {', '.join(held)}" if held else "no events at all"
+    return f"This trace has no CUDA kernels ({has}): GPU busy, idle and kernel tables are empty."
+
+
 def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_THEME) -> DashboardView:
     """Assemble every part of the dashboard for one trace and set of options."""
     pv = phase_view(trace, options)
@@ -571,7 +581,7 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
                                  prefix=options.dispatch_prefix, uirevision=f"{trace.name}|timeline", theme=theme)
     notices = [RANKS_NOTICE] if trace.meta.format == RANKS_FORMAT else []
     if trace.bundle is not None and trace.summary.kernel_count == 0:
-        notices.append("This trace has no CUDA kernels (NVTX only): GPU busy, idle and kernel tables are empty.")
+        notices.append(no_kernels_notice(trace.bundle))
     phase_rows = phase_table_rows(pv.stats)
     gpu_table = gpu_rows(trace, options)
     return DashboardView(

@@ -77,6 +77,44 @@ def test_inspect_reports_loaders_and_missing_columns(capsys, tmp_path):
     assert info["tables"]["CUPTI_ACTIVITY_KIND_KERNEL"][4] == "greenContextId"  # inserted mid-table in 2024.5
 
 
+def test_inspect_sqlite_without_nsys_tables_exit_2(tmp_path, capsys):
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "plain.sqlite") as con:
+        con.execute("CREATE TABLE people (name TEXT)")
+    con.close()
+    assert main(["inspect", str(tmp_path / "plain.sqlite")]) == 2
+    assert capsys.readouterr().err == (
+        "tracedash: error: plain.sqlite: a SQLite database but not an nsys export (found: people). Expected "
+        "tables such as StringIds, CUPTI_ACTIVITY_KIND_KERNEL or NVTX_EVENTS.\n")
+
+
+def test_cache_dir_that_is_a_file_exit_2(tmp_path, capsys):
+    f = tmp_path / "cache-file"
+    f.write_text("x")
+    for action in ("info", "clear"):
+        assert main(["cache", action, "--cache-dir", str(f)]) == 2
+        assert capsys.readouterr().err == f"tracedash: error: {f}: not a directory\n"
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/null"), reason="needs /dev/null")
+def test_device_is_not_called_a_directory(tmp_path, capsys):
+    assert main(["summarize", "/dev/null"]) == 2
+    assert capsys.readouterr().err == ("tracedash: error: /dev/null: not a regular file (a device, pipe or socket); "
+                                       "pass a .sqlite or .json file\n")
+    assert main(["summarize", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (f"tracedash: error: {tmp_path}: not a regular file (a directory); "
+                                       "pass a .sqlite or .json file\n")
+
+
+def test_several_traces_output_to_an_existing_file_exit_2(tmp_path, capsys):
+    out = tmp_path / "out.json"
+    out.write_text("keep")
+    assert main(["summarize", str(SEED), str(SEED), "-o", str(out), "--no-cache"]) == 2
+    assert capsys.readouterr().err == f"tracedash: error: {out} is a file; with several traces -o names a folder\n"
+    assert out.read_text() == "keep"
+
+
 def test_inspect_bad_input_exit_2(tmp_path, capsys):
     (tmp_path / "t.sqlite").write_text("hello")
     assert main(["inspect", str(tmp_path / "t.sqlite")]) == 2
@@ -87,6 +125,11 @@ def test_inspect_bad_input_exit_2(tmp_path, capsys):
     (["serve", "--port", "99999"], "port must be 1-65535"),
     (["serve", "--port", "x"], "not a port number"),
     (["summarize", "x.sqlite", "--dispatch-prefix", "  "], "must not be empty"),
+    (["diff", "a.json", "b.json", "--fail-if-slower", "-5"],
+     "argument --fail-if-slower: PCT must be 0 or more (how much slower is allowed), got -5"),
+    (["serve", "--memory-limit", "-1G"], "argument --memory-limit: not a size: '-1G' (use e.g. 512M, 2G, 1.5GiB)"),
+    (["serve", "--memory-limit=-1G"], "argument --memory-limit: not a size: '-1G' (use e.g. 512M, 2G, 1.5GiB)"),
+    (["serve", "--max-upload", "-.5G"], "argument --max-upload: not a size: '-.5G'"),
 ])
 def test_bad_options_are_usage_errors(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:

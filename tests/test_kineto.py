@@ -232,7 +232,7 @@ def test_sniffing_by_content_not_extension(tmp_path):
     ({"hello": 1}, True, "a gzip file that is not a PyTorch profiler (Kineto) trace"),
     ({"traceEvents": {"a": 1}}, False, "neither a PyTorch profiler (Kineto) trace nor a tracedash summary"),
     ({"traceEvents": [1, 2]}, False, "an entry of traceEvents is a number, not an event object"),
-    ('{"traceEvents": [', False, "malformed JSON at line 1, column 18: Expecting value"),
+    ('{"traceEvents": [', False, "malformed JSON at line 1, column 18: expected a value (the file may be truncated)"),
 ])
 def test_bad_json_gives_one_clear_error(tmp_path, capsys, data, gz, message):
     p = write(tmp_path, data, name="bad.json", gz=gz)
@@ -364,3 +364,26 @@ def test_unreadable_nsys_rep_names_the_installed_version(tmp_path):
                         "newer.nsys-rep")
     assert list((tmp_path / "cache").rglob("*.sqlite")) == []  # a failed export leaves nothing behind
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "newer.nsys-rep"]
+
+
+@pytest.mark.skipif(not HAS_NSYS, reason="needs nsys on PATH")
+def test_junk_named_nsys_rep_is_not_a_report(tmp_path, capsys):
+    junk = tmp_path / "junk.nsys-rep"
+    junk.write_bytes(b"junk\n")
+    assert main(["summarize", str(junk), "--cache-dir", str(tmp_path / "cache")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tracedash: error: junk.nsys-rep: not an Nsight Systems report (it does not start with "
+                          "the report header 'NVIDIA Tegra Profiler Report'; 'nsys export' failed: ")
+    assert err.endswith("). Pass an .nsys-rep recorded by nsys, or its SQLite export\n") and "newer" not in err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("events, has", [
+    ([], "no events at all"),
+    ([{"ph": "X", "cat": "user_annotation", "name": "step", "pid": 1, "tid": 1, "ts": 1, "dur": 5}],
+     "only NVTX ranges"),
+])
+def test_trace_without_kernels_says_what_it_holds(tmp_path, events, has):
+    t = load_trace(write(tmp_path, {"traceEvents": events}), cache=TraceCache(enabled=False))
+    assert build_view(t, ViewOptions()).notices == [
+        f"This trace has no CUDA kernels ({has}): GPU busy, idle and kernel tables are empty."]

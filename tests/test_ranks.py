@@ -95,6 +95,13 @@ def test_rank_table_exact_values_and_slowest(rank_files):
         "   0  r0.sqlite  0.000000  0.000000  0.000000  100.0%        2  gemm (0.000000 s)",
         "   2  r1.sqlite  0.000001  0.000001  0.000000  100.0%        2  attn (0.000001 s)  <- slowest",
     ]
+    failed = {1: ("bad-rank.sqlite", "/tmp/x/bad-rank.sqlite: the file is empty (0 bytes)")}
+    assert format_rank_table(table, failed).splitlines() == [  # the failed rank keeps its place
+        "rank  file               span_s    busy_s    idle_s    util  kernels  top kernel",
+        "   0  r0.sqlite        0.000000  0.000000  0.000000  100.0%        2  gemm (0.000000 s)",
+        "   1  bad-rank.sqlite  failed: the file is empty (0 bytes)",
+        "   2  r1.sqlite        0.000001  0.000001  0.000000  100.0%        2  attn (0.000001 s)  <- slowest",
+    ]
 
 
 def test_rank_table_ties_go_to_busier_then_lower_rank(rank_files):
@@ -127,8 +134,10 @@ def test_cli_multi_file_default_local_cluster(rank_files, tmp_path, capsys):
         assert (out / f"{p.name}.summary.json").read_text() == capsys.readouterr().out
     lines = captured.out.splitlines()
     assert lines[0].split() == ["rank", "file", "span_s", "busy_s", "idle_s", "util", "kernels", "top", "kernel"]
-    assert lines[1].split()[:2] == ["0", "r0.sqlite"] and lines[2].split()[:2] == ["2", "r1.sqlite"]
-    assert lines[2].endswith("<- slowest") and len(lines) == 3
+    assert lines[1].split()[:2] == ["0", "r0.sqlite"] and lines[3].split()[:2] == ["2", "r1.sqlite"]
+    assert lines[2] == ("   1  bad.sqlite  failed: neither an nsys SQLite export nor a tracedash summary JSON, a "
+                        "PyTorch profiler …")
+    assert lines[3].endswith("<- slowest") and len(lines) == 4
 
 
 def test_cli_multi_file_json_and_stdout_summaries(rank_files, capsys):
@@ -209,6 +218,33 @@ def test_ranks_store_lists_the_group_first(rank_files):
 def test_serve_ranks_needs_two_files(rank_files, capsys):
     assert main(["serve", "--ranks", str(rank_files[0]), "--port", "8096"]) == 2
     assert capsys.readouterr().err == "tracedash: error: --ranks needs at least two different trace files\n"
+
+
+@pytest.mark.parametrize("bad, message", [
+    (b"garbage", "garbage.sqlite: neither an nsys SQLite export nor a tracedash summary JSON"),
+    (None, "garbage.sqlite: a SQLite database but not an nsys export (found: t)"),
+    (b'{"gpu_activity_span_s": 1, "gpu_busy_union_s": 0, "kernel_count": 0}',
+     "garbage.sqlite: a summary JSON has no intervals: only nsys exports can be opened as ranks"),
+])
+def test_serve_ranks_checks_every_file_before_serving(rank_files, tmp_path, capsys, monkeypatch, bad, message):
+    import sqlite3
+
+    import dash
+
+    def never(*args, **kwargs):
+        raise AssertionError("the server must not start")
+
+    monkeypatch.setattr(dash.Dash, "run", never)
+    garbage = tmp_path / "garbage.sqlite"
+    if bad is None:
+        with sqlite3.connect(garbage) as con:
+            con.execute("CREATE TABLE t (x)")
+        con.close()
+    else:
+        garbage.write_bytes(bad)
+    assert main(["serve", "--ranks", str(garbage), str(rank_files[0]), "--port", "8096", "--no-upload"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tracedash: error: {message}") and err.count("\n") == 1
 
 
 def test_summarize_many_task_that_dies_is_one_error(rank_files, monkeypatch):

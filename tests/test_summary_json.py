@@ -76,3 +76,30 @@ def test_optional_keys_default_to_empty():
     assert s.file == "min.json" and s.api.empty and s.nvtx.empty and s.dispatch_timeline.empty
     assert s.gpu_idle_within_span_ns == 500000000
     assert json.loads(json.dumps(summary_to_dict(s)))["top_kernels"] == []
+
+
+def test_truncated_json_message_is_complete(tmp_path, seed_dict):
+    text = json.dumps(seed_dict, indent=2)
+    cut = text[:text.index('"', text.index('"top_kernels"') + 20) + 5]  # inside a kernel name
+    p = tmp_path / "cut.json"
+    p.write_text(cut)
+    line = cut.count("\n") + 1
+    column = len(cut) - cut.rindex("\n") - 5
+    with pytest.raises(TraceFormatError) as err:
+        load_summary_json(p)
+    assert str(err.value) == (f"cut.json: malformed JSON at line {line}, column {column}: unterminated string "
+                              "(the file may be truncated)")
+
+
+@pytest.mark.parametrize("text, problem", [
+    ('{"a": 1 "b": 2}', "line 1, column 9: expected ',' between items"),
+    ('{"a": 1} x', "line 1, column 10: extra data after the JSON value"),
+    ('{"a": 1,\n', "line 2, column 1: expected a key in double quotes (the file may be truncated)"),
+    ('{"a": ', "line 1, column 7: expected a value (the file may be truncated)"),
+])
+def test_json_error_messages_are_phrases(tmp_path, text, problem):
+    p = tmp_path / "s.json"
+    p.write_text(text)
+    with pytest.raises(TraceFormatError) as err:
+        load_summary_json(p)
+    assert str(err.value) == f"s.json: malformed JSON at {problem}"

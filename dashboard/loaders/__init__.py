@@ -37,13 +37,14 @@ def sniff_format(path: Path) -> str:
     reports are known by their first bytes or suffix.
 
     Raises:
-        TraceNotFoundError: missing path or a directory.
+        TraceNotFoundError: missing path, a directory or another non-regular file (device, pipe).
         TraceFormatError: empty file or neither format.
     """
     if not path.exists():
         raise TraceNotFoundError(f"{path}: no such file")
     if not path.is_file():
-        raise TraceNotFoundError(f"{path}: not a regular file (a directory?); pass a .sqlite or .json file")
+        kind = "a directory" if path.is_dir() else "a device, pipe or socket"
+        raise TraceNotFoundError(f"{path}: not a regular file ({kind}); pass a .sqlite or .json file")
     try:
         with open(path, "rb") as fh:
             head = fh.read(4096)

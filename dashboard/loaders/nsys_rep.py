@@ -27,6 +27,15 @@ def is_nsys_report(path: Path, head: bytes) -> bool:
     return head.startswith(REP_MAGIC) or path.name.lower().endswith(REP_SUFFIXES)
 
 
+def _has_report_magic(path: Path) -> bool:
+    """Whether the file starts with ``REP_MAGIC`` (False when it cannot be read)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(REP_MAGIC)) == REP_MAGIC
+    except OSError:
+        return False
+
+
 def manual_export_command(path: Path) -> str:
     """The command a user runs to export ``path`` by hand (output next to a name they choose)."""
     return f"nsys export --type sqlite --output {path.stem}.sqlite {path.name}"
@@ -54,7 +63,8 @@ def export_report(path: Path, out_dir: Path, key: str) -> Path:
 
     Raises:
         TraceFormatError: ``nsys`` not on PATH; the export failed (message from nsys, with a hint that
-            a report from a newer Nsight Systems needs that version); or the folder cannot be written.
+            a report from a newer Nsight Systems needs that version; or, when the file lacks the report
+            header, "not an Nsight Systems report"); or the folder cannot be written.
     """
     target = out_dir / f"{key}.sqlite"
     if target.is_file():
@@ -83,9 +93,15 @@ def export_report(path: Path, out_dir: Path, key: str) -> Path:
         tmp.unlink(missing_ok=True)
         said = [ln.strip() for ln in (run.stderr + "\n" + run.stdout).replace("\r", "\n").splitlines()
                 if ln.strip() and not ln.strip().startswith("Exporting ")]
+        why = clean_message(' '.join(said[-2:]) or 'no message', 160)
+        if not _has_report_magic(path):
+            raise TraceFormatError(
+                f"{path.name}: not an Nsight Systems report (it does not start with the report header "
+                f"{REP_MAGIC.decode()!r}; 'nsys export' failed: {why}). Pass an .nsys-rep recorded by nsys, "
+                "or its SQLite export")
         version = nsys_version(nsys) or nsys
         raise TraceFormatError(
-            f"{path.name}: 'nsys export' failed (exit {run.returncode}: {clean_message(' '.join(said[-2:]) or 'no message', 160)}). "
+            f"{path.name}: 'nsys export' failed (exit {run.returncode}: {why}). "
             f"The installed {version} cannot read this report; a report recorded by a newer Nsight Systems "
             f"needs that version (or newer) to export it: {manual_export_command(path)}")
     os.replace(tmp, target)

@@ -632,6 +632,43 @@ LOADER_TABLES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
+def check_nsys_tables(probe: SchemaProbe, name: str) -> None:
+    """Refuse a SQLite database without any nsys table (``_NSYS_MARKER_TABLES``).
+
+    Raises:
+        TraceFormatError: "NAME: a SQLite database but not an nsys export (found: ...)".
+    """
+    if not any(probe.table(t) for t in _NSYS_MARKER_TABLES):
+        found = ", ".join(sorted(probe.tables)[:8]) or "no tables"
+        raise TraceFormatError(
+            f"{name}: a SQLite database but not an nsys export (found: {found}). "
+            "Expected tables such as StringIds, CUPTI_ACTIVITY_KIND_KERNEL or NVTX_EVENTS."
+        )
+
+
+def check_nsys_export(path: str | os.PathLike) -> None:
+    """Cheaply check that ``path`` is an nsys SQLite export (header, no writer, nsys tables), reading no events.
+
+    Raises:
+        TraceNotFoundError, TraceFormatError: as ``load_nsys_sqlite`` would for the same file.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise TraceNotFoundError(f"{p}: no such file" if not p.exists() else f"{p}: not a regular file")
+    check_sqlite_header(p)
+    check_no_writer(p)
+    try:
+        con = connect_readonly(p)
+    except sqlite3.Error as exc:
+        raise TraceFormatError(f"{p.name}: cannot open as SQLite ({exc})") from exc
+    try:
+        check_nsys_tables(probe_schema(con), p.name)
+    except sqlite3.DatabaseError as exc:
+        raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc)})") from exc
+    finally:
+        con.close()
+
+
 def inspect_export(path: str | os.PathLike) -> dict:
     """Describe what tracedash finds in an nsys export, without loading the events.
 
@@ -642,7 +679,8 @@ def inspect_export(path: str | os.PathLike) -> dict:
         ``missing`` (required and optional columns not found).
 
     Raises:
-        TraceNotFoundError, TraceFormatError: as ``load_nsys_sqlite``.
+        TraceNotFoundError, TraceFormatError: as ``load_nsys_sqlite`` (also for a SQLite file
+            without any nsys table).
     """
     p = Path(path)
     if not p.is_file():
@@ -652,6 +690,7 @@ def inspect_export(path: str | os.PathLike) -> dict:
     con = connect_readonly(p)
     try:
         probe = probe_schema(con)
+        check_nsys_tables(probe, p.name)
         meta = _load_meta(con, probe, p, 0)
         loaders, rows = {}, {}
         for label, (logical, required, optional) in LOADER_TABLES.items():
@@ -707,7 +746,7 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
     if not p.exists():
         raise TraceNotFoundError(f"{p}: no such file")
     if not p.is_file():
-        raise TraceNotFoundError(f"{p}: not a regular file (a directory?)")
+        raise TraceNotFoundError(f"{p}: not a regular file ({'a directory' if p.is_dir() else 'a device, pipe or socket'})")
     check_sqlite_header(p)
     check_no_writer(p)
     try:
@@ -716,12 +755,7 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
         raise TraceFormatError(f"{p.name}: cannot open as SQLite ({exc})") from exc
     try:
         probe = probe_schema(con)
-        if not any(probe.table(t) for t in _NSYS_MARKER_TABLES):
-            found = ", ".join(sorted(probe.tables)[:8]) or "no tables"
-            raise TraceFormatError(
-                f"{p.name}: a SQLite database but not an nsys export (found: {found}). "
-                "Expected tables such as StringIds, CUPTI_ACTIVITY_KIND_KERNEL or NVTX_EVENTS."
-            )
+        check_nsys_tables(probe, p.name)
         step("names")
         strings = _load_strings(con, probe)
         step("kernels and CUDA API calls")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dashboard.errors import TraceFormatError, TraceNotFoundError
+from dashboard.errors import TraceFormatError, TraceNotFoundError, json_error_message
 from dashboard.model import API_STATS, DISPATCH_MARKS, KERNEL_STATS, NVTX_STATS, SUMMARY_NOTE, Summary, conform
 
 REQUIRED_KEYS = ("gpu_activity_span_s", "gpu_busy_union_s", "kernel_count")
@@ -161,7 +161,7 @@ def load_summary_json(path: str | os.PathLike) -> Summary:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise TraceFormatError(f"{p.name}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        raise TraceFormatError(f"{p.name}: {json_error_message(exc)}") from None
     except RecursionError:
         raise TraceFormatError(f"{p.name}: JSON nested too deeply") from None
     return parse_summary(data, p.name)
