@@ -114,6 +114,8 @@ def _summarize_many(args) -> int:
     out_dir = None
     if args.output not in (None, "-"):
         out_dir = Path(args.output)
+        if out_dir.exists() and not out_dir.is_dir():
+            raise TraceError(f"{out_dir} is a file; with several traces -o names a folder")
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -140,7 +142,8 @@ def _summarize_many(args) -> int:
                 if r.text is not None:
                     sys.stdout.write(f"==> {r.path} <==\n{r.text}\n")
         table = rank_table(summaries_of(results), [r.path.name for r in results])
-        sys.stdout.write(format_rank_table(table))
+        failed = {i: (r.path.name, r.error) for i, r in enumerate(results) if r.error}
+        sys.stdout.write(format_rank_table(table, failed))
     return EXIT_INPUT_ERROR if any(r.error for r in results) else 0
 
 
@@ -202,6 +205,11 @@ def _serve(args) -> int:
 
         run_gunicorn(factory, args.host, args.port, workers)
     else:
+        import signal
+
+        # SIGTERM (systemd, docker stop) exits like Ctrl-C, so the upload folder is removed at exit.
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        _say("(one process: fine for a person or a small team; for many users use --workers N)", file=sys.stderr)
         app.run(host=args.host, port=args.port, debug=args.debug, dev_tools_disable_version_check=True)
     return 0
 
@@ -251,8 +259,7 @@ def _inspect(args) -> int:
         _say(json.dumps(info, indent=2))
         return 0
     out = [f"{info['file']}: nsys {info['nsys_version'] or 'version unknown'}"
-           + (f" (schema {info['schema_version']})" if info["schema_version"] else ""),
-           *([] if info["is_nsys"] else ["  warning: no nsys tables found; this does not look like an nsys export"]), ""]
+           + (f" (schema {info['schema_version']})" if info["schema_version"] else ""), ""]
     out.append("loaders:")
     for label, ld in info["loaders"].items():
         table = ld["table"] or "-"
@@ -327,6 +334,14 @@ def _percent(text: str) -> float:
     return value
 
 
+def _slower_percent(text: str) -> float:
+    """``--fail-if-slower PCT``: a finite percentage >= 0."""
+    value = _percent(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"PCT must be 0 or more (how much slower is allowed), got {text}")
+    return value
+
+
 def _top(text: str) -> int:
     try:
         n = int(text)
@@ -374,6 +389,8 @@ def _diff(args) -> int:
 
 def _cache_command(args) -> int:
     cache = _cache(args)
+    if cache.root.exists() and not cache.root.is_dir():
+        raise TraceError(f"{cache.root}: not a directory")
     if args.action == "clear":
         n = cache.clear()
         _say(f"removed {n} cached trace(s) from {cache.root}")
@@ -402,7 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("trace", nargs="+", help="nsys SQLite export (nsys export --type sqlite) or summary JSON; "
                    "several files (a multi-rank run) are summarised in parallel on Dask")
     p.add_argument("-o", "--output", help="output file (default: stdout); with several files, a folder that gets "
-                   "NAME.summary.json per file")
+                   "NAME.summary.json per file (NAME: the whole file name, e.g. r0.sqlite.summary.json)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="run on an existing dask.distributed scheduler "
                    "(default: a local cluster, one process per core)")
     p.add_argument("--workers", type=_dask_workers, help="local cluster size (default: the CPU cores, one per file at most)")
@@ -465,7 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "'tracedash.diff/1'; integers in ns) instead of text")
     p.add_argument("--top", type=_top, default=10, metavar="N",
                    help="rows of the kernel, NVTX and API deltas to show (default 10; sorted by |change|)")
-    p.add_argument("--fail-if-slower", type=_percent, metavar="PCT", help=SLOWER_HELP)
+    p.add_argument("--fail-if-slower", type=_slower_percent, metavar="PCT", help=SLOWER_HELP)
     p.add_argument("--threshold", type=_tokens, metavar="TOKENS", help="prefill when a dispatch has at least TOKENS "
                    "tokens, in both runs (default: the widest gap in log(token count) over both runs)")
     p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
@@ -475,10 +492,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+SIZE_OPTIONS = ("--memory-limit", "--max-upload")
+
+
+def _join_negative_sizes(argv: list[str]) -> list[str]:
+    """``--memory-limit -1G`` -> ``--memory-limit=-1G``, so the size check ("not a size") answers,
+    not argparse's "expected one argument" (it takes ``-1G`` for an option)."""
+    import re
+
+    out = []
+    for arg in argv:
+        if out and out[-1] in SIZE_OPTIONS and re.match(r"-[\d.]", arg):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input or usage)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_join_negative_sizes(list(sys.argv[1:] if argv is None else argv)))
     try:
         return args.func(args)
     except TraceError as exc:

@@ -14,9 +14,9 @@ from paths import NSYS_DIR, SEED
 from test_app import update_payload
 
 from dashboard.app import create_app
-from dashboard.app.store import TraceStore, scan_dir, trace_nbytes
+from dashboard.app.store import TraceStore, prune_uploads, scan_dir, trace_nbytes
 from dashboard.app.upload import safe_upload_name
-from dashboard.errors import TraceNotFoundError
+from dashboard.errors import TraceError, TraceNotFoundError
 from dashboard.trace import load_trace
 
 SMALL_NSYS = NSYS_DIR / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite"
@@ -194,17 +194,93 @@ def test_uploads_off_answers_503(served):
     assert 'id="upload-button"' not in app.server.test_client().get("/_dash-layout").get_data(as_text=True)
 
 
-def test_an_evicted_upload_is_deleted(served):
-    app = create_app(trace_dirs=[served], memory_limit=1)
+def test_uploads_on_disk_are_an_lru_that_spares_recent_ones(tmp_path):
+    import os
+
+    now = time.time()
+    for i, age_s in enumerate([4000, 3000, 2000, 1000, 10]):  # u0 oldest ... u4 in use right now
+        d = tmp_path / f"u{i}"
+        d.mkdir()
+        (d / "t.sqlite").write_bytes(b"x" * 100)
+        os.utime(d, (now - age_s, now - age_s))
+    removed = prune_uploads(tmp_path, max_uploads=2, grace_s=300)
+    assert [p.name for p in removed] == ["u0", "u1", "u2"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["u3", "u4"]
+    # over the byte budget, but the only other upload is within the grace period: nothing more goes
+    assert [p.name for p in prune_uploads(tmp_path, max_uploads=10, max_bytes=100, grace_s=300)] == ["u3"]
+    assert [p.name for p in prune_uploads(tmp_path, max_uploads=0, grace_s=300)] == []  # u4: in use
+
+
+def test_using_an_upload_marks_it_recent_for_every_worker(served):
+    import os
+
+    app = create_app(trace_dirs=[served])
+    store = app.server.config["TRACE_STORE"]
+    tid = _upload(app.server.test_client(), SMALL_NSYS.read_bytes(), "mine.sqlite").get_json()["trace"]
+    folder = store.path(tid).parent
+    os.utime(folder, (time.time() - 3600, time.time() - 3600))
+    store.get(tid)  # already in memory: still a use
+    assert time.time() - folder.stat().st_mtime < 60
+
+
+def test_uploads_are_listed_only_for_their_link(served):
+    app = create_app(trace_dirs=[served])
     store = app.server.config["TRACE_STORE"]
     client = app.server.test_client()
     tid = _upload(client, SMALL_NSYS.read_bytes(), "mine.sqlite").get_json()["trace"]
-    store.get(tid)
-    folder = store.path(tid).parent
-    store.get(store.ids()[0])  # the served seed: memory bound of 1 byte evicts the upload
-    assert not folder.exists() and tid not in store.ids()
-    with pytest.raises(TraceNotFoundError):
-        store.path(tid)
+    assert tid in store.ids() and tid not in store.listed_ids()
+    assert store.listed_ids([tid])[-1] == tid
+    assert tid not in client.get("/_dash-layout").get_data(as_text=True)
+    payload = {"output": "trace-picker.options", "outputs": {"id": "trace-picker", "property": "options"},
+               "inputs": [{"id": "url", "property": "search", "value": f"?trace={quote(tid)}"}],
+               "state": [], "changedPropIds": ["url.search"]}
+    options = client.post("/_dash-update-component", json=payload).get_json()["response"]["trace-picker"]["options"]
+    assert [o["value"] for o in options] == [*store.listed_ids(), tid]
+    assert options[-1]["label"] == "mine.sqlite (uploaded)"
+    payload["inputs"][0]["value"] = ""
+    options = client.post("/_dash-update-component", json=payload).get_json()["response"]["trace-picker"]["options"]
+    assert tid not in [o["value"] for o in options]
+
+
+def test_an_upload_that_cannot_be_loaded_is_refused_and_removed(served):
+    app = create_app(trace_dirs=[served])
+    store = app.server.config["TRACE_STORE"]
+    data = SMALL_NSYS.read_bytes()
+    resp = _upload(app.server.test_client(), data[: len(data) // 2], "half.sqlite")
+    assert resp.status_code == 415 and resp.get_json()["error"].startswith("half.sqlite: ")
+    assert list(store.upload_dir.iterdir()) == [] and [t.split("@")[0] for t in store.ids()] == ["seed.json"]
+
+
+def test_parallel_uploads_all_succeed_and_stay(served):
+    from concurrent.futures import ThreadPoolExecutor
+
+    app = create_app(trace_dirs=[served])
+    store = app.server.config["TRACE_STORE"]
+    data = SMALL_NSYS.read_bytes()
+
+    def one(i):
+        resp = _upload(app.server.test_client(), data + b"\0" * i, f"run{i}.sqlite")  # distinct content
+        return resp.status_code, resp.get_json()
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(one, range(40)))
+    assert [code for code, _ in results] == [200] * 40
+    for _, body in results:  # all within the grace period: none pruned, every id still opens
+        assert store.path(body["trace"]).is_file()
+
+
+def test_gzip_bomb_is_refused_without_filling_memory(tmp_path, monkeypatch):
+    import gzip
+
+    import dashboard.loaders.kineto_json as kj
+
+    monkeypatch.setattr(kj, "GZIP_FLOOR_BYTES", 1024**2)
+    bomb = tmp_path / "bomb.json.gz"
+    with gzip.open(bomb, "wb") as fh:
+        fh.write(b'{"traceEvents": [' + b" " * (64 * 1024**2) + b"]}")
+    assert bomb.stat().st_size < 100_000
+    with pytest.raises(TraceError, match=r"bomb.json.gz: expands to more than 4 MiB \(64x its 0.1 MiB\).*gzip bomb"):
+        load_trace(bomb)
 
 
 def test_upload_name_is_always_a_plain_base_name():

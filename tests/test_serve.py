@@ -86,3 +86,28 @@ def test_serve_warns_when_binding_beyond_this_machine(tmp_path, monkeypatch, cap
     err = capsys.readouterr().err
     assert "warning: serving on 0.0.0.0: anyone who can reach this address can read the traces" in err
     assert ran["debug"] is False and ran["dev_tools_disable_version_check"] is True
+
+
+def test_single_process_server_removes_its_uploads_on_sigterm(tmp_path):
+    import os
+
+    shutil.copy(SEED, tmp_path / "seed.json")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "dashboard", "serve", "--trace-dir", str(tmp_path),
+                             "--port", str(port), "--no-cache"], env={**os.environ, "TMPDIR": str(tmp)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(base, proc)
+        up = requests.post(base + "/upload", data=SEED.read_bytes(), timeout=30,
+                           headers={"X-Requested-With": "tracedash", "X-Trace-Name": "mine.json"})
+        assert up.status_code == 200, up.text
+        assert [p.name.startswith("tracedash-uploads-") for p in tmp.iterdir()] == [True]
+        assert list(tmp.glob("tracedash-uploads-*/*/mine.json"))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert list(tmp.iterdir()) == []

@@ -63,7 +63,7 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
     )
 
     def layout():
-        trace_ids = store.ids()  # rescans: traces exported or uploaded since start-up appear
+        trace_ids = store.listed_ids()  # rescans: new exports appear; uploads only through their link
         return build_layout(trace_ids, trace_ids[0] if trace_ids else None, dispatch_prefix,
                             labels={t: store.label(t) for t in trace_ids},
                             uploads=store.upload_dir is not None, max_upload_bytes=max_upload_bytes)

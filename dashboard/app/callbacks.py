@@ -74,6 +74,12 @@ def _failed(message: str):
 def register_callbacks(app: Dash, store: TraceStore) -> None:
     """Attach the dashboard's callbacks to ``app``, reading traces from ``store``."""
 
+    @app.callback(Output(ids.TRACE_PICKER, "options"), Input(ids.URL, "search"))
+    def picker_options(search):
+        """Served traces, plus the upload this link opens (uploads are listed only for their link)."""
+        listed = store.listed_ids([from_query(search).trace])
+        return [{"label": store.label(t), "value": t} for t in listed]
+
     @app.callback(
         Output(ids.ALERTS, "children"),
         Output(ids.OVERVIEW, "children"),
@@ -149,7 +155,9 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         options = replace(options, hide_devices=tuple(int(d) for d in (hide_devices or []) if str(d).isdigit()))
         try:
             fig = zoomed_timeline(store.get(trace_id), options, relayout)
-        except Exception:  # the main view reports load problems; a failed zoom keeps the old figure
+        except TraceError:  # bad input: the main view already shows its alert
+            raise PreventUpdate from None
+        except Exception:  # a bug: logged; a failed zoom keeps the old figure
             log.exception("zooming the timeline of %s failed", trace_id)
             raise PreventUpdate from None
         if fig is None:
@@ -169,7 +177,9 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         options, _ = options_from_ui(None, None, busy_source)
         try:
             return idle_view(store.get(trace_id), options, gap_threshold_ns(threshold_us))
-        except Exception:  # the main view reports load problems
+        except TraceError:  # bad input: the main view already shows its alert
+            return [], empty_figure("Idle gaps could not be computed for this trace.", height=200)
+        except Exception:  # a bug: logged
             log.exception("idle gaps of %s failed", trace_id)
             return [], empty_figure("Idle gaps could not be computed for this trace.", height=200)
 
@@ -271,7 +281,9 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         try:
             trace = store.get(trace_id)
             text = report_html(trace, replace(from_query(search), trace=trace_id), url=href or "")
-        except Exception:  # the page already shows load errors; nothing to download
+        except TraceError:  # the page already shows load errors; nothing to download
+            raise PreventUpdate from None
+        except Exception:  # a bug: logged
             log.exception("report for %s failed", trace_id)
             raise PreventUpdate from None
         return {"content": text, "filename": f"tracedash_report_{Path(trace.name).stem}.html", "type": "text/html"}

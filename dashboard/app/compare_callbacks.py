@@ -66,7 +66,7 @@ def mount_compare(main: Dash, store: TraceStore, dispatch_prefix: str = "CG_DISP
     home = main.get_relative_path("/")
 
     def layout():
-        trace_ids = store.ids()
+        trace_ids = store.listed_ids()  # uploads appear only when the link names them (see update)
         return cl.build_compare_layout(trace_ids, {t: store.label(t) for t in trace_ids}, home)
 
     app.layout = layout
@@ -84,6 +84,12 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
                Output(cl.CATEGORY_GRID, "rowData"), Output(cl.NVTX_GRID, "rowData"), Output(cl.API_GRID, "rowData"),
                Output(cl.OPEN_A, "href"), Output(cl.OPEN_B, "href"), Output(cl.PHASE_SECTION, "style")]
 
+    @app.callback(Output(cl.PICK_A, "options"), Output(cl.PICK_B, "options"), Input(cl.URL, "search"))
+    def picker_options(search):
+        """Served traces, plus uploads the link names (an upload is listed only for its link)."""
+        options = [{"label": store.label(t), "value": t} for t in store.listed_ids(list(parse_pair(search)))]
+        return options, options
+
     @app.callback(*outputs, Input(cl.URL, "search"), Input(cl.PICK_A, "value"), Input(cl.PICK_B, "value"),
                   Input(cl.SWAP, "n_clicks"))
     def update(search, a, b, _swap):
@@ -92,7 +98,8 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
             a, b = parse_pair(search)
         elif trigger == cl.SWAP:
             a, b = b, a
-        a, b, notices = choose_pair(store.ids(), a, b, store.explain_missing)
+        named = store.listed_ids([a, b])  # uploads count only when named, never as a default candidate
+        a, b, notices = choose_pair(named, a, b, store.explain_missing)
         query = pair_query(a, b)
         new_search = no_update if (search or "") == query else query
         alerts = [alert(n, "info") for n in notices]

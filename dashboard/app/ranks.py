@@ -13,11 +13,13 @@ import threading
 from pathlib import Path
 
 from dashboard.app.store import TraceStore, discover, trace_id
-from dashboard.errors import TraceError
+from dashboard.errors import TraceError, TraceFormatError
+from dashboard.loaders import sniff_format
+from dashboard.loaders.nsys_sqlite import check_nsys_export
 from dashboard.multirank import load_ranks, ranks_name
 from dashboard.trace import LoadedTrace
 
-__all__ = ["RanksStore", "ranks_store", "ranks_trace_id"]
+__all__ = ["RanksStore", "check_rank_file", "ranks_store", "ranks_trace_id"]
 
 
 def ranks_trace_id(paths: list[Path]) -> str:
@@ -50,6 +52,10 @@ class RanksStore:
         """The group's id first, then the inner store's ids."""
         return [self.ranks_id, *self._inner.ids()]
 
+    def listed_ids(self, extra=()) -> list[str]:
+        """The group's id first, then the inner store's picker ids (see ``TraceStore.listed_ids``)."""
+        return [self.ranks_id, *self._inner.listed_ids(extra)]
+
     def label(self, trace_id: str) -> str:
         """Picker label: ``"2 ranks: a.sqlite + b.sqlite"`` for the group, else the inner label."""
         if trace_id == self.ranks_id:
@@ -78,6 +84,21 @@ class RanksStore:
             return self._merged
 
 
+def check_rank_file(path: Path) -> None:
+    """Cheap check that ``path`` can be a rank lane: an nsys SQLite export (with nsys tables), an
+    ``.nsys-rep`` report or a Kineto trace; never a summary JSON. Reads no events.
+
+    Raises:
+        TraceNotFoundError, TraceFormatError: naming the file.
+    """
+    fmt = sniff_format(Path(path))
+    if fmt == "summary-json":
+        raise TraceFormatError(f"{Path(path).name}: a summary JSON has no intervals: only nsys exports can be "
+                               "opened as ranks")
+    if fmt == "nsys-sqlite":
+        check_nsys_export(path)
+
+
 def ranks_store(rank_files: list[str | os.PathLike], paths: list[str | os.PathLike] = (),
                 trace_dirs: list[str | os.PathLike] = (), *, dispatch_prefix: str = "CG_DISPATCH",
                 cache=None, memory_limit: int | None = None, upload_dir=None) -> RanksStore:
@@ -85,10 +106,13 @@ def ranks_store(rank_files: list[str | os.PathLike], paths: list[str | os.PathLi
 
     Raises:
         TraceNotFoundError: a file or directory does not exist. TraceError: fewer than 2 ranks.
+        TraceFormatError: a rank file cannot be opened as a rank (see ``check_rank_file``).
     """
     ranks = discover(list(rank_files), [])
     if len(ranks) < 2:
         raise TraceError("--ranks needs at least two different trace files")
+    for rank in ranks:  # fail now, with the file's name, not when a browser first opens the group
+        check_rank_file(rank)
     files = list(dict.fromkeys([*ranks, *discover(list(paths), list(trace_dirs))]))
     inner = TraceStore(files, dispatch_prefix=dispatch_prefix, cache=cache, memory_limit=memory_limit,
                        upload_dir=upload_dir or None)

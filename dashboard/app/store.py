@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 TRACE_SUFFIXES = (".sqlite", ".json", ".json.gz", ".nsys-rep")
 # The memory bound when none is configured: this share of the machine's RAM, split between workers.
 DEFAULT_MEMORY_SHARE = 0.4
+_WARNED: set[tuple[Path, Path]] = set()
 _ID_RE = re.compile(r"^[^/\\\x00]{1,300}@[0-9a-f]{8}$")
 
 
@@ -64,7 +65,9 @@ def scan_dir(directory: Path) -> list[Path]:
         except (OSError, RuntimeError):
             continue
         if not _inside(real, root):
-            log.warning("skipping %s: it links outside the trace directory (%s)", f, real)
+            if (f, real) not in _WARNED:  # once per link, not at every rescan
+                _WARNED.add((f, real))
+                log.warning("skipping %s: it links outside the trace directory (%s)", f, real)
             continue
         if real.is_file():
             out.append(real)
@@ -140,8 +143,8 @@ class TraceStore:
     - A trace is loaded at most once at a time even when several callbacks ask for it together; no
       database connection is shared between threads (every load opens its own, read-only).
     - Least recently used traces are dropped when the total exceeds the bound; the trace just asked
-      for is always kept, even alone over the bound. An uploaded trace that is dropped is also deleted
-      from the upload directory (and its id forgotten).
+      for is always kept, even alone over the bound. Uploaded files have their own bound on disk
+      (see ``prune_uploads``): every use marks an upload as recent, in any worker process.
     """
 
     def __init__(self, files: list[Path] = (), *, trace_dirs: list[str | os.PathLike] = (),
@@ -223,6 +226,13 @@ class TraceStore:
         with self._lock:
             return list(self._paths)
 
+    def listed_ids(self, extra: list[str | None] = ()) -> list[str]:
+        """Ids for a trace picker: every served file, but uploads only when named in ``extra`` (the
+        trace of the link being opened). An upload is private to whoever holds its link."""
+        ids = self.ids()
+        wanted = {t for t in extra if t}
+        return [t for t in ids if not self.is_upload(t) or t in wanted]
+
     def is_upload(self, trace_id: str) -> bool:
         """Whether ``trace_id`` names a file uploaded through the browser."""
         with self._lock:
@@ -274,6 +284,8 @@ class TraceStore:
             TraceNotFoundError: unknown id. TraceFormatError: the file cannot be read.
         """
         path = self.path(trace_id)
+        if self.is_upload(trace_id):
+            touch_upload(path.parent)
         with self._lock:
             if trace_id in self._loaded:
                 self._loaded.move_to_end(trace_id)
@@ -299,8 +311,6 @@ class TraceStore:
             victim = next(t for t in self._loaded if t != keep)
             del self._loaded[victim]
             log.info("evicted %s from memory", victim)
-            if self.is_upload(victim):
-                self.remove_upload(victim)
 
     def memory_bytes(self) -> int:
         """Bytes held by loaded traces (see ``trace_nbytes``)."""
@@ -352,3 +362,57 @@ class TraceStore:
 def make_upload_dir() -> Path:
     """A new private (mode 0700) temporary directory for browser uploads."""
     return Path(tempfile.mkdtemp(prefix="tracedash-uploads-"))
+
+
+# Uploads on disk: an LRU by last use (the folder's mtime, touched on every use by any worker), kept
+# to MAX_UPLOADS files and a byte budget; one used or written in the last UPLOAD_GRACE_S is never removed.
+MAX_UPLOADS = 32
+UPLOAD_GRACE_S = 300
+_TOUCH_EVERY_S = 10
+
+
+def touch_upload(folder: Path) -> None:
+    """Mark an upload folder as just used (its mtime), at most every few seconds; races are harmless."""
+    import time
+
+    try:
+        if time.time() - folder.stat().st_mtime > _TOUCH_EVERY_S:
+            os.utime(folder)
+    except OSError:
+        pass
+
+
+def prune_uploads(upload_dir: Path, max_uploads: int = MAX_UPLOADS, max_bytes: int | None = None,
+                  grace_s: float = UPLOAD_GRACE_S) -> list[Path]:
+    """Delete the least recently used upload folders beyond ``max_uploads`` folders or ``max_bytes``
+    in all, never one used or written in the last ``grace_s`` seconds (an upload in progress, or a
+    trace someone is looking at). Safe against other threads and worker processes doing the same.
+
+    Returns the folders removed, oldest first.
+    """
+    import time
+
+    folders = []
+    for sub in upload_dir.iterdir() if upload_dir.is_dir() else []:
+        try:
+            st = sub.stat()
+            size = sum(f.stat().st_size for f in sub.iterdir())
+        except OSError:  # removed meanwhile by another worker
+            continue
+        if sub.is_dir() and not sub.is_symlink():
+            folders.append((st.st_mtime, sub, size))
+    folders.sort()
+    now = time.time()
+    total = sum(size for _, _, size in folders)
+    count = len(folders)
+    removed = []
+    for mtime, sub, size in folders:
+        if count <= max_uploads and (max_bytes is None or total <= max_bytes):
+            break
+        if now - mtime < grace_s:
+            continue
+        shutil.rmtree(sub, ignore_errors=True)
+        removed.append(sub)
+        count -= 1
+        total -= size
+    return removed

@@ -6,12 +6,13 @@ and ``X-Requested-With: tracedash``. A custom header cannot be sent cross-site w
 pre-flight, which this server never grants, so another web page cannot push files into it.
 
 Answers are JSON: ``{"trace": id, "name": ...}`` (200) or ``{"error": message}`` with 400 (empty or
-unreadable), 403 (missing header), 404 (a path climbing out), 413 (over the limit), 415 (not a trace), 503
-(uploads off).
+unreadable), 403 (missing header), 404 (a path climbing out), 413 (over the limit), 415 (not a trace, or
+a trace that cannot be loaded: it is deleted, never listed), 500 (a bug, still JSON), 503 (uploads off).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 import shutil
@@ -21,13 +22,15 @@ from urllib.parse import unquote
 
 from flask import Flask, jsonify, request
 
-from dashboard.app.store import TraceStore
+from dashboard.app.store import MAX_UPLOADS, TraceStore, prune_uploads
 from dashboard.errors import TraceError, clean_message
 from dashboard.loaders import sniff_format
 
+log = logging.getLogger(__name__)
+
 DEFAULT_MAX_UPLOAD_BYTES = 2 * 1024**3
-# Uploads kept on disk at most; the oldest that are not in memory are removed first.
-MAX_UPLOADS = 32
+# Uploads kept on disk: an LRU by last use, at most MAX_UPLOADS files and this many times the upload limit.
+UPLOAD_BUDGET_FACTOR = 4
 _CHUNK = 1 << 20
 
 
@@ -45,13 +48,6 @@ def safe_upload_name(raw: str) -> str:
 
 def _fail(status: int, message: str):
     return jsonify({"error": message}), status
-
-
-def _prune(store: TraceStore, keep: int) -> None:
-    folders = sorted((p for p in store.upload_dir.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
-    loaded = {store.path(t).parent for t in store.loaded_ids() if store.is_upload(t)}
-    for folder in [f for f in folders if f not in loaded][: max(0, len(folders) - keep)]:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _suspicious_path(path: str) -> bool:
@@ -81,6 +77,13 @@ def register_routes(server: Flask, store: TraceStore, max_upload_bytes: int = DE
 
     @server.post("/upload")
     def upload():
+        try:
+            return _upload()
+        except Exception:  # never an HTML 500 page: the browser shows this text as an alert
+            log.exception("upload failed")
+            return _fail(500, "the upload failed on the server (internal error; see the server log)")
+
+    def _upload():
         if store.upload_dir is None:
             return _fail(503, "uploads are turned off on this server")
         if request.headers.get("X-Requested-With") != "tracedash":
@@ -90,7 +93,7 @@ def register_routes(server: Flask, store: TraceStore, max_upload_bytes: int = DE
         if length is not None and length > max_upload_bytes:
             return _fail(413, f"{name}: {length / 1024**2:,.0f} MiB is over this server's upload limit of "
                               f"{max_upload_bytes / 1024**2:,.0f} MiB")
-        _prune(store, MAX_UPLOADS - 1)
+        prune_uploads(store.upload_dir, MAX_UPLOADS, UPLOAD_BUDGET_FACTOR * max_upload_bytes)
         folder = store.upload_dir / secrets.token_hex(8)
         folder.mkdir(mode=0o700)
         part = folder / (name + ".part")
@@ -121,5 +124,9 @@ def register_routes(server: Flask, store: TraceStore, max_upload_bytes: int = DE
         except OSError as exc:
             shutil.rmtree(folder, ignore_errors=True)
             return _fail(400, f"{name}: could not be stored: {clean_message(exc)}")
+        try:  # load it now: a file that cannot be shown is refused here, not left in the picker
+            store.get(tid)
+        except TraceError as exc:
+            store.remove_upload(tid)
+            return _fail(415, str(exc))
         return jsonify({"trace": tid, "name": name, "format": kind, "bytes": written})
-

@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dashboard.errors import TraceFormatError, TraceNotFoundError, clean_message
+from dashboard.errors import TraceFormatError, TraceNotFoundError, clean_message, json_error_message
 from dashboard.model import (
     API_CALLS,
     GRAPH_LAUNCHES,
@@ -80,20 +80,50 @@ _LIMIT_NS = 2**62
 _THOUSAND = decimal.Decimal(1000)
 
 
+# A gzip file may expand at most this many times its size (real traces: 10-20x; a "gzip bomb" of
+# whitespace: 1000x), and never past MAX_JSON_BYTES; under GZIP_FLOOR_BYTES anything goes.
+MAX_GZIP_RATIO = 64
+GZIP_FLOOR_BYTES = 256 * 1024**2
+MAX_JSON_BYTES = 8 * 1024**3
+
+
 def read_json_text(path: Path) -> bytes:
     """The JSON bytes of ``path``, gunzipped when the file starts with the gzip magic (any extension).
 
+    Decompression is streamed and stops at ``max(GZIP_FLOOR_BYTES, MAX_GZIP_RATIO x file size)``
+    (at most ``MAX_JSON_BYTES``), so a small file cannot expand to fill the server's memory.
+
     Raises:
-        TraceFormatError: a gzip file that is truncated or corrupt.
+        TraceFormatError: a gzip file that is truncated or corrupt, or expands past the limit.
     """
     raw = path.read_bytes()
-    if raw[:2] == GZIP_MAGIC:
-        try:
-            return gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise TraceFormatError(f"{path.name}: a gzip file that cannot be decompressed "
-                                   f"(truncated or corrupt: {clean_message(exc)})") from None
-    return raw
+    if raw[:2] != GZIP_MAGIC:
+        return raw
+    limit = min(MAX_JSON_BYTES, max(GZIP_FLOOR_BYTES, MAX_GZIP_RATIO * len(raw)))
+    out = bytearray()
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    data = raw
+    try:
+        while data:
+            out += d.decompress(data, limit + 1 - len(out))
+            if len(out) > limit:
+                raise TraceFormatError(
+                    f"{path.name}: expands to more than {limit / 1024**2:,.0f} MiB ({MAX_GZIP_RATIO}x its "
+                    f"{len(raw) / 1024**2:,.1f} MiB), far more than a profiler trace compresses: refused as a "
+                    "likely gzip bomb. If it is a genuine trace, gunzip it and open the .json")
+            data = d.unconsumed_tail
+            if d.eof:
+                if d.unused_data[:2] == GZIP_MAGIC:  # several gzip members, as gzip.decompress allows
+                    data = d.unused_data
+                    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                    continue
+                break
+        if not d.eof:
+            raise EOFError("compressed file ended before the end-of-stream marker was reached")
+    except (OSError, EOFError, zlib.error) as exc:
+        raise TraceFormatError(f"{path.name}: a gzip file that cannot be decompressed "
+                               f"(truncated or corrupt: {clean_message(exc)})") from None
+    return bytes(out)
 
 
 def looks_like_kineto(head: bytes) -> bool:
@@ -455,7 +485,7 @@ def load_kineto_json(path: str | os.PathLike) -> TraceBundle:
     try:
         data = json.loads(text, parse_float=decimal.Decimal, parse_constant=decimal.Decimal)
     except json.JSONDecodeError as exc:
-        raise TraceFormatError(f"{p.name}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        raise TraceFormatError(f"{p.name}: {json_error_message(exc)}") from None
     except RecursionError:
         raise TraceFormatError(f"{p.name}: JSON nested too deeply") from None
     return parse_kineto(data, p.name)
