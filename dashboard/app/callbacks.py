@@ -74,11 +74,9 @@ def _failed(message: str):
 def register_callbacks(app: Dash, store: TraceStore) -> None:
     """Attach the dashboard's callbacks to ``app``, reading traces from ``store``."""
 
-    @app.callback(Output(ids.TRACE_PICKER, "options"), Input(ids.URL, "search"))
-    def picker_options(search):
+    def picker_options(trace_id: str | None) -> list[dict]:
         """Served traces, plus the upload this link opens (uploads are listed only for their link)."""
-        listed = store.listed_ids([from_query(search).trace])
-        return [{"label": store.label(t), "value": t} for t in listed]
+        return [{"label": store.label(t), "value": t} for t in store.listed_ids([trace_id])]
 
     @app.callback(
         Output(ids.ALERTS, "children"),
@@ -212,6 +210,7 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         Output(ids.URL_APPLIED, "data"),
         Output(ids.KERNEL_NAMES, "value"),
         Output(ids.CURRENT_WINDOW, "data"),
+        Output(ids.TRACE_PICKER, "options"),  # with the value: a dropdown drops a value it has no option for
         Input(ids.URL, "search"),
         Input(ids.TRACE_PICKER, "value"),
         Input(ids.DISPATCH_PREFIX, "value"),
@@ -245,7 +244,8 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
             return (no_update, values["trace"], values["prefix"], values["threshold"], values["busy"],
                     values["lanes"], values["group"], values["gap_us"], values["tab"], values["window"],
                     [alert(n, "info") for n in notices], kernel_column_state(state.sort), values["kernel"],
-                    values["hide_devices"], True, values["kernel_names"], values["window"])
+                    values["hide_devices"], True, values["kernel_names"], values["window"],
+                    picker_options(values["trace"]))
         if trig == ids.TIMELINE:
             window = window_after(relayout, window)
         elif trig == ids.TRACE_PICKER:
@@ -260,7 +260,7 @@ def register_callbacks(app: Dash, store: TraceStore) -> None:
         return (new if new != current else no_update, *[no_update] * 8,
                 None if trig == ids.TRACE_PICKER else no_update, no_update,
                 no_update, no_update, [] if trig == ids.TRACE_PICKER else no_update, True if not applied else no_update,
-                no_update, window if trig in (ids.TIMELINE, ids.TRACE_PICKER) else no_update)
+                no_update, window if trig in (ids.TIMELINE, ids.TRACE_PICKER) else no_update, no_update)
 
     @app.callback(Output(ids.STATE_NOTICE, "children", allow_duplicate=True), Input(ids.STATE_NOTICE, "n_clicks"),
                   prevent_initial_call=True)
