@@ -19,7 +19,7 @@ from dashboard.analysis.attribution import UNATTRIBUTED, attribute_kernels, disp
 from dashboard.analysis.categories import categorize_kernels
 from dashboard.analysis.gpu_time import ALL_GPUS, gpu_time, gpu_work
 from dashboard.analysis.idle import gap_causes, idle_by_cause, idle_gaps
-from dashboard.analysis.ranks import RANKS_FORMAT, RANKS_NOTICE
+from dashboard.analysis.ranks import RANKS_FORMAT, RANKS_NOTICE, per_rank_gpu_time
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, invalid_kernel_count
 from dashboard.analysis.summary import MAX_KERNEL_DURATION_NS, kernel_durations, overlong_kernel_count, timed_kernels
 from dashboard.analysis.summary import kernel_busy_union, nvtx_stats
@@ -239,6 +239,26 @@ def gpu_rows(trace: LoadedTrace, options: ViewOptions) -> tuple[list[dict], list
     return rows, columns
 
 
+def rank_cards(per_rank: pd.DataFrame) -> list[Card]:
+    """The ranks view's first cards: span, busy and utilisation per rank (``per_rank_gpu_time``),
+    since one span across ranks would mix clocks; the slowest rank (longest span) leads."""
+    if per_rank.empty:
+        return [Card("GPU activity span", "no kernels", "no rank has kernels")]
+    slow = per_rank.sort_values(["span_ns", "rank"], ascending=[False, True], kind="stable").iloc[0]
+
+    def each(fmt) -> str:
+        return " · ".join(f"r{int(r.rank)} {fmt(r)}" for r in per_rank.itertuples(index=False))
+
+    return [
+        Card("GPU activity span (slowest rank)", fmt_ns(int(slow["span_ns"])),
+             f"rank {int(slow['rank'])}; per rank, each on its own clock: " + each(lambda r: fmt_ns(r.span_ns))),
+        Card("GPU busy (union, per rank)", fmt_ns(int(per_rank["busy_ns"].max())),
+             "busiest rank shown; " + each(lambda r: fmt_ns(r.busy_ns))),
+        Card("Utilisation (lowest rank)", f"{per_rank['utilisation_pct'].min():.2f} %",
+             "busy / span of each rank: " + each(lambda r: f"{r.utilisation_pct:.1f} %")),
+    ]
+
+
 def overview_cards(trace: LoadedTrace) -> list[Card]:
     """Headline numbers: span, busy union, idle, utilisation, counts, top API, metadata."""
     s = trace.summary
@@ -250,6 +270,8 @@ def overview_cards(trace: LoadedTrace) -> list[Card]:
         Card("Kernels", f"{s.kernel_count:,}", "kernel rows in the trace"),
         Card("CUDA-graph kernels", f"{s.graph_node_kernel_count:,}", "kernels with a graphNodeId"),
     ]
+    if trace.meta.format == RANKS_FORMAT and trace.bundle is not None:
+        cards[:4] = rank_cards(per_rank_gpu_time(trace.bundle))
     b = trace.bundle
     if b is not None and not b.graph_launches.empty:
         cards.append(Card("CUDA graph launches", f"{len(b.graph_launches):,}",

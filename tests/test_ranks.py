@@ -258,3 +258,18 @@ def test_summarize_many_task_that_dies_is_one_error(rank_files, monkeypatch):
     assert results[0].error is None and results[0].text.startswith("{")
     assert results[1].text is None
     assert results[1].error == "r1.sqlite: the Dask task failed: MemoryError: worker ran out of memory"
+
+
+def test_ranks_view_reports_time_per_rank_never_across_clocks():
+    from dashboard.analysis.ranks import per_rank_gpu_time
+
+    trace = load_ranks(PAIR)
+    per_rank = per_rank_gpu_time(trace.bundle)
+    # each rank equals that file on its own (the single-trace goldens: 299.877006 / 285.205624 ms ...)
+    assert per_rank[["rank", "span_ns", "busy_ns"]].values.tolist() == [[0, 299_877_006, 285_205_624],
+                                                                        [1, 299_241_533, 266_434_672]]
+    cards = {c.label: c for c in build_view(trace, ViewOptions()).cards}
+    assert cards["GPU activity span (slowest rank)"].value == "299.877 ms"
+    assert cards["GPU activity span (slowest rank)"].hint.startswith("rank 0;")
+    assert cards["Utilisation (lowest rank)"].value == "89.04 %"
+    assert "GPU activity span" not in cards and "Utilisation" not in cards  # no span across two clocks

@@ -186,3 +186,30 @@ def merge_ranks(bundles: Sequence[TraceBundle], files: Sequence[str] | None = No
         schema_version=", ".join(sorted({b.meta.schema_version for b in bundles if b.meta.schema_version})),
         gpus=gpus, tables=tuple(sorted(tables)), dropped_zero_ts_kernels=dropped)
     return TraceBundle(meta=meta, **frames)
+
+
+def per_rank_gpu_time(bundle: TraceBundle) -> pd.DataFrame:
+    """GPU time of each rank of a merged bundle (``merge_ranks``), each on its own clock.
+
+    A span or union across ranks would mix clocks that are not comparable, so the ranks view
+    reports these instead. Kernels as ``summary.timed_kernels`` counts them (no invalid rows).
+
+    Returns:
+        Frame ``rank`` (int64), ``span_ns`` (first kernel start to last kernel end of that rank),
+        ``busy_ns`` (union of that rank's kernels over all its GPUs), ``utilisation_pct``
+        (busy / span x 100; 0 for an empty span), one row per rank with kernels, by rank.
+    """
+    from dashboard.analysis.intervals import union_length
+    from dashboard.analysis.summary import timed_kernels
+
+    k = timed_kernels(bundle.kernels)
+    rows = []
+    for rank, g in k.groupby(k["device_id"] // RANK_DEVICE_STRIDE, sort=True):
+        starts, ends = g["start_ns"].to_numpy(), g["end_ns"].to_numpy()
+        span = int(ends.max() - starts.min())
+        busy = union_length(starts, ends)
+        rows.append((int(rank), span, busy, 100.0 * busy / span if span else 0.0))
+    return pd.DataFrame({"rank": pd.Series([r[0] for r in rows], dtype="int64"),
+                         "span_ns": pd.Series([r[1] for r in rows], dtype="int64"),
+                         "busy_ns": pd.Series([r[2] for r in rows], dtype="int64"),
+                         "utilisation_pct": pd.Series([r[3] for r in rows], dtype="float64")})
