@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -14,8 +16,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from paths import NSYS_TRACES, SEED  # noqa: E402
 
-# Tests never touch the user's real cache folder.
-os.environ["TRACEDASH_CACHE_DIR"] = tempfile.mkdtemp(prefix="tracedash-test-cache-")
+# Tests never touch the user's real cache folder; the temporary one is removed at exit. Processes that
+# import this file again (Dask workers unpickling test functions) reuse the folder they inherited.
+if "TRACEDASH_CACHE_DIR" not in os.environ or not os.environ.get("TRACEDASH_TEST_CACHE_OWNER"):
+    os.environ["TRACEDASH_CACHE_DIR"] = tempfile.mkdtemp(prefix="tracedash-test-cache-")
+    os.environ["TRACEDASH_TEST_CACHE_OWNER"] = str(os.getpid())
+if os.environ["TRACEDASH_TEST_CACHE_OWNER"] == str(os.getpid()):
+    atexit.register(shutil.rmtree, os.environ["TRACEDASH_CACHE_DIR"], True)
 
 
 @pytest.fixture(scope="session")
