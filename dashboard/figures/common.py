@@ -48,11 +48,19 @@ def empty_figure(message: str, *, title: str = "", theme: Theme = DEFAULT_THEME,
     return fig
 
 
-def add_caption(fig: go.Figure, caption: str) -> go.Figure:
-    """Write ``caption`` as a small line under the plot, so an exported image explains itself."""
+CAPTION_WRAP_CHARS = 110
+
+
+def add_caption(fig: go.Figure, caption: str, wrap: int = CAPTION_WRAP_CHARS) -> go.Figure:
+    """Write ``caption`` as small lines under the plot (wrapped at ``wrap`` characters), so an exported
+    image explains itself."""
+    import textwrap
+
     margin_b = (fig.layout.margin.b or 40) if fig.layout.margin else 40
-    fig.add_annotation(text=escape_text(caption), xref="paper", yref="paper", x=0, y=0, xanchor="left",
-                       yanchor="top", yshift=-(margin_b + 2), showarrow=False, font=dict(size=10, color="#7b8794"),
-                       align="left")
-    fig.update_layout(margin=dict(b=margin_b + 20))
+    # Long captions wrap (a plot narrowed by long tick labels would clip one long line at its right edge).
+    lines = textwrap.wrap(caption, width=wrap, break_long_words=False, break_on_hyphens=False) or [""]
+    fig.add_annotation(text="<br>".join(escape_text(line) for line in lines), xref="paper", yref="paper", x=0, y=0,
+                       xanchor="left", yanchor="top", yshift=-(margin_b + 2), showarrow=False,
+                       font=dict(size=10, color="#7b8794"), align="left")
+    fig.update_layout(margin=dict(b=margin_b + 8 + 13 * len(lines)))
     return fig

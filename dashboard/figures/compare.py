@@ -123,4 +123,4 @@ def build_delta_bars(delta: pd.DataFrame, *, what: str = "kernel", top: int = 15
         showlegend=False,
     ))
     return add_caption(fig, f"Red: more time in {b_label} (slower); green: less. Summed over all devices and "
-                            "streams.")
+                            "streams.", wrap=48)  # the plot is narrow beside long names and value labels
