@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     trace = load_trace(trace_path)
     print(f"{trace_path.name}: {trace.summary.kernel_count:,} kernels loaded in {time.perf_counter() - t0:.2f} s")
     t0 = time.perf_counter()
-    view = build_view(trace, ViewOptions())
+    build_view(trace, ViewOptions())
     print(f"first full view (all figures and tables): {time.perf_counter() - t0:.2f} s")
     lo, hi = time_extent(trace, phase_view(trace, ViewOptions()).dispatches)
     worst_ms = worst_mb = 0.0

@@ -1,6 +1,5 @@
 """Exact GPU busy/idle cases (issue: exact, version-robust ingest), each built as an nsys export."""
 
-import pytest
 from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
 
 from dashboard.analysis.gpu_time import ALL_GPUS, gpu_time, gpu_work, kernel_launches

@@ -6,7 +6,6 @@ import os
 import shutil
 import threading
 import time
-from pathlib import Path
 from urllib.parse import quote
 
 import pytest

@@ -17,7 +17,6 @@ import re
 import secrets
 import shutil
 import unicodedata
-from pathlib import Path
 from urllib.parse import unquote
 
 from flask import Flask, jsonify, request

@@ -39,7 +39,6 @@ every event alike, so it does not change any frame.
 from __future__ import annotations
 
 import decimal
-import gzip
 import json
 import os
 import re
