@@ -19,7 +19,7 @@ from dashboard.analysis.attribution import UNATTRIBUTED, attribute_kernels, disp
 from dashboard.analysis.categories import categorize_kernels
 from dashboard.analysis.gpu_time import ALL_GPUS, gpu_time, gpu_work
 from dashboard.analysis.idle import gap_causes, idle_by_cause, idle_gaps
-from dashboard.analysis.ranks import RANKS_FORMAT, RANKS_NOTICE, per_rank_gpu_time
+from dashboard.analysis.ranks import RANKS_FORMAT, RANKS_NOTICE, gpu_time_per_rank, per_rank_gpu_time
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, invalid_kernel_count
 from dashboard.analysis.summary import MAX_KERNEL_DURATION_NS, kernel_durations, overlong_kernel_count, timed_kernels
 from dashboard.analysis.summary import kernel_busy_union, nvtx_stats
@@ -231,7 +231,10 @@ def gpu_rows(trace: LoadedTrace, options: ViewOptions) -> tuple[list[dict], list
     b = trace.bundle
     if b is None:
         return [], []
-    t = gpu_time(work_for(b, options.busy_source), b.kernels)
+    if b.meta.format == RANKS_FORMAT:  # each device within its own rank's window; no union across clocks
+        t = gpu_time_per_rank(work_for(b, options.busy_source), b.kernels)
+    else:
+        t = gpu_time(work_for(b, options.busy_source), b.kernels)
     records = list(t.itertuples(index=False))
     columns = [(gpu_columns_key(r.device_id), "all GPUs" if r.device_id == ALL_GPUS else device_label(r.device_id, b.meta.gpus))
                for r in records]

@@ -185,8 +185,8 @@ def test_ranks_view_on_shared_pair():
     assert {c.label: c.value for c in view.cards}["GPUs with kernels"] == "4"
     # every place a device or thread is named says which rank it belongs to
     assert view.device_labels == {0: "rank 0 · GPU 0", 1: "rank 0 · GPU 1", 100: "rank 1 · GPU 0", 101: "rank 1 · GPU 1"}
-    assert [h for _, h in view.gpu_columns] == ["rank 0 · GPU 0", "rank 0 · GPU 1", "rank 1 · GPU 0", "rank 1 · GPU 1",
-                                                "all GPUs"]
+    # no "all GPUs" column: a union across ranks would mix clocks
+    assert [h for _, h in view.gpu_columns] == ["rank 0 · GPU 0", "rank 0 · GPU 1", "rank 1 · GPU 0", "rank 1 · GPU 1"]
     threads = sorted({str(y).rsplit(" · L", 1)[0] for t in view.timeline.data for y in (t.y if t.y is not None else [])
                       if " · tid " in str(y)})
     assert threads == ["rank 0 · pid 144 · tid 144", "rank 0 · pid 145 · tid 145",
@@ -273,3 +273,21 @@ def test_ranks_view_reports_time_per_rank_never_across_clocks():
     assert cards["GPU activity span (slowest rank)"].hint.startswith("rank 0;")
     assert cards["Utilisation (lowest rank)"].value == "89.04 %"
     assert "GPU activity span" not in cards and "Utilisation" not in cards  # no span across two clocks
+
+
+def test_ranks_per_gpu_table_measures_each_device_in_its_own_ranks_window():
+    from dashboard.analysis.gpu_time import gpu_time, gpu_work
+
+    view = build_view(load_ranks(PAIR), ViewOptions())
+    rows = {r["metric"]: r for r in view.gpu_rows}
+    alone = load_ranks(PAIR).bundle  # the same numbers as each file opened alone:
+    for rank, path in enumerate(PAIR):
+        from dashboard.trace import load_trace
+
+        b = load_trace(path).bundle
+        single = gpu_time(gpu_work(b.kernels, b.memops, b.graph_launches), b.kernels)
+        for r in single[single["device_id"] >= 0].itertuples(index=False):
+            key = f"gpu{rank * 100 + r.device_id}"
+            assert rows["Utilisation"][key] == f"{r.utilisation_pct:.1f} %"
+    assert rows["Idle in window"]["gpu100"] == "61.768 ms" and "all" not in rows["Utilisation"]
+    assert alone.meta.format == "nsys-ranks"

@@ -213,3 +213,25 @@ def per_rank_gpu_time(bundle: TraceBundle) -> pd.DataFrame:
                          "span_ns": pd.Series([r[1] for r in rows], dtype="int64"),
                          "busy_ns": pd.Series([r[2] for r in rows], dtype="int64"),
                          "utilisation_pct": pd.Series([r[3] for r in rows], dtype="float64")})
+
+
+def gpu_time_per_rank(work: pd.DataFrame, kernels: pd.DataFrame) -> pd.DataFrame:
+    """``gpu_time`` for a merged bundle, rank by rank: each device's idle and utilisation are measured
+    in its own rank's GPU window (never a window spanning two clocks), and there is no ALL_GPUS row.
+
+    Args:
+        work: frame from ``gpu_time.gpu_work`` on the merged bundle. kernels: its KERNELS frame.
+
+    Returns:
+        GPU_TIME frame, one row per device, sorted by merged device id.
+    """
+    from dashboard.analysis.gpu_time import ALL_GPUS, gpu_time
+
+    parts = []
+    for rank, w in work.groupby(work["device_id"] // RANK_DEVICE_STRIDE, sort=True):
+        k = kernels[kernels["device_id"] // RANK_DEVICE_STRIDE == rank]
+        t = gpu_time(w, k)
+        parts.append(t[t["device_id"] != ALL_GPUS])
+    if not parts:
+        return gpu_time(work.iloc[:0], kernels.iloc[:0])
+    return pd.concat(parts, ignore_index=True).sort_values("device_id", kind="stable").reset_index(drop=True)
