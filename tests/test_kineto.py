@@ -319,6 +319,15 @@ def test_nsys_rep_without_nsys_says_how_to_export(tmp_path, monkeypatch):
         "nsys2022.4_cpu_llm_sim_nvtx.sqlite nsys2022.4_cpu_llm_sim_nvtx.nsys-rep")
 
 
+def test_junk_nsys_rep_without_nsys_is_not_a_report(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nsys: the header alone tells a report from junk
+    junk = tmp_path / "junk.nsys-rep"
+    junk.write_bytes(b"junk\n")
+    with pytest.raises(TraceFormatError, match=r"^junk.nsys-rep: not an Nsight Systems report \(it does not start "
+                                                r"with the report header 'NVIDIA Tegra Profiler Report'\)"):
+        load_trace(junk, cache=TraceCache(tmp_path / "cache"))
+
+
 def _folder_state(folder: Path) -> dict:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()}
 

@@ -70,6 +70,11 @@ def export_report(path: Path, out_dir: Path, key: str) -> Path:
     if target.is_file():
         return target
     nsys = shutil.which("nsys")
+    if nsys is None and not _has_report_magic(path):
+        raise TraceFormatError(
+            f"{path.name}: not an Nsight Systems report (it does not start with the report header "
+            f"{REP_MAGIC.decode()!r}). Pass an .nsys-rep recorded by nsys, or its SQLite export "
+            f"({manual_export_command(path)})")
     if nsys is None:
         raise TraceFormatError(
             f"{path.name}: an Nsight Systems report; reading it needs 'nsys' on PATH, which was not found. "
