@@ -198,7 +198,8 @@ def _serve(args) -> int:
               file=sys.stderr)
     mode = f"{workers} gunicorn workers" if workers > 1 else "one process"
     _say(f"tracedash {__version__}: serving {len(store.ids())} trace(s) on http://{args.host}:{args.port}/ "
-         f"({mode}, up to {memory_limit / 1024**3:.1f} GiB of loaded traces each)", file=sys.stderr)
+         f"({mode}, up to {memory_limit / 1024**3:.1f} GiB of loaded traces{' each' if workers > 1 else ''})",
+         file=sys.stderr)
     _check_bind(args.host, args.port)
     if workers > 1:
         from dashboard.server import run_gunicorn

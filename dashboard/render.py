@@ -281,10 +281,16 @@ def overview_cards(trace: LoadedTrace) -> list[Card]:
                           "graph-level trace: kernels inside graphs are not itemised; re-profile with "
                           "--cuda-graph-trace=node for per-kernel detail"))
     if b is not None and not b.memops.empty:
-        t = gpu_time(work_for(b, BUSY_ALL))
-        busy_all = int(t.loc[t["device_id"] == ALL_GPUS, "busy_ns"].iloc[0])
-        cards.append(Card("Busy incl. memcpy/memset", fmt_ns(busy_all),
-                          f"{len(b.memops):,} memory operations; the summary counts kernels only"))
+        if trace.meta.format == RANKS_FORMAT:  # per rank: a union across clocks means nothing
+            per_rank = per_rank_gpu_time(b, work_for(b, BUSY_ALL))
+            cards.append(Card("Busy incl. memcpy/memset (per rank)", fmt_ns(int(per_rank["busy_ns"].max())),
+                              "busiest rank shown; " + " · ".join(f"r{int(r.rank)} {fmt_ns(r.busy_ns)}"
+                                                                  for r in per_rank.itertuples(index=False))))
+        else:
+            t = gpu_time(work_for(b, BUSY_ALL))
+            busy_all = int(t.loc[t["device_id"] == ALL_GPUS, "busy_ns"].iloc[0])
+            cards.append(Card("Busy incl. memcpy/memset", fmt_ns(busy_all),
+                              f"{len(b.memops):,} memory operations; the summary counts kernels only"))
     if not s.api.empty:
         top = s.api.iloc[0]
         cards.append(Card("Top CUDA API call", clean_api_name(str(top["name"])),

@@ -58,7 +58,7 @@ def load_trace(path: str | os.PathLike, *, dispatch_prefix: str = DEFAULT_DISPAT
         return _load(p, dispatch_prefix, cache, progress, lean)
     except TraceError:
         raise
-    except (ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError, OSError, sqlite3.Error) as exc:
+    except (ValueError, TypeError, KeyError, IndexError, ArithmeticError, MemoryError, OSError, sqlite3.Error) as exc:
         # A file this malformed is still the input's fault: say so, never show a traceback.
         raise TraceFormatError(f"{p.name}: cannot be read: {clean_message(exc)}") from exc
 

@@ -396,3 +396,22 @@ def test_trace_without_kernels_says_what_it_holds(tmp_path, events, has):
     t = load_trace(write(tmp_path, {"traceEvents": events}), cache=TraceCache(enabled=False))
     assert build_view(t, ViewOptions()).notices == [
         f"This trace has no CUDA kernels ({has}): GPU busy, idle and kernel tables are empty."]
+
+
+@pytest.mark.parametrize("ts, outcome", [
+    ("1e999990", "skipped"),        # took 25 s of CPU before: a million-digit integer was built first
+    ("1e999999999", "skipped"),     # decimal.Overflow before: an internal error
+    ("1e9999999999", "skipped"),
+    ("9" * 5000, "refused"),        # over Python's 4,300-digit int limit: ValueError text before
+])
+def test_absurd_numbers_are_skipped_or_refused_clearly(tmp_path, ts, outcome):
+    p = tmp_path / "big.json"
+    p.write_text('{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":' + ts + ',"dur":1},'
+                 '{"ph":"X","cat":"kernel","name":"ok","pid":0,"tid":7,"ts":5,"dur":1}]}')
+    if outcome == "refused":
+        with pytest.raises(TraceFormatError, match=r"^big.json: holds a number too large to be a timestamp or id"):
+            load_trace(p)
+        return
+    b = load_trace(p).bundle
+    assert b.kernels["name"].astype(str).tolist() == ["ok"]
+    assert b.meta.warnings == ("1 event(s) with a missing, non-numeric or out-of-range ts/dur were skipped",)

@@ -273,6 +273,8 @@ def test_ranks_view_reports_time_per_rank_never_across_clocks():
     assert cards["GPU activity span (slowest rank)"].hint.startswith("rank 0;")
     assert cards["Utilisation (lowest rank)"].value == "89.04 %"
     assert "GPU activity span" not in cards and "Utilisation" not in cards  # no span across two clocks
+    assert "Busy incl. memcpy/memset" not in cards
+    assert cards["Busy incl. memcpy/memset (per rank)"].hint.startswith("busiest rank shown; r0 ")
 
 
 def test_ranks_per_gpu_table_measures_each_device_in_its_own_ranks_window():

@@ -188,11 +188,12 @@ def merge_ranks(bundles: Sequence[TraceBundle], files: Sequence[str] | None = No
     return TraceBundle(meta=meta, **frames)
 
 
-def per_rank_gpu_time(bundle: TraceBundle) -> pd.DataFrame:
+def per_rank_gpu_time(bundle: TraceBundle, work: pd.DataFrame | None = None) -> pd.DataFrame:
     """GPU time of each rank of a merged bundle (``merge_ranks``), each on its own clock.
 
     A span or union across ranks would mix clocks that are not comparable, so the ranks view
-    reports these instead. Kernels as ``summary.timed_kernels`` counts them (no invalid rows).
+    reports these instead. Kernels as ``summary.timed_kernels`` counts them (no invalid rows), or
+    ``work`` (a ``gpu_time.gpu_work`` frame, e.g. kernels + memcpy/memset) when given.
 
     Returns:
         Frame ``rank`` (int64), ``span_ns`` (first kernel start to last kernel end of that rank),
@@ -202,7 +203,7 @@ def per_rank_gpu_time(bundle: TraceBundle) -> pd.DataFrame:
     from dashboard.analysis.intervals import union_length
     from dashboard.analysis.summary import timed_kernels
 
-    k = timed_kernels(bundle.kernels)
+    k = timed_kernels(bundle.kernels) if work is None else work
     rows = []
     for rank, g in k.groupby(k["device_id"] // RANK_DEVICE_STRIDE, sort=True):
         starts, ends = g["start_ns"].to_numpy(), g["end_ns"].to_numpy()

@@ -82,13 +82,10 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
                Output(cl.STEP_FIGURE, "figure"), Output(cl.CATEGORY_FIGURE, "figure"),
                Output(cl.KERNEL_FIGURE, "figure"), Output(cl.KERNEL_GRID, "rowData"),
                Output(cl.CATEGORY_GRID, "rowData"), Output(cl.NVTX_GRID, "rowData"), Output(cl.API_GRID, "rowData"),
-               Output(cl.OPEN_A, "href"), Output(cl.OPEN_B, "href"), Output(cl.PHASE_SECTION, "style")]
-
-    @app.callback(Output(cl.PICK_A, "options"), Output(cl.PICK_B, "options"), Input(cl.URL, "search"))
-    def picker_options(search):
-        """Served traces, plus uploads the link names (an upload is listed only for its link)."""
-        options = [{"label": store.label(t), "value": t} for t in store.listed_ids(list(parse_pair(search)))]
-        return options, options
+               Output(cl.OPEN_A, "href"), Output(cl.OPEN_B, "href"), Output(cl.PHASE_SECTION, "style"),
+               # options with the values: a dropdown drops a value it has no option for (uploads are
+               # listed only when the link names them)
+               Output(cl.PICK_A, "options"), Output(cl.PICK_B, "options")]
 
     @app.callback(*outputs, Input(cl.URL, "search"), Input(cl.PICK_A, "value"), Input(cl.PICK_B, "value"),
                   Input(cl.SWAP, "n_clicks"))
@@ -100,6 +97,7 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
             a, b = b, a
         named = store.listed_ids([a, b])  # uploads count only when named, never as a default candidate
         a, b, notices = choose_pair(named, a, b, store.explain_missing)
+        options = [{"label": store.label(t), "value": t} for t in named]
         query = pair_query(a, b)
         new_search = no_update if (search or "") == query else query
         alerts = [alert(n, "info") for n in notices]
@@ -108,15 +106,15 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         blank = empty_figure("Pick two traces to compare.", height=200)
         empty = [[], "", [], [], blank, blank, blank, [], [], [], []]
         if a is None:
-            return [new_search, a, b, alerts + [alert("No traces are served here.")], *empty, *links, hidden]
+            return [new_search, a, b, alerts + [alert("No traces are served here.")], *empty, *links, hidden, options, options]
         try:
             c = compare_runs(store.get(a), store.get(b), dispatch_prefix=dispatch_prefix)
         except TraceError as exc:
-            return [new_search, a, b, alerts + [alert(str(exc))], *empty, *links, hidden]
+            return [new_search, a, b, alerts + [alert(str(exc))], *empty, *links, hidden, options, options]
         except Exception:  # never a traceback in the page; the server keeps serving
             log.exception("comparing %s with %s failed", a, b)
             return [new_search, a, b, alerts + [alert(f"Comparing {a} with {b} failed (internal error; see the "
-                                                      "server log).")], *empty, *links, hidden]
+                                                      "server log).")], *empty, *links, hidden, options, options]
         if a == b:
             alerts.append(alert("A and B are the same trace: every delta is zero. Pick another candidate.",
                                 "info"))
@@ -130,7 +128,7 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
                           " checks."])
         return [new_search, a, b, alerts, cl.delta_cards(v.cards), note, v.phase_rows, v.type_rows, v.step_figure,
                 v.category_figure, v.kernel_figure, v.kernel_rows, v.category_rows, v.nvtx_rows, v.api_rows, *links,
-                hidden if c.phases.empty else shown]
+                hidden if c.phases.empty else shown, options, options]
 
 
 def register_compare_link(main: Dash) -> None:

@@ -40,8 +40,11 @@ def safe_upload_name(raw: str) -> str:
     name = "".join(ch for ch in name if ch.isprintable())
     name = re.sub(r"[^\w.+()@ -]", "_", name).strip(" .")
     if len(name) > 120:
-        stem, dot, suffix = name.rpartition(".")
-        name = (stem[: 119 - len(suffix)] + "." + suffix) if dot and len(suffix) < 16 else name[:120]
+        suffix = next((x for x in (".json.gz", ".pt.trace.json") if name.lower().endswith(x)), None)
+        if suffix is None:
+            stem, dot, last = name.rpartition(".")
+            suffix = "." + last if dot and len(last) < 16 else ""
+        name = name[: 120 - len(suffix)] + name[len(name) - len(suffix):]
     return name or "upload"
 
 
@@ -128,4 +131,7 @@ def register_routes(server: Flask, store: TraceStore, max_upload_bytes: int = DE
         except TraceError as exc:
             store.remove_upload(tid)
             return _fail(415, str(exc))
+        except Exception:  # a bug: still nothing left behind
+            store.remove_upload(tid)
+            raise
         return jsonify({"trace": tid, "name": name, "format": kind, "bytes": written})

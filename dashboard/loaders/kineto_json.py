@@ -79,18 +79,21 @@ _LIMIT_NS = 2**62
 _THOUSAND = decimal.Decimal(1000)
 
 
-# A gzip file may expand at most this many times its size (real traces: 10-20x; a "gzip bomb" of
-# whitespace: 1000x), and never past MAX_JSON_BYTES; under GZIP_FLOOR_BYTES anything goes.
+# A gzip file may expand at most MAX_GZIP_RATIO times the compressed bytes read so far, plus
+# GZIP_FLOOR_BYTES (real traces: 10-20x; a "gzip bomb" of whitespace: 1000x), and never past
+# MAX_JSON_BYTES. Checked as it decompresses, so a bomb is refused after about GZIP_FLOOR_BYTES.
 MAX_GZIP_RATIO = 64
-GZIP_FLOOR_BYTES = 256 * 1024**2
+GZIP_FLOOR_BYTES = 32 * 1024**2
 MAX_JSON_BYTES = 8 * 1024**3
+_GZIP_PIECE = 64 * 1024
 
 
 def read_json_text(path: Path) -> bytes:
     """The JSON bytes of ``path``, gunzipped when the file starts with the gzip magic (any extension).
 
-    Decompression is streamed and stops at ``max(GZIP_FLOOR_BYTES, MAX_GZIP_RATIO x file size)``
-    (at most ``MAX_JSON_BYTES``), so a small file cannot expand to fill the server's memory.
+    Decompression is streamed and stops as soon as the output exceeds ``GZIP_FLOOR_BYTES +
+    MAX_GZIP_RATIO x compressed bytes consumed`` (or ``MAX_JSON_BYTES``), so a small file cannot
+    expand to fill the server's memory.
 
     Raises:
         TraceFormatError: a gzip file that is truncated or corrupt, or expands past the limit.
@@ -98,25 +101,30 @@ def read_json_text(path: Path) -> bytes:
     raw = path.read_bytes()
     if raw[:2] != GZIP_MAGIC:
         return raw
-    limit = min(MAX_JSON_BYTES, max(GZIP_FLOOR_BYTES, MAX_GZIP_RATIO * len(raw)))
     out = bytearray()
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    data = raw
+    pos = 0  # compressed bytes fed so far
+    pending = b""
     try:
-        while data:
-            out += d.decompress(data, limit + 1 - len(out))
+        while True:
+            if not pending:
+                if pos >= len(raw):
+                    break
+                pending, pos = raw[pos:pos + _GZIP_PIECE], pos + _GZIP_PIECE
+            limit = min(MAX_JSON_BYTES, GZIP_FLOOR_BYTES + MAX_GZIP_RATIO * min(pos, len(raw)))
+            out += d.decompress(pending, limit + 1 - len(out))
+            pending = d.unconsumed_tail
             if len(out) > limit:
                 raise TraceFormatError(
-                    f"{path.name}: expands to more than {limit / 1024**2:,.0f} MiB ({MAX_GZIP_RATIO}x its "
-                    f"{len(raw) / 1024**2:,.1f} MiB), far more than a profiler trace compresses: refused as a "
+                    f"{path.name}: expands far more than a profiler trace compresses (over {len(out) / 1024**2:,.0f} "
+                    f"MiB from {min(pos, len(raw)) / 1024**2:,.2f} MiB, more than {MAX_GZIP_RATIO}x): refused as a "
                     "likely gzip bomb. If it is a genuine trace, gunzip it and open the .json")
-            data = d.unconsumed_tail
             if d.eof:
-                if d.unused_data[:2] == GZIP_MAGIC:  # several gzip members, as gzip.decompress allows
-                    data = d.unused_data
-                    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                    continue
-                break
+                rest = d.unused_data + raw[pos:]
+                if rest[:2] != GZIP_MAGIC:  # trailing garbage after the stream is ignored, as gzip does
+                    break
+                raw, pos, pending = rest, 0, b""  # several gzip members, as gzip.decompress allows
+                d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         if not d.eof:
             raise EOFError("compressed file ended before the end-of-stream marker was reached")
     except (OSError, EOFError, zlib.error) as exc:
@@ -139,10 +147,14 @@ def _ns(value) -> int | None:
     """µs (int or Decimal) -> int ns; None when not a finite number or beyond 2**62 ns."""
     kind = type(value)
     if kind is decimal.Decimal:
-        if not value.is_finite():
+        # adjusted() is the exponent of the leading digit: past 1e17 µs (> 2**62 ns) the value is out of
+        # range, and checking first keeps "1e999999" from becoming a million-digit integer (minutes of CPU).
+        if not value.is_finite() or value.adjusted() > 17:
             return None
         ns = int((value * _THOUSAND).to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
     elif kind is int:  # not bool: type() is exact
+        if abs(value) >= _LIMIT_NS:
+            return None
         ns = value * 1000
     else:
         return None
@@ -322,7 +334,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
         warnings.append(f"{unclosed_begins:,} 'B' event(s) never closed by an 'E' (annotations kept as "
                         "unclosed ranges ending at the last timestamp; other events dropped)")
     if bad_times:
-        warnings.append(f"{bad_times:,} event(s) with a missing or non-numeric ts/dur were skipped")
+        warnings.append(f"{bad_times:,} event(s) with a missing, non-numeric or out-of-range ts/dur were skipped")
 
     gpus = {}
     for dev in data.get("deviceProperties", []) if isinstance(data.get("deviceProperties"), list) else []:
@@ -487,4 +499,7 @@ def load_kineto_json(path: str | os.PathLike) -> TraceBundle:
         raise TraceFormatError(f"{p.name}: {json_error_message(exc)}") from None
     except RecursionError:
         raise TraceFormatError(f"{p.name}: JSON nested too deeply") from None
+    except (ValueError, ArithmeticError):  # an integer of over 4,300 digits; a decimal exponent out of range
+        raise TraceFormatError(f"{p.name}: holds a number too large to be a timestamp or id "
+                               "(over 4,300 digits, or an exponent out of range)") from None
     return parse_kineto(data, p.name)

@@ -164,4 +164,7 @@ def load_summary_json(path: str | os.PathLike) -> Summary:
         raise TraceFormatError(f"{p.name}: {json_error_message(exc)}") from None
     except RecursionError:
         raise TraceFormatError(f"{p.name}: JSON nested too deeply") from None
+    except ValueError:  # an integer of over 4,300 digits (Python's int-parsing limit)
+        raise TraceFormatError(f"{p.name}: holds a number too large to be a count or time (over 4,300 digits)") \
+            from None
     return parse_summary(data, p.name)

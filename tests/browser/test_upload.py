@@ -52,3 +52,18 @@ def test_dropped_empty_and_wrong_files_get_an_alert(page: Page, serve, app_dir, 
     page.locator("#upload-alert [role=alert]").click()  # dismiss
     expect(page.locator("#upload-alert [role=alert]")).to_have_count(0)
     assert "trace=" not in page.url or "notes" not in page.url
+
+
+def test_compare_link_naming_an_upload_opens_it(page: Page, serve, app_dir):
+    import requests
+
+    app = create_app(trace_dirs=[app_dir])
+    base = serve(app)
+    up = requests.post(base + "/upload", data=GRAPH_TRACE.read_bytes(), timeout=60,
+                       headers={"X-Requested-With": "tracedash", "X-Trace-Name": "mine.sqlite"})
+    tid = up.json()["trace"]
+    seed_id = app.server.config["TRACE_STORE"].listed_ids()[0]
+    page.goto(f"{base}/compare/?a={seed_id}&b={tid}")
+    expect(page.locator("#cmp-b")).to_contain_text("mine.sqlite (uploaded)", timeout=30000)
+    expect(page.locator("#cmp-a")).to_contain_text("seed.json")
+    assert "b=mine.sqlite" in page.url
