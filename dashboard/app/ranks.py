@@ -86,7 +86,8 @@ class RanksStore:
 
 def check_rank_file(path: Path) -> None:
     """Cheap check that ``path`` can be a rank lane: an nsys SQLite export (with nsys tables), an
-    ``.nsys-rep`` report or a Kineto trace; never a summary JSON. Reads no events.
+    ``.nsys-rep`` report or a Kineto trace (parsed, to refuse a JSON that only looks like one); never
+    a summary JSON. Reads no nsys events.
 
     Raises:
         TraceNotFoundError, TraceFormatError: naming the file.
@@ -97,6 +98,10 @@ def check_rank_file(path: Path) -> None:
                                "opened as ranks")
     if fmt == "nsys-sqlite":
         check_nsys_export(path)
+    elif fmt == "kineto-json":  # "looks like JSON" says little: parse it now (seconds), not at the first view
+        from dashboard.loaders.kineto_json import load_kineto_json
+
+        load_kineto_json(path)
 
 
 def ranks_store(rank_files: list[str | os.PathLike], paths: list[str | os.PathLike] = (),
