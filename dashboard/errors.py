@@ -23,7 +23,7 @@ def clean_message(exc: BaseException | str, limit: int = 240) -> str:
     text = str(exc) if not isinstance(exc, BaseException) or str(exc) else type(exc).__name__
     if isinstance(exc, BaseException) and not isinstance(exc, TraceError):
         text = f"{type(exc).__name__}: {text}"
-    text = "".join(ch if ch.isprintable() else "?" for ch in text.replace("\n", " "))
+    text = "".join(ch if ch.isprintable() and ch != "\ufffd" else "?" for ch in text.replace("\n", " "))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
