@@ -200,21 +200,25 @@ def per_rank_gpu_time(bundle: TraceBundle, work: pd.DataFrame | None = None) -> 
         ``busy_ns`` (union of that rank's kernels over all its GPUs), ``utilisation_pct``
         (busy / span x 100; 0 for an empty span), one row per rank with kernels, by rank.
     """
-    from dashboard.analysis.intervals import union_length
-    from dashboard.analysis.summary import timed_kernels
+    from dashboard.analysis.gpu_time import ALL_GPUS, gpu_time, gpu_work
 
-    k = timed_kernels(bundle.kernels) if work is None else work
+    if work is None:
+        work = gpu_work(bundle.kernels, include_graphs=False)
     rows = []
-    for rank, g in k.groupby(k["device_id"] // RANK_DEVICE_STRIDE, sort=True):
-        starts, ends = g["start_ns"].to_numpy(), g["end_ns"].to_numpy()
-        span = int(ends.max() - starts.min())
-        busy = union_length(starts, ends)
-        rows.append((int(rank), span, busy, 100.0 * busy / span if span else 0.0))
+    for rank, w in _by_rank(work):
+        t = gpu_time(w)  # its all-GPU row is this rank's union over its own window
+        a = t[t["device_id"] == ALL_GPUS].iloc[0]
+        rows.append((rank, int(a["window_ns"]), int(a["busy_ns"]), float(a["utilisation_pct"])))
     return pd.DataFrame({"rank": pd.Series([r[0] for r in rows], dtype="int64"),
                          "span_ns": pd.Series([r[1] for r in rows], dtype="int64"),
                          "busy_ns": pd.Series([r[2] for r in rows], dtype="int64"),
                          "utilisation_pct": pd.Series([r[3] for r in rows], dtype="float64")})
 
+
+def _by_rank(work: pd.DataFrame):
+    """(rank, that rank's rows of a gpu_work frame) by rank, for a merged bundle's device ids."""
+    for rank, w in work.groupby(work["device_id"] // RANK_DEVICE_STRIDE, sort=True):
+        yield int(rank), w
 
 def gpu_time_per_rank(work: pd.DataFrame, kernels: pd.DataFrame) -> pd.DataFrame:
     """``gpu_time`` for a merged bundle, rank by rank: each device's idle and utilisation are measured
@@ -229,7 +233,7 @@ def gpu_time_per_rank(work: pd.DataFrame, kernels: pd.DataFrame) -> pd.DataFrame
     from dashboard.analysis.gpu_time import ALL_GPUS, gpu_time
 
     parts = []
-    for rank, w in work.groupby(work["device_id"] // RANK_DEVICE_STRIDE, sort=True):
+    for rank, w in _by_rank(work):
         k = kernels[kernels["device_id"] // RANK_DEVICE_STRIDE == rank]
         t = gpu_time(w, k)
         parts.append(t[t["device_id"] != ALL_GPUS])

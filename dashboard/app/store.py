@@ -117,12 +117,8 @@ def trace_id(path: Path) -> str:
 def trace_nbytes(trace: LoadedTrace) -> int:
     """Memory held by a loaded trace, in bytes: pandas ``memory_usage(deep=True)`` of every event frame
     and summary frame (derived per-view caches die with the trace and are not counted)."""
-    frames: list[pd.DataFrame] = []
-    if trace.bundle is not None:
-        b = trace.bundle
-        frames += [b.kernels, b.api_calls, b.nvtx_ranges, b.nvtx_marks, b.memops, b.graph_launches]
-    s = trace.summary
-    frames += [f for f in vars(s).values() if isinstance(f, pd.DataFrame)] if hasattr(s, "__dict__") else []
+    parts = [trace.summary] + ([trace.bundle] if trace.bundle is not None else [])
+    frames = [v for part in parts for v in vars(part).values() if isinstance(v, pd.DataFrame)]
     return int(sum(int(f.memory_usage(index=True, deep=True).sum()) for f in frames))
 
 

@@ -39,7 +39,6 @@ every event alike, so it does not change any frame.
 from __future__ import annotations
 
 import decimal
-import json
 import os
 import re
 import zlib
@@ -48,7 +47,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dashboard.errors import TraceFormatError, TraceNotFoundError, clean_message, json_error_message
+from dashboard.errors import TraceFormatError, TraceNotFoundError, clean_message
+from dashboard.loaders.jsontext import decode_json
 from dashboard.model import (
     API_CALLS,
     GRAPH_LAUNCHES,
@@ -485,21 +485,6 @@ def load_kineto_json(path: str | os.PathLike) -> TraceBundle:
     p = Path(path)
     if not p.is_file():
         raise TraceNotFoundError(f"{p}: no such file" if not p.exists() else f"{p}: not a regular file")
-    raw = read_json_text(p)
-    if not raw.strip():
-        raise TraceFormatError(f"{p.name}: the file is empty")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise TraceFormatError(f"{p.name}: not UTF-8 text (invalid byte at offset {exc.start})") from None
-    del raw
-    try:
-        data = json.loads(text, parse_float=decimal.Decimal, parse_constant=decimal.Decimal)
-    except json.JSONDecodeError as exc:
-        raise TraceFormatError(f"{p.name}: {json_error_message(exc)}") from None
-    except RecursionError:
-        raise TraceFormatError(f"{p.name}: JSON nested too deeply") from None
-    except (ValueError, ArithmeticError):  # an integer of over 4,300 digits; a decimal exponent out of range
-        raise TraceFormatError(f"{p.name}: holds a number too large to be a timestamp or id "
-                               "(over 4,300 digits, or an exponent out of range)") from None
+    data = decode_json(read_json_text(p), p.name, exact=True,
+                       too_large="too large to be a timestamp or id (over 4,300 digits, or an exponent out of range)")
     return parse_kineto(data, p.name)

@@ -646,21 +646,37 @@ def check_nsys_tables(probe: SchemaProbe, name: str) -> None:
         )
 
 
+def open_export(path: str | os.PathLike) -> tuple[Path, sqlite3.Connection]:
+    """The checks every reader of an export makes first, then a read-only, immutable connection.
+
+    Returns:
+        ``(path, connection)``; the caller closes the connection.
+
+    Raises:
+        TraceNotFoundError: the path does not exist or is not a regular file (a directory, device...).
+        TraceFormatError: not a SQLite file (``check_sqlite_header``), being written by another
+            program (``check_no_writer``), or SQLite cannot open it.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise TraceNotFoundError(f"{p}: no such file")
+    if not p.is_file():
+        raise TraceNotFoundError(f"{p}: not a regular file ({'a directory' if p.is_dir() else 'a device, pipe or socket'})")
+    check_sqlite_header(p)
+    check_no_writer(p)
+    try:
+        return p, connect_readonly(p)
+    except sqlite3.Error as exc:
+        raise TraceFormatError(f"{p.name}: cannot open as SQLite ({exc})") from exc
+
+
 def check_nsys_export(path: str | os.PathLike) -> None:
     """Cheaply check that ``path`` is an nsys SQLite export (header, no writer, nsys tables), reading no events.
 
     Raises:
         TraceNotFoundError, TraceFormatError: as ``load_nsys_sqlite`` would for the same file.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise TraceNotFoundError(f"{p}: no such file" if not p.exists() else f"{p}: not a regular file")
-    check_sqlite_header(p)
-    check_no_writer(p)
-    try:
-        con = connect_readonly(p)
-    except sqlite3.Error as exc:
-        raise TraceFormatError(f"{p.name}: cannot open as SQLite ({exc})") from exc
+    p, con = open_export(path)
     try:
         check_nsys_tables(probe_schema(con), p.name)
     except sqlite3.DatabaseError as exc:
@@ -682,12 +698,7 @@ def inspect_export(path: str | os.PathLike) -> dict:
         TraceNotFoundError, TraceFormatError: as ``load_nsys_sqlite`` (also for a SQLite file
             without any nsys table).
     """
-    p = Path(path)
-    if not p.is_file():
-        raise TraceNotFoundError(f"{p}: no such file" if not p.exists() else f"{p}: not a regular file")
-    check_sqlite_header(p)
-    check_no_writer(p)
-    con = connect_readonly(p)
+    p, con = open_export(path)
     try:
         probe = probe_schema(con)
         check_nsys_tables(probe, p.name)
@@ -742,17 +753,7 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
             another program (a non-empty ``-journal``/``-wal`` next to it; see ``check_no_writer``).
     """
     step = progress or (lambda stage: None)
-    p = Path(path)
-    if not p.exists():
-        raise TraceNotFoundError(f"{p}: no such file")
-    if not p.is_file():
-        raise TraceNotFoundError(f"{p}: not a regular file ({'a directory' if p.is_dir() else 'a device, pipe or socket'})")
-    check_sqlite_header(p)
-    check_no_writer(p)
-    try:
-        con = connect_readonly(p)
-    except sqlite3.Error as exc:
-        raise TraceFormatError(f"{p.name}: cannot open as SQLite ({exc})") from exc
+    p, con = open_export(path)
     try:
         probe = probe_schema(con)
         check_nsys_tables(probe, p.name)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
 
 import pandas as pd
 
-from dashboard.errors import TraceFormatError, TraceNotFoundError, json_error_message
+from dashboard.errors import TraceFormatError, TraceNotFoundError
+from dashboard.loaders.jsontext import decode_json
 from dashboard.model import API_STATS, DISPATCH_MARKS, KERNEL_STATS, NVTX_STATS, SUMMARY_NOTE, Summary, conform
 
 REQUIRED_KEYS = ("gpu_activity_span_s", "gpu_busy_union_s", "kernel_count")
@@ -151,20 +151,5 @@ def load_summary_json(path: str | os.PathLike) -> Summary:
     p = Path(path)
     if not p.is_file():
         raise TraceNotFoundError(f"{p}: no such file" if not p.exists() else f"{p}: not a regular file")
-    raw = p.read_bytes()
-    if not raw.strip():
-        raise TraceFormatError(f"{p.name}: the file is empty")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise TraceFormatError(f"{p.name}: not UTF-8 text (invalid byte at offset {exc.start})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TraceFormatError(f"{p.name}: {json_error_message(exc)}") from None
-    except RecursionError:
-        raise TraceFormatError(f"{p.name}: JSON nested too deeply") from None
-    except ValueError:  # an integer of over 4,300 digits (Python's int-parsing limit)
-        raise TraceFormatError(f"{p.name}: holds a number too large to be a count or time (over 4,300 digits)") \
-            from None
+    data = decode_json(p.read_bytes(), p.name, too_large="too large to be a count or time (over 4,300 digits)")
     return parse_summary(data, p.name)
