@@ -119,6 +119,34 @@ def conform(frame: pd.DataFrame, schema: dict[str, str]) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
+class RowAccount:
+    """How the input rows (or events) of one kind were used: every row read is accounted for.
+
+    ``read == loaded + sum(count for _, count in skipped) + unrecognised``.
+
+    Attributes:
+        kind: what the rows are, in the field's words ("kernels", "CUDA API calls", "NVTX ranges",
+            "NVTX marks", "memcpy/memset", "CUDA graph launches", "events", ...).
+        read: rows (events) of this kind found in the input.
+        loaded: rows kept in the bundle's frames (kernels kept but flagged invalid count as loaded).
+        skipped: ``(documented rule, count)`` for rows left out on purpose, e.g.
+            ``("end before start", 3)``; only rules with a non-zero count.
+        unrecognised: rows that looked like this kind but could not be read as it.
+    """
+
+    kind: str
+    read: int
+    loaded: int
+    skipped: tuple[tuple[str, int], ...] = ()
+    unrecognised: int = 0
+
+    @property
+    def skipped_total(self) -> int:
+        """Rows left out by a documented rule."""
+        return sum(n for _, n in self.skipped)
+
+
+@dataclass(frozen=True)
 class TraceMeta:
     """What is known about the recording, for display and diagnostics.
 
@@ -138,6 +166,8 @@ class TraceMeta:
     # problems found while reading the input that did not stop it (one line each, for display)
     warnings: tuple[str, ...] = ()
     unmatched_ends: int = 0  # Chrome-trace 'E' events without an open 'B' on their thread (ignored)
+    # per kind of input row: read / loaded / skipped by rule / not recognised (see RowAccount)
+    accounts: tuple[RowAccount, ...] = ()
 
 
 @dataclass(frozen=True)
