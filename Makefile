@@ -26,8 +26,9 @@ run: $(VENV)/.installed
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
+# Tests run in 3 parallel workers (pytest-xdist): browser and server tests spend much of their time waiting.
 test: $(VENV)/.test-installed chromium
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 3
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info test-artifacts

@@ -1,71 +1,206 @@
-"""Page load time per sample trace in headless Chromium (run: .venv/bin/python benchmarks/page_load.py).
+"""Page load against the floor, for this tree and a baseline commit, in one run on one machine.
 
-For each trace in sample_traces/ (or the paths given), serves it alone on a free loopback port and
-measures, in a fresh browser context, the time from navigation to: the Gantt drawn, the timeline drawn
-and the kernel table filled (or the page's alert shown). Prints one line per trace, median of --runs.
+Run: ``.venv/bin/python benchmarks/page_load.py [TRACE ...] [--runs 4] [--baseline 5b1e355] [--big]``
+
+What is measured (the way the speed targets state it, as ../shared/tools/page_ready.py does):
+
+- **floor**: a minimal Dash app in this environment (two ``dcc.Graph`` and one AG Grid, one callback);
+- per trace and per tree (this working tree, then the ``--baseline`` commit, extracted with ``git archive``),
+  ``tracedash serve --port P TRACE`` is started as a process and the page opened in fresh Chromium contexts:
+  - ``settled``: from navigation until the end of the last ``_dash-update-component`` response, once at least
+    one figure is drawn and no callback has been in flight for 1 s;
+  - ``drawn``: from navigation until every Plotly figure on the page has its SVG and every AG Grid has rows or
+    its "no rows" overlay (or the page shows an error alert).
+  The first load of a fresh server is "fresh server" (the Parquet cache was warmed by an earlier server, so it
+  is the "cache warm" case); the median of the later loads is "in memory".
+
+Each figure prints as ``floor + extra``. ``--big`` adds a 2M-kernel trace from ``benchmarks/make_trace.py``.
+Not part of ``make test``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
+import socket
 import statistics
+import subprocess
 import sys
+import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
-from werkzeug.serving import make_server
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from dashboard.app import create_app  # noqa: E402
-
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--disable-extensions", "--disable-quic", "--no-first-run"]
-READY = """() => {
-  const drawn = id => { const gd = document.querySelector('#' + id + ' .js-plotly-plot');
-                        return gd && gd._fullLayout && gd.querySelector('.main-svg'); };
-  const grid = document.querySelector('#kernel-table');
-  const overview = document.querySelector('#overview .card');
-  return (drawn('gantt') && drawn('timeline') && overview && grid) || document.querySelector('#alerts .alert-error');
+DEFAULT_TRACES = ["nsys2022.4_cpu_llm_server_nvtx.sqlite", "generated_seed_shaped_108k.sqlite"]
+# Every figure drawn and every grid filled (or showing its no-rows overlay); any error alert also ends the wait.
+DRAWN = """() => {
+  if (document.querySelector('.alert-error')) return true;
+  const figs = [...document.querySelectorAll('.js-plotly-plot')].filter(g => g.offsetParent !== null);
+  if (!figs.length || !figs.every(g => g._fullLayout && g.querySelector('.main-svg'))) return false;
+  const grids = [...document.querySelectorAll('.ag-root-wrapper')].filter(g => g.offsetParent !== null);
+  return grids.every(g => g.querySelector('.ag-row') || g.querySelector('.ag-overlay-no-rows-wrapper, .ag-overlay-no-rows-center'));
 }"""
 
 
-def measure(path: Path, runs: int) -> list[float]:
-    app = create_app([path])
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def floor_server():
+    """The floor: a minimal Dash app with two dcc.Graph and one AG Grid, served on a free port."""
+    import logging
+
+    import dash
+    import dash_ag_grid as dag
+    import plotly.graph_objects as go
+    from dash import Input, Output, dcc, html
+    from werkzeug.serving import make_server
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    app = dash.Dash(__name__)
+    app.layout = html.Div([dcc.Location(id="url"), dcc.Graph(id="g1"), dcc.Graph(id="g2"),
+                           dag.AgGrid(id="t", columnDefs=[{"field": "a"}], rowData=[])])
+
+    @app.callback(Output("g1", "figure"), Output("g2", "figure"), Output("t", "rowData"), Input("url", "search"))
+    def fill(_):
+        return go.Figure(go.Bar(x=[1, 2], y=[1, 2])), go.Figure(go.Bar(x=[1, 2], y=[1, 2])), [{"a": 1}]
+
     srv = make_server("127.0.0.1", 0, app.server, threaded=True)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{srv.server_port}/"
-    times = []
+    return srv, f"http://127.0.0.1:{srv.server_port}/"
+
+
+def load_once(browser, url: str) -> tuple[float, float]:
+    """(settled_s, drawn_s) of one page load in a fresh context at 1600×1000."""
+    ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
+    page = ctx.new_page()
+    state = {"inflight": 0, "last": time.perf_counter(), "drawn": None}
+
+    def req(r):
+        if "_dash-update-component" in r.url:
+            state["inflight"] += 1
+
+    def done(r):
+        if "_dash-update-component" in r.url:
+            state["inflight"] -= 1
+            state["last"] = time.perf_counter()
+
+    page.on("request", req)
+    page.on("requestfinished", done)
+    page.on("requestfailed", done)
+    t0 = time.perf_counter()
+    page.goto(url, timeout=300_000)
+    page.wait_for_function("() => !!document.querySelector('.js-plotly-plot .main-svg')", timeout=300_000)
+    while time.perf_counter() - t0 < 300:
+        if state["drawn"] is None and page.evaluate(DRAWN):
+            state["drawn"] = time.perf_counter() - t0
+        if state["inflight"] == 0 and time.perf_counter() - state["last"] > 1.0 and state["drawn"] is not None:
+            break
+        page.wait_for_timeout(25)
+    ctx.close()
+    return state["last"] - t0, state["drawn"] if state["drawn"] is not None else float("nan")
+
+
+def wait_up(port: int, proc: subprocess.Popen) -> None:
+    for _ in range(600):
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2)
+            return
+        except Exception:
+            time.sleep(0.25)
+    raise RuntimeError("server did not start")
+
+
+def serve(tree: Path, trace: Path, env: dict) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "dashboard", "serve", "--port", str(port), str(trace)],
+                            cwd=tree, env={**env, "PYTHONPATH": str(tree)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_up(port, proc)
+    return proc, port
+
+
+def measure_trace(browser, tree: Path, trace: Path, runs: int, env: dict) -> dict:
+    """Warm the cache with one server, then a fresh server: first load and the median of the later ones."""
+    proc, port = serve(tree, trace, env)
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-            for _ in range(runs):
-                ctx = browser.new_context(viewport={"width": 1500, "height": 1000})
-                page = ctx.new_page()
-                t0 = time.perf_counter()
-                page.goto(url)
-                page.wait_for_function(READY, timeout=120000)
-                page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-                times.append(time.perf_counter() - t0)
-                ctx.close()
-            browser.close()
+        load_once(browser, f"http://127.0.0.1:{port}/")
     finally:
-        srv.shutdown()
-    return times
+        proc.terminate()
+        proc.wait(30)
+    proc, port = serve(tree, trace, env)
+    try:
+        loads = [load_once(browser, f"http://127.0.0.1:{port}/") for _ in range(runs)]
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    rest = loads[1:] or loads
+    return {"fresh": loads[0], "settled": statistics.median(x[0] for x in rest),
+            "drawn": statistics.median(x[1] for x in rest), "loads": loads}
+
+
+def baseline_tree(commit: str, where: Path) -> Path:
+    tree = where / f"baseline-{commit}"
+    tree.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("traces", nargs="*", type=Path)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=4, help="loads per fresh server (default 4; the first is 'fresh')")
+    parser.add_argument("--baseline", default="5b1e355", help="commit to compare with (default 5b1e355; '' for none)")
+    parser.add_argument("--big", action="store_true", help="also a 2M-kernel trace from benchmarks/make_trace.py")
     args = parser.parse_args()
-    traces = args.traces or sorted(p for p in (ROOT / "sample_traces").iterdir() if p.suffix in (".sqlite", ".json"))
-    for t in traces:
-        times = measure(t, args.runs)
-        print(f"{t.name:50s} median {statistics.median(times):6.2f} s   runs {' '.join(f'{x:.2f}' for x in times)}")
+    work = Path(tempfile.mkdtemp(prefix="tracedash-pageload-"))
+    env = {**os.environ, "TRACEDASH_CACHE_DIR": str(work / "cache")}
+    traces = args.traces or [ROOT / "sample_traces" / n for n in DEFAULT_TRACES]
+    if args.big:
+        big = work / "generated_2M.sqlite"
+        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_trace.py"), str(big), "--kernels", "2000000"],
+                       check=True, stdout=subprocess.DEVNULL)
+        traces.append(big)
+    trees = [("this tree", ROOT)]
+    if args.baseline:
+        trees.append((f"main {args.baseline}", baseline_tree(args.baseline, work)))
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+            srv, url = floor_server()
+            floors = [load_once(browser, url) for _ in range(args.runs)]
+            srv.shutdown()
+            floor_settled = statistics.median(x[0] for x in floors[1:])
+            floor_drawn = statistics.median(x[1] for x in floors[1:])
+            print(f"floor (2 dcc.Graph + 1 AG Grid): settled {floor_settled:.2f} s, drawn {floor_drawn:.2f} s")
+            print(f"{'trace':44s} {'tree':16s} {'settled (in memory)':>22s} {'drawn (in memory)':>20s} "
+                  f"{'fresh server, cache warm':>26s}")
+            for trace in traces:
+                for label, tree in trees:
+                    try:
+                        r = measure_trace(browser, tree, trace, args.runs, env)
+                    except Exception as exc:  # a baseline that cannot serve this input
+                        print(f"{trace.name[:44]:44s} {label:16s} failed: {exc}")
+                        continue
+                    print(f"{trace.name[:44]:44s} {label:16s} "
+                          f"{floor_settled:>9.2f} + {r['settled'] - floor_settled:5.2f} s "
+                          f"{floor_drawn:>9.2f} + {r['drawn'] - floor_drawn:5.2f} s "
+                          f"{floor_settled:>13.2f} + {r['fresh'][0] - floor_settled:5.2f} s", flush=True)
+            browser.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -29,6 +29,26 @@ def assert_same(a, b):
         pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name))
 
 
+def test_row_accounts_survive_the_cache(trace, tmp_path):
+    from dataclasses import replace
+
+    from dashboard.model import RowAccount
+
+    accounts = (RowAccount("kernels", read=10, loaded=7, skipped=(("end before start", 2),), unrecognised=1),
+                RowAccount("CUDA API calls", read=4, loaded=4))
+
+    def build(p):
+        bundle = load_nsys_sqlite(p)
+        return replace(bundle, meta=replace(bundle.meta, accounts=accounts))
+
+    cache = TraceCache(tmp_path / "c")
+    first, _ = cache.load_bundle(trace, build)
+    second, hit = cache.load_bundle(trace, lambda p: pytest.fail("should not rebuild"))
+    assert hit and second.meta.accounts == accounts
+    assert second.meta.accounts[0].skipped_total == 2
+    assert_same(first, second)
+
+
 def test_second_load_is_served_from_cache(trace, tmp_path):
     cache = TraceCache(tmp_path / "c")
     first, hit1 = cache.load_bundle(trace, load_nsys_sqlite)
