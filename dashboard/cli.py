@@ -373,10 +373,13 @@ def _diff(args) -> int:
     a = load_trace(args.baseline, dispatch_prefix=args.dispatch_prefix, cache=cache)
     b = load_trace(args.candidate, dispatch_prefix=args.dispatch_prefix, cache=cache)
     c = compare_runs(a, b, dispatch_prefix=args.dispatch_prefix, threshold=args.threshold)
+    from dashboard.findings_report import diff_findings, diff_text, findings_for
+
+    moved = diff_findings(findings_for(a, threshold=args.threshold), findings_for(b, threshold=args.threshold))
     if args.json:
-        sys.stdout.write(json.dumps(comparison_to_dict(c, top=args.top), indent=2) + "\n")
+        sys.stdout.write(json.dumps({**comparison_to_dict(c, top=args.top), "findings": moved}, indent=2) + "\n")
     else:
-        sys.stdout.write(comparison_text(c, top=args.top))
+        sys.stdout.write(comparison_text(c, top=args.top) + "\n" + diff_text(moved))
     pct = c.gate.delta_pct
     if args.fail_if_slower is not None and pct != pct:
         _say(f"tracedash: warning: the gate ({c.gate.metric}) cannot be measured: nothing comparable in both runs",

@@ -31,7 +31,7 @@ def findings_for(trace: LoadedTrace, *, rules=None, params=None, threshold: floa
 def link_for(finding: Finding, trace_id: str = "", prefix: str = "CG_DISPATCH") -> str:
     """The dashboard query (``?...``) that opens the view showing ``finding``."""
     v = finding.view
-    state = ViewState(trace=trace_id, tab=v.tab, sort=v.sort, prefix=prefix or "CG_DISPATCH")
+    state = ViewState(trace=trace_id, tab=v.tab, sort=v.sort, prefix=prefix or "CG_DISPATCH", kernel=v.kernel)
     if v.t0_ns is not None and v.t1_ns is not None and v.t0_ns < v.t1_ns:
         state = replace(state, t0_ns=int(v.t0_ns), t1_ns=int(v.t1_ns))
     return "?" + to_query(state)

@@ -227,3 +227,38 @@ def test_json_document_keys_in_fixed_order(fixture_path):
     for f in doc["findings"]:
         assert list(f)[:7] == ["rule", "severity", "cost_ns", "summary", "link", "params", "rows"]
         assert isinstance(f["cost_ns"], int)
+
+
+def test_cli_diff_lists_findings(capsys):
+    from paths import NSYS_DIR
+
+    before, after = NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite", NSYS_DIR / "nsys2026.2_2gpu_nccl_after.sqlite"
+    assert main(["diff", str(before), str(after), "--json", "--no-cache"]) == 0
+    d = {r["rule"]: r for r in json.loads(capsys.readouterr().out)["findings"]}
+    assert (d["cuda-sync-api"]["a_cost_ns"], d["cuda-sync-api"]["b_cost_ns"]) == (324534733, 289752725)  # sums of the nsys golden rows
+    assert d["cuda-sync-api"]["change"] == "changed" and d["gpu-starv"]["change"] == "same"
+    assert main(["diff", str(before), str(after), "--no-cache"]) == 0
+    assert "Findings (A -> B):\n  changed     cuda-sync-api" in capsys.readouterr().out
+
+
+def test_report_puts_findings_first(fixture_path, tmp_path):
+    out = tmp_path / "r.html"
+    code, _, _ = run_cli("report", str(fixture_path), "-o", str(out), "--no-cache")
+    text = out.read_text(encoding="utf-8")
+    assert code == 0 and text.index("<h2>Findings (what to fix first)</h2>") < text.index("<div class=\"cards\">")
+    assert "[high] padding-waste</b> · 11.2 µs" in text
+
+
+def test_no_dispatch_marks_sync_is_per_thread_share_of_the_span():
+    from paths import NSYS_DIR
+
+    trace = load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite")
+    f = findings_for(trace, rules=["sync-in-loop", "exposed-comm"])
+    sync = next(x for x in f if x.rule == "sync-in-loop")
+    r = rows(sync)[0]
+    span = trace.summary.gpu_activity_span_ns
+    assert (r["phase"], r["calls"], r["blocked_ns"], r["step_ns"]) == ("all", 33, 324534733, 2 * span)
+    assert r["nvtx_range"] == "aten::copy_"  # per-call NVTX names (op_id = ...) grouped
+    comm = next(x for x in f if x.rule == "exposed-comm")
+    assert [(x["device_id"], x["exposed_pct"]) for x in rows(comm)] == [(0, 100.0), (1, 100.0)]
+    assert from_query(link_for(comm)).kernel == "ncclDevKernel_SendRecv"

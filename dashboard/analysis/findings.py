@@ -32,7 +32,7 @@ from dashboard.analysis.gpu_time import gpu_work, kernel_launches
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
 from dashboard.analysis.intervals import intersection_length, union_length
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, timed_kernels
-from dashboard.analysis.tables import clean_api_name
+from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
 from dashboard.model import Summary, TraceBundle
 
 SEVERITIES = ("high", "medium", "low", "none")
@@ -71,6 +71,7 @@ class FindingView:
     t0_ns: int | None = None
     t1_ns: int | None = None
     sort: str = "-total_ns"
+    kernel: str = ""  # kernel table name filter
 
 
 @dataclass(frozen=True)
@@ -354,10 +355,10 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
         return _empty(ctx, rule, params, "No blocking CUDA synchronisation calls.", view)
     start = a["start_ns"].to_numpy(np.int64)
     end = a["end_ns"].to_numpy(np.int64)
-    if ctx.dispatches.empty:
+    if ctx.dispatches.empty:  # the whole trace is the loop: each blocking thread's time is the span
         phase = np.full(len(a), "all", dtype=object)
         steps = {"all": 0}
-        step_ns = {"all": ctx.reference_ns}
+        step_ns = {"all": ctx.reference_ns * int(a["global_tid"].nunique())}
     else:
         phase = ctx.phase_of_time(start)
         pp = ctx.phases.to_numpy()
@@ -367,6 +368,7 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
     if not inside.any():
         return _empty(ctx, rule, params, f"{len(a):,} blocking calls, none inside a dispatch.", view)
     rng = _innermost_ranges(ctx.bundle.nvtx_ranges, a["global_tid"].to_numpy()[inside], start[inside], end[inside])
+    rng = np.array([normalize_nvtx_name(x) if x else x for x in rng], dtype=object)
     f = pd.DataFrame({"phase": phase[inside], "api_name": a["name"].astype(str).to_numpy()[inside],
                       "nvtx_range": rng, "dur": (end - start)[inside]})
     rows = []
@@ -374,7 +376,7 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
         by = g.groupby(["api_name", "nvtx_range"], sort=False)["dur"].sum().sort_values(ascending=False, kind="stable")
         blocked = int(g["dur"].sum())
         rows.append({"phase": p, "steps": steps.get(p, 0), "calls": len(g),
-                     "calls_per_step": round(len(g) / steps[p], 2) if steps.get(p) else float(len(g)),
+                     "calls_per_step": round(len(g) / steps[p], 2) if steps.get(p) else float("nan"),
                      "blocked_ns": blocked, "step_ns": step_ns.get(p, 0),
                      "share_pct": round(_pct(blocked, step_ns.get(p, 0)), 2),
                      "api_name": by.index[0][0], "nvtx_range": by.index[0][1], "top_blocked_ns": int(by.iloc[0])})
@@ -384,9 +386,15 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
     longest = int(np.argmax(np.where(inside, end - start, -1)))
     t0, t1 = _window(int(start[longest]), int(end[longest]))
     where = f" inside {r0['nvtx_range']}" if r0["nvtx_range"] else ""
-    text = (f"{int(rows['calls'].sum()):,} blocking calls in the dispatch loop hold the host {fmt_s(cost)}; "
-            f"{r0['phase']}: {r0['calls_per_step']:g} per step, {r0['share_pct']:.1f} % of its step time, mostly "
-            f"{clean_api_name(r0['api_name'])}{where} ({fmt_s(int(r0['top_blocked_ns']))}).")
+    if ctx.dispatches.empty:
+        n_threads = int(a["global_tid"].nunique())
+        text = (f"No dispatch marks, so the whole trace is the loop: {int(rows['calls'].sum()):,} blocking calls hold "
+                f"{n_threads} host thread(s) {fmt_s(cost)}, {r0['share_pct']:.1f} % of their time over the GPU "
+                f"activity span, mostly {clean_api_name(r0['api_name'])}{where} ({fmt_s(int(r0['top_blocked_ns']))}).")
+    else:
+        text = (f"{int(rows['calls'].sum()):,} blocking calls in the dispatch loop hold the host {fmt_s(cost)}; "
+                f"{r0['phase']}: {r0['calls_per_step']:g} per step, {r0['share_pct']:.1f} % of its step time, mostly "
+                f"{clean_api_name(r0['api_name'])}{where} ({fmt_s(int(r0['top_blocked_ns']))}).")
     return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="api", t0_ns=t0, t1_ns=t1))
 
 
@@ -563,6 +571,10 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
                      "exposed_pct": round(_pct(total - overlap, total), 2)})
     rows = pd.DataFrame(rows).sort_values("exposed_ns", ascending=False, kind="stable")
     cost = int(rows["exposed_ns"].sum())
+    names = k["short_name"].astype(str).to_numpy()[comm]
+    durs = (e - s)[comm]
+    top_name = pd.Series(durs).groupby(names).sum().sort_values(ascending=False, kind="stable").index[0]
+    view = FindingView(tab="kernels", sort="-total_ns", kernel=str(top_name)[:200])
     r0 = rows.iloc[0]
     text = (f"Communication kernels run {fmt_s(cost)} not overlapped by compute across {len(rows)} GPU(s); "
             f"GPU {int(r0['device_id'])}: {fmt_s(int(r0['exposed_ns']))} of {fmt_s(int(r0['comm_ns']))} "
