@@ -373,10 +373,13 @@ def _diff(args) -> int:
     a = load_trace(args.baseline, dispatch_prefix=args.dispatch_prefix, cache=cache)
     b = load_trace(args.candidate, dispatch_prefix=args.dispatch_prefix, cache=cache)
     c = compare_runs(a, b, dispatch_prefix=args.dispatch_prefix, threshold=args.threshold)
+    from dashboard.findings_report import diff_findings, diff_text, findings_for
+
+    moved = diff_findings(findings_for(a, threshold=args.threshold), findings_for(b, threshold=args.threshold))
     if args.json:
-        sys.stdout.write(json.dumps(comparison_to_dict(c, top=args.top), indent=2) + "\n")
+        sys.stdout.write(json.dumps({**comparison_to_dict(c, top=args.top), "findings": moved}, indent=2) + "\n")
     else:
-        sys.stdout.write(comparison_text(c, top=args.top))
+        sys.stdout.write(comparison_text(c, top=args.top) + "\n" + diff_text(moved))
     pct = c.gate.delta_pct
     if args.fail_if_slower is not None and pct != pct:
         _say(f"tracedash: warning: the gate ({c.gate.metric}) cannot be measured: nothing comparable in both runs",
@@ -386,6 +389,59 @@ def _diff(args) -> int:
              f"({c.gate.metric}), more than the allowed {args.fail_if_slower:g} %", file=sys.stderr)
         return EXIT_SLOWER
     return 0
+
+
+def _rule_param(text: str) -> tuple[str, str, float]:
+    """``--param RULE.NAME=VALUE`` -> (rule, name, number)."""
+    import re
+
+    m = re.fullmatch(r"\s*([a-z][a-z0-9-]*)\.([a-z_]+)\s*=\s*(-?[0-9.]+(?:e[0-9]+)?)\s*", text, re.IGNORECASE)
+    if not m:
+        raise argparse.ArgumentTypeError(f"expected RULE.NAME=NUMBER (e.g. gpu-starv.gap=1), got {text!r}")
+    try:
+        value = float(m.group(3))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number in {text!r}") from None
+    return m.group(1), m.group(2), int(value) if value.is_integer() else value
+
+
+def _findings(args) -> int:
+    """``tracedash findings TRACE``: ranked findings as text or JSON (tracedash.findings/1)."""
+    from dashboard.analysis.findings import RULES
+    from dashboard.findings_report import findings_for, findings_json, findings_text
+    from dashboard.trace import load_trace
+
+    rules = list(dict.fromkeys(args.rule or [])) or None
+    params: dict[str, dict] = {}
+    for rule, name, value in args.param or []:
+        if rule not in RULES:
+            raise TraceError(f"--param {rule}.{name}: unknown rule {rule!r} (rules: {', '.join(RULES)})")
+        params.setdefault(rule, {})[name] = value
+    trace = load_trace(args.trace, dispatch_prefix=args.dispatch_prefix, cache=_cache(args))
+    try:
+        found = findings_for(trace, rules=rules, params=params, threshold=args.threshold)
+    except ValueError as exc:
+        raise TraceError(str(exc)) from None
+    tid = _trace_id(Path(args.trace))
+    if args.json:
+        sys.stdout.write(json.dumps(findings_json(trace, found, tid), indent=2) + "\n")
+    else:
+        sys.stdout.write(findings_text(trace, found, tid))
+    return 0
+
+
+def _trace_id(path: Path) -> str:
+    """The dashboard's id of a trace file (name@hash), for links."""
+    import hashlib
+
+    h = hashlib.sha256()
+    try:  # the same recipe as app.store.trace_id, without importing the app
+        h.update(str(path.stat().st_size).encode())
+        with open(path, "rb") as fh:
+            h.update(fh.read(64 * 1024))
+    except OSError:
+        h.update(path.name.encode("utf-8", "surrogateescape"))
+    return f"{path.name}@{h.hexdigest()[:8]}"
 
 
 def _cache_command(args) -> int:
@@ -490,6 +546,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
     _add_cache_options(p)
     p.set_defaults(func=_diff)
+
+    from dashboard.analysis.findings import RULES
+
+    p = sub.add_parser("findings", help="what to fix first: findings ranked by the time they cost, with evidence "
+                       "and a dashboard link each (docs/findings.md)")
+    p.add_argument("trace", help="nsys SQLite export, Kineto trace or summary JSON")
+    p.add_argument("--json", action="store_true", help="print JSON (schema 'tracedash.findings/1'; times in ns)")
+    p.add_argument("--rule", action="append", choices=RULES, metavar="ID",
+                   help="evaluate only this rule (repeatable): " + ", ".join(RULES))
+    p.add_argument("--param", action="append", type=_rule_param, metavar="RULE.NAME=VALUE",
+                   help="a rule parameter, e.g. gpu-starv.gap=1 (ms), gpu-low-util.chunks=60 (repeatable)")
+    p.add_argument("--threshold", type=_tokens, metavar="TOKENS", help="prefill when a dispatch has at least "
+                   "TOKENS tokens (default: automatic, as the dashboard)")
+    p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
+                   help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
+    _add_cache_options(p)
+    p.set_defaults(func=_findings)
     return parser
 
 

@@ -115,6 +115,9 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
     """
     view = view_for(trace, state)
     figs = [("Dispatches", view.gantt), ("GPU timeline", view.timeline), ("Phases", view.phase_figure)]
+    from dashboard.findings_report import findings_for, findings_html
+
+    findings = findings_html(trace, findings_for(trace, threshold=state.threshold), state.trace)  # shown first
     parts = []
     for i, (name, fig) in enumerate(figs):
         parts.append(f"<h2>{html.escape(name)}</h2>")
@@ -174,6 +177,7 @@ td + td {{ text-align: right; }} th {{ background: #f5f7fa; }}
 <p class="small">{html.escape(" · ".join(settings))}<br>made {made} by tracedash {__version__}. GPU busy is an interval
 union, not a sum of kernel times; CUDA API and NVTX totals overlap GPU work and each other.</p>
 {link}
+{findings}
 <div class="cards">{cards}</div>
 <h2>Per phase</h2><table><thead><tr>{phase_head}</tr></thead><tbody>{phase_rows}</tbody></table>
 {''.join(parts)}

@@ -66,6 +66,13 @@ MEMOPS: dict[str, str] = {
     "stream_id": "int64",
     "kind": "category",  # "memcpy HtoD" ... or "memset"
     "bytes": "int64",
+    "pid": "int64",  # process of the operation (-1 when unknown)
+    "context_id": "int64",  # CUDA context (-1 when unknown)
+    "correlation_id": "int64",  # of the CUDA API call that issued it (-1 when unknown)
+    # memory kinds as nsys labels them (ENUM_CUDA_MEM_KIND: "Pageable", "Pinned", "Device", "Managed", ...);
+    # memset: the set memory's kind in dst_kind, src_kind ""; "" when the input does not record it
+    "src_kind": "category",
+    "dst_kind": "category",
 }
 GRAPH_LAUNCHES: dict[str, str] = {
     "start_ns": "int64",

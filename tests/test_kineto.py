@@ -212,8 +212,11 @@ def test_memcpy_and_memset_rows(tmp_path):
                      bytes=9216),
               kernel(6, 1, name="Memset (Device)", cat="gpu_memset", bytes=4)]
     m = load_kineto_json(write(tmp_path, {"traceEvents": events})).memops
-    assert m.astype({"kind": str}).values.tolist() == [
-        [0, 2000, 0, 7, "memcpy HtoD", 2048], [3000, 4000, 2, 0, "memcpy DtoD", 9216], [5000, 6000, 0, 7, "memset", 4]]
+    cols = ["start_ns", "end_ns", "device_id", "stream_id", "kind", "bytes", "src_kind", "dst_kind"]
+    assert m[cols].astype({"kind": str, "src_kind": str, "dst_kind": str}).values.tolist() == [
+        [0, 2000, 0, 7, "memcpy HtoD", 2048, "Pinned", "Device"], [3000, 4000, 2, 0, "memcpy DtoD", 9216, "Device",
+                                                                  "Device"],
+        [5000, 6000, 0, 7, "memset", 4, "", "Device"]]
 
 
 def test_sniffing_by_content_not_extension(tmp_path):

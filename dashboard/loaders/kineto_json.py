@@ -457,6 +457,21 @@ def _mark_frame(marks: list[tuple], origin_ns: int) -> pd.DataFrame:
     return _sorted(frame, NVTX_MARKS, key="ts_ns")
 
 
+_COPY_KINDS_IN_NAME = re.compile(r"\(\s*([A-Za-z][A-Za-z ]*?)\s*->\s*([A-Za-z][A-Za-z ]*?)\s*\)")
+_SET_KIND_IN_NAME = re.compile(r"^Memset\s*\(\s*([A-Za-z][A-Za-z ]*?)\s*\)")
+
+
+def _mem_kinds(name) -> tuple[str, str]:
+    """(source, destination) memory kinds from a Kineto memop name: ``Memcpy HtoD (Pageable -> Device)``
+    gives ("Pageable", "Device"), ``Memset (Device)`` ("", "Device"); ("", "") when the name has none."""
+    text = str(name)
+    if m := _COPY_KINDS_IN_NAME.search(text):
+        return m.group(1), m.group(2)
+    if m := _SET_KIND_IN_NAME.match(text):
+        return "", m.group(1)
+    return "", ""
+
+
 def _memop_frame(recs: list[tuple], origin_ns: int) -> pd.DataFrame:
     if not recs:
         return empty_frame(MEMOPS)
@@ -467,6 +482,11 @@ def _memop_frame(recs: list[tuple], origin_ns: int) -> pd.DataFrame:
         "stream_id": np.asarray([_intish(r[6].get("stream"), r[3]) for r in recs], dtype=np.int64),
         "kind": pd.Categorical([_memcpy_kind(r[1], r[6]) if r[0] == MEMCPY_CAT else "memset" for r in recs]),
         "bytes": np.asarray([max(_intish(r[6].get("bytes"), 0), 0) for r in recs], dtype=np.int64),
+        "pid": np.full(len(recs), -1, dtype=np.int64),
+        "context_id": np.asarray([_intish(r[6].get("context"), -1) for r in recs], dtype=np.int64),
+        "correlation_id": np.asarray([_intish(r[6].get("correlation"), -1) for r in recs], dtype=np.int64),
+        "src_kind": pd.Categorical([_mem_kinds(r[1])[0] for r in recs]),
+        "dst_kind": pd.Categorical([_mem_kinds(r[1])[1] for r in recs]),
     })
     return _sorted(frame, MEMOPS)
 

@@ -531,19 +531,47 @@ def _copy_kind_names(con, probe) -> dict[int, str]:
     return {**kinds, **_COPY_KINDS}
 
 
+# ENUM_CUDA_MEM_KIND labels (as nsys analyze prints them), used when the export lacks the enum table.
+_MEM_KINDS = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
+              6: "Managed Static", 7: "Unknown"}
+
+
+def _mem_kind_names(con, probe) -> dict[int, str]:
+    """Memory-kind id -> label ("Pageable", "Device", ...): the export's enum table, else the built-in copy."""
+    table = probe.table("ENUM_CUDA_MEM_KIND")
+    names = dict(_MEM_KINDS)
+    if table and {"id", "label"} <= set(probe.columns(table)):
+        for i, label in con.execute(f"SELECT id, label FROM {_q(table)}"):
+            if isinstance(i, int) and not isinstance(i, bool) and label:
+                names[i] = str(label)
+    return names
+
+
+def _mem_kind_labels(ids: pd.Series, names: dict[int, str]) -> pd.Categorical:
+    """Labels of memory-kind ids; "" for a NULL/absent kind (-1), "kind N" for an id no table names."""
+    labels = {i: names.get(i, f"kind {i}") for i in pd.unique(ids.to_numpy()).tolist()}
+    labels[-1] = ""
+    return pd.Categorical(ids.map(labels))
+
+
 def _load_memops(con, probe) -> tuple[pd.DataFrame, int]:
     """MEMOPS frame and the number of rows dropped for unusable times (NULL, end < start)."""
     frames = []
     dropped = 0
     kinds = _copy_kind_names(con, probe)
+    mem_kinds = _mem_kind_names(con, probe)
     for logical, label in (("CUPTI_ACTIVITY_KIND_MEMCPY", "memcpy"), ("CUPTI_ACTIVITY_KIND_MEMSET", "memset")):
         table = probe.table(logical)
         cols = probe.columns(table)
         if not table or not {"start", "end"} <= set(cols):
             continue
+        src, dst = ("srcKind", "dstKind") if label == "memcpy" else ("NULL", "memKind")
         sql = (f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "streamId", "0")}, '
-               f'{_col(cols, "bytes", "0")}, {_col(cols, "copyKind")} FROM {_q(table)}')
-        raw = _query(con, sql, ["start_ns", "end_ns", "device_id", "stream_id", "bytes", "copy_kind"])
+               f'{_col(cols, "bytes", "0")}, {_col(cols, "copyKind")}, {_col(cols, "globalPid")}, '
+               f'{_col(cols, "contextId")}, {_col(cols, "correlationId")}, {_col(cols, src)}, {_col(cols, dst)} '
+               f'FROM {_q(table)}')
+        raw = _query(con, sql, ["start_ns", "end_ns", "device_id", "stream_id", "bytes", "copy_kind", "global_pid",
+                                "context_id", "correlation_id", "src_kind", "dst_kind"])
         if raw.empty:
             continue
         raw["start_ns"] = _int(raw["start_ns"], _MISSING)
@@ -555,6 +583,12 @@ def _load_memops(con, probe) -> tuple[pd.DataFrame, int]:
         raw["bytes"] = _int(raw["bytes"], 0)
         raw["device_id"] = _int(raw["device_id"])
         raw["stream_id"] = _int(raw["stream_id"])
+        gpid = _int(raw["global_pid"], -1)
+        raw["pid"] = _pid_of(gpid).where(gpid >= 0, -1)
+        raw["context_id"] = _int(raw["context_id"])
+        raw["correlation_id"] = _int(raw["correlation_id"])
+        for c in ("src_kind", "dst_kind"):
+            raw[c] = _mem_kind_labels(_int(raw[c]), mem_kinds)
         if label == "memcpy":
             ck = _int(raw["copy_kind"], 0)
             raw["kind"] = ["memcpy " + kinds.get(int(k), str(k)).replace("CUDA_MEMCPY_OPER_", "") for k in ck]
@@ -624,8 +658,11 @@ LOADER_TABLES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
                        ("eventClass", "globalTid", "correlationId")),
     "NVTX ranges and marks": ("NVTX_EVENTS", ("start", "eventType"),
                               ("end", "text", "textId", "domainId", "globalTid", "endGlobalTid")),
-    "memcpy": ("CUPTI_ACTIVITY_KIND_MEMCPY", ("start", "end"), ("deviceId", "streamId", "bytes", "copyKind")),
-    "memset": ("CUPTI_ACTIVITY_KIND_MEMSET", ("start", "end"), ("deviceId", "streamId", "bytes")),
+    "memcpy": ("CUPTI_ACTIVITY_KIND_MEMCPY", ("start", "end"), ("deviceId", "streamId", "bytes", "copyKind",
+                                                              "globalPid", "contextId", "correlationId", "srcKind",
+                                                              "dstKind")),
+    "memset": ("CUPTI_ACTIVITY_KIND_MEMSET", ("start", "end"), ("deviceId", "streamId", "bytes", "globalPid",
+                                                              "contextId", "correlationId", "memKind")),
     "CUDA graph launches": ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", ("start", "end"), ("deviceId", "streamId", "graphId")),
     "names": ("StringIds", ("id", "value"), ()),
     "GPU names": ("TARGET_INFO_GPU", ("id", "name"), ()),

@@ -1,0 +1,667 @@
+"""Findings: what to fix first, each with its cost, evidence rows and the view that shows it.
+
+Every rule is a pure function of a trace's Summary (always) and TraceBundle (event rows; None for a
+summary JSON) returning one ``Finding``. ``evaluate`` runs the chosen rules and ranks them by cost.
+Definitions, parameters and worked examples of every rule: docs/findings.md.
+
+Two families:
+
+* the six ``nsys analyze`` rules (``analysis.nsys_rules``; same ids, parameters and rows), and
+* serving rules built on the dispatches, phases and correlation attribution:
+  ``host-bound-steps``, ``sync-in-loop``, ``launch-bound``, ``decode-no-graphs``,
+  ``padding-waste``, ``exposed-comm``, ``pageable-in-loop``.
+
+Costs are integer ns of time lost (idle GPU time, blocked host time, step time); a rule that found
+nothing has cost 0 and no rows. Rules that need event rows say so for a summary JSON
+(``Finding.note``) and use what the summary holds where it is enough.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from dashboard.analysis import nsys_rules as nr
+from dashboard.analysis import phases as ph
+from dashboard.analysis.attribution import UNATTRIBUTED, attribute_kernels, dispatch_metrics
+from dashboard.analysis.categories import categorize_kernels
+from dashboard.analysis.gpu_time import gpu_work, kernel_launches
+from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
+from dashboard.analysis.intervals import intersection_length, union_length
+from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, timed_kernels
+from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
+from dashboard.model import Summary, TraceBundle
+
+SEVERITIES = ("high", "medium", "low", "none")
+HIGH_SHARE, MEDIUM_SHARE = 0.10, 0.02  # cost as a share of the reference time (see severity_of)
+
+NSYS_RULES = tuple(nr.NSYS_RULE_PARAMS)
+SERVING_RULES = ("host-bound-steps", "sync-in-loop", "launch-bound", "decode-no-graphs", "padding-waste",
+                 "exposed-comm", "pageable-in-loop")
+RULES = SERVING_RULES + NSYS_RULES
+
+RULE_PARAMS: dict[str, tuple[nr.Param, ...]] = {
+    **nr.NSYS_RULE_PARAMS,
+    "host-bound-steps": (nr.Param("share", 50, "%", 0, 100, "a step is host-bound when its GPU busy time is under "
+                                  "this share of the step"),),
+    "sync-in-loop": (),
+    "launch-bound": (nr.Param("share", 50, "%", 0, 100, "a phase is launch-bound when at least this share of its "
+                              "kernels run shorter than their launch call"),),
+    "decode-no-graphs": (),
+    "padding-waste": (),
+    "exposed-comm": (),
+    "pageable-in-loop": (),
+}
+
+# Blocking CUDA calls (runtime and driver): the host waits for the GPU.
+SYNC_CALL = re.compile(r"^(cuda(Stream|Device|Event|Ctx|Thread)Synchronize|cu(Stream|Ctx|Event)Synchronize)",
+                       re.IGNORECASE)
+LAUNCH_CALL = re.compile(r"^(cudaLaunch|cuLaunch|cudaGraphLaunch|cuGraphLaunch)", re.IGNORECASE)
+NEEDS_EVENTS = "needs event rows: a summary JSON holds totals only"
+
+
+@dataclass(frozen=True)
+class FindingView:
+    """The dashboard view that shows a finding: tab, time window (ns) and kernel-table sort."""
+
+    tab: str = "kernels"
+    t0_ns: int | None = None
+    t1_ns: int | None = None
+    sort: str = "-total_ns"
+    kernel: str = ""  # kernel table name filter
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One evaluated rule.
+
+    Attributes:
+        rule: rule id. severity: one of SEVERITIES. cost_ns: time lost, integer ns (0 when nothing found).
+        summary: one sentence with the numbers. params: the parameter values used.
+        rows: evidence frame (columns per rule, see docs/findings.md), empty when nothing found.
+        view: the view that shows it. note: what limited the rule (e.g. NEEDS_EVENTS), else "".
+    """
+
+    rule: str
+    severity: str
+    cost_ns: int
+    summary: str
+    params: dict = field(default_factory=dict)
+    rows: pd.DataFrame = field(default_factory=pd.DataFrame)
+    view: FindingView = field(default_factory=FindingView)
+    note: str = ""
+
+
+@dataclass
+class Context:
+    """What the rules share: the trace, its dispatches and phases, built once per evaluation."""
+
+    summary: Summary
+    bundle: TraceBundle | None
+    dispatches: pd.DataFrame
+    phases: pd.Series
+    reference_ns: int
+    _cache: dict = field(default_factory=dict)
+
+    def attribution(self) -> np.ndarray:
+        """Dispatch index per kernel (analysis.attribution), computed once."""
+        if "attr" not in self._cache:
+            b = self.bundle
+            self._cache["attr"] = attribute_kernels(b.kernels, b.api_calls, self.dispatches)
+        return self._cache["attr"]
+
+    def launches(self) -> pd.DataFrame:
+        """kernel_launches(kernels, api_calls) plus the launch call's duration (``api_ns``)."""
+        if "launch" not in self._cache:
+            b = self.bundle
+            j = kernel_launches(b.kernels, b.api_calls)
+            a = b.api_calls
+            j["api_ns"] = (a["end_ns"].to_numpy() - a["start_ns"].to_numpy())[j["api_index"].to_numpy()]
+            self._cache["launch"] = j
+        return self._cache["launch"]
+
+    def ops(self) -> pd.DataFrame:
+        """nsys_rules.gpu_ops of the bundle, computed once."""
+        if "ops" not in self._cache:
+            self._cache["ops"] = nr.gpu_ops(self.bundle)
+        return self._cache["ops"]
+
+    def phase_of_time(self, t: np.ndarray) -> np.ndarray:
+        """Phase name of the dispatch whose window contains each time, "" outside every dispatch."""
+        d = self.dispatches
+        out = np.full(len(t), "", dtype=object)
+        if d.empty or len(t) == 0:
+            return out
+        starts, ends = d["start_ns"].to_numpy(np.int64), d["end_ns"].to_numpy(np.int64)
+        pos = np.searchsorted(starts, t, side="right") - 1
+        ok = (pos >= 0) & (t < ends[np.clip(pos, 0, None)])
+        out[ok] = self.phases.to_numpy()[pos[ok]]
+        return out
+
+
+def build_context(summary: Summary, bundle: TraceBundle | None, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
+                  threshold: float | None = None) -> Context:
+    """Dispatches (as ``phases.build_dispatches`` on the dispatch marks, closed at the last kernel end),
+    phases (``threshold`` or the automatic split) and the reference time for severities: the GPU
+    activity span, else the dispatches' total, else 1 ns."""
+    if bundle is not None:
+        marks = dispatch_marks(bundle, dispatch_prefix)
+    else:
+        tl = summary.dispatch_timeline
+        marks = tl[tl["name"].astype(str).str.startswith(dispatch_prefix)] if dispatch_prefix else tl
+    d = ph.build_dispatches(marks.reset_index(drop=True), end_ns=summary.gpu_end_ns)
+    auto = ph.default_threshold(d["tokens"]) if not d.empty else None
+    phases = ph.assign_phases(d, threshold if threshold is not None else auto)
+    ref = summary.gpu_activity_span_ns or (int(d["duration_ns"].sum()) if not d.empty else 0)
+    return Context(summary, bundle, d, phases, max(int(ref), 1))
+
+
+def severity_of(cost_ns: int, reference_ns: int) -> str:
+    """"high" when the cost is at least 10 % of the reference time (GPU activity span), "medium" from
+    2 %, "low" above 0, "none" for 0."""
+    if cost_ns <= 0:
+        return "none"
+    share = cost_ns / max(reference_ns, 1)
+    return "high" if share >= HIGH_SHARE else "medium" if share >= MEDIUM_SHARE else "low"
+
+
+def fmt_s(ns: int) -> str:
+    """ns as seconds with 3 significant decimals in the unit that fits (``6.39 s``, ``12.3 ms``, ``850 µs``)."""
+    ns = int(ns)
+    for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if abs(ns) >= div:
+            return f"{ns / div:.3g} {unit}"
+    return f"{ns} ns"
+
+
+def _window(start: int, end: int) -> tuple[int, int]:
+    """A window showing [start, end) with 10 % margin on each side (at least 1 µs)."""
+    pad = max((end - start) // 10, 1000)
+    return max(int(start) - pad, 0), int(end) + pad
+
+
+def _finding(ctx: Context, rule: str, params: dict, cost: int, summary: str, rows: pd.DataFrame,
+             view: FindingView, note: str = "") -> Finding:
+    return Finding(rule, severity_of(cost, ctx.reference_ns), int(cost), summary, params, rows.reset_index(drop=True),
+                   view, note)
+
+
+def _empty(ctx: Context, rule: str, params: dict, summary: str, view: FindingView | None = None,
+           note: str = "") -> Finding:
+    return Finding(rule, "none", 0, summary, params, pd.DataFrame(), view or FindingView(), note)
+
+
+def _pct(part: float, whole: float) -> float:
+    return 100.0 * part / whole if whole else 0.0
+
+
+# ---------------------------------------------------------------------------- nsys analyze rules
+
+_NSYS_TEXT = {
+    "gpu-starv": "GPU idle gaps over {gap} ms",
+    "gpu-low-util": "chunks under {threshold} % GPU in-use",
+    "cuda-sync-api": "synchronisation calls",
+    "cuda-sync-memcpy": "synchronous memcpy calls",
+    "cuda-sync-memset": "synchronous memsets",
+    "cuda-async-memcpy": "async memcpy calls with pageable memory (made synchronous)",
+}
+
+
+def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
+    """One ``nsys analyze`` rule as a Finding: its rows (nsys_rules), cost = the rows' total time
+    (for gpu-low-util, the idle part of the listed chunks: duration × (100 − in-use) / 100)."""
+    label = _NSYS_TEXT[rule].format(**params)
+    tab = "gaps" if rule.startswith("gpu-") else "api"
+    if ctx.bundle is None:
+        return _empty(ctx, rule, params, f"{label}: not evaluated ({NEEDS_EVENTS}).", FindingView(tab=tab), NEEDS_EVENTS)
+    rows = nr.run_nsys_rule(rule, ctx.bundle, params, ctx.ops() if rule.startswith("gpu-") else None)
+    if rows.empty:
+        return _empty(ctx, rule, params, f"No {label}.", FindingView(tab=tab))
+    if rule == "gpu-low-util":
+        cost = int(sum(int(d) * max(100.0 - p, 0.0) / 100.0 for d, p in zip(rows["duration_ns"], rows["in_use_pct"])))
+    else:
+        cost = int(rows["duration_ns"].sum())
+    top = rows.sort_values("duration_ns", ascending=False, kind="stable").iloc[0]
+    t0, t1 = _window(int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"]))
+    text = f"{len(rows):,} {label}, {fmt_s(cost)} in all; the longest {fmt_s(int(top['duration_ns']))} at {int(top['start_ns']) / 1e9:.3f} s"
+    if rule == "gpu-low-util":
+        text = (f"{len(rows):,} {label} ({fmt_s(int(rows['duration_ns'].sum()))}), {fmt_s(cost)} of it idle; "
+                f"the lowest at {float(rows['in_use_pct'].iloc[0]):.1f} % from {int(rows['start_ns'].iloc[0]) / 1e9:.3f} s")
+    return _finding(ctx, rule, params, cost, text + ".", rows, FindingView(tab=tab, t0_ns=t0, t1_ns=t1))
+
+
+# ---------------------------------------------------------------------------- serving rules
+
+def _no_dispatches(ctx: Context, rule: str, params: dict, view: FindingView) -> Finding:
+    return _empty(ctx, rule, params, "No dispatch marks: the rule needs them (see --dispatch-prefix).", view)
+
+
+def host_bound_steps(ctx: Context, params: dict) -> Finding:
+    """``host-bound-steps``: dispatches whose attributed GPU busy time (union of their own kernels) is
+    under ``share`` % of the step; cost = Σ (step − GPU busy) over them. The host cause is the CUDA API
+    call and NVTX range covering the most GPU idle time inside those steps (analysis.idle.gap_causes).
+
+    Rows per phase: phase, steps, host_bound_steps, step_ns, gpu_busy_ns, idle_ns, cause, cause_idle_ns.
+    """
+    rule, view = "host-bound-steps", FindingView(tab="gaps")
+    share = params["share"] / 100.0
+    if ctx.bundle is None:
+        return _empty(ctx, rule, params, f"Host-bound steps: not evaluated ({NEEDS_EVENTS}).", view, NEEDS_EVENTS)
+    d = ctx.dispatches
+    if d.empty:
+        return _no_dispatches(ctx, rule, params, view)
+    b = ctx.bundle
+    metrics = dispatch_metrics(d, b.kernels, ctx.attribution())
+    busy = metrics["gpu_busy_ns"].to_numpy(np.int64)
+    dur = d["duration_ns"].to_numpy(np.int64)
+    bound = busy < share * dur
+    if not bound.any():
+        return _empty(ctx, rule, params, f"No step has GPU busy under {params['share']} % of its time.", view)
+    gaps = idle_gaps(gpu_work(b.kernels, b.memops, b.graph_launches), min_gap_ns=1)
+    starts, ends = d["start_ns"].to_numpy(np.int64), d["end_ns"].to_numpy(np.int64)
+    pos = np.searchsorted(starts, gaps["start_ns"].to_numpy(np.int64), side="right") - 1
+    ok = (pos >= 0) & (gaps["start_ns"].to_numpy() < ends[np.clip(pos, 0, None)])
+    ok &= bound[np.clip(pos, 0, None)]
+    g = gaps[ok].assign(phase=ctx.phases.to_numpy()[pos[ok]])
+    g = g.sort_values("duration_ns", ascending=False, kind="stable").head(2000)
+    causes = gap_causes(g.drop(columns="phase"), b.kernels, b.api_calls, b.nvtx_ranges, limit=len(g))
+    causes["phase"] = g["phase"].to_numpy()
+    rows = []
+    phases = ctx.phases.to_numpy()
+    for phase in ph.PHASE_ORDER:
+        sel = (phases == phase) & bound
+        if not sel.any():
+            continue
+        c = causes[causes["phase"] == phase]
+        c = c[c["cause"] != NO_HOST_ACTIVITY] if (c["cause"] != NO_HOST_ACTIVITY).any() else c
+        top = c.groupby("cause", sort=False)["duration_ns"].sum().sort_values(ascending=False, kind="stable")
+        rows.append({"phase": phase, "steps": int((phases == phase).sum()), "host_bound_steps": int(sel.sum()),
+                     "step_ns": int(dur[sel].sum()), "gpu_busy_ns": int(busy[sel].sum()),
+                     "idle_ns": int((dur[sel] - busy[sel]).sum()),
+                     "cause": str(top.index[0]) if len(top) else NO_HOST_ACTIVITY,
+                     "cause_idle_ns": int(top.iloc[0]) if len(top) else 0})
+    rows = pd.DataFrame(rows).sort_values("idle_ns", ascending=False, kind="stable")
+    cost = int(rows["idle_ns"].sum())
+    worst = int(np.argmax(np.where(bound, dur - busy, -1)))
+    t0, t1 = _window(int(starts[worst]), int(ends[worst]))
+    r0 = rows.iloc[0]
+    text = (f"{int(rows['host_bound_steps'].sum()):,} of {len(d):,} steps keep the GPU busy under {params['share']} % "
+            f"of the step; {fmt_s(cost)} of GPU idle time in them, most in {r0['phase']} "
+            f"({fmt_s(int(r0['idle_ns']))}), mainly {r0['cause']} ({fmt_s(int(r0['cause_idle_ns']))}).")
+    return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="gaps", t0_ns=t0, t1_ns=t1))
+
+
+def _innermost_ranges(ranges: pd.DataFrame, tid: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Name of the shortest NVTX range on the same thread containing each call [start, end), "" if none."""
+    out = np.full(len(start), "", dtype=object)
+    if ranges.empty:
+        return out
+    for t in np.unique(tid):
+        r = ranges[ranges["global_tid"].to_numpy() == t]
+        if r.empty:
+            continue
+        rs, re_, names = r["start_ns"].to_numpy(), r["end_ns"].to_numpy(), r["name"].astype(str).to_numpy()
+        length = re_ - rs
+        for i in np.flatnonzero(tid == t):
+            hit = np.flatnonzero((rs <= start[i]) & (re_ >= end[i]))
+            if len(hit):
+                out[i] = names[hit[int(np.argmin(length[hit]))]]
+    return out
+
+
+def _sync_from_summary(ctx: Context, rule: str, params: dict, view: FindingView) -> Finding:
+    """Synchronisation from a summary's totals: the blocking API names, and the NVTX range whose total
+    time covers theirs most tightly (sum between 100 % and 110 % of the calls' time)."""
+    s = ctx.summary
+    api = s.api[[bool(SYNC_CALL.match(str(n))) for n in s.api["name"]]]
+    if api.empty:
+        return _empty(ctx, rule, params, "No blocking CUDA synchronisation calls in the summary's API totals.", view)
+    rows = []
+    for name, count, total in zip(api["name"], api["count"], api["total_ns"]):
+        nv = s.nvtx[(s.nvtx["sum_ns"] >= total) & (s.nvtx["sum_ns"] <= total * 1.1)]
+        best = nv.sort_values("sum_ns", kind="stable").head(1)
+        rows.append({"api_name": str(name), "calls": int(count), "blocked_ns": int(total),
+                     "nvtx_range": str(best["name"].iloc[0]) if len(best) else "",
+                     "range_count": int(best["count"].iloc[0]) if len(best) else 0,
+                     "range_sum_ns": int(best["sum_ns"].iloc[0]) if len(best) else 0})
+    rows = pd.DataFrame(rows).sort_values("blocked_ns", ascending=False, kind="stable")
+    cost = int(rows["blocked_ns"].sum())
+    r0 = rows.iloc[0]
+    where = (f" inside NVTX range {r0['nvtx_range']} ({r0['range_count']:,} ranges, {fmt_s(int(r0['range_sum_ns']))})"
+             if r0["nvtx_range"] else "")
+    text = (f"{int(r0['calls']):,} {clean_api_name(r0['api_name'])} calls block the host {fmt_s(int(r0['blocked_ns']))}"
+            f"{where}: {_pct(cost, ctx.reference_ns):.1f} % of the GPU activity span "
+            f"(from the summary's totals; per-step numbers need event rows).")
+    return _finding(ctx, rule, params, cost, text, rows, view, "from totals: " + NEEDS_EVENTS)
+
+
+def sync_in_loop(ctx: Context, params: dict) -> Finding:
+    """``sync-in-loop``: blocking CUDA calls (SYNC_CALL: stream/device/event/context synchronise) that
+    start inside a dispatch, per phase: calls, calls per step, blocked time and its share of the step
+    time, the call name and NVTX range holding the most blocked time. Cost = Σ blocked time.
+    Without dispatch marks the whole trace is one loop ("all"). On a summary JSON: from totals.
+    """
+    rule, view = "sync-in-loop", FindingView(tab="api")
+    if ctx.bundle is None:
+        return _sync_from_summary(ctx, rule, params, view)
+    a = ctx.bundle.api_calls
+    names = a["name"].astype("category")
+    hit = [i for i, n in enumerate(names.cat.categories) if SYNC_CALL.match(str(n))]
+    a = a[np.isin(names.cat.codes.to_numpy(), hit)]
+    if a.empty:
+        return _empty(ctx, rule, params, "No blocking CUDA synchronisation calls.", view)
+    start = a["start_ns"].to_numpy(np.int64)
+    end = a["end_ns"].to_numpy(np.int64)
+    if ctx.dispatches.empty:  # the whole trace is the loop: each blocking thread's time is the span
+        phase = np.full(len(a), "all", dtype=object)
+        steps = {"all": 0}
+        step_ns = {"all": ctx.reference_ns * int(a["global_tid"].nunique())}
+    else:
+        phase = ctx.phase_of_time(start)
+        pp = ctx.phases.to_numpy()
+        steps = {p: int((pp == p).sum()) for p in set(pp)}
+        step_ns = {p: int(ctx.dispatches["duration_ns"].to_numpy()[pp == p].sum()) for p in set(pp)}
+    inside = phase != ""
+    if not inside.any():
+        return _empty(ctx, rule, params, f"{len(a):,} blocking calls, none inside a dispatch.", view)
+    rng = _innermost_ranges(ctx.bundle.nvtx_ranges, a["global_tid"].to_numpy()[inside], start[inside], end[inside])
+    rng = np.array([normalize_nvtx_name(x) if x else x for x in rng], dtype=object)
+    f = pd.DataFrame({"phase": phase[inside], "api_name": a["name"].astype(str).to_numpy()[inside],
+                      "nvtx_range": rng, "dur": (end - start)[inside]})
+    rows = []
+    for p, g in f.groupby("phase", sort=False):
+        by = g.groupby(["api_name", "nvtx_range"], sort=False)["dur"].sum().sort_values(ascending=False, kind="stable")
+        blocked = int(g["dur"].sum())
+        rows.append({"phase": p, "steps": steps.get(p, 0), "calls": len(g),
+                     "calls_per_step": round(len(g) / steps[p], 2) if steps.get(p) else float("nan"),
+                     "blocked_ns": blocked, "step_ns": step_ns.get(p, 0),
+                     "share_pct": round(_pct(blocked, step_ns.get(p, 0)), 2),
+                     "api_name": by.index[0][0], "nvtx_range": by.index[0][1], "top_blocked_ns": int(by.iloc[0])})
+    rows = pd.DataFrame(rows).sort_values("blocked_ns", ascending=False, kind="stable")
+    cost = int(rows["blocked_ns"].sum())
+    r0 = rows.iloc[0]
+    longest = int(np.argmax(np.where(inside, end - start, -1)))
+    t0, t1 = _window(int(start[longest]), int(end[longest]))
+    where = f" inside {r0['nvtx_range']}" if r0["nvtx_range"] else ""
+    if ctx.dispatches.empty:
+        n_threads = int(a["global_tid"].nunique())
+        text = (f"No dispatch marks, so the whole trace is the loop: {int(rows['calls'].sum()):,} blocking calls hold "
+                f"{n_threads} host thread(s) {fmt_s(cost)}, {r0['share_pct']:.1f} % of their time over the GPU "
+                f"activity span, mostly {clean_api_name(r0['api_name'])}{where} ({fmt_s(int(r0['top_blocked_ns']))}).")
+    else:
+        text = (f"{int(rows['calls'].sum()):,} blocking calls in the dispatch loop hold the host {fmt_s(cost)}; "
+                f"{r0['phase']}: {r0['calls_per_step']:g} per step, {r0['share_pct']:.1f} % of its step time, mostly "
+                f"{clean_api_name(r0['api_name'])}{where} ({fmt_s(int(r0['top_blocked_ns']))}).")
+    return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="api", t0_ns=t0, t1_ns=t1))
+
+
+def launch_bound(ctx: Context, params: dict) -> Finding:
+    """``launch-bound``: per phase, kernels per step, the share of kernels shorter than their launch
+    call, and launch-call time per step. A phase is launch-bound when that share is at least
+    ``share`` %; cost = Σ (launch call − kernel) over its kernels shorter than their launch.
+    Rows per phase (all phases, ``launch_bound`` true/false).
+    """
+    rule, view = "launch-bound", FindingView(tab="kernels", sort="-count")
+    if ctx.bundle is None:
+        return _empty(ctx, rule, params, f"Launch-bound phases: not evaluated ({NEEDS_EVENTS}).", view, NEEDS_EVENTS)
+    k = ctx.bundle.kernels
+    j = ctx.launches()
+    if j.empty:
+        return _empty(ctx, rule, params, "No kernel could be joined to its launch call (correlation ids).", view)
+    kdur = (k["end_ns"].to_numpy() - k["start_ns"].to_numpy())[j["kernel_index"].to_numpy()]
+    ldur = j["api_ns"].to_numpy()
+    if ctx.dispatches.empty:
+        phase = np.full(len(j), "all", dtype=object)
+        steps = {"all": 0}
+    else:
+        attr = ctx.attribution()[j["kernel_index"].to_numpy()]
+        pp = ctx.phases.to_numpy()
+        phase = np.where(attr != UNATTRIBUTED, pp[np.clip(attr, 0, None)], "")
+        steps = {p: int((pp == p).sum()) for p in set(pp)}
+    f = pd.DataFrame({"phase": phase, "short": kdur < ldur, "over": np.clip(ldur - kdur, 0, None), "ldur": ldur})
+    f = f[f["phase"] != ""]
+    rows = []
+    for p, g in f.groupby("phase", sort=False):
+        n = steps.get(p) or 1
+        share = _pct(int(g["short"].sum()), len(g))
+        rows.append({"phase": p, "steps": steps.get(p, 0), "kernels": len(g), "kernels_per_step": round(len(g) / n, 2),
+                     "short_kernel_pct": round(share, 2), "launch_ns_per_step": int(g["ldur"].sum() // n),
+                     "launch_over_kernel_ns": int(g["over"].sum()), "launch_bound": share >= params["share"]})
+    if not rows:
+        return _empty(ctx, rule, params, "No kernel launched inside a dispatch.", view)
+    rows = pd.DataFrame(rows).sort_values("launch_over_kernel_ns", ascending=False, kind="stable")
+    bound = rows[rows["launch_bound"]]
+    if bound.empty:
+        r0 = rows.iloc[0]
+        return Finding(rule, "none", 0, f"No launch-bound phase: at most {rows['short_kernel_pct'].max():.1f} % of "
+                       f"kernels run shorter than their launch call (threshold {params['share']} %).", params, rows,
+                       view)
+    cost = int(bound["launch_over_kernel_ns"].sum())
+    r0 = bound.iloc[0]
+    text = (f"{r0['phase']} is launch-bound: {r0['kernels_per_step']:g} kernels per step, {r0['short_kernel_pct']:.1f} % "
+            f"shorter than their launch call, {fmt_s(int(r0['launch_ns_per_step']))} of launch calls per step; "
+            f"launches outlast their kernels by {fmt_s(cost)} in all.")
+    return _finding(ctx, rule, params, cost, text, rows, view)
+
+
+def decode_without_graphs(ctx: Context, params: dict) -> Finding:
+    """``decode-no-graphs``: decode dispatches run without CUDA graphs: their mark says ``mode=NONE``,
+    or (event rows) none of their kernels carries a graph node id and no graph launch ran in them.
+    Launches per step a graph would remove = the step's kernel launches (one graph launch instead);
+    cost = Σ launch-call time in those steps. On a summary JSON: the marks decide and the cost is the
+    launch calls' total scaled by the share of such steps among all dispatches (an estimate).
+    """
+    rule, view = "decode-no-graphs", FindingView(tab="dispatches")
+    d = ctx.dispatches
+    if d.empty:
+        return _no_dispatches(ctx, rule, params, view)
+    pp = ctx.phases.to_numpy()
+    decode = pp == ph.DECODE
+    if not decode.any():
+        return _empty(ctx, rule, params, "No decode dispatches (phase split by token count).", view)
+    mode_none = d["mode"].astype(str).str.upper().to_numpy() == "NONE"
+    note = ""
+    if ctx.bundle is None:
+        nograph = decode & mode_none
+        kernels_per_step = ctx.summary.kernel_count / len(d) if len(d) else 0.0
+        launch_total = int(sum(t for n, t in zip(ctx.summary.api["name"], ctx.summary.api["total_ns"])
+                               if LAUNCH_CALL.match(str(n))))
+        cost = int(launch_total * nograph.sum() / len(d))
+        launch_ns = cost
+        note = "estimated from totals: " + NEEDS_EVENTS
+    else:
+        b = ctx.bundle
+        attr = ctx.attribution()
+        j = ctx.launches()
+        has_node = b.kernels["graph_node_id"].notna().to_numpy()
+        sel = attr != UNATTRIBUTED
+        graph_steps = np.zeros(len(d), dtype=bool)
+        graph_steps[np.unique(attr[sel & has_node])] = True
+        if not b.graph_launches.empty:
+            gs = b.graph_launches["start_ns"].to_numpy(np.int64)
+            pos = np.searchsorted(d["start_ns"].to_numpy(np.int64), gs, side="right") - 1
+            graph_steps[np.unique(pos[pos >= 0])] = True
+        nograph = decode & (mode_none | ~graph_steps)
+        per_step = np.bincount(attr[sel], minlength=len(d))
+        kernels_per_step = float(per_step[nograph].mean()) if nograph.any() else 0.0
+        jattr = attr[j["kernel_index"].to_numpy()]
+        in_ng = (jattr != UNATTRIBUTED) & nograph[np.clip(jattr, 0, None)]
+        launch_ns = int(j["api_ns"].to_numpy()[in_ng].sum())
+        cost = launch_ns
+    n_ng = int(nograph.sum())
+    if not n_ng:
+        return _empty(ctx, rule, params, f"All {int(decode.sum()):,} decode dispatches use CUDA graphs.", view)
+    rows = pd.DataFrame([{"phase": ph.DECODE, "steps": int(decode.sum()), "no_graph_steps": n_ng,
+                          "no_graph_pct": round(_pct(n_ng, int(decode.sum())), 2),
+                          "mode_none_steps": int((decode & mode_none).sum()),
+                          "launches_per_step": round(kernels_per_step, 2), "launch_ns": launch_ns}])
+    first = int(np.flatnonzero(nograph)[0])
+    t0, t1 = _window(int(d["start_ns"].iloc[first]), int(d["end_ns"].iloc[first]))
+    text = (f"{n_ng:,} of {int(decode.sum()):,} decode dispatches ({_pct(n_ng, int(decode.sum())):.0f} %) run without "
+            f"CUDA graphs ({int((decode & mode_none).sum()):,} marked mode=NONE); a graph would replace "
+            f"~{kernels_per_step:.0f} launches per step, {fmt_s(launch_ns)} of launch calls"
+            + (" (estimated from totals)." if note else "."))
+    return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1), note)
+
+
+def padding_waste(ctx: Context, params: dict) -> Finding:
+    """``padding-waste``: per phase, padded − actual tokens from the dispatch marks
+    (``actual=``/``padded=``). Cost = Σ step time × (padded − actual) / padded over padded steps.
+    Rows per phase with waste: phase, steps, padded_steps, actual_tokens, padded_tokens, waste_tokens,
+    waste_pct, waste_ns. Works on a summary JSON (mark to mark durations).
+    """
+    rule, view = "padding-waste", FindingView(tab="dispatches")
+    d = ctx.dispatches
+    if d.empty:
+        return _no_dispatches(ctx, rule, params, view)
+    ok = (d["tokens"].notna() & d["padded"].notna()).to_numpy()
+    actual = d["tokens"].fillna(0).to_numpy(np.int64)
+    padded = d["padded"].fillna(0).to_numpy(np.int64)
+    waste = np.where(ok, np.clip(padded - actual, 0, None), 0)
+    wns = np.where(waste > 0, d["duration_ns"].to_numpy(np.int64) * waste // np.maximum(padded, 1), 0)
+    if not waste.any():
+        n = int(ok.sum())
+        return _empty(ctx, rule, params, f"No padding: padded = actual tokens in all {n:,} dispatches that give both."
+                      if n else "No dispatch mark gives both actual= and padded= token counts.", view)
+    pp = ctx.phases.to_numpy()
+    rows = []
+    for p in ph.PHASE_ORDER:
+        sel = (pp == p) & ok
+        if not (sel & (waste > 0)).any():
+            continue
+        rows.append({"phase": p, "steps": int(sel.sum()), "padded_steps": int((sel & (waste > 0)).sum()),
+                     "actual_tokens": int(actual[sel].sum()), "padded_tokens": int(padded[sel].sum()),
+                     "waste_tokens": int(waste[sel].sum()),
+                     "waste_pct": round(_pct(int(waste[sel].sum()), int(padded[sel].sum())), 2),
+                     "waste_ns": int(wns[sel].sum())})
+    rows = pd.DataFrame(rows).sort_values("waste_ns", ascending=False, kind="stable")
+    cost = int(rows["waste_ns"].sum())
+    r0 = rows.iloc[0]
+    worst = int(np.argmax(wns))
+    t0, t1 = _window(int(d["start_ns"].iloc[worst]), int(d["end_ns"].iloc[worst]))
+    text = (f"{r0['phase']} pads {r0['waste_tokens']:,} tokens ({r0['waste_pct']:.1f} % of {r0['padded_tokens']:,} "
+            f"padded) over {r0['padded_steps']:,} steps; {fmt_s(cost)} of step time goes to padding.")
+    return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1))
+
+
+def exposed_communication(ctx: Context, params: dict) -> Finding:
+    """``exposed-comm``: per GPU, communication kernel time (category "communication", e.g. NCCL) not
+    overlapped by other kernels on the same GPU: |∪comm| − |∪comm ∩ ∪compute|. Cost = Σ over GPUs.
+    Rows per GPU with communication: device_id, comm_ns, overlapped_ns, exposed_ns, exposed_pct.
+    """
+    rule, view = "exposed-comm", FindingView(tab="kernels", sort="-total_ns")
+    if ctx.bundle is None:
+        return _empty(ctx, rule, params, f"Exposed communication: not evaluated ({NEEDS_EVENTS}).", view, NEEDS_EVENTS)
+    k = timed_kernels(ctx.bundle.kernels)
+    if k.empty:
+        return _empty(ctx, rule, params, "No kernels.", view)
+    comm = (categorize_kernels(k)["category"].to_numpy() == "communication")
+    if not comm.any():
+        return _empty(ctx, rule, params, "No communication kernels (NCCL or similar).", view)
+    rows = []
+    s, e, dev = k["start_ns"].to_numpy(), k["end_ns"].to_numpy(), k["device_id"].to_numpy()
+    for dv in np.unique(dev[comm]):
+        c, o = comm & (dev == dv), ~comm & (dev == dv)
+        total = union_length(s[c], e[c])
+        overlap = intersection_length(s[c], e[c], s[o], e[o])
+        rows.append({"device_id": int(dv), "comm_ns": total, "overlapped_ns": overlap, "exposed_ns": total - overlap,
+                     "exposed_pct": round(_pct(total - overlap, total), 2)})
+    rows = pd.DataFrame(rows).sort_values("exposed_ns", ascending=False, kind="stable")
+    cost = int(rows["exposed_ns"].sum())
+    names = k["short_name"].astype(str).to_numpy()[comm]
+    durs = (e - s)[comm]
+    top_name = pd.Series(durs).groupby(names).sum().sort_values(ascending=False, kind="stable").index[0]
+    view = FindingView(tab="kernels", sort="-total_ns", kernel=str(top_name)[:200])
+    r0 = rows.iloc[0]
+    text = (f"Communication kernels run {fmt_s(cost)} not overlapped by compute across {len(rows)} GPU(s); "
+            f"GPU {int(r0['device_id'])}: {fmt_s(int(r0['exposed_ns']))} of {fmt_s(int(r0['comm_ns']))} "
+            f"({r0['exposed_pct']:.1f} %) exposed.")
+    return _finding(ctx, rule, params, cost, text, rows, view)
+
+
+def pageable_in_loop(ctx: Context, params: dict) -> Finding:
+    """``pageable-in-loop``: the copies of ``cuda-sync-memcpy`` and ``cuda-async-memcpy`` placed in the
+    dispatch whose window holds the copy's start. Cost = Σ durations of those inside a dispatch (the
+    steady-state loop); copies outside are listed with phase "" and cost nothing.
+    Rows: phase, rule, duration_ns, start_ns, src_kind, dst_kind, bytes, pid, device_id, stream_id, api_name.
+    """
+    rule, view = "pageable-in-loop", FindingView(tab="api")
+    if ctx.bundle is None:
+        return _empty(ctx, rule, params, f"Copies in the loop: not evaluated ({NEEDS_EVENTS}).", view, NEEDS_EVENTS)
+    b = ctx.bundle
+    parts = [nr.cuda_sync_memcpy(b.memops, b.api_calls).assign(rule="cuda-sync-memcpy"),
+             nr.cuda_async_memcpy(b.memops, b.api_calls).assign(rule="cuda-async-memcpy")]
+    rows = pd.concat(parts, ignore_index=True)
+    if rows.empty:
+        return _empty(ctx, rule, params, "No synchronous or pageable copies.", view)
+    if ctx.dispatches.empty:
+        return _empty(ctx, rule, params, f"{len(rows):,} synchronous/pageable copies; no dispatch marks to place "
+                      "them in a loop (see cuda-sync-memcpy, cuda-async-memcpy).", view)
+    rows.insert(0, "phase", ctx.phase_of_time(rows["start_ns"].to_numpy(np.int64)))
+    rows = rows[["phase", "rule", "duration_ns", "start_ns", "src_kind", "dst_kind", "bytes", "pid", "device_id",
+                 "stream_id", "api_name"]]
+    inside = rows["phase"] != ""
+    if not inside.any():
+        return _empty(ctx, rule, params, f"{len(rows):,} synchronous/pageable copies, none inside a dispatch.", view)
+    rows = rows.sort_values(["duration_ns", "start_ns"], ascending=[False, True], kind="stable")
+    cost = int(rows.loc[inside, "duration_ns"].sum())
+    top = rows[inside].iloc[0]
+    t0, t1 = _window(int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"]))
+    by = rows[inside].groupby("phase")["duration_ns"].agg(["size", "sum"]).sort_values("sum", ascending=False)
+    text = (f"{int(inside.sum()):,} synchronous or pageable copies inside the dispatch loop take {fmt_s(cost)} "
+            f"of GPU copy time, most in {by.index[0]} ({int(by['size'].iloc[0]):,} copies); "
+            f"largest: {int(top['bytes']):,} B {top['src_kind']}→{top['dst_kind']} by {clean_api_name(top['api_name'])}.")
+    return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="api", t0_ns=t0, t1_ns=t1))
+
+
+_SERVING = {"host-bound-steps": host_bound_steps, "sync-in-loop": sync_in_loop, "launch-bound": launch_bound,
+            "decode-no-graphs": decode_without_graphs, "padding-waste": padding_waste,
+            "exposed-comm": exposed_communication, "pageable-in-loop": pageable_in_loop}
+
+
+def resolve_params(rule: str, given: dict | None = None) -> dict:
+    """The parameters of ``rule``: defaults overridden by ``given`` (name -> number).
+
+    Raises:
+        KeyError: unknown rule. ValueError: unknown parameter or a value out of range, with a
+            message naming the rule, the parameter and the allowed range.
+    """
+    spec = {p.name: p for p in RULE_PARAMS[rule]}
+    out = {p.name: p.default for p in spec.values()}
+    for name, value in (given or {}).items():
+        if name not in spec:
+            known = ", ".join(spec) or "none"
+            raise ValueError(f"rule {rule} has no parameter {name!r} (parameters: {known})")
+        p = spec[name]
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool) and p.low <= value <= p.high):
+            raise ValueError(f"{rule}.{name} must be a number from {p.low} to {p.high}, got {value!r}")
+        out[name] = value
+    return out
+
+
+def evaluate(summary: Summary, bundle: TraceBundle | None, *, rules: list[str] | tuple[str, ...] | None = None,
+             params: dict[str, dict] | None = None, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
+             threshold: float | None = None) -> list[Finding]:
+    """Evaluate ``rules`` (default RULES) and rank them: cost descending, then rule id.
+
+    Args:
+        params: rule id -> {parameter: value} overriding the defaults.
+        threshold: prefill/decode split in tokens (None: automatic, as the dashboard).
+
+    Returns:
+        One Finding per rule, ranked.
+
+    Raises:
+        KeyError: an unknown rule id. ValueError: a bad parameter (see ``resolve_params``).
+    """
+    chosen = list(dict.fromkeys(rules or RULES))
+    for r in chosen:
+        if r not in RULE_PARAMS:
+            raise KeyError(r)
+    resolved = {r: resolve_params(r, (params or {}).get(r)) for r in chosen}
+    ctx = build_context(summary, bundle, dispatch_prefix=dispatch_prefix, threshold=threshold)
+    out = [(_SERVING[r](ctx, resolved[r]) if r in _SERVING else nsys_finding(ctx, r, resolved[r])) for r in chosen]
+    return sorted(out, key=lambda f: (-f.cost_ns, RULES.index(f.rule)))

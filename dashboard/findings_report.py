@@ -1,0 +1,150 @@
+"""Findings of a loaded trace as JSON (``tracedash.findings/1``), text, HTML, links and a diff of two runs.
+
+The analysis is in ``analysis.findings``; this module only formats it. Links are dashboard queries
+built with ``state.to_query`` from each finding's view (tab, window, sort).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from dashboard.analysis.findings import Finding, evaluate, fmt_s
+from dashboard.state import ViewState, to_query
+from dashboard.trace import LoadedTrace
+
+SCHEMA = "tracedash.findings/1"
+DIFF_SCHEMA = "tracedash.findings-diff/1"
+CHANGE_PCT = 10.0  # a finding "changed" when its cost moved by more than this share (and 1 µs)
+
+
+def findings_for(trace: LoadedTrace, *, rules=None, params=None, threshold: float | None = None) -> list[Finding]:
+    """``analysis.findings.evaluate`` on a loaded trace (its summary, event rows and dispatch prefix)."""
+    return evaluate(trace.summary, trace.bundle, rules=rules, params=params, dispatch_prefix=trace.dispatch_prefix,
+                    threshold=threshold)
+
+
+def link_for(finding: Finding, trace_id: str = "", prefix: str = "CG_DISPATCH") -> str:
+    """The dashboard query (``?...``) that opens the view showing ``finding``."""
+    v = finding.view
+    state = ViewState(trace=trace_id, tab=v.tab, sort=v.sort, prefix=prefix or "CG_DISPATCH", kernel=v.kernel)
+    if v.t0_ns is not None and v.t1_ns is not None and v.t0_ns < v.t1_ns:
+        state = replace(state, t0_ns=int(v.t0_ns), t1_ns=int(v.t1_ns))
+    return "?" + to_query(state)
+
+
+def _cell(value):
+    """A JSON value: ints stay ints, floats finite or None, numpy scalars unwrapped, NA -> None."""
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, (np.floating, float)):
+        return float(value) if math.isfinite(float(value)) else None
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    return value if isinstance(value, (int, str)) else str(value)
+
+
+def rows_of(frame: pd.DataFrame) -> list[dict]:
+    """Evidence rows as JSON objects, columns in the frame's order."""
+    cols = list(frame.columns)
+    return [{c: _cell(v) for c, v in zip(cols, row)} for row in frame.itertuples(index=False, name=None)]
+
+
+def finding_dict(f: Finding, trace_id: str = "", prefix: str = "CG_DISPATCH") -> dict:
+    """One finding in the JSON form: rule, severity, cost_ns, summary, link, params, rows (fixed key order)."""
+    out = {"rule": f.rule, "severity": f.severity, "cost_ns": int(f.cost_ns), "summary": f.summary,
+           "link": link_for(f, trace_id, prefix), "params": {k: _cell(v) for k, v in f.params.items()},
+           "rows": rows_of(f.rows)}
+    if f.note:
+        out["note"] = f.note
+    return out
+
+
+def findings_json(trace: LoadedTrace, findings: list[Finding], trace_id: str = "") -> dict:
+    """``{"schema": "tracedash.findings/1", "trace": NAME, "findings": [...]}``, ranked by cost."""
+    return {"schema": SCHEMA, "trace": trace.name,
+            "findings": [finding_dict(f, trace_id, trace.dispatch_prefix) for f in findings]}
+
+
+def findings_text(trace: LoadedTrace, findings: list[Finding], trace_id: str = "", max_rows: int = 5) -> str:
+    """Plain-text listing: one block per finding (severity, cost, sentence, link, first rows)."""
+    out = [f"Findings for {trace.name} (ranked by the time they cost)", ""]
+    for i, f in enumerate(findings, 1):
+        out.append(f"{i:2d}. [{f.severity}] {f.rule}: {fmt_s(f.cost_ns) if f.cost_ns else 'no cost'}")
+        out.append(f"    {f.summary}")
+        if not f.rows.empty:
+            out.append(f"    link: {link_for(f, trace_id, trace.dispatch_prefix)}")
+            shown = f.rows.head(max_rows).to_string(index=False).splitlines()
+            out.extend("      " + line for line in shown)
+            if len(f.rows) > max_rows:
+                out.append(f"      ... {len(f.rows) - max_rows:,} more rows (--json for all)")
+        out.append("")
+    return "\n".join(out)
+
+
+def findings_html(trace: LoadedTrace, findings: list[Finding], trace_id: str = "", max_rows: int = 20) -> str:
+    """An HTML section (no page wrapper) listing the findings first, for the offline report."""
+    items = []
+    for f in findings:
+        if f.severity == "none":
+            continue
+        link = link_for(f, trace_id, trace.dispatch_prefix)
+        table = f.rows.head(max_rows).to_html(index=False, border=0, classes="findings-rows") if not f.rows.empty else ""
+        items.append(f"<li><b>[{html.escape(f.severity)}] {html.escape(f.rule)}</b> · {html.escape(fmt_s(f.cost_ns))}"
+                     f"<br>{html.escape(f.summary)}<br><span class='small'>view: <code>{html.escape(link)}</code>"
+                     f"</span>{table}</li>")
+    quiet = [f.rule for f in findings if f.severity == "none"]
+    tail = (f"<p class='small'>Nothing found by: {html.escape(', '.join(quiet))}.</p>" if quiet else "")
+    body = f"<ol>{''.join(items)}</ol>" if items else "<p>No finding with a cost.</p>"
+    return f"<h2>Findings (what to fix first)</h2>{body}{tail}"
+
+
+def diff_findings(a: list[Finding], b: list[Finding]) -> list[dict]:
+    """Findings that appear, disappear or change cost from run A to run B.
+
+    A finding is present when its cost is above 0. ``change``: "appeared" (0 in A), "disappeared"
+    (0 in B), "changed" (both present, cost moved by more than CHANGE_PCT % and 1 µs), else "same".
+
+    Returns:
+        One dict per rule in either run, ordered by |delta| descending then rule: rule, change,
+        a_cost_ns, b_cost_ns, delta_ns, a_severity, b_severity, b_summary.
+    """
+    fa, fb = {f.rule: f for f in a}, {f.rule: f for f in b}
+    out = []
+    for rule in dict.fromkeys([*fa, *fb]):
+        ca = fa[rule].cost_ns if rule in fa else 0
+        cb = fb[rule].cost_ns if rule in fb else 0
+        if ca <= 0 and cb <= 0:
+            change = "same"
+        elif ca <= 0:
+            change = "appeared"
+        elif cb <= 0:
+            change = "disappeared"
+        elif abs(cb - ca) > max(CHANGE_PCT / 100 * ca, 1000):
+            change = "changed"
+        else:
+            change = "same"
+        out.append({"rule": rule, "change": change, "a_cost_ns": int(ca), "b_cost_ns": int(cb),
+                    "delta_ns": int(cb - ca), "a_severity": fa[rule].severity if rule in fa else "none",
+                    "b_severity": fb[rule].severity if rule in fb else "none",
+                    "b_summary": fb[rule].summary if rule in fb else ""})
+    return sorted(out, key=lambda d: (-abs(d["delta_ns"]), d["rule"]))
+
+
+def diff_text(rows: list[dict]) -> str:
+    """Text lines for ``diff_findings`` rows that are not "same"."""
+    moved = [r for r in rows if r["change"] != "same"]
+    if not moved:
+        return "Findings: no finding appears, disappears or changes cost.\n"
+    lines = ["Findings (A -> B):"]
+    for r in moved:
+        sign = "+" if r["delta_ns"] >= 0 else "-"
+        lines.append(f"  {r['change']:11s} {r['rule']:18s} {fmt_s(r['a_cost_ns']):>10s} -> "
+                     f"{fmt_s(r['b_cost_ns']):>10s} ({sign}{fmt_s(abs(r['delta_ns']))})")
+    return "\n".join(lines) + "\n"

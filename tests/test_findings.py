@@ -1,0 +1,264 @@
+"""Serving rules (analysis.findings) on a small export built in code with exact numbers, the seed
+summary, the CLI (`tracedash findings`), and the findings diff of two runs.
+
+The fixture (pid 100, thread 101; times in ns), see docs/findings.md for the worked example:
+
+    dispatch  mark    tokens actual/padded  mode  window          GPU 0 kernels (launch call)
+    D0        1000    1000 / 1024           FULL  [1000, 11000)   [1200, 9200)  (api [1100, 1200))
+    D1        11000   1 / 8                 NONE  [11000, 21000)  [11400, 11500) (api [11100, 11400)),
+                                                                  [11800, 11900) (api [11500, 11800));
+                                                                  cudaStreamSynchronize [11900, 20000)
+                                                                  in NVTX "wait" [11850, 20500) in "step"
+    D2        21000   3 / 4                 NONE  [21000, 30000)  [21200, 30000) (api [21100, 21200));
+                                                                  cudaMemcpyAsync pageable copy [21300, 21350)
+    GPU 1: ncclDevKernel [2000, 6000), gemm [5000, 7000); before D0: cudaMemcpy pageable HtoD [300, 400)
+"""
+
+import contextlib
+import io
+import json
+import sqlite3
+
+import pytest
+from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
+from paths import SEED
+
+from dashboard.analysis import findings as fd
+from dashboard.cli import main
+from dashboard.findings_report import diff_findings, findings_for, findings_json, link_for
+from dashboard.state import from_query
+from dashboard.trace import load_trace
+
+
+def _api(start, end, name, corr):
+    return {"start": start, "end": end, "name": name, "correlationId": corr, "globalTid": GLOBAL_TID_1}
+
+
+def _mark(ts, text):
+    return {"start": ts, "end": None, "eventType": 34, "text": text}
+
+
+def build_fixture(path, padded_decode=8):
+    write_nsys_sqlite(path, kernels=[
+        {"start": 1200, "end": 9200, "correlationId": 1, "shortName": "gemm_prefill"},
+        {"start": 11400, "end": 11500, "correlationId": 2, "shortName": "rmsnorm"},
+        {"start": 11800, "end": 11900, "correlationId": 3, "shortName": "rmsnorm"},
+        {"start": 21200, "end": 30000, "correlationId": 4, "shortName": "gemm_decode"},
+        {"start": 2000, "end": 6000, "correlationId": 90, "deviceId": 1, "shortName": "ncclDevKernel_AllReduce"},
+        {"start": 5000, "end": 7000, "correlationId": 91, "deviceId": 1, "shortName": "gemm_tp"},
+    ], runtime=[
+        _api(200, 500, "cudaMemcpy_v3020", 6),
+        _api(1100, 1200, "cudaLaunchKernel_v7000", 1),
+        _api(11100, 11400, "cudaLaunchKernel_v7000", 2),
+        _api(11500, 11800, "cudaLaunchKernel_v7000", 3),
+        _api(11900, 20000, "cudaStreamSynchronize_v3020", 10),
+        _api(21100, 21200, "cudaLaunchKernel_v7000", 4),
+        _api(21250, 21300, "cudaMemcpyAsync_v3020", 5),
+    ], nvtx=[
+        _mark(1000, "CG_DISPATCH:actual=1000:mode=FULL:padded=1024"),
+        _mark(11000, f"CG_DISPATCH:actual=1:mode=NONE:padded={padded_decode}"),
+        _mark(21000, "CG_DISPATCH:actual=3:mode=NONE:padded=4"),
+        {"start": 11000, "end": 21000, "eventType": 59, "text": "step"},
+        {"start": 11850, "end": 20500, "eventType": 59, "text": "wait"},
+    ])
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, "
+                "deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, "
+                "correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL, "
+                "srcKind INTEGER, dstKind INTEGER)")
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,0,1,7,?,?,?,1,0,2)",
+                    [(300, 400, 6, GLOBAL_PID_1, 1 << 20), (21300, 21350, 5, GLOBAL_PID_1, 8)])
+    con.commit()
+    con.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def fixture_path(tmp_path_factory):
+    return build_fixture(tmp_path_factory.mktemp("f") / "serving.sqlite")
+
+
+@pytest.fixture(scope="module")
+def found(fixture_path):
+    trace = load_trace(fixture_path)
+    return {f.rule: f for f in findings_for(trace)}
+
+
+def rows(f):
+    return f.rows.to_dict("records")
+
+
+def test_ranking_and_severities(fixture_path):
+    ranked = findings_for(load_trace(fixture_path))
+    # gpu-low-util: GPU 0's window [300, 30000) (the copy at 300 counts for nsys) in 30 chunks of 990 ns;
+    # chunks 9-20 (11880 ns at 1.7 %) and chunk 0 (990 ns at 19.2 %) are idle for 12477 ns
+    assert [(f.rule, f.cost_ns) for f in ranked] == [
+        ("gpu-low-util", 12477), ("padding-waste", 11234), ("host-bound-steps", 9800), ("sync-in-loop", 8100),
+        ("cuda-sync-api", 8100), ("exposed-comm", 3000), ("decode-no-graphs", 700), ("launch-bound", 400),
+        ("cuda-sync-memcpy", 100), ("pageable-in-loop", 50), ("cuda-async-memcpy", 50), ("gpu-starv", 0),
+        ("cuda-sync-memset", 0)]
+    # reference: GPU activity span [1200, 30000) = 28800 ns; 9800 / 28800 = 34 % -> high, 400 -> 1.4 % -> low
+    by = {f.rule: f for f in ranked}
+    assert (by["host-bound-steps"].severity, by["launch-bound"].severity, by["gpu-starv"].severity) == (
+        "high", "low", "none")
+
+
+def test_host_bound_steps(found):
+    f = found["host-bound-steps"]
+    assert rows(f) == [{"phase": "decode", "steps": 2, "host_bound_steps": 1, "step_ns": 10000, "gpu_busy_ns": 200,
+                        "idle_ns": 9800, "cause": "cudaStreamSynchronize in wait", "cause_idle_ns": 9300}]
+    assert (f.view.tab, f.view.t0_ns, f.view.t1_ns) == ("gaps", 10000, 22000)
+    assert "1 of 3 steps" in f.summary and "cudaStreamSynchronize in wait" in f.summary
+
+
+def test_sync_in_loop(found):
+    f = found["sync-in-loop"]
+    assert rows(f) == [{"phase": "decode", "steps": 2, "calls": 1, "calls_per_step": 0.5, "blocked_ns": 8100,
+                        "step_ns": 19000, "share_pct": 42.63, "api_name": "cudaStreamSynchronize_v3020",
+                        "nvtx_range": "wait", "top_blocked_ns": 8100}]
+
+
+def test_launch_bound(found):
+    f = found["launch-bound"]
+    assert rows(f) == [
+        {"phase": "decode", "steps": 2, "kernels": 3, "kernels_per_step": 1.5, "short_kernel_pct": 66.67,
+         "launch_ns_per_step": 350, "launch_over_kernel_ns": 400, "launch_bound": True},
+        {"phase": "prefill", "steps": 1, "kernels": 1, "kernels_per_step": 1.0, "short_kernel_pct": 0.0,
+         "launch_ns_per_step": 100, "launch_over_kernel_ns": 0, "launch_bound": False}]
+    assert f.view.sort == "-count"
+
+
+def test_decode_without_graphs(found):
+    f = found["decode-no-graphs"]
+    assert rows(f) == [{"phase": "decode", "steps": 2, "no_graph_steps": 2, "no_graph_pct": 100.0,
+                        "mode_none_steps": 2, "launches_per_step": 1.5, "launch_ns": 700}]
+
+
+def test_padding_waste(found):
+    f = found["padding-waste"]
+    assert rows(f) == [
+        {"phase": "decode", "steps": 2, "padded_steps": 2, "actual_tokens": 4, "padded_tokens": 12, "waste_tokens": 8,
+         "waste_pct": 66.67, "waste_ns": 11000},
+        {"phase": "prefill", "steps": 1, "padded_steps": 1, "actual_tokens": 1000, "padded_tokens": 1024,
+         "waste_tokens": 24, "waste_pct": 2.34, "waste_ns": 234}]
+
+
+def test_exposed_communication(found):
+    assert rows(found["exposed-comm"]) == [{"device_id": 1, "comm_ns": 4000, "overlapped_ns": 1000,
+                                            "exposed_ns": 3000, "exposed_pct": 75.0}]
+
+
+def test_pageable_and_sync_copies_in_the_loop(found):
+    f = found["pageable-in-loop"]
+    assert [(r["phase"], r["rule"], r["duration_ns"], r["bytes"]) for r in rows(f)] == [
+        ("", "cuda-sync-memcpy", 100, 1 << 20), ("decode", "cuda-async-memcpy", 50, 8)]
+    assert f.cost_ns == 50  # the copy before the first dispatch is listed but costs nothing
+
+
+def test_no_padding_gives_no_rows_and_zero_cost(tmp_path):
+    trace = load_trace(build_fixture(tmp_path / "p.sqlite", padded_decode=1))
+    f = {x.rule: x for x in findings_for(trace, rules=["padding-waste"])}["padding-waste"]
+    assert f.cost_ns == 11234 - 8750 and len(f.rows) == 2  # D1 no longer padded: 10000 * 7 // 8 gone
+
+
+def test_link_opens_the_view(found):
+    f = found["sync-in-loop"]
+    state = from_query(link_for(f, "serving.sqlite@0123abcd"))
+    assert (state.trace, state.tab, state.t0_ns, state.t1_ns) == ("serving.sqlite@0123abcd", "api", 10900, 21000)
+    assert state.warnings == ()
+
+
+def test_seed_summary_yields_the_synchronisation_finding():
+    ranked = findings_for(load_trace(SEED))
+    assert ranked[0].rule == "sync-in-loop" and ranked[0].severity == "high"
+    assert rows(ranked[0])[0] == {"api_name": "cudaStreamSynchronize_v3020", "calls": 92, "blocked_ns": 6388727360,
+                                  "nvtx_range": "PLE_wait_for_GPU", "range_count": 46, "range_sum_ns": 6389229296}
+    assert "6.39 s" in ranked[0].summary and "PLE_wait_for_GPU" in ranked[0].summary
+    starv = next(f for f in ranked if f.rule == "gpu-starv")
+    assert starv.note == fd.NEEDS_EVENTS and starv.rows.empty and "not evaluated" in starv.summary
+
+
+def run_cli(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_json_rule_and_param(fixture_path):
+    code, out, _ = run_cli("findings", str(fixture_path), "--json", "--no-cache", "--rule", "host-bound-steps",
+                           "--param", "host-bound-steps.share=1")
+    doc = json.loads(out)
+    assert code == 0 and list(doc) == ["schema", "trace", "findings"]
+    assert [f["rule"] for f in doc["findings"]] == ["host-bound-steps"]
+    f = doc["findings"][0]
+    assert f["params"] == {"share": 1} and f["rows"] == [] and f["cost_ns"] == 0  # 200 / 10000 = 2 % is not < 1 %
+
+
+@pytest.mark.parametrize("param, message", [
+    ("gpu-starv.gapp=1", "has no parameter 'gapp'"), ("gpu-low-util.chunks=0", "from 1 to 1000"),
+    ("nosuch.x=1", "unknown rule 'nosuch'")])
+def test_cli_bad_params_exit_2(fixture_path, param, message):
+    code, _, err = run_cli("findings", str(fixture_path), "--no-cache", "--param", param)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_cli_text(fixture_path):
+    code, out, _ = run_cli("findings", str(fixture_path), "--no-cache")
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == "Findings for serving.sqlite (ranked by the time they cost)"
+    assert " 2. [high] padding-waste: 11.2 µs" in lines and "13. [none] cuda-sync-memset: no cost" in lines
+
+
+def test_diff_lists_findings_that_change(tmp_path):
+    a = findings_for(load_trace(build_fixture(tmp_path / "a.sqlite")))
+    b = findings_for(load_trace(build_fixture(tmp_path / "b.sqlite", padded_decode=1)))
+    d = {r["rule"]: r for r in diff_findings(a, b)}
+    assert d["padding-waste"]["change"] == "changed" and d["padding-waste"]["delta_ns"] == -8750
+    assert d["host-bound-steps"]["change"] == "same" and d["gpu-starv"]["change"] == "same"
+    assert {r["rule"]: r["change"] for r in diff_findings(a, [])}["sync-in-loop"] == "disappeared"
+    assert {r["rule"]: r["change"] for r in diff_findings([], a)}["sync-in-loop"] == "appeared"
+
+
+def test_json_document_keys_in_fixed_order(fixture_path):
+    trace = load_trace(fixture_path)
+    doc = findings_json(trace, findings_for(trace))
+    assert len(doc["findings"]) == len(fd.RULES)
+    for f in doc["findings"]:
+        assert list(f)[:7] == ["rule", "severity", "cost_ns", "summary", "link", "params", "rows"]
+        assert isinstance(f["cost_ns"], int)
+
+
+def test_cli_diff_lists_findings(capsys):
+    from paths import NSYS_DIR
+
+    before, after = NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite", NSYS_DIR / "nsys2026.2_2gpu_nccl_after.sqlite"
+    assert main(["diff", str(before), str(after), "--json", "--no-cache"]) == 0
+    d = {r["rule"]: r for r in json.loads(capsys.readouterr().out)["findings"]}
+    assert (d["cuda-sync-api"]["a_cost_ns"], d["cuda-sync-api"]["b_cost_ns"]) == (324534733, 289752725)  # sums of the nsys golden rows
+    assert d["cuda-sync-api"]["change"] == "changed" and d["gpu-starv"]["change"] == "same"
+    assert main(["diff", str(before), str(after), "--no-cache"]) == 0
+    assert "Findings (A -> B):\n  changed     cuda-sync-api" in capsys.readouterr().out
+
+
+def test_report_puts_findings_first(fixture_path, tmp_path):
+    out = tmp_path / "r.html"
+    code, _, _ = run_cli("report", str(fixture_path), "-o", str(out), "--no-cache")
+    text = out.read_text(encoding="utf-8")
+    assert code == 0 and text.index("<h2>Findings (what to fix first)</h2>") < text.index("<div class=\"cards\">")
+    assert "[high] padding-waste</b> · 11.2 µs" in text
+
+
+def test_no_dispatch_marks_sync_is_per_thread_share_of_the_span():
+    from paths import NSYS_DIR
+
+    trace = load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite")
+    f = findings_for(trace, rules=["sync-in-loop", "exposed-comm"])
+    sync = next(x for x in f if x.rule == "sync-in-loop")
+    r = rows(sync)[0]
+    span = trace.summary.gpu_activity_span_ns
+    assert (r["phase"], r["calls"], r["blocked_ns"], r["step_ns"]) == ("all", 33, 324534733, 2 * span)
+    assert r["nvtx_range"] == "aten::copy_"  # per-call NVTX names (op_id = ...) grouped
+    comm = next(x for x in f if x.rule == "exposed-comm")
+    assert [(x["device_id"], x["exposed_pct"]) for x in rows(comm)] == [(0, 100.0), (1, 100.0)]
+    assert from_query(link_for(comm)).kernel == "ncclDevKernel_SendRecv"
