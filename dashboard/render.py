@@ -22,7 +22,7 @@ from dashboard.analysis.idle import gap_causes, idle_by_cause, idle_gaps
 from dashboard.analysis.ranks import RANKS_FORMAT, RANKS_NOTICE, gpu_time_per_rank, per_rank_gpu_time
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, invalid_kernel_count
 from dashboard.analysis.summary import MAX_KERNEL_DURATION_NS, kernel_durations, overlong_kernel_count, timed_kernels
-from dashboard.analysis.summary import kernel_busy_union, nvtx_stats
+from dashboard.analysis.summary import kernel_busy_union, nvtx_stats, overrun_kernel_count
 from dashboard.analysis.tables import (
     api_table,
     clean_api_name,
@@ -317,6 +317,10 @@ def overview_cards(trace: LoadedTrace) -> list[Card]:
         cards.append(Card("Input", "summary JSON", "per-range totals only: no intervals"))
     if meta.warnings:
         cards.append(Card("Input warnings", f"{len(meta.warnings):,}", "; ".join(meta.warnings)))
+    if b is not None and (clipped := overrun_kernel_count(b.kernels)):
+        cards.append(Card("Kernels clipped (same-stream overrun)", f"{clipped:,}",
+                          "ran past the end of a later kernel on the same stream (a timestamp artifact): "
+                          "clipped to the next kernel's start for busy, span and durations"))
     if b is not None and (bad := invalid_kernel_count(b.kernels)):
         long_ = overlong_kernel_count(b.kernels)
         why = "end < start, missing (NULL) or impossible timestamps"

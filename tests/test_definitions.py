@@ -5,11 +5,21 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 from factories import GLOBAL_TID_1, write_nsys_sqlite
 from paths import DATA
 
+from dashboard.analysis.gpu_time import gpu_time, gpu_work
+from dashboard.analysis.summary import (
+    invalid_kernel_count,
+    kernel_durations,
+    kernel_end_ns,
+    overrun_kernel_count,
+    timed_kernels,
+)
 from dashboard.cli import main
-from dashboard.render import kernel_rows, nvtx_rows
+from dashboard.model import KERNELS, conform
+from dashboard.render import kernel_rows, nvtx_rows, overview_cards
 from dashboard.trace import load_trace
 
 CASES = DATA / "cases"
@@ -67,3 +77,62 @@ def test_unnamed_nvtx_mark_and_start_end_range(tmp_path):
     b = load_trace(path).bundle
     assert b.nvtx_ranges["name"].astype(str).tolist() == ["<unnamed>"]
     assert b.nvtx_marks["name"].astype(str).tolist() == ["<unnamed>"]
+
+
+# --- same_stream_overrun: a kernel past the end of a later kernel on its stream is clipped and counted
+
+
+def test_same_stream_overrun_case_sqlite(capsys):
+    path = CASES / "c10.sqlite"
+    out = summarize_cli(capsys, path)
+    assert round(out["gpu_busy_union_s"] * 1e9) == 40_000 and round(out["gpu_activity_span_s"] * 1e9) == 40_000
+    assert "1 kernel(s) ran past the end of a later kernel" in out["notes"]
+    assert "1 invalid kernel row(s)" in out["notes"]
+    t = load_trace(path)
+    assert (t.summary.gpu_start_ns, t.summary.gpu_end_ns) == (0, 40_000)
+    assert overrun_kernel_count(t.bundle.kernels) == 1 and invalid_kernel_count(t.bundle.kernels) == 1
+    assert kernel_end_ns(t.bundle.kernels).tolist()[:4] == [10_000, 20_000, 30_000, 40_000]  # k2: [10, 20) µs
+    cards = {c.label: c for c in overview_cards(t)}
+    assert cards["Kernels clipped (same-stream overrun)"].value == "1"
+    assert cards["Invalid kernel rows"].value == "1"
+    assert [(r["count"], r["total_ns"]) for r in kernel_rows(t)] == [(5, 40_000)]
+
+
+def test_same_stream_overrun_case_kineto(capsys):
+    """The Kineto twin (µs): the same analysis function, whatever the loader."""
+    path = CASES / "c10.json"
+    out = summarize_cli(capsys, path)
+    assert round(out["gpu_busy_union_s"] * 1e9) == 40_000 and round(out["gpu_activity_span_s"] * 1e9) == 40_000
+    assert "1 kernel(s) ran past the end of a later kernel" in out["notes"]
+    t = load_trace(path)
+    assert overrun_kernel_count(t.bundle.kernels) == 1
+    assert {r["name"]: r["total_ns"] for r in kernel_rows(t)} == {"k1": 10_000, "k2": 10_000, "k3": 10_000,
+                                                                  "k4": 10_000}
+
+
+def _kernels(rows) -> pd.DataFrame:
+    """A KERNELS frame from (start, end, stream[, pid[, graph_node]]) tuples, device 0, context 1."""
+    out = pd.DataFrame({
+        "start_ns": [r[0] for r in rows], "end_ns": [r[1] for r in rows], "device_id": 0, "context_id": 1,
+        "stream_id": [r[2] for r in rows], "correlation_id": -1, "global_pid": 0,
+        "pid": [r[3] if len(r) > 3 else 100 for r in rows],
+        "graph_node_id": pd.array([r[4] if len(r) > 4 else None for r in rows], dtype="Int64"),
+        "short_name": [f"k{i}" for i in range(len(rows))], "name": [f"k{i}" for i in range(len(rows))], "launch": ""})
+    return conform(out, KERNELS)
+
+
+def test_overrun_rules():
+    # Past the end of a later kernel: clipped to the next start (even when the next one is longer).
+    assert kernel_end_ns(_kernels([(0, 100, 7), (10, 20, 7), (30, 200, 7)])).tolist() == [10, 20, 200]
+    # Partial overlap with the next kernel (programmatic dependent launch): real, kept.
+    k = _kernels([(0, 15, 7), (10, 20, 7)])
+    assert overrun_kernel_count(k) == 0 and kernel_end_ns(k).tolist() == [15, 20]
+    # Other streams, other processes with the same stream id, and CUDA graph kernels are not "later".
+    assert overrun_kernel_count(_kernels([(0, 100, 7), (10, 20, 8)])) == 0
+    assert overrun_kernel_count(_kernels([(0, 100, 7, 100), (10, 20, 7, 200)])) == 0
+    assert overrun_kernel_count(_kernels([(0, 100, 7, 100, 1), (10, 20, 7, 100, 2)])) == 0
+    # Durations and busy use the clipped end.
+    k = _kernels([(0, 100, 7), (10, 20, 7)])
+    assert kernel_durations(k).tolist() == [10, 10]
+    assert timed_kernels(k)["end_ns"].tolist() == [10, 20]
+    assert int(gpu_time(gpu_work(k)).iloc[-1]["busy_ns"]) == 20
