@@ -112,6 +112,7 @@ class DashboardView:
     api_rows: list[dict]
     auto_threshold: float | None
     notices: list[str] = field(default_factory=list)
+    api_family_rows: list[dict] = field(default_factory=list)  # the API table grouped by family
     devices: list[int] = field(default_factory=list)
     device_labels: dict[int, str] = field(default_factory=dict)  # "GPU 0", or "rank 1 · GPU 0" when merged
 
@@ -634,6 +635,7 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
         gpu_columns=gpu_table[1],
         kernel_rows=kernel_rows(trace, options.kernel_names),
         api_rows=_records(api_table(trace.summary)),
+        api_family_rows=_records(api_table(trace.summary, by="family")),
         auto_threshold=pv.auto_threshold,
         notices=notices,
     )

@@ -17,6 +17,7 @@ from dashboard.analysis.summary import (
     overrun_kernel_count,
     timed_kernels,
 )
+from dashboard.analysis.tables import api_family, api_table, clean_api_name
 from dashboard.cli import main
 from dashboard.model import KERNELS, conform
 from dashboard.render import kernel_rows, nvtx_rows, overview_cards
@@ -136,3 +137,30 @@ def test_overrun_rules():
     assert kernel_durations(k).tolist() == [10, 10]
     assert timed_kernels(k)["end_ns"].tolist() == [10, 20]
     assert int(gpu_time(gpu_work(k)).iloc[-1]["busy_ns"]) == 20
+
+
+# --- api_suffix_families: raw names in the summary; cleaned names fold _vNNNN and _ptsz/_ptds; families
+
+
+def test_api_suffix_families_case(capsys):
+    path = CASES / "c27.sqlite"
+    raw = summarize_cli(capsys, path)["api"]
+    assert raw["cudaLaunchKernel_v7000"][0] == 2 and raw["cudaLaunchKernel_ptsz_v7000"][0] == 1
+    t = load_trace(path)
+    by_name = {r.name: (r.count, r.total_ns) for r in api_table(t.summary).itertuples()}
+    assert by_name == {"cudaStreamSynchronize": (1, 100), "cudaGraphLaunch": (1, 30), "cudaLaunchKernel": (3, 16),
+                       "cudaMemcpyAsync": (1, 10), "cuLaunchKernelEx": (1, 6)}
+    fam = {r.name: (r.count, r.total_ns) for r in api_table(t.summary, by="family").itertuples()}
+    assert fam == {"sync": (1, 100), "launch": (5, 52), "memcpy": (1, 10)}
+    assert api_table(t.summary).set_index("name").loc["cudaLaunchKernel", "raw_name"] == \
+        "cudaLaunchKernel_v7000, cudaLaunchKernel_ptsz_v7000"
+
+
+def test_api_names_and_families_other_members():
+    assert [clean_api_name(n) for n in ("cudaMemcpyAsync_ptds_v7000", "cudaMemsetAsync_ptsz", "cuMemAlloc_v2",
+                                        "cudaEventRecord_v3020")] == [
+        "cudaMemcpyAsync", "cudaMemsetAsync", "cuMemAlloc_v2", "cudaEventRecord"]
+    assert [api_family(n) for n in ("cudaLaunchCooperativeKernel", "cuLaunchKernel", "cudaDeviceSynchronize",
+                                    "cudaStreamWaitEvent", "cudaMemcpy2DAsync", "cudaMemsetD32Async",
+                                    "cudaGraphInstantiateWithFlags", "cudaStreamBeginCapture", "cudaMalloc")] == [
+        "launch", "launch", "sync", "sync", "memcpy", "memset", "graph", "graph", "other"]
