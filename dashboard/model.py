@@ -94,6 +94,9 @@ NVTX_STATS: dict[str, str] = {
 KERNEL_STATS: dict[str, str] = {"name": "object", "count": "int64", "total_ns": "int64"}
 DISPATCH_MARKS: dict[str, str] = {"start_ns": "int64", "name": "object"}
 
+# Name of an NVTX range or mark with neither a text nor a registered string (never a blank row or hover).
+UNNAMED_NVTX = "<unnamed>"
+
 SUMMARY_NOTE = (
     "GPU busy is interval union, not utilization counter. CPU/API/NVTX times overlap GPU work "
     "and each other; do not sum them as exclusive costs."

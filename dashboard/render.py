@@ -22,7 +22,7 @@ from dashboard.analysis.idle import gap_causes, idle_by_cause, idle_gaps
 from dashboard.analysis.ranks import RANKS_FORMAT, RANKS_NOTICE, gpu_time_per_rank, per_rank_gpu_time
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, invalid_kernel_count
 from dashboard.analysis.summary import MAX_KERNEL_DURATION_NS, kernel_durations, overlong_kernel_count, timed_kernels
-from dashboard.analysis.summary import kernel_busy_union, nvtx_stats
+from dashboard.analysis.summary import kernel_busy_union, nvtx_stats, overrun_kernel_count
 from dashboard.analysis.tables import (
     api_table,
     clean_api_name,
@@ -112,6 +112,7 @@ class DashboardView:
     api_rows: list[dict]
     auto_threshold: float | None
     notices: list[str] = field(default_factory=list)
+    api_family_rows: list[dict] = field(default_factory=list)  # the API table grouped by family
     devices: list[int] = field(default_factory=list)
     device_labels: dict[int, str] = field(default_factory=dict)  # "GPU 0", or "rank 1 · GPU 0" when merged
 
@@ -317,6 +318,10 @@ def overview_cards(trace: LoadedTrace) -> list[Card]:
         cards.append(Card("Input", "summary JSON", "per-range totals only: no intervals"))
     if meta.warnings:
         cards.append(Card("Input warnings", f"{len(meta.warnings):,}", "; ".join(meta.warnings)))
+    if b is not None and (clipped := overrun_kernel_count(b.kernels)):
+        cards.append(Card("Kernels clipped (same-stream overrun)", f"{clipped:,}",
+                          "ran past the end of a later kernel on the same stream (a timestamp artifact): "
+                          "clipped to the next kernel's start for busy, span and durations"))
     if b is not None and (bad := invalid_kernel_count(b.kernels)):
         long_ = overlong_kernel_count(b.kernels)
         why = "end < start, missing (NULL) or impossible timestamps"
@@ -630,6 +635,7 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
         gpu_columns=gpu_table[1],
         kernel_rows=kernel_rows(trace, options.kernel_names),
         api_rows=_records(api_table(trace.summary)),
+        api_family_rows=_records(api_table(trace.summary, by="family")),
         auto_threshold=pv.auto_threshold,
         notices=notices,
     )

@@ -17,7 +17,7 @@ import pandas as pd
 
 from dashboard.analysis.gpu_time import kernel_launches
 from dashboard.analysis.intervals import union_length
-from dashboard.analysis.summary import kernel_durations
+from dashboard.analysis.summary import kernel_durations, kernel_end_ns
 
 UNATTRIBUTED = -1
 
@@ -75,7 +75,7 @@ def dispatch_metrics(dispatches: pd.DataFrame, kernels: pd.DataFrame, attributio
         return base.astype(DISPATCH_METRICS)
     sel = attribution != UNATTRIBUTED
     k = pd.DataFrame({"d": attribution[sel], "s": kernels["start_ns"].to_numpy()[sel],
-                      "e": kernels["end_ns"].to_numpy()[sel], "dur": kernel_durations(kernels).to_numpy()[sel]})
+                      "e": kernel_end_ns(kernels)[sel], "dur": kernel_durations(kernels).to_numpy()[sel]})
     g = k.groupby("d", sort=True)
     busy = {d: union_length(grp["s"].to_numpy(), grp["e"].to_numpy()) for d, grp in g}
     agg = pd.DataFrame({"kernels": g.size(), "kernel_sum_ns": g["dur"].sum(), "first_kernel_ns": g["s"].min(),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import weakref
+
 import numpy as np
 import pandas as pd
 
@@ -11,6 +14,7 @@ from dashboard.model import (
     DISPATCH_MARKS,
     KERNEL_STATS,
     NVTX_STATS,
+    SUMMARY_NOTE,
     Summary,
     TraceBundle,
     conform,
@@ -34,18 +38,104 @@ def _invalid(s: pd.Series, e: pd.Series) -> pd.Series:
     return (s < 0) | (e < s) | (e >= MAX_TIMESTAMP_NS) | (e - s > MAX_KERNEL_DURATION_NS)
 
 
+# Columns that identify a stream: the same stream id in two processes (two CUDA contexts) on one GPU
+# is two streams. Every per-stream computation (overrun clipping, stream counts, lanes) keys by these.
+STREAM_KEY = ("device_id", "pid", "context_id", "stream_id")
+
+_OVERRUNS: dict[int, tuple[weakref.ref, np.ndarray | None, int]] = {}
+_OVERRUNS_LOCK = threading.Lock()
+
+
+def _usable(kernels: pd.DataFrame) -> pd.Series:
+    s = kernels["start_ns"]
+    e = kernels["end_ns"]
+    return ~((s == 0) & (e == 0)) & ~_invalid(s, e)
+
+
+def _compute_overruns(kernels: pd.DataFrame) -> tuple[np.ndarray | None, int]:
+    ok = _usable(kernels).to_numpy()
+    if "graph_node_id" in kernels:
+        ok = ok & kernels["graph_node_id"].isna().to_numpy()
+    rows = np.flatnonzero(ok)
+    if rows.size < 2:
+        return None, 0
+    s = kernels["start_ns"].to_numpy(np.int64)[rows]
+    e = kernels["end_ns"].to_numpy(np.int64)[rows]
+    keys = [kernels[c].to_numpy(np.int64)[rows] if c in kernels else np.zeros(rows.size, np.int64)
+            for c in STREAM_KEY]
+    order = np.lexsort((e, s, *reversed(keys)))  # by stream, then start, then end
+    s, e, rows = s[order], e[order], rows[order]
+    same = np.ones(rows.size - 1, dtype=bool)  # row i and i + 1 are on the same stream
+    for k in keys:
+        k = k[order]
+        same &= k[1:] == k[:-1]
+    group = np.r_[0, np.cumsum(~same)]
+    # Smallest end among the kernels that start after row i on its stream (stream order: they ran after it).
+    suffix_min = pd.Series(e[::-1]).groupby(group[::-1]).cummin().to_numpy()[::-1]
+    later_min = np.full(rows.size, np.iinfo(np.int64).max, dtype=np.int64)
+    later_min[:-1] = np.where(same, suffix_min[1:], later_min[:-1])
+    over = np.flatnonzero(e > later_min)  # ends after a later kernel ended: a timestamp artifact
+    if over.size == 0:
+        return None, 0
+    ends = kernels["end_ns"].to_numpy(np.int64).copy()
+    ends[rows[over]] = s[over + 1]  # clipped to the next kernel's start on the same stream
+    return ends, int(over.size)
+
+
+def _overruns(kernels: pd.DataFrame) -> tuple[np.ndarray | None, int]:
+    """``(end_ns per row after clipping or None when nothing is clipped, rows clipped)``, computed once
+    per frame (frames are values: never mutated) and reused by every panel."""
+    key = id(kernels)
+    with _OVERRUNS_LOCK:
+        hit = _OVERRUNS.get(key)
+        if hit is not None and hit[0]() is kernels:
+            return hit[1], hit[2]
+    ends, n = _compute_overruns(kernels)
+    try:
+        ref = weakref.ref(kernels)
+    except TypeError:  # not weak-referenceable: do not cache
+        return ends, n
+    with _OVERRUNS_LOCK:
+        for k in [k for k, v in _OVERRUNS.items() if v[0]() is None]:
+            del _OVERRUNS[k]
+        _OVERRUNS[key] = (ref, ends, n)
+    return ends, n
+
+
+def kernel_end_ns(kernels: pd.DataFrame) -> np.ndarray:
+    """End of each kernel row in ns as every figure uses it: the recorded end, except for a kernel
+    that runs past the end of a later kernel on its own stream (see ``overrun_kernel_count``), whose
+    end is clipped to the start of the next kernel on that stream. int64 array aligned with rows."""
+    ends, _ = _overruns(kernels)
+    return kernels["end_ns"].to_numpy(np.int64) if ends is None else ends
+
+
+def overrun_kernel_count(kernels: pd.DataFrame) -> int:
+    """Kernel rows clipped as same-stream overruns.
+
+    Definition: outside CUDA graphs (``graph_node_id`` NULL), on one stream (``STREAM_KEY``: device,
+    process, context, stream), kernels ordered by start run one after the other. A kernel whose end
+    is after the *end* of a later kernel on the same stream would contain work that stream order
+    says came after it: a timestamp artifact (as TraceLens and Hyperloom treat ROCm traces). Its end
+    is clipped to the next kernel's start for busy time, spans and durations. A kernel that only
+    overlaps the *start* of the next one is real (programmatic dependent launch, Hopper and later)
+    and stays as recorded. Rows without timestamps and invalid rows take no part.
+    """
+    return _overruns(kernels)[1]
+
+
 def timed_kernels(kernels: pd.DataFrame) -> pd.DataFrame:
-    """Kernel rows that count for span and busy time.
+    """Kernel rows that count for span and busy time, with overrun ends clipped (``kernel_end_ns``).
 
     Left out: ``start = 0 AND end = 0`` (timestamp not collected, the CUPTI convention) and
     invalid rows (``end < start``, NULL, negative or absurdly large timestamps, durations over
     ``MAX_KERNEL_DURATION_NS``). Both kinds still count in ``kernel_count``;
     ``invalid_kernel_count`` reports the second.
     """
-    s = kernels["start_ns"]
-    e = kernels["end_ns"]
-    ok = ~((s == 0) & (e == 0)) & ~_invalid(s, e)
-    return kernels if ok.all() else kernels[ok]
+    ok = _usable(kernels)
+    ends, _ = _overruns(kernels)
+    out = kernels if ends is None else kernels.assign(end_ns=ends)
+    return out if ok.all() else out[ok.to_numpy()]
 
 
 def invalid_kernel_count(kernels: pd.DataFrame) -> int:
@@ -63,10 +153,12 @@ def overlong_kernel_count(kernels: pd.DataFrame) -> int:
 
 
 def kernel_durations(kernels: pd.DataFrame) -> pd.Series:
-    """``end - start`` per kernel in ns, 0 for invalid rows (so a bad row never adds negative time)."""
+    """``end - start`` per kernel in ns (end clipped for same-stream overruns, see ``kernel_end_ns``),
+    0 for invalid rows (so a bad row never adds negative time). int64 Series aligned with ``kernels``."""
     s = kernels["start_ns"]
     e = kernels["end_ns"]
-    return (e - s).where(~_invalid(s, e), 0)
+    dur = pd.Series(kernel_end_ns(kernels) - s.to_numpy(np.int64), index=kernels.index)
+    return dur.where(~_invalid(s, e), 0)
 
 
 def kernel_busy_union(kernels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -183,6 +275,20 @@ def dispatch_marks(bundle: TraceBundle, prefix: str = DEFAULT_DISPATCH_PREFIX) -
     return conform(df, DISPATCH_MARKS) if len(df) else empty_frame(DISPATCH_MARKS)
 
 
+def kernel_row_warnings(kernels: pd.DataFrame) -> list[str]:
+    """One sentence per kind of kernel row that is not used as recorded (empty when all are):
+    same-stream overruns clipped (``overrun_kernel_count``) and invalid rows left out
+    (``invalid_kernel_count``). The same sentences go into ``summarize``'s notes and the overview."""
+    out = []
+    if n := overrun_kernel_count(kernels):
+        out.append(f"{n:,} kernel(s) ran past the end of a later kernel on the same stream (a timestamp "
+                   "artifact): clipped to the next kernel's start for busy time, span and durations.")
+    if n := invalid_kernel_count(kernels):
+        out.append(f"{n:,} invalid kernel row(s) (end < start, a missing or impossible timestamp, or a duration "
+                   "over 24 h) left out of span, busy time and kernel times.")
+    return out
+
+
 def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX) -> Summary:
     """Compute the seed-format summary of an nsys trace, exactly as summary_contract.md defines it.
 
@@ -215,6 +321,7 @@ def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PR
         dispatch=dispatch,
         dispatch_timeline=marks,
         top_kernels=kernel_stats_by_short_name(bundle.kernels),
+        notes=" ".join([SUMMARY_NOTE, *kernel_row_warnings(bundle.kernels)]),
         gpu_start_ns=gpu_start,
         gpu_end_ns=gpu_end,
     )

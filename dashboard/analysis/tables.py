@@ -11,7 +11,18 @@ from dashboard.analysis.categories import categorize
 from dashboard.analysis.summary import kernel_durations
 from dashboard.model import Summary
 
-_API_SUFFIX = re.compile(r"_v\d{4,5}$")
+# CUDA-version suffix (_v7000) and per-thread default-stream variants (_ptsz, _ptds), in any order at the end.
+_API_SUFFIX = re.compile(r"(?:_v\d{4,5}|_pt(?:sz|ds))+$")
+API_FAMILIES = ("launch", "sync", "memcpy", "memset", "graph", "other")
+# First match wins: cudaGraphLaunch launches work (launch), cudaGraphInstantiate builds a graph (graph).
+_API_FAMILY_RULES = (
+    ("launch", re.compile(r"Launch")),
+    ("sync", re.compile(r"Synchronize|WaitEvent|StreamWait|Query$")),
+    ("memcpy", re.compile(r"Memcpy|MemPrefetch")),
+    ("memset", re.compile(r"Memset")),
+    ("graph", re.compile(r"Graph|StreamBeginCapture|StreamEndCapture|StreamGetCaptureInfo|StreamIsCapturing|"
+                         r"ThreadExchangeStreamCaptureMode")),
+)
 # PyTorch emit_nvtx appends per-call fields: "aten::mul, seq = 12, op_id = 317126, sizes = [[8, 8], []]".
 _NVTX_PER_CALL = re.compile(r",\s*(?:seq|op_id|sizes|input_op_ids|stream)\s*=")
 
@@ -26,8 +37,9 @@ KERNEL_TABLE: dict[str, str] = {
     "rule": "object",  # the rule that matched ("" for other)
 }
 API_TABLE: dict[str, str] = {
-    "name": "object",  # cleaned: CUDA-version suffix removed
-    "raw_name": "object",
+    "name": "object",  # cleaned (clean_api_name): version and per-thread-stream suffixes folded
+    "raw_name": "object",  # the raw names folded into this row, comma-separated, as recorded
+    "family": "object",  # api_family: launch, sync, memcpy, memset, graph or other
     "count": "int64",
     "total_ns": "int64",  # summed across threads: not wall time
     "mean_ns": "float64",
@@ -43,15 +55,31 @@ NVTX_TABLE: dict[str, str] = {
 
 
 def clean_api_name(name: str) -> str:
-    """Strip the CUDA-version suffix ``_vNNNN``/``_vNNNNN`` of a runtime API name.
-
-    Driver names that really end in ``_v2``/``_v3`` keep it.
+    """The dashboard's name of a CUDA API call: the raw callback name without its CUDA-version suffix
+    (``_vNNNN``/``_vNNNNN``) and per-thread default-stream suffix (``_ptsz``/``_ptds``), so the variants
+    of one call fold into one row. Driver names that really end in ``_v2``/``_v3`` keep it. (The
+    seed-format summary keeps raw names.)
 
     Example:
-        >>> clean_api_name("cudaLaunchKernel_v7000"), clean_api_name("cuGetProcAddress_v2")
+        >>> clean_api_name("cudaLaunchKernel_ptsz_v7000"), clean_api_name("cuGetProcAddress_v2")
         ('cudaLaunchKernel', 'cuGetProcAddress_v2')
     """
     return _API_SUFFIX.sub("", name)
+
+
+def api_family(name: str) -> str:
+    """Family of a CUDA API call (raw or cleaned name): ``launch`` (kernel and graph launches),
+    ``sync`` (synchronize, stream/event waits and queries), ``memcpy``, ``memset``, ``graph``
+    (capture, instantiate, update: building graphs) or ``other``.
+
+    Example:
+        >>> api_family("cudaGraphLaunch_v10000"), api_family("cudaStreamSynchronize_v3020")
+        ('launch', 'sync')
+    """
+    for family, rule in _API_FAMILY_RULES:
+        if rule.search(name):
+            return family
+    return "other"
 
 
 def normalize_nvtx_name(name: str) -> str:
@@ -115,16 +143,29 @@ def kernel_table(kernels: pd.DataFrame | None, summary: Summary, by: str = "shor
     return out[list(KERNEL_TABLE)].astype(KERNEL_TABLE).reset_index(drop=True)
 
 
-def api_table(summary: Summary) -> pd.DataFrame:
-    """CUDA API calls per raw name with the cleaned display name (API_TABLE, total descending)."""
+def api_table(summary: Summary, by: str = "name") -> pd.DataFrame:
+    """CUDA API calls per cleaned name (``by="name"``, ``clean_api_name``) or per family
+    (``by="family"``, ``api_family``), from the summary's per-raw-name counts.
+
+    Returns:
+        API_TABLE frame sorted by total_ns descending, then name. ``raw_name`` lists the raw names
+        folded into the row (most time first); for a family row, ``name`` is the family.
+    """
     api = summary.api
-    out = pd.DataFrame({
-        "name": [clean_api_name(n) for n in api["name"]],
-        "raw_name": api["name"].astype(object),
-        "count": api["count"],
-        "total_ns": api["total_ns"],
-    })
+    raw = api["name"].astype(str)
+    clean = [clean_api_name(n) for n in raw]
+    df = pd.DataFrame({"name": clean, "raw_name": raw.to_numpy(object), "family": [api_family(n) for n in clean],
+                       "count": api["count"].to_numpy(np.int64), "total_ns": api["total_ns"].to_numpy(np.int64)})
+    if by == "family":
+        df["name"] = df["family"]
+    elif by != "name":
+        raise ValueError(f"api_table: by must be 'name' or 'family', got {by!r}")
+    df = df.sort_values(["total_ns", "raw_name"], ascending=[False, True], kind="stable")
+    g = df.groupby("name", sort=False)
+    out = pd.DataFrame({"raw_name": g["raw_name"].agg(", ".join), "family": g["family"].first(),
+                        "count": g["count"].sum(), "total_ns": g["total_ns"].sum()}).reset_index()
     out["mean_ns"] = _mean(out["total_ns"], out["count"])
+    out = out.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
     return out[list(API_TABLE)].astype(API_TABLE).reset_index(drop=True)
 
 

@@ -25,6 +25,7 @@ from dashboard.model import (
     MEMOPS,
     NVTX_MARKS,
     NVTX_RANGES,
+    UNNAMED_NVTX,
     TraceBundle,
     TraceMeta,
     conform,
@@ -301,7 +302,8 @@ _LAUNCH_COLUMNS = ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ")
 _API_COLUMNS = ["start_ns", "end_ns", "global_tid", "correlation_id", "event_class", "name_id"]
 
 
-_LEAN_KERNEL_COLUMNS = ["start_ns", "end_ns", "graph_node_id", "short_id", "name_id"]
+_LEAN_KERNEL_COLUMNS = ["start_ns", "end_ns", "device_id", "context_id", "stream_id", "global_pid", "graph_node_id",
+                        "short_id", "name_id"]
 _LEAN_API_COLUMNS = ["start_ns", "end_ns", "event_class", "name_id"]
 
 
@@ -310,10 +312,12 @@ def _kernel_sql(probe: SchemaProbe, lean: bool = False) -> str | None:
     cols = probe.columns(table)
     if not table or not {"start", "end"} <= set(cols):
         return None
-    if lean:  # what the summary needs: times, graph node, short name (demangled only as a fallback)
-        names = (f'{_col(cols, "shortName")}, NULL' if "shortName" in cols
-                 else f'NULL, {_col(cols, "demangledName")}')
-        return f'SELECT "start", "end", {_col(cols, "graphNodeId")}, {names} FROM {_q(table)}'
+    if lean:  # what the summary needs: times, stream identity (overrun clipping), graph node, names
+        # Both name ids (integers): a row whose shortName is NULL or unknown falls back to its demangled
+        # name exactly as the full load does, so `summarize` and the dashboard key kernels alike.
+        return (f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "contextId", "0")}, '
+                f'{_col(cols, "streamId", "0")}, {_col(cols, "globalPid")}, {_col(cols, "graphNodeId")}, '
+                f'{_col(cols, "shortName")}, {_col(cols, "demangledName")} FROM {_q(table)}')
     return (
         f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "contextId", "0")}, '
         f'{_col(cols, "streamId", "0")}, {_col(cols, "correlationId")}, {_col(cols, "globalPid")}, '
@@ -501,6 +505,7 @@ def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame, dict[st
     r["unclosed"] = end[is_range].isna()
     r["end_ns"] = end[is_range].fillna(close_at).astype("int64")
     r = r[r["end_ns"] >= r["start_ns"]]
+    r["message"] = r["message"].mask(r["message"] == "", UNNAMED_NVTX)  # neither text nor a registered string
     dropped = {"NVTX ranges": int(range_rows.sum()) - len(r)}
     doms = [domain_name.get((int(p), int(d)), "") if d else "" for p, d in zip(r["process"], r["domain_id"])]
     r["domain"] = doms
@@ -516,7 +521,7 @@ def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame, dict[st
     m = raw[mark_rows & start.notna()].copy()
     dropped["NVTX marks"] = int(mark_rows.sum()) - len(m)
     m["ts_ns"] = start[m.index].astype("int64")
-    m["name"] = m["message"]
+    m["name"] = m["message"].mask(m["message"] == "", UNNAMED_NVTX)
     m["pid"] = _pid_of(m["global_tid"])
     m["tid"] = _tid_of(m["global_tid"])
     return ranges, conform(m, NVTX_MARKS), dropped
