@@ -88,6 +88,7 @@ def _summarize(args) -> int:
         text = summary_text(path, args.dispatch_prefix, cache, progress=progress)
     finally:
         progress.close()
+    _say_summary_warnings(path, text)
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:
@@ -97,6 +98,16 @@ def _summarize(args) -> int:
         except OSError as exc:
             raise TraceError(f"{out}: cannot write ({exc.strerror or exc})") from exc
     return 0
+
+
+def _say_summary_warnings(path: Path, text: str) -> None:
+    """Repeat the ``warnings`` list of a summary on stderr, one ``tracedash: warning:`` line each."""
+    try:
+        lines = json.loads(text).get("warnings") or []
+    except (ValueError, AttributeError):
+        lines = []
+    for line in lines:
+        _say(f"tracedash: warning: {path.name}: {line}", file=sys.stderr)
 
 
 def _summary_names(paths: list[Path]) -> list[str]:
@@ -125,6 +136,8 @@ def _summarize_many(args) -> int:
     for r in results:
         if r.error:
             _say(f"tracedash: error: {r.error}", file=sys.stderr)
+        elif r.text is not None:
+            _say_summary_warnings(r.path, r.text)
     if out_dir is not None:
         for r, name in zip(results, _summary_names(paths)):
             if r.text is not None:
@@ -253,25 +266,10 @@ def _check_bind(host: str, port: int) -> None:
 
 
 def _inspect(args) -> int:
-    from dashboard.loaders.nsys_sqlite import inspect_export
+    from dashboard.inspect import format_inspect, inspect_trace
 
-    info = inspect_export(args.trace)
-    if args.json:
-        _say(json.dumps(info, indent=2))
-        return 0
-    out = [f"{info['file']}: nsys {info['nsys_version'] or 'version unknown'}"
-           + (f" (schema {info['schema_version']})" if info["schema_version"] else ""), ""]
-    out.append("loaders:")
-    for label, ld in info["loaders"].items():
-        table = ld["table"] or "-"
-        rows = info["rows"].get(ld["table"], 0) if ld["table"] else 0
-        missing = f"; missing columns: {', '.join(ld['missing'])}" if ld["missing"] else ""
-        out.append(f"  {label:24s} {ld['status']:8s} {table} ({rows:,} rows){missing}")
-    out.append("")
-    out.append(f"tables ({len(info['tables'])}):")
-    for name, cols in info["tables"].items():
-        out.append(f"  {name} [{len(cols)} columns]: {', '.join(cols)}")
-    _say("\n".join(line for line in out))
+    info = inspect_trace(args.trace, _cache(args))
+    _say(json.dumps(info, indent=2) if args.json else format_inspect(info))
     return 0
 
 
@@ -451,9 +449,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cache_options(p)
     p.set_defaults(func=_serve)
 
-    p = sub.add_parser("inspect", help="which nsys tables and columns are present and which loaders apply")
-    p.add_argument("trace", help="nsys SQLite export")
+    p = sub.add_parser("inspect", help="how every input row was used (read, loaded, skipped by rule, not recognised), "
+                       "launches per process, warnings; for nsys exports also the tables, columns and loaders")
+    p.add_argument("trace", help="the trace file")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    _add_cache_options(p)
     p.set_defaults(func=_inspect)
 
     p = sub.add_parser("export", help="render a view (from a dashboard link) as png, svg or pdf")

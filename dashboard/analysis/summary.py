@@ -15,6 +15,7 @@ from dashboard.model import (
     TraceBundle,
     conform,
     empty_frame,
+    input_warnings,
     ns_to_s,
 )
 
@@ -183,6 +184,17 @@ def dispatch_marks(bundle: TraceBundle, prefix: str = DEFAULT_DISPATCH_PREFIX) -
     return conform(df, DISPATCH_MARKS) if len(df) else empty_frame(DISPATCH_MARKS)
 
 
+def kernel_time_warnings(kernels: pd.DataFrame) -> tuple[str, ...]:
+    """One line when kernel rows have unusable times (``invalid_kernel_count``), else none."""
+    bad = invalid_kernel_count(kernels)
+    if not bad:
+        return ()
+    long_ = overlong_kernel_count(kernels)
+    over = f", {long_:,} of them longer than 24 h" if long_ else ""
+    return (f"kernels: {bad:,} with unusable times (end < start, NULL or impossible timestamps{over}), "
+            "left out of span, busy and kernel times",)
+
+
 def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX) -> Summary:
     """Compute the seed-format summary of an nsys trace, exactly as summary_contract.md defines it.
 
@@ -217,6 +229,7 @@ def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PR
         top_kernels=kernel_stats_by_short_name(bundle.kernels),
         gpu_start_ns=gpu_start,
         gpu_end_ns=gpu_end,
+        warnings=input_warnings(bundle.meta) + kernel_time_warnings(bundle.kernels),
     )
 
 
@@ -245,4 +258,5 @@ def summary_to_dict(summary: Summary) -> dict:
         ],
         "top_kernels": [[r.name, [int(r.count), ns_to_s(r.total_ns)]] for r in summary.top_kernels.itertuples(index=False)],
         "notes": summary.notes,
+        "warnings": list(summary.warnings),
     }
