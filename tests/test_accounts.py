@@ -203,3 +203,86 @@ def test_nvprof_database_is_refused_as_such(tmp_path, capsys, concurrent):
         err = capsys.readouterr().err
         assert err.startswith(f"tracedash: error: {path.name}: an nvprof database, not an nsys export (tables ")
         assert "StringTable" in err and "nsys profile" in err and err.count("\n") == 1
+
+
+# --- files that are neither: an unfinished .qdstrm capture ---------------------------------------------
+
+
+@pytest.mark.parametrize("name, content", [
+    ("rep.qdstrm", b"\x00\x01QDSTRM stream bytes"),  # what nsys leaves when it stops before importing
+    ("Run 2.QDSTRM", b""),  # empty, upper-case suffix: the same sentence
+    ("rep1.qdstrm", b"SQLite format 3\x00" + b"\x00" * 200),  # whatever it holds, a capture stream is not read
+])
+def test_unfinished_qdstrm_capture_gets_one_specific_sentence(tmp_path, capsys, name, content):
+    path = tmp_path / name
+    path.write_bytes(content)
+    rep = name[:-len(".qdstrm")] + ".nsys-rep"
+    for argv in (["summarize", str(path), "--no-cache"], ["inspect", str(path), "--no-cache"]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err == (
+            f"tracedash: error: {name}: an unfinished Nsight Systems capture (.qdstrm: the raw stream nsys writes "
+            "while recording, left when nsys stopped before importing it into a report); import it with the "
+            f"QdstrmImporter of the Nsight Systems install (host-linux-x64/QdstrmImporter -i {name}), then open "
+            f"{rep} or its SQLite export (nsys export --type sqlite {rep})\n")
+
+
+# --- §5: help, links for another trace ----------------------------------------------------------------
+
+
+def _options(command):
+    from dashboard.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    return sub.choices[command]
+
+
+@pytest.mark.parametrize("command", ["summarize", "serve", "inspect", "export", "report", "diff", "cache"])
+def test_every_help_lists_the_inputs_and_every_default(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    if command == "cache":
+        assert "inputs: none (acts on the cache folder" in text
+    else:
+        for what in ("nsys SQLite export", "Nsight Systems report (.nsys-rep/.qdrep)",
+                     "PyTorch profiler (Kineto) trace (.json, .json.gz", "tracedash summary JSON"):
+            assert what in text
+    parser = _options(command)
+    helps = {}
+    for action in parser._actions:
+        if action.option_strings and action.dest != "help":
+            helps[action.option_strings[-1]] = " ".join(parser._get_formatter()._expand_help(action).split())
+    for option, shown in helps.items():
+        assert "default" in shown or shown.endswith("(required)"), (command, option, shown)
+    expected = {"serve": {"--port": "(default 8050)", "--no-upload": "(default: off)",
+                          "--ranks": "(default: none: no ranks view)"},
+                "export": {"--figure": "(default timeline)", "--output": "image file to write (required)",
+                           "--no-cache": "(default: off)"},
+                "inspect": {"--json": "(default: off)"}}.get(command, {})
+    for option, text in expected.items():
+        assert text in helps[option]
+
+
+def test_export_and_report_refuse_a_link_made_for_another_trace(tmp_path, capsys):
+    from dashboard.app.store import trace_id
+
+    trace = tmp_path / CASE.name
+    shutil.copy(CASE, trace)
+    other = trace_id(NSYS_DIR / "nsys2024.6_h100_nvfuser.sqlite")
+    link = f"http://127.0.0.1:8050/?trace={other.replace('@', '%40')}&tab=gaps&v=1"
+    expected = (f"tracedash: error: the link was made for trace '{other}', not for {trace.name} ({trace_id(trace)}): "
+                "pass the trace it was made for, or remove 'trace=' from the link to apply its settings to this file\n")
+    for argv in (["export", str(trace), "--url", link, "-o", str(tmp_path / "v.svg"), "--no-cache"],
+                 ["report", str(trace), "--url", link, "-o", str(tmp_path / "r.html"), "--no-cache"]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err == expected
+    assert not (tmp_path / "v.svg").exists() and not (tmp_path / "r.html").exists()
+    # the same name with other content is another trace; a renamed copy (same hash) is the same one
+    same_name = f"?trace={CASE.name}%40{'0' * 8}&v=1"
+    assert main(["report", str(trace), "--url", same_name, "-o", str(tmp_path / "r.html"), "--no-cache"]) == 2
+    capsys.readouterr()
+    renamed = tmp_path / "renamed.sqlite"
+    shutil.copy(CASE, renamed)
+    mine = f"?trace={trace_id(trace).replace('@', '%40')}&v=1"
+    assert main(["report", str(renamed), "--url", mine, "-o", str(tmp_path / "r.html"), "--no-cache"]) == 0
+    assert (tmp_path / "r.html").stat().st_size > 0
