@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pandas and the model load lazily: a warm `summarize` never 
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = 5  # bump whenever a frame schema or the loader's output changes
+CACHE_FORMAT = 6  # bump whenever a frame schema or the loader's output changes
 HEADER_BYTES = 64 * 1024
 ENV_DIR = "TRACEDASH_CACHE_DIR"
 FRAME_NAMES = ("kernels", "api_calls", "nvtx_ranges", "nvtx_marks", "memops", "graph_launches")
@@ -106,11 +106,12 @@ class TraceCache:
         except OSError:
             return build(path), False
         entry = self.entries_dir / key
-        if entry.is_dir():
+        # An entry may hold only the output of `summarize` (no frames yet): not an error, just a miss.
+        if (entry / "meta.json").is_file():
             bundle = self._read(entry)
             if bundle is not None:
                 return bundle, True
-            shutil.rmtree(entry, ignore_errors=True)  # corrupt or partial: rebuild, never trust
+            shutil.rmtree(entry, ignore_errors=True)  # corrupt: rebuild, never trust
         bundle = build(path)
         self._write(entry, bundle)
         return bundle, False
@@ -145,6 +146,7 @@ class TraceCache:
             m["warnings"] = tuple(m.get("warnings", ()))
             m["accounts"] = tuple(RowAccount(**{**a, "skipped": tuple((str(r), int(n)) for r, n in a["skipped"])})
                                   for a in m.get("accounts", ()))
+            m["launches_by_pid"] = tuple(tuple(int(v) for v in t) for t in m.get("launches_by_pid", ()))
             return TraceBundle(meta=TraceMeta(**m), **frames)
         except Exception as exc:  # noqa: BLE001 - any unreadable entry is rebuilt
             log.warning("ignoring unreadable cache entry %s: %s", entry.name, exc)
@@ -164,8 +166,10 @@ class TraceCache:
             try:
                 os.rename(tmp, entry)
                 tmp = None
-            except OSError:  # another process stored the same entry first
-                pass
+            except OSError:  # the entry exists: it holds `summarize` output only, or another process stored it first
+                if entry.is_dir() and not (entry / "meta.json").is_file():
+                    for name in [f"{n}.parquet" for n in FRAME_NAMES] + ["meta.json"]:  # meta.json last
+                        os.replace(tmp / name, entry / name)
         except OSError as exc:
             self._warn(f"cannot write to {self.root} ({exc.strerror or exc})")
         finally:

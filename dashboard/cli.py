@@ -88,6 +88,7 @@ def _summarize(args) -> int:
         text = summary_text(path, args.dispatch_prefix, cache, progress=progress)
     finally:
         progress.close()
+    _say_summary_warnings(path, text)
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:
@@ -97,6 +98,16 @@ def _summarize(args) -> int:
         except OSError as exc:
             raise TraceError(f"{out}: cannot write ({exc.strerror or exc})") from exc
     return 0
+
+
+def _say_summary_warnings(path: Path, text: str) -> None:
+    """Repeat the ``warnings`` list of a summary on stderr, one ``tracedash: warning:`` line each."""
+    try:
+        lines = json.loads(text).get("warnings") or []
+    except (ValueError, AttributeError):
+        lines = []
+    for line in lines:
+        _say(f"tracedash: warning: {path.name}: {line}", file=sys.stderr)
 
 
 def _summary_names(paths: list[Path]) -> list[str]:
@@ -125,6 +136,8 @@ def _summarize_many(args) -> int:
     for r in results:
         if r.error:
             _say(f"tracedash: error: {r.error}", file=sys.stderr)
+        elif r.text is not None:
+            _say_summary_warnings(r.path, r.text)
     if out_dir is not None:
         for r, name in zip(results, _summary_names(paths)):
             if r.text is not None:
@@ -253,25 +266,10 @@ def _check_bind(host: str, port: int) -> None:
 
 
 def _inspect(args) -> int:
-    from dashboard.loaders.nsys_sqlite import inspect_export
+    from dashboard.inspect import format_inspect, inspect_trace
 
-    info = inspect_export(args.trace)
-    if args.json:
-        _say(json.dumps(info, indent=2))
-        return 0
-    out = [f"{info['file']}: nsys {info['nsys_version'] or 'version unknown'}"
-           + (f" (schema {info['schema_version']})" if info["schema_version"] else ""), ""]
-    out.append("loaders:")
-    for label, ld in info["loaders"].items():
-        table = ld["table"] or "-"
-        rows = info["rows"].get(ld["table"], 0) if ld["table"] else 0
-        missing = f"; missing columns: {', '.join(ld['missing'])}" if ld["missing"] else ""
-        out.append(f"  {label:24s} {ld['status']:8s} {table} ({rows:,} rows){missing}")
-    out.append("")
-    out.append(f"tables ({len(info['tables'])}):")
-    for name, cols in info["tables"].items():
-        out.append(f"  {name} [{len(cols)} columns]: {', '.join(cols)}")
-    _say("\n".join(line for line in out))
+    info = inspect_trace(args.trace, _cache(args))
+    _say(json.dumps(info, indent=2) if args.json else format_inspect(info))
     return 0
 
 
@@ -283,16 +281,36 @@ def _load_for_view(args):
     return load_trace(args.trace, dispatch_prefix="CG_DISPATCH", cache=cache)
 
 
+def _check_link_trace(link_trace: str, path: Path) -> None:
+    """Refuse a link made for another trace than ``path``.
+
+    A link's ``trace`` is ``NAME@HASH`` (``app.store.trace_id``: file name + hash of size and first
+    64 KiB). With a hash, the file must have the same one (a renamed copy is the same trace; another
+    run saved under the same name, e.g. nsys' default ``report1``, is not); without one, the same name.
+
+    Raises:
+        TraceError: the link names another trace (exit 2), with the way to use its settings anyway.
+    """
+    if not link_trace or not path.is_file():
+        return  # no trace in the link; a missing file is reported by the loader
+    from dashboard.app.store import trace_id
+
+    ours = trace_id(path)
+    name, _, digest = link_trace.rpartition("@") if "@" in link_trace else (link_trace, "", "")
+    if (digest and digest == ours.rpartition("@")[2]) or (not digest and name == path.name):
+        return
+    raise TraceError(f"the link was made for trace '{link_trace}', not for {path.name} ({ours}): pass the trace "
+                     "it was made for, or remove 'trace=' from the link to apply its settings to this file")
+
+
 def _export(args) -> int:
     from dashboard.export import figure_for, image_bytes, state_from_url, view_for
 
     state = state_from_url(args.url)
     for w in state.warnings:
         _say(f"tracedash: warning: {w}", file=sys.stderr)
+    _check_link_trace(state.trace, Path(args.trace))
     trace = _load_for_view(args)
-    if state.trace and state.trace.rsplit("@", 1)[0] != trace.name:
-        _say(f"tracedash: warning: the link was made for trace '{state.trace}'; rendering {trace.name} with "
-             "its settings", file=sys.stderr)
     fmt = args.format or Path(args.output).suffix.lstrip(".").lower() or "png"
     data = image_bytes(figure_for(view_for(trace, state), args.figure), fmt, which=args.figure)
     try:
@@ -304,8 +322,9 @@ def _export(args) -> int:
 
 
 def _report(args) -> int:
-    from dashboard.export import report_for_url
+    from dashboard.export import report_for_url, state_from_url
 
+    _check_link_trace(state_from_url(args.url).trace, Path(args.trace))
     trace = _load_for_view(args)
     text = report_for_url(trace, args.url)
     try:
@@ -320,7 +339,8 @@ EXIT_SLOWER = 3  # tracedash diff --fail-if-slower: the candidate is slower than
 SLOWER_HELP = ("exit 3 when the candidate is more than PCT %% slower. Slower means: with dispatch marks, the "
                "step time of the worst phase (prefill/decode/...) priced at the baseline's token mix (dispatches "
                "paired by phase and token count); without them, kernel time at the baseline's kernel counts "
-               "(kernel names on both sides). A gate that cannot be measured (n/a) never fails")
+               "(kernel names on both sides). A gate that cannot be measured (n/a) never fails (default: off: the exit "
+               "code does not depend on speed)")
 
 
 def _percent(text: str) -> float:
@@ -466,14 +486,53 @@ def _add_cache_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dir", help="cache folder (default: $TRACEDASH_CACHE_DIR or the user cache folder)")
 
 
+INPUTS_TEXT = (
+    "inputs (told apart by content, not by extension):\n"
+    "  - nsys SQLite export (.sqlite: nsys export --type sqlite REPORT.nsys-rep), nsys 2021.5 to 2026.2\n"
+    "  - Nsight Systems report (.nsys-rep/.qdrep): exported with the nsys on PATH\n"
+    "  - PyTorch profiler (Kineto) trace (.json, .json.gz, .pt.trace.json)\n"
+    "  - tracedash summary JSON (what 'tracedash summarize' writes; no intervals: overview and tables only)")
+# Inputs of each subcommand (the epilog of its --help); commands not listed take every input above.
+COMMAND_INPUTS = {
+    "cache": "inputs: none (acts on the cache folder: --cache-dir, else $TRACEDASH_CACHE_DIR or the user cache "
+             "folder)",
+}
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help that states every option's default: the option's own text when it names one, else
+    "(default: off)" for flags and "(default: VALUE)" for the rest; required options say so."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if not action.option_strings or action.default is argparse.SUPPRESS or "default" in text:
+            return text
+        if action.required:
+            return f"{text} (required)".strip()
+        if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+            return f"{text} (default: {'on' if action.default else 'off'})".strip()
+        if action.default is None:
+            return f"{text} (default: not set)".strip()
+        return f"{text} (default: %(default)s)".strip()
+
+
+def _document_inputs(sub) -> None:
+    """Every subcommand's --help lists the inputs it accepts and states each option's default."""
+    for name, p in sub.choices.items():
+        p.formatter_class = _HelpFormatter
+        p.epilog = COMMAND_INPUTS.get(name, INPUTS_TEXT)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of every subcommand (summarize, serve)."""
-    parser = argparse.ArgumentParser(prog="tracedash", description="GPU profiling trace dashboard for nsys exports.")
+    parser = argparse.ArgumentParser(prog="tracedash", description="GPU profiling trace dashboard for nsys exports, "
+                                     "Nsight Systems reports and PyTorch profiler (Kineto) traces.",
+                                     epilog=INPUTS_TEXT, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"tracedash {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("summarize", help="write the seed-format JSON summary of a trace (or of each rank's trace)")
-    p.add_argument("trace", nargs="+", help="nsys SQLite export (nsys export --type sqlite) or summary JSON; "
+    p.add_argument("trace", nargs="+", help="trace file (any input below); "
                    "several files (a multi-rank run) are summarised in parallel on Dask")
     p.add_argument("-o", "--output", help="output file (default: stdout); with several files, a folder that gets "
                    "NAME.summary.json per file (NAME: the whole file name, e.g. r0.sqlite.summary.json)")
@@ -489,11 +548,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="serve the dashboard in the browser")
     p.add_argument("traces", nargs="*", help="trace files (default: the bundled sample_traces/)")
-    p.add_argument("--trace-dir", action="append", help="serve every .sqlite/.json file in DIR (repeatable)")
+    p.add_argument("--trace-dir", action="append", help="serve every .sqlite/.json file in DIR (repeatable; default: none, and with no "
+                   "TRACE either, the bundled sample_traces/)")
     p.add_argument("--ranks", nargs="+", metavar="TRACE", help="open these nsys exports (the ranks of one run, "
-                   "rank 0 first) as device lanes of one view, each on its own session start")
+                   "rank 0 first) as device lanes of one view, each on its own session start (default: none: "
+                   "no ranks view)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=_port, default=8050)
+    p.add_argument("--port", type=_port, default=8050, help="port to bind (default 8050)")
     p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
                    help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
     p.add_argument("--debug", action="store_true", help="Dash debug mode (never for shared servers)")
@@ -507,34 +568,41 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cache_options(p)
     p.set_defaults(func=_serve)
 
-    p = sub.add_parser("inspect", help="which nsys tables and columns are present and which loaders apply")
-    p.add_argument("trace", help="nsys SQLite export")
+    p = sub.add_parser("inspect", help="how every input row was used (read, loaded, skipped by rule, not recognised), "
+                       "launches per process, warnings; for nsys exports also the tables, columns and loaders")
+    p.add_argument("trace", help="the trace file")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    _add_cache_options(p)
     p.set_defaults(func=_inspect)
 
     p = sub.add_parser("export", help="render a view (from a dashboard link) as png, svg or pdf")
-    p.add_argument("trace", help="nsys SQLite export or summary JSON")
-    p.add_argument("--url", help="a dashboard link (or just its ?query) whose view to render")
-    p.add_argument("--figure", choices=["timeline", "gantt", "phases"], default="timeline")
-    p.add_argument("--format", choices=["png", "svg", "pdf"], help="default: from the output's extension")
-    p.add_argument("-o", "--output", required=True)
-    p.add_argument("--no-cache", action="store_true")
+    p.add_argument("trace", help="the trace file (any input below)")
+    p.add_argument("--url", help="a dashboard link (or just its ?query) whose view to render; a link made for another trace is "
+                   "refused (default: no link: the default view)")
+    p.add_argument("--figure", choices=["timeline", "gantt", "phases"], default="timeline",
+                   help="which figure to render (default timeline)")
+    p.add_argument("--format", choices=["png", "svg", "pdf"], help="image format (default: from the output's "
+                   "extension, png when it has none)")
+    p.add_argument("-o", "--output", required=True, help="image file to write")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the columnar trace cache")
     p.set_defaults(func=_export)
 
     p = sub.add_parser("report", help="write one self-contained offline HTML report of a view")
-    p.add_argument("trace", help="nsys SQLite export or summary JSON")
-    p.add_argument("--url", help="a dashboard link (or just its ?query) whose view to report")
-    p.add_argument("-o", "--output", required=True)
-    p.add_argument("--no-cache", action="store_true")
+    p.add_argument("trace", help="the trace file (any input below)")
+    p.add_argument("--url", help="a dashboard link (or just its ?query) whose view to report; a link made for another trace is "
+                   "refused (default: no link: the default view)")
+    p.add_argument("-o", "--output", required=True, help="HTML file to write")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the columnar trace cache")
     p.set_defaults(func=_report)
 
     p = sub.add_parser("cache", help="show or clear the columnar trace cache")
-    p.add_argument("action", choices=["info", "clear"])
+    p.add_argument("action", choices=["info", "clear"], help="info: cached traces and their size; clear: remove "
+                   "every cached trace")
     p.add_argument("--cache-dir", help="cache folder (default: $TRACEDASH_CACHE_DIR or the user cache folder)")
     p.set_defaults(func=_cache_command, no_cache=False)
     p = sub.add_parser("diff", help="compare two runs: baseline A, candidate B (deltas = B - A)")
-    p.add_argument("baseline", help="trace A: nsys SQLite export or summary JSON")
-    p.add_argument("candidate", help="trace B: nsys SQLite export or summary JSON")
+    p.add_argument("baseline", help="trace A (any input below)")
+    p.add_argument("candidate", help="trace B (any input below)")
     p.add_argument("--json", action="store_true", help="print the stable JSON form (schema key "
                    "'tracedash.diff/1'; integers in ns) instead of text")
     p.add_argument("--top", type=_top, default=10, metavar="N",
@@ -563,6 +631,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
     _add_cache_options(p)
     p.set_defaults(func=_findings)
+    _document_inputs(sub)
     return parser
 
 

@@ -178,6 +178,54 @@ class TraceMeta:
     unmatched_ends: int = 0  # Chrome-trace 'E' events without an open 'B' on their thread (ignored)
     # per kind of input row: read / loaded / skipped by rule / not recognised (see RowAccount)
     accounts: tuple[RowAccount, ...] = ()
+    # per process that made CUDA launch calls: (pid, launch API calls, GPU executions recorded: kernel
+    # rows + graph-level graph executions); sorted by pid. Empty when the input has no launch calls.
+    launches_by_pid: tuple[tuple[int, int, int], ...] = ()
+
+
+def account_lines(accounts: tuple[RowAccount, ...] | list[RowAccount]) -> list[str]:
+    """One line per kind whose rows were not all loaded: skipped (by rule) and unrecognised counts.
+
+    E.g. ``"CUDA API calls: 38 of 95 rows not loaded: 38 CUDA backtrace duplicates (eventClass 67)"``.
+    Kinds whose every row was loaded give no line.
+    """
+    out = []
+    for a in accounts:
+        parts = [f"{n:,} {rule}" for rule, n in a.skipped if n]
+        if a.unrecognised:
+            parts.append(f"{a.unrecognised:,} not recognised")
+        if parts:
+            lost = a.skipped_total + a.unrecognised
+            out.append(f"{a.kind}: {lost:,} of {a.read:,} rows not loaded: {'; '.join(parts)}")
+    return out
+
+
+def account_brief(accounts: tuple[RowAccount, ...] | list[RowAccount]) -> str:
+    """One compact line over every kind: ``"kernels 3 · CUDA API calls 95 (38 not loaded: 38 CUDA
+    backtrace duplicates (eventClass 67)) · NVTX ranges 22"`` (rows read; what was not loaded)."""
+    parts = []
+    for a in accounts:
+        lost = [f"{n:,} {rule}" for rule, n in a.skipped if n]
+        if a.unrecognised:
+            lost.append(f"{a.unrecognised:,} not recognised")
+        tail = f" ({a.skipped_total + a.unrecognised:,} not loaded: {'; '.join(lost)})" if lost else ""
+        parts.append(f"{a.kind} {a.read:,}{tail}")
+    return " · ".join(parts)
+
+
+def input_warnings(meta: TraceMeta) -> tuple[str, ...]:
+    """Every problem with the input a reader must know, one line each, in a fixed order.
+
+    ``meta.warnings`` (content that does not fit what the file claims, e.g. a possible capture
+    gap), then ``account_lines(meta.accounts)``, then kernels without timestamps. Empty when every
+    input row was loaded and nothing looked wrong. This is the ``warnings`` list of ``summarize``
+    and the overview's input notice.
+    """
+    lines = [*meta.warnings, *account_lines(meta.accounts)]
+    if meta.dropped_zero_ts_kernels:
+        lines.append(f"kernels: {meta.dropped_zero_ts_kernels:,} without timestamps (start = end = 0), "
+                     "left out of span and busy")
+    return tuple(lines)
 
 
 @dataclass(frozen=True)
@@ -223,6 +271,8 @@ class Summary:
     notes: str = SUMMARY_NOTE
     gpu_start_ns: int | None = None
     gpu_end_ns: int | None = None
+    # input problems, one line each (``input_warnings``); the ``warnings`` list of the JSON
+    warnings: tuple[str, ...] = ()
 
     @property
     def gpu_idle_within_span_ns(self) -> int:

@@ -46,7 +46,7 @@ from dashboard.figures.idle import build_idle_causes
 from dashboard.figures.phases import build_phase_analysis
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 from dashboard.figures.timeline import build_gpu_timeline, build_nvtx_union_bars
-from dashboard.model import DISPATCH_MARKS, conform, device_label, empty_frame
+from dashboard.model import DISPATCH_MARKS, account_brief, conform, device_label, empty_frame
 from dashboard.trace import LoadedTrace
 
 # Share of the mark budget per layer of the timeline.
@@ -322,6 +322,9 @@ def overview_cards(trace: LoadedTrace) -> list[Card]:
         cards.append(Card("Kernels clipped (same-stream overrun)", f"{clipped:,}",
                           "ran past the end of a later kernel on the same stream (a timestamp artifact): "
                           "clipped to the next kernel's start for busy, span and durations"))
+    if meta.accounts:
+        cards.append(Card("Input rows", f"{sum(a.read for a in meta.accounts):,}",
+                          "read per kind: " + account_brief(meta.accounts)))
     if b is not None and (bad := invalid_kernel_count(b.kernels)):
         long_ = overlong_kernel_count(b.kernels)
         why = "end < start, missing (NULL) or impossible timestamps"

@@ -13,6 +13,7 @@ from dashboard.errors import TraceError, TraceFormatError, clean_message
 from dashboard.loaders import load_kineto_json, load_nsys_sqlite, load_summary_json, sniff_format
 from dashboard.loaders.nsys_sqlite import check_no_writer
 from dashboard.loaders.nsys_rep import export_report
+from dashboard.loaders.summary_json import summary_meta
 from dashboard.model import Summary, TraceBundle, TraceMeta
 
 __all__ = ["LoadedTrace", "load_trace"]
@@ -84,7 +85,7 @@ def _load(p: Path, dispatch_prefix: str, cache: TraceCache | None, progress, lea
         bundle = _load_report(p, cache, progress)
         return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle, dispatch_prefix)
     summary = load_summary_json(p)
-    meta = TraceMeta(source=p.name, format="summary-json")
+    meta = summary_meta(summary, p.name)
     return LoadedTrace(p, meta, summary, None, dispatch_prefix)
 
 

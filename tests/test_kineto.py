@@ -279,7 +279,7 @@ def test_summarize_writes_the_seed_format_for_a_kineto_trace(tmp_path):
     assert main(["summarize", str(trace), "-o", str(out)]) == 0
     s = json.loads(out.read_text(encoding="utf-8"))
     seed_keys = json.loads((DATA / "seed_summary.json").read_text(encoding="utf-8")).keys()
-    assert list(s) == list(seed_keys)
+    assert list(s) == [*seed_keys, "warnings"]  # the seed format plus the warnings list (summary_contract.md)
     assert s["file"] == trace.name and s["kernel_count"] == 4350 and s["graph_node_kernel_count"] == 0
     assert s["gpu_busy_union_s"] == exp["gpu_busy_union_ns"] / 1e9
     assert s["gpu_activity_span_s"] == exp["gpu_activity_span_ns"] / 1e9

@@ -27,7 +27,7 @@ def test_seed_loads_exactly(seed_dict):
 
 def test_seed_round_trips(seed_dict):
     back = summary_to_dict(load_summary_json(SEED))
-    assert back.keys() == seed_dict.keys()
+    assert list(back) == [*seed_dict, "warnings"] and back["warnings"] == []  # the seed has no warnings list
     assert back["api"].keys() == seed_dict["api"].keys()
     for k, (count, total) in seed_dict["api"].items():
         assert back["api"][k][0] == count and abs(back["api"][k][1] - total) <= 1e-9
@@ -103,3 +103,19 @@ def test_json_error_messages_are_phrases(tmp_path, text, problem):
     with pytest.raises(TraceFormatError) as err:
         load_summary_json(p)
     assert str(err.value) == f"s.json: malformed JSON at {problem}"
+
+
+def test_warnings_round_trip_and_unknown_keys_are_reported(tmp_path, seed_dict):
+    from dashboard.trace import load_trace
+
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps({**seed_dict, "warnings": ["pid 200: 50 launches, 0 kernels (possible capture gap)"],
+                             "extra_key": 1}))
+    t = load_trace(p)
+    assert t.summary.warnings == ("pid 200: 50 launches, 0 kernels (possible capture gap)",
+                                  "summary JSON: 1 unknown top-level key(s) ignored: 'extra_key'")
+    assert summary_to_dict(t.summary)["warnings"] == list(t.summary.warnings)
+    assert t.meta.warnings == t.summary.warnings
+    assert [(a.kind, a.read, a.loaded) for a in t.meta.accounts] == [
+        ("CUDA API names", 18, 18), ("NVTX range names", len(seed_dict["nvtx"]), len(seed_dict["nvtx"])),
+        ("dispatch marks", 138, 138), ("top kernels", 20, 20)]

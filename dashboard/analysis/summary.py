@@ -19,6 +19,7 @@ from dashboard.model import (
     TraceBundle,
     conform,
     empty_frame,
+    input_warnings,
     ns_to_s,
 )
 
@@ -321,9 +322,10 @@ def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PR
         dispatch=dispatch,
         dispatch_timeline=marks,
         top_kernels=kernel_stats_by_short_name(bundle.kernels),
-        notes=" ".join([SUMMARY_NOTE, *kernel_row_warnings(bundle.kernels)]),
+        notes=SUMMARY_NOTE,
         gpu_start_ns=gpu_start,
         gpu_end_ns=gpu_end,
+        warnings=input_warnings(bundle.meta) + tuple(kernel_row_warnings(bundle.kernels)),
     )
 
 
@@ -352,4 +354,5 @@ def summary_to_dict(summary: Summary) -> dict:
         ],
         "top_kernels": [[r.name, [int(r.count), ns_to_s(r.total_ns)]] for r in summary.top_kernels.itertuples(index=False)],
         "notes": summary.notes,
+        "warnings": list(summary.warnings),
     }

@@ -14,6 +14,7 @@ from dashboard.loaders.summary_json import load_summary_json
 
 __all__ = ["sniff_format", "load_nsys_sqlite", "load_summary_json", "load_kineto_json"]
 
+QDSTRM_SUFFIX = ".qdstrm"  # the raw stream nsys writes while recording, before it becomes an .nsys-rep
 SNIFF_BYTES = 1 << 20  # decompressed bytes looked at to tell a Kineto trace from a summary
 
 
@@ -29,6 +30,15 @@ def _json_head(path: Path, head: bytes) -> bytes:
     return raw
 
 
+def unfinished_capture_message(path: Path) -> str:
+    """The one sentence for an ``.qdstrm`` file: an nsys capture that was never turned into a report."""
+    rep = path.name[: -len(QDSTRM_SUFFIX)] + ".nsys-rep"
+    return (f"{path.name}: an unfinished Nsight Systems capture (.qdstrm: the raw stream nsys writes while recording, "
+            f"left when nsys stopped before importing it into a report); import it with the QdstrmImporter of "
+            f"the Nsight Systems install (host-linux-x64/QdstrmImporter -i {path.name}), then open {rep} or its "
+            f"SQLite export (nsys export --type sqlite {rep})")
+
+
 def sniff_format(path: Path) -> str:
     """Return ``"nsys-sqlite"``, ``"nsys-rep"``, ``"kineto-json"`` or ``"summary-json"`` from the content.
 
@@ -38,13 +48,16 @@ def sniff_format(path: Path) -> str:
 
     Raises:
         TraceNotFoundError: missing path, a directory or another non-regular file (device, pipe).
-        TraceFormatError: empty file or neither format.
+        TraceFormatError: empty file or neither format; an unfinished ``.qdstrm`` capture (known by
+            its suffix, whatever it holds: ``unfinished_capture_message``).
     """
     if not path.exists():
         raise TraceNotFoundError(f"{path}: no such file")
     if not path.is_file():
         kind = "a directory" if path.is_dir() else "a device, pipe or socket"
         raise TraceNotFoundError(f"{path}: not a regular file ({kind}); pass a .sqlite or .json file")
+    if path.name.lower().endswith(QDSTRM_SUFFIX):
+        raise TraceFormatError(unfinished_capture_message(path))
     try:
         with open(path, "rb") as fh:
             head = fh.read(4096)

@@ -25,6 +25,7 @@ from dashboard.model import (
     MEMOPS,
     NVTX_MARKS,
     NVTX_RANGES,
+    RowAccount,
     UNNAMED_NVTX,
     TraceBundle,
     TraceMeta,
@@ -55,6 +56,21 @@ EVENT_CLASS_BACKTRACE = 67
 # ENUM_CUDA_MEMCPY_OPER, used when the export lacks the enum table.
 _COPY_KINDS = {0: "unknown", 1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD",
                7: "DtoA", 8: "DtoD", 9: "HtoH", 10: "PtoP", 11: "UVM HtoD", 12: "UVM DtoH"}
+
+# NVTX_EVENTS.eventType values that name things rather than record events: category (33), thread
+# name (39), domain create/destroy (75/76), CUDA device/context/stream names (97-99). Used, not shown.
+NVTX_METADATA_TYPES = (33, 39, NVTX_DOMAIN_CREATE, 76, 97, 98, 99)
+
+# Documented rules for rows left out (the ``skipped`` entries of ``RowAccount``).
+RULE_BACKTRACE = "CUDA backtrace duplicates (eventClass 67)"
+RULE_BAD_TIME = "with unusable times (NULL, end < start or beyond 2^62 ns)"
+
+# CUDA API calls that put work on the GPU: kernel launches (runtime and driver, cooperative, Ex/ExC)
+# and CUDA graph launches. Not cudaLaunchHostFunc (CPU work).
+LAUNCH_API = re.compile(r"^cu(?:da)?(?:Launch(?:Cooperative)?Kernel|GraphLaunch)")
+
+# Tables of an nvprof database (nvprof --export-profile, .nvvp): not an nsys export.
+_NVPROF_MARKER_TABLES = ("StringTable", "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL")
 
 # Tables whose presence makes a SQLite file an nsys export.
 _NSYS_MARKER_TABLES = ("StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",
@@ -256,6 +272,50 @@ def _drop_invalid_times(raw: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 
 
 
+def _count(con: sqlite3.Connection, table: str | None) -> int:
+    """Rows of ``table`` (0 for None)."""
+    return int(con.execute(f"SELECT count(*) FROM {_q(table)}").fetchone()[0]) if table else 0
+
+
+def _rules(*pairs: tuple[str, int]) -> tuple[tuple[str, int], ...]:
+    """The ``skipped`` entries of a RowAccount: only rules with a non-zero count."""
+    return tuple((rule, int(n)) for rule, n in pairs if n)
+
+
+def launches_by_pid(api_calls: pd.DataFrame, execution_pids: np.ndarray) -> tuple[tuple[int, int, int], ...]:
+    """Per process that called a launch API (``LAUNCH_API``): ``(pid, launch calls, GPU executions)``.
+
+    Args:
+        api_calls: API_CALLS frame (``pid``, ``name``).
+        execution_pids: pid of every GPU execution recorded (kernel rows, graph-level graph
+            executions), int64.
+
+    Returns:
+        Tuples sorted by pid; only processes with at least one launch call.
+    """
+    if api_calls.empty:
+        return ()
+    names = api_calls["name"]
+    cats = names.cat.categories if hasattr(names, "cat") else pd.Index(pd.unique(names))
+    launch_names = [c for c in cats if LAUNCH_API.match(str(c))]
+    if not launch_names:
+        return ()
+    pids = api_calls.loc[names.isin(launch_names), "pid"].to_numpy(np.int64)
+    lp, ln = np.unique(pids, return_counts=True)
+    ep, en = np.unique(np.asarray(execution_pids, np.int64), return_counts=True)
+    execs = dict(zip(ep.tolist(), en.tolist()))
+    return tuple((int(p), int(n), int(execs.get(int(p), 0))) for p, n in zip(lp.tolist(), ln.tolist()))
+
+
+def capture_gap_warnings(launches: tuple[tuple[int, int, int], ...], unattributed: int = 0) -> tuple[str, ...]:
+    """``"pid 200: 50 launches, 0 kernels (possible capture gap)"`` for each process that made launch
+    calls but has no GPU execution recorded. ``unattributed``: executions whose process is unknown
+    (no globalPid); while there are any, only a trace with no execution at all is flagged."""
+    if unattributed:
+        return ()
+    return tuple(f"pid {p}: {n:,} launches, 0 kernels (possible capture gap)" for p, n, e in launches if e == 0)
+
+
 def _load_strings(con: sqlite3.Connection, probe: SchemaProbe) -> dict[int, str]:
     table = probe.table("StringIds")
     if not table or not {"id", "value"} <= set(probe.columns(table)):
@@ -304,7 +364,7 @@ _API_COLUMNS = ["start_ns", "end_ns", "global_tid", "correlation_id", "event_cla
 
 _LEAN_KERNEL_COLUMNS = ["start_ns", "end_ns", "device_id", "context_id", "stream_id", "global_pid", "graph_node_id",
                         "short_id", "name_id"]
-_LEAN_API_COLUMNS = ["start_ns", "end_ns", "event_class", "name_id"]
+_LEAN_API_COLUMNS = ["start_ns", "end_ns", "global_tid", "event_class", "name_id"]
 
 
 def _kernel_sql(probe: SchemaProbe, lean: bool = False) -> str | None:
@@ -383,6 +443,15 @@ def _kernel_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> tuple[pd
     return conform(raw, KERNELS), zero_ts
 
 
+def _kernel_account(con, probe: SchemaProbe, raw: pd.DataFrame | None) -> RowAccount:
+    """The "kernels" account: every row read is loaded (rows with unusable times are kept and
+    flagged invalid); a kernel table without start/end columns is not recognised."""
+    if raw is not None:
+        return RowAccount("kernels", len(raw), len(raw))
+    n = _count(con, probe.table("CUPTI_ACTIVITY_KIND_KERNEL"))
+    return RowAccount("kernels", n, 0, unrecognised=n)
+
+
 def _api_sql(probe: SchemaProbe, lean: bool = False) -> str | None:
     table = probe.table("CUPTI_ACTIVITY_KIND_RUNTIME")
     cols = probe.columns(table)
@@ -390,7 +459,8 @@ def _api_sql(probe: SchemaProbe, lean: bool = False) -> str | None:
         return None
     where = f'WHERE "eventClass" IS NOT {EVENT_CLASS_BACKTRACE}' if "eventClass" in cols else ""
     if lean:
-        return f'SELECT "start", "end", {_col(cols, "eventClass", "0")}, "nameId" FROM {_q(table)} {where}'
+        return (f'SELECT "start", "end", {_col(cols, "globalTid")}, {_col(cols, "eventClass", "0")}, "nameId" '
+                f'FROM {_q(table)} {where}')
     return (
         f'SELECT "start", "end", {_col(cols, "globalTid")}, {_col(cols, "correlationId")}, '
         f'{_col(cols, "eventClass", "0")}, "nameId" FROM {_q(table)} {where}'
@@ -456,16 +526,23 @@ def _run_queries(con: sqlite3.Connection, jobs: dict[str, tuple[str | None, list
     return out
 
 
-def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, int]]:
-    """NVTX_RANGES, NVTX_MARKS and how many range/mark rows were dropped for unusable times.
+def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, int], list[RowAccount]]:
+    """NVTX_RANGES, NVTX_MARKS, how many range/mark rows were dropped for unusable times, and the
+    accounts of NVTX rows ("NVTX ranges", "NVTX marks", "NVTX metadata"; the last has the naming
+    rows of ``NVTX_METADATA_TYPES`` as loaded, i.e. used, and rows of any other event type as not
+    recognised).
 
     Dropped: a start that is NULL, not a number or beyond 2**62 ns; an end that is not a number or
     beyond 2**62 ns (a NULL end is an open range, closed as the contract says); ``end < start``.
     """
     table = probe.table("NVTX_EVENTS")
     cols = probe.columns(table)
-    if not table or not {"start", "eventType"} <= set(cols):
-        return empty_frame(NVTX_RANGES), empty_frame(NVTX_MARKS), {}
+    if not table:
+        return empty_frame(NVTX_RANGES), empty_frame(NVTX_MARKS), {}, []
+    if not {"start", "eventType"} <= set(cols):
+        n = _count(con, table)
+        accounts = [RowAccount("NVTX events", n, 0, unrecognised=n)] if n else []
+        return empty_frame(NVTX_RANGES), empty_frame(NVTX_MARKS), {}, accounts
     sql = (
         f'SELECT "start", {_col(cols, "end")}, "eventType", {_col(cols, "text")}, {_col(cols, "textId")}, '
         f'{_col(cols, "domainId", "0")}, {_col(cols, "globalTid", "0")}, {_col(cols, "endGlobalTid")} '
@@ -473,7 +550,7 @@ def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame, dict[st
     )
     raw = _query(con, sql, ["start", "end", "event_type", "text", "text_id", "domain_id", "global_tid", "end_tid"])
     if raw.empty:
-        return empty_frame(NVTX_RANGES), empty_frame(NVTX_MARKS), {}
+        return empty_frame(NVTX_RANGES), empty_frame(NVTX_MARKS), {}, []
     raw["event_type"] = _int(raw["event_type"])
     raw["global_tid"] = _int(raw["global_tid"], 0)
     raw["domain_id"] = _int(raw["domain_id"], 0)
@@ -524,7 +601,14 @@ def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame, dict[st
     m["name"] = m["message"].mask(m["message"] == "", UNNAMED_NVTX)
     m["pid"] = _pid_of(m["global_tid"])
     m["tid"] = _tid_of(m["global_tid"])
-    return ranges, conform(m, NVTX_MARKS), dropped
+    n_meta = int(raw["event_type"].isin(NVTX_METADATA_TYPES).sum())
+    other = len(raw) - int(range_rows.sum()) - int(mark_rows.sum()) - n_meta
+    accounts = [
+        RowAccount("NVTX ranges", int(range_rows.sum()), len(ranges), _rules((RULE_BAD_TIME, dropped["NVTX ranges"]))),
+        RowAccount("NVTX marks", int(mark_rows.sum()), len(m), _rules((RULE_BAD_TIME, dropped["NVTX marks"]))),
+        RowAccount("NVTX metadata", n_meta + other, n_meta, unrecognised=other),
+    ]
+    return ranges, conform(m, NVTX_MARKS), dropped, [a for a in accounts if a.read]
 
 
 def _copy_kind_names(con, probe) -> dict[int, str]:
@@ -559,16 +643,22 @@ def _mem_kind_labels(ids: pd.Series, names: dict[int, str]) -> pd.Categorical:
     return pd.Categorical(ids.map(labels))
 
 
-def _load_memops(con, probe) -> tuple[pd.DataFrame, int]:
-    """MEMOPS frame and the number of rows dropped for unusable times (NULL, end < start)."""
+def _load_memops(con, probe) -> tuple[pd.DataFrame, int, RowAccount]:
+    """MEMOPS frame, the number of rows dropped for unusable times (NULL, end < start), and the
+    "memcpy/memset" account (rows of a table without start/end columns are not recognised)."""
     frames = []
-    dropped = 0
+    dropped = read = unusable = 0
     kinds = _copy_kind_names(con, probe)
     mem_kinds = _mem_kind_names(con, probe)
     for logical, label in (("CUPTI_ACTIVITY_KIND_MEMCPY", "memcpy"), ("CUPTI_ACTIVITY_KIND_MEMSET", "memset")):
         table = probe.table(logical)
         cols = probe.columns(table)
-        if not table or not {"start", "end"} <= set(cols):
+        if not table:
+            continue
+        if not {"start", "end"} <= set(cols):
+            n = _count(con, table)
+            read += n
+            unusable += n
             continue
         src, dst = ("srcKind", "dstKind") if label == "memcpy" else ("NULL", "memKind")
         sql = (f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "streamId", "0")}, '
@@ -577,6 +667,7 @@ def _load_memops(con, probe) -> tuple[pd.DataFrame, int]:
                f'FROM {_q(table)}')
         raw = _query(con, sql, ["start_ns", "end_ns", "device_id", "stream_id", "bytes", "copy_kind", "global_pid",
                                 "context_id", "correlation_id", "src_kind", "dst_kind"])
+        read += len(raw)
         if raw.empty:
             continue
         raw["start_ns"] = _int(raw["start_ns"], _MISSING)
@@ -600,34 +691,45 @@ def _load_memops(con, probe) -> tuple[pd.DataFrame, int]:
         else:
             raw["kind"] = "memset"
         frames.append(raw)
+    account = RowAccount("memcpy/memset", read, read - dropped - unusable, _rules((RULE_BAD_TIME, dropped)), unusable)
     if not frames:
-        return empty_frame(MEMOPS), dropped
+        return empty_frame(MEMOPS), dropped, account
     out = pd.concat(frames, ignore_index=True).sort_values("start_ns", kind="stable")
-    return conform(out.reset_index(drop=True), MEMOPS), dropped
+    return conform(out.reset_index(drop=True), MEMOPS), dropped, account
 
 
-def _load_graph_launches(con, probe) -> tuple[pd.DataFrame, int]:
-    """GRAPH_LAUNCHES frame and the number of rows dropped for unusable times (NULL, end < start)."""
+def _load_graph_launches(con, probe) -> tuple[pd.DataFrame, int, RowAccount, np.ndarray]:
+    """GRAPH_LAUNCHES frame, the number of rows dropped for unusable times (NULL, end < start), the
+    "CUDA graph launches" account, and the pid of every row read (0 when globalPid is absent)."""
     table = probe.table("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
     cols = probe.columns(table)
-    if not table or not {"start", "end"} <= set(cols):
-        return empty_frame(GRAPH_LAUNCHES), 0
+    no_pids = np.zeros(0, np.int64)
+    if not table:
+        return empty_frame(GRAPH_LAUNCHES), 0, RowAccount("CUDA graph launches", 0, 0), no_pids
+    if not {"start", "end"} <= set(cols):
+        n = _count(con, table)
+        return empty_frame(GRAPH_LAUNCHES), 0, RowAccount("CUDA graph launches", n, 0, unrecognised=n), no_pids
     sql = (f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "streamId", "0")}, '
-           f'{_col(cols, "graphId")} FROM {_q(table)}')
-    raw = _query(con, sql, ["start_ns", "end_ns", "device_id", "stream_id", "graph_id"])
+           f'{_col(cols, "graphId")}, {_col(cols, "globalPid")} FROM {_q(table)}')
+    raw = _query(con, sql, ["start_ns", "end_ns", "device_id", "stream_id", "graph_id", "global_pid"])
+    read = len(raw)
     if raw.empty:
-        return empty_frame(GRAPH_LAUNCHES), 0
+        return empty_frame(GRAPH_LAUNCHES), 0, RowAccount("CUDA graph launches", 0, 0), no_pids
+    pids = _pid_of(_int(raw["global_pid"], 0)).to_numpy()
     for c in ("start_ns", "end_ns"):
         raw[c] = _int(raw[c], _MISSING)
     raw, dropped = _drop_invalid_times(raw)
+    account = RowAccount("CUDA graph launches", read, read - dropped, _rules((RULE_BAD_TIME, dropped)))
     if raw.empty:
-        return empty_frame(GRAPH_LAUNCHES), dropped
+        return empty_frame(GRAPH_LAUNCHES), dropped, account, pids
     for c in ("device_id", "stream_id", "graph_id"):
         raw[c] = _int(raw[c])
-    return conform(raw, GRAPH_LAUNCHES), dropped
+    return conform(raw, GRAPH_LAUNCHES), dropped, account, pids
 
 
-def _load_meta(con, probe, path: Path, dropped: int, invalid_rows: dict[str, int] | None = None) -> TraceMeta:
+def _load_meta(con, probe, path: Path, dropped: int, invalid_rows: dict[str, int] | None = None, *,
+               accounts: tuple[RowAccount, ...] = (), launches: tuple[tuple[int, int, int], ...] = (),
+               warnings: tuple[str, ...] = ()) -> TraceMeta:
     version = schema = ""
     for logical in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
         table = probe.table(logical)
@@ -651,6 +753,9 @@ def _load_meta(con, probe, path: Path, dropped: int, invalid_rows: dict[str, int
         tables=tuple(sorted(probe.tables)),
         dropped_zero_ts_kernels=dropped,
         invalid_time_rows={k: v for k, v in (invalid_rows or {}).items() if v},
+        warnings=warnings,
+        accounts=accounts,
+        launches_by_pid=launches,
     )
 
 
@@ -675,11 +780,22 @@ LOADER_TABLES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 
 
 def check_nsys_tables(probe: SchemaProbe, name: str) -> None:
-    """Refuse a SQLite database without any nsys table (``_NSYS_MARKER_TABLES``).
+    """Refuse a SQLite database without any nsys table (``_NSYS_MARKER_TABLES``), and an nvprof
+    database (``StringTable`` or ``CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL`` and no ``StringIds``),
+    whose CUPTI tables look like an nsys export's but hold other columns (names in StringTable,
+    API calls by callback id): read as an export it would give zero kernels.
 
     Raises:
-        TraceFormatError: "NAME: a SQLite database but not an nsys export (found: ...)".
+        TraceFormatError: "NAME: a SQLite database but not an nsys export (found: ...)", or
+            "NAME: an nvprof database, not an nsys export ...".
     """
+    if not probe.table("StringIds") and any(probe.table(t) for t in _NVPROF_MARKER_TABLES):
+        found = ", ".join(t for t in (*_NVPROF_MARKER_TABLES, "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME")
+                          if probe.table(t))
+        raise TraceFormatError(
+            f"{name}: an nvprof database, not an nsys export (tables {found}; no StringIds). tracedash reads "
+            "Nsight Systems exports: record the run with 'nsys profile' and export it with "
+            "'nsys export --type sqlite REPORT.nsys-rep'.")
     if not any(probe.table(t) for t in _NSYS_MARKER_TABLES):
         found = ", ".join(sorted(probe.tables)[:8]) or "no tables"
         raise TraceFormatError(
@@ -806,19 +922,32 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
             "kernels": (_kernel_sql(probe, lean), _LEAN_KERNEL_COLUMNS if lean else _KERNEL_COLUMNS,
                         probe.table("CUPTI_ACTIVITY_KIND_KERNEL")),
             "api": (_api_sql(probe, lean), _LEAN_API_COLUMNS if lean else _API_COLUMNS, None)})
+        accounts = [_kernel_account(con, probe, raw["kernels"])]
+        api_read = _count(con, probe.table("CUPTI_ACTIVITY_KIND_RUNTIME"))
+        api_returned = 0 if raw["api"] is None else len(raw["api"])
         kernels, dropped = _kernel_frame(raw["kernels"], strings)
         api_calls, bad_api = _api_frame(raw["api"], strings)
         del raw
+        if _api_sql(probe) is None:  # a RUNTIME table without start/end/nameId: none of it readable
+            accounts.append(RowAccount("CUDA API calls", api_read, 0, unrecognised=api_read))
+        else:
+            accounts.append(RowAccount("CUDA API calls", api_read, len(api_calls),
+                                       _rules((RULE_BACKTRACE, api_read - api_returned), (RULE_BAD_TIME, bad_api))))
         step("NVTX")
-        ranges, marks, bad_nvtx = _load_nvtx(con, probe, strings)
+        ranges, marks, bad_nvtx, nvtx_accounts = _load_nvtx(con, probe, strings)
         step("memcpy/memset")
-        memops, bad_memops = _load_memops(con, probe)
+        memops, bad_memops, memops_account = _load_memops(con, probe)
         step("graphs")
-        graph_launches, bad_graphs = _load_graph_launches(con, probe)
+        graph_launches, bad_graphs, graph_account, graph_pids = _load_graph_launches(con, probe)
         invalid = {"CUDA API calls": bad_api, "memcpy/memset": bad_memops, "CUDA graph launches": bad_graphs,
                    **bad_nvtx}
+        accounts += [*nvtx_accounts, memops_account, graph_account]
+        executions = np.concatenate([kernels["pid"].to_numpy(np.int64), graph_pids])
+        launches = launches_by_pid(api_calls, executions)
+        gaps = capture_gap_warnings(launches, unattributed=int((executions == 0).sum()))
         return TraceBundle(
-            meta=_load_meta(con, probe, p, dropped, invalid),
+            meta=_load_meta(con, probe, p, dropped, invalid, accounts=tuple(a for a in accounts if a.read),
+                            launches=launches, warnings=gaps),
             kernels=kernels,
             api_calls=api_calls,
             nvtx_ranges=ranges,

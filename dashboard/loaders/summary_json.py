@@ -10,9 +10,14 @@ import pandas as pd
 
 from dashboard.errors import TraceFormatError, TraceNotFoundError
 from dashboard.loaders.jsontext import decode_json
-from dashboard.model import API_STATS, DISPATCH_MARKS, KERNEL_STATS, NVTX_STATS, SUMMARY_NOTE, Summary, conform
+from dashboard.model import (API_STATS, DISPATCH_MARKS, KERNEL_STATS, NVTX_STATS, SUMMARY_NOTE, RowAccount, Summary,
+                             TraceMeta, conform)
 
 REQUIRED_KEYS = ("gpu_activity_span_s", "gpu_busy_union_s", "kernel_count")
+# every key ``summarize`` writes (summary_contract.md); any other top-level key is reported, not read
+KNOWN_KEYS = frozenset(("file", "gpu_activity_span_s", "gpu_busy_union_s", "gpu_idle_within_span_s", "kernel_count",
+                        "graph_node_kernel_count", "api", "nvtx", "dispatch", "dispatch_timeline", "top_kernels",
+                        "notes", "warnings"))
 LIMIT = 2**62  # ns (about 146 years) and counts: anything larger is not a real trace
 
 
@@ -67,8 +72,10 @@ def _list(value, where: str, name: str) -> list:
 def parse_summary(data: object, name: str) -> Summary:
     """Validate a decoded seed-format object and convert it to a Summary (times to int ns).
 
-    Optional keys (api, nvtx, dispatch, dispatch_timeline, top_kernels, notes,
-    graph_node_kernel_count) default to empty. ``file`` defaults to ``name``.
+    Optional keys (api, nvtx, dispatch, dispatch_timeline, top_kernels, notes, warnings,
+    graph_node_kernel_count) default to empty. ``file`` defaults to ``name``. The file's own
+    ``warnings`` (a list of strings) are kept, and top-level keys not in ``KNOWN_KEYS`` are
+    reported in one more warning line.
 
     Raises:
         TraceFormatError: a required key is missing or any value has the wrong type; the
@@ -117,6 +124,11 @@ def parse_summary(data: object, name: str) -> Summary:
                          str(ev["name"])))
     dispatch = {str(k): _int(v, f"dispatch[{k!r}]", name) for k, v in _dict(d.get("dispatch", {}), "dispatch", name).items()}
     notes = d.get("notes", SUMMARY_NOTE)
+    warnings = [str(w) for w in _list(d.get("warnings", []), "warnings", name)]
+    unknown = [str(k) for k in d if k not in KNOWN_KEYS]
+    if unknown:
+        warnings.append(f"summary JSON: {len(unknown):,} unknown top-level key(s) ignored: "
+                        + ", ".join(_short(k) for k in unknown[:5]) + (", ..." if len(unknown) > 5 else ""))
 
     span = _s_to_ns(d["gpu_activity_span_s"], "gpu_activity_span_s", name)
     busy = _s_to_ns(d["gpu_busy_union_s"], "gpu_busy_union_s", name)
@@ -138,6 +150,7 @@ def parse_summary(data: object, name: str) -> Summary:
         dispatch_timeline=conform(tl.reset_index(drop=True), DISPATCH_MARKS),
         top_kernels=conform(pd.DataFrame(top_rows, columns=list(KERNEL_STATS)), KERNEL_STATS),
         notes=notes if isinstance(notes, str) else SUMMARY_NOTE,
+        warnings=tuple(warnings),
     )
 
 
@@ -153,3 +166,13 @@ def load_summary_json(path: str | os.PathLike) -> Summary:
         raise TraceNotFoundError(f"{p}: no such file" if not p.exists() else f"{p}: not a regular file")
     data = decode_json(p.read_bytes(), p.name, too_large="too large to be a count or time (over 4,300 digits)")
     return parse_summary(data, p.name)
+
+
+def summary_meta(summary: Summary, name: str) -> TraceMeta:
+    """The TraceMeta of a summary read from JSON: its warnings, and one account per list in it
+    ("CUDA API names", "NVTX range names", "dispatch marks", "top kernels"; every entry is read
+    and loaded: a malformed one refuses the whole file)."""
+    lists = (("CUDA API names", len(summary.api)), ("NVTX range names", len(summary.nvtx)),
+             ("dispatch marks", len(summary.dispatch_timeline)), ("top kernels", len(summary.top_kernels)))
+    return TraceMeta(source=name, format="summary-json", warnings=tuple(summary.warnings),
+                     accounts=tuple(RowAccount(kind, n, n) for kind, n in lists if n))

@@ -1,0 +1,288 @@
+"""Every input row accounted for (issue 12 §1): RowAccounts of the nsys SQLite loader, the
+launch-without-kernels class (possible capture gap), nvprof databases, and where the counts show:
+overview, ``summarize`` (``warnings`` + stderr) and ``inspect``."""
+
+import json
+import logging
+import shutil
+import sqlite3
+
+import pytest
+from factories import GLOBAL_TID_1, write_nsys_sqlite
+from paths import DATA, NSYS_DIR
+
+from dashboard.analysis.summary import summary_to_dict
+from dashboard.cache import TraceCache
+from dashboard.cli import main
+from dashboard.errors import TraceFormatError
+from dashboard.loaders import load_nsys_sqlite
+from dashboard.model import RowAccount, input_warnings
+from dashboard.render import overview_cards
+from dashboard.trace import load_trace
+
+CASE = DATA / "cases" / "launch_without_kernels" / "f_launch_no_kernels.sqlite"
+GAP_200 = "pid 200: 50 launches, 0 kernels (possible capture gap)"
+
+
+def tid(pid: int, t: int = 1) -> int:
+    return (1 << 48) | (pid << 24) | t
+
+
+# --- launch_without_kernels (handed case, real values) -------------------------------------------------
+
+
+@pytest.mark.parametrize("lean", [False, True])
+def test_case_launch_without_kernels_names_the_process(lean):
+    b = load_nsys_sqlite(CASE, lean=lean)
+    assert b.meta.launches_by_pid == ((100, 3, 3), (200, 50, 0))
+    assert b.meta.warnings == (GAP_200,)
+    assert b.meta.accounts == (RowAccount("kernels", 3, 3), RowAccount("CUDA API calls", 53, 53))
+
+
+def test_case_launch_without_kernels_in_summarize_inspect_and_overview(tmp_path, capsys):
+    out = tmp_path / "s.json"
+    assert main(["summarize", str(CASE), "-o", str(out), "--no-cache"]) == 0
+    assert json.loads(out.read_text())["warnings"] == [GAP_200]
+    assert capsys.readouterr().err == f"tracedash: warning: {CASE.name}: {GAP_200}\n"
+    assert main(["inspect", str(CASE), "--no-cache"]) == 0
+    text = capsys.readouterr().out
+    assert "  pid 100                 3 launches          3 executed\n" in text
+    assert "  pid 200                50 launches          0 executed\n" in text
+    assert f"warnings (1):\n  {GAP_200}\n" in text
+    assert main(["inspect", "--json", str(CASE), "--no-cache"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["processes"] == [{"pid": 100, "launches": 3, "gpu_executions": 3},
+                                 {"pid": 200, "launches": 50, "gpu_executions": 0}]
+    assert info["warnings"] == [GAP_200]
+    cards = {c.label: c for c in overview_cards(load_trace(CASE))}
+    assert cards["Input warnings"].hint == GAP_200
+    assert (cards["Input rows"].value, cards["Input rows"].hint) == ("56", "read per kind: kernels 3 · CUDA API calls 53")
+
+
+def test_launch_gap_class_driver_and_graph_launches_without_a_kernel_table(tmp_path):
+    """Another member: no kernel table at all (nsys creates tables only for data); pid 300 launches
+    through the driver API and CUDA graphs; pid 100 launches graphs traced at graph level (GPU
+    executions in GRAPH_TRACE: no gap); cudaLaunchHostFunc is not a GPU launch."""
+    runtime = ([{"start": 10 + i, "end": 11 + i, "name": "cuLaunchKernel", "eventClass": 1, "globalTid": tid(300)}
+                for i in range(4)]
+               + [{"start": 30 + i, "end": 31 + i, "name": "cudaGraphLaunch_v10000", "globalTid": tid(300)}
+                  for i in range(2)]
+               + [{"start": 40, "end": 41, "name": "cudaLaunchHostFunc_v10000", "globalTid": tid(400)}]
+               + [{"start": 50 + i, "end": 51 + i, "name": "cudaGraphLaunch_v10000", "globalTid": GLOBAL_TID_1}
+                  for i in range(2)])
+    path = write_nsys_sqlite(tmp_path / "gap.sqlite", runtime=runtime,
+                             graph_trace=[{"start": 60, "end": 90}, {"start": 95, "end": 99}])
+    for lean in (False, True):
+        b = load_nsys_sqlite(path, lean=lean)
+        assert b.meta.launches_by_pid == ((100, 2, 2), (300, 6, 0))
+        assert b.meta.warnings == ("pid 300: 6 launches, 0 kernels (possible capture gap)",)
+    s = summary_to_dict(load_trace(path).summary)
+    assert s["kernel_count"] == 0 and s["warnings"] == ["pid 300: 6 launches, 0 kernels (possible capture gap)"]
+
+
+def test_kernels_of_unknown_process_silence_the_per_process_check(tmp_path):
+    """Kernel rows without globalPid cannot be given to a process: no per-process gap is claimed."""
+    path = write_nsys_sqlite(tmp_path / "nopid.sqlite", kernels=[{"start": 100, "end": 200, "globalPid": None}],
+                             runtime=[{"start": 10, "end": 20, "name": "cudaLaunchKernel_v7000"}])
+    b = load_nsys_sqlite(path)
+    assert b.meta.launches_by_pid == ((100, 1, 0),) and b.meta.warnings == ()
+
+
+# --- accounts per kind ------------------------------------------------------------------------------------
+
+
+def test_accounts_of_a_fixture_with_every_rule(tmp_path):
+    path = write_nsys_sqlite(
+        tmp_path / "t.sqlite",
+        kernels=[{"start": 100, "end": 200}, {"start": 0, "end": 0}],
+        runtime=[{"start": 10, "end": 20, "name": "cudaLaunchKernel_v7000"},
+                 {"start": 10, "end": 20, "name": "cudaLaunchKernel", "eventClass": 67},
+                 {"start": 30, "end": 25, "name": "cudaMemcpy_v3020"}],
+        nvtx=[{"start": 5, "end": 50, "eventType": 59, "text": "r"},
+              {"start": 60, "end": 50, "eventType": 59, "text": "backwards"},
+              {"start": 7, "end": None, "eventType": 34, "text": "m"},
+              {"start": -5, "end": None, "eventType": 75, "text": "dom", "domainId": 1},
+              {"start": 8, "end": 9, "eventType": 200, "text": "future event type"}],
+        memcpy=[{"start": 300, "end": 310}, {"start": 320, "end": 310}],
+        graph_trace=[{"start": 400, "end": 500}])
+    b = load_nsys_sqlite(path)
+    bad = "with unusable times (NULL, end < start or beyond 2^62 ns)"
+    assert b.meta.accounts == (
+        RowAccount("kernels", 2, 2),
+        RowAccount("CUDA API calls", 3, 1, (("CUDA backtrace duplicates (eventClass 67)", 1), (bad, 1))),
+        RowAccount("NVTX ranges", 2, 1, ((bad, 1),)),
+        RowAccount("NVTX marks", 1, 1),
+        RowAccount("NVTX metadata", 2, 1, (), 1),
+        RowAccount("memcpy/memset", 2, 1, ((bad, 1),)),
+        RowAccount("CUDA graph launches", 1, 1),
+    )
+    for a in b.meta.accounts:
+        assert a.read == a.loaded + a.skipped_total + a.unrecognised
+    assert input_warnings(b.meta) == (
+        "CUDA API calls: 2 of 3 rows not loaded: 1 CUDA backtrace duplicates (eventClass 67); 1 " + bad,
+        "NVTX ranges: 1 of 2 rows not loaded: 1 " + bad,
+        "NVTX metadata: 1 of 2 rows not loaded: 1 not recognised",
+        "memcpy/memset: 1 of 2 rows not loaded: 1 " + bad,
+        "kernels: 1 without timestamps (start = end = 0), left out of span and busy",
+    )
+
+
+def test_unusable_table_is_not_recognised_not_a_zero(tmp_path):
+    """A table of a known kind whose required columns are missing: every row counted as not recognised."""
+    path = write_nsys_sqlite(tmp_path / "t.sqlite", kernels=[{"start": 100, "end": 200}])
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (begin_ns INTEGER, finish_ns INTEGER)")
+        con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?, ?)", [(1, 2), (3, 4)])
+    con.close()
+    b = load_nsys_sqlite(path)
+    assert RowAccount("memcpy/memset", 2, 0, (), 2) in b.meta.accounts
+    assert "memcpy/memset: 2 of 2 rows not loaded: 2 not recognised" in summary_to_dict(load_trace(path).summary)["warnings"]
+
+
+def test_backtrace_trace_accounts_and_overview_card():
+    t = load_trace(NSYS_DIR / "nsys2022.2_a100_saxpy_mpi_backtraces.sqlite")
+    api = next(a for a in t.meta.accounts if a.kind == "CUDA API calls")
+    assert api == RowAccount("CUDA API calls", 95, 57, (("CUDA backtrace duplicates (eventClass 67)", 38),))
+    card = {c.label: c for c in overview_cards(t)}["Input rows"]
+    assert card.value == "139"
+    assert "CUDA API calls 95 (38 not loaded: 38 CUDA backtrace duplicates (eventClass 67))" in card.hint
+
+
+def test_accounts_survive_the_cache(tmp_path):
+    cache = TraceCache(tmp_path / "c")
+    first = load_trace(CASE, cache=cache)
+    second = load_trace(CASE, cache=cache)
+    assert second.meta == first.meta and second.meta.accounts[1] == RowAccount("CUDA API calls", 53, 53)
+    assert second.meta.launches_by_pid == ((100, 3, 3), (200, 50, 0))
+
+
+def test_summarize_then_full_load_logs_no_unreadable_cache_entry(tmp_path, caplog):
+    """`summarize` stores its output in the trace's cache entry before any frames exist; the first
+    full load then must not call that entry unreadable (it did: '... meta.json: No such file')."""
+    cache_dir = tmp_path / "c"
+    trace = tmp_path / CASE.name
+    shutil.copy(CASE, trace)
+    assert main(["summarize", str(trace), "--cache-dir", str(cache_dir), "-o", str(tmp_path / "s.json")]) == 0
+    with caplog.at_level(logging.WARNING, logger="dashboard.cache"):
+        t = load_trace(trace, cache=TraceCache(cache_dir))
+        again = TraceCache(cache_dir).load_bundle(trace, lambda p: pytest.fail("frames must now be cached"))
+    assert caplog.records == []
+    assert again[1] is True and again[0].meta == t.meta
+    entry = next(TraceCache(cache_dir).entries_dir.iterdir())
+    assert sum(1 for f in entry.iterdir() if f.name.startswith("summary-")) == 1  # summarize output kept
+
+
+# --- nvprof databases ------------------------------------------------------------------------------------
+
+
+def write_nvprof(path, *, concurrent=True):
+    """An nvprof export (nvprof --export-profile): CUPTI tables with nvprof's own columns."""
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE StringTable (_id_ INTEGER PRIMARY KEY, value TEXT NOT NULL)")
+    con.execute("INSERT INTO StringTable VALUES (1, 'saxpy')")
+    kernel = "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL" if concurrent else "CUPTI_ACTIVITY_KIND_KERNEL"
+    con.execute(f"CREATE TABLE {kernel} (_id_ INTEGER PRIMARY KEY, start INT NOT NULL, end INT NOT NULL, "
+                "deviceId INT, contextId INT, streamId INT, correlationId INT, name INT NOT NULL)")
+    con.execute(f"INSERT INTO {kernel} VALUES (1, 1500000000000000100, 1500000000000000200, 0, 1, 7, 5, 1)")
+    con.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (_id_ INTEGER PRIMARY KEY, cbid INT NOT NULL, "
+                "start INT NOT NULL, end INT NOT NULL, processId INT, threadId INT, correlationId INT, returnValue INT)")
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1, 211, 1500000000000000000, "
+                "1500000000000000050, 42, 42, 5, 0)")
+    con.commit()
+    con.close()
+    return path
+
+
+@pytest.mark.parametrize("concurrent", [True, False], ids=["nvvp-concurrent-kernels", "serial-kernel-table"])
+def test_nvprof_database_is_refused_as_such(tmp_path, capsys, concurrent):
+    path = write_nvprof(tmp_path / ("run.nvvp" if concurrent else "run.sqlite"), concurrent=concurrent)
+    with pytest.raises(TraceFormatError, match="an nvprof database, not an nsys export"):
+        load_nsys_sqlite(path)
+    for argv in (["summarize", str(path), "--no-cache"], ["inspect", str(path), "--no-cache"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"tracedash: error: {path.name}: an nvprof database, not an nsys export (tables ")
+        assert "StringTable" in err and "nsys profile" in err and err.count("\n") == 1
+
+
+# --- files that are neither: an unfinished .qdstrm capture ---------------------------------------------
+
+
+@pytest.mark.parametrize("name, content", [
+    ("rep.qdstrm", b"\x00\x01QDSTRM stream bytes"),  # what nsys leaves when it stops before importing
+    ("Run 2.QDSTRM", b""),  # empty, upper-case suffix: the same sentence
+    ("rep1.qdstrm", b"SQLite format 3\x00" + b"\x00" * 200),  # whatever it holds, a capture stream is not read
+])
+def test_unfinished_qdstrm_capture_gets_one_specific_sentence(tmp_path, capsys, name, content):
+    path = tmp_path / name
+    path.write_bytes(content)
+    rep = name[:-len(".qdstrm")] + ".nsys-rep"
+    for argv in (["summarize", str(path), "--no-cache"], ["inspect", str(path), "--no-cache"]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err == (
+            f"tracedash: error: {name}: an unfinished Nsight Systems capture (.qdstrm: the raw stream nsys writes "
+            "while recording, left when nsys stopped before importing it into a report); import it with the "
+            f"QdstrmImporter of the Nsight Systems install (host-linux-x64/QdstrmImporter -i {name}), then open "
+            f"{rep} or its SQLite export (nsys export --type sqlite {rep})\n")
+
+
+# --- §5: help, links for another trace ----------------------------------------------------------------
+
+
+def _options(command):
+    from dashboard.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    return sub.choices[command]
+
+
+@pytest.mark.parametrize("command", ["summarize", "serve", "inspect", "export", "report", "diff", "cache"])
+def test_every_help_lists_the_inputs_and_every_default(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    if command == "cache":
+        assert "inputs: none (acts on the cache folder" in text
+    else:
+        for what in ("nsys SQLite export", "Nsight Systems report (.nsys-rep/.qdrep)",
+                     "PyTorch profiler (Kineto) trace (.json, .json.gz", "tracedash summary JSON"):
+            assert what in text
+    parser = _options(command)
+    helps = {}
+    for action in parser._actions:
+        if action.option_strings and action.dest != "help":
+            helps[action.option_strings[-1]] = " ".join(parser._get_formatter()._expand_help(action).split())
+    for option, shown in helps.items():
+        assert "default" in shown or shown.endswith("(required)"), (command, option, shown)
+    expected = {"serve": {"--port": "(default 8050)", "--no-upload": "(default: off)",
+                          "--ranks": "(default: none: no ranks view)"},
+                "export": {"--figure": "(default timeline)", "--output": "image file to write (required)",
+                           "--no-cache": "(default: off)"},
+                "inspect": {"--json": "(default: off)"}}.get(command, {})
+    for option, text in expected.items():
+        assert text in helps[option]
+
+
+def test_export_and_report_refuse_a_link_made_for_another_trace(tmp_path, capsys):
+    from dashboard.app.store import trace_id
+
+    trace = tmp_path / CASE.name
+    shutil.copy(CASE, trace)
+    other = trace_id(NSYS_DIR / "nsys2024.6_h100_nvfuser.sqlite")
+    link = f"http://127.0.0.1:8050/?trace={other.replace('@', '%40')}&tab=gaps&v=1"
+    expected = (f"tracedash: error: the link was made for trace '{other}', not for {trace.name} ({trace_id(trace)}): "
+                "pass the trace it was made for, or remove 'trace=' from the link to apply its settings to this file\n")
+    for argv in (["export", str(trace), "--url", link, "-o", str(tmp_path / "v.svg"), "--no-cache"],
+                 ["report", str(trace), "--url", link, "-o", str(tmp_path / "r.html"), "--no-cache"]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err == expected
+    assert not (tmp_path / "v.svg").exists() and not (tmp_path / "r.html").exists()
+    # the same name with other content is another trace; a renamed copy (same hash) is the same one
+    same_name = f"?trace={CASE.name}%40{'0' * 8}&v=1"
+    assert main(["report", str(trace), "--url", same_name, "-o", str(tmp_path / "r.html"), "--no-cache"]) == 2
+    capsys.readouterr()
+    renamed = tmp_path / "renamed.sqlite"
+    shutil.copy(CASE, renamed)
+    mine = f"?trace={trace_id(trace).replace('@', '%40')}&v=1"
+    assert main(["report", str(renamed), "--url", mine, "-o", str(tmp_path / "r.html"), "--no-cache"]) == 0
+    assert (tmp_path / "r.html").stat().st_size > 0
