@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pandas and the model load lazily: a warm `summarize` never 
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = 4  # bump whenever a frame schema or the loader's output changes
+CACHE_FORMAT = 5  # bump whenever a frame schema or the loader's output changes
 HEADER_BYTES = 64 * 1024
 ENV_DIR = "TRACEDASH_CACHE_DIR"
 FRAME_NAMES = ("kernels", "api_calls", "nvtx_ranges", "nvtx_marks", "memops", "graph_launches")
@@ -128,7 +128,7 @@ class TraceCache:
     def _read(self, entry: Path) -> TraceBundle | None:
         import pandas as pd
 
-        from dashboard.model import TraceBundle, TraceMeta, conform
+        from dashboard.model import RowAccount, TraceBundle, TraceMeta, conform
 
         try:
             meta = json.loads((entry / "meta.json").read_text(encoding="utf-8"))
@@ -143,6 +143,9 @@ class TraceCache:
             m["gpus"] = {int(k): v for k, v in m["gpus"].items()}
             m["tables"] = tuple(m["tables"])
             m["warnings"] = tuple(m.get("warnings", ()))
+            m["accounts"] = tuple(RowAccount(a["kind"], a["read"], a["loaded"],
+                                             tuple((str(r), int(n)) for r, n in a["skipped"]), a["unrecognised"])
+                                  for a in m.get("accounts", ()))
             return TraceBundle(meta=TraceMeta(**m), **frames)
         except Exception as exc:  # noqa: BLE001 - any unreadable entry is rebuilt
             log.warning("ignoring unreadable cache entry %s: %s", entry.name, exc)

@@ -168,6 +168,12 @@ class TraceMeta:
     unmatched_ends: int = 0  # Chrome-trace 'E' events without an open 'B' on their thread (ignored)
     # per kind of input row: read / loaded / skipped by rule / not recognised (see RowAccount)
     accounts: tuple[RowAccount, ...] = ()
+    # the distributed rank the trace says it was recorded on (Kineto ``distributedInfo.rank``), if any
+    rank: int | None = None
+    # non-empty when GPU work was launched but the trace holds no kernel activity to measure it (e.g.
+    # a Kineto trace recorded in CUPTI range-profiler mode): why. GPU busy, idle and utilisation are
+    # then unknown and shown as "n/a", never as 0.
+    gpu_activity_missing: str = ""
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,11 @@ import zlib
 from dashboard.loaders.kineto_json import GZIP_MAGIC, load_kineto_json, looks_like_kineto
 from dashboard.loaders.nsys_rep import is_nsys_report
 from dashboard.loaders.nsys_sqlite import SQLITE_MAGIC, load_nsys_sqlite
-from dashboard.loaders.summary_json import load_summary_json
+from dashboard.loaders.summary_json import REQUIRED_KEYS, load_summary_json
 
 __all__ = ["sniff_format", "load_nsys_sqlite", "load_summary_json", "load_kineto_json"]
 
+SUMMARY_KEYS = ("file", *REQUIRED_KEYS)  # a JSON with none of these in its first MiB is not a summary
 SNIFF_BYTES = 1 << 20  # decompressed bytes looked at to tell a Kineto trace from a summary
 
 
@@ -33,12 +34,13 @@ def sniff_format(path: Path) -> str:
     """Return ``"nsys-sqlite"``, ``"nsys-rep"``, ``"kineto-json"`` or ``"summary-json"`` from the content.
 
     Gzip files are looked into (a ``.json.gz`` Kineto trace); a JSON with ``traceEvents`` in its
-    first MiB (or a top-level array) is Kineto, any other JSON object a summary. ``.nsys-rep``
+    first MiB (or a top-level array) is Kineto, a JSON object naming a summary key (``file``,
+    ``gpu_busy_union_s``, ...) a summary; any other JSON is refused. ``.nsys-rep``
     reports are known by their first bytes or suffix.
 
     Raises:
         TraceNotFoundError: missing path, a directory or another non-regular file (device, pipe).
-        TraceFormatError: empty file or neither format.
+        TraceFormatError: empty file, or none of the formats (one sentence saying which it is not).
     """
     if not path.exists():
         raise TraceNotFoundError(f"{path}: no such file")
@@ -64,6 +66,11 @@ def sniff_format(path: Path) -> str:
             raise TraceFormatError(
                 f"{path.name}: a gzip file that is not a PyTorch profiler (Kineto) trace "
                 "(no 'traceEvents' in its first MiB, or a corrupt gzip stream)")
+        if not any(f'"{key}"'.encode() in text for key in SUMMARY_KEYS):
+            raise TraceFormatError(
+                f"{path.name}: a JSON file in none of the formats tracedash reads: neither a PyTorch profiler "
+                "(Kineto) trace (no 'traceEvents') nor a tracedash summary (none of its keys, e.g. "
+                "'gpu_busy_union_s')")
         return "summary-json"
     raise TraceFormatError(
         f"{path.name}: neither an nsys SQLite export nor a tracedash summary JSON, a PyTorch profiler "
