@@ -359,3 +359,25 @@ def test_kernels_keep_the_full_name_next_to_the_short_one(tmp_path):
     b = load_kineto_json(write(tmp_path, {"traceEvents": [kernel(1, 2, name=full), kernel(5, 1, name="plain")]}))
     assert b.kernels[["short_name", "name"]].astype(str).values.tolist() == [
         ["vectorized_elementwise_kernel", full], ["plain", "plain"]]
+
+
+# ---- diff of an nsys run and a Kineto run pairs kernels by short name ---------------------------------------
+
+def test_diff_of_nsys_and_kineto_runs_pairs_kernels_by_short_name(tmp_path, capsys):
+    from factories import write_nsys_sqlite
+
+    gemm = "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>(cutlass_80::Params)"
+    elem = ("void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl<F>(at::TensorIteratorBase&, "
+            "F const&)::{lambda(int)#1}>(int, F)")
+    nsys = write_nsys_sqlite(tmp_path / "run_nsys.sqlite", kernels=[
+        {"start": 0, "end": 4000, "shortName": "Kernel", "demangledName": gemm, "correlationId": 1},
+        {"start": 5000, "end": 6000, "shortName": "elementwise_kernel", "demangledName": elem, "correlationId": 2},
+        {"start": 7000, "end": 8000, "shortName": "elementwise_kernel", "demangledName": elem, "correlationId": 3}])
+    kin = write(tmp_path, {"traceEvents": [kernel(100, 3, name=gemm), kernel(104, 2, name=elem),
+                                           kernel(107, 2, name=elem), kernel(110, 1, name="only_kineto")]},
+                "run_kineto.json")
+    assert main(["diff", str(nsys), str(kin), "--json", "--no-cache"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    rows = {k["name"]: (k["a_count"], k["a_total_ns"], k["b_count"], k["b_total_ns"]) for k in d["kernels"]}
+    assert rows == {"Kernel": (1, 4000, 1, 3000), "elementwise_kernel": (2, 2000, 2, 4000),
+                    "only_kineto": (0, 0, 1, 1000)}
