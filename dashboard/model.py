@@ -178,6 +178,16 @@ class TraceMeta:
     unmatched_ends: int = 0  # Chrome-trace 'E' events without an open 'B' on their thread (ignored)
     # per kind of input row: read / loaded / skipped by rule / not recognised (see RowAccount)
     accounts: tuple[RowAccount, ...] = ()
+    # the distributed rank the trace says it was recorded on (Kineto ``distributedInfo.rank``), if any
+    rank: int | None = None
+    # non-empty when GPU work was launched but the trace holds no kernel activity to measure it (e.g.
+    # a Kineto trace recorded in CUPTI range-profiler mode): why. GPU busy, idle and utilisation are
+    # then unknown and shown as "n/a", never as 0.
+    gpu_activity_missing: str = ""
+    # merged multi-rank bundle only (analysis.ranks.merge_ranks): device lane id -> (rank, device id),
+    # and process id -> (rank, pid), the explicit identity behind the renumbered ids
+    rank_devices: dict[int, tuple[int, int]] = field(default_factory=dict)
+    rank_pids: dict[int, tuple[int, int]] = field(default_factory=dict)
     # per process that made CUDA launch calls: (pid, launch API calls, GPU executions recorded: kernel
     # rows + graph-level graph executions); sorted by pid. Empty when the input has no launch calls.
     launches_by_pid: tuple[tuple[int, int, int], ...] = ()
@@ -312,10 +322,11 @@ class DeviceLane:
     fraction: np.ndarray
 
 
-def device_label(device_id: int, gpus: dict[int, str] | None = None) -> str:
-    """Short display name of a device: ``"GPU 0"``, or ``"rank 1 · GPU 0"`` in a merged multi-rank
-    bundle (whose GPU names are ``"rank r · GPU d · NAME"``, see ``analysis.ranks.rank_label``)."""
-    name = (gpus or {}).get(device_id, "")
-    if name.startswith("rank "):
-        return " · ".join(name.split(" · ")[:2])
+def device_label(device_id: int, gpus: dict[int, str] | None = None,
+                 rank_devices: dict[int, tuple[int, int]] | None = None) -> str:
+    """Short display name of a device: ``"GPU 0"``, or ``"rank 1 · GPU 0"`` for a lane of a merged
+    multi-rank bundle (looked up in its ``meta.rank_devices``)."""
+    if rank_devices and device_id in rank_devices:
+        rank, device = rank_devices[device_id]
+        return f"rank {rank} · GPU {device}"
     return f"GPU {device_id}"

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from dashboard.analysis.ranks import merge_ranks, rank_table
+from dashboard.analysis.ranks import declared_ranks, merge_ranks, rank_nvtx_stats, rank_table
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize, summary_to_dict
 from dashboard.cache import TraceCache
 from dashboard.errors import TraceError, TraceFormatError, clean_message
@@ -195,12 +195,18 @@ def combined_json(results: list[FileSummary], *, include_summaries: bool) -> dic
 
 def load_ranks(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
                cache: TraceCache | None = None) -> LoadedTrace:
-    """Open several nsys exports as the ranks of one view (rank r = ``paths[r]``).
+    """Open several traces (nsys exports, Kineto traces) as the ranks of one view.
+
+    Each file's rank is what it declares (Kineto ``distributedInfo.rank``) when every file declares
+    a different one, else its position in ``paths`` (see ``analysis.ranks.declared_ranks``; a
+    warning in ``meta.warnings`` says which and why). Ranks are merged in rank order.
 
     Returns:
         A LoadedTrace whose bundle is ``merge_ranks`` of the files' bundles (each rank on its
-        own session origin), its summary computed on the merged bundle, and ``path`` a
-        pseudo-path naming the ranks (``ranks(a.sqlite+b.sqlite)``) used for titles.
+        own session origin), its summary computed on the merged bundle with the NVTX statistics
+        per rank (``rank_nvtx_stats``: each rank's ranges against its own kernels, names
+        ``"rank r · name"``), and ``path`` a pseudo-path naming the ranks
+        (``ranks(a.sqlite+b.sqlite)``) used for titles.
 
     Raises:
         TraceNotFoundError, TraceFormatError: a file is missing or unreadable, or is a summary
@@ -213,9 +219,13 @@ def load_ranks(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH_PRE
             raise TraceFormatError(f"{p.name}: a summary JSON has no intervals: only nsys exports can be opened as ranks")
         bundles.append(trace.bundle)
         names.append(p.name)
-    bundle = merge_ranks(bundles, names)
-    return LoadedTrace(Path(ranks_name(names)), bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix),
-                       bundle, dispatch_prefix)
+    ranks, warnings = declared_ranks([b.meta.rank for b in bundles], names)
+    order = sorted(range(len(bundles)), key=lambda i: ranks[i])
+    bundle = merge_ranks([bundles[i] for i in order], [names[i] for i in order], [ranks[i] for i in order])
+    if warnings:
+        bundle = replace(bundle, meta=replace(bundle.meta, warnings=(*warnings, *bundle.meta.warnings)))
+    summary = replace(summarize(bundle, dispatch_prefix=dispatch_prefix), nvtx=rank_nvtx_stats(bundle))
+    return LoadedTrace(Path(ranks_name(names)), bundle.meta, summary, bundle, dispatch_prefix)
 
 
 def ranks_name(names: list[str]) -> str:

@@ -19,7 +19,8 @@ from dashboard.analysis.attribution import UNATTRIBUTED, attribute_kernels, disp
 from dashboard.analysis.categories import categorize_kernels
 from dashboard.analysis.gpu_time import ALL_GPUS, gpu_time, gpu_work
 from dashboard.analysis.idle import gap_causes, idle_by_cause, idle_gaps
-from dashboard.analysis.ranks import RANKS_FORMAT, RANKS_NOTICE, gpu_time_per_rank, per_rank_gpu_time
+from dashboard.analysis.ranks import (RANKS_FORMAT, RANKS_NOTICE, gpu_time_per_rank, per_rank_gpu_time,
+                                     rank_nvtx_stats)
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, invalid_kernel_count
 from dashboard.analysis.summary import MAX_KERNEL_DURATION_NS, kernel_durations, overlong_kernel_count, timed_kernels
 from dashboard.analysis.summary import kernel_busy_union, nvtx_stats, overrun_kernel_count
@@ -233,12 +234,12 @@ def gpu_rows(trace: LoadedTrace, options: ViewOptions) -> tuple[list[dict], list
     if b is None:
         return [], []
     if b.meta.format == RANKS_FORMAT:  # each device within its own rank's window; no union across clocks
-        t = gpu_time_per_rank(work_for(b, options.busy_source), b.kernels)
+        t = gpu_time_per_rank(b, work_for(b, options.busy_source))
     else:
         t = gpu_time(work_for(b, options.busy_source), b.kernels)
     records = list(t.itertuples(index=False))
-    columns = [(gpu_columns_key(r.device_id), "all GPUs" if r.device_id == ALL_GPUS else device_label(r.device_id, b.meta.gpus))
-               for r in records]
+    columns = [(gpu_columns_key(r.device_id), "all GPUs" if r.device_id == ALL_GPUS
+                else device_label(r.device_id, b.meta.gpus, b.meta.rank_devices)) for r in records]
     rows = [{"metric": label, **{gpu_columns_key(r.device_id): fmt(r) for r in records}} for label, fmt in GPU_METRICS]
     return rows, columns
 
@@ -393,10 +394,10 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
     if not b.graph_launches.empty:
         notes.append(f"{len(b.graph_launches):,} CUDA graph launches shown as opaque busy intervals (graph-level "
                      "trace): re-profile with --cuda-graph-trace=node for per-kernel detail")
-    lane_keys = nvtx_lane_keys(selected, ranks=b.meta.format == RANKS_FORMAT)
+    lane_keys = nvtx_lane_keys(selected, ranks=b.meta.rank_pids if b.meta.format == RANKS_FORMAT else None)
     return build_gpu_timeline(lanes, lane_keys, marks, gpus=b.meta.gpus, x_range_ns=x_range,
                               busy_label=busy_label, notes=notes, uirevision=uirev, kernels=kernels,
-                              memops=memops, theme=theme)
+                              memops=memops, theme=theme, rank_devices=b.meta.rank_devices or None)
 
 
 PHASE_METRICS = (
@@ -508,7 +509,9 @@ def nvtx_rows(trace: LoadedTrace, grouped: bool) -> list[dict]:
     """
     if not grouped:
         return _records(nvtx_table(trace.summary))
-    if trace.bundle is not None:
+    if trace.bundle is not None and trace.meta.format == RANKS_FORMAT:  # per rank, against its own GPU work
+        stats = rank_nvtx_stats(trace.bundle, normalize_nvtx_name)
+    elif trace.bundle is not None:
         r = trace.bundle.nvtx_ranges
         renamed = r.assign(name=[normalize_nvtx_name(n) for n in r["name"].astype(str)])
         stats = nvtx_stats(renamed, kernel_busy_union(trace.bundle.kernels))
@@ -633,7 +636,7 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
                                  caption),
         filenames={v: figure_filename(trace, v, x_range) for v in ("gantt", "timeline", "phases")},
         devices=device_ids(trace),
-        device_labels={d: device_label(d, trace.meta.gpus) for d in device_ids(trace)},
+        device_labels={d: device_label(d, trace.meta.gpus, trace.meta.rank_devices) for d in device_ids(trace)},
         dispatch_rows=dispatch_table_rows(pv),
         gpu_columns=gpu_table[1],
         kernel_rows=kernel_rows(trace, options.kernel_names),

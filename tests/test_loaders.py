@@ -186,8 +186,11 @@ def test_missing_and_directory(tmp_path):
 def test_sniff_format(tmp_path, seed_dict):
     assert sniff_format(NSYS_TRACES[0]) == "nsys-sqlite"
     j = tmp_path / "s.txt"
-    j.write_text("\n  {}")
-    assert sniff_format(j) == "summary-json"
+    j.write_text('\n  {"file": "a.sqlite"}')
+    assert sniff_format(j) == "summary-json"  # then refused by the summary loader for its missing keys
+    j.write_text("\n  {}")  # no summary key, no traceEvents: none of our formats
+    with pytest.raises(TraceFormatError, match=r"^s.txt: a JSON file in none of the formats tracedash reads"):
+        sniff_format(j)
     with pytest.raises(TraceFormatError, match="neither"):
         (tmp_path / "x.bin").write_bytes(b"\x00\x01")
         sniff_format(tmp_path / "x.bin")

@@ -3,8 +3,8 @@
 import json
 
 import pytest
-from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
-from paths import NSYS_DIR
+from factories import GLOBAL_TID_1, write_nsys_sqlite
+from paths import DATA, NSYS_DIR
 
 from dashboard.analysis.gpu_time import kernel_launches
 from dashboard.analysis.ranks import RANK_TABLE, RANKS_FORMAT, RANKS_NOTICE, merge_ranks, rank_table
@@ -43,38 +43,65 @@ def rank_files(tmp_path_factory):
     return r0, r1
 
 
-def test_merge_ranks_renumbers_devices_and_keeps_own_origins(rank_files):
+def test_merge_ranks_keys_rows_by_a_real_rank_column_and_keeps_own_origins(rank_files):
     merged = merge_ranks([load_nsys_sqlite(p) for p in rank_files], ["r0.sqlite", "r1.sqlite"])
     k = merged.kernels
     assert merged.meta.format == RANKS_FORMAT and merged.meta.source == "r0.sqlite + r1.sqlite"
-    assert merged.meta.gpus == {0: "rank 0 · GPU 0 · NVIDIA A100", 100: "rank 1 · GPU 0 · NVIDIA H100",
-                                101: "rank 1 · GPU 1 · NVIDIA H100"}
-    assert k["device_id"].tolist() == [0, 0, 100, 101]
+    assert merged.meta.rank_devices == {0: (0, 0), 1: (1, 0), 2: (1, 1)}
+    assert merged.meta.gpus == {0: "rank 0 · GPU 0 · NVIDIA A100", 1: "rank 1 · GPU 0 · NVIDIA H100",
+                                2: "rank 1 · GPU 1 · NVIDIA H100"}
+    assert k["rank"].tolist() == [0, 0, 1, 1] and k["device_id"].tolist() == [0, 0, 1, 2]
     # each rank on its own session timeline: times unchanged
     assert k["start_ns"].tolist() == [100, 250, 1000, 1100] and k["end_ns"].tolist() == [300, 400, 1600, 1300]
     assert k["short_name"].astype(str).tolist() == ["gemm", "gemm", "attn", "gemm"]
-    assert list(k.columns) == list(KERNELS) and k["device_id"].dtype == "int64" and k["pid"].dtype == "int64"
+    assert list(k.columns) == [*KERNELS, "rank"] and k["device_id"].dtype == "int64" and k["rank"].dtype == "int64"
+    for frame in (merged.api_calls, merged.nvtx_ranges, merged.nvtx_marks, merged.memops, merged.graph_launches):
+        assert frame.columns[-1] == "rank" and frame["rank"].dtype == "int64"
+    assert merged.nvtx_ranges["rank"].tolist() == [0, 1]
 
 
 def test_merge_ranks_ids_never_collide(rank_files):
     merged = merge_ranks([load_nsys_sqlite(p) for p in rank_files])
-    assert merged.kernels["pid"].tolist() == [100, 100, 10_000_100, 10_000_100]
-    assert merged.kernels["global_pid"].tolist() == [GLOBAL_PID_1] * 2 + [GLOBAL_PID_1 + (1 << 56)] * 2
-    assert merged.api_calls["global_tid"].tolist() == [GLOBAL_TID_1] * 2 + [GLOBAL_TID_1 + (1 << 56)] * 2
-    assert merged.nvtx_ranges["pid"].tolist() == [100, 10_000_100]
+    # both ranks ran pid 100: two processes, told apart through the explicit table
+    assert merged.meta.rank_pids == {1: (0, 100), 2: (1, 100)}
+    assert merged.kernels["pid"].tolist() == [1, 1, 2, 2]
+    assert merged.kernels["global_pid"].tolist() == [1 << 24] * 2 + [2 << 24] * 2
+    tid = GLOBAL_TID_1 & 0xFFFFFF
+    assert merged.api_calls["global_tid"].tolist() == [(1 << 24) | tid] * 2 + [(2 << 24) | tid] * 2
+    assert merged.nvtx_ranges["pid"].tolist() == [1, 2]
     assert merged.nvtx_marks["name"].astype(str).tolist() == [f"rank 0 · {MARK}", f"rank 1 · {MARK}"]
     # correlation ids 1 and 2 exist on both ranks: each kernel still joins its own rank's launch
     pairs = kernel_launches(merged.kernels, merged.api_calls)
     assert sorted(zip(pairs["kernel_index"], pairs["api_index"])) == [(0, 0), (1, 1), (2, 2), (3, 3)]
 
 
-def test_merge_ranks_rejects_bad_input(rank_files):
+def test_merge_ranks_uses_the_ranks_given_and_rejects_bad_input(rank_files):
     with pytest.raises(TraceFormatError, match="no traces"):
         merge_ranks([])
     b = load_nsys_sqlite(rank_files[0])
-    wide = b.__class__(**{**b.__dict__, "kernels": b.kernels.assign(device_id=100)})
-    with pytest.raises(TraceFormatError, match="device id 100 is outside 0..99"):
-        merge_ranks([b, wide], ["a", "b"])
+    with pytest.raises(TraceFormatError, match="two traces are given the same rank: 3, 3"):
+        merge_ranks([b, b], ["a", "b"], [3, 3])
+    wide = b.__class__(**{**b.__dict__, "kernels": b.kernels.assign(device_id=100)})  # any device id is fine
+    merged = merge_ranks([b, wide], ["a", "b"], [5, 2])
+    assert merged.meta.rank_devices == {0: (5, 0), 1: (2, 0), 2: (2, 100)}
+    assert merged.kernels["rank"].tolist() == [5, 5, 2, 2]
+
+
+def test_each_ranks_nvtx_overlap_counts_only_its_own_gpu_work(rank_files):
+    from dashboard.analysis.ranks import rank_nvtx_stats
+
+    merged = merge_ranks([load_nsys_sqlite(p) for p in rank_files])
+    stats = rank_nvtx_stats(merged)
+    # rank 0 "step" [40, 500) covers its kernels [100, 400): 300 ns; rank 1 "step" [800, 1700) covers
+    # its [1000, 1600): 600 ns. Same-named ranges of two ranks stay two rows.
+    assert stats[["name", "count", "sum_ns", "gpu_overlap_ns"]].values.tolist() == [
+        ["rank 0 · step", 1, 460, 300], ["rank 1 · step", 1, 900, 600]]
+    shifted = load_nsys_sqlite(rank_files[1])
+    late = shifted.__class__(**{**shifted.__dict__, "nvtx_ranges": shifted.nvtx_ranges.assign(start_ns=0)})
+    both = rank_nvtx_stats(merge_ranks([load_nsys_sqlite(rank_files[0]), late]))
+    # rank 1's "step" now spans [0, 1700): rank 0's kernels [100, 400) are on another clock, never
+    # counted (against the union of both ranks' kernels it would read 900)
+    assert both[["name", "gpu_overlap_ns"]].values.tolist() == [["rank 0 · step", 300], ["rank 1 · step", 600]]
 
 
 def test_rank_table_exact_values_and_slowest(rank_files):
@@ -177,14 +204,15 @@ def test_ranks_view_on_shared_pair():
     trace = load_ranks(PAIR)
     view = build_view(trace, ViewOptions())
     assert view.notices[0] == RANKS_NOTICE
-    assert view.devices == [0, 1, 100, 101]
+    assert view.devices == [0, 1, 2, 3]
+    assert trace.meta.rank_devices == {0: (0, 0), 1: (0, 1), 2: (1, 0), 3: (1, 1)}
     assert trace.summary.kernel_count == 4010 + 3587
     lanes = {y for t in view.timeline.data for y in (t.y if t.y is not None else [])
              if str(y).startswith("rank ") and " · pid " not in str(y)}
     assert lanes == {"rank 0 · GPU 0", "rank 0 · GPU 1", "rank 1 · GPU 0", "rank 1 · GPU 1"}
     assert {c.label: c.value for c in view.cards}["GPUs with kernels"] == "4"
     # every place a device or thread is named says which rank it belongs to
-    assert view.device_labels == {0: "rank 0 · GPU 0", 1: "rank 0 · GPU 1", 100: "rank 1 · GPU 0", 101: "rank 1 · GPU 1"}
+    assert view.device_labels == {0: "rank 0 · GPU 0", 1: "rank 0 · GPU 1", 2: "rank 1 · GPU 0", 3: "rank 1 · GPU 1"}
     # no "all GPUs" column: a union across ranks would mix clocks
     assert [h for _, h in view.gpu_columns] == ["rank 0 · GPU 0", "rank 0 · GPU 1", "rank 1 · GPU 0", "rank 1 · GPU 1"]
     threads = sorted({str(y).rsplit(" · L", 1)[0] for t in view.timeline.data for y in (t.y if t.y is not None else [])
@@ -290,7 +318,53 @@ def test_ranks_per_gpu_table_measures_each_device_in_its_own_ranks_window():
         b = load_trace(path).bundle
         single = gpu_time(gpu_work(b.kernels, b.memops, b.graph_launches), b.kernels)
         for r in single[single["device_id"] >= 0].itertuples(index=False):
-            key = f"gpu{rank * 100 + r.device_id}"
+            lane = next(lane for lane, rd in alone.meta.rank_devices.items() if rd == (rank, r.device_id))
+            key = f"gpu{lane}"
             assert rows["Utilisation"][key] == f"{r.utilisation_pct:.1f} %"
-    assert rows["Idle in window"]["gpu100"] == "61.768 ms" and "all" not in rows["Utilisation"]
+    assert rows["Idle in window"]["gpu2"] == "61.768 ms" and "all" not in rows["Utilisation"]
     assert alone.meta.format == "nsys-ranks"
+
+
+def test_load_ranks_summary_keeps_each_ranks_nvtx_apart(rank_files):
+    trace = load_ranks(list(rank_files))
+    assert trace.summary.nvtx[["name", "gpu_overlap_ns"]].values.tolist() == [["rank 0 · step", 300],
+                                                                              ["rank 1 · step", 600]]
+    from dashboard.render import nvtx_rows
+
+    for grouped in (False, True):  # the NVTX table, as listed and with unique-per-call names grouped
+        rows = nvtx_rows(trace, grouped)
+        assert sorted(r["name"] for r in rows) == ["rank 0 · step", "rank 1 · step"]
+
+
+KINETO_RANKS = sorted((DATA / "cases" / "kineto_distributed_rank").glob("*.json"))
+
+
+def test_kineto_ranks_come_from_distributed_info_with_a_warning():
+    from dashboard.analysis.ranks import per_rank_gpu_time
+
+    assert [p.name.split(".")[0] for p in KINETO_RANKS] == ["worker_a", "worker_b", "worker_c"]
+    trace = load_ranks(KINETO_RANKS)
+    assert trace.meta.warnings[0] == (
+        "ranks taken from each trace's distributedInfo.rank, not from the order given: "
+        "worker_a.1700000000001.pt.trace.json is rank 2, worker_b.1700000000002.pt.trace.json is rank 0, "
+        "worker_c.1700000000003.pt.trace.json is rank 1")
+    assert trace.meta.rank_devices == {0: (0, 0), 1: (1, 0), 2: (2, 0)}
+    assert trace.meta.source.split(" + ")[0].startswith("worker_b")  # rank 0 first
+    per_rank = per_rank_gpu_time(trace.bundle)
+    assert per_rank[["rank", "span_ns", "busy_ns"]].values.tolist() == [[0, 100_000, 100_000], [1, 200_000, 200_000],
+                                                                        [2, 300_000, 300_000]]
+    cards = {c.label: c for c in build_view(trace, ViewOptions()).cards}
+    assert cards["GPU activity span (slowest rank)"].hint.startswith("rank 2;")
+
+
+def test_declared_ranks_rules():
+    from dashboard.analysis.ranks import declared_ranks
+
+    assert declared_ranks([None, None], ["a", "b"]) == ([0, 1], [])
+    assert declared_ranks([0, 1], ["a", "b"]) == ([0, 1], [])
+    assert declared_ranks([1, 0], ["a", "b"]) == ([1, 0], [
+        "ranks taken from each trace's distributedInfo.rank, not from the order given: a is rank 1, b is rank 0"])
+    assert declared_ranks([1, 1], ["a", "b"]) == ([0, 1], [
+        "ranks taken from the order given: the traces' distributedInfo.rank values (a: 1, b: 1) are missing or "
+        "repeated"])
+    assert declared_ranks([3, None], ["a", "b"])[0] == [0, 1]

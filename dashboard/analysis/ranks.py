@@ -27,15 +27,13 @@ from dashboard.model import (
     conform,
 )
 
-RANK_DEVICE_STRIDE = 100  # merged device id = rank * 100 + device id (rank 1 GPU 2 -> 102)
-RANK_PID_STRIDE = 10_000_000  # merged pid = rank * 10_000_000 + pid (Linux pids stay below 2**22)
-RANK_GLOBAL_SHIFT = 56  # merged global pid/tid = rank << 56 + global id (nsys uses bits 0..55)
-MAX_RANKS = 127  # keeps rank << 56 inside int64
+MAX_RANKS = 4096
 RANKS_FORMAT = "nsys-ranks"
 RANKS_NOTICE = ("Ranks aligned on their own session start; clocks of different hosts are not comparable to the ns. "
-                "GPU lanes are “rank r · GPU d” (device id r×100 + d), threads of rank r show pid "
-                "r×10,000,000 + pid; dispatch marks are per rank (“rank r · …”), so the dispatch and phase "
-                "analysis needs one rank opened alone.")
+                "GPU lanes are “rank r · GPU d” and threads “rank r · pid p · tid t”; NVTX ranges are per rank "
+                "(“rank r · name”, GPU overlap against that rank's own GPU work); dispatch marks are per rank "
+                "(“rank r · …”), so the dispatch and phase analysis needs one rank opened alone.")
+RANK_COLUMN = "rank"  # every frame of a merged bundle carries the rank each row belongs to (int64)
 
 RANK_TABLE: dict[str, str] = {
     "rank": "int64",
@@ -49,11 +47,6 @@ RANK_TABLE: dict[str, str] = {
     "top_kernel_ns": "int64",
     "slowest": "bool",
 }
-
-
-def rank_device_id(rank: int, device_id: int) -> int:
-    """Device id of ``device_id`` of ``rank`` in a merged bundle: ``rank * 100 + device_id``."""
-    return rank * RANK_DEVICE_STRIDE + device_id
 
 
 def rank_label(rank: int, device_id: int, name: str = "") -> str:
@@ -100,78 +93,123 @@ def rank_table(summaries: Sequence[Summary | None], files: Sequence[str]) -> pd.
     return table
 
 
-def _shift_global(values: pd.Series, rank: int) -> np.ndarray:
-    return values.to_numpy(dtype=np.int64) + np.int64(rank << RANK_GLOBAL_SHIFT)
-
-
-def merge_ranks(bundles: Sequence[TraceBundle], files: Sequence[str] | None = None) -> TraceBundle:
-    """One bundle holding every rank, so the single-trace views work on it unchanged.
-
-    Rank ``r`` is ``bundles[r]``. Times are kept as they are: each nsys export is already on its
-    own session timeline (t = 0 = its capture start), so every rank is aligned on its own origin;
-    the clocks of different hosts are not comparable, and nothing here pretends they are.
-
-    Ids are rewritten so that no two ranks share one:
-      * ``device_id`` -> ``rank * 100 + device_id`` (kernels, memops, graph launches); ``meta.gpus``
-        names every merged device ``"rank r · GPU d[ · name]"``;
-      * ``pid`` -> ``rank * 10_000_000 + pid`` and ``global_pid``/``global_tid`` -> ``(rank << 56) +
-        id`` (kernels, CUDA API calls, NVTX), so correlation-id joins (keyed by pid) and NVTX
-        thread lanes stay per rank;
-      * NVTX mark names get the prefix ``"rank r · "``: dispatch marks of different ranks are
-        never mixed into one dispatch sequence (dispatch analysis needs a single rank).
-    Rows keep their order within a rank; ranks follow each other (rank 0 first).
+def declared_ranks(declared: Sequence[int | None], files: Sequence[str]) -> tuple[list[int], list[str]]:
+    """The rank of each input: what the traces say (Kineto ``distributedInfo.rank``) when every one
+    says it and no two say the same, else the order given (rank r = the r-th file).
 
     Args:
-        bundles: the ranks' bundles (at least one, at most 127).
-        files: file name per rank for ``meta.source`` (default ``rank0, rank1, ...``).
+        declared: the rank each trace declares (``TraceMeta.rank``), None where it declares none.
+        files: the file names, same order (for the warnings).
 
     Returns:
-        A TraceBundle with the canonical schemas and ``meta.format == "nsys-ranks"``.
+        ``(ranks, warnings)``: one rank per input, and one line per problem: the declared ranks
+        contradict the order given (they are used), or they cannot be used (some missing or
+        duplicated: the order given is used).
+    """
+    given = list(range(len(declared)))
+    if not any(r is not None for r in declared):
+        return given, []
+    if any(r is None for r in declared) or len(set(declared)) != len(declared):
+        said = ", ".join(f"{f}: {'none' if r is None else r}" for f, r in zip(files, declared))
+        return given, [f"ranks taken from the order given: the traces' distributedInfo.rank values ({said}) are "
+                       "missing or repeated"]
+    ranks = [int(r) for r in declared]
+    if ranks != given:
+        said = ", ".join(f"{f} is rank {r}" for f, r in zip(files, ranks))
+        return ranks, [f"ranks taken from each trace's distributedInfo.rank, not from the order given: {said}"]
+    return ranks, []
+
+
+def merge_ranks(bundles: Sequence[TraceBundle], files: Sequence[str] | None = None,
+                ranks: Sequence[int] | None = None) -> TraceBundle:
+    """One bundle holding every rank, so the single-trace views work on it unchanged.
+
+    Times are kept as they are: each trace is already on its own session timeline (t = 0 = its
+    capture start), so every rank is aligned on its own origin; the clocks of different hosts are
+    not comparable, and nothing here pretends they are.
+
+    Identity is explicit, never packed into ids:
+      * every frame gets a ``rank`` column (int64), the rank the row belongs to;
+      * ``device_id`` becomes a lane id, numbered 0, 1, ... over the (rank, device) pairs in order;
+        ``meta.rank_devices`` maps each lane id back to ``(rank, device id)`` and ``meta.gpus`` names
+        it ``"rank r · GPU d[ · name]"`` (for display only: nothing parses it back);
+      * ``pid`` becomes a process id numbered 1, 2, ... over the (rank, pid) pairs, and
+        ``global_pid``/``global_tid`` are rebuilt from it (``pid << 24 | tid``, nsys's layout), so
+        correlation-id joins (keyed by pid) and NVTX thread lanes stay per rank; ``meta.rank_pids``
+        maps it back to ``(rank, pid)``;
+      * NVTX mark names get the prefix ``"rank r · "``: dispatch marks of different ranks are never
+        mixed into one dispatch sequence (dispatch analysis needs a single rank).
+    Rows keep their order within a rank; ranks follow each other in the order given.
+
+    Args:
+        bundles: the ranks' bundles (at least one).
+        files: file name per rank for ``meta.source`` (default ``rank0, rank1, ...``).
+        ranks: the rank number of each bundle (default: its position; see ``declared_ranks``).
+
+    Returns:
+        A TraceBundle with the canonical schemas plus the ``rank`` column, ``meta.format ==
+        "nsys-ranks"``, ``meta.rank_devices`` and ``meta.rank_pids``.
 
     Raises:
-        TraceFormatError: no bundles, more than 127, or a device id of 100 or more (it would
-            collide with the next rank's lanes).
+        TraceFormatError: no bundles, too many, or two bundles given the same rank.
     """
     if not bundles:
         raise TraceFormatError("no traces to merge as ranks")
     if len(bundles) > MAX_RANKS:
         raise TraceFormatError(f"{len(bundles)} traces: at most {MAX_RANKS} ranks can be merged into one view")
     files = list(files) if files is not None else [f"rank{r}" for r in range(len(bundles))]
-    parts: dict[str, list[pd.DataFrame]] = {k: [] for k in
-                                           ("kernels", "api_calls", "nvtx_ranges", "nvtx_marks", "memops",
-                                            "graph_launches")}
+    ranks = list(ranks) if ranks is not None else list(range(len(bundles)))
+    if len(set(ranks)) != len(ranks):
+        raise TraceFormatError("two traces are given the same rank: " + ", ".join(map(str, ranks)))
+    keys = ("kernels", "api_calls", "nvtx_ranges", "nvtx_marks", "memops", "graph_launches")
+    parts: dict[str, list[pd.DataFrame]] = {k: [] for k in keys}
     gpus: dict[int, str] = {}
+    rank_devices: dict[int, tuple[int, int]] = {}
+    rank_pids: dict[int, tuple[int, int]] = {}
     tables: set[str] = set()
+    warnings: list[str] = []
     dropped = 0
-    for rank, b in enumerate(bundles):
+    for rank, b, name in zip(ranks, bundles, files):
         devices = set(b.kernels["device_id"].tolist()) | set(b.memops["device_id"].tolist()) \
             | set(b.graph_launches["device_id"].tolist()) | set(b.meta.gpus)
-        if devices and (min(devices) < 0 or max(devices) >= RANK_DEVICE_STRIDE):
-            raise TraceFormatError(f"{files[rank]}: device id {max(devices)} is outside 0..{RANK_DEVICE_STRIDE - 1}: "
-                                   "cannot be shown as a rank lane")
+        lane_of = {}
         for d in sorted(devices):
-            gpus[rank_device_id(rank, d)] = rank_label(rank, d, b.meta.gpus.get(d, ""))
-        pid_add = np.int64(rank * RANK_PID_STRIDE)
-        dev_add = np.int64(rank * RANK_DEVICE_STRIDE)
+            lane_of[d] = len(rank_devices)
+            rank_devices[lane_of[d]] = (rank, d)
+            gpus[lane_of[d]] = rank_label(rank, d, b.meta.gpus.get(d, ""))
+        pids = set()
+        for f in (b.kernels, b.api_calls, b.nvtx_ranges, b.nvtx_marks):
+            pids.update(f["pid"].tolist())
+        pid_of = {}
+        for p in sorted(pids):
+            pid_of[p] = len(rank_pids) + 1
+            rank_pids[pid_of[p]] = (rank, p)
+
+        def lanes(series: pd.Series) -> np.ndarray:
+            return series.map(lane_of).to_numpy(dtype=np.int64)
+
+        def procs(series: pd.Series) -> np.ndarray:
+            return series.map(pid_of).to_numpy(dtype=np.int64)
+
+        def threads(frame: pd.DataFrame) -> np.ndarray:
+            return (procs(frame["pid"]) << 24) | (frame["tid"].to_numpy(dtype=np.int64) & 0xFFFFFF)
+
         k = b.kernels
-        parts["kernels"].append(k.assign(device_id=k["device_id"].to_numpy() + dev_add,
-                                         global_pid=_shift_global(k["global_pid"], rank),
-                                         pid=k["pid"].to_numpy() + pid_add))
+        parts["kernels"].append(k.assign(device_id=lanes(k["device_id"]), global_pid=procs(k["pid"]) << 24,
+                                         pid=procs(k["pid"]), rank=rank))
         a = b.api_calls
-        parts["api_calls"].append(a.assign(global_tid=_shift_global(a["global_tid"], rank),
-                                           pid=a["pid"].to_numpy() + pid_add))
+        parts["api_calls"].append(a.assign(global_tid=threads(a), pid=procs(a["pid"]), rank=rank))
         r = b.nvtx_ranges
-        parts["nvtx_ranges"].append(r.assign(global_tid=_shift_global(r["global_tid"], rank),
-                                             pid=r["pid"].to_numpy() + pid_add))
+        parts["nvtx_ranges"].append(r.assign(global_tid=threads(r), pid=procs(r["pid"]), rank=rank))
         m = b.nvtx_marks
-        parts["nvtx_marks"].append(m.assign(global_tid=_shift_global(m["global_tid"], rank),
-                                            pid=m["pid"].to_numpy() + pid_add,
+        parts["nvtx_marks"].append(m.assign(global_tid=threads(m), pid=procs(m["pid"]), rank=rank,
                                             name=(f"rank {rank} · " + m["name"].astype(str)).astype(object)
                                             if len(m) else m["name"].astype(object)))
-        parts["memops"].append(b.memops.assign(device_id=b.memops["device_id"].to_numpy() + dev_add))
+        parts["memops"].append(b.memops.assign(device_id=lanes(b.memops["device_id"]), rank=rank))
         g = b.graph_launches
-        parts["graph_launches"].append(g.assign(device_id=g["device_id"].to_numpy() + dev_add))
+        parts["graph_launches"].append(g.assign(device_id=lanes(g["device_id"]), rank=rank))
         tables.update(b.meta.tables)
+        warnings.extend(f"rank {rank} ({name}): {w}" for w in b.meta.warnings)
         dropped += b.meta.dropped_zero_ts_kernels
     schemas = {"kernels": KERNELS, "api_calls": API_CALLS, "nvtx_ranges": NVTX_RANGES, "nvtx_marks": NVTX_MARKS,
                "memops": MEMOPS, "graph_launches": GRAPH_LAUNCHES}
@@ -179,13 +217,45 @@ def merge_ranks(bundles: Sequence[TraceBundle], files: Sequence[str] | None = No
     for key, schema in schemas.items():
         # Categories differ per rank: concatenate as strings, then conform back to the schema.
         pieces = [p.astype({c: object for c, t in schema.items() if t == "category"}) for p in parts[key]]
-        frames[key] = conform(pd.concat(pieces, ignore_index=True), schema)
+        merged = pd.concat(pieces, ignore_index=True)
+        frames[key] = conform(merged, schema).assign(rank=merged[RANK_COLUMN].to_numpy(dtype=np.int64))
     versions = sorted({b.meta.nsys_version for b in bundles if b.meta.nsys_version})
     meta = TraceMeta(
         source=" + ".join(files), format=RANKS_FORMAT, nsys_version=", ".join(versions),
         schema_version=", ".join(sorted({b.meta.schema_version for b in bundles if b.meta.schema_version})),
-        gpus=gpus, tables=tuple(sorted(tables)), dropped_zero_ts_kernels=dropped)
+        gpus=gpus, tables=tuple(sorted(tables)), dropped_zero_ts_kernels=dropped, warnings=tuple(warnings),
+        rank_devices=rank_devices, rank_pids=rank_pids)
     return TraceBundle(meta=meta, **frames)
+
+
+def rank_nvtx_stats(bundle: TraceBundle, rename=None) -> pd.DataFrame:
+    """NVTX statistics of a merged bundle, rank by rank: each rank's ranges against that rank's own
+    kernels only (never another rank's GPU work on an unrelated clock), and same-named ranges of
+    different ranks kept apart as ``"rank r · name"``.
+
+    Args:
+        bundle: a ``merge_ranks`` bundle.
+        rename: optional function applied to each range name first (e.g. the table's grouping of
+            unique-per-call names).
+
+    Returns:
+        NVTX_STATS frame (as ``summary.nvtx_stats``), ranks in order, each rank's rows in that
+        function's order.
+    """
+    from dashboard.analysis.summary import kernel_busy_union, nvtx_stats
+
+    ranges, kernels = bundle.nvtx_ranges, bundle.kernels
+    parts = []
+    for rank in sorted(set(ranges[RANK_COLUMN].tolist())):
+        r = ranges[ranges[RANK_COLUMN] == rank]
+        names = r["name"].astype(str)
+        if rename is not None:
+            names = names.map(rename)
+        r = r.assign(name=(f"rank {rank} · " + names).astype(object))
+        parts.append(nvtx_stats(r, kernel_busy_union(kernels[kernels[RANK_COLUMN] == rank])))
+    if not parts:
+        return nvtx_stats(ranges.iloc[:0], kernel_busy_union(kernels.iloc[:0]))
+    return pd.concat(parts, ignore_index=True)
 
 
 def per_rank_gpu_time(bundle: TraceBundle, work: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -205,7 +275,7 @@ def per_rank_gpu_time(bundle: TraceBundle, work: pd.DataFrame | None = None) -> 
     if work is None:
         work = gpu_work(bundle.kernels, include_graphs=False)
     rows = []
-    for rank, w in _by_rank(work):
+    for rank, w in _by_rank(work, bundle.meta.rank_devices):
         t = gpu_time(w)  # its all-GPU row is this rank's union over its own window
         a = t[t["device_id"] == ALL_GPUS].iloc[0]
         rows.append((rank, int(a["window_ns"]), int(a["busy_ns"]), float(a["utilisation_pct"])))
@@ -215,27 +285,30 @@ def per_rank_gpu_time(bundle: TraceBundle, work: pd.DataFrame | None = None) -> 
                          "utilisation_pct": pd.Series([r[3] for r in rows], dtype="float64")})
 
 
-def _by_rank(work: pd.DataFrame):
-    """(rank, that rank's rows of a gpu_work frame) by rank, for a merged bundle's device ids."""
-    for rank, w in work.groupby(work["device_id"] // RANK_DEVICE_STRIDE, sort=True):
+def _by_rank(work: pd.DataFrame, rank_devices: dict[int, tuple[int, int]]):
+    """(rank, that rank's rows of a gpu_work frame) by rank, the rank of each device lane read from
+    the merged bundle's ``meta.rank_devices`` table."""
+    lane_rank = {lane: rank for lane, (rank, _d) in rank_devices.items()}
+    for rank, w in work.groupby(work["device_id"].map(lane_rank), sort=True):
         yield int(rank), w
 
-def gpu_time_per_rank(work: pd.DataFrame, kernels: pd.DataFrame) -> pd.DataFrame:
+
+def gpu_time_per_rank(bundle: TraceBundle, work: pd.DataFrame) -> pd.DataFrame:
     """``gpu_time`` for a merged bundle, rank by rank: each device's idle and utilisation are measured
     in its own rank's GPU window (never a window spanning two clocks), and there is no ALL_GPUS row.
 
     Args:
-        work: frame from ``gpu_time.gpu_work`` on the merged bundle. kernels: its KERNELS frame.
+        bundle: a ``merge_ranks`` bundle. work: frame from ``gpu_time.gpu_work`` on it.
 
     Returns:
-        GPU_TIME frame, one row per device, sorted by merged device id.
+        GPU_TIME frame, one row per device lane, sorted by lane id.
     """
     from dashboard.analysis.gpu_time import ALL_GPUS, gpu_time
 
+    kernels = bundle.kernels
     parts = []
-    for rank, w in _by_rank(work):
-        k = kernels[kernels["device_id"] // RANK_DEVICE_STRIDE == rank]
-        t = gpu_time(w, k)
+    for rank, w in _by_rank(work, bundle.meta.rank_devices):
+        t = gpu_time(w, kernels[kernels[RANK_COLUMN] == rank])
         parts.append(t[t["device_id"] != ALL_GPUS])
     if not parts:
         return gpu_time(work.iloc[:0], kernels.iloc[:0])

@@ -83,7 +83,7 @@ def device_lanes(work: pd.DataFrame, *, lo_ns: int, hi_ns: int, budget: int = DE
     return lanes_for_window(device_unions(work), lo_ns=lo_ns, hi_ns=hi_ns, budget=budget, n_bins=n_bins)
 
 
-def nvtx_lane_keys(ranges: pd.DataFrame, ranks: bool = False) -> pd.DataFrame:
+def nvtx_lane_keys(ranges: pd.DataFrame, ranks: dict[int, tuple[int, int]] | None = None) -> pd.DataFrame:
     """Assign every NVTX range a lane: its thread plus nesting depth.
 
     Push/pop ranges nest: depth is the number of enclosing push/pop ranges still open on the
@@ -92,8 +92,9 @@ def nvtx_lane_keys(ranges: pd.DataFrame, ranks: bool = False) -> pd.DataFrame:
 
     Returns:
         Copy of ``ranges`` with added columns ``depth`` (int64) and ``lane`` (str, e.g.
-        ``"pid 4100 · tid 4101 · L1"`` or ``"... · start/end 0"``; with ``ranks`` (a bundle from
-        ``analysis.ranks.merge_ranks``) ``"rank 1 · pid 4100 · tid 4101 · L1"``), sorted by (lane, start_ns).
+        ``"pid 4100 · tid 4101 · L1"`` or ``"... · start/end 0"``; with ``ranks`` (the
+        ``meta.rank_pids`` table of a bundle from ``analysis.ranks.merge_ranks``: its process id ->
+        (rank, pid)) ``"rank 1 · pid 4100 · tid 4101 · L1"``), sorted by (lane, start_ns).
     """
     if ranges.empty:
         out = ranges.copy()
@@ -150,12 +151,8 @@ def select_ranges(ranges: pd.DataFrame, *, lo_ns: int, hi_ns: int, budget: int) 
     return vis.iloc[keep], len(vis) - budget
 
 
-# Merged multi-rank bundles renumber pids as rank * 10,000,000 + pid (analysis.ranks.RANK_PID_STRIDE);
-# Linux pids stay below 2**22, so a larger pid can only be such a merged one.
-_RANK_PID_STRIDE = 10_000_000
-
-
-def _thread_label(pid: int, tid: int, ranks: bool) -> str:
-    if ranks:
-        return f"rank {pid // _RANK_PID_STRIDE} · pid {pid % _RANK_PID_STRIDE} · tid {tid}"
+def _thread_label(pid: int, tid: int, ranks: dict[int, tuple[int, int]] | None) -> str:
+    if ranks and pid in ranks:
+        rank, real_pid = ranks[pid]
+        return f"rank {rank} · pid {real_pid} · tid {tid}"
     return f"pid {pid} · tid {tid}"

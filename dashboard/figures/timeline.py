@@ -15,11 +15,13 @@ from dashboard.model import DeviceLane, device_label
 MARKS_LANE = "NVTX marks"
 
 
-def gpu_lane_label(device_id: int, gpus: dict[int, str]) -> str:
-    """Lane label of a device: "GPU 0 · NVIDIA H100 ..." (the id alone when no name is known)."""
+def gpu_lane_label(device_id: int, gpus: dict[int, str],
+                   rank_devices: dict[int, tuple[int, int]] | None = None) -> str:
+    """Lane label of a device: "GPU 0 · NVIDIA H100 ..." (the id alone when no name is known); a lane
+    of merged ranks is "rank r · GPU d" (``rank_devices``; the GPU's name is on the GPUs card)."""
+    if rank_devices:
+        return device_label(device_id, gpus, rank_devices)
     name = gpus.get(device_id, "")
-    if name.startswith("rank "):  # merged ranks: "rank r · GPU d" (the GPU's name is on the GPUs card)
-        return device_label(device_id, gpus)
     return f"GPU {device_id}" + (f" · {name}" if name else "")
 
 
@@ -49,21 +51,24 @@ def _name_color(name: str) -> str:
     return PALETTE[zlib.crc32(name.encode("utf-8", "replace")) % len(PALETTE)]
 
 
-def stream_lane_label(device_id: int, stream_id: int, gpus: dict[int, str] | None = None) -> str:
+def stream_lane_label(device_id: int, stream_id: int, gpus: dict[int, str] | None = None,
+                      rank_devices: dict[int, tuple[int, int]] | None = None) -> str:
     """Lane label of one stream: streams are keyed by (device, stream)."""
-    return f"{device_label(device_id, gpus)} · stream {stream_id}"
+    return f"{device_label(device_id, gpus, rank_devices)} · stream {stream_id}"
 
 
-def memops_lane_label(device_id: int, gpus: dict[int, str] | None = None) -> str:
+def memops_lane_label(device_id: int, gpus: dict[int, str] | None = None,
+                      rank_devices: dict[int, tuple[int, int]] | None = None) -> str:
     """Lane label of a device's memcpy/memset operations."""
-    return f"{device_label(device_id, gpus)} · memcpy/memset"
+    return f"{device_label(device_id, gpus, rank_devices)} · memcpy/memset"
 
 
 def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.DataFrame, *,
                        gpus: dict[int, str], x_range_ns: tuple[int, int] | None, busy_label: str,
                        notes: list[str], uirevision: str = "", title: str = "GPU timeline",
                        kernels: pd.DataFrame | None = None, memops: pd.DataFrame | None = None,
-                       theme: Theme = DEFAULT_THEME) -> go.Figure:
+                       theme: Theme = DEFAULT_THEME,
+                       rank_devices: dict[int, tuple[int, int]] | None = None) -> go.Figure:
     """Build the GPU timeline with the NVTX overlay.
 
     Args:
@@ -71,6 +76,8 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         nvtx: NVTX ranges to draw, with a ``lane`` column (analysis.timeline.nvtx_lane_keys).
         marks: NVTX_MARKS rows to draw as ticks.
         gpus: device id -> GPU name, for lane labels.
+        rank_devices: a merged multi-rank bundle's lane id -> (rank, device) table (lanes are then
+            labelled "rank r · GPU d"); None for a single trace.
         busy_label: what counts as busy ("kernels" or "kernels+memops"), shown in the legend.
         notes: lines shown under the title (e.g. how many short ranges were left out).
         kernels: individual kernels to draw in per-(device, stream) lanes (zoomed in), with
@@ -90,7 +97,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
                             title=title, theme=theme)
     fig = go.Figure()
     nvtx_lanes = list(dict.fromkeys(nvtx["lane"])) if not nvtx.empty else []
-    gpu_labels = [gpu_lane_label(ln.device_id, gpus) for ln in lanes]
+    gpu_labels = [gpu_lane_label(ln.device_id, gpus, rank_devices) for ln in lanes]
     device_ids = sorted({ln.device_id for ln in lanes} | set(kernels.get("device_id", pd.Series([], dtype=int)))
                         | set(memops.get("device_id", pd.Series([], dtype=int))))
     gpu_block = []
@@ -98,9 +105,9 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         gpu_block += [lbl for ln, lbl in zip(lanes, gpu_labels) if ln.device_id == dev]
         if not kernels.empty:
             streams = sorted(kernels.loc[kernels["device_id"] == dev, "stream_id"].unique().tolist())
-            gpu_block += [stream_lane_label(dev, st, gpus) for st in streams]
+            gpu_block += [stream_lane_label(dev, st, gpus, rank_devices) for st in streams]
         if not memops.empty and (memops["device_id"] == dev).any():
-            gpu_block.append(memops_lane_label(dev, gpus))
+            gpu_block.append(memops_lane_label(dev, gpus, rank_devices))
     categories = nvtx_lanes + ([MARKS_LANE] if not marks.empty else []) + gpu_block
 
     if not nvtx.empty:
@@ -164,7 +171,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         dur = (kernels["end_ns"] - kernels["start_ns"]).to_numpy()
         fig.add_trace(go.Bar(
             name="kernels (colour = category)", orientation="h", base=s_from_ns(kernels["start_ns"]), x=dur / 1e9,
-            y=[stream_lane_label(d, st, gpus) for d, st in zip(kernels["device_id"], kernels["stream_id"])], width=0.8,
+            y=[stream_lane_label(d, st, gpus, rank_devices) for d, st in zip(kernels["device_id"], kernels["stream_id"])], width=0.8,
             marker=dict(color=[palette[c] for c in cats], line=dict(width=0)), hoverinfo="text",
             hovertext=[f"<b>{escape_text(str(n)[:120])}</b><br>{fmt_ns(d)} · stream {st} · {escape_text(str(la))}"
                        f"<br>{escape_text(c)}{' — ' + escape_text(str(r)) if r else ''}"
@@ -175,7 +182,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         dur = (memops["end_ns"] - memops["start_ns"]).to_numpy()
         fig.add_trace(go.Bar(
             name="memcpy/memset", orientation="h", base=s_from_ns(memops["start_ns"]), x=dur / 1e9,
-            y=[memops_lane_label(d, gpus) for d in memops["device_id"]], width=0.8,
+            y=[memops_lane_label(d, gpus, rank_devices) for d in memops["device_id"]], width=0.8,
             marker=dict(color=theme.memops, line=dict(width=0)), hoverinfo="text",
             hovertext=[f"{escape_text(str(k))} · {int(b):,} bytes<br>{fmt_ns(d)}"
                        for k, b, d in zip(memops["kind"], memops["bytes"], dur)],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from dashboard.errors import TraceFormatError, TraceNotFoundError
@@ -10,11 +11,12 @@ import zlib
 from dashboard.loaders.kineto_json import GZIP_MAGIC, load_kineto_json, looks_like_kineto
 from dashboard.loaders.nsys_rep import is_nsys_report
 from dashboard.loaders.nsys_sqlite import SQLITE_MAGIC, load_nsys_sqlite
-from dashboard.loaders.summary_json import load_summary_json
+from dashboard.loaders.summary_json import REQUIRED_KEYS, load_summary_json
 
 __all__ = ["sniff_format", "load_nsys_sqlite", "load_summary_json", "load_kineto_json"]
 
 QDSTRM_SUFFIX = ".qdstrm"  # the raw stream nsys writes while recording, before it becomes an .nsys-rep
+SUMMARY_KEYS = ("file", *REQUIRED_KEYS)  # a JSON with none of these in its first MiB is not a summary
 SNIFF_BYTES = 1 << 20  # decompressed bytes looked at to tell a Kineto trace from a summary
 
 
@@ -30,6 +32,18 @@ def _json_head(path: Path, head: bytes) -> bytes:
     return raw
 
 
+def _complete_json(path: Path, text: bytes) -> bool:
+    """True when ``text`` is the whole file and parses as JSON: a malformed or cut JSON goes on to the
+    summary loader, whose message says where it breaks (more useful than "none of the formats")."""
+    if len(text) >= SNIFF_BYTES or len(text) != path.stat().st_size:
+        return True  # too large to check here: the key test alone decides
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 def unfinished_capture_message(path: Path) -> str:
     """The one sentence for an ``.qdstrm`` file: an nsys capture that was never turned into a report."""
     rep = path.name[: -len(QDSTRM_SUFFIX)] + ".nsys-rep"
@@ -43,13 +57,15 @@ def sniff_format(path: Path) -> str:
     """Return ``"nsys-sqlite"``, ``"nsys-rep"``, ``"kineto-json"`` or ``"summary-json"`` from the content.
 
     Gzip files are looked into (a ``.json.gz`` Kineto trace); a JSON with ``traceEvents`` in its
-    first MiB (or a top-level array) is Kineto, any other JSON object a summary. ``.nsys-rep``
+    first MiB (or a top-level array) is Kineto, a JSON object naming a summary key (``file``,
+    ``gpu_busy_union_s``, ...) a summary; any other JSON is refused. ``.nsys-rep``
     reports are known by their first bytes or suffix.
 
     Raises:
         TraceNotFoundError: missing path, a directory or another non-regular file (device, pipe).
-        TraceFormatError: empty file or neither format; an unfinished ``.qdstrm`` capture (known by
-            its suffix, whatever it holds: ``unfinished_capture_message``).
+        TraceFormatError: empty file, or none of the formats (one sentence saying which it is not); an
+            unfinished ``.qdstrm`` capture (known by its suffix, whatever it holds:
+            ``unfinished_capture_message``).
     """
     if not path.exists():
         raise TraceNotFoundError(f"{path}: no such file")
@@ -77,6 +93,11 @@ def sniff_format(path: Path) -> str:
             raise TraceFormatError(
                 f"{path.name}: a gzip file that is not a PyTorch profiler (Kineto) trace "
                 "(no 'traceEvents' in its first MiB, or a corrupt gzip stream)")
+        if not any(f'"{key}"'.encode() in text for key in SUMMARY_KEYS) and _complete_json(path, text):
+            raise TraceFormatError(
+                f"{path.name}: a JSON file in none of the formats tracedash reads: neither a PyTorch profiler "
+                "(Kineto) trace (no 'traceEvents') nor a tracedash summary (none of its keys, e.g. "
+                "'gpu_busy_union_s')")
         return "summary-json"
     raise TraceFormatError(
         f"{path.name}: neither an nsys SQLite export nor a tracedash summary JSON, a PyTorch profiler "

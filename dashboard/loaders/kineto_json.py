@@ -6,8 +6,11 @@ What maps where (``cat`` of the trace event -> frame):
   track's ``pid``/``tid``), the correlation id from ``args.correlation`` (else the ``ac2g`` flow
   end event at the kernel's start on the same track). ``pid`` is the process of the CUDA API call
   with that correlation id (0 when none is in the trace), so kernel <-> launch joins work as for
-  nsys. ``name`` = ``short_name`` = the event name (Kineto writes demangled names only); ``launch``
-  from ``args.grid``/``args.block``. ``graph_node_id`` is always NULL (Kineto does not record it).
+  nsys. ``name`` is the event name (Kineto writes demangled names only), ``short_name`` derived from
+  it as nsys derives ``shortName`` (``kernel_short_name``); ``launch`` from ``args.grid``/``args.block``.
+  ``graph_node_id`` is always NULL (Kineto does not record it). A kernel with ``ts`` 0 has no
+  timestamp (CUPTI's start = end = 0): kept as a 0/0 row and counted in
+  ``meta.dropped_zero_ts_kernels``, exactly as the SQLite loader does.
 * ``gpu_memcpy`` / ``gpu_memset`` -> MEMOPS (``kind`` "memcpy HtoD"... from ``args.kind`` or the
   event name "Memcpy HtoD (...)"; ``bytes`` from ``args.bytes``).
 * ``cuda_runtime`` / ``hip_runtime`` -> API_CALLS with ``event_class`` 0, ``cuda_driver`` /
@@ -21,11 +24,31 @@ What maps where (``cat`` of the trace event -> frame):
   list. ``cuda_sync`` (event/stream synchronisation shown on GPU tracks), ``cpu_op``,
   ``python_function`` and the rest are not mapped either.
 
+Category names of PyTorch <= 1.13 (``Kernel``, ``Runtime``, ``Memcpy``, ``Memset``, ``Operator``,
+``Python``, ``Memory``, flow ``async_gpu``; see ``LEGACY_CATEGORIES``) are read as their current
+names; ``meta.tables`` keeps the names as written.
+
+Every event is accounted for in ``meta.accounts`` (one ``RowAccount`` per kind: kernels,
+memcpy/memset, CUDA API calls, NVTX ranges, NVTX marks, other events): loaded, skipped by a
+documented rule (missing or non-numeric times, negative duration, an id beyond int64, ...) or not
+recognised (a category PyTorch's profiler never writes). A negative duration makes an invalid row
+(left out of every frame, counted, one warning line); ``dur: -1`` on a ``user_annotation`` is a range
+still open when profiling stopped (PyTorch >= 2.8), see below. An id beyond the int64 range
+(correlation, stream, device, context, process, thread, bytes) makes the event unusable (counted),
+never an ``OverflowError``. Launches recorded with no kernel activity at all (CUPTI range-profiler
+mode, where kernels appear only as ``cuda_profiler_range`` counter events) set
+``meta.gpu_activity_missing``: GPU busy is then unknown, not 0. A JSON whose events carry no
+category PyTorch's profiler writes is a Chrome trace from another producer and is refused.
+
 Events may be ``ph: "X"`` complete events or ``B``/``E`` pairs; an ``E`` closes the most recent open
 ``B`` of the same (pid, tid) (Chrome Trace Event Format). An ``E`` with nothing open is ignored and
 counted; a ``B`` never closed is dropped and counted, except a ``user_annotation``, which is kept as
-an unclosed range ending at the largest timestamp in the trace (as nsys closes open NVTX ranges).
-Both counts appear in ``TraceMeta.warnings``.
+an unclosed range (``unclosed`` True), like an ``X`` with ``dur: -1``: both end where profiling
+stopped, the end of the profiler's own ``Trace`` span when the file has one, else the last mapped
+event's end (as nsys closes open NVTX ranges). The counts appear in ``TraceMeta.warnings``.
+
+Times: ``ts``/``dur`` may also be numeric strings (``"1692108548132100.000"``), read as exact
+decimals like numbers.
 
 Times: Chrome-trace ``ts``/``dur`` are microseconds (``displayTimeUnit`` is a display preference
 only, per the Trace Event Format spec; Kineto's ``displayTimeUnit: "ns"`` traces still write µs,
@@ -56,27 +79,75 @@ from dashboard.model import (
     MEMOPS,
     NVTX_MARKS,
     NVTX_RANGES,
+    RowAccount,
     TraceBundle,
     TraceMeta,
     conform,
     empty_frame,
 )
 
-__all__ = ["GZIP_MAGIC", "looks_like_kineto", "read_json_text", "parse_kineto", "load_kineto_json"]
+__all__ = ["GZIP_MAGIC", "looks_like_kineto", "read_json_text", "parse_kineto", "load_kineto_json", "kernel_short_name"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 FORMAT = "kineto-json"
 
-KERNEL_CATS = frozenset({"kernel"})
+KERNEL_CAT = "kernel"
+KERNEL_CATS = frozenset({KERNEL_CAT})
 MEMCPY_CAT = "gpu_memcpy"
 MEMSET_CAT = "gpu_memset"
 API_EVENT_CLASS = {"cuda_runtime": 0, "hip_runtime": 0, "cuda_driver": 1, "hip_driver": 1}
 RANGE_CAT = "user_annotation"
 GPU_RANGE_CAT = "gpu_user_annotation"
+TRACE_CAT = "Trace"
+RANGE_PROFILER_CAT = "cuda_profiler_range"
 _WANTED = KERNEL_CATS | {MEMCPY_CAT, MEMSET_CAT, RANGE_CAT} | set(API_EVENT_CLASS)
-_TIMED_PH = frozenset({"X", "B", "E", "i", "I"})
 _LIMIT_NS = 2**62
+_INT64_MAX = 2**63 - 1
 _THOUSAND = decimal.Decimal(1000)
+
+# Category names of PyTorch <= 1.13 (Kineto before the ActivityType renames; also what
+# torch-tb-profiler's EventTypeMap accepts, case-insensitively) -> the current name.
+LEGACY_CATEGORIES = {
+    "Kernel": "kernel", "kernel": "kernel",
+    "Runtime": "cuda_runtime", "runtime": "cuda_runtime",
+    "Memcpy": "gpu_memcpy", "memcpy": "gpu_memcpy",
+    "Memset": "gpu_memset", "memset": "gpu_memset",
+    "Operator": "cpu_op", "operator": "cpu_op",
+    "Python": "python_function", "python": "python_function",
+    "Memory": "cpu_instant_event", "memory": "cpu_instant_event",
+    "async_gpu": "ac2g",  # the kernel-launch flow arrows
+    "trace": TRACE_CAT,
+}
+# Every category current Kineto writes (libkineto ActivityType names, flow categories, the
+# profiler's own span): events of these that no frame holds are skipped by a rule, not unknown.
+KNOWN_CATEGORIES = frozenset({
+    "cpu_op", "user_annotation", "gpu_user_annotation", "gpu_memcpy", "gpu_memset", "kernel",
+    "external_correlation", "cuda_runtime", "cuda_driver", "hip_runtime", "hip_driver", "cpu_instant_event",
+    "python_function", "overhead", "cuda_sync", "mtia_runtime", "mtia_ccp_events", "mtia_insight",
+    "glow_runtime", "cuda_profiler_range", "hpu_op", "xpu_runtime", "xpu_driver", "privateuse1_runtime",
+    "privateuse1_driver", "collective_comm", "gpu_pm_counter", "ac2g", "fwdbwd", TRACE_CAT,
+})
+_LAUNCH_API = re.compile(r"^(cuda|cu|hip)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|ModuleLaunchKernel|"
+                         r"ExtModuleLaunchKernel|ExtLaunchKernel|GraphLaunch)", re.IGNORECASE)
+
+# Kinds of RowAccount this loader fills (meta.accounts), in this order.
+KIND_KERNELS = "kernels"
+KIND_MEMOPS = "memcpy/memset"
+KIND_API = "CUDA API calls"
+KIND_RANGES = "NVTX ranges"  # user_annotation (record_function) ranges
+KIND_MARKS = "NVTX marks"  # instant user_annotation events
+KIND_OTHER = "other events"  # everything no frame holds (CPU ops, flows, metadata, ...)
+_KIND_OF = {KERNEL_CAT: KIND_KERNELS, MEMCPY_CAT: KIND_MEMOPS, MEMSET_CAT: KIND_MEMOPS, RANGE_CAT: KIND_RANGES,
+            **{c: KIND_API for c in API_EVENT_CLASS}}
+RULE_BAD_TIME = "missing, non-numeric or out-of-range ts/dur"
+RULE_NEGATIVE = "negative duration (invalid row)"
+RULE_BIG_ID = "an id (correlation, stream, device, process or thread) beyond the int64 range"
+RULE_UNCLOSED_B = "'B' never closed by an 'E'"
+RULE_E_UNMATCHED = "'E' without an open 'B' on its thread"
+RULE_E_PAIRED = "'E' closing a 'B' (counted with its 'B')"
+RULE_METADATA = "metadata (ph 'M': process and thread names)"
+RULE_FLOW = "flow events (used only to link kernels to their launches)"
+RULE_INSTANT = "instant events without a category (profiler markers)"
 
 
 # A gzip file may expand at most MAX_GZIP_RATIO times the compressed bytes read so far, plus
@@ -143,9 +214,18 @@ def looks_like_kineto(head: bytes) -> bool:
     return text[:1] == b"[" or b'"traceEvents"' in head
 
 
+_NUMERIC_TEXT = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
+
+
 def _ns(value) -> int | None:
-    """µs (int or Decimal) -> int ns; None when not a finite number or beyond 2**62 ns."""
+    """µs (int, Decimal, or a numeric string such as ``"1692108548132100.000"``, read as an exact
+    decimal like a JSON number) -> int ns; None when not a finite number or beyond 2**62 ns."""
     kind = type(value)
+    if kind is str:
+        if len(value) > 64 or not _NUMERIC_TEXT.fullmatch(value):
+            return None
+        value = decimal.Decimal(value.strip())
+        kind = decimal.Decimal
     if kind is decimal.Decimal:
         # adjusted() is the exponent of the leading digit: past 1e17 µs (> 2**62 ns) the value is out of
         # range, and checking first keeps "1e999999" from becoming a million-digit integer (minutes of CPU).
@@ -200,6 +280,77 @@ _JSON_KIND = {int: "a number", float: "a number", str: "a string", list: "a list
               type(None): "null"}
 
 
+def _in_int64(*values: int) -> bool:
+    return all(-_INT64_MAX - 1 <= v <= _INT64_MAX for v in values)
+
+
+_ARG_IDS = ("device", "stream", "context", "correlation", "bytes")
+
+
+def _ids_fit(pid: int, tid: int, args: dict) -> bool:
+    """Whether the ids an event brings (process, thread and the numeric args a frame keeps) fit int64."""
+    if not _in_int64(pid, tid):
+        return False
+    for key in _ARG_IDS:
+        v = args.get(key)
+        if v is not None and not _in_int64(_intish(v)):
+            return False
+    return True
+
+
+class _Tally:
+    """Per-kind counts for ``TraceMeta.accounts``: read, skipped by rule, not recognised."""
+
+    def __init__(self):
+        self.read: dict[str, int] = {}
+        self.skipped: dict[str, dict[str, int]] = {}
+        self.unrecognised: dict[str, int] = {}
+
+    def seen(self, kind: str) -> None:
+        self.read[kind] = self.read.get(kind, 0) + 1
+
+    def skip(self, kind: str, rule: str) -> None:
+        rules = self.skipped.setdefault(kind, {})
+        rules[rule] = rules.get(rule, 0) + 1
+
+    def other(self, rule: str | None) -> None:
+        """One event no frame holds: skipped by ``rule``, or not recognised (``None``)."""
+        self.seen(KIND_OTHER)
+        if rule is None:
+            self.unrecognised[KIND_OTHER] = self.unrecognised.get(KIND_OTHER, 0) + 1
+        else:
+            self.skip(KIND_OTHER, rule)
+
+    def accounts(self, loaded: dict[str, int]) -> tuple[RowAccount, ...]:
+        out = []
+        for kind in (KIND_KERNELS, KIND_MEMOPS, KIND_API, KIND_RANGES, KIND_MARKS, KIND_OTHER):
+            if kind not in self.read:
+                continue
+            skipped = tuple(sorted(self.skipped.get(kind, {}).items(), key=lambda kv: (-kv[1], kv[0])))
+            out.append(RowAccount(kind=kind, read=self.read[kind], loaded=loaded.get(kind, 0), skipped=skipped,
+                                  unrecognised=self.unrecognised.get(kind, 0)))
+        return tuple(out)
+
+
+def _other_rule(ph: str | None, cat: str | None) -> str | None:
+    """The documented rule under which an event no frame holds is skipped (None: not recognised)."""
+    if ph == "M":
+        return RULE_METADATA
+    if ph in ("s", "f", "t"):
+        return RULE_FLOW
+    if cat is None:
+        return RULE_INSTANT if ph in ("i", "I") else None
+    if cat in KNOWN_CATEGORIES:
+        return f"'{cat}' events (not shown)"
+    return None
+
+
+def _distributed_rank(data: dict) -> int | None:
+    info = data.get("distributedInfo")
+    rank = info.get("rank") if isinstance(info, dict) else None
+    return rank if type(rank) is int and 0 <= rank <= _INT64_MAX else None
+
+
 def parse_kineto(data, name: str) -> TraceBundle:
     """Convert a decoded Kineto/Chrome trace (numbers as ``int``/``Decimal``) into a TraceBundle.
 
@@ -212,11 +363,14 @@ def parse_kineto(data, name: str) -> TraceBundle:
         TraceBundle with frames in the shapes of ``model.KERNELS``, ``API_CALLS``, ``NVTX_RANGES``,
         ``NVTX_MARKS``, ``MEMOPS`` and an empty ``GRAPH_LAUNCHES`` (mapping in the module
         docstring), each sorted by start time (stable). ``meta.format`` is ``"kineto-json"``,
-        ``meta.gpus`` comes from ``deviceProperties``, ``meta.tables`` lists the event categories
-        present, ``meta.warnings`` the unmatched ``E``, unclosed ``B`` and bad-timestamp counts.
+        ``meta.gpus`` comes from ``deviceProperties``, ``meta.rank`` from ``distributedInfo.rank``,
+        ``meta.tables`` lists the event categories present (as written), ``meta.accounts`` how every
+        event was used (kinds ``kernels``, ``memcpy/memset``, ``CUDA API calls``, ``NVTX ranges``,
+        ``NVTX marks``, ``other events``), ``meta.warnings`` one line per problem found.
 
     Raises:
-        TraceFormatError: not a Chrome trace (no ``traceEvents`` list), or events that are not objects.
+        TraceFormatError: not a Chrome trace (no ``traceEvents`` list), events that are not objects,
+            or a Chrome trace from another producer (no PyTorch profiler category at all).
     """
     if isinstance(data, dict):
         events = data.get("traceEvents")
@@ -231,14 +385,20 @@ def parse_kineto(data, name: str) -> TraceBundle:
         raise TraceFormatError(f"{name}: not a Chrome trace: the top level is {type(data).__name__}")
 
     records: list[tuple] = []  # (cat, name, pid, tid, start_ns_abs, end_ns_abs, args, unclosed)
+    open_ranges: list[tuple] = []  # annotations still open when profiling stopped: (cat, name, pid, tid, start, args)
+    untimed: list[tuple] = []  # kernels with ts 0 (no timestamp, as CUPTI writes start = end = 0)
     flow_end: dict[tuple[int, int, int], int] = {}  # (pid, tid, ts_ns) of an ac2g flow end -> id
     stacks: dict[tuple, list] = {}
     cats: set = set()
+    known = 0  # events whose category PyTorch's profiler writes (after mapping legacy names)
     latest = None
-    unmatched_ends = unclosed_begins = bad_times = 0
+    unmatched_ends = 0
     marks: list[tuple] = []
-    spans: list[int] = []
-    wanted = _WANTED
+    spans: list[tuple[int, int]] = []  # the profiler's own Trace spans (start, end)
+    tally = _Tally()
+    seen, skip, other = tally.seen, tally.skip, tally.other
+    bad = {RULE_BAD_TIME: 0, RULE_NEGATIVE: 0, RULE_BIG_ID: 0}
+    range_profiler = unfinished = 0
     for ev in events:
         if type(ev) is not dict:
             raise TraceFormatError(f"{name}: not a Chrome trace: an entry of traceEvents is "
@@ -247,99 +407,149 @@ def parse_kineto(data, name: str) -> TraceBundle:
         cat = ev.get("cat")
         if type(cat) is str:
             cats.add(cat)
+            cat = LEGACY_CATEGORIES.get(cat, cat)
+            if cat in KNOWN_CATEGORIES:
+                known += 1
         else:
             cat = None  # a list or object here is malformed: the event is simply not one we map
         if type(ph) is not str:
             ph = None
         if ph == "X":
-            if cat not in wanted:  # incl. gpu_user_annotation and cuda_sync: see the module docstring
-                if cat == "Trace":  # the profiler's own span: the session start
-                    ts = _ns(ev.get("ts"))
+            kind = _KIND_OF.get(cat)
+            if kind is None:  # incl. gpu_user_annotation and cuda_sync: see the module docstring
+                if cat == TRACE_CAT:  # the profiler's own span: the session start, and where profiling stopped
+                    ts, dur = _ns(ev.get("ts")), _ns(ev.get("dur", 0))
                     if ts is not None:
-                        spans.append(ts)
+                        spans.append((ts, ts + dur if dur is not None and dur >= 0 else ts))
+                elif cat == RANGE_PROFILER_CAT:
+                    range_profiler += 1
+                other(_other_rule(ph, cat))
                 continue
+            seen(kind)
             start = _ns(ev.get("ts"))
             dur_ns = _ns(ev.get("dur", 0))
             if start is None or dur_ns is None:
-                bad_times += 1
+                skip(kind, RULE_BAD_TIME)
+                bad[RULE_BAD_TIME] += 1
                 continue
             args = ev.get("args")
+            args = args if type(args) is dict else {}
+            pid, tid = _intish(ev.get("pid")), _intish(ev.get("tid"))
+            if not _ids_fit(pid, tid, args):
+                skip(kind, RULE_BIG_ID)
+                bad[RULE_BIG_ID] += 1
+                continue
+            if dur_ns < 0:
+                if kind is KIND_RANGES and dur_ns == -1000:  # dur -1: still open when profiling stopped
+                    open_ranges.append((cat, str(ev.get("name", "")), pid, tid, start, args))
+                    unfinished += 1
+                    continue
+                skip(kind, RULE_NEGATIVE)
+                bad[RULE_NEGATIVE] += 1
+                continue
+            if start == 0 and dur_ns == 0 and kind is KIND_KERNELS:  # no timestamp (CUPTI start = end = 0)
+                untimed.append((cat, str(ev.get("name", "")), pid, tid, 0, 0, args, False))
+                continue
             end = start + dur_ns
-            records.append((cat, str(ev.get("name", "")), _intish(ev.get("pid")), _intish(ev.get("tid")),
-                            start, end, args if type(args) is dict else {}, False))
+            records.append((cat, str(ev.get("name", "")), pid, tid, start, end, args, False))
             if latest is None or end > latest:
                 latest = end
         elif ph == "E":
             stack = stacks.get((str(ev.get("pid")), str(ev.get("tid"))))
             if not stack:
                 unmatched_ends += 1
+                other(RULE_E_UNMATCHED)
                 continue
+            other(RULE_E_PAIRED)
             begin = stack.pop()
             if begin is None:  # its B is not mapped, or had no usable ts (already counted)
                 continue
+            b_cat, b_name, b_pid, b_tid, b_start, b_args = begin
+            kind = _KIND_OF[b_cat]
             end = _ns(ev.get("ts"))
             if end is None:
-                bad_times += 1
+                skip(kind, RULE_BAD_TIME)
+                bad[RULE_BAD_TIME] += 1
                 continue
-            b_cat, b_name, b_pid, b_tid, b_start, b_args = begin
+            if end < b_start:
+                skip(kind, RULE_NEGATIVE)
+                bad[RULE_NEGATIVE] += 1
+                continue
             args = {**b_args, **ev["args"]} if type(ev.get("args")) is dict else b_args
+            if not _ids_fit(b_pid, b_tid, args):
+                skip(kind, RULE_BIG_ID)
+                bad[RULE_BIG_ID] += 1
+                continue
             records.append((b_cat, b_name, b_pid, b_tid, b_start, end, args, False))
             if latest is None or end > latest:
                 latest = end
         elif ph == "B":
             stack = stacks.setdefault((str(ev.get("pid")), str(ev.get("tid"))), [])
-            if cat not in wanted:
+            kind = _KIND_OF.get(cat)
+            if kind is None:
                 stack.append(None)
+                other(_other_rule(ph, cat))
                 continue
+            seen(kind)
             start = _ns(ev.get("ts"))
-            if start is None:
-                stack.append(None)
-                bad_times += 1
-                continue
             args = ev.get("args")
-            stack.append((cat, str(ev.get("name", "")), _intish(ev.get("pid")), _intish(ev.get("tid")), start,
-                          args if type(args) is dict else {}))
+            args = args if type(args) is dict else {}
+            pid, tid = _intish(ev.get("pid")), _intish(ev.get("tid"))
+            if start is None or not _ids_fit(pid, tid, args):
+                stack.append(None)
+                rule = RULE_BAD_TIME if start is None else RULE_BIG_ID
+                skip(kind, rule)
+                bad[rule] += 1
+                continue
+            stack.append((cat, str(ev.get("name", "")), pid, tid, start, args))
             if latest is None or start > latest:
                 latest = start
-        elif ph in ("i", "I"):
-            if cat == RANGE_CAT:
-                ts = _ns(ev.get("ts"))
-                if ts is None:
-                    bad_times += 1
-                    continue
-                marks.append((ts, str(ev.get("name", "")), _intish(ev.get("pid")), _intish(ev.get("tid"))))
-                if latest is None or ts > latest:
-                    latest = ts
-        elif ph == "f" and cat == "ac2g":
+        elif ph in ("i", "I") and cat == RANGE_CAT:
+            seen(KIND_MARKS)
             ts = _ns(ev.get("ts"))
-            if ts is not None:
-                flow_end[(_intish(ev.get("pid")), _intish(ev.get("tid")), ts)] = _intish(ev.get("id"))
+            pid, tid = _intish(ev.get("pid")), _intish(ev.get("tid"))
+            if ts is None or not _in_int64(pid, tid):
+                rule = RULE_BAD_TIME if ts is None else RULE_BIG_ID
+                skip(KIND_MARKS, rule)
+                bad[rule] += 1
+                continue
+            marks.append((ts, str(ev.get("name", "")), pid, tid))
+            if latest is None or ts > latest:
+                latest = ts
+        else:
+            if ph == "f" and cat == "ac2g":
+                ts = _ns(ev.get("ts"))
+                flow_id = _intish(ev.get("id"))
+                if ts is not None and _in_int64(flow_id):
+                    flow_end[(_intish(ev.get("pid")), _intish(ev.get("tid")), ts)] = flow_id
+            other(_other_rule(ph, cat))
 
+    if cats and not known and events:
+        shown = ", ".join(sorted(cats)[:5]) + (", …" if len(cats) > 5 else "")
+        raise TraceFormatError(
+            f"{name}: a Chrome trace from another producer, not a PyTorch profiler (Kineto) trace: none of its "
+            f"{len(events):,} events has a PyTorch profiler category (kernel, cuda_runtime, cpu_op, user_annotation, "
+            f"…); its categories are {shown}")
+
+    unclosed_begins = 0
     for stack in stacks.values():
         for begin in stack:
             if begin is None:
                 continue
             unclosed_begins += 1
             if begin[0] == RANGE_CAT:
-                b_cat, b_name, b_pid, b_tid, b_start, b_args = begin
-                records.append((b_cat, b_name, b_pid, b_tid, b_start, max(latest, b_start), b_args, True))
+                open_ranges.append(begin)
+            else:
+                skip(_KIND_OF[begin[0]], RULE_UNCLOSED_B)
+    # Ranges still open are closed where profiling stopped: the end of the profiler's own Trace span
+    # when the file has one, else the last event's end (as nsys closes open NVTX ranges).
+    stop = max(e for _, e in spans) if spans else latest
+    for b_cat, b_name, b_pid, b_tid, b_start, b_args in open_ranges:
+        records.append((b_cat, b_name, b_pid, b_tid, b_start, max(stop if stop is not None else b_start, b_start),
+                        b_args, True))
     # t = 0 at the profiler span's start or the earliest mapped event, like an nsys session start.
-    starts = [r[4] for r in records] + [m[0] for m in marks] + spans
+    starts = [r[4] for r in records] + [m[0] for m in marks] + [s for s, _ in spans]
     origin_ns = min(starts) if starts else 0
-
-    warnings = []
-    if unmatched_ends:
-        warnings.append(f"{unmatched_ends:,} 'E' event(s) without an open 'B' on their thread were ignored")
-    if unclosed_begins:
-        warnings.append(f"{unclosed_begins:,} 'B' event(s) never closed by an 'E' (annotations kept as "
-                        "unclosed ranges ending at the last timestamp; other events dropped)")
-    if bad_times:
-        warnings.append(f"{bad_times:,} event(s) with a missing, non-numeric or out-of-range ts/dur were skipped")
-
-    gpus = {}
-    for dev in data.get("deviceProperties", []) if isinstance(data.get("deviceProperties"), list) else []:
-        if isinstance(dev, dict) and isinstance(dev.get("id"), int) and not isinstance(dev.get("id"), bool):
-            gpus[dev["id"]] = str(dev.get("name") or f"GPU {dev['id']}")
 
     by_cat: dict[str, list[tuple]] = {}
     for rec in records:
@@ -348,22 +558,67 @@ def parse_kineto(data, name: str) -> TraceBundle:
     api = _api_frame(api_recs, origin_ns)
     api_pid = dict(zip(api["correlation_id"].tolist(), api["pid"].tolist())) if len(api) else {}
     kernel_recs = [r for c, rs in by_cat.items() if c in KERNEL_CATS for r in rs]
+    kernel_recs += [(c, n, p, t, origin_ns, origin_ns, a, u) for c, n, p, t, _s, _e, a, u in untimed]
+    memop_recs = by_cat.get(MEMCPY_CAT, []) + by_cat.get(MEMSET_CAT, [])
+    range_recs = by_cat.get(RANGE_CAT, [])
+
+    warnings = []
+    if unmatched_ends:
+        warnings.append(f"{unmatched_ends:,} 'E' event(s) without an open 'B' on their thread were ignored")
+    where = ("the end of the profiler's Trace span" if spans else "the last event's end")
+    if unclosed_begins:
+        warnings.append(f"{unclosed_begins:,} 'B' event(s) never closed by an 'E' (annotations kept as "
+                        f"unclosed ranges ending at {where}; other events dropped)")
+    if unfinished:
+        warnings.append(f"{unfinished:,} annotation range(s) still open when profiling stopped (dur -1), kept "
+                        f"as unclosed ranges ending at {where}")
+    if bad[RULE_BAD_TIME]:
+        warnings.append(f"{bad[RULE_BAD_TIME]:,} event(s) with a missing, non-numeric or out-of-range ts/dur were skipped")
+    if bad[RULE_NEGATIVE]:
+        warnings.append(f"{bad[RULE_NEGATIVE]:,} event(s) with a negative duration were left out as invalid rows")
+    if bad[RULE_BIG_ID]:
+        warnings.append(f"{bad[RULE_BIG_ID]:,} event(s) with an id (correlation, stream, device, process or thread) "
+                        "beyond the int64 range were left out as unusable")
+    if unknown := tally.unrecognised.get(KIND_OTHER, 0):
+        odd = sorted({c for c in cats if LEGACY_CATEGORIES.get(c, c) not in KNOWN_CATEGORIES})
+        warnings.append(f"{unknown:,} event(s) not recognised as any PyTorch profiler event were not read"
+                        + (f" (categories {', '.join(odd[:5])}{', …' if len(odd) > 5 else ''})" if odd else ""))
+    launches = int(api["name"].astype(str).str.match(_LAUNCH_API).sum()) if len(api) else 0
+    missing = ""
+    if not tally.read.get(KIND_KERNELS) and launches:
+        missing = (f"no kernel activity although {launches:,} kernel launch(es) were recorded"
+                   + (f": recorded in CUPTI range-profiler mode ({range_profiler:,} cuda_profiler_range events hold "
+                      "counter values, not kernel timing)" if range_profiler else ": kernel tracing was off or lost")
+                   + "; GPU busy, idle and utilisation are unknown (n/a)")
+        warnings.append(missing)
+
+    gpus = {}
+    for dev in data.get("deviceProperties", []) if isinstance(data.get("deviceProperties"), list) else []:
+        if isinstance(dev, dict) and isinstance(dev.get("id"), int) and not isinstance(dev.get("id"), bool):
+            gpus[dev["id"]] = str(dev.get("name") or f"GPU {dev['id']}")
+
+    loaded = {KIND_KERNELS: len(kernel_recs), KIND_MEMOPS: len(memop_recs), KIND_API: len(api_recs),
+              KIND_RANGES: len(range_recs), KIND_MARKS: len(marks)}
     meta = TraceMeta(
         source=name,
         format=FORMAT,
         schema_version=str(data.get("schemaVersion", "")),
         gpus=dict(sorted(gpus.items())),
         tables=tuple(sorted(cats)),
+        dropped_zero_ts_kernels=len(untimed),
         warnings=tuple(warnings),
         unmatched_ends=unmatched_ends,
+        accounts=tally.accounts(loaded),
+        rank=_distributed_rank(data),
+        gpu_activity_missing=missing,
     )
     return TraceBundle(
         meta=meta,
         kernels=_kernel_frame(kernel_recs, origin_ns, flow_end, api_pid),
         api_calls=api,
-        nvtx_ranges=_range_frame(by_cat.get(RANGE_CAT, []), origin_ns),
+        nvtx_ranges=_range_frame(range_recs, origin_ns),
         nvtx_marks=_mark_frame(marks, origin_ns),
-        memops=_memop_frame(by_cat.get(MEMCPY_CAT, []) + by_cat.get(MEMSET_CAT, []), origin_ns),
+        memops=_memop_frame(memop_recs, origin_ns),
         graph_launches=empty_frame(GRAPH_LAUNCHES),
     )
 
@@ -381,6 +636,71 @@ def _sorted(frame: pd.DataFrame, schema: dict[str, str], key: str = "start_ns") 
 
 def _global_tid(pid: np.ndarray, tid: np.ndarray) -> np.ndarray:
     return (pid.astype(np.int64) << 24) | (tid.astype(np.int64) & 0xFFFFFF)
+
+
+_CLONE_SUFFIX = re.compile(r"\s*\[clone [^\]]*\]\s*$")
+_QUALIFIERS = (" const", " volatile", " noexcept", " &&", " &", "&&", "&")
+_OPEN, _CLOSE = "(<{[", ")>}]"
+
+
+def _top_level(s: str) -> tuple[list[tuple[int, int, str]], list[int]] | None:
+    """Bracket groups at depth 0 (``(open index, close index, opener)``) and the positions just
+    after each depth-0 separator (a space or ``::``) of a C++ name; None if the brackets do not
+    balance. ``<``/``>`` inside parentheses are comparisons (``enable_if<((8)>(0))>``), not brackets."""
+    groups, seps, stack = [], [], []
+    i, n = 0, len(s)
+    while i < n:
+        ch = s[i]
+        if ch in "({[" or (ch == "<" and (not stack or stack[-1][1] != "(")):
+            stack.append((i, ch))
+        elif ch in ")}]" or (ch == ">" and stack and stack[-1][1] == "<"):
+            if not stack or _OPEN.index(stack[-1][1]) != _CLOSE.index(ch):
+                return None
+            start, opener = stack.pop()
+            if not stack:
+                groups.append((start, i, opener))
+        elif not stack:
+            if ch == " ":
+                seps.append(i + 1)
+            elif ch == ":" and s.startswith("::", i):
+                seps.append(i + 2)
+                i += 1
+        i += 1
+    return (groups, seps) if not stack else None
+
+
+def kernel_short_name(name: str) -> str:
+    """The short name of a kernel from its demangled name, as nsys derives ``shortName``: the
+    function's own name, without return type, namespaces, template arguments and parameters.
+
+    ``void at::native::elementwise_kernel<128, 4, F>(int, F)`` -> ``elementwise_kernel``;
+    ``void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(...)`` ->
+    ``multimem_all_reduce_kernel``; ``foo::operator()(int) const`` -> ``operator()``; a plain name
+    (``ampere_sgemm_128x64_nn``) is itself. A name that is not valid C++ (unbalanced brackets) or
+    would come out empty is returned unchanged.
+    """
+    s = _CLONE_SUFFIX.sub("", name.strip())
+    changed = True
+    while changed:
+        changed = False
+        for q in _QUALIFIERS:
+            if s.endswith(q) and len(s) > len(q):
+                s, changed = s[: -len(q)].rstrip(), True
+    parsed = _top_level(s)
+    if parsed is None:
+        return name
+    groups, seps = parsed
+    end = len(s)
+    if groups and groups[-1][2] == "(" and groups[-1][1] == end - 1 and groups[-1][0] > 0 \
+            and not s[:groups[-1][0]].rstrip().endswith("operator"):
+        end = groups[-1][0]  # the parameter list
+        groups = groups[:-1]
+    head_end = len(s[:end].rstrip())
+    if groups and groups[-1][2] == "<" and groups[-1][1] == head_end - 1 and groups[-1][0] > 0:
+        head_end = groups[-1][0]  # the function's template arguments
+    cut = max((p for p in seps if p <= head_end), default=0)
+    short = s[cut:head_end].strip()
+    return short or name
 
 
 def _kernel_frame(recs: list[tuple], origin_ns: int, flow_end: dict, api_pid: dict) -> pd.DataFrame:
@@ -401,13 +721,15 @@ def _kernel_frame(recs: list[tuple], origin_ns: int, flow_end: dict, api_pid: di
         launch.append("grid {}×{}×{} · block {}×{}×{}".format(*grid, *block) if grid and block else "")
     pid_arr = np.asarray(pid, dtype=np.int64)
     names = pd.Categorical([r[1] for r in recs])
+    short_of = np.asarray([kernel_short_name(n) for n in names.categories] or [""], dtype=object)
     frame = pd.DataFrame({
         "start_ns": start, "end_ns": end,
         "device_id": np.asarray(device, dtype=np.int64), "context_id": np.asarray(context, dtype=np.int64),
         "stream_id": np.asarray(stream, dtype=np.int64), "correlation_id": np.asarray(corr, dtype=np.int64),
         "global_pid": pid_arr << 24, "pid": pid_arr,
         "graph_node_id": pd.array([pd.NA] * len(recs), dtype="Int64"),
-        "short_name": names, "name": names, "launch": pd.Categorical(launch),
+        "short_name": pd.Categorical(short_of[names.codes]), "name": names,
+        "launch": pd.Categorical(launch),
     })
     return _sorted(frame, KERNELS)
 
@@ -429,7 +751,6 @@ def _api_frame(recs: list[tuple], origin_ns: int) -> pd.DataFrame:
 
 
 def _range_frame(recs: list[tuple], origin_ns: int) -> pd.DataFrame:
-    recs = [r for r in recs if r[5] >= r[4]]  # end before start: not a range (as for nsys)
     if not recs:
         return empty_frame(NVTX_RANGES)
     start, end = _times(recs, origin_ns)
