@@ -215,7 +215,7 @@ def load_ranks(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH_PRE
         names.append(p.name)
     bundle = merge_ranks(bundles, names)
     return LoadedTrace(Path(ranks_name(names)), bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix),
-                       bundle)
+                       bundle, dispatch_prefix)
 
 
 def ranks_name(names: list[str]) -> str:

@@ -130,7 +130,8 @@ def windowed(trace: LoadedTrace, window: tuple[int, int] | None) -> LoadedTrace:
 
     def clip():
         b = clip_bundle(trace.bundle, int(window[0]), int(window[1]))
-        return LoadedTrace(trace.path, trace.meta, summarize(b), b)
+        return LoadedTrace(trace.path, trace.meta, summarize(b, dispatch_prefix=trace.dispatch_prefix), b,
+                           trace.dispatch_prefix)
 
     return memo(trace, ("window", tuple(window)), clip)
 

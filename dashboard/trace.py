@@ -30,6 +30,7 @@ class LoadedTrace:
     meta: TraceMeta
     summary: Summary
     bundle: TraceBundle | None
+    dispatch_prefix: str
 
     @property
     def name(self) -> str:
@@ -76,16 +77,16 @@ def _load(p: Path, dispatch_prefix: str, cache: TraceCache | None, progress, lea
                 p, progress=progress, lean=True)
         else:
             bundle = cache.load_bundle(p, build)[0] if cache is not None else build(p)
-        return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle)
+        return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle, dispatch_prefix)
     if kind == "kineto-json":
         bundle = cache.load_bundle(p, load_kineto_json)[0] if cache is not None else load_kineto_json(p)
-        return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle)
+        return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle, dispatch_prefix)
     if kind == "nsys-rep":
         bundle = _load_report(p, cache, progress)
-        return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle)
+        return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle, dispatch_prefix)
     summary = load_summary_json(p)
     meta = summary_meta(summary, p.name)
-    return LoadedTrace(p, meta, summary, None)
+    return LoadedTrace(p, meta, summary, None, dispatch_prefix)
 
 
 def _load_report(p: Path, cache: TraceCache | None, progress) -> TraceBundle:
