@@ -63,20 +63,37 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
         return "Copy failed: see address bar";
       }
     },
-    // Zoom the GPU timeline to the clicked idle gap, with the gap's width of context on each side.
-    // Rows carry row_id plus start_ns and end_ns (an idle gap, a dispatch, a kernel's longest run).
-    zoomToRow: function (cell, rows) {
+    // Write the view's query to the address bar (the server computed it from the view state):
+    // replaceState for the canonical form of an opened link, pushState for a change (Back undoes it).
+    writeSearch: function (data) {
       const nu = window.dash_clientside.no_update;
+      if (!data || typeof data.search !== "string") { return nu; }
+      const search = data.search === "?" ? "" : data.search;
+      if (window.location.search === search) { return nu; }
+      const url = window.location.pathname + search + window.location.hash;
+      if (data.replace) { window.history.replaceState(window.history.state, "", url); }
+      else { window.history.pushState(window.history.state, "", url); }
+      return nu;
+    },
+    // A click on a table row: the row's interval and kind for the view state (zoom + mark).
+    // Rows carry row_id plus start_ns and end_ns (an idle gap, a dispatch, a kernel's longest run).
+    rowClick: function (gapCell, dispatchCell, kernelCell, gapRows, dispatchRows, kernelRows) {
+      const nu = window.dash_clientside.no_update;
+      const ctx = window.dash_clientside.callback_context;
+      const trig = (ctx && ctx.triggered && ctx.triggered.length) ? ctx.triggered[0].prop_id : "";
+      const pick = trig.indexOf("gap-table.") === 0 ? ["gap", gapCell, gapRows]
+        : trig.indexOf("dispatch-table.") === 0 ? ["dispatch", dispatchCell, dispatchRows]
+        : trig.indexOf("kernel-table.") === 0 ? ["kernel", kernelCell, kernelRows] : null;
+      if (!pick) { return nu; }
+      const [kind, cell, rows] = pick;
       if (!cell || cell.rowId === undefined || !Array.isArray(rows)) { return nu; }
       const row = rows.find(r => String(r.row_id) === String(cell.rowId));
       if (!row) { return nu; }
       const s = Number(row.start_ns), e = Number(row.end_ns);
-      const gd = document.querySelector("#timeline .js-plotly-plot");
-      if (!gd || !window.Plotly || !isFinite(s) || !isFinite(e) || e <= s) { return nu; }
-      const pad = Math.max(e - s, 1000);
-      window.Plotly.relayout(gd, {"xaxis.range": [(s - pad) / 1e9, (e + pad) / 1e9]});
-      gd.scrollIntoView({behavior: "smooth", block: "center"});
-      return nu;
+      if (!isFinite(s) || !isFinite(e) || e <= s) { return nu; }
+      const gd = document.querySelector("#timeline");
+      if (gd) { gd.scrollIntoView({behavior: "smooth", block: "center"}); }
+      return {kind: kind, start_ns: s, end_ns: e, at: Date.now()};
     }
   }
 });

@@ -21,7 +21,7 @@ import plotly.io as pio
 from dashboard import __version__
 from dashboard.errors import TraceError
 from dashboard.figures.common import fmt_ns
-from dashboard.render import DashboardView, ViewOptions, build_view
+from dashboard.render import DashboardView, build_view, options_from_state
 from dashboard.state import ViewState, from_query
 from dashboard.trace import LoadedTrace
 
@@ -39,13 +39,6 @@ def state_from_url(url: str | None) -> ViewState:
         return ViewState()
     query = urlsplit(url).query if "://" in url or url.startswith("/") else url.lstrip("?")
     return from_query(query)
-
-
-def options_from_state(state: ViewState) -> ViewOptions:
-    """ViewOptions for the render layer from a link's state."""
-    return ViewOptions(dispatch_prefix=state.prefix, threshold=state.threshold, busy_source=state.busy,
-                       lanes=state.lanes, window=state.window(), hide_devices=state.hide_devices,
-                       kernel_names=state.kernel_names)
 
 
 def view_for(trace: LoadedTrace, state: ViewState) -> DashboardView:
@@ -131,9 +124,9 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
                          for k in (view.phase_rows[0].keys() if view.phase_rows else []))
     kernels = pd.DataFrame(view.kernel_rows)
     api = pd.DataFrame(view.api_rows)
-    from dashboard.render import nvtx_rows
+    from dashboard.render import effective_group, nvtx_rows, windowed
 
-    nvtx = pd.DataFrame(nvtx_rows(trace, grouped=state.group))
+    nvtx = pd.DataFrame(nvtx_rows(windowed(trace, state.stats_window()), grouped=effective_group(trace, state.group)))
     txt = str
     tables = []
     if not kernels.empty:

@@ -1,6 +1,9 @@
 """Headless view assembly: (LoadedTrace, options) -> analysis -> figures and table records.
 
-Used by the Dash callbacks and usable from scripts and tests; imports no Dash.
+Used by the Dash views (dashboard/app/views), ``tracedash export`` / ``report``, scripts and tests;
+imports no Dash. Per-trace derived analyses (busy unions, dispatches, phase split and attribution,
+window clips) are computed once per trace and the fields they depend on, and kept with the trace
+(``memo``): they die when the trace leaves the store.
 """
 
 from __future__ import annotations
@@ -8,7 +11,8 @@ from __future__ import annotations
 import re
 import threading
 import weakref
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -41,6 +45,8 @@ from dashboard.analysis.timeline import (
     nvtx_lane_keys,
     select_ranges,
 )
+from dashboard.analysis.window import clip_bundle, clip_dispatches, overlapping
+from dashboard.analysis.summary import summarize
 from dashboard.figures.common import add_caption, escape_text, fmt_ns
 from dashboard.figures.gantt import build_dispatch_gantt
 from dashboard.figures.idle import build_idle_causes
@@ -48,6 +54,7 @@ from dashboard.figures.phases import build_phase_analysis
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 from dashboard.figures.timeline import build_gpu_timeline, build_nvtx_union_bars
 from dashboard.model import DISPATCH_MARKS, account_brief, conform, device_label, empty_frame
+from dashboard.state import window_from_relayout as state_window_from_relayout
 from dashboard.trace import LoadedTrace
 
 # Share of the mark budget per layer of the timeline.
@@ -73,6 +80,70 @@ class ViewOptions:
     window: tuple[int, int] | None = None  # initial time window (ns); None = the whole trace
     hide_devices: tuple[int, ...] = ()  # GPUs left out of the timeline
     kernel_names: str = "short"  # kernel table grouping: "short" names or "full" demangled names
+    stats_window: tuple[int, int] | None = None  # statistics on this window (clipped), None = whole trace
+    mark: tuple[str, int, int] | None = None  # (kind, start_ns, end_ns) of a clicked row, marked in the timeline
+    group: bool | None = None  # NVTX table grouped by normalised name; None: when names carry op_id
+
+
+def options_from_state(state) -> ViewOptions:
+    """ViewOptions for the render layer from a ``dashboard.state.ViewState``."""
+    return ViewOptions(dispatch_prefix=state.prefix, threshold=state.threshold, busy_source=state.busy,
+                       lanes=state.lanes, window=state.window(), hide_devices=state.hide_devices,
+                       kernel_names=state.kernel_names, stats_window=state.stats_window(), mark=state.mark,
+                       group=state.group)
+
+
+_MEMO: dict[int, tuple[weakref.ref, "OrderedDict"]] = {}
+_MEMO_LOCK = threading.Lock()
+MEMO_ENTRIES = 48  # derived results kept per trace (least recently used dropped first)
+
+
+def memo(trace, key: tuple, compute):
+    """``compute()`` for ``trace`` and ``key``, computed once and kept while the trace lives.
+
+    Keyed by the trace object (traces are immutable values) and ``key`` (the fields the result
+    depends on). Thread-safe; two threads asking at once may both compute (the result is the same).
+    """
+    tid = id(trace)
+    with _MEMO_LOCK:
+        hit = _MEMO.get(tid)
+        if hit is not None and hit[0]() is trace and key in hit[1]:
+            hit[1].move_to_end(key)
+            return hit[1][key]
+    value = compute()
+    with _MEMO_LOCK:
+        for k in [k for k, (ref, _) in _MEMO.items() if ref() is None]:
+            del _MEMO[k]
+        hit = _MEMO.get(tid)
+        if hit is None or hit[0]() is not trace:
+            hit = _MEMO[tid] = (weakref.ref(trace), OrderedDict())
+        hit[1][key] = value
+        while len(hit[1]) > MEMO_ENTRIES:
+            hit[1].popitem(last=False)
+    return value
+
+
+def windowed(trace: LoadedTrace, window: tuple[int, int] | None) -> LoadedTrace:
+    """The trace clipped to ``window`` (``analysis.window.clip_bundle``, summary recomputed from the
+    clipped frames), or ``trace`` itself for None or a summary input (no intervals to clip)."""
+    if window is None or trace.bundle is None:
+        return trace
+
+    def clip():
+        b = clip_bundle(trace.bundle, int(window[0]), int(window[1]))
+        return LoadedTrace(trace.path, trace.meta, summarize(b, dispatch_prefix=trace.dispatch_prefix), b,
+                           trace.dispatch_prefix)
+
+    return memo(trace, ("window", tuple(window)), clip)
+
+
+def scope_text(trace: LoadedTrace, window: tuple[int, int] | None) -> str:
+    """What a statistics panel covers, in one line: "whole trace", or the window it is clipped to."""
+    if window is None:
+        return "Stats for: whole trace"
+    if trace.bundle is None:
+        return "Stats for: whole trace (a summary JSON has no intervals to clip to the window)"
+    return f"Stats for: window {window[0] / 1e9:.6f}–{window[1] / 1e9:.6f} s (intervals clipped at its edges)"
 
 
 @dataclass(frozen=True)
@@ -127,21 +198,36 @@ def dispatch_timeline(trace: LoadedTrace, prefix: str) -> pd.DataFrame:
     return conform(sel.reset_index(drop=True), DISPATCH_MARKS) if len(sel) else empty_frame(DISPATCH_MARKS)
 
 
-def activity_end_ns(trace: LoadedTrace) -> int | None:
-    """End of GPU activity (last kernel end), or None without kernels.
-
-    Without it the last dispatch gets an estimated duration (see phases.build_dispatches): the
-    last NVTX timestamp would stretch it to whatever range closes last (e.g. one never popped).
-    """
-    return trace.summary.gpu_end_ns
+def dispatches_for(trace: LoadedTrace, prefix: str) -> pd.DataFrame:
+    """Dispatch steps of the whole trace for ``prefix`` (``phases.build_dispatches``; the last step
+    ends at the last kernel end, or is estimated without kernels), memoised per prefix."""
+    return memo(trace, ("dispatches", prefix), lambda: ph.build_dispatches(
+        dispatch_timeline(trace, prefix), end_ns=trace.summary.gpu_end_ns))
 
 
 def phase_view(trace: LoadedTrace, options: ViewOptions) -> PhaseView:
-    """Dispatches, their phases and per-phase statistics for the chosen prefix and threshold."""
-    d = ph.build_dispatches(dispatch_timeline(trace, options.dispatch_prefix), end_ns=activity_end_ns(trace))
+    """Dispatches, their phases and per-phase statistics for the chosen prefix and threshold.
+
+    The automatic threshold is always that of the whole trace (a window never changes a dispatch's
+    phase). With ``options.stats_window`` the dispatch steps and the attributed kernels are those
+    of the window, clipped at its edges (``analysis.window``). Memoised per (prefix, threshold,
+    stats window).
+    """
+    key = ("phase_view", options.dispatch_prefix, options.threshold, options.stats_window)
+    return memo(trace, key, lambda: _phase_view(trace, options))
+
+
+def _phase_view(trace: LoadedTrace, options: ViewOptions) -> PhaseView:
+    d = dispatches_for(trace, options.dispatch_prefix)
     auto = ph.default_threshold(d["tokens"]) if not d.empty else None
     threshold = options.threshold if options.threshold is not None else auto
     phases = ph.assign_phases(d, threshold)
+    w = options.stats_window if trace.bundle is not None else None
+    if w is not None:
+        keep = overlapping(d, *w)
+        d = clip_dispatches(d, *w).reset_index(drop=True)
+        phases = phases[keep].reset_index(drop=True)
+        trace = windowed(trace, w)
     stats = ph.phase_stats(d, phases)
     b = trace.bundle
     if b is None or b.kernels.empty or d.empty:
@@ -524,23 +610,13 @@ def window_from_relayout(relayout: dict | None, extent: tuple[int, int] | None) 
     """The x window (ns) a Plotly relayout event asks for; None when the event does not move x.
 
     ``xaxis.autorange`` (double-click) returns the full ``extent``. Ranges are in seconds on the
-    session timeline; a reversed or empty range, or one that is not numeric, is ignored.
+    session timeline; a reversed or empty range, or one that is not numeric, is ignored (the
+    parsing is ``state.window_from_relayout``, the one the page's state uses).
     """
-    if not isinstance(relayout, dict):
+    w = state_window_from_relayout(relayout)
+    if w is False:
         return None
-    if relayout.get("xaxis.autorange"):
-        return extent
-    lo = relayout.get("xaxis.range[0]")
-    hi = relayout.get("xaxis.range[1]")
-    if lo is None and isinstance(relayout.get("xaxis.range"), list) and len(relayout["xaxis.range"]) == 2:
-        lo, hi = relayout["xaxis.range"]
-    try:
-        lo_ns, hi_ns = round(float(lo) * 1e9), round(float(hi) * 1e9)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    if not (hi_ns > lo_ns) or abs(lo_ns) >= 2**62 or abs(hi_ns) >= 2**62:
-        return None
-    return lo_ns, hi_ns
+    return extent if w is None else w
 
 
 def zoomed_timeline(trace: LoadedTrace, options: ViewOptions, relayout: dict | None,
@@ -552,32 +628,41 @@ def zoomed_timeline(trace: LoadedTrace, options: ViewOptions, relayout: dict | N
     """
     if trace.bundle is None:
         return None
-    window = window_from_relayout(relayout, None)
-    if window is None and isinstance(relayout, dict) and relayout.get("xaxis.autorange"):
-        d = ph.build_dispatches(dispatch_timeline(trace, options.dispatch_prefix), end_ns=activity_end_ns(trace))
-        window = time_extent(trace, d)
-    if window is None:
+    w = state_window_from_relayout(relayout)
+    if w is False:
         return None
-    return add_caption(timeline_figure(trace, options, window, theme), view_caption(trace, options, window))
+    return timeline_view(trace, replace(options, window=w), theme)[0]
 
 
-def _records(frame: pd.DataFrame) -> list[dict]:
+def records(frame: pd.DataFrame) -> list[dict]:
+    """Grid records of a frame: missing values (pd.NA, NaN, NaT) become None, which every grid
+    column shows as "—" with the reason in its tooltip (never a literal NaN)."""
     out = frame.copy()
     for col in out.columns:
-        if str(out[col].dtype) in ("Int64", "Float64", "category"):
-            out[col] = out[col].astype(object).where(out[col].notna(), None)
+        dt = str(out[col].dtype)
+        if dt in ("Int64", "Float64", "category", "object") or dt.startswith("float"):
+            if out[col].isna().any() or dt in ("Int64", "Float64", "category"):
+                out[col] = out[col].astype(object).where(out[col].notna(), None)
     return out.to_dict("records")
 
 
+_records = records
+
+
 def view_caption(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, int] | None,
-                 pv: PhaseView | None = None) -> str:
-    """One line that makes a pasted image explain itself: trace, GPUs, window, phase split."""
+                 pv: PhaseView | None = None, holds: str = "") -> str:
+    """One line that makes a pasted image explain itself: trace, GPUs, window, phase split.
+
+    ``x_range`` is the figure's x range when it is windowed, None for "whole trace"; ``holds``
+    says what the figure holds when that is not obvious (e.g. "144 dispatches").
+    """
     parts = [trace.name]
     if trace.meta.gpus:
         names = sorted(set(trace.meta.gpus.values()))
         parts.append(", ".join(names[:2]) + (f" (+{len(names) - 2})" if len(names) > 2 else ""))
-    if x_range is not None:
-        parts.append(f"window {x_range[0] / 1e9:.6f}–{x_range[1] / 1e9:.6f} s")
+    parts.append("whole trace" if x_range is None else f"window {x_range[0] / 1e9:.6f}–{x_range[1] / 1e9:.6f} s")
+    if holds:
+        parts.append(holds)
     if pv is not None and pv.threshold is not None:
         parts.append(f"prefill ≥ {pv.threshold:.1f} tokens ({'auto' if options.threshold is None else 'set'})")
     if options.busy_source == BUSY_ALL:
@@ -586,27 +671,39 @@ def view_caption(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, i
 
 
 def figure_filename(trace: LoadedTrace, view: str, x_range: tuple[int, int] | None) -> str:
-    """Download file name (no extension): trace, view and window, safe for any file system."""
+    """Download file name (no extension): trace, view and window (``whole`` when not windowed),
+    safe for any file system."""
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", trace.path.stem)[:80]
-    window = f"_{x_range[0]}-{x_range[1]}ns" if x_range else ""
+    window = f"_{x_range[0]}-{x_range[1]}ns" if x_range else "_whole"
     return f"tracedash_{stem}_{view}{window}"
 
 
-def no_kernels_notice(bundle) -> str:
-    """The notice for a trace without CUDA kernels, naming what it does hold (NVTX, CUDA API calls,
-    memcpy/memset) or saying it holds no events at all."""
-    b = bundle
-    held = [what for what, n in (("NVTX ranges", len(b.nvtx_ranges)), ("NVTX marks", len(b.nvtx_marks)),
-                                 ("CUDA API calls", len(b.api_calls)), ("memcpy/memset", len(b.memops))) if n]
-    has = f"only {', '.join(held)}" if held else "no events at all"
-    return f"This trace has no CUDA kernels ({has}): GPU busy, idle and kernel tables are empty."
+def mark_target(fig: go.Figure, mark: tuple[str, int, int] | None) -> go.Figure:
+    """Outline the marked row's interval (a clicked kernel, dispatch or gap) across the figure."""
+    if not mark:
+        return fig
+    kind, s, e = mark
+    fig.add_vrect(x0=s / 1e9, x1=e / 1e9, line=dict(color="#111827", width=2), fillcolor="rgba(250, 204, 21, 0.18)",
+                  layer="above", name=f"selected {kind}")
+    return fig
 
 
-def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_THEME) -> DashboardView:
-    """Assemble every part of the dashboard for one trace and set of options."""
-    pv = phase_view(trace, options)
+def timeline_view(trace: LoadedTrace, options: ViewOptions,
+                  theme: Theme = DEFAULT_THEME) -> tuple[go.Figure, str]:
+    """The GPU timeline at ``options.window`` (None: the whole trace), captioned from that window,
+    with the marked row outlined; and its download file name."""
+    x_range = options.window or time_extent(trace, dispatches_for(trace, options.dispatch_prefix))
+    pv = phase_view(trace, replace(options, stats_window=None))
+    fig = timeline_figure(trace, options, x_range, theme)
+    fig = add_caption(mark_target(fig, options.mark), view_caption(trace, options, options.window, pv))
+    return fig, figure_filename(trace, "timeline", options.window)
+
+
+def gantt_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_THEME) -> tuple[go.Figure, str]:
+    """The dispatch Gantt on the timeline's x axis (at ``options.window``), captioned from that
+    window; and its download file name."""
+    pv = phase_view(trace, replace(options, stats_window=None))
     x_range = options.window or time_extent(trace, pv.dispatches)
-    caption = view_caption(trace, options, x_range, pv)
     title = f"Dispatches · {escape_text(trace.name)}"  # Plotly titles are HTML: a file name is text
     if pv.threshold is not None:
         how = "automatic" if options.threshold is None else "set by you"
@@ -621,27 +718,76 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
         title += f" (the {GANTT_BUDGET:,} longest; zoom the timeline for the rest)"
     gantt = build_dispatch_gantt(gd, gp.reset_index(drop=True).set_axis(gd.index), x_range_ns=x_range, title=title,
                                  prefix=options.dispatch_prefix, uirevision=f"{trace.name}|timeline", theme=theme)
+    if options.mark and options.mark[0] == "dispatch":
+        mark_target(gantt, options.mark)
+    return (add_caption(gantt, view_caption(trace, options, options.window, pv)),
+            figure_filename(trace, "gantt", options.window))
+
+
+def phase_figure_view(trace: LoadedTrace, options: ViewOptions,
+                      theme: Theme = DEFAULT_THEME) -> tuple[go.Figure, str]:
+    """Step times and kernel time by category per phase, on ``options.stats_window`` (None: the
+    whole trace), captioned with that window and the number of dispatches it holds; and its file name."""
+    pv = phase_view(trace, options)
+    w = options.stats_window if trace.bundle is not None else None
+    fig = build_phase_analysis(pv.dispatches, pv.phases, pv.category_time, theme=theme)
+    holds = f"{len(pv.dispatches):,} dispatches" if len(pv.dispatches) else ""
+    return add_caption(fig, view_caption(trace, options, w, pv, holds=holds)), figure_filename(trace, "phases", w)
+
+
+def view_notices(trace: LoadedTrace) -> list[str]:
+    """Page-level notices for a trace (merged ranks; a trace without kernels)."""
     notices = [RANKS_NOTICE] if trace.meta.format == RANKS_FORMAT else []
     if trace.bundle is not None and trace.summary.kernel_count == 0:
         notices.append(no_kernels_notice(trace.bundle))
-    phase_rows = phase_table_rows(pv.stats)
-    gpu_table = gpu_rows(trace, options)
+    return notices
+
+
+def effective_group(trace: LoadedTrace, group: bool | None) -> bool:
+    """Whether the NVTX table groups by normalised name: ``group`` when set, else automatically when
+    the trace's NVTX names carry ``op_id`` (PyTorch's emit_nvtx / Kineto names are unique per call)."""
+    if group is not None:
+        return bool(group)
+    return memo(trace, ("nvtx_has_op_id",), lambda: bool(
+        trace.summary.nvtx["name"].astype(str).str.contains("op_id", regex=False).any()) if len(trace.summary.nvtx)
+        else False)
+
+
+def no_kernels_notice(bundle) -> str:
+    """The notice for a trace without CUDA kernels, naming what it does hold (NVTX, CUDA API calls,
+    memcpy/memset) or saying it holds no events at all."""
+    b = bundle
+    held = [what for what, n in (("NVTX ranges", len(b.nvtx_ranges)), ("NVTX marks", len(b.nvtx_marks)),
+                                 ("CUDA API calls", len(b.api_calls)), ("memcpy/memset", len(b.memops))) if n]
+    has = f"only {', '.join(held)}" if held else "no events at all"
+    return f"This trace has no CUDA kernels ({has}): GPU busy, idle and kernel tables are empty."
+
+
+def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_THEME) -> DashboardView:
+    """Every part of the dashboard for one trace and set of options (``tracedash export`` /
+    ``report``; the page builds the same parts view by view, see dashboard/app/views)."""
+    pv = phase_view(trace, options)
+    stats_trace = windowed(trace, options.stats_window)
+    gantt, gantt_name = gantt_view(trace, options, theme)
+    timeline, timeline_name = timeline_view(trace, options, theme)
+    phases, phases_name = phase_figure_view(trace, options, theme)
+    gpu_table = gpu_rows(stats_trace, options)
+    devices = device_ids(trace)
     return DashboardView(
-        cards=overview_cards(trace),
-        gantt=add_caption(gantt, caption),
-        timeline=add_caption(timeline_figure(trace, options, x_range, theme), caption),
-        phase_rows=phase_rows,
+        cards=overview_cards(stats_trace),
+        gantt=gantt,
+        timeline=timeline,
+        phase_rows=phase_table_rows(pv.stats),
         gpu_rows=gpu_table[0],
-        phase_figure=add_caption(build_phase_analysis(pv.dispatches, pv.phases, pv.category_time, theme=theme),
-                                 caption),
-        filenames={v: figure_filename(trace, v, x_range) for v in ("gantt", "timeline", "phases")},
-        devices=device_ids(trace),
-        device_labels={d: device_label(d, trace.meta.gpus, trace.meta.rank_devices) for d in device_ids(trace)},
+        phase_figure=phases,
+        filenames={"gantt": gantt_name, "timeline": timeline_name, "phases": phases_name},
+        devices=devices,
+        device_labels={d: device_label(d, trace.meta.gpus, trace.meta.rank_devices) for d in devices},
         dispatch_rows=dispatch_table_rows(pv),
         gpu_columns=gpu_table[1],
-        kernel_rows=kernel_rows(trace, options.kernel_names),
-        api_rows=_records(api_table(trace.summary)),
-        api_family_rows=_records(api_table(trace.summary, by="family")),
+        kernel_rows=kernel_rows(stats_trace, options.kernel_names),
+        api_rows=_records(api_table(stats_trace.summary)),
+        api_family_rows=_records(api_table(stats_trace.summary, by="family")),
         auto_threshold=pv.auto_threshold,
-        notices=notices,
+        notices=view_notices(trace),
     )

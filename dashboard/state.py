@@ -1,47 +1,62 @@
-"""The view state a link carries: a frozen dataclass and its canonical URL query codec.
+"""The view state: one frozen dataclass, one table of its fields, and everything derived from that table.
 
-Stdlib only. ``to_query`` omits defaults and sorts keys, so equal states give byte-identical
-URLs; ``from_query`` never raises: a bad value falls back to its key's default and is reported
-as a warning the page shows. Key grammar (all optional; ``v`` is always written):
+Stdlib only. ``FIELDS`` is the single source of truth: each ``Field`` gives the URL key(s), the
+default, the parser (the one validation, with its bounds), the formatter, and the control it drives
+(component id and property, with the conversions between control values and state values). The URL
+codec (``to_query`` / ``from_query``), the page's controls (``control_values`` / ``from_control``),
+``tracedash export`` / ``report`` and the compare page all derive from it; ``query_key_table`` writes
+the README's list of link keys from it.
 
-| key | value | meaning |
-|---|---|---|
-| ``trace`` | ``name@1a2b3c4d`` | trace id: file name + short content hash (never a path) |
-| ``tab`` | kernels, api, dispatches, gaps, nvtx | the open table |
-| ``t0_ns``, ``t1_ns`` | int | the time window (both, t0 < t1) |
-| ``lanes`` | comma list of nvtx, marks, gpu, streams, memops | timeline lanes shown |
-| ``threshold`` | number >= 0 | prefill when tokens >= threshold (absent: automatic) |
-| ``prefix`` | text | dispatch marker prefix |
-| ``busy`` | kernels, kernels+memops | what counts as GPU busy |
-| ``sort`` | ``col`` or ``-col`` | kernel table sort (``-`` = descending) |
-| ``kernel`` | text | kernel table name filter (case-insensitive substring) |
-| ``kernel_names`` | full | kernel table grouped by demangled name (default: short name) |
-| ``hide_devices`` | comma list of ints | GPUs left out of the timeline (absent: none) |
-| ``group`` | 1 | NVTX names grouped by normalised name |
-| ``gap_us`` | number >= 0 | idle-gap threshold in µs |
-| ``v`` | 1 | state schema version |
+``to_query`` omits defaults and sorts keys, so equal states give byte-identical URLs; ``from_query``
+never raises: a bad value falls back to its key's default and is reported as a warning the page shows.
+
+State transitions on UI events are pure functions (``apply_control``, ``apply_relayout``,
+``apply_row_click``, ``apply_grid``): a control change keeps the zoom window, except a change of trace,
+which clears the window, the marked row and the hidden GPUs in one step (view and link together).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field, fields, replace
+from typing import Any, Callable
 from urllib.parse import parse_qsl, urlencode
 
 STATE_VERSION = 1
 TABS = ("kernels", "api", "dispatches", "gaps", "nvtx")
 LANES = ("nvtx", "marks", "gpu", "streams", "memops")
 BUSY = ("kernels", "kernels+memops")
-SORT_COLUMNS = ("name", "category", "count", "total_ns", "mean_ns", "busy_pct")
+STATS = ("trace", "window")
+MARK_KINDS = ("kernel", "dispatch", "gap")
+# Sortable columns of every table (AG Grid column ids), and each table's default sort.
+TABLE_COLUMNS = {
+    "kernels": ("name", "category", "count", "total_ns", "mean_ns", "busy_pct"),
+    "api": ("name", "raw_name", "count", "total_ns", "mean_ns"),
+    "nvtx": ("name", "count", "sum_ns", "union_ns", "gpu_overlap_ns", "overlap_pct"),
+    "dispatches": ("index", "phase", "tokens", "mode", "padded", "start_ns", "duration_ns", "kernels",
+                   "gpu_busy_ns", "launch_lead_ns", "ns_per_token"),
+    "gaps": ("device_id", "start_ns", "duration_ns", "cause", "api_call", "nvtx_range"),
+}
+DEFAULT_SORTS = {"kernels": "-total_ns", "api": "-total_ns", "nvtx": "-sum_ns", "dispatches": "start_ns",
+                 "gaps": "-duration_ns"}
+SORT_COLUMNS = TABLE_COLUMNS["kernels"]
+# Per-table state attributes: sort (``col`` / ``-col``) and AG Grid column-filter model (canonical JSON).
+SORT_ATTR = {"kernels": "sort", "api": "api_sort", "nvtx": "nvtx_sort", "dispatches": "dispatch_sort",
+             "gaps": "gap_sort"}
+FILTER_ATTR = {t: f"{t}_filter" for t in TABLE_COLUMNS}
 _TRACE_ID = re.compile(r"[^/\\\x00-\x1f]{1,255}@[0-9a-f]{8}")
 _INT = re.compile(r"-?[0-9]{1,19}")
 _MAX_TEXT = 200
+_MAX_FILTER = 600
+_FILTER_OPS = {"contains", "notContains", "equals", "notEqual", "startsWith", "endsWith", "lessThan",
+               "lessThanOrEqual", "greaterThan", "greaterThanOrEqual", "inRange", "blank", "notBlank"}
 
 
 @dataclass(frozen=True)
 class ViewState:
-    """Everything a shared link reproduces. Defaults are what a fresh page shows."""
+    """Everything a shared link reproduces. Defaults are what a fresh page shows (see ``FIELDS``)."""
 
     trace: str = ""
     tab: str = "kernels"
@@ -55,8 +70,19 @@ class ViewState:
     kernel: str = ""
     kernel_names: str = "short"
     hide_devices: tuple[int, ...] = ()
-    group: bool = False
+    group: bool | None = None  # None: automatic (grouped when NVTX names carry op_id, as PyTorch's do)
     gap_us: float = 10.0
+    stats: str = "trace"
+    mark: tuple[str, int, int] | None = None  # (kind, start_ns, end_ns) of the clicked row marked in the timeline
+    api_sort: str = DEFAULT_SORTS["api"]
+    nvtx_sort: str = DEFAULT_SORTS["nvtx"]
+    dispatch_sort: str = DEFAULT_SORTS["dispatches"]
+    gap_sort: str = DEFAULT_SORTS["gaps"]
+    kernels_filter: str = ""
+    api_filter: str = ""
+    nvtx_filter: str = ""
+    dispatches_filter: str = ""
+    gaps_filter: str = ""
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self):  # lanes and devices are sets: keep them in one canonical order
@@ -67,15 +93,254 @@ class ViewState:
         """``(t0_ns, t1_ns)`` when both are set, else None."""
         return (self.t0_ns, self.t1_ns) if self.t0_ns is not None and self.t1_ns is not None else None
 
+    def stats_window(self) -> tuple[int, int] | None:
+        """The window statistics are computed on: the zoom window with ``stats=window``, else None
+        (whole trace)."""
+        return self.window() if self.stats == "window" else None
+
 
 DEFAULT = ViewState()
 
 
-def _num(text: str) -> str:
-    value = float(text)
+# ----- parsers and formatters (a parser raises ValueError on a bad value) -------------------------------------
+def _num(value: float) -> str:
+    value = float(value)
     return str(int(value)) if value.is_integer() else repr(value)
 
 
+def _parse_number(raw: str) -> float:
+    number = float(raw)
+    if not math.isfinite(number) or number < 0 or number >= 1e15:
+        raise ValueError(raw)
+    return number
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        if raw not in options:
+            raise ValueError(raw)
+        return raw
+    return parse
+
+
+def _parse_trace(raw: str) -> str:
+    if not _TRACE_ID.fullmatch(raw):
+        raise ValueError(raw)
+    return raw
+
+
+def _parse_prefix(raw: str) -> str:
+    if not (raw.strip() and len(raw) <= _MAX_TEXT and raw.isprintable()):
+        raise ValueError(raw)
+    return raw
+
+
+def _parse_text(raw: str) -> str:
+    if len(raw) > _MAX_TEXT:
+        raise ValueError(raw)
+    return raw
+
+
+def _parse_lanes(raw: str) -> tuple[str, ...]:
+    chosen = [v for v in raw.split(",") if v]
+    if not all(v in LANES for v in chosen):
+        raise ValueError(raw)
+    return tuple(v for v in LANES if v in chosen)
+
+
+def _parse_devices(raw: str) -> tuple[int, ...]:
+    devs = tuple(int(x) for x in raw.split(",") if x != "")
+    if any(d < 0 or d > 1_000_000 for d in devs):
+        raise ValueError(raw)
+    return devs
+
+
+def _parse_bool(raw: str) -> bool:
+    if raw not in ("0", "1", "true", "false"):
+        raise ValueError(raw)
+    return raw in ("1", "true")
+
+
+def _parse_sort(table: str) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        if raw.lstrip("-") not in TABLE_COLUMNS[table] or raw.count("-") > 1 or (raw.startswith("--")):
+            raise ValueError(raw)
+        return raw
+    return parse
+
+
+def _parse_mark(raw: str) -> tuple[str, int, int]:
+    kind, _, span = raw.partition(":")
+    a, _, b = span.partition("-")  # start may be negative: "gap:-5-7" is not produced (times are >= 0)
+    if kind not in MARK_KINDS or not (_INT.fullmatch(a) and _INT.fullmatch(b)):
+        raise ValueError(raw)
+    lo, hi = int(a), int(b)
+    if not (0 <= lo < hi < 2**62):
+        raise ValueError(raw)
+    return kind, lo, hi
+
+
+def canonical_filter(model: Any, table: str) -> str:
+    """An AG Grid filter model as canonical JSON (sorted keys, no spaces), or "" for no filter.
+
+    Only text and number column filters on the table's own columns are kept (type among AG Grid's
+    simple operators, values text up to 200 characters or finite numbers; two conditions joined
+    by AND/OR allowed).
+
+    Raises:
+        ValueError: anything else (the caller falls back to "no filter" with a notice).
+    """
+    if model in (None, "", {}):
+        return ""
+    if isinstance(model, str):
+        if len(model) > _MAX_FILTER:
+            raise ValueError("filter too long")
+        model = json.loads(model)
+    if not isinstance(model, dict):
+        raise ValueError("filter is not an object")
+
+    def condition(c: Any) -> dict:
+        if not isinstance(c, dict) or c.get("filterType") not in ("text", "number") or c.get("type") not in _FILTER_OPS:
+            raise ValueError("bad condition")
+        out = {"filterType": c["filterType"], "type": c["type"]}
+        for k in ("filter", "filterTo"):
+            v = c.get(k)
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+                raise ValueError("bad filter value")
+            if isinstance(v, str) and len(v) > _MAX_TEXT:
+                raise ValueError("filter text too long")
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ValueError("filter number not finite")
+            out[k] = v
+        return out
+
+    clean = {}
+    for col, c in model.items():
+        if col not in TABLE_COLUMNS[table]:
+            raise ValueError(f"unknown column {col!r}")
+        if isinstance(c, dict) and "conditions" in c:
+            conds = c.get("conditions")
+            if c.get("operator") not in ("AND", "OR") or not isinstance(conds, list) or not 1 <= len(conds) <= 2:
+                raise ValueError("bad combined filter")
+            clean[col] = {"filterType": condition(conds[0])["filterType"], "operator": c["operator"],
+                          "conditions": [condition(x) for x in conds]}
+        else:
+            clean[col] = condition(c)
+    text = json.dumps(clean, sort_keys=True, separators=(",", ":"), ensure_ascii=False) if clean else ""
+    if len(text) > _MAX_FILTER:
+        raise ValueError("filter too long")
+    return text
+
+
+# ----- the field table --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Field:
+    """One field of the view state.
+
+    ``parse`` reads the URL text (raises ValueError on a bad value); ``fmt`` writes it back.
+    ``control`` is ``(component id, property)`` of the control that shows and sets the field (None:
+    set by the figures or grids, see ``app/sync.py``); ``to_control`` / ``from_control`` convert
+    between the state value and the control's value (``from_control`` raises ValueError on a bad
+    value, which then keeps the previous state value with a notice).
+    """
+
+    name: str
+    key: str
+    doc: str
+    parse: Callable[[str], Any]
+    fmt: Callable[[Any], str] = str
+    control: tuple[str, str] | None = None
+    to_control: Callable[[Any], Any] = lambda v: v
+    from_control: Callable[[Any], Any] | None = None
+
+    @property
+    def default(self):
+        return getattr(DEFAULT, self.name)
+
+    def from_control_value(self, raw: Any) -> Any:
+        """The state value for a control's raw value (see class docstring)."""
+        if self.from_control is not None:
+            return self.from_control(raw)
+        if raw is None:
+            raise ValueError("empty")
+        return self.parse(str(raw))
+
+
+def _threshold_from_control(raw):
+    if raw in (None, ""):
+        return None
+    return _parse_number(str(raw))
+
+
+def _gap_from_control(raw):
+    if raw in (None, ""):
+        raise ValueError("empty")
+    return _parse_number(str(raw))
+
+
+def _prefix_from_control(raw):
+    return _parse_prefix((raw or "").strip())
+
+
+def _devices_from_control(raw):
+    return tuple(int(d) for d in (raw or ()) if isinstance(d, int) or str(d).isdigit())
+
+
+# Control ids are the app's (dashboard/app/ids.py); kept here as strings so this module stays stdlib-only.
+FIELDS: tuple[Field, ...] = (
+    Field("trace", "trace", "trace id: file name + short content hash (never a path)", _parse_trace,
+          control=("trace-picker", "value"), from_control=lambda r: _parse_trace(str(r or ""))),
+    Field("tab", "tab", "the open table: " + ", ".join(TABS), _choice(TABS), control=("table-tabs", "value")),
+    Field("lanes", "lanes", "timeline lanes shown (comma list of " + ", ".join(LANES) + ")", _parse_lanes,
+          fmt=lambda v: ",".join(v), control=("timeline-lanes", "value"), to_control=list,
+          from_control=lambda r: _parse_lanes(",".join(r or []))),
+    Field("threshold", "threshold", "prefill when tokens >= threshold (absent: automatic split)", _parse_number,
+          fmt=_num, control=("phase-threshold", "value"), from_control=_threshold_from_control),
+    Field("prefix", "prefix", "dispatch marker prefix (NVTX mark/range name)", _parse_prefix,
+          control=("dispatch-prefix", "value"), from_control=_prefix_from_control),
+    Field("busy", "busy", "what counts as GPU busy: " + ", ".join(BUSY), _choice(BUSY),
+          control=("busy-source", "value")),
+    Field("stats", "stats", "statistics for the whole trace or the visible window: " + ", ".join(STATS),
+          _choice(STATS), control=("stats-for", "value")),
+    Field("kernel", "kernel", "kernel table quick filter (case-insensitive substring)", _parse_text,
+          control=("kernel-filter", "value"), from_control=lambda r: _parse_text(r or "")),
+    Field("kernel_names", "kernel_names", "kernel table grouped by short or full (demangled) name",
+          _choice(("short", "full")), control=("kernel-names", "value")),
+    Field("hide_devices", "hide_devices", "GPUs left out of the timeline (comma list of device ids)",
+          _parse_devices, fmt=lambda v: ",".join(map(str, v)), control=("hide-devices", "value"), to_control=list,
+          from_control=_devices_from_control),
+    Field("group", "group", "NVTX names grouped by normalised name: 1 or 0 (absent: automatic, grouped "
+          "when names carry op_id)", _parse_bool, fmt=lambda v: "1" if v else "0",
+          control=("nvtx-group", "value"), to_control=lambda v: ["group"] if v else [],
+          from_control=lambda r: "group" in (r or [])),
+    Field("gap_us", "gap_us", "idle-gap threshold in µs", _parse_number, fmt=_num,
+          control=("gap-threshold", "value"), from_control=_gap_from_control),
+    *(Field(SORT_ATTR[t], "sort" if t == "kernels" else SORT_ATTR[t],
+            f"{t} table sort: column or -column (descending)", _parse_sort(t)) for t in TABLE_COLUMNS),
+    *(Field(FILTER_ATTR[t], FILTER_ATTR[t], f"{t} table column filters (AG Grid filter model, JSON)",
+            lambda raw, t=t: canonical_filter(raw, t)) for t in TABLE_COLUMNS),
+    Field("mark", "mark", "the table row marked in the timeline: kind:start_ns-end_ns (kind: "
+          + ", ".join(MARK_KINDS) + ")", _parse_mark, fmt=lambda v: f"{v[0]}:{v[1]}-{v[2]}"),
+)
+BY_NAME = {f.name: f for f in FIELDS}
+CONTROL_FIELDS = tuple(f for f in FIELDS if f.control is not None)
+
+
+def query_key_table() -> str:
+    """The README's table of link keys (Markdown), from ``FIELDS``."""
+    rows = ["| key | default | meaning |", "|---|---|---|",
+            "| `t0_ns`, `t1_ns` | whole trace | the zoom window in ns (both; t0 < t1) |"]
+    for f in FIELDS:
+        d = f.default
+        shown = "—" if d in (None, "", ()) else f.fmt(d)
+        rows.append(f"| `{f.key}` | {shown} | {f.doc} |")
+    rows.append(f"| `v` | {STATE_VERSION} | state schema version (always written) |")
+    return "\n".join(rows)
+
+
+# ----- URL codec --------------------------------------------------------------------------------------------
 def to_query(state: ViewState) -> str:
     """Canonical query string (no leading ``?``): sorted keys, defaults omitted, ``v`` always.
 
@@ -84,33 +349,13 @@ def to_query(state: ViewState) -> str:
         'tab=gaps&trace=a.sqlite%400123abcd&v=1'
     """
     items: dict[str, str] = {"v": str(STATE_VERSION)}
-    if state.trace:
-        items["trace"] = state.trace
-    if state.tab != DEFAULT.tab:
-        items["tab"] = state.tab
     if state.window() is not None:
         items["t0_ns"], items["t1_ns"] = str(state.t0_ns), str(state.t1_ns)
-    if tuple(state.lanes) != DEFAULT.lanes:
-        items["lanes"] = ",".join(v for v in LANES if v in state.lanes)
-    if state.threshold is not None:
-        items["threshold"] = _num(str(state.threshold))
-    if state.prefix != DEFAULT.prefix:
-        items["prefix"] = state.prefix
-    if state.busy != DEFAULT.busy:
-        items["busy"] = state.busy
-    if state.sort != DEFAULT.sort:
-        items["sort"] = state.sort
-    if state.group:
-        items["group"] = "1"
-    if state.kernel:
-        items["kernel"] = state.kernel
-    if state.kernel_names != DEFAULT.kernel_names:
-        items["kernel_names"] = state.kernel_names
-    if state.hide_devices:
-        items["hide_devices"] = ",".join(str(d) for d in state.hide_devices)
-    if state.gap_us != DEFAULT.gap_us:
-        items["gap_us"] = _num(str(state.gap_us))
-    return urlencode(sorted(items.items()), safe=",")
+    for f in FIELDS:
+        value = getattr(state, f.name)
+        if value != f.default and value is not None:
+            items[f.key] = f.fmt(value)
+    return urlencode(sorted(items.items()), safe=",:")
 
 
 def from_query(search: str | None) -> ViewState:
@@ -135,6 +380,11 @@ def from_query(search: str | None) -> ViewState:
     return state
 
 
+def _bad(key: str, raw: str) -> str:
+    shown = raw if len(raw) <= 40 else raw[:37] + "..."
+    return f"Ignored {key}={shown!r} in the link: not a valid value; using the default."
+
+
 def from_params(params: dict) -> ViewState:
     """Parse a mapping of query keys to values (str, or a list from a repeated key). Never raises."""
     warnings: list[str] = []
@@ -146,17 +396,6 @@ def from_params(params: dict) -> ViewState:
             raw = raw[0] if raw else None
         return None if raw is None else str(raw)
 
-    def bad(key: str, raw: str) -> None:
-        shown = raw if len(raw) <= 40 else raw[:37] + "..."
-        warnings.append(f"Ignored {key}={shown!r} in the link: not a valid value; using the default.")
-
-    if (raw := get("trace")) is not None:
-        if _TRACE_ID.fullmatch(raw):
-            values["trace"] = raw
-        else:
-            bad("trace", raw)
-    if (raw := get("tab")) is not None:
-        values["tab"] = raw if raw in TABS else (bad("tab", raw) or DEFAULT.tab)
     t0, t1 = get("t0_ns"), get("t1_ns")
     if t0 is not None or t1 is not None:
         try:
@@ -167,49 +406,145 @@ def from_params(params: dict) -> ViewState:
                 raise ValueError
             values["t0_ns"], values["t1_ns"] = a, b
         except (TypeError, ValueError):
-            bad("t0_ns/t1_ns", f"{t0},{t1}")
-    if (raw := get("lanes")) is not None:
-        chosen = [v for v in raw.split(",") if v]
-        if all(v in LANES for v in chosen):
-            values["lanes"] = tuple(v for v in LANES if v in chosen)
-        else:
-            bad("lanes", raw)
-    for key, attr in (("threshold", "threshold"), ("gap_us", "gap_us")):
-        if (raw := get(key)) is not None:
-            try:
-                number = float(raw)
-                if not math.isfinite(number) or number < 0 or number >= 1e15:
-                    raise ValueError
-                values[attr] = number
-            except ValueError:
-                bad(key, raw)
-    if (raw := get("prefix")) is not None:
-        if raw.strip() and len(raw) <= _MAX_TEXT and raw.isprintable():
-            values["prefix"] = raw
-        else:
-            bad("prefix", raw)
-    if (raw := get("busy")) is not None:
-        values["busy"] = raw if raw in BUSY else (bad("busy", raw) or DEFAULT.busy)
-    if (raw := get("sort")) is not None:
-        values["sort"] = raw if raw.lstrip("-") in SORT_COLUMNS else (bad("sort", raw) or DEFAULT.sort)
-    if (raw := get("kernel_names")) is not None:
-        values["kernel_names"] = raw if raw in ("short", "full") else (bad("kernel_names", raw) or DEFAULT.kernel_names)
-    if (raw := get("kernel")) is not None:
-        if len(raw) <= _MAX_TEXT:
-            values["kernel"] = raw
-        else:
-            bad("kernel", raw)
-    if (raw := get("hide_devices")) is not None:
+            warnings.append(_bad("t0_ns/t1_ns", f"{t0},{t1}"))
+    for f in FIELDS:
+        raw = get(f.key)
+        if raw is None:
+            continue
         try:
-            devs = tuple(int(x) for x in raw.split(",") if x != "")
-            if any(d < 0 or d > 1_000_000 for d in devs):
-                raise ValueError
-            values["hide_devices"] = devs
-        except ValueError:
-            bad("hide_devices", raw)
-    if (raw := get("group")) is not None:
-        values["group"] = raw in ("1", "true") if raw in ("0", "1", "true", "false") else bool(bad("group", raw))
+            values[f.name] = f.parse(raw)
+        except (ValueError, TypeError, OverflowError, RecursionError):
+            warnings.append(_bad(f.key, raw))
     if (raw := get("v")) is not None and raw != str(STATE_VERSION):
         warnings.append(f"The link was made by another version of tracedash (v={raw[:10]}); some settings may differ.")
     known = {f.name for f in fields(ViewState)}
     return replace(DEFAULT, **{k: v for k, v in values.items() if k in known}, warnings=tuple(warnings))
+
+
+# ----- controls and transitions (pure; the app's sync callback calls these) ------------------------------------
+def control_values(state: ViewState) -> dict[str, Any]:
+    """``{field name: control value}`` for every field that has a control."""
+    return {f.name: f.to_control(getattr(state, f.name)) for f in CONTROL_FIELDS}
+
+
+def apply_control(state: ViewState, name: str, raw: Any) -> tuple[ViewState, str | None]:
+    """The state after the control of field ``name`` changed to ``raw``, and a notice (or None).
+
+    An invalid value keeps the previous value and returns a notice. A new trace clears the window,
+    the marked row and the hidden GPUs (they belong to the old trace); every other control keeps
+    the zoom window, so the view and the link never disagree.
+    """
+    f = BY_NAME[name]
+    try:
+        value = f.from_control_value(raw)
+    except (ValueError, TypeError, OverflowError):
+        if name == "prefix":
+            return state, f"An empty or unprintable dispatch prefix is not allowed: keeping {state.prefix}."
+        return state, f"{raw!r} is not a valid value for {f.key}: keeping {f.fmt(getattr(state, name)) if getattr(state, name) is not None else 'the default'}."
+    if value == getattr(state, name):
+        return state, None
+    if name == "trace":
+        return replace(state, trace=value, t0_ns=None, t1_ns=None, mark=None, hide_devices=()), None
+    return replace(state, **{name: value}), None
+
+
+def window_from_relayout(relayout: Any) -> tuple[int, int] | None | bool:
+    """The x window (ns) a Plotly relayout event asks for: ``(t0, t1)``, None for "whole trace"
+    (``xaxis.autorange``), or False when the event does not move x (autosize, a bad range)."""
+    if not isinstance(relayout, dict):
+        return False
+    if relayout.get("xaxis.autorange"):
+        return None
+    lo = relayout.get("xaxis.range[0]")
+    hi = relayout.get("xaxis.range[1]")
+    if lo is None and isinstance(relayout.get("xaxis.range"), list) and len(relayout["xaxis.range"]) == 2:
+        lo, hi = relayout["xaxis.range"]
+    try:
+        lo_ns, hi_ns = round(float(lo) * 1e9), round(float(hi) * 1e9)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    if not (hi_ns > lo_ns) or abs(lo_ns) >= 2**62 or abs(hi_ns) >= 2**62:
+        return False
+    return lo_ns, hi_ns
+
+
+def apply_relayout(state: ViewState, relayout: Any) -> ViewState:
+    """The state after a zoom, pan or reset of the timeline (or the Gantt on the same axis)."""
+    w = window_from_relayout(relayout)
+    if w is False:
+        return state
+    if w is None:
+        return replace(state, t0_ns=None, t1_ns=None)
+    return replace(state, t0_ns=w[0], t1_ns=w[1])
+
+
+def apply_row_click(state: ViewState, row: Any) -> ViewState:
+    """The state after a click on a table row ``{"kind", "start_ns", "end_ns"}``: the timeline is
+    zoomed to the row's interval with its width of context on each side (at least 1 µs), and the
+    row's target is marked."""
+    if not isinstance(row, dict) or row.get("kind") not in MARK_KINDS:
+        return state
+    try:
+        s, e = int(row["start_ns"]), int(row["end_ns"])
+    except (KeyError, TypeError, ValueError, OverflowError):
+        return state
+    if not (0 <= s < e < 2**61):
+        return state
+    pad = max(e - s, 1000)
+    return replace(state, t0_ns=s - pad, t1_ns=e + pad, mark=(row["kind"], s, e))
+
+
+def sort_from_column_state(column_state: Any) -> str | None:
+    """``col`` / ``-col`` of the first sorted column in an AG Grid column state, or None (unsorted)."""
+    if not isinstance(column_state, list):
+        return None
+    ranked = [c for c in column_state if isinstance(c, dict) and c.get("sort") in ("asc", "desc")]
+    if not ranked:
+        return None
+    c = min(ranked, key=lambda c: c.get("sortIndex") or 0)
+    return ("-" if c["sort"] == "desc" else "") + str(c.get("colId", ""))
+
+
+def column_state_for(table: str, sort: str) -> list[dict]:
+    """AG Grid column state that sorts ``table`` by ``sort`` (``-col`` = descending)."""
+    col = sort.lstrip("-")
+    direction = "desc" if sort.startswith("-") else "asc"
+    return [{"colId": c, "sort": direction if c == col else None, "sortIndex": 0 if c == col else None}
+            for c in TABLE_COLUMNS[table]]
+
+
+def apply_grid(state: ViewState, table: str, column_state: Any = None, filter_model: Any = "keep") -> ViewState:
+    """The state after a table's sort (``column_state``) or column filters (``filter_model``) changed.
+
+    An unsorted table (a third header click) goes back to the table's default sort; a filter model
+    the link cannot hold (unknown column, unsupported filter) leaves the state as it is.
+    """
+    out = state
+    if column_state is not None:
+        sort = sort_from_column_state(column_state)
+        if sort is None or sort.lstrip("-") in TABLE_COLUMNS[table]:
+            out = replace(out, **{SORT_ATTR[table]: sort or DEFAULT_SORTS[table]})
+    if filter_model != "keep":
+        try:
+            out = replace(out, **{FILTER_ATTR[table]: canonical_filter(filter_model, table)})
+        except (ValueError, TypeError, RecursionError):
+            pass
+    return out
+
+
+def changed_fields(old: ViewState, new: ViewState) -> set[str]:
+    """Names of the fields that differ (``window`` stands for t0_ns and t1_ns together)."""
+    out = {f.name for f in FIELDS if getattr(old, f.name) != getattr(new, f.name)}
+    if old.window() != new.window():
+        out.add("window")
+    return out
+
+
+def to_dict(state: ViewState) -> dict:
+    """A JSON-safe dict of the state (for a dcc.Store); ``from_dict`` reads it back."""
+    return {"q": to_query(state)}
+
+
+def from_dict(data: Any) -> ViewState:
+    """The state stored by ``to_dict`` (the defaults for anything else)."""
+    return from_query(data.get("q") if isinstance(data, dict) else None)

@@ -9,7 +9,8 @@ from dashboard.analysis.tables import api_table, clean_api_name, kernel_table, n
 from dashboard.analysis.gpu_time import gpu_work
 from dashboard.analysis.timeline import BUSY_ALL, device_lanes, nvtx_lane_keys
 from dashboard.app import create_app, ids
-from dashboard.app.callbacks import options_from_ui
+from dashboard.app.views import BY_NAME, render_view
+from dashboard.state import ViewState
 from dashboard.render import ViewOptions, build_view
 from dashboard.trace import load_trace
 from factories import write_nsys_sqlite
@@ -81,18 +82,45 @@ def test_build_view_for_each_sample_stays_in_budget(trace):
     assert view.cards[0].label == "GPU activity span"
 
 
-def test_options_from_ui_falls_back_on_bad_values():
-    opts, notices = options_from_ui(" CG ", "-3", "bogus")
-    assert (opts.dispatch_prefix, opts.threshold, opts.busy_source) == ("CG", None, "kernels")
-    assert notices and "not a non-negative number" in notices[0]
-    assert options_from_ui("CG", 100, BUSY_ALL)[0].threshold == 100.0
-    assert options_from_ui("CG", float("inf"), BUSY_ALL)[0].threshold is None
-    opts, notices = options_from_ui("   ", None, BUSY_ALL)
-    assert opts.dispatch_prefix == "CG_DISPATCH" and "empty dispatch prefix" in notices[0]
-
-
 def test_ids_unique():
     assert len(ids.ALL) == len(set(ids.ALL))
+
+
+def page_json(app, search: str = "", path: str = "/") -> str:
+    """The page the app's router renders for ``path?search`` (as JSON text)."""
+    from plotly.utils import PlotlyJSONEncoder
+
+    return json.dumps(app.server.config["PAGE_LAYOUT"](path, search), cls=PlotlyJSONEncoder)
+
+
+def view_outputs(app, trace_id: str) -> dict:
+    """Every view of the page for ``trace_id`` (default state), as the browser receives them:
+    ``{component id: {property: JSON value}}``."""
+    from plotly.utils import PlotlyJSONEncoder
+
+    from dashboard.app.views import VIEWS
+
+    store = app.server.config["TRACE_STORE"]
+    out: dict = {}
+    for view in VIEWS:
+        values = render_view(view, store, ViewState(trace=trace_id))
+        for key, (cid, prop) in view.outputs.items():
+            if key in values:
+                out.setdefault(cid, {})[prop] = json.loads(json.dumps(values[key], cls=PlotlyJSONEncoder))
+    return out
+
+
+def update_payload(trace_id) -> dict:
+    """A ``/_dash-update-component`` request for the alerts view of ``trace_id`` (the view that reports
+    a trace that cannot be read), as the browser sends it."""
+    from dashboard.app.views import slice_data
+
+    data = slice_data(BY_NAME["alerts"], ViewState(trace=trace_id))
+    data["trace"] = trace_id  # as sent, even when it is no valid id
+    sid = json.dumps(ids.slice_id("alerts"), sort_keys=True, separators=(",", ":"))
+    return {"output": f"..{ids.ALERTS}.children..", "outputs": [{"id": ids.ALERTS, "property": "children"}],
+            "inputs": [{"id": ids.slice_id("alerts"), "property": "data", "value": data}],
+            "changedPropIds": [f"{sid}.data"], "state": []}
 
 
 def test_app_serves_layout_offline():
@@ -100,67 +128,61 @@ def test_app_serves_layout_offline():
     client = app.server.test_client()
     page = client.get("/")
     assert page.status_code == 200 and b"http://" not in page.data and b"https://" not in page.data
-    layout = client.get("/_dash-layout")
-    assert layout.status_code == 200
-    text = layout.get_data(as_text=True)
-    for component_id in (ids.GANTT, ids.TIMELINE, ids.KERNEL_TABLE, ids.TRACE_PICKER):
+    assert client.get("/_dash-layout").status_code == 200
+    text = page_json(app)
+    for component_id in (ids.GANTT, ids.TIMELINE, ids.KERNEL_TABLE, ids.TRACE_PICKER, ids.STATS_FOR):
         assert f'"{component_id}"' in text
     assert "000_746bee52f7bbcc80_seed_summary.json" in text
+    assert '"cmp-a"' in page_json(app, "", "/compare/")
 
 
-VIEW_OUTPUTS = [("alerts", "children"), ("overview", "children"), ("gantt", "figure"), ("timeline", "figure"),
-                ("phase-table", "rowData"), ("phase-table", "columnDefs"), ("gpu-table", "rowData"), ("gpu-table", "columnDefs"),
-                ("kernel-table", "rowData"),
-                ("api-table", "rowData"), ("phase-analysis", "figure"), ("dispatch-table", "rowData"),
-                ("gantt", "config"), ("timeline", "config"), ("phase-analysis", "config"),
-                ("threshold-hint", "children"), ("hide-devices", "options")]
-
-
-def update_payload(trace_id):
-    return {
-        "output": ".." + "...".join(f"{i}.{p}" for i, p in VIEW_OUTPUTS) + "..",
-        "outputs": [{"id": i, "property": p} for i, p in VIEW_OUTPUTS],
-        "inputs": [{"id": "trace-picker", "property": "value", "value": trace_id},
-                   {"id": "dispatch-prefix", "property": "value", "value": "CG_DISPATCH"},
-                   {"id": "phase-threshold", "property": "value", "value": None},
-                   {"id": "busy-source", "property": "value", "value": "kernels"},
-                   {"id": "timeline-lanes", "property": "value", "value": ["nvtx", "marks", "gpu", "streams", "memops"]},
-                   {"id": "view-window", "property": "data", "value": None},
-                   {"id": "hide-devices", "property": "value", "value": []},
-                   {"id": "kernel-names", "property": "value", "value": "short"}],
-        "changedPropIds": ["trace-picker.value"], "state": [],
-    }
-
-
-def test_callback_reports_a_bad_trace_as_an_alert(tmp_path):
+def test_a_bad_trace_becomes_an_alert_and_other_views_stay_empty(tmp_path):
     bad = tmp_path / "broken.sqlite"
     bad.write_text("not sqlite")
     app = create_app([bad])
-    tid = app.server.config["TRACE_STORE"].ids()[0]
+    store = app.server.config["TRACE_STORE"]
+    tid = store.ids()[0]
     assert tid.startswith("broken.sqlite@") and len(tid) == len("broken.sqlite@") + 8
-    resp = app.server.test_client().post("/_dash-update-component", json=update_payload(tid))
-    assert resp.status_code == 200
-    body = resp.get_data(as_text=True)
-    assert "broken.sqlite: neither an nsys SQLite export nor a tracedash summary JSON" in body
+    out = render_view(BY_NAME["alerts"], store, ViewState(trace=tid))
+    assert "broken.sqlite: neither an nsys SQLite export nor a tracedash summary JSON" in str(out["alerts"])
+    assert render_view(BY_NAME["kernels"], store, ViewState(trace=tid))["rows"] == []
     assert app.server.test_client().get("/").status_code == 200  # still serving
 
 
-def test_unexpected_error_becomes_an_alert_not_a_500(monkeypatch):
-    import dashboard.app.callbacks as cb
+def test_unexpected_error_becomes_an_alert_not_a_500():
+    from dataclasses import replace
 
     def boom(*a, **k):
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(cb, "build_view", boom)
+    app = create_app([SEED])
+    store = app.server.config["TRACE_STORE"]
+    tid = store.ids()[0]
+    out = render_view(replace(BY_NAME["alerts"], render=boom), store, ViewState(trace=tid))
+    assert "internal error while reading or showing this trace" in str(out["alerts"])
+    out = render_view(BY_NAME["alerts"], store, ViewState(trace="no-such-id"))
+    assert "'no-such-id' is not a trace id (expected NAME@8-hex)" in str(out["alerts"])
+    out = render_view(BY_NAME["alerts"], store, ViewState(trace="gone.sqlite@0123abcd"))
+    assert "trace 'gone.sqlite@0123abcd' is not served here" in str(out["alerts"])
+
+
+def test_a_view_callback_over_http_returns_named_outputs():
     app = create_app([SEED])
     tid = app.server.config["TRACE_STORE"].ids()[0]
-    resp = app.server.test_client().post("/_dash-update-component", json=update_payload(tid))
-    assert resp.status_code == 200
-    assert "internal error while reading or showing this trace" in resp.get_data(as_text=True)
-    resp = app.server.test_client().post("/_dash-update-component", json=update_payload("no-such-id"))
-    assert "'no-such-id' is not a trace id (expected NAME@8-hex)" in resp.get_data(as_text=True)
-    resp = app.server.test_client().post("/_dash-update-component", json=update_payload("gone.sqlite@0123abcd"))
-    assert "trace 'gone.sqlite@0123abcd' is not served here" in resp.get_data(as_text=True)
+    from dashboard.app.views import slice_data
+
+    data = slice_data(BY_NAME["api"], ViewState(trace=tid))
+    sid = json.dumps(ids.slice_id("api"), sort_keys=True, separators=(",", ":"))
+    payload = {"output": f"..{ids.API_TABLE}.rowData...{ids.scope('api')}.children..",
+               "outputs": [{"id": ids.API_TABLE, "property": "rowData"},
+                           {"id": ids.scope("api"), "property": "children"}],
+               "inputs": [{"id": ids.slice_id("api"), "property": "data", "value": data}],
+               "changedPropIds": [f"{sid}.data"], "state": []}
+    resp = app.server.test_client().post("/_dash-update-component", json=payload)
+    assert resp.status_code == 200, resp.get_data(as_text=True)[:500]
+    body = resp.get_json()["response"]
+    assert body[ids.API_TABLE]["rowData"][0]["name"] == "cudaStreamSynchronize"
+    assert body[ids.scope("api")]["children"] == "Stats for: whole trace"
 
 
 def test_nvtx_grouping_by_normalised_name():

@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 from bad_inputs import CENTURY_NS, IMG_NAME, LONG_NAME, LOADED, REFUSED, SCRIPT_NAME, write_case, write_valid
-from test_app import update_payload
+from test_app import view_outputs
 
 from dashboard.analysis.summary import invalid_kernel_count, overlong_kernel_count, summary_to_dict
 from dashboard.app import create_app
@@ -47,12 +47,10 @@ def loaded(request, tmp_path):
 
 
 def view_response(folder, name):
-    """Drive the main view callback for the trace ``name`` served from ``folder``: {output id: value}."""
+    """Every view of the page for the trace ``name`` served from ``folder``: {output id: {prop: value}}."""
     app = create_app(trace_dirs=[folder])
     tid = next(t for t in app.server.config["TRACE_STORE"].ids() if t.startswith(name + "@"))
-    resp = app.server.test_client().post("/_dash-update-component", json=update_payload(tid))
-    assert resp.status_code == 200
-    return {k: v for k, v in json.loads(resp.get_data(as_text=True))["response"].items()}
+    return view_outputs(app, tid)
 
 
 def alerts_of(response) -> list[tuple[str, str]]:

@@ -88,3 +88,142 @@ def test_repeated_keys_are_reported():
     s = from_query("tab=gaps&tab=nvtx&threshold=3&threshold=x")
     assert (s.tab, s.threshold) == ("gaps", 3.0)
     assert s.warnings == ("The link repeats tab, threshold: the first value of each is used.",)
+
+
+# ----- the field table, transitions and view slices (pure: no browser) ---------------------------------------
+from dataclasses import replace  # noqa: E402
+
+from dashboard.state import (  # noqa: E402
+    FIELDS,
+    apply_control,
+    apply_grid,
+    apply_relayout,
+    apply_row_click,
+    canonical_filter,
+    changed_fields,
+    column_state_for,
+    control_values,
+    query_key_table,
+)
+
+
+def test_every_control_of_the_field_table_is_on_the_page():
+    from dashboard.app import ids
+
+    keys = [f.key for f in FIELDS]
+    assert len(keys) == len(set(keys)) and "t0_ns" not in keys
+    assert {f.control[0] for f in FIELDS if f.control} <= set(ids.ALL)
+    values = control_values(DEFAULT)
+    assert values["lanes"] == list(LANES) and values["group"] == [] and values["threshold"] is None
+
+
+def test_a_control_change_keeps_the_window_and_a_new_trace_clears_it():
+    s = ViewState(trace="a.sqlite@0123abcd", t0_ns=2_000_000_000, t1_ns=2_100_000_000, mark=("gap", 2_010_000_000,
+                  2_020_000_000), hide_devices=(1,))
+    for name, raw in (("threshold", 100), ("busy", "kernels+memops"), ("lanes", ["gpu"]), ("kernel_names", "full"),
+                      ("stats", "window"), ("gap_us", 25)):
+        new, notice = apply_control(s, name, raw)
+        assert notice is None and new.window() == s.window() and new.mark == s.mark
+        assert "t0_ns=2000000000&t1_ns=2100000000" in to_query(new)
+    new, _ = apply_control(s, "trace", "b.sqlite@89abcdef")
+    assert (new.trace, new.window(), new.mark, new.hide_devices) == ("b.sqlite@89abcdef", None, None, ())
+    assert "t0_ns" not in to_query(new)
+
+
+def test_invalid_control_values_keep_the_state_and_say_why():
+    s = ViewState(threshold=47.0)
+    for name, raw in (("threshold", -3), ("threshold", "x"), ("gap_us", None), ("prefix", "   "), ("busy", "all")):
+        new, notice = apply_control(s, name, raw)
+        assert new == s and notice
+    assert apply_control(s, "threshold", "")[0].threshold is None  # emptied: back to the automatic split
+    assert apply_control(s, "prefix", " CG ")[0].prefix == "CG"
+
+
+def test_relayout_row_click_and_grid_transitions():
+    s = ViewState(trace="a.sqlite@0123abcd")
+    z = apply_relayout(s, {"xaxis.range[0]": 2.0, "xaxis.range[1]": 2.1})
+    assert z.window() == (2_000_000_000, 2_100_000_000)
+    assert apply_relayout(z, {"autosize": True}) == z and apply_relayout(z, {"xaxis.autorange": True}).window() is None
+    r = apply_row_click(z, {"kind": "dispatch", "start_ns": 5_000, "end_ns": 9_000})
+    assert r.window() == (1_000, 13_000) and r.mark == ("dispatch", 5_000, 9_000)
+    assert apply_row_click(z, {"kind": "bogus", "start_ns": 1, "end_ns": 2}) == z
+    assert apply_row_click(z, {"kind": "gap", "start_ns": 9, "end_ns": 2}) == z
+    g = apply_grid(s, "api", column_state=column_state_for("api", "count"))
+    assert g.api_sort == "count" and "api_sort=count" in to_query(g)
+    assert apply_grid(g, "api", column_state=[{"colId": "count", "sort": None}]).api_sort == "-total_ns"
+    f = apply_grid(s, "gaps", filter_model={"cause": {"filterType": "text", "type": "contains", "filter": "sync"}})
+    assert f.gaps_filter == '{"cause":{"filter":"sync","filterType":"text","type":"contains"}}'
+    assert from_query(to_query(f)) == f
+    assert apply_grid(s, "gaps", filter_model={"evil": {"filterType": "text", "type": "contains"}}) == s
+    assert changed_fields(s, r) == {"window", "mark"}
+
+
+@pytest.mark.parametrize("model", [
+    {"name": {"filterType": "set", "values": ["x"]}}, {"name": {"filterType": "text", "type": "regex"}},
+    {"count": {"filterType": "number", "type": "equals", "filter": float("inf")}}, [1, 2], "{",
+    {"name": {"filterType": "text", "type": "contains", "filter": "x" * 500}}])
+def test_filters_the_link_cannot_hold_are_refused(model):
+    with pytest.raises((ValueError, TypeError)):
+        canonical_filter(model, "kernels")
+
+
+def test_every_table_sort_and_filter_travels_in_the_link():
+    s = ViewState(api_sort="count", nvtx_sort="-union_ns", dispatch_sort="-duration_ns", gap_sort="start_ns",
+                  kernels_filter='{"name":{"filter":"gemm","filterType":"text","type":"contains"}}', stats="window",
+                  mark=("kernel", 10, 20), group=False)
+    q = to_query(s)
+    assert from_query(q) == s
+    for key in ("api_sort=count", "nvtx_sort=-union_ns", "dispatch_sort=-duration_ns", "gap_sort=start_ns",
+                "kernels_filter=", "stats=window", "mark=kernel:10-20", "group=0"):
+        assert key in q
+
+
+def test_query_key_table_lists_every_key():
+    table = query_key_table()
+    for f in FIELDS:
+        assert f"`{f.key}`" in table
+    assert "`t0_ns`, `t1_ns`" in table
+
+
+def test_a_control_change_resends_only_the_views_that_read_it():
+    from dashboard.app.views import VIEWS, view_slice
+
+    s = ViewState(trace="a.sqlite@0123abcd")
+
+    def touched(new):
+        return sorted(v.name for v in VIEWS if view_slice(v, new) != view_slice(v, s))
+
+    assert touched(apply_control(s, "kernel_names", "full")[0]) == ["kernels"]
+    assert touched(apply_control(s, "kernel", "gemm")[0]) == ["kernel_filter"]
+    assert touched(apply_control(s, "gap_us", 50)[0]) == ["gaps"]
+    assert touched(apply_control(s, "group", ["group"])[0]) == ["nvtx"]
+    assert touched(apply_control(s, "threshold", 100)[0]) == ["dispatches", "gantt", "phase_figure", "phases",
+                                                                "timeline"]
+    assert touched(apply_relayout(s, {"xaxis.range": [1, 2]})) == ["gantt", "timeline"]  # stats: whole trace
+    w = apply_control(s, "stats", "window")[0]
+    assert touched(w) == []  # no window yet: still the whole trace
+    assert touched(apply_relayout(w, {"xaxis.range": [1, 2]})) == [
+        "api", "dispatches", "gantt", "gaps", "gpu", "kernels", "nvtx", "overview", "phase_figure", "phases", "timeline"]
+    assert touched(apply_grid(s, "api", column_state=column_state_for("api", "count"))) == []  # sorted in the browser
+
+
+def test_sync_next_state_applies_events_in_order():
+    from dashboard.app import ids
+    from dashboard.app.sync import next_state
+
+    s = ViewState(trace="a.sqlite@0123abcd", t0_ns=1, t1_ns=5)
+    values = {"controls": {"threshold": 64, "group": ["group"]}, "relayout": None, "row": None, "sorts": {},
+              "filters": {}}
+    new, notices, _ = next_state(s, [(ids.THRESHOLD, "value")], values)
+    assert new.threshold == 64 and new.window() == (1, 5) and notices == []
+    same, _, _ = next_state(s, [(ids.NVTX_GROUP, "value")], values, auto_group=lambda: True)
+    assert same.group is None  # ticking the box to what the trace gets automatically keeps it automatic
+    on, _, _ = next_state(s, [(ids.NVTX_GROUP, "value")], values, auto_group=lambda: False)
+    assert on.group is True
+    # A call overtaken by a newer one is dropped by Dash: the newer call still sees every input's value.
+    values = {"controls": {"threshold": 64, "lanes": ["gpu"], "tab": "gaps"},
+              "relayout": {"xaxis.range": [0.03, 0.05]}, "row": None, "sorts": {}, "filters": {}}
+    new, _, seen = next_state(s, [(ids.TABLE_TABS, "value")], values)
+    assert (new.threshold, new.lanes, new.tab, new.window()) == (64, ("gpu",), "gaps", (30_000_000, 50_000_000))
+    again, _, _ = next_state(replace(new, t0_ns=7, t1_ns=9), [(ids.TABLE_TABS, "value")], values, seen=seen)
+    assert again.window() == (7, 9)  # a relayout already applied is not applied twice

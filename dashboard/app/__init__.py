@@ -1,21 +1,36 @@
-"""The Dash app (the only package that imports dash): ``create_app`` builds a ready server."""
+"""The Dash app (the only package that imports dash): ``create_app`` builds a ready server.
+
+One Dash app with two pages, routed by ``page_layout``: ``/`` (the trace view, built from the
+link's ViewState) and ``/compare/`` (two runs). Views live in dashboard/app/views (one module per
+view); the state callback in dashboard/app/sync.py.
+"""
 
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import shutil
 from pathlib import Path
 
-from dash import Dash
+from dash import MATCH, ClientsideFunction, Dash, Input, Output, State, dcc, html
+from dash.exceptions import PreventUpdate
 
-from dashboard.app.callbacks import register_callbacks
-from dashboard.app.compare_callbacks import mount_compare, register_compare_link
+from dashboard.app import ids
+from dashboard.app.compare_callbacks import compare_layout, register_compare_callbacks
 from dashboard.app.layout import build_layout
 from dashboard.app.store import TraceStore, discover, make_upload_dir
+from dashboard.app.sync import register_sync
 from dashboard.app.upload import DEFAULT_MAX_UPLOAD_BYTES, register_routes
+from dashboard.app.views import register_views
+from dashboard.errors import TraceError
+from dashboard.state import DEFAULT, ViewState, from_dict, from_query, to_query
 
-__all__ = ["create_app", "assets_folder"]
+__all__ = ["create_app", "assets_folder", "main_state"]
+
+log = logging.getLogger(__name__)
+PAGE_URL = "page-url"
+PAGE = "page"
 
 
 def assets_folder() -> str:
@@ -24,6 +39,25 @@ def assets_folder() -> str:
     if packaged.is_dir():
         return str(packaged)
     return str(Path(__file__).resolve().parent.parent.parent / "assets")
+
+
+def main_state(search: str | None, store, dispatch_prefix: str = DEFAULT.prefix) -> tuple[ViewState, list[str]]:
+    """The ViewState a link opens, and its notices: the link's warnings, a trace not served here
+    (replaced by the first served trace), the server's dispatch prefix when the link sets none."""
+    from dataclasses import replace
+
+    state = from_query(search)
+    notices = list(state.warnings)
+    if "prefix=" not in (search or "") and dispatch_prefix != DEFAULT.prefix:
+        state = replace(state, prefix=dispatch_prefix)
+    served = store.listed_ids([state.trace])
+    if state.trace and state.trace not in served:
+        notices.append(store.explain_missing(state.trace))
+        state = replace(state, trace="", t0_ns=None, t1_ns=None, mark=None, hide_devices=())
+    if not state.trace and served:
+        first = next((t for t in served if not store.is_upload(t)), served[0])
+        state = replace(state, trace=first)
+    return state, notices
 
 
 def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.PathLike] = (),
@@ -61,17 +95,67 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
         suppress_callback_exceptions=False,
         update_title=None,
     )
+    home = app.get_relative_path("/")
 
-    def layout():
-        trace_ids = store.listed_ids()  # rescans: new exports appear; uploads only through their link
-        return build_layout(trace_ids, trace_ids[0] if trace_ids else None, dispatch_prefix,
-                            labels={t: store.label(t) for t in trace_ids},
-                            uploads=store.upload_dir is not None, max_upload_bytes=max_upload_bytes)
+    def trace_page(search: str | None):
+        state, notices = main_state(search, store, dispatch_prefix)
+        trace_ids = store.listed_ids([state.trace])  # rescans: new exports appear; uploads only through their link
+        canonical = "?" + to_query(state)
+        return build_layout(state, trace_ids, labels={t: store.label(t) for t in trace_ids},
+                            uploads=store.upload_dir is not None, max_upload_bytes=max_upload_bytes,
+                            notices=notices, search=canonical)
 
-    app.layout = layout
-    register_callbacks(app, store)
+    def page_layout(pathname: str | None, search: str | None):
+        """The page for a path: ``/compare/`` or the trace view (every other path)."""
+        path = app.strip_relative_path(pathname or "/") or ""
+        if path.rstrip("/") == "compare":
+            return compare_layout(store, search or "", home)
+        return trace_page(search)
+
+    app.layout = html.Div([dcc.Location(id=PAGE_URL, refresh=False), html.Div(id=PAGE, children=[]),
+                           html.Div(id="history-sink", style={"display": "none"})])
+    app.validation_layout = html.Div([app.layout, trace_page(""), compare_layout(store, "", home)])
+
+    @app.callback(Output(PAGE, "children"), Input(PAGE_URL, "pathname"), Input(PAGE_URL, "search"))
+    def route(pathname, search):
+        return page_layout(pathname, search)
+
+    register_views(app, store)
+    register_sync(app, store)
+    register_compare_callbacks(app, store, dispatch_prefix, home)
+    register_report(app, store)
+    app.clientside_callback(
+        ClientsideFunction(namespace="tracedash", function_name="downloadSvg"),
+        Output({"type": ids.SVG_BUTTON, "graph": MATCH}, "title"),
+        Input({"type": ids.SVG_BUTTON, "graph": MATCH}, "n_clicks"),
+        State({"type": ids.SVG_BUTTON, "graph": MATCH}, "id"),
+        prevent_initial_call=True,
+    )
     register_routes(app.server, store, max_upload_bytes)
-    register_compare_link(app)
-    mount_compare(app, store, dispatch_prefix)  # /compare/: a second Dash app on this server
     app.server.config["TRACE_STORE"] = store
+    app.server.config["PAGE_LAYOUT"] = page_layout
     return app
+
+
+def register_report(app: Dash, store) -> None:
+    """"Download report": one offline HTML file of the view the page shows (its ViewState)."""
+    from flask import request
+
+    from dashboard.export import report_html
+
+    @app.callback(Output(ids.REPORT_DOWNLOAD, "data"), Input(ids.REPORT_BUTTON, "n_clicks"),
+                  State(ids.STATE, "data"), prevent_initial_call=True)
+    def download_report(_, data):
+        state = from_dict(data)
+        if not state.trace:
+            raise PreventUpdate
+        try:
+            trace = store.get(state.trace)
+            url = request.host_url.rstrip("/") + app.get_relative_path("/") + "?" + to_query(state)
+            text = report_html(trace, state, url=url)
+        except TraceError:  # the page already shows load errors; nothing to download
+            raise PreventUpdate from None
+        except Exception:  # a bug: logged
+            log.exception("report for %s failed", state.trace)
+            raise PreventUpdate from None
+        return {"content": text, "filename": f"tracedash_report_{Path(trace.name).stem}.html", "type": "text/html"}

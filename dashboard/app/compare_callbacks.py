@@ -1,21 +1,22 @@
-"""The compare page: a second Dash app on the main app's Flask server at ``/compare/``, sharing its
-TraceStore; thin callbacks over ``analysis.compare`` and ``render_compare``."""
+"""The compare page (``/compare/?a=<id>&b=<id>``): a page of the main app, with the same TraceStore
+and the same view-state codec (``prefix`` in its link is the dispatch prefix both runs are split
+with); thin callbacks over ``analysis.compare`` and ``render_compare``."""
 
 from __future__ import annotations
 
 import logging
 from urllib.parse import parse_qs, urlencode
 
-from dash import Dash, Input, Output, ctx, html, no_update
+from dash import ClientsideFunction, Dash, Input, Output, ctx, html, no_update
 
 from dashboard.analysis.compare import compare_runs
 from dashboard.app import compare_layout as cl
-from dashboard.app import ids
 from dashboard.app.layout import alert
 from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
 from dashboard.render_compare import compare_view
+from dashboard.state import DEFAULT, ViewState, from_query, to_query
 
 log = logging.getLogger(__name__)
 A_LABEL, B_LABEL = "A (baseline)", "B (candidate)"
@@ -52,31 +53,15 @@ def choose_pair(ids: list[str], a: str | None, b: str | None, explain) -> tuple[
     return a, b, notices
 
 
-def mount_compare(main: Dash, store: TraceStore, dispatch_prefix: str = "CG_DISPATCH") -> Dash:
-    """Create the compare app on ``main``'s Flask server at ``/compare/`` (same TraceStore, same assets)."""
-    app = Dash(
-        __name__,
-        server=main.server,
-        url_base_pathname=COMPARE_PATH,
-        title="tracedash · compare",
-        assets_folder=main.config.assets_folder,
-        suppress_callback_exceptions=False,
-        update_title=None,
-    )
-    home = main.get_relative_path("/")
-
-    def layout():
-        trace_ids = store.listed_ids()  # uploads appear only when the link names them (see update)
-        return cl.build_compare_layout(trace_ids, {t: store.label(t) for t in trace_ids}, home)
-
-    app.layout = layout
-    register_compare_callbacks(app, store, dispatch_prefix, home)
-    return app
+def compare_layout(store: TraceStore, search: str, home: str) -> html.Div:
+    """The compare page for the query ``search``."""
+    trace_ids = store.listed_ids()  # uploads appear only when the link names them (see update)
+    return cl.build_compare_layout(trace_ids, {t: store.label(t) for t in trace_ids}, home, search)
 
 
 def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: str, home: str) -> None:
-    """The one callback of the compare page: URL <-> pickers (a link reopens the same pair), then the view."""
-    outputs = [Output(cl.URL, "search"), Output(cl.PICK_A, "value"), Output(cl.PICK_B, "value"),
+    """The one callback of the compare page: link <-> pickers (a link reopens the same pair), then the view."""
+    outputs = [Output(cl.SEARCH, "data"), Output(cl.PICK_A, "value"), Output(cl.PICK_B, "value"),
                Output(cl.ALERTS, "children"), Output(cl.CARDS, "children"), Output(cl.GATE_NOTE, "children"),
                Output(cl.PHASE_TABLE, "rowData"), Output(cl.TYPE_TABLE, "rowData"),
                Output(cl.STEP_FIGURE, "figure"), Output(cl.CATEGORY_FIGURE, "figure"),
@@ -87,10 +72,15 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
                # listed only when the link names them)
                Output(cl.PICK_A, "options"), Output(cl.PICK_B, "options")]
 
-    @app.callback(*outputs, Input(cl.URL, "search"), Input(cl.PICK_A, "value"), Input(cl.PICK_B, "value"),
+    app.clientside_callback(ClientsideFunction(namespace="tracedash", function_name="writeSearch"),
+                            Output(cl.HISTORY_SINK, "children"), Input(cl.SEARCH, "data"), prevent_initial_call=True)
+
+    @app.callback(*outputs, Input(cl.URL, "data"), Input(cl.PICK_A, "value"), Input(cl.PICK_B, "value"),
                   Input(cl.SWAP, "n_clicks"))
     def update(search, a, b, _swap):
         trigger = ctx.triggered_id
+        state = from_query(search)
+        prefix = state.prefix if "prefix=" in (search or "") else dispatch_prefix
         if trigger in (None, cl.URL):
             a, b = parse_pair(search)
         elif trigger == cl.SWAP:
@@ -98,17 +88,18 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         named = store.listed_ids([a, b])  # uploads count only when named, never as a default candidate
         a, b, notices = choose_pair(named, a, b, store.explain_missing)
         options = [{"label": store.label(t), "value": t} for t in named]
-        query = pair_query(a, b)
-        new_search = no_update if (search or "") == query else query
+        query = pair_query(a, b) + (("&" if a or b else "?") + urlencode({"prefix": prefix})
+                                    if prefix != DEFAULT.prefix else "")
+        new_search = {"search": query, "replace": trigger in (None, cl.URL)}  # written only if it differs
         alerts = [alert(n, "info") for n in notices]
-        links = [f"{home}?{urlencode({'trace': t})}" if t else home for t in (a, b)]
+        links = [f"{home}?{to_query(ViewState(trace=t, prefix=prefix))}" if t else home for t in (a, b)]
         shown, hidden = {}, {"display": "none"}
         blank = empty_figure("Pick two traces to compare.", height=200)
         empty = [[], "", [], [], blank, blank, blank, [], [], [], []]
         if a is None:
             return [new_search, a, b, alerts + [alert("No traces are served here.")], *empty, *links, hidden, options, options]
         try:
-            c = compare_runs(store.get(a), store.get(b), dispatch_prefix=dispatch_prefix)
+            c = compare_runs(store.get(a), store.get(b), dispatch_prefix=prefix)
         except TraceError as exc:
             return [new_search, a, b, alerts + [alert(str(exc))], *empty, *links, hidden, options, options]
         except Exception:  # never a traceback in the page; the server keeps serving
@@ -119,7 +110,7 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
             alerts.append(alert("A and B are the same trace: every delta is zero. Pick another candidate.",
                                 "info"))
         if c.phases.empty:
-            alerts.append(alert(f"Neither run has dispatch marks ({dispatch_prefix}…): no per-phase comparison; "
+            alerts.append(alert(f"Neither run has dispatch marks ({prefix}…): no per-phase comparison; "
                                 "the gate compares kernel time instead.", "info"))
         v = compare_view(c, a_label=A_LABEL, b_label=B_LABEL)
         g = c.gate
@@ -129,10 +120,3 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         return [new_search, a, b, alerts, cl.delta_cards(v.cards), note, v.phase_rows, v.type_rows, v.step_figure,
                 v.category_figure, v.kernel_figure, v.kernel_rows, v.category_rows, v.nvtx_rows, v.api_rows, *links,
                 hidden if c.phases.empty else shown, options, options]
-
-
-def register_compare_link(main: Dash) -> None:
-    """Keep the main page's "Compare" link at ``/compare/?a=<current trace>``."""
-    @main.callback(Output(ids.COMPARE_LINK, "href"), Input(ids.TRACE_PICKER, "value"))
-    def compare_href(trace_id):
-        return main.get_relative_path(COMPARE_PATH) + pair_query(trace_id, None)

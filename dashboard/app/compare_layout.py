@@ -7,8 +7,10 @@ from dash import dcc, html
 from dashboard.app.layout import GRAPH_CONFIG, grid
 from dashboard.render_compare import DeltaCard
 
-# Component ids of the compare page (its own Dash app, so they cannot clash with the main page's).
-URL = "cmp-url"
+# Component ids of the compare page (a page of the same app: prefixed so they cannot clash with the main page's).
+URL = "cmp-url"  # dcc.Store: the query the page was opened with
+SEARCH = "cmp-search"  # {"search", "replace"}: written to the address bar client-side
+HISTORY_SINK = "cmp-history-sink"
 PICK_A = "cmp-a"
 PICK_B = "cmp-b"
 SWAP = "cmp-swap"
@@ -27,7 +29,7 @@ API_GRID = "cmp-api-grid"
 OPEN_A = "cmp-open-a"
 OPEN_B = "cmp-open-b"
 PHASE_SECTION = "cmp-phase-section"
-ALL = [PHASE_SECTION, URL, PICK_A, PICK_B, SWAP, ALERTS, CARDS, GATE_NOTE, PHASE_TABLE, TYPE_TABLE, STEP_FIGURE, KERNEL_FIGURE,
+ALL = [PHASE_SECTION, URL, SEARCH, HISTORY_SINK, PICK_A, PICK_B, SWAP, ALERTS, CARDS, GATE_NOTE, PHASE_TABLE, TYPE_TABLE, STEP_FIGURE, KERNEL_FIGURE,
        CATEGORY_FIGURE, KERNEL_GRID, CATEGORY_GRID, NVTX_GRID, API_GRID, OPEN_A, OPEN_B]
 
 _MS = {"function": "d3.format(',.3f')(params.value / 1e6)"}
@@ -118,12 +120,15 @@ def _graph(graph_id: str, filename: str) -> dcc.Graph:
         **GRAPH_CONFIG["toImageButtonOptions"], "filename": filename}})
 
 
-def build_compare_layout(trace_ids: list[str], labels: dict[str, str], home_href: str) -> html.Div:
-    """The compare page: two pickers (A baseline, B candidate), delta cards, per-phase tables,
-    step-time figure, delta bars and per-name delta grids."""
+def build_compare_layout(trace_ids: list[str], labels: dict[str, str], home_href: str, search: str = "") -> html.Div:
+    """The compare page opened with ``search`` (``?a=<id>&b=<id>``, plus view-state keys such as
+    ``prefix``): two pickers (A baseline, B candidate), delta cards, per-phase tables, step-time
+    figure, delta bars and per-name delta grids."""
     options = [{"label": labels.get(t, t), "value": t} for t in trace_ids]
     return html.Div(className="app compare", children=[
-        dcc.Location(id=URL, refresh=False),
+        dcc.Store(id=URL, data=search),
+        dcc.Store(id=SEARCH),
+        html.Div(id=HISTORY_SINK, style={"display": "none"}),
         html.Header(className="topbar", children=[
             html.Div(className="brand", children=[html.A("tracedash", href=home_href, className="logo"),
                                                   html.Span("compare two runs", className="tagline")]),

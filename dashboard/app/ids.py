@@ -24,22 +24,35 @@ GAP_TABLE = "gap-table"
 GAP_FIGURE = "gap-causes"
 LANES = "timeline-lanes"
 URL = "url"
-WINDOW = "view-window"
 COPY_LINK = "copy-link"
 STATE_NOTICE = "state-notice"
 REPORT_BUTTON = "report-button"
 REPORT_DOWNLOAD = "report-download"
 KERNEL_FILTER = "kernel-filter"
-URL_APPLIED = "url-applied"
 KERNEL_NAMES = "kernel-names"
-CURRENT_WINDOW = "current-window"
 HIDE_DEVICES = "hide-devices"
 COMPARE_LINK = "compare-link"  # header link to the compare page (/compare/?a=<trace>)
 SVG_BUTTON = "svg-download"  # pattern-matching type: {"type": SVG_BUTTON, "graph": GANTT}
 UPLOAD_BUTTON = "upload-button"
 UPLOAD_STATUS = "upload-status"
 UPLOAD_ALERT = "upload-alert"
+STATE = "view-state"  # the page's ViewState (dcc.Store, ``state.to_dict``)
+SEARCH = "view-search"  # {"search": "?query", "replace": bool}: written to the address bar client-side
+ROW_CLICK = "row-click"  # {"kind", "start_ns", "end_ns"} of the last clicked table row (client-side)
+STATS_FOR = "stats-for"
+LANE_CONTROLS = "lane-controls"
+VIEW_SLICE = "view-slice"  # pattern-matching type: {"type": VIEW_SLICE, "view": name}: the fields a view reads
+
+
+def scope(view: str) -> str:
+    """Id of the one-line "Stats for: …" note of a statistics view."""
+    return f"{view}-scope"
+
+
+def slice_id(view: str) -> dict:
+    """Id of the store holding the state fields ``view`` reads (its callback's only input)."""
+    return {"type": VIEW_SLICE, "view": view}
 
 ALL = [TRACE_PICKER, DISPATCH_PREFIX, THRESHOLD, BUSY_SOURCE, ALERTS, OVERVIEW, GANTT, PHASE_TABLE, TIMELINE,
-       TABLE_TABS, KERNEL_TABLE, API_TABLE, NVTX_TABLE, SYNC_SINK, THRESHOLD_HINT, GPU_TABLE, NVTX_GROUP, PHASE_FIGURE, DISPATCH_TABLE, GAP_THRESHOLD, GAP_TABLE, GAP_FIGURE, LANES, URL, WINDOW, COPY_LINK, STATE_NOTICE, REPORT_BUTTON, REPORT_DOWNLOAD, KERNEL_FILTER, HIDE_DEVICES, URL_APPLIED, KERNEL_NAMES, CURRENT_WINDOW,
-       UPLOAD_BUTTON, UPLOAD_STATUS, UPLOAD_ALERT]
+       TABLE_TABS, KERNEL_TABLE, API_TABLE, NVTX_TABLE, SYNC_SINK, THRESHOLD_HINT, GPU_TABLE, NVTX_GROUP, PHASE_FIGURE, DISPATCH_TABLE, GAP_THRESHOLD, GAP_TABLE, GAP_FIGURE, LANES, URL, COPY_LINK, STATE_NOTICE, REPORT_BUTTON, REPORT_DOWNLOAD, KERNEL_FILTER, HIDE_DEVICES, KERNEL_NAMES,
+       UPLOAD_BUTTON, UPLOAD_STATUS, UPLOAD_ALERT, STATE, SEARCH, ROW_CLICK, STATS_FOR, LANE_CONTROLS]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import dash_ag_grid as dag
 from dash import dcc, html
 
 from dashboard.analysis.timeline import BUSY_ALL, BUSY_KERNELS
 from dashboard.app import ids
-from dashboard.render import ALL_LANES, Card
+from dashboard.render import Card
 
 LANE_LABELS = (("nvtx", "NVTX ranges"), ("marks", "NVTX marks"), ("gpu", "GPU busy / idle"),
                ("streams", "kernels by stream (when zoomed in)"), ("memops", "memcpy/memset"))
@@ -19,11 +21,21 @@ GRAPH_CONFIG = {
     "modeBarButtonsToRemove": ["lasso2d", "select2d"],
 }
 
-_MS = {"function": "d3.format(',.3f')(params.value / 1e6)"}
-_US = {"function": "d3.format(',.2f')(params.value / 1e3)"}
-_S = {"function": "d3.format(',.4f')(params.value)"}
-_INT = {"function": "d3.format(',')(params.value)"}
-_PCT = {"function": "d3.format('.2f')(params.value) + ' %'"}
+def _fmt(expr: str) -> dict:
+    """A value formatter that shows "—" for a missing value (never NaN, never a fake 0)."""
+    return {"function": f"params.value == null || Number.isNaN(params.value) ? '—' : {expr}"}
+
+
+_MS = _fmt("d3.format(',.3f')(params.value / 1e6)")
+_US = _fmt("d3.format(',.2f')(params.value / 1e3)")
+_S = _fmt("d3.format(',.4f')(params.value)")
+_INT = _fmt("d3.format(',')(params.value)")
+_PCT = _fmt("d3.format('.2f')(params.value) + ' %'")
+
+
+def _why(reason: str) -> dict:
+    """Tooltip for a column whose "—" cells need a reason."""
+    return {"function": f"params.value == null ? {reason!r} : undefined"}
 _NUM_FILTER = "agNumberColumnFilter"
 
 KERNEL_COLUMNS = [
@@ -52,7 +64,8 @@ NVTX_COLUMNS = [
     {"headerName": "Sum (ms)", "field": "sum_ns", "valueFormatter": _MS, "filter": _NUM_FILTER, "sort": "desc"},
     {"headerName": "Union (ms)", "field": "union_ns", "valueFormatter": _MS, "filter": _NUM_FILTER},
     {"headerName": "GPU overlap (ms)", "field": "gpu_overlap_ns", "valueFormatter": _MS, "filter": _NUM_FILTER},
-    {"headerName": "Overlap %", "field": "overlap_pct", "valueFormatter": _PCT, "filter": _NUM_FILTER},
+    {"headerName": "Overlap %", "field": "overlap_pct", "valueFormatter": _PCT, "filter": _NUM_FILTER,
+     "tooltipValueGetter": _why("n/a: the range has no union time to divide by")},
 ]
 PHASE_COLUMNS = [
     {"headerName": "", "field": "metric", "minWidth": 110, "sortable": False},
@@ -67,19 +80,25 @@ PHASE_COLUMNS = [
 DISPATCH_COLUMNS = [
     {"headerName": "#", "field": "index", "valueFormatter": _INT, "filter": _NUM_FILTER, "maxWidth": 90},
     {"headerName": "Phase", "field": "phase", "filter": "agTextColumnFilter"},
-    {"headerName": "Tokens", "field": "tokens", "valueFormatter": _INT, "filter": _NUM_FILTER},
+    {"headerName": "Tokens", "field": "tokens", "valueFormatter": _INT, "filter": _NUM_FILTER,
+     "tooltipValueGetter": _why("n/a: the mark's name carries no token count")},
     {"headerName": "Mode", "field": "mode", "filter": "agTextColumnFilter"},
-    {"headerName": "Padded", "field": "padded", "valueFormatter": _INT, "filter": _NUM_FILTER},
+    {"headerName": "Padded", "field": "padded", "valueFormatter": _INT, "filter": _NUM_FILTER,
+     "tooltipValueGetter": _why("n/a: the mark's name carries no padded size")},
     {"headerName": "Start (s)", "field": "start_ns", "valueFormatter": {"function": "d3.format(',.6f')(params.value / 1e9)"},
      "filter": _NUM_FILTER, "sort": "asc"},
     {"headerName": "Step (ms)", "field": "duration_ns", "valueFormatter": _MS, "filter": _NUM_FILTER,
      "headerTooltip": "mark to next mark (the last: to the end of GPU activity, or estimated)"},
     {"headerName": "Kernels", "field": "kernels", "valueFormatter": _INT, "filter": _NUM_FILTER,
-     "headerTooltip": "kernels launched by API calls inside this dispatch (correlation id + process)"},
-    {"headerName": "GPU busy (ms)", "field": "gpu_busy_ns", "valueFormatter": _MS, "filter": _NUM_FILTER},
+     "headerTooltip": "kernels launched by API calls inside this dispatch (correlation id + process)",
+     "tooltipValueGetter": _why("n/a: no kernel intervals to attribute (summary input or no kernels)")},
+    {"headerName": "GPU busy (ms)", "field": "gpu_busy_ns", "valueFormatter": _MS, "filter": _NUM_FILTER,
+     "tooltipValueGetter": _why("n/a: no kernel intervals to attribute (summary input or no kernels)")},
     {"headerName": "Launch lead (µs)", "field": "launch_lead_ns", "valueFormatter": _US, "filter": _NUM_FILTER,
-     "headerTooltip": "first attributed kernel start minus the dispatch mark"},
-    {"headerName": "Time / token (µs)", "field": "ns_per_token", "valueFormatter": _US, "filter": _NUM_FILTER},
+     "headerTooltip": "first attributed kernel start minus the dispatch mark",
+     "tooltipValueGetter": _why("n/a: no kernel was attributed to this dispatch")},
+    {"headerName": "Time / token (µs)", "field": "ns_per_token", "valueFormatter": _US, "filter": _NUM_FILTER,
+     "tooltipValueGetter": _why("n/a: no token count (or 0 tokens) for this dispatch")},
 ]
 
 
@@ -116,6 +135,32 @@ def phase_columns(rows: list[dict]) -> list[dict]:
 def kernel_grid_options(text: str) -> dict:
     """Grid options of the kernel table with its quick filter set to ``text``."""
     return {**GRID_OPTIONS, "quickFilterText": text or ""}
+
+
+def columns_sorted(columns: list[dict], sort: str) -> list[dict]:
+    """``columns`` with the one sort ``sort`` (``col`` / ``-col``) set and every other sort removed."""
+    col = sort.lstrip("-")
+    out = []
+    for c in columns:
+        c = {k: v for k, v in c.items() if k not in ("sort", "sortIndex")}
+        if c.get("field") == col:
+            c["sort"] = "desc" if sort.startswith("-") else "asc"
+        out.append(c)
+    return out
+
+
+def state_grid(table: str, grid_id: str, columns: list[dict], state, quick_filter: str = "", **extra) -> dag.AgGrid:
+    """The grid of ``table`` with the sort and column filters the state holds (from the link), so
+    opening a link shows the table as it was shared without a second round of callbacks."""
+    from dashboard.state import FILTER_ATTR, SORT_ATTR
+
+    filters = getattr(state, FILTER_ATTR[table])
+    g = grid(grid_id, columns_sorted(columns, getattr(state, SORT_ATTR[table])), **extra)
+    if filters:
+        g.filterModel = json.loads(filters)
+    if quick_filter:
+        g.dashGridOptions = {**g.dashGridOptions, "quickFilterText": quick_filter}
+    return g
 
 
 GRID_OPTIONS = {"tooltipShowDelay": 300, "animateRows": False, "enableCellTextSelection": True}
@@ -172,117 +217,78 @@ def upload_control(max_upload_bytes: int) -> html.Div:
     ])
 
 
-def build_layout(trace_ids: list[str], selected: str | None, dispatch_prefix: str,
-                 labels: dict[str, str] | None = None, uploads: bool = False,
-                 max_upload_bytes: int = 2 * 1024**3) -> html.Div:
-    """The whole page: header controls, alerts, overview, Gantt + phases, timeline, tables.
+def header_controls(state, options: list[dict], uploads: bool, max_upload_bytes: int) -> list:
+    """The header's controls, each set from ``state`` (a link opens with its controls already set)."""
+    from dashboard.app.views.compare_link import compare_href
 
-    ``uploads`` adds the "Open file…" control (see ``upload_control``)."""
+    return [
+        html.Label(["Trace", dcc.Dropdown(id=ids.TRACE_PICKER, options=options, value=state.trace or None,
+                                          clearable=False, className="picker")]),
+        *([upload_control(max_upload_bytes)] if uploads else []),
+        html.Label(["Dispatch marker prefix",
+                    dcc.Input(id=ids.DISPATCH_PREFIX, type="text", value=state.prefix, debounce=True,
+                              spellCheck=False, className="text-input")]),
+        html.Label(["Prefill when tokens ≥",
+                    dcc.Input(id=ids.THRESHOLD, type="number", debounce=True, placeholder="auto", min=0,
+                              value=state.threshold, className="num-input"),
+                    html.Span(id=ids.THRESHOLD_HINT, className="hint")]),
+        html.Label(["GPU busy counts", dcc.RadioItems(
+            id=ids.BUSY_SOURCE, value=state.busy, inline=True, className="radio",
+            options=[{"label": " kernels", "value": BUSY_KERNELS},
+                     {"label": " kernels + memcpy/memset", "value": BUSY_ALL}])]),
+        html.Label(["Stats for", dcc.RadioItems(
+            id=ids.STATS_FOR, value=state.stats, inline=True, className="radio",
+            options=[{"label": " whole trace", "value": "trace"},
+                     {"label": " visible window", "value": "window"}])],
+            title="Overview, Per GPU, Per phase and the tables: for the whole trace, or for the timeline's "
+                  "visible window with intervals clipped at its edges"),
+        html.Button("Copy link", id=ids.COPY_LINK, className="button", title="Copy a link to this view"),
+        html.Button("Download report", id=ids.REPORT_BUTTON, className="button",
+                    title="One offline HTML file of this view: figures, tables and settings"),
+        dcc.Download(id=ids.REPORT_DOWNLOAD),
+        html.A("Compare…", id=ids.COMPARE_LINK, href=compare_href(state), className="button",
+               title="Compare this trace (as baseline A) with another run"),
+    ]
+
+
+def build_layout(state, trace_ids: list[str], labels: dict[str, str] | None = None, uploads: bool = False,
+                 max_upload_bytes: int = 2 * 1024**3, notices: list[str] = (), search: str = "") -> html.Div:
+    """The whole page for ``state``: header controls, alerts, overview, the timeline (full width, the
+    dispatch Gantt above it on the same x axis), per-phase and per-GPU panels, the phase figure and
+    the tables. Every view's fragment comes from dashboard/app/views; every slice store is filled
+    here, so the views render once on load.
+
+    ``search`` is the canonical query written to the address bar (replacing what was typed);
+    ``notices`` are the link's warnings; ``uploads`` adds the "Open file…" control.
+    """
+    from dashboard.app.views import VIEWS, in_slot, slice_data
+    from dashboard.state import to_dict
+
     labels = labels or {}
     options = [{"label": labels.get(t, t), "value": t} for t in trace_ids]
+    tabs = [v for v in VIEWS if v.slot == "tabs"]
     return html.Div(className="app", children=[
-        dcc.Location(id=ids.URL, refresh=False),
-        dcc.Store(id=ids.WINDOW),
-        dcc.Store(id=ids.URL_APPLIED, data=False),
-        dcc.Store(id=ids.CURRENT_WINDOW),
+        dcc.Store(id=ids.STATE, data=to_dict(state)),
+        dcc.Store(id=ids.SEARCH, data={"search": search, "replace": True}),
+        dcc.Store(id=ids.ROW_CLICK),
+        *[dcc.Store(id=ids.slice_id(v.name), data=slice_data(v, state)) for v in VIEWS],
         html.Header(className="topbar", children=[
             html.Div(className="brand", children=[html.Span("tracedash", className="logo"),
                                                   html.Span("GPU trace dashboard", className="tagline")]),
-            html.Div(className="controls", children=[
-                html.Label(["Trace", dcc.Dropdown(id=ids.TRACE_PICKER, options=options, value=selected,
-                                                  clearable=False, className="picker")]),
-                *([upload_control(max_upload_bytes)] if uploads else []),
-                html.Label(["Dispatch marker prefix",
-                            dcc.Input(id=ids.DISPATCH_PREFIX, type="text", value=dispatch_prefix, debounce=True,
-                                      spellCheck=False, className="text-input")]),
-                html.Label(["Prefill when tokens ≥",
-                            dcc.Input(id=ids.THRESHOLD, type="number", debounce=True, placeholder="auto",
-                                      className="num-input"),
-                            html.Span(id=ids.THRESHOLD_HINT, className="hint")]),
-                html.Button("Copy link", id=ids.COPY_LINK, className="button", title="Copy a link to this view"),
-                html.Button("Download report", id=ids.REPORT_BUTTON, className="button",
-                            title="One offline HTML file of this view: figures, tables and settings"),
-                dcc.Download(id=ids.REPORT_DOWNLOAD),
-                html.A("Compare…", id=ids.COMPARE_LINK, href="compare/", className="button",
-                       title="Compare this trace (as baseline A) with another run"),
-                html.Label(["GPU busy counts", dcc.RadioItems(
-                    id=ids.BUSY_SOURCE, value=BUSY_KERNELS, inline=True, className="radio",
-                    options=[{"label": " kernels", "value": BUSY_KERNELS},
-                             {"label": " kernels + memcpy/memset", "value": BUSY_ALL}])]),
-            ]),
+            html.Div(className="controls", children=header_controls(state, options, uploads, max_upload_bytes)),
         ]),
-        html.Div(id=ids.ALERTS, className="alerts"),
+        *in_slot("alerts", state),
         html.Div(id=ids.UPLOAD_ALERT, className="alerts"),
-        html.Div(id=ids.STATE_NOTICE, className="alerts", title="Click to dismiss", n_clicks=0),
-        dcc.Loading(type="dot", delay_show=300, children=html.Section(id=ids.OVERVIEW, className="cards")),
-        html.Section(className="row", children=[
-            # The Gantt and the timeline share one column, so their time axes line up exactly.
-            html.Div(className="grow", children=[
-                html.Div(className="panel", children=[svg_button(ids.GANTT), dcc.Loading(
-                    type="dot", delay_show=300, children=dcc.Graph(
-                    id=ids.GANTT, config={**GRAPH_CONFIG, "toImageButtonOptions": {
-                        **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-gantt"}}))]),
-                html.Div(className="panel", children=[svg_button(ids.TIMELINE), dcc.Checklist(
-                    id=ids.LANES, value=list(ALL_LANES), inline=True, className="radio lanes",
-                    options=[{"label": f" {label}", "value": v} for v, label in LANE_LABELS]),
-                    html.Div(className="lanes", children=["Hide GPUs: ", dcc.Checklist(
-                        id=ids.HIDE_DEVICES, value=[], options=[], inline=True, className="radio")]),
-                    dcc.Loading(
-                    type="dot", delay_show=300, children=dcc.Graph(
-                    id=ids.TIMELINE, config={**GRAPH_CONFIG, "toImageButtonOptions": {
-                        **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-timeline"}}))]),
-            ]),
-            html.Div(className="side", children=html.Div(className="panel", children=[
-                html.H3("Per phase"),
-                grid(ids.PHASE_TABLE, PHASE_COLUMNS, height=None, filters=False),
-                html.P("A step lasts from its dispatch mark to the next one (the last: to the end of GPU "
-                       "activity, or estimated when unknown). Tokens/s = tokens ÷ total phase time.",
-                       className="small"),
-                html.H3("Per GPU"),
-                grid(ids.GPU_TABLE, gpu_columns([]), height=None, filters=False),
-                html.P("Busy follows “GPU busy counts”; CUDA graph launches traced at graph level count as busy. "
-                       "Idle is measured over the whole GPU window, so a device that starts late shows it.",
-                       className="small"),
-            ])),
-        ]),
-        html.Section(className="panel", children=[svg_button(ids.PHASE_FIGURE), dcc.Loading(
-            type="dot", delay_show=300, children=dcc.Graph(
-            id=ids.PHASE_FIGURE, config={**GRAPH_CONFIG, "toImageButtonOptions": {
-                **GRAPH_CONFIG["toImageButtonOptions"], "filename": "tracedash-phases"}}))]),
-        html.Section(className="panel", children=dcc.Tabs(id=ids.TABLE_TABS, value="kernels", children=[
-            dcc.Tab(label="Kernels", value="kernels", children=[
-                html.Label(className="inline-control", children=[
-                    "Filter kernels ", dcc.Input(id=ids.KERNEL_FILTER, type="text", debounce=0.6, value="",
-                                                 placeholder="name, category…", className="text-input"),
-                    " Group by ", dcc.RadioItems(id=ids.KERNEL_NAMES, value="short", inline=True, className="radio",
-                                                 options=[{"label": " short name", "value": "short"},
-                                                          {"label": " demangled name (each template instance)",
-                                                           "value": "full"}])]),
-                grid(ids.KERNEL_TABLE, KERNEL_COLUMNS, getRowId="params.data.row_id"),
-            ]),
-            dcc.Tab(label="CUDA API calls", value="api", children=grid(ids.API_TABLE, API_COLUMNS)),
-            dcc.Tab(label="Dispatches", value="dispatches", children=grid(ids.DISPATCH_TABLE, DISPATCH_COLUMNS,
-                                                                         getRowId="params.data.row_id")),
-            dcc.Tab(label="Idle gaps", value="gaps", children=[
-                html.Label(className="inline-control", children=[
-                    "Gaps of at least (µs) ",
-                    dcc.Input(id=ids.GAP_THRESHOLD, type="number", value=10, debounce=True, className="num-input"),
-                    html.Span(" · click a row (here, in Dispatches or in Kernels) to zoom the timeline to it; "
-                              "the address bar then links to that view", className="hint"),
-                ]),
-                html.Div(className="row", children=[
-                    html.Div(className="grow", children=grid(ids.GAP_TABLE, GAP_COLUMNS, height="380px",
-                                                                  getRowId="params.data.row_id")),
-                    html.Div(className="side", children=dcc.Graph(id=ids.GAP_FIGURE, config=GRAPH_CONFIG)),
-                ]),
-            ]),
-            dcc.Tab(label="NVTX ranges", value="nvtx", children=[
-                dcc.Checklist(id=ids.NVTX_GROUP, value=[], className="radio", options=[{
-                    "label": " group unique-per-call names (strip seq / op_id / sizes, e.g. PyTorch emit_nvtx)",
-                    "value": "group"}]),
-                grid(ids.NVTX_TABLE, NVTX_COLUMNS),
-            ]),
-        ])),
+        html.Div(id=ids.STATE_NOTICE, className="alerts", title="Click to dismiss", n_clicks=0,
+                 children=[alert(n, "info") for n in notices]),
+        *in_slot("cards", state),
+        # The Gantt and the timeline: full page width, one above the other, so their time axes line up.
+        html.Section(className="timeline-section", children=in_slot("main", state)),
+        html.Section(className="row stats-row", children=[html.Div(className="half", children=[f])
+                                                          for f in in_slot("side", state)]),
+        *in_slot("figures", state),
+        html.Section(className="panel", children=dcc.Tabs(id=ids.TABLE_TABS, value=state.tab, children=[
+            dcc.Tab(label=v.tab, value=v.name, children=v.layout(state)) for v in tabs])),
         html.Div(id=ids.SYNC_SINK, style={"display": "none"}),
         html.Footer("Times are on the nsys session timeline (0 = capture start). GPU busy is an interval "
                     "union, not a sum of kernel times; CUDA API and NVTX totals overlap GPU work and each other.",

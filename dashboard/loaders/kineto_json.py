@@ -99,6 +99,7 @@ API_EVENT_CLASS = {"cuda_runtime": 0, "hip_runtime": 0, "cuda_driver": 1, "hip_d
 RANGE_CAT = "user_annotation"
 GPU_RANGE_CAT = "gpu_user_annotation"
 TRACE_CAT = "Trace"
+EPOCH_NS = 10**15  # ns after 1970-01-01 (11.6 days): timestamps at or past it are on an epoch clock
 RANGE_PROFILER_CAT = "cuda_profiler_range"
 _WANTED = KERNEL_CATS | {MEMCPY_CAT, MEMSET_CAT, RANGE_CAT} | set(API_EVENT_CLASS)
 _LIMIT_NS = 2**62
@@ -387,6 +388,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
     records: list[tuple] = []  # (cat, name, pid, tid, start_ns_abs, end_ns_abs, args, unclosed)
     open_ranges: list[tuple] = []  # annotations still open when profiling stopped: (cat, name, pid, tid, start, args)
     untimed: list[tuple] = []  # kernels with ts 0 (no timestamp, as CUPTI writes start = end = 0)
+    zero_start: list[tuple] = []  # kernels at ts 0 with a duration: untimed on an epoch clock, else real
     flow_end: dict[tuple[int, int, int], int] = {}  # (pid, tid, ts_ns) of an ac2g flow end -> id
     stacks: dict[tuple, list] = {}
     cats: set = set()
@@ -447,8 +449,10 @@ def parse_kineto(data, name: str) -> TraceBundle:
                 skip(kind, RULE_NEGATIVE)
                 bad[RULE_NEGATIVE] += 1
                 continue
-            if start == 0 and dur_ns == 0 and kind is KIND_KERNELS:  # no timestamp (CUPTI start = end = 0)
-                untimed.append((cat, str(ev.get("name", "")), pid, tid, 0, 0, args, False))
+            if start == 0 and kind is KIND_KERNELS:  # CUPTI's start = end = 0: no timestamp
+                # ts 0 with a duration is a real time only in a trace on a relative clock (decided below)
+                (untimed if dur_ns == 0 else zero_start).append(
+                    (cat, str(ev.get("name", "")), pid, tid, 0, dur_ns, args, False))
                 continue
             end = start + dur_ns
             records.append((cat, str(ev.get("name", "")), pid, tid, start, end, args, False))
@@ -547,6 +551,13 @@ def parse_kineto(data, name: str) -> TraceBundle:
     for b_cat, b_name, b_pid, b_tid, b_start, b_args in open_ranges:
         records.append((b_cat, b_name, b_pid, b_tid, b_start, max(stop if stop is not None else b_start, b_start),
                         b_args, True))
+    # A kernel at ts 0 among epoch timestamps has no timestamp (it would stretch the span over decades);
+    # on a relative clock (small timestamps) ts 0 is the first microsecond.
+    if any(r[4] >= EPOCH_NS for r in records):
+        untimed += [(c, n, p, t, 0, 0, a, u) for c, n, p, t, _s, _e, a, u in zero_start]
+    else:
+        records += zero_start
+        latest = max([latest or 0, *(r[5] for r in zero_start)]) if zero_start else latest
     # t = 0 at the profiler span's start or the earliest mapped event, like an nsys session start.
     starts = [r[4] for r in records] + [m[0] for m in marks] + [s for s, _ in spans]
     origin_ns = min(starts) if starts else 0

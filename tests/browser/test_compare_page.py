@@ -73,7 +73,7 @@ def test_compare_link_and_bad_ids(page: Page, serve, console_errors, tmp_path):
     url = serve(create_app([a, b]))
     page.goto(url)
     link = page.locator("#compare-link")
-    expect(link).to_have_attribute("href", f"/compare/?{urlencode({'a': trace_id(a)})}", timeout=30000)
+    expect(link).to_have_attribute("href", f"compare/?{urlencode({'a': trace_id(a)})}", timeout=30000)
     link.click()
     expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("Regression gate", timeout=30000)
     assert page.evaluate("() => location.search") == "?" + urlencode({"a": trace_id(a), "b": trace_id(b)})

@@ -101,6 +101,8 @@ def test_two_gpu_trace_shows_device_lanes(page: Page, serve, artifacts, console_
     choose_trace(page, "nsys2026.2_2gpu_nccl_before.sqlite")
     expect(page.locator("#overview")).to_contain_text("4,010", timeout=30000)
     expect(page.locator("#gantt")).to_contain_text("No dispatch marks found")
+    page.wait_for_function(figure_js("timeline", "gd && gd.layout.yaxis.categoryarray && "
+                                                 "gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=30000)
     lanes = page.evaluate(figure_js("timeline", "gd.layout.yaxis.categoryarray"))
     assert lanes[:2] == ["GPU 1", "GPU 0"]  # bottom-up order of a categorical axis
     page.screenshot(path=str(artifacts / "two_gpu.png"), full_page=True)
@@ -238,7 +240,7 @@ def test_report_opens_offline_and_downloads_from_the_page(page: Page, serve, tmp
     with page.expect_download() as dl:  # the mode bar's camera: PNG with a meaningful name
         page.locator("#gantt .modebar-btn[data-title='Download plot as a PNG']").click()
     assert dl.value.suggested_filename.startswith("tracedash_000_746bee52f7bbcc80_seed_summary_gantt_")
-    assert dl.value.suggested_filename.endswith("ns.png")
+    assert dl.value.suggested_filename.endswith("_whole.png")  # not windowed: the whole trace
     with page.expect_download() as dl:
         page.locator("button.small-button", has_text="SVG").first.click()
     assert dl.value.suggested_filename.startswith("tracedash_000_746bee52f7bbcc80_seed_summary_gantt_")

@@ -1,0 +1,194 @@
+"""The one state callback: every UI event -> a new ViewState -> the slices of the views that read
+what changed, and the address bar. Thin: the transitions are the pure functions of dashboard.state.
+
+Events: a control (any ``state.CONTROL_FIELDS`` control), a zoom/pan/reset of the timeline (the
+Gantt follows client-side, see assets/tracedash.js), a click on a table row (``ids.ROW_CLICK``,
+filled client-side), a table's sort (``columnState``) or column filters (``filterModel``).
+The page is built from the link (``layout.build_layout``), so on load nothing here runs; the
+address bar is written client-side from ``ids.SEARCH`` (pushState on a change, replaceState for the
+canonical form of the link that was opened).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from dash import ClientsideFunction, Dash, Input, Output, State, ctx, no_update
+
+from dashboard.app import ids
+from dashboard.app.layout import alert
+from dashboard.app.views import VIEWS, view_slice
+from dashboard.app.views.base import slice_data
+from dashboard.state import (
+    CONTROL_FIELDS,
+    TABLE_COLUMNS,
+    ViewState,
+    apply_control,
+    apply_grid,
+    apply_relayout,
+    apply_row_click,
+    from_dict,
+    to_dict,
+    to_query,
+)
+
+log = logging.getLogger(__name__)
+
+GRIDS = {"kernels": ids.KERNEL_TABLE, "api": ids.API_TABLE, "nvtx": ids.NVTX_TABLE,
+         "dispatches": ids.DISPATCH_TABLE, "gaps": ids.GAP_TABLE}
+_CONTROL_OF = {f.control[0]: f.name for f in CONTROL_FIELDS}
+_TABLE_OF = {g: t for t, g in GRIDS.items()}
+assert set(GRIDS) == set(TABLE_COLUMNS)
+
+
+def next_state(state: ViewState, triggered: list[tuple[str, str]], values: dict, auto_group=None,
+               seen: dict | None = None) -> tuple[ViewState, list[str], dict]:
+    """The state after the page's current inputs, and notices for invalid values that were just
+    entered, and what was seen of the event inputs (to store with the state).
+
+    Dash drops the result of a call that a newer call of the same callback overtakes, so the state
+    is rebuilt from every input's *current* value, not only from the one that fired: every
+    control's value (a change of trace first: it clears the window, the mark and the hidden
+    GPUs), every table's sort and filters, then the timeline's relayout and the last row click
+    when they differ from the ones already applied (``seen``). ``triggered`` (``(component id,
+    property)`` pairs) only decides which invalid values get a notice and when the NVTX grouping
+    box counts: ticking it to the value ``auto_group()`` gives keeps the state automatic.
+    """
+    seen = dict(seen or {})
+    notices: list[str] = []
+    fired = {cid for cid, _ in triggered}
+    controls = values.get("controls") or {}
+    order = sorted(CONTROL_FIELDS, key=lambda f: f.name != "trace")
+    for f in order:
+        if f.name not in controls:
+            continue
+        raw = controls[f.name]
+        if f.name == "group":
+            if f.control[0] not in fired:
+                continue
+            if state.group is None and auto_group is not None:
+                try:
+                    if ("group" in (raw or [])) == auto_group():
+                        continue
+                except Exception:  # noqa: BLE001 - no trace: treat the tick as explicit
+                    pass
+        if f.name == "hide_devices" and (ids.TRACE_PICKER in fired and f.control[0] not in fired):
+            continue  # the boxes of the old trace: the new trace starts with every GPU shown
+        new, notice = apply_control(state, f.name, raw)
+        if notice and f.control[0] in fired:
+            notices.append(notice)
+        state = new
+    for table, grid in GRIDS.items():
+        sort = (values.get("sorts") or {}).get(table)
+        if sort is not None:
+            state = apply_grid(state, table, column_state=sort)
+        if (grid, "filterModel") in triggered or (values.get("filters") or {}).get(table):
+            state = apply_grid(state, table, filter_model=(values.get("filters") or {}).get(table))
+    relayout = values.get("relayout")
+    if relayout is not None and relayout != seen.get("relayout"):
+        state = apply_relayout(state, relayout)
+        seen["relayout"] = relayout
+    row = values.get("row")
+    if row is not None and row != seen.get("row"):
+        state = apply_row_click(state, row)
+        seen["row"] = row
+    return state, notices, seen
+
+
+def _same_control(f, raw: Any, value: Any) -> bool:
+    try:
+        return f.from_control_value(raw) == value
+    except (ValueError, TypeError, OverflowError):
+        return False
+
+
+def register_sync(app: Dash, store) -> None:
+    """Register the state callback and the client-side helpers (address bar, row clicks, x sync)."""
+    echoed = [f for f in CONTROL_FIELDS if f.name not in ("trace", "group")]
+
+    @app.callback(
+        output={
+            "state": Output(ids.STATE, "data"),
+            "search": Output(ids.SEARCH, "data"),
+            "notice": Output(ids.STATE_NOTICE, "children", allow_duplicate=True),
+            "slices": {v.name: Output(ids.slice_id(v.name), "data") for v in VIEWS},
+            "controls": {f.name: Output(*f.control, allow_duplicate=True) for f in echoed},
+        },
+        inputs={
+            "controls": {f.name: Input(*f.control) for f in CONTROL_FIELDS},
+            "relayout": Input(ids.TIMELINE, "relayoutData"),
+            "row": Input(ids.ROW_CLICK, "data"),
+            "sorts": {t: Input(g, "columnState") for t, g in GRIDS.items()},
+            "filters": {t: Input(g, "filterModel") for t, g in GRIDS.items()},
+            "current": State(ids.STATE, "data"),
+        },
+        prevent_initial_call=True,
+    )
+    def sync(controls, relayout, row, sorts, filters, current):
+        old = from_dict(current)
+        triggered = []
+        for t in ctx.triggered:
+            cid, _, prop = t["prop_id"].rpartition(".")
+            triggered.append((cid, prop))
+
+        def auto_group():
+            from dashboard.render import effective_group
+
+            return effective_group(store.get(old.trace), None)
+
+        values = {"controls": controls, "relayout": relayout, "row": row, "sorts": sorts, "filters": filters}
+        seen = current.get("seen") if isinstance(current, dict) else None
+        new, notices, seen = next_state(old, triggered, values, auto_group, seen)
+        nothing = {v.name: no_update for v in VIEWS}
+        out = {"state": no_update, "search": no_update, "slices": nothing,
+               "notice": [alert(n, "info") for n in notices] if notices else no_update,
+               "controls": {f.name: no_update for f in echoed}}
+        for f in echoed:  # a control whose value the state did not take shows the state's value again
+            value = getattr(new, f.name)
+            if not _same_control(f, controls.get(f.name), value):
+                out["controls"][f.name] = f.to_control(value)
+        if new == old:
+            if seen != (current.get("seen") if isinstance(current, dict) else None):
+                out["state"] = {**to_dict(new), "seen": seen}
+            return out
+        out["state"] = {**to_dict(new), "seen": seen}
+        out["search"] = {"search": "?" + to_query(new), "replace": False}
+        out["slices"] = {v.name: slice_data(v, new) if view_slice(v, new) != view_slice(v, old) else no_update
+                         for v in VIEWS}
+        return out
+
+    @app.callback(Output(ids.STATE_NOTICE, "children", allow_duplicate=True), Input(ids.STATE_NOTICE, "n_clicks"),
+                  prevent_initial_call=True)
+    def dismiss_notice(_):
+        return []
+
+    app.clientside_callback(
+        ClientsideFunction(namespace="tracedash", function_name="writeSearch"),
+        Output("history-sink", "children"),
+        Input(ids.SEARCH, "data"),
+    )
+    # A click on a gap, a dispatch or a kernel row: its interval goes to the state (zoom + mark).
+    app.clientside_callback(
+        ClientsideFunction(namespace="tracedash", function_name="rowClick"),
+        Output(ids.ROW_CLICK, "data"),
+        Input(ids.GAP_TABLE, "cellClicked"), Input(ids.DISPATCH_TABLE, "cellClicked"),
+        Input(ids.KERNEL_TABLE, "cellClicked"),
+        State(ids.GAP_TABLE, "rowData"), State(ids.DISPATCH_TABLE, "rowData"), State(ids.KERNEL_TABLE, "rowData"),
+        prevent_initial_call=True,
+    )
+    # Zooming the Gantt zooms the timeline and the other way round.
+    app.clientside_callback(
+        ClientsideFunction(namespace="tracedash", function_name="syncX"),
+        Output(ids.SYNC_SINK, "children"),
+        Input(ids.GANTT, "relayoutData"),
+        Input(ids.TIMELINE, "relayoutData"),
+        prevent_initial_call=True,
+    )
+    app.clientside_callback(
+        ClientsideFunction(namespace="tracedash", function_name="copyLink"),
+        Output(ids.COPY_LINK, "children"),
+        Input(ids.COPY_LINK, "n_clicks"),
+        prevent_initial_call=True,
+    )
+

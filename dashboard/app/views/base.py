@@ -1,0 +1,134 @@
+"""The View type and the one callback every view gets (see dashboard/app/views/__init__.py)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from dash import Dash, Input, Output, no_update
+
+from dashboard.app import ids
+from dashboard.errors import TraceError
+from dashboard.state import DEFAULT, ViewState, from_dict, to_dict, to_query
+from dashboard.trace import LoadedTrace
+
+log = logging.getLogger(__name__)
+
+WINDOW = "window"  # pseudo field: the zoom window (t0_ns, t1_ns)
+STATS_WINDOW = "stats_window"  # pseudo field: the window statistics are computed on (stats=window), else none
+
+
+@dataclass(frozen=True)
+class View:
+    """One view of the page: the state fields it reads, its outputs, its pure render and its layout.
+
+    - ``fields``: names of ``ViewState`` fields (``dashboard.state.FIELDS``) plus the pseudo fields
+      ``window`` and ``stats_window``. The view's callback runs only when one of them changes.
+    - ``outputs``: ``{name: (component id, property)}``; ``render`` and ``empty`` return a dict
+      with some of these names (the others are left as they are).
+    - ``render(trace, state)``: pure (reads only the fields listed); ``empty(message)``: what the
+      view shows without a trace or when loading it failed (the alerts view shows the message).
+    - ``layout(state)``: the view's layout fragment; ``slot``: where the page puts it
+      (``cards``, ``main``, ``side``, ``figures``, ``tabs``, ``header``); ``tab``: the tab label in
+      the ``tabs`` slot (its value is the view's name, which ``state.TABS`` must list).
+    - ``needs_trace``: False for views that only reformat state (no trace is loaded for them).
+    - ``on_load``: False when ``layout`` already holds the outputs' values for the state it was
+      built from (the callback then runs only on changes).
+    """
+
+    name: str
+    fields: tuple[str, ...]
+    outputs: dict[str, tuple[str, str]]
+    render: Callable[[LoadedTrace | None, ViewState], dict]
+    empty: Callable[[str], dict] = lambda message: {}
+    layout: Callable[[ViewState], Any] | None = None
+    slot: str = "main"
+    tab: str = ""
+    needs_trace: bool = True
+    memoise: bool = True
+    on_load: bool = True  # False: the layout already shows the right value, so the callback skips the page load
+
+
+def view_slice(view: View, state: ViewState) -> ViewState:
+    """The part of ``state`` that ``view`` reads (every other field at its default)."""
+    values = {f: getattr(state, f) for f in view.fields if f not in (WINDOW, STATS_WINDOW)}
+    if view.needs_trace:
+        values["trace"] = state.trace
+    w = state.window() if WINDOW in view.fields else state.stats_window() if STATS_WINDOW in view.fields else None
+    if STATS_WINDOW in view.fields and w is not None:
+        values["stats"] = "window"
+    if w is not None:
+        values["t0_ns"], values["t1_ns"] = w
+    return replace(DEFAULT, **values)
+
+
+def slice_data(view: View, state: ViewState) -> dict:
+    """The JSON data of a view's slice store."""
+    return to_dict(view_slice(view, state))
+
+
+class ResponseCache:
+    """Rendered outputs of views, by (view, trace, slice): an identical view is served from memory.
+
+    LRU over ``entries`` responses in all. Traces are identified by their id, which includes a
+    hash of the file's content, so a changed file never hits an old entry.
+    """
+
+    def __init__(self, entries: int = 64):
+        self.entries = entries
+        self._lock = threading.Lock()
+        self._items: OrderedDict[tuple, dict] = OrderedDict()
+        self.hits = 0
+
+    def get(self, key: tuple) -> dict | None:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                self.hits += 1
+                return self._items[key]
+        return None
+
+    def put(self, key: tuple, value: dict) -> None:
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.entries:
+                self._items.popitem(last=False)
+
+
+def render_view(view: View, store, state: ViewState, cache: ResponseCache | None = None) -> dict:
+    """The outputs of ``view`` for ``state`` (its slice), from the cache when identical.
+
+    Never raises: a bad trace gives ``view.empty(message)``, a bug is logged and gives
+    ``view.empty`` with an internal-error line.
+    """
+    state = view_slice(view, state)
+    key = (view.name, to_query(state))
+    if cache is not None and view.memoise and (hit := cache.get(key)) is not None:
+        return hit
+    if view.needs_trace and not state.trace:
+        return view.empty("No trace selected. Start the server with a trace file or --trace-dir DIR.")
+    try:
+        values = view.render(store.get(state.trace) if view.needs_trace else None, state)
+    except TraceError as exc:
+        return view.empty(str(exc))
+    except Exception:  # never a traceback in the page; the server keeps serving
+        log.exception("view %s of %s failed", view.name, state.trace)
+        return view.empty(f"{state.trace}: internal error while reading or showing this trace (see the server log).")
+    if cache is not None and view.memoise:
+        cache.put(key, values)
+    return values
+
+
+def register_view(app: Dash, store, view: View, cache: ResponseCache | None = None) -> None:
+    """The view's one callback: its slice store in, its named outputs out."""
+
+    @app.callback(output={k: Output(cid, prop) for k, (cid, prop) in view.outputs.items()},
+                  inputs={"data": Input(ids.slice_id(view.name), "data")}, prevent_initial_call=not view.on_load)
+    def update(data):
+        values = render_view(view, store, from_dict(data), cache)
+        return {k: values.get(k, no_update) for k in view.outputs}
+
+    update.__name__ = f"update_{view.name}"

@@ -1,0 +1,25 @@
+"""The header's "Compare…" link: this trace as baseline A, with this view's dispatch prefix."""
+
+from dashboard.app import ids
+from dashboard.app.views.base import View
+from urllib.parse import urlencode
+
+from dashboard.state import DEFAULT, ViewState
+
+COMPARE_PATH = "compare/"
+
+
+def compare_href(state: ViewState) -> str:
+    """Relative link to the compare page for ``state`` (``compare/?a=<trace>&prefix=…``; the
+    prefix only when not the default)."""
+    q = {"a": state.trace} if state.trace else {}
+    if state.prefix != DEFAULT.prefix:
+        q["prefix"] = state.prefix
+    return COMPARE_PATH + ("?" + urlencode(q) if q else "")
+
+
+VIEW = View(
+    name="compare_link", fields=("trace", "prefix"), slot="none", needs_trace=False, on_load=False,
+    outputs={"href": (ids.COMPARE_LINK, "href")},
+    render=lambda trace, state: {"href": compare_href(state)},
+)

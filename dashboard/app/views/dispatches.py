@@ -1,0 +1,23 @@
+"""Dispatch table: one row per dispatch step (whole trace or visible window); a click marks it."""
+
+from dash import html
+
+from dashboard.app import ids
+from dashboard.app.layout import DISPATCH_COLUMNS, state_grid
+from dashboard.app.views.base import STATS_WINDOW, View
+from dashboard.render import dispatch_table_rows, options_from_state, phase_view, scope_text
+
+
+def render(trace, state):
+    options = options_from_state(state)
+    return {"rows": dispatch_table_rows(phase_view(trace, options)), "scope": scope_text(trace, options.stats_window)}
+
+
+VIEW = View(
+    name="dispatches", fields=("prefix", "threshold", STATS_WINDOW), slot="tabs", tab="Dispatches",
+    outputs={"rows": (ids.DISPATCH_TABLE, "rowData"), "scope": (ids.scope("dispatches"), "children")},
+    render=render, empty=lambda message: {"rows": [], "scope": ""},
+    layout=lambda state: html.Div(children=[
+        html.Div(id=ids.scope("dispatches"), className="scope"),
+        state_grid("dispatches", ids.DISPATCH_TABLE, DISPATCH_COLUMNS, state, getRowId="params.data.row_id")]),
+)

@@ -1,0 +1,25 @@
+"""The dispatch Gantt, on the timeline's x axis (zooming one zooms both, see assets/tracedash.js)."""
+
+from dash import dcc, html
+
+from dashboard.app import ids
+from dashboard.app.layout import graph_config, svg_button
+from dashboard.app.views.base import WINDOW, View
+from dashboard.figures.common import empty_figure
+from dashboard.render import gantt_view, options_from_state
+
+
+def render(trace, state):
+    fig, filename = gantt_view(trace, options_from_state(state))
+    return {"figure": fig, "config": graph_config(filename)}
+
+
+VIEW = View(
+    name="gantt", fields=("prefix", "threshold", "busy", "mark", WINDOW), slot="main",
+    outputs={"figure": (ids.GANTT, "figure"), "config": (ids.GANTT, "config")},
+    render=render,
+    empty=lambda message: {"figure": empty_figure("No trace to show.", height=200)},
+    layout=lambda state: html.Div(className="panel", children=[
+        svg_button(ids.GANTT),
+        dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(id=ids.GANTT, config=graph_config("tracedash-gantt")))]),
+)

@@ -1,0 +1,42 @@
+"""Idle gaps: the largest GPU idle gaps with their host causes, and idle time by cause."""
+
+from dash import dcc, html
+
+from dashboard.app import ids
+from dashboard.app.layout import GAP_COLUMNS, GRAPH_CONFIG, state_grid
+from dashboard.app.views.base import STATS_WINDOW, View
+from dashboard.figures.common import empty_figure
+from dashboard.render import idle_view, options_from_state, scope_text, windowed
+
+
+def render(trace, state):
+    options = options_from_state(state)
+    rows, fig = idle_view(windowed(trace, options.stats_window), options, int(round(state.gap_us * 1000)))
+    return {"rows": rows, "figure": fig, "scope": scope_text(trace, options.stats_window)}
+
+
+def layout(state):
+    return html.Div(children=[
+        html.Label(className="inline-control", children=[
+            "Gaps of at least (µs) ",
+            dcc.Input(id=ids.GAP_THRESHOLD, type="number", value=state.gap_us, min=0, debounce=True,
+                      className="num-input"),
+            html.Span(" · click a row (here, in Dispatches or in Kernels) to zoom the timeline to it and mark it; "
+                      "the address bar then links to that view", className="hint")]),
+        html.Div(id=ids.scope("gaps"), className="scope"),
+        html.Div(className="row", children=[
+            html.Div(className="grow", children=state_grid("gaps", ids.GAP_TABLE, GAP_COLUMNS, state, height="380px",
+                                                           getRowId="params.data.row_id")),
+            html.Div(className="side", children=dcc.Graph(id=ids.GAP_FIGURE, config=GRAPH_CONFIG))]),
+    ])
+
+
+VIEW = View(
+    name="gaps", fields=("busy", "gap_us", STATS_WINDOW), slot="tabs", tab="Idle gaps",
+    outputs={"rows": (ids.GAP_TABLE, "rowData"), "figure": (ids.GAP_FIGURE, "figure"),
+             "scope": (ids.scope("gaps"), "children")},
+    render=render,
+    empty=lambda message: {"rows": [], "figure": empty_figure("Idle gaps could not be computed for this trace.",
+                                                              height=200), "scope": ""},
+    layout=layout,
+)

@@ -1,0 +1,37 @@
+"""Per GPU: busy, idle and utilisation per device and for all GPUs (whole trace or visible window)."""
+
+from dash import html
+
+from dashboard.app import ids
+from dashboard.app.layout import grid, gpu_columns
+from dashboard.app.views.base import STATS_WINDOW, View
+from dashboard.render import gpu_rows, options_from_state, scope_text, windowed
+
+
+def render(trace, state):
+    options = options_from_state(state)
+    if trace.bundle is None:
+        return {"rows": [], "columns": gpu_columns([]), "scope": "", "box": {"display": "none"},
+                "empty": "Per GPU: a summary JSON holds totals only, no per-device intervals."}
+    rows, columns = gpu_rows(windowed(trace, options.stats_window), options)
+    return {"rows": rows, "columns": gpu_columns(columns), "scope": scope_text(trace, options.stats_window),
+            "box": {} if rows else {"display": "none"},
+            "empty": "" if rows else "Per GPU: no kernels or memory operations in this "
+                                     + ("window." if options.stats_window else "trace.")}
+
+
+VIEW = View(
+    name="gpu", fields=("busy", STATS_WINDOW), slot="side",
+    outputs={"rows": (ids.GPU_TABLE, "rowData"), "columns": (ids.GPU_TABLE, "columnDefs"),
+             "scope": (ids.scope("gpu"), "children"), "box": ("gpu-box", "style"), "empty": ("gpu-empty", "children")},
+    render=render,
+    empty=lambda message: {"rows": [], "scope": "", "empty": ""},
+    layout=lambda state: html.Div(className="panel", children=[
+        html.P(id="gpu-empty", className="small"),
+        html.Div(id="gpu-box", children=[
+            html.H3("Per GPU"), html.Div(id=ids.scope("gpu"), className="scope"),
+            grid(ids.GPU_TABLE, gpu_columns([]), height=None, filters=False),
+            html.P("Busy follows “GPU busy counts”; CUDA graph launches traced at graph level count as busy. "
+                   "Idle is measured over the whole GPU window, so a device that starts late shows it.",
+                   className="small")])]),
+)

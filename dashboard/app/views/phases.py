@@ -1,0 +1,37 @@
+"""Per phase: step statistics of prefill and decode dispatches (whole trace or visible window)."""
+
+from dash import html
+
+from dashboard.app import ids
+from dashboard.app.layout import PHASE_COLUMNS, grid, phase_columns
+from dashboard.app.views.base import STATS_WINDOW, View
+from dashboard.render import options_from_state, phase_table_rows, phase_view, scope_text
+
+
+def render(trace, state):
+    options = options_from_state(state)
+    pv = phase_view(trace, options)
+    rows = phase_table_rows(pv.stats)
+    hint = f"auto: {pv.auto_threshold:.1f}" if pv.auto_threshold is not None else "auto: no split"
+    empty = "" if rows else (f"No dispatch marks named {state.prefix}… in this trace: set the dispatch marker "
+                             "prefix to your server's marks." if pv.dispatches.empty or options.stats_window is None
+                             else "No dispatch step overlaps the visible window.")
+    return {"rows": rows, "columns": phase_columns(rows), "hint": hint,
+            "scope": scope_text(trace, options.stats_window), "empty": empty,
+            "grid_style": {} if rows else {"display": "none"}}
+
+
+VIEW = View(
+    name="phases", fields=("prefix", "threshold", STATS_WINDOW), slot="side",
+    outputs={"rows": (ids.PHASE_TABLE, "rowData"), "columns": (ids.PHASE_TABLE, "columnDefs"),
+             "hint": (ids.THRESHOLD_HINT, "children"), "scope": (ids.scope("phases"), "children"),
+             "empty": ("phases-empty", "children"), "grid_style": ("phases-grid", "style")},
+    render=render,
+    empty=lambda message: {"rows": [], "hint": "", "scope": "", "empty": ""},
+    layout=lambda state: html.Div(className="panel", children=[
+        html.H3("Per phase"), html.Div(id=ids.scope("phases"), className="scope"),
+        html.P(id="phases-empty", className="small"),
+        html.Div(id="phases-grid", children=grid(ids.PHASE_TABLE, PHASE_COLUMNS, height=None, filters=False)),
+        html.P("A step lasts from its dispatch mark to the next one (the last: to the end of GPU activity, or "
+               "estimated when unknown). Tokens/s = tokens ÷ total phase time.", className="small")]),
+)

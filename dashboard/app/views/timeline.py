@@ -1,0 +1,51 @@
+"""The GPU timeline: full page width under the overview cards, redrawn at the zoom window."""
+
+from dash import dcc, html
+
+from dashboard.app import ids
+from dashboard.app.layout import LANE_LABELS, graph_config, svg_button
+from dashboard.app.views.base import WINDOW, View
+from dashboard.figures.common import empty_figure
+from dashboard.model import device_label
+from dashboard.render import device_ids, options_from_state, timeline_view
+
+MIN_HEIGHT_PX = 470  # at least 45 % of a 1000 px high viewport
+
+
+def render(trace, state):
+    fig, filename = timeline_view(trace, options_from_state(state))
+    fig.update_layout(height=max(int(fig.layout.height or 0), MIN_HEIGHT_PX))
+    devices = device_ids(trace)
+    has_lanes = trace.bundle is not None
+    return {
+        "figure": fig, "config": graph_config(filename),
+        "devices": [{"label": f" {device_label(d, trace.meta.gpus, trace.meta.rank_devices)}", "value": d} for d in devices],
+        "devices_style": {} if len(devices) > 1 else {"display": "none"},
+        "lanes_style": {} if has_lanes else {"display": "none"},
+    }
+
+
+def layout(state):
+    return html.Div(className="panel timeline-panel", children=[
+        svg_button(ids.TIMELINE),
+        html.Div(id=ids.LANE_CONTROLS, className="lanes", children=[
+            dcc.Checklist(id=ids.LANES, value=list(state.lanes), inline=True, className="radio lanes",
+                          options=[{"label": f" {label}", "value": v} for v, label in LANE_LABELS]),
+            html.Div(id="hide-devices-box", className="lanes", children=[
+                "Hide GPUs: ", dcc.Checklist(id=ids.HIDE_DEVICES, value=list(state.hide_devices),
+                                             options=[{"label": f" GPU {d}", "value": d} for d in state.hide_devices],
+                                             inline=True, className="radio")])]),
+        dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(
+            id=ids.TIMELINE, config=graph_config("tracedash-timeline"), style={"minHeight": f"{MIN_HEIGHT_PX}px"})),
+    ])
+
+
+VIEW = View(
+    name="timeline", fields=("prefix", "threshold", "busy", "lanes", "hide_devices", "mark", WINDOW), slot="main",
+    outputs={"figure": (ids.TIMELINE, "figure"), "config": (ids.TIMELINE, "config"),
+             "devices": (ids.HIDE_DEVICES, "options"), "devices_style": ("hide-devices-box", "style"),
+             "lanes_style": (ids.LANE_CONTROLS, "style")},
+    render=render,
+    empty=lambda message: {"figure": empty_figure("No trace to show.", height=200)},
+    layout=layout,
+)

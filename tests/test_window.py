@@ -1,0 +1,76 @@
+"""Statistics for a window: frames clipped exactly at [t0, t1), then the same functions as for the
+whole trace (values worked out by hand in tests/window_fixture.py)."""
+
+import pandas as pd
+import pytest
+from window_fixture import WINDOW, write_window_fixture
+
+from dashboard.analysis.window import clip_bundle, clip_dispatches, clip_frame
+from dashboard.render import ViewOptions, build_view, gpu_rows, kernel_rows, nvtx_rows, records, windowed
+from dashboard.analysis.tables import api_table
+from dashboard.trace import load_trace
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory):
+    return load_trace(write_window_fixture(tmp_path_factory.mktemp("w") / "window.sqlite"))
+
+
+def test_clip_frame_cuts_at_the_edges_and_keeps_overlapping_rows():
+    f = pd.DataFrame({"start_ns": [0, 60, 100, 500, 520, 300, 300], "end_ns": [100, 80, 200, 600, 530, 300, 200],
+                      "x": list("abcdefg")})
+    out = clip_frame(f, 80, 520)
+    assert out["x"].tolist() == ["a", "c", "d", "f"]  # b ends at t0, e starts at t1, g is invalid (end < start)
+    assert out["start_ns"].tolist() == [80, 100, 500, 300] and out["end_ns"].tolist() == [100, 200, 520, 300]
+    assert out["start_ns"].dtype == "int64"
+    with pytest.raises(ValueError):
+        clip_frame(f, 5, 5)
+
+
+def test_clipped_bundle_summary_by_hand(trace):
+    b = clip_bundle(trace.bundle, *WINDOW)
+    assert sorted(b.kernels["short_name"].astype(str)) == ["a", "b", "c", "d"]
+    w = windowed(trace, WINDOW)
+    s = w.summary
+    assert (s.kernel_count, s.gpu_activity_span_ns, s.gpu_busy_union_ns, s.gpu_idle_within_span_ns) == (4, 440, 320, 120)
+    assert (s.gpu_start_ns, s.gpu_end_ns) == (80, 520)
+    api = api_table(s)
+    assert api[["name", "count", "total_ns"]].values.tolist() == [["cudaLaunchKernel", 2, 40]]
+    nvtx = {r["name"]: r["sum_ns"] for r in nvtx_rows(w, grouped=False)}
+    assert nvtx == {"r1": 170, "r2": 260}
+    kernels = {r["name"]: (r["count"], r["total_ns"]) for r in kernel_rows(w)}
+    assert kernels == {"a": (1, 20), "b": (1, 250), "c": (1, 20), "d": (1, 60)}
+    assert int(b.memops["end_ns"].sum() - b.memops["start_ns"].sum()) == 50
+    assert windowed(trace, WINDOW) is w  # memoised: the same clip is never computed twice
+
+
+def test_window_panels_use_the_same_definitions(trace):
+    whole = build_view(trace, ViewOptions())
+    view = build_view(trace, ViewOptions(window=WINDOW, stats_window=WINDOW))
+    cards = {c.label: c.value for c in view.cards}
+    assert cards["GPU busy (union)"] == "320 ns" and cards["Kernels"] == "4" and cards["GPU activity span"] == "440 ns"
+    assert {c.label: c.value for c in whole.cards}["Kernels"] == "6"
+    rows, cols = gpu_rows(windowed(trace, WINDOW), ViewOptions())
+    busy = next(r for r in rows if r["metric"] == "Busy (union)")
+    assert (busy["gpu0"], busy["gpu1"], busy["all"]) == ("290 ns", "60 ns", "320 ns")
+    assert [r["name"] for r in view.api_rows] == ["cudaLaunchKernel"]
+
+
+def test_a_summary_has_no_intervals_to_clip():
+    from paths import SEED
+
+    t = load_trace(SEED)
+    assert windowed(t, (0, 10)) is t
+
+
+def test_clip_dispatches_recomputes_durations():
+    d = pd.DataFrame({"index": [0, 1, 2], "start_ns": [0, 100, 300], "end_ns": [100, 300, 400],
+                      "duration_ns": [100, 200, 100], "tokens": pd.array([1, 2, 3], dtype="Int64")})
+    out = clip_dispatches(d, 50, 320)
+    assert out["index"].tolist() == [0, 1, 2]
+    assert out["duration_ns"].tolist() == [50, 200, 20] and out["tokens"].tolist() == [1, 2, 3]
+
+
+def test_records_never_hold_nan():
+    recs = records(pd.DataFrame({"a": [1.0, float("nan")], "b": pd.array([None, 2], dtype="Int64")}))
+    assert recs == [{"a": 1.0, "b": None}, {"a": None, "b": 2}]
