@@ -6,7 +6,7 @@ as a warning the page shows. Key grammar (all optional; ``v`` is always written)
 
 | key | value | meaning |
 |---|---|---|
-| ``trace`` | ``name@1a2b3c4d`` | trace id: file name + short content hash (never a path) |
+| ``trace`` | ``name@`` + 32 hex | trace id: file name + content hash or upload token (never a path) |
 | ``tab`` | kernels, api, dispatches, gaps, nvtx | the open table |
 | ``t0_ns``, ``t1_ns`` | int | the time window (both, t0 < t1) |
 | ``lanes`` | comma list of nvtx, marks, gpu, streams, memops | timeline lanes shown |
@@ -34,7 +34,7 @@ TABS = ("kernels", "api", "dispatches", "gaps", "nvtx")
 LANES = ("nvtx", "marks", "gpu", "streams", "memops")
 BUSY = ("kernels", "kernels+memops")
 SORT_COLUMNS = ("name", "category", "count", "total_ns", "mean_ns", "busy_pct")
-_TRACE_ID = re.compile(r"[^/\\\x00-\x1f]{1,255}@[0-9a-f]{8}")
+_TRACE_ID = re.compile(r"[^/\\\x00-\x1f]{1,255}@[0-9a-f]{8}(?:[0-9a-f]{24})?")  # 32 hex now; 8 in old links
 _INT = re.compile(r"-?[0-9]{1,19}")
 _MAX_TEXT = 200
 

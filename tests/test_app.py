@@ -137,7 +137,7 @@ def test_callback_reports_a_bad_trace_as_an_alert(tmp_path):
     bad.write_text("not sqlite")
     app = create_app([bad])
     tid = app.server.config["TRACE_STORE"].ids()[0]
-    assert tid.startswith("broken.sqlite@") and len(tid) == len("broken.sqlite@") + 8
+    assert tid.startswith("broken.sqlite@") and len(tid) == len("broken.sqlite@") + 32
     resp = app.server.test_client().post("/_dash-update-component", json=update_payload(tid))
     assert resp.status_code == 200
     body = resp.get_data(as_text=True)
@@ -158,7 +158,7 @@ def test_unexpected_error_becomes_an_alert_not_a_500(monkeypatch):
     assert resp.status_code == 200
     assert "internal error while reading or showing this trace" in resp.get_data(as_text=True)
     resp = app.server.test_client().post("/_dash-update-component", json=update_payload("no-such-id"))
-    assert "'no-such-id' is not a trace id (expected NAME@8-hex)" in resp.get_data(as_text=True)
+    assert "trace 'no-such-id' is not served here" in resp.get_data(as_text=True)  # one answer for every bad id
     resp = app.server.test_client().post("/_dash-update-component", json=update_payload("gone.sqlite@0123abcd"))
     assert "trace 'gone.sqlite@0123abcd' is not served here" in resp.get_data(as_text=True)
 
