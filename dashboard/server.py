@@ -30,6 +30,8 @@ THREADS_PER_WORKER = 8
 HEAD_TIMEOUT_S = 20
 PREBUFFER_BODY_BYTES = 1024**2
 MAX_HEAD_BYTES = 64 * 1024
+_CUT_OFF = (b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/plain\r\n"
+            b"Content-Length: 36\r\n\r\nthe request was cut off (incomplete)\n")
 _CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*(\d{1,19})")
 
 
@@ -72,8 +74,8 @@ class BufferingThreadWorker(ThreadWorker):
             return
         except OSError:
             data = b""
-        if not data:
-            self._drop(conn)
+        if not data:  # the client stopped sending before its request was whole
+            self._drop(conn, _CUT_OFF if conn.td_buf else b"")
             return
         conn.td_buf += data
         if request_ready(conn.td_buf):
