@@ -53,13 +53,21 @@ class BufferingThreadWorker(ThreadWorker):
     """gunicorn's gthread worker, reading request heads (and small bodies) in the event loop."""
 
     def init_process(self):
+        from concurrent.futures import ThreadPoolExecutor
+
         self._buffering: dict = {}  # connection -> deadline (monotonic s)
+        self._probe_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="healthz")
         super().init_process()
 
     def enqueue_req(self, conn):
         parser = getattr(conn, "parser", None)
         if getattr(conn, "td_ready", False) or (parser is not None and parser.unreader.buf.getvalue()):
             conn.td_ready = False
+            if bytes(getattr(conn, "td_buf", None) or b"")[:13] in (b"GET /healthz ", b"GET /healthz?"):
+                # A health probe never waits behind busy callback threads: it has its own thread.
+                fs = self._probe_pool.submit(self.handle, conn)
+                fs.add_done_callback(lambda fut: self.method_queue.defer(self.finish_request, conn, fut))
+                return None
             return super().enqueue_req(conn)
         conn.td_buf = bytearray()
         conn.sock.setblocking(False)
