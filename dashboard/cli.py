@@ -568,9 +568,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=_port, default=8050, help="port to bind (default 8050)")
     p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
                    help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
-    p.add_argument("--debug", action="store_true", help="Dash debug mode (never for shared servers)")
+    p.add_argument("--debug", action="store_true", help="Dash debug mode on Flask's development server (one process; never for shared servers)")
     p.add_argument("--workers", type=_serve_workers, default=1,
-                   help="serve with gunicorn and N worker processes (production mode; default 1: one process)")
+                   help="gunicorn worker processes (default 1; every mode but --debug runs on gunicorn)")
     p.add_argument("--memory-limit", type=_size, default=None, metavar="SIZE",
                    help="loaded traces each process keeps, e.g. 4G (default: 40%% of RAM split between workers)")
     p.add_argument("--max-upload", type=_size, default=2 * 1024**3, metavar="SIZE",

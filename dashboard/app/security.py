@@ -8,13 +8,13 @@ every request:
    ``--allowed-host``, or, when bound to every interface (``0.0.0.0``/``::``), this machine's host
    name or one of its interface addresses. Anything else: 421 "unknown host". A page on another site
    whose name was re-pointed at 127.0.0.1 therefore reads nothing.
-2. **Token** (``--auth-token FILE`` or ``$TRACEDASH_AUTH_TOKEN``): without a valid session cookie, the
+2. **Origin** (CSRF): a state-changing request (anything but GET/HEAD/OPTIONS: callbacks, upload)
+   whose ``Origin`` is not this server's own (or ``null``), or whose ``Sec-Fetch-Site`` says
+   ``cross-site``, is refused with 403. Requests without either header (curl, scripts) pass.
+3. **Token** (``--auth-token FILE`` or ``$TRACEDASH_AUTH_TOKEN``): without a valid session cookie, the
    page answers 401 with a small sign-in form (POSTed to the same address) and API paths a JSON 401;
    the form's token or ``Authorization: Bearer ...`` (scripts) is accepted and sets an HttpOnly,
    SameSite=Strict session cookie (a browser session). ``/healthz`` stays open (it names no trace).
-3. **Origin** (CSRF): a state-changing request (anything but GET/HEAD/OPTIONS: callbacks, upload)
-   whose ``Origin`` is not this server's own (or ``null``), or whose ``Sec-Fetch-Site`` says
-   ``cross-site``, is refused with 403. Requests without either header (curl, scripts) pass.
 4. **Callback bodies** (``/_dash-update-component``): at most ``MAX_CALLBACK_BYTES``; JSON with a
    non-finite number (``NaN``, ``Infinity``, ``1e400``) or a malformed time window is refused with a
    400 message before any callback runs; an exception in a callback answers JSON 500 with one line,
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import json
 import logging
 import math
