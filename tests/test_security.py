@@ -316,3 +316,26 @@ def test_dash_never_calls_out_and_debug_is_off(served):
     page = app.server.test_client().get("/").get_data(as_text=True)
     assert "https://" not in page and "http://" not in page
     assert app.server.debug is False
+
+
+def test_a_trace_id_hashes_the_whole_file_once_and_keeps_it_beside_the_parquet_cache(tmp_path):
+    """Issue #14, 6: equal ids mean equal content; the digest is computed once and cached with the Parquet key."""
+    import hashlib
+
+    import dashboard.app.store as store_mod
+    from dashboard.cache import TraceCache, file_identity
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    head = b"{" + b" " * 70_000
+    a.write_bytes(head + b'"x": 1}')
+    b.write_bytes(head + b'"x": 2}')  # same size and first 64 KiB
+    cache = TraceCache(tmp_path / "cache")
+    ida = store_mod.trace_id(a, cache)
+    assert ida == f"a.json@{hashlib.sha256(a.read_bytes()).hexdigest()[:32]}"
+    assert ida.split("@")[1] != store_mod.trace_id(b, cache).split("@")[1]
+    stored = cache.entries_dir / f"{file_identity(a)}.sha256"
+    assert stored.read_text() == hashlib.sha256(a.read_bytes()).hexdigest()
+    store_mod._DIGESTS.clear()  # a new process: the digest comes from the cache, the file is not hashed again
+    stored.write_text("f" * 64)
+    assert store_mod.trace_id(a, cache) == "a.json@" + "f" * 32
+    assert cache.clear() == 0 and not stored.exists()  # `tracedash cache clear` removes digests too
