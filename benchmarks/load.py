@@ -3,6 +3,7 @@
     python benchmarks/load.py                      # 8 users, 60 s, 2 traces, one process (werkzeug threads)
     python benchmarks/load.py --workers 2          # the same under gunicorn with 2 workers
     python benchmarks/load.py --duration 10 --users 4 --max-requests 500
+    python benchmarks/load.py --slow-clients 0       # without the 10 slow clients
 
 The server is a real ``tracedash serve`` subprocess bound to 127.0.0.1 on a free port (nothing leaves the
 machine). Each user opens one of two traces (users alternate), then loops: the full view, the NVTX
@@ -10,9 +11,14 @@ table, the idle gaps, and three zooms of the timeline at random windows, like a 
 Requests are built from the app's own ``/_dash-dependencies`` and ``/_dash-layout``, so the payloads are
 exactly what the browser sends. The run stops at ``--duration`` seconds or ``--max-requests``.
 
+Beside the users, ``--slow-clients`` (default 10) sockets each send a callback request's headers with
+``Content-Length: 1000000`` and then one byte every 2 s (reconnecting when the server cuts them off),
+and a probe asks ``GET /healthz`` every 250 ms (timeout 5 s).
+
 Printed: requests/s, p50/p95/p99 latency per callback and overall, errors (non-200, connection
-errors, or an "internal error" alert in the answer; must be 0) and the server's peak RSS (all its
-processes), sampled every 100 ms.
+errors, or an "internal error" alert in the answer; must be 0), ``/healthz`` p50/p99 and failures
+(p99 must stay under 1 s), how often the server cut a slow client off, and the server's peak RSS
+(all its processes), sampled every 100 ms.
 """
 
 from __future__ import annotations
@@ -135,6 +141,41 @@ def user(driver: Driver, trace_id: str, span_s: float, stop: threading.Event, bu
 
 
 LOCK = threading.Lock()
+SLOW_HEAD = (b"POST /_dash-update-component HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+             b"Content-Length: 1000000\r\n\r\n")
+
+
+def slow_client(port: int, stop: threading.Event, cut: list) -> None:
+    """Headers, then a byte every 2 s, for as long as the run lasts; reconnect when cut off."""
+    sock = None
+    while not stop.is_set():
+        try:
+            if sock is None:
+                sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+                sock.sendall(SLOW_HEAD)
+            if stop.wait(2):
+                break
+            sock.sendall(b" ")
+        except OSError:
+            with LOCK:
+                cut[0] += 1
+            if sock is not None:
+                sock.close()
+            sock = None
+    if sock is not None:
+        sock.close()
+
+
+def probe_health(base: str, stop: threading.Event, out: list) -> None:
+    """``GET /healthz`` every 250 ms on a new connection: (latency s, ok)."""
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        try:
+            ok = requests.get(base + "/healthz", timeout=5, headers={"Connection": "close"}).status_code == 200
+        except requests.RequestException:
+            ok = False
+        out.append((time.perf_counter() - t0, ok))
+        stop.wait(0.25)
 
 
 def sample_rss(pid: int, stop: threading.Event, peak: list) -> None:
@@ -162,6 +203,7 @@ def main() -> int:
     ap.add_argument("--max-requests", type=int, default=50_000, help="stop after this many requests")
     ap.add_argument("--workers", type=int, default=1, help="tracedash serve --workers (1: one process)")
     ap.add_argument("--traces", nargs=2, type=Path, default=DEFAULT_TRACES)
+    ap.add_argument("--slow-clients", type=int, default=10, help="slow sockets beside the users (default 10)")
     ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = ap.parse_args()
 
@@ -200,6 +242,12 @@ def main() -> int:
             budget = [args.max_requests]
             users = [threading.Thread(target=user, args=(driver, ids[i % 2], spans[i % 2], stop, budget, results, i))
                      for i in range(args.users)]
+            cut, health_lat = [0], []
+            extras = [threading.Thread(target=slow_client, args=(port, stop, cut), daemon=True)
+                      for _ in range(args.slow_clients)]
+            extras.append(threading.Thread(target=probe_health, args=(base, stop, health_lat), daemon=True))
+            for x in extras:
+                x.start()
             t0 = time.perf_counter()
             for u in users:
                 u.start()
@@ -209,6 +257,8 @@ def main() -> int:
                 u.join()
             timer.cancel()
             elapsed = time.perf_counter() - t0
+            for x in extras:
+                x.join(timeout=10)
             health = requests.get(base + "/healthz", timeout=10).json()
         finally:
             stop.set()
@@ -222,6 +272,9 @@ def main() -> int:
     print(f"tracedash load test: {args.users} users, {args.workers} worker(s), {elapsed:.1f} s, traces "
           f"{', '.join(t.name for t in args.traces)}")
     print(f"  requests {len(results):,}  ({len(results) / elapsed:.1f} req/s)   errors {len(errors)}")
+    health_fail = sum(1 for _, ok in health_lat if not ok)
+    print(f"  /healthz {percentiles([lat for lat, _ in health_lat])}  ({len(health_lat)} probes, {health_fail} "
+          f"failed) beside {args.slow_clients} slow clients (cut off and reconnected {cut[0]} times)")
     print(f"  all      {percentiles([r[1] for r in results])}")
     for name in CALLBACKS:
         lat = [r[1] for r in results if r[0] == name]
@@ -237,8 +290,11 @@ def main() -> int:
             "users": args.users, "workers": args.workers, "seconds": elapsed, "requests": len(results),
             "requests_per_s": len(results) / elapsed, "errors": len(errors),
             "p50_ms": float(np.percentile(lat, 50)), "p95_ms": float(np.percentile(lat, 95)),
-            "p99_ms": float(np.percentile(lat, 99)), "peak_rss_bytes": peak[0]}, indent=2))
-    return 1 if errors else 0
+            "p99_ms": float(np.percentile(lat, 99)), "peak_rss_bytes": peak[0], "slow_clients": args.slow_clients,
+            "healthz_p99_ms": float(np.percentile([x for x, _ in health_lat] or [0], 99)) * 1000,
+            "healthz_failed": health_fail}, indent=2))
+    health_p99 = float(np.percentile([x for x, _ in health_lat], 99)) if health_lat else 0.0
+    return 1 if errors or health_fail or health_p99 >= 1.0 else 0
 
 
 if __name__ == "__main__":

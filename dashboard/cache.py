@@ -210,6 +210,30 @@ class TraceCache:
         except OSError as exc:
             self._warn(f"cannot write to {self.root} ({exc.strerror or exc})")
 
+    def content_digest(self, path: Path) -> str | None:
+        """The SHA-256 (hex) of the whole file stored by ``store_content_digest`` under the file's
+        identity key (the same key as its Parquet entry), or None."""
+        if not self.enabled:
+            return None
+        try:
+            text = (self.entries_dir / f"{file_identity(path)}.sha256").read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        return text if re.fullmatch(r"[0-9a-f]{64}", text) else None
+
+    def store_content_digest(self, path: Path, digest: str) -> None:
+        """Keep the whole-file SHA-256 of ``path`` beside its entry (atomic replace); never raises."""
+        if not self.enabled:
+            return
+        try:
+            self.entries_dir.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-digest-", dir=self.entries_dir)
+            with os.fdopen(fd, "w", encoding="ascii") as fh:
+                fh.write(digest)
+            os.replace(tmp, self.entries_dir / f"{file_identity(path)}.sha256")
+        except OSError as exc:
+            self._warn(f"cannot write to {self.root} ({exc.strerror or exc})")
+
     def clear(self) -> int:
         """Delete every cached entry (and nothing else); returns how many were removed."""
         if not self.root.is_dir():
@@ -219,6 +243,10 @@ class TraceCache:
             if not (child.is_dir() and re.fullmatch(r"v\d+", child.name)):
                 continue
             for entry in child.iterdir():
+                if entry.is_file() and (re.fullmatch(r"[0-9a-f]{32}\.sha256", entry.name)
+                                        or entry.name.startswith(".tmp-")):
+                    entry.unlink(missing_ok=True)
+                    continue
                 if entry.is_dir() and (re.fullmatch(r"[0-9a-f]{32}", entry.name) or entry.name.startswith(".tmp-")):
                     shutil.rmtree(entry, ignore_errors=True)
                     n += 0 if entry.exists() or entry.name.startswith(".tmp-") else 1

@@ -192,39 +192,50 @@ def _serve(args) -> int:
 
         atexit.register(shutil.rmtree, upload_dir, True)
     memory_limit = args.memory_limit or default_memory_limit(workers)
+    from dashboard.app.security import SecurityConfig, read_token
+    from dashboard.app.upload import UploadPolicy
+
+    try:
+        token = read_token(args.auth_token)
+    except ValueError as exc:
+        raise TraceError(str(exc)) from None
+    security = SecurityConfig(host=args.host, allowed_hosts=tuple(args.allowed_host or ()), auth_token=token)
+    policy = UploadPolicy(max_upload_bytes=args.max_upload, max_bytes=args.upload_space,
+                          max_unzipped_bytes=args.max_unzipped, allow_nsys_rep=args.upload_nsys_rep,
+                          memory_bytes=args.upload_memory or max(1024**3, min(memory_limit, 4 * 1024**3)))
     if args.ranks:  # several traces as the ranks of one view (listed first); each rank also on its own
         from dashboard.app.ranks import ranks_store
 
         def factory():
-            return create_app(dispatch_prefix=args.dispatch_prefix, max_upload_bytes=args.max_upload,
+            return create_app(dispatch_prefix=args.dispatch_prefix, upload_policy=policy, security=security,
                               store=ranks_store(args.ranks, args.traces, dirs, dispatch_prefix=args.dispatch_prefix,
                                                 cache=_cache(args), memory_limit=memory_limit, upload_dir=upload_dir))
     else:
         factory = partial(create_app, args.traces, dirs, dispatch_prefix=args.dispatch_prefix, cache=_cache(args),
-                          memory_limit=memory_limit, uploads=upload_dir, max_upload_bytes=args.max_upload)
+                          memory_limit=memory_limit, uploads=upload_dir, upload_policy=policy, security=security)
     app = factory()  # built here too, so bad paths fail now with one line, before any worker starts
     store = app.server.config["TRACE_STORE"]
     if not store.ids():
         raise TraceError("no .sqlite or .json traces found in " + ", ".join(map(str, dirs or args.traces)))
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
-        _say(f"warning: serving on {args.host}: anyone who can reach this address can read the traces",
-              file=sys.stderr)
-    mode = f"{workers} gunicorn workers" if workers > 1 else "one process"
+    if args.host not in ("127.0.0.1", "localhost", "::1") and token is None:
+        _say(f"warning: serving on {args.host}: anyone who can reach this address can read the traces "
+             "(--auth-token FILE asks for a team token)", file=sys.stderr)
+    mode = f"{workers} gunicorn workers" if workers > 1 else ("one process (Flask debug server)" if args.debug
+                                                             else "one gunicorn worker")
     _say(f"tracedash {__version__}: serving {len(store.ids())} trace(s) on http://{args.host}:{args.port}/ "
          f"({mode}, up to {memory_limit / 1024**3:.1f} GiB of loaded traces{' each' if workers > 1 else ''})",
          file=sys.stderr)
     _check_bind(args.host, args.port)
-    if workers > 1:
+    if not args.debug:  # gunicorn exits on SIGTERM/SIGINT like Ctrl-C: the upload folder is removed at exit
         from dashboard.server import run_gunicorn
 
         run_gunicorn(factory, args.host, args.port, workers)
     else:
         import signal
 
-        # SIGTERM (systemd, docker stop) exits like Ctrl-C, so the upload folder is removed at exit.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-        _say("(one process: fine for a person or a small team; for many users use --workers N)", file=sys.stderr)
-        app.run(host=args.host, port=args.port, debug=args.debug, dev_tools_disable_version_check=True)
+        _say("(--debug: Flask's development server; never for a shared server)", file=sys.stderr)
+        app.run(host=args.host, port=args.port, debug=True, dev_tools_disable_version_check=True)
     return 0
 
 
@@ -557,14 +568,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=_port, default=8050, help="port to bind (default 8050)")
     p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
                    help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
-    p.add_argument("--debug", action="store_true", help="Dash debug mode (never for shared servers)")
+    p.add_argument("--debug", action="store_true", help="Dash debug mode on Flask's development server (one process; never for shared servers)")
     p.add_argument("--workers", type=_serve_workers, default=1,
-                   help="serve with gunicorn and N worker processes (production mode; default 1: one process)")
+                   help="gunicorn worker processes (default 1; every mode but --debug runs on gunicorn)")
     p.add_argument("--memory-limit", type=_size, default=None, metavar="SIZE",
                    help="loaded traces each process keeps, e.g. 4G (default: 40%% of RAM split between workers)")
     p.add_argument("--max-upload", type=_size, default=2 * 1024**3, metavar="SIZE",
                    help="largest trace accepted by browser upload (default 2G)")
     p.add_argument("--no-upload", action="store_true", help="turn browser uploads off")
+    p.add_argument("--upload-space", type=_size, default=None, metavar="SIZE",
+                   help="disk all uploads may take together, in progress and recent ones included "
+                        "(default 4x --max-upload; at most 32 uploads)")
+    p.add_argument("--max-unzipped", type=_size, default=None, metavar="SIZE",
+                   help="largest size a .json.gz upload may expand to (default: --max-upload)")
+    p.add_argument("--upload-memory", type=_size, default=None, metavar="SIZE",
+                   help="memory the process that checks an upload may use (default: --memory-limit, "
+                        "1-4G)")
+    p.add_argument("--upload-nsys-rep", action="store_true",
+                   help="accept .nsys-rep uploads (runs the installed nsys on them; off by default)")
+    p.add_argument("--allowed-host", action="append", metavar="NAME",
+                   help="a host name clients may use to reach the server (repeatable; loopback names and "
+                        "--host are always allowed); other Host headers are refused (DNS rebinding)")
+    p.add_argument("--auth-token", metavar="FILE",
+                   help="ask for the token in FILE (first line, 16+ characters) once per browser session "
+                        "(default: $TRACEDASH_AUTH_TOKEN if set; else no sign-in)")
     _add_cache_options(p)
     p.set_defaults(func=_serve)
 
@@ -635,7 +662,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-SIZE_OPTIONS = ("--memory-limit", "--max-upload")
+SIZE_OPTIONS = ("--memory-limit", "--max-upload", "--upload-space", "--max-unzipped", "--upload-memory")
 
 
 def _join_negative_sizes(argv: list[str]) -> list[str]:

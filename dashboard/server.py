@@ -1,19 +1,153 @@
-"""Production serving: the dashboard under gunicorn with N worker processes (``tracedash serve --workers N``).
+"""Production serving: the dashboard under gunicorn (``tracedash serve``; ``--workers N`` processes, else one).
 
 Each worker builds its own app (its own TraceStore, bounded by its share of memory); all workers share
 one private upload directory made by the master, so a trace uploaded through one worker is found by the
-others (they rescan it on an unknown id). Workers are ``gthread`` (several threads each), so a slow
-first load of one trace does not block other users of the same worker.
+others (they rescan it on an unknown id). Workers are ``BufferingThreadWorker``: gunicorn's ``gthread``
+worker (several threads each, so a slow first load of one trace does not block other users) that
+first reads each request's head and up to ``PREBUFFER_BODY_BYTES`` of its body in its event loop,
+without a thread. A client that sends slowly (one byte every few seconds: "slowloris") therefore
+holds no thread, and is cut off with 408 after ``HEAD_TIMEOUT_S``. Larger bodies (uploads) are read by
+a thread under their own deadline (``dashboard.app.upload``), a few at a time.
 """
 
 from __future__ import annotations
 
+import io
+import re
+import selectors
+import threading
+import time
+from functools import partial
+
 from gunicorn.app.base import BaseApplication
+from gunicorn.workers.gthread import ThreadWorker
 
 # Seconds a request may take before gunicorn restarts the worker: a first load of a 10M-kernel
 # export takes ~15 s on 2 cores, so this is generous.
 WORKER_TIMEOUT_S = 300
-THREADS_PER_WORKER = 4
+THREADS_PER_WORKER = 8
+# A request's head and first body bytes must arrive within this many seconds of the first byte.
+HEAD_TIMEOUT_S = 20
+PREBUFFER_BODY_BYTES = 1024**2
+MAX_HEAD_BYTES = 64 * 1024
+_CUT_OFF = (b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/plain\r\n"
+            b"Content-Length: 36\r\n\r\nthe request was cut off (incomplete)\n")
+_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*(\d{1,19})")
+
+
+def request_ready(buf: bytes | bytearray, body_bytes: int = PREBUFFER_BODY_BYTES) -> bool:
+    """Whether ``buf`` (the bytes of a connection so far) holds a whole request head plus its body, or
+    ``body_bytes`` of it; also True for a head too big or a chunked body (the thread's parser decides)."""
+    end = buf.find(b"\r\n\r\n")
+    if end < 0:
+        return len(buf) > MAX_HEAD_BYTES
+    head = bytes(buf[:end]).lower()
+    if b"\r\ntransfer-encoding:" in head:
+        return True
+    m = _CONTENT_LENGTH.search(head)
+    length = int(m.group(1)) if m else 0
+    return len(buf) - end - 4 >= min(length, body_bytes)
+
+
+class BufferingThreadWorker(ThreadWorker):
+    """gunicorn's gthread worker, reading request heads (and small bodies) in the event loop."""
+
+    def init_process(self):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._buffering: dict = {}  # connection -> deadline (monotonic s)
+        self._probe_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="healthz")
+        super().init_process()
+
+    def enqueue_req(self, conn):
+        parser = getattr(conn, "parser", None)
+        if getattr(conn, "td_ready", False) or (parser is not None and parser.unreader.buf.getvalue()):
+            conn.td_ready = False
+            if bytes(getattr(conn, "td_buf", None) or b"")[:13] in (b"GET /healthz ", b"GET /healthz?"):
+                # A health probe never waits behind busy callback threads: it has its own thread.
+                fs = self._probe_pool.submit(self.handle, conn)
+                fs.add_done_callback(lambda fut: self.method_queue.defer(self.finish_request, conn, fut))
+                return None
+            return super().enqueue_req(conn)
+        conn.td_buf = bytearray()
+        conn.sock.setblocking(False)
+        self._buffering[conn] = time.monotonic() + HEAD_TIMEOUT_S
+        self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._readable, conn))
+        return None
+
+    def _readable(self, conn, _sock):
+        try:
+            data = conn.sock.recv(256 * 1024)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:  # the client stopped sending before its request was whole
+            self._drop(conn, _CUT_OFF if conn.td_buf else b"")
+            return
+        conn.td_buf += data
+        if request_ready(conn.td_buf):
+            self.poller.unregister(conn.sock)
+            self._buffering.pop(conn, None)
+            conn.td_ready = True
+            conn.data_ready = True
+            self.enqueue_req(conn)
+
+    def _drop(self, conn, answer: bytes = b""):
+        self._buffering.pop(conn, None)
+        try:
+            self.poller.unregister(conn.sock)
+        except (KeyError, ValueError, OSError):
+            pass
+        if answer:
+            try:
+                conn.sock.send(answer)
+            except OSError:
+                pass
+        self.nr_conns -= 1
+        conn.close()
+
+    def murder_pending(self):
+        super().murder_pending()
+        now = time.monotonic()
+        for conn in [c for c, deadline in self._buffering.items() if deadline <= now]:
+            self._drop(conn, b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: text/plain\r\n"
+                             b"Content-Length: 30\r\n\r\nthe request came too slowly.\r\n")
+
+    def handle(self, conn):
+        buf = getattr(conn, "td_buf", None)
+        if buf:
+            conn.td_buf = None
+            conn.sock.setblocking(True)
+            conn.init()
+            unreader = conn.parser.unreader
+            rest = unreader.buf.getvalue()
+            unreader.buf = io.BytesIO()
+            unreader.buf.write(rest + bytes(buf))
+        return super().handle(conn)
+
+
+def read_deadline(environ: dict, seconds: float):
+    """Arm a timer that stops reading the request body of ``environ`` after ``seconds`` (under gunicorn:
+    the socket's read side is shut, so a blocked read returns what came). Returns ``(timer, fired)``:
+    cancel the timer when done; ``fired.is_set()`` tells whether the deadline passed."""
+    import socket
+
+    fired = threading.Event()
+    sock = environ.get("gunicorn.socket")
+
+    def stop():
+        fired.set()
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RD)
+            except OSError:
+                pass
+
+    timer = threading.Timer(seconds, stop)
+    timer.daemon = True
+    timer.start()
+    return timer, fired
 
 
 class DashboardServer(BaseApplication):
@@ -33,16 +167,17 @@ class DashboardServer(BaseApplication):
         return self._factory().server
 
 
-def run_gunicorn(factory, host: str, port: int, workers: int) -> None:
-    """Serve ``factory()``'s Dash app on ``host:port`` with ``workers`` processes until stopped
-    (SIGINT/SIGTERM). Blocks."""
+def run_gunicorn(factory, host: str, port: int, workers: int, threads: int = THREADS_PER_WORKER) -> None:
+    """Serve ``factory()``'s Dash app on ``host:port`` with ``workers`` processes of ``threads`` threads
+    until stopped (SIGINT/SIGTERM). Blocks."""
     DashboardServer(factory, {
         "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
         "workers": workers,
-        "worker_class": "gthread",
-        "threads": THREADS_PER_WORKER,
+        "worker_class": "dashboard.server.BufferingThreadWorker",
+        "threads": threads,
         "timeout": WORKER_TIMEOUT_S,
         "graceful_timeout": 10,
+        "keepalive": 5,
         "preload_app": False,
         "accesslog": None,
         "errorlog": "-",

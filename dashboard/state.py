@@ -46,7 +46,7 @@ SORT_COLUMNS = TABLE_COLUMNS["kernels"]
 SORT_ATTR = {"kernels": "sort", "api": "api_sort", "nvtx": "nvtx_sort", "dispatches": "dispatch_sort",
              "gaps": "gap_sort"}
 FILTER_ATTR = {t: f"{t}_filter" for t in TABLE_COLUMNS}
-_TRACE_ID = re.compile(r"[^/\\\x00-\x1f]{1,255}@[0-9a-f]{8}")
+_TRACE_ID = re.compile(r"[^/\\\x00-\x1f]{1,255}@[0-9a-f]{8}(?:[0-9a-f]{24})?")  # 32 hex now; 8 in old links
 _INT = re.compile(r"-?[0-9]{1,19}")
 _MAX_TEXT = 200
 _MAX_FILTER = 600

@@ -54,7 +54,7 @@ def test_serve_with_gunicorn_workers_shares_uploads_and_stops_on_sigterm(tmp_pat
         tid = up.json()["trace"]
         # Whichever worker answers (connections are not kept alive here), the upload is found.
         for _ in range(6):
-            body = requests.post(base + "/_dash-update-component", json=update_payload(tid), timeout=60,
+            body = requests.post(base + "/_dash-update-component", json=update_payload(tid, "api"), timeout=60,
                                  headers={"Connection": "close"}).text
             assert "not served here" not in body and "cudaGraphLaunch" in body
     finally:
@@ -77,15 +77,17 @@ def test_serve_options_are_checked(argv, message, capsys):
 
 
 def test_serve_warns_when_binding_beyond_this_machine(tmp_path, monkeypatch, capsys):
-    import dashboard.app as app_pkg
+    import dashboard.server as server
 
     ran = {}
     shutil.copy(SEED, tmp_path / "seed.json")
-    monkeypatch.setattr(app_pkg.Dash, "run", lambda self, **kw: ran.update(kw))
+    monkeypatch.setattr(server, "run_gunicorn", lambda factory, host, port, workers: ran.update(
+        host=host, workers=workers, debug=factory().server.debug))
     assert main(["serve", "--trace-dir", str(tmp_path), "--host", "0.0.0.0", "--port", str(_free_port())]) == 0
     err = capsys.readouterr().err
     assert "warning: serving on 0.0.0.0: anyone who can reach this address can read the traces" in err
-    assert ran["debug"] is False and ran["dev_tools_disable_version_check"] is True
+    assert "one gunicorn worker" in err  # a production server even in one process
+    assert ran == {"host": "0.0.0.0", "workers": 1, "debug": False}
 
 
 def test_single_process_server_removes_its_uploads_on_sigterm(tmp_path):

@@ -21,10 +21,11 @@ from dashboard.app.compare_callbacks import compare_layout, register_compare_cal
 from dashboard.app.layout import build_layout
 from dashboard.app.store import TraceStore, discover, make_upload_dir
 from dashboard.app.sync import register_sync
-from dashboard.app.upload import DEFAULT_MAX_UPLOAD_BYTES, register_routes
 from dashboard.app.views import register_views
 from dashboard.errors import TraceError
 from dashboard.state import DEFAULT, ViewState, from_dict, from_query, to_query
+from dashboard.app.security import SecurityConfig, register_security
+from dashboard.app.upload import DEFAULT_MAX_UPLOAD_BYTES, UploadPolicy, register_routes
 
 __all__ = ["create_app", "assets_folder", "main_state"]
 
@@ -63,7 +64,8 @@ def main_state(search: str | None, store, dispatch_prefix: str = DEFAULT.prefix)
 def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.PathLike] = (),
                dispatch_prefix: str = "CG_DISPATCH", store: TraceStore | None = None, cache=None,
                memory_limit: int | None = None, uploads: bool | str | os.PathLike = True,
-               max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES) -> Dash:
+               max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES, upload_policy: UploadPolicy | None = None,
+               security: SecurityConfig | None = None) -> Dash:
     """Build the dashboard for the given trace files and directories.
 
     Args:
@@ -72,6 +74,8 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
         uploads: True: browser uploads go to a new private temp directory, removed at exit; a path:
             use that directory (shared by gunicorn workers); False: uploads off.
         max_upload_bytes: the largest upload accepted (default 2 GiB).
+        upload_policy: every bound of uploads (default: ``UploadPolicy(max_upload_bytes)``).
+        security: allowed host names, access token, callback body limit (default: loopback only).
 
     Raises:
         TraceNotFoundError: a given path or directory does not exist.
@@ -88,6 +92,7 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
             upload_dir = Path(uploads)
         store = TraceStore(files, trace_dirs=dirs, memory_limit=memory_limit, dispatch_prefix=dispatch_prefix,
                            cache=cache, upload_dir=upload_dir)
+    policy = upload_policy or UploadPolicy(max_upload_bytes=max_upload_bytes)
     app = Dash(
         __name__,
         title="tracedash",
@@ -102,7 +107,7 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
         trace_ids = store.listed_ids([state.trace])  # rescans: new exports appear; uploads only through their link
         canonical = "?" + to_query(state)
         return build_layout(state, trace_ids, labels={t: store.label(t) for t in trace_ids},
-                            uploads=store.upload_dir is not None, max_upload_bytes=max_upload_bytes,
+                            uploads=store.upload_dir is not None, max_upload_bytes=policy.max_upload_bytes,
                             notices=notices, search=canonical)
 
     def page_layout(pathname: str | None, search: str | None):
@@ -131,7 +136,8 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
         State({"type": ids.SVG_BUTTON, "graph": MATCH}, "id"),
         prevent_initial_call=True,
     )
-    register_routes(app.server, store, max_upload_bytes)
+    register_routes(app.server, store, policy.max_upload_bytes, policy)
+    register_security(app.server, [app], security)
     app.server.config["TRACE_STORE"] = store
     app.server.config["PAGE_LAYOUT"] = page_layout
     return app

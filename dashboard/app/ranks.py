@@ -23,10 +23,10 @@ __all__ = ["RanksStore", "check_rank_file", "ranks_store", "ranks_trace_id"]
 
 
 def ranks_trace_id(paths: list[Path]) -> str:
-    """Stable id of a group of ranks for links: ``ranks(a.sqlite+b.sqlite)@`` + 8 hex digits of a
+    """Stable id of a group of ranks for links: ``ranks(a.sqlite+b.sqlite)@`` + 32 hex digits of a
     hash of the members' own trace ids (in rank order). Never a path."""
     h = hashlib.sha256("\n".join(trace_id(Path(p)) for p in paths).encode("utf-8", "surrogateescape"))
-    return f"{ranks_name([Path(p).name for p in paths])[:200]}@{h.hexdigest()[:8]}"
+    return f"{ranks_name([Path(p).name for p in paths])[:200]}@{h.hexdigest()[:32]}"
 
 
 class RanksStore:

@@ -15,6 +15,7 @@ import shutil
 import tempfile
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -28,7 +29,12 @@ TRACE_SUFFIXES = (".sqlite", ".json", ".json.gz", ".nsys-rep")
 # The memory bound when none is configured: this share of the machine's RAM, split between workers.
 DEFAULT_MEMORY_SHARE = 0.4
 _WARNED: set[tuple[Path, Path]] = set()
-_ID_RE = re.compile(r"^[^/\\\x00]{1,300}@[0-9a-f]{8}$")
+# An id: the file's base name, "@", 32 hex digits (128 bits: the content's SHA-256, or an upload's random token).
+ID_HEX = 32
+_ID_RE = re.compile(r"^[^/\\\x00]{1,300}@[0-9a-f]{%d}$" % ID_HEX)
+_TOKEN_RE = re.compile(r"^[0-9a-f]{%d}$" % ID_HEX)
+_DIGESTS: dict[tuple[Path, int, int], str] = {}
+_DIGESTS_LOCK = threading.Lock()
 
 
 def is_trace_name(name: str) -> bool:
@@ -101,17 +107,43 @@ def discover(paths: list[str | os.PathLike], trace_dirs: list[str | os.PathLike]
     return list(dict.fromkeys(found))
 
 
-def trace_id(path: Path) -> str:
-    """Stable id of a trace for links: base name + 8 hex digits of a hash of its size and first
-    64 KiB. Never a path; the same file gives the same id on any server."""
-    h = hashlib.sha256()
-    try:
-        h.update(str(path.stat().st_size).encode())
+def content_digest(path: Path, cache=None) -> str:
+    """SHA-256 (hex) of the whole file, computed once per (path, size, mtime) in this process and,
+    with a ``TraceCache``, stored beside its Parquet entries under the same key (other workers and
+    later runs read it instead of hashing again).
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    st = path.stat()
+    key = (path, st.st_size, st.st_mtime_ns)
+    with _DIGESTS_LOCK:
+        if key in _DIGESTS:
+            return _DIGESTS[key]
+    digest = cache.content_digest(path) if cache is not None else None
+    if digest is None:
+        h = hashlib.sha256()
         with open(path, "rb") as fh:
-            h.update(fh.read(64 * 1024))
+            while block := fh.read(1 << 20):
+                h.update(block)
+        digest = h.hexdigest()
+        if cache is not None:
+            cache.store_content_digest(path, digest)
+    with _DIGESTS_LOCK:
+        _DIGESTS[key] = digest
+    return digest
+
+
+def trace_id(path: Path, cache=None) -> str:
+    """Id of a served trace for links: base name + ``@`` + the first 32 hex digits (128 bits) of the
+    SHA-256 of the whole file (see ``content_digest``). Never a path; equal ids mean equal content, on
+    any server and in any worker. A file that cannot be read gets a hash of its name (it is then
+    refused when opened)."""
+    try:
+        digest = content_digest(path, cache)
     except OSError:
-        h.update(path.name.encode("utf-8", "surrogateescape"))
-    return f"{path.name}@{h.hexdigest()[:8]}"
+        digest = hashlib.sha256(b"unreadable\0" + path.name.encode("utf-8", "surrogateescape")).hexdigest()
+    return f"{path.name}@{digest[:ID_HEX]}"
 
 
 def trace_nbytes(trace: LoadedTrace) -> int:
@@ -133,9 +165,10 @@ def default_memory_limit(workers: int = 1) -> int:
 class TraceStore:
     """Thread-safe map of trace id -> file, with loaded traces kept while they fit in ``memory_limit`` bytes.
 
-    - Ids come from ``trace_id`` (``name@hash``; ``-2``, ``-3`` appended when the same content is
-      served twice). ``ids()`` rescans the trace directories, so a trace exported after start-up
-      appears on the next page load.
+    - Ids come from ``trace_id`` (``name@`` + 128 bits of the content's SHA-256; two files with the
+      same name and content are one id, the first served). An upload's id is ``name@`` + the random
+      128-bit token naming its folder: the link is the only way to it. ``ids()`` rescans the trace
+      directories, so a trace exported after start-up appears on the next page load.
     - A trace is loaded at most once at a time even when several callbacks ask for it together; no
       database connection is shared between threads (every load opens its own, read-only).
     - Least recently used traces are dropped when the total exceeds the bound; the trace just asked
@@ -154,6 +187,7 @@ class TraceStore:
         self._upload_dir = Path(upload_dir).resolve() if upload_dir else None
         self._loaded: OrderedDict[str, tuple[LoadedTrace, int]] = OrderedDict()
         self._loading: dict[str, threading.Lock] = {}
+        self._upload_gate = threading.BoundedSemaphore(1)  # uploads load one at a time (their parse is unvetted)
         self.memory_limit = int(memory_limit) if memory_limit else default_memory_limit()
         self._prefix = dispatch_prefix
         self._trace_cache = cache
@@ -170,11 +204,11 @@ class TraceStore:
             key = (f, -1, -1)
         if key in self._by_path:
             return self._by_path[key]
-        base = trace_id(f)
-        tid, n = base, 2
-        while tid in self._paths and self._paths[tid] != f:
-            tid, n = f"{base[:-9]}-{n}{base[-9:]}", n + 1
-        self._paths[tid] = f
+        if self._upload_dir is not None and f.parent.parent == self._upload_dir:
+            tid = f"{f.name}@{f.parent.name}"  # the folder's random token
+        else:
+            tid = trace_id(f, self._trace_cache)
+        self._paths.setdefault(tid, f)  # the same id twice is the same content: the first file serves it
         self._by_path[key] = tid
         return tid
 
@@ -199,9 +233,12 @@ class TraceStore:
             return []
         out = []
         for sub in sorted(self._upload_dir.iterdir()):
-            if sub.is_dir() and not sub.is_symlink():
-                out.extend(f.resolve() for f in sorted(sub.iterdir())
-                           if f.is_file() and not f.is_symlink() and not f.name.endswith(".part"))
+            if _TOKEN_RE.match(sub.name) and sub.is_dir() and not sub.is_symlink():
+                try:
+                    out.extend(f.resolve() for f in sorted(sub.iterdir())
+                               if not f.name.startswith(".") and f.is_file() and not f.is_symlink())
+                except OSError:  # removed meanwhile
+                    continue
         return out
 
     def _allowed(self, f: Path) -> bool:
@@ -244,14 +281,9 @@ class TraceStore:
         return f"{p.name} (uploaded)" if self.is_upload(trace_id) else p.name
 
     def explain_missing(self, trace_id: str) -> str:
-        """A message for a link whose trace id is not served here (file changed, or absent)."""
-        name = trace_id.rsplit("@", 1)[0]
-        with self._lock:
-            names = [p.name for p in self._paths.values()]
-        if name in names:
-            return (f"The link asks for trace '{trace_id}', but the file '{name}' served here has different "
-                    "content (it changed since the link was made). Showing the current file instead.")
-        return f"The link asks for trace '{trace_id}', which is not served here. Showing another trace."
+        """The one message for a link whose trace id does not resolve (whatever the reason: a changed
+        file, a removed upload, a made-up id), so an answer tells nothing about what is served."""
+        return f"The link asks for trace '{str(trace_id)[:120]}', which is not served here. Showing another trace."
 
     def path(self, trace_id: str) -> Path:
         """The file behind ``trace_id``.
@@ -260,8 +292,9 @@ class TraceStore:
             TraceNotFoundError: the id is malformed (a path, ``..``, NUL, ...), unknown, or its file
                 has left the served directories.
         """
+        missing = TraceNotFoundError(f"trace '{str(trace_id)[:120]}' is not served here")
         if not isinstance(trace_id, str) or not _ID_RE.match(trace_id) or trace_id.startswith("."):
-            raise TraceNotFoundError(f"'{str(trace_id)[:80]}' is not a trace id (expected NAME@8-hex)")
+            raise missing
         with self._lock:
             p = self._paths.get(trace_id)
         if p is None:
@@ -269,7 +302,7 @@ class TraceStore:
             with self._lock:
                 p = self._paths.get(trace_id)
         if p is None or not self._allowed(p):
-            raise TraceNotFoundError(f"trace '{trace_id}' is not served here")
+            raise missing
         return p
 
     # ----- loaded traces ----------------------------------------------------------------------
@@ -292,8 +325,11 @@ class TraceStore:
                 if trace_id in self._loaded:
                     self._loaded.move_to_end(trace_id)
                     return self._loaded[trace_id][0]
-            cache = None if self.is_upload(trace_id) else self._trace_cache  # uploads never reach the disk cache
-            trace = self._loader(path, dispatch_prefix=self._prefix, cache=cache)
+            if self.is_upload(trace_id):  # never the disk cache; one at a time
+                with self._upload_gate:
+                    trace = self._loader(path, dispatch_prefix=self._prefix, cache=None)
+            else:
+                trace = self._loader(path, dispatch_prefix=self._prefix, cache=self._trace_cache)
             size = trace_nbytes(trace)
             with self._lock:
                 self.loads += 1
@@ -319,9 +355,11 @@ class TraceStore:
             return list(self._loaded)
 
     def stats(self) -> dict:
-        """Served/loaded counts and memory figures, for ``/healthz``."""
+        """Served/loaded counts and memory figures, for ``/healthz`` (uploads are not counted: their
+        number is nobody else's business)."""
         with self._lock:
-            return {"traces": len(self._paths), "loaded": len(self._loaded), "loads": self.loads,
+            listed = sum(1 for t in self._paths if not self.is_upload(t))
+            return {"traces": listed, "loaded": len(self._loaded), "loads": self.loads,
                     "memory_bytes": self.memory_bytes(), "memory_limit_bytes": self.memory_limit}
 
     # ----- uploads ----------------------------------------------------------------------------
@@ -361,9 +399,13 @@ def make_upload_dir() -> Path:
 
 
 # Uploads on disk: an LRU by last use (the folder's mtime, touched on every use by any worker), kept
-# to MAX_UPLOADS files and a byte budget; one used or written in the last UPLOAD_GRACE_S is never removed.
+# to MAX_UPLOADS files and a byte budget that count uploads in progress and recent ones (see
+# dashboard.app.upload.reserve_upload); one used or written in the last UPLOAD_GRACE_S is never removed
+# to make room (the new upload is refused instead). A folder still being written and untouched for
+# UPLOAD_STALL_S is a leftover of a killed process.
 MAX_UPLOADS = 32
 UPLOAD_GRACE_S = 300
+UPLOAD_STALL_S = 3600
 _TOUCH_EVERY_S = 10
 
 
@@ -378,37 +420,71 @@ def touch_upload(folder: Path) -> None:
         pass
 
 
+@dataclass
+class UploadFolder:
+    """One upload on disk: its folder, last use (mtime, s), bytes it counts for (the file, or while
+    in progress the larger of what is written and what was reserved), the client key, whether it
+    is still being written."""
+
+    path: Path
+    mtime: float
+    bytes: int
+    client: str
+    in_progress: bool
+    removed: bool = False
+
+
+def upload_folders(upload_dir: Path) -> list[UploadFolder]:
+    """Every upload folder (a 32-hex token name) in ``upload_dir``, least recently used first."""
+    import json
+    import time
+
+    out = []
+    for sub in upload_dir.iterdir() if upload_dir.is_dir() else []:
+        if not _TOKEN_RE.match(sub.name) or sub.is_symlink() or not sub.is_dir():
+            continue
+        try:
+            st = sub.stat()
+            files = [f for f in sub.rglob("*") if f.is_file()]
+            size = sum(f.stat().st_size for f in files if f.name != ".meta.json")
+            try:
+                meta = json.loads((sub / ".meta.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                meta = {}
+            pending = (sub / ".pending").is_dir()
+            newest = max([st.st_mtime, *(f.stat().st_mtime for f in files)])
+        except OSError:  # removed meanwhile by another worker
+            continue
+        reserved = int(meta.get("reserved", 0) or 0) if pending else 0
+        stale = pending and time.time() - newest > UPLOAD_STALL_S
+        out.append(UploadFolder(sub, st.st_mtime, max(size, reserved), str(meta.get("client", "")),
+                                pending and not stale))
+    out.sort(key=lambda f: f.mtime)
+    return out
+
+
 def prune_uploads(upload_dir: Path, max_uploads: int = MAX_UPLOADS, max_bytes: int | None = None,
                   grace_s: float = UPLOAD_GRACE_S) -> list[Path]:
     """Delete the least recently used upload folders beyond ``max_uploads`` folders or ``max_bytes``
-    in all, never one used or written in the last ``grace_s`` seconds (an upload in progress, or a
-    trace someone is looking at). Safe against other threads and worker processes doing the same.
+    in all, never one used or written in the last ``grace_s`` seconds nor one being written. Safe
+    against other threads and worker processes doing the same.
 
     Returns the folders removed, oldest first.
     """
     import time
 
-    folders = []
-    for sub in upload_dir.iterdir() if upload_dir.is_dir() else []:
-        try:
-            st = sub.stat()
-            size = sum(f.stat().st_size for f in sub.iterdir())
-        except OSError:  # removed meanwhile by another worker
-            continue
-        if sub.is_dir() and not sub.is_symlink():
-            folders.append((st.st_mtime, sub, size))
-    folders.sort()
+    folders = upload_folders(upload_dir)
     now = time.time()
-    total = sum(size for _, _, size in folders)
+    total = sum(f.bytes for f in folders)
     count = len(folders)
     removed = []
-    for mtime, sub, size in folders:
+    for f in folders:
         if count <= max_uploads and (max_bytes is None or total <= max_bytes):
             break
-        if now - mtime < grace_s:
+        if f.in_progress or now - f.mtime < grace_s:
             continue
-        shutil.rmtree(sub, ignore_errors=True)
-        removed.append(sub)
+        shutil.rmtree(f.path, ignore_errors=True)
+        removed.append(f.path)
         count -= 1
-        total -= size
+        total -= f.bytes
     return removed

@@ -1,0 +1,372 @@
+"""Request guards of a shared server: which requests reach the app, and the headers every answer carries.
+
+Registered on the Flask server by ``create_app`` with one call (``register_security``). In order, for
+every request:
+
+1. **Host** (DNS rebinding): the ``Host`` header must name this machine's loopback (``localhost``,
+   ``127.0.0.1``, ``::1``, ``*.localhost``), the ``--host`` address, a name given with
+   ``--allowed-host``, or, when bound to every interface (``0.0.0.0``/``::``), this machine's host
+   name or one of its interface addresses. Anything else: 421 "unknown host". A page on another site
+   whose name was re-pointed at 127.0.0.1 therefore reads nothing.
+2. **Origin** (CSRF): a state-changing request (anything but GET/HEAD/OPTIONS: callbacks, upload)
+   whose ``Origin`` is not this server's own (or ``null``), or whose ``Sec-Fetch-Site`` says
+   ``cross-site``, is refused with 403. Requests without either header (curl, scripts) pass.
+3. **Token** (``--auth-token FILE`` or ``$TRACEDASH_AUTH_TOKEN``): without a valid session cookie, the
+   page answers 401 with a small sign-in form (POSTed to the same address) and API paths a JSON 401;
+   the form's token or ``Authorization: Bearer ...`` (scripts) is accepted and sets an HttpOnly,
+   SameSite=Strict session cookie (a browser session). ``/healthz`` stays open (it names no trace).
+4. **Callback bodies** (``/_dash-update-component``): at most ``MAX_CALLBACK_BYTES``; JSON with a
+   non-finite number (``NaN``, ``Infinity``, ``1e400``) or a malformed time window is refused with a
+   400 message before any callback runs; an exception in a callback answers JSON 500 with one line,
+   never Flask's HTML page.
+
+Every answer then gets ``Content-Security-Policy`` (scripts and styles from this server only; Dash's
+own inline scripts allowed by their SHA-256 hashes, from ``Dash.csp_hashes``), ``X-Frame-Options:
+DENY``, ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer`` and
+``Cross-Origin-Opener-Policy``/``-Resource-Policy: same-origin``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import math
+import os
+import socket
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from flask import Flask, Response, jsonify, request
+from werkzeug.exceptions import HTTPException
+
+log = logging.getLogger(__name__)
+
+CALLBACK_PATH_SUFFIX = "_dash-update-component"
+MAX_CALLBACK_BYTES = 10 * 1024**2
+CALLBACK_BODY_TIMEOUT_S = 30
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "localhost.localdomain", "ip6-localhost"})
+WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
+AUTH_ENV = "TRACEDASH_AUTH_TOKEN"
+AUTH_COOKIE = "tracedash_session"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Time-window stores a callback receives: [t0_ns, t1_ns] integers (or null). Validated before any callback.
+WINDOW_STORES = frozenset({"view-window", "current-window"})
+_MAX_NS = 2**62
+
+
+@dataclass
+class SecurityConfig:
+    """What ``register_security`` enforces.
+
+    Attributes:
+        host: the address the server is bound to (``--host``); loopback names are always allowed.
+        allowed_hosts: further names (or addresses) clients may use in ``Host`` (``--allowed-host``).
+        auth_token: the shared team token (None: no sign-in).
+        max_callback_bytes: the largest callback request body.
+    """
+
+    host: str = "127.0.0.1"
+    allowed_hosts: tuple[str, ...] = ()
+    auth_token: str | None = None
+    max_callback_bytes: int = MAX_CALLBACK_BYTES
+    _names: frozenset[str] = field(default=frozenset(), init=False, repr=False)
+
+    def __post_init__(self):
+        names = set(LOOPBACK_NAMES) | {_norm_host(h) for h in self.allowed_hosts if h}
+        bind = _norm_host(self.host or "")
+        if bind in WILDCARD_BINDS:
+            names |= _this_machine_names()
+        else:
+            names.add(bind)
+        self._names = frozenset(names)
+
+    def host_allowed(self, host_header: str) -> bool:
+        """Whether a ``Host`` header (with or without port) names this server."""
+        name = _norm_host(_strip_port(host_header or ""))
+        return bool(name) and (name in self._names or name.endswith(".localhost"))
+
+
+def _norm_host(name: str) -> str:
+    return name.strip().strip("[]").rstrip(".").lower()
+
+
+def _strip_port(host: str) -> str:
+    host = host.strip()
+    if host.startswith("["):  # [::1]:8050
+        return host[1:host.find("]")] if "]" in host else host
+    if host.count(":") == 1:
+        return host.split(":", 1)[0]
+    return host  # a bare IPv6 address or no port
+
+
+def _this_machine_names() -> set[str]:
+    """This machine's host names and interface addresses (for a server bound to every interface)."""
+    names = {socket.gethostname().lower(), socket.getfqdn().lower()}
+    try:
+        import psutil
+
+        for addrs in psutil.net_if_addrs().values():
+            for a in addrs:
+                if a.family in (socket.AF_INET, socket.AF_INET6):
+                    names.add(a.address.split("%", 1)[0].lower())
+    except Exception:  # noqa: BLE001 - no interface list: host names and loopback only
+        pass
+    return {_norm_host(n) for n in names if n}
+
+
+def read_token(path: str | os.PathLike | None) -> str | None:
+    """The team token: the first line of ``path`` (``--auth-token FILE``), else ``$TRACEDASH_AUTH_TOKEN``.
+
+    Raises:
+        ValueError: the file cannot be read, or the token is shorter than 16 characters.
+    """
+    token = None
+    if path:
+        try:
+            token = Path(path).read_text(encoding="utf-8").strip().splitlines()[0].strip()
+        except (OSError, UnicodeDecodeError, IndexError):
+            raise ValueError(f"{path}: cannot read a token from this file (one line, UTF-8)") from None
+    elif os.environ.get(AUTH_ENV):
+        token = os.environ[AUTH_ENV].strip()
+    if token is not None and len(token) < 16:
+        raise ValueError("the auth token must have at least 16 characters (e.g. `openssl rand -hex 16`)")
+    return token
+
+
+def _session_value(token: str) -> str:
+    return hmac.new(token.encode("utf-8"), b"tracedash session v1", hashlib.sha256).hexdigest()
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"non-finite number {name}")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number out of range ({text[:20]})")
+    return value
+
+
+def parse_callback_body(raw: bytes) -> dict:
+    """The JSON body of a Dash callback request, refusing what no page sends.
+
+    Raises:
+        ValueError: not UTF-8 JSON object, a non-finite number (``NaN``, ``Infinity``, ``1e400``),
+            or a time-window store that is not null or ``[t0_ns, t1_ns]`` integers with t0 < t1.
+    """
+    try:
+        body = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
+    except UnicodeDecodeError:
+        raise ValueError("the request body is not UTF-8") from None
+    except RecursionError:
+        raise ValueError("the request body is nested too deeply") from None
+    if not isinstance(body, dict):
+        raise ValueError("a callback request is a JSON object")
+    for group in ("inputs", "state"):
+        items = body.get(group) or []
+        if not isinstance(items, list):
+            raise ValueError(f"'{group}' must be a list")
+        for item in items:
+            for ref in item if isinstance(item, list) else [item]:  # pattern-matching inputs come as lists
+                if isinstance(ref, dict) and isinstance(ref.get("id"), str) and ref["id"] in WINDOW_STORES and "value" in ref:
+                    check_window(ref["id"], ref["value"])
+    return body
+
+
+def check_window(name: str, value) -> None:
+    """A time window from the page: None, or ``[t0_ns, t1_ns]`` whole numbers, |t| < 2**62, t0 < t1.
+
+    Raises:
+        ValueError: anything else, naming the store.
+    """
+    if value is None:
+        return
+    ok = (isinstance(value, list) and len(value) == 2
+          and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                  and float(v).is_integer() and abs(v) < _MAX_NS for v in value)
+          and value[0] < value[1])
+    if not ok:
+        raise ValueError(f"{name}: expected null or [t0_ns, t1_ns] (integers, t0 < t1), got {str(value)[:60]}")
+
+
+def content_security_policy(script_hashes: list[str]) -> str:
+    """The CSP of every answer: scripts, styles, fonts, images and connections from this server only.
+
+    ``script_hashes``: ``'sha256-...'`` sources of the Dash pages' inline scripts. Styles allow
+    ``'unsafe-inline'`` (Plotly and AG Grid set element styles and insert style rules at run time;
+    styles cannot run code). Images allow ``data:``/``blob:`` (Plotly's "download plot" and the SVG
+    export build them in the page).
+    """
+    scripts = " ".join(["'self'", *sorted(set(script_hashes))])
+    return ("default-src 'self'; "
+            f"script-src {scripts}; "
+            "style-src 'self' 'unsafe-inline'; "
+            "img-src 'self' data: blob:; "
+            "font-src 'self' data:; "
+            "connect-src 'self'; "
+            "worker-src 'self' blob:; "
+            "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+
+
+SECURITY_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+
+
+def _plain(status: int, message: str) -> Response:
+    return Response(message + "\n", status=status, mimetype="text/plain")
+
+
+def _json_error(status: int, message: str) -> Response:
+    resp = jsonify({"error": message})
+    resp.status_code = status
+    return resp
+
+
+_SIGN_IN = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>tracedash · sign in</title></head>
+<body style="font-family: sans-serif; margin: 4em auto; max-width: 32em">
+<h1>tracedash</h1><p>This server asks for the team's access token once per browser session.</p>
+<form method="post" action="{action}"><label>Token <input name="token" type="password" autofocus
+ autocomplete="current-password" size="40"></label> <button type="submit">Open</button></form>
+{note}</body></html>"""
+
+
+def _sign_in_page(bad: bool) -> Response:
+    note = "<p role=\"alert\">That token is not right.</p>" if bad else ""
+    html = _SIGN_IN.format(action=escape(request.full_path.rstrip("?")), note=note)
+    return Response(html, status=401, mimetype="text/html")
+
+
+def register_security(server: Flask, dash_apps: list, config: SecurityConfig | None = None) -> None:
+    """Install the request guards and answer headers described in the module docstring on ``server``.
+
+    ``dash_apps``: the Dash apps served by ``server`` (their inline scripts' hashes go into the CSP;
+    the list may grow after this call, e.g. the compare page).
+    """
+    config = config or SecurityConfig()
+    server.config["TRACEDASH_SECURITY"] = config
+    session = _session_value(config.auth_token) if config.auth_token else None
+
+    def check_host():
+        if not config.host_allowed(request.host):
+            return _plain(421, "this server does not answer to that host name (use its own address, or start "
+                               "it with --allowed-host NAME)")
+        return None
+
+    def check_token():
+        if session is None or request.path.endswith("/healthz"):
+            return None
+        if hmac.compare_digest(request.cookies.get(AUTH_COOKIE, ""), session):
+            return None
+        given, form = None, False
+        auth = request.headers.get("Authorization", "")
+        if auth.startswith("Bearer "):
+            given = auth[7:].strip()
+        elif request.method == "POST" and request.mimetype == "application/x-www-form-urlencoded":
+            given, form = request.form.get("token"), True
+        if given is not None and hmac.compare_digest(given.encode(), config.auth_token.encode()):
+            if form:  # the sign-in form: back to the page asked for, with the session cookie
+                resp = Response(status=303, headers={"Location": request.full_path.rstrip("?")})
+                resp.set_cookie(AUTH_COOKIE, session, httponly=True, samesite="Strict", path="/",
+                                secure=request.is_secure)
+                return resp
+            request.environ["tracedash.new_session"] = True
+            return None
+        if form or (request.method in SAFE_METHODS and request.accept_mimetypes.accept_html):
+            return _sign_in_page(bad=given is not None)
+        return _json_error(401, "this server needs the team's access token (open the page to sign in)")
+
+    def check_origin():
+        if request.method in SAFE_METHODS:
+            return None
+        origin = request.headers.get("Origin")
+        if request.headers.get("Sec-Fetch-Site") == "cross-site":
+            return _json_error(403, "refused: the request comes from another site")
+        if origin is None:
+            return None  # not a browser's cross-origin request (browsers send Origin on every POST)
+        parts = urlsplit(origin)
+        if origin == "null" or not parts.netloc or parts.netloc.lower() != request.host.lower():
+            return _json_error(403, "refused: the request comes from another site")
+        return None
+
+    def check_callback():
+        if request.method != "POST" or not request.path.endswith(CALLBACK_PATH_SUFFIX):
+            return None
+        length = request.content_length
+        if length is not None and length > config.max_callback_bytes:
+            return _json_error(413, f"a callback request over {config.max_callback_bytes // 1024**2} MiB is refused")
+        from dashboard.server import read_deadline
+
+        timer, fired = read_deadline(request.environ, CALLBACK_BODY_TIMEOUT_S)  # a trickled body holds no thread long
+        try:
+            raw = request.stream.read(config.max_callback_bytes + 1)
+        except Exception:  # noqa: BLE001 - cut off (or stopped by the deadline)
+            raw = None
+        finally:
+            timer.cancel()
+        if raw is None or fired.is_set():
+            return _json_error(408 if fired.is_set() else 400, "the callback request did not arrive in full")
+        if len(raw) > config.max_callback_bytes:
+            return _json_error(413, f"a callback request over {config.max_callback_bytes // 1024**2} MiB is refused")
+        try:
+            body = parse_callback_body(raw)
+        except ValueError as exc:
+            return _json_error(400, f"refused a malformed callback request: {exc}")
+        request.environ["tracedash.callback_body"] = raw
+        # Dash reads the body through Flask's cached JSON: give it the parsed value, never re-read the stream.
+        request._cached_json = (body, body)  # noqa: SLF001 - Flask's documented cache slot for get_json
+        return None
+
+    @server.before_request
+    def guard():
+        for check in (check_host, check_origin, check_token, check_callback):
+            answer = check()
+            if answer is not None:
+                return answer
+        return None
+
+    csp_cache: dict[tuple, str] = {}
+
+    def csp() -> str:
+        hashes: list[str] = []
+        for app in dash_apps:
+            try:
+                hashes.extend(app.csp_hashes())
+            except Exception:  # noqa: BLE001 - an app not set up yet has no inline scripts
+                pass
+        key = tuple(sorted(set(hashes)))
+        if key not in csp_cache:
+            csp_cache[key] = content_security_policy(list(key))
+        return csp_cache[key]
+
+    @server.after_request
+    def headers(resp: Response) -> Response:
+        resp.headers["Content-Security-Policy"] = csp()
+        for k, v in SECURITY_HEADERS.items():
+            resp.headers.setdefault(k, v)
+        if request.environ.get("tracedash.new_session") and session is not None:
+            resp.set_cookie(AUTH_COOKIE, session, httponly=True, samesite="Strict", path="/",
+                            secure=request.is_secure)
+        return resp
+
+    @server.errorhandler(Exception)
+    def any_error(exc):
+        """Every error answers one line: JSON on API paths, plain text elsewhere; never a traceback."""
+        if isinstance(exc, HTTPException):
+            status, message = exc.code or 500, exc.description or exc.name
+            if status == 404:
+                message = "not found"
+        else:
+            log.exception("request %s %s failed", request.method, request.path)
+            status, message = 500, "internal error on the server (see the server log)"
+        api = request.method != "GET" or request.path.endswith(("healthz", "_dash-layout", "_dash-dependencies"))
+        return _json_error(status, message) if api else _plain(status, message)

@@ -1,0 +1,59 @@
+"""Issue #14, 7: under the Content-Security-Policy the pages still work in Chromium (figures draw, tables fill,
+zoom updates) with no CSP violation, and the page cannot be framed by another page."""
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from dashboard.app import create_app
+
+pytestmark = pytest.mark.browser
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+NCCL = DATA / "nsys" / "nsys2026.2_2gpu_nccl_after.sqlite"
+KINETO = Path(__file__).resolve().parents[2] / "sample_traces" / "h100_qwen1.5_0.5b_chat.json.gz"
+
+WATCH = """() => { window.__csp = [];
+  document.addEventListener('securitypolicyviolation',
+    e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + (e.sample || ''))); }"""
+
+
+@pytest.fixture
+def app_dir(tmp_path):
+    d = tmp_path / "served"
+    d.mkdir()
+    (d / "nccl.sqlite").write_bytes(NCCL.read_bytes())
+    (d / "qwen.json.gz").write_bytes(KINETO.read_bytes())
+    return d
+
+
+def test_pages_work_under_the_csp_without_violations(page: Page, serve, app_dir, console_errors):
+    base = serve(create_app(trace_dirs=[app_dir]))
+    page.add_init_script(f"({WATCH})()")
+    resp = page.goto(base + "/")
+    csp = resp.headers["content-security-policy"]
+    assert "script-src 'self' 'sha256-" in csp and "'unsafe-eval'" not in csp and "frame-ancestors 'none'" in csp
+    expect(page.locator("#overview")).to_contain_text("GPU", timeout=60000)
+    for graph in ("#timeline", "#gantt"):  # Plotly drew its SVG
+        expect(page.locator(f"{graph} .main-svg").first).to_be_attached(timeout=60000)
+    page.wait_for_function("() => document.querySelectorAll('#timeline .cartesianlayer path').length > 50",
+                           timeout=60000)  # lanes drawn
+    expect(page.locator("#kernel-table .ag-row").first).to_be_visible(timeout=60000)
+    page.wait_for_timeout(1000)
+    assert page.evaluate("() => window.__csp") == []
+    page.goto(base + "/compare/")
+    expect(page.locator("#cmp-cards")).to_contain_text("Regression gate", timeout=60000)
+    expect(page.locator("#cmp-step .main-svg, .js-plotly-plot .main-svg").first).to_be_attached(timeout=60000)
+    page.wait_for_timeout(1000)
+    assert page.evaluate("() => window.__csp") == []
+    assert [e for e in console_errors if "Content Security Policy" in e or "Refused" in e] == []
+
+
+def test_a_framing_page_gets_nothing(page: Page, serve, app_dir, tmp_path):
+    base = serve(create_app(trace_dirs=[app_dir]))
+    page.goto(base + "/healthz")  # any page of another origin would do; a data: page frames the dashboard
+    page.set_content(f'<iframe id="f" src="{base}/" width="800" height="600"></iframe>')
+    page.wait_for_timeout(3000)
+    frame = page.frame_locator("#f")
+    expect(frame.locator("#overview")).to_have_count(0)

@@ -1,0 +1,411 @@
+"""Issue #14: a shared server lets in only what belongs. Each test drives a real `tracedash serve` on
+loopback (a random port) with the request that showed the fault, numbered as in the issue."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import psutil
+import pytest
+import requests
+from paths import NSYS_DIR, SEED
+from test_app import update_payload
+
+GRAPH = NSYS_DIR / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite"
+MiB = 1024**2
+HEADERS = {"X-Requested-With": "tracedash"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A `tracedash serve` subprocess on 127.0.0.1 with its own TMPDIR (where its uploads go)."""
+
+    def __init__(self, tmp: Path, *args: str):
+        self.traces = tmp / "traces"
+        self.tmp = tmp / "tmp"
+        self.traces.mkdir()
+        self.tmp.mkdir()
+        shutil.copy(SEED, self.traces / "seed.json")
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.args = args
+        self.proc = None
+
+    def start(self) -> Server:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "dashboard", "serve", "--trace-dir", str(self.traces), "--port", str(self.port),
+             "--no-cache", *self.args], env={**os.environ, "TMPDIR": str(self.tmp)},
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"server exited: {self.proc.stderr.read()}")
+            try:
+                requests.get(self.base + "/healthz", timeout=2)
+                return self
+            except requests.RequestException:
+                time.sleep(0.3)
+        raise AssertionError("server did not come up")
+
+    def stop(self) -> str:
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.communicate(timeout=30)[1]
+
+    @property
+    def upload_dir(self) -> Path:
+        return next(self.tmp.glob("tracedash-uploads-*"))
+
+    def stored(self) -> list[Path]:
+        """Everything in the upload folder except its lock files."""
+        return [p for p in self.upload_dir.iterdir() if p.name not in (".lock", ".load.lock")]
+
+    def rss(self) -> int:
+        proc = psutil.Process(self.proc.pid)
+        return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
+
+    def upload(self, data: bytes, name: str, **headers) -> requests.Response:
+        return requests.post(self.base + "/upload", data=data, timeout=120,
+                             headers={**HEADERS, "X-Trace-Name": quote(name), **headers})
+
+    def view(self, trace_id: str, **kw) -> requests.Response:
+        return requests.post(self.base + "/_dash-update-component", json=update_payload(trace_id), timeout=120, **kw)
+
+    def listed(self) -> list[str]:
+        layout = requests.get(self.base + "/_dash-layout", timeout=30).text
+        return list(dict.fromkeys(re.findall(r'"value": ?"([^"]+@[0-9a-f]{32})"', layout)))
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    srv = Server(tmp_path_factory.mktemp("one"), "--max-upload", "3M", "--upload-space", "8M",
+                 "--max-unzipped", "80M", "--upload-memory", "400M").start()
+    yield srv
+    srv.stop()
+
+
+def _clear_uploads(server: Server) -> None:
+    for p in server.stored():
+        shutil.rmtree(p, ignore_errors=True)
+
+
+# ----- 1. upload disk cap ---------------------------------------------------------------------------
+
+def test_1_parallel_uploads_never_exceed_the_cap_recent_ones_included(server):
+    _clear_uploads(server)
+    data = GRAPH.read_bytes()  # 0.5 MiB; space 8 MiB, one client may take half: 4 MiB = 7 uploads
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda i: server.upload(data + b"\0" * i, f"r{i}.sqlite"), range(16)))
+    codes = [a.status_code for a in answers]
+    assert set(codes) <= {200, 429, 507} and codes.count(200) >= 1
+    refused = [a.json()["error"] for a in answers if a.status_code != 200]
+    assert all("share of this server's upload space" in e or "busy with other uploads" in e for e in refused)
+    folders = server.stored()
+    assert len(folders) == codes.count(200) <= 7
+    assert sum(f.stat().st_size for p in folders for f in p.rglob("*") if f.is_file()) <= 4 * MiB
+    # sequentially, once this client's share is used, the next one is refused with a message
+    while (r := server.upload(data + b"\1", "more.sqlite")).status_code == 200:
+        pass
+    assert r.status_code == 429 and "at most" in r.json()["error"]
+    _clear_uploads(server)
+
+
+def test_1_a_full_disk_refuses_before_writing(tmp_path, monkeypatch):
+    import shutil as sh
+
+    from dashboard.app import create_app
+
+    (tmp_path / "t").mkdir()
+    shutil.copy(SEED, tmp_path / "t" / "seed.json")
+    app = create_app(trace_dirs=[tmp_path / "t"])
+    real = sh.disk_usage
+    monkeypatch.setattr(sh, "disk_usage", lambda p: real(p)._replace(free=100 * MiB))
+    resp = app.server.test_client().post("/upload", data=GRAPH.read_bytes(),
+                                         headers={**HEADERS, "X-Trace-Name": "g.sqlite"})
+    assert resp.status_code == 507 and "disk is nearly full" in resp.get_json()["error"]
+    store = app.server.config["TRACE_STORE"]
+    assert [p for p in store.upload_dir.iterdir() if not p.name.startswith(".")] == []
+
+
+# ----- 2. memory from .json.gz uploads ----------------------------------------------------------------
+
+def _kineto(events: int, pad: int = 0) -> bytes:
+    ev = [{"ph": "X", "cat": "kernel", "name": f"k{i % 97}", "pid": 0, "tid": 7, "ts": i * 2.0, "dur": 1.0,
+           "args": {"device": 0, "stream": 7, "correlation": i}} for i in range(events)]
+    return json.dumps({"traceEvents": ev}).encode() + b" " * pad
+
+
+def test_2_gzip_expanding_past_max_unzipped_is_refused(server):
+    _clear_uploads(server)
+    bomb = gzip.compress(_kineto(10, pad=90 * MiB), 9)  # 90 MiB unzipped, > 80M --max-unzipped, ~1000x
+    resp = server.upload(bomb, "bomb.json.gz")
+    assert resp.status_code == 415
+    assert "expands to more than this server accepts for an upload (80 MiB unzipped" in resp.json()["error"]
+    assert server.stored() == []
+
+
+def test_2_a_trace_needing_more_memory_than_allowed_is_refused_in_a_child(server):
+    _clear_uploads(server)
+    data = gzip.compress(_kineto(400_000), 6)  # ~60 MiB of JSON, over 400 MiB once parsed into objects
+    assert len(data) < 3 * MiB
+    before = server.rss()
+    peak = [before]
+    stop = threading.Event()
+
+    def sample():
+        proc = psutil.Process(server.proc.pid)
+        while not stop.is_set():
+            try:
+                peak[0] = max(peak[0], sum(p.memory_info().rss for p in [proc, *proc.children()]
+                                           if "upload_check" not in " ".join(p.cmdline())))
+            except psutil.Error:
+                pass
+            time.sleep(0.05)
+
+    t = threading.Thread(target=sample)
+    t.start()
+    try:
+        resp = server.upload(data, "big.json.gz")
+    finally:
+        stop.set()
+        t.join()
+    assert resp.status_code == 415, resp.text
+    assert "needs more than the 400 MiB of memory this server allows for an upload" in resp.json()["error"]
+    assert peak[0] - before < 100 * MiB  # the server itself did not parse it
+    assert server.stored() == []
+
+
+# ----- 3. slow clients --------------------------------------------------------------------------------
+
+def test_3_slow_clients_do_not_stall_the_workers(tmp_path):
+    srv = Server(tmp_path, "--workers", "2").start()
+    socks, stop = [], threading.Event()
+    try:
+        for _ in range(10):
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.sendall(b"POST /_dash-update-component HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: 1000000\r\n\r\n")
+            socks.append(s)
+
+        def trickle():
+            while not stop.wait(2):
+                for s in socks:
+                    try:
+                        s.sendall(b" ")
+                    except OSError:
+                        pass
+
+        t = threading.Thread(target=trickle, daemon=True)
+        t.start()
+        latencies = []
+        for _ in range(10):
+            t0 = time.perf_counter()
+            assert requests.get(srv.base + "/healthz", timeout=5, headers={"Connection": "close"}).ok
+            latencies.append(time.perf_counter() - t0)
+            time.sleep(0.5)
+        assert max(latencies) < 1.0, latencies
+        assert "kernel" in srv.view(srv.listed()[0]).text.lower()
+    finally:
+        stop.set()
+        for s in socks:
+            s.close()
+        srv.stop()
+
+
+# ----- 4. Host and Origin -------------------------------------------------------------------------------
+
+def test_4_a_foreign_host_reads_nothing(server):
+    resp = requests.get(server.base + "/_dash-layout", headers={"Host": "evil.example"}, timeout=10)
+    assert resp.status_code == 421 and "seed.json" not in resp.text
+    assert requests.get(server.base + "/", headers={"Host": "evil.example:8050"}, timeout=10).status_code == 421
+    for host in (f"127.0.0.1:{server.port}", f"localhost:{server.port}", "app.localhost"):
+        assert requests.get(server.base + "/_dash-layout", headers={"Host": host}, timeout=10).status_code == 200
+
+
+def test_4_allowed_host_is_let_in(tmp_path):
+    srv = Server(tmp_path, "--allowed-host", "dash.team.example").start()
+    try:
+        ok = requests.get(srv.base + "/_dash-layout", headers={"Host": "dash.team.example:443"}, timeout=10)
+        assert ok.status_code == 200 and "seed.json" in ok.text
+        assert requests.get(srv.base + "/", headers={"Host": "other.example"}, timeout=10).status_code == 421
+    finally:
+        srv.stop()
+
+
+def test_4_state_changing_requests_from_another_origin_are_refused(server):
+    tid = server.listed()[0]
+    foreign = server.view(tid, headers={"Origin": "http://evil.example"})
+    assert foreign.status_code == 403 and "another site" in foreign.json()["error"]
+    assert server.view(tid, headers={"Origin": "null"}).status_code == 403
+    assert server.view(tid, headers={"Sec-Fetch-Site": "cross-site"}).status_code == 403
+    assert server.view(tid, headers={"Origin": server.base}).status_code == 200
+    up = server.upload(SEED.read_bytes(), "s.json", Origin="http://evil.example")
+    assert up.status_code == 403 and server.stored() == []
+
+
+# ----- 5. upload links are secret; one answer for every unknown id -------------------------------------------
+
+def test_5_upload_ids_are_random_tokens_and_bad_ids_get_one_answer(server):
+    _clear_uploads(server)
+    traces = requests.get(server.base + "/healthz", timeout=10).json()["traces"]
+    a = server.upload(SEED.read_bytes(), "seed.json").json()["trace"]
+    b = server.upload(SEED.read_bytes(), "seed.json").json()["trace"]
+    served = server.listed()[0]
+    assert re.fullmatch(r"seed\.json@[0-9a-f]{32}", a) and len({a, b, served}) == 3  # same content, 3 ids
+    assert a not in server.listed() and "17.458 s" in server.view(a).text
+    assert requests.get(server.base + "/healthz", timeout=10).json()["traces"] == traces == 1  # no upload count
+    answers = {}
+    for tid in ("seed.json@" + "0" * 32, "seed.json@00000000", "nothing.json@" + "0" * 32,
+                a[:-1] + ("0" if a[-1] != "0" else "1"), "../x@" + "0" * 32):
+        body = server.view(tid).text.replace("\\u002f", "/")
+        answers[tid] = body.replace(tid, "ID")
+    assert len(set(answers.values())) == 1 and "is not served here" in next(iter(answers.values()))
+    _clear_uploads(server)
+
+
+# ----- 6. ids hash the whole content -------------------------------------------------------------------
+
+def test_6_files_alike_in_size_and_first_64_kib_get_different_ids(tmp_path):
+    srv = Server(tmp_path)
+    text = SEED.read_text()
+    assert '"kernel_count": 107899' in text
+    (srv.traces / "seed.json").unlink()
+    assert text.startswith("{")
+    (srv.traces / "a.json").write_text("{" + " " * 70_000 + text[1:])
+    (srv.traces / "b.json").write_text("{" + " " * 70_000 + text[1:].replace('"kernel_count": 107899',
+                                                                            '"kernel_count": 207899'))
+    srv.start()
+    try:
+        ids = srv.listed()
+        assert len(ids) == 2 and ids[0].split("@")[1] != ids[1].split("@")[1]
+        bodies = [srv.view(t, headers={"Connection": "close"}).text for t in ids]
+        assert "107,899" in bodies[0] and "207,899" in bodies[1]
+    finally:
+        srv.stop()
+
+
+# ----- 7. security headers on every route -------------------------------------------------------------------
+
+def test_7_every_answer_forbids_framing_and_sniffing(server):
+    answers = [requests.get(server.base + p, timeout=30) for p in
+               ("/", "/_dash-layout", "/_dash-dependencies", "/assets/tracedash.css", "/healthz", "/compare/",
+                "/no/such/page", "/assets/../../etc/passwd")]
+    answers.append(server.upload(b"", "e.json"))
+    answers.append(server.view(server.listed()[0]))
+    for r in answers:
+        csp = r.headers.get("Content-Security-Policy", "")
+        assert "frame-ancestors 'none'" in csp and "default-src 'self'" in csp, r.url
+        assert "script-src 'self' 'sha256-" in csp and "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
+        assert r.headers["X-Frame-Options"] == "DENY" and r.headers["X-Content-Type-Options"] == "nosniff"
+        assert r.headers["Referrer-Policy"] == "no-referrer"
+
+
+# ----- 8. leftovers and leaks --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sent", [1_500_000, 300_000])  # past the server's read-ahead (the app reads), within it
+def test_8_a_body_shorter_than_its_length_leaves_nothing(server, sent):
+    _clear_uploads(server)
+    with socket.create_connection(("127.0.0.1", server.port)) as s:
+        s.sendall(f"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Requested-With: tracedash\r\nX-Trace-Name: cut.sqlite"
+                  f"\r\nContent-Length: 2000000\r\n\r\n".encode() + (GRAPH.read_bytes() * 3)[:sent])
+        s.shutdown(socket.SHUT_WR)
+        s.settimeout(30)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+            if b"cut off" in answer:
+                break
+        answer = answer.decode(errors="replace")
+    assert answer.startswith("HTTP/1.1 400") and "cut off" in answer
+    time.sleep(0.5)
+    assert server.stored() == []
+
+
+def test_8_names_are_bounded_in_bytes_and_errors_carry_no_path(server):
+    _clear_uploads(server)
+    resp = server.upload(b"not a trace at all", "é" * 200 + ".sqlite")
+    assert resp.status_code == 415
+    err = resp.json()["error"]
+    assert str(server.tmp) not in err and "/tmp" not in err and "Errno" not in err
+    assert err.startswith("é" * 56 + ".sqlite: ")
+    ok = server.upload(SEED.read_bytes(), "notes.part")  # a name that looks like a temporary file still opens
+    assert ok.status_code == 200 and "17.458 s" in server.view(ok.json()["trace"]).text
+    _clear_uploads(server)
+
+
+@pytest.mark.parametrize("window, message", [
+    (["a", "b"], "view-window: expected null or [t0_ns, t1_ns]"),
+    ("[1e400, 2e400]", "number out of range"),
+    ("[NaN, 1]", "non-finite number NaN"),
+    ([5, 1], "view-window: expected null or [t0_ns, t1_ns]"),
+])
+def test_8_malformed_callback_inputs_get_a_message_not_a_500(server, window, message):
+    payload = update_payload(server.listed()[0])
+    payload["inputs"][5]["value"] = "__W__" if isinstance(window, str) else window
+    body = json.dumps(payload).replace('"__W__"', window if isinstance(window, str) else "")
+    resp = requests.post(server.base + "/_dash-update-component", data=body, timeout=30,
+                         headers={"Content-Type": "application/json"})
+    assert resp.status_code == 400 and message in resp.json()["error"]
+
+
+def test_8_callback_bodies_over_10_mib_are_refused_unread(server):
+    t0 = time.perf_counter()
+    resp = requests.post(server.base + "/_dash-update-component", data=b"[" + b"1," * (6 * MiB) + b"1]",
+                         timeout=60, headers={"Content-Type": "application/json"})
+    assert resp.status_code == 413 and "10 MiB" in resp.json()["error"]
+    assert time.perf_counter() - t0 < 10
+
+
+# ----- 9. uploads never run nsys unless asked ---------------------------------------------------------------
+
+def test_9_nsys_reports_are_refused_by_upload_by_default(server):
+    _clear_uploads(server)
+    resp = server.upload(b"NVIDIA Tegra Profiler Report" + b"\0" * 4096, "run.nsys-rep")
+    assert resp.status_code == 415
+    err = resp.json()["error"]
+    assert "not accepted by upload on this server" in err and "nsys export --type sqlite" in err
+    assert "version" not in err and server.stored() == []
+
+
+# ----- the team token --------------------------------------------------------------------------------------
+
+def test_auth_token_is_asked_once_per_browser_session(tmp_path):
+    token = "s3cret-team-token-0123456789"
+    (tmp_path / "token").write_text(token + "\n")
+    srv = Server(tmp_path, "--auth-token", str(tmp_path / "token")).start()
+    try:
+        page = requests.get(srv.base + "/?trace=x", headers={"Accept": "text/html"}, timeout=10)
+        assert page.status_code == 401 and 'name="token"' in page.text and "seed.json" not in page.text
+        assert requests.get(srv.base + "/_dash-layout", timeout=10).status_code == 401
+        assert requests.get(srv.base + "/healthz", timeout=10).ok  # a proxy's health check needs no token
+        bad = requests.post(srv.base + "/?trace=x", data={"token": "wrong"}, timeout=10, allow_redirects=False)
+        assert bad.status_code == 401 and "not right" in bad.text
+        s = requests.Session()
+        good = s.post(srv.base + "/?trace=x", data={"token": token}, timeout=10, allow_redirects=False)
+        assert good.status_code == 303 and good.headers["Location"] == "/?trace=x"
+        cookie = good.headers["Set-Cookie"]
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Expires" not in cookie
+        assert token not in cookie
+        assert s.get(srv.base + "/_dash-layout", timeout=10).status_code == 200
+        bearer = requests.get(srv.base + "/_dash-layout", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+        assert bearer.status_code == 200 and "seed.json" in bearer.text
+    finally:
+        srv.stop()
