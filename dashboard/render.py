@@ -95,6 +95,7 @@ def options_from_state(state) -> ViewOptions:
 
 _MEMO: dict[int, tuple[weakref.ref, "OrderedDict"]] = {}
 _MEMO_LOCK = threading.Lock()
+_COMPUTING: dict[tuple, threading.Lock] = {}
 MEMO_ENTRIES = 48  # derived results kept per trace (least recently used dropped first)
 
 
@@ -102,24 +103,42 @@ def memo(trace, key: tuple, compute):
     """``compute()`` for ``trace`` and ``key``, computed once and kept while the trace lives.
 
     Keyed by the trace object (traces are immutable values) and ``key`` (the fields the result
-    depends on). Thread-safe; two threads asking at once may both compute (the result is the same).
+    depends on). Thread-safe: threads asking for the same key at once wait for one computation.
+    At most ``MEMO_ENTRIES`` results per trace (least recently used dropped first).
     """
     tid = id(trace)
-    with _MEMO_LOCK:
+
+    def lookup():
         hit = _MEMO.get(tid)
         if hit is not None and hit[0]() is trace and key in hit[1]:
             hit[1].move_to_end(key)
-            return hit[1][key]
-    value = compute()
+            return True, hit[1][key]
+        return False, None
+
     with _MEMO_LOCK:
-        for k in [k for k, (ref, _) in _MEMO.items() if ref() is None]:
-            del _MEMO[k]
-        hit = _MEMO.get(tid)
-        if hit is None or hit[0]() is not trace:
-            hit = _MEMO[tid] = (weakref.ref(trace), OrderedDict())
-        hit[1][key] = value
-        while len(hit[1]) > MEMO_ENTRIES:
-            hit[1].popitem(last=False)
+        found, value = lookup()
+        if found:
+            return value
+        gate = _COMPUTING.setdefault((tid, key), threading.Lock())
+    with gate:  # views rendered at once (one Dash request each) wait for the first to compute it
+        with _MEMO_LOCK:
+            found, value = lookup()
+        if found:
+            return value
+        try:
+            value = compute()
+            with _MEMO_LOCK:
+                for k in [k for k, (ref, _) in _MEMO.items() if ref() is None]:
+                    del _MEMO[k]
+                hit = _MEMO.get(tid)
+                if hit is None or hit[0]() is not trace:
+                    hit = _MEMO[tid] = (weakref.ref(trace), OrderedDict())
+                hit[1][key] = value
+                while len(hit[1]) > MEMO_ENTRIES:
+                    hit[1].popitem(last=False)
+        finally:
+            with _MEMO_LOCK:
+                _COMPUTING.pop((tid, key), None)
     return value
 
 
@@ -227,21 +246,37 @@ def _phase_view(trace: LoadedTrace, options: ViewOptions) -> PhaseView:
         keep = overlapping(d, *w)
         d = clip_dispatches(d, *w).reset_index(drop=True)
         phases = phases[keep].reset_index(drop=True)
-        trace = windowed(trace, w)
     stats = ph.phase_stats(d, phases)
-    b = trace.bundle
+    b = windowed(trace, w).bundle
     if b is None or b.kernels.empty or d.empty:
         return PhaseView(d, phases, stats, auto, threshold)
-    attribution = attribute_kernels(b.kernels, b.api_calls, d)
-    metrics = dispatch_metrics(d, b.kernels, attribution)
+    attribution, metrics, categories = attributed(trace, options.dispatch_prefix, w, d)
     by_phase = metrics.assign(phase=phases.to_numpy()).groupby("phase")
     busy = by_phase["gpu_busy_ns"].sum()
     stats = stats.assign(gpu_busy_ns=stats["phase"].map(busy).fillna(0).astype("int64"))
     stats["gpu_busy_pct"] = (100.0 * stats["gpu_busy_ns"] / stats["total_ns"].where(stats["total_ns"] > 0)).fillna(0.0)
     stats["unattributed_kernels"] = int((attribution == UNATTRIBUTED).sum())
     category_time = phase_category_time(b.kernels, attribution, pd.Series(phases.to_numpy(), index=d["index"]),
-                                        categorize_kernels(b.kernels)["category"])
+                                        categories)
     return PhaseView(d, phases, stats, auto, threshold, metrics, category_time)
+
+
+def attributed(trace: LoadedTrace, prefix: str, window: tuple[int, int] | None, dispatches: pd.DataFrame):
+    """``(attribution, dispatch metrics, kernel categories)`` of the (window's) kernels for the
+    dispatches of ``prefix``: they do not depend on the phase threshold, so they are computed
+    once per (prefix, window) and a threshold change only re-splits the phases."""
+    def compute():
+        b = windowed(trace, window).bundle
+        attribution = attribute_kernels(b.kernels, b.api_calls, dispatches)
+        return attribution, dispatch_metrics(dispatches, b.kernels, attribution), kernel_categories(trace, window)
+
+    return memo(trace, ("attributed", prefix, window), compute)
+
+
+def kernel_categories(trace: LoadedTrace, window: tuple[int, int] | None = None) -> pd.Series:
+    """Category of every kernel row of the (window's) trace (``categorize_kernels``), memoised."""
+    return memo(trace, ("categories", window), lambda: categorize_kernels(windowed(trace, window).bundle.kernels)[
+        "category"])
 
 
 def time_extent(trace: LoadedTrace, dispatches: pd.DataFrame) -> tuple[int, int] | None:

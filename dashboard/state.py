@@ -254,6 +254,7 @@ class Field:
     control: tuple[str, str] | None = None
     to_control: Callable[[Any], Any] = lambda v: v
     from_control: Callable[[Any], Any] | None = None
+    invalid: str = "not a valid value"  # what the link's warning says of a bad value
 
     @property
     def default(self):
@@ -291,7 +292,8 @@ def _devices_from_control(raw):
 # Control ids are the app's (dashboard/app/ids.py); kept here as strings so this module stays stdlib-only.
 FIELDS: tuple[Field, ...] = (
     Field("trace", "trace", "trace id: file name + short content hash (never a path)", _parse_trace,
-          control=("trace-picker", "value"), from_control=lambda r: _parse_trace(str(r or ""))),
+          control=("trace-picker", "value"), from_control=lambda r: _parse_trace(str(r or "")),
+          invalid="not a trace id (expected NAME@8-hex)"),
     Field("tab", "tab", "the open table: " + ", ".join(TABS), _choice(TABS), control=("table-tabs", "value")),
     Field("lanes", "lanes", "timeline lanes shown (comma list of " + ", ".join(LANES) + ")", _parse_lanes,
           fmt=lambda v: ",".join(v), control=("timeline-lanes", "value"), to_control=list,
@@ -380,9 +382,9 @@ def from_query(search: str | None) -> ViewState:
     return state
 
 
-def _bad(key: str, raw: str) -> str:
+def _bad(key: str, raw: str, why: str = "not a valid value") -> str:
     shown = raw if len(raw) <= 40 else raw[:37] + "..."
-    return f"Ignored {key}={shown!r} in the link: not a valid value; using the default."
+    return f"Ignored {key}={shown!r} in the link: {why}; using the default."
 
 
 def from_params(params: dict) -> ViewState:
@@ -414,7 +416,7 @@ def from_params(params: dict) -> ViewState:
         try:
             values[f.name] = f.parse(raw)
         except (ValueError, TypeError, OverflowError, RecursionError):
-            warnings.append(_bad(f.key, raw))
+            warnings.append(_bad(f.key, raw, f.invalid))
     if (raw := get("v")) is not None and raw != str(STATE_VERSION):
         warnings.append(f"The link was made by another version of tracedash (v={raw[:10]}); some settings may differ.")
     known = {f.name for f in fields(ViewState)}

@@ -110,18 +110,18 @@ def view_outputs(app, trace_id: str) -> dict:
     return out
 
 
-def update_payload(trace_id, view: str = "alerts") -> dict:
-    """A ``/_dash-update-component`` request for one view of ``trace_id`` (default: the alerts view,
-    which reports a trace that cannot be read), as the browser sends it."""
-    from dashboard.app.views import slice_data
+def update_payload(trace_id: str, view: str = "alerts") -> dict:
+    """The HTTP payload of ``view``'s callback for ``trace_id`` (the browser sends its slice store)."""
+    from urllib.parse import urlencode
 
-    v = BY_NAME[view]
-    data = slice_data(v, ViewState(trace=trace_id))
+    from dashboard.app.views import VIEWS
+
+    v = next(x for x in VIEWS if x.name == view)
+    query = urlencode({**({"trace": trace_id} if trace_id else {}), "v": "1"})  # validated by the view as by the page
     sid = json.dumps(ids.slice_id(view), sort_keys=True, separators=(",", ":"))
-    outs = list(v.outputs.values())
-    return {"output": ".." + "...".join(f"{c}.{p}" for c, p in outs) + "..",
-            "outputs": [{"id": c, "property": p} for c, p in outs],
-            "inputs": [{"id": ids.slice_id(view), "property": "data", "value": data}],
+    outputs = [{"id": cid, "property": prop} for cid, prop in v.outputs.values()]
+    return {"output": ".." + "...".join(f"{o['id']}.{o['property']}" for o in outputs) + "..",
+            "outputs": outputs, "inputs": [{"id": ids.slice_id(view), "property": "data", "value": {"q": query}}],
             "changedPropIds": [f"{sid}.data"], "state": []}
 
 
@@ -144,7 +144,7 @@ def test_a_bad_trace_becomes_an_alert_and_other_views_stay_empty(tmp_path):
     app = create_app([bad])
     store = app.server.config["TRACE_STORE"]
     tid = store.ids()[0]
-    assert tid.startswith("broken.sqlite@") and len(tid) == len("broken.sqlite@") + 32
+    assert tid.startswith("broken.sqlite@") and len(tid) == len("broken.sqlite@") + 8
     out = render_view(BY_NAME["alerts"], store, ViewState(trace=tid))
     assert "broken.sqlite: neither an nsys SQLite export nor a tracedash summary JSON" in str(out["alerts"])
     assert render_view(BY_NAME["kernels"], store, ViewState(trace=tid))["rows"] == []
@@ -163,7 +163,7 @@ def test_unexpected_error_becomes_an_alert_not_a_500():
     out = render_view(replace(BY_NAME["alerts"], render=boom), store, ViewState(trace=tid))
     assert "internal error while reading or showing this trace" in str(out["alerts"])
     out = render_view(BY_NAME["alerts"], store, ViewState(trace="no-such-id"))
-    assert "trace 'no-such-id' is not served here" in str(out["alerts"])  # one answer for every bad id
+    assert "'no-such-id' is not a trace id (expected NAME@8-hex)" in str(out["alerts"])
     out = render_view(BY_NAME["alerts"], store, ViewState(trace="gone.sqlite@0123abcd"))
     assert "trace 'gone.sqlite@0123abcd' is not served here" in str(out["alerts"])
 

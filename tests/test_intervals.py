@@ -6,12 +6,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dashboard.analysis.intervals import (
-    busy_fraction_bins,
-    clip_intervals,
     covered_before,
     gaps,
     intersect_unions,
     intersection_length,
+    union_fraction_bins,
     union_intervals,
     union_length,
 )
@@ -104,18 +103,14 @@ def test_covered_before():
     assert covered_before([], [], [5]).tolist() == [0]
 
 
-def test_clip_intervals():
-    assert pairs(clip_intervals([0, 50, 200], [100, 150, 300], 60, 250)) == [(60, 100), (60, 150), (200, 250)]
-
-
-def test_busy_fraction_bins_exact():
-    edges, frac = busy_fraction_bins([0, 150], [100, 200], 0, 200, 4)
+def test_union_fraction_bins_exact():
+    edges, frac = union_fraction_bins(*union_intervals([0, 150], [100, 200]), 0, 200, 4)
     assert edges.tolist() == [0, 50, 100, 150, 200]
     assert frac.tolist() == [1.0, 1.0, 0.0, 1.0]
-    edges, frac = busy_fraction_bins([25], [75], 0, 100, 2)
+    edges, frac = union_fraction_bins(*union_intervals([25], [75]), 0, 100, 2)
     assert frac.tolist() == [0.5, 0.5]
     with pytest.raises(ValueError):
-        busy_fraction_bins([0], [1], 10, 10, 3)
+        union_fraction_bins([0], [1], 10, 10, 3)
 
 
 def brute_union_length(s, e):

@@ -136,14 +136,6 @@ def gaps(starts, ends, *, within: tuple[int, int] | None = None) -> tuple[np.nda
     return gs[keep].astype(np.int64), ge[keep].astype(np.int64)
 
 
-def clip_intervals(starts, ends, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    """Clip intervals to ``[lo, hi)`` and drop those left empty; order is kept."""
-    s = np.maximum(_as_int64(starts), lo)
-    e = np.minimum(_as_int64(ends), hi)
-    keep = e > s
-    return s[keep], e[keep]
-
-
 def covered_before(union_starts, union_ends, t) -> np.ndarray:
     """Busy time in ns before each time ``t`` for a union already made by ``union_intervals``.
 
@@ -172,7 +164,12 @@ def covered_before(union_starts, union_ends, t) -> np.ndarray:
 
 
 def union_fraction_bins(union_starts, union_ends, lo: int, hi: int, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
-    """Like ``busy_fraction_bins`` for a union already made by ``union_intervals`` (no re-sort).
+    """Fraction of each of ``n_bins`` equal time bins of ``[lo, hi)`` covered by a union already
+    made by ``union_intervals`` (no re-sort).
+
+    Returns:
+        ``(edges_ns, fraction)``: ``edges_ns`` int64 of length ``n_bins + 1``; ``fraction``
+        float64 of length ``n_bins``, each in [0, 1].
 
     Raises:
         ValueError: if ``hi <= lo`` or ``n_bins < 1``.
@@ -186,15 +183,3 @@ def union_fraction_bins(union_starts, union_ends, lo: int, hi: int, n_bins: int)
     frac = np.divide(np.diff(cov), widths, out=np.zeros(n_bins), where=widths > 0)
     return edges, np.clip(frac, 0.0, 1.0)
 
-
-def busy_fraction_bins(starts, ends, lo: int, hi: int, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
-    """Fraction of each of ``n_bins`` equal time bins of ``[lo, hi)`` covered by the union.
-
-    Returns:
-        ``(edges_ns, fraction)``: ``edges_ns`` int64 of length ``n_bins + 1``; ``fraction``
-        float64 of length ``n_bins``, each in [0, 1].
-
-    Raises:
-        ValueError: if ``hi <= lo`` or ``n_bins < 1``.
-    """
-    return union_fraction_bins(*union_intervals(starts, ends), lo, hi, n_bins)

@@ -349,11 +349,6 @@ class TraceStore:
         with self._lock:
             return sum(size for _, size in self._loaded.values())
 
-    def loaded_ids(self) -> list[str]:
-        """Ids of traces in memory, least recently used first."""
-        with self._lock:
-            return list(self._loaded)
-
     def stats(self) -> dict:
         """Served/loaded counts and memory figures, for ``/healthz`` (uploads are not counted: their
         number is nobody else's business)."""

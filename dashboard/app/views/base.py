@@ -104,12 +104,14 @@ def render_view(view: View, store, state: ViewState, cache: ResponseCache | None
     Never raises: a bad trace gives ``view.empty(message)``, a bug is logged and gives
     ``view.empty`` with an internal-error line.
     """
+    problems = state.warnings
     state = view_slice(view, state)
     key = (view.name, to_query(state))
     if cache is not None and view.memoise and (hit := cache.get(key)) is not None:
         return hit
     if view.needs_trace and not state.trace:
-        return view.empty("No trace selected. Start the server with a trace file or --trace-dir DIR.")
+        return view.empty(" ".join(problems) if problems else
+                          "No trace selected. Start the server with a trace file or --trace-dir DIR.")
     try:
         values = view.render(store.get(state.trace) if view.needs_trace else None, state)
     except TraceError as exc:
