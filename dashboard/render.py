@@ -156,13 +156,22 @@ def windowed(trace: LoadedTrace, window: tuple[int, int] | None) -> LoadedTrace:
     return memo(trace, ("window", tuple(window)), clip)
 
 
+def fmt_window(window: tuple[int, int]) -> str:
+    """A window as a caption writes it: seconds to the µs (``1.000000–1.020000 s``), or integer ns
+    when it is shorter than 10 µs (``80–520 ns``), so its edges always read exactly."""
+    a, b = window
+    if b - a < 10_000:
+        return f"{a:,}–{b:,} ns"
+    return f"{a / 1e9:.6f}–{b / 1e9:.6f} s"
+
+
 def scope_text(trace: LoadedTrace, window: tuple[int, int] | None) -> str:
     """What a statistics panel covers, in one line: "whole trace", or the window it is clipped to."""
     if window is None:
         return "Stats for: whole trace"
     if trace.bundle is None:
         return "Stats for: whole trace (a summary JSON has no intervals to clip to the window)"
-    return f"Stats for: window {window[0] / 1e9:.6f}–{window[1] / 1e9:.6f} s (intervals clipped at its edges)"
+    return f"Stats for: window {fmt_window(window)} (intervals clipped at its edges)"
 
 
 @dataclass(frozen=True)
@@ -695,7 +704,7 @@ def view_caption(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, i
     if trace.meta.gpus:
         names = sorted(set(trace.meta.gpus.values()))
         parts.append(", ".join(names[:2]) + (f" (+{len(names) - 2})" if len(names) > 2 else ""))
-    parts.append("whole trace" if x_range is None else f"window {x_range[0] / 1e9:.6f}–{x_range[1] / 1e9:.6f} s")
+    parts.append("whole trace" if x_range is None else f"window {fmt_window(x_range)}")
     if holds:
         parts.append(holds)
     if pv is not None and pv.threshold is not None:
@@ -728,9 +737,8 @@ def timeline_view(trace: LoadedTrace, options: ViewOptions,
     """The GPU timeline at ``options.window`` (None: the whole trace), captioned from that window,
     with the marked row outlined; and its download file name."""
     x_range = options.window or time_extent(trace, dispatches_for(trace, options.dispatch_prefix))
-    pv = phase_view(trace, replace(options, stats_window=None))
-    fig = timeline_figure(trace, options, x_range, theme)
-    fig = add_caption(mark_target(fig, options.mark), view_caption(trace, options, options.window, pv))
+    fig = timeline_figure(trace, options, x_range, theme)  # draws no phases: its caption names no threshold
+    fig = add_caption(mark_target(fig, options.mark), view_caption(trace, options, options.window))
     return fig, figure_filename(trace, "timeline", options.window)
 
 

@@ -18,7 +18,9 @@ GRAPH_CONFIG = {
     "displaylogo": False,
     "scrollZoom": False,
     "toImageButtonOptions": {"format": "png", "scale": 2},
-    "modeBarButtonsToRemove": ["lasso2d", "select2d"],
+    "modeBarButtonsToRemove": ["lasso2d", "select2d", "sendDataToCloud"],
+    "showSendToCloud": False,  # nothing may send data off the machine: no cloud button, no cloud address
+    "plotlyServerURL": "",
 }
 
 def _fmt(expr: str) -> dict:

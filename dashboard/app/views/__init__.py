@@ -40,8 +40,8 @@ from dashboard.app.views.base import ResponseCache, View, register_view, render_
 VIEWS: list[View] = [
     alerts.VIEW,
     overview.VIEW,
+    timeline.VIEW,  # directly under the overview cards, full width; the Gantt below on the same x axis
     gantt.VIEW,
-    timeline.VIEW,
     phases.VIEW,
     gpu.VIEW,
     phase_figure.VIEW,

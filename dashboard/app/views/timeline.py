@@ -41,7 +41,7 @@ def layout(state):
 
 
 VIEW = View(
-    name="timeline", fields=("prefix", "threshold", "busy", "lanes", "hide_devices", "mark", WINDOW), slot="main",
+    name="timeline", fields=("prefix", "busy", "lanes", "hide_devices", "mark", WINDOW), slot="main",
     outputs={"figure": (ids.TIMELINE, "figure"), "config": (ids.TIMELINE, "config"),
              "devices": (ids.HIDE_DEVICES, "options"), "devices_style": ("hide-devices-box", "style"),
              "lanes_style": (ids.LANE_CONTROLS, "style")},
