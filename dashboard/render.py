@@ -22,7 +22,7 @@ from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import UNATTRIBUTED, attribute_kernels, dispatch_metrics, phase_category_time
 from dashboard.analysis.categories import categorize_kernels
 from dashboard.analysis.gpu_time import ALL_GPUS, gpu_time, gpu_work
-from dashboard.analysis.idle import gap_causes, idle_by_cause, idle_gaps
+from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_by_cause, idle_gaps
 from dashboard.analysis.ranks import (RANKS_FORMAT, RANKS_NOTICE, gpu_time_per_rank, per_rank_gpu_time,
                                      rank_nvtx_stats)
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, invalid_kernel_count
@@ -263,7 +263,8 @@ def _phase_view(trace: LoadedTrace, options: ViewOptions) -> PhaseView:
     by_phase = metrics.assign(phase=phases.to_numpy()).groupby("phase")
     busy = by_phase["gpu_busy_ns"].sum()
     stats = stats.assign(gpu_busy_ns=stats["phase"].map(busy).fillna(0).astype("int64"))
-    stats["gpu_busy_pct"] = (100.0 * stats["gpu_busy_ns"] / stats["total_ns"].where(stats["total_ns"] > 0)).fillna(0.0)
+    # undefined (NaN, shown "—") for a phase of zero total time: never a made-up 0 %
+    stats["gpu_busy_pct"] = 100.0 * stats["gpu_busy_ns"] / stats["total_ns"].where(stats["total_ns"] > 0)
     stats["unattributed_kernels"] = int((attribution == UNATTRIBUTED).sum())
     category_time = phase_category_time(b.kernels, attribution, pd.Series(phases.to_numpy(), index=d["index"]),
                                         categories)
@@ -530,16 +531,17 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
                               memops=memops, theme=theme, rank_devices=b.meta.rank_devices or None)
 
 
-PHASE_METRICS = (
-    ("Dispatches", lambda r: f"{int(r['dispatches']):,}"),
-    ("Tokens", lambda r: f"{int(r['tokens']):,}"),
-    ("Total time", lambda r: fmt_ns(r["total_ns"])),
-    ("Mean step", lambda r: fmt_ns(r["mean_ns"])),
-    ("p50 step", lambda r: fmt_ns(r["p50_ns"])),
-    ("p90 step", lambda r: fmt_ns(r["p90_ns"])),
-    ("p99 step", lambda r: fmt_ns(r["p99_ns"])),
-    ("Tokens / s", lambda r: f"{r['tokens_per_s']:,.0f}"),
+PHASE_METRICS = (  # (label, stats column, format)
+    ("Dispatches", "dispatches", lambda v: f"{int(v):,}"),
+    ("Tokens", "tokens", lambda v: f"{int(v):,}"),
+    ("Total time", "total_ns", fmt_ns),
+    ("Mean step", "mean_ns", fmt_ns),
+    ("p50 step", "p50_ns", fmt_ns),
+    ("p90 step", "p90_ns", fmt_ns),
+    ("p99 step", "p99_ns", fmt_ns),
+    ("Tokens / s", "tokens_per_s", lambda v: f"{v:,.0f}"),
 )
+UNDEFINED = "—"  # an undefined value (a ratio over zero, no data): never NaN, never a made-up 0
 
 
 def phase_table_rows(stats: pd.DataFrame) -> list[dict]:
@@ -554,8 +556,9 @@ def phase_table_rows(stats: pd.DataFrame) -> list[dict]:
     rows = stats.to_dict("records")
     metrics = list(PHASE_METRICS)
     if "gpu_busy_pct" in stats.columns:
-        metrics.append(("GPU busy (own kernels)", lambda r: f"{r['gpu_busy_pct']:.1f} %"))
-    return [{"metric": label, **{r["phase"]: fmt(r) for r in rows}} for label, fmt in metrics]
+        metrics.append(("GPU busy (own kernels)", "gpu_busy_pct", lambda v: f"{v:.1f} %"))
+    return [{"metric": label, **{r["phase"]: UNDEFINED if pd.isna(r.get(col)) else fmt(r[col]) for r in rows}}
+            for label, col, fmt in metrics]
 
 
 def device_ids(trace: LoadedTrace) -> list[int]:
@@ -615,8 +618,11 @@ def dispatch_table_rows(pv: PhaseView) -> list[dict]:
 
 
 def idle_view(trace: LoadedTrace, options: ViewOptions, min_gap_ns: int,
-              theme: Theme = DEFAULT_THEME) -> tuple[list[dict], go.Figure]:
-    """Largest GPU idle gaps with host causes (table rows) and total idle time by cause (figure)."""
+              theme: Theme = DEFAULT_THEME, grouped: bool = False) -> tuple[list[dict], go.Figure]:
+    """Largest GPU idle gaps with host causes (table rows) and total idle time by cause (figure).
+
+    ``grouped`` names NVTX ranges by their normalised name (as the NVTX table does when grouped), so
+    PyTorch's per-call names (``aten::mul, op_id = 317126``) add up to one cause."""
     b = trace.bundle
     if b is None or b.kernels.empty:
         why = "This summary has no intervals: idle gaps need an nsys SQLite export." if b is None else \
@@ -624,6 +630,11 @@ def idle_view(trace: LoadedTrace, options: ViewOptions, min_gap_ns: int,
         return [], build_idle_causes(idle_by_cause(pd.DataFrame()), note=why, theme=theme)
     gaps_all = idle_gaps(work_for(b, options.busy_source), min_gap_ns=min_gap_ns)
     causes = gap_causes(gaps_all, b.kernels, b.api_calls, b.nvtx_ranges, limit=GAP_CAUSE_LIMIT)
+    if grouped and not causes.empty:
+        ranges = [normalize_nvtx_name(r) if isinstance(r, str) and r else r for r in causes["nvtx_range"]]
+        apis = causes["api_call"].tolist()
+        causes = causes.assign(nvtx_range=ranges, cause=[
+            f"{a} in {r}" if a and r else (a or r or NO_HOST_ACTIVITY) for a, r in zip(apis, ranges)])
     note = f"{len(gaps_all):,} gaps ≥ {fmt_ns(min_gap_ns)}"
     if len(gaps_all) > GAP_CAUSE_LIMIT:
         note += f"; causes of the {GAP_CAUSE_LIMIT:,} largest"

@@ -338,3 +338,34 @@ def test_kernel_table_by_demangled_name():
     full = kernel_table(t.bundle.kernels, t.summary, by="full")
     assert len(full) > len(short) and int(full["count"].sum()) == int(short["count"].sum()) == 4010
     assert full.iloc[0]["name"].startswith("void flash::flash_fwd_kernel<")
+
+
+def test_pytorch_names_are_grouped_by_default_in_the_nvtx_table_and_gap_causes(tmp_path):
+    from dashboard.render import effective_group, idle_view
+
+    path = write_nsys_sqlite(
+        tmp_path / "torch.sqlite", kernels=[{"start": 0, "end": 100}, {"start": 1000, "end": 1100}],
+        runtime=[{"start": 150, "end": 950, "name": "cudaStreamSynchronize_v3020"}],
+        nvtx=[{"start": 120, "end": 980, "eventType": 59, "text": "aten::mul, seq = 1, op_id = 7"},
+              {"start": 2000, "end": 2100, "eventType": 59, "text": "aten::mul, seq = 2, op_id = 8"}])
+    t = load_trace(path)
+    assert effective_group(t, None) is True and effective_group(t, False) is False
+    rows, _ = idle_view(t, ViewOptions(), 100, grouped=True)
+    assert [(r["cause"], r["nvtx_range"], r["duration_ns"]) for r in rows] == [
+        ("cudaStreamSynchronize in aten::mul", "aten::mul", 900)]
+    plain, _ = idle_view(t, ViewOptions(), 100)
+    assert plain[0]["nvtx_range"] == "aten::mul, seq = 1, op_id = 7"
+    assert effective_group(load_trace(SEED), None) is False  # no op_id in its names: not grouped
+    assert [r["name"] for r in BY_NAME["nvtx"].render(t, ViewState())["rows"]] == ["aten::mul"]
+
+
+def test_an_undefined_phase_ratio_is_a_dash_not_zero():
+    import pandas as pd
+
+    from dashboard.render import phase_table_rows
+
+    stats = pd.DataFrame({"phase": ["decode"], "dispatches": [1], "tokens": [1], "total_ns": [0], "mean_ns": [0.0],
+                          "p50_ns": [0.0], "p90_ns": [0.0], "p99_ns": [0.0], "tokens_per_s": [float("nan")],
+                          "gpu_busy_pct": [float("nan")]})
+    rows = {r["metric"]: r["decode"] for r in phase_table_rows(stats)}
+    assert rows["Tokens / s"] == "—" and rows["GPU busy (own kernels)"] == "—" and rows["Dispatches"] == "1"

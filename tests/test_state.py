@@ -196,7 +196,7 @@ def test_a_control_change_resends_only_the_views_that_read_it():
     assert touched(apply_control(s, "kernel_names", "full")[0]) == ["kernels"]
     assert touched(apply_control(s, "kernel", "gemm")[0]) == ["kernel_filter"]
     assert touched(apply_control(s, "gap_us", 50)[0]) == ["gaps"]
-    assert touched(apply_control(s, "group", ["group"])[0]) == ["nvtx"]
+    assert touched(apply_control(s, "group", ["group"])[0]) == ["gaps", "nvtx"]  # gap causes are grouped alike
     assert touched(apply_control(s, "threshold", 100)[0]) == ["dispatches", "gantt", "phase_figure", "phases"]
     assert touched(apply_relayout(s, {"xaxis.range": [1, 2]})) == ["gantt", "timeline"]  # stats: whole trace
     w = apply_control(s, "stats", "window")[0]
@@ -226,3 +226,11 @@ def test_sync_next_state_applies_events_in_order():
     assert (new.threshold, new.lanes, new.tab, new.window()) == (64, ("gpu",), "gaps", (30_000_000, 50_000_000))
     again, _, _ = next_state(replace(new, t0_ns=7, t1_ns=9), [(ids.TABLE_TABS, "value")], values, seen=seen)
     assert again.window() == (7, 9)  # a relayout already applied is not applied twice
+
+
+def test_readme_lists_the_link_keys_of_the_field_table():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    listed = readme.split("<!-- link-keys:start -->\n", 1)[1].split("\n<!-- link-keys:end -->", 1)[0]
+    assert listed.strip() == query_key_table().strip()

@@ -6,12 +6,13 @@ from dashboard.app import ids
 from dashboard.app.layout import GAP_COLUMNS, GRAPH_CONFIG, state_grid
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.figures.common import empty_figure
-from dashboard.render import idle_view, options_from_state, scope_text, windowed
+from dashboard.render import effective_group, idle_view, options_from_state, scope_text, windowed
 
 
 def render(trace, state):
     options = options_from_state(state)
-    rows, fig = idle_view(windowed(trace, options.stats_window), options, int(round(state.gap_us * 1000)))
+    rows, fig = idle_view(windowed(trace, options.stats_window), options, int(round(state.gap_us * 1000)),
+                          grouped=effective_group(trace, state.group))
     return {"rows": rows, "figure": fig, "scope": scope_text(trace, options.stats_window)}
 
 
@@ -32,7 +33,7 @@ def layout(state):
 
 
 VIEW = View(
-    name="gaps", fields=("busy", "gap_us", STATS_WINDOW), slot="tabs", tab="Idle gaps",
+    name="gaps", fields=("busy", "gap_us", "group", STATS_WINDOW), slot="tabs", tab="Idle gaps",
     outputs={"rows": (ids.GAP_TABLE, "rowData"), "figure": (ids.GAP_FIGURE, "figure"),
              "scope": (ids.scope("gaps"), "children")},
     render=render,
