@@ -293,7 +293,7 @@ def _devices_from_control(raw):
 FIELDS: tuple[Field, ...] = (
     Field("trace", "trace", "trace id: file name + short content hash (never a path)", _parse_trace,
           control=("trace-picker", "value"), from_control=lambda r: _parse_trace(str(r or "")),
-          invalid="not a trace id (expected NAME@8-hex)"),
+          invalid="not a trace id (expected NAME@HASH)"),
     Field("tab", "tab", "the open table: " + ", ".join(TABS), _choice(TABS), control=("table-tabs", "value")),
     Field("lanes", "lanes", "timeline lanes shown (comma list of " + ", ".join(LANES) + ")", _parse_lanes,
           fmt=lambda v: ",".join(v), control=("timeline-lanes", "value"), to_control=list,

@@ -16,6 +16,7 @@ from dashboard.app import create_app
 from dashboard.app.store import TraceStore, prune_uploads, scan_dir, trace_nbytes
 from dashboard.app.upload import safe_upload_name
 from dashboard.errors import TraceError, TraceNotFoundError
+from dashboard.state import from_dict
 from dashboard.trace import load_trace
 
 SMALL_NSYS = NSYS_DIR / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite"
@@ -49,10 +50,13 @@ def test_traversal_ids_are_refused_by_the_store_and_the_page(served, bad_id):
     store = app.server.config["TRACE_STORE"]
     with pytest.raises(TraceNotFoundError):
         store.path(bad_id)
-    body = app.server.test_client().post("/_dash-update-component", json=update_payload(bad_id)).get_data(as_text=True)
-    expected = "No trace selected" if bad_id == "" else (
-        "not a trace id" if "@" not in bad_id or "/" in bad_id or "\\" in bad_id or "\x00" in bad_id
-        or bad_id.startswith(".") else "is not served here")
+    payload = update_payload(bad_id)
+    body = app.server.test_client().post("/_dash-update-component", json=payload).get_data(as_text=True)
+    # the state codec drops what is no trace id and says so; every well-formed id not served here gets
+    # the one "not served here" answer
+    sent = from_dict(payload["inputs"][0]["value"]).trace
+    assert sent in ("", bad_id)
+    expected = "is not served here" if sent else "No trace selected" if not bad_id else "Ignored trace="
     assert expected in body
     assert "do not serve" not in body and "root:" not in body
 
@@ -93,6 +97,7 @@ def test_fifo_in_trace_dir_is_skipped_not_hung(served):
 
 def test_files_exported_after_start_appear_on_next_page_load(served):
     app = create_app(trace_dirs=[served])
+    client = app.server.test_client()
     assert "late.json" not in page_json(app)
     shutil.copy(SEED, served / "late.json")
     assert "late.json" in page_json(app)
@@ -165,8 +170,8 @@ def test_upload_serves_the_trace_from_a_private_dir_and_names_cannot_escape(serv
     assert path.parent.parent == store.upload_dir and path.name == "evil name_script_.sqlite"
     assert oct(store.upload_dir.stat().st_mode & 0o777) == "0o700"
     assert tid in store.ids() and store.label(tid).endswith("(uploaded)")
-    body = client.post("/_dash-update-component", json=update_payload(tid, "overview")).get_data(as_text=True)
-    assert "cudaGraphLaunch" in body or "Kernel" in body
+    body = client.post("/_dash-update-component", json=update_payload(tid, "api")).get_data(as_text=True)
+    assert "cudaGraphLaunch" in body
     assert not list(tmp_path.glob("evil*")) and not list(served.glob("evil*"))
 
 
@@ -182,7 +187,12 @@ def test_bad_uploads_get_a_clear_answer_and_leave_nothing(served, data, name, he
     store = app.server.config["TRACE_STORE"]
     resp = _upload(app.server.test_client(), data, name, header)
     assert resp.status_code == status and message in resp.get_json()["error"]
-    assert list(store.upload_dir.iterdir()) == []
+    assert _stored(store) == []
+
+
+def _stored(store) -> list:
+    """Everything in the upload folder but its lock files."""
+    return [p for p in store.upload_dir.iterdir() if p.name not in (".lock", ".load.lock")]
 
 
 def test_uploads_off_answers_503(served):
@@ -197,16 +207,16 @@ def test_uploads_on_disk_are_an_lru_that_spares_recent_ones(tmp_path):
 
     now = time.time()
     for i, age_s in enumerate([4000, 3000, 2000, 1000, 10]):  # u0 oldest ... u4 in use right now
-        d = tmp_path / f"u{i}"
+        d = tmp_path / f"u{i}".ljust(32, "0").replace("u", "a")
         d.mkdir()
         (d / "t.sqlite").write_bytes(b"x" * 100)
         os.utime(d, (now - age_s, now - age_s))
     removed = prune_uploads(tmp_path, max_uploads=2, grace_s=300)
-    assert [p.name for p in removed] == ["u0", "u1", "u2"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["u3", "u4"]
+    assert [p.name[:2] for p in removed] == ["a0", "a1", "a2"]
+    assert sorted(p.name[:2] for p in tmp_path.iterdir()) == ["a3", "a4"]
     # over the byte budget, but the only other upload is within the grace period: nothing more goes
-    assert [p.name for p in prune_uploads(tmp_path, max_uploads=10, max_bytes=100, grace_s=300)] == ["u3"]
-    assert [p.name for p in prune_uploads(tmp_path, max_uploads=0, grace_s=300)] == []  # u4: in use
+    assert [p.name[:2] for p in prune_uploads(tmp_path, max_uploads=10, max_bytes=100, grace_s=300)] == ["a3"]
+    assert [p.name[:2] for p in prune_uploads(tmp_path, max_uploads=0, grace_s=300)] == []  # a4: in use
 
 
 def test_using_an_upload_marks_it_recent_for_every_worker(served):
@@ -228,11 +238,8 @@ def test_uploads_are_listed_only_for_their_link(served):
     tid = _upload(client, SMALL_NSYS.read_bytes(), "mine.sqlite").get_json()["trace"]
     assert tid in store.ids() and tid not in store.listed_ids()
     assert store.listed_ids([tid])[-1] == tid
-    assert tid not in page_json(app)
-    # the page built for the upload's link lists it in the picker, chosen
-    from urllib.parse import urlencode
-
-    assert f'"value": "{tid}"' in page_json(app, "?" + urlencode({"trace": tid}))
+    assert tid not in page_json(app)  # not listed for other users
+    assert tid in page_json(app, "?trace=" + quote(tid))  # its link opens it
     options = [{"label": store.label(t), "value": t} for t in store.listed_ids([tid])]
     assert [o["value"] for o in options] == [*store.listed_ids(), tid]
     assert options[-1]["label"] == "mine.sqlite (uploaded)"
@@ -244,25 +251,34 @@ def test_an_upload_that_cannot_be_loaded_is_refused_and_removed(served):
     data = SMALL_NSYS.read_bytes()
     resp = _upload(app.server.test_client(), data[: len(data) // 2], "half.sqlite")
     assert resp.status_code == 415 and resp.get_json()["error"].startswith("half.sqlite: ")
-    assert list(store.upload_dir.iterdir()) == [] and [t.split("@")[0] for t in store.ids()] == ["seed.json"]
+    assert _stored(store) == [] and [t.split("@")[0] for t in store.ids()] == ["seed.json"]
 
 
-def test_parallel_uploads_all_succeed_and_stay(served):
+def test_parallel_uploads_stay_within_the_hard_cap(served):
+    """Issue #14, 1: uploads in the last 5 minutes count toward the cap; when full the answer is 507."""
     from concurrent.futures import ThreadPoolExecutor
 
-    app = create_app(trace_dirs=[served])
-    store = app.server.config["TRACE_STORE"]
+    from dashboard.app.upload import UploadPolicy
+
     data = SMALL_NSYS.read_bytes()
+    policy = UploadPolicy(max_upload_bytes=len(data) + 100, max_files=6, max_bytes=20 * len(data), concurrent=8,
+                          client_share=1.0)
+    app = create_app(trace_dirs=[served], upload_policy=policy)
+    store = app.server.config["TRACE_STORE"]
 
     def one(i):
         resp = _upload(app.server.test_client(), data + b"\0" * i, f"run{i}.sqlite")  # distinct content
         return resp.status_code, resp.get_json()
 
-    with ThreadPoolExecutor(8) as pool:
-        results = list(pool.map(one, range(40)))
-    assert [code for code, _ in results] == [200] * 40
-    for _, body in results:  # all within the grace period: none pruned, every id still opens
-        assert store.path(body["trace"]).is_file()
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(one, range(10)))
+    codes = sorted(code for code, _ in results)
+    assert codes == [200] * 6 + [507] * 4
+    assert all("upload space is full" in body["error"] for code, body in results if code == 507)
+    for code, body in results:  # all within the grace period: none pruned, every accepted id still opens
+        if code == 200:
+            assert store.path(body["trace"]).is_file()
+    assert len(_stored(store)) == 6
 
 
 def test_gzip_bomb_is_refused_without_filling_memory(tmp_path, monkeypatch):
@@ -287,7 +303,9 @@ def test_upload_name_is_always_a_plain_base_name():
     assert safe_upload_name("C:\\Users\\me\\run.sqlite") == "run.sqlite"
     long = safe_upload_name("n" * 500 + ".sqlite")
     assert len(long) == 120 and long.endswith("nn.sqlite")
-    assert safe_upload_name("é" * 300 + ".json.gz") == "é" * 112 + ".json.gz"  # the double suffix is kept
+    # at most 120 UTF-8 bytes (not characters), the double suffix kept
+    assert safe_upload_name("é" * 300 + ".json.gz") == "é" * 56 + ".json.gz"
+    assert safe_upload_name("漢" * 100 + ".sqlite") == "漢" * 37 + ".sqlite"  # 118 bytes: no half character
 
 
 def test_healthz_reports_memory_and_counts(served):
@@ -302,3 +320,26 @@ def test_dash_never_calls_out_and_debug_is_off(served):
     page = app.server.test_client().get("/").get_data(as_text=True)
     assert "https://" not in page and "http://" not in page
     assert app.server.debug is False
+
+
+def test_a_trace_id_hashes_the_whole_file_once_and_keeps_it_beside_the_parquet_cache(tmp_path):
+    """Issue #14, 6: equal ids mean equal content; the digest is computed once and cached with the Parquet key."""
+    import hashlib
+
+    import dashboard.app.store as store_mod
+    from dashboard.cache import TraceCache, file_identity
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    head = b"{" + b" " * 70_000
+    a.write_bytes(head + b'"x": 1}')
+    b.write_bytes(head + b'"x": 2}')  # same size and first 64 KiB
+    cache = TraceCache(tmp_path / "cache")
+    ida = store_mod.trace_id(a, cache)
+    assert ida == f"a.json@{hashlib.sha256(a.read_bytes()).hexdigest()[:32]}"
+    assert ida.split("@")[1] != store_mod.trace_id(b, cache).split("@")[1]
+    stored = cache.entries_dir / f"{file_identity(a)}.sha256"
+    assert stored.read_text() == hashlib.sha256(a.read_bytes()).hexdigest()
+    store_mod._DIGESTS.clear()  # a new process: the digest comes from the cache, the file is not hashed again
+    stored.write_text("f" * 64)
+    assert store_mod.trace_id(a, cache) == "a.json@" + "f" * 32
+    assert cache.clear() == 0 and not stored.exists()  # `tracedash cache clear` removes digests too

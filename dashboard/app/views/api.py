@@ -10,6 +10,7 @@ from dashboard.render import records, scope_text, windowed
 
 
 def render(trace, state):
+    """The api view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
     w = state.stats_window()
     return {"rows": records(api_table(windowed(trace, w).summary)), "scope": scope_text(trace, w)}
 

@@ -9,6 +9,7 @@ from dashboard.render import dispatch_table_rows, options_from_state, phase_view
 
 
 def render(trace, state):
+    """The dispatches view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
     options = options_from_state(state)
     return {"rows": dispatch_table_rows(phase_view(trace, options)), "scope": scope_text(trace, options.stats_window)}
 

@@ -10,6 +10,7 @@ from dashboard.render import gantt_view, options_from_state
 
 
 def render(trace, state):
+    """The gantt view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
     fig, filename = gantt_view(trace, options_from_state(state))
     return {"figure": fig, "config": graph_config(filename)}
 

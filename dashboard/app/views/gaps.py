@@ -10,6 +10,7 @@ from dashboard.render import effective_group, idle_view, options_from_state, sco
 
 
 def render(trace, state):
+    """The gaps view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
     options = options_from_state(state)
     rows, fig = idle_view(windowed(trace, options.stats_window), options, int(round(state.gap_us * 1000)),
                           grouped=effective_group(trace, state.group))
@@ -17,6 +18,7 @@ def render(trace, state):
 
 
 def layout(state):
+    """The gaps view's layout fragment for the page built from ``state``."""
     return html.Div(children=[
         html.Label(className="inline-control", children=[
             "Gaps of at least (µs) ",

@@ -9,6 +9,7 @@ from dashboard.render import gpu_rows, options_from_state, scope_text, windowed
 
 
 def render(trace, state):
+    """The gpu view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
     options = options_from_state(state)
     if trace.bundle is None:
         return {"rows": [], "columns": gpu_columns([]), "scope": "", "box": {"display": "none"},

@@ -9,11 +9,13 @@ from dashboard.render import kernel_rows, scope_text, windowed
 
 
 def render(trace, state):
+    """The kernels view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
     w = state.stats_window()
     return {"rows": kernel_rows(windowed(trace, w), state.kernel_names), "scope": scope_text(trace, w)}
 
 
 def layout(state):
+    """The kernels view's layout fragment for the page built from ``state``."""
     return html.Div(children=[
         html.Label(className="inline-control", children=[
             "Filter kernels ", dcc.Input(id=ids.KERNEL_FILTER, type="text", debounce=0.6, value=state.kernel,

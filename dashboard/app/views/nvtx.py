@@ -9,6 +9,7 @@ from dashboard.render import effective_group, nvtx_rows, scope_text, windowed
 
 
 def render(trace, state):
+    """The nvtx view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
     w = state.stats_window()
     grouped = effective_group(trace, state.group)
     return {"rows": nvtx_rows(windowed(trace, w), grouped=grouped), "scope": scope_text(trace, w),

@@ -9,6 +9,7 @@ from dashboard.render import overview_cards, scope_text, windowed
 
 
 def render(trace, state):
+    """The overview view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
     w = state.stats_window()
     return {"cards": cards(overview_cards(windowed(trace, w))), "scope": scope_text(trace, w)}
 

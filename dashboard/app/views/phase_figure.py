@@ -10,6 +10,7 @@ from dashboard.render import options_from_state, phase_figure_view
 
 
 def render(trace, state):
+    """The phase figure view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
     fig, filename = phase_figure_view(trace, options_from_state(state))
     return {"figure": fig, "config": graph_config(filename)}
 

@@ -9,6 +9,7 @@ from dashboard.render import options_from_state, phase_table_rows, phase_view, s
 
 
 def render(trace, state):
+    """The phases view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
     options = options_from_state(state)
     pv = phase_view(trace, options)
     rows = phase_table_rows(pv.stats)

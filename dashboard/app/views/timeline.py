@@ -13,6 +13,7 @@ MIN_HEIGHT_PX = 470  # at least 45 % of a 1000 px high viewport
 
 
 def render(trace, state):
+    """The timeline view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
     fig, filename = timeline_view(trace, options_from_state(state))
     fig.update_layout(height=max(int(fig.layout.height or 0), MIN_HEIGHT_PX))
     devices = device_ids(trace)
@@ -26,6 +27,7 @@ def render(trace, state):
 
 
 def layout(state):
+    """The timeline view's layout fragment for the page built from ``state``."""
     return html.Div(className="panel timeline-panel", children=[
         svg_button(ids.TIMELINE),
         html.Div(id=ids.LANE_CONTROLS, className="lanes", children=[
