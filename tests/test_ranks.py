@@ -368,3 +368,24 @@ def test_declared_ranks_rules():
         "ranks taken from the order given: the traces' distributedInfo.rank values (a: 1, b: 1) are missing or "
         "repeated"])
     assert declared_ranks([3, None], ["a", "b"])[0] == [0, 1]
+
+
+def test_cli_summarize_kineto_ranks_from_distributed_info(capsys):
+    assert main(["summarize", *map(str, KINETO_RANKS), "--no-cache", "--workers", "1", "--json"]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert [(r["rank"], r["file"].split(".")[0], r["span_ns"], r["slowest"]) for r in doc["ranks"]] == [
+        (0, "worker_b", 100_000, False), (1, "worker_c", 200_000, False), (2, "worker_a", 300_000, True)]
+    assert doc["slowest_rank"] == 2
+    assert doc["warnings"] == ["ranks taken from each trace's distributedInfo.rank, not from the order given: "
+                               "worker_a.1700000000001.pt.trace.json is rank 2, worker_b.1700000000002.pt.trace.json "
+                               "is rank 0, worker_c.1700000000003.pt.trace.json is rank 1"]
+    assert [s["rank"] for s in doc["summaries"]] == [0, 1, 2]
+    assert main(["summarize", *map(str, KINETO_RANKS), "--no-cache", "--workers", "1"]) == 0
+    captured = capsys.readouterr()
+    table = captured.out.split("\n")[-5:-1]
+    assert [line.split()[:2] for line in table] == [["rank", "file"], ["0", "worker_b.1700000000002.pt.trace.json"],
+                                                   ["1", "worker_c.1700000000003.pt.trace.json"],
+                                                   ["2", "worker_a.1700000000001.pt.trace.json"]]
+    assert table[-1].endswith("<- slowest")
+    assert "tracedash: warning: ranks taken from each trace's distributedInfo.rank" in captured.err

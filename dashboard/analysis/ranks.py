@@ -54,28 +54,31 @@ def rank_label(rank: int, device_id: int, name: str = "") -> str:
     return f"rank {rank} · GPU {device_id}" + (f" · {name}" if name else "")
 
 
-def rank_table(summaries: Sequence[Summary | None], files: Sequence[str]) -> pd.DataFrame:
+def rank_table(summaries: Sequence[Summary | None], files: Sequence[str],
+               ranks: Sequence[int] | None = None) -> pd.DataFrame:
     """Combined per-rank table of a multi-rank run.
 
     Args:
-        summaries: one Summary per input file, in rank order; ``None`` for a file that failed
-            (it gets no row, and the other ranks keep their numbers).
+        summaries: one Summary per input file; ``None`` for a file that failed (it gets no row,
+            and the other ranks keep their numbers).
         files: the file names, same length and order.
+        ranks: the rank of each file (default: its position; see ``declared_ranks``).
 
     Returns:
-        Frame with the columns and dtypes of ``RANK_TABLE``, one row per summary, in rank order.
+        Frame with the columns and dtypes of ``RANK_TABLE``, one row per summary, sorted by rank.
         ``slowest`` is True on exactly one row (none when there are no rows): the rank with the
         longest GPU activity span (first kernel start to last kernel end on its own clock; in a
         synchronised run the other ranks wait for it); ties go to the larger busy union, then
         the lower rank.
 
     Raises:
-        ValueError: ``summaries`` and ``files`` differ in length (a caller bug).
+        ValueError: ``summaries``, ``files`` (and ``ranks``) differ in length (a caller bug).
     """
-    if len(summaries) != len(files):
+    if len(summaries) != len(files) or (ranks is not None and len(ranks) != len(files)):
         raise ValueError(f"{len(summaries)} summaries for {len(files)} files")
+    ranks = list(ranks) if ranks is not None else list(range(len(files)))
     rows = []
-    for rank, (s, name) in enumerate(zip(summaries, files)):
+    for rank, s, name in sorted(zip(ranks, summaries, files), key=lambda t: t[0]):
         if s is None:
             continue
         top = s.top_kernels.iloc[0] if len(s.top_kernels) else None
