@@ -29,7 +29,7 @@ Category names of PyTorch <= 1.13 (``Kernel``, ``Runtime``, ``Memcpy``, ``Memset
 names; ``meta.tables`` keeps the names as written.
 
 Every event is accounted for in ``meta.accounts`` (one ``RowAccount`` per kind: kernels,
-memcpy/memset, CUDA API calls, NVTX ranges, NVTX marks, other events): loaded, skipped by a
+memcpy/memset, CUDA API calls, NVTX ranges, NVTX marks, events not shown): loaded, skipped by a
 documented rule (missing or non-numeric times, negative duration, an id beyond int64, ...) or not
 recognised (a category PyTorch's profiler never writes). A negative duration makes an invalid row
 (left out of every frame, counted, one warning line); ``dur: -1`` on a ``user_annotation`` is a range
@@ -77,6 +77,7 @@ from dashboard.model import (
     GRAPH_LAUNCHES,
     KERNELS,
     MEMOPS,
+    NOT_SHOWN_KIND,
     NVTX_MARKS,
     NVTX_RANGES,
     RowAccount,
@@ -137,7 +138,7 @@ KIND_MEMOPS = "memcpy/memset"
 KIND_API = "CUDA API calls"
 KIND_RANGES = "NVTX ranges"  # user_annotation (record_function) ranges
 KIND_MARKS = "NVTX marks"  # instant user_annotation events
-KIND_OTHER = "other events"  # everything no frame holds (CPU ops, flows, metadata, ...)
+KIND_OTHER = NOT_SHOWN_KIND  # everything no frame holds by design (CPU ops, flows, metadata, ...)
 _KIND_OF = {KERNEL_CAT: KIND_KERNELS, MEMCPY_CAT: KIND_MEMOPS, MEMSET_CAT: KIND_MEMOPS, RANGE_CAT: KIND_RANGES,
             **{c: KIND_API for c in API_EVENT_CLASS}}
 RULE_BAD_TIME = "missing, non-numeric or out-of-range ts/dur"
@@ -367,7 +368,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
         ``meta.gpus`` comes from ``deviceProperties``, ``meta.rank`` from ``distributedInfo.rank``,
         ``meta.tables`` lists the event categories present (as written), ``meta.accounts`` how every
         event was used (kinds ``kernels``, ``memcpy/memset``, ``CUDA API calls``, ``NVTX ranges``,
-        ``NVTX marks``, ``other events``), ``meta.warnings`` one line per problem found.
+        ``NVTX marks``, ``events not shown``), ``meta.warnings`` one line per problem found.
 
     Raises:
         TraceFormatError: not a Chrome trace (no ``traceEvents`` list), events that are not objects,
@@ -583,17 +584,8 @@ def parse_kineto(data, name: str) -> TraceBundle:
     if unfinished:
         warnings.append(f"{unfinished:,} annotation range(s) still open when profiling stopped (dur -1), kept "
                         f"as unclosed ranges ending at {where}")
-    if bad[RULE_BAD_TIME]:
-        warnings.append(f"{bad[RULE_BAD_TIME]:,} event(s) with a missing, non-numeric or out-of-range ts/dur were skipped")
-    if bad[RULE_NEGATIVE]:
-        warnings.append(f"{bad[RULE_NEGATIVE]:,} event(s) with a negative duration were left out as invalid rows")
-    if bad[RULE_BIG_ID]:
-        warnings.append(f"{bad[RULE_BIG_ID]:,} event(s) with an id (correlation, stream, device, process or thread) "
-                        "beyond the int64 range were left out as unusable")
-    if unknown := tally.unrecognised.get(KIND_OTHER, 0):
-        odd = sorted({c for c in cats if LEGACY_CATEGORIES.get(c, c) not in KNOWN_CATEGORIES})
-        warnings.append(f"{unknown:,} event(s) not recognised as any PyTorch profiler event were not read"
-                        + (f" (categories {', '.join(odd[:5])}{', …' if len(odd) > 5 else ''})" if odd else ""))
+    # Events skipped for bad times, negative durations or ids beyond int64 are reported through
+    # meta.accounts (model.input_warnings gives one line per kind), not repeated here.
     launches = int(api["name"].astype(str).str.match(_LAUNCH_API).sum()) if len(api) else 0
     missing = ""
     if not tally.read.get(KIND_KERNELS) and launches:
