@@ -288,7 +288,7 @@ def test_zero_timestamp_kernel_case_is_reported_as_for_sqlite():
 
 
 def test_zero_timestamp_kernels_never_move_the_origin(tmp_path):
-    events = [kernel(0, 7, name="untimed", correlation=1), kernel(1_700_000_000_000_500, 10, name="a"),
+    events = [kernel(0, 0, name="untimed", correlation=1), kernel(1_700_000_000_000_500, 10, name="a"),
               {"ph": "X", "cat": "user_annotation", "name": "r", "pid": 1, "tid": 1, "ts": 1_700_000_000_000_400,
                "dur": 200}]
     b = load_kineto_json(write(tmp_path, {"traceEvents": events}))
