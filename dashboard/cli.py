@@ -553,9 +553,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("traces", nargs="*", help="trace files (default: the bundled sample_traces/)")
     p.add_argument("--trace-dir", action="append", help="serve every .sqlite/.json file in DIR (repeatable; default: none, and with no "
                    "TRACE either, the bundled sample_traces/)")
-    p.add_argument("--ranks", nargs="+", metavar="TRACE", help="open these nsys exports (the ranks of one run, "
-                   "rank 0 first) as device lanes of one view, each on its own session start (default: none: "
-                   "no ranks view)")
+    p.add_argument("--ranks", nargs="+", metavar="TRACE", help="open these traces (nsys exports or Kineto JSON: "
+                   "the ranks of one run; a Kineto trace's distributedInfo.rank numbers it, else the order given, "
+                   "rank 0 first; one Kineto file holding several ranks is split into them) as device lanes of one "
+                   "view, each on its own session start (default: none: no ranks view)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=_port, default=8050, help="port to bind (default 8050)")
     p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,

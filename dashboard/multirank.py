@@ -238,7 +238,8 @@ def load_ranks(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH_PRE
                cache: TraceCache | None = None) -> LoadedTrace:
     """Open several traces (nsys exports, Kineto traces) as the ranks of one view.
 
-    Each file's rank is what it declares (Kineto ``distributedInfo.rank``) when every file declares
+    A Kineto file holding several ranks is split into them (``load_kineto_ranks``). Each file's
+    rank is what it declares (Kineto ``distributedInfo.rank``) when every file declares
     a different one, else its position in ``paths`` (see ``analysis.ranks.declared_ranks``; a
     warning in ``meta.warnings`` says which and why). Ranks are merged in rank order.
 
@@ -253,9 +254,17 @@ def load_ranks(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH_PRE
         TraceNotFoundError, TraceFormatError: a file is missing or unreadable, or is a summary
             JSON (no intervals to draw as a rank lane).
     """
+    from dashboard.loaders.kineto_json import MultiRankTraceError, load_kineto_ranks
+
     bundles, names = [], []
     for p in map(Path, paths):
-        trace = load_trace(p, dispatch_prefix=dispatch_prefix, cache=cache)
+        try:
+            trace = load_trace(p, dispatch_prefix=dispatch_prefix, cache=cache)
+        except MultiRankTraceError:  # one Kineto file holding several ranks: split into them
+            parts = load_kineto_ranks(p)
+            bundles.extend(parts)
+            names.extend(b.meta.source for b in parts)
+            continue
         if trace.bundle is None:
             raise TraceFormatError(f"{p.name}: a summary JSON has no intervals: only nsys exports can be opened as ranks")
         bundles.append(trace.bundle)

@@ -87,7 +87,8 @@ from dashboard.model import (
     empty_frame,
 )
 
-__all__ = ["GZIP_MAGIC", "looks_like_kineto", "read_json_text", "parse_kineto", "load_kineto_json", "kernel_short_name"]
+__all__ = ["GZIP_MAGIC", "looks_like_kineto", "read_json_text", "parse_kineto", "load_kineto_json", "kernel_short_name",
+           "kineto_rank_parts", "load_kineto_ranks", "MultiRankTraceError"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 FORMAT = "kineto-json"
@@ -353,6 +354,79 @@ def _distributed_rank(data: dict) -> int | None:
     return rank if type(rank) is int and 0 <= rank <= _INT64_MAX else None
 
 
+class MultiRankTraceError(TraceFormatError):
+    """A Kineto file that holds the traces of several ranks: never shown as one GPU.
+
+    ``ranks`` lists the ranks found; ``kineto_rank_parts`` splits the file into them.
+    """
+
+    def __init__(self, message: str, ranks: list[int]):
+        super().__init__(message)
+        self.ranks = ranks
+
+
+_RANK_LABEL = re.compile(r"\brank\s*[:#=_-]?\s*(\d+)\b", re.IGNORECASE)
+
+
+def _process_ranks(events: list) -> dict[str, int]:
+    """pid (as text) -> rank, from process_name / process_labels metadata naming a rank."""
+    out: dict[str, int] = {}
+    for ev in events:
+        if type(ev) is dict and ev.get("ph") == "M" and ev.get("name") in ("process_name", "process_labels"):
+            args = ev.get("args")
+            text = args.get("name", args.get("labels")) if type(args) is dict else None
+            m = _RANK_LABEL.search(text) if isinstance(text, str) else None
+            if m:
+                out[str(ev.get("pid"))] = int(m.group(1))
+    return out
+
+
+def kineto_rank_parts(data, name: str) -> list[tuple[int | None, object]] | None:
+    """The ranks a decoded Kineto file holds, each as a decoded single-rank trace, or None for an
+    ordinary one-rank trace.
+
+    Two shapes are recognised: a top-level list of trace objects (each with its own
+    ``traceEvents`` and ``distributedInfo``), and one trace whose process metadata
+    (``process_name``/``process_labels``) names two or more ranks ("rank 0", "Rank 1 GPU 0", ...),
+    split by process.
+
+    Returns:
+        ``[(rank or None, trace object), ...]`` in file order, or None.
+
+    Raises:
+        TraceFormatError: the process metadata names several ranks but some events belong to a
+            process no rank is named for (the file cannot be split reliably): the message says how
+            to split it.
+    """
+    if isinstance(data, list) and len(data) >= 2 and all(type(d) is dict and isinstance(d.get("traceEvents"), list)
+                                                           for d in data):
+        return [(_distributed_rank(d), d) for d in data]
+    events = data.get("traceEvents") if isinstance(data, dict) else data if isinstance(data, list) else None
+    if not isinstance(events, list):
+        return None
+    rank_of = _process_ranks(events)
+    ranks = sorted(set(rank_of.values()))
+    if len(ranks) < 2:
+        return None
+    parts: dict[int, list] = {r: [] for r in ranks}
+    orphans = 0
+    for ev in events:
+        pid = str(ev.get("pid")) if type(ev) is dict else None
+        if pid in rank_of:
+            parts[rank_of[pid]].append(ev)
+        elif type(ev) is dict and ev.get("ph") != "M":
+            orphans += 1
+    if orphans:
+        raise TraceFormatError(
+            f"{name}: holds {len(ranks)} ranks ({', '.join(map(str, ranks))}) in one file, but {orphans:,} event(s) "
+            "belong to a process no rank is named for, so it cannot be split safely: save each rank's events "
+            "to its own file (one PyTorch profiler trace per rank, as tensorboard_trace_handler writes) and open "
+            "them with: tracedash serve --ranks FILE...")
+    meta = {k: v for k, v in data.items() if k not in ("traceEvents", "distributedInfo")} \
+        if isinstance(data, dict) else {}
+    return [(r, {**meta, "traceEvents": parts[r], "distributedInfo": {"rank": r}}) for r in ranks]
+
+
 def parse_kineto(data, name: str) -> TraceBundle:
     """Convert a decoded Kineto/Chrome trace (numbers as ``int``/``Decimal``) into a TraceBundle.
 
@@ -373,7 +447,16 @@ def parse_kineto(data, name: str) -> TraceBundle:
     Raises:
         TraceFormatError: not a Chrome trace (no ``traceEvents`` list), events that are not objects,
             or a Chrome trace from another producer (no PyTorch profiler category at all).
+        MultiRankTraceError: the file holds several ranks (``kineto_rank_parts``); open it with
+            ``load_kineto_ranks`` instead.
     """
+    parts = kineto_rank_parts(data, name)
+    if parts is not None:
+        ranks = [r if r is not None else i for i, (r, _d) in enumerate(parts)]
+        raise MultiRankTraceError(
+            f"{name}: holds the traces of {len(parts)} ranks ({', '.join(map(str, ranks))}) in one file; one view "
+            f"of it would mix their GPUs and clocks. Open it as ranks, each on its own lanes: tracedash serve "
+            f"--ranks {name}", ranks)
     if isinstance(data, dict):
         events = data.get("traceEvents")
         if not isinstance(events, list):
@@ -832,3 +915,26 @@ def load_kineto_json(path: str | os.PathLike) -> TraceBundle:
     data = decode_json(read_json_text(p), p.name, exact=True,
                        too_large="too large to be a timestamp or id (over 4,300 digits, or an exponent out of range)")
     return parse_kineto(data, p.name)
+
+
+def load_kineto_ranks(path: str | os.PathLike) -> list[TraceBundle]:
+    """Every rank of a Kineto file, one TraceBundle each (``meta.rank`` set, ``meta.source``
+    ``"FILE [rank r]"``), in file order: a file holding several ranks split into them
+    (``kineto_rank_parts``), or the one rank of an ordinary trace.
+
+    Raises:
+        TraceNotFoundError, TraceFormatError: as ``load_kineto_json``.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise TraceNotFoundError(f"{p}: no such file" if not p.exists() else f"{p}: not a regular file")
+    data = decode_json(read_json_text(p), p.name, exact=True,
+                       too_large="too large to be a timestamp or id (over 4,300 digits, or an exponent out of range)")
+    parts = kineto_rank_parts(data, p.name)
+    if parts is None:
+        return [parse_kineto(data, p.name)]
+    out = []
+    for i, (rank, part) in enumerate(parts):
+        label = f"{p.name} [rank {rank if rank is not None else i}]"
+        out.append(parse_kineto(part, label))
+    return out
