@@ -238,6 +238,11 @@ def test_ids_beyond_int64_are_counted_as_unusable_never_an_overflow(tmp_path, ca
     p = write(tmp_path, {"traceEvents": events})
     b = load_kineto_json(p)
     assert b.kernels[["correlation_id"]].values.tolist() == [[big - 1]]
+    # absurd ids are refused as fast as large ones (no million-digit integer, no int() digit limit)
+    absurd = write(tmp_path, '{"traceEvents": [' + json.dumps(kernel(1, 1))[:-2] + ', "correlation": 1e999999}},'
+                   + json.dumps({**kernel(2, 1), "tid": "stream " + "9" * 5000}) + "]}", "absurd.json")
+    assert account(load_kineto_json(absurd), "kernels") == RowAccount("kernels", 2, 0, ((
+        "an id (correlation, stream, device, process or thread) beyond the int64 range", 2),))
     rule = "an id (correlation, stream, device, process or thread) beyond the int64 range"
     assert account(b, "kernels") == RowAccount("kernels", 5, 1, ((rule, 4),))
     assert account(b, "CUDA API calls") == RowAccount("CUDA API calls", 1, 0, ((rule, 1),))

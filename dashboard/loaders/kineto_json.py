@@ -247,18 +247,23 @@ def _ns(value) -> int | None:
 _DIGITS = re.compile(r"-?\d+")
 
 
+_TOO_BIG = 2**64  # stands for any id past int64 (counted as unusable), without building a huge integer
+
+
 def _intish(value, default: int = -1) -> int:
-    """An id from JSON: an int, an integral number, or the last integer in a string ("stream 7")."""
+    """An id from JSON: an int, an integral number, or the last integer in a string ("stream 7").
+    An id of more than 30 digits (``1e999999``, a 5,000-digit string) is returned as 2**64, which
+    ``_in_int64`` refuses, without converting it (that would take minutes, or raise)."""
     if isinstance(value, bool):
         return default
     if isinstance(value, int):
         return value
     if isinstance(value, decimal.Decimal) and value.is_finite() and value == value.to_integral_value():
-        return int(value)
+        return int(value) if value.adjusted() <= 30 else _TOO_BIG
     if isinstance(value, str):
         found = _DIGITS.findall(value)
         if found:
-            return int(found[-1])
+            return int(found[-1]) if len(found[-1]) <= 31 else _TOO_BIG
     return default
 
 
