@@ -470,3 +470,10 @@ def test_a_file_with_ranks_that_cannot_be_split_is_refused_with_the_way_to_split
                                                r"event\(s\) belong to a process no rank is named for.*save each "
                                                r"rank's events to its own file"):
         load_ranks([p])
+
+    clash = json.loads(_multi_rank_file(tmp_path).read_text())
+    clash["traceEvents"].append({"ph": "M", "name": "process_name", "pid": 1000, "args": {"name": "rank 1 GPU 0"}})
+    p.write_text(json.dumps(clash))
+    with pytest.raises(TraceFormatError, match=r"^merged_ranks.json: holds 2 ranks \(0, 1\) in one file, but 1 "
+                                               r"process id\(s\) are named for two different ranks"):
+        load_ranks([p])

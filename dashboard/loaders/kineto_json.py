@@ -373,17 +373,21 @@ class MultiRankTraceError(TraceFormatError):
 _RANK_LABEL = re.compile(r"\brank\s*[:#=_-]?\s*(\d+)\b", re.IGNORECASE)
 
 
-def _process_ranks(events: list) -> dict[str, int]:
-    """pid (as text) -> rank, from process_name / process_labels metadata naming a rank."""
+def _process_ranks(events: list) -> tuple[dict[str, int], int]:
+    """pid (as text) -> rank, from process_name / process_labels metadata naming a rank; and how
+    many pids are named for two different ranks (their events cannot be told apart)."""
     out: dict[str, int] = {}
+    clashes: set[str] = set()
     for ev in events:
         if type(ev) is dict and ev.get("ph") == "M" and ev.get("name") in ("process_name", "process_labels"):
             args = ev.get("args")
             text = args.get("name", args.get("labels")) if type(args) is dict else None
             m = _RANK_LABEL.search(text) if isinstance(text, str) else None
             if m:
-                out[str(ev.get("pid"))] = int(m.group(1))
-    return out
+                pid, rank = str(ev.get("pid")), int(m.group(1))
+                if out.setdefault(pid, rank) != rank:
+                    clashes.add(pid)
+    return out, len(clashes)
 
 
 def kineto_rank_parts(data, name: str) -> list[tuple[int | None, object]] | None:
@@ -409,10 +413,16 @@ def kineto_rank_parts(data, name: str) -> list[tuple[int | None, object]] | None
     events = data.get("traceEvents") if isinstance(data, dict) else data if isinstance(data, list) else None
     if not isinstance(events, list):
         return None
-    rank_of = _process_ranks(events)
+    rank_of, clashes = _process_ranks(events)
     ranks = sorted(set(rank_of.values()))
     if len(ranks) < 2:
         return None
+    how = ("save each rank's events to its own file (one PyTorch profiler trace per rank, as "
+           "tensorboard_trace_handler writes) and open them with: tracedash serve --ranks FILE...")
+    if clashes:
+        raise TraceFormatError(
+            f"{name}: holds {len(ranks)} ranks ({', '.join(map(str, ranks))}) in one file, but {clashes:,} process "
+            f"id(s) are named for two different ranks, so it cannot be split safely: {how}")
     parts: dict[int, list] = {r: [] for r in ranks}
     orphans = 0
     for ev in events:
@@ -424,9 +434,7 @@ def kineto_rank_parts(data, name: str) -> list[tuple[int | None, object]] | None
     if orphans:
         raise TraceFormatError(
             f"{name}: holds {len(ranks)} ranks ({', '.join(map(str, ranks))}) in one file, but {orphans:,} event(s) "
-            "belong to a process no rank is named for, so it cannot be split safely: save each rank's events "
-            "to its own file (one PyTorch profiler trace per rank, as tensorboard_trace_handler writes) and open "
-            "them with: tracedash serve --ranks FILE...")
+            f"belong to a process no rank is named for, so it cannot be split safely: {how}")
     meta = {k: v for k, v in data.items() if k not in ("traceEvents", "distributedInfo")} \
         if isinstance(data, dict) else {}
     return [(r, {**meta, "traceEvents": parts[r], "distributedInfo": {"rank": r}}) for r in ranks]
