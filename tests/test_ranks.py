@@ -59,6 +59,9 @@ def test_merge_ranks_keys_rows_by_a_real_rank_column_and_keeps_own_origins(rank_
     for frame in (merged.api_calls, merged.nvtx_ranges, merged.nvtx_marks, merged.memops, merged.graph_launches):
         assert frame.columns[-1] == "rank" and frame["rank"].dtype == "int64"
     assert merged.nvtx_ranges["rank"].tolist() == [0, 1]
+    singles = [load_nsys_sqlite(p).meta.accounts for p in rank_files]
+    assert [(a.kind, a.read, a.loaded) for a in merged.meta.accounts] == [
+        (a.kind, a.read + b.read, a.loaded + b.loaded) for a, b in zip(*singles)]
 
 
 def test_merge_ranks_ids_never_collide(rank_files):
