@@ -496,7 +496,6 @@ def parse_kineto(data, name: str) -> TraceBundle:
     spans: list[tuple[int, int]] = []  # the profiler's own Trace spans (start, end)
     tally = _Tally()
     seen, skip, other = tally.seen, tally.skip, tally.other
-    bad = {RULE_BAD_TIME: 0, RULE_NEGATIVE: 0, RULE_BIG_ID: 0}
     range_profiler = unfinished = 0
     for ev in events:
         if type(ev) is not dict:
@@ -529,14 +528,12 @@ def parse_kineto(data, name: str) -> TraceBundle:
             dur_ns = _ns(ev.get("dur", 0))
             if start is None or dur_ns is None:
                 skip(kind, RULE_BAD_TIME)
-                bad[RULE_BAD_TIME] += 1
                 continue
             args = ev.get("args")
             args = args if type(args) is dict else {}
             pid, tid = _intish(ev.get("pid")), _intish(ev.get("tid"))
             if not _ids_fit(pid, tid, args):
                 skip(kind, RULE_BIG_ID)
-                bad[RULE_BIG_ID] += 1
                 continue
             if dur_ns < 0:
                 if kind is KIND_RANGES and dur_ns == -1000:  # dur -1: still open when profiling stopped
@@ -544,7 +541,6 @@ def parse_kineto(data, name: str) -> TraceBundle:
                     unfinished += 1
                     continue
                 skip(kind, RULE_NEGATIVE)
-                bad[RULE_NEGATIVE] += 1
                 continue
             if start == 0 and kind is KIND_KERNELS:  # CUPTI's start = end = 0: no timestamp
                 # ts 0 with a duration is a real time only in a trace on a relative clock (decided below)
@@ -570,16 +566,13 @@ def parse_kineto(data, name: str) -> TraceBundle:
             end = _ns(ev.get("ts"))
             if end is None:
                 skip(kind, RULE_BAD_TIME)
-                bad[RULE_BAD_TIME] += 1
                 continue
             if end < b_start:
                 skip(kind, RULE_NEGATIVE)
-                bad[RULE_NEGATIVE] += 1
                 continue
             args = {**b_args, **ev["args"]} if type(ev.get("args")) is dict else b_args
             if not _ids_fit(b_pid, b_tid, args):
                 skip(kind, RULE_BIG_ID)
-                bad[RULE_BIG_ID] += 1
                 continue
             records.append((b_cat, b_name, b_pid, b_tid, b_start, end, args, False))
             if latest is None or end > latest:
@@ -600,7 +593,6 @@ def parse_kineto(data, name: str) -> TraceBundle:
                 stack.append(None)
                 rule = RULE_BAD_TIME if start is None else RULE_BIG_ID
                 skip(kind, rule)
-                bad[rule] += 1
                 continue
             stack.append((cat, str(ev.get("name", "")), pid, tid, start, args))
             if latest is None or start > latest:
@@ -612,7 +604,6 @@ def parse_kineto(data, name: str) -> TraceBundle:
             if ts is None or not _in_int64(pid, tid):
                 rule = RULE_BAD_TIME if ts is None else RULE_BIG_ID
                 skip(KIND_MARKS, rule)
-                bad[rule] += 1
                 continue
             marks.append((ts, str(ev.get("name", "")), pid, tid))
             if latest is None or ts > latest:
