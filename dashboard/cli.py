@@ -119,7 +119,7 @@ def _summary_names(paths: list[Path]) -> list[str]:
 def _summarize_many(args) -> int:
     """Many files (a multi-rank run) on Dask: one summary per file plus the combined per-rank table."""
     from dashboard.analysis.ranks import rank_table
-    from dashboard.multirank import combined_json, format_rank_table, summaries_of, summarize_many
+    from dashboard.multirank import combined_json, format_rank_table, ranks_of, summaries_of, summarize_many
 
     paths = [Path(t) for t in args.trace]
     out_dir = None
@@ -154,8 +154,11 @@ def _summarize_many(args) -> int:
             for r in results:
                 if r.text is not None:
                     sys.stdout.write(f"==> {r.path} <==\n{r.text}\n")
-        table = rank_table(summaries_of(results), [r.path.name for r in results])
-        failed = {i: (r.path.name, r.error) for i, r in enumerate(results) if r.error}
+        ranks, warnings = ranks_of(results)
+        for w in warnings:
+            _say(f"tracedash: warning: {w}", file=sys.stderr)
+        table = rank_table(summaries_of(results), [r.path.name for r in results], ranks)
+        failed = {i: (r.path.name, r.error) for i, r in zip(ranks, results) if r.error}
         sys.stdout.write(format_rank_table(table, failed))
     return EXIT_INPUT_ERROR if any(r.error for r in results) else 0
 
@@ -561,9 +564,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("traces", nargs="*", help="trace files (default: the bundled sample_traces/)")
     p.add_argument("--trace-dir", action="append", help="serve every .sqlite/.json file in DIR (repeatable; default: none, and with no "
                    "TRACE either, the bundled sample_traces/)")
-    p.add_argument("--ranks", nargs="+", metavar="TRACE", help="open these nsys exports (the ranks of one run, "
-                   "rank 0 first) as device lanes of one view, each on its own session start (default: none: "
-                   "no ranks view)")
+    p.add_argument("--ranks", nargs="+", metavar="TRACE", help="open these traces (nsys exports or Kineto JSON: "
+                   "the ranks of one run; a Kineto trace's distributedInfo.rank numbers it, else the order given, "
+                   "rank 0 first; one Kineto file holding several ranks is split into them) as device lanes of one "
+                   "view, each on its own session start (default: none: no ranks view)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=_port, default=8050, help="port to bind (default 8050)")
     p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,

@@ -193,15 +193,21 @@ class TraceMeta:
     launches_by_pid: tuple[tuple[int, int, int], ...] = ()
 
 
+# The kind of RowAccount for input events no frame is meant to hold (a Kineto trace's CPU ops, flow
+# arrows, metadata, ...): skipped by design, so only its unrecognised events are a problem to report.
+NOT_SHOWN_KIND = "events not shown"
+
+
 def account_lines(accounts: tuple[RowAccount, ...] | list[RowAccount]) -> list[str]:
     """One line per kind whose rows were not all loaded: skipped (by rule) and unrecognised counts.
 
     E.g. ``"CUDA API calls: 38 of 95 rows not loaded: 38 CUDA backtrace duplicates (eventClass 67)"``.
-    Kinds whose every row was loaded give no line.
+    Kinds whose every row was loaded give no line; ``NOT_SHOWN_KIND`` gives one only for rows not
+    recognised.
     """
     out = []
     for a in accounts:
-        parts = [f"{n:,} {rule}" for rule, n in a.skipped if n]
+        parts = [f"{n:,} {rule}" for rule, n in a.skipped if n and a.kind != NOT_SHOWN_KIND]
         if a.unrecognised:
             parts.append(f"{a.unrecognised:,} not recognised")
         if parts:

@@ -62,11 +62,48 @@ def _summarize_task(path: str, dispatch_prefix: str, cache_dir: str, use_cache: 
 
 @dataclass(frozen=True)
 class FileSummary:
-    """The outcome for one input file: ``text`` (summarize output) or ``error`` (one line)."""
+    """The outcome for one input file: ``text`` (summarize output) or ``error`` (one line), and the
+    rank the file declares (Kineto ``distributedInfo.rank``; None when it declares none)."""
 
     path: Path
     text: str | None
     error: str | None
+    rank: int | None = None
+
+
+def declared_rank(path: Path) -> int | None:
+    """The rank a trace file declares: ``distributedInfo.rank`` of a Kineto trace (where PyTorch
+    writes it: before or after ``traceEvents``), None for any other file or when absent/unreadable.
+    Reads the file's text, not its events."""
+    import re
+
+    from dashboard.loaders import sniff_format
+    from dashboard.loaders.kineto_json import read_json_text
+
+    try:
+        if sniff_format(Path(path)) != "kineto-json":
+            return None
+        text = read_json_text(Path(path))
+    except (TraceError, OSError):
+        return None
+    key = text.rfind(b'"distributedInfo"')
+    if key < 0:
+        return None
+    m = re.compile(rb'\s*:\s*').match(text, key + len(b'"distributedInfo"'))
+    if not m:
+        return None
+    try:
+        info, _ = json.JSONDecoder().raw_decode(text[m.end():m.end() + (1 << 20)].decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    rank = info.get("rank") if isinstance(info, dict) else None
+    return rank if type(rank) is int and rank >= 0 else None
+
+
+def ranks_of(results: list[FileSummary]) -> tuple[list[int], list[str]]:
+    """The rank of each result (``analysis.ranks.declared_ranks`` of what the files declare) and
+    the warnings that choice gives."""
+    return declared_ranks([r.rank for r in results], [r.path.name for r in results])
 
 
 def _local_client(n_workers: int, processes: bool):
@@ -124,7 +161,8 @@ def summarize_many(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH
         client.close()
         if cluster is not None:
             cluster.close()
-    return [FileSummary(Path(p), text, error) for p, (text, error) in zip(paths, results)]
+    return [FileSummary(Path(p), text, error, declared_rank(p) if text is not None else None)
+            for p, (text, error) in zip(paths, results)]
 
 
 def summaries_of(results: list[FileSummary]) -> list[Summary | None]:
@@ -177,19 +215,22 @@ def combined_json(results: list[FileSummary], *, include_summaries: bool) -> dic
     """The ``summarize --json`` document of a multi-file run.
 
     Keys: ``ranks`` (rank_table rows, times as integer ns), ``slowest_rank`` (int or None),
-    ``errors`` (``{rank, file, error}`` per failed file) and, when ``include_summaries``,
+    ``errors`` (``{rank, file, error}`` per failed file), ``warnings`` (how ranks were assigned,
+    see ``ranks_of``) and, when ``include_summaries``,
     ``summaries`` (``{rank, file, summary}`` with the seed-format summary of each good file).
     """
-    table = rank_table(summaries_of(results), [r.path.name for r in results])
+    ranks, warnings = ranks_of(results)
+    table = rank_table(summaries_of(results), [r.path.name for r in results], ranks)
     doc = {
         "ranks": [{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
                   for row in table.to_dict("records")],
         "slowest_rank": int(table.loc[table["slowest"], "rank"].iloc[0]) if table["slowest"].any() else None,
-        "errors": [{"rank": i, "file": r.path.name, "error": r.error} for i, r in enumerate(results) if r.error],
+        "errors": [{"rank": i, "file": r.path.name, "error": r.error} for i, r in zip(ranks, results) if r.error],
+        "warnings": warnings,
     }
     if include_summaries:
         doc["summaries"] = [{"rank": i, "file": r.path.name, "summary": json.loads(r.text)}
-                            for i, r in enumerate(results) if r.text is not None]
+                            for i, r in sorted(zip(ranks, results), key=lambda t: t[0]) if r.text is not None]
     return doc
 
 
@@ -197,7 +238,8 @@ def load_ranks(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH_PRE
                cache: TraceCache | None = None) -> LoadedTrace:
     """Open several traces (nsys exports, Kineto traces) as the ranks of one view.
 
-    Each file's rank is what it declares (Kineto ``distributedInfo.rank``) when every file declares
+    A Kineto file holding several ranks is split into them (``load_kineto_ranks``). Each file's
+    rank is what it declares (Kineto ``distributedInfo.rank``) when every file declares
     a different one, else its position in ``paths`` (see ``analysis.ranks.declared_ranks``; a
     warning in ``meta.warnings`` says which and why). Ranks are merged in rank order.
 
@@ -212,9 +254,17 @@ def load_ranks(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH_PRE
         TraceNotFoundError, TraceFormatError: a file is missing or unreadable, or is a summary
             JSON (no intervals to draw as a rank lane).
     """
+    from dashboard.loaders.kineto_json import MultiRankTraceError, load_kineto_ranks
+
     bundles, names = [], []
     for p in map(Path, paths):
-        trace = load_trace(p, dispatch_prefix=dispatch_prefix, cache=cache)
+        try:
+            trace = load_trace(p, dispatch_prefix=dispatch_prefix, cache=cache)
+        except MultiRankTraceError:  # one Kineto file holding several ranks: split into them
+            parts = load_kineto_ranks(p)
+            bundles.extend(parts)
+            names.extend(b.meta.source for b in parts)
+            continue
         if trace.bundle is None:
             raise TraceFormatError(f"{p.name}: a summary JSON has no intervals: only nsys exports can be opened as ranks")
         bundles.append(trace.bundle)

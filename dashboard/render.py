@@ -408,6 +408,8 @@ def overview_cards(trace: LoadedTrace) -> list[Card]:
     ]
     if trace.meta.format == RANKS_FORMAT and trace.bundle is not None:
         cards[:4] = rank_cards(per_rank_gpu_time(trace.bundle))
+    elif trace.meta.gpu_activity_missing:  # kernels launched, none recorded (range-profiler mode): unknown, not 0
+        cards[:4] = [Card(c.label, "n/a", trace.meta.gpu_activity_missing) for c in cards[:4]]
     b = trace.bundle
     if b is not None and not b.graph_launches.empty:
         cards.append(Card("CUDA graph launches", f"{len(b.graph_launches):,}",

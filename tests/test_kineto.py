@@ -24,7 +24,7 @@ from dashboard.cli import main
 from dashboard.errors import TraceFormatError
 from dashboard.loaders import sniff_format
 from dashboard.loaders.kineto_json import load_kineto_json
-from dashboard.model import API_CALLS, KERNELS, MEMOPS, NVTX_MARKS, NVTX_RANGES
+from dashboard.model import API_CALLS, KERNELS, MEMOPS, NVTX_MARKS, NVTX_RANGES, input_warnings
 from dashboard.render import ViewOptions, build_view
 from dashboard.trace import load_trace
 
@@ -427,4 +427,4 @@ def test_absurd_numbers_are_skipped_or_refused_clearly(tmp_path, ts, outcome):
         return
     b = load_trace(p).bundle
     assert b.kernels["name"].astype(str).tolist() == ["ok"]
-    assert b.meta.warnings == ("1 event(s) with a missing, non-numeric or out-of-range ts/dur were skipped",)
+    assert input_warnings(b.meta) == ("kernels: 1 of 2 rows not loaded: 1 missing, non-numeric or out-of-range ts/dur",)

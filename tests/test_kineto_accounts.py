@@ -20,7 +20,7 @@ from dashboard.analysis.summary import summarize
 from dashboard.cli import main
 from dashboard.errors import TraceFormatError
 from dashboard.loaders.kineto_json import kernel_short_name, load_kineto_json
-from dashboard.model import RowAccount
+from dashboard.model import RowAccount, input_warnings
 
 CASES = DATA / "cases"
 KINETO_TRACES = sorted((DATA / "kineto").glob("*.json.gz"))
@@ -73,7 +73,7 @@ def test_accounts_of_a_real_trace():
     b = load_kineto_json(DATA / "kineto" / "a100_3streams_event_sync.json.gz")
     assert b.meta.accounts == (
         RowAccount("kernels", 3, 3), RowAccount("memcpy/memset", 3, 3), RowAccount("CUDA API calls", 39, 39),
-        RowAccount("other events", 104, 0, (
+        RowAccount("events not shown", 104, 0, (
             ("flow events (used only to link kernels to their launches)", 50),
             ("metadata (ph 'M': process and thread names)", 40), ("'cpu_op' events (not shown)", 6),
             ("'cuda_sync' events (not shown)", 5), ("instant events without a category (profiler markers)", 2),
@@ -84,9 +84,9 @@ def test_events_of_unknown_categories_are_counted_and_reported(tmp_path):
     b = load_kineto_json(write(tmp_path, {"traceEvents": [
         kernel(10, 5), {"ph": "X", "cat": "my_tool", "name": "x", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
         {"ph": "Q", "name": "odd"}]}))
-    assert account(b, "other events") == RowAccount("other events", 2, 0, (), 2)
-    assert b.meta.warnings == ("2 event(s) not recognised as any PyTorch profiler event were not read "
-                               "(categories my_tool)",)
+    assert account(b, "events not shown") == RowAccount("events not shown", 2, 0, (), 2)
+    assert b.meta.tables == ("kernel", "my_tool")
+    assert input_warnings(b.meta) == ("events not shown: 2 of 2 rows not loaded: 2 not recognised",)
 
 
 # ---- legacy category names (PyTorch <= 1.13) ----------------------------------------------------------
@@ -141,7 +141,7 @@ def test_legacy_flow_links_python_and_memory_categories(tmp_path):
     k = b.kernels
     assert k[["correlation_id", "pid", "stream_id"]].values.tolist() == [[77, 9, 3]]
     assert k["short_name"].astype(str).tolist() == ["gemm"]
-    assert account(b, "other events") == RowAccount("other events", 4, 0, (
+    assert account(b, "events not shown") == RowAccount("events not shown", 4, 0, (
         ("flow events (used only to link kernels to their launches)", 2),
         ("'cpu_instant_event' events (not shown)", 1), ("'python_function' events (not shown)", 1)))
 
@@ -163,7 +163,8 @@ def test_numeric_strings_are_exact_and_other_strings_are_counted(tmp_path):
     b = load_kineto_json(write(tmp_path, {"traceEvents": events}))
     assert b.kernels[["start_ns", "end_ns"]].values.tolist() == [[0, 4928], [6800, 8300]]
     assert account(b, "kernels") == RowAccount("kernels", 5, 2, (("missing, non-numeric or out-of-range ts/dur", 3),))
-    assert b.meta.warnings == ("3 event(s) with a missing, non-numeric or out-of-range ts/dur were skipped",)
+    assert input_warnings(b.meta) == ("kernels: 3 of 5 rows not loaded: 3 missing, non-numeric or out-of-range "
+                                      "ts/dur",)
 
 
 # ---- ranges still open, negative durations --------------------------------------------------------------
@@ -189,7 +190,7 @@ def test_negative_kernel_duration_case():
     assert (s.kernel_count, s.gpu_busy_union_ns) == (2, 500_000)
     assert s.top_kernels["name"].tolist() == ["k2", "k1"]
     assert account(b, "kernels") == RowAccount("kernels", 3, 2, (("negative duration (invalid row)", 1),))
-    assert b.meta.warnings == ("1 event(s) with a negative duration were left out as invalid rows",)
+    assert input_warnings(b.meta) == ("kernels: 1 of 3 rows not loaded: 1 negative duration (invalid row)",)
 
 
 def test_open_ranges_without_a_trace_span_close_at_the_last_event(tmp_path):
@@ -205,8 +206,8 @@ def test_open_ranges_without_a_trace_span_close_at_the_last_event(tmp_path):
         "1 'B' event(s) never closed by an 'E' (annotations kept as unclosed ranges ending at the last event's "
         "end; other events dropped)",
         "1 annotation range(s) still open when profiling stopped (dur -1), kept as unclosed ranges ending at the "
-        "last event's end",
-        "1 event(s) with a negative duration were left out as invalid rows")
+        "last event's end")
+    assert input_warnings(b.meta)[2:] == ("NVTX ranges: 1 of 3 rows not loaded: 1 negative duration (invalid row)",)
 
 
 def test_unmatched_begin_closes_at_the_trace_span_end(tmp_path):
@@ -237,12 +238,18 @@ def test_ids_beyond_int64_are_counted_as_unusable_never_an_overflow(tmp_path, ca
     p = write(tmp_path, {"traceEvents": events})
     b = load_kineto_json(p)
     assert b.kernels[["correlation_id"]].values.tolist() == [[big - 1]]
+    # absurd ids are refused as fast as large ones (no million-digit integer, no int() digit limit)
+    absurd = write(tmp_path, '{"traceEvents": [' + json.dumps(kernel(1, 1))[:-2] + ', "correlation": 1e999999}},'
+                   + json.dumps({**kernel(2, 1), "tid": "stream " + "9" * 5000}) + "]}", "absurd.json")
+    assert account(load_kineto_json(absurd), "kernels") == RowAccount("kernels", 2, 0, ((
+        "an id (correlation, stream, device, process or thread) beyond the int64 range", 2),))
     rule = "an id (correlation, stream, device, process or thread) beyond the int64 range"
     assert account(b, "kernels") == RowAccount("kernels", 5, 1, ((rule, 4),))
     assert account(b, "CUDA API calls") == RowAccount("CUDA API calls", 1, 0, ((rule, 1),))
     assert account(b, "memcpy/memset") == RowAccount("memcpy/memset", 1, 0, ((rule, 1),))
-    assert b.meta.warnings == ("6 event(s) with an id (correlation, stream, device, process or thread) beyond the "
-                               "int64 range were left out as unusable",)
+    assert b.meta.warnings == ()
+    assert input_warnings(b.meta) == tuple(f"{kind}: {n} of {r} rows not loaded: {n} {rule}" for kind, n, r in (
+        ("kernels", 4, 5), ("memcpy/memset", 1, 1), ("CUDA API calls", 1, 1)))
     assert main(["summarize", str(p), "--no-cache"]) == 0
     assert "Traceback" not in capsys.readouterr().err
 
@@ -256,7 +263,15 @@ def test_cupti_range_mode_case_says_busy_is_unknown():
            "(77 cuda_profiler_range events hold counter values, not kernel timing); GPU busy, idle and utilisation "
            "are unknown (n/a)")
     assert b.meta.gpu_activity_missing == msg and b.meta.warnings == (msg,)
-    assert dict(account(b, "other events").skipped)["'cuda_profiler_range' events (not shown)"] == 77
+    assert dict(account(b, "events not shown").skipped)["'cuda_profiler_range' events (not shown)"] == 77
+    from dashboard.render import ViewOptions, build_view
+    from dashboard.trace import load_trace
+
+    trace = load_trace(CASES / "kineto_cupti_range_mode" / "hta_cupti_profiler_trace.json.gz", cache=None)
+    cards = {c.label: c for c in build_view(trace, ViewOptions()).cards}
+    for label in ("GPU activity span", "GPU busy (union)", "GPU idle in span", "Utilisation"):
+        assert cards[label].value == "n/a" and cards[label].hint == msg
+    assert summarize(b).warnings[0] == msg  # summarize's warnings list
 
 
 def test_launches_without_kernel_activity_are_flagged(tmp_path):
@@ -278,7 +293,7 @@ def test_zero_timestamp_kernel_case_is_reported_as_for_sqlite():
 
 
 def test_zero_timestamp_kernels_never_move_the_origin(tmp_path):
-    events = [kernel(0, 7, name="untimed", correlation=1), kernel(1_700_000_000_000_500, 10, name="a"),
+    events = [kernel(0, 0, name="untimed", correlation=1), kernel(1_700_000_000_000_500, 10, name="a"),
               {"ph": "X", "cat": "user_annotation", "name": "r", "pid": 1, "tid": 1, "ts": 1_700_000_000_000_400,
                "dur": 200}]
     b = load_kineto_json(write(tmp_path, {"traceEvents": events}))

@@ -15,6 +15,7 @@ from dashboard.loaders import load_nsys_sqlite
 from dashboard.model import KERNELS
 from dashboard.multirank import FileSummary, format_rank_table, load_ranks, summaries_of, summarize_many, summary_text
 from dashboard.render import ViewOptions, build_view
+from dashboard.trace import load_trace
 
 MARK = "CG_DISPATCH:actual=16:mode=NONE:padded=16"
 PAIR = [NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite", NSYS_DIR / "nsys2026.2_2gpu_nccl_after.sqlite"]
@@ -58,6 +59,9 @@ def test_merge_ranks_keys_rows_by_a_real_rank_column_and_keeps_own_origins(rank_
     for frame in (merged.api_calls, merged.nvtx_ranges, merged.nvtx_marks, merged.memops, merged.graph_launches):
         assert frame.columns[-1] == "rank" and frame["rank"].dtype == "int64"
     assert merged.nvtx_ranges["rank"].tolist() == [0, 1]
+    singles = [load_nsys_sqlite(p).meta.accounts for p in rank_files]
+    assert [(a.kind, a.read, a.loaded) for a in merged.meta.accounts] == [
+        (a.kind, a.read + b.read, a.loaded + b.loaded) for a, b in zip(*singles)]
 
 
 def test_merge_ranks_ids_never_collide(rank_files):
@@ -245,7 +249,8 @@ def test_ranks_store_lists_the_group_first(rank_files):
 
 def test_serve_ranks_needs_two_files(rank_files, capsys):
     assert main(["serve", "--ranks", str(rank_files[0]), "--port", "8096"]) == 2
-    assert capsys.readouterr().err == "tracedash: error: --ranks needs at least two different trace files\n"
+    assert capsys.readouterr().err == ("tracedash: error: --ranks needs at least two different trace files (or one "
+                                       "file holding several ranks)\n")
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -368,3 +373,110 @@ def test_declared_ranks_rules():
         "ranks taken from the order given: the traces' distributedInfo.rank values (a: 1, b: 1) are missing or "
         "repeated"])
     assert declared_ranks([3, None], ["a", "b"])[0] == [0, 1]
+
+
+def test_cli_summarize_kineto_ranks_from_distributed_info(capsys):
+    assert main(["summarize", *map(str, KINETO_RANKS), "--no-cache", "--workers", "1", "--json"]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert [(r["rank"], r["file"].split(".")[0], r["span_ns"], r["slowest"]) for r in doc["ranks"]] == [
+        (0, "worker_b", 100_000, False), (1, "worker_c", 200_000, False), (2, "worker_a", 300_000, True)]
+    assert doc["slowest_rank"] == 2
+    assert doc["warnings"] == ["ranks taken from each trace's distributedInfo.rank, not from the order given: "
+                               "worker_a.1700000000001.pt.trace.json is rank 2, worker_b.1700000000002.pt.trace.json "
+                               "is rank 0, worker_c.1700000000003.pt.trace.json is rank 1"]
+    assert [s["rank"] for s in doc["summaries"]] == [0, 1, 2]
+    assert main(["summarize", *map(str, KINETO_RANKS), "--no-cache", "--workers", "1"]) == 0
+    captured = capsys.readouterr()
+    table = captured.out.split("\n")[-5:-1]
+    assert [line.split()[:2] for line in table] == [["rank", "file"], ["0", "worker_b.1700000000002.pt.trace.json"],
+                                                   ["1", "worker_c.1700000000003.pt.trace.json"],
+                                                   ["2", "worker_a.1700000000001.pt.trace.json"]]
+    assert table[-1].endswith("<- slowest")
+    assert "tracedash: warning: ranks taken from each trace's distributedInfo.rank" in captured.err
+
+
+def _multi_rank_file(tmp_path):
+    """One Kineto file holding ranks 0 and 1 (process metadata names the rank of every process),
+    each with pid 100 launching a kernel on its GPU 0 with correlation id 1."""
+    events = []
+    for rank, (pid_cpu, pid_gpu, dur) in enumerate([(1100, 1000, 40), (2100, 2000, 90)]):
+        events += [
+            {"ph": "M", "name": "process_name", "pid": pid_cpu, "args": {"name": f"Rank {rank} host"}},
+            {"ph": "M", "name": "process_name", "pid": pid_gpu, "args": {"name": f"rank {rank} GPU 0"}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": pid_cpu, "tid": 1, "ts": 10,
+             "dur": 2, "args": {"correlation": 1}},
+            {"ph": "X", "cat": "user_annotation", "name": "step", "pid": pid_cpu, "tid": 1, "ts": 5, "dur": 200},
+            {"ph": "X", "cat": "kernel", "name": "void ns::gemm<1>(int)", "pid": pid_gpu, "tid": 7, "ts": 20,
+             "dur": dur, "args": {"device": 0, "stream": 7, "correlation": 1}},
+        ]
+    p = tmp_path / "merged_ranks.json"
+    p.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}), encoding="utf-8")
+    return p
+
+
+def test_a_file_holding_several_ranks_is_split_never_one_gpu(tmp_path, capsys):
+    from dashboard.analysis.ranks import per_rank_gpu_time
+    from dashboard.loaders.kineto_json import load_kineto_ranks
+
+    p = _multi_rank_file(tmp_path)
+    msg = ("merged_ranks.json: holds the traces of 2 ranks (0, 1) in one file; one view of it would mix their GPUs "
+           "and clocks. Open it as ranks, each on its own lanes: tracedash serve --ranks merged_ranks.json")
+    with pytest.raises(TraceFormatError) as err:
+        load_trace(p)
+    assert str(err.value) == msg
+    assert main(["summarize", str(p), "--no-cache"]) == 2 and msg in capsys.readouterr().err
+    parts = load_kineto_ranks(p)
+    assert [(b.meta.source, b.meta.rank, len(b.kernels)) for b in parts] == [
+        ("merged_ranks.json [rank 0]", 0, 1), ("merged_ranks.json [rank 1]", 1, 1)]
+    trace = load_ranks([p])
+    assert trace.meta.rank_devices == {0: (0, 0), 1: (1, 0)}
+    assert per_rank_gpu_time(trace.bundle)[["rank", "busy_ns"]].values.tolist() == [[0, 40_000], [1, 90_000]]
+    assert trace.summary.nvtx[["name", "gpu_overlap_ns"]].values.tolist() == [["rank 0 · step", 40_000],
+                                                                              ["rank 1 · step", 90_000]]
+    pairs = kernel_launches(trace.bundle.kernels, trace.bundle.api_calls)  # each kernel to its own rank's launch
+    assert sorted(zip(pairs["kernel_index"], pairs["api_index"])) == [(0, 0), (1, 1)]
+
+
+def test_serve_ranks_takes_one_file_holding_several_ranks(tmp_path):
+    from dashboard.app.ranks import ranks_store
+
+    store = ranks_store([_multi_rank_file(tmp_path)])
+    assert store.label(store.ranks_id) == "2 ranks: merged_ranks.json"
+    assert store.get(store.ranks_id).summary.kernel_count == 2
+
+
+def test_a_list_of_rank_traces_in_one_file_is_split(tmp_path):
+    from dashboard.loaders.kineto_json import load_kineto_ranks
+
+    def one(rank, dur):
+        return {"distributedInfo": {"rank": rank}, "traceEvents": [
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": dur, "args": {}}]}
+
+    p = tmp_path / "list.json"
+    p.write_text(json.dumps([one(1, 5), one(0, 3)]), encoding="utf-8")
+    with pytest.raises(TraceFormatError, match=r"^list.json: holds the traces of 2 ranks \(1, 0\) in one file"):
+        load_trace(p)
+    assert [(b.meta.rank, int(b.kernels["end_ns"].iloc[0])) for b in load_kineto_ranks(p)] == [(1, 5000), (0, 3000)]
+    trace = load_ranks([p])
+    assert trace.meta.rank_devices == {0: (0, 0), 1: (1, 0)} and trace.meta.warnings == (
+        "ranks taken from each trace's distributedInfo.rank, not from the order given: list.json [rank 1] is rank 1, "
+        "list.json [rank 0] is rank 0",)
+
+
+def test_a_file_with_ranks_that_cannot_be_split_is_refused_with_the_way_to_split(tmp_path):
+    p = _multi_rank_file(tmp_path)
+    data = json.loads(p.read_text())
+    data["traceEvents"].append({"ph": "X", "cat": "kernel", "name": "k", "pid": 77, "tid": 7, "ts": 1, "dur": 1})
+    p.write_text(json.dumps(data))
+    with pytest.raises(TraceFormatError, match=r"^merged_ranks.json: holds 2 ranks \(0, 1\) in one file, but 1 "
+                                               r"event\(s\) belong to a process no rank is named for.*save each "
+                                               r"rank's events to its own file"):
+        load_ranks([p])
+
+    clash = json.loads(_multi_rank_file(tmp_path).read_text())
+    clash["traceEvents"].append({"ph": "M", "name": "process_name", "pid": 1000, "args": {"name": "rank 1 GPU 0"}})
+    p.write_text(json.dumps(clash))
+    with pytest.raises(TraceFormatError, match=r"^merged_ranks.json: holds 2 ranks \(0, 1\) in one file, but 1 "
+                                               r"process id\(s\) are named for two different ranks"):
+        load_ranks([p])

@@ -21,6 +21,7 @@ from dashboard.model import (
     MEMOPS,
     NVTX_MARKS,
     NVTX_RANGES,
+    RowAccount,
     Summary,
     TraceBundle,
     TraceMeta,
@@ -54,28 +55,31 @@ def rank_label(rank: int, device_id: int, name: str = "") -> str:
     return f"rank {rank} · GPU {device_id}" + (f" · {name}" if name else "")
 
 
-def rank_table(summaries: Sequence[Summary | None], files: Sequence[str]) -> pd.DataFrame:
+def rank_table(summaries: Sequence[Summary | None], files: Sequence[str],
+               ranks: Sequence[int] | None = None) -> pd.DataFrame:
     """Combined per-rank table of a multi-rank run.
 
     Args:
-        summaries: one Summary per input file, in rank order; ``None`` for a file that failed
-            (it gets no row, and the other ranks keep their numbers).
+        summaries: one Summary per input file; ``None`` for a file that failed (it gets no row,
+            and the other ranks keep their numbers).
         files: the file names, same length and order.
+        ranks: the rank of each file (default: its position; see ``declared_ranks``).
 
     Returns:
-        Frame with the columns and dtypes of ``RANK_TABLE``, one row per summary, in rank order.
+        Frame with the columns and dtypes of ``RANK_TABLE``, one row per summary, sorted by rank.
         ``slowest`` is True on exactly one row (none when there are no rows): the rank with the
         longest GPU activity span (first kernel start to last kernel end on its own clock; in a
         synchronised run the other ranks wait for it); ties go to the larger busy union, then
         the lower rank.
 
     Raises:
-        ValueError: ``summaries`` and ``files`` differ in length (a caller bug).
+        ValueError: ``summaries``, ``files`` (and ``ranks``) differ in length (a caller bug).
     """
-    if len(summaries) != len(files):
+    if len(summaries) != len(files) or (ranks is not None and len(ranks) != len(files)):
         raise ValueError(f"{len(summaries)} summaries for {len(files)} files")
+    ranks = list(ranks) if ranks is not None else list(range(len(files)))
     rows = []
-    for rank, (s, name) in enumerate(zip(summaries, files)):
+    for rank, s, name in sorted(zip(ranks, summaries, files), key=lambda t: t[0]):
         if s is None:
             continue
         top = s.top_kernels.iloc[0] if len(s.top_kernels) else None
@@ -221,11 +225,27 @@ def merge_ranks(bundles: Sequence[TraceBundle], files: Sequence[str] | None = No
         frames[key] = conform(merged, schema).assign(rank=merged[RANK_COLUMN].to_numpy(dtype=np.int64))
     versions = sorted({b.meta.nsys_version for b in bundles if b.meta.nsys_version})
     meta = TraceMeta(
+        accounts=_sum_accounts(bundles),
         source=" + ".join(files), format=RANKS_FORMAT, nsys_version=", ".join(versions),
         schema_version=", ".join(sorted({b.meta.schema_version for b in bundles if b.meta.schema_version})),
         gpus=gpus, tables=tuple(sorted(tables)), dropped_zero_ts_kernels=dropped, warnings=tuple(warnings),
         rank_devices=rank_devices, rank_pids=rank_pids)
     return TraceBundle(meta=meta, **frames)
+
+
+def _sum_accounts(bundles: Sequence[TraceBundle]) -> tuple[RowAccount, ...]:
+    """The row accounts of all ranks, summed per kind (kinds in first-seen order, rules summed)."""
+    kinds: dict[str, list] = {}
+    for b in bundles:
+        for a in b.meta.accounts:
+            k = kinds.setdefault(a.kind, [0, 0, {}, 0])
+            k[0] += a.read
+            k[1] += a.loaded
+            for rule, n in a.skipped:
+                k[2][rule] = k[2].get(rule, 0) + n
+            k[3] += a.unrecognised
+    return tuple(RowAccount(kind, read, loaded, tuple(rules.items()), unrec)
+                 for kind, (read, loaded, rules, unrec) in kinds.items())
 
 
 def rank_nvtx_stats(bundle: TraceBundle, rename=None) -> pd.DataFrame:

@@ -36,9 +36,10 @@ class RanksStore:
     """
 
     def __init__(self, inner: TraceStore, rank_files: list[Path], *, dispatch_prefix: str = "CG_DISPATCH",
-                 cache=None):
+                 cache=None, n_ranks: int | None = None):
         self._inner = inner
         self.rank_files = [Path(p).resolve() for p in rank_files]
+        self.n_ranks = n_ranks if n_ranks is not None else len(self.rank_files)  # a Kineto file may hold several
         self.ranks_id = ranks_trace_id(self.rank_files)
         self._prefix = dispatch_prefix
         self._cache = cache
@@ -59,7 +60,7 @@ class RanksStore:
     def label(self, trace_id: str) -> str:
         """Picker label: ``"2 ranks: a.sqlite + b.sqlite"`` for the group, else the inner label."""
         if trace_id == self.ranks_id:
-            return f"{len(self.rank_files)} ranks: " + " + ".join(p.name for p in self.rank_files)
+            return f"{self.n_ranks} ranks: " + " + ".join(p.name for p in self.rank_files)
         return self._inner.label(trace_id)
 
     def explain_missing(self, trace_id: str) -> str:
@@ -84,10 +85,13 @@ class RanksStore:
             return self._merged
 
 
-def check_rank_file(path: Path) -> None:
+def check_rank_file(path: Path) -> int:
     """Cheap check that ``path`` can be a rank lane: an nsys SQLite export (with nsys tables), an
     ``.nsys-rep`` report or a Kineto trace (parsed, to refuse a JSON that only looks like one); never
     a summary JSON. Reads no nsys events.
+
+    Returns:
+        How many ranks the file holds (a Kineto file may hold several; every other file 1).
 
     Raises:
         TraceNotFoundError, TraceFormatError: naming the file.
@@ -99,9 +103,10 @@ def check_rank_file(path: Path) -> None:
     if fmt == "nsys-sqlite":
         check_nsys_export(path)
     elif fmt == "kineto-json":  # "looks like JSON" says little: parse it now (seconds), not at the first view
-        from dashboard.loaders.kineto_json import load_kineto_json
+        from dashboard.loaders.kineto_json import load_kineto_ranks
 
-        load_kineto_json(path)
+        return len(load_kineto_ranks(path))
+    return 1
 
 
 def ranks_store(rank_files: list[str | os.PathLike], paths: list[str | os.PathLike] = (),
@@ -114,11 +119,13 @@ def ranks_store(rank_files: list[str | os.PathLike], paths: list[str | os.PathLi
         TraceFormatError: a rank file cannot be opened as a rank (see ``check_rank_file``).
     """
     ranks = discover(list(rank_files), [])
-    if len(ranks) < 2:
+    if not ranks:
         raise TraceError("--ranks needs at least two different trace files")
-    for rank in ranks:  # fail now, with the file's name, not when a browser first opens the group
-        check_rank_file(rank)
+    # fail now, with the file's name, not when a browser first opens the group
+    n_ranks = sum(check_rank_file(rank) for rank in ranks)
+    if n_ranks < 2:
+        raise TraceError("--ranks needs at least two different trace files (or one file holding several ranks)")
     files = list(dict.fromkeys([*ranks, *discover(list(paths), list(trace_dirs))]))
     inner = TraceStore(files, dispatch_prefix=dispatch_prefix, cache=cache, memory_limit=memory_limit,
                        upload_dir=upload_dir or None)
-    return RanksStore(inner, ranks, dispatch_prefix=dispatch_prefix, cache=cache)
+    return RanksStore(inner, ranks, dispatch_prefix=dispatch_prefix, cache=cache, n_ranks=n_ranks)

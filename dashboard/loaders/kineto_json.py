@@ -29,7 +29,7 @@ Category names of PyTorch <= 1.13 (``Kernel``, ``Runtime``, ``Memcpy``, ``Memset
 names; ``meta.tables`` keeps the names as written.
 
 Every event is accounted for in ``meta.accounts`` (one ``RowAccount`` per kind: kernels,
-memcpy/memset, CUDA API calls, NVTX ranges, NVTX marks, other events): loaded, skipped by a
+memcpy/memset, CUDA API calls, NVTX ranges, NVTX marks, events not shown): loaded, skipped by a
 documented rule (missing or non-numeric times, negative duration, an id beyond int64, ...) or not
 recognised (a category PyTorch's profiler never writes). A negative duration makes an invalid row
 (left out of every frame, counted, one warning line); ``dur: -1`` on a ``user_annotation`` is a range
@@ -77,6 +77,7 @@ from dashboard.model import (
     GRAPH_LAUNCHES,
     KERNELS,
     MEMOPS,
+    NOT_SHOWN_KIND,
     NVTX_MARKS,
     NVTX_RANGES,
     RowAccount,
@@ -86,7 +87,8 @@ from dashboard.model import (
     empty_frame,
 )
 
-__all__ = ["GZIP_MAGIC", "looks_like_kineto", "read_json_text", "parse_kineto", "load_kineto_json", "kernel_short_name"]
+__all__ = ["GZIP_MAGIC", "looks_like_kineto", "read_json_text", "parse_kineto", "load_kineto_json", "kernel_short_name",
+           "kineto_rank_parts", "load_kineto_ranks", "MultiRankTraceError"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 FORMAT = "kineto-json"
@@ -137,7 +139,7 @@ KIND_MEMOPS = "memcpy/memset"
 KIND_API = "CUDA API calls"
 KIND_RANGES = "NVTX ranges"  # user_annotation (record_function) ranges
 KIND_MARKS = "NVTX marks"  # instant user_annotation events
-KIND_OTHER = "other events"  # everything no frame holds (CPU ops, flows, metadata, ...)
+KIND_OTHER = NOT_SHOWN_KIND  # everything no frame holds by design (CPU ops, flows, metadata, ...)
 _KIND_OF = {KERNEL_CAT: KIND_KERNELS, MEMCPY_CAT: KIND_MEMOPS, MEMSET_CAT: KIND_MEMOPS, RANGE_CAT: KIND_RANGES,
             **{c: KIND_API for c in API_EVENT_CLASS}}
 RULE_BAD_TIME = "missing, non-numeric or out-of-range ts/dur"
@@ -245,18 +247,23 @@ def _ns(value) -> int | None:
 _DIGITS = re.compile(r"-?\d+")
 
 
+_TOO_BIG = 2**64  # stands for any id past int64 (counted as unusable), without building a huge integer
+
+
 def _intish(value, default: int = -1) -> int:
-    """An id from JSON: an int, an integral number, or the last integer in a string ("stream 7")."""
+    """An id from JSON: an int, an integral number, or the last integer in a string ("stream 7").
+    An id of more than 30 digits (``1e999999``, a 5,000-digit string) is returned as 2**64, which
+    ``_in_int64`` refuses, without converting it (that would take minutes, or raise)."""
     if isinstance(value, bool):
         return default
     if isinstance(value, int):
         return value
     if isinstance(value, decimal.Decimal) and value.is_finite() and value == value.to_integral_value():
-        return int(value)
+        return int(value) if value.adjusted() <= 30 else _TOO_BIG
     if isinstance(value, str):
         found = _DIGITS.findall(value)
         if found:
-            return int(found[-1])
+            return int(found[-1]) if len(found[-1]) <= 31 else _TOO_BIG
     return default
 
 
@@ -352,6 +359,87 @@ def _distributed_rank(data: dict) -> int | None:
     return rank if type(rank) is int and 0 <= rank <= _INT64_MAX else None
 
 
+class MultiRankTraceError(TraceFormatError):
+    """A Kineto file that holds the traces of several ranks: never shown as one GPU.
+
+    ``ranks`` lists the ranks found; ``kineto_rank_parts`` splits the file into them.
+    """
+
+    def __init__(self, message: str, ranks: list[int]):
+        super().__init__(message)
+        self.ranks = ranks
+
+
+_RANK_LABEL = re.compile(r"\brank\s*[:#=_-]?\s*(\d+)\b", re.IGNORECASE)
+
+
+def _process_ranks(events: list) -> tuple[dict[str, int], int]:
+    """pid (as text) -> rank, from process_name / process_labels metadata naming a rank; and how
+    many pids are named for two different ranks (their events cannot be told apart)."""
+    out: dict[str, int] = {}
+    clashes: set[str] = set()
+    for ev in events:
+        if type(ev) is dict and ev.get("ph") == "M" and ev.get("name") in ("process_name", "process_labels"):
+            args = ev.get("args")
+            text = args.get("name", args.get("labels")) if type(args) is dict else None
+            m = _RANK_LABEL.search(text) if isinstance(text, str) else None
+            if m:
+                pid, rank = str(ev.get("pid")), int(m.group(1))
+                if out.setdefault(pid, rank) != rank:
+                    clashes.add(pid)
+    return out, len(clashes)
+
+
+def kineto_rank_parts(data, name: str) -> list[tuple[int | None, object]] | None:
+    """The ranks a decoded Kineto file holds, each as a decoded single-rank trace, or None for an
+    ordinary one-rank trace.
+
+    Two shapes are recognised: a top-level list of trace objects (each with its own
+    ``traceEvents`` and ``distributedInfo``), and one trace whose process metadata
+    (``process_name``/``process_labels``) names two or more ranks ("rank 0", "Rank 1 GPU 0", ...),
+    split by process.
+
+    Returns:
+        ``[(rank or None, trace object), ...]`` in file order, or None.
+
+    Raises:
+        TraceFormatError: the process metadata names several ranks but some events belong to a
+            process no rank is named for (the file cannot be split reliably): the message says how
+            to split it.
+    """
+    if isinstance(data, list) and len(data) >= 2 and all(type(d) is dict and isinstance(d.get("traceEvents"), list)
+                                                           for d in data):
+        return [(_distributed_rank(d), d) for d in data]
+    events = data.get("traceEvents") if isinstance(data, dict) else data if isinstance(data, list) else None
+    if not isinstance(events, list):
+        return None
+    rank_of, clashes = _process_ranks(events)
+    ranks = sorted(set(rank_of.values()))
+    if len(ranks) < 2:
+        return None
+    how = ("save each rank's events to its own file (one PyTorch profiler trace per rank, as "
+           "tensorboard_trace_handler writes) and open them with: tracedash serve --ranks FILE...")
+    if clashes:
+        raise TraceFormatError(
+            f"{name}: holds {len(ranks)} ranks ({', '.join(map(str, ranks))}) in one file, but {clashes:,} process "
+            f"id(s) are named for two different ranks, so it cannot be split safely: {how}")
+    parts: dict[int, list] = {r: [] for r in ranks}
+    orphans = 0
+    for ev in events:
+        pid = str(ev.get("pid")) if type(ev) is dict else None
+        if pid in rank_of:
+            parts[rank_of[pid]].append(ev)
+        elif type(ev) is dict and ev.get("ph") != "M":
+            orphans += 1
+    if orphans:
+        raise TraceFormatError(
+            f"{name}: holds {len(ranks)} ranks ({', '.join(map(str, ranks))}) in one file, but {orphans:,} event(s) "
+            f"belong to a process no rank is named for, so it cannot be split safely: {how}")
+    meta = {k: v for k, v in data.items() if k not in ("traceEvents", "distributedInfo")} \
+        if isinstance(data, dict) else {}
+    return [(r, {**meta, "traceEvents": parts[r], "distributedInfo": {"rank": r}}) for r in ranks]
+
+
 def parse_kineto(data, name: str) -> TraceBundle:
     """Convert a decoded Kineto/Chrome trace (numbers as ``int``/``Decimal``) into a TraceBundle.
 
@@ -367,12 +455,21 @@ def parse_kineto(data, name: str) -> TraceBundle:
         ``meta.gpus`` comes from ``deviceProperties``, ``meta.rank`` from ``distributedInfo.rank``,
         ``meta.tables`` lists the event categories present (as written), ``meta.accounts`` how every
         event was used (kinds ``kernels``, ``memcpy/memset``, ``CUDA API calls``, ``NVTX ranges``,
-        ``NVTX marks``, ``other events``), ``meta.warnings`` one line per problem found.
+        ``NVTX marks``, ``events not shown``), ``meta.warnings`` one line per problem found.
 
     Raises:
         TraceFormatError: not a Chrome trace (no ``traceEvents`` list), events that are not objects,
             or a Chrome trace from another producer (no PyTorch profiler category at all).
+        MultiRankTraceError: the file holds several ranks (``kineto_rank_parts``); open it with
+            ``load_kineto_ranks`` instead.
     """
+    parts = kineto_rank_parts(data, name)
+    if parts is not None:
+        ranks = [r if r is not None else i for i, (r, _d) in enumerate(parts)]
+        raise MultiRankTraceError(
+            f"{name}: holds the traces of {len(parts)} ranks ({', '.join(map(str, ranks))}) in one file; one view "
+            f"of it would mix their GPUs and clocks. Open it as ranks, each on its own lanes: tracedash serve "
+            f"--ranks {name}", ranks)
     if isinstance(data, dict):
         events = data.get("traceEvents")
         if not isinstance(events, list):
@@ -399,7 +496,6 @@ def parse_kineto(data, name: str) -> TraceBundle:
     spans: list[tuple[int, int]] = []  # the profiler's own Trace spans (start, end)
     tally = _Tally()
     seen, skip, other = tally.seen, tally.skip, tally.other
-    bad = {RULE_BAD_TIME: 0, RULE_NEGATIVE: 0, RULE_BIG_ID: 0}
     range_profiler = unfinished = 0
     for ev in events:
         if type(ev) is not dict:
@@ -432,14 +528,12 @@ def parse_kineto(data, name: str) -> TraceBundle:
             dur_ns = _ns(ev.get("dur", 0))
             if start is None or dur_ns is None:
                 skip(kind, RULE_BAD_TIME)
-                bad[RULE_BAD_TIME] += 1
                 continue
             args = ev.get("args")
             args = args if type(args) is dict else {}
             pid, tid = _intish(ev.get("pid")), _intish(ev.get("tid"))
             if not _ids_fit(pid, tid, args):
                 skip(kind, RULE_BIG_ID)
-                bad[RULE_BIG_ID] += 1
                 continue
             if dur_ns < 0:
                 if kind is KIND_RANGES and dur_ns == -1000:  # dur -1: still open when profiling stopped
@@ -447,7 +541,6 @@ def parse_kineto(data, name: str) -> TraceBundle:
                     unfinished += 1
                     continue
                 skip(kind, RULE_NEGATIVE)
-                bad[RULE_NEGATIVE] += 1
                 continue
             if start == 0 and kind is KIND_KERNELS:  # CUPTI's start = end = 0: no timestamp
                 # ts 0 with a duration is a real time only in a trace on a relative clock (decided below)
@@ -473,16 +566,13 @@ def parse_kineto(data, name: str) -> TraceBundle:
             end = _ns(ev.get("ts"))
             if end is None:
                 skip(kind, RULE_BAD_TIME)
-                bad[RULE_BAD_TIME] += 1
                 continue
             if end < b_start:
                 skip(kind, RULE_NEGATIVE)
-                bad[RULE_NEGATIVE] += 1
                 continue
             args = {**b_args, **ev["args"]} if type(ev.get("args")) is dict else b_args
             if not _ids_fit(b_pid, b_tid, args):
                 skip(kind, RULE_BIG_ID)
-                bad[RULE_BIG_ID] += 1
                 continue
             records.append((b_cat, b_name, b_pid, b_tid, b_start, end, args, False))
             if latest is None or end > latest:
@@ -503,7 +593,6 @@ def parse_kineto(data, name: str) -> TraceBundle:
                 stack.append(None)
                 rule = RULE_BAD_TIME if start is None else RULE_BIG_ID
                 skip(kind, rule)
-                bad[rule] += 1
                 continue
             stack.append((cat, str(ev.get("name", "")), pid, tid, start, args))
             if latest is None or start > latest:
@@ -515,7 +604,6 @@ def parse_kineto(data, name: str) -> TraceBundle:
             if ts is None or not _in_int64(pid, tid):
                 rule = RULE_BAD_TIME if ts is None else RULE_BIG_ID
                 skip(KIND_MARKS, rule)
-                bad[rule] += 1
                 continue
             marks.append((ts, str(ev.get("name", "")), pid, tid))
             if latest is None or ts > latest:
@@ -583,17 +671,8 @@ def parse_kineto(data, name: str) -> TraceBundle:
     if unfinished:
         warnings.append(f"{unfinished:,} annotation range(s) still open when profiling stopped (dur -1), kept "
                         f"as unclosed ranges ending at {where}")
-    if bad[RULE_BAD_TIME]:
-        warnings.append(f"{bad[RULE_BAD_TIME]:,} event(s) with a missing, non-numeric or out-of-range ts/dur were skipped")
-    if bad[RULE_NEGATIVE]:
-        warnings.append(f"{bad[RULE_NEGATIVE]:,} event(s) with a negative duration were left out as invalid rows")
-    if bad[RULE_BIG_ID]:
-        warnings.append(f"{bad[RULE_BIG_ID]:,} event(s) with an id (correlation, stream, device, process or thread) "
-                        "beyond the int64 range were left out as unusable")
-    if unknown := tally.unrecognised.get(KIND_OTHER, 0):
-        odd = sorted({c for c in cats if LEGACY_CATEGORIES.get(c, c) not in KNOWN_CATEGORIES})
-        warnings.append(f"{unknown:,} event(s) not recognised as any PyTorch profiler event were not read"
-                        + (f" (categories {', '.join(odd[:5])}{', …' if len(odd) > 5 else ''})" if odd else ""))
+    # Events skipped for bad times, negative durations or ids beyond int64 are reported through
+    # meta.accounts (model.input_warnings gives one line per kind), not repeated here.
     launches = int(api["name"].astype(str).str.match(_LAUNCH_API).sum()) if len(api) else 0
     missing = ""
     if not tally.read.get(KIND_KERNELS) and launches:
@@ -840,3 +919,26 @@ def load_kineto_json(path: str | os.PathLike) -> TraceBundle:
     data = decode_json(read_json_text(p), p.name, exact=True,
                        too_large="too large to be a timestamp or id (over 4,300 digits, or an exponent out of range)")
     return parse_kineto(data, p.name)
+
+
+def load_kineto_ranks(path: str | os.PathLike) -> list[TraceBundle]:
+    """Every rank of a Kineto file, one TraceBundle each (``meta.rank`` set, ``meta.source``
+    ``"FILE [rank r]"``), in file order: a file holding several ranks split into them
+    (``kineto_rank_parts``), or the one rank of an ordinary trace.
+
+    Raises:
+        TraceNotFoundError, TraceFormatError: as ``load_kineto_json``.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise TraceNotFoundError(f"{p}: no such file" if not p.exists() else f"{p}: not a regular file")
+    data = decode_json(read_json_text(p), p.name, exact=True,
+                       too_large="too large to be a timestamp or id (over 4,300 digits, or an exponent out of range)")
+    parts = kineto_rank_parts(data, p.name)
+    if parts is None:
+        return [parse_kineto(data, p.name)]
+    out = []
+    for i, (rank, part) in enumerate(parts):
+        label = f"{p.name} [rank {rank if rank is not None else i}]"
+        out.append(parse_kineto(part, label))
+    return out
