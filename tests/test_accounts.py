@@ -286,3 +286,14 @@ def test_export_and_report_refuse_a_link_made_for_another_trace(tmp_path, capsys
     mine = f"?trace={trace_id(trace).replace('@', '%40')}&v=1"
     assert main(["report", str(renamed), "--url", mine, "-o", str(tmp_path / "r.html"), "--no-cache"]) == 0
     assert (tmp_path / "r.html").stat().st_size > 0
+
+
+def test_ranks_view_adds_up_accounts_and_names_the_rank_of_each_warning():
+    from dashboard.analysis.ranks import merge_ranks
+
+    a = load_nsys_sqlite(CASE)
+    b = load_nsys_sqlite(NSYS_DIR / "nsys2022.2_a100_saxpy_mpi_backtraces.sqlite")
+    m = merge_ranks([a, b], ["a.sqlite", "b.sqlite"]).meta
+    assert m.accounts[:2] == (RowAccount("kernels", 8, 8),
+                              RowAccount("CUDA API calls", 148, 110, (("CUDA backtrace duplicates (eventClass 67)", 38),)))
+    assert f"rank 0 (a.sqlite): {GAP_200}" in m.warnings
