@@ -56,7 +56,9 @@ def test_case_launch_without_kernels_in_summarize_inspect_and_overview(tmp_path,
     assert info["warnings"] == [GAP_200]
     cards = {c.label: c for c in overview_cards(load_trace(CASE))}
     assert cards["Input warnings"].hint == GAP_200
-    assert (cards["Input rows"].value, cards["Input rows"].hint) == ("56", "read per kind: kernels 3 · CUDA API calls 53")
+    assert (cards["Input rows"].value, cards["Input rows"].hint) == (
+        "56", "read per kind: kernels 3 · CUDA API calls 53; launch calls / GPU executions per process: "
+              "pid 100 3/3, pid 200 50/0")
 
 
 def test_launch_gap_class_driver_and_graph_launches_without_a_kernel_table(tmp_path):
@@ -297,3 +299,13 @@ def test_ranks_view_adds_up_accounts_and_names_the_rank_of_each_warning():
     assert m.accounts[:2] == (RowAccount("kernels", 8, 8),
                               RowAccount("CUDA API calls", 148, 110, (("CUDA backtrace duplicates (eventClass 67)", 38),)))
     assert f"rank 0 (a.sqlite): {GAP_200}" in m.warnings
+
+
+def test_page_overview_shows_the_capture_gap_and_the_input_rows(tmp_path):
+    """What a user sees: the served page's overview (the view callback's output) names pid 200."""
+    from test_bad_inputs import view_response
+
+    shutil.copy(CASE, tmp_path / CASE.name)
+    overview = json.dumps(view_response(tmp_path, CASE.name)["overview"]["children"], ensure_ascii=False)
+    assert "Input warnings" in overview and GAP_200 in overview
+    assert "Input rows" in overview and "pid 200 50/0" in overview
