@@ -238,7 +238,7 @@ def _options(command):
     return sub.choices[command]
 
 
-@pytest.mark.parametrize("command", ["summarize", "serve", "inspect", "export", "report", "diff", "cache"])
+@pytest.mark.parametrize("command", ["summarize", "serve", "inspect", "export", "report", "diff", "cache", "findings"])
 def test_every_help_lists_the_inputs_and_every_default(command, capsys):
     with pytest.raises(SystemExit):
         main([command, "--help"])
