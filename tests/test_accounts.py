@@ -309,3 +309,15 @@ def test_page_overview_shows_the_capture_gap_and_the_input_rows(tmp_path):
     overview = json.dumps(view_response(tmp_path, CASE.name)["overview"]["children"], ensure_ascii=False)
     assert "Input warnings" in overview and GAP_200 in overview
     assert "Input rows" in overview and "pid 200 50/0" in overview
+
+
+def test_inspect_lists_tables_no_loader_reads(capsys):
+    trace = NSYS_DIR / "nsys2024.5_a100_cloverleaf.sqlite"
+    assert main(["inspect", "--json", str(trace), "--no-cache"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["unread"]["OSRT_API"] == 1831 and info["unread"]["CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"] == 1312
+    assert not set(info["unread"]) & {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "StringIds",
+                                      "META_DATA_EXPORT"}
+    assert [a["kind"] for a in info["accounts"]] == ["kernels", "CUDA API calls", "memcpy/memset"]
+    assert main(["inspect", str(trace), "--no-cache"]) == 0
+    assert "  OSRT_API                                        1,831 rows\n" in capsys.readouterr().out

@@ -850,7 +850,9 @@ def inspect_export(path: str | os.PathLike) -> dict:
         dict with ``file``, ``nsys_version``, ``schema_version``, ``tables`` (name -> list of
         columns), ``rows`` (row count per table the loaders read), and ``loaders``: one entry per
         loader with ``table`` (resolved name or None), ``status`` ("ok", "absent" or "unusable"),
-        ``missing`` (required and optional columns not found).
+        ``missing`` (required and optional columns not found); ``unread``: row count of every other
+        table that holds rows (not ``ENUM_*``), which tracedash does not read (OS runtime calls,
+        cuDNN/cuBLAS events, CUDA synchronization events, metadata tables, ...).
 
     Raises:
         TraceNotFoundError, TraceFormatError: as ``load_nsys_sqlite`` (also for a SQLite file
@@ -870,9 +872,16 @@ def inspect_export(path: str | os.PathLike) -> dict:
             loaders[label] = {"table": table, "status": status, "missing": missing if table else []}
             if table:
                 rows[table] = con.execute(f'SELECT count(*) FROM {_q(table)}').fetchone()[0]
+        unread = {}  # tables with rows that no loader reads (OS runtime, cuDNN/cuBLAS, sync events, ...)
+        for table in sorted(set(probe.tables) - set(rows)):
+            if not table.startswith(("ENUM_", "sqlite_")) and table not in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
+                n = con.execute(f'SELECT count(*) FROM {_q(table)}').fetchone()[0]
+                if n:
+                    unread[table] = n
         return {"file": p.name, "nsys_version": meta.nsys_version, "schema_version": meta.schema_version,
                 "is_nsys": any(probe.table(t) for t in _NSYS_MARKER_TABLES),
-                "tables": {t: list(c) for t, c in sorted(probe.tables.items())}, "rows": rows, "loaders": loaders}
+                "tables": {t: list(c) for t, c in sorted(probe.tables.items())}, "rows": rows, "loaders": loaders,
+                "unread": unread}
     except sqlite3.DatabaseError as exc:
         raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc)})") from exc
     finally:
