@@ -177,11 +177,12 @@ def test_summarize_then_full_load_logs_no_unreadable_cache_entry(tmp_path, caplo
 # --- nvprof databases ------------------------------------------------------------------------------------
 
 
-def write_nvprof(path, *, concurrent=True):
+def write_nvprof(path, *, concurrent=True, string_table=True):
     """An nvprof export (nvprof --export-profile): CUPTI tables with nvprof's own columns."""
     con = sqlite3.connect(path)
-    con.execute("CREATE TABLE StringTable (_id_ INTEGER PRIMARY KEY, value TEXT NOT NULL)")
-    con.execute("INSERT INTO StringTable VALUES (1, 'saxpy')")
+    if string_table:
+        con.execute("CREATE TABLE StringTable (_id_ INTEGER PRIMARY KEY, value TEXT NOT NULL)")
+        con.execute("INSERT INTO StringTable VALUES (1, 'saxpy')")
     kernel = "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL" if concurrent else "CUPTI_ACTIVITY_KIND_KERNEL"
     con.execute(f"CREATE TABLE {kernel} (_id_ INTEGER PRIMARY KEY, start INT NOT NULL, end INT NOT NULL, "
                 "deviceId INT, contextId INT, streamId INT, correlationId INT, name INT NOT NULL)")
@@ -195,16 +196,18 @@ def write_nvprof(path, *, concurrent=True):
     return path
 
 
-@pytest.mark.parametrize("concurrent", [True, False], ids=["nvvp-concurrent-kernels", "serial-kernel-table"])
-def test_nvprof_database_is_refused_as_such(tmp_path, capsys, concurrent):
-    path = write_nvprof(tmp_path / ("run.nvvp" if concurrent else "run.sqlite"), concurrent=concurrent)
+@pytest.mark.parametrize("concurrent, string_table", [(True, True), (False, True), (False, False)],
+                         ids=["nvvp-concurrent-kernels", "serial-kernel-table", "trimmed-runtime-by-cbid"])
+def test_nvprof_database_is_refused_as_such(tmp_path, capsys, concurrent, string_table):
+    path = write_nvprof(tmp_path / ("run.nvvp" if concurrent else "run.sqlite"), concurrent=concurrent,
+                        string_table=string_table)
     with pytest.raises(TraceFormatError, match="an nvprof database, not an nsys export"):
         load_nsys_sqlite(path)
     for argv in (["summarize", str(path), "--no-cache"], ["inspect", str(path), "--no-cache"]):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"tracedash: error: {path.name}: an nvprof database, not an nsys export (tables ")
-        assert "StringTable" in err and "nsys profile" in err and err.count("\n") == 1
+        assert ("StringTable" in err) == string_table and "nsys profile" in err and err.count("\n") == 1
 
 
 # --- files that are neither: an unfinished .qdstrm capture ---------------------------------------------

@@ -781,7 +781,8 @@ LOADER_TABLES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 
 def check_nsys_tables(probe: SchemaProbe, name: str) -> None:
     """Refuse a SQLite database without any nsys table (``_NSYS_MARKER_TABLES``), and an nvprof
-    database (``StringTable`` or ``CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL`` and no ``StringIds``),
+    database (no ``StringIds``, and ``StringTable``, ``CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL`` or a
+    runtime table of callback ids: ``cbid`` and no ``nameId``),
     whose CUPTI tables look like an nsys export's but hold other columns (names in StringTable,
     API calls by callback id): read as an export it would give zero kernels.
 
@@ -789,7 +790,9 @@ def check_nsys_tables(probe: SchemaProbe, name: str) -> None:
         TraceFormatError: "NAME: a SQLite database but not an nsys export (found: ...)", or
             "NAME: an nvprof database, not an nsys export ...".
     """
-    if not probe.table("StringIds") and any(probe.table(t) for t in _NVPROF_MARKER_TABLES):
+    runtime = probe.table("CUPTI_ACTIVITY_KIND_RUNTIME")
+    nvprof_runtime = "cbid" in probe.columns(runtime) and "nameId" not in probe.columns(runtime)  # calls by callback id
+    if not probe.table("StringIds") and (nvprof_runtime or any(probe.table(t) for t in _NVPROF_MARKER_TABLES)):
         found = ", ".join(t for t in (*_NVPROF_MARKER_TABLES, "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME")
                           if probe.table(t))
         raise TraceFormatError(
