@@ -324,3 +324,18 @@ def test_inspect_lists_tables_no_loader_reads(capsys):
     assert [a["kind"] for a in info["accounts"]] == ["kernels", "CUDA API calls", "memcpy/memset"]
     assert main(["inspect", str(trace), "--no-cache"]) == 0
     assert "  OSRT_API                                        1,831 rows\n" in capsys.readouterr().out
+
+
+def test_summarize_several_files_repeats_each_files_warnings_on_stderr(tmp_path, capsys, monkeypatch):
+    import functools
+
+    import dashboard.multirank
+
+    monkeypatch.setattr(dashboard.multirank, "summarize_many",
+                        functools.partial(dashboard.multirank.summarize_many, processes=False))
+    other = NSYS_DIR / "nsys2024.6_h100_nvfuser.sqlite"
+    assert main(["summarize", str(CASE), str(other), "--workers", "1", "--no-cache", "-o", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert f"tracedash: warning: {CASE.name}: {GAP_200}\n" in err and err.count("tracedash: warning:") == 1
+    written = json.loads((tmp_path / "out" / f"{CASE.name}.summary.json").read_text())
+    assert written["warnings"] == [GAP_200]
