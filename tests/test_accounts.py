@@ -339,3 +339,17 @@ def test_summarize_several_files_repeats_each_files_warnings_on_stderr(tmp_path,
     assert f"tracedash: warning: {CASE.name}: {GAP_200}\n" in err and err.count("tracedash: warning:") == 1
     written = json.loads((tmp_path / "out" / f"{CASE.name}.summary.json").read_text())
     assert written["warnings"] == [GAP_200]
+
+
+def test_readme_lists_every_link_query_key():
+    from dataclasses import fields
+
+    from paths import ROOT
+
+    from dashboard.state import ViewState
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("The query keys"):]
+    for key in [f.name for f in fields(ViewState) if f.name != "warnings"] + ["v"]:
+        assert f"| `{key}`" in table or f", `{key}` |" in table, key
+    assert "make run HOST=0.0.0.0 PORT=9000" in readme
