@@ -353,3 +353,16 @@ def test_readme_lists_every_link_query_key():
     for key in [f.name for f in fields(ViewState) if f.name != "warnings"] + ["v"]:
         assert f"| `{key}`" in table or f", `{key}` |" in table, key
     assert "make run HOST=0.0.0.0 PORT=9000" in readme
+
+
+def test_launch_api_names():
+    from dashboard.loaders.nsys_sqlite import LAUNCH_API
+
+    launches = ["cudaLaunchKernel_v7000", "cudaLaunchKernel_ptsz_v7000", "cudaLaunchKernelExC_v11060",
+                "cudaLaunchCooperativeKernel_v9000", "cudaLaunchCooperativeKernelMultiDevice_v9000", "cuLaunchKernel",
+                "cuLaunchKernelEx", "cuLaunchCooperativeKernel", "cudaGraphLaunch_v10000", "cudaGraphLaunch_ptsz_v10000",
+                "cuGraphLaunch", "cudaLaunch_v3020", "cuLaunch", "cuLaunchGrid", "cuLaunchGridAsync", "cudaLaunchKernel"]
+    others = ["cudaLaunchHostFunc_v10000", "cuLaunchHostFunc", "cudaMemcpyAsync_v3020", "cudaGraphInstantiate_v10000",
+              "cudaStreamSynchronize_v3020", ""]
+    assert [n for n in launches if not LAUNCH_API.match(n)] == []
+    assert [n for n in others if LAUNCH_API.match(n)] == []

@@ -65,9 +65,11 @@ NVTX_METADATA_TYPES = (33, 39, NVTX_DOMAIN_CREATE, 76, 97, 98, 99)
 RULE_BACKTRACE = "CUDA backtrace duplicates (eventClass 67)"
 RULE_BAD_TIME = "with unusable times (NULL, end < start or beyond 2^62 ns)"
 
-# CUDA API calls that put work on the GPU: kernel launches (runtime and driver, cooperative, Ex/ExC)
-# and CUDA graph launches. Not cudaLaunchHostFunc (CPU work).
-LAUNCH_API = re.compile(r"^cu(?:da)?(?:Launch(?:Cooperative)?Kernel|GraphLaunch)")
+# CUDA API calls that put work on the GPU: kernel launches (runtime and driver, cooperative, Ex/ExC,
+# the legacy cudaLaunch and cuLaunch/cuLaunchGrid[Async]) and CUDA graph launches. Not
+# cudaLaunchHostFunc/cuLaunchHostFunc (CPU work).
+LAUNCH_API = re.compile(r"^(?:cu(?:da)?(?:Launch(?:Cooperative)?Kernel|GraphLaunch)|cudaLaunch(?:_v\d+)?$"
+                        r"|cuLaunch(?:Grid(?:Async)?)?(?:_v\d+)?$)")
 
 # Tables of an nvprof database (nvprof --export-profile, .nvvp): not an nsys export.
 _NVPROF_MARKER_TABLES = ("StringTable", "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL")
