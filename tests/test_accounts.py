@@ -78,8 +78,25 @@ def test_launch_gap_class_driver_and_graph_launches_without_a_kernel_table(tmp_p
         b = load_nsys_sqlite(path, lean=lean)
         assert b.meta.launches_by_pid == ((100, 2, 2), (300, 6, 0))
         assert b.meta.warnings == ("pid 300: 6 launches, 0 kernels (possible capture gap)",)
+        assert b.meta.gpu_activity_missing == ""  # pid 100's graphs ran: busy is measured
     s = summary_to_dict(load_trace(path).summary)
     assert s["kernel_count"] == 0 and s["warnings"] == ["pid 300: 6 launches, 0 kernels (possible capture gap)"]
+
+
+def test_launches_and_no_gpu_execution_at_all_make_busy_unknown(tmp_path):
+    """Another member: two processes launch, the export holds no kernel table and no graph trace: busy is
+    unknown (n/a), not an idle GPU; both processes are named."""
+    runtime = [{"start": 10 + i, "end": 11 + i, "name": "cudaLaunchKernel_v7000", "globalTid": tid(p)}
+               for p in (100, 200) for i in range(3)]
+    path = write_nsys_sqlite(tmp_path / "none.sqlite", runtime=runtime)
+    for lean in (False, True):
+        meta = load_nsys_sqlite(path, lean=lean).meta
+        assert meta.warnings == ("pid 100: 3 launches, 0 kernels (possible capture gap)",
+                                 "pid 200: 3 launches, 0 kernels (possible capture gap)")
+        assert meta.gpu_activity_missing == (
+            "no kernel activity although 6 launch call(s) were recorded (possible capture gap: no kernel or CUDA "
+            "graph execution in the export); GPU busy, idle and utilisation are unknown (n/a)")
+    assert load_nsys_sqlite(CASE).meta.gpu_activity_missing == ""  # pid 100's kernels ran
 
 
 def test_kernels_of_unknown_process_silence_the_per_process_check(tmp_path):

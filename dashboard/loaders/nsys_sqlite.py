@@ -318,6 +318,16 @@ def capture_gap_warnings(launches: tuple[tuple[int, int, int], ...], unattribute
     return tuple(f"pid {p}: {n:,} launches, 0 kernels (possible capture gap)" for p, n, e in launches if e == 0)
 
 
+def gpu_activity_missing(launches: tuple[tuple[int, int, int], ...], executions: int) -> str:
+    """Why GPU busy is unknown (``TraceMeta.gpu_activity_missing``): launch calls were recorded but not
+    one kernel or CUDA graph execution; "" otherwise (a trace without launches is simply CPU-only)."""
+    calls = sum(n for _, n, _ in launches)
+    if executions or not calls:
+        return ""
+    return (f"no kernel activity although {calls:,} launch call(s) were recorded (possible capture gap: no kernel "
+            "or CUDA graph execution in the export); GPU busy, idle and utilisation are unknown (n/a)")
+
+
 def _load_strings(con: sqlite3.Connection, probe: SchemaProbe) -> dict[int, str]:
     table = probe.table("StringIds")
     if not table or not {"id", "value"} <= set(probe.columns(table)):
@@ -731,7 +741,7 @@ def _load_graph_launches(con, probe) -> tuple[pd.DataFrame, int, RowAccount, np.
 
 def _load_meta(con, probe, path: Path, dropped: int, invalid_rows: dict[str, int] | None = None, *,
                accounts: tuple[RowAccount, ...] = (), launches: tuple[tuple[int, int, int], ...] = (),
-               warnings: tuple[str, ...] = ()) -> TraceMeta:
+               warnings: tuple[str, ...] = (), gpu_activity_missing: str = "") -> TraceMeta:
     version = schema = ""
     for logical in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
         table = probe.table(logical)
@@ -758,6 +768,7 @@ def _load_meta(con, probe, path: Path, dropped: int, invalid_rows: dict[str, int
         warnings=warnings,
         accounts=accounts,
         launches_by_pid=launches,
+        gpu_activity_missing=gpu_activity_missing,
     )
 
 
@@ -961,7 +972,8 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
         gaps = capture_gap_warnings(launches, unattributed=int((executions == 0).sum()))
         return TraceBundle(
             meta=_load_meta(con, probe, p, dropped, invalid, accounts=tuple(a for a in accounts if a.read),
-                            launches=launches, warnings=gaps),
+                            launches=launches, warnings=gaps, gpu_activity_missing=gpu_activity_missing(
+                                launches, executions.size)),
             kernels=kernels,
             api_calls=api_calls,
             nvtx_ranges=ranges,
