@@ -383,3 +383,26 @@ def test_launch_api_names():
               "cudaStreamSynchronize_v3020", ""]
     assert [n for n in launches if not LAUNCH_API.match(n)] == []
     assert [n for n in others if LAUNCH_API.match(n)] == []
+
+
+def test_summary_json_whose_fields_contradict_each_other_is_flagged(tmp_path, seed_dict, capsys):
+    """A summary whose content does not fit what it claims: one warning per contradiction, on stderr too."""
+    bad = {**seed_dict, "gpu_idle_within_span_s": 1.0, "kernel_count": 100, "graph_node_kernel_count": 101,
+           "dispatch": {**seed_dict["dispatch"], "CG_DISPATCH:extra": 2}}
+    path = tmp_path / "bad.summary.json"
+    path.write_text(json.dumps(bad))
+    assert main(["summarize", str(path), "--no-cache"]) == 0
+    out, err = capsys.readouterr()
+    expected = [
+        "summary JSON: gpu_idle_within_span_s (1.0 s) is not span - busy (0.458023615 s); span - busy is used",
+        "summary JSON: top_kernels hold 63,703 kernels, more than kernel_count (100)",
+        "summary JSON: graph_node_kernel_count (101) exceeds kernel_count (100)",
+        "summary JSON: dispatch counts add up to 140 but dispatch_timeline has 138 entries",
+    ]
+    assert json.loads(out)["warnings"] == expected
+    assert err == "".join(f"tracedash: warning: bad.summary.json: {w}\n" for w in expected)
+    assert json.loads(out)["gpu_idle_within_span_s"] == pytest.approx(0.458023615, abs=1e-9)
+    zero = {**seed_dict, "kernel_count": 0, "top_kernels": [], "graph_node_kernel_count": 0}
+    path.write_text(json.dumps(zero))
+    assert load_trace(path).summary.warnings == (
+        "summary JSON: kernel_count is 0 but the GPU activity span is 17.45799776 s and busy 16.999974145 s",)
