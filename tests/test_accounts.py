@@ -406,3 +406,18 @@ def test_summary_json_whose_fields_contradict_each_other_is_flagged(tmp_path, se
     path.write_text(json.dumps(zero))
     assert load_trace(path).summary.warnings == (
         "summary JSON: kernel_count is 0 but the GPU activity span is 17.45799776 s and busy 16.999974145 s",)
+
+
+def test_page_alert_for_an_unfinished_qdstrm_capture(tmp_path):
+    from test_app import update_payload
+
+    from dashboard.app import create_app
+
+    path = tmp_path / "rep.qdstrm"
+    path.write_bytes(b"partial stream")
+    app = create_app([str(path)])
+    (tid,) = app.server.config["TRACE_STORE"].ids()
+    resp = app.server.test_client().post("/_dash-update-component", json=update_payload(tid))
+    alert = json.loads(resp.get_data(as_text=True))["response"]["alerts"]["children"]["props"]
+    assert alert["className"] == "alert alert-error"
+    assert alert["children"].startswith("rep.qdstrm: an unfinished Nsight Systems capture (.qdstrm")
