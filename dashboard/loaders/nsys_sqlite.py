@@ -924,6 +924,15 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
         kind in ``meta.invalid_time_rows``; so are NVTX ranges and marks with unusable times
         (a NULL range end is not one: the range is open, see above).
 
+        Every input row is accounted for in ``meta.accounts`` (one ``RowAccount`` per kind with rows:
+        "kernels", "CUDA API calls", "NVTX ranges", "NVTX marks", "NVTX metadata", "memcpy/memset",
+        "CUDA graph launches"): skipped by ``RULE_BACKTRACE`` or ``RULE_BAD_TIME``, or not
+        recognised (a table without its required columns, an unknown NVTX event type).
+        ``meta.launches_by_pid`` holds each launching process's launch calls (``LAUNCH_API``) and
+        GPU executions; ``meta.warnings`` names each process that launched with nothing executed
+        (``capture_gap_warnings``), and ``meta.gpu_activity_missing`` says why busy is unknown when
+        nothing at all executed (``gpu_activity_missing``).
+
     Args:
         progress: optional callable taking a stage name, called as each stage starts.
         lean: read only the kernel and API columns the seed-format summary needs (times, names,
