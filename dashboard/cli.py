@@ -653,9 +653,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("trace", help="nsys SQLite export, Kineto trace or summary JSON")
     p.add_argument("--json", action="store_true", help="print JSON (schema 'tracedash.findings/1'; times in ns)")
     p.add_argument("--rule", action="append", choices=RULES, metavar="ID",
-                   help="evaluate only this rule (repeatable): " + ", ".join(RULES))
+                   help="evaluate only this rule (repeatable; default: every rule): " + ", ".join(RULES))
     p.add_argument("--param", action="append", type=_rule_param, metavar="RULE.NAME=VALUE",
-                   help="a rule parameter, e.g. gpu-starv.gap=1 (ms), gpu-low-util.chunks=60 (repeatable)")
+                   help="a rule parameter, e.g. gpu-starv.gap=1 (ms), gpu-low-util.chunks=60 (repeatable; default: "
+                   "each rule's own defaults, docs/findings.md)")
     p.add_argument("--threshold", type=_tokens, metavar="TOKENS", help="prefill when a dispatch has at least "
                    "TOKENS tokens (default: automatic, as the dashboard)")
     p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,

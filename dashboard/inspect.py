@@ -103,6 +103,8 @@ def format_inspect(info: dict) -> str:
             rows = info["rows"].get(ld["table"], 0) if ld["table"] else 0
             missing = f"; missing columns: {', '.join(ld['missing'])}" if ld["missing"] else ""
             out.append(f"  {label:24s} {ld['status']:8s} {table} ({rows:,} rows){missing}")
+        out += ["", "other tables with rows (not read by tracedash):"]
+        out += [f"  {name:40s} {n:>12,} rows" for name, n in info["unread"].items()] or ["  none"]
         out += ["", f"tables ({len(info['tables'])}):"]
         out += [f"  {name} [{len(cols)} columns]: {', '.join(cols)}" for name, cols in info["tables"].items()]
     return "\n".join(out)

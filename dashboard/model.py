@@ -216,6 +216,21 @@ def account_lines(accounts: tuple[RowAccount, ...] | list[RowAccount]) -> list[s
     return out
 
 
+def merge_accounts(groups: list[tuple[RowAccount, ...]]) -> tuple[RowAccount, ...]:
+    """Add up the accounts of several inputs (e.g. the ranks of one run) kind by kind, in first-seen
+    order; the counts of a rule are summed."""
+    merged: dict[str, list] = {}
+    for accounts in groups:
+        for a in accounts:
+            m = merged.setdefault(a.kind, [0, 0, {}, 0])
+            m[0] += a.read
+            m[1] += a.loaded
+            for rule, n in a.skipped:
+                m[2][rule] = m[2].get(rule, 0) + n
+            m[3] += a.unrecognised
+    return tuple(RowAccount(k, r, lo, tuple(sk.items()), u) for k, (r, lo, sk, u) in merged.items())
+
+
 def account_brief(accounts: tuple[RowAccount, ...] | list[RowAccount]) -> str:
     """One compact line over every kind: ``"kernels 3 · CUDA API calls 95 (38 not loaded: 38 CUDA
     backtrace duplicates (eventClass 67)) · NVTX ranges 22"`` (rows read; what was not loaded)."""

@@ -457,8 +457,11 @@ def overview_cards(trace: LoadedTrace) -> list[Card]:
                           "ran past the end of a later kernel on the same stream (a timestamp artifact): "
                           "clipped to the next kernel's start for busy, span and durations"))
     if meta.accounts:
+        per_pid = meta.launches_by_pid
+        launches = ("; launch calls / GPU executions per process: " + ", ".join(
+            f"pid {p} {n:,}/{e:,}" for p, n, e in per_pid[:8]) + (", ..." if len(per_pid) > 8 else "")) if per_pid else ""
         cards.append(Card("Input rows", f"{sum(a.read for a in meta.accounts):,}",
-                          "read per kind: " + account_brief(meta.accounts)))
+                          "read per kind: " + account_brief(meta.accounts) + launches))
     if b is not None and (bad := invalid_kernel_count(b.kernels)):
         long_ = overlong_kernel_count(b.kernels)
         why = "end < start, missing (NULL) or impossible timestamps"

@@ -56,7 +56,9 @@ def test_case_launch_without_kernels_in_summarize_inspect_and_overview(tmp_path,
     assert info["warnings"] == [GAP_200]
     cards = {c.label: c for c in overview_cards(load_trace(CASE))}
     assert cards["Input warnings"].hint == GAP_200
-    assert (cards["Input rows"].value, cards["Input rows"].hint) == ("56", "read per kind: kernels 3 · CUDA API calls 53")
+    assert (cards["Input rows"].value, cards["Input rows"].hint) == (
+        "56", "read per kind: kernels 3 · CUDA API calls 53; launch calls / GPU executions per process: "
+              "pid 100 3/3, pid 200 50/0")
 
 
 def test_launch_gap_class_driver_and_graph_launches_without_a_kernel_table(tmp_path):
@@ -76,8 +78,25 @@ def test_launch_gap_class_driver_and_graph_launches_without_a_kernel_table(tmp_p
         b = load_nsys_sqlite(path, lean=lean)
         assert b.meta.launches_by_pid == ((100, 2, 2), (300, 6, 0))
         assert b.meta.warnings == ("pid 300: 6 launches, 0 kernels (possible capture gap)",)
+        assert b.meta.gpu_activity_missing == ""  # pid 100's graphs ran: busy is measured
     s = summary_to_dict(load_trace(path).summary)
     assert s["kernel_count"] == 0 and s["warnings"] == ["pid 300: 6 launches, 0 kernels (possible capture gap)"]
+
+
+def test_launches_and_no_gpu_execution_at_all_make_busy_unknown(tmp_path):
+    """Another member: two processes launch, the export holds no kernel table and no graph trace: busy is
+    unknown (n/a), not an idle GPU; both processes are named."""
+    runtime = [{"start": 10 + i, "end": 11 + i, "name": "cudaLaunchKernel_v7000", "globalTid": tid(p)}
+               for p in (100, 200) for i in range(3)]
+    path = write_nsys_sqlite(tmp_path / "none.sqlite", runtime=runtime)
+    for lean in (False, True):
+        meta = load_nsys_sqlite(path, lean=lean).meta
+        assert meta.warnings == ("pid 100: 3 launches, 0 kernels (possible capture gap)",
+                                 "pid 200: 3 launches, 0 kernels (possible capture gap)")
+        assert meta.gpu_activity_missing == (
+            "no kernel activity although 6 launch call(s) were recorded (possible capture gap: no kernel or CUDA "
+            "graph execution in the export); GPU busy, idle and utilisation are unknown (n/a)")
+    assert load_nsys_sqlite(CASE).meta.gpu_activity_missing == ""  # pid 100's kernels ran
 
 
 def test_kernels_of_unknown_process_silence_the_per_process_check(tmp_path):
@@ -175,11 +194,12 @@ def test_summarize_then_full_load_logs_no_unreadable_cache_entry(tmp_path, caplo
 # --- nvprof databases ------------------------------------------------------------------------------------
 
 
-def write_nvprof(path, *, concurrent=True):
+def write_nvprof(path, *, concurrent=True, string_table=True):
     """An nvprof export (nvprof --export-profile): CUPTI tables with nvprof's own columns."""
     con = sqlite3.connect(path)
-    con.execute("CREATE TABLE StringTable (_id_ INTEGER PRIMARY KEY, value TEXT NOT NULL)")
-    con.execute("INSERT INTO StringTable VALUES (1, 'saxpy')")
+    if string_table:
+        con.execute("CREATE TABLE StringTable (_id_ INTEGER PRIMARY KEY, value TEXT NOT NULL)")
+        con.execute("INSERT INTO StringTable VALUES (1, 'saxpy')")
     kernel = "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL" if concurrent else "CUPTI_ACTIVITY_KIND_KERNEL"
     con.execute(f"CREATE TABLE {kernel} (_id_ INTEGER PRIMARY KEY, start INT NOT NULL, end INT NOT NULL, "
                 "deviceId INT, contextId INT, streamId INT, correlationId INT, name INT NOT NULL)")
@@ -193,16 +213,18 @@ def write_nvprof(path, *, concurrent=True):
     return path
 
 
-@pytest.mark.parametrize("concurrent", [True, False], ids=["nvvp-concurrent-kernels", "serial-kernel-table"])
-def test_nvprof_database_is_refused_as_such(tmp_path, capsys, concurrent):
-    path = write_nvprof(tmp_path / ("run.nvvp" if concurrent else "run.sqlite"), concurrent=concurrent)
+@pytest.mark.parametrize("concurrent, string_table", [(True, True), (False, True), (False, False)],
+                         ids=["nvvp-concurrent-kernels", "serial-kernel-table", "trimmed-runtime-by-cbid"])
+def test_nvprof_database_is_refused_as_such(tmp_path, capsys, concurrent, string_table):
+    path = write_nvprof(tmp_path / ("run.nvvp" if concurrent else "run.sqlite"), concurrent=concurrent,
+                        string_table=string_table)
     with pytest.raises(TraceFormatError, match="an nvprof database, not an nsys export"):
         load_nsys_sqlite(path)
     for argv in (["summarize", str(path), "--no-cache"], ["inspect", str(path), "--no-cache"]):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"tracedash: error: {path.name}: an nvprof database, not an nsys export (tables ")
-        assert "StringTable" in err and "nsys profile" in err and err.count("\n") == 1
+        assert ("StringTable" in err) == string_table and "nsys profile" in err and err.count("\n") == 1
 
 
 # --- files that are neither: an unfinished .qdstrm capture ---------------------------------------------
@@ -236,7 +258,7 @@ def _options(command):
     return sub.choices[command]
 
 
-@pytest.mark.parametrize("command", ["summarize", "serve", "inspect", "export", "report", "diff", "cache"])
+@pytest.mark.parametrize("command", ["summarize", "serve", "inspect", "export", "report", "diff", "cache", "findings"])
 def test_every_help_lists_the_inputs_and_every_default(command, capsys):
     with pytest.raises(SystemExit):
         main([command, "--help"])
@@ -286,3 +308,130 @@ def test_export_and_report_refuse_a_link_made_for_another_trace(tmp_path, capsys
     mine = f"?trace={trace_id(trace).replace('@', '%40')}&v=1"
     assert main(["report", str(renamed), "--url", mine, "-o", str(tmp_path / "r.html"), "--no-cache"]) == 0
     assert (tmp_path / "r.html").stat().st_size > 0
+
+
+def test_ranks_view_adds_up_accounts_and_names_the_rank_of_each_warning():
+    from dashboard.analysis.ranks import merge_ranks
+
+    a = load_nsys_sqlite(CASE)
+    b = load_nsys_sqlite(NSYS_DIR / "nsys2022.2_a100_saxpy_mpi_backtraces.sqlite")
+    m = merge_ranks([a, b], ["a.sqlite", "b.sqlite"]).meta
+    assert m.accounts[:2] == (RowAccount("kernels", 8, 8),
+                              RowAccount("CUDA API calls", 148, 110, (("CUDA backtrace duplicates (eventClass 67)", 38),)))
+    assert f"rank 0 (a.sqlite): {GAP_200}" in m.warnings
+
+
+def test_page_overview_shows_the_capture_gap_and_the_input_rows(tmp_path):
+    """What a user sees: the served page's overview (the view callback's output) names pid 200."""
+    from test_bad_inputs import view_response
+
+    shutil.copy(CASE, tmp_path / CASE.name)
+    overview = json.dumps(view_response(tmp_path, CASE.name)["overview"]["children"], ensure_ascii=False)
+    assert "Input warnings" in overview and GAP_200 in overview
+    assert "Input rows" in overview and "pid 200 50/0" in overview
+
+
+def test_inspect_lists_tables_no_loader_reads(capsys):
+    trace = NSYS_DIR / "nsys2024.5_a100_cloverleaf.sqlite"
+    assert main(["inspect", "--json", str(trace), "--no-cache"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["unread"]["OSRT_API"] == 1831 and info["unread"]["CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"] == 1312
+    assert not set(info["unread"]) & {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "StringIds",
+                                      "META_DATA_EXPORT"}
+    assert [a["kind"] for a in info["accounts"]] == ["kernels", "CUDA API calls", "memcpy/memset"]
+    assert main(["inspect", str(trace), "--no-cache"]) == 0
+    assert "  OSRT_API                                        1,831 rows\n" in capsys.readouterr().out
+
+
+def test_summarize_several_files_repeats_each_files_warnings_on_stderr(tmp_path, capsys, monkeypatch):
+    import functools
+
+    import dashboard.multirank
+
+    monkeypatch.setattr(dashboard.multirank, "summarize_many",
+                        functools.partial(dashboard.multirank.summarize_many, processes=False))
+    other = NSYS_DIR / "nsys2024.6_h100_nvfuser.sqlite"
+    assert main(["summarize", str(CASE), str(other), "--workers", "1", "--no-cache", "-o", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert f"tracedash: warning: {CASE.name}: {GAP_200}\n" in err and err.count("tracedash: warning:") == 1
+    written = json.loads((tmp_path / "out" / f"{CASE.name}.summary.json").read_text())
+    assert written["warnings"] == [GAP_200]
+
+
+def test_readme_lists_every_link_query_key():
+    from dataclasses import fields
+
+    from paths import ROOT
+
+    from dashboard.state import ViewState
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("The query keys"):]
+    for key in [f.name for f in fields(ViewState) if f.name != "warnings"] + ["v"]:
+        assert f"| `{key}`" in table or f", `{key}` |" in table, key
+    assert "make run HOST=0.0.0.0 PORT=9000" in readme
+
+
+def test_launch_api_names():
+    from dashboard.loaders.nsys_sqlite import LAUNCH_API
+
+    launches = ["cudaLaunchKernel_v7000", "cudaLaunchKernel_ptsz_v7000", "cudaLaunchKernelExC_v11060",
+                "cudaLaunchCooperativeKernel_v9000", "cudaLaunchCooperativeKernelMultiDevice_v9000", "cuLaunchKernel",
+                "cuLaunchKernelEx", "cuLaunchCooperativeKernel", "cudaGraphLaunch_v10000", "cudaGraphLaunch_ptsz_v10000",
+                "cuGraphLaunch", "cudaLaunch_v3020", "cuLaunch", "cuLaunchGrid", "cuLaunchGridAsync", "cudaLaunchKernel"]
+    others = ["cudaLaunchHostFunc_v10000", "cuLaunchHostFunc", "cudaMemcpyAsync_v3020", "cudaGraphInstantiate_v10000",
+              "cudaStreamSynchronize_v3020", ""]
+    assert [n for n in launches if not LAUNCH_API.match(n)] == []
+    assert [n for n in others if LAUNCH_API.match(n)] == []
+
+
+def test_summary_json_whose_fields_contradict_each_other_is_flagged(tmp_path, seed_dict, capsys):
+    """A summary whose content does not fit what it claims: one warning per contradiction, on stderr too."""
+    bad = {**seed_dict, "gpu_idle_within_span_s": 1.0, "kernel_count": 100, "graph_node_kernel_count": 101,
+           "dispatch": {**seed_dict["dispatch"], "CG_DISPATCH:extra": 2}}
+    path = tmp_path / "bad.summary.json"
+    path.write_text(json.dumps(bad))
+    assert main(["summarize", str(path), "--no-cache"]) == 0
+    out, err = capsys.readouterr()
+    expected = [
+        "summary JSON: gpu_idle_within_span_s (1.0 s) is not span - busy (0.458023615 s); span - busy is used",
+        "summary JSON: top_kernels hold 63,703 kernels, more than kernel_count (100)",
+        "summary JSON: graph_node_kernel_count (101) exceeds kernel_count (100)",
+        "summary JSON: dispatch counts add up to 140 but dispatch_timeline has 138 entries",
+    ]
+    assert json.loads(out)["warnings"] == expected
+    assert err == "".join(f"tracedash: warning: bad.summary.json: {w}\n" for w in expected)
+    assert json.loads(out)["gpu_idle_within_span_s"] == pytest.approx(0.458023615, abs=1e-9)
+    zero = {**seed_dict, "kernel_count": 0, "top_kernels": [], "graph_node_kernel_count": 0}
+    path.write_text(json.dumps(zero))
+    assert load_trace(path).summary.warnings == (
+        "summary JSON: kernel_count is 0 but the GPU activity span is 17.45799776 s and busy 16.999974145 s",)
+
+
+def test_page_alert_for_an_unfinished_qdstrm_capture(tmp_path):
+    from test_app import update_payload
+
+    from dashboard.app import create_app
+
+    path = tmp_path / "rep.qdstrm"
+    path.write_bytes(b"partial stream")
+    app = create_app([str(path)])
+    (tid,) = app.server.config["TRACE_STORE"].ids()
+    resp = app.server.test_client().post("/_dash-update-component", json=update_payload(tid))
+    assert resp.status_code == 200
+    alerts = []
+
+    def walk(node):  # every alert component in the callback's response, wherever the view puts it
+        if isinstance(node, dict):
+            props = node.get("props", {})
+            if "alert" in str(props.get("className", "")):
+                alerts.append((props["className"], props.get("children")))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(json.loads(resp.get_data(as_text=True))["response"])
+    assert [c for c, text in alerts if str(text).startswith("rep.qdstrm: an unfinished Nsight Systems capture")] \
+        == ["alert alert-error"]

@@ -26,6 +26,7 @@ from dashboard.model import (
     TraceBundle,
     TraceMeta,
     conform,
+    merge_accounts,
 )
 
 MAX_RANKS = 4096
@@ -229,7 +230,8 @@ def merge_ranks(bundles: Sequence[TraceBundle], files: Sequence[str] | None = No
         source=" + ".join(files), format=RANKS_FORMAT, nsys_version=", ".join(versions),
         schema_version=", ".join(sorted({b.meta.schema_version for b in bundles if b.meta.schema_version})),
         gpus=gpus, tables=tuple(sorted(tables)), dropped_zero_ts_kernels=dropped, warnings=tuple(warnings),
-        rank_devices=rank_devices, rank_pids=rank_pids)
+        rank_devices=rank_devices, rank_pids=rank_pids,
+        accounts=merge_accounts([b.meta.accounts for b in bundles]))
     return TraceBundle(meta=meta, **frames)
 
 

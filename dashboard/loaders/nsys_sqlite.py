@@ -65,9 +65,11 @@ NVTX_METADATA_TYPES = (33, 39, NVTX_DOMAIN_CREATE, 76, 97, 98, 99)
 RULE_BACKTRACE = "CUDA backtrace duplicates (eventClass 67)"
 RULE_BAD_TIME = "with unusable times (NULL, end < start or beyond 2^62 ns)"
 
-# CUDA API calls that put work on the GPU: kernel launches (runtime and driver, cooperative, Ex/ExC)
-# and CUDA graph launches. Not cudaLaunchHostFunc (CPU work).
-LAUNCH_API = re.compile(r"^cu(?:da)?(?:Launch(?:Cooperative)?Kernel|GraphLaunch)")
+# CUDA API calls that put work on the GPU: kernel launches (runtime and driver, cooperative, Ex/ExC,
+# the legacy cudaLaunch and cuLaunch/cuLaunchGrid[Async]) and CUDA graph launches. Not
+# cudaLaunchHostFunc/cuLaunchHostFunc (CPU work).
+LAUNCH_API = re.compile(r"^(?:cu(?:da)?(?:Launch(?:Cooperative)?Kernel|GraphLaunch)|cudaLaunch(?:_v\d+)?$"
+                        r"|cuLaunch(?:Grid(?:Async)?)?(?:_v\d+)?$)")
 
 # Tables of an nvprof database (nvprof --export-profile, .nvvp): not an nsys export.
 _NVPROF_MARKER_TABLES = ("StringTable", "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL")
@@ -314,6 +316,16 @@ def capture_gap_warnings(launches: tuple[tuple[int, int, int], ...], unattribute
     if unattributed:
         return ()
     return tuple(f"pid {p}: {n:,} launches, 0 kernels (possible capture gap)" for p, n, e in launches if e == 0)
+
+
+def gpu_activity_missing(launches: tuple[tuple[int, int, int], ...], executions: int) -> str:
+    """Why GPU busy is unknown (``TraceMeta.gpu_activity_missing``): launch calls were recorded but not
+    one kernel or CUDA graph execution; "" otherwise (a trace without launches is simply CPU-only)."""
+    calls = sum(n for _, n, _ in launches)
+    if executions or not calls:
+        return ""
+    return (f"no kernel activity although {calls:,} launch call(s) were recorded (possible capture gap: no kernel "
+            "or CUDA graph execution in the export); GPU busy, idle and utilisation are unknown (n/a)")
 
 
 def _load_strings(con: sqlite3.Connection, probe: SchemaProbe) -> dict[int, str]:
@@ -729,7 +741,7 @@ def _load_graph_launches(con, probe) -> tuple[pd.DataFrame, int, RowAccount, np.
 
 def _load_meta(con, probe, path: Path, dropped: int, invalid_rows: dict[str, int] | None = None, *,
                accounts: tuple[RowAccount, ...] = (), launches: tuple[tuple[int, int, int], ...] = (),
-               warnings: tuple[str, ...] = ()) -> TraceMeta:
+               warnings: tuple[str, ...] = (), gpu_activity_missing: str = "") -> TraceMeta:
     version = schema = ""
     for logical in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
         table = probe.table(logical)
@@ -756,6 +768,7 @@ def _load_meta(con, probe, path: Path, dropped: int, invalid_rows: dict[str, int
         warnings=warnings,
         accounts=accounts,
         launches_by_pid=launches,
+        gpu_activity_missing=gpu_activity_missing,
     )
 
 
@@ -781,7 +794,8 @@ LOADER_TABLES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 
 def check_nsys_tables(probe: SchemaProbe, name: str) -> None:
     """Refuse a SQLite database without any nsys table (``_NSYS_MARKER_TABLES``), and an nvprof
-    database (``StringTable`` or ``CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL`` and no ``StringIds``),
+    database (no ``StringIds``, and ``StringTable``, ``CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL`` or a
+    runtime table of callback ids: ``cbid`` and no ``nameId``),
     whose CUPTI tables look like an nsys export's but hold other columns (names in StringTable,
     API calls by callback id): read as an export it would give zero kernels.
 
@@ -789,7 +803,9 @@ def check_nsys_tables(probe: SchemaProbe, name: str) -> None:
         TraceFormatError: "NAME: a SQLite database but not an nsys export (found: ...)", or
             "NAME: an nvprof database, not an nsys export ...".
     """
-    if not probe.table("StringIds") and any(probe.table(t) for t in _NVPROF_MARKER_TABLES):
+    runtime = probe.table("CUPTI_ACTIVITY_KIND_RUNTIME")
+    nvprof_runtime = "cbid" in probe.columns(runtime) and "nameId" not in probe.columns(runtime)  # calls by callback id
+    if not probe.table("StringIds") and (nvprof_runtime or any(probe.table(t) for t in _NVPROF_MARKER_TABLES)):
         found = ", ".join(t for t in (*_NVPROF_MARKER_TABLES, "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME")
                           if probe.table(t))
         raise TraceFormatError(
@@ -850,7 +866,9 @@ def inspect_export(path: str | os.PathLike) -> dict:
         dict with ``file``, ``nsys_version``, ``schema_version``, ``tables`` (name -> list of
         columns), ``rows`` (row count per table the loaders read), and ``loaders``: one entry per
         loader with ``table`` (resolved name or None), ``status`` ("ok", "absent" or "unusable"),
-        ``missing`` (required and optional columns not found).
+        ``missing`` (required and optional columns not found); ``unread``: row count of every other
+        table that holds rows (not ``ENUM_*``), which tracedash does not read (OS runtime calls,
+        cuDNN/cuBLAS events, CUDA synchronization events, metadata tables, ...).
 
     Raises:
         TraceNotFoundError, TraceFormatError: as ``load_nsys_sqlite`` (also for a SQLite file
@@ -870,9 +888,16 @@ def inspect_export(path: str | os.PathLike) -> dict:
             loaders[label] = {"table": table, "status": status, "missing": missing if table else []}
             if table:
                 rows[table] = con.execute(f'SELECT count(*) FROM {_q(table)}').fetchone()[0]
+        unread = {}  # tables with rows that no loader reads (OS runtime, cuDNN/cuBLAS, sync events, ...)
+        for table in sorted(set(probe.tables) - set(rows)):
+            if not table.startswith(("ENUM_", "sqlite_")) and table not in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
+                n = con.execute(f'SELECT count(*) FROM {_q(table)}').fetchone()[0]
+                if n:
+                    unread[table] = n
         return {"file": p.name, "nsys_version": meta.nsys_version, "schema_version": meta.schema_version,
                 "is_nsys": any(probe.table(t) for t in _NSYS_MARKER_TABLES),
-                "tables": {t: list(c) for t, c in sorted(probe.tables.items())}, "rows": rows, "loaders": loaders}
+                "tables": {t: list(c) for t, c in sorted(probe.tables.items())}, "rows": rows, "loaders": loaders,
+                "unread": unread}
     except sqlite3.DatabaseError as exc:
         raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc)})") from exc
     finally:
@@ -898,6 +923,15 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
         NULL/non-numeric time, ``end < start`` or a time >= 2**62 ns are dropped and counted per
         kind in ``meta.invalid_time_rows``; so are NVTX ranges and marks with unusable times
         (a NULL range end is not one: the range is open, see above).
+
+        Every input row is accounted for in ``meta.accounts`` (one ``RowAccount`` per kind with rows:
+        "kernels", "CUDA API calls", "NVTX ranges", "NVTX marks", "NVTX metadata", "memcpy/memset",
+        "CUDA graph launches"): skipped by ``RULE_BACKTRACE`` or ``RULE_BAD_TIME``, or not
+        recognised (a table without its required columns, an unknown NVTX event type).
+        ``meta.launches_by_pid`` holds each launching process's launch calls (``LAUNCH_API``) and
+        GPU executions; ``meta.warnings`` names each process that launched with nothing executed
+        (``capture_gap_warnings``), and ``meta.gpu_activity_missing`` says why busy is unknown when
+        nothing at all executed (``gpu_activity_missing``).
 
     Args:
         progress: optional callable taking a stage name, called as each stage starts.
@@ -947,7 +981,8 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
         gaps = capture_gap_warnings(launches, unattributed=int((executions == 0).sum()))
         return TraceBundle(
             meta=_load_meta(con, probe, p, dropped, invalid, accounts=tuple(a for a in accounts if a.read),
-                            launches=launches, warnings=gaps),
+                            launches=launches, warnings=gaps, gpu_activity_missing=gpu_activity_missing(
+                                launches, executions.size)),
             kernels=kernels,
             api_calls=api_calls,
             nvtx_ranges=ranges,

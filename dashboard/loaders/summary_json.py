@@ -69,6 +69,32 @@ def _list(value, where: str, name: str) -> list:
     return value
 
 
+def _consistency_warnings(d: dict, name: str, span: int, busy: int, kernel_count: int, graph_kernels: int,
+                          top_rows: list, dispatch: dict, timeline: list) -> list[str]:
+    """Lines for a summary whose fields contradict each other (every ``summarize`` output agrees with
+    itself): the file's own ``gpu_idle_within_span_s`` against span − busy (more than 2 ns apart: its
+    value is not used), GPU time with no kernel, more kernels in ``top_kernels`` or with a graph node
+    than ``kernel_count``, and dispatch counts against the dispatch timeline."""
+    out = []
+    if "gpu_idle_within_span_s" in d:
+        idle = _s_to_ns(d["gpu_idle_within_span_s"], "gpu_idle_within_span_s", name, signed=True)
+        if abs(idle - (span - busy)) > 2:
+            out.append(f"summary JSON: gpu_idle_within_span_s ({idle / 1e9} s) is not span - busy "
+                       f"({(span - busy) / 1e9} s); span - busy is used")
+    if kernel_count == 0 and (span or busy):
+        out.append(f"summary JSON: kernel_count is 0 but the GPU activity span is {span / 1e9} s and busy "
+                   f"{busy / 1e9} s")
+    if (top := sum(r[1] for r in top_rows)) > kernel_count:
+        out.append(f"summary JSON: top_kernels hold {top:,} kernels, more than kernel_count ({kernel_count:,})")
+    if graph_kernels > kernel_count:
+        out.append(f"summary JSON: graph_node_kernel_count ({graph_kernels:,}) exceeds kernel_count "
+                   f"({kernel_count:,})")
+    if dispatch and timeline and (n := sum(dispatch.values())) != len(timeline):
+        out.append(f"summary JSON: dispatch counts add up to {n:,} but dispatch_timeline has {len(timeline):,} "
+                   "entries")
+    return out
+
+
 def parse_summary(data: object, name: str) -> Summary:
     """Validate a decoded seed-format object and convert it to a Summary (times to int ns).
 
@@ -135,6 +161,9 @@ def parse_summary(data: object, name: str) -> Summary:
     if busy > span + 1:
         raise TraceFormatError(f"{name}: gpu_busy_union_s ({busy / 1e9} s) exceeds gpu_activity_span_s "
                                f"({span / 1e9} s): a busy union cannot be longer than its span")
+    kernel_count = _int(d["kernel_count"], "kernel_count", name)
+    graph_kernels = _int(d.get("graph_node_kernel_count", 0), "graph_node_kernel_count", name)
+    warnings += _consistency_warnings(d, name, span, busy, kernel_count, graph_kernels, top_rows, dispatch, timeline)
     api = pd.DataFrame(api_rows, columns=list(API_STATS)).sort_values(
         ["total_ns", "name"], ascending=[False, True], kind="stable")
     tl = pd.DataFrame(timeline, columns=list(DISPATCH_MARKS)).sort_values(["start_ns", "name"], kind="stable")
@@ -142,8 +171,8 @@ def parse_summary(data: object, name: str) -> Summary:
         file=str(d.get("file", name)),
         gpu_activity_span_ns=span,
         gpu_busy_union_ns=busy,
-        kernel_count=_int(d["kernel_count"], "kernel_count", name),
-        graph_node_kernel_count=_int(d.get("graph_node_kernel_count", 0), "graph_node_kernel_count", name),
+        kernel_count=kernel_count,
+        graph_node_kernel_count=graph_kernels,
         api=conform(api.reset_index(drop=True), API_STATS),
         nvtx=conform(pd.DataFrame(nvtx_rows, columns=list(NVTX_STATS)), NVTX_STATS),
         dispatch=dispatch,
