@@ -27,17 +27,17 @@ from urllib.parse import parse_qsl, urlencode
 STATE_VERSION = 1
 TABS = ("kernels", "api", "dispatches", "gaps", "nvtx")
 LANES = ("nvtx", "marks", "gpu", "streams", "memops")
-BUSY = ("kernels", "kernels+memops")
+BUSY = ("kernel-rows", "kernels", "kernels+memops")  # analysis.gpu_time.BUSY_SOURCES
 STATS = ("trace", "window")
 MARK_KINDS = ("kernel", "dispatch", "gap")
 # Sortable columns of every table (AG Grid column ids), and each table's default sort.
 TABLE_COLUMNS = {
-    "kernels": ("name", "category", "count", "total_ns", "mean_ns", "busy_pct"),
-    "api": ("name", "raw_name", "count", "total_ns", "mean_ns"),
+    "kernels": ("name", "category", "count", "total_ns", "mean_ns", "kernel_pct"),
+    "api": ("name", "family", "raw_name", "count", "total_ns", "mean_ns"),
     "nvtx": ("name", "count", "sum_ns", "union_ns", "gpu_overlap_ns", "overlap_pct"),
     "dispatches": ("index", "phase", "tokens", "mode", "padded", "start_ns", "duration_ns", "kernels",
                    "gpu_busy_ns", "launch_lead_ns", "ns_per_token"),
-    "gaps": ("device_id", "start_ns", "duration_ns", "cause", "api_call", "nvtx_range"),
+    "gaps": ("device_id", "start_ns", "duration_ns", "cause", "api_call", "nvtx_range", "memop_cover"),
 }
 DEFAULT_SORTS = {"kernels": "-total_ns", "api": "-total_ns", "nvtx": "-sum_ns", "dispatches": "start_ns",
                  "gaps": "-duration_ns"}

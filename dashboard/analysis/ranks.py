@@ -82,7 +82,8 @@ def rank_table(summaries: Sequence[Summary | None], files: Sequence[str]) -> pd.
         rows.append({
             "rank": rank, "file": str(name), "span_ns": int(s.gpu_activity_span_ns),
             "busy_ns": int(s.gpu_busy_union_ns), "idle_ns": int(s.gpu_idle_within_span_ns),
-            "utilisation_pct": float(s.utilisation_pct), "kernel_count": int(s.kernel_count),
+            "utilisation_pct": np.nan if s.utilisation_pct is None else float(s.utilisation_pct),  # NaN: n/a
+            "kernel_count": int(s.kernel_count),
             "top_kernel": "" if top is None else str(top["name"]),
             "top_kernel_ns": 0 if top is None else int(top["total_ns"]), "slowest": False,
         })

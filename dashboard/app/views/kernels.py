@@ -10,7 +10,7 @@ from dashboard.render import kernel_rows, scope_text, windowed
 
 def render(trace, state):
     w = state.stats_window()
-    return {"rows": kernel_rows(windowed(trace, w), state.kernel_names), "scope": scope_text(trace, w)}
+    return {"rows": kernel_rows(windowed(trace, w), state.kernel_names, state.busy), "scope": scope_text(trace, w)}
 
 
 def layout(state):
@@ -29,7 +29,7 @@ def layout(state):
 
 
 VIEW = View(
-    name="kernels", fields=("kernel_names", STATS_WINDOW), slot="tabs", tab="Kernels",
+    name="kernels", fields=("kernel_names", "busy", STATS_WINDOW), slot="tabs", tab="Kernels",
     outputs={"rows": (ids.KERNEL_TABLE, "rowData"), "scope": (ids.scope("kernels"), "children")},
     render=render, empty=lambda message: {"rows": [], "scope": ""}, layout=layout,
 )
