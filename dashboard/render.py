@@ -35,6 +35,7 @@ from dashboard.analysis.gpu_time import (
     busy_source_label,
     gpu_time,
     gpu_work,
+    stream_names,
     trace_gpu_overview,
     work_for_source,
 )
@@ -567,6 +568,7 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
         vis = k[(k["end_ns"] > lo) & (k["start_ns"] < hi) & ~k["device_id"].isin(hidden_devices)]
         if 0 < len(vis) <= KERNEL_BUDGET:
             kernels = pd.concat([vis, categorize_kernels(vis)], axis=1)
+            kernels["stream_lane"] = stream_names(vis, k)  # (device, process, context, stream): one lane each
         elif len(vis):
             notes.append(f"{len(vis):,} kernels in view: zoom in to {KERNEL_BUDGET:,} or fewer to see each one by stream")
     if "memops" in show and x_range is not None and not b.memops.empty:

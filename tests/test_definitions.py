@@ -11,7 +11,7 @@ import pytest
 from factories import GLOBAL_TID_1, write_nsys_sqlite
 from paths import DATA, NSYS_DIR as NSYS
 
-from dashboard.analysis.gpu_time import gpu_time, gpu_work
+from dashboard.analysis.gpu_time import gpu_time, gpu_work, stream_count, stream_names
 from dashboard.analysis.summary import (
     invalid_kernel_count,
     kernel_durations,
@@ -302,3 +302,33 @@ def test_diff_without_gpu_work_says_na(tmp_path, capsys):
     assert main(["diff", "--no-cache", str(a), str(b)]) == 0
     out = capsys.readouterr().out
     assert "Utilisation (mean per GPU)" in out and not re.search(r"(?<![\d.])0\.00 %", out)
+
+
+# --- streams keyed by (device, process or context, stream): two processes on one GPU, both on stream 7
+
+
+def test_two_processes_same_stream_id_are_two_streams(tmp_path):
+    pid200 = (1 << 48) | (200 << 24)
+    path = write_nsys_sqlite(tmp_path / "two.sqlite", kernels=[
+        {"start": 0, "end": 100, "streamId": 7},  # pid 100
+        {"start": 50, "end": 80, "streamId": 7, "globalPid": pid200, "correlationId": 2},  # pid 200, same id
+        {"start": 120, "end": 150, "streamId": 7, "globalPid": pid200, "correlationId": 3}])
+    t = load_trace(path)
+    k = t.bundle.kernels
+    assert stream_count(k) == 2
+    rows = {r["metric"]: r for r in gpu_rows(t, ViewOptions())[0]}
+    assert (rows["Streams"]["gpu0"], rows["Streams"]["all"]) == ("2", "2")
+    assert overrun_kernel_count(k) == 0  # [0, 100) is not "past a later kernel": that one is another stream
+    assert stream_names(k).tolist() == ["pid 100 · stream 7", "pid 200 · stream 7", "pid 200 · stream 7"]
+    fig = build_view(t, ViewOptions(window=(0, 200))).timeline
+    kernels = next(tr for tr in fig.data if tr.name == "kernels (colour = category)")
+    assert sorted(set(kernels.y)) == ["GPU 0 · pid 100 · stream 7", "GPU 0 · pid 200 · stream 7"]
+    assert {"GPU 0 · pid 100 · stream 7", "GPU 0 · pid 200 · stream 7"} <= set(fig.layout.yaxis.categoryarray)
+
+
+def test_stream_names_plain_when_unambiguous_and_context_when_needed():
+    k = _kernels([(0, 10, 7), (20, 30, 8)])
+    assert stream_names(k).tolist() == ["stream 7", "stream 8"]
+    k2 = k.assign(context_id=[1, 2], stream_id=[7, 7])
+    assert stream_names(k2).tolist() == ["pid 100 · ctx 1 · stream 7", "pid 100 · ctx 2 · stream 7"]
+    assert stream_count(k2) == 2

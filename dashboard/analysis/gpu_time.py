@@ -124,6 +124,33 @@ def stream_count(kernels: pd.DataFrame) -> int:
     return int(k.drop_duplicates([c for c in STREAM_KEY if c in k]).shape[0])
 
 
+def stream_names(rows: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.Series:
+    """The name of each row's stream (kernels keyed by ``summary.STREAM_KEY``), for lanes and hovers:
+    ``"stream 7"``; ``"pid 200 · stream 7"`` when another process uses stream 7 on the same device;
+    ``"pid 200 · ctx 3 · stream 7"`` when one process has that stream id in two contexts.
+
+    Args:
+        rows: KERNELS rows to name (e.g. the kernels in view).
+        reference: the frame that decides which stream ids are shared (default ``rows``): pass the
+            whole trace so a lane keeps its name at every zoom.
+
+    Returns:
+        Series of str aligned with ``rows``.
+    """
+    ref = rows if reference is None else reference
+    keys = ref[list(STREAM_KEY)].drop_duplicates()
+    per_stream = keys.groupby(["device_id", "stream_id"]).agg(pids=("pid", "nunique"), n=("pid", "size"))
+    shared_pid = {k for k, r in per_stream.iterrows() if r["pids"] > 1}
+    shared_ctx = {k for k, r in per_stream.iterrows() if r["n"] > r["pids"]}
+    out = []
+    for dev, pid, ctx, st in zip(rows["device_id"], rows["pid"], rows["context_id"], rows["stream_id"]):
+        k = (dev, st)
+        parts = ([f"pid {pid}"] if k in shared_pid or k in shared_ctx else []) + (
+            [f"ctx {ctx}"] if k in shared_ctx else []) + [f"stream {st}"]
+        out.append(" · ".join(parts))
+    return pd.Series(out, index=rows.index, dtype=object)
+
+
 def gpu_time(work: pd.DataFrame, kernels: pd.DataFrame | None = None) -> pd.DataFrame:
     """Busy, idle and utilisation per device (each over its own window) and for any GPU.
 
