@@ -670,6 +670,12 @@ def kernel_rows(trace: LoadedTrace, by: str = "short", busy_source: str = BUSY_K
     return _records(table)
 
 
+def api_rows(trace: LoadedTrace, by: str = "name") -> list[dict]:
+    """CUDA API table rows per cleaned call name (``by="name"``) or per family (``by="family"``):
+    see ``tables.api_table``."""
+    return _records(api_table(trace.summary, by=by))
+
+
 def dispatch_table_rows(pv: PhaseView) -> list[dict]:
     """One record per dispatch for the dispatch table (numbers raw, ns; NA as None).
 
@@ -922,8 +928,8 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
         dispatch_rows=dispatch_table_rows(pv),
         gpu_columns=gpu_table[1],
         kernel_rows=kernel_rows(stats_trace, options.kernel_names, options.busy_source),
-        api_rows=_records(api_table(stats_trace.summary)),
-        api_family_rows=_records(api_table(stats_trace.summary, by="family")),
+        api_rows=api_rows(stats_trace),
+        api_family_rows=api_rows(stats_trace, "family"),
         auto_threshold=pv.auto_threshold,
         notices=view_notices(trace),
     )

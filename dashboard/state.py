@@ -69,6 +69,7 @@ class ViewState:
     sort: str = "-total_ns"
     kernel: str = ""
     kernel_names: str = "short"
+    api_by: str = "name"  # CUDA API table rows: per call ("name") or per family
     hide_devices: tuple[int, ...] = ()
     group: bool | None = None  # None: automatic (grouped when NVTX names carry op_id, as PyTorch's do)
     gap_us: float = 10.0
@@ -310,6 +311,8 @@ FIELDS: tuple[Field, ...] = (
           control=("kernel-filter", "value"), from_control=lambda r: _parse_text(r or "")),
     Field("kernel_names", "kernel_names", "kernel table grouped by short or full (demangled) name",
           _choice(("short", "full")), control=("kernel-names", "value")),
+    Field("api_by", "api_by", "CUDA API table rows: name (one per call, suffixes folded) or family (launch, sync, "
+          "memcpy, memset, graph, other)", _choice(("name", "family")), control=("api-group", "value")),
     Field("hide_devices", "hide_devices", "GPUs left out of the timeline (comma list of device ids)",
           _parse_devices, fmt=lambda v: ",".join(map(str, v)), control=("hide-devices", "value"), to_control=list,
           from_control=_devices_from_control),

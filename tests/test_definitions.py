@@ -332,3 +332,18 @@ def test_stream_names_plain_when_unambiguous_and_context_when_needed():
     k2 = k.assign(context_id=[1, 2], stream_id=[7, 7])
     assert stream_names(k2).tolist() == ["pid 100 · ctx 1 · stream 7", "pid 100 · ctx 2 · stream 7"]
     assert stream_count(k2) == 2
+
+
+def test_api_tab_groups_by_family():
+    """The API tab's view: per call or per family, from the link's ``api_by`` key."""
+    from dashboard.app.views.api import VIEW
+    from dashboard.state import ViewState, from_query, to_query
+
+    t = load_trace(CASES / "c27.sqlite")
+    fam = VIEW.render(t, ViewState(api_by="family"))["rows"]
+    assert {r["name"]: (r["count"], r["total_ns"]) for r in fam} == {"sync": (1, 100), "launch": (5, 52),
+                                                                   "memcpy": (1, 10)}
+    assert {r["name"]: r["count"] for r in VIEW.render(t, ViewState())["rows"]}["cudaLaunchKernel"] == 3
+    assert "api_by=family" in to_query(ViewState(api_by="family"))
+    assert from_query("?api_by=family&v=1").api_by == "family"
+    assert from_query("?api_by=bogus&v=1").api_by == "name"
