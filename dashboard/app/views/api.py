@@ -10,6 +10,7 @@ from dashboard.render import records, scope_text, windowed
 
 
 def render(trace, state):
+    """API table rows per call or per family (``state.api_by``), whole trace or visible window."""
     w = state.stats_window()
     by = "family" if state.api_by == "family" else "name"
     return {"rows": records(api_table(windowed(trace, w).summary, by=by)), "scope": scope_text(trace, w)}

@@ -9,6 +9,7 @@ from dashboard.render import kernel_rows, scope_text, windowed
 
 
 def render(trace, state):
+    """Kernel table rows (graph-level CUDA graphs as rows when the busy source counts them)."""
     w = state.stats_window()
     return {"rows": kernel_rows(windowed(trace, w), state.kernel_names, state.busy), "scope": scope_text(trace, w)}
 

@@ -9,6 +9,7 @@ from dashboard.render import options_from_state, overview_cards, scope_text, win
 
 
 def render(trace, state):
+    """Overview cards for the state's busy source, whole trace or visible window."""
     w = state.stats_window()
     return {"cards": cards(overview_cards(windowed(trace, w), options_from_state(state))), "scope": scope_text(trace, w)}
 
