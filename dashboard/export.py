@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from dashboard import __version__
+from dashboard.analysis.ratio import fmt_pct
 from dashboard.errors import TraceError
 from dashboard.figures.common import fmt_ns
 from dashboard.render import DashboardView, build_view, options_from_state
@@ -133,7 +134,7 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
         tables.append("<h2>Top kernels</h2>" + _table(kernels, [
             ("name", "Kernel", txt), ("category", "Category", txt), ("count", "Count", lambda v: f"{v:,}"),
             ("total_ns", "Total", fmt_ns), ("mean_ns", "Mean", fmt_ns),
-            ("busy_pct", "% of GPU busy", lambda v: f"{v:.2f} %")], 50))
+            ("kernel_pct", "% of kernel time", lambda v: fmt_pct(v, 2))], 50))
     if not api.empty:
         tables.append("<h2>CUDA API calls (totals summed across threads)</h2>" + _table(api, [
             ("name", "Call", txt), ("count", "Count", lambda v: f"{v:,}"), ("total_ns", "Total", fmt_ns),
@@ -142,7 +143,7 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
         tables.append("<h2>NVTX ranges</h2>" + _table(nvtx, [
             ("name", "Range", txt), ("count", "Count", lambda v: f"{v:,}"), ("sum_ns", "Sum", fmt_ns),
             ("union_ns", "Union", fmt_ns), ("gpu_overlap_ns", "GPU overlap", fmt_ns),
-            ("overlap_pct", "Overlap", lambda v: f"{v:.1f} %")], 100))
+            ("overlap_pct", "Overlap", fmt_pct)], 100))
     window = state.window()
     settings = [f"trace: {trace.name}", f"dispatch prefix: {state.prefix}",
                 f"phase split: {'automatic' if state.threshold is None else f'prefill when tokens ≥ {state.threshold:g}'}",

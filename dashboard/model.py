@@ -311,10 +311,10 @@ class Summary:
         return self.gpu_activity_span_ns - self.gpu_busy_union_ns
 
     @property
-    def utilisation_pct(self) -> float:
-        """Busy union as a percentage of the span (0.0 when there are no kernels)."""
+    def utilisation_pct(self) -> float | None:
+        """Busy union as a percentage of the span; None ("n/a") when the span is 0 (no kernels)."""
         if self.gpu_activity_span_ns <= 0:
-            return 0.0
+            return None
         return 100.0 * self.gpu_busy_union_ns / self.gpu_activity_span_ns
 
 

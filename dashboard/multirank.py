@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dashboard.analysis.ranks import declared_ranks, merge_ranks, rank_nvtx_stats, rank_table
+from dashboard.analysis.ratio import fmt_pct
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize, summary_to_dict
 from dashboard.cache import TraceCache
 from dashboard.errors import TraceError, TraceFormatError, clean_message
@@ -192,7 +193,7 @@ def format_rank_table(table, failed: dict[int, tuple[str, str]] | None = None) -
     """
     header = ["rank", "file", "span_s", "busy_s", "idle_s", "util", "kernels", "top kernel"]
     rows = [[str(r.rank), r.file, f"{r.span_ns / 1e9:.6f}", f"{r.busy_ns / 1e9:.6f}", f"{r.idle_ns / 1e9:.6f}",
-             f"{r.utilisation_pct:.1f}%", f"{r.kernel_count:,}",
+             fmt_pct(r.utilisation_pct, unit="%"), f"{r.kernel_count:,}",
              f"{r.top_kernel} ({r.top_kernel_ns / 1e9:.6f} s)" if r.top_kernel else "-",
              ] for r in table.itertuples(index=False)]
     failed = failed or {}

@@ -19,10 +19,28 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.analysis import phases as ph
-from dashboard.analysis.attribution import UNATTRIBUTED, attribute_kernels, dispatch_metrics, phase_category_time
+from dashboard.analysis.attribution import (
+    UNATTRIBUTED,
+    attribute_kernels,
+    dispatch_metrics,
+    phase_category_time,
+    phase_gpu_time,
+)
 from dashboard.analysis.categories import categorize_kernels
-from dashboard.analysis.gpu_time import ALL_GPUS, gpu_time, gpu_work
+from dashboard.analysis.gpu_time import (
+    ALL_GPUS,
+    BUSY_KERNEL_ROWS,
+    BUSY_SOURCES,
+    busy_parts,
+    busy_source_label,
+    gpu_time,
+    gpu_work,
+    stream_names,
+    trace_gpu_overview,
+    work_for_source,
+)
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_by_cause, idle_gaps
+from dashboard.analysis.ratio import NA, fmt_pct, is_na
 from dashboard.analysis.ranks import (RANKS_FORMAT, RANKS_NOTICE, gpu_time_per_rank, per_rank_gpu_time,
                                      rank_nvtx_stats)
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, invalid_kernel_count
@@ -239,9 +257,9 @@ def phase_view(trace: LoadedTrace, options: ViewOptions) -> PhaseView:
     The automatic threshold is always that of the whole trace (a window never changes a dispatch's
     phase). With ``options.stats_window`` the dispatch steps and the attributed kernels are those
     of the window, clipped at its edges (``analysis.window``). Memoised per (prefix, threshold,
-    stats window).
+    stats window, busy source: GPU busy within the dispatches follows it).
     """
-    key = ("phase_view", options.dispatch_prefix, options.threshold, options.stats_window)
+    key = ("phase_view", options.dispatch_prefix, options.threshold, options.stats_window, options.busy_source)
     return memo(trace, key, lambda: _phase_view(trace, options))
 
 
@@ -260,11 +278,8 @@ def _phase_view(trace: LoadedTrace, options: ViewOptions) -> PhaseView:
     if b is None or b.kernels.empty or d.empty:
         return PhaseView(d, phases, stats, auto, threshold)
     attribution, metrics, categories = attributed(trace, options.dispatch_prefix, w, d)
-    by_phase = metrics.assign(phase=phases.to_numpy()).groupby("phase")
-    busy = by_phase["gpu_busy_ns"].sum()
-    stats = stats.assign(gpu_busy_ns=stats["phase"].map(busy).fillna(0).astype("int64"))
-    # undefined (NaN, shown "—") for a phase of zero total time: never a made-up 0 %
-    stats["gpu_busy_pct"] = 100.0 * stats["gpu_busy_ns"] / stats["total_ns"].where(stats["total_ns"] > 0)
+    stats = stats.merge(phase_gpu_time(d, phases, metrics, work_for(b, options.busy_source)),
+                        on="phase", how="left")
     stats["unattributed_kernels"] = int((attribution == UNATTRIBUTED).sum())
     category_time = phase_category_time(b.kernels, attribution, pd.Series(phases.to_numpy(), index=d["index"]),
                                         categories)
@@ -316,16 +331,18 @@ def time_extent(trace: LoadedTrace, dispatches: pd.DataFrame) -> tuple[int, int]
 
 
 def work_for(bundle, busy_source: str) -> pd.DataFrame:
-    """GPU work counted as busy: kernels (+ memcpy/memset for BUSY_ALL) + graph-level CUDA graph launches."""
-    return gpu_work(bundle.kernels, bundle.memops, bundle.graph_launches, include_memops=busy_source == BUSY_ALL)
+    """GPU work counted as busy for a busy source (``gpu_time.BUSY_SOURCES``; see ``work_for_source``)."""
+    return work_for_source(bundle, busy_source)
 
 
 GPU_METRICS = (
     ("Kernels", lambda r: f"{r.kernels:,}"),
     ("Kernel time (sum)", lambda r: fmt_ns(r.kernel_sum_ns)),
     ("Busy (union)", lambda r: fmt_ns(r.busy_ns)),
+    ("Window", lambda r: fmt_ns(r.window_ns)),
     ("Idle in window", lambda r: fmt_ns(r.idle_ns)),
-    ("Utilisation", lambda r: f"{r.utilisation_pct:.1f} %"),
+    ("Utilisation", lambda r: fmt_pct(r.utilisation_pct)),
+    ("Streams", lambda r: f"{r.streams:,}"),
 )
 
 
@@ -369,7 +386,7 @@ def gpu_rows(trace: LoadedTrace, options: ViewOptions) -> tuple[list[dict], list
     else:
         t = gpu_time(work_for(b, options.busy_source), b.kernels)
     records = list(t.itertuples(index=False))
-    columns = [(gpu_columns_key(r.device_id), "all GPUs" if r.device_id == ALL_GPUS
+    columns = [(gpu_columns_key(r.device_id), "any GPU" if r.device_id == ALL_GPUS
                 else device_label(r.device_id, b.meta.gpus, b.meta.rank_devices)) for r in records]
     rows = [{"metric": label, **{gpu_columns_key(r.device_id): fmt(r) for r in records}} for label, fmt in GPU_METRICS]
     return rows, columns
@@ -390,42 +407,90 @@ def rank_cards(per_rank: pd.DataFrame) -> list[Card]:
              f"rank {int(slow['rank'])}; per rank, each on its own clock: " + each(lambda r: fmt_ns(r.span_ns))),
         Card("GPU busy (union, per rank)", fmt_ns(int(per_rank["busy_ns"].max())),
              "busiest rank shown; " + each(lambda r: fmt_ns(r.busy_ns))),
-        Card("Utilisation (lowest rank)", f"{per_rank['utilisation_pct'].min():.2f} %",
-             "busy / span of each rank: " + each(lambda r: f"{r.utilisation_pct:.1f} %")),
+        Card("Utilisation (lowest rank)", fmt_pct(per_rank["utilisation_pct"].min(), 2),
+             "busy / span of each rank: " + each(lambda r: fmt_pct(r.utilisation_pct))),
     ]
 
 
-def overview_cards(trace: LoadedTrace) -> list[Card]:
-    """Headline numbers: span, busy union, idle, utilisation, counts, top API, metadata."""
+def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS) -> list[Card]:
+    """The overview's GPU time cards for one busy source (``gpu_time.trace_gpu_overview``, the same
+    numbers as the Per GPU table and the compare page): span, busy, idle, utilisation; with several
+    GPUs the utilisation is the mean per GPU with the lowest GPU named, and the all-GPU union is
+    "any GPU busy". Without event data, the summary's (kernel rows only) figures."""
     s = trace.summary
-    cards = [
-        Card("GPU activity span", fmt_ns(s.gpu_activity_span_ns), "first kernel start to last kernel end, all GPUs"),
-        Card("GPU busy (union)", fmt_ns(s.gpu_busy_union_ns), "union of kernel intervals, all devices and streams"),
-        Card("GPU idle in span", fmt_ns(s.gpu_idle_within_span_ns), "span minus busy union"),
-        Card("Utilisation", f"{s.utilisation_pct:.2f} %", "busy union / span (never a sum of kernel times)"),
+    b = trace.bundle
+    if trace.meta.gpu_activity_missing:  # e.g. CUPTI range-profiler mode: GPU time unknown, never 0
+        why = trace.meta.gpu_activity_missing
+        return [Card("GPU activity span", NA, why), Card("GPU busy (union)", NA, why),
+                Card("GPU idle in span", NA, why), Card("Utilisation", NA, why)]
+    if b is None:
+        return [
+            Card("GPU activity span", fmt_ns(s.gpu_activity_span_ns), "first kernel start to last kernel end, all GPUs"),
+            Card("GPU busy (union)", fmt_ns(s.gpu_busy_union_ns), "union of kernel intervals, all devices and streams"),
+            Card("GPU idle in span", fmt_ns(s.gpu_idle_within_span_ns), "span minus busy union"),
+            Card("Utilisation", fmt_pct(s.utilisation_pct, 2), "busy union / span (never a sum of kernel times)"),
+        ]
+    ov = trace_gpu_overview(b, busy_source)
+    what = busy_source_label(busy_source, not b.graph_launches.empty)
+    if ov.gpus <= 1:
+        cards = [
+            Card("GPU activity span", fmt_ns(ov.span_ns), f"first start to last end of GPU work ({what})"),
+            Card("GPU busy (union)", fmt_ns(ov.any_busy_ns), f"union of GPU work intervals ({what}), all streams"),
+            Card("GPU idle in span", fmt_ns(ov.any_idle_ns), "span minus busy union"),
+            Card("Utilisation", fmt_pct(ov.any_utilisation_pct, 2), "busy union / span (never a sum of kernel times)"),
+        ]
+    else:
+        per = ov.per_gpu[ov.per_gpu["device_id"] != ALL_GPUS]
+        each = " · ".join(f"{device_label(int(r.device_id), b.meta.gpus, b.meta.rank_devices)} {fmt_pct(r.utilisation_pct)}"
+                          for r in per.itertuples(index=False))
+        low = "n/a" if ov.lowest_device is None else device_label(ov.lowest_device, b.meta.gpus, b.meta.rank_devices)
+        cards = [
+            Card("GPU activity span", fmt_ns(ov.span_ns), f"first start to last end of GPU work ({what}), any GPU"),
+            Card("Any GPU busy", fmt_ns(ov.any_busy_ns), f"union of GPU work ({what}) over all {ov.gpus} GPUs"),
+            Card("No GPU busy in span", fmt_ns(ov.any_idle_ns), "span minus any-GPU busy"),
+            Card("Utilisation (mean per GPU)", fmt_pct(ov.mean_utilisation_pct, 2),
+                 f"each GPU's busy union over its own window, averaged: {each}; any GPU busy / span: "
+                 f"{fmt_pct(ov.any_utilisation_pct, 2)}"),
+            Card("Lowest GPU utilisation", fmt_pct(ov.lowest_utilisation_pct, 2), low),
+        ]
+    if busy_source != BUSY_KERNEL_ROWS and ov.any_busy_ns != s.gpu_busy_union_ns:
+        cards.append(Card("GPU busy, kernel rows only", fmt_ns(s.gpu_busy_union_ns),
+                          "the summary contract's gpu_busy_union_s (what `summarize` writes): kernel rows only, "
+                          "all GPUs; no graph-level CUDA graphs or memcpy/memset"))
+    return cards
+
+
+def overview_cards(trace: LoadedTrace, options: ViewOptions | None = None) -> list[Card]:
+    """Headline numbers: span, busy union, idle, utilisation (for ``options.busy_source``), counts,
+    top API, metadata, and every kind of input row not used as recorded."""
+    options = options or ViewOptions()
+    s = trace.summary
+    cards = gpu_cards(trace, options.busy_source) + [
         Card("Kernels", f"{s.kernel_count:,}", "kernel rows in the trace"),
         Card("CUDA-graph kernels", f"{s.graph_node_kernel_count:,}", "kernels with a graphNodeId"),
     ]
     if trace.meta.format == RANKS_FORMAT and trace.bundle is not None:
-        cards[:4] = rank_cards(per_rank_gpu_time(trace.bundle))
+        cards = rank_cards(per_rank_gpu_time(trace.bundle, work_for(trace.bundle, options.busy_source))) + cards[-2:]
     elif trace.meta.gpu_activity_missing:  # kernels launched, none recorded (range-profiler mode): unknown, not 0
-        cards[:4] = [Card(c.label, "n/a", trace.meta.gpu_activity_missing) for c in cards[:4]]
+        cards[:-2] = [Card(c.label, "n/a", trace.meta.gpu_activity_missing) for c in cards[:-2]]
     b = trace.bundle
     if b is not None and not b.graph_launches.empty:
+        counted = busy_parts(options.busy_source)[1]
         cards.append(Card("CUDA graph launches", f"{len(b.graph_launches):,}",
-                          "graph-level trace: kernels inside graphs are not itemised; re-profile with "
+                          ("counted as opaque GPU work" if counted else "not counted as busy (kernel rows only)")
+                          + "; graph-level trace: kernels inside graphs are not itemised; re-profile with "
                           "--cuda-graph-trace=node for per-kernel detail"))
-    if b is not None and not b.memops.empty:
+    if b is not None and not b.memops.empty and not busy_parts(options.busy_source)[0]:
         if trace.meta.format == RANKS_FORMAT:  # per rank: a union across clocks means nothing
             per_rank = per_rank_gpu_time(b, work_for(b, BUSY_ALL))
             cards.append(Card("Busy incl. memcpy/memset (per rank)", fmt_ns(int(per_rank["busy_ns"].max())),
                               "busiest rank shown; " + " · ".join(f"r{int(r.rank)} {fmt_ns(r.busy_ns)}"
                                                                   for r in per_rank.itertuples(index=False))))
         else:
-            t = gpu_time(work_for(b, BUSY_ALL))
-            busy_all = int(t.loc[t["device_id"] == ALL_GPUS, "busy_ns"].iloc[0])
-            cards.append(Card("Busy incl. memcpy/memset", fmt_ns(busy_all),
-                              f"{len(b.memops):,} memory operations; the summary counts kernels only"))
+            ov = trace_gpu_overview(b, BUSY_ALL)
+            cards.append(Card("Busy incl. memcpy/memset", fmt_ns(ov.any_busy_ns),
+                              f"{len(b.memops):,} memory operations (any GPU); choose that busy source to use it "
+                              "in every panel"))
     if not s.api.empty:
         top = s.api.iloc[0]
         cards.append(Card("Top CUDA API call", clean_api_name(str(top["name"])),
@@ -508,6 +573,7 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
         vis = k[(k["end_ns"] > lo) & (k["start_ns"] < hi) & ~k["device_id"].isin(hidden_devices)]
         if 0 < len(vis) <= KERNEL_BUDGET:
             kernels = pd.concat([vis, categorize_kernels(vis)], axis=1)
+            kernels["stream_lane"] = stream_names(vis, k)  # (device, process, context, stream): one lane each
         elif len(vis):
             notes.append(f"{len(vis):,} kernels in view: zoom in to {KERNEL_BUDGET:,} or fewer to see each one by stream")
     if "memops" in show and x_range is not None and not b.memops.empty:
@@ -526,8 +592,8 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
         notes.append("hidden GPUs: " + ", ".join(str(d) for d in sorted(hidden_devices)))
     if any(ln.mode == "bins" for ln in lanes):
         notes.append("GPU lanes binned into busy fractions (too many intervals to draw one by one)")
-    busy_label = "kernels + memcpy/memset" if options.busy_source == BUSY_ALL else "kernels"
-    if not b.graph_launches.empty:
+    busy_label = busy_source_label(options.busy_source, not b.graph_launches.empty)
+    if not b.graph_launches.empty and busy_parts(options.busy_source)[1]:
         notes.append(f"{len(b.graph_launches):,} CUDA graph launches shown as opaque busy intervals (graph-level "
                      "trace): re-profile with --cuda-graph-trace=node for per-kernel detail")
     lane_keys = nvtx_lane_keys(selected, ranks=b.meta.rank_pids if b.meta.format == RANKS_FORMAT else None)
@@ -560,9 +626,12 @@ def phase_table_rows(stats: pd.DataFrame) -> list[dict]:
         return []
     rows = stats.to_dict("records")
     metrics = list(PHASE_METRICS)
-    if "gpu_busy_pct" in stats.columns:
-        metrics.append(("GPU busy (own kernels)", "gpu_busy_pct", lambda v: f"{v:.1f} %"))
-    return [{"metric": label, **{r["phase"]: UNDEFINED if pd.isna(r.get(col)) else fmt(r[col]) for r in rows}}
+    if "gpu_attributed_ns" in stats.columns:  # ns: attributed work can run after the phase's own windows
+        metrics.append(("GPU time attributed (by correlation)", "gpu_attributed_ns", fmt_ns))
+        metrics.append(("… per dispatch", "gpu_attributed_per_dispatch_ns", fmt_ns))
+        metrics.append(("GPU busy within its dispatches", "gpu_busy_in_window_pct", fmt_pct))
+    # every value that can be missing here is a ratio over zero (tokens/s, busy %): "n/a", never a made-up 0
+    return [{"metric": label, **{r["phase"]: NA if is_na(r.get(col)) else fmt(r[col]) for r in rows}}
             for label, col, fmt in metrics]
 
 
@@ -576,11 +645,13 @@ def device_ids(trace: LoadedTrace) -> list[int]:
     return sorted(int(d) for d in ids_)
 
 
-def kernel_rows(trace: LoadedTrace, by: str = "short") -> list[dict]:
+def kernel_rows(trace: LoadedTrace, by: str = "short", busy_source: str = BUSY_KERNELS) -> list[dict]:
     """Kernel table rows; with events, each row also holds its longest instance (start_ns,
-    end_ns) so a click can zoom the timeline to it, and a row_id."""
+    end_ns) so a click can zoom the timeline to it, and a row_id. When the busy source counts
+    graph-level CUDA graphs, each graph is an opaque row ("CUDA graph 7", see ``tables.graph_rows``)."""
     kernels = trace.bundle.kernels if trace.bundle is not None else None
-    table = kernel_table(kernels, trace.summary, by=by)
+    graphs = trace.bundle.graph_launches if trace.bundle is not None and busy_parts(busy_source)[1] else None
+    table = kernel_table(kernels, trace.summary, by=by, graph_launches=graphs)
     table["row_id"] = [str(i) for i in range(len(table))]
     if kernels is not None and not kernels.empty:
         kernels = timed_kernels(kernels)  # never zoom to an invalid row (end < start, centuries)
@@ -592,9 +663,22 @@ def kernel_rows(trace: LoadedTrace, by: str = "short") -> list[dict]:
         longest = longest[longest["code"] >= 0]
         longest = longest.sort_values("dur", ascending=False, kind="stable").drop_duplicates("code")
         where = longest.set_index(pd.Index(np.asarray(names, dtype=object)[longest["code"].to_numpy()]).astype(str))
+        if graphs is not None and not graphs.empty:
+            g = graphs.assign(dur=graphs["end_ns"] - graphs["start_ns"]).sort_values("dur", ascending=False,
+                                                                                   kind="stable")
+            g = g.drop_duplicates("graph_id")
+            where = pd.concat([where[["s", "e"]], pd.DataFrame(
+                {"s": g["start_ns"].to_numpy(), "e": g["end_ns"].to_numpy()},
+                index=pd.Index([f"CUDA graph {int(i)}" for i in g["graph_id"]]))])
         table["start_ns"] = table["name"].map(where["s"]).astype("Int64")
         table["end_ns"] = table["name"].map(where["e"]).astype("Int64")
     return _records(table)
+
+
+def api_rows(trace: LoadedTrace, by: str = "name") -> list[dict]:
+    """CUDA API table rows per cleaned call name (``by="name"``) or per family (``by="family"``):
+    see ``tables.api_table``."""
+    return _records(api_table(trace.summary, by=by))
 
 
 def dispatch_table_rows(pv: PhaseView) -> list[dict]:
@@ -634,7 +718,8 @@ def idle_view(trace: LoadedTrace, options: ViewOptions, min_gap_ns: int,
             "This trace has no kernels, so the GPU has no idle gaps to explain."
         return [], build_idle_causes(idle_by_cause(pd.DataFrame()), note=why, theme=theme)
     gaps_all = idle_gaps(work_for(b, options.busy_source), min_gap_ns=min_gap_ns)
-    causes = gap_causes(gaps_all, b.kernels, b.api_calls, b.nvtx_ranges, limit=GAP_CAUSE_LIMIT)
+    memops = None if busy_parts(options.busy_source)[0] else b.memops  # counted as busy: no gap to cover
+    causes = gap_causes(gaps_all, b.kernels, b.api_calls, b.nvtx_ranges, limit=GAP_CAUSE_LIMIT, memops=memops)
     if grouped and not causes.empty:
         ranges = [normalize_nvtx_name(r) if isinstance(r, str) and r else r for r in causes["nvtx_range"]]
         apis = causes["api_call"].tolist()
@@ -643,7 +728,9 @@ def idle_view(trace: LoadedTrace, options: ViewOptions, min_gap_ns: int,
     note = f"{len(gaps_all):,} gaps ≥ {fmt_ns(min_gap_ns)}"
     if len(gaps_all) > GAP_CAUSE_LIMIT:
         note += f"; causes of the {GAP_CAUSE_LIMIT:,} largest"
-    rows = _records(causes.assign(row_id=[str(i) for i in range(len(causes))]))
+    rows = _records(causes.assign(row_id=[str(i) for i in range(len(causes))],
+                                  memop_cover=[f"{k} covers {fmt_ns(n)}" if k else ""
+                                               for k, n in zip(causes["memop"], causes["memop_ns"])]))
     return rows, build_idle_causes(idle_by_cause(causes), note=note, theme=theme)
 
 
@@ -725,8 +812,9 @@ def view_caption(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, i
         parts.append(holds)
     if pv is not None and pv.threshold is not None:
         parts.append(f"prefill ≥ {pv.threshold:.1f} tokens ({'auto' if options.threshold is None else 'set'})")
-    if options.busy_source == BUSY_ALL:
-        parts.append("busy = kernels + memcpy/memset")
+    if options.busy_source != BUSY_KERNELS:
+        has_graphs = trace.bundle is not None and not trace.bundle.graph_launches.empty
+        parts.append(f"busy = {busy_source_label(options.busy_source, has_graphs)}")
     return "tracedash · " + " · ".join(parts)
 
 
@@ -833,7 +921,7 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
     gpu_table = gpu_rows(stats_trace, options)
     devices = device_ids(trace)
     return DashboardView(
-        cards=overview_cards(stats_trace),
+        cards=overview_cards(stats_trace, options),
         gantt=gantt,
         timeline=timeline,
         phase_rows=phase_table_rows(pv.stats),
@@ -844,9 +932,9 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
         device_labels={d: device_label(d, trace.meta.gpus, trace.meta.rank_devices) for d in devices},
         dispatch_rows=dispatch_table_rows(pv),
         gpu_columns=gpu_table[1],
-        kernel_rows=kernel_rows(stats_trace, options.kernel_names),
-        api_rows=_records(api_table(stats_trace.summary)),
-        api_family_rows=_records(api_table(stats_trace.summary, by="family")),
+        kernel_rows=kernel_rows(stats_trace, options.kernel_names, options.busy_source),
+        api_rows=api_rows(stats_trace),
+        api_family_rows=api_rows(stats_trace, "family"),
         auto_threshold=pv.auto_threshold,
         notices=view_notices(trace),
     )

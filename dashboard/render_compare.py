@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.analysis.compare import Comparison
+from dashboard.analysis.ratio import fmt_pct
 from dashboard.figures.common import fmt_ns
 from dashboard.figures.compare import build_delta_bars, build_step_time_overlay
 from dashboard.figures.theme import DEFAULT_THEME, Theme
@@ -59,10 +60,13 @@ def delta_cards(c: Comparison) -> list[DeltaCard]:
         change = (f"{'+' if r.delta > 0 else '-' if r.delta < 0 else '±'}{fmt(abs(r.delta))} "
                   f"({_pct_text(r.delta_pct)})")
         cards.append(DeltaCard(OVERVIEW_LABELS.get(r.metric, r.metric), fmt(r.a), fmt(r.b), change, tone, r.metric))
-    ua, ub = c.utilisation_pct
-    d = ub - ua
-    cards.append(DeltaCard("Utilisation", f"{ua:.2f} %", f"{ub:.2f} %", f"{d:+.2f} pp",
-                           "better" if d > 0.005 else "worse" if d < -0.005 else "same", "busy union / span"))
+    for label, (ua, ub), hint in (
+            ("Utilisation (mean per GPU)", c.utilisation_pct, "each GPU's busy union over its own window, averaged"),
+            ("Any GPU busy / span", c.any_gpu_utilisation_pct, "union over all GPUs / span")):
+        d = None if ua is None or ub is None else ub - ua
+        tone = "same" if d is None else "better" if d > 0.005 else "worse" if d < -0.005 else "same"
+        cards.append(DeltaCard(label, fmt_pct(ua, 2), fmt_pct(ub, 2), fmt_pct(d, 2, signed=True, unit=" pp"), tone,
+                               hint))
     return cards
 
 

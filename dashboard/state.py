@@ -27,17 +27,17 @@ from urllib.parse import parse_qsl, urlencode
 STATE_VERSION = 1
 TABS = ("kernels", "api", "dispatches", "gaps", "nvtx")
 LANES = ("nvtx", "marks", "gpu", "streams", "memops")
-BUSY = ("kernels", "kernels+memops")
+BUSY = ("kernel-rows", "kernels", "kernels+memops")  # analysis.gpu_time.BUSY_SOURCES
 STATS = ("trace", "window")
 MARK_KINDS = ("kernel", "dispatch", "gap")
 # Sortable columns of every table (AG Grid column ids), and each table's default sort.
 TABLE_COLUMNS = {
-    "kernels": ("name", "category", "count", "total_ns", "mean_ns", "busy_pct"),
-    "api": ("name", "raw_name", "count", "total_ns", "mean_ns"),
+    "kernels": ("name", "category", "count", "total_ns", "mean_ns", "kernel_pct"),
+    "api": ("name", "family", "raw_name", "count", "total_ns", "mean_ns"),
     "nvtx": ("name", "count", "sum_ns", "union_ns", "gpu_overlap_ns", "overlap_pct"),
     "dispatches": ("index", "phase", "tokens", "mode", "padded", "start_ns", "duration_ns", "kernels",
                    "gpu_busy_ns", "launch_lead_ns", "ns_per_token"),
-    "gaps": ("device_id", "start_ns", "duration_ns", "cause", "api_call", "nvtx_range"),
+    "gaps": ("device_id", "start_ns", "duration_ns", "cause", "api_call", "nvtx_range", "memop_cover"),
 }
 DEFAULT_SORTS = {"kernels": "-total_ns", "api": "-total_ns", "nvtx": "-sum_ns", "dispatches": "start_ns",
                  "gaps": "-duration_ns"}
@@ -69,6 +69,7 @@ class ViewState:
     sort: str = "-total_ns"
     kernel: str = ""
     kernel_names: str = "short"
+    api_by: str = "name"  # CUDA API table rows: per call ("name") or per family
     hide_devices: tuple[int, ...] = ()
     group: bool | None = None  # None: automatic (grouped when NVTX names carry op_id, as PyTorch's do)
     gap_us: float = 10.0
@@ -310,6 +311,8 @@ FIELDS: tuple[Field, ...] = (
           control=("kernel-filter", "value"), from_control=lambda r: _parse_text(r or "")),
     Field("kernel_names", "kernel_names", "kernel table grouped by short or full (demangled) name",
           _choice(("short", "full")), control=("kernel-names", "value")),
+    Field("api_by", "api_by", "CUDA API table rows: name (one per call, suffixes folded) or family (launch, sync, "
+          "memcpy, memset, graph, other)", _choice(("name", "family")), control=("api-group", "value")),
     Field("hide_devices", "hide_devices", "GPUs left out of the timeline (comma list of device ids)",
           _parse_devices, fmt=lambda v: ",".join(map(str, v)), control=("hide-devices", "value"), to_control=list,
           from_control=_devices_from_control),

@@ -2,6 +2,7 @@
 
 import json
 
+import pandas as pd
 import pytest
 from paths import NSYS_DIR, SAMPLES, SEED
 
@@ -28,7 +29,7 @@ def test_tables_from_seed():
     t = load_trace(SEED)
     k = kernel_table(None, t.summary)
     assert k.iloc[0][["name", "count", "total_ns"]].tolist() == ["device_kernel", 4416, 5785133961]
-    assert k.iloc[0]["busy_pct"] == pytest.approx(100 * 5785133961 / 16999974145)
+    assert pd.isna(k.iloc[0]["kernel_pct"])  # a summary JSON lists its top 20 kernels only: total unknown
     a = api_table(t.summary)
     assert a.iloc[0][["name", "raw_name", "count"]].tolist() == ["cudaStreamSynchronize", "cudaStreamSynchronize_v3020", 92]
     n = nvtx_table(t.summary).set_index("name")
@@ -209,11 +210,15 @@ def test_per_gpu_table_two_devices():
     from dashboard.render import gpu_rows
 
     rows, columns = gpu_rows(load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite"), ViewOptions())
-    assert columns == [("gpu0", "GPU 0"), ("gpu1", "GPU 1"), ("all", "all GPUs")]
+    assert columns == [("gpu0", "GPU 0"), ("gpu1", "GPU 1"), ("all", "any GPU")]
     kernels = next(r for r in rows if r["metric"] == "Kernels")
     assert (kernels["gpu0"], kernels["gpu1"], kernels["all"]) == ("1,993", "2,017", "4,010")
     busy = next(r for r in rows if r["metric"] == "Busy (union)")
     assert busy["all"] == "285.206 ms"  # = the summary's busy union (kernels only)
+    window = next(r for r in rows if r["metric"] == "Window")  # each GPU over its own window
+    assert (window["gpu0"], window["gpu1"], window["all"]) == ("299.849 ms", "298.662 ms", "299.877 ms")
+    util = next(r for r in rows if r["metric"] == "Utilisation")
+    assert (util["gpu0"], util["gpu1"], util["all"]) == ("90.3 %", "88.5 %", "95.1 %")
     assert gpu_rows(load_trace(SEED), ViewOptions()) == ([], [])
 
 
@@ -278,7 +283,7 @@ def test_phase_analysis_on_generated_trace():
     pv = phase_view(t, ViewOptions())
     assert int(pv.metrics["kernels"].sum()) == 108000  # every kernel launched inside a dispatch
     assert set(pv.stats["phase"]) == {"prefill", "decode"}
-    assert (pv.stats["gpu_busy_pct"] > 80).all() and (pv.stats["gpu_busy_pct"] <= 100).all()
+    assert (pv.stats["gpu_busy_in_window_pct"] > 80).all() and (pv.stats["gpu_busy_in_window_pct"] <= 100).all()
     cats = pv.category_time.groupby("phase")["kernel_sum_ns"].sum()
     assert int(cats.sum()) == int(kernel_durations(t.bundle.kernels).sum())  # 150 stream-13 overruns clipped
     view = build_view(t, ViewOptions())
@@ -359,13 +364,16 @@ def test_pytorch_names_are_grouped_by_default_in_the_nvtx_table_and_gap_causes(t
     assert [r["name"] for r in BY_NAME["nvtx"].render(t, ViewState())["rows"]] == ["aten::mul"]
 
 
-def test_an_undefined_phase_ratio_is_a_dash_not_zero():
+def test_an_undefined_phase_ratio_is_na_not_zero():
+    """A ratio over zero is "n/a" in every output (issue 12, analysis.ratio), never a made-up 0 %."""
     import pandas as pd
 
     from dashboard.render import phase_table_rows
 
     stats = pd.DataFrame({"phase": ["decode"], "dispatches": [1], "tokens": [1], "total_ns": [0], "mean_ns": [0.0],
                           "p50_ns": [0.0], "p90_ns": [0.0], "p99_ns": [0.0], "tokens_per_s": [float("nan")],
-                          "gpu_busy_pct": [float("nan")]})
+                          "gpu_attributed_ns": [0], "gpu_attributed_per_dispatch_ns": [0.0],
+                          "gpu_busy_in_window_pct": pd.array([None], dtype="Float64")})
     rows = {r["metric"]: r["decode"] for r in phase_table_rows(stats)}
-    assert rows["Tokens / s"] == "—" and rows["GPU busy (own kernels)"] == "—" and rows["Dispatches"] == "1"
+    assert rows["Tokens / s"] == "n/a" and rows["GPU busy within its dispatches"] == "n/a"
+    assert rows["Dispatches"] == "1" and rows["GPU time attributed (by correlation)"] == "0 ns"

@@ -86,7 +86,7 @@ def test_default_category_rules(short, full, category):
 
 
 def test_rules_file_is_versioned_and_validated():
-    assert default_rules().version >= 1 and len(default_rules().rules) == 7
+    assert default_rules().version >= 2 and len(default_rules().rules) == 9
     custom = parse_rules('version = 2\n[[rule]]\ncategory = "mine"\npattern = "^k"\n')
     assert categorize("kernel", "", custom) == ("mine", "mine: /^k/ on short name")
     with pytest.raises(ValueError, match="bad pattern"):

@@ -93,7 +93,8 @@ def test_overview_deltas(cmp):
     assert o.loc["gpu_activity_span_ns", ["a", "b", "delta"]].tolist() == [1600, 1700, 100]
     assert o.loc["gpu_busy_union_ns", ["a", "b", "delta"]].tolist() == [1300, 1300, 0]
     assert o.loc["gpu_idle_within_span_ns", "delta_pct"] == pytest.approx(100 / 3)
-    assert cmp.utilisation_pct == pytest.approx((100 * 1300 / 1600, 100 * 1300 / 1700))
+    assert cmp.utilisation_pct == pytest.approx((100 * 1300 / 1600, 100 * 1300 / 1700))  # one GPU: mean = any
+    assert cmp.any_gpu_utilisation_pct == pytest.approx(cmp.utilisation_pct)
 
 
 def test_name_delta_of_empty_frames():
@@ -134,7 +135,8 @@ def test_same_summary_json_twice_is_all_zero():
 
 def test_json_is_stable_and_integer_ns(cmp):
     d = comparison_to_dict(cmp, top=2)
-    assert list(d) == ["schema", "baseline", "candidate", "gate", "overview", "utilisation_pct", "threshold",
+    assert list(d) == ["schema", "baseline", "candidate", "gate", "overview", "utilisation_pct",
+                       "any_gpu_utilisation_pct", "threshold",
                        "phases", "dispatch_types", "kernels", "categories", "nvtx", "api"]
     assert d["schema"] == SCHEMA == "tracedash.diff/1"
     assert d["gate"] == {"metric": "step_time:decode", "a_ns": 600, "b_ns": 700, "delta_pct": 16.6667,

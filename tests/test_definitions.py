@@ -4,12 +4,14 @@ members of each class built in code. The CLI (`summarize`) and the dashboard cal
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
+import pytest
 from factories import GLOBAL_TID_1, write_nsys_sqlite
-from paths import DATA
+from paths import DATA, NSYS_DIR as NSYS
 
-from dashboard.analysis.gpu_time import gpu_time, gpu_work
+from dashboard.analysis.gpu_time import gpu_time, gpu_work, stream_count, stream_names
 from dashboard.analysis.summary import (
     invalid_kernel_count,
     kernel_durations,
@@ -19,8 +21,21 @@ from dashboard.analysis.summary import (
 )
 from dashboard.analysis.tables import api_family, api_table, clean_api_name
 from dashboard.cli import main
+from dashboard.figures.common import fmt_ns
 from dashboard.model import KERNELS, conform
-from dashboard.render import kernel_rows, nvtx_rows, overview_cards
+from dashboard.analysis.gpu_time import BUSY_ALL, BUSY_KERNEL_ROWS, BUSY_KERNELS
+from dashboard.analysis.ratio import fmt_pct, share_pct
+from dashboard.render import (
+    ViewOptions,
+    build_view,
+    gpu_rows,
+    idle_view,
+    kernel_rows,
+    nvtx_rows,
+    overview_cards,
+    phase_table_rows,
+    phase_view,
+)
 from dashboard.trace import load_trace
 
 CASES = DATA / "cases"
@@ -164,3 +179,171 @@ def test_api_names_and_families_other_members():
                                     "cudaStreamWaitEvent", "cudaMemcpy2DAsync", "cudaMemsetD32Async",
                                     "cudaGraphInstantiateWithFlags", "cudaStreamBeginCapture", "cudaMalloc")] == [
         "launch", "launch", "sync", "sync", "memcpy", "memset", "graph", "graph", "other"]
+
+
+# --- graph_level_capture: the busy source applies to every panel; graphs are opaque kernel-table rows
+
+
+def test_graph_level_capture_case():
+    t = load_trace(CASES / "c15.sqlite")
+    cards = {c.label: c.value for c in overview_cards(t, ViewOptions())}  # default: graphs counted
+    assert (cards["GPU activity span"], cards["GPU busy (union)"], cards["GPU idle in span"],
+            cards["Utilisation"]) == ("1.00 µs", "1.00 µs", "0 ns", "100.00 %")
+    assert cards["GPU busy, kernel rows only"] == "200 ns"  # the contract's kernels-only busy, labelled
+    rows, _ = gpu_rows(t, ViewOptions())
+    per_gpu = {r["metric"]: r["gpu0"] for r in rows}
+    assert (per_gpu["Busy (union)"], per_gpu["Idle in window"], per_gpu["Utilisation"]) == ("1.00 µs", "0 ns",
+                                                                                          "100.0 %")
+    kt = kernel_rows(t, busy_source=BUSY_KERNELS)
+    assert [(r["name"], r["count"], r["total_ns"], r["category"], r["kernel_pct"]) for r in kt] == [
+        ("CUDA graph 7", 1, 800, "CUDA graph", 80.0), ("k", 2, 200, "other", 20.0)]
+    assert kt[0]["start_ns"] == 100 and kt[0]["end_ns"] == 900
+    # Kernel rows only: one definition again, in every panel.
+    only = ViewOptions(busy_source=BUSY_KERNEL_ROWS)
+    cards = {c.label: c.value for c in overview_cards(t, only)}
+    assert (cards["GPU busy (union)"], cards["GPU idle in span"], cards["Utilisation"]) == ("200 ns", "800 ns",
+                                                                                         "20.00 %")
+    assert "GPU busy, kernel rows only" not in cards
+    assert {r["metric"]: r["gpu0"] for r in gpu_rows(t, only)[0]}["Busy (union)"] == "200 ns"
+    assert [r["name"] for r in kernel_rows(t, busy_source=BUSY_KERNEL_ROWS)] == ["k"]
+    assert round(load_trace(CASES / "c15.sqlite", lean=True).summary.gpu_busy_union_ns) == 200  # summarize: contract
+
+
+def test_graph_rows_and_idle_with_memops_built_in_code(tmp_path):
+    path = write_nsys_sqlite(tmp_path / "g.sqlite", kernels=[{"start": 0, "end": 100}, {"start": 1000, "end": 1100}],
+                             graph_trace=[{"start": 200, "end": 300, "graphId": 3},
+                                          {"start": 400, "end": 450, "graphId": 3}],
+                             memcpy=[{"start": 500, "end": 900}])
+    t = load_trace(path)
+    rows = kernel_rows(t)
+    assert [(r["name"], r["count"], r["total_ns"]) for r in rows] == [("kernel", 2, 200),
+                                                                       ("CUDA graph 3", 2, 150)]
+    assert sum(r["kernel_pct"] for r in rows) == pytest.approx(100.0)
+    gaps, _ = idle_view(t, ViewOptions(), min_gap_ns=1)
+    by_start = {g["start_ns"]: g for g in gaps}
+    assert by_start[450]["end_ns"] == 1000 and by_start[450]["memop_cover"] == "memcpy HtoD covers 400 ns"
+    assert by_start[100]["memop_cover"] == "" and by_start[450]["memop_ns"] == 400
+    cards = {c.label: c.value for c in overview_cards(t, ViewOptions(busy_source=BUSY_ALL))}
+    assert cards["GPU busy (union)"] == "750 ns"
+
+
+# --- dispatch_busy_over_100: GPU time attributed by correlation is shown in ns; no share above 100 %
+
+
+def test_dispatch_busy_over_100_case():
+    t = load_trace(CASES / "c24.sqlite")
+    pv = phase_view(t, ViewOptions())
+    st = pv.stats.set_index("phase")
+    assert (st.loc["prefill", "gpu_attributed_ns"], st.loc["decode", "gpu_attributed_ns"]) == (180, 150)
+    assert st.loc["decode", "gpu_attributed_per_dispatch_ns"] == 50.0
+    assert (st["gpu_busy_in_window_pct"] <= 100).all()
+    table = {r["metric"]: r for r in phase_table_rows(pv.stats)}
+    assert table["GPU time attributed (by correlation)"]["prefill"] == "180 ns"
+    assert table["GPU time attributed (by correlation)"]["decode"] == "150 ns"
+    assert table["… per dispatch"]["decode"] == "50 ns"
+    percentages = [float(v[:-2]) for r in phase_table_rows(pv.stats) for k, v in r.items()
+                   if k != "metric" and isinstance(v, str) and v.endswith(" %")]
+    assert percentages and max(percentages) <= 100.0
+    assert [r["gpu_busy_ns"] for r in build_view(t, ViewOptions()).dispatch_rows] == [180, 50, 50, 50]
+
+
+# --- a ratio with a zero denominator is n/a everywhere, never 0.00 %
+
+
+def test_zero_denominator_is_na(tmp_path, capsys):
+    assert share_pct(1, 0) is None and fmt_pct(None) == "n/a" and fmt_pct(float("nan")) == "n/a"
+    assert fmt_pct(share_pct(1, 4)) == "25.0 %"
+    path = write_nsys_sqlite(tmp_path / "api_only.sqlite", runtime=[{"start": 0, "end": 10, "name": "cudaMalloc"}],
+                             nvtx=[{"start": 0, "end": 10, "eventType": 59, "text": "init"}])
+    t = load_trace(path)
+    cards = {c.label: c.value for c in overview_cards(t)}
+    assert cards["Utilisation"] == "n/a"
+    assert t.summary.utilisation_pct is None
+    assert nvtx_rows(t, grouped=False)[0]["overlap_pct"] == 0.0  # union 10 ns, no GPU overlap: a real 0 %
+    view = build_view(t, ViewOptions())
+    assert not any(re.fullmatch(r"0\.0+ %", c.value) for c in view.cards)
+
+
+# --- multi-GPU utilisation: per GPU (mean, lowest), any GPU busy; overview, Per GPU, compare and diff agree
+
+
+def test_multi_gpu_overview_compare_and_diff_agree(capsys):
+    from dashboard.analysis.compare import compare_runs, comparison_to_dict
+
+    a = load_trace(NSYS / "nsys2026.2_2gpu_nccl_before.sqlite")
+    b = load_trace(NSYS / "nsys2026.2_2gpu_nccl_after.sqlite")
+    cards = {c.label: c for c in overview_cards(a)}
+    assert cards["Any GPU busy"].value == "285.206 ms"  # = the summary contract's union over all GPUs
+    assert fmt_ns(a.summary.gpu_busy_union_ns) == "285.206 ms"
+    assert cards["Utilisation (mean per GPU)"].value == "89.42 %"
+    assert (cards["Lowest GPU utilisation"].value, cards["Lowest GPU utilisation"].hint) == ("88.50 %", "GPU 1")
+    per_gpu = {r["metric"]: r for r in gpu_rows(a, ViewOptions())[0]}
+    assert (per_gpu["Utilisation"]["gpu0"], per_gpu["Utilisation"]["gpu1"]) == ("90.3 %", "88.5 %")
+    c = compare_runs(a, b)
+    assert fmt_pct(c.utilisation_pct[0], 2) == "89.42 %"
+    o = c.overview.set_index("metric")
+    assert fmt_ns(int(o.loc["gpu_busy_union_ns", "a"])) == "285.206 ms"
+    assert main(["diff", "--no-cache", "--json", str(NSYS / "nsys2026.2_2gpu_nccl_before.sqlite"),
+                 str(NSYS / "nsys2026.2_2gpu_nccl_after.sqlite")]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["utilisation_pct"]["a"] == round(c.utilisation_pct[0], 4)
+    assert d["any_gpu_utilisation_pct"]["a"] == round(c.any_gpu_utilisation_pct[0], 4)
+    full = comparison_to_dict(c)
+    assert {k: d[k] for k in ("overview", "utilisation_pct", "any_gpu_utilisation_pct")} == {
+        k: full[k] for k in ("overview", "utilisation_pct", "any_gpu_utilisation_pct")}
+
+
+def test_diff_without_gpu_work_says_na(tmp_path, capsys):
+    a = write_nsys_sqlite(tmp_path / "a.sqlite", runtime=[{"start": 0, "end": 10, "name": "cudaMalloc"}])
+    b = write_nsys_sqlite(tmp_path / "b.sqlite", kernels=[{"start": 0, "end": 10}])
+    assert main(["diff", "--no-cache", "--json", str(a), str(b)]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["utilisation_pct"] == {"a": None, "b": 100.0, "delta_pp": None}
+    assert main(["diff", "--no-cache", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "Utilisation (mean per GPU)" in out and not re.search(r"(?<![\d.])0\.00 %", out)
+
+
+# --- streams keyed by (device, process or context, stream): two processes on one GPU, both on stream 7
+
+
+def test_two_processes_same_stream_id_are_two_streams(tmp_path):
+    pid200 = (1 << 48) | (200 << 24)
+    path = write_nsys_sqlite(tmp_path / "two.sqlite", kernels=[
+        {"start": 0, "end": 100, "streamId": 7},  # pid 100
+        {"start": 50, "end": 80, "streamId": 7, "globalPid": pid200, "correlationId": 2},  # pid 200, same id
+        {"start": 120, "end": 150, "streamId": 7, "globalPid": pid200, "correlationId": 3}])
+    t = load_trace(path)
+    k = t.bundle.kernels
+    assert stream_count(k) == 2
+    rows = {r["metric"]: r for r in gpu_rows(t, ViewOptions())[0]}
+    assert (rows["Streams"]["gpu0"], rows["Streams"]["all"]) == ("2", "2")
+    assert overrun_kernel_count(k) == 0  # [0, 100) is not "past a later kernel": that one is another stream
+    assert stream_names(k).tolist() == ["pid 100 · stream 7", "pid 200 · stream 7", "pid 200 · stream 7"]
+    fig = build_view(t, ViewOptions(window=(0, 200))).timeline
+    kernels = next(tr for tr in fig.data if tr.name == "kernels (colour = category)")
+    assert sorted(set(kernels.y)) == ["GPU 0 · pid 100 · stream 7", "GPU 0 · pid 200 · stream 7"]
+    assert {"GPU 0 · pid 100 · stream 7", "GPU 0 · pid 200 · stream 7"} <= set(fig.layout.yaxis.categoryarray)
+
+
+def test_stream_names_plain_when_unambiguous_and_context_when_needed():
+    k = _kernels([(0, 10, 7), (20, 30, 8)])
+    assert stream_names(k).tolist() == ["stream 7", "stream 8"]
+    k2 = k.assign(context_id=[1, 2], stream_id=[7, 7])
+    assert stream_names(k2).tolist() == ["pid 100 · ctx 1 · stream 7", "pid 100 · ctx 2 · stream 7"]
+    assert stream_count(k2) == 2
+
+
+def test_api_tab_groups_by_family():
+    """The API tab's view: per call or per family, from the link's ``api_by`` key."""
+    from dashboard.app.views.api import VIEW
+    from dashboard.state import ViewState, from_query, to_query
+
+    t = load_trace(CASES / "c27.sqlite")
+    fam = VIEW.render(t, ViewState(api_by="family"))["rows"]
+    assert {r["name"]: (r["count"], r["total_ns"]) for r in fam} == {"sync": (1, 100), "launch": (5, 52),
+                                                                   "memcpy": (1, 10)}
+    assert {r["name"]: r["count"] for r in VIEW.render(t, ViewState())["rows"]}["cudaLaunchKernel"] == 3
+    assert "api_by=family" in to_query(ViewState(api_by="family"))
+    assert from_query("?api_by=family&v=1").api_by == "family"
+    assert from_query("?api_by=bogus&v=1").api_by == "name"

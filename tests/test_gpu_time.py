@@ -30,7 +30,9 @@ def test_same_stream_id_on_several_devices(tmp_path):
     b = load(tmp_path, kernels=[{"start": 0, "end": 80, "deviceId": 0}, {"start": 90, "end": 100, "deviceId": 0},
                                 {"start": 0, "end": 80, "deviceId": 1}, {"start": 10, "end": 90, "deviceId": 2}])
     t = rows(gpu_time(gpu_work(b.kernels), b.kernels))
-    assert [(t[d].busy_ns, t[d].idle_ns) for d in (0, 1, 2)] == [(90, 10), (80, 20), (80, 20)]
+    # Each GPU over its own window (issue 12: per-GPU utilisation); any GPU busy over the all-GPU window.
+    assert [(t[d].busy_ns, t[d].window_ns, t[d].idle_ns) for d in (0, 1, 2)] == [(90, 100, 10), (80, 80, 0),
+                                                                                   (80, 80, 0)]
     assert (t[ALL_GPUS].busy_ns, t[ALL_GPUS].idle_ns, t[ALL_GPUS].streams) == (100, 0, 3)
 
 

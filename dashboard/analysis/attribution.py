@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis.gpu_time import kernel_launches
-from dashboard.analysis.intervals import union_length
+from dashboard.analysis.intervals import covered_before, union_intervals, union_length
+from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import kernel_durations, kernel_end_ns
 
 UNATTRIBUTED = -1
@@ -112,3 +113,47 @@ def phase_category_time(kernels: pd.DataFrame, attribution: np.ndarray, dispatch
     out = pd.DataFrame({"kernel_sum_ns": g.sum(), "kernels": g.size()}).reset_index()
     out.insert(1, "category", np.asarray(cat.categories.astype(str), dtype=object)[out.pop("code").to_numpy()])
     return out.sort_values(["phase", "kernel_sum_ns"], ascending=[True, False], kind="stable").reset_index(drop=True)
+
+
+PHASE_GPU_TIME: dict[str, str] = {
+    "phase": "object",
+    "gpu_attributed_ns": "int64",  # Σ over the phase's dispatches of gpu_busy_ns (own kernels, by correlation)
+    "gpu_attributed_per_dispatch_ns": "float64",
+    "gpu_busy_in_window_ns": "int64",  # busy union of all GPU work inside the phase's dispatch windows
+    "gpu_busy_in_window_pct": "Float64",  # of the phase's total dispatch time; <= 100; NA when that is 0
+}
+
+
+def phase_gpu_time(dispatches: pd.DataFrame, phases: pd.Series, metrics: pd.DataFrame,
+                   work: pd.DataFrame) -> pd.DataFrame:
+    """GPU time per phase, two ways that never mix:
+
+    * attributed (by correlation): the GPU time of the kernels each dispatch launched (its
+      ``gpu_busy_ns``), summed over the phase's dispatches, in ns. Launched work often runs after
+      the dispatch's window (graph replay, a deep queue), so it is never shown as a share of the
+      window: it can exceed it.
+    * busy within the windows: the length of (any-GPU busy union of ``work``) ∩ (the phase's
+      dispatch windows), and that as a % of the phase's total dispatch time (<= 100 % by
+      construction; NA when the total is 0).
+
+    Args:
+        dispatches: DISPATCHES frame. phases: phase per dispatch (aligned).
+        metrics: DISPATCH_METRICS frame of the same dispatches. work: ``gpu_time.gpu_work`` frame.
+
+    Returns:
+        PHASE_GPU_TIME frame, one row per phase present.
+    """
+    us, ue = union_intervals(work["start_ns"].to_numpy(), work["end_ns"].to_numpy()) if len(work) else (
+        np.empty(0, np.int64), np.empty(0, np.int64))
+    s = dispatches["start_ns"].to_numpy(np.int64)
+    e = dispatches["end_ns"].to_numpy(np.int64)
+    inside = covered_before(us, ue, e) - covered_before(us, ue, s)
+    df = pd.DataFrame({"phase": phases.to_numpy(), "attr": metrics["gpu_busy_ns"].to_numpy(np.int64),
+                       "inside": inside, "dur": e - s})
+    g = df.groupby("phase", sort=False)
+    out = pd.DataFrame({"gpu_attributed_ns": g["attr"].sum(), "n": g.size(), "gpu_busy_in_window_ns": g["inside"].sum(),
+                        "dur": g["dur"].sum()}).reset_index()
+    out["gpu_attributed_per_dispatch_ns"] = out["gpu_attributed_ns"] / out["n"]
+    out["gpu_busy_in_window_pct"] = pd.array([share_pct(a, b) for a, b in zip(out["gpu_busy_in_window_ns"], out["dur"])],
+                                             dtype="Float64")
+    return out[list(PHASE_GPU_TIME)].astype(PHASE_GPU_TIME).reset_index(drop=True)

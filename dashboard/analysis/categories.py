@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 OTHER = "other"
-CATEGORY_ORDER = ("GEMM", "attention", "MoE", "normalisation", "communication", "memory",
+CATEGORY_ORDER = ("GEMM", "attention", "convolution", "MoE", "normalisation", "communication", "memory",
                   "elementwise/activation", OTHER)
 
 
@@ -27,12 +27,17 @@ class Rule:
 
 @dataclass(frozen=True)
 class RuleSet:
+    """Rules in order, plus ``generic``: short names that say nothing about the operation (their
+    demangled name is tried first; None when the file sets no ``generic_short_names``)."""
+
     version: int
     rules: tuple[Rule, ...]
+    generic: re.Pattern | None = None
 
 
 def parse_rules(text: str) -> RuleSet:
-    """Parse a rules file (TOML: ``version`` and ``[[rule]]`` tables with ``category``, ``pattern``).
+    """Parse a rules file (TOML: ``version``, optional ``generic_short_names`` regex, and ``[[rule]]``
+    tables with ``category``, ``pattern``).
 
     Raises:
         ValueError: malformed TOML, a rule without category/pattern, or an invalid regex.
@@ -49,7 +54,12 @@ def parse_rules(text: str) -> RuleSet:
             rules.append(Rule(r["category"], r["pattern"], re.compile(r["pattern"], re.IGNORECASE)))
         except re.error as exc:
             raise ValueError(f"kernel category rules: rule {i} ({r['category']}): bad pattern: {exc}") from None
-    return RuleSet(int(data.get("version", 0)), tuple(rules))
+    generic = data.get("generic_short_names")
+    try:
+        generic_re = re.compile(generic, re.IGNORECASE) if isinstance(generic, str) and generic else None
+    except re.error as exc:
+        raise ValueError(f"kernel category rules: generic_short_names: bad pattern: {exc}") from None
+    return RuleSet(int(data.get("version", 0)), tuple(rules), generic_re)
 
 
 @lru_cache(maxsize=1)
@@ -66,7 +76,10 @@ def categorize(short_name: str, full_name: str = "", rules: RuleSet | None = Non
         'attention'
     """
     rules = rules or default_rules()
-    for name in (short_name, full_name):
+    order = (short_name, full_name)
+    if full_name and rules.generic is not None and rules.generic.search(short_name or ""):
+        order = (full_name, short_name)  # a generic launcher: the demangled name names the operation
+    for name in order:
         for rule in rules.rules:
             if name and rule.regex.search(name):
                 return rule.category, f"{rule.category}: /{rule.pattern}/ on {'short' if name is short_name else 'demangled'} name"

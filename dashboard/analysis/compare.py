@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis import phases as ph
+from dashboard.analysis.gpu_time import BUSY_KERNELS, trace_gpu_overview
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks
 from dashboard.analysis.tables import api_table, kernel_table, normalize_nvtx_name
 from dashboard.model import DISPATCH_MARKS, conform, empty_frame
@@ -24,10 +25,11 @@ from dashboard.model import DISPATCH_MARKS, conform, empty_frame
 SCHEMA = "tracedash.diff/1"  # the "schema" key of comparison_to_dict; bump when keys change meaning
 
 OVERVIEW_METRICS = (
-    # metric key, source (Summary attribute), meaning
-    ("gpu_activity_span_ns", "gpu_activity_span_ns", "first kernel start to last kernel end, all GPUs"),
-    ("gpu_busy_union_ns", "gpu_busy_union_ns", "union of kernel intervals, all devices and streams"),
-    ("gpu_idle_within_span_ns", "gpu_idle_within_span_ns", "span minus busy union"),
+    # metric key, source (GpuOverview attribute with event data, else Summary attribute), meaning: the
+    # overview's definitions (gpu_time.gpu_overview, default busy source), the same as the dashboard's
+    ("gpu_activity_span_ns", "gpu_activity_span_ns", "first start to last end of GPU work, any GPU"),
+    ("gpu_busy_union_ns", "gpu_busy_union_ns", "any GPU busy: union of GPU work over all GPUs and streams"),
+    ("gpu_idle_within_span_ns", "gpu_idle_within_span_ns", "span minus any-GPU busy"),
     ("kernel_count", "kernel_count", "kernel rows"),
     ("graph_node_kernel_count", "graph_node_kernel_count", "kernels launched from a CUDA graph node"),
 )
@@ -106,7 +108,8 @@ class Comparison:
     a_file: str  # the run's ``name`` (LoadedTrace: the file's base name), else its Summary.file
     b_file: str
     overview: pd.DataFrame  # OVERVIEW_DELTA, OVERVIEW_METRICS order
-    utilisation_pct: tuple[float, float]  # (A, B): busy union / span * 100
+    utilisation_pct: tuple[float | None, float | None]  # (A, B): mean per-GPU utilisation (None: n/a)
+    any_gpu_utilisation_pct: tuple[float | None, float | None]  # (A, B): any GPU busy / span (None: n/a)
     threshold: float | None  # common prefill/decode split used for both runs (tokens >= threshold)
     a_dispatches: pd.DataFrame  # DISPATCHES of A plus a "phase" column
     b_dispatches: pd.DataFrame
@@ -123,16 +126,36 @@ def _pct(b, a) -> float:
     return 100.0 * (b - a) / a if a else math.nan
 
 
-def overview_delta(a_summary, b_summary) -> pd.DataFrame:
-    """Headline deltas of two Summaries.
+def overview_figures(run, busy_source: str = BUSY_KERNELS) -> dict:
+    """The overview's headline figures of a run, by the dashboard's definitions (``gpu_time.
+    trace_gpu_overview``) when it has event data, else the summary's (kernel rows only):
+    OVERVIEW_METRICS keys plus ``utilisation_pct`` (mean per GPU) and ``any_gpu_utilisation_pct``
+    (None when n/a)."""
+    s = run.summary if hasattr(run, "summary") else run
+    out = {"kernel_count": int(s.kernel_count), "graph_node_kernel_count": int(s.graph_node_kernel_count)}
+    bundle = getattr(run, "bundle", None)
+    if bundle is None:
+        out.update(gpu_activity_span_ns=int(s.gpu_activity_span_ns), gpu_busy_union_ns=int(s.gpu_busy_union_ns),
+                   gpu_idle_within_span_ns=int(s.gpu_idle_within_span_ns), utilisation_pct=s.utilisation_pct,
+                   any_gpu_utilisation_pct=s.utilisation_pct)
+        return out
+    ov = trace_gpu_overview(bundle, busy_source)
+    out.update(gpu_activity_span_ns=ov.span_ns, gpu_busy_union_ns=ov.any_busy_ns, gpu_idle_within_span_ns=ov.any_idle_ns,
+               utilisation_pct=ov.mean_utilisation_pct, any_gpu_utilisation_pct=ov.any_utilisation_pct)
+    return out
+
+
+def overview_delta(a_run, b_run) -> pd.DataFrame:
+    """Headline deltas of two runs (or two Summaries), by ``overview_figures``.
 
     Returns:
         OVERVIEW_DELTA frame, one row per OVERVIEW_METRICS entry in that order; times in ns,
-        counts in rows. Definitions: shared/reference/summary_contract.md.
+        counts in rows.
     """
+    fa, fb = overview_figures(a_run), overview_figures(b_run)
     rows = []
-    for key, attr, _ in OVERVIEW_METRICS:
-        a, b = int(getattr(a_summary, attr)), int(getattr(b_summary, attr))
+    for key, _, _ in OVERVIEW_METRICS:
+        a, b = int(fa[key]), int(fb[key])
         rows.append({"metric": key, "a": a, "b": b, "delta": b - a, "delta_pct": _pct(b, a)})
     return pd.DataFrame(rows, columns=list(OVERVIEW_DELTA)).astype(OVERVIEW_DELTA)
 
@@ -358,11 +381,13 @@ def compare_runs(a, b, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX, thresh
     db = db.assign(phase=ph.assign_phases(db, thr).to_numpy())
     types = dispatch_type_delta(da, db)
     phases = phase_delta(da, db, types)
-    overview = overview_delta(a.summary, b.summary)
+    overview = overview_delta(a, b)
+    fa, fb = overview_figures(a), overview_figures(b)
     kernels = kernel_delta(a, b)
     return Comparison(
         a_file=getattr(a, "name", a.summary.file), b_file=getattr(b, "name", b.summary.file), overview=overview,
-        utilisation_pct=(a.summary.utilisation_pct, b.summary.utilisation_pct), threshold=thr,
+        utilisation_pct=(fa["utilisation_pct"], fb["utilisation_pct"]),
+        any_gpu_utilisation_pct=(fa["any_gpu_utilisation_pct"], fb["any_gpu_utilisation_pct"]), threshold=thr,
         a_dispatches=da, b_dispatches=db, dispatch_types=types, phases=phases,
         kernels=kernels, categories=category_delta(a, b), nvtx=nvtx_delta(a, b), api=api_delta(a, b),
         gate=regression_gate(phases, kernels),
@@ -401,13 +426,18 @@ def comparison_to_dict(c: Comparison, top: int | None = None) -> dict:
 
     Keys, in this order: ``schema`` (SCHEMA), ``baseline``/``candidate`` (file names),
     ``gate`` (metric, a_ns, b_ns, delta_pct, explanation), ``overview`` (metric -> a, b, delta,
-    delta_pct), ``utilisation_pct`` (a, b, delta_pp), ``threshold``, then lists ``phases``,
+    delta_pct), ``utilisation_pct`` (mean per GPU: a, b, delta_pp; null when n/a),
+    ``any_gpu_utilisation_pct`` (the same for any GPU busy / span), ``threshold``, then lists ``phases``,
     ``dispatch_types``, ``kernels``, ``categories``, ``nvtx``, ``api`` with the columns of their
     frames in schema order. Times are integer ns (means rounded to the nearest ns),
     percentages floats rounded to 4 decimals, NaN as null. ``top`` keeps the first N rows of
     kernels, nvtx and api (they are sorted by absolute change).
     """
-    ua, ub = c.utilisation_pct
+    def util(pair):
+        ua, ub = pair
+        delta = None if ua is None or ub is None else ub - ua
+        return {"a": _num(ua), "b": _num(ub), "delta_pp": _num(delta)}
+
     return {
         "schema": SCHEMA,
         "baseline": c.a_file,
@@ -415,7 +445,8 @@ def comparison_to_dict(c: Comparison, top: int | None = None) -> dict:
         "gate": {"metric": c.gate.metric, "a_ns": c.gate.a_ns, "b_ns": c.gate.b_ns,
                  "delta_pct": _num(c.gate.delta_pct), "explanation": c.gate.explanation},
         "overview": {r["metric"]: {k: v for k, v in r.items() if k != "metric"} for r in _records(c.overview)},
-        "utilisation_pct": {"a": _num(ua), "b": _num(ub), "delta_pp": _num(ub - ua)},
+        "utilisation_pct": util(c.utilisation_pct),
+        "any_gpu_utilisation_pct": util(c.any_gpu_utilisation_pct),
         "threshold": _num(c.threshold),
         "phases": _records(c.phases),
         "dispatch_types": _records(c.dispatch_types),

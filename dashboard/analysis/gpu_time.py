@@ -1,43 +1,80 @@
 """GPU busy / idle per device and for all GPUs, kernel time sums, and kernel -> API-call joins.
 
-Definitions (the dashboard's; the seed summary keeps kernels only, see summary_contract.md):
+Definitions (the dashboard's, stated once in the README's "Definitions"; the seed summary keeps
+kernel rows only, see summary_contract.md):
 
-* kernel sum: Σ (end − start) of kernels. Concurrent streams add up, so it can exceed the span;
+* GPU work: the intervals that count as busy, chosen by the busy source (``BUSY_SOURCES``): kernel
+  rows; CUDA graph launches traced at graph level (no kernel rows: one opaque interval each);
+  memcpy/memset. Kernel ends are clipped for same-stream overruns (``summary.kernel_end_ns``).
+* kernel time: Σ (end − start) of kernels. Concurrent streams add up, so it can exceed the span;
   it is never shown as utilisation.
-* busy: length of the union of the chosen GPU work intervals (kernels; optionally memcpy/memset;
-  CUDA graph launches traced at graph level, which have no kernel rows, as opaque intervals).
-  Streams are keyed by (device, stream): the same stream id on two devices never merges.
-* window: from the first start to the last end of the chosen work over all devices.
-* idle: window − busy, per device within the same (all-GPU) window; utilisation = busy / window.
+* busy (per GPU): length of the union of that GPU's work intervals, over its own window (its first
+  start to its last end); idle = window − busy; utilisation = busy / window.
+* any GPU busy: the union over all GPUs, within the all-GPU window (first start to last end of any
+  GPU); with one GPU it equals that GPU's busy.
+* Multi-GPU headline utilisation: the mean of the per-GPU utilisations, with the lowest GPU named.
+* streams: distinct ``summary.STREAM_KEY`` (device, process, context, stream) among the kernels.
 
 ::
 
-    dev 0  stream 7 [0,80) [90,100)     busy 90   idle 10 in [0,100)
-    dev 1  stream 7 [0,80)              busy 80   idle 20
-    dev 2  stream 7      [10,90)        busy 80   idle 20
-    all GPUs (union)    [0,100)         busy 100  idle 0
+    dev 0  stream 7 [0,80) [90,100)     busy 90   window [0,100)  idle 10   90 %
+    dev 1  stream 7 [0,80)              busy 80   window [0,80)   idle 0   100 %
+    dev 2  stream 7      [10,90)        busy 80   window [10,90)  idle 0   100 %
+    any GPU busy        [0,100)         busy 100  window [0,100)  idle 0   100 %   mean per GPU 96.7 %
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from dashboard.analysis.intervals import union_length
-from dashboard.analysis.summary import kernel_durations, timed_kernels
+from dashboard.analysis.summary import STREAM_KEY, kernel_durations, timed_kernels
 
-ALL_GPUS = -1  # device_id of the all-GPU row
+ALL_GPUS = -1  # device_id of the all-GPU ("any GPU busy") row
+
+# Busy sources: what counts as GPU work (one choice, applied to every panel and the overview).
+BUSY_KERNEL_ROWS = "kernel-rows"  # kernel rows only: the summary contract's definition
+BUSY_KERNELS = "kernels"  # kernel rows + CUDA graphs traced at graph level (opaque): the default
+BUSY_ALL = "kernels+memops"  # ... + memcpy/memset
+BUSY_SOURCES: dict[str, str] = {
+    BUSY_KERNEL_ROWS: "kernel rows only",
+    BUSY_KERNELS: "kernels + graph-level CUDA graphs",
+    BUSY_ALL: "kernels + graph-level CUDA graphs + memcpy/memset",
+}
 
 GPU_TIME: dict[str, str] = {
     "device_id": "int64",  # ALL_GPUS for the union over every device
     "kernels": "int64",
     "kernel_sum_ns": "int64",
     "busy_ns": "int64",
-    "window_ns": "int64",
+    "window_ns": "int64",  # the device's own first start to last end (all GPUs: over every device)
     "idle_ns": "int64",
-    "utilisation_pct": "float64",
+    "utilisation_pct": "float64",  # NaN ("n/a") when the window is 0
     "streams": "int64",
 }
+
+
+def busy_source_label(busy_source: str, has_graphs: bool = True) -> str:
+    """What a busy source counts, in words for legends and hints; without graph-level CUDA graph
+    launches in the trace, "kernels" (the kernel rows are all the kernel work there is)."""
+    if has_graphs:
+        return BUSY_SOURCES[busy_source]
+    return "kernels + memcpy/memset" if busy_parts(busy_source)[0] else "kernels"
+
+
+def busy_parts(busy_source: str) -> tuple[bool, bool]:
+    """``(include_memops, include_graphs)`` of a busy source (``BUSY_SOURCES``).
+
+    Raises:
+        ValueError: an unknown busy source.
+    """
+    if busy_source not in BUSY_SOURCES:
+        raise ValueError(f"unknown busy source {busy_source!r}; one of {', '.join(BUSY_SOURCES)}")
+    return busy_source == BUSY_ALL, busy_source != BUSY_KERNEL_ROWS
 
 
 def gpu_work(kernels: pd.DataFrame, memops: pd.DataFrame | None = None, graph_launches: pd.DataFrame | None = None,
@@ -45,7 +82,8 @@ def gpu_work(kernels: pd.DataFrame, memops: pd.DataFrame | None = None, graph_la
     """The GPU work intervals that count as busy.
 
     Args:
-        kernels: KERNELS frame; rows without timestamps and invalid rows are left out.
+        kernels: KERNELS frame; rows without timestamps and invalid rows are left out, overrun ends
+            are clipped (``summary.timed_kernels``).
         memops: MEMOPS frame, counted when ``include_memops``.
         graph_launches: GRAPH_LAUNCHES frame (graph-level CUDA graph tracing), counted when
             ``include_graphs``: each launch is one opaque interval.
@@ -70,37 +108,133 @@ def gpu_work(kernels: pd.DataFrame, memops: pd.DataFrame | None = None, graph_la
     return out.astype({"device_id": "int64", "stream_id": "int64", "start_ns": "int64", "end_ns": "int64"})
 
 
+def work_for_source(bundle, busy_source: str) -> pd.DataFrame:
+    """``gpu_work`` of a TraceBundle for a busy source (``BUSY_SOURCES``)."""
+    memops, graphs = busy_parts(busy_source)
+    return gpu_work(bundle.kernels, bundle.memops, bundle.graph_launches, include_memops=memops,
+                    include_graphs=graphs)
+
+
+def stream_count(kernels: pd.DataFrame) -> int:
+    """Distinct streams with kernels, keyed by ``summary.STREAM_KEY`` (device, process, context,
+    stream): two processes on one GPU that both use stream 7 are two streams."""
+    k = timed_kernels(kernels)
+    if k.empty:
+        return 0
+    return int(k.drop_duplicates([c for c in STREAM_KEY if c in k]).shape[0])
+
+
+def stream_names(rows: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.Series:
+    """The name of each row's stream (kernels keyed by ``summary.STREAM_KEY``), for lanes and hovers:
+    ``"stream 7"``; ``"pid 200 · stream 7"`` when another process uses stream 7 on the same device;
+    ``"pid 200 · ctx 3 · stream 7"`` when one process has that stream id in two contexts.
+
+    Args:
+        rows: KERNELS rows to name (e.g. the kernels in view).
+        reference: the frame that decides which stream ids are shared (default ``rows``): pass the
+            whole trace so a lane keeps its name at every zoom.
+
+    Returns:
+        Series of str aligned with ``rows``.
+    """
+    ref = rows if reference is None else reference
+    keys = ref[list(STREAM_KEY)].drop_duplicates()
+    per_stream = keys.groupby(["device_id", "stream_id"]).agg(pids=("pid", "nunique"), n=("pid", "size"))
+    shared_pid = {k for k, r in per_stream.iterrows() if r["pids"] > 1}
+    shared_ctx = {k for k, r in per_stream.iterrows() if r["n"] > r["pids"]}
+    out = []
+    for dev, pid, ctx, st in zip(rows["device_id"], rows["pid"], rows["context_id"], rows["stream_id"]):
+        k = (dev, st)
+        parts = ([f"pid {pid}"] if k in shared_pid or k in shared_ctx else []) + (
+            [f"ctx {ctx}"] if k in shared_ctx else []) + [f"stream {st}"]
+        out.append(" · ".join(parts))
+    return pd.Series(out, index=rows.index, dtype=object)
+
+
 def gpu_time(work: pd.DataFrame, kernels: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Busy, idle and utilisation per device and for all GPUs together.
+    """Busy, idle and utilisation per device (each over its own window) and for any GPU.
 
     Args:
         work: frame from ``gpu_work``.
-        kernels: KERNELS frame for the kernel count and kernel sum columns (optional).
+        kernels: KERNELS frame for the kernel count, kernel time and stream columns (optional).
 
     Returns:
-        GPU_TIME frame: one row per device (sorted by id), then the ALL_GPUS row. Empty (typed)
-        when there is no work. ``streams`` counts distinct (device, stream) pairs.
+        GPU_TIME frame: one row per device with work (sorted by id), then the ALL_GPUS row (busy =
+        any GPU busy, window = all-GPU window). Empty (typed) when there is no work.
+        ``utilisation_pct`` is NaN when a window is 0.
     """
     if work.empty:
         return pd.DataFrame({c: pd.Series([], dtype=t) for c, t in GPU_TIME.items()})
     lo = int(work["start_ns"].min())
     hi = int(work["end_ns"].max())
     window = hi - lo
-    ksum = kcount = None
+    ksum = kcount = streams = None
     if kernels is not None:
         dur = kernel_durations(kernels)
         ksum = dur.groupby(kernels["device_id"].to_numpy()).sum()
         kcount = kernels.groupby("device_id").size()
+        k = timed_kernels(kernels)
+        streams = k.drop_duplicates([c for c in STREAM_KEY if c in k]).groupby("device_id").size()
+
+    def pct(busy: int, win: int) -> float:
+        return 100.0 * busy / win if win > 0 else math.nan
+
     rows = []
     for dev, grp in work.groupby("device_id", sort=True):
-        busy = union_length(grp["start_ns"].to_numpy(), grp["end_ns"].to_numpy())
+        s, e = grp["start_ns"].to_numpy(), grp["end_ns"].to_numpy()
+        busy = union_length(s, e)
+        own = int(e.max()) - int(s.min())
         rows.append((int(dev), int(kcount.get(dev, 0)) if kcount is not None else 0,
-                     int(ksum.get(dev, 0)) if ksum is not None else 0, busy, window, window - busy,
-                     100.0 * busy / window if window > 0 else 0.0, grp["stream_id"].nunique()))
+                     int(ksum.get(dev, 0)) if ksum is not None else 0, busy, own, own - busy, pct(busy, own),
+                     int(streams.get(dev, 0)) if streams is not None else 0))
     busy_all = union_length(work["start_ns"].to_numpy(), work["end_ns"].to_numpy())
     rows.append((ALL_GPUS, sum(r[1] for r in rows), sum(r[2] for r in rows), busy_all, window, window - busy_all,
-                 100.0 * busy_all / window if window > 0 else 0.0, sum(r[7] for r in rows)))
+                 pct(busy_all, window), sum(r[7] for r in rows)))
     return pd.DataFrame(rows, columns=list(GPU_TIME)).astype(GPU_TIME)
+
+
+@dataclass(frozen=True)
+class GpuOverview:
+    """The headline GPU figures of one trace for one busy source (see the module's definitions).
+
+    ``mean_utilisation_pct`` and ``lowest_utilisation_pct`` are None ("n/a") without GPU work;
+    ``lowest_device`` is None then.
+    """
+
+    busy_source: str
+    gpus: int  # devices with work
+    span_ns: int  # all-GPU window: first start to last end of any GPU's work
+    any_busy_ns: int  # union over all GPUs
+    any_idle_ns: int  # span - any_busy
+    any_utilisation_pct: float | None  # any_busy / span
+    mean_utilisation_pct: float | None  # mean over GPUs of busy / own window
+    lowest_device: int | None
+    lowest_utilisation_pct: float | None
+    per_gpu: pd.DataFrame  # GPU_TIME
+
+
+def gpu_overview(work: pd.DataFrame, kernels: pd.DataFrame | None = None, busy_source: str = BUSY_KERNELS) -> GpuOverview:
+    """Span, any-GPU busy/idle and per-GPU utilisation (mean and lowest) of ``gpu_work`` output."""
+    t = gpu_time(work, kernels)
+    if t.empty:
+        return GpuOverview(busy_source, 0, 0, 0, 0, None, None, None, None, t)
+    devs = t[t["device_id"] != ALL_GPUS]
+    allrow = t[t["device_id"] == ALL_GPUS].iloc[0]
+    util = devs["utilisation_pct"]
+    ok = devs[util.notna()]
+    mean = float(ok["utilisation_pct"].mean()) if len(ok) else None
+    low = ok.sort_values(["utilisation_pct", "device_id"], kind="stable").iloc[0] if len(ok) else None
+    any_pct = float(allrow["utilisation_pct"])
+    return GpuOverview(busy_source, len(devs), int(allrow["window_ns"]), int(allrow["busy_ns"]),
+                       int(allrow["idle_ns"]), None if math.isnan(any_pct) else any_pct, mean,
+                       None if low is None else int(low["device_id"]),
+                       None if low is None else float(low["utilisation_pct"]), t)
+
+
+def trace_gpu_overview(bundle, busy_source: str = BUSY_KERNELS) -> GpuOverview:
+    """``gpu_overview`` of a TraceBundle: what the overview, the Per GPU table, the compare page and
+    ``diff`` all show."""
+    return gpu_overview(work_for_source(bundle, busy_source), bundle.kernels, busy_source)
 
 
 def kernel_launches(kernels: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFrame:

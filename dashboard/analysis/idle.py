@@ -31,6 +31,8 @@ IDLE_GAPS: dict[str, str] = {
     "api_call": "object",  # cleaned name of the API call covering most of the gap ("" if none)
     "nvtx_range": "object",  # innermost NVTX range at the gap's middle ("" if none)
     "cause": "object",  # "api in range", "api", "range" or NO_HOST_ACTIVITY
+    "memop": "object",  # kind of the memcpy/memset overlapping the gap most ("" if none; see memop_cover)
+    "memop_ns": "int64",  # union of memcpy/memset inside the gap, ns (0 if none)
 }
 
 
@@ -73,14 +75,40 @@ def _launching_threads(kernels: pd.DataFrame, api_calls: pd.DataFrame) -> dict[i
     return {int(d): g["tid"].to_numpy() for d, g in frame.groupby("dev")}
 
 
+def memop_cover(gap_frame: pd.DataFrame, memops: pd.DataFrame | None) -> tuple[list[str], np.ndarray]:
+    """Per gap, the memory operations on the gap's device that overlap it: ``(kinds, covered_ns)``
+    with the memcpy/memset kind overlapping most ("" if none) and the length of their union inside
+    the gap. A gap measured without memcpy/memset in the busy source may still have the copy
+    engine busy: the idle table says so."""
+    out = [""] * len(gap_frame)
+    covered = np.zeros(len(gap_frame), dtype=np.int64)
+    if memops is None or memops.empty or gap_frame.empty:
+        return out, covered
+    per_dev = {int(d): g for d, g in memops.groupby("device_id")}
+    for i, (dev, gs, ge) in enumerate(zip(gap_frame["device_id"], gap_frame["start_ns"], gap_frame["end_ns"])):
+        m = per_dev.get(int(dev))
+        if m is None:
+            continue
+        s_, e_ = m["start_ns"].to_numpy(), m["end_ns"].to_numpy()
+        hit = np.flatnonzero((s_ < ge) & (e_ > gs))
+        if not len(hit):
+            continue
+        cs, ce = np.maximum(s_[hit], gs), np.minimum(e_[hit], ge)
+        us, ue = union_intervals(cs, ce)
+        out[i] = str(m["kind"].to_numpy()[hit[int(np.argmax(ce - cs))]])
+        covered[i] = int((ue - us).sum())
+    return out, covered
+
+
 def gap_causes(gap_frame: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.DataFrame, nvtx_ranges: pd.DataFrame,
-               *, limit: int = 500) -> pd.DataFrame:
+               *, limit: int = 500, memops: pd.DataFrame | None = None) -> pd.DataFrame:
     """Annotate the first ``limit`` gaps (largest first) with what the launching threads were doing.
 
     Returns:
         IDLE_GAPS frame for those gaps, same order. ``api_call``: the call on a launching thread
         that overlaps the gap most; ``nvtx_range``: the shortest (innermost) NVTX range on a
-        launching thread that contains the gap's middle.
+        launching thread that contains the gap's middle; ``memop``: see ``memop_cover`` (pass
+        ``memops`` when the busy source does not count them).
     """
     g = gap_frame.head(limit).copy()
     threads = _launching_threads(kernels, api_calls)
@@ -123,6 +151,7 @@ def gap_causes(gap_frame: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.Dat
     g["nvtx_range"] = range_names
     g["cause"] = [f"{a_} in {r_}" if a_ and r_ else (a_ or r_ or NO_HOST_ACTIVITY)
                   for a_, r_ in zip(api_names, range_names)]
+    g["memop"], g["memop_ns"] = memop_cover(g, memops)
     return g[list(IDLE_GAPS)].astype(IDLE_GAPS).reset_index(drop=True)
 
 

@@ -176,7 +176,8 @@ def phase_stats(dispatches: pd.DataFrame, phases: pd.Series) -> pd.DataFrame:
     Returns:
         PHASE_STATS frame, one row per phase present, in PHASE_ORDER: dispatches, tokens (sum
         of ``actual``), total_ns (sum of dispatch durations), mean_ns, p50_ns and p90_ns of the
-        duration (numpy linear percentiles), p99_ns, tokens_per_s = tokens / total seconds.
+        duration (numpy linear percentiles), p99_ns, tokens_per_s = tokens / total seconds (NaN, "n/a",
+        when the total is 0).
     """
     rows = []
     for phase in PHASE_ORDER:
@@ -195,7 +196,7 @@ def phase_stats(dispatches: pd.DataFrame, phases: pd.Series) -> pd.DataFrame:
             "p50_ns": float(np.percentile(dur, 50)),
             "p90_ns": float(np.percentile(dur, 90)),
             "p99_ns": float(np.percentile(dur, 99)),
-            "tokens_per_s": tokens / (total / 1e9) if total > 0 else 0.0,
+            "tokens_per_s": tokens / (total / 1e9) if total > 0 else math.nan,  # no time: n/a
         })
     out = pd.DataFrame(rows, columns=list(PHASE_STATS))
     return out.astype(PHASE_STATS)

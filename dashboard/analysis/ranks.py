@@ -87,7 +87,8 @@ def rank_table(summaries: Sequence[Summary | None], files: Sequence[str],
         rows.append({
             "rank": rank, "file": str(name), "span_ns": int(s.gpu_activity_span_ns),
             "busy_ns": int(s.gpu_busy_union_ns), "idle_ns": int(s.gpu_idle_within_span_ns),
-            "utilisation_pct": float(s.utilisation_pct), "kernel_count": int(s.kernel_count),
+            "utilisation_pct": np.nan if s.utilisation_pct is None else float(s.utilisation_pct),  # NaN: n/a
+            "kernel_count": int(s.kernel_count),
             "top_kernel": "" if top is None else str(top["name"]),
             "top_kernel_ns": 0 if top is None else int(top["total_ns"]), "slowest": False,
         })
@@ -226,28 +227,12 @@ def merge_ranks(bundles: Sequence[TraceBundle], files: Sequence[str] | None = No
         frames[key] = conform(merged, schema).assign(rank=merged[RANK_COLUMN].to_numpy(dtype=np.int64))
     versions = sorted({b.meta.nsys_version for b in bundles if b.meta.nsys_version})
     meta = TraceMeta(
-        accounts=_sum_accounts(bundles),
         source=" + ".join(files), format=RANKS_FORMAT, nsys_version=", ".join(versions),
         schema_version=", ".join(sorted({b.meta.schema_version for b in bundles if b.meta.schema_version})),
         gpus=gpus, tables=tuple(sorted(tables)), dropped_zero_ts_kernels=dropped, warnings=tuple(warnings),
         rank_devices=rank_devices, rank_pids=rank_pids,
         accounts=merge_accounts([b.meta.accounts for b in bundles]))
     return TraceBundle(meta=meta, **frames)
-
-
-def _sum_accounts(bundles: Sequence[TraceBundle]) -> tuple[RowAccount, ...]:
-    """The row accounts of all ranks, summed per kind (kinds in first-seen order, rules summed)."""
-    kinds: dict[str, list] = {}
-    for b in bundles:
-        for a in b.meta.accounts:
-            k = kinds.setdefault(a.kind, [0, 0, {}, 0])
-            k[0] += a.read
-            k[1] += a.loaded
-            for rule, n in a.skipped:
-                k[2][rule] = k[2].get(rule, 0) + n
-            k[3] += a.unrecognised
-    return tuple(RowAccount(kind, read, loaded, tuple(rules.items()), unrec)
-                 for kind, (read, loaded, rules, unrec) in kinds.items())
 
 
 def rank_nvtx_stats(bundle: TraceBundle, rename=None) -> pd.DataFrame:

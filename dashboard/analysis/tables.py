@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis.categories import categorize
+from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import kernel_durations
 from dashboard.model import Summary
 
@@ -32,7 +33,8 @@ KERNEL_TABLE: dict[str, str] = {
     "count": "int64",
     "total_ns": "int64",
     "mean_ns": "float64",
-    "busy_pct": "float64",  # total_ns / GPU busy union * 100 (concurrent kernels can add past 100)
+    "kernel_pct": "Float64",  # % of kernel time: total_ns / Σ total_ns of all rows * 100 (sums to 100); NA
+    # when the total is unknown (a summary JSON lists its top kernels only) or 0
     "category": "object",  # from dashboard/rules/kernel_categories.toml
     "rule": "object",  # the rule that matched ("" for other)
 }
@@ -50,7 +52,7 @@ NVTX_TABLE: dict[str, str] = {
     "sum_ns": "int64",
     "union_ns": "int64",
     "gpu_overlap_ns": "int64",
-    "overlap_pct": "float64",  # gpu_overlap_ns / union_ns * 100
+    "overlap_pct": "Float64",  # gpu_overlap_ns / union_ns * 100; NA ("n/a") when union_ns is 0
 }
 
 
@@ -110,18 +112,42 @@ def _mean(total: pd.Series, count: pd.Series) -> pd.Series:
     return (total / count.where(count > 0)).fillna(0.0).astype("float64")
 
 
-def kernel_table(kernels: pd.DataFrame | None, summary: Summary, by: str = "short") -> pd.DataFrame:
+GRAPH_CATEGORY = "CUDA graph"
+
+
+def graph_rows(graph_launches: pd.DataFrame | None) -> pd.DataFrame:
+    """CUDA graphs traced at graph level as opaque kernel-table rows, one per graph id:
+    name ``"CUDA graph 7"``, count = launches, total_ns = Σ launch durations (ns).
+
+    Returns:
+        Frame (name, full_name, count, total_ns), sorted by graph id; empty without launches.
+    """
+    if graph_launches is None or graph_launches.empty:
+        return pd.DataFrame({"name": pd.Series([], dtype=object), "full_name": pd.Series([], dtype=object),
+                             "count": pd.Series([], dtype="int64"), "total_ns": pd.Series([], dtype="int64")})
+    dur = (graph_launches["end_ns"] - graph_launches["start_ns"]).clip(lower=0)
+    g = dur.groupby(graph_launches["graph_id"].to_numpy()).agg(["size", "sum"]).sort_index()
+    return pd.DataFrame({"name": [f"CUDA graph {int(i)}" for i in g.index],
+                         "full_name": "graph-level trace: the graph's kernels are not itemised",
+                         "count": g["size"].to_numpy(np.int64), "total_ns": g["sum"].to_numpy(np.int64)})
+
+
+def kernel_table(kernels: pd.DataFrame | None, summary: Summary, by: str = "short",
+                 graph_launches: pd.DataFrame | None = None) -> pd.DataFrame:
     """Kernels grouped by short name (``by="short"``) or by demangled name (``by="full"``: every
     template instance apart), sorted by total time descending (ties: name).
 
     Uses all kernels when the event frame is given, else the summary's top kernels (short names
-    only: a summary has no demangled names).
+    only: a summary has no demangled names). With ``graph_launches`` (graph-level CUDA graph
+    tracing, when the busy source counts graphs), each graph adds an opaque row (``graph_rows``,
+    category ``GRAPH_CATEGORY``).
 
     Returns:
-        KERNEL_TABLE frame. ``busy_pct`` divides by the summary's busy union; ``category`` and
-        ``rule`` come from the kernel category rules (short name, then demangled name).
+        KERNEL_TABLE frame. Kernel times use clipped overrun ends (``summary.kernel_durations``).
+        ``kernel_pct`` is the row's share of the table's total kernel time (sums to 100 %);
+        ``category`` and ``rule`` come from the kernel category rules (short name, then demangled name).
     """
-    busy = summary.gpu_busy_union_ns
+    complete = kernels is not None
     if kernels is not None and not kernels.empty:
         key = kernels["name"] if by == "full" else kernels["short_name"]
         df = pd.DataFrame({"name": key.astype(str), "full": kernels["name"].astype(str),
@@ -131,14 +157,24 @@ def kernel_table(kernels: pd.DataFrame | None, summary: Summary, by: str = "shor
         pairs = df.groupby(["name", "full"], sort=False, observed=True).size().reset_index(name="n")
         commonest = pairs.sort_values(["n", "full"], ascending=[False, True], kind="stable").drop_duplicates("name")
         out["full_name"] = out["name"].map(dict(zip(commonest["name"], commonest["full"]))).fillna("")
+    elif kernels is not None:
+        out = pd.DataFrame({"name": pd.Series([], dtype=object), "count": pd.Series([], dtype="int64"),
+                            "total_ns": pd.Series([], dtype="int64"), "full_name": pd.Series([], dtype=object)})
     else:
         out = summary.top_kernels.copy()
         out["full_name"] = ""
-    out["mean_ns"] = _mean(out["total_ns"], out["count"])
-    out["busy_pct"] = (100.0 * out["total_ns"] / busy) if busy > 0 else 0.0
     cats = [categorize(n, f) for n, f in zip(out["name"], out["full_name"])]
     out["category"] = [c for c, _ in cats]
     out["rule"] = [r for _, r in cats]
+    graphs = graph_rows(graph_launches)
+    if len(graphs):
+        graphs["category"] = GRAPH_CATEGORY
+        graphs["rule"] = "CUDA graph traced at graph level: one opaque row per graph"
+        out = pd.concat([out[graphs.columns], graphs], ignore_index=True)
+    out["mean_ns"] = _mean(out["total_ns"], out["count"])
+    total = int(out["total_ns"].sum())
+    out["kernel_pct"] = pd.array([100.0 * t / total if complete and total > 0 else None for t in out["total_ns"]],
+                                 dtype="Float64")
     out = out.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
     return out[list(KERNEL_TABLE)].astype(KERNEL_TABLE).reset_index(drop=True)
 
@@ -176,6 +212,7 @@ def nvtx_table(summary: Summary, stats: pd.DataFrame | None = None) -> pd.DataFr
         stats: NVTX_STATS rows to show instead of the summary's (e.g. grouped by normalised name).
     """
     out = (summary.nvtx if stats is None else stats).copy()
-    out["overlap_pct"] = np.where(out["union_ns"] > 0, 100.0 * out["gpu_overlap_ns"] / out["union_ns"].where(out["union_ns"] > 0, 1), 0.0)
+    out["overlap_pct"] = pd.array([share_pct(o, u) for o, u in zip(out["gpu_overlap_ns"], out["union_ns"])],
+                                  dtype="Float64")
     out = out.sort_values(["sum_ns", "name"], ascending=[False, True], kind="stable")
     return out[list(NVTX_TABLE)].astype(NVTX_TABLE).reset_index(drop=True)

@@ -10,11 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dashboard.analysis.gpu_time import BUSY_ALL, BUSY_KERNEL_ROWS, BUSY_KERNELS  # noqa: F401 (re-exported)
 from dashboard.analysis.intervals import gaps, union_fraction_bins, union_intervals
 from dashboard.model import DeviceLane
-
-BUSY_KERNELS = "kernels"
-BUSY_ALL = "kernels+memops"
 
 DEFAULT_MARK_BUDGET = 5000
 

@@ -7,7 +7,7 @@ import json
 import dash_ag_grid as dag
 from dash import dcc, html
 
-from dashboard.analysis.timeline import BUSY_ALL, BUSY_KERNELS
+from dashboard.analysis.gpu_time import BUSY_SOURCES
 from dashboard.app import ids
 from dashboard.render import Card
 
@@ -32,12 +32,16 @@ _MS = _fmt("d3.format(',.3f')(params.value / 1e6)")
 _US = _fmt("d3.format(',.2f')(params.value / 1e3)")
 _S = _fmt("d3.format(',.4f')(params.value)")
 _INT = _fmt("d3.format(',')(params.value)")
-_PCT = _fmt("d3.format('.2f')(params.value) + ' %'")
+# A ratio without a value (zero denominator) arrives as null: "n/a", never "0.00 %" (analysis.ratio).
+_PCT = {"function": "params.value == null || Number.isNaN(params.value) ? 'n/a' : "
+                    "d3.format('.2f')(params.value) + ' %'"}
 
 
 def _why(reason: str) -> dict:
     """Tooltip for a column whose "—" cells need a reason."""
     return {"function": f"params.value == null ? {reason!r} : undefined"}
+
+
 _NUM_FILTER = "agNumberColumnFilter"
 
 KERNEL_COLUMNS = [
@@ -48,11 +52,13 @@ KERNEL_COLUMNS = [
     {"headerName": "Count", "field": "count", "valueFormatter": _INT, "filter": _NUM_FILTER},
     {"headerName": "Total (ms)", "field": "total_ns", "valueFormatter": _MS, "filter": _NUM_FILTER, "sort": "desc"},
     {"headerName": "Mean (µs)", "field": "mean_ns", "valueFormatter": _US, "filter": _NUM_FILTER},
-    {"headerName": "% of GPU busy", "field": "busy_pct", "valueFormatter": _PCT, "filter": _NUM_FILTER,
-     "headerTooltip": "kernel time / busy union; concurrent kernels can add past 100 %"},
+    {"headerName": "% of kernel time", "field": "kernel_pct", "valueFormatter": _PCT, "filter": _NUM_FILTER,
+     "headerTooltip": "this row's kernel time / the kernel time of all rows (sums to 100 %); n/a for a summary "
+                      "JSON, which lists its top kernels only"},
 ]
 API_COLUMNS = [
     {"headerName": "CUDA API call", "field": "name", "flex": 2, "minWidth": 200, "filter": "agTextColumnFilter"},
+    {"headerName": "Family", "field": "family", "filter": "agTextColumnFilter", "minWidth": 100},
     {"headerName": "Raw name", "field": "raw_name", "flex": 2, "minWidth": 200, "filter": "agTextColumnFilter"},
     {"headerName": "Count", "field": "count", "valueFormatter": _INT, "filter": _NUM_FILTER},
     {"headerName": "Total (ms, summed across threads)", "field": "total_ns", "valueFormatter": _MS,
@@ -111,6 +117,8 @@ GAP_COLUMNS = [
     {"headerName": "Idle (µs)", "field": "duration_ns", "valueFormatter": _US, "filter": _NUM_FILTER, "sort": "desc"},
     {"headerName": "Host cause", "field": "cause", "flex": 2, "minWidth": 220, "filter": "agTextColumnFilter",
      "tooltipField": "cause"},
+    {"headerName": "Memory op in gap", "field": "memop_cover", "minWidth": 170, "filter": "agTextColumnFilter",
+     "headerTooltip": "memcpy/memset running during the gap (shown when the busy source does not count them)"},
     {"headerName": "CUDA API call", "field": "api_call", "filter": "agTextColumnFilter"},
     {"headerName": "Innermost NVTX range", "field": "nvtx_range", "flex": 2, "filter": "agTextColumnFilter",
      "tooltipField": "nvtx_range"},
@@ -236,8 +244,7 @@ def header_controls(state, options: list[dict], uploads: bool, max_upload_bytes:
                     html.Span(id=ids.THRESHOLD_HINT, className="hint")]),
         html.Label(["GPU busy counts", dcc.RadioItems(
             id=ids.BUSY_SOURCE, value=state.busy, inline=True, className="radio",
-            options=[{"label": " kernels", "value": BUSY_KERNELS},
-                     {"label": " kernels + memcpy/memset", "value": BUSY_ALL}])]),
+            options=[{"label": f" {label}", "value": value} for value, label in BUSY_SOURCES.items()])]),
         html.Label(["Stats for", dcc.RadioItems(
             id=ids.STATS_FOR, value=state.stats, inline=True, className="radio",
             options=[{"label": " whole trace", "value": "trace"},

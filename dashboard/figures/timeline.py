@@ -51,10 +51,11 @@ def _name_color(name: str) -> str:
     return PALETTE[zlib.crc32(name.encode("utf-8", "replace")) % len(PALETTE)]
 
 
-def stream_lane_label(device_id: int, stream_id: int, gpus: dict[int, str] | None = None,
+def stream_lane_label(device_id: int, stream, gpus: dict[int, str] | None = None,
                       rank_devices: dict[int, tuple[int, int]] | None = None) -> str:
-    """Lane label of one stream: streams are keyed by (device, stream)."""
-    return f"{device_label(device_id, gpus, rank_devices)} · stream {stream_id}"
+    """Lane label of one stream: ``stream`` is a stream id, or the stream's name from
+    ``analysis.gpu_time.stream_names`` (streams keyed by device, process, context and stream id)."""
+    return f"{device_label(device_id, gpus, rank_devices)} · {stream if isinstance(stream, str) else f'stream {stream}'}"
 
 
 def memops_lane_label(device_id: int, gpus: dict[int, str] | None = None,
@@ -104,7 +105,12 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
     for dev in device_ids:
         gpu_block += [lbl for ln, lbl in zip(lanes, gpu_labels) if ln.device_id == dev]
         if not kernels.empty:
-            streams = sorted(kernels.loc[kernels["device_id"] == dev, "stream_id"].unique().tolist())
+            on_dev = kernels[kernels["device_id"] == dev]
+            if "stream_lane" in on_dev:  # named per (process, context, stream): ordered by that key
+                order = [c for c in ("pid", "context_id", "stream_id") if c in on_dev]
+                streams = on_dev.sort_values(order, kind="stable")["stream_lane"].drop_duplicates().tolist()
+            else:
+                streams = sorted(on_dev["stream_id"].unique().tolist())
             gpu_block += [stream_lane_label(dev, st, gpus, rank_devices) for st in streams]
         if not memops.empty and (memops["device_id"] == dev).any():
             gpu_block.append(memops_lane_label(dev, gpus, rank_devices))
@@ -169,13 +175,15 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         cats = kernels["category"].astype(str).to_numpy()
         palette = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(sorted(set(cats)))}
         dur = (kernels["end_ns"] - kernels["start_ns"]).to_numpy()
+        lane_of = kernels["stream_lane"] if "stream_lane" in kernels else kernels["stream_id"]
         fig.add_trace(go.Bar(
             name="kernels (colour = category)", orientation="h", base=s_from_ns(kernels["start_ns"]), x=dur / 1e9,
-            y=[stream_lane_label(d, st, gpus, rank_devices) for d, st in zip(kernels["device_id"], kernels["stream_id"])], width=0.8,
+            y=[stream_lane_label(d, st, gpus, rank_devices) for d, st in zip(kernels["device_id"], lane_of)], width=0.8,
             marker=dict(color=[palette[c] for c in cats], line=dict(width=0)), hoverinfo="text",
-            hovertext=[f"<b>{escape_text(str(n)[:120])}</b><br>{fmt_ns(d)} · stream {st} · {escape_text(str(la))}"
+            hovertext=[f"<b>{escape_text(str(n)[:120])}</b><br>{fmt_ns(d)} · "
+                       f"{st if isinstance(st, str) else f'stream {st}'} · {escape_text(str(la))}"
                        f"<br>{escape_text(c)}{' — ' + escape_text(str(r)) if r else ''}"
-                       for n, d, st, la, c, r in zip(kernels["short_name"], dur, kernels["stream_id"],
+                       for n, d, st, la, c, r in zip(kernels["short_name"], dur, lane_of,
                                                      kernels["launch"], cats, kernels["rule"])],
         ))
     if not memops.empty:

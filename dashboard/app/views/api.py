@@ -1,6 +1,6 @@
 """CUDA API call table (totals summed across threads), whole trace or visible window."""
 
-from dash import html
+from dash import dcc, html
 
 from dashboard.analysis.tables import api_table
 from dashboard.app import ids
@@ -10,15 +10,21 @@ from dashboard.render import records, scope_text, windowed
 
 
 def render(trace, state):
-    """The api view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
+    """API table rows per call or per family (``state.api_by``), whole trace or visible window."""
     w = state.stats_window()
-    return {"rows": records(api_table(windowed(trace, w).summary)), "scope": scope_text(trace, w)}
+    by = "family" if state.api_by == "family" else "name"
+    return {"rows": records(api_table(windowed(trace, w).summary, by=by)), "scope": scope_text(trace, w)}
 
 
 VIEW = View(
-    name="api", fields=(STATS_WINDOW,), slot="tabs", tab="CUDA API calls",
+    name="api", fields=("api_by", STATS_WINDOW), slot="tabs", tab="CUDA API calls",
     outputs={"rows": (ids.API_TABLE, "rowData"), "scope": (ids.scope("api"), "children")},
     render=render, empty=lambda message: {"rows": [], "scope": ""},
-    layout=lambda state: html.Div(children=[html.Div(id=ids.scope("api"), className="scope"),
-                                            state_grid("api", ids.API_TABLE, API_COLUMNS, state)]),
+    layout=lambda state: html.Div(children=[
+        html.Label(["Rows ", dcc.RadioItems(id=ids.API_GROUP, value=state.api_by, inline=True, className="radio",
+                                            options=[{"label": " per call", "value": "name"},
+                                                     {"label": " per family (launch, sync, memcpy, memset, graph, "
+                                                               "other)", "value": "family"}])]),
+        html.Div(id=ids.scope("api"), className="scope"),
+        state_grid("api", ids.API_TABLE, API_COLUMNS, state)]),
 )

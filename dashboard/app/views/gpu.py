@@ -32,7 +32,7 @@ VIEW = View(
         html.Div(id="gpu-box", children=[
             html.H3("Per GPU"), html.Div(id=ids.scope("gpu"), className="scope"),
             grid(ids.GPU_TABLE, gpu_columns([]), height=None, filters=False),
-            html.P("Busy follows “GPU busy counts”; CUDA graph launches traced at graph level count as busy. "
-                   "Idle is measured over the whole GPU window, so a device that starts late shows it.",
+            html.P("Busy follows “GPU busy counts” (as every panel does). Each GPU is measured over its own window "
+                   "(its first to its last GPU work); “any GPU” is the union over all GPUs within the span.",
                    className="small")])]),
 )

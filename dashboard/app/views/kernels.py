@@ -9,13 +9,12 @@ from dashboard.render import kernel_rows, scope_text, windowed
 
 
 def render(trace, state):
-    """The kernels view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
+    """Kernel table rows (graph-level CUDA graphs as rows when the busy source counts them)."""
     w = state.stats_window()
-    return {"rows": kernel_rows(windowed(trace, w), state.kernel_names), "scope": scope_text(trace, w)}
+    return {"rows": kernel_rows(windowed(trace, w), state.kernel_names, state.busy), "scope": scope_text(trace, w)}
 
 
 def layout(state):
-    """The kernels view's layout fragment for the page built from ``state``."""
     return html.Div(children=[
         html.Label(className="inline-control", children=[
             "Filter kernels ", dcc.Input(id=ids.KERNEL_FILTER, type="text", debounce=0.6, value=state.kernel,
@@ -31,7 +30,7 @@ def layout(state):
 
 
 VIEW = View(
-    name="kernels", fields=("kernel_names", STATS_WINDOW), slot="tabs", tab="Kernels",
+    name="kernels", fields=("kernel_names", "busy", STATS_WINDOW), slot="tabs", tab="Kernels",
     outputs={"rows": (ids.KERNEL_TABLE, "rowData"), "scope": (ids.scope("kernels"), "children")},
     render=render, empty=lambda message: {"rows": [], "scope": ""}, layout=layout,
 )

@@ -5,17 +5,17 @@ from dash import dcc, html
 from dashboard.app import ids
 from dashboard.app.layout import cards
 from dashboard.app.views.base import STATS_WINDOW, View
-from dashboard.render import overview_cards, scope_text, windowed
+from dashboard.render import options_from_state, overview_cards, scope_text, windowed
 
 
 def render(trace, state):
-    """The overview view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
+    """Overview cards for the state's busy source, whole trace or visible window."""
     w = state.stats_window()
-    return {"cards": cards(overview_cards(windowed(trace, w))), "scope": scope_text(trace, w)}
+    return {"cards": cards(overview_cards(windowed(trace, w), options_from_state(state))), "scope": scope_text(trace, w)}
 
 
 VIEW = View(
-    name="overview", fields=(STATS_WINDOW,), slot="cards",
+    name="overview", fields=("busy", STATS_WINDOW), slot="cards",  # the busy source applies here too
     outputs={"cards": (ids.OVERVIEW, "children"), "scope": (ids.scope("overview"), "children")},
     render=render,
     empty=lambda message: {"cards": [], "scope": ""},

@@ -23,7 +23,7 @@ def render(trace, state):
 
 
 VIEW = View(
-    name="phases", fields=("prefix", "threshold", STATS_WINDOW), slot="side",
+    name="phases", fields=("prefix", "threshold", "busy", STATS_WINDOW), slot="side",
     outputs={"rows": (ids.PHASE_TABLE, "rowData"), "columns": (ids.PHASE_TABLE, "columnDefs"),
              "hint": (ids.THRESHOLD_HINT, "children"), "scope": (ids.scope("phases"), "children"),
              "empty": ("phases-empty", "children"), "grid_style": ("phases-grid", "style")},
