@@ -26,11 +26,11 @@ import pandas as pd
 
 from dashboard.analysis import nsys_rules as nr
 from dashboard.analysis import phases as ph
-from dashboard.analysis.attribution import UNATTRIBUTED, attribute_kernels, dispatch_metrics
-from dashboard.analysis.categories import categorize_kernels
+from dashboard.analysis.attribution import UNATTRIBUTED
+from dashboard.analysis.categories import OTHER, categorize
 from dashboard.analysis.gpu_time import gpu_work, kernel_launches
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
-from dashboard.analysis.intervals import intersection_length, union_length
+from dashboard.analysis.intervals import intersection_length, union_intervals, union_length
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, timed_kernels
 from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
 from dashboard.model import Summary, TraceBundle
@@ -106,22 +106,71 @@ class Context:
     reference_ns: int
     _cache: dict = field(default_factory=dict)
 
+    def launches(self) -> pd.DataFrame:
+        """Each kernel joined to its launch call on (correlation id, process), as
+        ``gpu_time.kernel_launches`` (first API row per key): frame (kernel_index, api_index,
+        api_start_ns, api_ns = the call's duration), in kernel order. A numpy join on one int64 key."""
+        if "launch" not in self._cache:
+            k, a = self.bundle.kernels, self.bundle.api_calls
+            kc, kp = k["correlation_id"].to_numpy(np.int64), k["pid"].to_numpy(np.int64)
+            ac, ap = a["correlation_id"].to_numpy(np.int64), a["pid"].to_numpy(np.int64)
+            shift = np.int64(1) << np.int64(39)
+            if len(ac) and (ac.max(initial=0) >= shift or max(ap.max(initial=0), kp.max(initial=0)) >= 1 << 23):
+                j = kernel_launches(k, a)  # ids too large for one key: the general join
+                kidx, aidx = j["kernel_index"].to_numpy(), j["api_index"].to_numpy()
+            else:
+                akey = np.where(ac >= 0, ap * shift + ac, -1)
+                uniq, first = np.unique(akey, return_index=True)
+                kkey = kp * shift + kc
+                if len(uniq):
+                    pos = np.clip(np.searchsorted(uniq, kkey), 0, len(uniq) - 1)
+                    hit = (kc >= 0) & (uniq[pos] == kkey)
+                else:
+                    pos, hit = np.zeros(len(kc), np.int64), np.zeros(len(kc), bool)
+                kidx = np.flatnonzero(hit)
+                aidx = first[pos[hit]]
+            starts, ends = a["start_ns"].to_numpy(np.int64), a["end_ns"].to_numpy(np.int64)
+            self._cache["launch"] = pd.DataFrame({"kernel_index": kidx, "api_index": aidx,
+                                                  "api_start_ns": starts[aidx], "api_ns": ends[aidx] - starts[aidx]})
+        return self._cache["launch"]
+
     def attribution(self) -> np.ndarray:
-        """Dispatch index per kernel (analysis.attribution), computed once."""
+        """Dispatch index per kernel, UNATTRIBUTED when unknown: as ``attribution.attribute_kernels``
+        (the dispatch whose window holds the launch call's start), on ``launches``."""
         if "attr" not in self._cache:
-            b = self.bundle
-            self._cache["attr"] = attribute_kernels(b.kernels, b.api_calls, self.dispatches)
+            out = np.full(len(self.bundle.kernels), UNATTRIBUTED, dtype=np.int64)
+            d = self.dispatches
+            j = self.launches()
+            if not d.empty and not j.empty:
+                starts, ends = d["start_ns"].to_numpy(np.int64), d["end_ns"].to_numpy(np.int64)
+                api_start = j["api_start_ns"].to_numpy(np.int64)
+                pos = np.searchsorted(starts, api_start, side="right") - 1
+                ok = (pos >= 0) & (api_start < ends[np.clip(pos, 0, None)])
+                out[j["kernel_index"].to_numpy()[ok]] = d["index"].to_numpy(np.int64)[pos[ok]]
+            self._cache["attr"] = out
         return self._cache["attr"]
 
-    def launches(self) -> pd.DataFrame:
-        """kernel_launches(kernels, api_calls) plus the launch call's duration (``api_ns``)."""
-        if "launch" not in self._cache:
-            b = self.bundle
-            j = kernel_launches(b.kernels, b.api_calls)
-            a = b.api_calls
-            j["api_ns"] = (a["end_ns"].to_numpy() - a["start_ns"].to_numpy())[j["api_index"].to_numpy()]
-            self._cache["launch"] = j
-        return self._cache["launch"]
+    def dispatch_busy(self) -> np.ndarray:
+        """GPU busy time per dispatch (union of its own attributed kernels, all devices), int64 ns:
+        ``attribution.dispatch_metrics``' gpu_busy_ns, computed in one pass (groups offset apart)."""
+        if "busy" not in self._cache:
+            k = self.bundle.kernels
+            attr = self.attribution()
+            s, e = k["start_ns"].to_numpy(np.int64), k["end_ns"].to_numpy(np.int64)
+            sel = (attr != UNATTRIBUTED) & (s >= 0) & (e >= s)
+            busy = np.zeros(len(self.dispatches), dtype=np.int64)
+            if sel.any():
+                g, s, e = attr[sel], s[sel], e[sel]
+                lo = int(s.min())
+                off = int(e.max()) - lo + 1
+                if off * (int(g.max()) + 1) < 2**62:
+                    us, ue = union_intervals((s - lo) + g * off, (e - lo) + g * off)
+                    busy = np.bincount(us // off, weights=ue - us, minlength=len(busy)).astype(np.int64)
+                else:
+                    for d in np.unique(g):
+                        busy[d] = union_length(s[g == d], e[g == d])
+            self._cache["busy"] = busy
+        return self._cache["busy"]
 
     def ops(self) -> pd.DataFrame:
         """nsys_rules.gpu_ops of the bundle, computed once."""
@@ -142,13 +191,31 @@ class Context:
         return out
 
 
+def _dispatch_marks(bundle: TraceBundle, prefix: str) -> pd.DataFrame:
+    """``summary.dispatch_marks`` (marks and range starts whose message starts with ``prefix``), the
+    prefix tested once per distinct name instead of per row."""
+    if not prefix:
+        return dispatch_marks(bundle, prefix)
+    parts = []
+    for frame, t, col in ((bundle.nvtx_marks, "ts_ns", "name"), (bundle.nvtx_ranges, "start_ns", "message")):
+        names = frame[col] if isinstance(frame[col].dtype, pd.CategoricalDtype) else frame[col].astype("category")
+        ok = [i for i, c in enumerate(names.cat.categories) if str(c).startswith(prefix)]
+        sel = np.isin(names.cat.codes.to_numpy(), ok)
+        if sel.any():
+            parts.append(pd.DataFrame({"start_ns": frame[t].to_numpy(np.int64)[sel],
+                                       "name": np.asarray(names.astype(object).to_numpy()[sel], dtype=object)}))
+    if not parts:
+        return pd.DataFrame({"start_ns": pd.Series([], dtype="int64"), "name": pd.Series([], dtype=object)})
+    return pd.concat(parts, ignore_index=True).sort_values(["start_ns", "name"], kind="stable").reset_index(drop=True)
+
+
 def build_context(summary: Summary, bundle: TraceBundle | None, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
                   threshold: float | None = None) -> Context:
     """Dispatches (as ``phases.build_dispatches`` on the dispatch marks, closed at the last kernel end),
     phases (``threshold`` or the automatic split) and the reference time for severities: the GPU
     activity span, else the dispatches' total, else 1 ns."""
     if bundle is not None:
-        marks = dispatch_marks(bundle, dispatch_prefix)
+        marks = _dispatch_marks(bundle, dispatch_prefix)
     else:
         tl = summary.dispatch_timeline
         marks = tl[tl["name"].astype(str).str.startswith(dispatch_prefix)] if dispatch_prefix else tl
@@ -254,8 +321,7 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
     if d.empty:
         return _no_dispatches(ctx, rule, params, view)
     b = ctx.bundle
-    metrics = dispatch_metrics(d, b.kernels, ctx.attribution())
-    busy = metrics["gpu_busy_ns"].to_numpy(np.int64)
+    busy = ctx.dispatch_busy()
     dur = d["duration_ns"].to_numpy(np.int64)
     bound = busy < share * dur
     if not bound.any():
@@ -421,15 +487,22 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
         pp = ctx.phases.to_numpy()
         phase = np.where(attr != UNATTRIBUTED, pp[np.clip(attr, 0, None)], "")
         steps = {p: int((pp == p).sum()) for p in set(pp)}
-    f = pd.DataFrame({"phase": phase, "short": kdur < ldur, "over": np.clip(ldur - kdur, 0, None), "ldur": ldur})
-    f = f[f["phase"] != ""]
+    codes, names = pd.factorize(phase)
+    m = len(names)
+    count = np.bincount(codes, minlength=m)
+    short = np.bincount(codes, weights=(kdur < ldur), minlength=m)
+    over = np.bincount(codes, weights=np.clip(ldur - kdur, 0, None), minlength=m)
+    lsum = np.bincount(codes, weights=ldur, minlength=m)
     rows = []
-    for p, g in f.groupby("phase", sort=False):
+    for i, p in enumerate(names):
+        if p == "" or not count[i]:
+            continue
         n = steps.get(p) or 1
-        share = _pct(int(g["short"].sum()), len(g))
-        rows.append({"phase": p, "steps": steps.get(p, 0), "kernels": len(g), "kernels_per_step": round(len(g) / n, 2),
-                     "short_kernel_pct": round(share, 2), "launch_ns_per_step": int(g["ldur"].sum() // n),
-                     "launch_over_kernel_ns": int(g["over"].sum()), "launch_bound": share >= params["share"]})
+        share = _pct(int(short[i]), int(count[i]))
+        rows.append({"phase": p, "steps": steps.get(p, 0), "kernels": int(count[i]),
+                     "kernels_per_step": round(int(count[i]) / n, 2), "short_kernel_pct": round(share, 2),
+                     "launch_ns_per_step": int(lsum[i]) // n, "launch_over_kernel_ns": int(over[i]),
+                     "launch_bound": share >= params["share"]})
     if not rows:
         return _empty(ctx, rule, params, "No kernel launched inside a dispatch.", view)
     rows = pd.DataFrame(rows).sort_values("launch_over_kernel_ns", ascending=False, kind="stable")
@@ -547,6 +620,20 @@ def padding_waste(ctx: Context, params: dict) -> Finding:
     return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1))
 
 
+def _is_communication(k: pd.DataFrame) -> np.ndarray:
+    """Kernels whose category (``categories.categorize``: short name first, then demangled name) is
+    "communication", decided once per distinct short name and, where no rule matches the short name,
+    once per distinct demangled name."""
+    short, full = pd.Categorical(k["short_name"]), pd.Categorical(k["name"])
+    by_short = [categorize(str(c), "")[0] for c in short.categories]
+    by_full = [categorize("", str(c))[0] for c in full.categories]
+    comm_short = np.array([c == "communication" for c in by_short] + [False])
+    unmatched = np.array([c == OTHER for c in by_short] + [True])
+    comm_full = np.array([c == "communication" for c in by_full] + [False])
+    sc, fc = short.codes, full.codes  # -1 (missing) indexes the trailing entry
+    return comm_short[sc] | (unmatched[sc] & comm_full[fc])
+
+
 def exposed_communication(ctx: Context, params: dict) -> Finding:
     """``exposed-comm``: per GPU, communication kernel time (category "communication", e.g. NCCL) not
     overlapped by other kernels on the same GPU: |∪comm| − |∪comm ∩ ∪compute|. Cost = Σ over GPUs.
@@ -558,7 +645,7 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
     k = timed_kernels(ctx.bundle.kernels)
     if k.empty:
         return _empty(ctx, rule, params, "No kernels.", view)
-    comm = (categorize_kernels(k)["category"].to_numpy() == "communication")
+    comm = _is_communication(k)
     if not comm.any():
         return _empty(ctx, rule, params, "No communication kernels (NCCL or similar).", view)
     rows = []
@@ -571,9 +658,9 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
                      "exposed_pct": round(_pct(total - overlap, total), 2)})
     rows = pd.DataFrame(rows).sort_values("exposed_ns", ascending=False, kind="stable")
     cost = int(rows["exposed_ns"].sum())
-    names = k["short_name"].astype(str).to_numpy()[comm]
-    durs = (e - s)[comm]
-    top_name = pd.Series(durs).groupby(names).sum().sort_values(ascending=False, kind="stable").index[0]
+    short = pd.Categorical(k["short_name"])
+    per_name = np.bincount(short.codes[comm], weights=(e - s)[comm], minlength=len(short.categories))
+    top_name = short.categories[int(np.argmax(per_name))]
     view = FindingView(tab="kernels", sort="-total_ns", kernel=str(top_name)[:200])
     r0 = rows.iloc[0]
     text = (f"Communication kernels run {fmt_s(cost)} not overlapped by compute across {len(rows)} GPU(s); "

@@ -226,6 +226,8 @@ def _join_api(ops: pd.DataFrame, api_calls: pd.DataFrame, pattern: re.Pattern) -
 
 
 def _memcpy_rows(m: pd.DataFrame) -> pd.DataFrame:
+    if m.empty:
+        return _frame({}, MEMCPY_ROWS)
     f = pd.DataFrame({"duration_ns": m["end_ns"] - m["start_ns"], "start_ns": m["start_ns"],
                       "src_kind": m["src_kind"].astype(str), "dst_kind": m["dst_kind"].astype(str),
                       "bytes": m["bytes"], "pid": m["pid"], "device_id": m["device_id"],
@@ -235,7 +237,20 @@ def _memcpy_rows(m: pd.DataFrame) -> pd.DataFrame:
 
 
 def _memcpys(memops: pd.DataFrame) -> pd.DataFrame:
-    return memops[memops["kind"].astype(str).str.startswith("memcpy").to_numpy()]
+    return memops[_kind_is(memops, "kind", lambda v: v.startswith("memcpy"))]
+
+
+def _kind_is(memops: pd.DataFrame, column: str, values) -> np.ndarray:
+    """Rows whose categorical ``column`` is one of ``values`` (or, for a callable, whose value passes it),
+    tested once per category, not per row."""
+    col = memops[column]
+    cats = col.cat.categories if isinstance(col.dtype, pd.CategoricalDtype) else None
+    if cats is None:
+        col = col.astype("category")
+        cats = col.cat.categories
+    test = values if callable(values) else (lambda v: v in values)
+    ok = [i for i, c in enumerate(cats) if test(str(c))]
+    return np.isin(col.cat.codes.to_numpy(), ok)
 
 
 def cuda_sync_memcpy(memops: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFrame:
@@ -247,8 +262,10 @@ def cuda_sync_memcpy(memops: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFr
         MEMCPY_ROWS frame (times of the copy on the GPU), sorted by duration descending, then start.
     """
     m = _memcpys(memops)
-    kind = m["kind"].astype(str)
-    m = m[~((kind == "memcpy DtoD") | ((kind == "memcpy HtoD") & (m["bytes"] <= SMALL_HTOD_BYTES))).to_numpy()]
+    if m.empty:
+        return _frame({}, MEMCPY_ROWS)
+    dtod, htod = _kind_is(m, "kind", {"memcpy DtoD"}), _kind_is(m, "kind", {"memcpy HtoD"})
+    m = m[~(dtod | (htod & (m["bytes"].to_numpy() <= SMALL_HTOD_BYTES)))]
     return _memcpy_rows(_join_api(m, api_calls, _MEMCPY_SYNC_API))
 
 
@@ -260,7 +277,9 @@ def cuda_async_memcpy(memops: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataF
         MEMCPY_ROWS frame sorted by duration descending, then start.
     """
     m = _memcpys(memops)
-    m = m[((m["src_kind"].astype(str) == "Pageable") | (m["dst_kind"].astype(str) == "Pageable")).to_numpy()]
+    if m.empty:
+        return _frame({}, MEMCPY_ROWS)
+    m = m[_kind_is(m, "src_kind", {"Pageable"}) | _kind_is(m, "dst_kind", {"Pageable"})]
     return _memcpy_rows(_join_api(m, api_calls, _MEMCPY_ASYNC_API))
 
 
@@ -270,8 +289,10 @@ def cuda_sync_memset(memops: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFr
     Returns:
         MEMSET_ROWS frame (``dst_kind``: the set memory's kind), sorted by duration descending, then start.
     """
-    m = memops[(memops["kind"].astype(str) == "memset").to_numpy()]
-    m = m[m["dst_kind"].astype(str).isin(["Pinned", "Managed"]).to_numpy()]
+    m = memops[_kind_is(memops, "kind", {"memset"})]
+    m = m[_kind_is(m, "dst_kind", {"Pinned", "Managed"})]
+    if m.empty:
+        return _frame({}, MEMSET_ROWS)
     j = _join_api(m, api_calls, _MEMSET_SYNC_API)
     f = pd.DataFrame({"duration_ns": j["end_ns"] - j["start_ns"], "start_ns": j["start_ns"],
                       "dst_kind": j["dst_kind"].astype(str), "bytes": j["bytes"], "pid": j["pid"],
