@@ -262,3 +262,34 @@ def test_no_dispatch_marks_sync_is_per_thread_share_of_the_span():
     comm = next(x for x in f if x.rule == "exposed-comm")
     assert [(x["device_id"], x["exposed_pct"]) for x in rows(comm)] == [(0, 100.0), (1, 100.0)]
     assert from_query(link_for(comm)).kernel == "ncclDevKernel_SendRecv"
+
+
+@pytest.mark.parametrize("name", ["nsys2026.2_2gpu_nccl_before.sqlite", "nsys2024.6_h100_nvfuser.sqlite",
+                                  "nsys2022.2_a100_saxpy_mpi_backtraces.sqlite"])
+def test_fast_join_equals_kernel_launches(name):
+    """Context.launches (numpy join) pairs kernels and calls exactly as gpu_time.kernel_launches."""
+    from paths import NSYS_DIR
+
+    from dashboard.analysis.gpu_time import kernel_launches
+
+    t = load_trace(NSYS_DIR / name)
+    ctx = fd.build_context(t.summary, t.bundle)
+    ref = kernel_launches(t.bundle.kernels, t.bundle.api_calls)
+    ours = ctx.launches()
+    assert len(ours) > 0
+    assert ours["kernel_index"].tolist() == ref["kernel_index"].tolist()
+    assert ours["api_index"].tolist() == ref["api_index"].tolist()
+
+
+def test_attribution_and_busy_equal_the_dashboards():
+    """Context.attribution / dispatch_busy equal attribution.attribute_kernels / dispatch_metrics."""
+    from paths import SAMPLES
+
+    from dashboard.analysis.attribution import attribute_kernels, dispatch_metrics
+
+    t = load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite")
+    ctx = fd.build_context(t.summary, t.bundle)
+    ref = attribute_kernels(t.bundle.kernels, t.bundle.api_calls, ctx.dispatches)
+    assert (ctx.attribution() == ref).all() and (ref >= 0).sum() == 108_000
+    busy = dispatch_metrics(ctx.dispatches, t.bundle.kernels, ref)["gpu_busy_ns"].to_numpy()
+    assert ctx.dispatch_busy().tolist() == busy.tolist()

@@ -120,15 +120,20 @@ class Context:
                 kidx, aidx = j["kernel_index"].to_numpy(), j["api_index"].to_numpy()
             else:
                 akey = np.where(ac >= 0, ap * shift + ac, -1)
-                uniq, first = np.unique(akey, return_index=True)
+                if len(akey) > 1 and (akey[1:] > akey[:-1]).all():  # file order is key order (usual): no sort
+                    order = np.arange(len(akey))
+                    ukey = akey
+                else:  # sort; the first row of each key wins, as in kernel_launches
+                    order = np.argsort(akey, kind="stable")
+                    ukey = akey[order]
+                    first = np.ones(len(ukey), bool)
+                    first[1:] = ukey[1:] != ukey[:-1]
+                    order, ukey = order[first], ukey[first]
                 kkey = kp * shift + kc
-                if len(uniq):
-                    pos = np.clip(np.searchsorted(uniq, kkey), 0, len(uniq) - 1)
-                    hit = (kc >= 0) & (uniq[pos] == kkey)
-                else:
-                    pos, hit = np.zeros(len(kc), np.int64), np.zeros(len(kc), bool)
+                pos = np.clip(np.searchsorted(ukey, kkey), 0, max(len(ukey) - 1, 0))
+                hit = (kc >= 0) & (ukey[pos] == kkey) if len(ukey) else np.zeros(len(kc), bool)
                 kidx = np.flatnonzero(hit)
-                aidx = first[pos[hit]]
+                aidx = order[pos[hit]]
             starts, ends = a["start_ns"].to_numpy(np.int64), a["end_ns"].to_numpy(np.int64)
             self._cache["launch"] = pd.DataFrame({"kernel_index": kidx, "api_index": aidx,
                                                   "api_start_ns": starts[aidx], "api_ns": ends[aidx] - starts[aidx]})
@@ -480,14 +485,15 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
     kdur = (k["end_ns"].to_numpy() - k["start_ns"].to_numpy())[j["kernel_index"].to_numpy()]
     ldur = j["api_ns"].to_numpy()
     if ctx.dispatches.empty:
-        phase = np.full(len(j), "all", dtype=object)
+        codes, names = np.zeros(len(j), dtype=np.int64), np.array(["all"], dtype=object)
         steps = {"all": 0}
     else:
         attr = ctx.attribution()[j["kernel_index"].to_numpy()]
         pp = ctx.phases.to_numpy()
-        phase = np.where(attr != UNATTRIBUTED, pp[np.clip(attr, 0, None)], "")
+        pcode, pnames = pd.factorize(pp)  # per dispatch: small
+        codes = np.where(attr != UNATTRIBUTED, pcode[np.clip(attr, 0, None)], len(pnames))
+        names = np.append(np.asarray(pnames, dtype=object), "")
         steps = {p: int((pp == p).sum()) for p in set(pp)}
-    codes, names = pd.factorize(phase)
     m = len(names)
     count = np.bincount(codes, minlength=m)
     short = np.bincount(codes, weights=(kdur < ldur), minlength=m)

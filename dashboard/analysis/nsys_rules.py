@@ -98,6 +98,20 @@ def gpu_ops(bundle: TraceBundle) -> pd.DataFrame:
     return ops[ops["start_ns"].to_numpy() > 0].reset_index(drop=True)
 
 
+def _groups(ops: pd.DataFrame):
+    """(pid, device_id, row positions) per process and GPU of ``ops``, sorted by (pid, device_id)."""
+    pid, dev = ops["pid"].to_numpy(np.int64), ops["device_id"].to_numpy(np.int64)
+    if len(pid) == 0:
+        return []
+    if (pid == pid[0]).all() and (dev == dev[0]).all():
+        return [(int(pid[0]), int(dev[0]), slice(None))]
+    codes, uniq = pd.factorize(pd.MultiIndex.from_arrays([pid, dev]))
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(uniq) + 1))
+    groups = [(int(uniq[i][0]), int(uniq[i][1]), order[bounds[i]:bounds[i + 1]]) for i in range(len(uniq))]
+    return sorted(groups, key=lambda g: (g[0], g[1]))
+
+
 def gpu_starvation(ops: pd.DataFrame, *, gap_ms: int = DEFAULT_GAP_MS) -> pd.DataFrame:
     """``gpu-starv``: idle gaps of one GPU within one process longer than ``gap_ms``.
 
@@ -115,11 +129,12 @@ def gpu_starvation(ops: pd.DataFrame, *, gap_ms: int = DEFAULT_GAP_MS) -> pd.Dat
     out: dict[str, list] = {c: [] for c in GAP_ROWS}
     if ops.empty:
         return _frame(out, GAP_ROWS)
-    for (pid, dev), g in ops.groupby(["pid", "device_id"], sort=True):
-        starts = np.sort(g["start_ns"].to_numpy(np.int64), kind="stable")
-        order = np.argsort(g["end_ns"].to_numpy(np.int64), kind="stable")
-        ends = g["end_ns"].to_numpy(np.int64)[order]
-        ctx = g["context_id"].to_numpy(np.int64)[order]
+    for pid, dev, rows in _groups(ops):
+        starts = np.sort(ops["start_ns"].to_numpy(np.int64)[rows])
+        e = ops["end_ns"].to_numpy(np.int64)[rows]
+        order = np.argsort(e, kind="stable")
+        ends = e[order]
+        ctx = ops["context_id"].to_numpy(np.int64)[rows][order]
         dur = starts[1:] - ends[:-1]
         keep = np.flatnonzero(dur > threshold)
         out["duration_ns"] += dur[keep].tolist()
@@ -156,20 +171,28 @@ def gpu_low_utilization(ops: pd.DataFrame, *, threshold: int = DEFAULT_THRESHOLD
     if not 1 <= int(chunks) <= 1000:
         raise ValueError(f"chunks must be between 1 and 1000, got {chunks}")
     out: dict[str, list] = {c: [] for c in LOW_UTIL_ROWS}
-    for (pid, dev), g in ops.groupby(["pid", "device_id"], sort=True):
-        s = g["start_ns"].to_numpy(np.int64)
-        e = g["end_ns"].to_numpy(np.int64)
-        lo, hi = int(s.min()), int(e.max())
+    for pid, dev, rows in _groups(ops):
+        s = np.sort(ops["start_ns"].to_numpy(np.int64)[rows])
+        e = np.sort(ops["end_ns"].to_numpy(np.int64)[rows])
+        lo, hi = int(s[0]), int(e[-1])
         size = math.ceil(float(hi - lo) / chunks)
-        ctx = int(g["context_id"].iloc[0])
+        ctx = int(ops["context_id"].to_numpy(np.int64)[rows][0])
+        # Operation time before x (overlaps summed, not a union): F(x) = Σ_{s<x} (x − s) − Σ_{e<x} (x − e),
+        # from prefix sums over the sorted starts and ends; a chunk's op time is F(ce) − F(cs).
+        cum_s = np.concatenate([[0], np.cumsum(s - lo)])
+        cum_e = np.concatenate([[0], np.cumsum(e - lo)])
+
+        def busy_before(x: int) -> int:
+            ns_, ne_ = int(np.searchsorted(s, x, side="left")), int(np.searchsorted(e, x, side="left"))
+            return ns_ * (x - lo) - int(cum_s[ns_]) - (ne_ * (x - lo) - int(cum_e[ne_]))
+
         kept = []  # (chunk index, start, end, pct)
         for i in range(int(chunks)):
             cs = i * size + lo
             ce = min(cs + size, hi)
             if not cs < ce:
                 continue
-            inside = np.clip(np.minimum(e, ce) - np.maximum(s, cs), 0, None)
-            pct = float(inside.sum()) / (ce - cs) * 100
+            pct = float(busy_before(ce) - busy_before(cs)) / (ce - cs) * 100
             if pct < threshold:
                 kept.append((i, cs, ce, pct))
         run: list = []
