@@ -31,7 +31,8 @@ from dashboard.analysis.categories import OTHER, categorize
 from dashboard.analysis.gpu_time import gpu_work, kernel_launches
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
 from dashboard.analysis.intervals import intersection_length, union_intervals, union_length
-from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, timed_kernels
+from dashboard.analysis.summary import (DEFAULT_DISPATCH_PREFIX, dispatch_marks, kernel_durations, kernel_end_ns,
+                                        timed_kernels)
 from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
 from dashboard.model import Summary, TraceBundle
 
@@ -155,13 +156,25 @@ class Context:
             self._cache["attr"] = out
         return self._cache["attr"]
 
+    def kernel_end(self) -> np.ndarray:
+        """``summary.kernel_end_ns`` (same-stream overruns clipped, as every figure), computed once."""
+        if "kend" not in self._cache:
+            self._cache["kend"] = kernel_end_ns(self.bundle.kernels)
+        return self._cache["kend"]
+
+    def kernel_duration(self) -> np.ndarray:
+        """``summary.kernel_durations`` as int64 numpy (0 for invalid rows), computed once."""
+        if "kdur" not in self._cache:
+            self._cache["kdur"] = kernel_durations(self.bundle.kernels).to_numpy(np.int64)
+        return self._cache["kdur"]
+
     def dispatch_busy(self) -> np.ndarray:
         """GPU busy time per dispatch (union of its own attributed kernels, all devices), int64 ns:
         ``attribution.dispatch_metrics``' gpu_busy_ns, computed in one pass (groups offset apart)."""
         if "busy" not in self._cache:
             k = self.bundle.kernels
             attr = self.attribution()
-            s, e = k["start_ns"].to_numpy(np.int64), k["end_ns"].to_numpy(np.int64)
+            s, e = k["start_ns"].to_numpy(np.int64), self.kernel_end()
             sel = (attr != UNATTRIBUTED) & (s >= 0) & (e >= s)
             busy = np.zeros(len(self.dispatches), dtype=np.int64)
             if sel.any():
@@ -478,11 +491,10 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
     rule, view = "launch-bound", FindingView(tab="kernels", sort="-count")
     if ctx.bundle is None:
         return _empty(ctx, rule, params, f"Launch-bound phases: not evaluated ({NEEDS_EVENTS}).", view, NEEDS_EVENTS)
-    k = ctx.bundle.kernels
     j = ctx.launches()
     if j.empty:
         return _empty(ctx, rule, params, "No kernel could be joined to its launch call (correlation ids).", view)
-    kdur = (k["end_ns"].to_numpy() - k["start_ns"].to_numpy())[j["kernel_index"].to_numpy()]
+    kdur = ctx.kernel_duration()[j["kernel_index"].to_numpy()]
     ldur = j["api_ns"].to_numpy()
     if ctx.dispatches.empty:
         codes, names = np.zeros(len(j), dtype=np.int64), np.array(["all"], dtype=object)
@@ -514,7 +526,6 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
     rows = pd.DataFrame(rows).sort_values("launch_over_kernel_ns", ascending=False, kind="stable")
     bound = rows[rows["launch_bound"]]
     if bound.empty:
-        r0 = rows.iloc[0]
         return Finding(rule, "none", 0, f"No launch-bound phase: at most {rows['short_kernel_pct'].max():.1f} % of "
                        f"kernels run shorter than their launch call (threshold {params['share']} %).", params, rows,
                        view)
