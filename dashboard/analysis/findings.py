@@ -31,8 +31,7 @@ from dashboard.analysis.categories import OTHER, categorize
 from dashboard.analysis.gpu_time import gpu_work, kernel_launches
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
 from dashboard.analysis.intervals import intersection_length, union_intervals, union_length
-from dashboard.analysis.summary import (DEFAULT_DISPATCH_PREFIX, dispatch_marks, kernel_durations, kernel_end_ns,
-                                        timed_kernels)
+from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, kernel_durations, kernel_end_ns
 from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
 from dashboard.model import Summary, TraceBundle
 
@@ -659,16 +658,17 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
     rule, view = "exposed-comm", FindingView(tab="kernels", sort="-total_ns")
     if ctx.bundle is None:
         return _empty(ctx, rule, params, f"Exposed communication: not evaluated ({NEEDS_EVENTS}).", view, NEEDS_EVENTS)
-    k = timed_kernels(ctx.bundle.kernels)
-    if k.empty:
+    k = ctx.bundle.kernels
+    timed = ctx.kernel_duration() > 0  # zero-length and invalid rows add nothing to a union
+    if not timed.any():
         return _empty(ctx, rule, params, "No kernels.", view)
-    comm = _is_communication(k)
+    comm = _is_communication(k) & timed
     if not comm.any():
         return _empty(ctx, rule, params, "No communication kernels (NCCL or similar).", view)
     rows = []
-    s, e, dev = k["start_ns"].to_numpy(), k["end_ns"].to_numpy(), k["device_id"].to_numpy()
+    s, e, dev = k["start_ns"].to_numpy(np.int64), ctx.kernel_end(), k["device_id"].to_numpy(np.int64)
     for dv in np.unique(dev[comm]):
-        c, o = comm & (dev == dv), ~comm & (dev == dv)
+        c, o = comm & (dev == dv), ~comm & timed & (dev == dv)
         total = union_length(s[c], e[c])
         overlap = intersection_length(s[c], e[c], s[o], e[o])
         rows.append({"device_id": int(dv), "comm_ns": total, "overlapped_ns": overlap, "exposed_ns": total - overlap,

@@ -88,14 +88,10 @@ def gpu_ops(bundle: TraceBundle) -> pd.DataFrame:
         each in file order. Kernels with an invalid time (start -1) are left out.
     """
     k, m = bundle.kernels, bundle.memops
-    parts = [pd.DataFrame({"start_ns": k["start_ns"].to_numpy(np.int64), "end_ns": k["end_ns"].to_numpy(np.int64),
-                           "pid": k["pid"].to_numpy(np.int64), "device_id": k["device_id"].to_numpy(np.int64),
-                           "context_id": k["context_id"].to_numpy(np.int64)})]
-    if not m.empty:
-        parts.append(pd.DataFrame({c: m[c].to_numpy(np.int64) for c in ("start_ns", "end_ns", "pid", "device_id",
-                                                                        "context_id")}))
-    ops = pd.concat(parts, ignore_index=True)
-    return ops[ops["start_ns"].to_numpy() > 0].reset_index(drop=True)
+    cols = ("start_ns", "end_ns", "pid", "device_id", "context_id")
+    arrays = {c: np.concatenate([k[c].to_numpy(np.int64), m[c].to_numpy(np.int64)]) for c in cols}
+    keep = arrays["start_ns"] > 0
+    return pd.DataFrame({c: v[keep] for c, v in arrays.items()}, copy=False)
 
 
 def _groups(ops: pd.DataFrame):
