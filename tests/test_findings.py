@@ -293,3 +293,34 @@ def test_attribution_and_busy_equal_the_dashboards():
     assert (ctx.attribution() == ref).all() and (ref >= 0).sum() == 108_000
     busy = dispatch_metrics(ctx.dispatches, t.bundle.kernels, ref)["gpu_busy_ns"].to_numpy()
     assert ctx.dispatch_busy().tolist() == busy.tolist()
+
+
+@pytest.mark.parametrize("path", sorted(__import__("paths").NSYS_DIR.glob("*.sqlite"))
+                         + sorted(__import__("paths").DATA.glob("kineto/*.json.gz")), ids=lambda p: p.name)
+def test_every_shared_trace_gives_every_rule(path):
+    trace = load_trace(path)
+    ranked = findings_for(trace)
+    assert sorted(f.rule for f in ranked) == sorted(fd.RULES)
+    costs = [f.cost_ns for f in ranked]
+    assert costs == sorted(costs, reverse=True) and all(isinstance(c, int) and c >= 0 for c in costs)
+    for f in ranked:
+        assert (f.cost_ns == 0) == (f.severity == "none") and f.summary.endswith(".")
+        assert from_query(link_for(f, "x.sqlite@0123abcd")).warnings == ()
+
+
+def test_cpu_only_trace_is_not_called_host_bound():
+    from paths import NSYS_DIR
+
+    f = {x.rule: x for x in findings_for(load_trace(NSYS_DIR / "nsys2022.4_cpu_llm_server_nvtx.sqlite"))}
+    assert f["host-bound-steps"].cost_ns == 0 and "No GPU work recorded" in f["host-bound-steps"].summary
+    assert f["decode-no-graphs"].cost_ns == 0 and f["decode-no-graphs"].rows.empty
+
+
+def test_graph_launch_shared_by_its_kernels_in_launch_bound(tmp_path):
+    # one 1,000 ns call launches 4 kernels of 300 ns (a node-traced graph launch): 250 ns each, none short
+    p = write_nsys_sqlite(tmp_path / "g.sqlite", kernels=[
+        {"start": 2000 + 400 * i, "end": 2300 + 400 * i, "correlationId": 1, "graphNodeId": i + 1} for i in range(4)],
+        runtime=[_api(1000, 2000, "cudaGraphLaunch_v10000", 1)])
+    f = findings_for(load_trace(p), rules=["launch-bound"])[0]
+    assert rows(f) == [{"phase": "all", "steps": 0, "kernels": 4, "kernels_per_step": 4.0, "short_kernel_pct": 0.0,
+                        "launch_ns_per_step": 1000, "launch_over_kernel_ns": 0, "launch_bound": False}]

@@ -338,6 +338,9 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
     if d.empty:
         return _no_dispatches(ctx, rule, params, view)
     b = ctx.bundle
+    if b.kernels.empty and b.graph_launches.empty:
+        return _empty(ctx, rule, params, "No GPU work recorded (no kernels or graph launches): nothing to compare "
+                      "the steps with.", view)
     busy = ctx.dispatch_busy()
     dur = d["duration_ns"].to_numpy(np.int64)
     bound = busy < share * dur
@@ -483,7 +486,8 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
 
 def launch_bound(ctx: Context, params: dict) -> Finding:
     """``launch-bound``: per phase, kernels per step, the share of kernels shorter than their launch
-    call, and launch-call time per step. A phase is launch-bound when that share is at least
+    call (a call that launched n kernels, e.g. a graph launch, counts 1/n per kernel), and launch-call
+    time per step. A phase is launch-bound when that share is at least
     ``share`` %; cost = Σ (launch call − kernel) over its kernels shorter than their launch.
     Rows per phase (all phases, ``launch_bound`` true/false).
     """
@@ -494,7 +498,10 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
     if j.empty:
         return _empty(ctx, rule, params, "No kernel could be joined to its launch call (correlation ids).", view)
     kdur = ctx.kernel_duration()[j["kernel_index"].to_numpy()]
-    ldur = j["api_ns"].to_numpy()
+    # a call that launched several kernels (a node-traced graph launch) is shared between them
+    aidx = j["api_index"].to_numpy()
+    per_call = np.bincount(aidx, minlength=int(aidx.max()) + 1)[aidx]
+    ldur = j["api_ns"].to_numpy() // per_call
     if ctx.dispatches.empty:
         codes, names = np.zeros(len(j), dtype=np.int64), np.array(["all"], dtype=object)
         steps = {"all": 0}
@@ -561,6 +568,8 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
         cost = int(launch_total * nograph.sum() / len(d))
         launch_ns = cost
         note = "estimated from totals: " + NEEDS_EVENTS
+    elif ctx.bundle.kernels.empty and ctx.bundle.graph_launches.empty:
+        return _empty(ctx, rule, params, "No GPU work recorded (no kernels or graph launches).", view)
     else:
         b = ctx.bundle
         attr = ctx.attribution()
