@@ -61,6 +61,7 @@ SYNC_CALL = re.compile(r"^(cuda(Stream|Device|Event|Ctx|Thread)Synchronize|cu(St
                        re.IGNORECASE)
 LAUNCH_CALL = re.compile(r"^(cudaLaunch|cuLaunch|cudaGraphLaunch|cuGraphLaunch)", re.IGNORECASE)
 NEEDS_EVENTS = "needs event rows: a summary JSON holds totals only"
+CAUSE_GAPS = 200  # host-bound-steps reads the host cause of this many longest gaps in host-bound steps
 
 
 @dataclass(frozen=True)
@@ -352,7 +353,7 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
     ok = (pos >= 0) & (gaps["start_ns"].to_numpy() < ends[np.clip(pos, 0, None)])
     ok &= bound[np.clip(pos, 0, None)]
     g = gaps[ok].assign(phase=ctx.phases.to_numpy()[pos[ok]])
-    g = g.sort_values("duration_ns", ascending=False, kind="stable").head(2000)
+    g = g.sort_values("duration_ns", ascending=False, kind="stable").head(CAUSE_GAPS)
     causes = gap_causes(g.drop(columns="phase"), b.kernels, b.api_calls, b.nvtx_ranges, limit=len(g))
     causes["phase"] = g["phase"].to_numpy()
     rows = []
