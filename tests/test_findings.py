@@ -181,7 +181,10 @@ def test_seed_summary_yields_the_synchronisation_finding():
 def run_cli(*argv):
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code
     return code, out.getvalue(), err.getvalue()
 
 
@@ -197,6 +200,7 @@ def test_cli_json_rule_and_param(fixture_path):
 
 @pytest.mark.parametrize("param, message", [
     ("gpu-starv.gapp=1", "has no parameter 'gapp'"), ("gpu-low-util.chunks=0", "from 1 to 1000"),
+    ("gpu-low-util.chunks=2.5", "must be a whole number"), ("gpu-starv.gap=x", "expected RULE.NAME=NUMBER"),
     ("nosuch.x=1", "unknown rule 'nosuch'")])
 def test_cli_bad_params_exit_2(fixture_path, param, message):
     code, _, err = run_cli("findings", str(fixture_path), "--no-cache", "--param", param)

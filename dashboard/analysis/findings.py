@@ -752,6 +752,8 @@ def resolve_params(rule: str, given: dict | None = None) -> dict:
         p = spec[name]
         if not (isinstance(value, (int, float)) and not isinstance(value, bool) and p.low <= value <= p.high):
             raise ValueError(f"{rule}.{name} must be a number from {p.low} to {p.high}, got {value!r}")
+        if p.integer and value != int(value):
+            raise ValueError(f"{rule}.{name} must be a whole number, got {value!r}")
         out[name] = value
     return out
 

@@ -63,12 +63,13 @@ class Param:
     low: int
     high: int
     help: str
+    integer: bool = False  # only whole numbers allowed
 
 
 NSYS_RULE_PARAMS: dict[str, tuple[Param, ...]] = {
     "gpu-starv": (Param("gap", DEFAULT_GAP_MS, "ms", 0, 10**9, "minimum idle gap reported, in ms"),),
     "gpu-low-util": (Param("threshold", DEFAULT_THRESHOLD_PCT, "%", 0, 10**6, "chunks under this in-use % are reported"),
-                     Param("chunks", DEFAULT_CHUNKS, "", 1, 1000, "equal chunks per GPU and process")),
+                     Param("chunks", DEFAULT_CHUNKS, "", 1, 1000, "equal chunks per GPU and process", integer=True)),
     "cuda-sync-api": (),
     "cuda-sync-memcpy": (),
     "cuda-sync-memset": (),
@@ -121,7 +122,7 @@ def gpu_starvation(ops: pd.DataFrame, *, gap_ms: int = DEFAULT_GAP_MS) -> pd.Dat
     Returns:
         GAP_ROWS frame sorted by duration descending, then start.
     """
-    threshold = int(gap_ms) * 1_000_000
+    threshold = round(gap_ms * 1_000_000)  # ms may be fractional (nsys takes whole ms)
     out: dict[str, list] = {c: [] for c in GAP_ROWS}
     if ops.empty:
         return _frame(out, GAP_ROWS)
