@@ -137,7 +137,8 @@ class Context:
                 aidx = order[pos[hit]]
             starts, ends = a["start_ns"].to_numpy(np.int64), a["end_ns"].to_numpy(np.int64)
             self._cache["launch"] = pd.DataFrame({"kernel_index": kidx, "api_index": aidx,
-                                                  "api_start_ns": starts[aidx], "api_ns": ends[aidx] - starts[aidx]})
+                                                  "api_start_ns": starts[aidx], "api_ns": ends[aidx] - starts[aidx]},
+                                                 copy=False)
         return self._cache["launch"]
 
     def attribution(self) -> np.ndarray:

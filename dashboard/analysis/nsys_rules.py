@@ -90,9 +90,12 @@ def gpu_ops(bundle: TraceBundle) -> pd.DataFrame:
     """
     k, m = bundle.kernels, bundle.memops
     cols = ("start_ns", "end_ns", "pid", "device_id", "context_id")
-    arrays = {c: np.concatenate([k[c].to_numpy(np.int64), m[c].to_numpy(np.int64)]) for c in cols}
+    arrays = {c: (np.concatenate([k[c].to_numpy(np.int64), m[c].to_numpy(np.int64)]) if len(m)
+                  else k[c].to_numpy(np.int64)) for c in cols}
     keep = arrays["start_ns"] > 0
-    return pd.DataFrame({c: v[keep] for c, v in arrays.items()}, copy=False)
+    if not keep.all():
+        arrays = {c: v[keep] for c, v in arrays.items()}
+    return pd.DataFrame(arrays, copy=False)
 
 
 def _groups(ops: pd.DataFrame):
