@@ -383,20 +383,37 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
 
 
 def _innermost_ranges(ranges: pd.DataFrame, tid: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Name of the shortest NVTX range on the same thread containing each call [start, end), "" if none."""
+    """Name of the innermost NVTX range on the same thread containing each call [start, end): among the
+    ranges that contain it, the one that started last (the top of a push/pop stack; ties: the shorter);
+    "" if none. Per call a walk back over the ranges that started before it, at most 64 steps, then a
+    scan of all of them."""
     out = np.full(len(start), "", dtype=object)
-    if ranges.empty:
+    if ranges.empty or len(start) == 0:
         return out
+    rtid = ranges["global_tid"].to_numpy()
+    codes = ranges["name"].cat.codes.to_numpy() if isinstance(ranges["name"].dtype, pd.CategoricalDtype) else None
+    cats = ranges["name"].cat.categories if codes is not None else None
     for t in np.unique(tid):
-        r = ranges[ranges["global_tid"].to_numpy() == t]
-        if r.empty:
+        sel = np.flatnonzero(rtid == t)
+        if not len(sel):
             continue
-        rs, re_, names = r["start_ns"].to_numpy(), r["end_ns"].to_numpy(), r["name"].astype(str).to_numpy()
-        length = re_ - rs
-        for i in np.flatnonzero(tid == t):
-            hit = np.flatnonzero((rs <= start[i]) & (re_ >= end[i]))
-            if len(hit):
-                out[i] = names[hit[int(np.argmin(length[hit]))]]
+        rs, re_ = ranges["start_ns"].to_numpy()[sel], ranges["end_ns"].to_numpy()[sel]
+        order = np.lexsort((-(re_ - rs), rs))  # by start, then longer first: the shorter of equal starts is later
+        rs, re_, sel = rs[order], re_[order], sel[order]
+        calls = np.flatnonzero(tid == t)
+        upto = np.searchsorted(rs, start[calls], side="right")
+        for i, n in zip(calls, upto):
+            hit = -1
+            for j in range(n - 1, max(n - 65, -1), -1):
+                if re_[j] >= end[i]:
+                    hit = j
+                    break
+            if hit < 0 and n > 64:
+                ok = np.flatnonzero(re_[:n - 64] >= end[i])
+                hit = int(ok[-1]) if len(ok) else -1
+            if hit >= 0:
+                row = sel[hit]
+                out[i] = str(cats[codes[row]]) if codes is not None else str(ranges["name"].iloc[row])
     return out
 
 
