@@ -328,3 +328,23 @@ def test_graph_launch_shared_by_its_kernels_in_launch_bound(tmp_path):
     f = findings_for(load_trace(p), rules=["launch-bound"])[0]
     assert rows(f) == [{"phase": "all", "steps": 0, "kernels": 4, "kernels_per_step": 4.0, "short_kernel_pct": 0.0,
                         "launch_ns_per_step": 1000, "launch_over_kernel_ns": 0, "launch_bound": False}]
+
+
+@pytest.mark.parametrize("case", __import__("bad_inputs").ALL, ids=lambda c: c.id)
+def test_bad_input_corpus(case, tmp_path):
+    """Refused inputs: exit 2, one line naming the file and the problem, no traceback; inputs that load
+    give a valid findings document. The file is never changed and no side file appears."""
+    import hashlib
+
+    path = case.make(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir()), (
+        hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None)
+    code, out, err = run_cli("findings", str(path), "--json", "--no-cache")
+    if case.error:
+        assert code == 2 and case.error in err and "Traceback" not in err and err.count("\n") == 1
+    else:
+        doc = json.loads(out)
+        assert code == 0 and len(doc["findings"]) == len(fd.RULES)
+    after = sorted(p.name for p in tmp_path.iterdir()), (
+        hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None)
+    assert after == before
