@@ -107,7 +107,10 @@ def test_host_bound_steps(found):
     f = found["host-bound-steps"]
     assert rows(f) == [{"phase": "decode", "steps": 2, "host_bound_steps": 1, "step_ns": 10000, "gpu_busy_ns": 200,
                         "idle_ns": 9800, "cause": "cudaStreamSynchronize in wait", "cause_idle_ns": 9300}]
-    assert (f.view.tab, f.view.t0_ns, f.view.t1_ns) == ("gaps", 10000, 22000)
+    assert (f.view.tab, f.view.t0_ns, f.view.t1_ns, f.view.mark) == ("dispatches", 10000, 22000,
+                                                                     ("dispatch", 11000, 21000))
+    state = from_query(link_for(f, "serving.sqlite@0123abcd"))
+    assert (state.tab, state.window(), state.mark) == ("dispatches", (10000, 22000), ("dispatch", 11000, 21000))
     assert "1 of 3 steps" in f.summary and "cudaStreamSynchronize in wait" in f.summary
 
 
@@ -125,7 +128,7 @@ def test_launch_bound(found):
          "launch_ns_per_step": 350, "launch_over_kernel_ns": 400, "launch_bound": True},
         {"phase": "prefill", "steps": 1, "kernels": 1, "kernels_per_step": 1.0, "short_kernel_pct": 0.0,
          "launch_ns_per_step": 100, "launch_over_kernel_ns": 0, "launch_bound": False}]
-    assert f.view.sort == "-count"
+    assert f.view.sort == "-count" and from_query(link_for(f)).sort == "-count"
 
 
 def test_decode_without_graphs(found):

@@ -66,13 +66,15 @@ CAUSE_GAPS = 200  # host-bound-steps reads the host cause of this many longest g
 
 @dataclass(frozen=True)
 class FindingView:
-    """The dashboard view that shows a finding: tab, time window (ns) and kernel-table sort."""
+    """The dashboard view that shows a finding: tab, time window (ns), the table's sort, a kernel name
+    filter and the marked row (the worst instance)."""
 
     tab: str = "kernels"
     t0_ns: int | None = None
     t1_ns: int | None = None
-    sort: str = "-total_ns"
+    sort: str = ""  # the open table's sort ("col" / "-col"); "" keeps that table's default
     kernel: str = ""  # kernel table name filter
+    mark: tuple[str, int, int] | None = None  # ("gap" | "dispatch" | "kernel", start_ns, end_ns) marked in the timeline
 
 
 @dataclass(frozen=True)
@@ -316,7 +318,9 @@ def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
     if rule == "gpu-low-util":
         text = (f"{len(rows):,} {label} ({fmt_s(int(rows['duration_ns'].sum()))}), {fmt_s(cost)} of it idle; "
                 f"the lowest at {float(rows['in_use_pct'].iloc[0]):.1f} % from {int(rows['start_ns'].iloc[0]) / 1e9:.3f} s")
-    return _finding(ctx, rule, params, cost, text + ".", rows, FindingView(tab=tab, t0_ns=t0, t1_ns=t1))
+    top_s, top_e = int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"])
+    mark = ("gap", top_s, top_e) if rule == "gpu-starv" else None
+    return _finding(ctx, rule, params, cost, text + ".", rows, FindingView(tab=tab, t0_ns=t0, t1_ns=t1, mark=mark))
 
 
 # ---------------------------------------------------------------------------- serving rules
@@ -379,7 +383,8 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
     text = (f"{int(rows['host_bound_steps'].sum()):,} of {len(d):,} steps keep the GPU busy under {params['share']} % "
             f"of the step; {fmt_s(cost)} of GPU idle time in them, most in {r0['phase']} "
             f"({fmt_s(int(r0['idle_ns']))}), mainly {r0['cause']} ({fmt_s(int(r0['cause_idle_ns']))}).")
-    return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="gaps", t0_ns=t0, t1_ns=t1))
+    return _finding(ctx, rule, params, cost, text, rows, FindingView(
+        tab="dispatches", t0_ns=t0, t1_ns=t1, mark=("dispatch", int(starts[worst]), int(ends[worst]))))
 
 
 def _innermost_ranges(ranges: pd.DataFrame, tid: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -621,7 +626,9 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
             f"CUDA graphs ({int((decode & mode_none).sum()):,} marked mode=NONE); a graph would replace "
             f"~{kernels_per_step:.0f} launches per step, {fmt_s(launch_ns)} of launch calls"
             + (" (estimated from totals)." if note else "."))
-    return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1), note)
+    mark = ("dispatch", int(d["start_ns"].iloc[first]), int(d["end_ns"].iloc[first]))
+    return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1, mark=mark),
+                    note)
 
 
 def padding_waste(ctx: Context, params: dict) -> Finding:
@@ -661,7 +668,8 @@ def padding_waste(ctx: Context, params: dict) -> Finding:
     t0, t1 = _window(int(d["start_ns"].iloc[worst]), int(d["end_ns"].iloc[worst]))
     text = (f"{r0['phase']} pads {r0['waste_tokens']:,} tokens ({r0['waste_pct']:.1f} % of {r0['padded_tokens']:,} "
             f"padded) over {r0['padded_steps']:,} steps; {fmt_s(cost)} of step time goes to padding.")
-    return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1))
+    mark = ("dispatch", int(d["start_ns"].iloc[worst]), int(d["end_ns"].iloc[worst]))
+    return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1, mark=mark))
 
 
 def _is_communication(k: pd.DataFrame) -> np.ndarray:
