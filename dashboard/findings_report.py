@@ -22,10 +22,12 @@ DIFF_SCHEMA = "tracedash.findings-diff/1"
 CHANGE_PCT = 10.0  # a finding "changed" when its cost moved by more than this share (and 1 µs)
 
 
-def findings_for(trace: LoadedTrace, *, rules=None, params=None, threshold: float | None = None) -> list[Finding]:
-    """``analysis.findings.evaluate`` on a loaded trace (its summary, event rows and dispatch prefix)."""
-    return evaluate(trace.summary, trace.bundle, rules=rules, params=params, dispatch_prefix=trace.dispatch_prefix,
-                    threshold=threshold)
+def findings_for(trace: LoadedTrace, *, rules=None, params=None, threshold: float | None = None,
+                 prefix: str | None = None) -> list[Finding]:
+    """``analysis.findings.evaluate`` on a loaded trace (its summary and event rows), with the dispatch
+    prefix ``prefix`` (default: the one the trace was loaded with)."""
+    return evaluate(trace.summary, trace.bundle, rules=rules, params=params,
+                    dispatch_prefix=prefix or trace.dispatch_prefix, threshold=threshold)
 
 
 def link_for(finding: Finding, trace_id: str = "", prefix: str = "CG_DISPATCH") -> str:
