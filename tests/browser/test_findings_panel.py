@@ -48,3 +48,21 @@ def test_findings_panel_links_open_their_view(page: Page, serve, tmp_path, artif
     page.wait_for_function(figure_js("timeline", "gd && Math.abs(gd.layout.xaxis.range[0] - 1e-5) < 1e-12 && "
                                                  "Math.abs(gd.layout.xaxis.range[1] - 2.2e-5) < 1e-12"), timeout=30000)
     assert console_errors == []
+
+
+@pytest.mark.parametrize("name, first", [("000_746bee52f7bbcc80_seed_summary.json", "sync-in-loop"),
+                                         ("generated_seed_shaped_108k.sqlite", "sync-in-loop"),
+                                         ("nsys2026.2_2gpu_nccl_before.sqlite", "sync-in-loop")])
+def test_samples_findings_panel_screenshots(page: Page, serve, artifacts, console_errors, name, first):
+    from pathlib import Path
+
+    samples = Path(__file__).resolve().parents[2] / "sample_traces"
+    page.goto(serve(create_app([samples / name])))
+    panel = page.locator("#findings-panel")
+    expect(panel.locator("details.finding summary b").first).to_have_text(first, timeout=60000)
+    if name.endswith(".json"):  # a summary: rules that need intervals say so
+        expect(panel).to_contain_text("Not evaluated (needs event rows: a summary JSON holds totals only): "
+                                      "host-bound-steps, launch-bound")
+        expect(panel).to_contain_text("Nothing found by: padding-waste")
+    panel.screenshot(path=str(artifacts / f"findings_{Path(name).stem}.png"))
+    assert console_errors == []

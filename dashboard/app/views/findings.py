@@ -7,7 +7,7 @@ from __future__ import annotations
 import dash_ag_grid as dag
 from dash import dcc, html
 
-from dashboard.analysis.findings import fmt_s
+from dashboard.analysis.findings import NEEDS_EVENTS, fmt_s
 from dashboard.app.views.base import View
 from dashboard.findings_report import findings_for, link_for, rows_of
 
@@ -44,13 +44,17 @@ def render(trace, state):
                        title=link)]),
             html.Div(f"Evidence: {len(f.rows):,} row(s){more}", className="hint"),
             _grid(i, rows)]))
-    quiet = [f.rule for f in found if f.cost_ns == 0]
-    notes = sorted({f.note for f in found if f.note})
+    unevaluated = [f.rule for f in found if f.cost_ns == 0 and f.note == NEEDS_EVENTS]
+    quiet = [f.rule for f in found if f.cost_ns == 0 and f.rule not in unevaluated]
+    estimated = [f.rule for f in found if f.cost_ns > 0 and f.note]
     footer = []
     if quiet:
         footer.append(html.Div("Nothing found by: " + ", ".join(quiet), className="hint"))
-    if notes:
-        footer.append(html.Div("; ".join(notes), className="hint"))
+    if unevaluated:
+        footer.append(html.Div(f"Not evaluated ({NEEDS_EVENTS}): " + ", ".join(unevaluated), className="hint"))
+    if estimated:
+        footer.append(html.Div("From the summary's totals (per-step numbers need event rows): " + ", ".join(estimated),
+                               className="hint"))
     if not items:
         items = [html.Div("No finding with a cost in this trace.", className="hint")]
     return {"children": [*items, *footer]}
