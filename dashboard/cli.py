@@ -451,12 +451,13 @@ def _findings(args) -> int:
         if rule not in RULES:
             raise TraceError(f"--param {rule}.{name}: unknown rule {rule!r} (rules: {', '.join(RULES)})")
         params.setdefault(rule, {})[name] = value
-    trace = load_trace(args.trace, dispatch_prefix=args.dispatch_prefix, cache=_cache(args))
+    cache = _cache(args)
+    trace = load_trace(args.trace, dispatch_prefix=args.dispatch_prefix, cache=cache)
     try:
         found = findings_for(trace, rules=rules, params=params, threshold=args.threshold)
     except ValueError as exc:
         raise TraceError(str(exc)) from None
-    tid = _trace_id(Path(args.trace))
+    tid = _trace_id(Path(args.trace), cache if cache.enabled else None)
     if args.json:
         sys.stdout.write(json.dumps(findings_json(trace, found, tid), indent=2) + "\n")
     else:
@@ -464,18 +465,11 @@ def _findings(args) -> int:
     return 0
 
 
-def _trace_id(path: Path) -> str:
-    """The dashboard's id of a trace file (name@hash), for links."""
-    import hashlib
+def _trace_id(path: Path, cache=None) -> str:
+    """The dashboard's id of a trace file (``app.store.trace_id``: name@content hash), for links."""
+    from dashboard.app.store import trace_id
 
-    h = hashlib.sha256()
-    try:  # the same recipe as app.store.trace_id, without importing the app
-        h.update(str(path.stat().st_size).encode())
-        with open(path, "rb") as fh:
-            h.update(fh.read(64 * 1024))
-    except OSError:
-        h.update(path.name.encode("utf-8", "surrogateescape"))
-    return f"{path.name}@{h.hexdigest()[:8]}"
+    return trace_id(path, cache)
 
 
 def _cache_command(args) -> int:

@@ -111,7 +111,8 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
     figs = [("Dispatches", view.gantt), ("GPU timeline", view.timeline), ("Phases", view.phase_figure)]
     from dashboard.findings_report import findings_for, findings_html
 
-    findings = findings_html(trace, findings_for(trace, threshold=state.threshold), state.trace)  # shown first
+    findings = findings_html(trace, findings_for(trace, threshold=state.threshold, prefix=state.prefix),
+                             state.trace)  # shown first
     parts = []
     for i, (name, fig) in enumerate(figs):
         parts.append(f"<h2>{html.escape(name)}</h2>")

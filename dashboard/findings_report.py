@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis.findings import Finding, evaluate, fmt_s
-from dashboard.state import ViewState, to_query
+from dashboard.state import SORT_ATTR, ViewState, to_query
 from dashboard.trace import LoadedTrace
 
 SCHEMA = "tracedash.findings/1"
@@ -22,18 +22,25 @@ DIFF_SCHEMA = "tracedash.findings-diff/1"
 CHANGE_PCT = 10.0  # a finding "changed" when its cost moved by more than this share (and 1 µs)
 
 
-def findings_for(trace: LoadedTrace, *, rules=None, params=None, threshold: float | None = None) -> list[Finding]:
-    """``analysis.findings.evaluate`` on a loaded trace (its summary, event rows and dispatch prefix)."""
-    return evaluate(trace.summary, trace.bundle, rules=rules, params=params, dispatch_prefix=trace.dispatch_prefix,
-                    threshold=threshold)
+def findings_for(trace: LoadedTrace, *, rules=None, params=None, threshold: float | None = None,
+                 prefix: str | None = None) -> list[Finding]:
+    """``analysis.findings.evaluate`` on a loaded trace (its summary and event rows), with the dispatch
+    prefix ``prefix`` (default: the one the trace was loaded with)."""
+    return evaluate(trace.summary, trace.bundle, rules=rules, params=params,
+                    dispatch_prefix=prefix or trace.dispatch_prefix, threshold=threshold)
 
 
 def link_for(finding: Finding, trace_id: str = "", prefix: str = "CG_DISPATCH") -> str:
-    """The dashboard query (``?...``) that opens the view showing ``finding``."""
+    """The dashboard query (``?...``) that opens the view showing ``finding``: its tab, window, the tab's
+    sort, kernel filter and marked row, through ``state.to_query`` (defaults omitted)."""
     v = finding.view
-    state = ViewState(trace=trace_id, tab=v.tab, sort=v.sort, prefix=prefix or "CG_DISPATCH", kernel=v.kernel)
+    state = ViewState(trace=trace_id, tab=v.tab, prefix=prefix or "CG_DISPATCH", kernel=v.kernel)
+    if v.sort and v.tab in SORT_ATTR:
+        state = replace(state, **{SORT_ATTR[v.tab]: v.sort})
     if v.t0_ns is not None and v.t1_ns is not None and v.t0_ns < v.t1_ns:
         state = replace(state, t0_ns=int(v.t0_ns), t1_ns=int(v.t1_ns))
+        if v.mark is not None:
+            state = replace(state, mark=(v.mark[0], int(v.mark[1]), int(v.mark[2])))
     return "?" + to_query(state)
 
 

@@ -107,7 +107,10 @@ def test_host_bound_steps(found):
     f = found["host-bound-steps"]
     assert rows(f) == [{"phase": "decode", "steps": 2, "host_bound_steps": 1, "step_ns": 10000, "gpu_busy_ns": 200,
                         "idle_ns": 9800, "cause": "cudaStreamSynchronize in wait", "cause_idle_ns": 9300}]
-    assert (f.view.tab, f.view.t0_ns, f.view.t1_ns) == ("gaps", 10000, 22000)
+    assert (f.view.tab, f.view.t0_ns, f.view.t1_ns, f.view.mark) == ("dispatches", 10000, 22000,
+                                                                     ("dispatch", 11000, 21000))
+    state = from_query(link_for(f, "serving.sqlite@0123abcd"))
+    assert (state.tab, state.window(), state.mark) == ("dispatches", (10000, 22000), ("dispatch", 11000, 21000))
     assert "1 of 3 steps" in f.summary and "cudaStreamSynchronize in wait" in f.summary
 
 
@@ -125,7 +128,7 @@ def test_launch_bound(found):
          "launch_ns_per_step": 350, "launch_over_kernel_ns": 400, "launch_bound": True},
         {"phase": "prefill", "steps": 1, "kernels": 1, "kernels_per_step": 1.0, "short_kernel_pct": 0.0,
          "launch_ns_per_step": 100, "launch_over_kernel_ns": 0, "launch_bound": False}]
-    assert f.view.sort == "-count"
+    assert f.view.sort == "-count" and from_query(link_for(f)).sort == "-count"
 
 
 def test_decode_without_graphs(found):
@@ -181,7 +184,10 @@ def test_seed_summary_yields_the_synchronisation_finding():
 def run_cli(*argv):
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code
     return code, out.getvalue(), err.getvalue()
 
 
@@ -193,10 +199,14 @@ def test_cli_json_rule_and_param(fixture_path):
     assert [f["rule"] for f in doc["findings"]] == ["host-bound-steps"]
     f = doc["findings"][0]
     assert f["params"] == {"share": 1} and f["rows"] == [] and f["cost_ns"] == 0  # 200 / 10000 = 2 % is not < 1 %
+    from dashboard.app.store import trace_id
+
+    assert from_query(f["link"]).trace == trace_id(fixture_path)  # the id the dashboard serves the file under
 
 
 @pytest.mark.parametrize("param, message", [
     ("gpu-starv.gapp=1", "has no parameter 'gapp'"), ("gpu-low-util.chunks=0", "from 1 to 1000"),
+    ("gpu-low-util.chunks=2.5", "must be a whole number"), ("gpu-starv.gap=x", "expected RULE.NAME=NUMBER"),
     ("nosuch.x=1", "unknown rule 'nosuch'")])
 def test_cli_bad_params_exit_2(fixture_path, param, message):
     code, _, err = run_cli("findings", str(fixture_path), "--no-cache", "--param", param)
@@ -262,3 +272,85 @@ def test_no_dispatch_marks_sync_is_per_thread_share_of_the_span():
     comm = next(x for x in f if x.rule == "exposed-comm")
     assert [(x["device_id"], x["exposed_pct"]) for x in rows(comm)] == [(0, 100.0), (1, 100.0)]
     assert from_query(link_for(comm)).kernel == "ncclDevKernel_SendRecv"
+
+
+@pytest.mark.parametrize("name", ["nsys2026.2_2gpu_nccl_before.sqlite", "nsys2024.6_h100_nvfuser.sqlite",
+                                  "nsys2022.2_a100_saxpy_mpi_backtraces.sqlite"])
+def test_fast_join_equals_kernel_launches(name):
+    """Context.launches (numpy join) pairs kernels and calls exactly as gpu_time.kernel_launches."""
+    from paths import NSYS_DIR
+
+    from dashboard.analysis.gpu_time import kernel_launches
+
+    t = load_trace(NSYS_DIR / name)
+    ctx = fd.build_context(t.summary, t.bundle)
+    ref = kernel_launches(t.bundle.kernels, t.bundle.api_calls)
+    ours = ctx.launches()
+    assert len(ours) > 0
+    assert ours["kernel_index"].tolist() == ref["kernel_index"].tolist()
+    assert ours["api_index"].tolist() == ref["api_index"].tolist()
+
+
+def test_attribution_and_busy_equal_the_dashboards():
+    """Context.attribution / dispatch_busy equal attribution.attribute_kernels / dispatch_metrics."""
+    from paths import SAMPLES
+
+    from dashboard.analysis.attribution import attribute_kernels, dispatch_metrics
+
+    t = load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite")
+    ctx = fd.build_context(t.summary, t.bundle)
+    ref = attribute_kernels(t.bundle.kernels, t.bundle.api_calls, ctx.dispatches)
+    assert (ctx.attribution() == ref).all() and (ref >= 0).sum() == 108_000
+    busy = dispatch_metrics(ctx.dispatches, t.bundle.kernels, ref)["gpu_busy_ns"].to_numpy()
+    assert ctx.dispatch_busy().tolist() == busy.tolist()
+
+
+@pytest.mark.parametrize("path", sorted(__import__("paths").NSYS_DIR.glob("*.sqlite"))
+                         + sorted(__import__("paths").DATA.glob("kineto/*.json.gz")), ids=lambda p: p.name)
+def test_every_shared_trace_gives_every_rule(path):
+    trace = load_trace(path)
+    ranked = findings_for(trace)
+    assert sorted(f.rule for f in ranked) == sorted(fd.RULES)
+    costs = [f.cost_ns for f in ranked]
+    assert costs == sorted(costs, reverse=True) and all(isinstance(c, int) and c >= 0 for c in costs)
+    for f in ranked:
+        assert (f.cost_ns == 0) == (f.severity == "none") and f.summary.endswith(".")
+        assert from_query(link_for(f, "x.sqlite@0123abcd")).warnings == ()
+
+
+def test_cpu_only_trace_is_not_called_host_bound():
+    from paths import NSYS_DIR
+
+    f = {x.rule: x for x in findings_for(load_trace(NSYS_DIR / "nsys2022.4_cpu_llm_server_nvtx.sqlite"))}
+    assert f["host-bound-steps"].cost_ns == 0 and "No GPU work recorded" in f["host-bound-steps"].summary
+    assert f["decode-no-graphs"].cost_ns == 0 and f["decode-no-graphs"].rows.empty
+
+
+def test_graph_launch_shared_by_its_kernels_in_launch_bound(tmp_path):
+    # one 1,000 ns call launches 4 kernels of 300 ns (a node-traced graph launch): 250 ns each, none short
+    p = write_nsys_sqlite(tmp_path / "g.sqlite", kernels=[
+        {"start": 2000 + 400 * i, "end": 2300 + 400 * i, "correlationId": 1, "graphNodeId": i + 1} for i in range(4)],
+        runtime=[_api(1000, 2000, "cudaGraphLaunch_v10000", 1)])
+    f = findings_for(load_trace(p), rules=["launch-bound"])[0]
+    assert rows(f) == [{"phase": "all", "steps": 0, "kernels": 4, "kernels_per_step": 4.0, "short_kernel_pct": 0.0,
+                        "launch_ns_per_step": 1000, "launch_over_kernel_ns": 0, "launch_bound": False}]
+
+
+@pytest.mark.parametrize("case", __import__("bad_inputs").ALL, ids=lambda c: c.id)
+def test_bad_input_corpus(case, tmp_path):
+    """Refused inputs: exit 2, one line naming the file and the problem, no traceback; inputs that load
+    give a valid findings document. The file is never changed and no side file appears."""
+    import hashlib
+
+    path = case.make(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir()), (
+        hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None)
+    code, out, err = run_cli("findings", str(path), "--json", "--no-cache")
+    if case.error:
+        assert code == 2 and case.error in err and "Traceback" not in err and err.count("\n") == 1
+    else:
+        doc = json.loads(out)
+        assert code == 0 and len(doc["findings"]) == len(fd.RULES)
+    after = sorted(p.name for p in tmp_path.iterdir()), (
+        hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None)
+    assert after == before

@@ -145,6 +145,8 @@ def test_gpu_starvation_follows_nsys_pairing_of_sorted_ends_and_starts(tmp_path)
     assert gaps.values.tolist() == [[4 * ms, 10 * ms, PID, 0, 1]]
     assert r.gpu_starvation(ops, gap_ms=4).empty  # strictly longer than the threshold
     assert r.gpu_starvation(ops, gap_ms=0)["duration_ns"].tolist() == [4 * ms, ms // 2]
+    assert r.gpu_starvation(ops, gap_ms=0.4)["duration_ns"].tolist() == [4 * ms, ms // 2]  # 0.5 ms > 0.4 ms
+    assert r.gpu_starvation(ops, gap_ms=0.5)["duration_ns"].tolist() == [4 * ms]
 
 
 def test_gpu_low_utilization_chunks_and_merging(tmp_path):

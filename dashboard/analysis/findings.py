@@ -26,12 +26,12 @@ import pandas as pd
 
 from dashboard.analysis import nsys_rules as nr
 from dashboard.analysis import phases as ph
-from dashboard.analysis.attribution import UNATTRIBUTED, attribute_kernels, dispatch_metrics
-from dashboard.analysis.categories import categorize_kernels
+from dashboard.analysis.attribution import UNATTRIBUTED
+from dashboard.analysis.categories import OTHER, categorize
 from dashboard.analysis.gpu_time import gpu_work, kernel_launches
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
-from dashboard.analysis.intervals import intersection_length, union_length
-from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, timed_kernels
+from dashboard.analysis.intervals import intersection_length, union_intervals, union_length
+from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, kernel_durations, kernel_end_ns
 from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
 from dashboard.model import Summary, TraceBundle
 
@@ -61,17 +61,20 @@ SYNC_CALL = re.compile(r"^(cuda(Stream|Device|Event|Ctx|Thread)Synchronize|cu(St
                        re.IGNORECASE)
 LAUNCH_CALL = re.compile(r"^(cudaLaunch|cuLaunch|cudaGraphLaunch|cuGraphLaunch)", re.IGNORECASE)
 NEEDS_EVENTS = "needs event rows: a summary JSON holds totals only"
+CAUSE_GAPS = 200  # host-bound-steps reads the host cause of this many longest gaps in host-bound steps
 
 
 @dataclass(frozen=True)
 class FindingView:
-    """The dashboard view that shows a finding: tab, time window (ns) and kernel-table sort."""
+    """The dashboard view that shows a finding: tab, time window (ns), the table's sort, a kernel name
+    filter and the marked row (the worst instance)."""
 
     tab: str = "kernels"
     t0_ns: int | None = None
     t1_ns: int | None = None
-    sort: str = "-total_ns"
+    sort: str = ""  # the open table's sort ("col" / "-col"); "" keeps that table's default
     kernel: str = ""  # kernel table name filter
+    mark: tuple[str, int, int] | None = None  # ("gap" | "dispatch" | "kernel", start_ns, end_ns) marked in the timeline
 
 
 @dataclass(frozen=True)
@@ -106,22 +109,89 @@ class Context:
     reference_ns: int
     _cache: dict = field(default_factory=dict)
 
+    def launches(self) -> pd.DataFrame:
+        """Each kernel joined to its launch call on (correlation id, process), as
+        ``gpu_time.kernel_launches`` (first API row per key): frame (kernel_index, api_index,
+        api_start_ns, api_ns = the call's duration), in kernel order. A numpy join on one int64 key."""
+        if "launch" not in self._cache:
+            k, a = self.bundle.kernels, self.bundle.api_calls
+            kc, kp = k["correlation_id"].to_numpy(np.int64), k["pid"].to_numpy(np.int64)
+            ac, ap = a["correlation_id"].to_numpy(np.int64), a["pid"].to_numpy(np.int64)
+            shift = np.int64(1) << np.int64(39)
+            if len(ac) and (ac.max(initial=0) >= shift or max(ap.max(initial=0), kp.max(initial=0)) >= 1 << 23):
+                j = kernel_launches(k, a)  # ids too large for one key: the general join
+                kidx, aidx = j["kernel_index"].to_numpy(), j["api_index"].to_numpy()
+            else:
+                akey = np.where(ac >= 0, ap * shift + ac, -1)
+                if len(akey) > 1 and (akey[1:] > akey[:-1]).all():  # file order is key order (usual): no sort
+                    order = np.arange(len(akey))
+                    ukey = akey
+                else:  # sort; the first row of each key wins, as in kernel_launches
+                    order = np.argsort(akey, kind="stable")
+                    ukey = akey[order]
+                    first = np.ones(len(ukey), bool)
+                    first[1:] = ukey[1:] != ukey[:-1]
+                    order, ukey = order[first], ukey[first]
+                kkey = kp * shift + kc
+                pos = np.clip(np.searchsorted(ukey, kkey), 0, max(len(ukey) - 1, 0))
+                hit = (kc >= 0) & (ukey[pos] == kkey) if len(ukey) else np.zeros(len(kc), bool)
+                kidx = np.flatnonzero(hit)
+                aidx = order[pos[hit]]
+            starts, ends = a["start_ns"].to_numpy(np.int64), a["end_ns"].to_numpy(np.int64)
+            self._cache["launch"] = pd.DataFrame({"kernel_index": kidx, "api_index": aidx,
+                                                  "api_start_ns": starts[aidx], "api_ns": ends[aidx] - starts[aidx]},
+                                                 copy=False)
+        return self._cache["launch"]
+
     def attribution(self) -> np.ndarray:
-        """Dispatch index per kernel (analysis.attribution), computed once."""
+        """Dispatch index per kernel, UNATTRIBUTED when unknown: as ``attribution.attribute_kernels``
+        (the dispatch whose window holds the launch call's start), on ``launches``."""
         if "attr" not in self._cache:
-            b = self.bundle
-            self._cache["attr"] = attribute_kernels(b.kernels, b.api_calls, self.dispatches)
+            out = np.full(len(self.bundle.kernels), UNATTRIBUTED, dtype=np.int64)
+            d = self.dispatches
+            j = self.launches()
+            if not d.empty and not j.empty:
+                starts, ends = d["start_ns"].to_numpy(np.int64), d["end_ns"].to_numpy(np.int64)
+                api_start = j["api_start_ns"].to_numpy(np.int64)
+                pos = np.searchsorted(starts, api_start, side="right") - 1
+                ok = (pos >= 0) & (api_start < ends[np.clip(pos, 0, None)])
+                out[j["kernel_index"].to_numpy()[ok]] = d["index"].to_numpy(np.int64)[pos[ok]]
+            self._cache["attr"] = out
         return self._cache["attr"]
 
-    def launches(self) -> pd.DataFrame:
-        """kernel_launches(kernels, api_calls) plus the launch call's duration (``api_ns``)."""
-        if "launch" not in self._cache:
-            b = self.bundle
-            j = kernel_launches(b.kernels, b.api_calls)
-            a = b.api_calls
-            j["api_ns"] = (a["end_ns"].to_numpy() - a["start_ns"].to_numpy())[j["api_index"].to_numpy()]
-            self._cache["launch"] = j
-        return self._cache["launch"]
+    def kernel_end(self) -> np.ndarray:
+        """``summary.kernel_end_ns`` (same-stream overruns clipped, as every figure), computed once."""
+        if "kend" not in self._cache:
+            self._cache["kend"] = kernel_end_ns(self.bundle.kernels)
+        return self._cache["kend"]
+
+    def kernel_duration(self) -> np.ndarray:
+        """``summary.kernel_durations`` as int64 numpy (0 for invalid rows), computed once."""
+        if "kdur" not in self._cache:
+            self._cache["kdur"] = kernel_durations(self.bundle.kernels).to_numpy(np.int64)
+        return self._cache["kdur"]
+
+    def dispatch_busy(self) -> np.ndarray:
+        """GPU busy time per dispatch (union of its own attributed kernels, all devices), int64 ns:
+        ``attribution.dispatch_metrics``' gpu_busy_ns, computed in one pass (groups offset apart)."""
+        if "busy" not in self._cache:
+            k = self.bundle.kernels
+            attr = self.attribution()
+            s, e = k["start_ns"].to_numpy(np.int64), self.kernel_end()
+            sel = (attr != UNATTRIBUTED) & (s >= 0) & (e >= s)
+            busy = np.zeros(len(self.dispatches), dtype=np.int64)
+            if sel.any():
+                g, s, e = attr[sel], s[sel], e[sel]
+                lo = int(s.min())
+                off = int(e.max()) - lo + 1
+                if off * (int(g.max()) + 1) < 2**62:
+                    us, ue = union_intervals((s - lo) + g * off, (e - lo) + g * off)
+                    busy = np.bincount(us // off, weights=ue - us, minlength=len(busy)).astype(np.int64)
+                else:
+                    for d in np.unique(g):
+                        busy[d] = union_length(s[g == d], e[g == d])
+            self._cache["busy"] = busy
+        return self._cache["busy"]
 
     def ops(self) -> pd.DataFrame:
         """nsys_rules.gpu_ops of the bundle, computed once."""
@@ -142,13 +212,31 @@ class Context:
         return out
 
 
+def _dispatch_marks(bundle: TraceBundle, prefix: str) -> pd.DataFrame:
+    """``summary.dispatch_marks`` (marks and range starts whose message starts with ``prefix``), the
+    prefix tested once per distinct name instead of per row."""
+    if not prefix:
+        return dispatch_marks(bundle, prefix)
+    parts = []
+    for frame, t, col in ((bundle.nvtx_marks, "ts_ns", "name"), (bundle.nvtx_ranges, "start_ns", "message")):
+        names = frame[col] if isinstance(frame[col].dtype, pd.CategoricalDtype) else frame[col].astype("category")
+        ok = [i for i, c in enumerate(names.cat.categories) if str(c).startswith(prefix)]
+        sel = np.isin(names.cat.codes.to_numpy(), ok)
+        if sel.any():
+            parts.append(pd.DataFrame({"start_ns": frame[t].to_numpy(np.int64)[sel],
+                                       "name": np.asarray(names.astype(object).to_numpy()[sel], dtype=object)}))
+    if not parts:
+        return pd.DataFrame({"start_ns": pd.Series([], dtype="int64"), "name": pd.Series([], dtype=object)})
+    return pd.concat(parts, ignore_index=True).sort_values(["start_ns", "name"], kind="stable").reset_index(drop=True)
+
+
 def build_context(summary: Summary, bundle: TraceBundle | None, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
                   threshold: float | None = None) -> Context:
     """Dispatches (as ``phases.build_dispatches`` on the dispatch marks, closed at the last kernel end),
     phases (``threshold`` or the automatic split) and the reference time for severities: the GPU
     activity span, else the dispatches' total, else 1 ns."""
     if bundle is not None:
-        marks = dispatch_marks(bundle, dispatch_prefix)
+        marks = _dispatch_marks(bundle, dispatch_prefix)
     else:
         tl = summary.dispatch_timeline
         marks = tl[tl["name"].astype(str).str.startswith(dispatch_prefix)] if dispatch_prefix else tl
@@ -230,7 +318,9 @@ def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
     if rule == "gpu-low-util":
         text = (f"{len(rows):,} {label} ({fmt_s(int(rows['duration_ns'].sum()))}), {fmt_s(cost)} of it idle; "
                 f"the lowest at {float(rows['in_use_pct'].iloc[0]):.1f} % from {int(rows['start_ns'].iloc[0]) / 1e9:.3f} s")
-    return _finding(ctx, rule, params, cost, text + ".", rows, FindingView(tab=tab, t0_ns=t0, t1_ns=t1))
+    top_s, top_e = int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"])
+    mark = ("gap", top_s, top_e) if rule == "gpu-starv" else None
+    return _finding(ctx, rule, params, cost, text + ".", rows, FindingView(tab=tab, t0_ns=t0, t1_ns=t1, mark=mark))
 
 
 # ---------------------------------------------------------------------------- serving rules
@@ -254,8 +344,10 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
     if d.empty:
         return _no_dispatches(ctx, rule, params, view)
     b = ctx.bundle
-    metrics = dispatch_metrics(d, b.kernels, ctx.attribution())
-    busy = metrics["gpu_busy_ns"].to_numpy(np.int64)
+    if b.kernels.empty and b.graph_launches.empty:
+        return _empty(ctx, rule, params, "No GPU work recorded (no kernels or graph launches): nothing to compare "
+                      "the steps with.", view)
+    busy = ctx.dispatch_busy()
     dur = d["duration_ns"].to_numpy(np.int64)
     bound = busy < share * dur
     if not bound.any():
@@ -266,7 +358,7 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
     ok = (pos >= 0) & (gaps["start_ns"].to_numpy() < ends[np.clip(pos, 0, None)])
     ok &= bound[np.clip(pos, 0, None)]
     g = gaps[ok].assign(phase=ctx.phases.to_numpy()[pos[ok]])
-    g = g.sort_values("duration_ns", ascending=False, kind="stable").head(2000)
+    g = g.sort_values("duration_ns", ascending=False, kind="stable").head(CAUSE_GAPS)
     causes = gap_causes(g.drop(columns="phase"), b.kernels, b.api_calls, b.nvtx_ranges, limit=len(g))
     causes["phase"] = g["phase"].to_numpy()
     rows = []
@@ -291,24 +383,42 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
     text = (f"{int(rows['host_bound_steps'].sum()):,} of {len(d):,} steps keep the GPU busy under {params['share']} % "
             f"of the step; {fmt_s(cost)} of GPU idle time in them, most in {r0['phase']} "
             f"({fmt_s(int(r0['idle_ns']))}), mainly {r0['cause']} ({fmt_s(int(r0['cause_idle_ns']))}).")
-    return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="gaps", t0_ns=t0, t1_ns=t1))
+    return _finding(ctx, rule, params, cost, text, rows, FindingView(
+        tab="dispatches", t0_ns=t0, t1_ns=t1, mark=("dispatch", int(starts[worst]), int(ends[worst]))))
 
 
 def _innermost_ranges(ranges: pd.DataFrame, tid: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Name of the shortest NVTX range on the same thread containing each call [start, end), "" if none."""
+    """Name of the innermost NVTX range on the same thread containing each call [start, end): among the
+    ranges that contain it, the one that started last (the top of a push/pop stack; ties: the shorter);
+    "" if none. Per call a walk back over the ranges that started before it, at most 64 steps, then a
+    scan of all of them."""
     out = np.full(len(start), "", dtype=object)
-    if ranges.empty:
+    if ranges.empty or len(start) == 0:
         return out
+    rtid = ranges["global_tid"].to_numpy()
+    codes = ranges["name"].cat.codes.to_numpy() if isinstance(ranges["name"].dtype, pd.CategoricalDtype) else None
+    cats = ranges["name"].cat.categories if codes is not None else None
     for t in np.unique(tid):
-        r = ranges[ranges["global_tid"].to_numpy() == t]
-        if r.empty:
+        sel = np.flatnonzero(rtid == t)
+        if not len(sel):
             continue
-        rs, re_, names = r["start_ns"].to_numpy(), r["end_ns"].to_numpy(), r["name"].astype(str).to_numpy()
-        length = re_ - rs
-        for i in np.flatnonzero(tid == t):
-            hit = np.flatnonzero((rs <= start[i]) & (re_ >= end[i]))
-            if len(hit):
-                out[i] = names[hit[int(np.argmin(length[hit]))]]
+        rs, re_ = ranges["start_ns"].to_numpy()[sel], ranges["end_ns"].to_numpy()[sel]
+        order = np.lexsort((-(re_ - rs), rs))  # by start, then longer first: the shorter of equal starts is later
+        rs, re_, sel = rs[order], re_[order], sel[order]
+        calls = np.flatnonzero(tid == t)
+        upto = np.searchsorted(rs, start[calls], side="right")
+        for i, n in zip(calls, upto):
+            hit = -1
+            for j in range(n - 1, max(n - 65, -1), -1):
+                if re_[j] >= end[i]:
+                    hit = j
+                    break
+            if hit < 0 and n > 64:
+                ok = np.flatnonzero(re_[:n - 64] >= end[i])
+                hit = int(ok[-1]) if len(ok) else -1
+            if hit >= 0:
+                row = sel[hit]
+                out[i] = str(cats[codes[row]]) if codes is not None else str(ranges["name"].iloc[row])
     return out
 
 
@@ -400,42 +510,52 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
 
 def launch_bound(ctx: Context, params: dict) -> Finding:
     """``launch-bound``: per phase, kernels per step, the share of kernels shorter than their launch
-    call, and launch-call time per step. A phase is launch-bound when that share is at least
+    call (a call that launched n kernels, e.g. a graph launch, counts 1/n per kernel), and launch-call
+    time per step. A phase is launch-bound when that share is at least
     ``share`` %; cost = Σ (launch call − kernel) over its kernels shorter than their launch.
     Rows per phase (all phases, ``launch_bound`` true/false).
     """
     rule, view = "launch-bound", FindingView(tab="kernels", sort="-count")
     if ctx.bundle is None:
         return _empty(ctx, rule, params, f"Launch-bound phases: not evaluated ({NEEDS_EVENTS}).", view, NEEDS_EVENTS)
-    k = ctx.bundle.kernels
     j = ctx.launches()
     if j.empty:
         return _empty(ctx, rule, params, "No kernel could be joined to its launch call (correlation ids).", view)
-    kdur = (k["end_ns"].to_numpy() - k["start_ns"].to_numpy())[j["kernel_index"].to_numpy()]
-    ldur = j["api_ns"].to_numpy()
+    kdur = ctx.kernel_duration()[j["kernel_index"].to_numpy()]
+    # a call that launched several kernels (a node-traced graph launch) is shared between them
+    aidx = j["api_index"].to_numpy()
+    per_call = np.bincount(aidx, minlength=int(aidx.max()) + 1)[aidx]
+    ldur = j["api_ns"].to_numpy() // per_call
     if ctx.dispatches.empty:
-        phase = np.full(len(j), "all", dtype=object)
+        codes, names = np.zeros(len(j), dtype=np.int64), np.array(["all"], dtype=object)
         steps = {"all": 0}
     else:
         attr = ctx.attribution()[j["kernel_index"].to_numpy()]
         pp = ctx.phases.to_numpy()
-        phase = np.where(attr != UNATTRIBUTED, pp[np.clip(attr, 0, None)], "")
+        pcode, pnames = pd.factorize(pp)  # per dispatch: small
+        codes = np.where(attr != UNATTRIBUTED, pcode[np.clip(attr, 0, None)], len(pnames))
+        names = np.append(np.asarray(pnames, dtype=object), "")
         steps = {p: int((pp == p).sum()) for p in set(pp)}
-    f = pd.DataFrame({"phase": phase, "short": kdur < ldur, "over": np.clip(ldur - kdur, 0, None), "ldur": ldur})
-    f = f[f["phase"] != ""]
+    m = len(names)
+    count = np.bincount(codes, minlength=m)
+    short = np.bincount(codes, weights=(kdur < ldur), minlength=m)
+    over = np.bincount(codes, weights=np.clip(ldur - kdur, 0, None), minlength=m)
+    lsum = np.bincount(codes, weights=ldur, minlength=m)
     rows = []
-    for p, g in f.groupby("phase", sort=False):
+    for i, p in enumerate(names):
+        if p == "" or not count[i]:
+            continue
         n = steps.get(p) or 1
-        share = _pct(int(g["short"].sum()), len(g))
-        rows.append({"phase": p, "steps": steps.get(p, 0), "kernels": len(g), "kernels_per_step": round(len(g) / n, 2),
-                     "short_kernel_pct": round(share, 2), "launch_ns_per_step": int(g["ldur"].sum() // n),
-                     "launch_over_kernel_ns": int(g["over"].sum()), "launch_bound": share >= params["share"]})
+        share = _pct(int(short[i]), int(count[i]))
+        rows.append({"phase": p, "steps": steps.get(p, 0), "kernels": int(count[i]),
+                     "kernels_per_step": round(int(count[i]) / n, 2), "short_kernel_pct": round(share, 2),
+                     "launch_ns_per_step": int(lsum[i]) // n, "launch_over_kernel_ns": int(over[i]),
+                     "launch_bound": share >= params["share"]})
     if not rows:
         return _empty(ctx, rule, params, "No kernel launched inside a dispatch.", view)
     rows = pd.DataFrame(rows).sort_values("launch_over_kernel_ns", ascending=False, kind="stable")
     bound = rows[rows["launch_bound"]]
     if bound.empty:
-        r0 = rows.iloc[0]
         return Finding(rule, "none", 0, f"No launch-bound phase: at most {rows['short_kernel_pct'].max():.1f} % of "
                        f"kernels run shorter than their launch call (threshold {params['share']} %).", params, rows,
                        view)
@@ -472,6 +592,8 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
         cost = int(launch_total * nograph.sum() / len(d))
         launch_ns = cost
         note = "estimated from totals: " + NEEDS_EVENTS
+    elif ctx.bundle.kernels.empty and ctx.bundle.graph_launches.empty:
+        return _empty(ctx, rule, params, "No GPU work recorded (no kernels or graph launches).", view)
     else:
         b = ctx.bundle
         attr = ctx.attribution()
@@ -504,7 +626,9 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
             f"CUDA graphs ({int((decode & mode_none).sum()):,} marked mode=NONE); a graph would replace "
             f"~{kernels_per_step:.0f} launches per step, {fmt_s(launch_ns)} of launch calls"
             + (" (estimated from totals)." if note else "."))
-    return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1), note)
+    mark = ("dispatch", int(d["start_ns"].iloc[first]), int(d["end_ns"].iloc[first]))
+    return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1, mark=mark),
+                    note)
 
 
 def padding_waste(ctx: Context, params: dict) -> Finding:
@@ -544,7 +668,22 @@ def padding_waste(ctx: Context, params: dict) -> Finding:
     t0, t1 = _window(int(d["start_ns"].iloc[worst]), int(d["end_ns"].iloc[worst]))
     text = (f"{r0['phase']} pads {r0['waste_tokens']:,} tokens ({r0['waste_pct']:.1f} % of {r0['padded_tokens']:,} "
             f"padded) over {r0['padded_steps']:,} steps; {fmt_s(cost)} of step time goes to padding.")
-    return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1))
+    mark = ("dispatch", int(d["start_ns"].iloc[worst]), int(d["end_ns"].iloc[worst]))
+    return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1, mark=mark))
+
+
+def _is_communication(k: pd.DataFrame) -> np.ndarray:
+    """Kernels whose category (``categories.categorize``: short name first, then demangled name) is
+    "communication", decided once per distinct short name and, where no rule matches the short name,
+    once per distinct demangled name."""
+    short, full = pd.Categorical(k["short_name"]), pd.Categorical(k["name"])
+    by_short = [categorize(str(c), "")[0] for c in short.categories]
+    by_full = [categorize("", str(c))[0] for c in full.categories]
+    comm_short = np.array([c == "communication" for c in by_short] + [False])
+    unmatched = np.array([c == OTHER for c in by_short] + [True])
+    comm_full = np.array([c == "communication" for c in by_full] + [False])
+    sc, fc = short.codes, full.codes  # -1 (missing) indexes the trailing entry
+    return comm_short[sc] | (unmatched[sc] & comm_full[fc])
 
 
 def exposed_communication(ctx: Context, params: dict) -> Finding:
@@ -555,25 +694,26 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
     rule, view = "exposed-comm", FindingView(tab="kernels", sort="-total_ns")
     if ctx.bundle is None:
         return _empty(ctx, rule, params, f"Exposed communication: not evaluated ({NEEDS_EVENTS}).", view, NEEDS_EVENTS)
-    k = timed_kernels(ctx.bundle.kernels)
-    if k.empty:
+    k = ctx.bundle.kernels
+    timed = ctx.kernel_duration() > 0  # zero-length and invalid rows add nothing to a union
+    if not timed.any():
         return _empty(ctx, rule, params, "No kernels.", view)
-    comm = (categorize_kernels(k)["category"].to_numpy() == "communication")
+    comm = _is_communication(k) & timed
     if not comm.any():
         return _empty(ctx, rule, params, "No communication kernels (NCCL or similar).", view)
     rows = []
-    s, e, dev = k["start_ns"].to_numpy(), k["end_ns"].to_numpy(), k["device_id"].to_numpy()
+    s, e, dev = k["start_ns"].to_numpy(np.int64), ctx.kernel_end(), k["device_id"].to_numpy(np.int64)
     for dv in np.unique(dev[comm]):
-        c, o = comm & (dev == dv), ~comm & (dev == dv)
+        c, o = comm & (dev == dv), ~comm & timed & (dev == dv)
         total = union_length(s[c], e[c])
         overlap = intersection_length(s[c], e[c], s[o], e[o])
         rows.append({"device_id": int(dv), "comm_ns": total, "overlapped_ns": overlap, "exposed_ns": total - overlap,
                      "exposed_pct": round(_pct(total - overlap, total), 2)})
     rows = pd.DataFrame(rows).sort_values("exposed_ns", ascending=False, kind="stable")
     cost = int(rows["exposed_ns"].sum())
-    names = k["short_name"].astype(str).to_numpy()[comm]
-    durs = (e - s)[comm]
-    top_name = pd.Series(durs).groupby(names).sum().sort_values(ascending=False, kind="stable").index[0]
+    short = pd.Categorical(k["short_name"])
+    per_name = np.bincount(short.codes[comm], weights=(e - s)[comm], minlength=len(short.categories))
+    top_name = short.categories[int(np.argmax(per_name))]
     view = FindingView(tab="kernels", sort="-total_ns", kernel=str(top_name)[:200])
     r0 = rows.iloc[0]
     text = (f"Communication kernels run {fmt_s(cost)} not overlapped by compute across {len(rows)} GPU(s); "
@@ -638,6 +778,8 @@ def resolve_params(rule: str, given: dict | None = None) -> dict:
         p = spec[name]
         if not (isinstance(value, (int, float)) and not isinstance(value, bool) and p.low <= value <= p.high):
             raise ValueError(f"{rule}.{name} must be a number from {p.low} to {p.high}, got {value!r}")
+        if p.integer and value != int(value):
+            raise ValueError(f"{rule}.{name} must be a whole number, got {value!r}")
         out[name] = value
     return out
 

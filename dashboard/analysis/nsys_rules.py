@@ -63,12 +63,13 @@ class Param:
     low: int
     high: int
     help: str
+    integer: bool = False  # only whole numbers allowed
 
 
 NSYS_RULE_PARAMS: dict[str, tuple[Param, ...]] = {
     "gpu-starv": (Param("gap", DEFAULT_GAP_MS, "ms", 0, 10**9, "minimum idle gap reported, in ms"),),
     "gpu-low-util": (Param("threshold", DEFAULT_THRESHOLD_PCT, "%", 0, 10**6, "chunks under this in-use % are reported"),
-                     Param("chunks", DEFAULT_CHUNKS, "", 1, 1000, "equal chunks per GPU and process")),
+                     Param("chunks", DEFAULT_CHUNKS, "", 1, 1000, "equal chunks per GPU and process", integer=True)),
     "cuda-sync-api": (),
     "cuda-sync-memcpy": (),
     "cuda-sync-memset": (),
@@ -88,14 +89,27 @@ def gpu_ops(bundle: TraceBundle) -> pd.DataFrame:
         each in file order. Kernels with an invalid time (start -1) are left out.
     """
     k, m = bundle.kernels, bundle.memops
-    parts = [pd.DataFrame({"start_ns": k["start_ns"].to_numpy(np.int64), "end_ns": k["end_ns"].to_numpy(np.int64),
-                           "pid": k["pid"].to_numpy(np.int64), "device_id": k["device_id"].to_numpy(np.int64),
-                           "context_id": k["context_id"].to_numpy(np.int64)})]
-    if not m.empty:
-        parts.append(pd.DataFrame({c: m[c].to_numpy(np.int64) for c in ("start_ns", "end_ns", "pid", "device_id",
-                                                                        "context_id")}))
-    ops = pd.concat(parts, ignore_index=True)
-    return ops[ops["start_ns"].to_numpy() > 0].reset_index(drop=True)
+    cols = ("start_ns", "end_ns", "pid", "device_id", "context_id")
+    arrays = {c: (np.concatenate([k[c].to_numpy(np.int64), m[c].to_numpy(np.int64)]) if len(m)
+                  else k[c].to_numpy(np.int64)) for c in cols}
+    keep = arrays["start_ns"] > 0
+    if not keep.all():
+        arrays = {c: v[keep] for c, v in arrays.items()}
+    return pd.DataFrame(arrays, copy=False)
+
+
+def _groups(ops: pd.DataFrame):
+    """(pid, device_id, row positions) per process and GPU of ``ops``, sorted by (pid, device_id)."""
+    pid, dev = ops["pid"].to_numpy(np.int64), ops["device_id"].to_numpy(np.int64)
+    if len(pid) == 0:
+        return []
+    if (pid == pid[0]).all() and (dev == dev[0]).all():
+        return [(int(pid[0]), int(dev[0]), slice(None))]
+    codes, uniq = pd.factorize(pd.MultiIndex.from_arrays([pid, dev]))
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(uniq) + 1))
+    groups = [(int(uniq[i][0]), int(uniq[i][1]), order[bounds[i]:bounds[i + 1]]) for i in range(len(uniq))]
+    return sorted(groups, key=lambda g: (g[0], g[1]))
 
 
 def gpu_starvation(ops: pd.DataFrame, *, gap_ms: int = DEFAULT_GAP_MS) -> pd.DataFrame:
@@ -111,15 +125,16 @@ def gpu_starvation(ops: pd.DataFrame, *, gap_ms: int = DEFAULT_GAP_MS) -> pd.Dat
     Returns:
         GAP_ROWS frame sorted by duration descending, then start.
     """
-    threshold = int(gap_ms) * 1_000_000
+    threshold = round(gap_ms * 1_000_000)  # ms may be fractional (nsys takes whole ms)
     out: dict[str, list] = {c: [] for c in GAP_ROWS}
     if ops.empty:
         return _frame(out, GAP_ROWS)
-    for (pid, dev), g in ops.groupby(["pid", "device_id"], sort=True):
-        starts = np.sort(g["start_ns"].to_numpy(np.int64), kind="stable")
-        order = np.argsort(g["end_ns"].to_numpy(np.int64), kind="stable")
-        ends = g["end_ns"].to_numpy(np.int64)[order]
-        ctx = g["context_id"].to_numpy(np.int64)[order]
+    for pid, dev, rows in _groups(ops):
+        starts = np.sort(ops["start_ns"].to_numpy(np.int64)[rows])
+        e = ops["end_ns"].to_numpy(np.int64)[rows]
+        order = np.argsort(e, kind="stable")
+        ends = e[order]
+        ctx = ops["context_id"].to_numpy(np.int64)[rows][order]
         dur = starts[1:] - ends[:-1]
         keep = np.flatnonzero(dur > threshold)
         out["duration_ns"] += dur[keep].tolist()
@@ -156,20 +171,28 @@ def gpu_low_utilization(ops: pd.DataFrame, *, threshold: int = DEFAULT_THRESHOLD
     if not 1 <= int(chunks) <= 1000:
         raise ValueError(f"chunks must be between 1 and 1000, got {chunks}")
     out: dict[str, list] = {c: [] for c in LOW_UTIL_ROWS}
-    for (pid, dev), g in ops.groupby(["pid", "device_id"], sort=True):
-        s = g["start_ns"].to_numpy(np.int64)
-        e = g["end_ns"].to_numpy(np.int64)
-        lo, hi = int(s.min()), int(e.max())
+    for pid, dev, rows in _groups(ops):
+        s = np.sort(ops["start_ns"].to_numpy(np.int64)[rows])
+        e = np.sort(ops["end_ns"].to_numpy(np.int64)[rows])
+        lo, hi = int(s[0]), int(e[-1])
         size = math.ceil(float(hi - lo) / chunks)
-        ctx = int(g["context_id"].iloc[0])
+        ctx = int(ops["context_id"].to_numpy(np.int64)[rows][0])
+        # Operation time before x (overlaps summed, not a union): F(x) = Σ_{s<x} (x − s) − Σ_{e<x} (x − e),
+        # from prefix sums over the sorted starts and ends; a chunk's op time is F(ce) − F(cs).
+        cum_s = np.concatenate([[0], np.cumsum(s - lo)])
+        cum_e = np.concatenate([[0], np.cumsum(e - lo)])
+
+        def busy_before(x: int) -> int:
+            ns_, ne_ = int(np.searchsorted(s, x, side="left")), int(np.searchsorted(e, x, side="left"))
+            return ns_ * (x - lo) - int(cum_s[ns_]) - (ne_ * (x - lo) - int(cum_e[ne_]))
+
         kept = []  # (chunk index, start, end, pct)
         for i in range(int(chunks)):
             cs = i * size + lo
             ce = min(cs + size, hi)
             if not cs < ce:
                 continue
-            inside = np.clip(np.minimum(e, ce) - np.maximum(s, cs), 0, None)
-            pct = float(inside.sum()) / (ce - cs) * 100
+            pct = float(busy_before(ce) - busy_before(cs)) / (ce - cs) * 100
             if pct < threshold:
                 kept.append((i, cs, ce, pct))
         run: list = []
@@ -226,6 +249,8 @@ def _join_api(ops: pd.DataFrame, api_calls: pd.DataFrame, pattern: re.Pattern) -
 
 
 def _memcpy_rows(m: pd.DataFrame) -> pd.DataFrame:
+    if m.empty:
+        return _frame({}, MEMCPY_ROWS)
     f = pd.DataFrame({"duration_ns": m["end_ns"] - m["start_ns"], "start_ns": m["start_ns"],
                       "src_kind": m["src_kind"].astype(str), "dst_kind": m["dst_kind"].astype(str),
                       "bytes": m["bytes"], "pid": m["pid"], "device_id": m["device_id"],
@@ -235,7 +260,20 @@ def _memcpy_rows(m: pd.DataFrame) -> pd.DataFrame:
 
 
 def _memcpys(memops: pd.DataFrame) -> pd.DataFrame:
-    return memops[memops["kind"].astype(str).str.startswith("memcpy").to_numpy()]
+    return memops[_kind_is(memops, "kind", lambda v: v.startswith("memcpy"))]
+
+
+def _kind_is(memops: pd.DataFrame, column: str, values) -> np.ndarray:
+    """Rows whose categorical ``column`` is one of ``values`` (or, for a callable, whose value passes it),
+    tested once per category, not per row."""
+    col = memops[column]
+    cats = col.cat.categories if isinstance(col.dtype, pd.CategoricalDtype) else None
+    if cats is None:
+        col = col.astype("category")
+        cats = col.cat.categories
+    test = values if callable(values) else (lambda v: v in values)
+    ok = [i for i, c in enumerate(cats) if test(str(c))]
+    return np.isin(col.cat.codes.to_numpy(), ok)
 
 
 def cuda_sync_memcpy(memops: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFrame:
@@ -247,8 +285,10 @@ def cuda_sync_memcpy(memops: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFr
         MEMCPY_ROWS frame (times of the copy on the GPU), sorted by duration descending, then start.
     """
     m = _memcpys(memops)
-    kind = m["kind"].astype(str)
-    m = m[~((kind == "memcpy DtoD") | ((kind == "memcpy HtoD") & (m["bytes"] <= SMALL_HTOD_BYTES))).to_numpy()]
+    if m.empty:
+        return _frame({}, MEMCPY_ROWS)
+    dtod, htod = _kind_is(m, "kind", {"memcpy DtoD"}), _kind_is(m, "kind", {"memcpy HtoD"})
+    m = m[~(dtod | (htod & (m["bytes"].to_numpy() <= SMALL_HTOD_BYTES)))]
     return _memcpy_rows(_join_api(m, api_calls, _MEMCPY_SYNC_API))
 
 
@@ -260,7 +300,9 @@ def cuda_async_memcpy(memops: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataF
         MEMCPY_ROWS frame sorted by duration descending, then start.
     """
     m = _memcpys(memops)
-    m = m[((m["src_kind"].astype(str) == "Pageable") | (m["dst_kind"].astype(str) == "Pageable")).to_numpy()]
+    if m.empty:
+        return _frame({}, MEMCPY_ROWS)
+    m = m[_kind_is(m, "src_kind", {"Pageable"}) | _kind_is(m, "dst_kind", {"Pageable"})]
     return _memcpy_rows(_join_api(m, api_calls, _MEMCPY_ASYNC_API))
 
 
@@ -270,8 +312,10 @@ def cuda_sync_memset(memops: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFr
     Returns:
         MEMSET_ROWS frame (``dst_kind``: the set memory's kind), sorted by duration descending, then start.
     """
-    m = memops[(memops["kind"].astype(str) == "memset").to_numpy()]
-    m = m[m["dst_kind"].astype(str).isin(["Pinned", "Managed"]).to_numpy()]
+    m = memops[_kind_is(memops, "kind", {"memset"})]
+    m = m[_kind_is(m, "dst_kind", {"Pinned", "Managed"})]
+    if m.empty:
+        return _frame({}, MEMSET_ROWS)
     j = _join_api(m, api_calls, _MEMSET_SYNC_API)
     f = pd.DataFrame({"duration_ns": j["end_ns"] - j["start_ns"], "start_ns": j["start_ns"],
                       "dst_kind": j["dst_kind"].astype(str), "bytes": j["bytes"], "pid": j["pid"],

@@ -25,6 +25,7 @@ from dashboard.app.views import (
     api,
     compare_link,
     dispatches,
+    findings,
     gantt,
     gaps,
     gpu,
@@ -39,6 +40,7 @@ from dashboard.app.views.base import ResponseCache, View, register_view, render_
 
 VIEWS: list[View] = [
     alerts.VIEW,
+    findings.VIEW,
     overview.VIEW,
     timeline.VIEW,  # directly under the overview cards, full width; the Gantt below on the same x axis
     gantt.VIEW,

@@ -1,0 +1,73 @@
+"""Findings panel, above the overview: what to fix first, ranked by cost, each with its evidence rows
+(sortable) and a link that opens the view showing it (tab, window, sort, marked row). Definitions:
+docs/findings.md; the analysis is ``analysis.findings`` through ``findings_report``."""
+
+from __future__ import annotations
+
+import dash_ag_grid as dag
+from dash import dcc, html
+
+from dashboard.analysis.findings import NEEDS_EVENTS, fmt_s
+from dashboard.app.views.base import View
+from dashboard.findings_report import findings_for, link_for, rows_of
+
+PANEL = "findings-panel"
+MAX_ROWS = 200  # evidence rows shown per finding (the CLI's --json has all)
+
+
+def _grid(i: int, rows: list[dict]) -> dag.AgGrid:
+    cols = list(rows[0]) if rows else []
+    return dag.AgGrid(
+        id=f"{PANEL}-rows-{i}", rowData=rows,
+        columnDefs=[{"field": c, "headerName": c, "sortable": True, "resizable": True,
+                     **({"type": "numericColumn"} if isinstance(rows[0][c], (int, float)) else {})} for c in cols],
+        defaultColDef={"sortable": True, "resizable": True, "filter": False},
+        dashGridOptions={"enableCellTextSelection": True, "animateRows": False},
+        columnSize="autoSize",
+        style={"height": f"{min(340, 100 + 44 * max(len(rows), 1))}px", "width": "100%"})
+
+
+def render(trace, state):
+    """The ranked findings of the whole trace for the state's dispatch prefix and phase threshold."""
+    found = findings_for(trace, threshold=state.threshold, prefix=state.prefix)
+    items = []
+    for i, f in enumerate(x for x in found if x.cost_ns > 0):
+        link = link_for(f, state.trace, state.prefix)
+        rows = rows_of(f.rows.head(MAX_ROWS))
+        more = (f" (first {MAX_ROWS} of {len(f.rows):,})" if len(f.rows) > MAX_ROWS else "")
+        items.append(html.Details(className=f"finding sev-{f.severity}", children=[
+            html.Summary(children=[
+                html.Span(f.severity, className=f"badge sev-{f.severity}"), " ",
+                html.B(f.rule), html.Span(f" · {fmt_s(f.cost_ns)} · ", className="cost"),
+                html.Span(f.summary, className="sentence"), " ",
+                html.A("open view →", href=link, className="finding-link", id=f"{PANEL}-link-{f.rule}",
+                       title=link)]),
+            html.Div(f"Evidence: {len(f.rows):,} row(s){more}", className="hint"),
+            _grid(i, rows)]))
+    unevaluated = [f.rule for f in found if f.cost_ns == 0 and f.note == NEEDS_EVENTS]
+    quiet = [f.rule for f in found if f.cost_ns == 0 and f.rule not in unevaluated]
+    estimated = [f.rule for f in found if f.cost_ns > 0 and f.note]
+    footer = []
+    if quiet:
+        footer.append(html.Div("Nothing found by: " + ", ".join(quiet), className="hint"))
+    if unevaluated:
+        footer.append(html.Div(f"Not evaluated ({NEEDS_EVENTS}): " + ", ".join(unevaluated), className="hint"))
+    if estimated:
+        footer.append(html.Div("From the summary's totals (per-step numbers need event rows): " + ", ".join(estimated),
+                               className="hint"))
+    if not items:
+        items = [html.Div("No finding with a cost in this trace.", className="hint")]
+    return {"children": [*items, *footer]}
+
+
+VIEW = View(
+    name="findings", fields=("prefix", "threshold"), slot="cards",
+    outputs={"children": (PANEL + "-list", "children")},
+    render=render,
+    empty=lambda message: {"children": []},
+    layout=lambda state: html.Section(id=PANEL, className="panel findings", children=[
+        html.H3("Findings — what to fix first", className="panel-title"),
+        html.Div("Ranked by the time they cost; each opens the view that shows it (docs/findings.md).",
+                 className="hint"),
+        dcc.Loading(type="dot", delay_show=300, children=html.Div(id=PANEL + "-list"))]),
+)

@@ -1,0 +1,68 @@
+"""The Findings panel above the overview: ranked findings, sortable evidence, and links that open the
+view they name (tab, window, marked row), in headless Chromium."""
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from dashboard.app import create_app
+
+pytestmark = pytest.mark.browser
+
+
+def figure_js(graph_id: str, expr: str) -> str:
+    return f"() => {{ const gd = document.querySelector('#{graph_id} .js-plotly-plot'); return {expr}; }}"
+
+
+def test_findings_panel_links_open_their_view(page: Page, serve, tmp_path, artifacts, console_errors):
+    from test_findings import build_fixture
+
+    build_fixture(tmp_path / "serving.sqlite")
+    page.goto(serve(create_app(trace_dirs=[tmp_path])))
+    panel = page.locator("#findings-panel")
+    expect(panel).to_contain_text("padding-waste", timeout=30000)
+    # above the overview cards, ranked by cost (the fixture's numbers, tests/test_findings.py)
+    assert page.evaluate("() => document.querySelector('#findings-panel').compareDocumentPosition("
+                         "document.querySelector('#overview')) & Node.DOCUMENT_POSITION_FOLLOWING") > 0
+    rules = panel.locator("details.finding summary b").all_inner_texts()
+    assert rules == ["gpu-low-util", "padding-waste", "host-bound-steps", "sync-in-loop", "cuda-sync-api",
+                     "exposed-comm", "decode-no-graphs", "launch-bound", "cuda-sync-memcpy", "pageable-in-loop",
+                     "cuda-async-memcpy"]
+    expect(panel).to_contain_text("Nothing found by: gpu-starv, cuda-sync-memset")
+    # evidence rows: open one finding, its grid is sortable
+    panel.locator("details.finding", has_text="padding-waste").locator("summary .sentence").click()
+    grid = "dash_ag_grid.getApi('findings-panel-rows-1')"
+    page.wait_for_function(f"() => {{ try {{ return {grid}.getDisplayedRowCount() === 2; }} catch (e) {{ return false; }} }}",
+                           timeout=15000)
+    assert page.evaluate(f"() => {grid}.getDisplayedRowAtIndex(0).data.phase") == "decode"
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(artifacts / "findings_panel.png"), full_page=False)
+    page.locator("#findings-panel-rows-1 .ag-header-cell[col-id='waste_ns'] .ag-header-cell-label").click()
+    page.wait_for_function(f"() => {grid}.getDisplayedRowAtIndex(0).data.phase === 'prefill'", timeout=10000)
+
+    # the host-bound finding's link opens the Dispatches tab on the worst step, zoomed and marked
+    page.locator("#findings-panel-link-host-bound-steps").click()
+    page.wait_for_function("() => window.location.search.includes('mark=dispatch')", timeout=15000)
+    assert "tab=dispatches" in page.url and "t0_ns=10000" in page.url and "t1_ns=22000" in page.url
+    expect(page.locator("#table-tabs .tab--selected")).to_have_text("Dispatches", timeout=15000)
+    page.wait_for_function(figure_js("timeline", "gd && Math.abs(gd.layout.xaxis.range[0] - 1e-5) < 1e-12 && "
+                                                 "Math.abs(gd.layout.xaxis.range[1] - 2.2e-5) < 1e-12"), timeout=30000)
+    assert console_errors == []
+
+
+@pytest.mark.parametrize("name, first", [("000_746bee52f7bbcc80_seed_summary.json", "sync-in-loop"),
+                                         ("generated_seed_shaped_108k.sqlite", "sync-in-loop"),
+                                         ("nsys2026.2_2gpu_nccl_before.sqlite", "sync-in-loop")])
+def test_samples_findings_panel_screenshots(page: Page, serve, artifacts, console_errors, name, first):
+    from pathlib import Path
+
+    samples = Path(__file__).resolve().parents[2] / "sample_traces"
+    page.goto(serve(create_app([samples / name])))
+    panel = page.locator("#findings-panel")
+    expect(panel.locator("details.finding summary b").first).to_have_text(first, timeout=60000)
+    if name.endswith(".json"):  # a summary: rules that need intervals say so
+        expect(panel).to_contain_text("Not evaluated (needs event rows: a summary JSON holds totals only): "
+                                      "host-bound-steps, launch-bound")
+        expect(panel).to_contain_text("Nothing found by: padding-waste")
+    panel.screenshot(path=str(artifacts / f"findings_{Path(name).stem}.png"))
+    assert console_errors == []
