@@ -143,6 +143,7 @@ class TraceCache:
             m = meta["meta"]
             m["gpus"] = {int(k): v for k, v in m["gpus"].items()}
             m["tables"] = tuple(m["tables"])
+            m["thread_names"] = {int(k): v for k, v in m.get("thread_names", {}).items()}
             m["warnings"] = tuple(m.get("warnings", ()))
             m["accounts"] = tuple(RowAccount(**{**a, "skipped": tuple((str(r), int(n)) for r, n in a["skipped"])})
                                   for a in m.get("accounts", ()))
