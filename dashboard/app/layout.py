@@ -15,7 +15,7 @@ LANE_LABELS = (("nvtx", "NVTX ranges"), ("marks", "NVTX marks"), ("gpu", "GPU bu
                ("streams", "kernels by stream (when zoomed in)"), ("memops", "memcpy/memset"))
 
 # No button or link may send a figure off the machine ("Edit in Chart Studio", "Share", "Export to plot.ly").
-NO_CLOUD = {"showSendToCloud": False, "showEditInChartStudio": False, "showLink": False, "sendData": False}
+NO_CLOUD = {"showEditInChartStudio": False, "showLink": False, "sendData": False}  # + showSendToCloud below
 
 GRAPH_CONFIG = {
     **NO_CLOUD,
