@@ -622,6 +622,10 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
         notes.append(f"{len(b.graph_launches):,} CUDA graph launches shown as opaque busy intervals (graph-level "
                      "trace): re-profile with --cuda-graph-trace=node for per-kernel detail")
     lane_keys = nvtx_lane_keys(selected, ranks=ranks, thread_names=b.meta.thread_names)
+    if ranks:  # hovers give each rank's own pid (the label says which rank)
+        lane_keys["pid"] = [ranks.get(int(p), (0, int(p)))[1] for p in lane_keys["pid"]]
+        if api is not None:
+            api["pid"] = [ranks.get(int(p), (0, int(p)))[1] for p in api["pid"]]
     launch = kernel_launch(trace, highlight, b.meta.gpus, kernels is not None) if highlight is not None else None
     return build_gpu_timeline(lanes, lane_keys, marks, gpus=b.meta.gpus, x_range_ns=x_range,
                               busy_label=busy_label, notes=notes, uirevision=uirev, kernels=kernels,

@@ -352,3 +352,12 @@ def test_compare_step_time_overlay_has_a_tick_at_every_decade():
     b = pd.DataFrame({"phase": ["decode"], "duration_ns": [40_000_000]})
     fig = build_step_time_overlay(a, b)
     assert list(fig.layout.yaxis.tickvals) == [10.0, 100.0] and list(fig.layout.yaxis.range) == [0.95, 2.05]
+
+
+def test_thread_hover_names_each_id_once():
+    from dashboard.figures.timeline import _thread_hover
+
+    assert _thread_hover("python3 · tid 145", 145, 145) == "thread python3 · pid 145 · tid 145"
+    assert _thread_hover("python3 · pid 145", 145, 146) == "thread python3 · pid 145 · tid 146"
+    assert _thread_hover("watchdog", 144, 245) == "thread watchdog · pid 144 · tid 245"
+    assert _thread_hover("rank 1 · pid 144 · tid 9", 144, 9) == "thread rank 1 · pid 144 · tid 9"

@@ -164,9 +164,12 @@ def _hbar(name: str, start_ns, end_ns, y, *, color, hover, width=0.8, text=None,
 
 
 def _thread_hover(thread: str, pid: int, tid: int) -> str:
-    """Hover line naming a thread with its ids: "thread python3 · pid 144 · tid 245"."""
+    """Hover line naming a thread with its ids once: "thread python3 · pid 144 · tid 245"."""
     ids = f"pid {pid} · tid {tid}"
-    return "thread " + (escape_text(thread[:120]) if thread.endswith(ids) else f"{escape_text(thread[:120])} · {ids}")
+    if thread.endswith(ids):  # an unnamed thread: its label is its ids
+        return "thread " + escape_text(thread[:160])
+    name = thread.removesuffix(f" · tid {tid}").removesuffix(f" · pid {pid}")
+    return f"thread {escape_text(name[:120])} · {ids}"
 
 
 def _cpu_block(nvtx: pd.DataFrame, api: pd.DataFrame) -> list[str]:
