@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pandas and the model load lazily: a warm `summarize` never 
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = 8  # bump whenever a frame schema or the loader's output changes
+CACHE_FORMAT = 9  # bump whenever a frame schema or the loader's output changes
 HEADER_BYTES = 64 * 1024
 ENV_DIR = "TRACEDASH_CACHE_DIR"
 FRAME_NAMES = ("kernels", "api_calls", "nvtx_ranges", "nvtx_marks", "memops", "graph_launches")
@@ -143,6 +143,7 @@ class TraceCache:
             m = meta["meta"]
             m["gpus"] = {int(k): v for k, v in m["gpus"].items()}
             m["tables"] = tuple(m["tables"])
+            m["thread_names"] = {int(k): v for k, v in m.get("thread_names", {}).items()}
             m["warnings"] = tuple(m.get("warnings", ()))
             m["accounts"] = tuple(RowAccount(**{**a, "skipped": tuple((str(r), int(n)) for r, n in a["skipped"])})
                                   for a in m.get("accounts", ()))

@@ -21,12 +21,15 @@ import plotly.io as pio
 from dashboard import __version__
 from dashboard.analysis.ratio import fmt_pct
 from dashboard.errors import TraceError
-from dashboard.figures.common import fmt_ns
+from dashboard.figures.common import fmt_ns, report_layout
 from dashboard.render import DashboardView, build_view, options_from_state
 from dashboard.state import ViewState, from_query
 from dashboard.trace import LoadedTrace
 
 FIGURES = ("timeline", "gantt", "phases")
+# No button of the report's figures may send data off the machine (plotly.js 3 has no "Edit in
+# Chart Studio"/link options any more; the send-to-cloud button is switched off explicitly).
+REPORT_NO_CLOUD = {"showSendToCloud": False}
 FORMATS = ("png", "svg", "pdf")
 IMAGE_SIZE = {"timeline": (1600, None), "gantt": (1600, None), "phases": (1600, 420)}
 
@@ -79,7 +82,8 @@ def _ensure_kaleido() -> None:
 
 
 def image_bytes(fig: go.Figure, fmt: str, *, which: str = "timeline", scale: float = 2.0) -> bytes:
-    """Render ``fig`` as png, svg or pdf at report size (width 1600 px, height of the figure).
+    """Render ``fig`` as png, svg or pdf at report size (width 1600 px) in the report layout
+    (``figures.common.report_layout``).
 
     Raises:
         TraceError: unknown format, or no Chromium for kaleido.
@@ -88,7 +92,8 @@ def image_bytes(fig: go.Figure, fmt: str, *, which: str = "timeline", scale: flo
         raise TraceError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
     _ensure_kaleido()
     width, height = IMAGE_SIZE.get(which, (1600, None))
-    height = height or int(fig.layout.height or 500)
+    fig = report_layout(fig, width=width)  # no on-screen hints, >= 14 px text, timeline no wider than 3:1
+    height = max(height or 0, int(fig.layout.height or 500))
     return fig.to_image(format=fmt, width=width, height=height, scale=scale if fmt == "png" else 1)
 
 
@@ -114,16 +119,27 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
     findings = findings_html(trace, findings_for(trace, threshold=state.threshold, prefix=state.prefix),
                              state.trace)  # shown first
     parts = []
-    for i, (name, fig) in enumerate(figs):
+    first = True
+    for name, fig in figs:
         parts.append(f"<h2>{html.escape(name)}</h2>")
-        parts.append(pio.to_html(fig, full_html=False, include_plotlyjs="inline" if i == 0 else False,
-                                 config={"displaylogo": False}, default_width="100%"))
-    cards = "".join(f"<div class='card'><div class='l'>{html.escape(c.label)}</div><div class='v'>"
+        if not fig.data:  # an empty state: its one-line reason, not an empty plot box
+            why = " ".join(str(a.text or "") for a in fig.layout.annotations if a.name != "caption")
+            parts.append(f"<p class='small'>{why.replace('<br>', ' ')}</p>")  # already escaped for Plotly
+            continue
+        # The report layout: no on-screen hints (this file cannot redraw on zoom), >= 14 px text.
+        parts.append(pio.to_html(report_layout(fig, aspect_limit=False), full_html=False,
+                                 include_plotlyjs="inline" if first else False,
+                                 config={"displaylogo": False, **REPORT_NO_CLOUD}, default_width="100%"))
+        first = False
+    cards = "".join(f"<div class='card'><div class='l'>{html.escape(c.label)}</div>"
+                    f"<div class='v{' long' if len(c.value) > 16 else ''}'>"
                     f"{html.escape(c.value)}</div><div class='h'>{html.escape(c.hint)}</div></div>" for c in view.cards)
     phase_rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r.values()) + "</tr>"
                          for r in view.phase_rows)
     phase_head = "".join(f"<th>{html.escape(str(k if k != 'metric' else ''))}</th>"
                          for k in (view.phase_rows[0].keys() if view.phase_rows else []))
+    phase_section = (f"<h2>Per phase</h2><table><thead><tr>{phase_head}</tr></thead><tbody>{phase_rows}</tbody>"
+                     "</table>") if view.phase_rows else ""
     kernels = pd.DataFrame(view.kernel_rows)
     api = pd.DataFrame(view.api_rows)
     from dashboard.render import effective_group, nvtx_rows, windowed
@@ -161,9 +177,12 @@ body {{ font-family: Inter, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; co
 h1 {{ font-size: 22px; margin-bottom: 4px; }} h2 {{ font-size: 16px; margin: 24px 0 8px; }}
 .small {{ color: #52606d; font-size: 12px; }}
 .cards {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(190px, 1fr)); gap: 8px; }}
-.card {{ border: 1px solid #dde3ea; border-radius: 8px; padding: 8px 10px; }}
-.card .l {{ font-size: 11px; text-transform: uppercase; color: #52606d; }} .card .v {{ font-size: 18px; font-weight: 600; }}
-.card .h {{ font-size: 11px; color: #52606d; }}
+.card {{ border: 1px solid #dde3ea; border-radius: 8px; padding: 8px 10px; min-width: 0; overflow: hidden; }}
+.card .l {{ font-size: 11px; text-transform: uppercase; color: #52606d; }}
+.card .v {{ font-size: 18px; font-weight: 600; overflow-wrap: anywhere; }}
+.card .v.long {{ font-size: 14px; }}
+.card .h {{ font-size: 11px; color: #52606d; overflow-wrap: anywhere; }}
+td, th {{ overflow-wrap: anywhere; }}
 table {{ border-collapse: collapse; font-size: 12px; width: 100%; }}
 th, td {{ border-bottom: 1px solid #e6e8eb; padding: 4px 8px; text-align: left; }}
 td + td {{ text-align: right; }} th {{ background: #f5f7fa; }}
@@ -174,7 +193,7 @@ union, not a sum of kernel times; CUDA API and NVTX totals overlap GPU work and 
 {link}
 {findings}
 <div class="cards">{cards}</div>
-<h2>Per phase</h2><table><thead><tr>{phase_head}</tr></thead><tbody>{phase_rows}</tbody></table>
+{phase_section}
 {''.join(parts)}
 {''.join(tables)}
 </body></html>

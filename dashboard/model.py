@@ -191,6 +191,9 @@ class TraceMeta:
     # per process that made CUDA launch calls: (pid, launch API calls, GPU executions recorded: kernel
     # rows + graph-level graph executions); sorted by pid. Empty when the input has no launch calls.
     launches_by_pid: tuple[tuple[int, int, int], ...] = ()
+    # global_tid (nsys packing: pid << 24 | tid) -> thread name, for timeline lane labels: nsys
+    # ThreadNames (last row per thread), Kineto ``thread_name`` metadata events; empty when unknown
+    thread_names: dict[int, str] = field(default_factory=dict)
 
 
 # The kind of RowAccount for input events no frame is meant to hold (a Kineto trace's CPU ops, flow

@@ -62,6 +62,7 @@ from dashboard.analysis.timeline import (
     lanes_for_window,
     nvtx_lane_keys,
     select_ranges,
+    thread_labeler,
 )
 from dashboard.analysis.window import clip_bundle, clip_dispatches, overlapping
 from dashboard.analysis.summary import summarize
@@ -70,7 +71,16 @@ from dashboard.figures.gantt import build_dispatch_gantt
 from dashboard.figures.idle import build_idle_causes
 from dashboard.figures.phases import build_phase_analysis
 from dashboard.figures.theme import DEFAULT_THEME, Theme
-from dashboard.figures.timeline import build_gpu_timeline, build_nvtx_union_bars
+from dashboard.figures.timeline import (
+    PLOT_WIDTH_PX,
+    Highlight,
+    LaunchLink,
+    api_lane_label,
+    build_gpu_timeline,
+    build_nvtx_union_bars,
+    gpu_lane_label,
+    stream_lane_label,
+)
 from dashboard.model import DISPATCH_MARKS, account_brief, conform, device_label, empty_frame
 from dashboard.state import window_from_relayout as state_window_from_relayout
 from dashboard.trace import LoadedTrace
@@ -80,7 +90,8 @@ NVTX_BUDGET = 1500
 MARK_TICK_BUDGET = 400
 KERNEL_BUDGET = 1500  # individual kernels (per-stream lanes) are drawn when the window holds at most this many
 MEMOP_BUDGET = 400
-GPU_BUDGET = DEFAULT_MARK_BUDGET - NVTX_BUDGET - MARK_TICK_BUDGET - KERNEL_BUDGET - MEMOP_BUDGET
+API_BUDGET = 400  # CUDA API calls, drawn with the kernels (zoomed in)
+GPU_BUDGET = DEFAULT_MARK_BUDGET - NVTX_BUDGET - MARK_TICK_BUDGET - KERNEL_BUDGET - MEMOP_BUDGET - API_BUDGET
 ALL_LANES = ("nvtx", "marks", "gpu", "streams", "memops")
 GANTT_BUDGET = 3000  # dispatch bars in one Gantt figure
 DISPATCH_ROW_LIMIT = 20_000  # rows of the dispatch table sent to the browser (the longest steps)
@@ -548,9 +559,69 @@ def overview_cards(trace: LoadedTrace, options: ViewOptions | None = None) -> li
     return cards
 
 
+def _launch_calls(kernels: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFrame:
+    """The launch call of each kernel: API rows joined on (pid, correlation id), as NVIDIA's
+    projection scripts join them (correlation ids are unique only within a process).
+
+    Returns:
+        Frame aligned with ``kernels`` (same index): ``api_name`` (display name, None when no call
+        matches), ``api_start_ns``, ``api_end_ns``, ``api_global_tid``, ``api_pid``, ``api_tid``.
+    """
+    a = api_calls[api_calls["correlation_id"].isin(kernels["correlation_id"].unique())]
+    a = a.drop_duplicates(["pid", "correlation_id"])
+    a = pd.DataFrame({"pid": a["pid"].to_numpy(), "correlation_id": a["correlation_id"].to_numpy(),
+                      "api_name": [clean_api_name(str(n)) for n in a["name"]],
+                      "api_start_ns": a["start_ns"].to_numpy(), "api_end_ns": a["end_ns"].to_numpy(),
+                      "api_global_tid": a["global_tid"].to_numpy(), "api_pid": a["pid"].to_numpy(),
+                      "api_tid": a["tid"].to_numpy()})
+    keys = pd.DataFrame({"pid": kernels["pid"].to_numpy(), "correlation_id": kernels["correlation_id"].to_numpy()})
+    out = keys.merge(a, on=["pid", "correlation_id"], how="left").drop(columns=["pid", "correlation_id"])
+    out.index = kernels.index
+    out["api_name"] = out["api_name"].astype(object).where(out["api_name"].notna(), None)
+    return out
+
+
+def kernel_launch(trace: LoadedTrace, highlight: Highlight, gpus: dict[int, str],
+                  kernel_lanes: bool) -> LaunchLink | None:
+    """The launch link of the kernel a ``Highlight`` of kind "kernel" points at: the kernel whose
+    start and end equal the highlight's (the first such row), and its launch call (same process
+    and correlation id). None when no kernel or no call matches.
+
+    ``kernel_lanes``: whether kernels are drawn one by one (the link ends in the kernel's stream
+    lane) or not (it ends in its GPU lane).
+    """
+    b = trace.bundle
+    if b is None or highlight.kind != "kernel":
+        return None
+    k = b.kernels
+    hit = k[(k["start_ns"] == highlight.start_ns) & (k["end_ns"] == highlight.end_ns)]
+    if hit.empty:
+        return None
+    row = hit.iloc[0]
+    call = _launch_calls(hit.iloc[:1], b.api_calls).iloc[0]
+    if call["api_name"] is None:
+        return None
+    labeler = thread_labeler(b.meta.thread_names, ranks=b.meta.rank_pids if b.meta.format == RANKS_FORMAT else None)
+    thread = labeler(int(call["api_global_tid"]), int(call["api_pid"]), int(call["api_tid"]))
+    dev = int(row["device_id"])
+    rank_devices = b.meta.rank_devices or None
+    lane = stream_lane_label(dev, int(row["stream_id"]), gpus, rank_devices) if kernel_lanes \
+        else gpu_lane_label(dev, gpus, rank_devices)
+    return LaunchLink(correlation_id=int(row["correlation_id"]), api_name=str(call["api_name"]),
+                      api_start_ns=int(call["api_start_ns"]), api_end_ns=int(call["api_end_ns"]),
+                      api_lane=api_lane_label(thread), kernel_name=str(row["short_name"]),
+                      kernel_start_ns=int(row["start_ns"]), kernel_end_ns=int(row["end_ns"]), kernel_lane=lane)
+
+
 def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, int] | None,
-                    theme: Theme = DEFAULT_THEME) -> go.Figure:
-    """GPU busy/idle per device with the NVTX overlay, within the mark budget (see analysis.timeline)."""
+                    theme: Theme = DEFAULT_THEME, highlight: Highlight | None = None) -> go.Figure:
+    """GPU busy/idle per device with the NVTX overlay, within the mark budget (see analysis.timeline).
+
+    Zoomed in (at most ``KERNEL_BUDGET`` kernels in the window) kernels are drawn by stream with
+    their launch call in the hover, and CUDA API calls (at most ``API_BUDGET``) in one lane per
+    calling thread. ``highlight`` marks a target (see figures.timeline.Highlight); for a kernel
+    its launch call is drawn and linked to it.
+    """
     uirev = f"{trace.name}|timeline"
     if trace.bundle is None:
         return build_nvtx_union_bars(nvtx_table(trace.summary), theme=theme)
@@ -560,22 +631,42 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
     unions = busy_unions(b, options.busy_source)
     hidden_devices = set(options.hide_devices)
     unions = {d: u for d, u in unions.items() if d not in hidden_devices}
-    lanes = lanes_for_window(unions, lo_ns=lo, hi_ns=hi, budget=GPU_BUDGET) \
+    min_visible = (hi - lo) // PLOT_WIDTH_PX if x_range is not None else 0
+    lanes = lanes_for_window(unions, lo_ns=lo, hi_ns=hi, budget=GPU_BUDGET, min_visible_ns=min_visible) \
         if x_range is not None and "gpu" in show else []
     ranges = b.nvtx_ranges[b.nvtx_ranges["start_ns"] >= 0] if "nvtx" in show else b.nvtx_ranges.iloc[0:0]
     selected, hidden = select_ranges(ranges, lo_ns=lo, hi_ns=hi, budget=NVTX_BUDGET)
     marks = b.nvtx_marks if "marks" in show else b.nvtx_marks.iloc[0:0]
     marks = marks[(marks["ts_ns"] >= lo) & (marks["ts_ns"] < hi)]
+    ranks = b.meta.rank_pids if b.meta.format == RANKS_FORMAT else None
+    labeler = thread_labeler(b.meta.thread_names, ranks=ranks)
     notes = []
-    kernels = memops = None
+    kernels = memops = api = None
     if "streams" in show and x_range is not None:
         k = timed_kernels(b.kernels)  # invalid rows (end < start, centuries) are never drawn
         vis = k[(k["end_ns"] > lo) & (k["start_ns"] < hi) & ~k["device_id"].isin(hidden_devices)]
         if 0 < len(vis) <= KERNEL_BUDGET:
-            kernels = pd.concat([vis, categorize_kernels(vis)], axis=1)
+            calls = _launch_calls(vis, b.api_calls)
+            calls["api_thread"] = [labeler(int(g), int(p), int(t)) if n is not None else None
+                                   for n, g, p, t in zip(calls["api_name"], calls["api_global_tid"].fillna(-1),
+                                                         calls["api_pid"].fillna(-1), calls["api_tid"].fillna(-1))]
+            kernels = pd.concat([vis, categorize_kernels(vis), calls], axis=1)
             kernels["stream_lane"] = stream_names(vis, k)  # (device, process, context, stream): one lane each
         elif len(vis):
-            notes.append(f"{len(vis):,} kernels in view: zoom in to {KERNEL_BUDGET:,} or fewer to see each one by stream")
+            notes.append(f"{len(vis):,} kernels in view: zoom in to {KERNEL_BUDGET:,} or fewer to see each one "
+                         "by stream with its CUDA API calls")
+        a = b.api_calls
+        avis = a[(a["end_ns"] > lo) & (a["start_ns"] < hi)]
+        if 0 < len(avis) <= API_BUDGET and kernels is not None:
+            api = pd.DataFrame({"start_ns": avis["start_ns"].to_numpy(), "end_ns": avis["end_ns"].to_numpy(),
+                                "name": [clean_api_name(str(n)) for n in avis["name"]],
+                                "thread": [labeler(int(g), int(p), int(t)) for g, p, t in
+                                           zip(avis["global_tid"], avis["pid"], avis["tid"])],
+                                "global_tid": avis["global_tid"].to_numpy(),
+                                "pid": avis["pid"].to_numpy(), "tid": avis["tid"].to_numpy(),
+                                "correlation_id": avis["correlation_id"].to_numpy()})
+        elif len(avis) > API_BUDGET and kernels is not None:
+            notes.append(f"{len(avis):,} CUDA API calls in view: zoom in to {API_BUDGET:,} or fewer to see them")
     if "memops" in show and x_range is not None and not b.memops.empty:
         m = b.memops
         vis = m[(m["end_ns"] > lo) & (m["start_ns"] < hi) & ~m["device_id"].isin(hidden_devices)]
@@ -591,15 +682,21 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
     if hidden_devices:
         notes.append("hidden GPUs: " + ", ".join(str(d) for d in sorted(hidden_devices)))
     if any(ln.mode == "bins" for ln in lanes):
-        notes.append("GPU lanes binned into busy fractions (too many intervals to draw one by one)")
+        notes.append("GPU lanes binned into busy fractions (intervals too many or too short to draw one by one)")
     busy_label = busy_source_label(options.busy_source, not b.graph_launches.empty)
     if not b.graph_launches.empty and busy_parts(options.busy_source)[1]:
         notes.append(f"{len(b.graph_launches):,} CUDA graph launches shown as opaque busy intervals (graph-level "
                      "trace): re-profile with --cuda-graph-trace=node for per-kernel detail")
-    lane_keys = nvtx_lane_keys(selected, ranks=b.meta.rank_pids if b.meta.format == RANKS_FORMAT else None)
+    lane_keys = nvtx_lane_keys(selected, ranks=ranks, thread_names=b.meta.thread_names)
+    if ranks:  # hovers give each rank's own pid (the label says which rank)
+        lane_keys["pid"] = [ranks.get(int(p), (0, int(p)))[1] for p in lane_keys["pid"]]
+        if api is not None:
+            api["pid"] = [ranks.get(int(p), (0, int(p)))[1] for p in api["pid"]]
+    launch = kernel_launch(trace, highlight, b.meta.gpus, kernels is not None) if highlight is not None else None
     return build_gpu_timeline(lanes, lane_keys, marks, gpus=b.meta.gpus, x_range_ns=x_range,
                               busy_label=busy_label, notes=notes, uirevision=uirev, kernels=kernels,
-                              memops=memops, theme=theme, rank_devices=b.meta.rank_devices or None)
+                              memops=memops, api=api, highlight=highlight, launch=launch, theme=theme,
+                              rank_devices=b.meta.rank_devices or None)
 
 
 PHASE_METRICS = (  # (label, stats column, format)
@@ -841,8 +938,12 @@ def timeline_view(trace: LoadedTrace, options: ViewOptions,
     """The GPU timeline at ``options.window`` (None: the whole trace), captioned from that window,
     with the marked row outlined; and its download file name."""
     x_range = options.window or time_extent(trace, dispatches_for(trace, options.dispatch_prefix))
-    fig = timeline_figure(trace, options, x_range, theme)  # draws no phases: its caption names no threshold
-    fig = add_caption(mark_target(fig, options.mark), view_caption(trace, options, options.window))
+    # the marked row: outlined, and for a kernel its launch call linked to it (figures.timeline.Highlight)
+    highlight = Highlight(options.mark[1], options.mark[2], label=f"selected {options.mark[0]}",
+                          kind=options.mark[0]) if options.mark else None
+    # it draws no phases: its caption names no threshold
+    fig = timeline_figure(trace, options, x_range, theme, highlight=highlight)
+    fig = add_caption(fig, view_caption(trace, options, options.window))
     return fig, figure_filename(trace, "timeline", options.window)
 
 

@@ -14,7 +14,7 @@ GLOBAL_TID_1 = GLOBAL_PID_1 | 101  # pid 100, tid 101
 
 
 def write_nsys_sqlite(path: Path, *, kernels=(), runtime=(), nvtx=(), memcpy=(), memset=(), graph_trace=(),
-                      gpus=None, version="2024.5.1.113", kernel_extra_columns=True) -> Path:
+                      gpus=None, version="2024.5.1.113", kernel_extra_columns=True, thread_names=None) -> Path:
     """Write a minimal nsys export.
 
     Args:
@@ -26,6 +26,7 @@ def write_nsys_sqlite(path: Path, *, kernels=(), runtime=(), nvtx=(), memcpy=(),
         memcpy / memset: dicts with start, end, optional deviceId, streamId, bytes, copyKind.
         graph_trace: dicts with start, end, optional deviceId, streamId, graphId.
         gpus: {id: name} for TARGET_INFO_GPU.
+        thread_names: {globalTid: name} (or a list of (globalTid, name) rows, kept in order) for ThreadNames.
     """
     path = Path(path)
     con = sqlite3.connect(path)
@@ -107,6 +108,10 @@ def write_nsys_sqlite(path: Path, *, kernels=(), runtime=(), nvtx=(), memcpy=(),
             con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (?,?,?,1,0,?,1,?,?,1)",
                         (g["start"], g["end"], g.get("deviceId", 0), g.get("streamId", 7), GLOBAL_PID_1,
                          g.get("graphId", 1)))
+    if thread_names:
+        con.execute("CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER)")
+        rows = thread_names.items() if isinstance(thread_names, dict) else thread_names
+        con.executemany("INSERT INTO ThreadNames VALUES (?, 0, ?)", [(sid(n), g) for g, n in rows])
     con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.items()])
     con.commit()
     con.close()

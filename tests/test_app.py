@@ -8,7 +8,7 @@ from paths import NSYS_DIR, SAMPLES, SEED
 
 from dashboard.analysis.tables import api_table, clean_api_name, kernel_table, nvtx_table
 from dashboard.analysis.gpu_time import gpu_work
-from dashboard.analysis.timeline import BUSY_ALL, device_lanes, nvtx_lane_keys
+from dashboard.analysis.timeline import BUSY_ALL, device_unions, lanes_for_window, nvtx_lane_keys
 from dashboard.app import create_app, ids
 from dashboard.app.views import BY_NAME, render_view
 from dashboard.state import ViewState
@@ -48,9 +48,9 @@ def test_copies_are_not_idle(tmp_path):
     path = write_nsys_sqlite(tmp_path / "c.sqlite", kernels=[{"start": 0, "end": 100}, {"start": 400, "end": 500}],
                              memcpy=[{"start": 100, "end": 400}], memset=[{"start": 500, "end": 520}])
     b = load_trace(path).bundle
-    lanes = device_lanes(gpu_work(b.kernels, b.memops), lo_ns=0, hi_ns=520)
+    lanes = lanes_for_window(device_unions(gpu_work(b.kernels, b.memops)), lo_ns=0, hi_ns=520)
     assert (lanes[0].busy_ns, lanes[0].gap_starts.tolist(), lanes[0].gap_ends.tolist()) == (200, [100], [400])
-    lanes = device_lanes(gpu_work(b.kernels, b.memops, include_memops=True), lo_ns=0, hi_ns=520)
+    lanes = lanes_for_window(device_unions(gpu_work(b.kernels, b.memops, include_memops=True)), lo_ns=0, hi_ns=520)
     assert (lanes[0].busy_ns, lanes[0].gap_starts.tolist()) == (520, [])
 
 
@@ -59,10 +59,10 @@ def test_device_lanes_bin_over_budget(tmp_path):
     path = write_nsys_sqlite(tmp_path / "many.sqlite", kernels=[{"start": s, "end": s + 10} for s in starts])
     b = load_trace(path).bundle
     work = gpu_work(b.kernels, b.memops)
-    lanes = device_lanes(work, lo_ns=0, hi_ns=20000, budget=500, n_bins=100)
+    lanes = lanes_for_window(device_unions(work), lo_ns=0, hi_ns=20000, budget=500, n_bins=100)
     assert lanes[0].mode == "bins" and len(lanes[0].fraction) == 100
     assert lanes[0].fraction.tolist() == [0.5] * 100 and lanes[0].busy_ns == 10000
-    assert device_lanes(work, lo_ns=0, hi_ns=20000, budget=1500)[0].mode == "intervals"
+    assert lanes_for_window(device_unions(work), lo_ns=0, hi_ns=20000, budget=1500)[0].mode == "intervals"
 
 
 def test_nvtx_lanes_nest_push_pop_and_pack_start_end():
@@ -263,10 +263,10 @@ def test_zoom_adds_detail_within_budget():
     t = load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite")
     full = build_view(t, ViewOptions()).timeline
     names = [tr.name for tr in full.data]
-    assert "GPU busy fraction per bin (pale = idle, dark = busy)" in names  # too many intervals: binned
+    assert "GPU busy fraction per bin (darker = busier)" in names  # too many intervals: binned
     zoomed = zoomed_timeline(t, ViewOptions(), {"xaxis.range[0]": 60.2, "xaxis.range[1]": 60.206})
     znames = [tr.name for tr in zoomed.data]
-    assert "GPU busy (kernels)" in znames and "GPU busy fraction per bin (pale = idle, dark = busy)" not in znames
+    assert "GPU busy (kernels)" in znames and "GPU busy fraction per bin (darker = busier)" not in znames
     assert list(zoomed.layout.xaxis.range) == [60.2, 60.206]
     for fig in (full, zoomed):
         assert sum(len(tr.x) for tr in fig.data if tr.x is not None) <= 5000
@@ -299,11 +299,11 @@ def test_zoomed_in_timeline_shows_kernels_by_stream_and_memops():
     first = int(k["start_ns"].min())
     fig = zoomed_timeline(t, ViewOptions(), {"xaxis.range[0]": first / 1e9, "xaxis.range[1]": (first + 2_000_000) / 1e9})
     names = [tr.name for tr in fig.data]
-    assert "kernels (colour = category)" in names
-    kt = next(tr for tr in fig.data if tr.name == "kernels (colour = category)")
+    kts = [tr for tr in fig.data if tr.name.startswith("kernels: ")]  # one trace per kernel category
     n_vis = int(((k["end_ns"] > first) & (k["start_ns"] < first + 2_000_000)).sum())
-    assert len(kt.x) == n_vis and all(y.startswith("GPU ") and " · stream " in y for y in kt.y)
-    assert "grid " in kt.hovertext[0] and "block " in kt.hovertext[0]
+    assert sum(len(kt.x) for kt in kts) == n_vis
+    assert all(y.startswith("GPU ") and " · stream " in y for kt in kts for y in kt.y)
+    assert "grid " in kts[0].hovertext[0] and "block " in kts[0].hovertext[0]
     lanes = list(fig.layout.yaxis.categoryarray)
     assert any(lbl.endswith("memcpy/memset") for lbl in lanes) == ("memcpy/memset" in names)
     only_gpu = zoomed_timeline(t, ViewOptions(lanes=("gpu",)),

@@ -211,9 +211,10 @@ def test_ranks_view_on_shared_pair():
     assert view.devices == [0, 1, 2, 3]
     assert trace.meta.rank_devices == {0: (0, 0), 1: (0, 1), 2: (1, 0), 3: (1, 1)}
     assert trace.summary.kernel_count == 4010 + 3587
-    lanes = {y for t in view.timeline.data for y in (t.y if t.y is not None else [])
-             if str(y).startswith("rank ") and " · pid " not in str(y)}
+    all_lanes = {str(y) for t in view.timeline.data for y in (t.y if t.y is not None else []) if y is not None}
+    lanes = {y for y in all_lanes if y.startswith("rank ") and " · L" not in y}  # GPU lanes, not NVTX lanes
     assert lanes == {"rank 0 · GPU 0", "rank 0 · GPU 1", "rank 1 · GPU 0", "rank 1 · GPU 1"}
+    assert "rank 1 · python3 · tid 148 · L0" in all_lanes  # NVTX lanes: rank, thread name, depth
     assert {c.label: c.value for c in view.cards}["GPUs with kernels"] == "4"
     # every place a device or thread is named says which rank it belongs to
     assert view.device_labels == {0: "rank 0 · GPU 0", 1: "rank 0 · GPU 1", 2: "rank 1 · GPU 0", 3: "rank 1 · GPU 1"}
@@ -221,8 +222,9 @@ def test_ranks_view_on_shared_pair():
     assert [h for _, h in view.gpu_columns] == ["rank 0 · GPU 0", "rank 0 · GPU 1", "rank 1 · GPU 0", "rank 1 · GPU 1"]
     threads = sorted({str(y).rsplit(" · L", 1)[0] for t in view.timeline.data for y in (t.y if t.y is not None else [])
                       if " · tid " in str(y)})
-    assert threads == ["rank 0 · pid 144 · tid 144", "rank 0 · pid 145 · tid 145",
-                       "rank 1 · pid 148 · tid 148", "rank 1 · pid 149 · tid 149"]
+    # lanes named by thread (ThreadNames): one "python3" per process, told apart by tid
+    assert threads == ["rank 0 · python3 · tid 144", "rank 0 · python3 · tid 145",
+                       "rank 1 · python3 · tid 148", "rank 1 · python3 · tid 149"]
 
 
 def test_load_ranks_rejects_summary_json(rank_files):

@@ -174,6 +174,7 @@ def merge_ranks(bundles: Sequence[TraceBundle], files: Sequence[str] | None = No
     rank_pids: dict[int, tuple[int, int]] = {}
     tables: set[str] = set()
     warnings: list[str] = []
+    thread_names: dict[int, str] = {}  # merged global_tid -> name
     dropped = 0
     for rank, b, name in zip(ranks, bundles, files):
         devices = set(b.kernels["device_id"].tolist()) | set(b.memops["device_id"].tolist()) \
@@ -217,6 +218,8 @@ def merge_ranks(bundles: Sequence[TraceBundle], files: Sequence[str] | None = No
         tables.update(b.meta.tables)
         warnings.extend(f"rank {rank} ({name}): {w}" for w in b.meta.warnings)
         dropped += b.meta.dropped_zero_ts_kernels
+        thread_names.update({(pid_of[(int(g) >> 24) & 0xFFFFFF] << 24) | (int(g) & 0xFFFFFF): n
+                             for g, n in b.meta.thread_names.items() if (int(g) >> 24) & 0xFFFFFF in pid_of})
     schemas = {"kernels": KERNELS, "api_calls": API_CALLS, "nvtx_ranges": NVTX_RANGES, "nvtx_marks": NVTX_MARKS,
                "memops": MEMOPS, "graph_launches": GRAPH_LAUNCHES}
     frames = {}
@@ -231,7 +234,8 @@ def merge_ranks(bundles: Sequence[TraceBundle], files: Sequence[str] | None = No
         schema_version=", ".join(sorted({b.meta.schema_version for b in bundles if b.meta.schema_version})),
         gpus=gpus, tables=tuple(sorted(tables)), dropped_zero_ts_kernels=dropped, warnings=tuple(warnings),
         rank_devices=rank_devices, rank_pids=rank_pids,
-        accounts=merge_accounts([b.meta.accounts for b in bundles]))
+        accounts=merge_accounts([b.meta.accounts for b in bundles]),
+        thread_names=thread_names)
     return TraceBundle(meta=meta, **frames)
 
 

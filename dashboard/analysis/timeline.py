@@ -41,7 +41,7 @@ def _window(us: np.ndarray, ue: np.ndarray, lo: int, hi: int) -> tuple[np.ndarra
 
 
 def lanes_for_window(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, lo_ns: int, hi_ns: int,
-                     budget: int = DEFAULT_MARK_BUDGET, n_bins: int = 400) -> list[DeviceLane]:
+                     budget: int = DEFAULT_MARK_BUDGET, n_bins: int = 400, min_visible_ns: int = 0) -> list[DeviceLane]:
     """Cut the per-device unions to a window, within a mark budget.
 
     Args:
@@ -50,6 +50,9 @@ def lanes_for_window(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, lo_ns:
         budget: the most bars all lanes together may send. Busy and idle bars when both fit;
             busy bars alone when only they fit; otherwise each lane is binned into ``n_bins``
             busy fractions.
+        min_visible_ns: the shortest interval a drawn bar shows (about one screen pixel). A lane
+            whose busy intervals are mostly shorter is binned even within the budget: sub-pixel
+            bars would make a busy lane look idle; a bin shows its exact busy fraction.
 
     Returns:
         One DeviceLane per device, sorted by device id.
@@ -65,7 +68,11 @@ def lanes_for_window(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, lo_ns:
     lanes = []
     for dev, us_all, ue_all, us, ue, gs, ge in per_device:
         busy = int((ue - us).sum())
-        if n_busy + n_gaps <= budget or hi_ns <= lo_ns:
+        sub_pixel = min_visible_ns > 0 and hi_ns > lo_ns and 2 * int(((ue - us) < min_visible_ns).sum()) > len(us)
+        if sub_pixel:
+            edges, frac = union_fraction_bins(us_all, ue_all, lo_ns, hi_ns, n_bins)
+            lanes.append(DeviceLane(dev, "bins", busy, empty, empty, empty, empty, edges, frac))
+        elif n_busy + n_gaps <= budget or hi_ns <= lo_ns:
             lanes.append(DeviceLane(dev, "intervals", busy, us, ue, gs, ge, empty, np.empty(0)))
         elif n_busy <= budget:  # idle stays visible as empty space between busy bars
             lanes.append(DeviceLane(dev, "intervals", busy, us, ue, empty, empty, empty, np.empty(0)))
@@ -75,13 +82,44 @@ def lanes_for_window(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, lo_ns:
     return lanes
 
 
-def device_lanes(work: pd.DataFrame, *, lo_ns: int, hi_ns: int, budget: int = DEFAULT_MARK_BUDGET,
-                 n_bins: int = 400) -> list[DeviceLane]:
-    """``lanes_for_window(device_unions(work), ...)``: per-device busy lanes for one window."""
-    return lanes_for_window(device_unions(work), lo_ns=lo_ns, hi_ns=hi_ns, budget=budget, n_bins=n_bins)
+def thread_labeler(thread_names: dict[int, str] | None = None, ranks: dict[int, tuple[int, int]] | None = None):
+    """A function ``(global_tid, pid, tid) -> lane label`` naming a thread by its name.
+
+    The label is the thread's name (``meta.thread_names``) when no other thread has that name;
+    ``"name · pid P"`` when several processes have a thread of that name; ``"name · tid T"`` when
+    one process has several; ``"pid P · tid T"`` for an unnamed thread. Uniqueness is decided over
+    every named thread of the trace, so a label never changes with the window. In merged ranks
+    (``ranks``: the ``meta.rank_pids`` table of a bundle from ``analysis.ranks.merge_ranks``, its
+    process id -> (rank, pid)) labels are prefixed ``"rank r · "`` and show the rank's own pid.
+    """
+    names = thread_names or {}
+    by_name: dict[str, set[int]] = {}
+    by_name_pid: dict[tuple[str, int], int] = {}
+    for gtid, name in names.items():
+        pid = (int(gtid) >> 24) & 0xFFFFFF
+        by_name.setdefault(name, set()).add(pid)
+        by_name_pid[(name, pid)] = by_name_pid.get((name, pid), 0) + 1
+
+    def label(global_tid: int, pid: int, tid: int) -> str:
+        name = names.get(int(global_tid))
+        rank, local_pid = "", pid
+        if ranks and pid in ranks:
+            r, local_pid = ranks[pid]
+            rank = f"rank {r} · "
+        if not name:
+            return rank + f"pid {local_pid} · tid {tid}"
+        key_pid = (int(global_tid) >> 24) & 0xFFFFFF
+        if len(by_name[name]) == 1 and by_name_pid[(name, key_pid)] == 1:
+            return rank + name
+        if by_name_pid[(name, key_pid)] == 1:
+            return rank + f"{name} · pid {local_pid}"
+        return rank + f"{name} · tid {tid}"
+
+    return label
 
 
-def nvtx_lane_keys(ranges: pd.DataFrame, ranks: dict[int, tuple[int, int]] | None = None) -> pd.DataFrame:
+def nvtx_lane_keys(ranges: pd.DataFrame, ranks: dict[int, tuple[int, int]] | None = None,
+                   thread_names: dict[int, str] | None = None) -> pd.DataFrame:
     """Assign every NVTX range a lane: its thread plus nesting depth.
 
     Push/pop ranges nest: depth is the number of enclosing push/pop ranges still open on the
@@ -89,19 +127,24 @@ def nvtx_lane_keys(ranges: pd.DataFrame, ranks: dict[int, tuple[int, int]] | Non
     their own per-thread lanes (the first lane whose last range has ended).
 
     Returns:
-        Copy of ``ranges`` with added columns ``depth`` (int64) and ``lane`` (str, e.g.
-        ``"pid 4100 · tid 4101 · L1"`` or ``"... · start/end 0"``; with ``ranks`` (the
-        ``meta.rank_pids`` table of a bundle from ``analysis.ranks.merge_ranks``: its process id ->
-        (rank, pid)) ``"rank 1 · pid 4100 · tid 4101 · L1"``), sorted by (lane, start_ns).
+        Copy of ``ranges`` with added columns ``depth`` (int64), ``thread`` (str: the thread's
+        label from ``thread_labeler(thread_names, ranks)``, e.g. ``"python3"`` or
+        ``"pid 4100 · tid 4101"``) and ``lane`` (str: ``thread + " · L1"`` or ``thread + " · start/end 0"``;
+        with ``ranks`` (``meta.rank_pids`` of a bundle from ``analysis.ranks.merge_ranks``) prefixed
+        ``"rank 1 · "``),
+        sorted by (lane, start_ns).
     """
     if ranges.empty:
         out = ranges.copy()
         out["depth"] = pd.Series([], dtype="int64")
+        out["thread"] = pd.Series([], dtype="object")
         out["lane"] = pd.Series([], dtype="object")
         return out
+    labeler = thread_labeler(thread_names, ranks)
     r = ranges.sort_values(["global_tid", "start_ns", "end_ns"], ascending=[True, True, False], kind="stable")
     depth = np.zeros(len(r), dtype=np.int64)
     lane = np.empty(len(r), dtype=object)
+    thread = np.empty(len(r), dtype=object)
     tids = r["global_tid"].to_numpy()
     starts = r["start_ns"].to_numpy()
     ends = r["end_ns"].to_numpy()
@@ -114,7 +157,8 @@ def nvtx_lane_keys(ranges: pd.DataFrame, ranks: dict[int, tuple[int, int]] | Non
     for i in range(len(r)):
         if tids[i] != current:
             current, stack, packed = tids[i], [], []
-        prefix = _thread_label(int(pids[i]), int(tid_low[i]), ranks)
+            prefix = labeler(int(tids[i]), int(pids[i]), int(tid_low[i]))
+        thread[i] = prefix
         if kinds[i] == "push/pop":
             while stack and stack[-1] <= starts[i]:
                 stack.pop()
@@ -131,6 +175,7 @@ def nvtx_lane_keys(ranges: pd.DataFrame, ranks: dict[int, tuple[int, int]] | Non
             lane[i] = f"{prefix} · start/end {slot}"
     out = r.copy()
     out["depth"] = depth
+    out["thread"] = thread
     out["lane"] = lane
     return out.sort_values(["lane", "start_ns"], kind="stable").reset_index(drop=True)
 
@@ -147,10 +192,3 @@ def select_ranges(ranges: pd.DataFrame, *, lo_ns: int, hi_ns: int, budget: int) 
     dur = (vis["end_ns"] - vis["start_ns"]).to_numpy()
     keep = np.sort(np.argsort(-dur, kind="stable")[:budget])
     return vis.iloc[keep], len(vis) - budget
-
-
-def _thread_label(pid: int, tid: int, ranks: dict[int, tuple[int, int]] | None) -> str:
-    if ranks and pid in ranks:
-        rank, real_pid = ranks[pid]
-        return f"rank {rank} · pid {real_pid} · tid {tid}"
-    return f"pid {pid} · tid {tid}"

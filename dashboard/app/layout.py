@@ -14,7 +14,11 @@ from dashboard.render import Card
 LANE_LABELS = (("nvtx", "NVTX ranges"), ("marks", "NVTX marks"), ("gpu", "GPU busy / idle"),
                ("streams", "kernels by stream (when zoomed in)"), ("memops", "memcpy/memset"))
 
+# No button or link may send a figure off the machine ("Edit in Chart Studio", "Share", "Export to plot.ly").
+NO_CLOUD = {"showEditInChartStudio": False, "showLink": False, "sendData": False}  # + showSendToCloud below
+
 GRAPH_CONFIG = {
+    **NO_CLOUD,
     "displaylogo": False,
     "scrollZoom": False,
     "toImageButtonOptions": {"format": "png", "scale": 2},
@@ -132,8 +136,11 @@ def gpu_columns(columns: list[tuple[str, str]]) -> list[dict]:
 
 
 def graph_config(filename: str) -> dict:
-    """Mode-bar config whose camera button saves PNG at 2x under ``filename``."""
-    return {**GRAPH_CONFIG, "toImageButtonOptions": {**GRAPH_CONFIG["toImageButtonOptions"], "filename": filename}}
+    """Mode-bar config whose camera button saves PNG at 2x under ``filename``; nothing in it can
+    send data off the machine (``NO_CLOUD``: no "Edit in Chart Studio", "Share", or "Export to
+    plot.ly" button or link)."""
+    return {**GRAPH_CONFIG,
+            "toImageButtonOptions": {**GRAPH_CONFIG["toImageButtonOptions"], "filename": filename}}
 
 
 def phase_columns(rows: list[dict]) -> list[dict]:

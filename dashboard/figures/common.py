@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -48,6 +50,53 @@ def empty_figure(message: str, *, title: str = "", theme: Theme = DEFAULT_THEME,
     return fig
 
 
+CHAR_EM = 0.62  # average character width / font size (generous for the UI fonts)
+LABEL_PAD_PX = 3
+MIN_LABEL_CHARS = 4
+
+
+def bar_labels(names, start_ns, end_ns, ns_per_px: float, *, font_px: float = 11) -> list[str]:
+    """Text to write inside each bar: the name when the bar is wide enough, elided ("…") when at
+    least ``MIN_LABEL_CHARS`` characters fit, else "" (no text).
+
+    Widths are estimated at ``CHAR_EM`` × ``font_px`` per character plus ``2 × LABEL_PAD_PX``
+    padding; the browser then hides any text that still does not fit (``uniformtext`` mode
+    "hide"), so a label never spills out of its bar.
+
+    Args:
+        names: one name per bar; start_ns, end_ns: the bars' times (ns).
+        ns_per_px: the x scale the figure is drawn at (window ns / plot width px).
+    """
+    if ns_per_px <= 0:
+        return [""] * len(names)
+    width_px = (np.asarray(end_ns, dtype=np.float64) - np.asarray(start_ns, dtype=np.float64)) / ns_per_px
+    fit = np.floor((width_px - 2 * LABEL_PAD_PX) / (CHAR_EM * font_px)).astype(np.int64)
+    out = []
+    for name, n in zip(names, fit):
+        name = str(name)
+        if n >= len(name):
+            out.append(escape_text(name))
+        elif n >= MIN_LABEL_CHARS:
+            out.append(escape_text(name[: n - 1] + "…"))
+        else:
+            out.append("")
+    return out
+
+
+def legend_rows(names: list[str], *, font_px: float, width_px: float) -> int:
+    """Rows a horizontal legend of ``names`` takes in ``width_px`` (estimate: a 40 px swatch and
+    gap per entry plus 0.62 × ``font_px`` per character, generous for the UI fonts); 0 when empty."""
+    if not names:
+        return 0
+    rows, used = 1, 0.0
+    for name in names:
+        w = 40 + 0.62 * font_px * len(str(name))
+        if used and used + w > width_px:
+            rows, used = rows + 1, 0.0
+        used += w
+    return rows
+
+
 CAPTION_WRAP_CHARS = 110
 
 
@@ -60,7 +109,86 @@ def add_caption(fig: go.Figure, caption: str, wrap: int = CAPTION_WRAP_CHARS) ->
     # Long captions wrap (a plot narrowed by long tick labels would clip one long line at its right edge).
     lines = textwrap.wrap(caption, width=wrap, break_long_words=False, break_on_hyphens=False) or [""]
     fig.add_annotation(text="<br>".join(escape_text(line) for line in lines), xref="paper", yref="paper", x=0, y=0,
-                       xanchor="left", yanchor="top", yshift=-(margin_b + 2), showarrow=False,
+                       xanchor="left", yanchor="top", yshift=-(margin_b + 2), showarrow=False, name="caption",
                        font=dict(size=10, color="#7b8794"), align="left")
-    fig.update_layout(margin=dict(b=margin_b + 8 + 13 * len(lines)))
+    extra = 8 + 13 * len(lines)
+    fig.update_layout(margin=dict(b=margin_b + extra))
+    if fig.layout.height:  # the plot keeps its height (lanes keep their pitch); the figure grows
+        fig.update_layout(height=fig.layout.height + extra)
     return fig
+
+
+# Report-ready images (``report_layout``): sizes at 1600 px width.
+REPORT_FONT_PX = 14
+REPORT_TITLE_PX = 18
+REPORT_LANE_PX = 30
+REPORT_MAX_ASPECT = 3.0
+SCREEN_HINTS = ("status",)  # annotation names that only make sense on screen (level-of-detail notes)
+
+
+def report_layout(fig: go.Figure, *, width: int = 1600, aspect_limit: bool = True) -> go.Figure:
+    """A copy of ``fig`` laid out for a report image (PNG/SVG/PDF) ``width`` px wide.
+
+    - on-screen hints are dropped (annotations named in ``SCREEN_HINTS``);
+    - every text is at least ``REPORT_FONT_PX`` (titles ``REPORT_TITLE_PX``), including tick
+      labels, legend, annotations (caption) and text inside bars;
+    - y tick labels push the left margin (``automargin``), so no lane label is clipped;
+    - a timeline (``layout.meta["lanes"]``) gets ``REPORT_LANE_PX`` per lane and, with
+      ``aspect_limit``, a height of at least ``width / REPORT_MAX_ASPECT``;
+    - the top margin holds the title and the legend's estimated rows; the bottom margin the x
+      tick labels and the caption.
+
+    Returns:
+        A new figure; ``fig`` is not changed. Its ``layout.height`` is the image height to use.
+    """
+    out = go.Figure(fig)
+    f = REPORT_FONT_PX
+    kept = [a for a in out.layout.annotations if a.name not in SCREEN_HINTS]
+    caption = [a for a in kept if a.name == "caption"]
+    others = [a for a in kept if a.name != "caption"]
+    for a in others:
+        a.font.size = max(f, a.font.size or 0)
+    ticks_px = 2 * f + 8
+    if any(ax.title.text for ax in out.select_xaxes()):
+        ticks_px += 2 * f
+    caption_lines = 0
+    for a in caption:
+        a.font.size = f
+        a.yshift = -ticks_px
+        caption_lines += (a.text or "").count("<br>") + 1
+    out.layout.annotations = others + caption
+    out.update_layout(font=dict(size=f), legend=dict(font=dict(size=f)), hoverlabel=dict(font_size=f),
+                      uniformtext=dict(minsize=f) if out.layout.uniformtext.mode else {})
+    subtitle = bool(out.layout.title.subtitle.text)
+    if out.layout.title.text:
+        out.update_layout(title=dict(font=dict(size=REPORT_TITLE_PX)))
+    if subtitle:
+        out.update_layout(title=dict(subtitle=dict(font=dict(size=f))))
+    out.update_xaxes(tickfont=dict(size=f), title_font=dict(size=f))
+    out.update_yaxes(tickfont=dict(size=f), title_font=dict(size=f), automargin=True)
+    xr = out.layout.xaxis.range
+    plot_px = width - (out.layout.margin.l or 80) - (out.layout.margin.r or 80)
+    for trace in out.data:
+        if getattr(trace, "text", None) is not None and hasattr(trace, "textfont"):
+            trace.textfont.size = f
+            names = trace.meta.get("label_names") if isinstance(trace.meta, dict) else None
+            if names is not None and xr is not None and plot_px > 0:  # labels fitted again at f px
+                base = np.asarray(trace.base, dtype=np.float64) * 1e9
+                trace.text = bar_labels([html.unescape(n) for n in names], base, base + np.asarray(trace.x, dtype=np.float64) * 1e9,
+                                        (xr[1] - xr[0]) * 1e9 / plot_px, font_px=f)
+    meta = out.layout.meta if isinstance(out.layout.meta, dict) else {}
+    margin = out.layout.margin
+    plot_w = width - (margin.l or 80) - (margin.r or 80)
+    names = [t.name for t in out.data if t.showlegend is not False and t.name]
+    legend_top = out.layout.legend.orientation == "h" and (out.layout.legend.y or 0) >= 1
+    rows = legend_rows(names, font_px=f, width_px=plot_w) if legend_top and out.layout.showlegend is not False else 0
+    top = (REPORT_TITLE_PX * 2 + 8 if out.layout.title.text else 16) + (f + 10 if subtitle else 0) + rows * (f + 12)
+    bottom = ticks_px + (caption_lines * (f + 6) + 10 if caption_lines else 0)
+    old_plot_h = (out.layout.height or 450) - (margin.t or 0) - (margin.b or 0)
+    height = max(out.layout.height or 450, top + bottom + old_plot_h)
+    if meta.get("lanes"):
+        height = max(height, top + bottom + REPORT_LANE_PX * int(meta["lanes"]))
+        if aspect_limit:
+            height = max(height, int(np.ceil(width / REPORT_MAX_ASPECT)))
+    out.update_layout(margin=dict(t=max(margin.t or 0, top), b=bottom), height=int(height))
+    return out

@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.figures.common import add_caption, empty_figure, escape_text, fmt_ns
+from dashboard.figures.phases import decade_ticks
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 
 A_COLOR = "#868e96"  # baseline: neutral grey
@@ -58,10 +59,14 @@ def build_step_time_overlay(a_dispatches: pd.DataFrame, b_dispatches: pd.DataFra
             marker_color=color, boxpoints="outliers", boxmean=True,
             hovertemplate=f"{escape_text(label)}<br>%{{x}}: %{{y:.4g}} {unit}<extra></extra>",
         ))
+    ticks = decade_ticks(np.concatenate([d.loc[d["phase"].isin(present), "duration_ns"].to_numpy(np.int64) / scale
+                                         for d in (a_dispatches, b_dispatches)]))
     fig.update_layout(**theme.base_layout(
         boxmode="group", height=360, title=dict(text=title, x=0.01, font=dict(size=14)),
         xaxis=dict(categoryorder="array", categoryarray=present, title_text="phase"),
-        yaxis=dict(title_text=f"step time ({unit}, log)", type="log"),
+        # a labelled tick at every decade, every series inside the plot (figures.phases.decade_ticks)
+        yaxis=dict(title_text=f"step time ({unit}, log)", type="log", tickmode="array", tickvals=ticks[0],
+                   ticktext=ticks[1], range=ticks[2]),
         legend=dict(orientation="h", x=0, y=1.0, xanchor="left", yanchor="bottom"),
         margin=dict(l=60, r=10, t=70, b=50),
     ))

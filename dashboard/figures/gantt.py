@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.figures.theme import DEFAULT_THEME, Theme
-from dashboard.figures.common import empty_figure, escape_text, fmt_ns, s_from_ns
+from dashboard.figures.common import empty_figure, escape_text, fmt_ns, legend_rows, s_from_ns
 
 
 def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range_ns: tuple[int, int] | None = None,
@@ -28,8 +28,8 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
     """
     if dispatches.empty:
         return empty_figure(
-            f"No dispatch marks found with prefix “{escape_text(prefix)}”.<br>"
-            "Set the dispatch marker prefix in the controls above (NVTX marks or range names).",
+            f"No dispatch marks found with prefix “{escape_text(prefix)}”<br>"
+            "(a dispatch starts at each NVTX mark or range whose name starts with the prefix).",
             title=title, theme=theme, height=220)
     fig = go.Figure()
     phase_names = [p for p in ("prefill", "decode", "mixed", "unsplit", "unknown") if (phases == p).any()]
@@ -57,10 +57,15 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
             hoverinfo="text",
             customdata=sel["index"].to_numpy(),
         ))
+    rows = legend_rows([t.name for t in fig.data], font_px=11, width_px=1300)
+    top = 34 + 22 * rows
     fig.update_layout(**theme.time_axis_layout(
-        title=dict(text=title, x=1, xanchor="right", y=0.98, yanchor="top", font=dict(size=13)),
+        # Title on the left: the mode bar (top right) never covers it.
+        title=dict(text=title, x=0, xref="paper", xanchor="left", y=1, yref="container", yanchor="top",
+                   pad=dict(t=8), font=dict(size=14)),
         barmode="overlay",
-        height=130 + 45 * len(phase_names),
+        height=top + 40 + 45 * len(phase_names),
+        margin=dict(l=theme.time_axis_left_margin, r=20, t=top, b=40),
         uirevision=uirevision,
         showlegend=True,
     ))

@@ -2,9 +2,33 @@
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 
 PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d", "#bab0ac", "#eeca3b")
+
+# NVTX range colours: no red, pink or brown (no hue within 25° of the rose GPU idle, see Theme.idle) and no
+# dark green (GPU busy).
+NVTX_PALETTE = ("#4c78a8", "#f58518", "#72b7b2", "#a0a33b", "#eeca3b", "#7f6bb0", "#86bcf0", "#c7a04b",
+                "#8c9aa8", "#3f8f8f")
+
+# One colour per kernel category, the same in every figure (timeline, phase breakdown).
+CATEGORY_COLORS = {
+    "GEMM": "#4c78a8", "attention": "#f58518", "MoE": "#7f6bb0", "normalisation": "#72b7b2",
+    "communication": "#8a9a3b", "memory": "#b279a2", "elementwise/activation": "#eeca3b", "other": "#9aa5b1",
+}
+
+
+def nvtx_color(name: str) -> str:
+    """The colour of an NVTX range name: a hash of the name into ``NVTX_PALETTE``, so one name
+    keeps one colour in every view, window and session (never the GPU idle or busy hue)."""
+    return NVTX_PALETTE[zlib.crc32(str(name).encode("utf-8", "replace")) % len(NVTX_PALETTE)]
+
+
+def category_color(category: str) -> str:
+    """The colour of a kernel category (``CATEGORY_COLORS``; a category outside it is hashed into
+    ``NVTX_PALETTE``), the same in every figure."""
+    return CATEGORY_COLORS.get(category) or nvtx_color(category)
 
 
 @dataclass(frozen=True)
@@ -18,18 +42,15 @@ class Theme:
     text: str = "#1f2933"
     busy: str = "#2f6f4f"
     memops: str = "#8e6c8a"
-    idle: str = "#f2b8b5"
+    idle: str = "#f2b8b5"  # rose-red: a hue no NVTX range uses (NVTX_PALETTE)
+    busy_min: str = "#8fbfa4"  # the palest a GPU bin with any busy time is drawn (a visible green)
     nvtx: str = "#6b8fb8"
+    api: str = "#b8c4d2"  # CUDA API call bars (light slate: dark text inside stays readable)
     mark: str = "#444444"
     overlap: str = "#2f6f4f"
     non_overlap: str = "#c9d3df"
     phase_colors: dict[str, str] = field(default_factory=lambda: {
         "prefill": "#d9480f", "decode": "#1c7ed6", "mixed": "#9c36b5", "unsplit": "#868e96", "unknown": "#adb5bd"})
-
-    def color_for(self, key: str, keys: list[str]) -> str:
-        """Stable colour for ``key`` among the sorted ``keys``."""
-        ordered = sorted(set(keys))
-        return PALETTE[ordered.index(key) % len(PALETTE)] if key in ordered else PALETTE[0]
 
     # Left margin shared by every figure on the session time axis, so stacked figures line up.
     time_axis_left_margin: int = 210

@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
-import zlib
+import textwrap
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.figures.common import empty_figure, escape_text, fmt_ns, s_from_ns
-from dashboard.figures.theme import DEFAULT_THEME, PALETTE, Theme
+from dashboard.figures.common import CHAR_EM, bar_labels, empty_figure, escape_text, fmt_ns, legend_rows, s_from_ns
+from dashboard.figures.theme import DEFAULT_THEME, Theme, category_color, nvtx_color
 from dashboard.model import DeviceLane, device_label
 
 MARKS_LANE = "NVTX marks"
+API_LANE_PREFIX = "CUDA API · "
+
+# Layout of the timeline (on screen; the export layout scales it up, see common.report_layout).
+LANE_PX = 26  # pitch of one lane: bars (0.8 of it) hold one line of TEXT_PX text
+MIN_HEIGHT_PX = 470  # at least 45 % of a 1000 px viewport
+TEXT_PX = 11  # text inside bars and lane labels
+TITLE_BAND_PX = 34  # title row at the top (the mode bar shares this row, on the right)
+LEGEND_ROW_PX = 22
+AXIS_PX = 30  # x tick labels under the plot
+STATUS_LINE_PX = 15
+PLOT_WIDTH_PX = 1300  # plot width the labels are fitted to (full-width graph at 1600 px, minus margins)
+MIN_BAR_PX = 1.5  # CUDA API calls and memcpy/memset are drawn at least this wide
+HIGHLIGHT_COLOR = "#e8590c"
 
 
 def gpu_lane_label(device_id: int, gpus: dict[int, str],
@@ -41,14 +55,28 @@ def _hex_rgb(color: str) -> np.ndarray:
 
 
 def fraction_colors(fraction: np.ndarray, low: str, high: str) -> list[str]:
-    """Colour per bin, linearly from ``low`` (0 % busy) to ``high`` (100 % busy), as rgb() strings."""
+    """Colour per bin, linearly from ``low`` (the smallest busy fraction above 0) to ``high``
+    (100 % busy), as rgb() strings. A bin with any busy time is never paler than ``low``; bins
+    with none are not coloured here (they are drawn as idle, see ``build_gpu_timeline``)."""
     f = np.clip(np.asarray(fraction, dtype=float), 0, 1)[:, None]
     rgb = np.rint(_hex_rgb(low) * (1 - f) + _hex_rgb(high) * f).astype(int)
     return [f"rgb({r},{g},{b})" for r, g, b in rgb]
 
 
-def _name_color(name: str) -> str:
-    return PALETTE[zlib.crc32(name.encode("utf-8", "replace")) % len(PALETTE)]
+def merge_equal_bins(edges: np.ndarray, fraction: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Join runs of adjacent bins with the same busy fraction into one bin (one bar instead of
+    many, and no anti-aliasing seams between them). The fraction of a joined bin is exact: every
+    bin of the run had it.
+
+    Returns:
+        ``(edges, fraction)`` of the joined bins (``len(edges) == len(fraction) + 1``).
+    """
+    fraction = np.asarray(fraction, dtype=float)
+    if fraction.size == 0:
+        return np.asarray(edges), fraction
+    keep = np.r_[True, fraction[1:] != fraction[:-1]]  # first bin of each run
+    starts = np.flatnonzero(keep)
+    return np.r_[np.asarray(edges)[starts], np.asarray(edges)[-1]], fraction[starts]
 
 
 def stream_lane_label(device_id: int, stream, gpus: dict[int, str] | None = None,
@@ -64,40 +92,156 @@ def memops_lane_label(device_id: int, gpus: dict[int, str] | None = None,
     return f"{device_label(device_id, gpus, rank_devices)} · memcpy/memset"
 
 
+@dataclass(frozen=True)
+class Highlight:
+    """A target to mark on the timeline (a clicked table row: a kernel, a dispatch, an idle gap).
+
+    Attributes:
+        start_ns, end_ns: the target's time range (ns, session timeline); equal for an instant.
+        label: short text shown at the top of the mark ("" for none).
+        lane: the y lane to outline as well (a lane label of this figure), or None for all lanes.
+        kind: "kernel", "dispatch", "gap" or "range"; for "kernel" the render layer also finds
+            its launch call (``LaunchLink``).
+    """
+
+    start_ns: int
+    end_ns: int
+    label: str = ""
+    lane: str | None = None
+    kind: str = "range"
+
+
+@dataclass(frozen=True)
+class LaunchLink:
+    """A kernel and the CUDA API call that launched it (same process and correlation id)."""
+
+    correlation_id: int
+    api_name: str
+    api_start_ns: int
+    api_end_ns: int
+    api_lane: str  # "CUDA API · <thread>"
+    kernel_name: str
+    kernel_start_ns: int
+    kernel_end_ns: int
+    kernel_lane: str  # the kernel's stream lane, or its GPU lane when kernels are not drawn one by one
+
+
+def api_lane_label(thread: str) -> str:
+    """Lane label of the CUDA API calls of one thread (``thread`` from analysis.timeline.thread_labeler)."""
+    return API_LANE_PREFIX + thread
+
+
+def timeline_height(n_lanes: int, top_px: int, bottom_px: int, lane_px: int = LANE_PX,
+                    min_px: int = MIN_HEIGHT_PX) -> int:
+    """Figure height (px) that gives every lane ``lane_px`` between the margins, at least ``min_px``."""
+    return max(min_px, top_px + bottom_px + lane_px * max(n_lanes, 1))
+
+
+def clip_to_window(start_ns, end_ns, window: tuple[int, int] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Bar extents cut to the drawn window (a bar's text sits at its visible start, never off-axis);
+    unchanged without a window. Hover texts keep the true times."""
+    start_ns = np.asarray(start_ns, dtype=np.int64)
+    end_ns = np.asarray(end_ns, dtype=np.int64)
+    if window is None:
+        return start_ns, end_ns
+    return np.clip(start_ns, window[0], window[1]), np.clip(end_ns, window[0], window[1])
+
+
+def _hbar(name: str, start_ns, end_ns, y, *, color, hover, width=0.8, text=None, window=None, min_ns=0,
+          label_names=None, **extra) -> go.Bar:
+    """One horizontal bar trace; bars cut to ``window``; with ``min_ns`` each is drawn at least that
+    long (about ``MIN_BAR_PX``: short events stay visible; the hover gives the true times)."""
+    start_ns, end_ns = clip_to_window(start_ns, end_ns, window)
+    if min_ns:
+        end_ns = np.maximum(end_ns, start_ns + int(min_ns))
+    bar = dict(name=name, orientation="h", base=s_from_ns(start_ns), x=(end_ns - start_ns) / 1e9, y=y, width=width,
+               marker=dict(color=color, line=dict(width=0)), hovertext=hover, hoverinfo="text", **extra)
+    if text is not None:
+        bar.update(text=text, textposition="inside", insidetextanchor="start", textangle=0,
+                   textfont=dict(size=TEXT_PX), constraintext="inside", cliponaxis=True)
+    if label_names is not None:  # lets common.report_layout fit the labels again at its own font size
+        bar["meta"] = {"label_names": [escape_text(n) for n in label_names]}  # escaped, as every figure text
+    return go.Bar(**bar)
+
+
+def _thread_hover(thread: str, pid: int, tid: int) -> str:
+    """Hover line naming a thread with its ids once: "thread python3 · pid 144 · tid 245"."""
+    ids = f"pid {pid} · tid {tid}"
+    if thread.endswith(ids):  # an unnamed thread: its label is its ids
+        return "thread " + escape_text(thread[:160])
+    name = thread.removesuffix(f" · tid {tid}").removesuffix(f" · pid {pid}")
+    return f"thread {escape_text(name[:120])} · {ids}"
+
+
+def _cpu_block(nvtx: pd.DataFrame, api: pd.DataFrame) -> list[str]:
+    """NVTX lanes and CUDA API lanes grouped by thread (threads in ``global_tid`` order): each
+    thread's NVTX lanes, then its API lane."""
+    first: dict[str, int] = {}
+    lanes_of: dict[str, list[str]] = {}
+    if not nvtx.empty:
+        for thread, lane, gtid in zip(nvtx["thread"], nvtx["lane"], nvtx["global_tid"]):
+            first[thread] = min(first.get(thread, int(gtid)), int(gtid))
+            lanes = lanes_of.setdefault(thread, [])
+            if lane not in lanes:
+                lanes.append(lane)
+    if not api.empty:
+        for thread, gtid in zip(api["thread"], api["global_tid"]):
+            first[thread] = min(first.get(thread, int(gtid)), int(gtid))
+            lanes_of.setdefault(thread, [])
+        for thread in dict.fromkeys(api["thread"]):
+            lanes_of[thread].append(api_lane_label(thread))
+    return [lane for t in sorted(lanes_of, key=lambda t: (first[t], t)) for lane in lanes_of[t]]
+
+
 def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.DataFrame, *,
                        gpus: dict[int, str], x_range_ns: tuple[int, int] | None, busy_label: str,
                        notes: list[str], uirevision: str = "", title: str = "GPU timeline",
                        kernels: pd.DataFrame | None = None, memops: pd.DataFrame | None = None,
+                       api: pd.DataFrame | None = None, highlight: Highlight | None = None,
+                       launch: LaunchLink | None = None, plot_width_px: int = PLOT_WIDTH_PX,
                        theme: Theme = DEFAULT_THEME,
                        rank_devices: dict[int, tuple[int, int]] | None = None) -> go.Figure:
-    """Build the GPU timeline with the NVTX overlay.
+    """Build the GPU timeline: per thread its NVTX lanes and CUDA API lane, NVTX marks, then per GPU
+    its busy/idle lane, its stream lanes (kernels, when zoomed in) and its memcpy/memset lane.
 
     Args:
-        lanes: device lanes (analysis.timeline.device_lanes), already within the mark budget.
-        nvtx: NVTX ranges to draw, with a ``lane`` column (analysis.timeline.nvtx_lane_keys).
+        lanes: device lanes (analysis.timeline.lanes_for_window), already within the mark budget.
+        nvtx: NVTX ranges to draw, with ``lane`` and ``thread`` columns (analysis.timeline.nvtx_lane_keys).
         marks: NVTX_MARKS rows to draw as ticks.
         gpus: device id -> GPU name, for lane labels.
         rank_devices: a merged multi-rank bundle's lane id -> (rank, device) table (lanes are then
             labelled "rank r · GPU d"); None for a single trace.
-        busy_label: what counts as busy ("kernels" or "kernels+memops"), shown in the legend.
-        notes: lines shown under the title (e.g. how many short ranges were left out).
+        busy_label: what counts as busy ("kernels" or "kernels + memcpy/memset"), shown in the legend.
+        notes: level-of-detail lines (what is left out at this zoom and how to see it), shown in a
+            small status line under the plot (annotation named "status"; export layouts drop it).
         kernels: individual kernels to draw in per-(device, stream) lanes (zoomed in), with
-            device_id, stream_id, start_ns, end_ns, short_name, category, rule, launch.
+            device_id, stream_id, start_ns, end_ns, short_name, category, rule, launch,
+            correlation_id and optionally ``api_name``, ``api_start_ns``, ``api_thread`` (the launch call).
         memops: memcpy/memset rows to draw in a per-device lane (device_id, start_ns, end_ns,
             kind, bytes).
+        api: CUDA API calls to draw, one lane per calling thread: start_ns, end_ns, name (display
+            name), thread (lane label from analysis.timeline.thread_labeler), global_tid, pid, tid,
+            correlation_id.
+        highlight: a target to mark (see ``Highlight``): an outlined band over its time range (shape
+            named "highlight"), its lane outlined too when given.
+        launch: a kernel's launch call: the call is outlined in its API lane and joined to the
+            kernel by an arrow (trace "launch → kernel"), drawn even when the lanes are not.
+        plot_width_px: plot width the bar labels are fitted to.
 
     Returns:
-        Figure with one categorical y axis (NVTX lanes on top, marks, then one lane per GPU) and
-        x in seconds on the session timeline. Bar traces: "NVTX ranges", "GPU busy (...)",
-        "GPU idle"; or "GPU busy fraction" when lanes are binned; scatter "NVTX marks".
+        Figure with one categorical y axis (CPU lanes on top, GPU lanes below) and x in seconds on
+        the session timeline. Bar traces: "NVTX ranges", "CUDA API calls", "GPU busy (...)",
+        "GPU busy fraction per bin (darker = busier)", "GPU idle", "kernels: <category>" (one per
+        category), "memcpy/memset"; scatter "NVTX marks". ``layout.meta`` holds ``time_axis`` and
+        ``lanes`` (the lane count).
     """
     kernels = kernels if kernels is not None else pd.DataFrame()
     memops = memops if memops is not None else pd.DataFrame()
-    if not lanes and nvtx.empty and marks.empty and kernels.empty and memops.empty:
+    api = api if api is not None else pd.DataFrame()
+    if not lanes and nvtx.empty and marks.empty and kernels.empty and memops.empty and api.empty:
         return empty_figure("This trace has no kernels, memory operations or NVTX ranges to draw.",
                             title=title, theme=theme)
     fig = go.Figure()
-    nvtx_lanes = list(dict.fromkeys(nvtx["lane"])) if not nvtx.empty else []
     gpu_labels = [gpu_lane_label(ln.device_id, gpus, rank_devices) for ln in lanes]
     device_ids = sorted({ln.device_id for ln in lanes} | set(kernels.get("device_id", pd.Series([], dtype=int)))
                         | set(memops.get("device_id", pd.Series([], dtype=int))))
@@ -114,20 +258,44 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
             gpu_block += [stream_lane_label(dev, st, gpus, rank_devices) for st in streams]
         if not memops.empty and (memops["device_id"] == dev).any():
             gpu_block.append(memops_lane_label(dev, gpus, rank_devices))
-    categories = nvtx_lanes + ([MARKS_LANE] if not marks.empty else []) + gpu_block
+    cpu_block = _cpu_block(nvtx, api)
+    if launch is not None:  # the linked pair is drawn even when its lanes are not
+        if launch.api_lane not in cpu_block:
+            cpu_block.append(launch.api_lane)
+        if launch.kernel_lane not in gpu_block:
+            gpu_block.append(launch.kernel_lane)
+    categories = cpu_block + ([MARKS_LANE] if not marks.empty else []) + gpu_block
+    if x_range_ns is not None and x_range_ns[1] > x_range_ns[0]:
+        window = (int(x_range_ns[0]), int(x_range_ns[1]))
+        ns_per_px = (window[1] - window[0]) / plot_width_px
+    else:
+        window, ns_per_px = None, 0.0
 
     if not nvtx.empty:
         names = nvtx["name"].astype(str).to_numpy()
-        dur = (nvtx["end_ns"] - nvtx["start_ns"]).to_numpy()
+        starts, ends = nvtx["start_ns"].to_numpy(), nvtx["end_ns"].to_numpy()
         flags = np.where(nvtx["unclosed"].to_numpy(), " · unclosed (ended at last NVTX timestamp)", "")
         flags = np.char.add(flags.astype(str), np.where(nvtx["cross_thread"].to_numpy(), " · ended on another thread", ""))
-        hover = [f"<b>{escape_text(n[:200])}</b><br>{fmt_ns(d)} · start {s / 1e9:.6f} s{f}"
-                 for n, d, s, f in zip(names, dur, nvtx["start_ns"].to_numpy(), flags)]
-        fig.add_trace(go.Bar(
-            name="NVTX ranges", orientation="h", base=s_from_ns(nvtx["start_ns"]), x=dur / 1e9,
-            y=nvtx["lane"].to_numpy(), hovertext=hover, hoverinfo="text", width=0.8,
-            marker=dict(color=[_name_color(n) for n in names], line=dict(width=0)),
-        ))
+        hover = [f"<b>{escape_text(n[:200])}</b><br>{fmt_ns(e - s)} · start {s / 1e9:.6f} s{f}"
+                 f"<br>{_thread_hover(th, p, t)}"
+                 for n, s, e, f, th, p, t in zip(names, starts, ends, flags, nvtx["thread"], nvtx["pid"], nvtx["tid"])]
+        fig.add_trace(_hbar("NVTX ranges (colour = name)", starts, ends, nvtx["lane"].to_numpy(),
+                            color=[nvtx_color(n) for n in names], hover=hover, window=window, showlegend=False,
+                            legendgroup="nvtx", text=bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px),
+                            label_names=names))
+        # The legend swatch of a many-coloured trace would take its first bar's colour: a neutral one.
+        fig.add_trace(go.Bar(name="NVTX ranges (colour = name)", x=[None], y=[None], orientation="h",
+                             marker=dict(color=theme.nvtx), legendgroup="nvtx", hoverinfo="skip"))
+    if not api.empty:
+        names = api["name"].astype(str).to_numpy()
+        starts, ends = api["start_ns"].to_numpy(), api["end_ns"].to_numpy()
+        hover = [f"<b>{escape_text(n[:120])}</b><br>{fmt_ns(e - s)} · start {s / 1e9:.6f} s · correlation id {c}"
+                 f"<br>{_thread_hover(th, p, t)}"
+                 for n, s, e, c, th, p, t in zip(names, starts, ends, api["correlation_id"], api["thread"],
+                                                 api["pid"], api["tid"])]
+        fig.add_trace(_hbar("CUDA API calls", starts, ends, [api_lane_label(t) for t in api["thread"]],
+                            color=theme.api, hover=hover, window=window, min_ns=MIN_BAR_PX * ns_per_px,
+                            text=bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px), label_names=names))
     if not marks.empty:
         fig.add_trace(go.Scatter(
             name="NVTX marks", mode="markers", x=s_from_ns(marks["ts_ns"]), y=[MARKS_LANE] * len(marks),
@@ -137,78 +305,134 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         ))
     interval_lanes = [(ln, lbl) for ln, lbl in zip(lanes, gpu_labels) if ln.mode == "intervals"]
     bin_lanes = [(ln, lbl) for ln, lbl in zip(lanes, gpu_labels) if ln.mode == "bins"]
+    idle_s, idle_e, idle_y, idle_hover = [], [], [], []
     if interval_lanes:
         starts = np.concatenate([ln.starts for ln, _ in interval_lanes])
         ends = np.concatenate([ln.ends for ln, _ in interval_lanes])
         ys = np.concatenate([[lbl] * len(ln.starts) for ln, lbl in interval_lanes]).astype(object)
-        fig.add_trace(go.Bar(
-            name=f"GPU busy ({busy_label})", orientation="h", base=s_from_ns(starts), x=(ends - starts) / 1e9, y=ys,
-            width=0.8, marker=dict(color=theme.busy, line=dict(width=0)),
-            hovertext=[f"busy {fmt_ns(e - s)}<br>{s / 1e9:.6f} – {e / 1e9:.6f} s" for s, e in zip(starts, ends)],
-            hoverinfo="text",
-        ))
-        gs = np.concatenate([ln.gap_starts for ln, _ in interval_lanes])
-        ge = np.concatenate([ln.gap_ends for ln, _ in interval_lanes])
-        gy = np.concatenate([[lbl] * len(ln.gap_starts) for ln, lbl in interval_lanes]).astype(object)
-        if len(gs):
-            fig.add_trace(go.Bar(
-                name="GPU idle", orientation="h", base=s_from_ns(gs), x=(ge - gs) / 1e9, y=gy, width=0.5,
-                marker=dict(color=theme.idle, line=dict(width=0)),
-                hovertext=[f"idle {fmt_ns(e - s)}<br>{s / 1e9:.6f} – {e / 1e9:.6f} s" for s, e in zip(gs, ge)],
-                hoverinfo="text",
-            ))
+        fig.add_trace(_hbar(f"GPU busy ({busy_label})", starts, ends, ys, color=theme.busy,
+                            hover=[f"busy {fmt_ns(e - s)}<br>{s / 1e9:.6f} – {e / 1e9:.6f} s" for s, e in zip(starts, ends)]))
+        for ln, lbl in interval_lanes:
+            idle_s.append(ln.gap_starts)
+            idle_e.append(ln.gap_ends)
+            idle_y += [lbl] * len(ln.gap_starts)
+            idle_hover += [f"idle {fmt_ns(e - s)}<br>{s / 1e9:.6f} – {e / 1e9:.6f} s"
+                           for s, e in zip(ln.gap_starts, ln.gap_ends)]
     if bin_lanes:
-        base, width, frac, ys = [], [], [], []
+        base, ends, frac, ys = [], [], [], []
         for ln, lbl in bin_lanes:
-            base.append(ln.edges[:-1])
-            width.append(np.diff(ln.edges))
-            frac.append(ln.fraction)
-            ys.extend([lbl] * len(ln.fraction))
-        base_a, width_a, frac_a = np.concatenate(base), np.concatenate(width), np.concatenate(frac)
-        fig.add_trace(go.Bar(
-            name="GPU busy fraction per bin (pale = idle, dark = busy)", orientation="h", base=s_from_ns(base_a), x=width_a / 1e9, y=ys,
-            width=0.8, marker=dict(color=fraction_colors(frac_a, theme.idle, theme.busy), line=dict(width=0)),
-            hovertext=[f"busy {f:.1%} of {fmt_ns(w)}<br>from {b / 1e9:.6f} s" for b, w, f in zip(base_a, width_a, frac_a)],
-            hoverinfo="text",
-        ))
+            edges, fraction = merge_equal_bins(ln.edges, ln.fraction)
+            busy = fraction > 0
+            base.append(edges[:-1][busy])
+            ends.append(edges[1:][busy])
+            frac.append(fraction[busy])
+            ys.extend([lbl] * int(busy.sum()))
+            idle_s.append(edges[:-1][~busy])
+            idle_e.append(edges[1:][~busy])
+            idle_y += [lbl] * int((~busy).sum())
+            idle_hover += [f"idle (0 % busy) {fmt_ns(e - s)}<br>from {s / 1e9:.6f} s"
+                           for s, e in zip(edges[:-1][~busy], edges[1:][~busy])]
+        base_a, end_a, frac_a = np.concatenate(base), np.concatenate(ends), np.concatenate(frac)
+        colors = fraction_colors(frac_a, theme.busy_min, theme.busy)
+        bins_trace = _hbar(
+            "GPU busy fraction per bin (darker = busier)", base_a, end_a, ys, color=colors,
+            hover=[f"busy {f:.1%} of {fmt_ns(e - b)}<br>from {b / 1e9:.6f} s" for b, e, f in zip(base_a, end_a, frac_a)])
+        bins_trace.marker.line = dict(color=colors, width=0.6)  # adjacent bins: no anti-aliasing seams
+        fig.add_trace(bins_trace)
+    if idle_y:
+        fig.add_trace(_hbar("GPU idle", np.concatenate(idle_s), np.concatenate(idle_e), np.array(idle_y, dtype=object),
+                            color=theme.idle, hover=idle_hover, width=0.5))
     if not kernels.empty:
         cats = kernels["category"].astype(str).to_numpy()
-        palette = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(sorted(set(cats)))}
-        dur = (kernels["end_ns"] - kernels["start_ns"]).to_numpy()
+        names = kernels["short_name"].astype(str).to_numpy()
+        starts, ends = kernels["start_ns"].to_numpy(), kernels["end_ns"].to_numpy()
         lane_of = kernels["stream_lane"] if "stream_lane" in kernels else kernels["stream_id"]
-        fig.add_trace(go.Bar(
-            name="kernels (colour = category)", orientation="h", base=s_from_ns(kernels["start_ns"]), x=dur / 1e9,
-            y=[stream_lane_label(d, st, gpus, rank_devices) for d, st in zip(kernels["device_id"], lane_of)], width=0.8,
-            marker=dict(color=[palette[c] for c in cats], line=dict(width=0)), hoverinfo="text",
-            hovertext=[f"<b>{escape_text(str(n)[:120])}</b><br>{fmt_ns(d)} · "
-                       f"{st if isinstance(st, str) else f'stream {st}'} · {escape_text(str(la))}"
-                       f"<br>{escape_text(c)}{' — ' + escape_text(str(r)) if r else ''}"
-                       for n, d, st, la, c, r in zip(kernels["short_name"], dur, lane_of,
-                                                     kernels["launch"], cats, kernels["rule"])],
-        ))
+        ys = np.array([stream_lane_label(d, st, gpus, rank_devices) for d, st in zip(kernels["device_id"], lane_of)],
+                      dtype=object)
+        texts = np.array(bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px), dtype=object)
+        has_launch = "api_name" in kernels
+        hover = []
+        for i, (n, s, e, st, la, c, r, corr) in enumerate(zip(
+                names, starts, ends, lane_of, kernels["launch"], cats, kernels["rule"],
+                kernels["correlation_id"])):
+            h = (f"<b>{escape_text(n[:120])}</b><br>{fmt_ns(e - s)} · {st if isinstance(st, str) else f'stream {st}'}"
+                 f" · {escape_text(str(la))}"
+                 f"<br>{escape_text(c)}{' — ' + escape_text(str(r)) if r else ''}<br>correlation id {corr}")
+            if has_launch and isinstance(kernels["api_name"].iat[i], str):
+                a0 = int(kernels["api_start_ns"].iat[i])
+                h += (f" · launched by {escape_text(kernels['api_name'].iat[i][:120])} on "
+                      f"{escape_text(kernels['api_thread'].iat[i][:120])}"
+                      f" at {a0 / 1e9:.9f} s (launch to start {fmt_ns(s - a0)})")
+            hover.append(h)
+        hover = np.array(hover, dtype=object)
+        ordered = sorted(set(cats), key=lambda c: (c == "other", c))
+        for cat in ordered:
+            sel = cats == cat
+            fig.add_trace(_hbar(f"kernels: {cat}", starts[sel], ends[sel], ys[sel], color=category_color(cat),
+                                hover=hover[sel].tolist(), text=texts[sel].tolist(), window=window,
+                                label_names=names[sel]))
     if not memops.empty:
         dur = (memops["end_ns"] - memops["start_ns"]).to_numpy()
-        fig.add_trace(go.Bar(
-            name="memcpy/memset", orientation="h", base=s_from_ns(memops["start_ns"]), x=dur / 1e9,
-            y=[memops_lane_label(d, gpus, rank_devices) for d in memops["device_id"]], width=0.8,
-            marker=dict(color=theme.memops, line=dict(width=0)), hoverinfo="text",
-            hovertext=[f"{escape_text(str(k))} · {int(b):,} bytes<br>{fmt_ns(d)}"
-                       for k, b, d in zip(memops["kind"], memops["bytes"], dur)],
+        fig.add_trace(_hbar(
+            "memcpy/memset", memops["start_ns"], memops["end_ns"], [memops_lane_label(d, gpus, rank_devices) for d in memops["device_id"]],
+            color=theme.memops, window=window, min_ns=MIN_BAR_PX * ns_per_px, hover=[f"{escape_text(str(k))} · {int(b):,} bytes<br>{fmt_ns(d)}"
+                                                      for k, b, d in zip(memops["kind"], memops["bytes"], dur)]))
+    if launch is not None:
+        fig.add_trace(_hbar(
+            f"launch call (correlation id {launch.correlation_id})", [launch.api_start_ns], [launch.api_end_ns],
+            [launch.api_lane], color=theme.api, width=0.8,
+            hover=[f"<b>{escape_text(launch.api_name[:120])}</b><br>launched {escape_text(launch.kernel_name[:120])}"
+                   f"<br>correlation id {launch.correlation_id} · {fmt_ns(launch.api_end_ns - launch.api_start_ns)}"],
+            showlegend=False).update(marker_line=dict(color=HIGHLIGHT_COLOR, width=2)))
+        fig.add_trace(go.Scatter(
+            name=f"launch → kernel (correlation id {launch.correlation_id})", mode="lines+markers",
+            x=s_from_ns([launch.api_start_ns, launch.kernel_start_ns]), y=[launch.api_lane, launch.kernel_lane],
+            line=dict(color=HIGHLIGHT_COLOR, width=2, dash="dot"),
+            marker=dict(symbol=["circle", "arrow"], angleref="previous", size=[7, 12], color=HIGHLIGHT_COLOR),
+            hoverinfo="text", hovertext=[f"{escape_text(launch.api_name[:120])} at {launch.api_start_ns / 1e9:.6f} s",
+                                         f"{escape_text(launch.kernel_name[:120])} starts {launch.kernel_start_ns / 1e9:.6f} s"
+                                         f" ({fmt_ns(launch.kernel_start_ns - launch.api_start_ns)} after the call)"],
         ))
-    subtitle = "".join(f"<br><sup>{escape_text(n)}</sup>" for n in notes)
+    shapes, annotations = [], []
+    if highlight is not None:
+        x0, x1 = highlight.start_ns / 1e9, highlight.end_ns / 1e9
+        shapes.append(dict(type="rect", name="highlight", xref="x", yref="paper", x0=x0, x1=x1, y0=0, y1=1,
+                           fillcolor="rgba(250,176,5,0.18)", line=dict(color=HIGHLIGHT_COLOR, width=1.5), layer="above"))
+        if highlight.lane is not None and highlight.lane in categories:
+            pos = len(categories) - 1 - categories.index(highlight.lane)  # the y axis lists lanes bottom-up
+            shapes.append(dict(type="rect", name="highlight lane", xref="x", yref="y", x0=x0, x1=x1,
+                               y0=pos - 0.45, y1=pos + 0.45, line=dict(color=HIGHLIGHT_COLOR, width=3),
+                               fillcolor="rgba(0,0,0,0)", layer="above"))
+        if highlight.label:
+            annotations.append(dict(name="highlight", text=escape_text(highlight.label[:80]), x=(x0 + x1) / 2,
+                                    xref="x", y=1, yref="paper", yanchor="top", showarrow=False,
+                                    bgcolor="rgba(255,255,255,0.85)", bordercolor=HIGHLIGHT_COLOR,
+                                    font=dict(size=TEXT_PX, color="#1f2933")))
+    status = textwrap.wrap(" · ".join(notes), width=int(plot_width_px / (CHAR_EM * TEXT_PX)),
+                           break_long_words=False) if notes else []
+    if status:
+        annotations.append(dict(name="status", text="<br>".join(escape_text(n) for n in status), xref="paper", x=0,
+                                xanchor="left", yref="paper", y=0, yanchor="top", yshift=-AXIS_PX, showarrow=False,
+                                align="left", font=dict(size=TEXT_PX, color="#52606d")))
+    names_in_legend = [t.name for t in fig.data if t.showlegend is not False]
+    rows = legend_rows(names_in_legend, font_px=TEXT_PX, width_px=plot_width_px)
+    top = TITLE_BAND_PX + LEGEND_ROW_PX * rows
+    bottom = AXIS_PX + (STATUS_LINE_PX * len(status) + 4 if status else 0)
     fig.update_layout(**theme.time_axis_layout(
-        title=dict(text=title + subtitle, x=1, xanchor="right", y=1, yanchor="top", yref="container",
-                   pad=dict(t=10), automargin=True,
-                   font=dict(size=13)),
+        title=dict(text=title, x=0, xref="paper", xanchor="left", y=1, yref="container", yanchor="top",
+                   pad=dict(t=8), font=dict(size=14)),
         barmode="overlay",
-        height=max(260, 110 + 26 * len(categories)),
+        height=timeline_height(len(categories), top, bottom),
         uirevision=uirevision,
         bargap=0.15,
+        margin=dict(l=theme.time_axis_left_margin, r=20, t=top, b=bottom),
+        shapes=shapes, annotations=annotations,
+        uniformtext=dict(minsize=TEXT_PX - 1, mode="hide"),
+        meta={"time_axis": True, "lanes": len(categories)},
     ))
-    fig.update_layout(margin=dict(t=70 + 20 * len(notes)))
     fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(categories)), title=None,
-                     tickfont=dict(size=10), automargin=False, tickmode="array", tickvals=categories,
-                     ticktext=[_short_label(c) for c in categories])
+                     tickfont=dict(size=TEXT_PX), automargin=False, tickmode="array", tickvals=categories,
+                     ticktext=[_short_label(c) for c in categories], range=[-0.5, len(categories) - 0.5])
     fig.update_xaxes(ticksuffix=" s", showgrid=True, gridcolor=theme.grid)
     if x_range_ns is not None:
         fig.update_xaxes(range=[x_range_ns[0] / 1e9, x_range_ns[1] / 1e9])
@@ -240,10 +464,13 @@ def build_nvtx_union_bars(nvtx_table: pd.DataFrame, *, top: int = 30, title: str
                hovertemplate="%{y}<br>GPU idle %{x:.6f} s<extra></extra>"),
     ])
     fig.update_layout(**theme.base_layout(
-        title=dict(text=title + "<br><sup>A summary holds per-range totals, not intervals, so there is no "
-                   "interval timeline: open the nsys SQLite export for one.</sup>", x=0.01, font=dict(size=14)),
-        barmode="stack", height=max(260, 110 + 24 * len(t)),
-        legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"),
+        title=dict(text=title, x=0.01, xanchor="left", y=1, yref="container", yanchor="top", pad=dict(t=8),
+                   font=dict(size=14),
+                   subtitle=dict(text="A summary holds per-range totals, not intervals, so there is no interval "
+                                 "timeline: open the nsys SQLite export for one.", font=dict(size=11))),
+        barmode="stack", height=max(280, 130 + 24 * len(t)), margin=dict(l=10, r=20, t=84, b=50),
+        # Under the title on the left: the mode bar (top right) covers neither.
+        legend=dict(orientation="h", y=1.0, x=0, xanchor="left", yanchor="bottom"),
     ))
     fig.update_xaxes(title="union time of the range (s)", gridcolor=theme.grid)
     fig.update_yaxes(automargin=True, tickfont=dict(size=10))

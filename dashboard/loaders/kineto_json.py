@@ -494,6 +494,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
     unmatched_ends = 0
     marks: list[tuple] = []
     spans: list[tuple[int, int]] = []  # the profiler's own Trace spans (start, end)
+    thread_names: dict[int, str] = {}  # global_tid -> name, from 'M' thread_name events
     tally = _Tally()
     seen, skip, other = tally.seen, tally.skip, tally.other
     range_profiler = unfinished = 0
@@ -609,6 +610,11 @@ def parse_kineto(data, name: str) -> TraceBundle:
             if latest is None or ts > latest:
                 latest = ts
         else:
+            if ph == "M" and ev.get("name") == "thread_name" and type(ev.get("args")) is dict:
+                label = ev["args"].get("name")
+                pid, tid = _intish(ev.get("pid")), _intish(ev.get("tid"))
+                if type(label) is str and label.strip() and _in_int64(pid, tid):
+                    thread_names[(pid << 24) | (tid & 0xFFFFFF)] = label.strip()  # as _global_tid
             if ph == "f" and cat == "ac2g":
                 ts = _ns(ev.get("ts"))
                 flow_id = _intish(ev.get("id"))
@@ -701,6 +707,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
         accounts=tally.accounts(loaded),
         rank=_distributed_rank(data),
         gpu_activity_missing=missing,
+        thread_names=thread_names,
     )
     return TraceBundle(
         meta=meta,

@@ -739,9 +739,24 @@ def _load_graph_launches(con, probe) -> tuple[pd.DataFrame, int, RowAccount, np.
     return conform(raw, GRAPH_LAUNCHES), dropped, account, pids
 
 
+def _thread_names(con, probe, strings: dict[int, str]) -> dict[int, str]:
+    """globalTid -> thread name from ``ThreadNames(nameId -> StringIds, globalTid)`` (unchanged
+    2021.5 -> 2026.2); the last row of a thread wins (a renamed thread); rows with a non-integer
+    id or a name not in StringIds are skipped. Empty when the table or its columns are absent."""
+    table = probe.table("ThreadNames")
+    if not table or not {"nameId", "globalTid"} <= set(probe.columns(table)):
+        return {}
+    names: dict[int, str] = {}
+    for name_id, gtid in con.execute(f"SELECT nameId, globalTid FROM {_q(table)} ORDER BY rowid"):
+        if isinstance(gtid, int) and not isinstance(gtid, bool) and isinstance(name_id, int) and name_id in strings:
+            names[gtid] = strings[name_id]
+    return names
+
+
 def _load_meta(con, probe, path: Path, dropped: int, invalid_rows: dict[str, int] | None = None, *,
                accounts: tuple[RowAccount, ...] = (), launches: tuple[tuple[int, int, int], ...] = (),
-               warnings: tuple[str, ...] = (), gpu_activity_missing: str = "") -> TraceMeta:
+               warnings: tuple[str, ...] = (), gpu_activity_missing: str = "",
+               thread_names: dict[int, str] | None = None) -> TraceMeta:
     version = schema = ""
     for logical in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
         table = probe.table(logical)
@@ -769,6 +784,7 @@ def _load_meta(con, probe, path: Path, dropped: int, invalid_rows: dict[str, int
         accounts=accounts,
         launches_by_pid=launches,
         gpu_activity_missing=gpu_activity_missing,
+        thread_names=thread_names or {},
     )
 
 
@@ -982,7 +998,7 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
         return TraceBundle(
             meta=_load_meta(con, probe, p, dropped, invalid, accounts=tuple(a for a in accounts if a.read),
                             launches=launches, warnings=gaps, gpu_activity_missing=gpu_activity_missing(
-                                launches, executions.size)),
+                                launches, executions.size), thread_names=_thread_names(con, probe, strings)),
             kernels=kernels,
             api_calls=api_calls,
             nvtx_ranges=ranges,

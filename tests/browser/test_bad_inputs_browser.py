@@ -78,7 +78,7 @@ def test_html_and_script_names_render_as_text_everywhere(page: Page, serve, tmp_
     assert sorted(c.strip() for c in cells) == sorted(HOSTILE)
 
     # timeline: per-stream kernels are drawn at this window; tick labels and hovers show literal text
-    page.wait_for_function(fig_js("timeline", "gd._fullData.some(t => t.name === 'kernels (colour = category)')"),
+    page.wait_for_function(fig_js("timeline", "gd._fullData.some(t => t.name.startsWith('kernels: '))"),
                            timeout=30000)
     ticks = page.evaluate(fig_js("timeline", "[...gd.querySelectorAll('.ytick text')].map(t => t.textContent)"))
     assert "GPU 0 · <script>w…__pwned=1</script>" in ticks  # the GPU's name, elided, as text
@@ -90,7 +90,7 @@ def test_html_and_script_names_render_as_text_everywhere(page: Page, serve, tmp_
             Plotly.Fx.hover(gd, [{{curveNumber: i, pointNumber: {point}}}]);
             return [...gd.querySelectorAll('.hoverlayer .hovertext')].map(h => h.textContent).join(' | '); }})()"""))
 
-    kernels = "t => t.name === 'kernels (colour = category)'"
+    kernels = "t => t.name.startsWith('kernels: ')"  # one trace per kernel category: both are 'other'
     hovered = [hover("timeline", kernels, p) for p in range(2)]
     assert any(SCRIPT_NAME in h for h in hovered) and any(IMG_NAME in h for h in hovered), hovered
     nvtx_hover = hover("timeline", "t => (t.hovertext || []).some(h => String(h).includes('onerror'))", 0)

@@ -1,0 +1,363 @@
+"""Exact-value tests of what the timeline and its sibling figures draw (issue 11: points 3, 6, 7)."""
+
+import colorsys
+
+import numpy as np
+import pytest
+from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
+from paths import NSYS_DIR, SAMPLES, SEED
+
+from dashboard.analysis.timeline import device_unions, lanes_for_window, nvtx_lane_keys, thread_labeler
+from dashboard.app.layout import GRAPH_CONFIG, graph_config
+from dashboard.export import report_for_url
+from dashboard.figures.common import REPORT_FONT_PX, add_caption, report_layout
+from dashboard.figures.phases import build_phase_analysis, decade_ticks
+from dashboard.figures.theme import CATEGORY_COLORS, DEFAULT_THEME, NVTX_PALETTE, category_color, nvtx_color
+from dashboard.figures.timeline import (
+    LANE_PX,
+    Highlight,
+    bar_labels,
+    fraction_colors,
+    merge_equal_bins,
+    timeline_height,
+)
+from dashboard.render import ViewOptions, build_view, timeline_figure
+from dashboard.trace import load_trace
+
+OTHER_TID = GLOBAL_PID_1 | 102  # pid 100, tid 102
+
+
+def _hue_deg(color: str) -> float:
+    r, g, b = (int(color.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4))
+    return colorsys.rgb_to_hls(r, g, b)[0] * 360
+
+
+def _rgb(text: str) -> tuple[int, ...]:
+    if text.startswith("#"):
+        return tuple(int(text[i:i + 2], 16) for i in (1, 3, 5))
+    return tuple(int(v) for v in text[4:-1].split(","))
+
+
+def _plot_px_per_lane(fig) -> float:
+    m = fig.layout.margin
+    return (fig.layout.height - m.t - m.b) / fig.layout.meta["lanes"]
+
+
+@pytest.fixture
+def launch_trace(tmp_path):
+    """Two kernels launched from thread 'python3' (correlation ids 5 and 6), one NVTX range around them."""
+    path = write_nsys_sqlite(
+        tmp_path / "launch.sqlite",
+        kernels=[{"start": 1_000, "end": 3_000, "correlationId": 5, "shortName": "gemm_kernel"},
+                 {"start": 4_000, "end": 4_500, "correlationId": 6, "shortName": "rms_norm_kernel"}],
+        runtime=[{"start": 500, "end": 800, "name": "cudaLaunchKernel_v7000", "correlationId": 5},
+                 {"start": 3_500, "end": 3_600, "name": "cudaLaunchKernel_v7000", "correlationId": 6}],
+        nvtx=[{"start": 400, "end": 5_000, "eventType": 59, "text": "step"},
+              {"start": 450, "end": 900, "eventType": 59, "text": "other", "globalTid": OTHER_TID}],
+        thread_names={GLOBAL_TID_1: "python3"})
+    return load_trace(path)
+
+
+# --- text in bars -------------------------------------------------------------------------------
+
+def test_bar_labels_only_where_the_bar_holds_them():
+    # 1 ns per px, 10 px font: 6.2 px per character, 3 px padding on each side
+    names = ["abcdefghij"] * 4 + ["<x>"]
+    starts = [0, 0, 0, 0, 0]
+    ends = [100, 60, 31, 30, 100]
+    assert bar_labels(names, starts, ends, 1.0, font_px=10) == [
+        "abcdefghij",  # floor(94 / 6.2) = 15 >= 10: the whole name
+        "abcdefg…",  # floor(54 / 6.2) = 8 characters, the last one the ellipsis
+        "abc…",  # floor(25 / 6.2) = 4: the shortest elided label
+        "",  # floor(24 / 6.2) = 3 characters fit: no text
+        "&lt;x&gt;",  # escaped for Plotly's HTML-like text
+    ]
+    assert bar_labels(["a"], [0], [10], 0.0) == [""]  # no scale (no window): no text
+
+
+def test_labels_in_a_zoomed_figure_are_elided_never_longer_than_the_bar(launch_trace):
+    fig = timeline_figure(launch_trace, ViewOptions(), (0, 6_000))
+    kernels = {tr.name: tr for tr in fig.data if tr.name.startswith("kernels: ")}
+    texts = [t for tr in kernels.values() for t in tr.text]
+    assert sorted(texts) == ["gemm_kernel", "rms_norm_kernel"]  # 2000 and 500 ns of 6000 ns at 1300 px
+    assert fig.layout.uniformtext.mode == "hide"  # the browser hides what still would not fit
+    for tr in fig.data:
+        if tr.type == "bar" and tr.text is not None:
+            assert tr.textposition == "inside" and tr.constraintext == "inside"
+
+
+# --- lanes, size, threads -----------------------------------------------------------------------
+
+def test_timeline_height_gives_every_lane_its_pitch():
+    assert timeline_height(3, 56, 30) == 470  # at least 47 % of a 1000 px viewport
+    assert timeline_height(30, 56, 30) == 56 + 30 + 30 * LANE_PX
+    assert LANE_PX >= 18
+
+
+@pytest.mark.parametrize("trace", [SAMPLES / "generated_seed_shaped_108k.sqlite",
+                                   NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite"], ids=lambda p: p.name)
+def test_lanes_are_at_least_18_px_and_the_figure_fills_45_percent_of_1000_px(trace):
+    view = build_view(load_trace(trace), ViewOptions())
+    fig = view.timeline  # with its caption
+    assert fig.layout.height >= 450
+    assert _plot_px_per_lane(fig) >= 18
+    assert fig.layout.title.x == 0 and fig.layout.title.xanchor == "left"  # the mode bar sits top right
+    assert "zoom in" not in fig.layout.title.text  # level-of-detail notes are in the status line
+    status = [a for a in fig.layout.annotations if a.name == "status"]
+    assert len(status) == 1 and "zoom in to 1,500 or fewer" in status[0].text
+    assert view.gantt.layout.title.x <= 0.01  # left (an empty Gantt's title too)
+
+
+def test_thread_labeler_names_threads_and_disambiguates():
+    names = {(1 << 48) | (144 << 24) | 144: "python3", (1 << 48) | (145 << 24) | 145: "python3",
+             (1 << 48) | (144 << 24) | 245: "watchdog", (1 << 48) | (144 << 24) | 246: "worker",
+             (1 << 48) | (144 << 24) | 247: "worker"}
+    label = thread_labeler(names)
+    assert label((1 << 48) | (144 << 24) | 245, 144, 245) == "watchdog"  # unique name
+    assert label((1 << 48) | (145 << 24) | 145, 145, 145) == "python3 · pid 145"  # one per process
+    assert label((1 << 48) | (144 << 24) | 247, 144, 247) == "worker · tid 247"  # two in one process
+    assert label((1 << 48) | (144 << 24) | 999, 144, 999) == "pid 144 · tid 999"  # unnamed
+    merged = thread_labeler({(7 << 24) | 245: "watchdog"}, ranks={7: (1, 144)})  # merged process 7 = rank 1 pid 144
+    assert merged((7 << 24) | 245, 7, 245) == "rank 1 · watchdog"
+    assert merged((7 << 24) | 9, 7, 9) == "rank 1 · pid 144 · tid 9"
+
+
+def test_nvtx_lanes_and_api_lanes_are_named_by_thread(launch_trace):
+    lanes = nvtx_lane_keys(launch_trace.bundle.nvtx_ranges, thread_names=launch_trace.meta.thread_names)
+    assert dict(zip(lanes["name"], lanes["lane"])) == {"step": "python3 · L0", "other": "pid 100 · tid 102 · L0"}
+    fig = timeline_figure(launch_trace, ViewOptions(), (0, 6_000))
+    assert list(reversed(fig.layout.yaxis.categoryarray)) == [
+        "python3 · L0", "CUDA API · python3", "pid 100 · tid 102 · L0", "GPU 0", "GPU 0 · stream 7"]
+    nvtx = next(tr for tr in fig.data if tr.name == "NVTX ranges (colour = name)" and tr.showlegend is False)
+    assert "thread python3 · pid 100 · tid 101" in nvtx.hovertext[list(nvtx.y).index("python3 · L0")]
+    other = nvtx.hovertext[list(nvtx.y).index("pid 100 · tid 102 · L0")]
+    assert other.endswith("<br>thread pid 100 · tid 102")  # an unnamed thread: its ids once
+    api = next(tr for tr in fig.data if tr.name == "CUDA API calls")
+    # 300 ns = 65 px at 6000 ns per 1300 px: 8 characters of 6.82 px fit; 100 ns = 22 px: none
+    assert list(api.y) == ["CUDA API · python3"] * 2 and list(api.text) == ["cudaLau…", ""]
+    assert "correlation id 5" in api.hovertext[0]
+    kern = [tr for tr in fig.data if tr.name.startswith("kernels: ")]
+    hover = " ".join(h for tr in kern for h in tr.hovertext)
+    assert "correlation id 5 · launched by cudaLaunchKernel on python3 at 0.000000500 s (launch to start 500 ns)" in hover
+
+
+# --- colours ------------------------------------------------------------------------------------
+
+def test_nvtx_colour_is_stable_and_never_the_idle_hue():
+    assert nvtx_color("PLE_lookup_tokens=1600") == nvtx_color("PLE_lookup_tokens=1600")
+    assert nvtx_color("PLE_lookup_tokens=1600") in NVTX_PALETTE
+    assert len(set(NVTX_PALETTE)) == len(NVTX_PALETTE) == 10
+    idle = _hue_deg(DEFAULT_THEME.idle)
+    for c in NVTX_PALETTE + tuple(CATEGORY_COLORS.values()):
+        d = abs(_hue_deg(c) - idle) % 360
+        assert min(d, 360 - d) >= 25, c  # orange (27°) is the closest to the rose idle (3°)
+    assert DEFAULT_THEME.idle not in NVTX_PALETTE and DEFAULT_THEME.busy not in NVTX_PALETTE
+
+
+def test_category_colours_are_one_per_category_and_shared():
+    assert category_color("GEMM") == CATEGORY_COLORS["GEMM"]
+    assert len(set(CATEGORY_COLORS.values())) == len(CATEGORY_COLORS)
+    assert category_color("my own category") == nvtx_color("my own category")
+
+
+def test_busy_bins_are_never_paler_than_the_visible_minimum():
+    theme = DEFAULT_THEME
+    colors = fraction_colors(np.array([0.0001, 0.5, 1.0]), theme.busy_min, theme.busy)
+    assert colors[0] == "rgb(143,191,164)" and _rgb(colors[0]) == _rgb(theme.busy_min)
+    assert colors[2] == "rgb(47,111,79)"
+    # the visible minimum is darker than the page and not the idle hue
+    assert sum(_rgb(theme.busy_min)) < 0.8 * 3 * 255
+    assert abs(_hue_deg(theme.busy_min) - _hue_deg(theme.idle)) >= 90
+
+
+def test_binned_lane_draws_idle_bins_in_the_idle_colour():
+    # 1000 kernels of 10 ns every 20 ns in [0, 20000), then nothing until 40000: two bins busy 50 %, two idle
+    starts = np.arange(0, 20_000, 20)
+    unions = {0: (starts, starts + 10)}
+    lanes = lanes_for_window(unions, lo_ns=0, hi_ns=40_000, budget=100, n_bins=4)
+    assert lanes[0].mode == "bins" and lanes[0].fraction.tolist() == [0.5, 0.5, 0.0, 0.0]
+    from dashboard.figures.timeline import build_gpu_timeline
+    import pandas as pd
+
+    empty = pd.DataFrame()
+    fig = build_gpu_timeline(lanes, nvtx_lane_keys(empty.assign(global_tid=[], start_ns=[], end_ns=[])), empty,
+                             gpus={}, x_range_ns=(0, 40_000), busy_label="kernels", notes=[])
+    bins = next(tr for tr in fig.data if tr.name.startswith("GPU busy fraction"))
+    idle = next(tr for tr in fig.data if tr.name == "GPU idle")
+    assert list(bins.base) == [0.0] and list(bins.x) == [20_000 / 1e9]  # two equal bins joined into one bar
+    assert bins.marker.color == ("rgb(95,151,122)",)  # half-way from busy_min to busy
+    assert list(idle.base) == [20_000 / 1e9] and idle.marker.color == DEFAULT_THEME.idle
+
+
+def test_merge_equal_bins():
+    edges, frac = merge_equal_bins(np.array([0, 10, 20, 30, 40]), np.array([1.0, 1.0, 0.0, 0.0]))
+    assert edges.tolist() == [0, 20, 40] and frac.tolist() == [1.0, 0.0]
+    edges, frac = merge_equal_bins(np.array([0, 10, 20]), np.array([0.5, 0.25]))
+    assert edges.tolist() == [0, 10, 20] and frac.tolist() == [0.5, 0.25]
+
+
+def test_sub_pixel_busy_intervals_are_binned_within_the_budget():
+    starts = np.arange(0, 1_000, 100)
+    unions = {0: (starts, starts + 2)}  # 10 kernels of 2 ns: under one 5 ns pixel
+    assert lanes_for_window(unions, lo_ns=0, hi_ns=1_000, budget=100, n_bins=10)[0].mode == "intervals"
+    lane = lanes_for_window(unions, lo_ns=0, hi_ns=1_000, budget=100, n_bins=10, min_visible_ns=5)[0]
+    assert lane.mode == "bins" and lane.fraction.tolist() == [0.02] * 10 and lane.busy_ns == 20
+
+
+# --- legend -------------------------------------------------------------------------------------
+
+def test_legend_lists_kernel_categories_and_one_neutral_nvtx_entry(launch_trace):
+    fig = timeline_figure(launch_trace, ViewOptions(), (0, 6_000))
+    shown = [tr.name for tr in fig.data if tr.showlegend is not False]
+    assert shown == ["NVTX ranges (colour = name)", "CUDA API calls", "GPU busy (kernels)", "GPU idle",
+                     "kernels: GEMM", "kernels: normalisation"]
+    nvtx_swatch = next(tr for tr in fig.data if tr.name.startswith("NVTX") and tr.showlegend is not False)
+    assert nvtx_swatch.marker.color == DEFAULT_THEME.nvtx
+    gemm = next(tr for tr in fig.data if tr.name == "kernels: GEMM")
+    assert gemm.marker.color == CATEGORY_COLORS["GEMM"]
+
+
+# --- highlight and launch link ------------------------------------------------------------------
+
+def test_selected_kernel_shows_its_launch_call_and_a_connector(launch_trace):
+    hl = Highlight(1_000, 3_000, label="gemm_kernel", kind="kernel")
+    fig = timeline_figure(launch_trace, ViewOptions(), (0, 6_000), highlight=hl)
+    link = next(tr for tr in fig.data if tr.name == "launch → kernel (correlation id 5)")
+    assert list(link.x) == [500 / 1e9, 1_000 / 1e9]
+    assert list(link.y) == ["CUDA API · python3", "GPU 0 · stream 7"]
+    call = next(tr for tr in fig.data if tr.name == "launch call (correlation id 5)")
+    assert list(call.base) == [500 / 1e9] and list(call.x) == [300 / 1e9] and call.marker.line.width == 2
+    shapes = {s.name: s for s in fig.layout.shapes}
+    assert (shapes["highlight"].x0, shapes["highlight"].x1) == (1e-6, 3e-6)
+    assert [a.text for a in fig.layout.annotations if a.name == "highlight"] == ["gemm_kernel"]
+
+
+def test_launch_link_is_drawn_even_when_kernels_are_not(launch_trace):
+    hl = Highlight(1_000, 3_000, kind="kernel")
+    fig = timeline_figure(launch_trace, ViewOptions(lanes=("nvtx", "gpu")), (0, 6_000), highlight=hl)
+    link = next(tr for tr in fig.data if tr.name.startswith("launch → kernel"))
+    assert list(link.y) == ["CUDA API · python3", "GPU 0"]  # ends in the GPU lane
+    assert "CUDA API · python3" in fig.layout.yaxis.categoryarray
+
+
+def test_highlight_of_a_range_outlines_its_lane(launch_trace):
+    hl = Highlight(4_000, 4_500, lane="GPU 0", kind="gap")
+    fig = timeline_figure(launch_trace, ViewOptions(), (0, 6_000), highlight=hl)
+    shapes = {s.name: s for s in fig.layout.shapes}
+    cats = list(fig.layout.yaxis.categoryarray)  # bottom-up
+    assert (shapes["highlight lane"].y0, shapes["highlight lane"].y1) == (cats.index("GPU 0") - 0.45,
+                                                                          cats.index("GPU 0") + 0.45)
+    assert not [tr for tr in fig.data if (tr.name or "").startswith("launch")]
+
+
+# --- export layout ------------------------------------------------------------------------------
+
+def _fonts(fig):
+    lay = fig.layout
+    sizes = [lay.font.size, lay.legend.font.size, lay.title.font.size]
+    sizes += [ax.tickfont.size for ax in fig.select_xaxes()] + [ax.tickfont.size for ax in fig.select_yaxes()]
+    sizes += [a.font.size for a in lay.annotations]
+    sizes += [tr.textfont.size for tr in fig.data if getattr(tr, "text", None) is not None]
+    return sizes
+
+
+def test_report_layout_fonts_aspect_and_no_hints():
+    t = load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite")
+    view = build_view(t, ViewOptions())
+    out = report_layout(view.timeline, width=1600)
+    assert min(_fonts(out)) >= REPORT_FONT_PX == 14
+    assert 1600 / out.layout.height <= 3.0
+    assert [a.name for a in out.layout.annotations] == ["caption"]  # the status line is gone
+    assert out.layout.uniformtext.minsize == 14
+    assert all(ax.automargin for ax in out.select_yaxes())
+    assert any(a.name == "status" for a in view.timeline.layout.annotations)  # the screen figure is unchanged
+    assert _plot_px_per_lane(out) >= 30
+    phases = report_layout(view.phase_figure)
+    assert min(_fonts(phases)) >= 14
+
+
+def test_add_caption_grows_the_figure_not_the_lanes(launch_trace):
+    fig = timeline_figure(launch_trace, ViewOptions(), (0, 6_000))
+    before = _plot_px_per_lane(fig)
+    add_caption(fig, "x " * 100)
+    assert _plot_px_per_lane(fig) == before
+
+
+# --- graph config, report -----------------------------------------------------------------------
+
+def test_no_cloud_buttons_in_the_graph_config():
+    for cfg in (GRAPH_CONFIG, graph_config("f")):
+        assert cfg["showSendToCloud"] is False and cfg["showEditInChartStudio"] is False
+        assert cfg["showLink"] is False and cfg["sendData"] is False
+    assert graph_config("f")["toImageButtonOptions"]["filename"] == "f"
+
+
+def test_report_has_no_control_instructions_empty_headings_or_overflow():
+    html = report_for_url(load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite"), None)
+    assert "controls above" not in html and "zoom in to" not in html
+    assert "<h2>Per phase</h2>" not in html  # no dispatches, no phase table
+    assert "<h2>Dispatches</h2><p class='small'>No dispatch marks found with prefix" in html
+    assert "overflow-wrap: anywhere" in html
+    assert '"showSendToCloud": false' in html
+
+
+# --- phases -------------------------------------------------------------------------------------
+
+def test_decade_ticks():
+    assert decade_ticks([3.5, 17.0]) == ([1.0, 10.0, 100.0], ["1", "10", "100"], [-0.05, 2.05])
+    assert decade_ticks([10.0, 10.0]) == ([10.0, 100.0], ["10", "100"], [0.95, 2.05])  # at least two decades
+    assert decade_ticks([0.02, 250.0])[1] == ["0.01", "0.1", "1", "10", "100", "1000"]
+    assert decade_ticks([]) == ([1.0, 10.0], ["1", "10"], [-0.05, 1.05])
+
+
+def test_phase_figure_log_ticks_and_legend_beside_the_bars():
+    t = load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite")
+    fig = build_view(t, ViewOptions()).phase_figure
+    boxes = [tr for tr in fig.data if tr.type == "box"]
+    bars = [tr for tr in fig.data if tr.type == "bar"]
+    assert {tr.xaxis for tr in boxes} == {"x"} and {tr.xaxis for tr in bars} == {"x2"}
+    assert fig.layout.legend.x >= 1 and fig.layout.xaxis2.domain[1] == 1.0  # legend right of the bars' panel
+    assert list(fig.layout.yaxis.tickvals) == [10.0, 100.0, 1000.0]  # decode ~16 ms, prefill ~300 ms
+    ys = np.concatenate([np.asarray(b.y, dtype=float) for b in boxes])
+    lo, hi = fig.layout.yaxis.range
+    assert 10 ** lo < ys.min() and ys.max() < 10 ** hi  # every series inside the plot
+    summary = build_view(load_trace(SEED), ViewOptions()).phase_figure
+    assert summary.layout.showlegend is False and len(summary.layout.yaxis.tickvals) >= 2
+
+
+def test_phase_figure_without_categories_has_one_panel():
+    import pandas as pd
+
+    d = pd.DataFrame({"duration_ns": [2_000_000, 30_000_000]})
+    fig = build_phase_analysis(d, pd.Series(["decode", "prefill"]), None)
+    assert [tr.type for tr in fig.data] == ["box", "box"] and fig.layout.showlegend is False
+
+
+def test_report_layout_fits_bar_labels_again_at_its_font_size(launch_trace):
+    fig = timeline_figure(launch_trace, ViewOptions(), (0, 6_000))
+    out = report_layout(fig, width=1600)  # 6000 ns over 1600 - 210 - 20 px; 14 px text: 8.68 px per character
+    texts = {t for tr in out.data if tr.name.startswith("kernels: ") for t in tr.text}
+    assert texts == {"gemm_kernel", "rms_norm_ke…"}  # 500 ns = 114 px: 12 characters
+    assert list(next(tr for tr in out.data if tr.name == "CUDA API calls").text) == ["cudaLa…", ""]
+    assert {t for tr in fig.data if tr.name.startswith("kernels: ") for t in tr.text} == {"gemm_kernel",
+                                                                                          "rms_norm_kernel"}
+
+
+def test_compare_step_time_overlay_has_a_tick_at_every_decade():
+    import pandas as pd
+
+    from dashboard.figures.compare import build_step_time_overlay
+
+    a = pd.DataFrame({"phase": ["decode", "decode"], "duration_ns": [15_000_000, 17_000_000]})
+    b = pd.DataFrame({"phase": ["decode"], "duration_ns": [40_000_000]})
+    fig = build_step_time_overlay(a, b)
+    assert list(fig.layout.yaxis.tickvals) == [10.0, 100.0] and list(fig.layout.yaxis.range) == [0.95, 2.05]
+
+
+def test_thread_hover_names_each_id_once():
+    from dashboard.figures.timeline import _thread_hover
+
+    assert _thread_hover("python3 · tid 145", 145, 145) == "thread python3 · pid 145 · tid 145"
+    assert _thread_hover("python3 · pid 145", 145, 146) == "thread python3 · pid 145 · tid 146"
+    assert _thread_hover("watchdog", 144, 245) == "thread watchdog · pid 144 · tid 245"
+    assert _thread_hover("rank 1 · pid 144 · tid 9", 144, 9) == "thread rank 1 · pid 144 · tid 9"
