@@ -1,15 +1,15 @@
 """Load test: simulated users drive the dashboard's main callbacks over loopback (issue #6).
 
-    python benchmarks/load.py                      # 8 users, 60 s, 2 traces, one process (werkzeug threads)
+    python benchmarks/load.py                      # 8 users, 60 s, 2 traces, one process (one gunicorn worker)
     python benchmarks/load.py --workers 2          # the same under gunicorn with 2 workers
     python benchmarks/load.py --duration 10 --users 4 --max-requests 500
     python benchmarks/load.py --slow-clients 0       # without the 10 slow clients
 
 The server is a real ``tracedash serve`` subprocess bound to 127.0.0.1 on a free port (nothing leaves the
-machine). Each user opens one of two traces (users alternate), then loops: the full view, the NVTX
-table, the idle gaps, and three zooms of the timeline at random windows, like a person exploring.
-Requests are built from the app's own ``/_dash-dependencies`` and ``/_dash-layout``, so the payloads are
-exactly what the browser sends. The run stops at ``--duration`` seconds or ``--max-requests``.
+machine). Each user opens one of two traces (users alternate), then loops: the full page (every view's
+callback), the NVTX table, the idle gaps, and three zooms of the timeline at random windows, like a
+person exploring. Requests are built from the app's own ``/_dash-dependencies`` and each view's state
+slice (``dashboard.app.views.slice_data``), so the payloads are what the browser sends. The run stops at ``--duration`` seconds or ``--max-requests``.
 
 Beside the users, ``--slow-clients`` (default 10) sockets each send a callback request's headers with
 ``Content-Length: 1000000`` and then one byte every 2 s (reconnecting when the server cuts them off),
@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import socket
 import subprocess
 import sys
@@ -41,13 +42,9 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TRACES = [ROOT / "sample_traces" / "generated_seed_shaped_108k.sqlite",
                   ROOT / "sample_traces" / "nsys2026.2_2gpu_nccl_before.sqlite"]
-# Which callbacks a user drives, recognised by their output string in /_dash-dependencies.
-CALLBACKS = {
-    "view": lambda out: out.startswith("..alerts.children"),
-    "nvtx": lambda out: out == "nvtx-table.rowData",
-    "gaps": lambda out: out.startswith("..gap-table.rowData"),
-    "zoom": lambda out: out.startswith("timeline.figure@"),
-}
+# What a user asks for: "view" is the page of a trace (every view's callback once), the others one view.
+PAGE_VIEWS = ("alerts", "overview", "gantt", "timeline", "phases", "gpu", "phase_figure", "kernels", "dispatches")
+CALLBACKS = {"view": PAGE_VIEWS, "nvtx": ("nvtx",), "gaps": ("gaps",), "zoom": ("timeline",)}
 
 
 def free_port() -> int:
@@ -56,88 +53,84 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def walk_props(node, found: dict) -> None:
-    """component id -> props, for every component in a /_dash-layout tree."""
-    if isinstance(node, list):
-        for n in node:
-            walk_props(n, found)
-    elif isinstance(node, dict):
-        props = node.get("props")
-        if isinstance(props, dict):
-            if isinstance(props.get("id"), str):
-                found[props["id"]] = props
-            for v in props.values():
-                walk_props(v, found)
-
-
 def parse_outputs(output: str) -> list[dict]:
     parts = output[2:-2].split("...") if output.startswith("..") else [output]
-    return [dict(zip(("id", "property"), p.split(".", 1))) for p in parts]
+    return [dict(zip(("id", "property"), p.rsplit(".", 1))) for p in parts]
 
 
 class Driver:
-    """Builds callback payloads from the served app's dependencies and layout."""
+    """Builds callback payloads as the page sends them: one request per view, its state slice as input."""
 
     def __init__(self, base: str):
+        from dashboard.app import ids
+
         self.base = base
-        deps = requests.get(base + "/_dash-dependencies", timeout=30).json()
-        self.props: dict[str, dict] = {}
-        walk_props(requests.get(base + "/_dash-layout", timeout=30).json(), self.props)
         self.deps = {}
-        for name, match in CALLBACKS.items():
-            hits = [d for d in deps if match(d["output"]) and not d.get("clientside_function")]
-            if len(hits) != 1:
-                raise SystemExit(f"load.py: cannot find the '{name}' callback in /_dash-dependencies")
-            self.deps[name] = hits[0]
-        self.trace_ids = [o["value"] for o in self.props["trace-picker"]["options"]]
+        for dep in requests.get(base + "/_dash-dependencies", timeout=30).json():
+            for inp in dep["inputs"]:
+                if isinstance(inp["id"], str) and inp["id"].startswith("{"):
+                    pid = json.loads(inp["id"])
+                    if pid.get("type") == ids.VIEW_SLICE:
+                        self.deps[pid["view"]] = dep
+        missing = {v for names in CALLBACKS.values() for v in names} - set(self.deps)
+        if missing:
+            raise SystemExit(f"load.py: cannot find the callbacks of {', '.join(sorted(missing))}")
+        page = requests.post(base + "/_dash-update-component", timeout=120, json={
+            "output": "page.children", "outputs": {"id": "page", "property": "children"},
+            "inputs": [{"id": "page-url", "property": "pathname", "value": "/"},
+                       {"id": "page-url", "property": "search", "value": ""}],
+            "changedPropIds": ["page-url.pathname"], "state": []}).text
+        self.trace_ids = list(dict.fromkeys(re.findall(r'"value": ?"([^"]+@[0-9a-f]{32})"', page)))
 
-    def payload(self, name: str, overrides: dict) -> dict:
-        dep = self.deps[name]
+    def payload(self, view: str, state) -> dict:
+        from dashboard.app import ids
+        from dashboard.app.views import BY_NAME, slice_data
 
-        def value(ref):
-            key = f"{ref['id']}.{ref['property']}"
-            return overrides.get(key, self.props.get(ref["id"], {}).get(ref["property"]))
-
+        dep = self.deps[view]
         outputs = parse_outputs(dep["output"])
-        inputs = [{**r, "value": value(r)} for r in dep["inputs"]]
-        return {"output": dep["output"], "outputs": outputs if len(outputs) > 1 else outputs[0],
-                "inputs": inputs, "state": [{**r, "value": value(r)} for r in dep["state"]],
-                "changedPropIds": [f"{dep['inputs'][0]['id']}.{dep['inputs'][0]['property']}"]}
+        sid = ids.slice_id(view)
+        return {"output": dep["output"], "outputs": outputs if dep["output"].startswith("..") else outputs[0],
+                "inputs": [{"id": sid, "property": "data", "value": slice_data(BY_NAME[view], state)}],
+                "state": [{**r, "value": None} for r in dep["state"]],
+                "changedPropIds": [json.dumps(sid, sort_keys=True, separators=(",", ":")) + ".data"]}
 
 
 def user(driver: Driver, trace_id: str, span_s: float, stop: threading.Event, budget: list,
          results: list, seed: int) -> None:
+    from dashboard.state import ViewState, apply_relayout
+
     rng = random.Random(seed)
     session = requests.Session()
-    base = {"trace-picker.value": trace_id}
+    state = ViewState(trace=trace_id)
 
-    def call(name: str, overrides: dict) -> None:
-        with LOCK:
-            if budget[0] <= 0 or stop.is_set():
-                stop.set()
-                return
-            budget[0] -= 1
-        t0 = time.perf_counter()
-        error = ""
-        try:
-            resp = session.post(driver.base + "/_dash-update-component",
-                                json=driver.payload(name, {**base, **overrides}), timeout=120)
-            if resp.status_code != 200:
-                error = f"HTTP {resp.status_code}"
-            elif "internal error" in resp.text:
-                error = "internal error alert"
-        except requests.RequestException as exc:
-            error = type(exc).__name__
-        results.append((name, time.perf_counter() - t0, error))
+    def call(name: str, st) -> None:
+        for view in CALLBACKS[name]:
+            with LOCK:
+                if budget[0] <= 0 or stop.is_set():
+                    stop.set()
+                    return
+                budget[0] -= 1
+            t0 = time.perf_counter()
+            error = ""
+            try:
+                resp = session.post(driver.base + "/_dash-update-component", json=driver.payload(view, st),
+                                    timeout=120)
+                if resp.status_code not in (200, 204):
+                    error = f"HTTP {resp.status_code}"
+                elif "internal error" in resp.text:
+                    error = "internal error alert"
+            except requests.RequestException as exc:
+                error = type(exc).__name__
+            results.append((name, time.perf_counter() - t0, error))
 
     while not stop.is_set():
-        call("view", {})
-        call("nvtx", {})
-        call("gaps", {})
+        call("view", state)
+        call("nvtx", state)
+        call("gaps", state)
         for _ in range(3):
             width = span_s * rng.choice([0.5, 0.1, 0.01, 0.001])
             t0 = rng.uniform(0, max(span_s - width, 0))
-            call("zoom", {"timeline.relayoutData": {"xaxis.range[0]": t0, "xaxis.range[1]": t0 + width}})
+            call("zoom", apply_relayout(state, {"xaxis.range[0]": t0, "xaxis.range[1]": t0 + width}))
 
 
 LOCK = threading.Lock()
@@ -236,8 +229,11 @@ def main() -> int:
             # Warm-up: one load of each trace per worker process is not what the steady state measures.
             for tid in ids:
                 for _ in range(args.workers):
-                    requests.post(base + "/_dash-update-component", json=driver.payload("view", {
-                        "trace-picker.value": tid}), timeout=300, headers={"Connection": "close"})
+                    from dashboard.state import ViewState
+
+                    for view in PAGE_VIEWS:
+                        requests.post(base + "/_dash-update-component", json=driver.payload(view, ViewState(trace=tid)),
+                                      timeout=300, headers={"Connection": "close"})
             results: list = []
             budget = [args.max_requests]
             users = [threading.Thread(target=user, args=(driver, ids[i % 2], spans[i % 2], stop, budget, results, i))

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import psutil
 import pytest
@@ -26,6 +26,27 @@ from test_app import update_payload
 GRAPH = NSYS_DIR / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite"
 MiB = 1024**2
 HEADERS = {"X-Requested-With": "tracedash"}
+
+
+def view_payload(trace_id: str, view: str) -> dict:
+    """A callback request for one view (its slice store is its only input), like ``update_payload``."""
+    from dashboard.app import ids
+    from dashboard.app.views import BY_NAME, slice_data
+    from dashboard.state import ViewState
+
+    payload = update_payload(trace_id)
+    if view == "alerts":
+        return payload
+    data = slice_data(BY_NAME[view], ViewState(trace=trace_id))
+    data["trace"] = trace_id
+    outputs = [{"id": i, "property": p} for i, p in BY_NAME[view].outputs.values()]
+    sid = json.dumps(ids.slice_id(view), sort_keys=True, separators=(",", ":"))
+    payload.update(inputs=[{"id": ids.slice_id(view), "property": "data", "value": data}],
+                   changedPropIds=[f"{sid}.data"])
+    if outputs:
+        payload.update(output=".." + "...".join(f"{o['id']}.{o['property']}" for o in outputs) + "..",
+                       outputs=outputs)
+    return payload
 
 
 def _free_port() -> int:
@@ -84,12 +105,22 @@ class Server:
         return requests.post(self.base + "/upload", data=data, timeout=120,
                              headers={**HEADERS, "X-Trace-Name": quote(name), **headers})
 
-    def view(self, trace_id: str, **kw) -> requests.Response:
-        return requests.post(self.base + "/_dash-update-component", json=update_payload(trace_id), timeout=120, **kw)
+    def view(self, trace_id: str, view: str = "alerts", **kw) -> requests.Response:
+        """The answer of one view's callback for ``trace_id``, as the page asks for it."""
+        return requests.post(self.base + "/_dash-update-component", json=view_payload(trace_id, view), timeout=120,
+                             **kw)
+
+    def page(self, search: str = "", **kw) -> requests.Response:
+        """The trace page's components for a link (the page's routing callback)."""
+        return requests.post(self.base + "/_dash-update-component", timeout=60, **kw, json={
+            "output": "page.children", "outputs": {"id": "page", "property": "children"},
+            "inputs": [{"id": "page-url", "property": "pathname", "value": "/"},
+                       {"id": "page-url", "property": "search", "value": search}],
+            "changedPropIds": ["page-url.pathname"], "state": []})
 
     def listed(self) -> list[str]:
-        layout = requests.get(self.base + "/_dash-layout", timeout=30).text
-        return list(dict.fromkeys(re.findall(r'"value": ?"([^"]+@[0-9a-f]{32})"', layout)))
+        """Trace ids in the trace picker of a fresh page."""
+        return list(dict.fromkeys(re.findall(r'"value": ?"([^"]+@[0-9a-f]{32})"', self.page().text)))
 
 
 @pytest.fixture(scope="module")
@@ -222,7 +253,7 @@ def test_3_slow_clients_do_not_stall_the_workers(tmp_path):
             latencies.append(time.perf_counter() - t0)
             time.sleep(0.5)
         assert max(latencies) < 1.0, latencies
-        assert "kernel" in srv.view(srv.listed()[0]).text.lower()
+        assert srv.view(srv.listed()[0]).status_code == 200
     finally:
         stop.set()
         for s in socks:
@@ -233,8 +264,9 @@ def test_3_slow_clients_do_not_stall_the_workers(tmp_path):
 # ----- 4. Host and Origin -------------------------------------------------------------------------------
 
 def test_4_a_foreign_host_reads_nothing(server):
-    resp = requests.get(server.base + "/_dash-layout", headers={"Host": "evil.example"}, timeout=10)
+    resp = server.page(headers={"Host": "evil.example"})
     assert resp.status_code == 421 and "seed.json" not in resp.text
+    assert requests.get(server.base + "/_dash-layout", headers={"Host": "evil.example"}, timeout=10).status_code == 421
     assert requests.get(server.base + "/", headers={"Host": "evil.example:8050"}, timeout=10).status_code == 421
     for host in (f"127.0.0.1:{server.port}", f"localhost:{server.port}", "app.localhost"):
         assert requests.get(server.base + "/_dash-layout", headers={"Host": host}, timeout=10).status_code == 200
@@ -243,7 +275,7 @@ def test_4_a_foreign_host_reads_nothing(server):
 def test_4_allowed_host_is_let_in(tmp_path):
     srv = Server(tmp_path, "--allowed-host", "dash.team.example").start()
     try:
-        ok = requests.get(srv.base + "/_dash-layout", headers={"Host": "dash.team.example:443"}, timeout=10)
+        ok = srv.page(headers={"Host": "dash.team.example:443"})
         assert ok.status_code == 200 and "seed.json" in ok.text
         assert requests.get(srv.base + "/", headers={"Host": "other.example"}, timeout=10).status_code == 421
     finally:
@@ -256,6 +288,8 @@ def test_4_state_changing_requests_from_another_origin_are_refused(server):
     assert foreign.status_code == 403 and "another site" in foreign.json()["error"]
     assert server.view(tid, headers={"Origin": "null"}).status_code == 403
     assert server.view(tid, headers={"Sec-Fetch-Site": "cross-site"}).status_code == 403
+    assert server.view(tid, headers={"Sec-Fetch-Site": "same-site", "Origin": server.base}).status_code == 403
+    assert server.view(tid, headers={"Sec-Fetch-Site": "same-origin", "Origin": "null"}).status_code == 200
     assert server.view(tid, headers={"Origin": server.base}).status_code == 200
     up = server.upload(SEED.read_bytes(), "s.json", Origin="http://evil.example")
     assert up.status_code == 403 and server.stored() == []
@@ -270,14 +304,23 @@ def test_5_upload_ids_are_random_tokens_and_bad_ids_get_one_answer(server):
     b = server.upload(SEED.read_bytes(), "seed.json").json()["trace"]
     served = server.listed()[0]
     assert re.fullmatch(r"seed\.json@[0-9a-f]{32}", a) and len({a, b, served}) == 3  # same content, 3 ids
-    assert a not in server.listed() and "17.458 s" in server.view(a).text
+    assert a not in server.listed() and "17.458 s" in server.view(a, "overview").text
     assert requests.get(server.base + "/healthz", timeout=10).json()["traces"] == traces == 1  # no upload count
     answers = {}
     for tid in ("seed.json@" + "0" * 32, "seed.json@00000000", "nothing.json@" + "0" * 32,
-                a[:-1] + ("0" if a[-1] != "0" else "1"), "../x@" + "0" * 32):
-        body = server.view(tid).text.replace("\\u002f", "/")
-        answers[tid] = body.replace(tid, "ID")
-    assert len(set(answers.values())) == 1 and "is not served here" in next(iter(answers.values()))
+                a[:-1] + ("0" if a[-1] != "0" else "1")):  # a served name, an old-style id, unknown, a near-upload
+        view = server.view(tid).text.replace("\\u002f", "/").replace(tid, "ID")
+        link = server.page("?" + urlencode({"trace": tid})).text.replace(tid, "ID")
+        compare = requests.post(server.base + "/_dash-update-component", timeout=60, json={
+            "output": "page.children", "outputs": {"id": "page", "property": "children"},
+            "inputs": [{"id": "page-url", "property": "pathname", "value": "/compare/"},
+                       {"id": "page-url", "property": "search", "value": "?" + urlencode({"a": tid})}],
+            "changedPropIds": ["page-url.pathname"], "state": []}).text.replace(tid, "ID")
+        notices = re.findall(r"The link asks for trace[^\"]*", link + compare)
+        answers[tid] = (view, tuple(notices))
+    assert len(set(answers.values())) == 1
+    view, notices = next(iter(answers.values()))
+    assert "is not served here" in view and notices and all("which is not served here" in n for n in notices)
     _clear_uploads(server)
 
 
@@ -296,7 +339,7 @@ def test_6_files_alike_in_size_and_first_64_kib_get_different_ids(tmp_path):
     try:
         ids = srv.listed()
         assert len(ids) == 2 and ids[0].split("@")[1] != ids[1].split("@")[1]
-        bodies = [srv.view(t, headers={"Connection": "close"}).text for t in ids]
+        bodies = [srv.view(t, "overview", headers={"Connection": "close"}).text for t in ids]
         assert "107,899" in bodies[0] and "207,899" in bodies[1]
     finally:
         srv.stop()
@@ -315,7 +358,7 @@ def test_7_every_answer_forbids_framing_and_sniffing(server):
         assert "frame-ancestors 'none'" in csp and "default-src 'self'" in csp, r.url
         assert "script-src 'self' 'sha256-" in csp and "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
         assert r.headers["X-Frame-Options"] == "DENY" and r.headers["X-Content-Type-Options"] == "nosniff"
-        assert r.headers["Referrer-Policy"] == "no-referrer"
+        assert r.headers["Referrer-Policy"] == "same-origin"
 
 
 # ----- 8. leftovers and leaks --------------------------------------------------------------------------------
@@ -347,23 +390,59 @@ def test_8_names_are_bounded_in_bytes_and_errors_carry_no_path(server):
     assert str(server.tmp) not in err and "/tmp" not in err and "Errno" not in err
     assert err.startswith("é" * 56 + ".sqlite: ")
     ok = server.upload(SEED.read_bytes(), "notes.part")  # a name that looks like a temporary file still opens
-    assert ok.status_code == 200 and "17.458 s" in server.view(ok.json()["trace"]).text
+    assert ok.status_code == 200 and "17.458 s" in server.view(ok.json()["trace"], "overview").text
     _clear_uploads(server)
 
 
-@pytest.mark.parametrize("window, message", [
-    (["a", "b"], "view-window: expected null or [t0_ns, t1_ns]"),
+@pytest.mark.parametrize("raw, message", [
+    ('["a", "b"]', "view-slice:alerts.data: expected an object with keys q"),
     ("[1e400, 2e400]", "number out of range"),
     ("[NaN, 1]", "non-finite number NaN"),
-    ([5, 1], "view-window: expected null or [t0_ns, t1_ns]"),
+    ('{"q": 5, "trace": "x"}', "view-slice:alerts.data.q: expected text, got 5"),
 ])
-def test_8_malformed_callback_inputs_get_a_message_not_a_500(server, window, message):
+def test_8_malformed_callback_inputs_get_a_message_not_a_500(server, raw, message):
     payload = update_payload(server.listed()[0])
-    payload["inputs"][5]["value"] = "__W__" if isinstance(window, str) else window
-    body = json.dumps(payload).replace('"__W__"', window if isinstance(window, str) else "")
+    payload["inputs"][0]["value"] = "__W__"
+    body = json.dumps(payload).replace('"__W__"', raw)
     resp = requests.post(server.base + "/_dash-update-component", data=body, timeout=30,
                          headers={"Content-Type": "application/json"})
     assert resp.status_code == 400 and message in resp.json()["error"]
+
+
+def test_8_no_callback_answers_a_500_to_inputs_of_the_wrong_kind(server):
+    """Every input of every callback of the page, given values no page sends: a 400 with a message (or the
+    callback's own answer), never a 500."""
+    deps = requests.get(server.base + "/_dash-dependencies", timeout=30).json()
+    tid = server.listed()[0]
+    answers = 0
+
+    def concrete(i):  # a pattern id as the page sends it for one view
+        if isinstance(i, str) and i.startswith("{"):
+            return {k: ("alerts" if isinstance(v, list) else v) for k, v in json.loads(i).items()}
+        return i
+
+    for dep in deps:
+        if dep.get("clientside_function"):
+            continue
+        out = dep["output"]
+        parts = out[2:-2].split("...") if out.startswith("..") else [out]
+        outputs = [dict(zip(("id", "property"), p.rsplit(".", 1))) for p in parts]
+        inputs = [{**r, "id": concrete(r["id"])} for r in dep["inputs"]]
+        state = [{**r, "id": concrete(r["id"]), "value": None} for r in dep["state"]]
+        for i, inp in enumerate(inputs):
+            for bad in ("x", 5, [[1]], {"a": 1}, [1, 2, 3]):
+                values = [{**r, "value": bad if j == i else (tid if r["id"] == "trace-picker" else None)}
+                          for j, r in enumerate(inputs)]
+                key = json.dumps(inp["id"], sort_keys=True, separators=(",", ":")) if isinstance(inp["id"], dict) \
+                    else inp["id"]
+                resp = requests.post(server.base + "/_dash-update-component", timeout=60, json={
+                    "output": out, "outputs": outputs if len(outputs) > 1 else outputs[0], "inputs": values,
+                    "state": state, "changedPropIds": [f"{key}.{inp['property']}"]})
+                assert resp.status_code < 500, (out, inp, bad, resp.text[:200])
+                if resp.status_code == 400:
+                    assert resp.json()["error"].startswith("refused a malformed callback request")
+                answers += 1
+    assert answers > 50
 
 
 def test_8_callback_bodies_over_10_mib_are_refused_unread(server):
@@ -405,7 +484,8 @@ def test_auth_token_is_asked_once_per_browser_session(tmp_path):
         assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Expires" not in cookie
         assert token not in cookie
         assert s.get(srv.base + "/_dash-layout", timeout=10).status_code == 200
-        bearer = requests.get(srv.base + "/_dash-layout", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+        bearer = srv.page(headers={"Authorization": f"Bearer {token}"})
         assert bearer.status_code == 200 and "seed.json" in bearer.text
+        assert srv.page().status_code == 401
     finally:
         srv.stop()

@@ -9,20 +9,21 @@ every request:
    name or one of its interface addresses. Anything else: 421 "unknown host". A page on another site
    whose name was re-pointed at 127.0.0.1 therefore reads nothing.
 2. **Origin** (CSRF): a state-changing request (anything but GET/HEAD/OPTIONS: callbacks, upload)
-   whose ``Origin`` is not this server's own (or ``null``), or whose ``Sec-Fetch-Site`` says
-   ``cross-site``, is refused with 403. Requests without either header (curl, scripts) pass.
+   whose ``Sec-Fetch-Site`` is not ``same-origin``/``none``, or whose ``Origin`` is not this server's
+   own (``null`` only with ``Sec-Fetch-Site: same-origin``), is refused with 403. Requests without
+   either header (curl, scripts) pass.
 3. **Token** (``--auth-token FILE`` or ``$TRACEDASH_AUTH_TOKEN``): without a valid session cookie, the
    page answers 401 with a small sign-in form (POSTed to the same address) and API paths a JSON 401;
    the form's token or ``Authorization: Bearer ...`` (scripts) is accepted and sets an HttpOnly,
    SameSite=Strict session cookie (a browser session). ``/healthz`` stays open (it names no trace).
 4. **Callback bodies** (``/_dash-update-component``): at most ``MAX_CALLBACK_BYTES``; JSON with a
-   non-finite number (``NaN``, ``Infinity``, ``1e400``) or a malformed time window is refused with a
-   400 message before any callback runs; an exception in a callback answers JSON 500 with one line,
+   non-finite number (``NaN``, ``Infinity``, ``1e400``) or an input of another kind than its
+   component has in the page (``prop_kinds``) is refused with a 400 message before any callback runs; an exception in a callback answers JSON 500 with one line,
    never Flask's HTML page.
 
 Every answer then gets ``Content-Security-Policy`` (scripts and styles from this server only; Dash's
 own inline scripts allowed by their SHA-256 hashes, from ``Dash.csp_hashes``), ``X-Frame-Options:
-DENY``, ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer`` and
+DENY``, ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: same-origin`` and
 ``Cross-Origin-Opener-Policy``/``-Resource-Policy: same-origin``.
 """
 
@@ -35,6 +36,7 @@ import logging
 import math
 import os
 import socket
+import threading
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -53,9 +55,6 @@ WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
 AUTH_ENV = "TRACEDASH_AUTH_TOKEN"
 AUTH_COOKIE = "tracedash_session"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-# Time-window stores a callback receives: [t0_ns, t1_ns] integers (or null). Validated before any callback.
-WINDOW_STORES = frozenset({"view-window", "current-window"})
-_MAX_NS = 2**62
 
 
 @dataclass
@@ -152,12 +151,100 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def parse_callback_body(raw: bytes) -> dict:
+URL_PROPS = frozenset({"search", "pathname", "hash", "href"})
+_SCALAR = (str, int, float, bool, type(None))
+MAX_TEXT_CHARS = 100_000
+
+
+def id_key(cid) -> str | None:
+    """A component id as a dictionary key: the string itself, or a pattern id's sorted JSON."""
+    if isinstance(cid, str):
+        return cid
+    if isinstance(cid, dict):
+        return json.dumps(cid, sort_keys=True, separators=(",", ":"))
+    return None
+
+
+def prop_kinds(layout) -> dict[tuple[str, str], str | dict]:
+    """``(id_key, property) -> kind`` for every property set in a Dash layout tree, from its initial
+    value: ``text``, ``number``, ``bool``, ``scalars`` (a list of text/numbers), ``list``, ``object``,
+    or, for an object of scalars (a store's record), ``{key: kind}``: at least these keys, each of its kind.
+    Unset (None) properties are absent: any JSON is accepted for them (the callbacks check)."""
+    kinds: dict[tuple[str, str], str | dict] = {}
+    comps = [layout, *layout._traverse()] if hasattr(layout, "_traverse") else []  # noqa: SLF001 - Dash's walker
+    for comp in comps:
+        cid = id_key(getattr(comp, "id", None))
+        if cid is None:
+            continue
+        for prop in getattr(comp, "_prop_names", ()):
+            value = getattr(comp, prop, None)
+            kind = _kind_of(value)
+            if kind == "object" and value and all(isinstance(v, _SCALAR) for v in value.values()):
+                kind = {k: _kind_of(v) for k, v in value.items()}
+            if prop in URL_PROPS and type(comp).__name__ == "Location":
+                kind = "path" if prop == "pathname" else "text"
+            if kind is None and prop == "value" and type(comp).__name__ == "Dropdown":
+                options = getattr(comp, "options", None) or []
+                if all(isinstance(o, dict) and isinstance(o.get("value"), str) for o in options):
+                    kind = "scalars" if getattr(comp, "multi", False) else "text"  # trace ids and other names
+            if kind is not None:
+                kinds[(cid, prop)] = kind
+    return kinds
+
+
+def _kind_of(value) -> str | None:
+    if value is None or hasattr(value, "_traverse"):
+        return None
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, (list, tuple)):
+        return "scalars" if all(isinstance(v, _SCALAR) for v in value) else "list"
+    if isinstance(value, dict):
+        return "object"
+    return None
+
+
+_KIND_WORDS = {"text": "text", "path": "a path starting with /", "number": "a number", "bool": "true or false", "scalars": "a list of values",
+               "list": "a list", "object": "an object"}
+
+
+def check_kind(name: str, kind: str | dict, value) -> None:
+    """Raise ValueError naming ``name`` when ``value`` is not of ``kind`` (see ``prop_kinds``); None
+    passes except for a record."""
+    if isinstance(kind, dict):
+        if not isinstance(value, dict) or not set(kind) <= set(value):
+            raise ValueError(f"{name}: expected an object with keys {', '.join(sorted(kind))}, "
+                             f"got {json.dumps(value)[:60]}")
+        for key, sub in kind.items():
+            if sub is not None:
+                check_kind(f"{name}.{key}", sub, value[key])
+        return
+    if value is None:
+        return
+    ok = {"text": lambda v: isinstance(v, str) and len(v) <= MAX_TEXT_CHARS,
+          "path": lambda v: isinstance(v, str) and v.startswith("/") and len(v) <= MAX_TEXT_CHARS,
+          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+          "bool": lambda v: isinstance(v, bool),
+          "scalars": lambda v: isinstance(v, list) and len(v) <= 10_000 and all(
+              isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v),
+          "list": lambda v: isinstance(v, list),
+          "object": lambda v: isinstance(v, dict)}[kind](value)
+    if not ok:
+        raise ValueError(f"{name}: expected {_KIND_WORDS[kind]}, got {json.dumps(value)[:60]}")
+
+
+def parse_callback_body(raw: bytes, kinds: dict[tuple[str, str], str] | None = None) -> dict:
     """The JSON body of a Dash callback request, refusing what no page sends.
+
+    ``kinds``: the page's property kinds (``prop_kinds``); each input and state value must match.
 
     Raises:
         ValueError: not UTF-8 JSON object, a non-finite number (``NaN``, ``Infinity``, ``1e400``),
-            or a time-window store that is not null or ``[t0_ns, t1_ns]`` integers with t0 < t1.
+            or a value of the wrong kind.
     """
     try:
         body = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
@@ -173,25 +260,13 @@ def parse_callback_body(raw: bytes) -> dict:
             raise ValueError(f"'{group}' must be a list")
         for item in items:
             for ref in item if isinstance(item, list) else [item]:  # pattern-matching inputs come as lists
-                if isinstance(ref, dict) and isinstance(ref.get("id"), str) and ref["id"] in WINDOW_STORES and "value" in ref:
-                    check_window(ref["id"], ref["value"])
+                if not isinstance(ref, dict) or id_key(ref.get("id")) is None:
+                    continue
+                kind = (kinds or {}).get((id_key(ref["id"]), ref.get("property")))
+                if kind is not None:
+                    name = ref["id"] if isinstance(ref["id"], str) else ":".join(map(str, ref["id"].values()))
+                    check_kind(f"{name}.{ref.get('property')}", kind, ref.get("value"))
     return body
-
-
-def check_window(name: str, value) -> None:
-    """A time window from the page: None, or ``[t0_ns, t1_ns]`` whole numbers, |t| < 2**62, t0 < t1.
-
-    Raises:
-        ValueError: anything else, naming the store.
-    """
-    if value is None:
-        return
-    ok = (isinstance(value, list) and len(value) == 2
-          and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                  and float(v).is_integer() and abs(v) < _MAX_NS for v in value)
-          and value[0] < value[1])
-    if not ok:
-        raise ValueError(f"{name}: expected null or [t0_ns, t1_ns] (integers, t0 < t1), got {str(value)[:60]}")
 
 
 def content_security_policy(script_hashes: list[str]) -> str:
@@ -216,7 +291,7 @@ def content_security_policy(script_hashes: list[str]) -> str:
 SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # links carry upload tokens: never sent to another site
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cross-Origin-Resource-Policy": "same-origin",
 }
@@ -289,13 +364,15 @@ def register_security(server: Flask, dash_apps: list, config: SecurityConfig | N
         if request.method in SAFE_METHODS:
             return None
         origin = request.headers.get("Origin")
-        if request.headers.get("Sec-Fetch-Site") == "cross-site":
-            return _json_error(403, "refused: the request comes from another site")
-        if origin is None:
-            return None  # not a browser's cross-origin request (browsers send Origin on every POST)
+        site = request.headers.get("Sec-Fetch-Site")
+        refused = _json_error(403, "refused: the request comes from another site")
+        if site is not None and site not in ("same-origin", "none"):
+            return refused
+        if origin is None or (origin == "null" and site == "same-origin"):
+            return None  # no browser's cross-site request (browsers send Origin on every cross-site POST)
         parts = urlsplit(origin)
         if origin == "null" or not parts.netloc or parts.netloc.lower() != request.host.lower():
-            return _json_error(403, "refused: the request comes from another site")
+            return refused
         return None
 
     def check_callback():
@@ -318,13 +395,34 @@ def register_security(server: Flask, dash_apps: list, config: SecurityConfig | N
         if len(raw) > config.max_callback_bytes:
             return _json_error(413, f"a callback request over {config.max_callback_bytes // 1024**2} MiB is refused")
         try:
-            body = parse_callback_body(raw)
+            body = parse_callback_body(raw, kinds_for(request.path))
         except ValueError as exc:
             return _json_error(400, f"refused a malformed callback request: {exc}")
+        except Exception:  # noqa: BLE001 - a shape no page sends (e.g. a list where an object goes)
+            log.info("malformed callback request refused", exc_info=True)
+            return _json_error(400, "refused a malformed callback request")
         request.environ["tracedash.callback_body"] = raw
         # Dash reads the body through Flask's cached JSON: give it the parsed value, never re-read the stream.
         request._cached_json = (body, body)  # noqa: SLF001 - Flask's documented cache slot for get_json
         return None
+
+    kinds_cache: dict[str, dict] = {}
+    kinds_lock = threading.Lock()
+
+    def kinds_for(path: str) -> dict:
+        """The property kinds of the Dash app whose callback route ``path`` is (its layout, built once)."""
+        with kinds_lock:
+            if path not in kinds_cache:
+                kinds = {}
+                for app in dash_apps:
+                    if path == app.config.routes_pathname_prefix + CALLBACK_PATH_SUFFIX:
+                        try:  # every page's components: the validation layout when there is one
+                            layout = app.validation_layout or app._layout_value()  # noqa: SLF001
+                            kinds = prop_kinds(layout)
+                        except Exception:  # noqa: BLE001 - no kinds: only the generic checks
+                            log.exception("cannot read the layout's property kinds")
+                kinds_cache[path] = kinds
+            return kinds_cache[path]
 
     @server.before_request
     def guard():

@@ -43,8 +43,10 @@ def check_upload(path: Path, *, memory_bytes: int, max_unzipped_bytes: int, allo
 
     cmd = [sys.executable, "-m", "dashboard.app.upload_check", str(path), str(memory_bytes),
            str(max_unzipped_bytes), "1" if allow_nsys_rep else "0"]
+    here = str(Path(__file__).resolve().parent.parent.parent)  # the child runs this very copy of the package
+    path_env = os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                            env={**os.environ, **CHILD_ENV}, cwd="/")
+                            env={**os.environ, **CHILD_ENV, "PYTHONPATH": path_env}, cwd="/")
     peak, killed = 0, None
     deadline = time.monotonic() + timeout_s
     try:

@@ -57,3 +57,23 @@ def test_a_framing_page_gets_nothing(page: Page, serve, app_dir, tmp_path):
     page.wait_for_timeout(3000)
     frame = page.frame_locator("#f")
     expect(frame.locator("#overview")).to_have_count(0)
+
+
+def test_team_token_sign_in_opens_the_linked_view(page: Page, serve, app_dir, console_errors):
+    from dashboard.app.security import SecurityConfig
+
+    token = "team-token-0123456789abcdef"
+    base = serve(create_app(trace_dirs=[app_dir], security=SecurityConfig(auth_token=token)))
+    page.goto(base + "/?tab=gaps")
+    expect(page.locator("input[name=token]")).to_be_visible()
+    page.fill("input[name=token]", "not the token")
+    page.click("button[type=submit]")
+    expect(page.locator("[role=alert]")).to_have_text("That token is not right.")
+    page.fill("input[name=token]", token)
+    before = len(console_errors)  # the sign-in page itself is a 401 (and so is its favicon)
+    page.click("button[type=submit]")
+    expect(page.locator("#overview")).to_contain_text("GPU", timeout=60000)
+    assert "tab=gaps" in page.url
+    cookie = next(c for c in page.context.cookies() if c["name"] == "tracedash_session")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["expires"] == -1 and token not in cookie["value"]
+    assert [e for e in console_errors[before:] if "401" in e or "Content Security Policy" in e] == []
