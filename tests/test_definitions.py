@@ -347,3 +347,31 @@ def test_api_tab_groups_by_family():
     assert "api_by=family" in to_query(ViewState(api_by="family"))
     assert from_query("?api_by=family&v=1").api_by == "family"
     assert from_query("?api_by=bogus&v=1").api_by == "name"
+
+
+# --- the overview, Per GPU, compare page and summarize agree on every shared trace
+
+
+@pytest.mark.parametrize("path", sorted(NSYS.glob("*.sqlite")) + sorted((DATA / "kineto").glob("*.json.gz")),
+                         ids=lambda p: p.name)
+def test_panels_and_summarize_agree(path):
+    from dashboard.analysis.compare import overview_figures
+    from dashboard.analysis.gpu_time import trace_gpu_overview
+
+    t = load_trace(path)
+    lean = load_trace(path, lean=True) if path.suffix == ".sqlite" else t  # what `summarize` reads
+    s = lean.summary
+    for source in (BUSY_KERNEL_ROWS, BUSY_KERNELS, BUSY_ALL):
+        ov = trace_gpu_overview(t.bundle, source)
+        per_gpu = {r["metric"]: r.get("all") for r in gpu_rows(t, ViewOptions(busy_source=source))[0]}
+        cards = {c.label: c.value for c in overview_cards(t, ViewOptions(busy_source=source))}
+        busy_card = cards.get("Any GPU busy", cards.get("GPU busy (union)"))
+        if ov.gpus:
+            assert per_gpu["Busy (union)"] == busy_card == fmt_ns(ov.any_busy_ns)
+        assert overview_figures(t, source)["gpu_busy_union_ns"] == ov.any_busy_ns
+        if source == BUSY_KERNEL_ROWS:  # the contract's definition: summarize's numbers exactly
+            assert (ov.any_busy_ns, ov.span_ns) == (s.gpu_busy_union_ns, s.gpu_activity_span_ns)
+        if source == BUSY_KERNELS and t.bundle.graph_launches.empty:
+            assert ov.any_busy_ns == s.gpu_busy_union_ns
+    assert [(r["name"], r["count"], r["total_ns"]) for r in kernel_rows(t, busy_source=BUSY_KERNEL_ROWS)][:20] == [
+        (n, c, tot) for n, c, tot in s.top_kernels[["name", "count", "total_ns"]].itertuples(index=False)]
