@@ -375,3 +375,15 @@ def test_panels_and_summarize_agree(path):
             assert ov.any_busy_ns == s.gpu_busy_union_ns
     assert [(r["name"], r["count"], r["total_ns"]) for r in kernel_rows(t, busy_source=BUSY_KERNEL_ROWS)][:20] == [
         (n, c, tot) for n, c, tot in s.top_kernels[["name", "count", "total_ns"]].itertuples(index=False)]
+
+
+def test_unnamed_kineto_annotation(tmp_path):
+    """The Kineto loader names an annotation without a name <unnamed> too (one rule for every input)."""
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": [
+        {"ph": "X", "cat": "kernel", "name": "k1", "pid": 0, "tid": 7, "ts": 0, "dur": 10,
+         "args": {"device": 0, "stream": 7, "correlation": 1}},
+        {"ph": "X", "cat": "user_annotation", "name": "", "pid": 1, "tid": 1, "ts": 0, "dur": 50},
+        {"ph": "X", "cat": "user_annotation", "name": "step", "pid": 1, "tid": 1, "ts": 60, "dur": 5}]}))
+    rows = {r["name"]: r["sum_ns"] for r in nvtx_rows(load_trace(path), grouped=False)}
+    assert rows == {"<unnamed>": 50_000, "step": 5_000}

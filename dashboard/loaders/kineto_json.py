@@ -80,6 +80,7 @@ from dashboard.model import (
     NOT_SHOWN_KIND,
     NVTX_MARKS,
     NVTX_RANGES,
+    UNNAMED_NVTX,
     RowAccount,
     TraceBundle,
     TraceMeta,
@@ -853,7 +854,7 @@ def _range_frame(recs: list[tuple], origin_ns: int) -> pd.DataFrame:
     start, end = _times(recs, origin_ns)
     pid = np.fromiter((r[2] for r in recs), dtype=np.int64, count=len(recs))
     tid = np.fromiter((r[3] for r in recs), dtype=np.int64, count=len(recs))
-    names = pd.Categorical([r[1] for r in recs])
+    names = pd.Categorical([r[1] or UNNAMED_NVTX for r in recs])  # no name: a visible <unnamed>, never blank
     frame = pd.DataFrame({
         "start_ns": start, "end_ns": end, "name": names, "message": names,
         "domain": pd.Categorical([""] * len(recs)), "global_tid": _global_tid(pid, tid), "pid": pid, "tid": tid,
