@@ -30,11 +30,9 @@ from dashboard.analysis.categories import categorize_kernels
 from dashboard.analysis.gpu_time import (
     ALL_GPUS,
     BUSY_KERNEL_ROWS,
-    BUSY_SOURCES,
     busy_parts,
     busy_source_label,
     gpu_time,
-    gpu_work,
     stream_names,
     trace_gpu_overview,
     work_for_source,
