@@ -63,6 +63,50 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
         return "Copy failed: see address bar";
       }
     },
+    // The timeline's x range after a zoom, pan or reset (double-click); nothing for an autosize.
+    xRange: function (relayout) {
+      const nu = window.dash_clientside.no_update;
+      if (!relayout) { return nu; }
+      if (relayout["xaxis.autorange"]) { return {"xaxis.autorange": true, at: Date.now()}; }
+      let r = null;
+      if (relayout["xaxis.range[0]"] !== undefined && relayout["xaxis.range[1]"] !== undefined) {
+        r = [relayout["xaxis.range[0]"], relayout["xaxis.range[1]"]];
+      } else if (Array.isArray(relayout["xaxis.range"])) { r = relayout["xaxis.range"].slice(); }
+      return r ? {"xaxis.range": r, at: Date.now()} : nu;
+    },
+    // Sorts and filters the user makes, per table. The first state a grid reports (when drawn) is the
+    // link's own: it is recorded, not sent, so opening a link starts no second round of callbacks.
+    gridEvents: function () {
+      const nu = window.dash_clientside.no_update;
+      const tables = ["kernels", "api", "nvtx", "dispatches", "gaps"];
+      const args = Array.from(arguments);
+      const n = tables.length;
+      const prev = args[2 * n] || {sorts: {}, filters: {}};
+      const seen = window.tracedashGridSeen = window.tracedashGridSeen || {};
+      const sortKey = cs => JSON.stringify((cs || []).filter(c => c && c.sort).map(c => [c.colId, c.sort, c.sortIndex]));
+      const out = {sorts: Object.assign({}, prev.sorts), filters: Object.assign({}, prev.filters)};
+      let changed = false;
+      tables.forEach((t, i) => {
+        const cs = args[i], fm = args[n + i];
+        const gridId = {kernels: "kernel-table", api: "api-table", nvtx: "nvtx-table", dispatches: "dispatch-table",
+                        gaps: "gap-table"}[t];
+        const root = document.getElementById(gridId);
+        const token = root ? root : null;  // a re-rendered page has new grids: their first report is new
+        if (cs !== undefined && cs !== null) {
+          const k = sortKey(cs);
+          const s = seen["s:" + t];
+          if (!s || s.el !== token) { seen["s:" + t] = {el: token, k: k}; }
+          else if (s.k !== k) { s.k = k; out.sorts[t] = cs; changed = true; }
+        }
+        if (fm !== undefined && fm !== null) {
+          const k = JSON.stringify(fm);
+          const f = seen["f:" + t];
+          if (!f || f.el !== token) { seen["f:" + t] = {el: token, k: k}; }
+          else if (f.k !== k) { f.k = k; out.filters[t] = fm; changed = true; }
+        }
+      });
+      return changed ? out : nu;
+    },
     // Write the view's query to the address bar (the server computed it from the view state):
     // replaceState for the canonical form of an opened link, pushState for a change (Back undoes it).
     writeSearch: function (data) {

@@ -165,7 +165,10 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
     settings = [f"trace: {trace.name}", f"dispatch prefix: {state.prefix}",
                 f"phase split: {'automatic' if state.threshold is None else f'prefill when tokens ≥ {state.threshold:g}'}",
                 f"GPU busy counts: {state.busy}",
-                f"window: {window[0] / 1e9:.6f}–{window[1] / 1e9:.6f} s" if window else "window: whole trace"]
+                f"window: {window[0] / 1e9:.6f}–{window[1] / 1e9:.6f} s" if window else "window: whole trace",
+                "statistics (cards, Per phase, tables): " + ("the window, intervals clipped at its edges"
+                                                             if state.stats_window() and trace.bundle is not None
+                                                             else "whole trace")]
     link = f"<p class='small'>View link: <code>{html.escape(url)}</code></p>" if url else ""
     made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return f"""<!DOCTYPE html>

@@ -318,8 +318,8 @@ FIELDS: tuple[Field, ...] = (
           from_control=_devices_from_control),
     Field("group", "group", "NVTX names grouped by normalised name: 1 or 0 (absent: automatic, grouped "
           "when names carry op_id)", _parse_bool, fmt=lambda v: "1" if v else "0",
-          control=("nvtx-group", "value"), to_control=lambda v: ["group"] if v else [],
-          from_control=lambda r: "group" in (r or [])),
+          control=("nvtx-group", "value"), to_control=lambda v: {None: "auto", True: "on", False: "off"}[v],
+          from_control=lambda r: {"auto": None, "on": True, "off": False}[r]),
     Field("gap_us", "gap_us", "idle-gap threshold in µs", _parse_number, fmt=_num,
           control=("gap-threshold", "value"), from_control=_gap_from_control),
     *(Field(SORT_ATTR[t], "sort" if t == "kernels" else SORT_ATTR[t],

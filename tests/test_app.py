@@ -377,3 +377,19 @@ def test_an_undefined_phase_ratio_is_na_not_zero():
     rows = {r["metric"]: r["decode"] for r in phase_table_rows(stats)}
     assert rows["Tokens / s"] == "n/a" and rows["GPU busy within its dispatches"] == "n/a"
     assert rows["Dispatches"] == "1" and rows["GPU time attributed (by correlation)"] == "0 ns"
+
+
+def test_the_page_is_built_from_the_link():
+    from dashboard.app import main_state
+    from dashboard.app.views.compare_link import compare_href
+
+    app = create_app(trace_dirs=[SAMPLES], dispatch_prefix="MY_DISPATCH")
+    store = app.server.config["TRACE_STORE"]
+    state, notices = main_state("?trace=gone.sqlite%400123abcd&t0_ns=5&t1_ns=9&threshold=3&v=1", store, "MY_DISPATCH")
+    assert state.trace == store.listed_ids()[0] and state.window() is None and state.threshold == 3.0
+    assert state.prefix == "MY_DISPATCH" and "which is not served here" in notices[0]
+    assert main_state("?prefix=CG_X&v=1", store, "MY_DISPATCH")[0].prefix == "CG_X"
+    assert compare_href(ViewState(trace="a.sqlite@0123abcd")) == "compare/?a=a.sqlite%400123abcd"
+    assert compare_href(ViewState(trace="a.sqlite@0123abcd", prefix="X")) == "compare/?a=a.sqlite%400123abcd&prefix=X"
+    text = page_json(app, f"?trace={state.trace.replace('@', '%40')}&threshold=3&tab=gaps&stats=window&v=1")
+    assert '"value": "gaps"' in text and '"value": 3.0' in text and '"value": "window"' in text

@@ -114,7 +114,7 @@ def test_every_control_of_the_field_table_is_on_the_page():
     assert len(keys) == len(set(keys)) and "t0_ns" not in keys
     assert {f.control[0] for f in FIELDS if f.control} <= set(ids.ALL)
     values = control_values(DEFAULT)
-    assert values["lanes"] == list(LANES) and values["group"] == [] and values["threshold"] is None
+    assert values["lanes"] == list(LANES) and values["group"] == "auto" and values["threshold"] is None
 
 
 def test_a_control_change_keeps_the_window_and_a_new_trace_clears_it():
@@ -196,7 +196,7 @@ def test_a_control_change_resends_only_the_views_that_read_it():
     assert touched(apply_control(s, "kernel_names", "full")[0]) == ["kernels"]
     assert touched(apply_control(s, "kernel", "gemm")[0]) == ["kernel_filter"]
     assert touched(apply_control(s, "gap_us", 50)[0]) == ["gaps"]
-    assert touched(apply_control(s, "group", ["group"])[0]) == ["gaps", "nvtx"]  # gap causes are grouped alike
+    assert touched(apply_control(s, "group", "on")[0]) == ["gaps", "nvtx"]  # gap causes are grouped alike
     assert touched(apply_control(s, "threshold", 100)[0]) == ["dispatches", "gantt", "phase_figure", "phases"]
     assert touched(apply_relayout(s, {"xaxis.range": [1, 2]})) == ["gantt", "timeline"]  # stats: whole trace
     w = apply_control(s, "stats", "window")[0]
@@ -211,21 +211,25 @@ def test_sync_next_state_applies_events_in_order():
     from dashboard.app.sync import next_state
 
     s = ViewState(trace="a.sqlite@0123abcd", t0_ns=1, t1_ns=5)
-    values = {"controls": {"threshold": 64, "group": ["group"]}, "relayout": None, "row": None, "sorts": {},
-              "filters": {}}
+    values = {"controls": {"threshold": 64, "group": "auto"}, "relayout": None, "row": None, "grids": None}
     new, notices, _ = next_state(s, [(ids.THRESHOLD, "value")], values)
-    assert new.threshold == 64 and new.window() == (1, 5) and notices == []
-    same, _, _ = next_state(s, [(ids.NVTX_GROUP, "value")], values, auto_group=lambda: True)
-    assert same.group is None  # ticking the box to what the trace gets automatically keeps it automatic
-    on, _, _ = next_state(s, [(ids.NVTX_GROUP, "value")], values, auto_group=lambda: False)
-    assert on.group is True
+    assert new.threshold == 64 and new.window() == (1, 5) and new.group is None and notices == []
+    assert next_state(s, [(ids.NVTX_GROUP, "value")], {**values, "controls": {"group": "off"}})[0].group is False
+    bad = next_state(s, [(ids.THRESHOLD, "value")], {**values, "controls": {"threshold": -1}})
+    assert bad[0] == s and "not a valid value for threshold" in bad[1][0]
     # A call overtaken by a newer one is dropped by Dash: the newer call still sees every input's value.
     values = {"controls": {"threshold": 64, "lanes": ["gpu"], "tab": "gaps"},
-              "relayout": {"xaxis.range": [0.03, 0.05]}, "row": None, "sorts": {}, "filters": {}}
+              "relayout": {"xaxis.range": [0.03, 0.05], "at": 1}, "row": None,
+              "grids": {"sorts": {"api": column_state_for("api", "count")}, "filters": {}}}
     new, _, seen = next_state(s, [(ids.TABLE_TABS, "value")], values)
-    assert (new.threshold, new.lanes, new.tab, new.window()) == (64, ("gpu",), "gaps", (30_000_000, 50_000_000))
+    assert (new.threshold, new.lanes, new.tab, new.window(), new.api_sort) == (
+        64, ("gpu",), "gaps", (30_000_000, 50_000_000), "count")
     again, _, _ = next_state(replace(new, t0_ns=7, t1_ns=9), [(ids.TABLE_TABS, "value")], values, seen=seen)
-    assert again.window() == (7, 9)  # a relayout already applied is not applied twice
+    assert again.window() == (7, 9)  # a zoom already applied is not applied twice (a row click moved on since)
+    cleared = next_state(new, [(ids.TRACE_PICKER, "value")],
+                         {**values, "controls": {**values["controls"], "trace": "b.sqlite@89abcdef",
+                                                 "hide_devices": [1]}}, seen=seen)[0]
+    assert (cleared.trace, cleared.window(), cleared.hide_devices) == ("b.sqlite@89abcdef", None, ())
 
 
 def test_readme_lists_the_link_keys_of_the_field_table():

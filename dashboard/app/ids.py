@@ -41,6 +41,8 @@ STATE = "view-state"  # the page's ViewState (dcc.Store, ``state.to_dict``)
 SEARCH = "view-search"  # {"search": "?query", "replace": bool}: written to the address bar client-side
 ROW_CLICK = "row-click"  # {"kind", "start_ns", "end_ns"} of the last clicked table row (client-side)
 STATS_FOR = "stats-for"
+X_RANGE = "x-range"  # the timeline's new x range after a zoom/pan/reset (client-side, autosize left out)
+GRID_EVENTS = "grid-events"  # {"sorts": {table: column state}, "filters": {table: model}} the user changed
 LANE_CONTROLS = "lane-controls"
 VIEW_SLICE = "view-slice"  # pattern-matching type: {"type": VIEW_SLICE, "view": name}: the fields a view reads
 
@@ -56,4 +58,5 @@ def slice_id(view: str) -> dict:
 
 ALL = [TRACE_PICKER, DISPATCH_PREFIX, THRESHOLD, BUSY_SOURCE, ALERTS, OVERVIEW, GANTT, PHASE_TABLE, TIMELINE,
        TABLE_TABS, KERNEL_TABLE, API_TABLE, NVTX_TABLE, SYNC_SINK, THRESHOLD_HINT, GPU_TABLE, NVTX_GROUP, PHASE_FIGURE, DISPATCH_TABLE, GAP_THRESHOLD, GAP_TABLE, GAP_FIGURE, LANES, URL, COPY_LINK, STATE_NOTICE, REPORT_BUTTON, REPORT_DOWNLOAD, KERNEL_FILTER, HIDE_DEVICES, KERNEL_NAMES,
-       UPLOAD_BUTTON, UPLOAD_STATUS, UPLOAD_ALERT, STATE, SEARCH, ROW_CLICK, STATS_FOR, LANE_CONTROLS, API_GROUP]
+       UPLOAD_BUTTON, UPLOAD_STATUS, UPLOAD_ALERT, STATE, SEARCH, ROW_CLICK, STATS_FOR, LANE_CONTROLS, API_GROUP,
+       X_RANGE, GRID_EVENTS]

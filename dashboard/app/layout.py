@@ -287,6 +287,8 @@ def build_layout(state, trace_ids: list[str], labels: dict[str, str] | None = No
         dcc.Store(id=ids.STATE, data=to_dict(state)),
         dcc.Store(id=ids.SEARCH, data={"search": search, "replace": True}),
         dcc.Store(id=ids.ROW_CLICK),
+        dcc.Store(id=ids.X_RANGE),
+        dcc.Store(id=ids.GRID_EVENTS),
         *[dcc.Store(id=ids.slice_id(v.name), data=slice_data(v, state)) for v in VIEWS],
         html.Header(className="topbar", children=[
             html.Div(className="brand", children=[html.Span("tracedash", className="logo"),

@@ -1,9 +1,11 @@
 """The one state callback: every UI event -> a new ViewState -> the slices of the views that read
 what changed, and the address bar. Thin: the transitions are the pure functions of dashboard.state.
 
-Events: a control (any ``state.CONTROL_FIELDS`` control), a zoom/pan/reset of the timeline (the
-Gantt follows client-side, see assets/tracedash.js), a click on a table row (``ids.ROW_CLICK``,
-filled client-side), a table's sort (``columnState``) or column filters (``filterModel``).
+Events: a control (any ``state.CONTROL_FIELDS`` control), a zoom/pan/reset of the timeline
+(``ids.X_RANGE``; the Gantt follows client-side, see assets/tracedash.js), a click on a table row
+(``ids.ROW_CLICK``), a table's sort or column filters (``ids.GRID_EVENTS``). Those three stores are
+filled client-side with only what changes the view: an autosize, or the state a grid reports when
+it is first drawn (the link's own sort and filters), never reaches the server.
 The page is built from the link (``layout.build_layout``), so on load nothing here runs; the
 address bar is written client-side from ``ids.SEARCH`` (pushState on a change, replaceState for the
 canonical form of the link that was opened).
@@ -38,11 +40,10 @@ log = logging.getLogger(__name__)
 GRIDS = {"kernels": ids.KERNEL_TABLE, "api": ids.API_TABLE, "nvtx": ids.NVTX_TABLE,
          "dispatches": ids.DISPATCH_TABLE, "gaps": ids.GAP_TABLE}
 _CONTROL_OF = {f.control[0]: f.name for f in CONTROL_FIELDS}
-_TABLE_OF = {g: t for t, g in GRIDS.items()}
 assert set(GRIDS) == set(TABLE_COLUMNS)
 
 
-def next_state(state: ViewState, triggered: list[tuple[str, str]], values: dict, auto_group=None,
+def next_state(state: ViewState, triggered: list[tuple[str, str]], values: dict,
                seen: dict | None = None) -> tuple[ViewState, list[str], dict]:
     """The state after the page's current inputs, and notices for invalid values that were just
     entered, and what was seen of the event inputs (to store with the state).
@@ -50,10 +51,11 @@ def next_state(state: ViewState, triggered: list[tuple[str, str]], values: dict,
     Dash drops the result of a call that a newer call of the same callback overtakes, so the state
     is rebuilt from every input's *current* value, not only from the one that fired: every
     control's value (a change of trace first: it clears the window, the mark and the hidden
-    GPUs), every table's sort and filters, then the timeline's relayout and the last row click
-    when they differ from the ones already applied (``seen``). ``triggered`` (``(component id,
-    property)`` pairs) only decides which invalid values get a notice and when the NVTX grouping
-    box counts: ticking it to the value ``auto_group()`` gives keeps the state automatic.
+    GPUs), every table's sort and filters (``values["grids"]``: ``{"sorts": {table: column
+    state}, "filters": {table: filter model}}`` for the tables the user changed since the page was
+    built), then the timeline's x range (``values["relayout"]``) and the last row click when they
+    differ from the ones already applied (``seen``). ``triggered`` (``(component id, property)``
+    pairs) only decides which invalid values get a notice.
     """
     seen = dict(seen or {})
     notices: list[str] = []
@@ -64,27 +66,18 @@ def next_state(state: ViewState, triggered: list[tuple[str, str]], values: dict,
         if f.name not in controls:
             continue
         raw = controls[f.name]
-        if f.name == "group":
-            if f.control[0] not in fired:
-                continue
-            if state.group is None and auto_group is not None:
-                try:
-                    if ("group" in (raw or [])) == auto_group():
-                        continue
-                except Exception:  # noqa: BLE001 - no trace: treat the tick as explicit
-                    pass
         if f.name == "hide_devices" and (ids.TRACE_PICKER in fired and f.control[0] not in fired):
             continue  # the boxes of the old trace: the new trace starts with every GPU shown
         new, notice = apply_control(state, f.name, raw)
         if notice and f.control[0] in fired:
             notices.append(notice)
         state = new
-    for table, grid in GRIDS.items():
-        sort = (values.get("sorts") or {}).get(table)
-        if sort is not None:
-            state = apply_grid(state, table, column_state=sort)
-        if (grid, "filterModel") in triggered or (values.get("filters") or {}).get(table):
-            state = apply_grid(state, table, filter_model=(values.get("filters") or {}).get(table))
+    grids = values.get("grids") or {}
+    for table in GRIDS:
+        if table in (grids.get("sorts") or {}):
+            state = apply_grid(state, table, column_state=grids["sorts"][table])
+        if table in (grids.get("filters") or {}):
+            state = apply_grid(state, table, filter_model=grids["filters"][table])
     relayout = values.get("relayout")
     if relayout is not None and relayout != seen.get("relayout"):
         state = apply_relayout(state, relayout)
@@ -117,29 +110,23 @@ def register_sync(app: Dash, store) -> None:
         },
         inputs={
             "controls": {f.name: Input(*f.control) for f in CONTROL_FIELDS},
-            "relayout": Input(ids.TIMELINE, "relayoutData"),
+            "relayout": Input(ids.X_RANGE, "data"),
             "row": Input(ids.ROW_CLICK, "data"),
-            "sorts": {t: Input(g, "columnState") for t, g in GRIDS.items()},
-            "filters": {t: Input(g, "filterModel") for t, g in GRIDS.items()},
+            "grids": Input(ids.GRID_EVENTS, "data"),
             "current": State(ids.STATE, "data"),
         },
         prevent_initial_call=True,
     )
-    def sync(controls, relayout, row, sorts, filters, current):
+    def sync(controls, relayout, row, grids, current):
         old = from_dict(current)
         triggered = []
         for t in ctx.triggered:
             cid, _, prop = t["prop_id"].rpartition(".")
             triggered.append((cid, prop))
 
-        def auto_group():
-            from dashboard.render import effective_group
-
-            return effective_group(store.get(old.trace), None)
-
-        values = {"controls": controls, "relayout": relayout, "row": row, "sorts": sorts, "filters": filters}
+        values = {"controls": controls, "relayout": relayout, "row": row, "grids": grids}
         seen = current.get("seen") if isinstance(current, dict) else None
-        new, notices, seen = next_state(old, triggered, values, auto_group, seen)
+        new, notices, seen = next_state(old, triggered, values, seen)
         nothing = {v.name: no_update for v in VIEWS}
         out = {"state": no_update, "search": no_update, "slices": nothing,
                "notice": [alert(n, "info") for n in notices] if notices else no_update,
@@ -163,6 +150,17 @@ def register_sync(app: Dash, store) -> None:
     def dismiss_notice(_):
         return []
 
+    # Only what changes the view reaches the server: a zoom/pan/reset of the timeline (not an autosize),
+    # a sort or filter the user made (not the state a grid reports when it is first drawn).
+    app.clientside_callback(
+        ClientsideFunction(namespace="tracedash", function_name="xRange"),
+        Output(ids.X_RANGE, "data"), Input(ids.TIMELINE, "relayoutData"), prevent_initial_call=True)
+    app.clientside_callback(
+        ClientsideFunction(namespace="tracedash", function_name="gridEvents"),
+        Output(ids.GRID_EVENTS, "data"),
+        *[Input(g, "columnState") for g in GRIDS.values()], *[Input(g, "filterModel") for g in GRIDS.values()],
+        State(ids.GRID_EVENTS, "data"),
+        prevent_initial_call=True)
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="writeSearch"),
         Output("history-sink", "children"),

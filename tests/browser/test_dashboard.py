@@ -242,7 +242,7 @@ def test_report_opens_offline_and_downloads_from_the_page(page: Page, serve, tmp
     assert dl.value.suggested_filename.startswith("tracedash_000_746bee52f7bbcc80_seed_summary_gantt_")
     assert dl.value.suggested_filename.endswith("_whole.png")  # not windowed: the whole trace
     with page.expect_download() as dl:
-        page.locator("button.small-button", has_text="SVG").first.click()
+        page.locator("button.small-button[id*='gantt']", has_text="SVG").click()
     assert dl.value.suggested_filename.startswith("tracedash_000_746bee52f7bbcc80_seed_summary_gantt_")
     assert dl.value.suggested_filename.endswith(".svg")
     assert open(dl.value.path(), encoding="utf-8").read().lstrip().startswith("<svg")
