@@ -358,18 +358,11 @@ def test_summarize_several_files_repeats_each_files_warnings_on_stderr(tmp_path,
     assert written["warnings"] == [GAP_200]
 
 
-def test_readme_lists_every_link_query_key():
-    from dataclasses import fields
-
+def test_readme_says_how_to_change_host_and_port():
     from paths import ROOT
 
-    from dashboard.state import ViewState
-
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme[readme.index("The query keys"):]
-    for key in [f.name for f in fields(ViewState) if f.name != "warnings"] + ["v"]:
-        assert f"| `{key}`" in table or f", `{key}` |" in table, key
-    assert "make run HOST=0.0.0.0 PORT=9000" in readme
+    # the link's query keys: tests/test_state.py keeps the generated table in step with the field table
+    assert "make run HOST=0.0.0.0 PORT=9000" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_launch_api_names():

@@ -321,8 +321,8 @@ def test_two_processes_same_stream_id_are_two_streams(tmp_path):
     assert overrun_kernel_count(k) == 0  # [0, 100) is not "past a later kernel": that one is another stream
     assert stream_names(k).tolist() == ["pid 100 · stream 7", "pid 200 · stream 7", "pid 200 · stream 7"]
     fig = build_view(t, ViewOptions(window=(0, 200))).timeline
-    kernels = next(tr for tr in fig.data if tr.name == "kernels (colour = category)")
-    assert sorted(set(kernels.y)) == ["GPU 0 · pid 100 · stream 7", "GPU 0 · pid 200 · stream 7"]
+    lanes = {y for tr in fig.data if str(tr.name).startswith("kernels: ") for y in tr.y}  # one trace per category
+    assert sorted(lanes) == ["GPU 0 · pid 100 · stream 7", "GPU 0 · pid 200 · stream 7"]
     assert {"GPU 0 · pid 100 · stream 7", "GPU 0 · pid 200 · stream 7"} <= set(fig.layout.yaxis.categoryarray)
 
 

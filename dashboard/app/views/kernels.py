@@ -15,6 +15,7 @@ def render(trace, state):
 
 
 def layout(state):
+    """The kernels view's layout fragment (grouping control and table) for the page built from ``state``."""
     return html.Div(children=[
         html.Label(className="inline-control", children=[
             "Filter kernels ", dcc.Input(id=ids.KERNEL_FILTER, type="text", debounce=0.6, value=state.kernel,
