@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 from factories import GLOBAL_TID_1, write_nsys_sqlite
-from paths import DATA, NSYS_DIR
+from paths import DATA, NSYS_DIR, nsys_trace
 
 from dashboard.analysis.summary import summary_to_dict
 from dashboard.cache import TraceCache
@@ -159,7 +159,7 @@ def test_unusable_table_is_not_recognised_not_a_zero(tmp_path):
 
 
 def test_backtrace_trace_accounts_and_overview_card():
-    t = load_trace(NSYS_DIR / "nsys2022.2_a100_saxpy_mpi_backtraces.sqlite")
+    t = load_trace(nsys_trace("nsys2022.2_a100_saxpy_mpi_backtraces.sqlite"))
     api = next(a for a in t.meta.accounts if a.kind == "CUDA API calls")
     assert api == RowAccount("CUDA API calls", 95, 57, (("CUDA backtrace duplicates (eventClass 67)", 38),))
     card = {c.label: c for c in overview_cards(t)}["Input rows"]
@@ -290,7 +290,7 @@ def test_export_and_report_refuse_a_link_made_for_another_trace(tmp_path, capsys
 
     trace = tmp_path / CASE.name
     shutil.copy(CASE, trace)
-    other = trace_id(NSYS_DIR / "nsys2024.6_h100_nvfuser.sqlite")
+    other = trace_id(nsys_trace("nsys2024.6_h100_nvfuser.sqlite"))
     link = f"http://127.0.0.1:8050/?trace={other.replace('@', '%40')}&tab=gaps&v=1"
     expected = (f"tracedash: error: the link was made for trace '{other}', not for {trace.name} ({trace_id(trace)}): "
                 "pass the trace it was made for, or remove 'trace=' from the link to apply its settings to this file\n")
@@ -314,7 +314,7 @@ def test_ranks_view_adds_up_accounts_and_names_the_rank_of_each_warning():
     from dashboard.analysis.ranks import merge_ranks
 
     a = load_nsys_sqlite(CASE)
-    b = load_nsys_sqlite(NSYS_DIR / "nsys2022.2_a100_saxpy_mpi_backtraces.sqlite")
+    b = load_nsys_sqlite(nsys_trace("nsys2022.2_a100_saxpy_mpi_backtraces.sqlite"))
     m = merge_ranks([a, b], ["a.sqlite", "b.sqlite"]).meta
     assert m.accounts[:2] == (RowAccount("kernels", 8, 8),
                               RowAccount("CUDA API calls", 148, 110, (("CUDA backtrace duplicates (eventClass 67)", 38),)))
@@ -332,7 +332,7 @@ def test_page_overview_shows_the_capture_gap_and_the_input_rows(tmp_path):
 
 
 def test_inspect_lists_tables_no_loader_reads(capsys):
-    trace = NSYS_DIR / "nsys2024.5_a100_cloverleaf.sqlite"
+    trace = nsys_trace("nsys2024.5_a100_cloverleaf.sqlite")
     assert main(["inspect", "--json", str(trace), "--no-cache"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["unread"]["OSRT_API"] == 1831 and info["unread"]["CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"] == 1312
@@ -350,7 +350,7 @@ def test_summarize_several_files_repeats_each_files_warnings_on_stderr(tmp_path,
 
     monkeypatch.setattr(dashboard.multirank, "summarize_many",
                         functools.partial(dashboard.multirank.summarize_many, processes=False))
-    other = NSYS_DIR / "nsys2024.6_h100_nvfuser.sqlite"
+    other = nsys_trace("nsys2024.6_h100_nvfuser.sqlite")
     assert main(["summarize", str(CASE), str(other), "--workers", "1", "--no-cache", "-o", str(tmp_path / "out")]) == 0
     err = capsys.readouterr().err
     assert f"tracedash: warning: {CASE.name}: {GAP_200}\n" in err and err.count("tracedash: warning:") == 1
@@ -359,7 +359,7 @@ def test_summarize_several_files_repeats_each_files_warnings_on_stderr(tmp_path,
 
 
 def test_readme_says_how_to_change_host_and_port():
-    from paths import ROOT
+    from paths import ROOT, nsys_trace
 
     # the link's query keys: tests/test_state.py keeps the generated table in step with the field table
     assert "make run HOST=0.0.0.0 PORT=9000" in (ROOT / "README.md").read_text(encoding="utf-8")

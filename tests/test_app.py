@@ -4,7 +4,7 @@ import json
 
 import pandas as pd
 import pytest
-from paths import NSYS_DIR, SAMPLES, SEED
+from paths import NSYS_DIR, SAMPLES, SEED, nsys_trace
 
 from dashboard.analysis.tables import api_table, clean_api_name, kernel_table, nvtx_table
 from dashboard.analysis.gpu_time import gpu_work
@@ -38,7 +38,7 @@ def test_tables_from_seed():
 
 
 def test_kernel_table_from_events_covers_all_kernels():
-    t = load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite")
+    t = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
     k = kernel_table(t.bundle.kernels, t.summary)
     assert int(k["count"].sum()) == 4010
     assert k.iloc[0]["name"] == "flash_fwd_kernel" and k.iloc[0]["full_name"].startswith("void flash::flash_fwd_kernel<")
@@ -66,7 +66,7 @@ def test_device_lanes_bin_over_budget(tmp_path):
 
 
 def test_nvtx_lanes_nest_push_pop_and_pack_start_end():
-    b = load_trace(NSYS_DIR / "nsys2022.4_cpu_llm_server_nvtx.sqlite").bundle
+    b = load_trace(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")).bundle
     lanes = nvtx_lane_keys(b.nvtx_ranges)
     by_name = lanes.groupby("name")["depth"].agg(set)
     assert by_name["PLE_lookup_tokens=1600"] == {0} and by_name["PLE_CPU_dedup"] == {1}
@@ -195,7 +195,7 @@ def test_nvtx_grouping_by_normalised_name():
     assert normalize_nvtx_name("aten::mul, seq = 5, op_id = 317126, sizes = [[1, 2], []]") == "aten::mul"
     assert normalize_nvtx_name("PLE_lookup_tokens=1600") == "PLE_lookup_tokens=1600"
     assert normalize_nvtx_name(", op_id = 1") == ", op_id = 1"  # nothing left: keep the name
-    t = load_trace(NSYS_DIR / "nsys2026.2_h100_2gpu_torchrun_1s.sqlite")
+    t = load_trace(nsys_trace("nsys2026.2_h100_2gpu_torchrun_1s.sqlite"))
     plain, grouped = nvtx_rows(t, grouped=False), nvtx_rows(t, grouped=True)
     assert len(plain) == 16582 and len(grouped) < 200
     assert sum(r["count"] for r in grouped) == sum(r["count"] for r in plain)
@@ -209,7 +209,7 @@ def test_nvtx_grouping_by_normalised_name():
 def test_per_gpu_table_two_devices():
     from dashboard.render import gpu_rows
 
-    rows, columns = gpu_rows(load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite"), ViewOptions())
+    rows, columns = gpu_rows(load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")), ViewOptions())
     assert columns == [("gpu0", "GPU 0"), ("gpu1", "GPU 1"), ("all", "any GPU")]
     kernels = next(r for r in rows if r["metric"] == "Kernels")
     assert (kernels["gpu0"], kernels["gpu1"], kernels["all"]) == ("1,993", "2,017", "4,010")
@@ -260,7 +260,7 @@ def test_window_from_relayout(relayout, expected):
 def test_zoom_adds_detail_within_budget():
     from dashboard.render import zoomed_timeline
 
-    t = load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite")
+    t = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
     full = build_view(t, ViewOptions()).timeline
     names = [tr.name for tr in full.data]
     assert "GPU busy fraction per bin (darker = busier)" in names  # too many intervals: binned
@@ -294,7 +294,7 @@ def test_phase_analysis_on_generated_trace():
 def test_zoomed_in_timeline_shows_kernels_by_stream_and_memops():
     from dashboard.render import zoomed_timeline
 
-    t = load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite")
+    t = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
     k = t.bundle.kernels
     first = int(k["start_ns"].min())
     fig = zoomed_timeline(t, ViewOptions(), {"xaxis.range[0]": first / 1e9, "xaxis.range[1]": (first + 2_000_000) / 1e9})
@@ -338,7 +338,7 @@ def test_timeline_never_exceeds_the_mark_budget_at_any_zoom(trace_name, tmp_path
 
 
 def test_kernel_table_by_demangled_name():
-    t = load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite")
+    t = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
     short = kernel_table(t.bundle.kernels, t.summary)
     full = kernel_table(t.bundle.kernels, t.summary, by="full")
     assert len(full) > len(short) and int(full["count"].sum()) == int(short["count"].sum()) == 4010

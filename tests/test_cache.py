@@ -6,13 +6,13 @@ import shutil
 
 import pandas as pd
 import pytest
-from paths import NSYS_DIR
+from paths import NSYS_DIR, nsys_trace
 
 from dashboard import cli
 from dashboard.cache import FRAME_NAMES, TraceCache, file_identity
 from dashboard.loaders import load_nsys_sqlite
 
-TRACE = NSYS_DIR / "nsys2024.6_h100_nvfuser.sqlite"
+TRACE = nsys_trace("nsys2024.6_h100_nvfuser.sqlite")
 
 
 @pytest.fixture

@@ -5,19 +5,19 @@ import subprocess
 import sys
 
 import pytest
-from paths import NSYS_DIR, SEED
+from paths import NSYS_DIR, SEED, nsys_trace
 
 from dashboard.cli import main
 
 
 def test_summarize_to_stdout(capsys):
-    assert main(["summarize", str(NSYS_DIR / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite")]) == 0
+    assert main(["summarize", str(nsys_trace("nsys2025.5_rtx3060_cuda_graph_launch.sqlite"))]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["kernel_count"] == 3 and out["top_kernels"] == [["add_one", [3, 3.84e-06]]]
 
 
 def test_summarize_dispatch_prefix(capsys):
-    trace = str(NSYS_DIR / "nsys2022.4_cpu_llm_server_nvtx.sqlite")
+    trace = str(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite"))
     assert main(["summarize", trace, "--dispatch-prefix", "PLE_lookup_tokens=16"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["dispatch"] == {"PLE_lookup_tokens=1600": 2}
@@ -65,13 +65,13 @@ def test_console_script_runs_as_module(tmp_path):
 
 
 def test_inspect_reports_loaders_and_missing_columns(capsys, tmp_path):
-    assert main(["inspect", str(NSYS_DIR / "nsys2024.5_a100_cloverleaf.sqlite")]) == 0
+    assert main(["inspect", str(nsys_trace("nsys2024.5_a100_cloverleaf.sqlite"))]) == 0
     out = capsys.readouterr().out
     assert out.startswith("nsys2024.5_a100_cloverleaf.sqlite: nsys 2024.5.1.113 (schema 3.13.2)")
     assert "NVTX ranges and marks    absent" in out
     assert "kernels                  ok       CUPTI_ACTIVITY_KIND_KERNEL (1,312 rows)" in out
     assert "CUPTI_ACTIVITY_KIND_KERNEL [" in out
-    assert main(["inspect", "--json", str(NSYS_DIR / "nsys2024.5_a100_cloverleaf.sqlite")]) == 0
+    assert main(["inspect", "--json", str(nsys_trace("nsys2024.5_a100_cloverleaf.sqlite"))]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["loaders"]["memcpy"] == {"table": "CUPTI_ACTIVITY_KIND_MEMCPY", "status": "ok", "missing": []}
     assert info["tables"]["CUPTI_ACTIVITY_KIND_KERNEL"][4] == "greenContextId"  # inserted mid-table in 2024.5
@@ -166,7 +166,7 @@ def test_impossible_summary_values_exit_2(tmp_path, capsys, content, message):
 
 
 def test_corrupt_page_is_a_clean_error(tmp_path, capsys):
-    data = bytearray((NSYS_DIR / "nsys2024.5_a100_cloverleaf.sqlite").read_bytes())
+    data = bytearray((nsys_trace("nsys2024.5_a100_cloverleaf.sqlite")).read_bytes())
     data[1641033:1641033 + 64] = b"\xff" * 64
     p = tmp_path / "corrupt.sqlite"
     p.write_bytes(bytes(data))

@@ -5,7 +5,7 @@ import math
 
 import pytest
 from compare_fixtures import write_pair
-from paths import NSYS_DIR, SEED
+from paths import NSYS_DIR, SEED, nsys_trace
 
 from dashboard.analysis.compare import SCHEMA, compare_runs, comparison_to_dict, name_delta
 from dashboard.app.compare_callbacks import choose_pair, pair_query, parse_pair
@@ -13,8 +13,8 @@ from dashboard.cli import main
 from dashboard.render_compare import comparison_text, compare_view
 from dashboard.trace import load_trace
 
-BEFORE = NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite"
-AFTER = NSYS_DIR / "nsys2026.2_2gpu_nccl_after.sqlite"
+BEFORE = nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")
+AFTER = nsys_trace("nsys2026.2_2gpu_nccl_after.sqlite")
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +130,7 @@ def test_same_summary_json_twice_is_all_zero():
     assert (c.kernels["delta_total_ns"] == 0).all() and (c.api["delta_total_ns"] == 0).all()
     assert c.phases["phase"].tolist() == ["prefill", "decode"] and (c.phases["matched_delta_pct"] == 0).all()
     assert c.gate.metric == "step_time:prefill" and c.gate.delta_pct == 0.0
-    assert c.a_file == c.b_file == "seed_summary.json"  # the file's name, not the "file" field inside it
+    assert c.a_file == c.b_file == SEED.name  # the file's name, not the "file" field inside it
 
 
 def test_json_is_stable_and_integer_ns(cmp):

@@ -9,7 +9,7 @@ import re
 import pandas as pd
 import pytest
 from factories import GLOBAL_TID_1, write_nsys_sqlite
-from paths import DATA, NSYS_DIR as NSYS
+from paths import DATA, NSYS_DIR as NSYS, nsys_trace
 
 from dashboard.analysis.gpu_time import gpu_time, gpu_work, stream_count, stream_names
 from dashboard.analysis.summary import (
@@ -270,8 +270,8 @@ def test_zero_denominator_is_na(tmp_path, capsys):
 def test_multi_gpu_overview_compare_and_diff_agree(capsys):
     from dashboard.analysis.compare import compare_runs, comparison_to_dict
 
-    a = load_trace(NSYS / "nsys2026.2_2gpu_nccl_before.sqlite")
-    b = load_trace(NSYS / "nsys2026.2_2gpu_nccl_after.sqlite")
+    a = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
+    b = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_after.sqlite"))
     cards = {c.label: c for c in overview_cards(a)}
     assert cards["Any GPU busy"].value == "285.206 ms"  # = the summary contract's union over all GPUs
     assert fmt_ns(a.summary.gpu_busy_union_ns) == "285.206 ms"
@@ -283,8 +283,8 @@ def test_multi_gpu_overview_compare_and_diff_agree(capsys):
     assert fmt_pct(c.utilisation_pct[0], 2) == "89.42 %"
     o = c.overview.set_index("metric")
     assert fmt_ns(int(o.loc["gpu_busy_union_ns", "a"])) == "285.206 ms"
-    assert main(["diff", "--no-cache", "--json", str(NSYS / "nsys2026.2_2gpu_nccl_before.sqlite"),
-                 str(NSYS / "nsys2026.2_2gpu_nccl_after.sqlite")]) == 0
+    assert main(["diff", "--no-cache", "--json", str(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")),
+                 str(nsys_trace("nsys2026.2_2gpu_nccl_after.sqlite"))]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["utilisation_pct"]["a"] == round(c.utilisation_pct[0], 4)
     assert d["any_gpu_utilisation_pct"]["a"] == round(c.any_gpu_utilisation_pct[0], 4)

@@ -4,7 +4,7 @@ import struct
 import xml.etree.ElementTree as ET
 
 import pytest
-from paths import NSYS_DIR, SAMPLES, SEED
+from paths import NSYS_DIR, SAMPLES, SEED, nsys_trace
 
 from dashboard.cli import main
 from dashboard.export import report_for_url, state_from_url
@@ -47,7 +47,7 @@ def test_state_from_url_forms():
     assert state_from_url(None).tab == "kernels"
 
 
-@pytest.mark.parametrize("trace", [SEED, TRACE, NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite"], ids=lambda p: p.name)
+@pytest.mark.parametrize("trace", [SEED, TRACE, nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")], ids=lambda p: p.name)
 def test_report_is_self_contained_and_small(trace, tmp_path, capsys):
     out = tmp_path / "r.html"
     assert main(["report", str(trace), "--url", LINK if trace == TRACE else "", "-o", str(out), "--no-cache"]) == 0

@@ -21,7 +21,7 @@ import sqlite3
 
 import pytest
 from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
-from paths import SEED
+from paths import SEED, nsys_trace
 
 from dashboard.analysis import findings as fd
 from dashboard.cli import main
@@ -240,9 +240,9 @@ def test_json_document_keys_in_fixed_order(fixture_path):
 
 
 def test_cli_diff_lists_findings(capsys):
-    from paths import NSYS_DIR
+    from paths import NSYS_DIR, nsys_trace
 
-    before, after = NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite", NSYS_DIR / "nsys2026.2_2gpu_nccl_after.sqlite"
+    before, after = nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"), nsys_trace("nsys2026.2_2gpu_nccl_after.sqlite")
     assert main(["diff", str(before), str(after), "--json", "--no-cache"]) == 0
     d = {r["rule"]: r for r in json.loads(capsys.readouterr().out)["findings"]}
     assert (d["cuda-sync-api"]["a_cost_ns"], d["cuda-sync-api"]["b_cost_ns"]) == (324534733, 289752725)  # sums of the nsys golden rows
@@ -260,9 +260,9 @@ def test_report_puts_findings_first(fixture_path, tmp_path):
 
 
 def test_no_dispatch_marks_sync_is_per_thread_share_of_the_span():
-    from paths import NSYS_DIR
+    from paths import NSYS_DIR, nsys_trace
 
-    trace = load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite")
+    trace = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
     f = findings_for(trace, rules=["sync-in-loop", "exposed-comm"])
     sync = next(x for x in f if x.rule == "sync-in-loop")
     r = rows(sync)[0]
@@ -278,11 +278,11 @@ def test_no_dispatch_marks_sync_is_per_thread_share_of_the_span():
                                   "nsys2022.2_a100_saxpy_mpi_backtraces.sqlite"])
 def test_fast_join_equals_kernel_launches(name):
     """Context.launches (numpy join) pairs kernels and calls exactly as gpu_time.kernel_launches."""
-    from paths import NSYS_DIR
+    from paths import NSYS_DIR, nsys_trace
 
     from dashboard.analysis.gpu_time import kernel_launches
 
-    t = load_trace(NSYS_DIR / name)
+    t = load_trace(nsys_trace(name))
     ctx = fd.build_context(t.summary, t.bundle)
     ref = kernel_launches(t.bundle.kernels, t.bundle.api_calls)
     ours = ctx.launches()
@@ -293,7 +293,7 @@ def test_fast_join_equals_kernel_launches(name):
 
 def test_attribution_and_busy_equal_the_dashboards():
     """Context.attribution / dispatch_busy equal attribution.attribute_kernels / dispatch_metrics."""
-    from paths import SAMPLES
+    from paths import SAMPLES, nsys_trace
 
     from dashboard.analysis.attribution import attribute_kernels, dispatch_metrics
 
@@ -319,9 +319,9 @@ def test_every_shared_trace_gives_every_rule(path):
 
 
 def test_cpu_only_trace_is_not_called_host_bound():
-    from paths import NSYS_DIR
+    from paths import NSYS_DIR, nsys_trace
 
-    f = {x.rule: x for x in findings_for(load_trace(NSYS_DIR / "nsys2022.4_cpu_llm_server_nvtx.sqlite"))}
+    f = {x.rule: x for x in findings_for(load_trace(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")))}
     assert f["host-bound-steps"].cost_ns == 0 and "No GPU work recorded" in f["host-bound-steps"].summary
     assert f["decode-no-graphs"].cost_ns == 0 and f["decode-no-graphs"].rows.empty
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from paths import DATA, NSYS_DIR, SAMPLES
+from paths import DATA, NSYS_DIR, SAMPLES, nsys_trace, SEED
 
 from dashboard.analysis.gpu_time import kernel_launches
 from dashboard.analysis.summary import kernel_stats_by_short_name, summarize
@@ -29,7 +29,7 @@ from dashboard.render import ViewOptions, build_view
 from dashboard.trace import load_trace
 
 KINETO_DIR = DATA / "kineto"
-KINETO_TRACES = sorted(KINETO_DIR.glob("*.json.gz"))
+KINETO_TRACES = sorted([*KINETO_DIR.glob("*.json.gz"), SAMPLES / "h100_qwen1.5_0.5b_chat.json.gz"], key=lambda p: p.name)
 REPORT = DATA / "nsys_rep" / "nsys2022.4_cpu_llm_sim_nvtx.nsys-rep"
 HAS_NSYS = shutil.which("nsys") is not None
 
@@ -230,7 +230,7 @@ def test_sniffing_by_content_not_extension(tmp_path):
     assert sniff_format(write(tmp_path, [kernel(1, 1)], name="d.json")) == "kineto-json"  # JSON Array Format
     assert sniff_format(write(tmp_path, {"file": "x", "gpu_activity_span_s": 1}, name="e.json")) == "summary-json"
     assert sniff_format(REPORT) == "nsys-rep"
-    assert sniff_format(NSYS_DIR / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite") == "nsys-sqlite"
+    assert sniff_format(nsys_trace("nsys2025.5_rtx3060_cuda_graph_launch.sqlite")) == "nsys-sqlite"
 
 
 @pytest.mark.parametrize("data, gz, message", [
@@ -263,7 +263,7 @@ def test_truncated_gzip_is_a_clear_error(tmp_path):
 # ---- through the app's layers ---------------------------------------------------------------------
 
 def test_build_view_renders_every_view_for_a_kineto_trace():
-    trace = load_trace(KINETO_DIR / "h100_qwen1.5_0.5b_chat.json.gz")
+    trace = load_trace(SAMPLES / "h100_qwen1.5_0.5b_chat.json.gz")
     view = build_view(trace, ViewOptions())
     cards = {c.label: c for c in view.cards}
     assert cards["Kernels"].value == "1,465"
@@ -285,7 +285,7 @@ def test_summarize_writes_the_seed_format_for_a_kineto_trace(tmp_path):
     out = tmp_path / "s.json"
     assert main(["summarize", str(trace), "-o", str(out)]) == 0
     s = json.loads(out.read_text(encoding="utf-8"))
-    seed_keys = json.loads((DATA / "seed_summary.json").read_text(encoding="utf-8")).keys()
+    seed_keys = json.loads(SEED.read_text(encoding="utf-8")).keys()
     assert list(s) == [*seed_keys, "warnings"]  # the seed format plus the warnings list (summary_contract.md)
     assert s["file"] == trace.name and s["kernel_count"] == 4350 and s["graph_node_kernel_count"] == 0
     assert s["gpu_busy_union_s"] == exp["gpu_busy_union_ns"] / 1e9
@@ -357,7 +357,7 @@ def test_nsys_rep_is_exported_into_the_cache_and_loaded(tmp_path):
     assert t.meta.source == report.name and t.meta.format == "nsys-sqlite"
     assert t.meta.nsys_version.startswith("2022.4")
     # The same program as the sample export: same dispatches and NVTX names/counts.
-    ref = load_trace(NSYS_DIR / "nsys2022.4_cpu_llm_server_nvtx.sqlite")
+    ref = load_trace(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite"))
     assert t.summary.dispatch == ref.summary.dispatch
     assert t.summary.dispatch == {"CG_DISPATCH:actual=1600:mode=NONE:padded=1600": 2,
                                   "CG_DISPATCH:actual=1:mode=NONE:padded=1": 23,

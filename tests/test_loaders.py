@@ -5,7 +5,7 @@ import sqlite3
 
 import pandas as pd
 import pytest
-from paths import NSYS_DIR, NSYS_TRACES, golden_summary
+from paths import NSYS_DIR, NSYS_TRACES, golden_summary, nsys_trace
 from factories import GLOBAL_TID_1, write_nsys_sqlite
 
 from dashboard import model
@@ -47,7 +47,7 @@ def test_loading_never_changes_the_file(trace, tmp_path):
 
 
 def test_backtrace_duplicates_dropped():
-    path = NSYS_DIR / "nsys2022.2_a100_saxpy_mpi_backtraces.sqlite"
+    path = nsys_trace("nsys2022.2_a100_saxpy_mpi_backtraces.sqlite")
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     total, dup = con.execute("SELECT count(*), sum(eventClass = 67) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()
     con.close()
@@ -58,7 +58,7 @@ def test_backtrace_duplicates_dropped():
 
 
 def test_llm_server_nvtx_details():
-    b = load_nsys_sqlite(NSYS_DIR / "nsys2022.4_cpu_llm_server_nvtx.sqlite")
+    b = load_nsys_sqlite(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite"))
     r = b.nvtx_ranges.set_index("name")
     assert len(b.nvtx_marks) == 46
     assert b.nvtx_marks["name"].astype(str).str.startswith("CG_DISPATCH:actual=").all()
@@ -74,21 +74,21 @@ def test_llm_server_nvtx_details():
 
 
 def test_tensorrt_registered_strings_and_negative_domain_rows():
-    b = load_nsys_sqlite(NSYS_DIR / "nsys2022.4_tensorrt_nvtx_only.sqlite")
+    b = load_nsys_sqlite(nsys_trace("nsys2022.4_tensorrt_nvtx_only.sqlite"))
     assert len(b.nvtx_ranges) == 19552 + 2444
     assert (b.nvtx_ranges["start_ns"] > 0).all()  # domain-create rows (start -10.6 s) are not ranges
     assert set(b.nvtx_ranges["domain"]) >= {"TensorRT", "myelin-exec"}
 
 
 def test_cuda_graph_launch_trace():
-    b = load_nsys_sqlite(NSYS_DIR / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite")
+    b = load_nsys_sqlite(nsys_trace("nsys2025.5_rtx3060_cuda_graph_launch.sqlite"))
     assert b.graph_launches[["start_ns", "end_ns", "graph_id"]].values.tolist() == [
         [339410404, 339412132, 1], [339416612, 339417988, 1]]
     assert len(b.kernels) == 3 and b.kernels["graph_node_id"].isna().all()
 
 
 def test_metadata_and_gpu_names():
-    b = load_nsys_sqlite(NSYS_DIR / "nsys2024.5_a100_cloverleaf.sqlite")
+    b = load_nsys_sqlite(nsys_trace("nsys2024.5_a100_cloverleaf.sqlite"))
     assert b.meta.nsys_version == "2024.5.1.113" and b.meta.schema_version == "3.13.2"
     assert b.meta.gpus == {i: "NVIDIA A100-SXM4-80GB" for i in range(4)}
     assert b.nvtx_ranges.empty and list(b.nvtx_ranges.columns) == list(model.NVTX_RANGES)
@@ -169,7 +169,7 @@ def test_sqlite_without_nsys_tables(tmp_path):
 
 
 def test_truncated_export(tmp_path):
-    src = (NSYS_DIR / "nsys2024.6_h100_nvfuser.sqlite").read_bytes()
+    src = (nsys_trace("nsys2024.6_h100_nvfuser.sqlite")).read_bytes()
     p = tmp_path / "cut.sqlite"
     p.write_bytes(src[: len(src) // 2])
     with pytest.raises(TraceFormatError, match="cut.sqlite"):
@@ -203,8 +203,8 @@ def test_empty_frame_and_conform():
         model.conform(pd.DataFrame({"start_ns": [1]}), model.KERNELS)
 
 
-@pytest.mark.parametrize("trace", [NSYS_DIR / "nsys2022.2_a100_saxpy_mpi_backtraces.sqlite",
-                                   NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite"], ids=lambda p: p.stem)
+@pytest.mark.parametrize("trace", [nsys_trace("nsys2022.2_a100_saxpy_mpi_backtraces.sqlite"),
+                                   nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")], ids=lambda p: p.stem)
 def test_sqlite3_fallback_reader_gives_the_same_frames(trace, monkeypatch):
     from dashboard.loaders import nsys_sqlite
 

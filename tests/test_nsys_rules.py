@@ -5,7 +5,7 @@ import sqlite3
 
 import pytest
 from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
-from paths import NSYS_DIR
+from paths import NSYS_DIR, nsys_trace
 
 from dashboard.analysis import nsys_rules as r
 from dashboard.loaders import load_nsys_sqlite
@@ -103,7 +103,7 @@ def test_loader_memory_kind_labels_from_enum_table_and_missing_columns(tmp_path)
 
 
 def test_real_trace_memory_kinds():
-    m = load_nsys_sqlite(NSYS_DIR / "nsys2026.2_h100_2gpu_torchrun_1s.sqlite").memops
+    m = load_nsys_sqlite(nsys_trace("nsys2026.2_h100_2gpu_torchrun_1s.sqlite")).memops
     counts = m.groupby(["kind", "src_kind", "dst_kind"], observed=True).size().to_dict()
     assert counts[("memcpy HtoD", "Pageable", "Device")] == 4
     assert counts[("memcpy HtoD", "Pinned", "Device")] == 446

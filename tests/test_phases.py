@@ -4,7 +4,7 @@ import math
 
 import pandas as pd
 import pytest
-from paths import NSYS_DIR, SEED
+from paths import NSYS_DIR, SEED, nsys_trace
 
 from dashboard.analysis import phases as ph
 from dashboard.model import DISPATCH_MARKS, conform
@@ -38,7 +38,7 @@ def test_seed_splits_into_prefill_and_decode():
 
 
 def test_nvtx_sample_last_dispatch_is_estimated_without_kernels():
-    pv = phase_view(load_trace(NSYS_DIR / "nsys2022.4_cpu_llm_server_nvtx.sqlite"), ViewOptions())
+    pv = phase_view(load_trace(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")), ViewOptions())
     d = pv.dispatches
     assert len(d) == 46 and d["end_estimated"].tolist() == [False] * 45 + [True]
     assert (d["end_ns"].iloc[:-1].to_numpy() == d["start_ns"].iloc[1:].to_numpy()).all()

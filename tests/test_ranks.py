@@ -4,7 +4,7 @@ import json
 
 import pytest
 from factories import GLOBAL_TID_1, write_nsys_sqlite
-from paths import DATA, NSYS_DIR
+from paths import DATA, NSYS_DIR, nsys_trace
 
 from dashboard.analysis.gpu_time import kernel_launches
 from dashboard.analysis.ranks import RANK_TABLE, RANKS_FORMAT, RANKS_NOTICE, merge_ranks, rank_table
@@ -18,7 +18,7 @@ from dashboard.render import ViewOptions, build_view
 from dashboard.trace import load_trace
 
 MARK = "CG_DISPATCH:actual=16:mode=NONE:padded=16"
-PAIR = [NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite", NSYS_DIR / "nsys2026.2_2gpu_nccl_after.sqlite"]
+PAIR = [nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"), nsys_trace("nsys2026.2_2gpu_nccl_after.sqlite")]
 
 
 @pytest.fixture(scope="module")
@@ -228,7 +228,7 @@ def test_ranks_view_on_shared_pair():
 
 
 def test_load_ranks_rejects_summary_json(rank_files):
-    from paths import SEED
+    from paths import SEED, nsys_trace
 
     with pytest.raises(TraceFormatError, match="only nsys exports can be opened as ranks"):
         load_ranks([rank_files[0], SEED])

@@ -9,7 +9,7 @@ import time
 from urllib.parse import quote
 
 import pytest
-from paths import NSYS_DIR, SEED
+from paths import NSYS_DIR, SEED, nsys_trace
 from test_app import page_json, update_payload
 
 from dashboard.app import create_app
@@ -19,7 +19,7 @@ from dashboard.errors import TraceError, TraceNotFoundError
 from dashboard.state import from_dict
 from dashboard.trace import load_trace
 
-SMALL_NSYS = NSYS_DIR / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite"
+SMALL_NSYS = nsys_trace("nsys2025.5_rtx3060_cuda_graph_launch.sqlite")
 TRAVERSALS = [
     "../../etc/passwd",
     "/etc/passwd",

@@ -20,10 +20,10 @@ from urllib.parse import quote, urlencode
 import psutil
 import pytest
 import requests
-from paths import NSYS_DIR, SEED
+from paths import NSYS_DIR, SEED, nsys_trace
 from test_app import update_payload
 
-GRAPH = NSYS_DIR / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite"
+GRAPH = nsys_trace("nsys2025.5_rtx3060_cuda_graph_launch.sqlite")
 MiB = 1024**2
 HEADERS = {"X-Requested-With": "tracedash"}
 

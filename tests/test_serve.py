@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import pytest
 import requests
-from paths import NSYS_DIR, SEED
+from paths import NSYS_DIR, SEED, nsys_trace
 from test_app import update_payload
 
 from dashboard.cli import main
@@ -47,7 +47,7 @@ def test_serve_with_gunicorn_workers_shares_uploads_and_stops_on_sigterm(tmp_pat
         health = _wait_ready(base, proc)
         assert health["memory_limit_bytes"] == 256 * 1024**2 and health["traces"] == 1
         assert requests.get(base + "/", timeout=10).status_code == 200
-        data = (NSYS_DIR / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite").read_bytes()
+        data = (nsys_trace("nsys2025.5_rtx3060_cuda_graph_launch.sqlite")).read_bytes()
         up = requests.post(base + "/upload", data=data, timeout=30,
                            headers={"X-Requested-With": "tracedash", "X-Trace-Name": quote("graph run.sqlite")})
         assert up.status_code == 200, up.text

@@ -1,7 +1,7 @@
 """Thread names for timeline lanes: nsys ThreadNames (via StringIds) and Kineto thread_name metadata."""
 
 from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
-from paths import NSYS_DIR
+from paths import NSYS_DIR, nsys_trace
 
 from dashboard.analysis.ranks import merge_ranks
 from dashboard.cache import TraceCache
@@ -19,7 +19,7 @@ def test_nsys_thread_names_last_row_wins_and_bad_rows_skipped(tmp_path):
 
 
 def test_nsys_thread_names_real_export():
-    names = load_nsys_sqlite(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite").meta.thread_names
+    names = load_nsys_sqlite(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")).meta.thread_names
     # pid 144 tid 144 and tid 245 (globalTid = 1 << 48 | pid << 24 | tid)
     assert names[(1 << 48) | (144 << 24) | 144] == "python3"
     assert names[(1 << 48) | (144 << 24) | 245] == "pt_nccl_watchdg"

@@ -5,7 +5,7 @@ import colorsys
 import numpy as np
 import pytest
 from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
-from paths import NSYS_DIR, SAMPLES, SEED
+from paths import NSYS_DIR, SAMPLES, SEED, nsys_trace
 
 from dashboard.analysis.timeline import device_unions, lanes_for_window, nvtx_lane_keys, thread_labeler
 from dashboard.app.layout import GRAPH_CONFIG, graph_config
@@ -95,7 +95,7 @@ def test_timeline_height_gives_every_lane_its_pitch():
 
 
 @pytest.mark.parametrize("trace", [SAMPLES / "generated_seed_shaped_108k.sqlite",
-                                   NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite"], ids=lambda p: p.name)
+                                   nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")], ids=lambda p: p.name)
 def test_lanes_are_at_least_18_px_and_the_figure_fills_45_percent_of_1000_px(trace):
     view = build_view(load_trace(trace), ViewOptions())
     fig = view.timeline  # with its caption
@@ -262,7 +262,7 @@ def _fonts(fig):
 
 
 def test_report_layout_fonts_aspect_and_no_hints():
-    t = load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite")
+    t = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
     view = build_view(t, ViewOptions())
     out = report_layout(view.timeline, width=1600)
     assert min(_fonts(out)) >= REPORT_FONT_PX == 14
@@ -293,7 +293,7 @@ def test_no_cloud_buttons_in_the_graph_config():
 
 
 def test_report_has_no_control_instructions_empty_headings_or_overflow():
-    html = report_for_url(load_trace(NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite"), None)
+    html = report_for_url(load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")), None)
     assert "controls above" not in html and "zoom in to" not in html
     assert "<h2>Per phase</h2>" not in html  # no dispatches, no phase table
     assert "<h2>Dispatches</h2><p class='small'>No dispatch marks found with prefix" in html

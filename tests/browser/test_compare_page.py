@@ -12,12 +12,12 @@ from dashboard.app.store import trace_id
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from compare_fixtures import write_pair  # noqa: E402
-from paths import NSYS_DIR  # noqa: E402
+from paths import NSYS_DIR, nsys_trace  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
-BEFORE = NSYS_DIR / "nsys2026.2_2gpu_nccl_before.sqlite"
-AFTER = NSYS_DIR / "nsys2026.2_2gpu_nccl_after.sqlite"
+BEFORE = nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")
+AFTER = nsys_trace("nsys2026.2_2gpu_nccl_after.sqlite")
 
 
 def grid_rows(page: Page, grid_id: str, field: str) -> list:

@@ -13,9 +13,9 @@ PAIR = ["nsys2026.2_2gpu_nccl_before.sqlite", "nsys2026.2_2gpu_nccl_after.sqlite
 
 
 def test_ranks_view_lanes_notice_and_screenshot(page: Page, serve, artifacts, console_errors):
-    from paths import NSYS_DIR
+    from paths import NSYS_DIR, nsys_trace
 
-    store = ranks_store([NSYS_DIR / n for n in PAIR])
+    store = ranks_store([nsys_trace(n) for n in PAIR])
     url = serve(create_app(store=store))
     page.goto(url)
     expect(page.locator("#alerts")).to_contain_text(RANKS_NOTICE, timeout=30000)

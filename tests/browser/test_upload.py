@@ -10,7 +10,7 @@ from dashboard.app import create_app
 pytestmark = pytest.mark.browser
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-SEED = DATA / "seed_summary.json"
+SEED = Path(__file__).resolve().parents[2] / "sample_traces" / "000_746bee52f7bbcc80_seed_summary.json"
 GRAPH_TRACE = DATA / "nsys" / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite"
 
 
