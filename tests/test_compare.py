@@ -299,3 +299,16 @@ def test_delta_bars_show_names_literally():
     assert list(fig.layout.yaxis.ticktext) == ['&lt;img src=x onerror="alert(1)"&gt;' + "k" * 17 + "…"]
     assert fig.data[0].customdata[0][0] == '&lt;img src=x onerror="alert(1)"&gt;' + "k" * 60
     assert fig.layout.annotations[0].text == "+20 ns  (+200.0 %; per call +50.0 %)"
+
+
+def test_compare_page_findings_are_the_diffs(capsys):
+    """The compare page's Findings tab lists what `tracedash diff --json` lists, row for row."""
+    from dashboard.app.compare_callbacks import compare_findings
+    from dashboard.trace import load_trace
+
+    a, b = nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"), nsys_trace("nsys2026.2_2gpu_nccl_after.sqlite")
+    rows = compare_findings(load_trace(a), load_trace(b), "CG_DISPATCH")
+    assert main(["diff", "--json", "--no-cache", str(a), str(b)]) in (0, 3)
+    assert rows == json.loads(capsys.readouterr().out)["findings"]
+    by_rule = {r["rule"]: r for r in rows}
+    assert by_rule["exposed-comm"]["change"] == "changed" and by_rule["exposed-comm"]["delta_ns"] == 8_340_349

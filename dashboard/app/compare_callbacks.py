@@ -53,6 +53,14 @@ def choose_pair(ids: list[str], a: str | None, b: str | None, explain) -> tuple[
     return a, b, notices
 
 
+def compare_findings(a, b, prefix: str) -> list[dict]:
+    """Rows of the compare page's Findings tab: ``findings_report.diff_findings`` of the two runs (both
+    with dispatch prefix ``prefix`` and the automatic phase split), as ``tracedash diff`` lists them."""
+    from dashboard.findings_report import diff_findings, findings_for
+
+    return diff_findings(findings_for(a, prefix=prefix), findings_for(b, prefix=prefix))
+
+
 def compare_layout(store: TraceStore, search: str, home: str) -> html.Div:
     """The compare page for the query ``search``."""
     trace_ids = store.listed_ids()  # uploads appear only when the link names them (see update)
@@ -67,6 +75,7 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
                Output(cl.STEP_FIGURE, "figure"), Output(cl.CATEGORY_FIGURE, "figure"),
                Output(cl.KERNEL_FIGURE, "figure"), Output(cl.KERNEL_GRID, "rowData"),
                Output(cl.CATEGORY_GRID, "rowData"), Output(cl.NVTX_GRID, "rowData"), Output(cl.API_GRID, "rowData"),
+               Output(cl.FINDINGS_GRID, "rowData"),
                Output(cl.OPEN_A, "href"), Output(cl.OPEN_B, "href"), Output(cl.PHASE_SECTION, "style"),
                # options with the values: a dropdown drops a value it has no option for (uploads are
                # listed only when the link names them)
@@ -95,7 +104,7 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         links = [f"{home}?{to_query(ViewState(trace=t, prefix=prefix))}" if t else home for t in (a, b)]
         shown, hidden = {}, {"display": "none"}
         blank = empty_figure("Pick two traces to compare.", height=200)
-        empty = [[], "", [], [], blank, blank, blank, [], [], [], []]
+        empty = [[], "", [], [], blank, blank, blank, [], [], [], [], []]
         if a is None:
             return [new_search, a, b, alerts + [alert("No traces are served here.")], *empty, *links, hidden, options, options]
         try:
@@ -113,10 +122,11 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
             alerts.append(alert(f"Neither run has dispatch marks ({prefix}…): no per-phase comparison; "
                                 "the gate compares kernel time instead.", "info"))
         v = compare_view(c, a_label=A_LABEL, b_label=B_LABEL)
+        moved = compare_findings(store.get(a), store.get(b), prefix)
         g = c.gate
         note = html.Span([html.B(f"Regression gate ({g.metric}): "), g.explanation,
                           ". Positive = B slower; this is what ", html.Code("tracedash diff --fail-if-slower"),
                           " checks."])
         return [new_search, a, b, alerts, cl.delta_cards(v.cards), note, v.phase_rows, v.type_rows, v.step_figure,
-                v.category_figure, v.kernel_figure, v.kernel_rows, v.category_rows, v.nvtx_rows, v.api_rows, *links,
+                v.category_figure, v.kernel_figure, v.kernel_rows, v.category_rows, v.nvtx_rows, v.api_rows, moved, *links,
                 hidden if c.phases.empty else shown, options, options]

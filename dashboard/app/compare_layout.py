@@ -26,11 +26,12 @@ KERNEL_GRID = "cmp-kernel-grid"
 CATEGORY_GRID = "cmp-category-grid"
 NVTX_GRID = "cmp-nvtx-grid"
 API_GRID = "cmp-api-grid"
+FINDINGS_GRID = "cmp-findings-grid"
 OPEN_A = "cmp-open-a"
 OPEN_B = "cmp-open-b"
 PHASE_SECTION = "cmp-phase-section"
 ALL = [PHASE_SECTION, URL, SEARCH, HISTORY_SINK, PICK_A, PICK_B, SWAP, ALERTS, CARDS, GATE_NOTE, PHASE_TABLE, TYPE_TABLE, STEP_FIGURE, KERNEL_FIGURE,
-       CATEGORY_FIGURE, KERNEL_GRID, CATEGORY_GRID, NVTX_GRID, API_GRID, OPEN_A, OPEN_B]
+       CATEGORY_FIGURE, KERNEL_GRID, CATEGORY_GRID, NVTX_GRID, API_GRID, FINDINGS_GRID, OPEN_A, OPEN_B]
 
 _MS = {"function": "d3.format(',.3f')(params.value / 1e6)"}
 _DMS = {"function": "params.value == null ? '' : d3.format('+,.3f')(params.value / 1e6)"}
@@ -44,6 +45,19 @@ _DPCT = {"function": "params.value == null ? (params.data.only_in == 'b' ? 'new'
 _NUM = "agNumberColumnFilter"
 # Red when the candidate spends more time, green when less (the numbers stay the same).
 _TONE = {"delta-worse": "params.value > 0", "delta-better": "params.value < 0"}
+
+
+# Findings that appear, disappear or change cost from A to B (findings_report.diff_findings), by |Δ cost|.
+FINDINGS_COLUMNS = [
+    {"headerName": "Rule", "field": "rule", "pinned": "left", "minWidth": 170, "filter": "agTextColumnFilter"},
+    {"headerName": "Change", "field": "change", "minWidth": 110, "filter": "agTextColumnFilter"},
+    {"headerName": "Cost A (ms)", "field": "a_cost_ns", "valueFormatter": _MS, "filter": _NUM},
+    {"headerName": "Cost B (ms)", "field": "b_cost_ns", "valueFormatter": _MS, "filter": _NUM},
+    {"headerName": "Δ cost (ms)", "field": "delta_ns", "valueFormatter": _DMS, "filter": _NUM, "cellClassRules": _TONE},
+    {"headerName": "Severity A", "field": "a_severity", "minWidth": 100},
+    {"headerName": "Severity B", "field": "b_severity", "minWidth": 100},
+    {"headerName": "In B", "field": "b_summary", "tooltipField": "b_summary", "flex": 4, "minWidth": 320},
+]
 
 
 def _delta_columns(name_header: str, *, category: bool = False) -> list[dict]:
@@ -174,6 +188,7 @@ def build_compare_layout(trace_ids: list[str], labels: dict[str, str], home_href
                                                                                   height="320px")),
             dcc.Tab(label="NVTX ranges", value="nvtx", children=grid(NVTX_GRID, NVTX_COLUMNS)),
             dcc.Tab(label="CUDA API calls", value="api", children=grid(API_GRID, API_COLUMNS)),
+            dcc.Tab(label="Findings", value="findings", children=grid(FINDINGS_GRID, FINDINGS_COLUMNS, height="320px")),
         ])),
         html.Footer("Deltas are B − A (candidate minus baseline); red = more time in B, green = less. Kernel and "
                     "category totals sum all devices and streams; API totals are summed across threads; NVTX "
