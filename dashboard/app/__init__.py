@@ -24,6 +24,7 @@ from dashboard.app.sync import register_sync
 from dashboard.app.views import register_views
 from dashboard.errors import TraceError
 from dashboard.state import DEFAULT, ViewState, from_dict, from_query, to_query
+from dashboard.app.export_route import register_export_route
 from dashboard.app.security import SecurityConfig, register_security
 from dashboard.app.upload import DEFAULT_MAX_UPLOAD_BYTES, UploadPolicy, register_routes
 
@@ -137,6 +138,7 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
         prevent_initial_call=True,
     )
     register_routes(app.server, store, policy.max_upload_bytes, policy)
+    register_export_route(app.server, store)
     register_security(app.server, [app], security)
     app.server.config["TRACE_STORE"] = store
     app.server.config["PAGE_LAYOUT"] = page_layout

@@ -200,6 +200,16 @@ def grid(grid_id: str, columns: list[dict], height: str | None = "420px", filter
     )
 
 
+def report_image_links(graph_id: str) -> html.Span:
+    """"PNG" and "PDF" links of ``graph_id`` in the report layout (drawn on the server; their hrefs are
+    set by the figure's view from its state: ``app.export_route``)."""
+    title = ("Download this figure for a report: {} in the report layout (no on-screen hints, text of at least "
+             "14 px), with the caption and file name of the view shown")
+    return html.Span(className="report-links", children=[
+        html.A(fmt.upper(), id=f"{graph_id}-report-{fmt}", className="button small-button", href="", download="",
+               title=title.format(fmt.upper())) for fmt in ("png", "pdf")])
+
+
 def svg_button(graph_id: str) -> html.Button:
     """A small button that downloads ``graph_id`` as SVG (the mode bar's camera gives PNG at 2x)."""
     return html.Button("SVG", id={"type": ids.SVG_BUTTON, "graph": graph_id}, className="button small-button",

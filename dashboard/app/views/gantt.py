@@ -3,7 +3,8 @@
 from dash import dcc, html
 
 from dashboard.app import ids
-from dashboard.app.layout import graph_config, svg_button
+from dashboard.app.export_route import report_hrefs
+from dashboard.app.layout import graph_config, report_image_links, svg_button
 from dashboard.app.views.base import WINDOW, View
 from dashboard.figures.common import empty_figure
 from dashboard.render import gantt_view, options_from_state
@@ -12,15 +13,16 @@ from dashboard.render import gantt_view, options_from_state
 def render(trace, state):
     """The gantt view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
     fig, filename = gantt_view(trace, options_from_state(state))
-    return {"figure": fig, "config": graph_config(filename)}
+    return {"figure": fig, "config": graph_config(filename), **report_hrefs("gantt", state)}
 
 
 VIEW = View(
     name="gantt", fields=("prefix", "threshold", "busy", "mark", WINDOW), slot="main",
-    outputs={"figure": (ids.GANTT, "figure"), "config": (ids.GANTT, "config")},
+    outputs={"figure": (ids.GANTT, "figure"), "config": (ids.GANTT, "config"), "png": (f"{ids.GANTT}-report-png", "href"),
+             "pdf": (f"{ids.GANTT}-report-pdf", "href")},
     render=render,
     empty=lambda message: {"figure": empty_figure("No trace to show.", height=200)},
     layout=lambda state: html.Div(className="panel", children=[
-        svg_button(ids.GANTT),
+        svg_button(ids.GANTT), report_image_links(ids.GANTT),
         dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(id=ids.GANTT, config=graph_config("tracedash-gantt")))]),
 )

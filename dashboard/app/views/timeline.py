@@ -3,7 +3,8 @@
 from dash import dcc, html
 
 from dashboard.app import ids
-from dashboard.app.layout import LANE_LABELS, graph_config, svg_button
+from dashboard.app.export_route import report_hrefs
+from dashboard.app.layout import LANE_LABELS, graph_config, report_image_links, svg_button
 from dashboard.app.views.base import WINDOW, View
 from dashboard.figures.common import empty_figure
 from dashboard.model import device_label
@@ -19,7 +20,7 @@ def render(trace, state):
     devices = device_ids(trace)
     has_lanes = trace.bundle is not None
     return {
-        "figure": fig, "config": graph_config(filename),
+        "figure": fig, "config": graph_config(filename), **report_hrefs("timeline", state),
         "devices": [{"label": f" {device_label(d, trace.meta.gpus, trace.meta.rank_devices)}", "value": d} for d in devices],
         "devices_style": {} if len(devices) > 1 else {"display": "none"},
         "lanes_style": {} if has_lanes else {"display": "none"},
@@ -29,7 +30,7 @@ def render(trace, state):
 def layout(state):
     """The timeline view's layout fragment for the page built from ``state``."""
     return html.Div(className="panel timeline-panel", children=[
-        svg_button(ids.TIMELINE),
+        svg_button(ids.TIMELINE), report_image_links(ids.TIMELINE),
         html.Div(id=ids.LANE_CONTROLS, className="lanes", children=[
             dcc.Checklist(id=ids.LANES, value=list(state.lanes), inline=True, className="radio lanes",
                           options=[{"label": f" {label}", "value": v} for v, label in LANE_LABELS]),
@@ -44,7 +45,8 @@ def layout(state):
 
 VIEW = View(
     name="timeline", fields=("prefix", "busy", "lanes", "hide_devices", "mark", WINDOW), slot="main",
-    outputs={"figure": (ids.TIMELINE, "figure"), "config": (ids.TIMELINE, "config"),
+    outputs={"figure": (ids.TIMELINE, "figure"), "config": (ids.TIMELINE, "config"), "png": (f"{ids.TIMELINE}-report-png", "href"),
+             "pdf": (f"{ids.TIMELINE}-report-pdf", "href"),
              "devices": (ids.HIDE_DEVICES, "options"), "devices_style": ("hide-devices-box", "style"),
              "lanes_style": (ids.LANE_CONTROLS, "style")},
     render=render,
