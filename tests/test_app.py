@@ -324,7 +324,7 @@ def test_timeline_never_exceeds_the_mark_budget_at_any_zoom(trace_name, tmp_path
         path = tmp_path / "g200k.sqlite"
         generate(path, 200_000)
     else:
-        path = NSYS_DIR / trace_name
+        path = nsys_trace(trace_name)
     t = load_trace(path)
     lo, hi = time_extent(t, phase_view(t, ViewOptions()).dispatches)
     span = hi - lo

@@ -316,7 +316,7 @@ def test_cached_frames_equal_fresh_ones(tmp_path):
 def test_sample_traces_offer_a_kineto_trace():
     samples = sorted(SAMPLES.glob("*.json.gz"))
     assert [p.name for p in samples] == ["h100_qwen1.5_0.5b_chat.json.gz"]
-    assert samples[0].read_bytes() == (KINETO_DIR / samples[0].name).read_bytes()
+    assert samples[0] in KINETO_TRACES  # the sample is one of the shared traces with reference figures
     assert "h100_qwen1.5_0.5b_chat.json.gz" in (SAMPLES / "README.md").read_text(encoding="utf-8")
 
 

@@ -18,7 +18,9 @@ def samples_dir():
 
 
 def figure_js(graph_id: str, expr: str) -> str:
-    return f"() => {{ const gd = document.querySelector('#{graph_id} .js-plotly-plot'); return {expr}; }}"
+    """A wait predicate on a figure ``gd`` that tolerates a figure being redrawn (no plot div for a moment)."""
+    return (f"() => {{ const gd = document.querySelector('#{graph_id} .js-plotly-plot'); "
+            f"if (!gd || !gd.layout) return false; return {expr}; }}")
 
 
 def grid_js(grid_id: str, condition: str) -> str:

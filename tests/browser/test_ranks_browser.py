@@ -1,5 +1,7 @@
 """The merged multi-rank view in headless Chromium: rank lanes and the clock notice."""
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -26,7 +28,7 @@ def test_ranks_view_lanes_notice_and_screenshot(page: Page, serve, artifacts, co
                            timeout=30000)
     lanes = page.evaluate("() => document.querySelector('#timeline .js-plotly-plot')._fullLayout.yaxis._categories")
     # categories run bottom-up: rank 0 GPU 0 is the top GPU lane
-    assert [lane for lane in lanes if lane.startswith("rank ") and " · pid " not in lane] == [
+    assert [lane for lane in lanes if re.fullmatch(r"rank \d · GPU \d", lane)] == [
         "rank 1 · GPU 1", "rank 1 · GPU 0", "rank 0 · GPU 1", "rank 0 · GPU 0"]
     page.locator("#timeline").scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "ranks_view.png"), full_page=True)
