@@ -5,8 +5,10 @@ What maps where (``cat`` of the trace event -> frame):
 * ``kernel`` -> KERNELS. Device and stream come from ``args.device``/``args.stream`` (else the GPU
   track's ``pid``/``tid``), the correlation id from ``args.correlation`` (else the ``ac2g`` flow
   end event at the kernel's start on the same track). ``pid`` is the process of the CUDA API call
-  with that correlation id (0 when none is in the trace), so kernel <-> launch joins work as for
-  nsys. ``name`` is the event name (Kineto writes demangled names only), ``short_name`` derived from
+  with that correlation id, so kernel <-> launch joins work as for nsys. A kernel whose launch is not
+  in the trace (launched before the host-side capture began) takes the trace's one CUDA API process
+  when exactly one process made CUDA API calls (a Kineto trace is written by one process), else 0:
+  otherwise one stream would show as two streams, "pid 0 · stream 7" and "pid 25286 · stream 7". ``name`` is the event name (Kineto writes demangled names only), ``short_name`` derived from
   it as nsys derives ``shortName`` (``kernel_short_name``); ``launch`` from ``args.grid``/``args.block``.
   ``graph_node_id`` is always NULL (Kineto does not record it). A kernel with ``ts`` 0 has no
   timestamp (CUPTI's start = end = 0): kept as a 0/0 row and counted in
@@ -663,6 +665,8 @@ def parse_kineto(data, name: str) -> TraceBundle:
     api_recs = [r for c, rs in by_cat.items() if c in API_EVENT_CLASS for r in rs]
     api = _api_frame(api_recs, origin_ns)
     api_pid = dict(zip(api["correlation_id"].tolist(), api["pid"].tolist())) if len(api) else {}
+    api_pids = api["pid"].unique().tolist() if len(api) else []
+    unlaunched_pid = int(api_pids[0]) if len(api_pids) == 1 else 0  # the process of a kernel without its launch
     kernel_recs = [r for c, rs in by_cat.items() if c in KERNEL_CATS for r in rs]
     kernel_recs += [(c, n, p, t, origin_ns, origin_ns, a, u) for c, n, p, t, _s, _e, a, u in untimed]
     memop_recs = by_cat.get(MEMCPY_CAT, []) + by_cat.get(MEMSET_CAT, [])
@@ -712,7 +716,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
     )
     return TraceBundle(
         meta=meta,
-        kernels=_kernel_frame(kernel_recs, origin_ns, flow_end, api_pid),
+        kernels=_kernel_frame(kernel_recs, origin_ns, flow_end, api_pid, unlaunched_pid),
         api_calls=api,
         nvtx_ranges=_range_frame(range_recs, origin_ns),
         nvtx_marks=_mark_frame(marks, origin_ns),
@@ -801,7 +805,8 @@ def kernel_short_name(name: str) -> str:
     return short or name
 
 
-def _kernel_frame(recs: list[tuple], origin_ns: int, flow_end: dict, api_pid: dict) -> pd.DataFrame:
+def _kernel_frame(recs: list[tuple], origin_ns: int, flow_end: dict, api_pid: dict,
+                  unlaunched_pid: int = 0) -> pd.DataFrame:
     if not recs:
         return empty_frame(KERNELS)
     start, end = _times(recs, origin_ns)
@@ -814,7 +819,7 @@ def _kernel_frame(recs: list[tuple], origin_ns: int, flow_end: dict, api_pid: di
         if c < 0:
             c = flow_end.get((r_pid, r_tid, r_start), -1)
         corr.append(c)
-        pid.append(api_pid.get(c, 0) if c >= 0 else 0)
+        pid.append(api_pid.get(c, unlaunched_pid) if c >= 0 else unlaunched_pid)
         grid, block = _dims(args.get("grid")), _dims(args.get("block"))
         launch.append("grid {}×{}×{} · block {}×{}×{}".format(*grid, *block) if grid and block else "")
     pid_arr = np.asarray(pid, dtype=np.int64)
