@@ -475,7 +475,9 @@ def overview_cards(trace: LoadedTrace, options: ViewOptions | None = None) -> li
     options = options or ViewOptions()
     s = trace.summary
     cards = gpu_cards(trace, options.busy_source) + [
-        Card("Kernels", f"{s.kernel_count:,}", "kernel rows in the trace"),
+        Card("Kernels", f"{s.kernel_count:,}",
+             "kernel rows in the trace" if options.stats_window is None or trace.bundle is None
+             else "kernel rows overlapping the visible window (clipped at its edges)"),
         Card("CUDA-graph kernels", f"{s.graph_node_kernel_count:,}", "kernels with a graphNodeId"),
     ]
     if trace.meta.format == RANKS_FORMAT and trace.bundle is not None:
