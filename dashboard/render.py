@@ -475,7 +475,9 @@ def overview_cards(trace: LoadedTrace, options: ViewOptions | None = None) -> li
     options = options or ViewOptions()
     s = trace.summary
     cards = gpu_cards(trace, options.busy_source) + [
-        Card("Kernels", f"{s.kernel_count:,}", "kernel rows in the trace"),
+        Card("Kernels", f"{s.kernel_count:,}",
+             "kernel rows in the trace" if options.stats_window is None or trace.bundle is None
+             else "kernel rows overlapping the visible window (clipped at its edges)"),
         Card("CUDA-graph kernels", f"{s.graph_node_kernel_count:,}", "kernels with a graphNodeId"),
     ]
     if trace.meta.format == RANKS_FORMAT and trace.bundle is not None:
@@ -708,6 +710,7 @@ PHASE_METRICS = (  # (label, stats column, format)
     ("Tokens / s", "tokens_per_s", lambda v: f"{v:,.0f}"),
 )
 UNDEFINED = "—"  # an undefined value (a ratio over zero, no data): never NaN, never a made-up 0
+ALWAYS_SHOWN_PHASES = ("prefill", "decode")  # columns of the Per phase table even without such a step
 
 
 def phase_table_rows(stats: pd.DataFrame) -> list[dict]:
@@ -715,7 +718,8 @@ def phase_table_rows(stats: pd.DataFrame) -> list[dict]:
 
     Returns:
         ``[{"metric": "Dispatches", "prefill": "42", "decode": "96"}, ...]`` with values as
-        display strings (durations in the most readable unit); empty when there are no phases.
+        display strings (durations in the most readable unit); empty when there are no phases. A phase of
+        ``ALWAYS_SHOWN_PHASES`` without steps has "0" dispatches and tokens and "—" elsewhere.
     """
     if stats.empty:
         return []
@@ -725,8 +729,12 @@ def phase_table_rows(stats: pd.DataFrame) -> list[dict]:
         metrics.append(("GPU time attributed (by correlation)", "gpu_attributed_ns", fmt_ns))
         metrics.append(("… per dispatch", "gpu_attributed_per_dispatch_ns", fmt_ns))
         metrics.append(("GPU busy within its dispatches", "gpu_busy_in_window_pct", fmt_pct))
+    # A phase the table always shows (prefill, decode) with no step here, e.g. a window of decode steps only: its
+    # counts are a true 0 and every other figure is undefined ("—"), never a blank cell.
+    absent = [p for p in ALWAYS_SHOWN_PHASES if p not in set(stats["phase"])]
     # every value that can be missing here is a ratio over zero (tokens/s, busy %): "n/a", never a made-up 0
-    return [{"metric": label, **{r["phase"]: NA if is_na(r.get(col)) else fmt(r[col]) for r in rows}}
+    return [{"metric": label, **{r["phase"]: NA if is_na(r.get(col)) else fmt(r[col]) for r in rows},
+             **{p: "0" if col in ("dispatches", "tokens") else UNDEFINED for p in absent}}
             for label, col, fmt in metrics]
 
 

@@ -85,11 +85,15 @@ def _row(rec: dict) -> dict:
 
 def delta_rows(frame: pd.DataFrame) -> list[dict]:
     """Grid records of a delta frame (NAME_DELTA, PHASE_DELTA, DISPATCH_TYPE_DELTA), its order kept,
-    with ``abs_delta_ns`` (|delta_total_ns|, when present) for sorting by size of change."""
+    with ``abs_delta_ns`` (|delta_total_ns|, when present) for sorting by size of change; a side's
+    ``*_mean_ns`` is None where that side's count is 0."""
     recs = [_row(r) for r in frame.to_dict("records")]
     for r in recs:
         if "delta_total_ns" in r:
             r["abs_delta_ns"] = abs(r["delta_total_ns"])
+        for side in ("a", "b"):  # no call on a side: its mean is undefined ("—"), not a 0.00 µs kernel
+            if r.get(f"{side}_count") == 0 and f"{side}_mean_ns" in r:
+                r[f"{side}_mean_ns"] = None
     return recs
 
 

@@ -377,6 +377,10 @@ def test_an_undefined_phase_ratio_is_na_not_zero():
     rows = {r["metric"]: r["decode"] for r in phase_table_rows(stats)}
     assert rows["Tokens / s"] == "n/a" and rows["GPU busy within its dispatches"] == "n/a"
     assert rows["Dispatches"] == "1" and rows["GPU time attributed (by correlation)"] == "0 ns"
+    # prefill is always a column: with no prefill step (a window of decode steps) its cells are never blank
+    prefill = {r["metric"]: r["prefill"] for r in phase_table_rows(stats)}
+    assert prefill["Dispatches"] == "0" and prefill["Tokens"] == "0"
+    assert {prefill[m] for m in prefill if m not in ("Dispatches", "Tokens")} == {"—"}
 
 
 def test_the_page_is_built_from_the_link():

@@ -75,6 +75,12 @@ def test_kernel_deltas_sorted_by_absolute_change_with_one_sided_names(cmp):
     assert (gemm["a_mean_ns"], gemm["b_mean_ns"]) == pytest.approx((500 / 3, 550 / 3))
     only_b = k.set_index("name").loc["onlyB_kernel"]
     assert math.isnan(only_b["delta_total_pct"]) and math.isnan(only_b["delta_mean_ns"])
+    # The grid shows no mean for the side without a call ("—"), never a 0.00 µs kernel.
+    from dashboard.render_compare import delta_rows
+    recs = {r["name"]: r for r in delta_rows(k)}
+    assert (recs["onlyB_kernel"]["a_mean_ns"], recs["onlyB_kernel"]["b_mean_ns"]) == (None, 50.0)
+    assert (recs["onlyA_kernel"]["a_mean_ns"], recs["onlyA_kernel"]["b_mean_ns"]) == (100.0, None)
+    assert recs["ampere_sgemm_128x64"]["a_mean_ns"] == pytest.approx(500 / 3)
 
 
 def test_category_nvtx_and_api_deltas(cmp):

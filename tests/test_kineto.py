@@ -209,6 +209,50 @@ def test_runtime_call_links_to_its_kernel_by_correlation(tmp_path):
         [0, "cudaLaunchKernel", 0, 4000], [1, "cuLaunchKernel", 1000, 15000]]
 
 
+def test_kernel_launched_before_the_capture_keeps_its_stream(tmp_path):
+    """h100_qwen1.5_0.5b_chat.json.gz: kernels launched before the host-side capture have no launch in the trace;
+    they belong to the trace's one CUDA API process, so stream 7 stays one stream (one lane, "Streams 1")."""
+    from dashboard.analysis.gpu_time import stream_names
+    events = [
+        kernel(1, 2, corr=7, name="early"),  # its cudaLaunchKernel is not in the trace
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 25286, "tid": 1, "ts": 4, "dur": 1,
+         "args": {"correlation": 8}},
+        kernel(6, 2, corr=8, name="late"),
+    ]
+    b = load_kineto_json(write(tmp_path, {"traceEvents": events}))
+    k = b.kernels
+    assert k["pid"].tolist() == [25286, 25286]
+    assert stream_names(k).tolist() == ["stream 7", "stream 7"]
+    # Two processes made CUDA API calls: a kernel without its launch cannot be given to either (pid 0).
+    events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaFree", "pid": 9, "tid": 1, "ts": 9, "dur": 1,
+                   "args": {"correlation": 9}})
+    k = load_kineto_json(write(tmp_path, {"traceEvents": events}, name="two.json")).kernels
+    assert k["pid"].tolist() == [0, 25286]
+
+
+def test_memops_belong_to_the_process_of_their_kernels(tmp_path):
+    """h100_qwen1.5_0.5b_chat.json.gz: memsets had pid -1, a process of their own, so gpu-low-util (per process and
+    GPU, as nsys) cut the memsets' sparse window into chunks and reported a 91.5 %-busy GPU as 50 % idle."""
+    from dashboard.analysis.nsys_rules import gpu_low_utilization, gpu_ops
+    events = [
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 25286, "tid": 1, "ts": 1, "dur": 1,
+         "args": {"correlation": 8}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemsetAsync", "pid": 25286, "tid": 1, "ts": 2, "dur": 1,
+         "args": {"correlation": 9}},
+        kernel(10, 100, corr=8, name="busy"),
+        kernel(20, 1, corr=9, name="Memset (Device)", cat="gpu_memset"),
+        kernel(90, 1, name="Memset (Device)", cat="gpu_memset"),  # no correlation: the trace's one process
+    ]
+    b = load_kineto_json(write(tmp_path, {"traceEvents": events}))
+    assert b.memops["pid"].tolist() == [25286, 25286]
+    assert gpu_low_utilization(gpu_ops(b)).empty  # the kernel keeps the GPU busy over the whole window
+    # Two processes made CUDA API calls: a memop without its call in the trace stays unknown (-1).
+    events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaFree", "pid": 9, "tid": 1, "ts": 3, "dur": 1,
+                   "args": {"correlation": 10}})
+    assert load_kineto_json(write(tmp_path, {"traceEvents": events}, name="two.json")).memops["pid"].tolist() == [
+        25286, -1]
+
+
 def test_memcpy_and_memset_rows(tmp_path):
     events = [kernel(1, 2, name="Memcpy HtoD (Pinned -> Device)", cat="gpu_memcpy", bytes=2048),
               kernel(4, 1, pid=2, tid=0, name="Memcpy DtoD (Device -> Device)", cat="gpu_memcpy", kind="DtoD",

@@ -317,6 +317,8 @@ def test_phase_figure_log_ticks_and_legend_beside_the_bars():
     bars = [tr for tr in fig.data if tr.type == "bar"]
     assert {tr.xaxis for tr in boxes} == {"x"} and {tr.xaxis for tr in bars} == {"x2"}
     assert fig.layout.legend.x >= 1 and fig.layout.xaxis2.domain[1] == 1.0  # legend right of the bars' panel
+    # The legend reads top to bottom as the stack does: the first bar trace is the bottom segment.
+    assert fig.layout.barmode == "stack" and fig.layout.legend.traceorder == "reversed"
     assert list(fig.layout.yaxis.tickvals) == [10.0, 100.0, 1000.0]  # decode ~16 ms, prefill ~300 ms
     ys = np.concatenate([np.asarray(b.y, dtype=float) for b in boxes])
     lo, hi = fig.layout.yaxis.range

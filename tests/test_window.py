@@ -51,6 +51,9 @@ def test_window_panels_use_the_same_definitions(trace):
     assert cards["Any GPU busy"] == "320 ns" and cards["Kernels"] == "4"  # two GPUs: the union is "any GPU"
     assert cards["Kernels"] == "4" and cards["GPU activity span"] == "440 ns"
     assert {c.label: c.value for c in whole.cards}["Kernels"] == "6"
+    notes = {c.label: c.hint for c in view.cards}, {c.label: c.hint for c in whole.cards}
+    assert notes == ({**notes[0], "Kernels": "kernel rows overlapping the visible window (clipped at its edges)"},
+                     {**notes[1], "Kernels": "kernel rows in the trace"})
     rows, cols = gpu_rows(windowed(trace, WINDOW), ViewOptions())
     busy = next(r for r in rows if r["metric"] == "Busy (union)")
     assert (busy["gpu0"], busy["gpu1"], busy["all"]) == ("290 ns", "60 ns", "320 ns")

@@ -34,12 +34,12 @@ ALL = [PHASE_SECTION, URL, SEARCH, HISTORY_SINK, PICK_A, PICK_B, SWAP, ALERTS, C
        CATEGORY_FIGURE, KERNEL_GRID, CATEGORY_GRID, NVTX_GRID, API_GRID, FINDINGS_GRID, OPEN_A, OPEN_B]
 
 _MS = {"function": "d3.format(',.3f')(params.value / 1e6)"}
-_DMS = {"function": "params.value == null ? '' : d3.format('+,.3f')(params.value / 1e6)"}
-_MSN = {"function": "params.value == null ? '' : d3.format(',.3f')(params.value / 1e6)"}
-_US = {"function": "params.value == null ? '' : d3.format(',.2f')(params.value / 1e3)"}
-_DUS = {"function": "params.value == null ? '' : d3.format('+,.2f')(params.value / 1e3)"}
-_INT = {"function": "params.value == null ? '' : d3.format(',')(params.value)"}
-_DINT = {"function": "params.value == null ? '' : d3.format('+,')(params.value)"}
+_DMS = {"function": "params.value == null ? '—' : d3.format('+,.3f')(params.value / 1e6)"}
+_MSN = {"function": "params.value == null ? '—' : d3.format(',.3f')(params.value / 1e6)"}
+_US = {"function": "params.value == null ? '—' : d3.format(',.2f')(params.value / 1e3)"}
+_DUS = {"function": "params.value == null ? '—' : d3.format('+,.2f')(params.value / 1e3)"}
+_INT = {"function": "params.value == null ? '—' : d3.format(',')(params.value)"}
+_DINT = {"function": "params.value == null ? '—' : d3.format('+,')(params.value)"}
 _DPCT = {"function": "params.value == null ? (params.data.only_in == 'b' ? 'new' : params.data.only_in == 'a' ? "
                      "'gone' : '') : d3.format('+.2f')(params.value) + ' %'"}
 _NUM = "agNumberColumnFilter"

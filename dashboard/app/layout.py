@@ -27,9 +27,15 @@ GRAPH_CONFIG = {
     "plotlyServerURL": "",
 }
 
+# dash-ag-grid evaluates these strings in a sandbox whose scope holds params, d3 and agGrid only: a global such as
+# `Number` is undefined there, the formatter throws and AG Grid silently shows the raw value (ns under a "ms" header).
+# `v !== v` is the NaN test that needs no global.
+_MISSING = "params.value == null || params.value !== params.value"
+
+
 def _fmt(expr: str) -> dict:
     """A value formatter that shows "—" for a missing value (never NaN, never a fake 0)."""
-    return {"function": f"params.value == null || Number.isNaN(params.value) ? '—' : {expr}"}
+    return {"function": f"{_MISSING} ? '—' : {expr}"}
 
 
 _MS = _fmt("d3.format(',.3f')(params.value / 1e6)")
@@ -37,7 +43,7 @@ _US = _fmt("d3.format(',.2f')(params.value / 1e3)")
 _S = _fmt("d3.format(',.4f')(params.value)")
 _INT = _fmt("d3.format(',')(params.value)")
 # A ratio without a value (zero denominator) arrives as null: "n/a", never "0.00 %" (analysis.ratio).
-_PCT = {"function": "params.value == null || Number.isNaN(params.value) ? 'n/a' : "
+_PCT = {"function": f"{_MISSING} ? 'n/a' : "
                     "d3.format('.2f')(params.value) + ' %'"}
 
 

@@ -86,8 +86,9 @@ def build_phase_analysis(dispatches: pd.DataFrame, phases: pd.Series, category_t
     fig.update_layout(**theme.base_layout(
         barmode="stack", height=360, title=dict(text=title, x=0.01, font=dict(size=14)),
         # The category legend belongs to the stacked bars, the right-hand panel: it sits beside it.
+        # Listed top to bottom in the order the categories stack (the first trace is the bottom segment).
         legend=dict(orientation="v", x=1.02, xanchor="left", y=1, yanchor="top", font=dict(size=11),
-                    title=dict(text="kernel category")),
+                    traceorder="reversed", title=dict(text="kernel category")),
         showlegend=has_categories,
         margin=dict(l=70, r=10, t=70, b=40),
     ))

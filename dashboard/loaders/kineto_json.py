@@ -5,8 +5,13 @@ What maps where (``cat`` of the trace event -> frame):
 * ``kernel`` -> KERNELS. Device and stream come from ``args.device``/``args.stream`` (else the GPU
   track's ``pid``/``tid``), the correlation id from ``args.correlation`` (else the ``ac2g`` flow
   end event at the kernel's start on the same track). ``pid`` is the process of the CUDA API call
-  with that correlation id (0 when none is in the trace), so kernel <-> launch joins work as for
-  nsys. ``name`` is the event name (Kineto writes demangled names only), ``short_name`` derived from
+  with that correlation id, so kernel <-> launch joins work as for nsys. A kernel whose launch is not
+  in the trace (launched before the host-side capture began) takes the trace's one CUDA API process
+  when exactly one process made CUDA API calls (a Kineto trace is written by one process), else 0:
+  otherwise one stream would show as two streams, "pid 0 · stream 7" and "pid 25286 · stream 7".
+  Memcpy/memset rows take their process the same way (by correlation id, else the one CUDA API
+  process, else -1): the nsys rules group GPU operations per (process, device), and memsets left in
+  a process of their own made ``gpu-low-util`` report a busy GPU as mostly idle. ``name`` is the event name (Kineto writes demangled names only), ``short_name`` derived from
   it as nsys derives ``shortName`` (``kernel_short_name``); ``launch`` from ``args.grid``/``args.block``.
   ``graph_node_id`` is always NULL (Kineto does not record it). A kernel with ``ts`` 0 has no
   timestamp (CUPTI's start = end = 0): kept as a 0/0 row and counted in
@@ -663,6 +668,9 @@ def parse_kineto(data, name: str) -> TraceBundle:
     api_recs = [r for c, rs in by_cat.items() if c in API_EVENT_CLASS for r in rs]
     api = _api_frame(api_recs, origin_ns)
     api_pid = dict(zip(api["correlation_id"].tolist(), api["pid"].tolist())) if len(api) else {}
+    api_pids = api["pid"].unique().tolist() if len(api) else []
+    # The process of a GPU operation whose launch is not in the trace (None: not one process to give it to).
+    unlaunched_pid = int(api_pids[0]) if len(api_pids) == 1 else None
     kernel_recs = [r for c, rs in by_cat.items() if c in KERNEL_CATS for r in rs]
     kernel_recs += [(c, n, p, t, origin_ns, origin_ns, a, u) for c, n, p, t, _s, _e, a, u in untimed]
     memop_recs = by_cat.get(MEMCPY_CAT, []) + by_cat.get(MEMSET_CAT, [])
@@ -712,11 +720,12 @@ def parse_kineto(data, name: str) -> TraceBundle:
     )
     return TraceBundle(
         meta=meta,
-        kernels=_kernel_frame(kernel_recs, origin_ns, flow_end, api_pid),
+        kernels=_kernel_frame(kernel_recs, origin_ns, flow_end, api_pid,
+                              0 if unlaunched_pid is None else unlaunched_pid),
         api_calls=api,
         nvtx_ranges=_range_frame(range_recs, origin_ns),
         nvtx_marks=_mark_frame(marks, origin_ns),
-        memops=_memop_frame(memop_recs, origin_ns),
+        memops=_memop_frame(memop_recs, origin_ns, api_pid, -1 if unlaunched_pid is None else unlaunched_pid),
         graph_launches=empty_frame(GRAPH_LAUNCHES),
     )
 
@@ -801,7 +810,8 @@ def kernel_short_name(name: str) -> str:
     return short or name
 
 
-def _kernel_frame(recs: list[tuple], origin_ns: int, flow_end: dict, api_pid: dict) -> pd.DataFrame:
+def _kernel_frame(recs: list[tuple], origin_ns: int, flow_end: dict, api_pid: dict,
+                  unlaunched_pid: int = 0) -> pd.DataFrame:
     if not recs:
         return empty_frame(KERNELS)
     start, end = _times(recs, origin_ns)
@@ -814,7 +824,7 @@ def _kernel_frame(recs: list[tuple], origin_ns: int, flow_end: dict, api_pid: di
         if c < 0:
             c = flow_end.get((r_pid, r_tid, r_start), -1)
         corr.append(c)
-        pid.append(api_pid.get(c, 0) if c >= 0 else 0)
+        pid.append(api_pid.get(c, unlaunched_pid) if c >= 0 else unlaunched_pid)
         grid, block = _dims(args.get("grid")), _dims(args.get("block"))
         launch.append("grid {}×{}×{} · block {}×{}×{}".format(*grid, *block) if grid and block else "")
     pid_arr = np.asarray(pid, dtype=np.int64)
@@ -891,19 +901,23 @@ def _mem_kinds(name) -> tuple[str, str]:
     return "", ""
 
 
-def _memop_frame(recs: list[tuple], origin_ns: int) -> pd.DataFrame:
+def _memop_frame(recs: list[tuple], origin_ns: int, api_pid: dict | None = None,
+                 unlaunched_pid: int = -1) -> pd.DataFrame:
     if not recs:
         return empty_frame(MEMOPS)
     start, end = _times(recs, origin_ns)
+    corr = [_intish(r[6].get("correlation"), -1) for r in recs]
+    api_pid = api_pid or {}
     frame = pd.DataFrame({
         "start_ns": start, "end_ns": end,
         "device_id": np.asarray([_intish(r[6].get("device"), r[2]) for r in recs], dtype=np.int64),
         "stream_id": np.asarray([_intish(r[6].get("stream"), r[3]) for r in recs], dtype=np.int64),
         "kind": pd.Categorical([_memcpy_kind(r[1], r[6]) if r[0] == MEMCPY_CAT else "memset" for r in recs]),
         "bytes": np.asarray([max(_intish(r[6].get("bytes"), 0), 0) for r in recs], dtype=np.int64),
-        "pid": np.full(len(recs), -1, dtype=np.int64),
+        "pid": np.asarray([api_pid.get(c, unlaunched_pid) if c >= 0 else unlaunched_pid for c in corr],
+                          dtype=np.int64),
         "context_id": np.asarray([_intish(r[6].get("context"), -1) for r in recs], dtype=np.int64),
-        "correlation_id": np.asarray([_intish(r[6].get("correlation"), -1) for r in recs], dtype=np.int64),
+        "correlation_id": np.asarray(corr, dtype=np.int64),
         "src_kind": pd.Categorical([_mem_kinds(r[1])[0] for r in recs]),
         "dst_kind": pd.Categorical([_mem_kinds(r[1])[1] for r in recs]),
     })

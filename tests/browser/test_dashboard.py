@@ -62,6 +62,13 @@ def test_seed_gantt_phases_sorting_and_screenshot(page: Page, serve, artifacts, 
     assert first("name") == "sm120_fp8_fp4_gemm_1d1d_impl"  # ascending by count: 184 calls first
     page.locator("#kernel-table .ag-header-cell[col-id='count'] .ag-header-cell-label").click()
     page.wait_for_function(f"() => {api}.getDisplayedRowAtIndex(0).data.count === 15921")
+    # What the cells show, not only the row data: formatted by the column's unit (a formatter that throws in
+    # dash-ag-grid's sandbox leaves the raw ns value under a "ms" header).
+    row0 = page.locator("#kernel-table .ag-center-cols-container .ag-row[row-index='0']")
+    expect(row0.locator(".ag-cell[col-id='count']")).to_have_text("15,921")
+    expect(row0.locator(".ag-cell[col-id='total_ns']")).to_have_text("1,656.972")  # 1656972125 ns in ms
+    expect(row0.locator(".ag-cell[col-id='mean_ns']")).to_have_text("104.07")  # µs
+    expect(row0.locator(".ag-cell[col-id='kernel_pct']")).to_have_text("n/a")  # a summary has top kernels only
 
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(artifacts / "seed_dashboard.png"), full_page=True)
