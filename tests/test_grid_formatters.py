@@ -13,6 +13,7 @@ import re
 import pytest
 
 from dashboard.app import compare_layout, layout
+from dashboard.app.views import findings
 
 ALLOWED = {"params", "d3", "agGrid", "null", "undefined", "true", "false", "typeof"}
 _STRING = re.compile(r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"")
@@ -37,7 +38,7 @@ def _free_names(expr: str) -> set[str]:
 
 def _all_formatters() -> list[str]:
     found = []
-    for module in (layout, compare_layout):
+    for module in (layout, compare_layout, findings):
         for name, value in vars(module).items():
             if name.isupper() or name.startswith("_"):
                 found.extend(_functions(value))
@@ -48,6 +49,7 @@ def test_the_scan_sees_the_kernel_table_formatters():
     exprs = _all_formatters()
     assert any("1e6" in e for e in exprs)  # Total (ms)
     assert any("' %'" in e for e in exprs)  # % of kernel time
+    assert any("' µs'" in e for e in exprs)  # findings evidence durations
     assert _free_names("Number.isNaN(params.value) ? 'Math' : d3.format(',')(params.value)") == {"Number", "params",
                                                                                                    "d3"}
 

@@ -8,6 +8,7 @@ import dash_ag_grid as dag
 from dash import dcc, html
 
 from dashboard.analysis.findings import NEEDS_EVENTS, fmt_s
+from dashboard.app.layout import _INT, _PCT, _fmt
 from dashboard.app.views.base import View
 from dashboard.findings_report import findings_for, link_for, rows_of
 
@@ -15,12 +16,31 @@ PANEL = "findings-panel"
 MAX_ROWS = 200  # evidence rows shown per finding (the CLI's --json has all)
 
 
+# A duration in the unit that reads best, with the unit in the cell (evidence columns span ns to seconds).
+_DURATION = _fmt("params.value >= 1e9 ? d3.format(',.3f')(params.value / 1e9) + ' s' : params.value >= 1e6 ? "
+                 "d3.format(',.3f')(params.value / 1e6) + ' ms' : params.value >= 1e3 ? "
+                 "d3.format(',.2f')(params.value / 1e3) + ' µs' : d3.format(',')(params.value) + ' ns'")
+
+
+def _column(field: str, sample) -> dict:
+    """Evidence column: ``*_ns`` shown as a duration with its unit, ``*_pct`` as a percentage, counts
+    with thousands separators; the raw value stays the sort key (and the CLI's --json field name)."""
+    col = {"field": field, "headerName": field, "sortable": True, "resizable": True}
+    if isinstance(sample, bool) or not isinstance(sample, (int, float)):
+        return col
+    col["type"] = "numericColumn"
+    if field.endswith("_ns"):
+        return {**col, "headerName": field[:-3], "valueFormatter": _DURATION, "headerTooltip": field}
+    if field.endswith("_pct"):
+        return {**col, "valueFormatter": _PCT}
+    return {**col, "valueFormatter": _INT} if isinstance(sample, int) else col
+
+
 def _grid(i: int, rows: list[dict]) -> dag.AgGrid:
     cols = list(rows[0]) if rows else []
     return dag.AgGrid(
         id=f"{PANEL}-rows-{i}", rowData=rows,
-        columnDefs=[{"field": c, "headerName": c, "sortable": True, "resizable": True,
-                     **({"type": "numericColumn"} if isinstance(rows[0][c], (int, float)) else {})} for c in cols],
+        columnDefs=[_column(c, rows[0][c]) for c in cols],
         defaultColDef={"sortable": True, "resizable": True, "filter": False},
         dashGridOptions={"enableCellTextSelection": True, "animateRows": False},
         columnSize="autoSize",
