@@ -128,9 +128,11 @@ GAP_COLUMNS = [
     {"headerName": "Host cause", "field": "cause", "flex": 2, "minWidth": 220, "filter": "agTextColumnFilter",
      "tooltipField": "cause"},
     {"headerName": "Memory op in gap", "field": "memop_cover", "minWidth": 170, "filter": "agTextColumnFilter",
-     "headerTooltip": "memcpy/memset running during the gap (shown when the busy source does not count them)"},
-    {"headerName": "CUDA API call", "field": "api_call", "filter": "agTextColumnFilter"},
-    {"headerName": "Innermost NVTX range", "field": "nvtx_range", "flex": 2, "filter": "agTextColumnFilter",
+     "headerTooltip": "memcpy/memset running during the gap (shown when the busy source does not count them)",
+     "tooltipField": "memop_cover"},
+    {"headerName": "CUDA API call", "field": "api_call", "minWidth": 170, "filter": "agTextColumnFilter",
+     "tooltipField": "api_call"},  # wide enough for cudaStreamSynchronize / cuLaunchKernelEx
+    {"headerName": "Innermost NVTX range", "field": "nvtx_range", "flex": 1, "filter": "agTextColumnFilter",
      "tooltipField": "nvtx_range"},
 ]
 
