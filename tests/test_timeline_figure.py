@@ -363,3 +363,14 @@ def test_thread_hover_names_each_id_once():
     assert _thread_hover("python3 · pid 145", 145, 146) == "thread python3 · pid 145 · tid 146"
     assert _thread_hover("watchdog", 144, 245) == "thread watchdog · pid 144 · tid 245"
     assert _thread_hover("rank 1 · pid 144 · tid 9", 144, 9) == "thread rank 1 · pid 144 · tid 9"
+
+
+def test_phase_without_kernel_time_has_no_category_shares():
+    import pandas as pd
+
+    d = pd.DataFrame({"duration_ns": [2_000_000, 30_000_000]})
+    cats = pd.DataFrame({"phase": ["decode", "prefill", "prefill"], "category": ["GEMM", "GEMM", "attention"],
+                         "kernel_sum_ns": [0, 300, 100]})
+    fig = build_phase_analysis(d, pd.Series(["decode", "prefill"]), cats)
+    bars = {tr.name: dict(zip(tr.x, tr.y)) for tr in fig.data if tr.type == "bar"}
+    assert bars["GEMM"] == {"decode": None, "prefill": 75.0} and bars["attention"] == {"decode": None, "prefill": 25.0}

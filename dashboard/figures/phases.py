@@ -75,7 +75,8 @@ def build_phase_analysis(dispatches: pd.DataFrame, phases: pd.Series, category_t
         cphases = [p for p in present if p in totals.index]
         for cat in cats:
             sel = category_time[category_time["category"] == cat].set_index("phase")
-            share = [100.0 * sel["kernel_sum_ns"].get(p, 0) / totals[p] if totals[p] else 0.0 for p in cphases]
+            # a phase without kernel time has no shares (no bar, never a drawn 0 %)
+            share = [100.0 * sel["kernel_sum_ns"].get(p, 0) / totals[p] if totals[p] else None for p in cphases]
             secs = [sel["kernel_sum_ns"].get(p, 0) / 1e9 for p in cphases]
             fig.add_trace(go.Bar(
                 name=cat, x=cphases, y=share, marker_color=category_color(cat), legendgroup=cat,
