@@ -25,9 +25,20 @@ CHANGE_PCT = 10.0  # a finding "changed" when its cost moved by more than this s
 def findings_for(trace: LoadedTrace, *, rules=None, params=None, threshold: float | None = None,
                  prefix: str | None = None) -> list[Finding]:
     """``analysis.findings.evaluate`` on a loaded trace (its summary and event rows), with the dispatch
-    prefix ``prefix`` (default: the one the trace was loaded with)."""
-    return evaluate(trace.summary, trace.bundle, rules=rules, params=params,
-                    dispatch_prefix=prefix or trace.dispatch_prefix, threshold=threshold)
+    prefix ``prefix`` (default: the one the trace was loaded with). With every rule at its defaults the
+    result is computed once per (trace, threshold, prefix) and shared (the panel, the compare page and
+    ``report`` ask for the same findings); callers must not change it."""
+    prefix = prefix or trace.dispatch_prefix
+
+    def compute():
+        return evaluate(trace.summary, trace.bundle, rules=rules, params=params, dispatch_prefix=prefix,
+                        threshold=threshold)
+
+    if rules is None and params is None:
+        from dashboard.render import memo  # the per-trace memo of the views (imports the figure layer)
+
+        return memo(trace, ("findings", threshold, prefix), compute)
+    return compute()
 
 
 def link_for(finding: Finding, trace_id: str = "", prefix: str = "CG_DISPATCH") -> str:
