@@ -109,6 +109,15 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
     },
     // Write the view's query to the address bar (the server computed it from the view state):
     // replaceState for the canonical form of an opened link, pushState for a change (Back undoes it).
+    // Mount a component kept as data (e.g. a finding's evidence grid) the first time its box is opened.
+    mountOnOpen: function (n, component, mounted) {
+      const has = Array.isArray(mounted) ? mounted.length > 0 : !!mounted;
+      return (n && component && !has) ? component : window.dash_clientside.no_update;
+    },
+    // A page that arrived without its views drawn asks each view's callback once (see views.prerender).
+    renderKick: function (prerendered) {
+      return prerendered ? window.dash_clientside.no_update : Date.now();
+    },
     writeSearch: function (data) {
       const nu = window.dash_clientside.no_update;
       if (!data || typeof data.search !== "string") { return nu; }

@@ -111,6 +111,11 @@ def view_outputs(app, trace_id: str) -> dict:
     return out
 
 
+def kick_input(view) -> list[dict]:
+    """The second input of a view's callback (``ids.RENDER_KICK``, see ``base.register_view``), unset."""
+    return [{"id": ids.RENDER_KICK, "property": "data", "value": None}] if view.on_load else []
+
+
 def update_payload(trace_id: str, view: str = "alerts") -> dict:
     """The HTTP payload of ``view``'s callback for ``trace_id`` (the browser sends its slice store)."""
     from urllib.parse import urlencode
@@ -122,7 +127,8 @@ def update_payload(trace_id: str, view: str = "alerts") -> dict:
     sid = json.dumps(ids.slice_id(view), sort_keys=True, separators=(",", ":"))
     outputs = [{"id": cid, "property": prop} for cid, prop in v.outputs.values()]
     return {"output": ".." + "...".join(f"{o['id']}.{o['property']}" for o in outputs) + "..",
-            "outputs": outputs, "inputs": [{"id": ids.slice_id(view), "property": "data", "value": {"q": query}}],
+            "outputs": outputs, "inputs": [{"id": ids.slice_id(view), "property": "data", "value": {"q": query}},
+                                           *kick_input(v)],
             "changedPropIds": [f"{sid}.data"], "state": []}
 
 
@@ -137,6 +143,47 @@ def test_app_serves_layout_offline():
         assert f'"{component_id}"' in text
     assert "000_746bee52f7bbcc80_seed_summary.json" in text
     assert '"cmp-a"' in page_json(app, "", "/compare/")
+
+
+def _layout_of(client, referer: str | None) -> dict:
+    resp = client.get("/_dash-layout", headers={"Referer": referer} if referer else {})
+    assert resp.status_code == 200
+    return resp.get_json()
+
+
+def _find(node, cid):
+    """The component dict with id ``cid`` in a layout's JSON (depth first), or None."""
+    if isinstance(node, dict):
+        if node.get("props", {}).get("id") == cid:
+            return node
+        node = list(node.get("props", {}).values()) if "props" in node else list(node.values())
+    if isinstance(node, list):
+        for child in node:
+            if (hit := _find(child, cid)) is not None:
+                return hit
+    return None
+
+
+def test_the_layout_is_the_referring_link_s_page_already_drawn():
+    """``_dash-layout`` carries the page of the link the browser shows (its same-origin Referer) with
+    every view filled in, so opening a link runs no callback; another origin or no Referer gives the
+    empty shell, which ``route`` fills from the browser's location."""
+    app = create_app([SEED])
+    client = app.server.test_client()
+    tid = app.server.config["TRACE_STORE"].ids()[0]
+    drawn = _layout_of(client, f"http://localhost/?trace={tid}&tab=api&api_sort=-count")
+    location = _find(drawn, "page-url")["props"]
+    assert location["search"] == f"?trace={tid}&tab=api&api_sort=-count" and location["pathname"] == "/"
+    rows = _find(drawn, ids.API_TABLE)["props"]["rowData"]
+    assert [r["name"] for r in rows][:1] == ["cudaStreamSynchronize"]
+    assert _find(drawn, ids.PRERENDERED)["props"]["data"] is True
+    assert _find(drawn, ids.TABLE_TABS)["props"]["value"] == "api"
+    for referer in (None, "http://elsewhere.example/?tab=api", "not a url"):
+        shell = _layout_of(client, referer)
+        assert _find(shell, "page")["props"]["children"] == [] and _find(shell, ids.API_TABLE) is None
+        assert "search" not in _find(shell, "page-url")["props"]
+    compare = _layout_of(client, f"http://localhost/compare/?a={tid}")
+    assert _find(compare, "cmp-a") is not None
 
 
 def test_a_bad_trace_becomes_an_alert_and_other_views_stay_empty(tmp_path):
@@ -179,7 +226,8 @@ def test_a_view_callback_over_http_returns_named_outputs():
     payload = {"output": f"..{ids.API_TABLE}.rowData...{ids.scope('api')}.children..",
                "outputs": [{"id": ids.API_TABLE, "property": "rowData"},
                            {"id": ids.scope("api"), "property": "children"}],
-               "inputs": [{"id": ids.slice_id("api"), "property": "data", "value": data}],
+               "inputs": [{"id": ids.slice_id("api"), "property": "data", "value": data},
+                          {"id": ids.RENDER_KICK, "property": "data", "value": None}],
                "changedPropIds": [f"{sid}.data"], "state": []}
     resp = app.server.test_client().post("/_dash-update-component", json=payload)
     assert resp.status_code == 200, resp.get_data(as_text=True)[:500]

@@ -21,7 +21,7 @@ import psutil
 import pytest
 import requests
 from paths import NSYS_DIR, SEED, nsys_trace
-from test_app import update_payload
+from test_app import kick_input, update_payload
 
 GRAPH = nsys_trace("nsys2025.5_rtx3060_cuda_graph_launch.sqlite")
 MiB = 1024**2
@@ -41,7 +41,7 @@ def view_payload(trace_id: str, view: str) -> dict:
     data["trace"] = trace_id
     outputs = [{"id": i, "property": p} for i, p in BY_NAME[view].outputs.values()]
     sid = json.dumps(ids.slice_id(view), sort_keys=True, separators=(",", ":"))
-    payload.update(inputs=[{"id": ids.slice_id(view), "property": "data", "value": data}],
+    payload.update(inputs=[{"id": ids.slice_id(view), "property": "data", "value": data}, *kick_input(BY_NAME[view])],
                    changedPropIds=[f"{sid}.data"])
     if outputs:
         payload.update(output=".." + "...".join(f"{o['id']}.{o['property']}" for o in outputs) + "..",

@@ -21,7 +21,7 @@ from dashboard.app.compare_callbacks import compare_layout, register_compare_cal
 from dashboard.app.layout import build_layout
 from dashboard.app.store import TraceStore, discover, make_upload_dir
 from dashboard.app.sync import register_sync
-from dashboard.app.views import register_views
+from dashboard.app.views import ResponseCache, prerender, register_views
 from dashboard.errors import TraceError
 from dashboard.state import DEFAULT, ViewState, from_dict, from_query, to_query
 from dashboard.app.export_route import register_export_route
@@ -60,6 +60,43 @@ def main_state(search: str | None, store, dispatch_prefix: str = DEFAULT.prefix)
         first = next((t for t in served if not store.is_upload(t)), served[0])
         state = replace(state, trace=first)
     return state, notices
+
+
+QUICK_LOAD_BYTES = 64 * 1024**2  # a trace file up to this size loads fast enough to draw the page before sending it
+
+
+def quick_to_draw(store, trace_id: str) -> bool:
+    """Whether the page for ``trace_id`` is drawn on the server before it is sent: the trace is in
+    memory, or its file is small. A large trace that is not loaded yet gets the page frame at once
+    (spinners where the views go) and its views through their callbacks."""
+    if not trace_id:
+        return True
+    if store.is_loaded(trace_id):
+        return True
+    try:
+        return store.path(trace_id).stat().st_size <= QUICK_LOAD_BYTES
+    except (TraceError, OSError):
+        return True  # the views show why it cannot be read
+
+
+def _page_location(app: Dash) -> dict | None:
+    """``{"pathname", "search", "href", "hash"}`` of the page a ``_dash-layout`` request comes from
+    (its same-origin Referer), or None outside a request or without a usable Referer."""
+    from urllib.parse import urlsplit
+
+    from flask import has_request_context, request
+
+    if not has_request_context() or not request.path.endswith("_dash-layout"):
+        return None
+    referer = request.headers.get("Referer") or ""
+    try:
+        parts = urlsplit(referer)
+    except ValueError:
+        return None
+    if not parts.scheme or parts.netloc != request.host or parts.fragment:
+        return None
+    search = f"?{parts.query}" if parts.query else ""
+    return {"pathname": parts.path or "/", "search": search, "href": referer, "hash": ""}
 
 
 def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.PathLike] = (),
@@ -103,13 +140,19 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
     )
     home = app.get_relative_path("/")
 
-    def trace_page(search: str | None):
+    responses = ResponseCache()
+
+    def trace_page(search: str | None, draw: bool = True):
         state, notices = main_state(search, store, dispatch_prefix)
         trace_ids = store.listed_ids([state.trace])  # rescans: new exports appear; uploads only through their link
         canonical = "?" + to_query(state)
-        return build_layout(state, trace_ids, labels={t: store.label(t) for t in trace_ids},
+        drawn = draw and quick_to_draw(store, state.trace)
+        page = build_layout(state, trace_ids, labels={t: store.label(t) for t in trace_ids},
                             uploads=store.upload_dir is not None, max_upload_bytes=policy.max_upload_bytes,
-                            notices=notices, search=canonical)
+                            notices=notices, search=canonical, prerendered=drawn)
+        if drawn:
+            prerender(page, store, state, responses)
+        return page
 
     def page_layout(pathname: str | None, search: str | None):
         """The page for a path: ``/compare/`` or the trace view (every other path)."""
@@ -118,15 +161,32 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
             return compare_layout(store, search or "", home)
         return trace_page(search)
 
-    app.layout = html.Div([dcc.Location(id=PAGE_URL, refresh=False), html.Div(id=PAGE, children=[]),
-                           html.Div(id="history-sink", style={"display": "none"})])
-    app.validation_layout = html.Div([app.layout, trace_page(""), compare_layout(store, "", home)])
+    def shell(location: dict | None = None, children=()):
+        return html.Div([dcc.Location(id=PAGE_URL, refresh=False, **(location or {})),
+                         html.Div(id=PAGE, children=list(children) if isinstance(children, (list, tuple)) else children),
+                         html.Div(id="history-sink", style={"display": "none"})])
 
-    @app.callback(Output(PAGE, "children"), Input(PAGE_URL, "pathname"), Input(PAGE_URL, "search"))
+    def serve_layout():
+        """The app's layout, for the ``_dash-layout`` request: the page of the link the browser shows
+        (read from the request's Referer, which the same-origin Referrer-Policy sends), already drawn,
+        so opening a link costs no routing round and no view callbacks. Without a usable Referer the
+        shell is empty and ``route`` builds the page from ``dcc.Location`` as it mounts."""
+        location = _page_location(app)
+        if location is None:
+            return shell()
+        return shell(location, page_layout(location["pathname"], location["search"]))
+
+    app.layout = serve_layout
+    app.validation_layout = html.Div([shell(), trace_page("", draw=False), compare_layout(store, "", home)])
+
+    @app.callback(Output(PAGE, "children"), Input(PAGE_URL, "pathname"), Input(PAGE_URL, "search"),
+                  prevent_initial_call=True)
     def route(pathname, search):
+        # Runs when the browser's location changes under the page (back/forward, a link to another
+        # page of the app) or when the layout was served without the page (no Referer).
         return page_layout(pathname, search)
 
-    register_views(app, store)
+    register_views(app, store, responses)
     register_sync(app, store)
     register_compare_callbacks(app, store, dispatch_prefix, home)
     register_report(app, store)

@@ -44,6 +44,8 @@ STATS_FOR = "stats-for"
 X_RANGE = "x-range"  # the timeline's new x range after a zoom/pan/reset (client-side, autosize left out)
 GRID_EVENTS = "grid-events"  # {"sorts": {table: column state}, "filters": {table: model}} the user changed
 LANE_CONTROLS = "lane-controls"
+PRERENDERED = "page-prerendered"  # True when the page arrived with every view drawn (views.prerender)
+RENDER_KICK = "render-kick"  # set client-side on load when it did not: every view's callback then renders
 VIEW_SLICE = "view-slice"  # pattern-matching type: {"type": VIEW_SLICE, "view": name}: the fields a view reads
 
 
@@ -59,4 +61,4 @@ def slice_id(view: str) -> dict:
 ALL = [TRACE_PICKER, DISPATCH_PREFIX, THRESHOLD, BUSY_SOURCE, ALERTS, OVERVIEW, GANTT, PHASE_TABLE, TIMELINE,
        TABLE_TABS, KERNEL_TABLE, API_TABLE, NVTX_TABLE, SYNC_SINK, THRESHOLD_HINT, GPU_TABLE, NVTX_GROUP, PHASE_FIGURE, DISPATCH_TABLE, GAP_THRESHOLD, GAP_TABLE, GAP_FIGURE, LANES, URL, COPY_LINK, STATE_NOTICE, REPORT_BUTTON, REPORT_DOWNLOAD, KERNEL_FILTER, HIDE_DEVICES, KERNEL_NAMES,
        UPLOAD_BUTTON, UPLOAD_STATUS, UPLOAD_ALERT, STATE, SEARCH, ROW_CLICK, STATS_FOR, LANE_CONTROLS, API_GROUP,
-       X_RANGE, GRID_EVENTS]
+       X_RANGE, GRID_EVENTS, PRERENDERED, RENDER_KICK]

@@ -286,14 +286,16 @@ def header_controls(state, options: list[dict], uploads: bool, max_upload_bytes:
 
 
 def build_layout(state, trace_ids: list[str], labels: dict[str, str] | None = None, uploads: bool = False,
-                 max_upload_bytes: int = 2 * 1024**3, notices: list[str] = (), search: str = "") -> html.Div:
+                 max_upload_bytes: int = 2 * 1024**3, notices: list[str] = (), search: str = "",
+                 prerendered: bool = False) -> html.Div:
     """The whole page for ``state``: header controls, alerts, overview, the timeline (full width, the
     dispatch Gantt above it on the same x axis), per-phase and per-GPU panels, the phase figure and
     the tables. Every view's fragment comes from dashboard/app/views; every slice store is filled
     here, so the views render once on load.
 
     ``search`` is the canonical query written to the address bar (replacing what was typed);
-    ``notices`` are the link's warnings; ``uploads`` adds the "Open file…" control.
+    ``notices`` are the link's warnings; ``uploads`` adds the "Open file…" control; ``prerendered``:
+    the caller fills the views' outputs (``views.prerender``), else the page asks for them on load.
     """
     from dashboard.app.views import VIEWS, in_slot, slice_data
     from dashboard.state import to_dict
@@ -307,6 +309,8 @@ def build_layout(state, trace_ids: list[str], labels: dict[str, str] | None = No
         dcc.Store(id=ids.ROW_CLICK),
         dcc.Store(id=ids.X_RANGE),
         dcc.Store(id=ids.GRID_EVENTS),
+        dcc.Store(id=ids.PRERENDERED, data=prerendered),
+        dcc.Store(id=ids.RENDER_KICK),
         *[dcc.Store(id=ids.slice_id(v.name), data=slice_data(v, state)) for v in VIEWS],
         html.Header(className="topbar", children=[
             html.Div(className="brand", children=[html.Span("tracedash", className="logo"),

@@ -338,6 +338,11 @@ class TraceStore:
                 self._loading.pop(trace_id, None)
             return trace
 
+    def is_loaded(self, trace_id: str) -> bool:
+        """Whether ``trace_id`` is in memory now (``get`` returns it without reading a file)."""
+        with self._lock:
+            return trace_id in self._loaded
+
     def _evict(self, keep: str) -> None:
         while self.memory_bytes() > self.memory_limit and len(self._loaded) > 1:
             victim = next(t for t in self._loaded if t != keep)

@@ -162,6 +162,9 @@ def register_sync(app: Dash, store) -> None:
         State(ids.GRID_EVENTS, "data"),
         prevent_initial_call=True)
     app.clientside_callback(
+        ClientsideFunction(namespace="tracedash", function_name="renderKick"),
+        Output(ids.RENDER_KICK, "data"), Input(ids.PRERENDERED, "data"))
+    app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="writeSearch"),
         Output("history-sink", "children"),
         Input(ids.SEARCH, "data"),

@@ -276,3 +276,55 @@ def test_window_statistics_match_the_hand_computed_values(page: Page, serve, tmp
     kernels_card = overview.locator(".card").filter(has=page.locator(".card-label", has_text=re.compile(r"^Kernels$")))
     expect(kernels_card.locator(".card-value")).to_have_text("6")
     assert console_errors == []
+
+
+def _open_counting(page: Page, url: str) -> list[str]:
+    """Open ``url``; the outputs of every callback request sent until the page is drawn and quiet."""
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append((r.post_data_json or {}).get("output", ""))
+            if "_dash-update-component" in r.url else None)
+    box = track_callbacks(page)
+    page.goto(url)
+    page.wait_for_function("() => { const g = document.querySelector('#timeline .js-plotly-plot');"
+                           " return g && g._fullLayout && g.querySelector('.main-svg'); }", timeout=60000)
+    wait_idle(page, box)
+    return sent
+
+
+@pytest.mark.parametrize("how", ["referer", "no-referer", "large"])
+def test_a_link_opens_drawn_with_the_fewest_callbacks(page: Page, serve, small_trace, monkeypatch, how,
+                                                      console_errors):
+    """The page of a link arrives drawn in the layout response (no view callback on load); without a
+    Referer the shell is routed once; a large trace not yet in memory gets its frame at once and its
+    views through one callback each. In every case the page shows the link's view."""
+    import dashboard.app as appmod
+
+    if how == "large":
+        monkeypatch.setattr(appmod, "QUICK_LOAD_BYTES", 0)
+    app = create_app([small_trace])
+    if how == "no-referer":  # as a proxy or a browser setting that strips it would
+        inner = app.server.wsgi_app
+
+        def strip_referer(environ, start_response):
+            environ.pop("HTTP_REFERER", None)
+            return inner(environ, start_response)
+
+        app.server.wsgi_app = strip_referer
+    tid = app.server.config["TRACE_STORE"].ids()[0]
+    url = serve(app) + f"/?trace={tid}&tab=api&api_sort=-count&t0_ns=1000000000&t1_ns=1100000000"
+    sent = _open_counting(page, url)
+    view = view_of(page)
+    assert view["controls"]["tab"] == "CUDA API calls"
+    assert view["grids"]["api"]["sort"] == ["-count"] and view["grids"]["api"]["rows"] > 0
+    lo, hi = view["figures"]["timeline"]["range"]
+    assert abs(lo - 1.0) < 1e-9 and abs(hi - 1.1) < 1e-9
+    if how == "referer":
+        assert sent == []
+    elif how == "no-referer":
+        assert sent == ["page.children"]
+    else:
+        from dashboard.app.views import VIEWS
+
+        kicked = [v.name for v in VIEWS if v.on_load]
+        assert len(sent) == len(kicked) and all(s for s in sent)
+    assert console_errors == []

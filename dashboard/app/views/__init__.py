@@ -20,6 +20,8 @@ The page places each view's ``layout(state)`` in its ``slot`` (see ``page_layout
 
 from __future__ import annotations
 
+import json
+
 from dashboard.app.views import (
     alerts,
     api,
@@ -66,10 +68,33 @@ def register_views(app, store, cache: ResponseCache | None = None) -> ResponseCa
     return cache
 
 
+def _id_key(cid) -> str:
+    return cid if isinstance(cid, str) else json.dumps(cid, sort_keys=True)
+
+
+def prerender(page, store, state, cache: ResponseCache | None = None) -> None:
+    """Fill, in place, every view's outputs in ``page`` (the layout ``layout.build_layout`` made from
+    ``state``) with what the view renders for ``state``, so a page arrives drawn: on load no view
+    callback runs (they fire only when their slice store changes, see ``register_view``).
+
+    Views with ``on_load=False`` are skipped (their layout already holds their values); an output
+    whose component is not in ``page`` is ignored. Never raises for a bad trace: ``render_view``
+    gives each view its ``empty`` values with the error, which the alerts view shows.
+    """
+    targets = {_id_key(c.id): c for c in page._traverse() if getattr(c, "id", None) is not None}
+    for view in VIEWS:
+        if not view.on_load:
+            continue
+        values = render_view(view, store, state, cache)
+        for name, (cid, prop) in view.outputs.items():
+            if name in values and (comp := targets.get(_id_key(cid))) is not None:
+                setattr(comp, prop, values[name])
+
+
 def in_slot(slot: str, state) -> list:
     """Layout fragments of the views in ``slot``, in registration order."""
     return [v.layout(state) for v in VIEWS if v.slot == slot and v.layout is not None]
 
 
 __all__ = ["VIEWS", "BY_NAME", "View", "ResponseCache", "register_views", "render_view", "slice_data", "view_slice",
-           "in_slot"]
+           "in_slot", "prerender"]

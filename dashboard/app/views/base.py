@@ -37,6 +37,8 @@ class View:
     - ``needs_trace``: False for views that only reformat state (no trace is loaded for them).
     - ``on_load``: False when ``layout`` already holds the outputs' values for the state it was
       built from (the callback then runs only on changes).
+    - ``client``: registers the view's client-side callbacks (no server round), e.g. mounting a
+      finding's evidence grid when it is first opened.
     """
 
     name: str
@@ -50,6 +52,7 @@ class View:
     needs_trace: bool = True
     memoise: bool = True
     on_load: bool = True  # False: the layout already shows the right value, so the callback skips the page load
+    client: Callable[[Dash], None] | None = None  # registers the view's client-side callbacks, if it has any
 
 
 def view_slice(view: View, state: ViewState) -> ViewState:
@@ -125,12 +128,22 @@ def render_view(view: View, store, state: ViewState, cache: ResponseCache | None
 
 
 def register_view(app: Dash, store, view: View, cache: ResponseCache | None = None) -> None:
-    """The view's one callback: its slice store in, its named outputs out."""
+    """The view's one callback: its slice store in, its named outputs out.
+
+    It never runs on page load: the page arrives drawn (``views.prerender``), or, when it could not be
+    (a large trace not in memory yet), ``ids.RENDER_KICK`` is set client-side once and every view
+    renders through its callback. Afterwards it runs when the sync callback changes its slice."""
+
+    inputs = {"data": Input(ids.slice_id(view.name), "data")}
+    if view.on_load:  # a page that arrived without its views drawn (a big trace not yet loaded) asks once
+        inputs["kick"] = Input(ids.RENDER_KICK, "data")
 
     @app.callback(output={k: Output(cid, prop) for k, (cid, prop) in view.outputs.items()},
-                  inputs={"data": Input(ids.slice_id(view.name), "data")}, prevent_initial_call=not view.on_load)
-    def update(data):
+                  inputs=inputs, prevent_initial_call=True)
+    def update(data, kick=None):
         values = render_view(view, store, from_dict(data), cache)
         return {k: values.get(k, no_update) for k in view.outputs}
 
     update.__name__ = f"update_{view.name}"
+    if view.client is not None:
+        view.client(app)

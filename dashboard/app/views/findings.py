@@ -5,7 +5,7 @@ docs/findings.md; the analysis is ``analysis.findings`` through ``findings_repor
 from __future__ import annotations
 
 import dash_ag_grid as dag
-from dash import dcc, html
+from dash import MATCH, ClientsideFunction, Input, Output, State, dcc, html
 
 from dashboard.analysis.findings import NEEDS_EVENTS, fmt_s
 from dashboard.app.layout import _INT, _PCT, _fmt
@@ -13,6 +13,9 @@ from dashboard.app.views.base import View
 from dashboard.findings_report import findings_for, link_for, rows_of
 
 PANEL = "findings-panel"
+FINDING = "finding"  # pattern-matching ids {"type": FINDING | EVIDENCE | EVIDENCE_GRID, "index": i}
+EVIDENCE = "finding-evidence"  # where the evidence grid is mounted when the finding is first opened
+EVIDENCE_GRID = "finding-evidence-grid"  # the evidence grid, as data, until then
 MAX_ROWS = 200  # evidence rows shown per finding (the CLI's --json has all)
 
 
@@ -63,7 +66,10 @@ def render(trace, state):
                 html.A("open view →", href=link, className="finding-link", id=f"{PANEL}-link-{f.rule}",
                        title=link)]),
             html.Div(f"Evidence: {len(f.rows):,} row(s){more}", className="hint"),
-            _grid(i, rows)]))
+            # A grid is costly to build in the browser: it is mounted when the finding is first opened.
+            html.Div(id={"type": EVIDENCE, "index": i}),
+            dcc.Store(id={"type": EVIDENCE_GRID, "index": i}, data=_grid(i, rows).to_plotly_json())],
+            id={"type": FINDING, "index": i}))
     unevaluated = [f.rule for f in found if f.cost_ns == 0 and f.note == NEEDS_EVENTS]
     quiet = [f.rule for f in found if f.cost_ns == 0 and f.rule not in unevaluated]
     estimated = [f.rule for f in found if f.cost_ns > 0 and f.note]
@@ -85,6 +91,11 @@ VIEW = View(
     outputs={"children": (PANEL + "-list", "children")},
     render=render,
     empty=lambda message: {"children": []},
+    client=lambda app: app.clientside_callback(
+        ClientsideFunction(namespace="tracedash", function_name="mountOnOpen"),
+        Output({"type": EVIDENCE, "index": MATCH}, "children"), Input({"type": FINDING, "index": MATCH}, "n_clicks"),
+        State({"type": EVIDENCE_GRID, "index": MATCH}, "data"), State({"type": EVIDENCE, "index": MATCH}, "children"),
+        prevent_initial_call=True),
     layout=lambda state: html.Section(id=PANEL, className="panel findings", children=[
         html.H3("Findings — what to fix first", className="panel-title"),
         html.Div("Ranked by the time they cost; each opens the view that shows it (docs/findings.md).",
