@@ -254,11 +254,22 @@ def test_an_upload_that_cannot_be_loaded_is_refused_and_removed(served):
     assert _stored(store) == [] and [t.split("@")[0] for t in store.ids()] == ["seed.json"]
 
 
-def test_parallel_uploads_stay_within_the_hard_cap(served):
-    """Issue #14, 1: uploads in the last 5 minutes count toward the cap; when full the answer is 507."""
+def test_parallel_uploads_stay_within_the_hard_cap(served, monkeypatch):
+    """Issue #14, 1: uploads in the last 5 minutes count toward the cap; when full the answer is 507.
+
+    The child-process load check (tested on its own in test_security_server.py) is replaced by one
+    that takes 0.2 s, so that uploads overlap as they do on a server without a Python start-up each."""
+    import time
     from concurrent.futures import ThreadPoolExecutor
 
+    import dashboard.app.upload_check as upload_check
     from dashboard.app.upload import UploadPolicy
+
+    def quick_check(path, **kw):
+        time.sleep(0.2)
+        return upload_check.CheckResult(format="nsys-sqlite")
+
+    monkeypatch.setattr(upload_check, "check_upload", quick_check)
 
     data = SMALL_NSYS.read_bytes()
     policy = UploadPolicy(max_upload_bytes=len(data) + 100, max_files=6, max_bytes=20 * len(data), concurrent=8,

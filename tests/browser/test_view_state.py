@@ -56,7 +56,7 @@ def track_callbacks(page: Page) -> dict:
     return box
 
 
-def wait_idle(page: Page, box: dict, quiet_ms: int = 800, timeout_ms: int = 30000):
+def wait_idle(page: Page, box: dict, quiet_ms: int = 500, timeout_ms: int = 30000):
     """Wait until no callback has been in flight for ``quiet_ms``."""
     waited, quiet = 0, 0
     while quiet < quiet_ms:
