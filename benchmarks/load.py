@@ -6,8 +6,8 @@
     python benchmarks/load.py --slow-clients 0       # without the 10 slow clients
 
 The server is a real ``tracedash serve`` subprocess bound to 127.0.0.1 on a free port (nothing leaves the
-machine). Each user opens one of two traces (users alternate), then loops: the full page (every view's
-callback), the NVTX table, the idle gaps, and three zooms of the timeline at random windows, like a
+machine). Each user opens one of two traces (users alternate), then loops: the full page (its ``_dash-layout``
+request with the link as Referer: every view arrives drawn), the NVTX table, the idle gaps, and three zooms of the timeline at random windows, like a
 person exploring. Requests are built from the app's own ``/_dash-dependencies`` and each view's state
 slice (``dashboard.app.views.slice_data``), so the payloads are what the browser sends. The run stops at ``--duration`` seconds or ``--max-requests``.
 
@@ -42,9 +42,9 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TRACES = [ROOT / "sample_traces" / "generated_seed_shaped_108k.sqlite",
                   ROOT / "sample_traces" / "nsys2026.2_2gpu_nccl_before.sqlite"]
-# What a user asks for: "view" is the page of a trace (every view's callback once), the others one view.
-PAGE_VIEWS = ("alerts", "overview", "gantt", "timeline", "phases", "gpu", "phase_figure", "kernels", "dispatches")
-CALLBACKS = {"view": PAGE_VIEWS, "nvtx": ("nvtx",), "gaps": ("gaps",), "zoom": ("timeline",)}
+# What a user asks for: "view" is the page of a trace (the ``_dash-layout`` request of its link, which carries every
+# view drawn), the others one view's callback.
+CALLBACKS = {"view": (), "nvtx": ("nvtx",), "gaps": ("gaps",), "zoom": ("timeline",)}
 
 
 def free_port() -> int:
@@ -75,11 +75,7 @@ class Driver:
         missing = {v for names in CALLBACKS.values() for v in names} - set(self.deps)
         if missing:
             raise SystemExit(f"load.py: cannot find the callbacks of {', '.join(sorted(missing))}")
-        page = requests.post(base + "/_dash-update-component", timeout=120, json={
-            "output": "page.children", "outputs": {"id": "page", "property": "children"},
-            "inputs": [{"id": "page-url", "property": "pathname", "value": "/"},
-                       {"id": "page-url", "property": "search", "value": ""}],
-            "changedPropIds": ["page-url.pathname"], "state": []}).text
+        page = requests.get(base + "/_dash-layout", timeout=120, headers={"Referer": base + "/"}).text
         self.trace_ids = list(dict.fromkeys(re.findall(r'"value": ?"([^"]+@[0-9a-f]{32})"', page)))
 
     def payload(self, view: str, state) -> dict:
@@ -89,8 +85,10 @@ class Driver:
         dep = self.deps[view]
         outputs = parse_outputs(dep["output"])
         sid = ids.slice_id(view)
+        inputs = [{**r, "id": sid, "value": slice_data(BY_NAME[view], state)} if r["id"].startswith("{")
+                  else {**r, "value": None} for r in dep["inputs"]]  # the slice, and the unset render kick
         return {"output": dep["output"], "outputs": outputs if dep["output"].startswith("..") else outputs[0],
-                "inputs": [{"id": sid, "property": "data", "value": slice_data(BY_NAME[view], state)}],
+                "inputs": inputs,
                 "state": [{**r, "value": None} for r in dep["state"]],
                 "changedPropIds": [json.dumps(sid, sort_keys=True, separators=(",", ":")) + ".data"]}
 
@@ -104,7 +102,9 @@ def user(driver: Driver, trace_id: str, span_s: float, stop: threading.Event, bu
     state = ViewState(trace=trace_id)
 
     def call(name: str, st) -> None:
-        for view in CALLBACKS[name]:
+        from dashboard.state import to_query
+
+        for view in CALLBACKS[name] or (None,):
             with LOCK:
                 if budget[0] <= 0 or stop.is_set():
                     stop.set()
@@ -113,8 +113,12 @@ def user(driver: Driver, trace_id: str, span_s: float, stop: threading.Event, bu
             t0 = time.perf_counter()
             error = ""
             try:
-                resp = session.post(driver.base + "/_dash-update-component", json=driver.payload(view, st),
-                                    timeout=120)
+                if view is None:  # the page of the link, as the browser asks for it
+                    resp = session.get(driver.base + "/_dash-layout", timeout=120,
+                                       headers={"Referer": f"{driver.base}/?{to_query(st)}"})
+                else:
+                    resp = session.post(driver.base + "/_dash-update-component", json=driver.payload(view, st),
+                                        timeout=120)
                 if resp.status_code not in (200, 204):
                     error = f"HTTP {resp.status_code}"
                 elif "internal error" in resp.text:
@@ -231,9 +235,10 @@ def main() -> int:
                 for _ in range(args.workers):
                     from dashboard.state import ViewState
 
-                    for view in PAGE_VIEWS:
-                        requests.post(base + "/_dash-update-component", json=driver.payload(view, ViewState(trace=tid)),
-                                      timeout=300, headers={"Connection": "close"})
+                    from dashboard.state import to_query
+
+                    requests.get(base + "/_dash-layout", timeout=300, headers={
+                        "Connection": "close", "Referer": f"{base}/?{to_query(ViewState(trace=tid))}"})
             results: list = []
             budget = [args.max_requests]
             users = [threading.Thread(target=user, args=(driver, ids[i % 2], spans[i % 2], stop, budget, results, i))

@@ -16,7 +16,8 @@ What is measured (the way the speed targets state it, as ../shared/tools/page_re
   The first load of a fresh server is "fresh server" (the Parquet cache was warmed by an earlier server, so it
   is the "cache warm" case); the median of the later loads is "in memory".
 
-Each figure prints as ``floor + extra``. ``--big`` adds a 2M-kernel trace from ``benchmarks/make_trace.py``.
+Each figure prints as ``floor + extra``; beside them the peak RSS of the server (all its processes) over the loads
+of the fresh server. ``--big`` adds a 2M-kernel trace from ``benchmarks/make_trace.py``.
 Not part of ``make test``.
 """
 
@@ -149,14 +150,31 @@ def measure_trace(browser, tree: Path, trace: Path, runs: int, env: dict) -> dic
         proc.terminate()
         proc.wait(30)
     proc, port = serve(tree, trace, env)
+    peak, stop = [0], threading.Event()
+    sampler = threading.Thread(target=sample_rss, args=(proc.pid, stop, peak), daemon=True)
+    sampler.start()
     try:
         loads = [load_once(browser, f"http://127.0.0.1:{port}/") for _ in range(runs)]
     finally:
+        stop.set()
+        sampler.join()
         proc.terminate()
         proc.wait(30)
     rest = loads[1:] or loads
     return {"fresh": loads[0], "settled": statistics.median(x[0] for x in rest),
-            "drawn": statistics.median(x[1] for x in rest), "loads": loads}
+            "drawn": statistics.median(x[1] for x in rest), "loads": loads, "rss": peak[0]}
+
+
+def sample_rss(pid: int, stop: threading.Event, peak: list) -> None:
+    """Peak resident memory of the server and all its processes (gunicorn master and workers), every 50 ms."""
+    import psutil
+
+    proc = psutil.Process(pid)
+    while not stop.wait(0.05):
+        try:
+            peak[0] = max(peak[0], proc.memory_info().rss + sum(c.memory_info().rss for c in proc.children(True)))
+        except psutil.Error:
+            pass
 
 
 def baseline_tree(commit: str, where: Path) -> Path:
@@ -195,7 +213,7 @@ def main() -> int:
             floor_drawn = statistics.median(x[1] for x in floors[1:])
             print(f"floor (2 dcc.Graph + 1 AG Grid): settled {floor_settled:.2f} s, drawn {floor_drawn:.2f} s")
             print(f"{'trace':44s} {'tree':16s} {'settled (in memory)':>22s} {'drawn (in memory)':>20s} "
-                  f"{'fresh server, cache warm':>26s}")
+                  f"{'fresh server, cache warm':>26s} {'server peak RSS':>16s}")
             for trace in traces:
                 for label, tree in trees:
                     try:
@@ -206,7 +224,8 @@ def main() -> int:
                     print(f"{trace.name[:44]:44s} {label:16s} "
                           f"{floor_settled:>9.2f} + {r['settled'] - floor_settled:5.2f} s "
                           f"{floor_drawn:>9.2f} + {r['drawn'] - floor_drawn:5.2f} s "
-                          f"{floor_settled:>13.2f} + {r['fresh'][0] - floor_settled:5.2f} s", flush=True)
+                          f"{floor_settled:>13.2f} + {r['fresh'][0] - floor_settled:5.2f} s "
+                          f"{r['rss'] / 1024**2:>12,.0f} MiB", flush=True)
             browser.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -445,3 +445,19 @@ def test_the_page_is_built_from_the_link():
     assert compare_href(ViewState(trace="a.sqlite@0123abcd", prefix="X")) == "compare/?a=a.sqlite%400123abcd&prefix=X"
     text = page_json(app, f"?trace={state.trace.replace('@', '%40')}&threshold=3&tab=gaps&stats=window&v=1")
     assert '"value": "gaps"' in text and '"value": 3.0' in text and '"value": "window"' in text
+
+
+def test_zooms_never_evict_the_pages_from_the_response_cache():
+    """Windowed slices (zooms) have their own LRU: a page load after many zooms is still served from memory."""
+    from dashboard.app.views import ResponseCache
+
+    cache = ResponseCache(entries=2, windowed_entries=3)
+    cache.put(("overview", "trace=a@1"), {"v": 1})
+    for i in range(10):
+        cache.put(("timeline", f"t0_ns={i}&t1_ns={i + 1}&trace=a@1"), {"v": i})
+    assert cache.get(("overview", "trace=a@1")) == {"v": 1}
+    assert [cache.get(("timeline", f"t0_ns={i}&t1_ns={i + 1}&trace=a@1")) is not None for i in range(10)] \
+        == [False] * 7 + [True] * 3
+    cache.put(("gantt", "trace=a@1"), {"v": 2})
+    cache.put(("kernels", "trace=a@1"), {"v": 3})  # the oldest whole-trace entry goes
+    assert cache.get(("overview", "trace=a@1")) is None and cache.get(("kernels", "trace=a@1")) == {"v": 3}

@@ -161,7 +161,7 @@ def _hbar(name: str, start_ns, end_ns, y, *, color, hover, width=0.8, text=None,
                    textfont=dict(size=TEXT_PX), constraintext="inside", cliponaxis=True)
     if label_names is not None:  # lets common.report_layout fit the labels again at its own font size
         bar["meta"] = {"label_names": [escape_text(n) for n in label_names]}  # escaped, as every figure text
-    return go.Bar(**bar)
+    return go.Bar(**bar, _validate=False)  # built from known-good values: plotly's validation was most of a zoom
 
 
 def _thread_hover(thread: str, pid: int, tid: int) -> str:
@@ -241,7 +241,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
     if not lanes and nvtx.empty and marks.empty and kernels.empty and memops.empty and api.empty:
         return empty_figure("This trace has no kernels, memory operations or NVTX ranges to draw.",
                             title=title, theme=theme)
-    fig = go.Figure()
+    fig = go.Figure(_validate=False)
     gpu_labels = [gpu_lane_label(ln.device_id, gpus, rank_devices) for ln in lanes]
     device_ids = sorted({ln.device_id for ln in lanes} | set(kernels.get("device_id", pd.Series([], dtype=int)))
                         | set(memops.get("device_id", pd.Series([], dtype=int))))

@@ -76,29 +76,39 @@ def slice_data(view: View, state: ViewState) -> dict:
 class ResponseCache:
     """Rendered outputs of views, by (view, trace, slice): an identical view is served from memory.
 
-    LRU over ``entries`` responses in all. Traces are identified by their id, which includes a
-    hash of the file's content, so a changed file never hits an old entry.
+    Two LRUs: ``entries`` responses of slices without a window (what a page load asks for) and
+    ``windowed_entries`` of slices with one (zooms), so exploring by zooming never evicts the
+    pages. Traces are identified by their id, which includes a hash of the file's content, so a
+    changed file never hits an old entry.
     """
 
-    def __init__(self, entries: int = 64):
+    def __init__(self, entries: int = 64, windowed_entries: int = 64):
         self.entries = entries
+        self.windowed_entries = windowed_entries
         self._lock = threading.Lock()
         self._items: OrderedDict[tuple, dict] = OrderedDict()
+        self._windowed: OrderedDict[tuple, dict] = OrderedDict()
         self.hits = 0
 
+    def _lru(self, key: tuple) -> tuple[OrderedDict, int]:
+        windowed = "t0_ns=" in key[-1]
+        return (self._windowed, self.windowed_entries) if windowed else (self._items, self.entries)
+
     def get(self, key: tuple) -> dict | None:
+        items, _ = self._lru(key)
         with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
+            if key in items:
+                items.move_to_end(key)
                 self.hits += 1
-                return self._items[key]
+                return items[key]
         return None
 
     def put(self, key: tuple, value: dict) -> None:
+        items, bound = self._lru(key)
         with self._lock:
-            self._items[key] = value
-            while len(self._items) > self.entries:
-                self._items.popitem(last=False)
+            items[key] = value
+            while len(items) > bound:
+                items.popitem(last=False)
 
 
 def render_view(view: View, store, state: ViewState, cache: ResponseCache | None = None) -> dict:
