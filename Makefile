@@ -26,9 +26,10 @@ run: $(VENV)/.installed
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
-# Tests run in 3 parallel workers (pytest-xdist): browser and server tests spend much of their time waiting.
+# Tests run in 3 parallel workers (pytest-xdist); an idle worker takes tests queued for a busy one (worksteal),
+# so a few long browser tests do not finish alone at the end.
 test: $(VENV)/.test-installed chromium
-	$(BIN)/python -m pytest -q -n 3
+	$(BIN)/python -m pytest -q -n 3 --dist worksteal
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info test-artifacts

@@ -16,8 +16,8 @@ What is measured (the way the speed targets state it, as ../shared/tools/page_re
   The first load of a fresh server is "fresh server" (the Parquet cache was warmed by an earlier server, so it
   is the "cache warm" case); the median of the later loads is "in memory".
 
-Each figure prints as ``floor + extra``; beside them the peak RSS of the server (all its processes) over the loads
-of the fresh server. ``--big`` adds a 2M-kernel trace from ``benchmarks/make_trace.py``.
+Each figure prints as ``floor + extra``; beside them the server's peak memory (PSS summed over its processes,
+see ``sample_rss``) over the loads of the fresh server. ``--big`` adds a 2M-kernel trace from ``benchmarks/make_trace.py``.
 Not part of ``make test``.
 """
 
@@ -166,13 +166,21 @@ def measure_trace(browser, tree: Path, trace: Path, runs: int, env: dict) -> dic
 
 
 def sample_rss(pid: int, stop: threading.Event, peak: list) -> None:
-    """Peak resident memory of the server and all its processes (gunicorn master and workers), every 50 ms."""
+    """Peak memory of the server and all its processes (gunicorn master and workers), every 0.2 s: the sum of
+    their PSS (proportional set size: pages a forked worker shares with its master count once, where a sum of
+    RSS would count them in each), or of their RSS where PSS cannot be read."""
     import psutil
 
-    proc = psutil.Process(pid)
-    while not stop.wait(0.05):
+    def size(p) -> int:
         try:
-            peak[0] = max(peak[0], proc.memory_info().rss + sum(c.memory_info().rss for c in proc.children(True)))
+            return p.memory_full_info().pss
+        except (psutil.AccessDenied, AttributeError):
+            return p.memory_info().rss
+
+    proc = psutil.Process(pid)
+    while not stop.wait(0.2):
+        try:
+            peak[0] = max(peak[0], size(proc) + sum(size(c) for c in proc.children(True)))
         except psutil.Error:
             pass
 
@@ -213,7 +221,7 @@ def main() -> int:
             floor_drawn = statistics.median(x[1] for x in floors[1:])
             print(f"floor (2 dcc.Graph + 1 AG Grid): settled {floor_settled:.2f} s, drawn {floor_drawn:.2f} s")
             print(f"{'trace':44s} {'tree':16s} {'settled (in memory)':>22s} {'drawn (in memory)':>20s} "
-                  f"{'fresh server, cache warm':>26s} {'server peak RSS':>16s}")
+                  f"{'fresh server, cache warm':>26s} {'server peak PSS':>16s}")
             for trace in traces:
                 for label, tree in trees:
                     try:
