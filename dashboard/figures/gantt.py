@@ -31,7 +31,7 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
             f"No dispatch marks found with prefix “{escape_text(prefix)}”<br>"
             "(a dispatch starts at each NVTX mark or range whose name starts with the prefix).",
             title=title, theme=theme, height=220)
-    fig = go.Figure()
+    traces = []  # one figure built from them, without plotly's validation of values built here (a zoom redraws it)
     phase_names = [p for p in ("prefill", "decode", "mixed", "unsplit", "unknown") if (phases == p).any()]
     for phase in phase_names:
         sel = dispatches[(phases == phase).to_numpy()]
@@ -45,7 +45,8 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
             for i, n, t, p, m, s, d, est in zip(sel["index"], counts, tokens, padded, sel["mode"], sel["start_ns"],
                                                  sel["duration_ns"], sel["end_estimated"])
         ]
-        fig.add_trace(go.Bar(
+        traces.append(go.Bar(
+            _validate=False,
             name=f"{phase} ({int(counts.sum())})",
             legendgroup=phase,
             orientation="h",
@@ -57,6 +58,7 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
             hoverinfo="text",
             customdata=sel["index"].to_numpy(),
         ))
+    fig = go.Figure(data=traces, _validate=False)
     rows = legend_rows([t.name for t in fig.data], font_px=11, width_px=1300)
     top = 34 + 22 * rows
     fig.update_layout(**theme.time_axis_layout(

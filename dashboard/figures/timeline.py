@@ -241,7 +241,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
     if not lanes and nvtx.empty and marks.empty and kernels.empty and memops.empty and api.empty:
         return empty_figure("This trace has no kernels, memory operations or NVTX ranges to draw.",
                             title=title, theme=theme)
-    fig = go.Figure(_validate=False)
+    traces: list = []  # the figure is built once from them: add_trace re-validated every trace
     gpu_labels = [gpu_lane_label(ln.device_id, gpus, rank_devices) for ln in lanes]
     device_ids = sorted({ln.device_id for ln in lanes} | set(kernels.get("device_id", pd.Series([], dtype=int)))
                         | set(memops.get("device_id", pd.Series([], dtype=int))))
@@ -279,12 +279,12 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         hover = [f"<b>{escape_text(n[:200])}</b><br>{fmt_ns(e - s)} · start {s / 1e9:.6f} s{f}"
                  f"<br>{_thread_hover(th, p, t)}"
                  for n, s, e, f, th, p, t in zip(names, starts, ends, flags, nvtx["thread"], nvtx["pid"], nvtx["tid"])]
-        fig.add_trace(_hbar("NVTX ranges (colour = name)", starts, ends, nvtx["lane"].to_numpy(),
+        traces.append(_hbar("NVTX ranges (colour = name)", starts, ends, nvtx["lane"].to_numpy(),
                             color=[nvtx_color(n) for n in names], hover=hover, window=window, showlegend=False,
                             legendgroup="nvtx", text=bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px),
                             label_names=names))
         # The legend swatch of a many-coloured trace would take its first bar's colour: a neutral one.
-        fig.add_trace(go.Bar(name="NVTX ranges (colour = name)", x=[None], y=[None], orientation="h",
+        traces.append(go.Bar(name="NVTX ranges (colour = name)", x=[None], y=[None], orientation="h",
                              marker=dict(color=theme.nvtx), legendgroup="nvtx", hoverinfo="skip"))
     if not api.empty:
         names = api["name"].astype(str).to_numpy()
@@ -293,11 +293,11 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
                  f"<br>{_thread_hover(th, p, t)}"
                  for n, s, e, c, th, p, t in zip(names, starts, ends, api["correlation_id"], api["thread"],
                                                  api["pid"], api["tid"])]
-        fig.add_trace(_hbar("CUDA API calls", starts, ends, [api_lane_label(t) for t in api["thread"]],
+        traces.append(_hbar("CUDA API calls", starts, ends, [api_lane_label(t) for t in api["thread"]],
                             color=theme.api, hover=hover, window=window, min_ns=MIN_BAR_PX * ns_per_px,
                             text=bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px), label_names=names))
     if not marks.empty:
-        fig.add_trace(go.Scatter(
+        traces.append(go.Scatter(
             name="NVTX marks", mode="markers", x=s_from_ns(marks["ts_ns"]), y=[MARKS_LANE] * len(marks),
             marker=dict(symbol="line-ns-open", size=14, color=theme.mark, line=dict(width=1.5)),
             hovertext=[f"{escape_text(str(n)[:200])}<br>{t / 1e9:.6f} s" for n, t in zip(marks["name"], marks["ts_ns"])],
@@ -310,7 +310,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         starts = np.concatenate([ln.starts for ln, _ in interval_lanes])
         ends = np.concatenate([ln.ends for ln, _ in interval_lanes])
         ys = np.concatenate([[lbl] * len(ln.starts) for ln, lbl in interval_lanes]).astype(object)
-        fig.add_trace(_hbar(f"GPU busy ({busy_label})", starts, ends, ys, color=theme.busy,
+        traces.append(_hbar(f"GPU busy ({busy_label})", starts, ends, ys, color=theme.busy,
                             hover=[f"busy {fmt_ns(e - s)}<br>{s / 1e9:.6f} – {e / 1e9:.6f} s" for s, e in zip(starts, ends)]))
         for ln, lbl in interval_lanes:
             idle_s.append(ln.gap_starts)
@@ -338,9 +338,9 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
             "GPU busy fraction per bin (darker = busier)", base_a, end_a, ys, color=colors,
             hover=[f"busy {f:.1%} of {fmt_ns(e - b)}<br>from {b / 1e9:.6f} s" for b, e, f in zip(base_a, end_a, frac_a)])
         bins_trace.marker.line = dict(color=colors, width=0.6)  # adjacent bins: no anti-aliasing seams
-        fig.add_trace(bins_trace)
+        traces.append(bins_trace)
     if idle_y:
-        fig.add_trace(_hbar("GPU idle", np.concatenate(idle_s), np.concatenate(idle_e), np.array(idle_y, dtype=object),
+        traces.append(_hbar("GPU idle", np.concatenate(idle_s), np.concatenate(idle_e), np.array(idle_y, dtype=object),
                             color=theme.idle, hover=idle_hover, width=0.5))
     if not kernels.empty:
         cats = kernels["category"].astype(str).to_numpy()
@@ -368,23 +368,23 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         ordered = sorted(set(cats), key=lambda c: (c == "other", c))
         for cat in ordered:
             sel = cats == cat
-            fig.add_trace(_hbar(f"kernels: {cat}", starts[sel], ends[sel], ys[sel], color=category_color(cat),
+            traces.append(_hbar(f"kernels: {cat}", starts[sel], ends[sel], ys[sel], color=category_color(cat),
                                 hover=hover[sel].tolist(), text=texts[sel].tolist(), window=window,
                                 label_names=names[sel]))
     if not memops.empty:
         dur = (memops["end_ns"] - memops["start_ns"]).to_numpy()
-        fig.add_trace(_hbar(
+        traces.append(_hbar(
             "memcpy/memset", memops["start_ns"], memops["end_ns"], [memops_lane_label(d, gpus, rank_devices) for d in memops["device_id"]],
             color=theme.memops, window=window, min_ns=MIN_BAR_PX * ns_per_px, hover=[f"{escape_text(str(k))} · {int(b):,} bytes<br>{fmt_ns(d)}"
                                                       for k, b, d in zip(memops["kind"], memops["bytes"], dur)]))
     if launch is not None:
-        fig.add_trace(_hbar(
+        traces.append(_hbar(
             f"launch call (correlation id {launch.correlation_id})", [launch.api_start_ns], [launch.api_end_ns],
             [launch.api_lane], color=theme.api, width=0.8,
             hover=[f"<b>{escape_text(launch.api_name[:120])}</b><br>launched {escape_text(launch.kernel_name[:120])}"
                    f"<br>correlation id {launch.correlation_id} · {fmt_ns(launch.api_end_ns - launch.api_start_ns)}"],
             showlegend=False).update(marker_line=dict(color=HIGHLIGHT_COLOR, width=2)))
-        fig.add_trace(go.Scatter(
+        traces.append(go.Scatter(
             name=f"launch → kernel (correlation id {launch.correlation_id})", mode="lines+markers",
             x=s_from_ns([launch.api_start_ns, launch.kernel_start_ns]), y=[launch.api_lane, launch.kernel_lane],
             line=dict(color=HIGHLIGHT_COLOR, width=2, dash="dot"),
@@ -414,6 +414,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         annotations.append(dict(name="status", text="<br>".join(escape_text(n) for n in status), xref="paper", x=0,
                                 xanchor="left", yref="paper", y=0, yanchor="top", yshift=-AXIS_PX, showarrow=False,
                                 align="left", font=dict(size=TEXT_PX, color="#52606d")))
+    fig = go.Figure(data=traces, _validate=False)
     names_in_legend = [t.name for t in fig.data if t.showlegend is not False]
     rows = legend_rows(names_in_legend, font_px=TEXT_PX, width_px=plot_width_px)
     top = TITLE_BAND_PX + LEGEND_ROW_PX * rows
