@@ -354,3 +354,18 @@ def test_bad_input_corpus(case, tmp_path):
     after = sorted(p.name for p in tmp_path.iterdir()), (
         hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None)
     assert after == before
+
+
+def test_a_percentage_over_nothing_is_na_never_a_clean_zero():
+    """Evidence shares over a zero denominator (a phase without step time, zero padded tokens, a zero-length
+    communication union) are None in the rows ("n/a" in the page, null in --json), and "n/a" in a sentence."""
+    import pandas as pd
+
+    from dashboard.analysis.findings import _pct_text, _round_pct
+    from dashboard.findings_report import rows_of
+
+    assert _round_pct(5, 0) is None and _round_pct(0, 0) is None and _round_pct(1, 3) == 33.33
+    assert _pct_text(5, 0) == "n/a" and _pct_text(1, 4, ".0f") == "25" and _pct_text(1, 3) == "33.3"
+    rows = rows_of(pd.DataFrame([{"phase": "decode", "waste_pct": _round_pct(0, 0)},
+                                 {"phase": "prefill", "waste_pct": _round_pct(24, 1024)}]))
+    assert rows == [{"phase": "decode", "waste_pct": None}, {"phase": "prefill", "waste_pct": 2.34}]

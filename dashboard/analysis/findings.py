@@ -31,6 +31,7 @@ from dashboard.analysis.categories import OTHER, categorize
 from dashboard.analysis.gpu_time import gpu_work, kernel_launches
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
 from dashboard.analysis.intervals import intersection_length, union_intervals, union_length
+from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, kernel_durations, kernel_end_ns
 from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
 from dashboard.model import Summary, TraceBundle
@@ -282,8 +283,17 @@ def _empty(ctx: Context, rule: str, params: dict, summary: str, view: FindingVie
     return Finding(rule, "none", 0, summary, params, pd.DataFrame(), view or FindingView(), note)
 
 
-def _pct(part: float, whole: float) -> float:
-    return 100.0 * part / whole if whole else 0.0
+def _round_pct(part: float, whole: float, digits: int = 2) -> float | None:
+    """``100 * part / whole`` rounded, or None when ``whole`` is 0 (``ratio.share_pct``): an evidence row
+    shows "n/a" and ``--json`` null there, never a clean-looking 0 %."""
+    value = share_pct(part, whole)
+    return None if value is None else round(value, digits)
+
+
+def _pct_text(part: float, whole: float, spec: str = ".1f") -> str:
+    """The percentage for a sentence, or "n/a" when ``whole`` is 0."""
+    value = share_pct(part, whole)
+    return "n/a" if value is None else format(value, spec)
 
 
 # ---------------------------------------------------------------------------- nsys analyze rules
@@ -443,7 +453,7 @@ def _sync_from_summary(ctx: Context, rule: str, params: dict, view: FindingView)
     where = (f" inside NVTX range {r0['nvtx_range']} ({r0['range_count']:,} ranges, {fmt_s(int(r0['range_sum_ns']))})"
              if r0["nvtx_range"] else "")
     text = (f"{int(r0['calls']):,} {clean_api_name(r0['api_name'])} calls block the host {fmt_s(int(r0['blocked_ns']))}"
-            f"{where}: {_pct(cost, ctx.reference_ns):.1f} % of the GPU activity span "
+            f"{where}: {_pct_text(cost, ctx.reference_ns, '.1f')} % of the GPU activity span "
             f"(from the summary's totals; per-step numbers need event rows).")
     return _finding(ctx, rule, params, cost, text, rows, view, "from totals: " + NEEDS_EVENTS)
 
@@ -488,7 +498,7 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
         rows.append({"phase": p, "steps": steps.get(p, 0), "calls": len(g),
                      "calls_per_step": round(len(g) / steps[p], 2) if steps.get(p) else float("nan"),
                      "blocked_ns": blocked, "step_ns": step_ns.get(p, 0),
-                     "share_pct": round(_pct(blocked, step_ns.get(p, 0)), 2),
+                     "share_pct": _round_pct(blocked, step_ns.get(p, 0)),
                      "api_name": by.index[0][0], "nvtx_range": by.index[0][1], "top_blocked_ns": int(by.iloc[0])})
     rows = pd.DataFrame(rows).sort_values("blocked_ns", ascending=False, kind="stable")
     cost = int(rows["blocked_ns"].sum())
@@ -546,7 +556,7 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
         if p == "" or not count[i]:
             continue
         n = steps.get(p) or 1
-        share = _pct(int(short[i]), int(count[i]))
+        share = share_pct(int(short[i]), int(count[i]))  # count > 0 here
         rows.append({"phase": p, "steps": steps.get(p, 0), "kernels": int(count[i]),
                      "kernels_per_step": round(int(count[i]) / n, 2), "short_kernel_pct": round(share, 2),
                      "launch_ns_per_step": int(lsum[i]) // n, "launch_over_kernel_ns": int(over[i]),
@@ -617,12 +627,12 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
     if not n_ng:
         return _empty(ctx, rule, params, f"All {int(decode.sum()):,} decode dispatches use CUDA graphs.", view)
     rows = pd.DataFrame([{"phase": ph.DECODE, "steps": int(decode.sum()), "no_graph_steps": n_ng,
-                          "no_graph_pct": round(_pct(n_ng, int(decode.sum())), 2),
+                          "no_graph_pct": _round_pct(n_ng, int(decode.sum())),
                           "mode_none_steps": int((decode & mode_none).sum()),
                           "launches_per_step": round(kernels_per_step, 2), "launch_ns": launch_ns}])
     first = int(np.flatnonzero(nograph)[0])
     t0, t1 = _window(int(d["start_ns"].iloc[first]), int(d["end_ns"].iloc[first]))
-    text = (f"{n_ng:,} of {int(decode.sum()):,} decode dispatches ({_pct(n_ng, int(decode.sum())):.0f} %) run without "
+    text = (f"{n_ng:,} of {int(decode.sum()):,} decode dispatches ({_pct_text(n_ng, int(decode.sum()), '.0f')} %) run without "
             f"CUDA graphs ({int((decode & mode_none).sum()):,} marked mode=NONE); a graph would replace "
             f"~{kernels_per_step:.0f} launches per step, {fmt_s(launch_ns)} of launch calls"
             + (" (estimated from totals)." if note else "."))
@@ -659,7 +669,7 @@ def padding_waste(ctx: Context, params: dict) -> Finding:
         rows.append({"phase": p, "steps": int(sel.sum()), "padded_steps": int((sel & (waste > 0)).sum()),
                      "actual_tokens": int(actual[sel].sum()), "padded_tokens": int(padded[sel].sum()),
                      "waste_tokens": int(waste[sel].sum()),
-                     "waste_pct": round(_pct(int(waste[sel].sum()), int(padded[sel].sum())), 2),
+                     "waste_pct": _round_pct(int(waste[sel].sum()), int(padded[sel].sum())),
                      "waste_ns": int(wns[sel].sum())})
     rows = pd.DataFrame(rows).sort_values("waste_ns", ascending=False, kind="stable")
     cost = int(rows["waste_ns"].sum())
@@ -708,7 +718,7 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
         total = union_length(s[c], e[c])
         overlap = intersection_length(s[c], e[c], s[o], e[o])
         rows.append({"device_id": int(dv), "comm_ns": total, "overlapped_ns": overlap, "exposed_ns": total - overlap,
-                     "exposed_pct": round(_pct(total - overlap, total), 2)})
+                     "exposed_pct": _round_pct(total - overlap, total)})
     rows = pd.DataFrame(rows).sort_values("exposed_ns", ascending=False, kind="stable")
     cost = int(rows["exposed_ns"].sum())
     short = pd.Categorical(k["short_name"])
