@@ -172,15 +172,24 @@ def test_cli_multi_file_default_local_cluster(rank_files, tmp_path, capsys):
 
 
 def test_cli_multi_file_json_and_stdout_summaries(rank_files, capsys):
-    argv = ["summarize", *map(str, rank_files), "--no-cache", "--workers", "2"]
-    assert main([*argv, "--json"]) == 0
-    doc = json.loads(capsys.readouterr().out)
+    """The --json and the text outputs of several files. On an in-process cluster (the process cluster that runs by
+    default is test_cli_multi_file_default_local_cluster's; starting one here twice cost ~10 s of the suite)."""
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, processes=False, dashboard_address=None, scheduler_port=0) as cluster:
+        argv = ["summarize", *map(str, rank_files), "--no-cache", "--scheduler", cluster.scheduler_address]
+        assert main([*argv, "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+    assert_multi_file_outputs(rank_files, doc, out)
+
+
+def assert_multi_file_outputs(rank_files, doc, out):
     assert [(r["rank"], r["file"], r["span_ns"], r["busy_ns"], r["top_kernel"], r["slowest"]) for r in doc["ranks"]] \
         == [(0, "r0.sqlite", 300, 300, "gemm", False), (1, "r1.sqlite", 600, 600, "attn", True)]
     assert doc["slowest_rank"] == 1 and doc["errors"] == []
     assert [s["summary"]["kernel_count"] for s in doc["summaries"]] == [2, 2]
-    assert main(argv) == 0
-    out = capsys.readouterr().out
     single = summary_text(rank_files[0], "CG_DISPATCH", TraceCache(enabled=False))
     assert out.startswith(f"==> {rank_files[0]} <==\n{single}\n==> {rank_files[1]} <==\n")
 
