@@ -461,3 +461,17 @@ def test_zooms_never_evict_the_pages_from_the_response_cache():
     cache.put(("gantt", "trace=a@1"), {"v": 2})
     cache.put(("kernels", "trace=a@1"), {"v": 3})  # the oldest whole-trace entry goes
     assert cache.get(("overview", "trace=a@1")) is None and cache.get(("kernels", "trace=a@1")) == {"v": 3}
+
+
+def test_the_phase_figure_of_a_trace_without_dispatches_is_one_line():
+    """Issue #11, 7: a panel that does not apply says in one line why; the figure stays for the export links."""
+    app = create_app([nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"), SAMPLES / "generated_seed_shaped_108k.sqlite"])
+    store = app.server.config["TRACE_STORE"]
+    nccl, gen = sorted(store.ids(), key=lambda t: not t.startswith("nsys"))
+    out = render_view(BY_NAME["phase_figure"], store, ViewState(trace=nccl))
+    assert out["note"] == ("Where step time goes: no dispatches in this trace (no NVTX mark or range named "
+                           "CG_DISPATCH…; set the dispatch marker prefix to your server's marks).")
+    assert out["box_style"] == {"display": "none"} and out["links_style"] == {"display": "none"}
+    assert out["figure"] is not None
+    shown = render_view(BY_NAME["phase_figure"], store, ViewState(trace=gen))
+    assert shown["note"] == "" and shown["box_style"] == {} and shown["links_style"] == {}

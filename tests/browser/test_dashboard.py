@@ -114,6 +114,9 @@ def test_two_gpu_trace_shows_device_lanes(page: Page, serve, artifacts, console_
                                                  "gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=30000)
     lanes = page.evaluate(figure_js("timeline", "gd.layout.yaxis.categoryarray"))
     assert lanes[:2] == ["GPU 1", "GPU 0"]  # bottom-up order of a categorical axis
+    # a panel that does not apply says so in one line (no empty figure box)
+    expect(page.locator("#phase-figure-note")).to_contain_text("Where step time goes: no dispatches in this trace")
+    expect(page.locator("#phase-figure-box")).to_be_hidden()
     expect(page.locator("#kernel-table .ag-row")).to_have_count(11, timeout=30000)  # the open tab's rows, drawn
     page.locator("#kernel-table").scroll_into_view_if_needed()  # AG Grid paints its rows once they are on screen
     page.wait_for_timeout(300)

@@ -7,23 +7,36 @@ from dashboard.app.export_route import report_hrefs
 from dashboard.app.layout import graph_config, report_image_links, svg_button
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.figures.common import empty_figure
-from dashboard.render import options_from_state, phase_figure_view
+from dashboard.render import options_from_state, phase_figure_view, phase_view
 
 
 def render(trace, state):
-    """The phase figure view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
-    fig, filename = phase_figure_view(trace, options_from_state(state))
-    return {"figure": fig, "config": graph_config(filename), **report_hrefs("phases", state)}
+    """The phase figure view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``.
+    Without dispatches the panel is one line saying why (the figure stays behind it for the export links)."""
+    options = options_from_state(state)
+    fig, filename = phase_figure_view(trace, options)
+    pv = phase_view(trace, options)
+    if pv.dispatches.empty:
+        where = "in this window" if options.stats_window is not None and trace.bundle is not None else "in this trace"
+        note = (f"Where step time goes: no dispatches {where} (no NVTX mark or range named {state.prefix}…; set the "
+                "dispatch marker prefix to your server's marks).")
+        box, links = {"display": "none"}, {"display": "none"}
+    else:
+        note, box, links = "", {}, {}
+    return {"figure": fig, "config": graph_config(filename), **report_hrefs("phases", state),
+            "note": note, "box_style": box, "links_style": links}
 
 
 VIEW = View(
     name="phase_figure", fields=("prefix", "threshold", "busy", STATS_WINDOW), slot="figures",
     outputs={"figure": (ids.PHASE_FIGURE, "figure"), "config": (ids.PHASE_FIGURE, "config"), "png": (f"{ids.PHASE_FIGURE}-report-png", "href"),
-             "pdf": (f"{ids.PHASE_FIGURE}-report-pdf", "href")},
+             "pdf": (f"{ids.PHASE_FIGURE}-report-pdf", "href"), "note": ("phase-figure-note", "children"),
+             "box_style": ("phase-figure-box", "style"), "links_style": ("phase-figure-links", "style")},
     render=render,
     empty=lambda message: {"figure": empty_figure("No trace to show.", height=200)},
     layout=lambda state: html.Section(className="panel", children=[
-        svg_button(ids.PHASE_FIGURE), report_image_links(ids.PHASE_FIGURE),
-        dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(id=ids.PHASE_FIGURE,
-                                                                   config=graph_config("tracedash-phases")))]),
+        html.P(id="phase-figure-note", className="small"),
+        html.Div(id="phase-figure-links", children=[svg_button(ids.PHASE_FIGURE), report_image_links(ids.PHASE_FIGURE)]),
+        html.Div(id="phase-figure-box", children=dcc.Loading(
+            type="dot", delay_show=300, children=dcc.Graph(id=ids.PHASE_FIGURE, config=graph_config("tracedash-phases"))))]),
 )
