@@ -107,8 +107,6 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
       });
       return changed ? out : nu;
     },
-    // Write the view's query to the address bar (the server computed it from the view state):
-    // replaceState for the canonical form of an opened link, pushState for a change (Back undoes it).
     // Mount a component kept as data (e.g. a finding's evidence grid) the first time its box is opened.
     mountOnOpen: function (n, component, mounted) {
       const has = Array.isArray(mounted) ? mounted.length > 0 : !!mounted;
@@ -118,6 +116,8 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
     renderKick: function (prerendered) {
       return prerendered ? window.dash_clientside.no_update : Date.now();
     },
+    // Write the view's query to the address bar (the server computed it from the view state):
+    // replaceState for the canonical form of an opened link, pushState for a change (Back undoes it).
     writeSearch: function (data) {
       const nu = window.dash_clientside.no_update;
       if (!data || typeof data.search !== "string") { return nu; }

@@ -453,7 +453,7 @@ def _sync_from_summary(ctx: Context, rule: str, params: dict, view: FindingView)
     where = (f" inside NVTX range {r0['nvtx_range']} ({r0['range_count']:,} ranges, {fmt_s(int(r0['range_sum_ns']))})"
              if r0["nvtx_range"] else "")
     text = (f"{int(r0['calls']):,} {clean_api_name(r0['api_name'])} calls block the host {fmt_s(int(r0['blocked_ns']))}"
-            f"{where}: {_pct_text(cost, ctx.reference_ns, '.1f')} % of the GPU activity span "
+            f"{where}: {_pct_text(cost, ctx.reference_ns)} % of the GPU activity span "
             f"(from the summary's totals; per-step numbers need event rows).")
     return _finding(ctx, rule, params, cost, text, rows, view, "from totals: " + NEEDS_EVENTS)
 

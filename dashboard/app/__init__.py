@@ -79,7 +79,7 @@ def quick_to_draw(store, trace_id: str) -> bool:
         return True  # the views show why it cannot be read
 
 
-def _page_location(app: Dash) -> dict | None:
+def _page_location() -> dict | None:
     """``{"pathname", "search", "href", "hash"}`` of the page a ``_dash-layout`` request comes from
     (its same-origin Referer), or None outside a request or without a usable Referer."""
     from urllib.parse import urlsplit
@@ -161,9 +161,9 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
             return compare_layout(store, search or "", home)
         return trace_page(search)
 
-    def shell(location: dict | None = None, children=()):
+    def shell(location: dict | None = None, page=None):
         return html.Div([dcc.Location(id=PAGE_URL, refresh=False, **(location or {})),
-                         html.Div(id=PAGE, children=list(children) if isinstance(children, (list, tuple)) else children),
+                         html.Div(id=PAGE, children=[] if page is None else page),
                          html.Div(id="history-sink", style={"display": "none"})])
 
     def serve_layout():
@@ -171,7 +171,7 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
         (read from the request's Referer, which the same-origin Referrer-Policy sends), already drawn,
         so opening a link costs no routing round and no view callbacks. Without a usable Referer the
         shell is empty and ``route`` builds the page from ``dcc.Location`` as it mounts."""
-        location = _page_location(app)
+        location = _page_location()
         if location is None:
             return shell()
         return shell(location, page_layout(location["pathname"], location["search"]))
