@@ -178,7 +178,9 @@ def _serve(args) -> int:
 
     from dashboard.app import create_app
     from dashboard.app.store import default_memory_limit, make_upload_dir
+    from dashboard.server import tune_malloc
 
+    tune_malloc()  # before any trace is loaded or worker forked: freed frames go back to the system
     dirs = list(args.trace_dir or [])
     if not args.traces and not dirs and not args.ranks:
         d = default_trace_dir()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
@@ -12,6 +13,7 @@ from dash import Dash, Input, Output, no_update
 
 from dashboard.app import ids
 from dashboard.errors import TraceError
+from dashboard.render import trace_gate
 from dashboard.state import DEFAULT, ViewState, from_dict, to_dict, to_query
 from dashboard.trace import LoadedTrace
 
@@ -126,7 +128,14 @@ def render_view(view: View, store, state: ViewState, cache: ResponseCache | None
         return view.empty(" ".join(problems) if problems else
                           "No trace selected. Start the server with a trace file or --trace-dir DIR.")
     try:
-        values = view.render(store.get(state.trace) if view.needs_trace else None, state)
+        trace = store.get(state.trace) if view.needs_trace else None
+        # A page's views render one at a time per trace (a large trace's first page renders each view
+        # through its own request, all at once: their working memory would add up); zooms do not wait.
+        gate = trace_gate(trace) if trace is not None and state.window() is None else nullcontext()
+        with gate:
+            if cache is not None and view.memoise and (hit := cache.get(key)) is not None:
+                return hit  # rendered by another request while this one waited
+            values = view.render(trace, state)
     except TraceError as exc:
         return view.empty(str(exc))
     except Exception:  # never a traceback in the page; the server keeps serving
