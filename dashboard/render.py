@@ -34,6 +34,7 @@ from dashboard.analysis.gpu_time import (
     busy_source_label,
     gpu_time,
     stream_names,
+    stream_sharing,
     trace_gpu_overview,
     work_for_source,
 )
@@ -657,7 +658,9 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
                                    for n, g, p, t in zip(calls["api_name"], calls["api_global_tid"].fillna(-1),
                                                          calls["api_pid"].fillna(-1), calls["api_tid"].fillna(-1))]
             kernels = pd.concat([vis, categorize_kernels(vis), calls], axis=1)
-            kernels["stream_lane"] = stream_names(vis, k)  # (device, process, context, stream): one lane each
+            # (device, process, context, stream): one lane each, named alike at every zoom
+            kernels["stream_lane"] = stream_names(vis, sharing=memo(trace, ("stream_sharing",),
+                                                                   lambda: stream_sharing(k)))
         elif len(vis):
             notes.append(f"{len(vis):,} kernels in view: zoom in to {KERNEL_BUDGET:,} or fewer to see each one "
                          "by stream with its CUDA API calls")

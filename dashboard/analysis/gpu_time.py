@@ -124,7 +124,17 @@ def stream_count(kernels: pd.DataFrame) -> int:
     return int(k.drop_duplicates([c for c in STREAM_KEY if c in k]).shape[0])
 
 
-def stream_names(rows: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.Series:
+def stream_sharing(kernels: pd.DataFrame) -> tuple[frozenset, frozenset]:
+    """Which stream ids ``stream_names`` must qualify: ``(by_pid, by_ctx)``, the (device_id, stream_id)
+    keys used by more than one process, and those one process uses in more than one context."""
+    keys = kernels[list(STREAM_KEY)].drop_duplicates()
+    per_stream = keys.groupby(["device_id", "stream_id"]).agg(pids=("pid", "nunique"), n=("pid", "size"))
+    return (frozenset(per_stream.index[per_stream["pids"] > 1].tolist()),
+            frozenset(per_stream.index[per_stream["n"] > per_stream["pids"]].tolist()))
+
+
+def stream_names(rows: pd.DataFrame, reference: pd.DataFrame | None = None,
+                 sharing: tuple[frozenset, frozenset] | None = None) -> pd.Series:
     """The name of each row's stream (kernels keyed by ``summary.STREAM_KEY``), for lanes and hovers:
     ``"stream 7"``; ``"pid 200 · stream 7"`` when another process uses stream 7 on the same device;
     ``"pid 200 · ctx 3 · stream 7"`` when one process has that stream id in two contexts.
@@ -133,17 +143,15 @@ def stream_names(rows: pd.DataFrame, reference: pd.DataFrame | None = None) -> p
         rows: KERNELS rows to name (e.g. the kernels in view).
         reference: the frame that decides which stream ids are shared (default ``rows``): pass the
             whole trace so a lane keeps its name at every zoom.
+        sharing: ``stream_sharing(reference)`` when already computed (then ``reference`` is unused).
 
     Returns:
         Series of str aligned with ``rows``.
     """
-    ref = rows if reference is None else reference
-    keys = ref[list(STREAM_KEY)].drop_duplicates()
-    per_stream = keys.groupby(["device_id", "stream_id"]).agg(pids=("pid", "nunique"), n=("pid", "size"))
-    shared_pid = {k for k, r in per_stream.iterrows() if r["pids"] > 1}
-    shared_ctx = {k for k, r in per_stream.iterrows() if r["n"] > r["pids"]}
+    shared_pid, shared_ctx = sharing or stream_sharing(rows if reference is None else reference)
     out = []
-    for dev, pid, ctx, st in zip(rows["device_id"], rows["pid"], rows["context_id"], rows["stream_id"]):
+    for dev, pid, ctx, st in zip(rows["device_id"].tolist(), rows["pid"].tolist(), rows["context_id"].tolist(),
+                                 rows["stream_id"].tolist()):
         k = (dev, st)
         parts = ([f"pid {pid}"] if k in shared_pid or k in shared_ctx else []) + (
             [f"ctx {ctx}"] if k in shared_ctx else []) + [f"stream {st}"]

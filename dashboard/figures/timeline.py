@@ -350,18 +350,23 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         ys = np.array([stream_lane_label(d, st, gpus, rank_devices) for d, st in zip(kernels["device_id"], lane_of)],
                       dtype=object)
         texts = np.array(bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px), dtype=object)
-        has_launch = "api_name" in kernels
+        n_k = len(kernels)
+        if "api_name" in kernels:  # the launch call, where one was found (columns read once, not per kernel)
+            api_names = kernels["api_name"].astype(object).tolist()
+            api_threads = kernels["api_thread"].astype(object).tolist()
+            api_starts = kernels["api_start_ns"].astype(object).tolist()
+        else:
+            api_names = api_threads = api_starts = [None] * n_k
         hover = []
-        for i, (n, s, e, st, la, c, r, corr) in enumerate(zip(
-                names, starts, ends, lane_of, kernels["launch"], cats, kernels["rule"],
-                kernels["correlation_id"])):
+        for n, s, e, st, la, c, r, corr, an, at, a0 in zip(
+                names, starts.tolist(), ends.tolist(), lane_of.tolist(), kernels["launch"].tolist(), cats,
+                kernels["rule"].tolist(), kernels["correlation_id"].tolist(), api_names, api_threads, api_starts):
             h = (f"<b>{escape_text(n[:120])}</b><br>{fmt_ns(e - s)} · {st if isinstance(st, str) else f'stream {st}'}"
                  f" · {escape_text(str(la))}"
                  f"<br>{escape_text(c)}{' — ' + escape_text(str(r)) if r else ''}<br>correlation id {corr}")
-            if has_launch and isinstance(kernels["api_name"].iat[i], str):
-                a0 = int(kernels["api_start_ns"].iat[i])
-                h += (f" · launched by {escape_text(kernels['api_name'].iat[i][:120])} on "
-                      f"{escape_text(kernels['api_thread'].iat[i][:120])}"
+            if isinstance(an, str):
+                a0 = int(a0)
+                h += (f" · launched by {escape_text(an[:120])} on {escape_text(str(at)[:120])}"
                       f" at {a0 / 1e9:.9f} s (launch to start {fmt_ns(s - a0)})")
             hover.append(h)
         hover = np.array(hover, dtype=object)
@@ -414,12 +419,14 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         annotations.append(dict(name="status", text="<br>".join(escape_text(n) for n in status), xref="paper", x=0,
                                 xanchor="left", yref="paper", y=0, yanchor="top", yshift=-AXIS_PX, showarrow=False,
                                 align="left", font=dict(size=TEXT_PX, color="#52606d")))
-    fig = go.Figure(data=traces, _validate=False)
-    names_in_legend = [t.name for t in fig.data if t.showlegend is not False]
+    names_in_legend = [t.name for t in traces if t.showlegend is not False]
     rows = legend_rows(names_in_legend, font_px=TEXT_PX, width_px=plot_width_px)
     top = TITLE_BAND_PX + LEGEND_ROW_PX * rows
     bottom = AXIS_PX + (STATUS_LINE_PX * len(status) + 4 if status else 0)
-    fig.update_layout(**theme.time_axis_layout(
+    xaxis = dict(ticksuffix=" s", showgrid=True, gridcolor=theme.grid)
+    if x_range_ns is not None:
+        xaxis["range"] = [x_range_ns[0] / 1e9, x_range_ns[1] / 1e9]
+    layout = theme.time_axis_layout(
         title=dict(text=title, x=0, xref="paper", xanchor="left", y=1, yref="container", yanchor="top",
                    pad=dict(t=8), font=dict(size=14)),
         barmode="overlay",
@@ -430,13 +437,13 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         shapes=shapes, annotations=annotations,
         uniformtext=dict(minsize=TEXT_PX - 1, mode="hide"),
         meta={"time_axis": True, "lanes": len(categories)},
-    ))
-    fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(categories)), title=None,
-                     tickfont=dict(size=TEXT_PX), automargin=False, tickmode="array", tickvals=categories,
-                     ticktext=[_short_label(c) for c in categories], range=[-0.5, len(categories) - 0.5])
-    fig.update_xaxes(ticksuffix=" s", showgrid=True, gridcolor=theme.grid)
-    if x_range_ns is not None:
-        fig.update_xaxes(range=[x_range_ns[0] / 1e9, x_range_ns[1] / 1e9])
+        xaxis=xaxis,
+        yaxis=dict(categoryorder="array", categoryarray=list(reversed(categories)), title=None,
+                   tickfont=dict(size=TEXT_PX), automargin=False, tickmode="array", tickvals=categories,
+                   ticktext=[_short_label(c) for c in categories], range=[-0.5, len(categories) - 0.5]),
+    )
+    # One figure from known-good parts: add_trace / update_layout re-validated and copied them (most of a zoom).
+    fig = go.Figure(data=traces, layout=layout, _validate=False)
     return fig
 
 
