@@ -270,6 +270,29 @@ def test_per_gpu_table_two_devices():
     assert gpu_rows(load_trace(SEED), ViewOptions()) == ([], [])
 
 
+def test_per_gpu_and_per_phase_tables_are_plain_text_tables():
+    """The gpu and phases views write small HTML tables: header from the columns (hidden phases
+    left out), one row per metric, values as text (a name with markup stays text)."""
+    from dashboard.app.layout import gpu_columns, metric_table, phase_columns
+
+    def cells(table) -> list[list[str]]:
+        head, body = table
+        return [[c.children for c in head.children.children]] + [[c.children for c in r.children] for r in body.children]
+
+    rows = [{"metric": "Dispatches", "prefill": "2", "decode": "<b>3</b>"}]
+    assert cells(metric_table(phase_columns(rows), rows)) == [["", "prefill", "decode"], ["Dispatches", "2", "<b>3</b>"]]
+    rows = [{"metric": "Dispatches", "prefill": "2", "decode": "3", "mixed": "1"}]
+    assert cells(metric_table(phase_columns(rows), rows))[0] == ["", "prefill", "decode", "mixed"]
+    table = metric_table(gpu_columns([("gpu0", "GPU 0"), ("all", "any GPU")]), [{"metric": "Busy", "gpu0": "1 s", "all": "1 s"}])
+    assert [c.className for c in table[1].children[0].children] == [None, "num", "num"]  # numbers right-aligned
+
+    app = create_app([nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")], uploads=False)
+    store = app.server.config["TRACE_STORE"]
+    out = render_view(BY_NAME["gpu"], store, ViewState(trace=store.ids()[0]))
+    got = cells(out["table"])
+    assert got[0] == ["", "GPU 0", "GPU 1", "any GPU"]
+    assert next(r for r in got if r[0] == "Busy (union)")[3] == "285.206 ms"
+
 def test_generated_sample_is_seed_shaped(tmp_path):
     import sys
 

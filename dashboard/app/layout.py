@@ -143,6 +143,20 @@ def gpu_columns(columns: list[tuple[str, str]]) -> list[dict]:
         {"headerName": header, "field": key, "sortable": False, "type": "rightAligned"} for key, header in columns]
 
 
+def metric_table(columns: list[dict], rows: list[dict]) -> list:
+    """The children of a small transposed table (one row per metric, one column per device or phase)
+    as a plain HTML table: ``columns`` as ``gpu_columns`` / ``phase_columns`` give them (``hide``
+    honoured), ``rows`` their display strings. Cells are text, never HTML. A table of a few fixed
+    rows needs no sorting or filtering: an AG Grid here cost each page load ~0.1 s of browser time."""
+    shown = [c for c in columns if not c.get("hide")]
+    numeric = {c["field"] for c in shown if c.get("type") == "rightAligned"}
+    head = html.Thead(html.Tr([html.Th(c["headerName"], className="num" if c["field"] in numeric else None)
+                               for c in shown]))
+    body = html.Tbody([html.Tr([html.Td(str(r.get(c["field"], "")), className="num" if c["field"] in numeric else None)
+                                for c in shown]) for r in rows])
+    return [head, body]
+
+
 def graph_config(filename: str) -> dict:
     """Mode-bar config whose camera button saves PNG at 2x under ``filename``; nothing in it can
     send data off the machine (``NO_CLOUD``: no "Edit in Chart Studio", "Share", or "Export to

@@ -3,7 +3,7 @@
 from dash import html
 
 from dashboard.app import ids
-from dashboard.app.layout import grid, gpu_columns
+from dashboard.app.layout import gpu_columns, metric_table
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.render import gpu_rows, options_from_state, scope_text, windowed
 
@@ -12,10 +12,10 @@ def render(trace, state):
     """The gpu view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
     options = options_from_state(state)
     if trace.bundle is None:
-        return {"rows": [], "columns": gpu_columns([]), "scope": "", "box": {"display": "none"},
+        return {"table": [], "scope": "", "box": {"display": "none"},
                 "empty": "Per GPU: a summary JSON holds totals only, no per-device intervals."}
     rows, columns = gpu_rows(windowed(trace, options.stats_window), options)
-    return {"rows": rows, "columns": gpu_columns(columns), "scope": scope_text(trace, options.stats_window),
+    return {"table": metric_table(gpu_columns(columns), rows), "scope": scope_text(trace, options.stats_window),
             "box": {} if rows else {"display": "none"},
             "empty": "" if rows else "Per GPU: no kernels or memory operations in this "
                                      + ("window." if options.stats_window else "trace.")}
@@ -23,15 +23,15 @@ def render(trace, state):
 
 VIEW = View(
     name="gpu", fields=("busy", STATS_WINDOW), slot="side",
-    outputs={"rows": (ids.GPU_TABLE, "rowData"), "columns": (ids.GPU_TABLE, "columnDefs"),
+    outputs={"table": (ids.GPU_TABLE, "children"),
              "scope": (ids.scope("gpu"), "children"), "box": ("gpu-box", "style"), "empty": ("gpu-empty", "children")},
     render=render,
-    empty=lambda message: {"rows": [], "scope": "", "empty": ""},
+    empty=lambda message: {"table": [], "scope": "", "empty": ""},
     layout=lambda state: html.Div(className="panel", children=[
         html.P(id="gpu-empty", className="small"),
         html.Div(id="gpu-box", children=[
             html.H3("Per GPU"), html.Div(id=ids.scope("gpu"), className="scope"),
-            grid(ids.GPU_TABLE, gpu_columns([]), height=None, filters=False),
+            html.Table(id=ids.GPU_TABLE, className="metric-table"),
             html.P("Busy follows “GPU busy counts” (as every panel does). Each GPU is measured over its own window "
                    "(its first to its last GPU work); “any GPU” is the union over all GPUs within the span.",
                    className="small")])]),

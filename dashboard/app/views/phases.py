@@ -3,7 +3,7 @@
 from dash import html
 
 from dashboard.app import ids
-from dashboard.app.layout import PHASE_COLUMNS, grid, phase_columns
+from dashboard.app.layout import metric_table, phase_columns
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.render import options_from_state, phase_table_rows, phase_view, scope_text
 
@@ -17,22 +17,22 @@ def render(trace, state):
     empty = "" if rows else (f"No dispatch marks named {state.prefix}… in this trace: set the dispatch marker "
                              "prefix to your server's marks." if pv.dispatches.empty or options.stats_window is None
                              else "No dispatch step overlaps the visible window.")
-    return {"rows": rows, "columns": phase_columns(rows), "hint": hint,
+    return {"table": metric_table(phase_columns(rows), rows), "hint": hint,
             "scope": scope_text(trace, options.stats_window), "empty": empty,
             "grid_style": {} if rows else {"display": "none"}}
 
 
 VIEW = View(
     name="phases", fields=("prefix", "threshold", "busy", STATS_WINDOW), slot="side",
-    outputs={"rows": (ids.PHASE_TABLE, "rowData"), "columns": (ids.PHASE_TABLE, "columnDefs"),
+    outputs={"table": (ids.PHASE_TABLE, "children"),
              "hint": (ids.THRESHOLD_HINT, "children"), "scope": (ids.scope("phases"), "children"),
              "empty": ("phases-empty", "children"), "grid_style": ("phases-grid", "style")},
     render=render,
-    empty=lambda message: {"rows": [], "hint": "", "scope": "", "empty": ""},
+    empty=lambda message: {"table": [], "hint": "", "scope": "", "empty": ""},
     layout=lambda state: html.Div(className="panel", children=[
         html.H3("Per phase"), html.Div(id=ids.scope("phases"), className="scope"),
         html.P(id="phases-empty", className="small"),
-        html.Div(id="phases-grid", children=grid(ids.PHASE_TABLE, PHASE_COLUMNS, height=None, filters=False)),
+        html.Div(id="phases-grid", children=html.Table(id=ids.PHASE_TABLE, className="metric-table")),
         html.P("A step lasts from its dispatch mark to the next one (the last: to the end of GPU activity, or "
                "estimated when unknown). Tokens/s = tokens ÷ total phase time.", className="small")]),
 )
