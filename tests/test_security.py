@@ -262,7 +262,7 @@ def test_parallel_uploads_stay_within_the_hard_cap(served, monkeypatch):
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    import dashboard.app.upload_check as upload_check
+    import dashboard.upload_check as upload_check
     from dashboard.app.upload import UploadPolicy
 
     def quick_check(path, **kw):

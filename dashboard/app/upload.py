@@ -255,7 +255,7 @@ def register_routes(server: Flask, store: TraceStore, max_upload_bytes: int = DE
     """
     from dash.exceptions import DependencyException
 
-    from dashboard.app.upload_check import check_upload
+    from dashboard.upload_check import check_upload
 
     policy = policy or UploadPolicy(max_upload_bytes=max_upload_bytes)
     streaming = threading.BoundedSemaphore(policy.concurrent)

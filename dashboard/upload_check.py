@@ -1,4 +1,4 @@
-"""Load an uploaded trace in a child process whose memory is limited: ``python -m dashboard.app.upload_check``.
+"""Load an uploaded trace in a child process whose memory is limited: ``python -m dashboard.upload_check``.
 
 The parent (``dashboard.app.upload``) runs this on every upload before it is served, one at a time,
 and watches the child's resident memory (``check_upload``). The child sets its own address-space
@@ -41,9 +41,9 @@ def check_upload(path: Path, *, memory_bytes: int, max_unzipped_bytes: int, allo
     """
     import psutil
 
-    cmd = [sys.executable, "-m", "dashboard.app.upload_check", str(path), str(memory_bytes),
+    cmd = [sys.executable, "-m", "dashboard.upload_check", str(path), str(memory_bytes),
            str(max_unzipped_bytes), "1" if allow_nsys_rep else "0"]
-    here = str(Path(__file__).resolve().parent.parent.parent)  # the child runs this very copy of the package
+    here = str(Path(__file__).resolve().parent.parent)  # the child runs this very copy of the package
     path_env = os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
                             env={**os.environ, **CHILD_ENV, "PYTHONPATH": path_env}, cwd="/")
