@@ -123,26 +123,29 @@ def options_from_state(state) -> ViewOptions:
 
 _MEMO: dict[int, tuple[weakref.ref, "OrderedDict"]] = {}
 _MEMO_LOCK = threading.Lock()
-_COMPUTING: dict[int, threading.RLock] = {}  # per trace: one derived analysis computes at a time
+_COMPUTING: dict[tuple, threading.Lock] = {}  # (trace, key) being computed
+_GATES: dict[int, threading.RLock] = {}  # per trace: see trace_gate
 MEMO_ENTRIES = 48  # derived results kept per trace (least recently used dropped first)
 
 
 def trace_gate(trace) -> threading.RLock:
-    """The lock under which ``trace``'s derived analyses (``memo``) and first page renders
-    (``app.views.base.render_view``) run one at a time. Re-entrant: an analysis may use another."""
+    """The lock under which ``trace``'s page views render one at a time (``app.views.base.render_view``):
+    a large trace's first page renders each view through its own request, all at once, and their
+    working memory would add up. Zooms do not take it, and ``memo`` does not either (a zoom never
+    waits for a page's analyses). Re-entrant."""
     with _MEMO_LOCK:
-        return _COMPUTING.setdefault(id(trace), threading.RLock())
+        for k in [k for k, (ref, _) in _MEMO.items() if ref() is None]:
+            del _MEMO[k]
+            _GATES.pop(k, None)
+        return _GATES.setdefault(id(trace), threading.RLock())
 
 
 def memo(trace, key: tuple, compute):
     """``compute()`` for ``trace`` and ``key``, computed once and kept while the trace lives.
 
     Keyed by the trace object (traces are immutable values) and ``key`` (the fields the result
-    depends on). Thread-safe: the derived analyses of one trace are computed one at a time (views
-    rendered at once, one Dash request each, wait for each other), so a page's first render never
-    holds several analyses' working memory at once, and threads asking for the same key wait for one
-    computation. A result already kept is returned without waiting. At most ``MEMO_ENTRIES`` results
-    per trace (least recently used dropped first).
+    depends on). Thread-safe: threads asking for the same key at once wait for one computation.
+    At most ``MEMO_ENTRIES`` results per trace (least recently used dropped first).
     """
     tid = id(trace)
 
@@ -157,22 +160,27 @@ def memo(trace, key: tuple, compute):
         found, value = lookup()
         if found:
             return value
-    with trace_gate(trace):
+        gate = _COMPUTING.setdefault((tid, key), threading.Lock())
+    with gate:  # views rendered at once (one Dash request each) wait for the first to compute it
         with _MEMO_LOCK:
             found, value = lookup()
         if found:
             return value
-        value = compute()
-        with _MEMO_LOCK:
-            for k in [k for k, (ref, _) in _MEMO.items() if ref() is None]:
-                del _MEMO[k]
-                _COMPUTING.pop(k, None)
-            hit = _MEMO.get(tid)
-            if hit is None or hit[0]() is not trace:
-                hit = _MEMO[tid] = (weakref.ref(trace), OrderedDict())
-            hit[1][key] = value
-            while len(hit[1]) > MEMO_ENTRIES:
-                hit[1].popitem(last=False)
+        try:
+            value = compute()
+            with _MEMO_LOCK:
+                for k in [k for k, (ref, _) in _MEMO.items() if ref() is None]:
+                    del _MEMO[k]
+                    _GATES.pop(k, None)
+                hit = _MEMO.get(tid)
+                if hit is None or hit[0]() is not trace:
+                    hit = _MEMO[tid] = (weakref.ref(trace), OrderedDict())
+                hit[1][key] = value
+                while len(hit[1]) > MEMO_ENTRIES:
+                    hit[1].popitem(last=False)
+        finally:
+            with _MEMO_LOCK:
+                _COMPUTING.pop((tid, key), None)
     return value
 
 

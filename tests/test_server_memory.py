@@ -56,50 +56,72 @@ def test_tuned_malloc_returns_freed_frames_to_the_system():
     assert kept < 1 and 79 < mapped < 81, (kept, mapped)  # each array mapped on its own: freed ones unmapped
 
 
-def test_a_traces_analyses_compute_one_at_a_time_and_may_nest():
-    """render.memo: different analyses of one trace never run at once (their working memory would add
-    up), an analysis may use another (re-entrant), and another trace's analyses do not wait."""
+def test_a_traces_page_views_render_one_at_a_time_and_zooms_do_not_wait():
+    """render_view: the page views of one trace render one at a time (their working memory would add
+    up when a large trace's page asks for each view at once); a zoomed view and another trace's views
+    do not wait for them; memo still computes a key once for threads asking at the same time."""
     import threading
     import time
 
     from dashboard import render
+    from dashboard.app.views.base import WINDOW, View, render_view
+    from dashboard.state import ViewState
 
-    class Trace:  # memo keys by object identity (weakly)
+    class Trace:  # render.memo and trace_gate key by object identity
         pass
 
-    a, b = Trace(), Trace()
+    traces = {"a@" + "0" * 32: Trace(), "b@" + "1" * 32: Trace()}
+
+    class Store:
+        def get(self, trace_id):
+            return traces[trace_id]
+
     running, peak, lock = [0], [0], threading.Lock()
 
-    def analysis(n):
-        def compute():
-            with lock:
-                running[0] += 1
-                peak[0] = max(peak[0], running[0])
-            time.sleep(0.02)
-            with lock:
-                running[0] -= 1
-            return n
-        return compute
+    def counted(trace, state):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.02)
+        with lock:
+            running[0] -= 1
+        return {"out": 1}
 
-    threads = [threading.Thread(target=render.memo, args=(a, ("k", n), analysis(n))) for n in range(4)]
+    views = [View(name=f"v{n}", fields=(), outputs={"out": ("x", "children")}, render=counted) for n in range(4)]
+    a = ViewState(trace="a@" + "0" * 32)
+    threads = [threading.Thread(target=render_view, args=(v, Store(), a)) for v in views]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert peak[0] == 1  # four analyses of a: one at a time
-    assert [render.memo(a, ("k", n), lambda: -1) for n in range(4)] == [0, 1, 2, 3]  # kept, not recomputed
-    assert render.memo(a, ("outer",), lambda: render.memo(a, ("inner",), lambda: 1) + 1) == 2
+    assert peak[0] == 1  # four page views of one trace: one at a time
 
-    started, b_done, saw_b = threading.Event(), threading.Event(), []
+    started, other_done, seen = threading.Event(), threading.Event(), []
 
-    def slow_a():  # holds a's gate until b's analysis has run
+    def slow(trace, state):  # holds a's gate until the zoom and b's page view have rendered
         started.set()
-        saw_b.append(b_done.wait(10))
-        return 0
+        seen.append(other_done.wait(10))
+        return {"out": 0}
 
-    t = threading.Thread(target=render.memo, args=(a, ("slow",), slow_a))
-    t.start()
+    page = threading.Thread(target=render_view, args=(View(name="slow", fields=(), outputs={"out": ("x", "children")},
+                                                           render=slow), Store(), a))
+    page.start()
     started.wait(10)
-    assert render.memo(b, ("k",), lambda: b_done.set() or 7) == 7
-    t.join()
-    assert saw_b == [True]  # b's analysis ran while one of a's was computing
+    zoom = View(name="zoom", fields=(WINDOW,), outputs={"out": ("x", "children")}, render=lambda t, s: {"out": 2})
+    assert render_view(zoom, Store(), ViewState(trace=a.trace, t0_ns=0, t1_ns=10)) == {"out": 2}
+    b_view = View(name="b", fields=(), outputs={"out": ("x", "children")}, render=lambda t, s: {"out": 3})
+    assert render_view(b_view, Store(), ViewState(trace="b@" + "1" * 32)) == {"out": 3}
+    other_done.set()
+    page.join()
+    assert seen == [True]
+
+    calls = []
+    key_threads = [threading.Thread(target=render.memo, args=(traces[a.trace], ("k",),
+                                                             lambda: calls.append(1) or time.sleep(0.02)))
+                   for _ in range(4)]
+    for t in key_threads:
+        t.start()
+    for t in key_threads:
+        t.join()
+    assert calls == [1]  # one computation for four threads asking at once
+    assert render.memo(traces[a.trace], ("outer",), lambda: render.memo(traces[a.trace], ("inner",), lambda: 1) + 1) == 2
