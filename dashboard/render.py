@@ -980,6 +980,11 @@ def gantt_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
         how = "automatic" if options.threshold is None else "set by you"
         title += f" · prefill when tokens ≥ {pv.threshold:.1f} ({how})"
     gd, gp = pv.dispatches, pv.phases
+    in_view = None
+    if options.window is not None:  # the legend counts what the window shows, next to the whole trace's count
+        lo, hi = options.window
+        overlaps = ((gd["start_ns"] < hi) & (gd["start_ns"] + gd["duration_ns"] > lo)).to_numpy()
+        in_view = gp[overlaps].value_counts().to_dict()
     if len(gd) > GANTT_BUDGET:  # too many bars to draw: one bar per run of same-phase dispatches
         gd, gp = ph.phase_runs(gd, gp)
         title += f" · {len(pv.dispatches):,} dispatches drawn as {len(gd):,} same-phase runs"
@@ -988,7 +993,8 @@ def gantt_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
         gd, gp = gd.iloc[keep], gp.iloc[keep]
         title += f" (the {GANTT_BUDGET:,} longest; zoom the timeline for the rest)"
     gantt = build_dispatch_gantt(gd, gp.reset_index(drop=True).set_axis(gd.index), x_range_ns=x_range, title=title,
-                                 prefix=options.dispatch_prefix, uirevision=f"{trace.name}|timeline", theme=theme)
+                                 prefix=options.dispatch_prefix, uirevision=f"{trace.name}|timeline",
+                                 in_view=in_view, theme=theme)
     if options.mark and options.mark[0] == "dispatch":
         mark_target(gantt, options.mark)
     return (add_caption(gantt, view_caption(trace, options, options.window, pv)),

@@ -78,3 +78,24 @@ def test_clip_dispatches_recomputes_durations():
 def test_records_never_hold_nan():
     recs = records(pd.DataFrame({"a": [1.0, float("nan")], "b": pd.array([None, 2], dtype="Int64")}))
     assert recs == [{"a": 1.0, "b": None}, {"a": None, "b": 2}]
+
+
+def test_gantt_legend_counts_the_dispatches_in_a_zoomed_view(tmp_path):
+    """A zoomed Gantt's legend says how many dispatches of each phase the window shows, beside the whole
+    trace's count (it kept the whole trace's count while showing 2 of 6 dispatches)."""
+    from dashboard.render import ViewOptions, gantt_view
+    from dashboard.trace import load_trace
+    from factories import write_nsys_sqlite
+
+    # decode at 0, 100, 200, 400; prefill at 300, 500; the last step ends at the last kernel (900)
+    marks = [(0, 1), (100, 1), (200, 1), (300, 1600), (400, 1), (500, 1600)]
+    path = write_nsys_sqlite(tmp_path / "d.sqlite",
+                             kernels=[{"start": 10, "end": 900, "deviceId": 0, "shortName": "k", "demangledName": "k",
+                                       "correlationId": 1}],
+                             nvtx=[{"start": s, "eventType": 34, "text": f"CG_DISPATCH:actual={n}"} for s, n in marks])
+    trace = load_trace(path)
+    names = lambda window: [t.name for t in gantt_view(trace, ViewOptions(threshold=100, window=window))[0].data]  # noqa: E731
+    assert names(None) == ["prefill (2)", "decode (4)"]
+    # [150, 350): the steps [100,200), [200,300) and [300,400) overlap it; [0,100) and [400,500) do not
+    assert names((150, 350)) == ["prefill (1 in view of 2)", "decode (2 in view of 4)"]
+    assert names((600, 700)) == ["prefill (1 in view of 2)", "decode (0 in view of 4)"]  # inside the last step [500, 900)

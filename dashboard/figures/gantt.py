@@ -13,7 +13,7 @@ from dashboard.figures.common import empty_figure, escape_text, fmt_ns, legend_r
 
 def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range_ns: tuple[int, int] | None = None,
                          title: str = "Dispatches", prefix: str = "CG_DISPATCH", uirevision: str = "",
-                         theme: Theme = DEFAULT_THEME) -> go.Figure:
+                         in_view: dict[str, int] | None = None, theme: Theme = DEFAULT_THEME) -> go.Figure:
     """Build the dispatch Gantt.
 
     Args:
@@ -21,6 +21,8 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
         phases: phase name per dispatch, aligned with ``dispatches``.
         x_range_ns: initial x window (ns); shared with the GPU timeline so both line up.
         prefix: the dispatch prefix, named in the empty-state message.
+        in_view: for a zoomed view, the number of dispatches of each phase that overlap the window;
+            the legend then reads "decode (12 in view of 126)" (else "decode (126)", the whole trace).
 
     Returns:
         Figure with one horizontal bar trace per phase present (legend entries named after the
@@ -47,7 +49,8 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
         ]
         traces.append(go.Bar(
             _validate=False,
-            name=f"{phase} ({int(counts.sum())})",
+            name=f"{phase} ({int(counts.sum()):,})" if in_view is None
+            else f"{phase} ({in_view.get(phase, 0):,} in view of {int(counts.sum()):,})",
             legendgroup=phase,
             orientation="h",
             base=s_from_ns(sel["start_ns"]),
