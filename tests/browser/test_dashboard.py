@@ -34,6 +34,17 @@ def choose_trace(page: Page, name: str):
     page.get_by_text(name, exact=True).click()
 
 
+def open_trace(page: Page, serve, name: str):
+    """Open the samples' page of trace ``name`` from its link (the picker is tested where a test picks)."""
+    from urllib.parse import quote
+
+    app = create_app(trace_dirs=[samples_dir()])
+    base = serve(app)
+    tid = next(t for t in app.server.config["TRACE_STORE"].listed_ids() if t.startswith(name + "@"))
+    page.goto(f"{base}/?trace={quote(tid)}")
+    return base
+
+
 def test_seed_gantt_phases_sorting_and_screenshot(page: Page, serve, artifacts, console_errors):
     external = []
     page.on("request", lambda r: None if r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else external.append(r.url))
@@ -88,9 +99,7 @@ def test_threshold_override_moves_dispatches(page: Page, serve, console_errors):
 
 
 def test_nvtx_sample_timeline_zoom_follows_gantt(page: Page, serve, artifacts, console_errors):
-    page.goto(serve(create_app(trace_dirs=[samples_dir()])))
-    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
-    choose_trace(page, "nsys2022.4_cpu_llm_server_nvtx.sqlite")
+    open_trace(page, serve, "nsys2022.4_cpu_llm_server_nvtx.sqlite")
     expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (3)", timeout=30000)
     expect(page.locator("#timeline .legendtext").first).to_be_visible()
     lanes = page.evaluate(figure_js("timeline", "gd.layout.yaxis.categoryarray"))
@@ -105,9 +114,7 @@ def test_nvtx_sample_timeline_zoom_follows_gantt(page: Page, serve, artifacts, c
 
 
 def test_two_gpu_trace_shows_device_lanes(page: Page, serve, artifacts, console_errors):
-    page.goto(serve(create_app(trace_dirs=[samples_dir()])))
-    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
-    choose_trace(page, "nsys2026.2_2gpu_nccl_before.sqlite")
+    open_trace(page, serve, "nsys2026.2_2gpu_nccl_before.sqlite")
     expect(page.locator("#overview")).to_contain_text("4,010", timeout=30000)
     expect(page.locator("#gantt")).to_contain_text("No dispatch marks found")
     page.wait_for_function(figure_js("timeline", "gd && gd.layout.yaxis.categoryarray && "
@@ -137,14 +144,12 @@ def test_bad_trace_shows_alert_and_server_keeps_serving(page: Page, serve, tmp_p
 
 
 def test_zooming_the_timeline_fetches_detail_and_the_gantt_follows(page: Page, serve, artifacts, console_errors):
-    page.goto(serve(create_app(trace_dirs=[samples_dir()])))
-    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
-    choose_trace(page, "generated_seed_shaped_108k.sqlite")
+    open_trace(page, serve, "generated_seed_shaped_108k.sqlite")
     expect(page.locator("#overview")).to_contain_text("108,000", timeout=30000)
-    names = figure_js("timeline", "gd._fullData.map(t => t.name)")
-    page.wait_for_function(f"() => ({names})().some(n => n.startsWith('GPU busy fraction'))", timeout=30000)
+    names = figure_js("timeline", "(gd._fullData || []).map(t => t.name)")  # false until the figure is drawn
+    page.wait_for_function(f"() => (({names})() || []).some(n => n.startsWith('GPU busy fraction'))", timeout=30000)
     page.evaluate(figure_js("timeline", "Plotly.relayout(gd, {'xaxis.range': [1.0, 1.02]})"))
-    page.wait_for_function(f"() => ({names})().includes('GPU busy (kernels)')", timeout=30000)
+    page.wait_for_function(f"() => (({names})() || []).includes('GPU busy (kernels)')", timeout=30000)
     page.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[0] - 1.0) < 1e-9"), timeout=10000)
     marks = page.evaluate(figure_js("timeline", "gd._fullData.reduce((n, t) => n + (t.x ? t.x.length : 0), 0)"))
     assert 0 < marks <= 5000
@@ -154,9 +159,7 @@ def test_zooming_the_timeline_fetches_detail_and_the_gantt_follows(page: Page, s
 
 
 def test_idle_gap_row_click_zooms_the_timeline(page: Page, serve, artifacts, console_errors):
-    page.goto(serve(create_app(trace_dirs=[samples_dir()])))
-    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
-    choose_trace(page, "generated_seed_shaped_108k.sqlite")
+    open_trace(page, serve, "generated_seed_shaped_108k.sqlite")
     expect(page.locator("#overview")).to_contain_text("108,000", timeout=30000)
     page.locator("#table-tabs").get_by_text("Idle gaps", exact=True).click()
     page.wait_for_function(grid_js("gap-table", "n > 100"), timeout=30000)
@@ -289,9 +292,7 @@ def test_kernel_table_sort_travels_in_the_link(page: Page, serve, browser, conso
 
 
 def test_a_dispatch_row_links_to_that_dispatch(page: Page, serve, console_errors):
-    page.goto(serve(create_app(trace_dirs=[samples_dir()])))
-    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
-    choose_trace(page, "generated_seed_shaped_108k.sqlite")
+    open_trace(page, serve, "generated_seed_shaped_108k.sqlite")
     expect(page.locator("#overview")).to_contain_text("108,000", timeout=30000)
     page.locator("#table-tabs").get_by_text("Dispatches", exact=True).click()
     page.locator("#dispatch-table").scroll_into_view_if_needed()
@@ -306,9 +307,7 @@ def test_a_dispatch_row_links_to_that_dispatch(page: Page, serve, console_errors
 
 
 def test_hidden_gpus_and_kernel_filter_travel_in_the_link(page: Page, serve, browser, console_errors):
-    page.goto(serve(create_app(trace_dirs=[samples_dir()])))
-    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
-    choose_trace(page, "nsys2026.2_2gpu_nccl_before.sqlite")
+    open_trace(page, serve, "nsys2026.2_2gpu_nccl_before.sqlite")
     expect(page.locator("#overview")).to_contain_text("4,010", timeout=30000)
     page.locator("#hide-devices").get_by_text("GPU 1").click()
     page.wait_for_function("() => window.location.search.includes('hide_devices=1')", timeout=15000)
