@@ -235,6 +235,13 @@ class PhaseView:
     threshold: float | None
     metrics: pd.DataFrame | None = None
     category_time: pd.DataFrame | None = None
+    whole: np.ndarray | None = None  # with a stats window: which dispatches it does not cut (None: all whole)
+
+    def whole_steps(self) -> tuple[pd.DataFrame, pd.Series]:
+        """The dispatches whose step time is whole (not cut by the stats window) and their phases."""
+        if self.whole is None:
+            return self.dispatches, self.phases
+        return self.dispatches[self.whole], self.phases[self.whole]
 
 
 @dataclass
@@ -293,21 +300,24 @@ def _phase_view(trace: LoadedTrace, options: ViewOptions) -> PhaseView:
     threshold = options.threshold if options.threshold is not None else auto
     phases = ph.assign_phases(d, threshold)
     w = options.stats_window if trace.bundle is not None else None
+    whole = None
     if w is not None:
         keep = overlapping(d, *w)
+        inside = d[keep]
+        whole = ((inside["start_ns"] >= w[0]) & (inside["end_ns"] <= w[1])).to_numpy()  # steps the window does not cut
         d = clip_dispatches(d, *w).reset_index(drop=True)
         phases = phases[keep].reset_index(drop=True)
-    stats = ph.phase_stats(d, phases)
+    stats = ph.phase_stats(d, phases, whole)
     b = windowed(trace, w).bundle
     if b is None or b.kernels.empty or d.empty:
-        return PhaseView(d, phases, stats, auto, threshold)
+        return PhaseView(d, phases, stats, auto, threshold, whole=whole)
     attribution, metrics, categories = attributed(trace, options.dispatch_prefix, w, d)
     stats = stats.merge(phase_gpu_time(d, phases, metrics, work_for(b, options.busy_source)),
                         on="phase", how="left")
     stats["unattributed_kernels"] = int((attribution == UNATTRIBUTED).sum())
     category_time = phase_category_time(b.kernels, attribution, pd.Series(phases.to_numpy(), index=d["index"]),
                                         categories)
-    return PhaseView(d, phases, stats, auto, threshold, metrics, category_time)
+    return PhaseView(d, phases, stats, auto, threshold, metrics, category_time, whole)
 
 
 def attributed(trace: LoadedTrace, prefix: str, window: tuple[int, int] | None, dispatches: pd.DataFrame):
@@ -1007,8 +1017,11 @@ def phase_figure_view(trace: LoadedTrace, options: ViewOptions,
     whole trace), captioned with that window and the number of dispatches it holds; and its file name."""
     pv = phase_view(trace, options)
     w = options.stats_window if trace.bundle is not None else None
-    fig = build_phase_analysis(pv.dispatches, pv.phases, pv.category_time, theme=theme)
-    holds = f"{len(pv.dispatches):,} dispatches" if len(pv.dispatches) else ""
+    steps, step_phases = pv.whole_steps()  # a step cut by the window's edges is not a step time
+    fig = build_phase_analysis(steps, step_phases, pv.category_time, theme=theme)
+    cut = len(pv.dispatches) - len(steps)
+    holds = (f"{len(pv.dispatches):,} dispatches" + (f" ({cut} cut by its edges: not in the step times)" if cut else "")
+             if len(pv.dispatches) else "")
     return add_caption(fig, view_caption(trace, options, w, pv, holds=holds)), figure_filename(trace, "phases", w)
 
 

@@ -80,10 +80,7 @@ def test_records_never_hold_nan():
     assert recs == [{"a": 1.0, "b": None}, {"a": None, "b": 2}]
 
 
-def test_gantt_legend_counts_the_dispatches_in_a_zoomed_view(tmp_path):
-    """A zoomed Gantt's legend says how many dispatches of each phase the window shows, beside the whole
-    trace's count (it kept the whole trace's count while showing 2 of 6 dispatches)."""
-    from dashboard.render import ViewOptions, gantt_view
+def _dispatch_trace(tmp_path):
     from dashboard.trace import load_trace
     from factories import write_nsys_sqlite
 
@@ -93,7 +90,38 @@ def test_gantt_legend_counts_the_dispatches_in_a_zoomed_view(tmp_path):
                              kernels=[{"start": 10, "end": 900, "deviceId": 0, "shortName": "k", "demangledName": "k",
                                        "correlationId": 1}],
                              nvtx=[{"start": s, "eventType": 34, "text": f"CG_DISPATCH:actual={n}"} for s, n in marks])
-    trace = load_trace(path)
+    return load_trace(path)
+
+
+def test_window_step_times_are_of_whole_steps(tmp_path):
+    """Stats for a window: a step cut by its edges counts in dispatches, tokens and total time (its time
+    inside the window) but is not a step time (a 300 ms prefill step cut to 19 ms read as a 19 ms p50)."""
+    from dashboard.render import ViewOptions, phase_figure_view, phase_view
+
+    trace = _dispatch_trace(tmp_path)
+    # [150, 350): decode [100,200) cut to 50 ns, decode [200,300) whole, prefill [300,400) cut to 50 ns
+    pv = phase_view(trace, ViewOptions(threshold=100, stats_window=(150, 350)))
+    decode = pv.stats.set_index("phase").loc["decode"]
+    assert (decode["dispatches"], decode["tokens"], decode["total_ns"]) == (2, 2, 150)
+    assert (decode["mean_ns"], decode["p50_ns"], decode["p99_ns"]) == (100.0, 100.0, 100.0)
+    assert decode["tokens_per_s"] == 1 / 100e-9  # the whole step's token over its 100 ns
+    prefill = pv.stats.set_index("phase").loc["prefill"]
+    assert (prefill["dispatches"], prefill["tokens"], prefill["total_ns"]) == (1, 1600, 50)
+    assert all(pd.isna(prefill[c]) for c in ("mean_ns", "p50_ns", "p90_ns", "p99_ns", "tokens_per_s"))
+    fig, _ = phase_figure_view(trace, ViewOptions(threshold=100, stats_window=(150, 350)))
+    boxes = [t for t in fig.data if t.type == "box"]
+    assert [(t.name, len(t.y)) for t in boxes] == [("decode", 1)]  # the box plot holds whole steps only
+    assert "3 dispatches (2 cut by its edges: not in the step times)" in str(fig.layout.annotations[-1].text).replace("<br>", " ")
+    whole = phase_view(trace, ViewOptions(threshold=100)).stats.set_index("phase")  # no window: every step whole
+    assert (whole.loc["decode", "p50_ns"], whole.loc["prefill", "p50_ns"]) == (100.0, 250.0)
+
+
+def test_gantt_legend_counts_the_dispatches_in_a_zoomed_view(tmp_path):
+    """A zoomed Gantt's legend says how many dispatches of each phase the window shows, beside the whole
+    trace's count (it kept the whole trace's count while showing 2 of 6 dispatches)."""
+    from dashboard.render import ViewOptions, gantt_view
+
+    trace = _dispatch_trace(tmp_path)
     names = lambda window: [t.name for t in gantt_view(trace, ViewOptions(threshold=100, window=window))[0].data]  # noqa: E731
     assert names(None) == ["prefill (2)", "decode (4)"]
     # [150, 350): the steps [100,200), [200,300) and [300,400) overlap it; [0,100) and [400,500) do not

@@ -170,8 +170,17 @@ def assign_phases(dispatches: pd.DataFrame, threshold: float | None) -> pd.Serie
     return pd.Series(phase, index=dispatches.index, name="phase")
 
 
-def phase_stats(dispatches: pd.DataFrame, phases: pd.Series) -> pd.DataFrame:
+def phase_stats(dispatches: pd.DataFrame, phases: pd.Series, whole: np.ndarray | None = None) -> pd.DataFrame:
     """Per-phase step statistics.
+
+    Args:
+        dispatches: DISPATCHES rows (for a window: ``window.clip_dispatches``, cut at its edges).
+        phases: phase per row, aligned with ``dispatches``.
+        whole: for a window, which rows are whole steps (not cut by its edges); None: all are.
+            A step cut by a window edge is not a step time: the step-time statistics (mean, p50,
+            p90, p99) and tokens/s are then of the whole steps only (NaN, "n/a", for a phase
+            without one), while dispatches, tokens and total time count every step in the window
+            (cut steps by their time inside it).
 
     Returns:
         PHASE_STATS frame, one row per phase present, in PHASE_ORDER: dispatches, tokens (sum
@@ -180,23 +189,30 @@ def phase_stats(dispatches: pd.DataFrame, phases: pd.Series) -> pd.DataFrame:
         when the total is 0).
     """
     rows = []
+    whole = np.ones(len(dispatches), dtype=bool) if whole is None else np.asarray(whole, dtype=bool)
     for phase in PHASE_ORDER:
-        sel = dispatches[phases.to_numpy() == phase]
+        in_phase = phases.to_numpy() == phase
+        sel = dispatches[in_phase]
         if sel.empty:
             continue
         dur = sel["duration_ns"].to_numpy(np.int64)
         total = int(dur.sum())
         tokens = int(sel["tokens"].fillna(0).sum())
+        full = whole[in_phase]
+        steps = dur[full]  # step times: whole steps only
+        full_total = int(steps.sum())
+        full_tokens = int(sel["tokens"][full].fillna(0).sum())
+        pct = (lambda q: float(np.percentile(steps, q))) if steps.size else (lambda q: math.nan)
         rows.append({
             "phase": phase,
             "dispatches": len(sel),
             "tokens": tokens,
             "total_ns": total,
-            "mean_ns": float(dur.mean()),
-            "p50_ns": float(np.percentile(dur, 50)),
-            "p90_ns": float(np.percentile(dur, 90)),
-            "p99_ns": float(np.percentile(dur, 99)),
-            "tokens_per_s": tokens / (total / 1e9) if total > 0 else math.nan,  # no time: n/a
+            "mean_ns": float(steps.mean()) if steps.size else math.nan,
+            "p50_ns": pct(50),
+            "p90_ns": pct(90),
+            "p99_ns": pct(99),
+            "tokens_per_s": full_tokens / (full_total / 1e9) if full_total > 0 else math.nan,  # no time: n/a
         })
     out = pd.DataFrame(rows, columns=list(PHASE_STATS))
     return out.astype(PHASE_STATS)
