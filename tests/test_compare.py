@@ -243,10 +243,26 @@ def test_pair_query_round_trip():
 def test_choose_pair_defaults_and_unknown_ids():
     served = ["x@1", "y@2", "z@3"]
     explain = lambda t: f"'{t}' is not served here."  # noqa: E731
-    assert choose_pair(served, None, None, explain) == ("x@1", "y@2", [])
-    assert choose_pair(served, "z@3", None, explain) == ("z@3", "x@1", [])  # B: the trace after A (wrapping)
+    picked = "No candidate B in the link: comparing with {}, the served trace closest to A by kind and name. " \
+             "Pick the candidate above."
+    assert choose_pair(served, None, None, explain) == ("x@1", "y@2", [picked.format("y")])
+    assert choose_pair(served, "z@3", None, explain) == ("z@3", "x@1", [picked.format("x")])  # ties: after A, wrapping
     assert choose_pair(served, "nope@0", "y@2", explain) == ("x@1", "y@2", ["Baseline: 'nope@0' is not served here."])
+    assert choose_pair(served, "x@1", "z@3", explain) == ("x@1", "z@3", [])  # B chosen: no notice
+    assert choose_pair(["only@1"], None, None, explain) == ("only@1", "only@1", [])
     assert choose_pair([], "a", "b", explain)[:2] == (None, None)
+
+
+def test_the_default_candidate_is_the_closest_trace_by_kind_and_name():
+    """Compare… from the 2-GPU NCCL trace must not pick the seed summary because it is listed next."""
+    from dashboard.app.compare_callbacks import closest_candidate
+
+    served = ["000_seed_summary.json@1", "h100_qwen.json.gz@2", "nsys2022.4_cpu_llm_server_nvtx.sqlite@3",
+              "nsys2026.2_2gpu_nccl_after.sqlite@4", "nsys2026.2_2gpu_nccl_before.sqlite@5", "zz_summary.json@6"]
+    assert closest_candidate(served, "nsys2026.2_2gpu_nccl_before.sqlite@5") == "nsys2026.2_2gpu_nccl_after.sqlite@4"
+    assert closest_candidate(served, "nsys2022.4_cpu_llm_server_nvtx.sqlite@3") == "nsys2026.2_2gpu_nccl_after.sqlite@4"
+    assert closest_candidate(served, "000_seed_summary.json@1") == "zz_summary.json@6"  # same kind before name
+    assert closest_candidate(served, "h100_qwen.json.gz@2") == "nsys2022.4_cpu_llm_server_nvtx.sqlite@3"  # none alike
 
 
 def test_compare_page_is_a_page_of_the_same_app(pair):

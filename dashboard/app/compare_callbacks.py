@@ -35,9 +35,33 @@ def pair_query(a: str | None, b: str | None) -> str:
     return "?" + urlencode(items) if items else ""
 
 
+def _kind(name: str) -> str:
+    """A trace's input kind from its file name (nsys export, Kineto trace, summary or other JSON)."""
+    n = name.lower()
+    return next((k for k in (".sqlite", ".nsys-rep", ".json.gz", ".json") if n.endswith(k)), "")
+
+
+def closest_candidate(ids: list[str], a: str) -> str:
+    """The default candidate B for baseline ``a``: the other served trace of the same input kind whose
+    file name shares the longest start with A's (``run_before.sqlite`` pairs with ``run_after.sqlite``);
+    ties go to the first after A in ``ids`` (wrapping). ``a`` itself when it is the only trace."""
+    others = [ids[(ids.index(a) + k) % len(ids)] for k in range(1, len(ids))]
+    if not others:
+        return a
+    name_a = a.rsplit("@", 1)[0]
+
+    def score(t: str) -> tuple[bool, int]:
+        name = t.rsplit("@", 1)[0]
+        common = next((i for i, (x, y) in enumerate(zip(name, name_a)) if x != y), min(len(name), len(name_a)))
+        return _kind(name) == _kind(name_a), common
+
+    return max(others, key=score)  # max keeps the first of equal scores: the order after A
+
+
 def choose_pair(ids: list[str], a: str | None, b: str | None, explain) -> tuple[str | None, str | None, list[str]]:
     """Served ids for A and B with notices: unknown ids are replaced (A: the first trace; B: the
-    trace after A), and a missing B defaults to the trace after A."""
+    closest candidate, ``closest_candidate``), and a missing B defaults to the closest candidate,
+    with a notice saying it was picked, never silently."""
     notices = []
     if a is not None and a not in ids:
         notices.append("Baseline: " + explain(a))
@@ -49,7 +73,10 @@ def choose_pair(ids: list[str], a: str | None, b: str | None, explain) -> tuple[
         return None, None, notices
     a = a or ids[0]
     if b is None:
-        b = ids[(ids.index(a) + 1) % len(ids)]
+        b = closest_candidate(ids, a)
+        if b != a:
+            notices.append(f"No candidate B in the link: comparing with {b.rsplit('@', 1)[0]}, the served trace "
+                           "closest to A by kind and name. Pick the candidate above.")
     return a, b, notices
 
 
