@@ -249,6 +249,9 @@ def test_choose_pair_defaults_and_unknown_ids():
     assert choose_pair(served, "z@3", None, explain) == ("z@3", "x@1", [picked.format("x")])  # ties: after A, wrapping
     assert choose_pair(served, "nope@0", "y@2", explain) == ("x@1", "y@2", ["Baseline: 'nope@0' is not served here."])
     assert choose_pair(served, "x@1", "z@3", explain) == ("x@1", "z@3", [])  # B chosen: no notice
+    assert choose_pair(served, "x@1", "gone@9", explain)[2] == [  # a B not served: replaced, and said so
+        "Candidate: 'gone@9' is not served here.",
+        "Comparing instead with y, the served trace closest to A by kind and name. Pick the candidate above."]
     assert choose_pair(["only@1"], None, None, explain) == ("only@1", "only@1", [])
     assert choose_pair([], "a", "b", explain)[:2] == (None, None)
 

@@ -66,7 +66,8 @@ def choose_pair(ids: list[str], a: str | None, b: str | None, explain) -> tuple[
     if a is not None and a not in ids:
         notices.append("Baseline: " + explain(a))
         a = None
-    if b is not None and b not in ids:
+    replaced = b is not None and b not in ids
+    if replaced:
         notices.append("Candidate: " + explain(b))
         b = None
     if not ids:
@@ -75,8 +76,9 @@ def choose_pair(ids: list[str], a: str | None, b: str | None, explain) -> tuple[
     if b is None:
         b = closest_candidate(ids, a)
         if b != a:
-            notices.append(f"No candidate B in the link: comparing with {b.rsplit('@', 1)[0]}, the served trace "
-                           "closest to A by kind and name. Pick the candidate above.")
+            notices.append(("Comparing instead with " if replaced else "No candidate B in the link: comparing with ")
+                           + f"{b.rsplit('@', 1)[0]}, the served trace closest to A by kind and name. "
+                           "Pick the candidate above.")
     return a, b, notices
 
 
