@@ -134,10 +134,15 @@ def trace_gate(trace) -> threading.RLock:
     working memory would add up. Zooms do not take it, and ``memo`` does not either (a zoom never
     waits for a page's analyses). Re-entrant."""
     with _MEMO_LOCK:
-        for k in [k for k, (ref, _) in _MEMO.items() if ref() is None]:
-            del _MEMO[k]
-            _GATES.pop(k, None)
+        _drop_dead_traces()
         return _GATES.setdefault(id(trace), threading.RLock())
+
+
+def _drop_dead_traces() -> None:
+    """Forget the memo entries and gates of traces that no longer exist (hold ``_MEMO_LOCK``)."""
+    for k in [k for k, (ref, _) in _MEMO.items() if ref() is None]:
+        del _MEMO[k]
+        _GATES.pop(k, None)
 
 
 def memo(trace, key: tuple, compute):
@@ -169,9 +174,7 @@ def memo(trace, key: tuple, compute):
         try:
             value = compute()
             with _MEMO_LOCK:
-                for k in [k for k, (ref, _) in _MEMO.items() if ref() is None]:
-                    del _MEMO[k]
-                    _GATES.pop(k, None)
+                _drop_dead_traces()
                 hit = _MEMO.get(tid)
                 if hit is None or hit[0]() is not trace:
                     hit = _MEMO[tid] = (weakref.ref(trace), OrderedDict())

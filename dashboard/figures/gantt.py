@@ -61,21 +61,20 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
             hoverinfo="text",
             customdata=sel["index"].to_numpy(),
         ))
-    fig = go.Figure(data=traces, _validate=False)
-    rows = legend_rows([t.name for t in fig.data], font_px=11, width_px=1300)
+    rows = legend_rows([t.name for t in traces], font_px=11, width_px=1300)
     top = 34 + 22 * rows
-    fig.update_layout(**theme.time_axis_layout(
-        # Title on the left: the mode bar (top right) never covers it.
-        title=dict(text=title, x=0, xref="paper", xanchor="left", y=1, yref="container", yanchor="top",
-                   pad=dict(t=8), font=dict(size=14)),
+    xaxis = dict(ticksuffix=" s", showgrid=True, gridcolor=theme.grid)
+    if x_range_ns is not None:
+        xaxis["range"] = [x_range_ns[0] / 1e9, x_range_ns[1] / 1e9]
+    layout = theme.time_axis_layout(
+        title=theme.left_title(title),
         barmode="overlay",
         height=top + 40 + 45 * len(phase_names),
         margin=dict(l=theme.time_axis_left_margin, r=20, t=top, b=40),
         uirevision=uirevision,
         showlegend=True,
-    ))
-    fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(phase_names)), title=None, automargin=False)
-    fig.update_xaxes(ticksuffix=" s", showgrid=True, gridcolor=theme.grid)
-    if x_range_ns is not None:
-        fig.update_xaxes(range=[x_range_ns[0] / 1e9, x_range_ns[1] / 1e9])
+        xaxis=xaxis,
+        yaxis=dict(categoryorder="array", categoryarray=list(reversed(phase_names)), automargin=False),
+    )
+    fig = go.Figure(data=traces, layout=layout, _validate=False)  # one step, as the timeline (a zoom redraws it)
     return fig

@@ -72,13 +72,18 @@ class Theme:
         layout.update(extra)
         return layout
 
+    def left_title(self, text: str) -> dict:
+        """A figure title on the left, at the top (the mode bar, top right, never covers it)."""
+        return dict(text=text, x=0, xref="paper", xanchor="left", y=1, yref="container", yanchor="top",
+                    pad=dict(t=8), font=dict(size=14))
+
     def base_layout(self, **extra) -> dict:
         layout = dict(
             font=dict(family=self.font_family, size=self.font_size, color=self.text),
             paper_bgcolor=self.paper,
             plot_bgcolor=self.paper,
             margin=dict(l=10, r=10, t=40, b=40),
-            hoverlabel=dict(font_size=12),
+            hoverlabel=dict(font=dict(size=12)),  # nested: a layout built without validation keeps keys as written
         )
         layout.update(extra)
         return layout

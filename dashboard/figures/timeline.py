@@ -350,13 +350,12 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         ys = np.array([stream_lane_label(d, st, gpus, rank_devices) for d, st in zip(kernels["device_id"], lane_of)],
                       dtype=object)
         texts = np.array(bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px), dtype=object)
-        n_k = len(kernels)
         if "api_name" in kernels:  # the launch call, where one was found (columns read once, not per kernel)
             api_names = kernels["api_name"].astype(object).tolist()
             api_threads = kernels["api_thread"].astype(object).tolist()
             api_starts = kernels["api_start_ns"].astype(object).tolist()
         else:
-            api_names = api_threads = api_starts = [None] * n_k
+            api_names = api_threads = api_starts = [None] * len(kernels)
         hover = []
         for n, s, e, st, la, c, r, corr, an, at, a0 in zip(
                 names, starts.tolist(), ends.tolist(), lane_of.tolist(), kernels["launch"].tolist(), cats,
@@ -427,8 +426,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
     if x_range_ns is not None:
         xaxis["range"] = [x_range_ns[0] / 1e9, x_range_ns[1] / 1e9]
     layout = theme.time_axis_layout(
-        title=dict(text=title, x=0, xref="paper", xanchor="left", y=1, yref="container", yanchor="top",
-                   pad=dict(t=8), font=dict(size=14)),
+        title=theme.left_title(title),
         barmode="overlay",
         height=timeline_height(len(categories), top, bottom),
         uirevision=uirevision,
@@ -438,7 +436,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         uniformtext=dict(minsize=TEXT_PX - 1, mode="hide"),
         meta={"time_axis": True, "lanes": len(categories)},
         xaxis=xaxis,
-        yaxis=dict(categoryorder="array", categoryarray=list(reversed(categories)), title=None,
+        yaxis=dict(categoryorder="array", categoryarray=list(reversed(categories)),
                    tickfont=dict(size=TEXT_PX), automargin=False, tickmode="array", tickvals=categories,
                    ticktext=[_short_label(c) for c in categories], range=[-0.5, len(categories) - 0.5]),
     )
