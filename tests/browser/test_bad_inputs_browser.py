@@ -15,6 +15,7 @@ from dashboard.app import create_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bad_inputs import IMG_NAME, SCRIPT_NAME, write_case  # noqa: E402
+from waits import figure_js, grid_js  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -23,10 +24,6 @@ HOSTILE = (SCRIPT_NAME, IMG_NAME)
 
 def digest(path: Path) -> tuple[str, int]:
     return hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns
-
-
-def fig_js(graph_id: str, expr: str) -> str:
-    return f"() => {{ const gd = document.querySelector('#{graph_id} .js-plotly-plot'); return {expr}; }}"
 
 
 def nothing_ran(page: Page, dialogs: list) -> None:
@@ -68,8 +65,7 @@ def test_html_and_script_names_render_as_text_everywhere(page: Page, serve, tmp_
     page.goto(serve(app) + f"/?trace={tid}&t0_ns=900&t1_ns=3100&v=1")
 
     # grid: the raw names, shown as text
-    page.wait_for_function("() => { try { return dash_ag_grid.getApi('kernel-table').getDisplayedRowCount() === 2 }"
-                           " catch (e) { return false } }", timeout=30000)
+    page.wait_for_function(grid_js("kernel-table", "n === 2"), timeout=30000)
     page.locator("#kernel-table").scroll_into_view_if_needed()
     expect(page.locator("#kernel-table .ag-row").first).to_be_visible(timeout=30000)
     name_cells = page.locator("#kernel-table .ag-center-cols-container .ag-cell[col-id='name']")
@@ -78,14 +74,14 @@ def test_html_and_script_names_render_as_text_everywhere(page: Page, serve, tmp_
     assert sorted(c.strip() for c in cells) == sorted(HOSTILE)
 
     # timeline: per-stream kernels are drawn at this window; tick labels and hovers show literal text
-    page.wait_for_function(fig_js("timeline", "gd._fullData.some(t => t.name.startsWith('kernels: '))"),
+    page.wait_for_function(figure_js("timeline", "gd._fullData.some(t => t.name.startsWith('kernels: '))"),
                            timeout=30000)
-    ticks = page.evaluate(fig_js("timeline", "[...gd.querySelectorAll('.ytick text')].map(t => t.textContent)"))
+    ticks = page.evaluate(figure_js("timeline", "[...gd.querySelectorAll('.ytick text')].map(t => t.textContent)"))
     assert "GPU 0 · <script>w…__pwned=1</script>" in ticks  # the GPU's name, elided, as text
     def hover(graph_id: str, find_trace: str, point: int) -> str:
         """Hover one point through Plotly and return the hover label's text (Plotly throttles hovers: pause)."""
         page.wait_for_timeout(120)
-        return page.evaluate(fig_js(graph_id, f"""(() => {{
+        return page.evaluate(figure_js(graph_id, f"""(() => {{
             const i = gd._fullData.findIndex({find_trace});
             Plotly.Fx.hover(gd, [{{curveNumber: i, pointNumber: {point}}}]);
             return [...gd.querySelectorAll('.hoverlayer .hovertext')].map(h => h.textContent).join(' | '); }})()"""))

@@ -13,6 +13,7 @@ from dashboard.app.store import trace_id
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from compare_fixtures import write_pair  # noqa: E402
 from paths import NSYS_DIR, nsys_trace  # noqa: E402
+from waits import figure_js, grid_js  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -26,8 +27,7 @@ def grid_rows(page: Page, grid_id: str, field: str) -> list:
 
 
 def wait_rows(page: Page, grid_id: str, n: int):
-    page.wait_for_function(f"() => {{ try {{ return dash_ag_grid.getApi('{grid_id}').getDisplayedRowCount() === {n}; }}"
-                           " catch (e) { return false; } }", timeout=30000)
+    page.wait_for_function(grid_js(grid_id, f"n === {n}"), timeout=30000)
 
 
 def test_compare_page_from_a_link(page: Page, serve, artifacts, console_errors, tmp_path):
@@ -43,7 +43,8 @@ def test_compare_page_from_a_link(page: Page, serve, artifacts, console_errors, 
     wait_rows(page, "cmp-type-table", 4)
     assert grid_rows(page, "cmp-type-table", "tokens") == [512, 1, 3, 5]
     assert grid_rows(page, "cmp-phase-table", "matched_b_ns") == [900, 700]
-    names = page.evaluate("() => document.querySelector('#cmp-step-figure .js-plotly-plot')._fullData.map(t => t.name)")
+    page.wait_for_function(figure_js("cmp-step-figure", "gd._fullData.length === 2"), timeout=30000)
+    names = page.evaluate(figure_js("cmp-step-figure", "gd._fullData.map(t => t.name)"))
     assert names == ["A (baseline)", "B (candidate)"]
     expect(page.locator("#cmp-kernel-figure .ytick").first).to_be_visible()
     page.locator("#cmp-kernel-grid").scroll_into_view_if_needed()  # AG Grid draws rows once on screen

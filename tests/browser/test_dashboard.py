@@ -6,6 +6,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.app import create_app
+from waits import figure_js, grid_js, until
 
 pytestmark = pytest.mark.browser
 
@@ -15,18 +16,6 @@ def samples_dir():
     from pathlib import Path
 
     return Path(__file__).resolve().parents[2] / "sample_traces"
-
-
-def figure_js(graph_id: str, expr: str) -> str:
-    """A wait predicate on a figure ``gd`` that tolerates a figure being redrawn (no plot div for a moment)."""
-    return (f"() => {{ const gd = document.querySelector('#{graph_id} .js-plotly-plot'); "
-            f"if (!gd || !gd.layout) return false; return {expr}; }}")
-
-
-def grid_js(grid_id: str, condition: str) -> str:
-    """A wait predicate on an AG Grid's row count ``n`` that tolerates a grid not created yet."""
-    return (f"() => {{ try {{ const n = dash_ag_grid.getApi('{grid_id}').getDisplayedRowCount(); return {condition}; }}"
-            " catch (e) { return false; } }")
 
 
 def choose_trace(page: Page, name: str):
@@ -69,10 +58,10 @@ def test_seed_gantt_phases_sorting_and_screenshot(page: Page, serve, artifacts, 
     first = lambda field: page.evaluate(f"() => {api}.getDisplayedRowAtIndex(0).data.{field}")  # noqa: E731
     assert first("name") == "device_kernel"  # sorted by total time, descending
     page.locator("#kernel-table .ag-header-cell[col-id='count'] .ag-header-cell-label").click()
-    page.wait_for_function(f"() => {api}.getDisplayedRowAtIndex(0).data.count === 184")
+    page.wait_for_function(until(f"{api}.getDisplayedRowAtIndex(0).data.count === 184"))
     assert first("name") == "sm120_fp8_fp4_gemm_1d1d_impl"  # ascending by count: 184 calls first
     page.locator("#kernel-table .ag-header-cell[col-id='count'] .ag-header-cell-label").click()
-    page.wait_for_function(f"() => {api}.getDisplayedRowAtIndex(0).data.count === 15921")
+    page.wait_for_function(until(f"{api}.getDisplayedRowAtIndex(0).data.count === 15921"))
     # What the cells show, not only the row data: formatted by the column's unit (a formatter that throws in
     # dash-ag-grid's sandbox leaves the raw ns value under a "ms" header).
     row0 = page.locator("#kernel-table .ag-center-cols-container .ag-row[row-index='0']")
@@ -117,7 +106,7 @@ def test_two_gpu_trace_shows_device_lanes(page: Page, serve, artifacts, console_
     open_trace(page, serve, "nsys2026.2_2gpu_nccl_before.sqlite")
     expect(page.locator("#overview")).to_contain_text("4,010", timeout=30000)
     expect(page.locator("#gantt")).to_contain_text("No dispatch marks found")
-    page.wait_for_function(figure_js("timeline", "gd && gd.layout.yaxis.categoryarray && "
+    page.wait_for_function(figure_js("timeline", "gd.layout.yaxis.categoryarray && "
                                                  "gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=30000)
     lanes = page.evaluate(figure_js("timeline", "gd.layout.yaxis.categoryarray"))
     assert lanes[:2] == ["GPU 1", "GPU 0"]  # bottom-up order of a categorical axis
@@ -146,10 +135,11 @@ def test_bad_trace_shows_alert_and_server_keeps_serving(page: Page, serve, tmp_p
 def test_zooming_the_timeline_fetches_detail_and_the_gantt_follows(page: Page, serve, artifacts, console_errors):
     open_trace(page, serve, "generated_seed_shaped_108k.sqlite")
     expect(page.locator("#overview")).to_contain_text("108,000", timeout=30000)
-    names = figure_js("timeline", "(gd._fullData || []).map(t => t.name)")  # false until the figure is drawn
-    page.wait_for_function(f"() => (({names})() || []).some(n => n.startsWith('GPU busy fraction'))", timeout=30000)
+    page.wait_for_function(figure_js("timeline", "gd._fullData.some(t => t.name.startsWith('GPU busy fraction'))"),
+                           timeout=30000)
     page.evaluate(figure_js("timeline", "Plotly.relayout(gd, {'xaxis.range': [1.0, 1.02]})"))
-    page.wait_for_function(f"() => (({names})() || []).includes('GPU busy (kernels)')", timeout=30000)
+    page.wait_for_function(figure_js("timeline", "gd._fullData.some(t => t.name === 'GPU busy (kernels)')"),
+                           timeout=30000)
     page.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[0] - 1.0) < 1e-9"), timeout=10000)
     marks = page.evaluate(figure_js("timeline", "gd._fullData.reduce((n, t) => n + (t.x ? t.x.length : 0), 0)"))
     assert 0 < marks <= 5000
@@ -283,7 +273,7 @@ def test_kernel_table_sort_travels_in_the_link(page: Page, serve, browser, conso
     p2.locator("#kernel-table").scroll_into_view_if_needed()
     p2.wait_for_function(grid_js("kernel-table", "n === 20"), timeout=30000)
     api = "dash_ag_grid.getApi('kernel-table')"
-    p2.wait_for_function(f"() => {api}.getDisplayedRowAtIndex(0).data.count === 184", timeout=15000)
+    p2.wait_for_function(until(f"{api}.getDisplayedRowAtIndex(0).data.count === 184"), timeout=15000)
     counts = p2.evaluate(f"() => {{ const out = []; {api}.forEachNodeAfterFilterAndSort(n => out.push(n.data.count));"
                          " return out; }")
     assert counts == sorted(counts)

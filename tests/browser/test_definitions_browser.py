@@ -6,6 +6,7 @@ from paths import DATA
 from playwright.sync_api import Page, expect
 
 from dashboard.app import create_app
+from waits import grid_js
 
 pytestmark = pytest.mark.browser
 CASES = DATA / "cases"
@@ -17,22 +18,19 @@ def test_busy_source_graph_rows_and_api_families(page: Page, serve, console_erro
     overview = page.locator("#overview")
     expect(overview).to_contain_text("GPU busy, kernel rows only", timeout=60000)  # c15: graphs counted
     expect(overview).to_contain_text("100.00 %")
-    first_kernel = ("() => { try { return dash_ag_grid.getApi('kernel-table').getDisplayedRowAtIndex(0).data.name"
-                    " === 'CUDA graph 7'; } catch (e) { return false; } }")
-    page.wait_for_function(first_kernel, timeout=60000)
+    page.wait_for_function(grid_js("kernel-table", "api.getDisplayedRowAtIndex(0).data.name === 'CUDA graph 7'"),
+                           timeout=60000)
     page.locator("#busy-source").get_by_text("kernel rows only").click()
     expect(overview).to_contain_text("20.00 %", timeout=30000)
     expect(overview).not_to_contain_text("GPU busy, kernel rows only")
-    page.wait_for_function("() => { try { return dash_ag_grid.getApi('kernel-table').getDisplayedRowCount() === 1; }"
-                           " catch (e) { return false; } }", timeout=60000)
+    page.wait_for_function(grid_js("kernel-table", "n === 1"), timeout=60000)
 
     page.click("#trace-picker")
     page.get_by_text("c27.sqlite", exact=True).click()
     page.locator("#table-tabs").get_by_text("CUDA API calls", exact=True).click()
     page.locator("#api-group").get_by_text("per family", exact=False).click()
     grid = "dash_ag_grid.getApi('api-table')"
-    page.wait_for_function(f"() => {{ try {{ return {grid}.getDisplayedRowCount() === 3; }} catch (e) {{ return false; }} }}",
-                           timeout=60000)
+    page.wait_for_function(grid_js("api-table", "n === 3"), timeout=60000)
     fams = page.evaluate(f"() => {{ const o = {{}}; {grid}.forEachNode(n => o[n.data.name] = n.data.count); return o; }}")
     assert fams == {"sync": 1, "launch": 5, "memcpy": 1}
     assert console_errors == []

@@ -8,6 +8,7 @@ from playwright.sync_api import Page, expect
 from dashboard.analysis.ranks import RANKS_NOTICE
 from dashboard.app import create_app
 from dashboard.app.ranks import ranks_store
+from waits import figure_js
 
 pytestmark = pytest.mark.browser
 
@@ -23,9 +24,7 @@ def test_ranks_view_lanes_notice_and_screenshot(page: Page, serve, artifacts, co
     expect(page.locator("#alerts")).to_contain_text(RANKS_NOTICE, timeout=30000)
     expect(page.locator("#trace-picker")).to_contain_text(f"2 ranks: {PAIR[0]} + {PAIR[1]}")
     expect(page.locator("#overview")).to_contain_text("7,597")  # 4,010 + 3,587 kernels
-    page.wait_for_function("() => { const gd = document.querySelector('#timeline .js-plotly-plot');"
-                           " return gd && gd._fullLayout && gd._fullLayout.yaxis._categories.length > 0; }",
-                           timeout=30000)
+    page.wait_for_function(figure_js("timeline", "gd._fullLayout.yaxis._categories.length > 0"), timeout=30000)
     lanes = page.evaluate("() => document.querySelector('#timeline .js-plotly-plot')._fullLayout.yaxis._categories")
     # categories run bottom-up: rank 0 GPU 0 is the top GPU lane
     assert [lane for lane in lanes if re.fullmatch(r"rank \d · GPU \d", lane)] == [

@@ -20,6 +20,7 @@ from dashboard.app.store import trace_id
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from window_fixture import WINDOW, write_window_fixture  # noqa: E402
+from waits import figure_js, grid_js  # noqa: E402
 
 pytestmark = pytest.mark.browser
 GRAPHS = ("timeline", "gantt", "phase-analysis")
@@ -261,8 +262,7 @@ def test_window_statistics_match_the_hand_computed_values(page: Page, serve, tmp
     assert cards["kernels"] == "4"
     expect(page.locator("#overview-scope")).to_have_text("Stats for: window 80–520 ns (intervals clipped at its edges)")
     expect(page.locator("#gpu-scope")).to_contain_text("window 80–520 ns")
-    page.wait_for_function("() => { try { return dash_ag_grid.getApi('kernel-table').getDisplayedRowCount() === 4; }"
-                           " catch (e) { return false; } }", timeout=15000)
+    page.wait_for_function(grid_js("kernel-table", "n === 4"), timeout=15000)
     rows = page.evaluate("() => { const o = {}; dash_ag_grid.getApi('kernel-table').forEachNode(n => "
                          "o[n.data.name] = [n.data.count, n.data.total_ns]); return o; }")
     assert rows == {"a": [1, 20], "b": [1, 250], "c": [1, 20], "d": [1, 60]}
@@ -288,8 +288,7 @@ def _open_counting(page: Page, url: str) -> list[str]:
             if "_dash-update-component" in r.url else None)
     box = track_callbacks(page)
     page.goto(url)
-    page.wait_for_function("() => { const g = document.querySelector('#timeline .js-plotly-plot');"
-                           " return g && g._fullLayout && g.querySelector('.main-svg'); }", timeout=60000)
+    page.wait_for_function(figure_js("timeline", "gd._fullLayout && gd.querySelector('.main-svg')"), timeout=60000)
     wait_idle(page, box)
     return sent
 

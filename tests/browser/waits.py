@@ -1,0 +1,26 @@
+"""Wait predicates for ``page.wait_for_function`` that never throw.
+
+Playwright fails a wait at once when its predicate throws, and Dash redraws a figure or a grid by
+replacing it: for a moment there is no plot div, no ``_fullData`` or no grid API. Every predicate
+here answers ``false`` in that moment instead of throwing, so a wait only fails on its timeout.
+"""
+
+
+def until(expr: str) -> str:
+    """A predicate that is ``expr`` (a JS expression), or false while evaluating it throws."""
+    return f"() => {{ try {{ return Boolean({expr}); }} catch (e) {{ return false; }} }}"
+
+
+def figure_js(graph_id: str, expr: str) -> str:
+    """A function of the drawn figure ``gd`` under ``#graph_id``: ``expr``, or false while none is drawn.
+
+    For ``page.evaluate`` too: there it answers the value of ``expr`` once the figure is drawn."""
+    return (f"() => {{ const gd = document.querySelector('#{graph_id} .js-plotly-plot'); "
+            f"if (!gd || !gd.layout || !gd._fullData) return false; "
+            f"try {{ return {expr}; }} catch (e) {{ return false; }} }}")
+
+
+def grid_js(grid_id: str, condition: str) -> str:
+    """A predicate on an AG Grid's displayed row count ``n`` (and its ``api``); false before the grid exists."""
+    return (f"() => {{ try {{ const api = dash_ag_grid.getApi('{grid_id}'); const n = api.getDisplayedRowCount(); "
+            f"return Boolean({condition}); }} catch (e) {{ return false; }} }}")
