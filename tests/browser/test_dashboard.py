@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.app import create_app
-from waits import figure_js, grid_js, until
+from waits import figure_js, grid_js, until, zoom
 
 pytestmark = pytest.mark.browser
 
@@ -93,10 +93,10 @@ def test_nvtx_sample_timeline_zoom_follows_gantt(page: Page, serve, artifacts, c
     expect(page.locator("#timeline .legendtext").first).to_be_visible()
     lanes = page.evaluate(figure_js("timeline", "gd.layout.yaxis.categoryarray"))
     assert "NVTX marks" in lanes and any("L1" in lane for lane in lanes)
-    page.evaluate(figure_js("gantt", "Plotly.relayout(gd, {'xaxis.range': [0.03, 0.05]})"))
+    zoom(page, "gantt", 0.03, 0.05)
     page.wait_for_function(figure_js("timeline", "Math.abs(gd.layout.xaxis.range[0] - 0.03) < 1e-9"), timeout=10000)
     assert page.evaluate(figure_js("timeline", "gd.layout.xaxis.range")) == [0.03, 0.05]
-    page.evaluate(figure_js("timeline", "Plotly.relayout(gd, {'xaxis.range': [0.04, 0.06]})"))
+    zoom(page, "timeline", 0.04, 0.06)
     page.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[0] - 0.04) < 1e-9"), timeout=10000)
     page.screenshot(path=str(artifacts / "nvtx_sample_zoomed.png"), full_page=True)
     assert console_errors == []
@@ -137,7 +137,7 @@ def test_zooming_the_timeline_fetches_detail_and_the_gantt_follows(page: Page, s
     expect(page.locator("#overview")).to_contain_text("108,000", timeout=30000)
     page.wait_for_function(figure_js("timeline", "gd._fullData.some(t => t.name.startsWith('GPU busy fraction'))"),
                            timeout=30000)
-    page.evaluate(figure_js("timeline", "Plotly.relayout(gd, {'xaxis.range': [1.0, 1.02]})"))
+    zoom(page, "timeline", 1.0, 1.02)
     page.wait_for_function(figure_js("timeline", "gd._fullData.some(t => t.name === 'GPU busy (kernels)')"),
                            timeout=30000)
     page.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[0] - 1.0) < 1e-9"), timeout=10000)
@@ -178,7 +178,7 @@ def test_a_copied_link_reproduces_the_view_in_a_new_browser(page: Page, serve, b
     expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (23)", timeout=15000)
     page.locator("#timeline-lanes").get_by_text("NVTX marks").click()
     page.locator("#table-tabs").get_by_text("Idle gaps", exact=True).click()
-    page.evaluate(figure_js("timeline", "Plotly.relayout(gd, {'xaxis.range': [0.03, 0.05]})"))
+    zoom(page, "timeline", 0.03, 0.05)
     page.wait_for_function("() => window.location.search.includes('t0_ns=30000000')", timeout=15000)
     url = page.url
     assert "threshold=2" in url and "lanes=nvtx,gpu,streams,memops" in url and "tab=gaps" in url

@@ -20,7 +20,7 @@ from dashboard.app.store import trace_id
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from window_fixture import WINDOW, write_window_fixture  # noqa: E402
-from waits import figure_js, grid_js  # noqa: E402
+from waits import figure_js, grid_js, zoom  # noqa: E402
 
 pytestmark = pytest.mark.browser
 GRAPHS = ("timeline", "gantt", "phase-analysis")
@@ -151,8 +151,7 @@ def test_random_sequence_then_the_link_reproduces_the_view(page: Page, serve, br
         if kind == "zoom":
             a = lo + (hi - lo) * rng.uniform(0, 0.6)
             b = a + (hi - lo) * rng.uniform(0.05, 0.3)
-            page.evaluate(f"() => Plotly.relayout(document.querySelector('#timeline .js-plotly-plot'), "
-                          f"{{'xaxis.range': [{a}, {b}]}})")
+            zoom(page, "timeline", a, b)
             page.wait_for_function(f"() => new URLSearchParams(location.search).get('t0_ns') == '{round(a * 1e9)}'",
                                    timeout=15000)
         elif kind == "control":

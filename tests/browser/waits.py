@@ -24,3 +24,10 @@ def grid_js(grid_id: str, condition: str) -> str:
     """A predicate on an AG Grid's displayed row count ``n`` (and its ``api``); false before the grid exists."""
     return (f"() => {{ try {{ const api = dash_ag_grid.getApi('{grid_id}'); const n = api.getDisplayedRowCount(); "
             f"return Boolean({condition}); }} catch (e) {{ return false; }} }}")
+
+
+def zoom(page, graph_id: str, lo_s: float, hi_s: float, timeout: float = 30000) -> None:
+    """Zoom figure ``graph_id`` to ``[lo_s, hi_s]`` as a drag would (``Plotly.relayout``), once the figure is
+    drawn: a relayout sent to a figure that is not drawn yet (or being replaced) would be lost without a word."""
+    page.wait_for_function(figure_js(graph_id, f"(Plotly.relayout(gd, {{'xaxis.range': [{lo_s}, {hi_s}]}}), true)"),
+                           timeout=timeout)
