@@ -186,6 +186,24 @@ def test_the_layout_is_the_referring_link_s_page_already_drawn():
     assert _find(compare, "cmp-a") is not None
 
 
+def test_per_phase_footnote_shows_only_with_the_table_it_explains():
+    """A trace without dispatches gets the Per phase panel's one line of why, not the footnote about
+    step times (it sits in the container the view hides); a trace with dispatches shows both."""
+    nccl = nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")
+    app = create_app([SEED, nccl], uploads=False)
+    client = app.server.test_client()
+    shown = {}
+    for tid in app.server.config["TRACE_STORE"].ids():
+        page = _layout_of(client, f"http://localhost/?trace={tid}")
+        box = _find(page, "phases-grid")["props"]
+        assert "A step lasts from its dispatch mark" in json.dumps(box["children"])  # the footnote is in the box
+        shown[tid.split("@")[0]] = (box.get("style") != {"display": "none"},
+                                    _find(page, "phases-empty")["props"].get("children"))
+    assert shown["000_746bee52f7bbcc80_seed_summary.json"] == (True, "")
+    assert shown[nccl.name] == (False, "No dispatch marks named CG_DISPATCH… in this trace: set the dispatch "
+                                       "marker prefix to your server's marks.")
+
+
 def test_a_bad_trace_becomes_an_alert_and_other_views_stay_empty(tmp_path):
     bad = tmp_path / "broken.sqlite"
     bad.write_text("not sqlite")

@@ -32,9 +32,12 @@ VIEW = View(
     layout=lambda state: html.Div(className="panel", children=[
         html.H3("Per phase"), html.Div(id=ids.scope("phases"), className="scope"),
         html.P(id="phases-empty", className="small"),
-        html.Div(id="phases-grid", children=html.Table(id=ids.PHASE_TABLE, className="metric-table")),
-        html.P("A step lasts from its dispatch mark to the next one (the last: to the end of GPU activity, or "
-               "estimated when unknown). Tokens/s = tokens ÷ total phase time. Stats for the visible window: a "
-               "step cut by its edges counts in dispatches, tokens and total time (its time inside the window), "
-               "not in the step times or tokens/s (n/a when no step of a phase is whole).", className="small")]),
+        # the footnote explains the table's figures: hidden with it when there is no step to show
+        html.Div(id="phases-grid", children=[
+            html.Table(id=ids.PHASE_TABLE, className="metric-table"),
+            html.P("A step lasts from its dispatch mark to the next one (the last: to the end of GPU activity, or "
+                   "estimated when unknown). Tokens/s = tokens ÷ total phase time. Stats for the visible window: a "
+                   "step cut by its edges counts in dispatches, tokens and total time (its time inside the "
+                   "window), not in the step times or tokens/s (n/a when no step of a phase is whole).",
+                   className="small")])]),
 )
