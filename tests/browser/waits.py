@@ -14,7 +14,7 @@ def until(expr: str) -> str:
 def figure_js(graph_id: str, expr: str) -> str:
     """A function of the drawn figure ``gd`` under ``#graph_id``: ``expr``, or false while none is drawn.
 
-    For ``page.evaluate`` too: there it answers the value of ``expr`` once the figure is drawn."""
+    For ``page.evaluate`` too, which does not wait: there it answers false when no figure is drawn yet."""
     return (f"() => {{ const gd = document.querySelector('#{graph_id} .js-plotly-plot'); "
             f"if (!gd || !gd.layout || !gd._fullData) return false; "
             f"try {{ return {expr}; }} catch (e) {{ return false; }} }}")
