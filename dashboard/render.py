@@ -423,6 +423,8 @@ def gpu_rows(trace: LoadedTrace, options: ViewOptions) -> tuple[list[dict], list
     else:
         t = gpu_time(work_for(b, options.busy_source), b.kernels)
     records = list(t.itertuples(index=False))
+    if not records:  # no kernel or memory operation (an NVTX-only trace, a window without GPU work)
+        return [], []
     columns = [(gpu_columns_key(r.device_id), "any GPU" if r.device_id == ALL_GPUS
                 else device_label(r.device_id, b.meta.gpus, b.meta.rank_devices)) for r in records]
     rows = [{"metric": label, **{gpu_columns_key(r.device_id): fmt(r) for r in records}} for label, fmt in GPU_METRICS]

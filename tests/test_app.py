@@ -311,6 +311,23 @@ def test_per_gpu_and_per_phase_tables_are_plain_text_tables():
     assert got[0] == ["", "GPU 0", "GPU 1", "any GPU"]
     assert next(r for r in got if r[0] == "Busy (union)")[3] == "285.206 ms"
 
+def test_per_gpu_says_why_it_is_empty_instead_of_an_empty_table():
+    """Without kernels or memory operations (an NVTX-only export; a window before the first kernel)
+    Per GPU is one line of why, not a table of metric names with no GPU columns."""
+    from dashboard.render import gpu_rows
+
+    nvtx_only = nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")
+    nccl = nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")
+    app = create_app([nvtx_only, nccl], uploads=False)
+    store = app.server.config["TRACE_STORE"]
+    by_name = {t.split("@")[0]: t for t in store.ids()}
+    out = render_view(BY_NAME["gpu"], store, ViewState(trace=by_name[nvtx_only.name]))
+    assert (out["box"], out["empty"]) == ({"display": "none"}, "Per GPU: no kernels or memory operations in this trace.")
+    assert gpu_rows(store.get(by_name[nvtx_only.name]), ViewOptions()) == ([], [])
+    out = render_view(BY_NAME["gpu"], store, ViewState(trace=by_name[nccl.name], t0_ns=0, t1_ns=1000, stats="window"))
+    assert (out["box"], out["empty"]) == ({"display": "none"}, "Per GPU: no kernels or memory operations in this window.")
+
+
 def test_generated_sample_is_seed_shaped(tmp_path):
     import sys
 
