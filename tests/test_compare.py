@@ -59,6 +59,9 @@ def test_phase_deltas_raw_and_matched_to_the_baseline_mix(cmp):
     assert p.loc["prefill", ["matched_a_ns", "matched_b_ns", "matched_delta_pct"]].tolist() == [1000, 900, -10.0]
     assert cmp.gate.metric == "step_time:decode" and (cmp.gate.a_ns, cmp.gate.b_ns) == (600, 700)
     assert cmp.gate.delta_pct == pytest.approx(100 / 6)
+    # a phase's total over its 3 dispatches (600 ns), not one step's time: the text says which
+    assert cmp.gate.explanation == ("decode total step time (the sum over its dispatches) at the baseline's token "
+                                    "mix (2 dispatch types paired by phase and token count), the worst phase")
 
 
 def test_kernel_deltas_sorted_by_absolute_change_with_one_sided_names(cmp):

@@ -346,9 +346,10 @@ def regression_gate(phases: pd.DataFrame, kernels: pd.DataFrame) -> Gate:
     """How much slower the candidate is, as one number for a CI gate (positive = slower).
 
     Definition: with dispatch types paired on both sides, the worst (largest) ``matched_delta_pct``
-    over phases: the step time of the phase that regressed most, priced at the baseline's token
-    mix (see ``phase_delta``). Without paired dispatches: kernel time at the baseline's kernel mix,
-    ``Σ a_count·b_mean_ns`` vs ``Σ a_total_ns`` over kernel names present on both sides, so a run
+    over phases: the total step time (summed over its dispatches) of the phase that regressed most,
+    priced at the baseline's token mix (see ``phase_delta``). Without paired dispatches: kernel time
+    at the baseline's kernel mix, ``Σ a_count·b_mean_ns`` vs ``Σ a_total_ns`` over kernel names
+    present on both sides, so a run
     that captured fewer iterations does not read as faster (kernels on one side only are left out).
     """
     p = phases[phases["paired_types"] > 0]
@@ -356,8 +357,8 @@ def regression_gate(phases: pd.DataFrame, kernels: pd.DataFrame) -> Gate:
         worst = p.loc[p["matched_delta_pct"].idxmax()]
         return Gate(f"step_time:{worst['phase']}", int(worst["matched_a_ns"]), int(worst["matched_b_ns"]),
                     float(worst["matched_delta_pct"]),
-                    f"{worst['phase']} step time at the baseline's token mix ({int(worst['paired_types'])} "
-                    "dispatch types paired by phase and token count), the worst phase")
+                    f"{worst['phase']} total step time (the sum over its dispatches) at the baseline's token mix "
+                    f"({int(worst['paired_types'])} dispatch types paired by phase and token count), the worst phase")
     k = kernels[(kernels["a_count"] > 0) & (kernels["b_count"] > 0)]
     a_ns = int(k["a_total_ns"].sum())
     b_ns = int(round(float((k["a_count"] * k["b_mean_ns"]).sum())))
