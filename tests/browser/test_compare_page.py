@@ -43,6 +43,8 @@ def test_compare_page_from_a_link(page: Page, serve, artifacts, console_errors, 
     wait_rows(page, "cmp-type-table", 4)
     assert grid_rows(page, "cmp-type-table", "tokens") == [512, 1, 3, 5]
     assert grid_rows(page, "cmp-phase-table", "matched_b_ns") == [900, 700]
+    # sized to its 2 rows and header (AG Grid's auto height kept 150 px for the body: an empty band)
+    assert page.locator("#cmp-phase-table").bounding_box()["height"] < 170
     page.wait_for_function(figure_js("cmp-step-figure", "gd._fullData.length === 2"), timeout=30000)
     names = page.evaluate(figure_js("cmp-step-figure", "gd._fullData.map(t => t.name)"))
     assert names == ["A (baseline)", "B (candidate)"]
