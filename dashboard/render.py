@@ -342,7 +342,18 @@ def kernel_categories(trace: LoadedTrace, window: tuple[int, int] | None = None)
 
 
 def time_extent(trace: LoadedTrace, dispatches: pd.DataFrame) -> tuple[int, int] | None:
-    """The x window that shows everything: GPU activity, dispatches and non-negative NVTX ranges.
+    """The x window that shows everything: ``activity_extent`` padded by 1 % on each side."""
+    extent = activity_extent(trace, dispatches)
+    if extent is None:
+        return None
+    a, b = extent
+    pad = max((b - a) // 100, 1)
+    return a - pad, b + pad
+
+
+def activity_extent(trace: LoadedTrace, dispatches: pd.DataFrame) -> tuple[int, int] | None:
+    """``(first start, last end)`` ns of GPU activity, dispatches and non-negative NVTX ranges; None
+    when there is none.
 
     Left out, so that one corrupt row cannot stretch the axis over centuries: invalid kernels
     (see ``summary.timed_kernels``) and NVTX ranges longer than ``MAX_KERNEL_DURATION_NS`` (24 h).
@@ -362,9 +373,7 @@ def time_extent(trace: LoadedTrace, dispatches: pd.DataFrame) -> tuple[int, int]
             hi.append(int(r["end_ns"].max()))
     if not lo:
         return None
-    a, b = min(lo), max(hi)
-    pad = max((b - a) // 100, 1)
-    return a - pad, b + pad
+    return min(lo), max(hi)
 
 
 def work_for(bundle, busy_source: str) -> pd.DataFrame:
@@ -719,6 +728,12 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
     if not b.graph_launches.empty and busy_parts(options.busy_source)[1]:
         notes.append(f"{len(b.graph_launches):,} CUDA graph launches shown as opaque busy intervals (graph-level "
                      "trace): re-profile with --cuda-graph-trace=node for per-kernel detail")
+    drawn = [f for f in (kernels, api, memops) if f is not None and not f.empty]
+    busy_or_idle = any(len(ln.starts) or len(ln.gap_starts) or (ln.mode == "bins" and ln.fraction.any()) for ln in lanes)
+    if x_range is not None and not busy_or_idle and selected.empty and marks.empty and not drawn \
+            and (extent := activity_extent(trace, dispatches_for(trace, options.dispatch_prefix))) is not None:
+        notes.insert(0, f"Nothing recorded in this window: the trace's activity runs from {extent[0] / 1e9:.6f} "
+                        f"to {extent[1] / 1e9:.6f} s")
     lane_keys = nvtx_lane_keys(selected, ranks=ranks, thread_names=b.meta.thread_names)
     if ranks:  # hovers give each rank's own pid (the label says which rank)
         lane_keys["pid"] = [ranks.get(int(p), (0, int(p)))[1] for p in lane_keys["pid"]]

@@ -374,3 +374,17 @@ def test_phase_without_kernel_time_has_no_category_shares():
     fig = build_phase_analysis(d, pd.Series(["decode", "prefill"]), cats)
     bars = {tr.name: dict(zip(tr.x, tr.y)) for tr in fig.data if tr.type == "bar"}
     assert bars["GEMM"] == {"decode": None, "prefill": 75.0} and bars["attention"] == {"decode": None, "prefill": 25.0}
+
+
+def test_a_window_outside_the_trace_says_so_instead_of_an_empty_plot():
+    """A link's window where nothing was recorded (the NCCL export's activity is at 60.1–60.4 s of its
+    session) draws the plot's message with the trace's extent, never a blank plot; a window inside the
+    activity has no such message. The extent is unpadded: first NVTX start, last kernel end."""
+    trace = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
+    fig = timeline_figure(trace, ViewOptions(), (100_000_000, 101_000_000))
+    assert [(a.name, a.text) for a in fig.layout.annotations] == [
+        ("empty", "Nothing recorded in this window: the trace's activity runs from 60.111430 to 60.411416 s")]
+    assert trace.bundle.kernels["end_ns"].max() == 60_411_390_119  # the last end is an NVTX range's, after it
+    inside = timeline_figure(trace, ViewOptions(), (60_200_000_000, 60_201_000_000))
+    assert "empty" not in [a.name for a in inside.layout.annotations]
+    assert sum(len(t.x) for t in inside.data if t.x is not None) > 0

@@ -24,9 +24,11 @@ TITLE_BAND_PX = 34  # title row at the top (the mode bar shares this row, on the
 LEGEND_ROW_PX = 22
 AXIS_PX = 30  # x tick labels under the plot
 STATUS_LINE_PX = 15
+LANE_LABEL_GAP_PX = 8  # between a lane's name and its bars (a bar's own name starts at its left edge)
 PLOT_WIDTH_PX = 1300  # plot width the labels are fitted to (full-width graph at 1600 px, minus margins)
 MIN_BAR_PX = 1.5  # CUDA API calls and memcpy/memset are drawn at least this wide
 HIGHLIGHT_COLOR = "#e8590c"
+
 
 
 def gpu_lane_label(device_id: int, gpus: dict[int, str],
@@ -213,7 +215,8 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
             labelled "rank r · GPU d"); None for a single trace.
         busy_label: what counts as busy ("kernels" or "kernels + memcpy/memset"), shown in the legend.
         notes: level-of-detail lines (what is left out at this zoom and how to see it), shown in a
-            small status line under the plot (annotation named "status"; export layouts drop it).
+            small status line under the plot (annotation named "status"; export layouts drop it). When
+            nothing is drawn, the first note is the plot's message instead (annotation named "empty").
         kernels: individual kernels to draw in per-(device, stream) lanes (zoomed in), with
             device_id, stream_id, start_ns, end_ns, short_name, category, rule, launch,
             correlation_id and optionally ``api_name``, ``api_start_ns``, ``api_thread`` (the launch call).
@@ -412,6 +415,11 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
                                     xref="x", y=1, yref="paper", yanchor="top", showarrow=False,
                                     bgcolor="rgba(255,255,255,0.85)", bordercolor=HIGHLIGHT_COLOR,
                                     font=dict(size=TEXT_PX, color="#1f2933")))
+    if notes and not any(t.x is not None and len(t.x) for t in traces):  # nothing drawn: the first note says why
+        # in the middle of the plot
+        annotations.append(dict(name="empty", text=escape_text(notes[0]), xref="paper", x=0.5, yref="paper", y=0.5,
+                                showarrow=False, font=dict(size=TEXT_PX + 2, color="#52606d")))
+        notes = notes[1:]
     status = textwrap.wrap(" · ".join(notes), width=int(plot_width_px / (CHAR_EM * TEXT_PX)),
                            break_long_words=False) if notes else []
     if status:
@@ -438,6 +446,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         xaxis=xaxis,
         yaxis=dict(categoryorder="array", categoryarray=list(reversed(categories)),
                    tickfont=dict(size=TEXT_PX), automargin=False, tickmode="array", tickvals=categories,
+                   ticklabelstandoff=LANE_LABEL_GAP_PX,
                    ticktext=[_short_label(c) for c in categories], range=[-0.5, len(categories) - 0.5]),
     )
     # One figure from known-good parts: add_trace / update_layout re-validated and copied them (most of a zoom).
