@@ -349,8 +349,8 @@ def regression_gate(phases: pd.DataFrame, kernels: pd.DataFrame) -> Gate:
     over phases: the total step time (summed over its dispatches) of the phase that regressed most,
     priced at the baseline's token mix (see ``phase_delta``). Without paired dispatches: kernel time
     at the baseline's kernel mix, ``Σ a_count·b_mean_ns`` vs ``Σ a_total_ns`` over kernel names
-    present on both sides, so a run
-    that captured fewer iterations does not read as faster (kernels on one side only are left out).
+    present on both sides, so a run that captured fewer iterations does not read as faster (kernels
+    on one side only are left out).
     """
     p = phases[phases["paired_types"] > 0]
     if len(p):

@@ -30,7 +30,6 @@ MIN_BAR_PX = 1.5  # CUDA API calls and memcpy/memset are drawn at least this wid
 HIGHLIGHT_COLOR = "#e8590c"
 
 
-
 def gpu_lane_label(device_id: int, gpus: dict[int, str],
                    rank_devices: dict[int, tuple[int, int]] | None = None) -> str:
     """Lane label of a device: "GPU 0 · NVIDIA H100 ..." (the id alone when no name is known); a lane
@@ -415,8 +414,8 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
                                     xref="x", y=1, yref="paper", yanchor="top", showarrow=False,
                                     bgcolor="rgba(255,255,255,0.85)", bordercolor=HIGHLIGHT_COLOR,
                                     font=dict(size=TEXT_PX, color="#1f2933")))
-    if notes and not any(t.x is not None and len(t.x) for t in traces):  # nothing drawn: the first note says why
-        # in the middle of the plot
+    if notes and not any(t.x is not None and len(t.x) for t in traces):
+        # nothing drawn: the first note says why, in the middle of the plot (not in the status line)
         annotations.append(dict(name="empty", text=escape_text(notes[0]), xref="paper", x=0.5, yref="paper", y=0.5,
                                 showarrow=False, font=dict(size=TEXT_PX + 2, color="#52606d")))
         notes = notes[1:]
