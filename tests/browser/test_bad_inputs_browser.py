@@ -69,7 +69,7 @@ def test_html_and_script_names_render_as_text_everywhere(page: Page, serve, tmp_
     page.locator("#kernel-table").scroll_into_view_if_needed()
     expect(page.locator("#kernel-table .ag-row").first).to_be_visible(timeout=30000)
     name_cells = page.locator("#kernel-table .ag-center-cols-container .ag-cell[col-id='name']")
-    expect(name_cells.first).to_contain_text("<", timeout=15000)
+    expect(name_cells.first).to_contain_text("<", timeout=30000)
     cells = name_cells.all_text_contents()
     assert sorted(c.strip() for c in cells) == sorted(HOSTILE)
 

@@ -82,7 +82,7 @@ def test_threshold_override_moves_dispatches(page: Page, serve, console_errors):
     expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
     page.fill("#phase-threshold", "1000")
     page.press("#phase-threshold", "Enter")
-    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (40)", timeout=15000)
+    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (40)", timeout=30000)
     assert page.locator("#gantt .legendtext").all_text_contents() == ["prefill (40)", "decode (98)"]
     assert console_errors == []
 
@@ -94,10 +94,10 @@ def test_nvtx_sample_timeline_zoom_follows_gantt(page: Page, serve, artifacts, c
     lanes = page.evaluate(figure_js("timeline", "gd.layout.yaxis.categoryarray"))
     assert "NVTX marks" in lanes and any("L1" in lane for lane in lanes)
     zoom(page, "gantt", 0.03, 0.05)
-    page.wait_for_function(figure_js("timeline", "Math.abs(gd.layout.xaxis.range[0] - 0.03) < 1e-9"), timeout=10000)
+    page.wait_for_function(figure_js("timeline", "Math.abs(gd.layout.xaxis.range[0] - 0.03) < 1e-9"), timeout=30000)
     assert page.evaluate(figure_js("timeline", "gd.layout.xaxis.range")) == [0.03, 0.05]
     zoom(page, "timeline", 0.04, 0.06)
-    page.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[0] - 0.04) < 1e-9"), timeout=10000)
+    page.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[0] - 0.04) < 1e-9"), timeout=30000)
     page.screenshot(path=str(artifacts / "nvtx_sample_zoomed.png"), full_page=True)
     assert console_errors == []
 
@@ -140,7 +140,7 @@ def test_zooming_the_timeline_fetches_detail_and_the_gantt_follows(page: Page, s
     zoom(page, "timeline", 1.0, 1.02)
     page.wait_for_function(figure_js("timeline", "gd._fullData.some(t => t.name === 'GPU busy (kernels)')"),
                            timeout=30000)
-    page.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[0] - 1.0) < 1e-9"), timeout=10000)
+    page.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[0] - 1.0) < 1e-9"), timeout=30000)
     marks = page.evaluate(figure_js("timeline", "gd._fullData.reduce((n, t) => n + (t.x ? t.x.length : 0), 0)"))
     assert 0 < marks <= 5000
     assert page.evaluate(figure_js("timeline", "gd.layout.xaxis.range")) == [1.0, 1.02]
@@ -160,8 +160,8 @@ def test_idle_gap_row_click_zooms_the_timeline(page: Page, serve, artifacts, con
     s, e = top["start_ns"] / 1e9, top["end_ns"] / 1e9
     page.wait_for_function(figure_js("timeline", f"gd.layout.xaxis.range[0] < {s} && gd.layout.xaxis.range[1] > {e}"
                                                  f" && gd.layout.xaxis.range[1] - gd.layout.xaxis.range[0] < {4 * (e - s) + 1e-5}"),
-                           timeout=15000)
-    page.wait_for_function(figure_js("gantt", f"gd.layout.xaxis.range[0] < {s}"), timeout=15000)
+                           timeout=30000)
+    page.wait_for_function(figure_js("gantt", f"gd.layout.xaxis.range[0] < {s}"), timeout=30000)
     expect(page.locator("#gap-causes")).to_contain_text("GPU idle by host cause")
     page.screenshot(path=str(artifacts / "idle_gaps.png"), full_page=True)
     assert console_errors == []
@@ -175,11 +175,11 @@ def test_a_copied_link_reproduces_the_view_in_a_new_browser(page: Page, serve, b
     expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (3)", timeout=30000)
     page.fill("#phase-threshold", "2")
     page.press("#phase-threshold", "Enter")
-    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (23)", timeout=15000)
+    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (23)", timeout=30000)
     page.locator("#timeline-lanes").get_by_text("NVTX marks").click()
     page.locator("#table-tabs").get_by_text("Idle gaps", exact=True).click()
     zoom(page, "timeline", 0.03, 0.05)
-    page.wait_for_function("() => window.location.search.includes('t0_ns=30000000')", timeout=15000)
+    page.wait_for_function("() => window.location.search.includes('t0_ns=30000000')", timeout=30000)
     url = page.url
     assert "threshold=2" in url and "lanes=nvtx,gpu,streams,memops" in url and "tab=gaps" in url
     assert "trace=nsys2022.4_cpu_llm_server_nvtx.sqlite%40" in url and "/" not in url.split("?")[1]
@@ -195,8 +195,8 @@ def test_a_copied_link_reproduces_the_view_in_a_new_browser(page: Page, serve, b
     # the link's window 0.03-0.05 s shows 8 of the 23 prefill dispatches (the legend says both)
     expect(p2.locator("#gantt .legendtext").first).to_have_text("prefill (8 in view of 23)", timeout=30000)
     assert p2.input_value("#phase-threshold") == "2"
-    p2.wait_for_function(figure_js("timeline", "Math.abs(gd.layout.xaxis.range[0] - 0.03) < 1e-9"), timeout=15000)
-    p2.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[1] - 0.05) < 1e-9"), timeout=15000)
+    p2.wait_for_function(figure_js("timeline", "Math.abs(gd.layout.xaxis.range[0] - 0.03) < 1e-9"), timeout=30000)
+    p2.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[1] - 0.05) < 1e-9"), timeout=30000)
     names = p2.evaluate(figure_js("timeline", "gd._fullData.map(t => t.name)"))
     assert not any(n.startswith("NVTX marks") for n in names) and any(n.startswith("NVTX ranges") for n in names)
     assert p2.locator("#table-tabs .tab--selected").inner_text() == "Idle gaps"
@@ -211,10 +211,10 @@ def test_back_restores_the_previous_view_and_bad_links_explain_themselves(page: 
     expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (42)", timeout=30000)
     page.fill("#phase-threshold", "1000")
     page.press("#phase-threshold", "Enter")
-    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (40)", timeout=15000)
+    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (40)", timeout=30000)
     page.wait_for_function("() => window.location.search.includes('threshold=1000')")
     page.go_back()
-    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (42)", timeout=15000)
+    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (42)", timeout=30000)
     assert page.input_value("#phase-threshold") == ""
     page.goto(base + "/?tab=nope&threshold=-4&trace=gone.sqlite%4012345678&v=1")
     notice = page.locator("#state-notice")
@@ -264,7 +264,7 @@ def test_kernel_table_sort_travels_in_the_link(page: Page, serve, browser, conso
     page.wait_for_function(grid_js("kernel-table", "n === 20"), timeout=30000)
     page.locator("#kernel-table").scroll_into_view_if_needed()
     page.locator("#kernel-table .ag-header-cell[col-id='count'] .ag-header-cell-label").click()
-    page.wait_for_function("() => window.location.search.includes('sort=count')", timeout=15000)
+    page.wait_for_function("() => window.location.search.includes('sort=count')", timeout=30000)
     url = page.url
     other = browser.new_context(viewport={"width": 1500, "height": 1000})
     p2 = other.new_page()
@@ -273,7 +273,7 @@ def test_kernel_table_sort_travels_in_the_link(page: Page, serve, browser, conso
     p2.locator("#kernel-table").scroll_into_view_if_needed()
     p2.wait_for_function(grid_js("kernel-table", "n === 20"), timeout=30000)
     api = "dash_ag_grid.getApi('kernel-table')"
-    p2.wait_for_function(until(f"{api}.getDisplayedRowAtIndex(0).data.count === 184"), timeout=15000)
+    p2.wait_for_function(until(f"{api}.getDisplayedRowAtIndex(0).data.count === 184"), timeout=30000)
     counts = p2.evaluate(f"() => {{ const out = []; {api}.forEachNodeAfterFilterAndSort(n => out.push(n.data.count));"
                          " return out; }")
     assert counts == sorted(counts)
@@ -292,7 +292,7 @@ def test_a_dispatch_row_links_to_that_dispatch(page: Page, serve, console_errors
     page.wait_for_function(f"() => window.location.search.includes('t0_ns=') && "
                            f"Number(new URLSearchParams(window.location.search).get('t0_ns')) < {row['start_ns']} && "
                            f"Number(new URLSearchParams(window.location.search).get('t1_ns')) > {row['end_ns']}",
-                           timeout=15000)
+                           timeout=30000)
     assert console_errors == []
 
 
@@ -300,18 +300,18 @@ def test_hidden_gpus_and_kernel_filter_travel_in_the_link(page: Page, serve, bro
     open_trace(page, serve, "nsys2026.2_2gpu_nccl_before.sqlite")
     expect(page.locator("#overview")).to_contain_text("4,010", timeout=30000)
     page.locator("#hide-devices").get_by_text("GPU 1").click()
-    page.wait_for_function("() => window.location.search.includes('hide_devices=1')", timeout=15000)
-    page.wait_for_function(figure_js("timeline", "!gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=15000)
+    page.wait_for_function("() => window.location.search.includes('hide_devices=1')", timeout=30000)
+    page.wait_for_function(figure_js("timeline", "!gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=30000)
     page.fill("#kernel-filter", "flash")
     page.press("#kernel-filter", "Enter")
-    page.wait_for_function("() => window.location.search.includes('kernel=flash')", timeout=15000)
+    page.wait_for_function("() => window.location.search.includes('kernel=flash')", timeout=30000)
     url = page.url
     other = browser.new_context(viewport={"width": 1500, "height": 1000})
     p2 = other.new_page()
     p2.goto(url)
     expect(p2.locator("#overview")).to_contain_text("4,010", timeout=30000)
     p2.wait_for_function(figure_js("timeline", "gd.layout.yaxis.categoryarray.includes('GPU 0') && "
-                                               "!gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=15000)
+                                               "!gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=30000)
     assert p2.input_value("#kernel-filter") == "flash"
     p2.locator("#kernel-table").scroll_into_view_if_needed()
     p2.wait_for_function(grid_js("kernel-table", "n === 1"), timeout=30000)

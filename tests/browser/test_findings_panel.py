@@ -28,19 +28,19 @@ def test_findings_panel_links_open_their_view(page: Page, serve, tmp_path, artif
     # evidence rows: open one finding, its grid is sortable
     panel.locator("details.finding", has_text="padding-waste").locator("summary .sentence").click()
     grid = "dash_ag_grid.getApi('findings-panel-rows-1')"
-    page.wait_for_function(grid_js("findings-panel-rows-1", "n === 2"), timeout=15000)
+    page.wait_for_function(grid_js("findings-panel-rows-1", "n === 2"), timeout=30000)
     assert page.evaluate(f"() => {grid}.getDisplayedRowAtIndex(0).data.phase") == "decode"
     page.evaluate("window.scrollTo(0, 0)")
     page.wait_for_timeout(300)
     page.screenshot(path=str(artifacts / "findings_panel.png"), full_page=False)
     page.locator("#findings-panel-rows-1 .ag-header-cell[col-id='waste_ns'] .ag-header-cell-label").click()
-    page.wait_for_function(until(f"{grid}.getDisplayedRowAtIndex(0).data.phase === 'prefill'"), timeout=10000)
+    page.wait_for_function(until(f"{grid}.getDisplayedRowAtIndex(0).data.phase === 'prefill'"), timeout=30000)
 
     # the host-bound finding's link opens the Dispatches tab on the worst step, zoomed and marked
     page.locator("#findings-panel-link-host-bound-steps").click()
-    page.wait_for_function("() => window.location.search.includes('mark=dispatch')", timeout=15000)
+    page.wait_for_function("() => window.location.search.includes('mark=dispatch')", timeout=30000)
     assert "tab=dispatches" in page.url and "t0_ns=10000" in page.url and "t1_ns=22000" in page.url
-    expect(page.locator("#table-tabs .tab--selected")).to_have_text("Dispatches", timeout=15000)
+    expect(page.locator("#table-tabs .tab--selected")).to_have_text("Dispatches", timeout=30000)
     page.wait_for_function(figure_js("timeline", "Math.abs(gd.layout.xaxis.range[0] - 1e-5) < 1e-12 && "
                                                  "Math.abs(gd.layout.xaxis.range[1] - 2.2e-5) < 1e-12"), timeout=30000)
     assert console_errors == []

@@ -48,7 +48,7 @@ def test_dropped_empty_and_wrong_files_get_an_alert(page: Page, serve, app_dir, 
     expect(page.locator("#upload-alert [role=alert]")).to_have_text("empty.sqlite: the file is empty (0 bytes)")
     page.evaluate(drop, ["notes.sqlite", "just some text"])
     expect(page.locator("#upload-alert [role=alert]")).to_contain_text(
-        "notes.sqlite: neither an nsys SQLite export nor a tracedash summary JSON", timeout=15000)
+        "notes.sqlite: neither an nsys SQLite export nor a tracedash summary JSON", timeout=30000)
     page.locator("#upload-alert [role=alert]").click()  # dismiss
     expect(page.locator("#upload-alert [role=alert]")).to_have_count(0)
     assert "trace=" not in page.url or "notes" not in page.url

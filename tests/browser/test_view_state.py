@@ -153,7 +153,7 @@ def test_random_sequence_then_the_link_reproduces_the_view(page: Page, serve, br
             b = a + (hi - lo) * rng.uniform(0.05, 0.3)
             zoom(page, "timeline", a, b)
             page.wait_for_function(f"() => new URLSearchParams(location.search).get('t0_ns') == '{round(a * 1e9)}'",
-                                   timeout=15000)
+                                   timeout=30000)
         elif kind == "control":
             which = rng.choice(["threshold", "busy", "stats", "names", "gap", "lanes"])
             if which == "threshold":
@@ -189,7 +189,7 @@ def test_random_sequence_then_the_link_reproduces_the_view(page: Page, serve, br
                 if row.get("end_ns") is not None and row["end_ns"] > row["start_ns"]:
                     want = {"gaps": "gap", "dispatches": "dispatch", "kernels": "kernel"}[tab]
                     page.wait_for_function(f"() => (new URLSearchParams(location.search).get('mark') || '')"
-                                           f".startsWith('{want}:{row['start_ns']}-')", timeout=15000)
+                                           f".startsWith('{want}:{row['start_ns']}-')", timeout=30000)
                     assert params(page)["mark"] == f"{want}:{row['start_ns']}-{row['end_ns']}", (before, steps)
         else:
             tab = rng.choice(list(GRIDS))
@@ -261,7 +261,7 @@ def test_window_statistics_match_the_hand_computed_values(page: Page, serve, tmp
     assert cards["kernels"] == "4"
     expect(page.locator("#overview-scope")).to_have_text("Stats for: window 80–520 ns (intervals clipped at its edges)")
     expect(page.locator("#gpu-scope")).to_contain_text("window 80–520 ns")
-    page.wait_for_function(grid_js("kernel-table", "n === 4"), timeout=15000)
+    page.wait_for_function(grid_js("kernel-table", "n === 4"), timeout=30000)
     rows = page.evaluate("() => { const o = {}; dash_ag_grid.getApi('kernel-table').forEachNode(n => "
                          "o[n.data.name] = [n.data.count, n.data.total_ns]); return o; }")
     assert rows == {"a": [1, 20], "b": [1, 250], "c": [1, 20], "d": [1, 60]}
