@@ -32,7 +32,7 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
         return empty_figure(
             f"No dispatch marks found with prefix “{escape_text(prefix)}”<br>"
             "(a dispatch starts at each NVTX mark or range whose name starts with the prefix).",
-            title=title, theme=theme, height=220)
+            title=title, theme=theme, height=150)  # a message, not a chart: no tall empty box
     traces = []  # one figure built from them, without plotly's validation of values built here (a zoom redraws it)
     phase_names = [p for p in ("prefill", "decode", "mixed", "unsplit", "unknown") if (phases == p).any()]
     for phase in phase_names:
