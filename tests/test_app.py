@@ -10,6 +10,7 @@ from dashboard.analysis.tables import api_table, clean_api_name, kernel_table, n
 from dashboard.analysis.gpu_time import gpu_work
 from dashboard.analysis.timeline import BUSY_ALL, device_unions, lanes_for_window, nvtx_lane_keys
 from dashboard.app import create_app, ids
+from dashboard.errors import TraceNotFoundError
 from dashboard.app.views import BY_NAME, render_view
 from dashboard.state import ViewState
 from dashboard.render import ViewOptions, build_view
@@ -533,3 +534,16 @@ def test_the_phase_figure_of_a_trace_without_dispatches_is_one_line():
     assert out["figure"] is not None
     shown = render_view(BY_NAME["phase_figure"], store, ViewState(trace=gen))
     assert shown["note"] == "" and shown["box_style"] == {} and shown["links_style"] == {}
+
+
+def test_a_missing_trace_id_is_quoted_with_its_control_characters_visible():
+    """A link's trace id that is not served is quoted as Python writes it: a NUL byte reads as \\x00 in the
+    notice (it showed as an invisible box glyph), an ordinary id reads as before."""
+    app = create_app([SEED], uploads=False)
+    store = app.server.config["TRACE_STORE"]
+    assert store.explain_missing("\x00") == ("The link asks for trace '\\x00', which is not served here. "
+                                             "Showing another trace.")
+    assert store.explain_missing("gone.sqlite@12345678") == (
+        "The link asks for trace 'gone.sqlite@12345678', which is not served here. Showing another trace.")
+    with pytest.raises(TraceNotFoundError, match=r"^trace '\\x01' is not served here$"):
+        store.get("\x01")

@@ -282,8 +282,9 @@ class TraceStore:
 
     def explain_missing(self, trace_id: str) -> str:
         """The one message for a link whose trace id does not resolve (whatever the reason: a changed
-        file, a removed upload, a made-up id), so an answer tells nothing about what is served."""
-        return f"The link asks for trace '{str(trace_id)[:120]}', which is not served here. Showing another trace."
+        file, a removed upload, a made-up id), so an answer tells nothing about what is served. The id is
+        quoted as Python writes it: a control character reads as ``\\x00``, never as an invisible glyph."""
+        return f"The link asks for trace {str(trace_id)[:120]!r}, which is not served here. Showing another trace."
 
     def path(self, trace_id: str) -> Path:
         """The file behind ``trace_id``.
@@ -292,7 +293,7 @@ class TraceStore:
             TraceNotFoundError: the id is malformed (a path, ``..``, NUL, ...), unknown, or its file
                 has left the served directories.
         """
-        missing = TraceNotFoundError(f"trace '{str(trace_id)[:120]}' is not served here")
+        missing = TraceNotFoundError(f"trace {str(trace_id)[:120]!r} is not served here")
         if not isinstance(trace_id, str) or not _ID_RE.match(trace_id) or trace_id.startswith("."):
             raise missing
         with self._lock:
