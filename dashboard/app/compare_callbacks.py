@@ -5,6 +5,7 @@ with); thin callbacks over ``analysis.compare`` and ``render_compare``."""
 from __future__ import annotations
 
 import logging
+import os
 from urllib.parse import parse_qs, urlencode
 
 from dash import ClientsideFunction, Dash, Input, Output, ctx, html, no_update
@@ -52,8 +53,7 @@ def closest_candidate(ids: list[str], a: str) -> str:
 
     def score(t: str) -> tuple[bool, int]:
         name = t.rsplit("@", 1)[0]
-        common = next((i for i, (x, y) in enumerate(zip(name, name_a)) if x != y), min(len(name), len(name_a)))
-        return _kind(name) == _kind(name_a), common
+        return _kind(name) == _kind(name_a), len(os.path.commonprefix([name, name_a]))
 
     return max(others, key=score)  # max keeps the first of equal scores: the order after A
 
