@@ -93,7 +93,7 @@ class Driver:
                 "changedPropIds": [json.dumps(sid, sort_keys=True, separators=(",", ":")) + ".data"]}
 
 
-def user(driver: Driver, trace_id: str, span_s: float, stop: threading.Event, budget: list,
+def user(driver: Driver, trace_id: str, extent_s: tuple[float, float], stop: threading.Event, budget: list,
          results: list, seed: int) -> None:
     from dashboard.state import ViewState, apply_relayout
 
@@ -132,8 +132,9 @@ def user(driver: Driver, trace_id: str, span_s: float, stop: threading.Event, bu
         call("nvtx", state)
         call("gaps", state)
         for _ in range(3):
-            width = span_s * rng.choice([0.5, 0.1, 0.01, 0.001])
-            t0 = rng.uniform(0, max(span_s - width, 0))
+            lo, hi = extent_s  # windows inside the GPU activity (a trace's session may start long before it)
+            width = (hi - lo) * rng.choice([0.5, 0.1, 0.01, 0.001])
+            t0 = rng.uniform(lo, max(hi - width, lo))
             call("zoom", apply_relayout(state, {"xaxis.range[0]": t0, "xaxis.range[1]": t0 + width}))
 
 
@@ -228,8 +229,10 @@ def main() -> int:
             driver = Driver(base)
             from dashboard.trace import load_trace
 
-            spans = [load_trace(t, lean=True).summary.gpu_activity_span_ns / 1e9 for t in args.traces]
-            ids = driver.trace_ids[:2]
+            by_name = {tid.split("@", 1)[0]: tid for tid in driver.trace_ids}
+            ids = [by_name[t.name] for t in args.traces]
+            summaries = [load_trace(t, lean=True).summary for t in args.traces]
+            extents = [(s.gpu_start_ns / 1e9, s.gpu_end_ns / 1e9) for s in summaries]
             # Warm-up: one load of each trace per worker process is not what the steady state measures.
             for tid in ids:
                 for _ in range(args.workers):
@@ -241,7 +244,7 @@ def main() -> int:
                         "Connection": "close", "Referer": f"{base}/?{to_query(ViewState(trace=tid))}"})
             results: list = []
             budget = [args.max_requests]
-            users = [threading.Thread(target=user, args=(driver, ids[i % 2], spans[i % 2], stop, budget, results, i))
+            users = [threading.Thread(target=user, args=(driver, ids[i % 2], extents[i % 2], stop, budget, results, i))
                      for i in range(args.users)]
             cut, health_lat = [0], []
             extras = [threading.Thread(target=slow_client, args=(port, stop, cut), daemon=True)
