@@ -547,3 +547,51 @@ def test_a_missing_trace_id_is_quoted_with_its_control_characters_visible():
         "The link asks for trace 'gone.sqlite@12345678', which is not served here. Showing another trace.")
     with pytest.raises(TraceNotFoundError, match=r"^trace '\\x01' is not served here$"):
         store.get("\x01")
+
+
+def test_a_page_sent_again_comes_from_the_page_cache_and_follows_the_traces_served(tmp_path):
+    """The same link opened again is the same text, kept once; a new trace in the directory, a
+    different link and a trace that fails to load are never answered from it."""
+    import shutil
+
+    trace_dir = tmp_path / "traces"
+    trace_dir.mkdir()
+    shutil.copy(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"), trace_dir / "a.sqlite")
+    app = create_app(trace_dirs=[trace_dir], uploads=False)
+    client, pages = app.server.test_client(), app.server.config["PAGE_CACHE"]
+    tid = app.server.config["TRACE_STORE"].ids()[0]
+
+    def layout(search: str) -> str:
+        resp = client.get("/_dash-layout", headers={"Referer": f"http://localhost/{search}"})
+        assert resp.status_code == 200
+        return resp.get_data(as_text=True)
+
+    first = layout(f"?trace={tid}")
+    assert '"figure"' in first and len(pages) == 1
+    assert layout(f"?trace={tid}") == first and len(pages) == 1
+    assert layout(f"?trace={tid}&tab=gaps") != first and len(pages) == 2
+    shutil.copy(SAMPLES / "generated_seed_shaped_108k.sqlite", trace_dir / "b.sqlite")
+    again = layout(f"?trace={tid}")
+    assert "b.sqlite" in again and "b.sqlite" not in first and len(pages) == 3  # the picker lists the new file
+    (trace_dir / "c.sqlite").write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)  # not a readable export
+    bad = next(t for t in app.server.config["TRACE_STORE"].ids() if t.startswith("c.sqlite"))
+    assert "c.sqlite" in layout(f"?trace={bad}") and len(pages) == 3  # a page showing a load error is not kept
+
+
+def test_view_outputs_hold_figures_as_the_json_dash_sends():
+    """render_view converts each figure once to the plain dict the browser receives (numeric arrays
+    base64-encoded): a cached response is sent without converting it again, and it is the same JSON."""
+    from plotly.io.json import to_json_plotly
+
+    from dashboard.render import options_from_state, timeline_view
+
+    app = create_app([SAMPLES / "generated_seed_shaped_108k.sqlite"], uploads=False)
+    store = app.server.config["TRACE_STORE"]
+    state = ViewState(trace=store.ids()[0], t0_ns=2_000_000_000, t1_ns=2_001_000_000)
+    out = render_view(BY_NAME["timeline"], store, state)
+    assert type(out["figure"]) is dict and set(out["figure"]) == {"data", "layout"}
+    kernels = next(t for t in out["figure"]["data"] if t["name"].startswith("kernels: "))
+    assert set(kernels["base"]) == {"dtype", "bdata"}  # base64, as plotly's to_plotly_json gives
+    fig, _ = timeline_view(store.get(state.trace), options_from_state(state))
+    fig.update_layout(height=max(int(fig.layout.height), 470))
+    assert json.loads(to_json_plotly(out["figure"])) == json.loads(to_json_plotly(fig))

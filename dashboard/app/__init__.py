@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 from dash import MATCH, ClientsideFunction, Dash, Input, Output, State, dcc, html
+from dash._utils import to_json
 from dash.exceptions import PreventUpdate
 
 from dashboard.app import ids
@@ -21,7 +22,7 @@ from dashboard.app.compare_callbacks import compare_layout, register_compare_cal
 from dashboard.app.layout import build_layout
 from dashboard.app.store import TraceStore, discover, make_upload_dir
 from dashboard.app.sync import register_sync
-from dashboard.app.views import ResponseCache, prerender, register_views
+from dashboard.app.views import PageCache, ResponseCache, prerender, register_views
 from dashboard.errors import TraceError
 from dashboard.state import DEFAULT, ViewState, from_dict, from_query, to_query
 from dashboard.app.export_route import register_export_route
@@ -99,6 +100,18 @@ def _page_location() -> dict | None:
     return {"pathname": parts.path or "/", "search": search, "href": referer, "hash": ""}
 
 
+class _PageApp(Dash):
+    """Dash whose ``_dash-layout`` answer is the JSON text ``page_json()`` gives (``create_app`` sets
+    it: the page of the link, from the page cache when it was sent before)."""
+
+    page_json = None
+
+    def serve_layout(self):
+        if self.page_json is None:
+            return super().serve_layout()
+        return self.backend.make_response(self.page_json(), mimetype="application/json")
+
+
 def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.PathLike] = (),
                dispatch_prefix: str = "CG_DISPATCH", store: TraceStore | None = None, cache=None,
                memory_limit: int | None = None, uploads: bool | str | os.PathLike = True,
@@ -131,7 +144,7 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
         store = TraceStore(files, trace_dirs=dirs, memory_limit=memory_limit, dispatch_prefix=dispatch_prefix,
                            cache=cache, upload_dir=upload_dir)
     policy = upload_policy or UploadPolicy(max_upload_bytes=max_upload_bytes)
-    app = Dash(
+    app = _PageApp(
         __name__,
         title="tracedash",
         assets_folder=assets_folder(),
@@ -141,23 +154,35 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
     home = app.get_relative_path("/")
 
     responses = ResponseCache()
+    pages = PageCache()
+
+    def page_inputs(search: str | None, draw: bool = True) -> tuple:
+        """Everything the trace page of ``search`` is built from: (state, canonical query, trace
+        ids, labels, notices, drawn). Equal inputs build equal pages (``pages`` is keyed by them)."""
+        state, notices = main_state(search, store, dispatch_prefix)
+        trace_ids = tuple(store.listed_ids([state.trace]))  # rescans: new exports appear; uploads only by link
+        labels = tuple((t, store.label(t)) for t in trace_ids)
+        drawn = draw and quick_to_draw(store, state.trace)
+        return state, "?" + to_query(state), trace_ids, labels, tuple(notices), drawn
+
+    def build_page(inputs: tuple) -> tuple[html.Div, bool]:
+        """The trace page for ``page_inputs``' answer, and whether every view on it rendered."""
+        state, canonical, trace_ids, labels, notices, drawn = inputs
+        page = build_layout(state, list(trace_ids), labels=dict(labels), uploads=store.upload_dir is not None,
+                            max_upload_bytes=policy.max_upload_bytes, notices=list(notices), search=canonical,
+                            prerendered=drawn)
+        complete = prerender(page, store, state, responses) if drawn else False
+        return page, complete
 
     def trace_page(search: str | None, draw: bool = True):
-        state, notices = main_state(search, store, dispatch_prefix)
-        trace_ids = store.listed_ids([state.trace])  # rescans: new exports appear; uploads only through their link
-        canonical = "?" + to_query(state)
-        drawn = draw and quick_to_draw(store, state.trace)
-        page = build_layout(state, trace_ids, labels={t: store.label(t) for t in trace_ids},
-                            uploads=store.upload_dir is not None, max_upload_bytes=policy.max_upload_bytes,
-                            notices=notices, search=canonical, prerendered=drawn)
-        if drawn:
-            prerender(page, store, state, responses)
-        return page
+        return build_page(page_inputs(search, draw))[0]
+
+    def is_compare(pathname: str | None) -> bool:
+        return (app.strip_relative_path(pathname or "/") or "").rstrip("/") == "compare"
 
     def page_layout(pathname: str | None, search: str | None):
         """The page for a path: ``/compare/`` or the trace view (every other path)."""
-        path = app.strip_relative_path(pathname or "/") or ""
-        if path.rstrip("/") == "compare":
+        if is_compare(pathname):
             return compare_layout(store, search or "", home)
         return trace_page(search)
 
@@ -176,6 +201,24 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
             return shell()
         return shell(location, page_layout(location["pathname"], location["search"]))
 
+    def page_json() -> str:
+        """``serve_layout`` as the JSON text sent; a drawn trace page whose every view rendered is kept
+        in ``pages`` by its inputs, so the same link opened again (a shared link, a reload) is sent
+        without building or encoding it again."""
+        location = _page_location()
+        if location is None or is_compare(location["pathname"]):
+            return to_json(serve_layout())
+        inputs = page_inputs(location["search"])
+        key = (tuple(sorted(location.items())), inputs[1:])
+        if (text := pages.get(key)) is not None:
+            return text
+        page, complete = build_page(inputs)
+        text = to_json(shell(location, page))
+        if complete:
+            pages.put(key, text)
+        return text
+
+    app.page_json = page_json
     app.layout = serve_layout
     app.validation_layout = html.Div([shell(), trace_page("", draw=False), compare_layout(store, "", home)])
 
@@ -202,6 +245,7 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
     register_security(app.server, [app], security)
     app.server.config["TRACE_STORE"] = store
     app.server.config["PAGE_LAYOUT"] = page_layout
+    app.server.config["PAGE_CACHE"] = pages
     return app
 
 

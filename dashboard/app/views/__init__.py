@@ -38,7 +38,16 @@ from dashboard.app.views import (
     phases,
     timeline,
 )
-from dashboard.app.views.base import ResponseCache, View, register_view, render_view, slice_data, view_slice
+from dashboard.app.views.base import (
+    PageCache,
+    ResponseCache,
+    View,
+    register_view,
+    render_outcome,
+    render_view,
+    slice_data,
+    view_slice,
+)
 
 VIEWS: list[View] = [
     alerts.VIEW,
@@ -72,7 +81,7 @@ def _id_key(cid) -> str:
     return cid if isinstance(cid, str) else json.dumps(cid, sort_keys=True)
 
 
-def prerender(page, store, state, cache: ResponseCache | None = None) -> None:
+def prerender(page, store, state, cache: ResponseCache | None = None) -> bool:
     """Fill, in place, every view's outputs in ``page`` (the layout ``layout.build_layout`` made from
     ``state``) with what the view renders for ``state``, so a page arrives drawn: on load no view
     callback runs (they fire only when their slice store changes, see ``register_view``).
@@ -80,15 +89,21 @@ def prerender(page, store, state, cache: ResponseCache | None = None) -> None:
     Views with ``on_load=False`` are skipped (their layout already holds their values); an output
     whose component is not in ``page`` is ignored. Never raises for a bad trace: ``render_view``
     gives each view its ``empty`` values with the error, which the alerts view shows.
+
+    Returns:
+        True when every view rendered; False when one shows a load or internal error instead.
     """
     targets = {_id_key(c.id): c for c in page._traverse() if getattr(c, "id", None) is not None}
+    complete = True
     for view in VIEWS:
         if not view.on_load:
             continue
-        values = render_view(view, store, state, cache)
+        values, rendered = render_outcome(view, store, state, cache)
+        complete &= rendered
         for name, (cid, prop) in view.outputs.items():
             if name in values and (comp := targets.get(_id_key(cid))) is not None:
                 setattr(comp, prop, values[name])
+    return complete
 
 
 def in_slot(slot: str, state) -> list:
@@ -96,5 +111,5 @@ def in_slot(slot: str, state) -> list:
     return [v.layout(state) for v in VIEWS if v.slot == slot and v.layout is not None]
 
 
-__all__ = ["VIEWS", "BY_NAME", "View", "ResponseCache", "register_views", "render_view", "slice_data", "view_slice",
+__all__ = ["VIEWS", "BY_NAME", "View", "ResponseCache", "PageCache", "render_outcome", "register_views", "render_view", "slice_data", "view_slice",
            "in_slot", "prerender"]

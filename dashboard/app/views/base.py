@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from cachetools import LRUCache
 from dash import Dash, Input, Output, no_update
+from plotly.basedatatypes import BaseFigure
 
 from dashboard.app import ids
 from dashboard.errors import TraceError
@@ -78,55 +79,82 @@ def slice_data(view: View, state: ViewState) -> dict:
 class ResponseCache:
     """Rendered outputs of views, by (view, trace, slice): an identical view is served from memory.
 
-    Two LRUs: ``entries`` responses of slices without a window (what a page load asks for) and
-    ``windowed_entries`` of slices with one (zooms), so exploring by zooming never evicts the
-    pages. Traces are identified by their id, which includes a hash of the file's content, so a
-    changed file never hits an old entry.
+    Two LRUs (``cachetools.LRUCache``): ``entries`` responses of slices without a window (what a page
+    load asks for) and ``windowed_entries`` of slices with one (zooms), so exploring by zooming never
+    evicts the pages. Traces are identified by their id, which includes a hash of the file's
+    content, so a changed file never hits an old entry. Thread-safe.
     """
 
     def __init__(self, entries: int = 64, windowed_entries: int = 64):
-        self.entries = entries
-        self.windowed_entries = windowed_entries
         self._lock = threading.Lock()
-        self._items: OrderedDict[tuple, dict] = OrderedDict()
-        self._windowed: OrderedDict[tuple, dict] = OrderedDict()
-        self.hits = 0
+        self._items = LRUCache(maxsize=entries)
+        self._windowed = LRUCache(maxsize=windowed_entries)
 
-    def _lru(self, key: tuple) -> tuple[OrderedDict, int]:
-        windowed = "t0_ns=" in key[-1]
-        return (self._windowed, self.windowed_entries) if windowed else (self._items, self.entries)
+    def _lru(self, key: tuple) -> LRUCache:
+        return self._windowed if "t0_ns=" in key[-1] else self._items
 
     def get(self, key: tuple) -> dict | None:
-        items, _ = self._lru(key)
         with self._lock:
-            if key in items:
-                items.move_to_end(key)
-                self.hits += 1
-                return items[key]
-        return None
+            return self._lru(key).get(key)
 
     def put(self, key: tuple, value: dict) -> None:
-        items, bound = self._lru(key)
         with self._lock:
-            items[key] = value
-            while len(items) > bound:
-                items.popitem(last=False)
+            self._lru(key)[key] = value
+
+
+class PageCache:
+    """Encoded pages (the ``_dash-layout`` answer, JSON text) by everything a page is built from,
+    least recently used first out once they hold more than ``max_chars`` characters in all (a page
+    of the 108k sample is ~430 KB). Only pages whose every view rendered are put here (never one
+    that shows a load error). Thread-safe."""
+
+    def __init__(self, max_chars: int = 32 * 1024**2):
+        self._lock = threading.Lock()
+        self._pages = LRUCache(maxsize=max_chars, getsizeof=len)
+
+    def get(self, key: tuple) -> str | None:
+        with self._lock:
+            return self._pages.get(key)
+
+    def put(self, key: tuple, text: str) -> None:
+        if len(text) > self._pages.maxsize:
+            return  # larger than the whole cache: sent, not kept
+        with self._lock:
+            self._pages[key] = text
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._pages)
+
+
+def wire_values(values: dict) -> dict:
+    """``values`` with every Plotly figure replaced by the plain dict the browser receives for it
+    (``to_plotly_json``: numeric arrays base64-encoded). Done once when a view renders, so a cached
+    response or a page that holds it is sent without copying and converting its figures again."""
+    return {k: v.to_plotly_json() if isinstance(v, BaseFigure) else v for k, v in values.items()}
 
 
 def render_view(view: View, store, state: ViewState, cache: ResponseCache | None = None) -> dict:
-    """The outputs of ``view`` for ``state`` (its slice), from the cache when identical.
+    """The outputs of ``view`` for ``state`` (its slice), from the cache when identical. Figures
+    are plain dicts, as the browser receives them (``wire_values``).
 
     Never raises: a bad trace gives ``view.empty(message)``, a bug is logged and gives
     ``view.empty`` with an internal-error line.
     """
+    return render_outcome(view, store, state, cache)[0]
+
+
+def render_outcome(view: View, store, state: ViewState, cache: ResponseCache | None = None) -> tuple[dict, bool]:
+    """``render_view``'s outputs, and whether the view rendered (False when it shows a load error or
+    an internal error instead)."""
     problems = state.warnings
     state = view_slice(view, state)
     key = (view.name, to_query(state))
     if cache is not None and view.memoise and (hit := cache.get(key)) is not None:
-        return hit
+        return hit, True
     if view.needs_trace and not state.trace:
-        return view.empty(" ".join(problems) if problems else
-                          "No trace selected. Start the server with a trace file or --trace-dir DIR.")
+        return wire_values(view.empty(" ".join(problems) if problems else
+                                      "No trace selected. Start the server with a trace file or --trace-dir DIR.")), True
     try:
         trace = store.get(state.trace) if view.needs_trace else None
         # A page's views render one at a time per trace (a large trace's first page renders each view
@@ -134,16 +162,17 @@ def render_view(view: View, store, state: ViewState, cache: ResponseCache | None
         gate = trace_gate(trace) if trace is not None and state.window() is None else nullcontext()
         with gate:
             if cache is not None and view.memoise and (hit := cache.get(key)) is not None:
-                return hit  # rendered by another request while this one waited
-            values = view.render(trace, state)
+                return hit, True  # rendered by another request while this one waited
+            values = wire_values(view.render(trace, state))
     except TraceError as exc:
-        return view.empty(str(exc))
+        return wire_values(view.empty(str(exc))), False
     except Exception:  # never a traceback in the page; the server keeps serving
         log.exception("view %s of %s failed", view.name, state.trace)
-        return view.empty(f"{state.trace}: internal error while reading or showing this trace (see the server log).")
+        return wire_values(view.empty(f"{state.trace}: internal error while reading or showing this trace "
+                                      "(see the server log).")), False
     if cache is not None and view.memoise:
         cache.put(key, values)
-    return values
+    return values, True
 
 
 def register_view(app: Dash, store, view: View, cache: ResponseCache | None = None) -> None:
