@@ -65,7 +65,7 @@ from dashboard.analysis.timeline import (
 )
 from dashboard.analysis.window import clip_bundle, clip_dispatches, overlapping
 from dashboard.analysis.summary import summarize
-from dashboard.figures.common import add_caption, escape_text, fmt_ns
+from dashboard.figures.common import add_caption, add_caption_spec, escape_text, fmt_ns
 from dashboard.figures.gantt import build_dispatch_gantt
 from dashboard.figures.idle import build_idle_causes
 from dashboard.figures.phases import build_phase_analysis
@@ -75,7 +75,7 @@ from dashboard.figures.timeline import (
     Highlight,
     LaunchLink,
     api_lane_label,
-    build_gpu_timeline,
+    gpu_timeline_spec,
     build_nvtx_union_bars,
     gpu_lane_label,
     stream_lane_label,
@@ -598,14 +598,69 @@ def overview_cards(trace: LoadedTrace, options: ViewOptions | None = None) -> li
     return cards
 
 
-def _launch_calls(kernels: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFrame:
-    """The launch call of each kernel: API rows joined on (pid, correlation id), as NVIDIA's
-    projection scripts join them (correlation ids are unique only within a process).
+LAUNCH_KEY_CORR_BITS = 33  # (pid + 1) << 33 | (correlation id + 1): one int64 key per (process, correlation id)
+
+
+def _launch_key(pid: np.ndarray, corr: np.ndarray) -> np.ndarray | None:
+    """One int64 per (pid, correlation id) pair, or None when the values do not fit the packing."""
+    pid = np.asarray(pid, dtype=np.int64)
+    corr = np.asarray(corr, dtype=np.int64)
+    if pid.size and (pid.min() < -1 or pid.max() >= (1 << 29) or corr.min() < -1
+                     or corr.max() >= (1 << LAUNCH_KEY_CORR_BITS) - 1):
+        return None
+    return ((pid + 1) << LAUNCH_KEY_CORR_BITS) | (corr + 1)
+
+
+def launch_index(api_calls: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
+    """The CUDA API calls by (pid, correlation id), for ``_launch_calls``: ``(keys, rows)`` with
+    ``keys`` sorted and unique (``_launch_key``) and ``rows`` the position in ``api_calls`` of the
+    first call with that key; None when ids do not fit the packing (then calls are joined by merge)."""
+    keys = _launch_key(api_calls["pid"].to_numpy(), api_calls["correlation_id"].to_numpy())
+    if keys is None:
+        return None
+    order = np.argsort(keys, kind="stable")  # equal keys keep their order: the first call comes first
+    keys = keys[order]
+    first = np.r_[True, keys[1:] != keys[:-1]] if keys.size else np.zeros(0, dtype=bool)
+    return keys[first], order[first]
+
+
+def _launch_calls(kernels: pd.DataFrame, api_calls: pd.DataFrame,
+                  index: tuple[np.ndarray, np.ndarray] | None = None) -> pd.DataFrame:
+    """The launch call of each kernel: the first API row with the same (pid, correlation id), as
+    NVIDIA's projection scripts join them (correlation ids are unique only within a process).
+    ``index``: ``launch_index(api_calls)`` when the caller keeps it (a zoom looks up a few kernels).
 
     Returns:
         Frame aligned with ``kernels`` (same index): ``api_name`` (display name, None when no call
-        matches), ``api_start_ns``, ``api_end_ns``, ``api_global_tid``, ``api_pid``, ``api_tid``.
+        matches), ``api_start_ns``, ``api_end_ns``, ``api_global_tid``, ``api_pid``, ``api_tid``
+        (int64; float64 with NaN where some kernel has no call).
     """
+    index = index if index is not None else launch_index(api_calls)
+    wanted = _launch_key(kernels["pid"].to_numpy(), kernels["correlation_id"].to_numpy())
+    if index is None or wanted is None:
+        return _launch_calls_merge(kernels, api_calls)
+    keys, rows = index
+    pos = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
+    found = keys[pos] == wanted if len(keys) else np.zeros(len(wanted), dtype=bool)
+    at = rows[pos[found]] if len(keys) else rows[:0]
+    out = pd.DataFrame(index=kernels.index)
+    names = np.full(len(kernels), None, dtype=object)
+    names[found] = [clean_api_name(str(n)) for n in api_calls["name"].iloc[at].tolist()]
+    out["api_name"] = names
+    for col, src in (("api_start_ns", "start_ns"), ("api_end_ns", "end_ns"), ("api_global_tid", "global_tid"),
+                     ("api_pid", "pid"), ("api_tid", "tid")):
+        values = api_calls[src].to_numpy(np.int64)[at]
+        if found.all():
+            out[col] = values
+        else:
+            column = np.full(len(kernels), np.nan)
+            column[found] = values
+            out[col] = column
+    return out
+
+
+def _launch_calls_merge(kernels: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFrame:
+    """``_launch_calls`` by a merge on (pid, correlation id), for ids too large for ``_launch_key``."""
     a = api_calls[api_calls["correlation_id"].isin(kernels["correlation_id"].unique())]
     a = a.drop_duplicates(["pid", "correlation_id"])
     a = pd.DataFrame({"pid": a["pid"].to_numpy(), "correlation_id": a["correlation_id"].to_numpy(),
@@ -637,7 +692,8 @@ def kernel_launch(trace: LoadedTrace, highlight: Highlight, gpus: dict[int, str]
     if hit.empty:
         return None
     row = hit.iloc[0]
-    call = _launch_calls(hit.iloc[:1], b.api_calls).iloc[0]
+    call = _launch_calls(hit.iloc[:1], b.api_calls, memo(trace, ("launch_index",),
+                                                         lambda: launch_index(b.api_calls))).iloc[0]
     if call["api_name"] is None:
         return None
     labeler = thread_labeler(b.meta.thread_names, ranks=b.meta.rank_pids if b.meta.format == RANKS_FORMAT else None)
@@ -652,9 +708,26 @@ def kernel_launch(trace: LoadedTrace, highlight: Highlight, gpus: dict[int, str]
                       kernel_start_ns=int(row["start_ns"]), kernel_end_ns=int(row["end_ns"]), kernel_lane=lane)
 
 
+def in_window(events: pd.DataFrame, lo_ns: int, hi_ns: int, hidden_devices=()) -> np.ndarray:
+    """Positions (ascending) of the rows of ``events`` (``start_ns``, ``end_ns``, and ``device_id``
+    when ``hidden_devices`` is given) that overlap ``[lo_ns, hi_ns)``, leaving out hidden devices:
+    computed on the columns' arrays, so the frame is cut once (``iloc``) instead of per mask."""
+    keep = (events["end_ns"].to_numpy() > lo_ns) & (events["start_ns"].to_numpy() < hi_ns)
+    if hidden_devices:
+        keep &= ~np.isin(events["device_id"].to_numpy(), list(hidden_devices))
+    return np.flatnonzero(keep)
+
+
 def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, int] | None,
                     theme: Theme = DEFAULT_THEME, highlight: Highlight | None = None) -> go.Figure:
-    """GPU busy/idle per device with the NVTX overlay, within the mark budget (see analysis.timeline).
+    """``timeline_spec`` as a Plotly figure."""
+    return go.Figure(timeline_spec(trace, options, x_range, theme, highlight), _validate=False)
+
+
+def timeline_spec(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, int] | None,
+                  theme: Theme = DEFAULT_THEME, highlight: Highlight | None = None) -> dict:
+    """GPU busy/idle per device with the NVTX overlay, within the mark budget (see analysis.timeline),
+    as a plain figure dict (figures.timeline.gpu_timeline_spec).
 
     Zoomed in (at most ``KERNEL_BUDGET`` kernels in the window) kernels are drawn by stream with
     their launch call in the hover, and CUDA API calls (at most ``API_BUDGET``) in one lane per
@@ -663,7 +736,7 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
     """
     uirev = f"{trace.name}|timeline"
     if trace.bundle is None:
-        return build_nvtx_union_bars(nvtx_table(trace.summary), theme=theme)
+        return build_nvtx_union_bars(nvtx_table(trace.summary), theme=theme).to_dict()
     b = trace.bundle
     show = set(options.lanes)
     lo, hi = x_range if x_range is not None else (0, 0)
@@ -676,16 +749,17 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
     ranges = b.nvtx_ranges[b.nvtx_ranges["start_ns"] >= 0] if "nvtx" in show else b.nvtx_ranges.iloc[0:0]
     selected, hidden = select_ranges(ranges, lo_ns=lo, hi_ns=hi, budget=NVTX_BUDGET)
     marks = b.nvtx_marks if "marks" in show else b.nvtx_marks.iloc[0:0]
-    marks = marks[(marks["ts_ns"] >= lo) & (marks["ts_ns"] < hi)]
+    ts = marks["ts_ns"].to_numpy()
+    marks = marks.iloc[np.flatnonzero((ts >= lo) & (ts < hi))]
     ranks = b.meta.rank_pids if b.meta.format == RANKS_FORMAT else None
     labeler = thread_labeler(b.meta.thread_names, ranks=ranks)
     notes = []
     kernels = memops = api = None
     if "streams" in show and x_range is not None:
-        k = timed_kernels(b.kernels)  # invalid rows (end < start, centuries) are never drawn
-        vis = k[(k["end_ns"] > lo) & (k["start_ns"] < hi) & ~k["device_id"].isin(hidden_devices)]
+        k = memo(trace, ("timed_kernels",), lambda: timed_kernels(b.kernels))  # invalid rows are never drawn
+        vis = k.iloc[in_window(k, lo, hi, hidden_devices)]
         if 0 < len(vis) <= KERNEL_BUDGET:
-            calls = _launch_calls(vis, b.api_calls)
+            calls = _launch_calls(vis, b.api_calls, memo(trace, ("launch_index",), lambda: launch_index(b.api_calls)))
             calls["api_thread"] = [labeler(int(g), int(p), int(t)) if n is not None else None
                                    for n, g, p, t in zip(calls["api_name"], calls["api_global_tid"].fillna(-1),
                                                          calls["api_pid"].fillna(-1), calls["api_tid"].fillna(-1))]
@@ -697,7 +771,7 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
             notes.append(f"{len(vis):,} kernels in view: zoom in to {KERNEL_BUDGET:,} or fewer to see each one "
                          "by stream with its CUDA API calls")
         a = b.api_calls
-        avis = a[(a["end_ns"] > lo) & (a["start_ns"] < hi)]
+        avis = a.iloc[in_window(a, lo, hi)]
         if 0 < len(avis) <= API_BUDGET and kernels is not None:
             api = pd.DataFrame({"start_ns": avis["start_ns"].to_numpy(), "end_ns": avis["end_ns"].to_numpy(),
                                 "name": [clean_api_name(str(n)) for n in avis["name"]],
@@ -710,7 +784,7 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
             notes.append(f"{len(avis):,} CUDA API calls in view: zoom in to {API_BUDGET:,} or fewer to see them")
     if "memops" in show and x_range is not None and not b.memops.empty:
         m = b.memops
-        vis = m[(m["end_ns"] > lo) & (m["start_ns"] < hi) & ~m["device_id"].isin(hidden_devices)]
+        vis = m.iloc[in_window(m, lo, hi, hidden_devices)]
         if len(vis) <= MEMOP_BUDGET:
             memops = vis
         else:
@@ -740,7 +814,7 @@ def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int
         if api is not None:
             api["pid"] = [ranks.get(int(p), (0, int(p)))[1] for p in api["pid"]]
     launch = kernel_launch(trace, highlight, b.meta.gpus, kernels is not None) if highlight is not None else None
-    return build_gpu_timeline(lanes, lane_keys, marks, gpus=b.meta.gpus, x_range_ns=x_range,
+    return gpu_timeline_spec(lanes, lane_keys, marks, gpus=b.meta.gpus, x_range_ns=x_range,
                               busy_label=busy_label, notes=notes, uirevision=uirev, kernels=kernels,
                               memops=memops, api=api, highlight=highlight, launch=launch, theme=theme,
                               rank_devices=b.meta.rank_devices or None)
@@ -988,16 +1062,23 @@ def mark_target(fig: go.Figure, mark: tuple[str, int, int] | None) -> go.Figure:
 
 def timeline_view(trace: LoadedTrace, options: ViewOptions,
                   theme: Theme = DEFAULT_THEME) -> tuple[go.Figure, str]:
+    """``timeline_view_spec`` with the figure as a Plotly figure (exports, reports)."""
+    spec, filename = timeline_view_spec(trace, options, theme)
+    return go.Figure(spec, _validate=False), filename
+
+
+def timeline_view_spec(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_THEME) -> tuple[dict, str]:
     """The GPU timeline at ``options.window`` (None: the whole trace), captioned from that window,
-    with the marked row outlined; and its download file name."""
+    with the marked row outlined, as a plain figure dict (see ``timeline_spec``); and its download
+    file name."""
     x_range = options.window or time_extent(trace, dispatches_for(trace, options.dispatch_prefix))
     # the marked row: outlined, and for a kernel its launch call linked to it (figures.timeline.Highlight)
     highlight = Highlight(options.mark[1], options.mark[2], label=f"selected {options.mark[0]}",
                           kind=options.mark[0]) if options.mark else None
     # it draws no phases: its caption names no threshold
-    fig = timeline_figure(trace, options, x_range, theme, highlight=highlight)
-    fig = add_caption(fig, view_caption(trace, options, options.window))
-    return fig, figure_filename(trace, "timeline", options.window)
+    spec = timeline_spec(trace, options, x_range, theme, highlight=highlight)
+    return add_caption_spec(spec, view_caption(trace, options, options.window)), \
+        figure_filename(trace, "timeline", options.window)
 
 
 def gantt_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_THEME) -> tuple[go.Figure, str]:

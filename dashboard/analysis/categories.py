@@ -69,13 +69,18 @@ def default_rules() -> RuleSet:
 
 
 def categorize(short_name: str, full_name: str = "", rules: RuleSet | None = None) -> tuple[str, str]:
-    """``(category, matching rule)`` of one kernel; ``("other", "")`` when no rule matches.
+    """``(category, matching rule)`` of one kernel; ``("other", "")`` when no rule matches. Results
+    are kept per (names, rules): a zoom categorises the same few hundred names again and again.
 
     Example:
         >>> categorize("flash_fwd_kernel", "void flash::flash_fwd_kernel<cutlass::bfloat16_t>()")[0]
         'attention'
     """
-    rules = rules or default_rules()
+    return _categorize(short_name, full_name, rules or default_rules())
+
+
+@lru_cache(maxsize=65536)
+def _categorize(short_name: str, full_name: str, rules: RuleSet) -> tuple[str, str]:
     order = (short_name, full_name)
     if full_name and rules.generic is not None and rules.generic.search(short_name or ""):
         order = (full_name, short_name)  # a generic launcher: the demangled name names the operation

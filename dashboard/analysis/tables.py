@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import re
 
 import numpy as np
@@ -56,6 +58,7 @@ NVTX_TABLE: dict[str, str] = {
 }
 
 
+@functools.lru_cache(maxsize=8192)  # a few hundred distinct names per trace, looked up per call row
 def clean_api_name(name: str) -> str:
     """The dashboard's name of a CUDA API call: the raw callback name without its CUDA-version suffix
     (``_vNNNN``/``_vNNNNN``) and per-thread default-stream suffix (``_ptsz``/``_ptds``), so the variants

@@ -141,25 +141,28 @@ def nvtx_lane_keys(ranges: pd.DataFrame, ranks: dict[int, tuple[int, int]] | Non
         out["lane"] = pd.Series([], dtype="object")
         return out
     labeler = thread_labeler(thread_names, ranks)
-    r = ranges.sort_values(["global_tid", "start_ns", "end_ns"], ascending=[True, True, False], kind="stable")
-    depth = np.zeros(len(r), dtype=np.int64)
-    lane = np.empty(len(r), dtype=object)
-    thread = np.empty(len(r), dtype=object)
-    tids = r["global_tid"].to_numpy()
-    starts = r["start_ns"].to_numpy()
-    ends = r["end_ns"].to_numpy()
-    kinds = r["kind"].astype(str).to_numpy()
-    pids = r["pid"].to_numpy()
-    tid_low = r["tid"].to_numpy()
+    tids_all = ranges["global_tid"].to_numpy(np.int64)
+    starts_all = ranges["start_ns"].to_numpy(np.int64)
+    ends_all = ranges["end_ns"].to_numpy(np.int64)
+    # by thread, then start, then longest first (an enclosing range before the ranges it holds); stable
+    order = np.lexsort((-ends_all, starts_all, tids_all))
+    tids, starts, ends = tids_all[order], starts_all[order], ends_all[order]
+    push_pop = (ranges["kind"] == "push/pop").to_numpy(dtype=bool)[order]
+    pids = ranges["pid"].to_numpy()[order]
+    tid_low = ranges["tid"].to_numpy()[order]
+    n = len(order)
+    depth = np.zeros(n, dtype=np.int64)
+    lane = np.empty(n, dtype=object)
+    thread = np.empty(n, dtype=object)
     stack: list[int] = []
     packed: list[int] = []
     current = None
-    for i in range(len(r)):
+    for i in range(n):
         if tids[i] != current:
             current, stack, packed = tids[i], [], []
             prefix = labeler(int(tids[i]), int(pids[i]), int(tid_low[i]))
         thread[i] = prefix
-        if kinds[i] == "push/pop":
+        if push_pop[i]:
             while stack and stack[-1] <= starts[i]:
                 stack.pop()
             depth[i] = len(stack)
@@ -173,11 +176,10 @@ def nvtx_lane_keys(ranges: pd.DataFrame, ranks: dict[int, tuple[int, int]] | Non
                 packed[slot] = ends[i]
             depth[i] = slot
             lane[i] = f"{prefix} · start/end {slot}"
-    out = r.copy()
-    out["depth"] = depth
-    out["thread"] = thread
-    out["lane"] = lane
-    return out.sort_values(["lane", "start_ns"], kind="stable").reset_index(drop=True)
+    _, lane_code = np.unique(lane.astype(str), return_inverse=True)
+    final = np.lexsort((starts, lane_code))  # by lane name, then start; stable
+    out = ranges.iloc[order[final]].reset_index(drop=True)
+    return out.assign(depth=depth[final], thread=thread[final], lane=lane[final])
 
 
 def select_ranges(ranges: pd.DataFrame, *, lo_ns: int, hi_ns: int, budget: int) -> tuple[pd.DataFrame, int]:
@@ -186,9 +188,9 @@ def select_ranges(ranges: pd.DataFrame, *, lo_ns: int, hi_ns: int, budget: int) 
     Returns:
         ``(selected, hidden)``: the kept rows (original order) and how many were left out.
     """
-    vis = ranges[(ranges["end_ns"] > lo_ns) & (ranges["start_ns"] < hi_ns)]
-    if len(vis) <= budget:
-        return vis, 0
-    dur = (vis["end_ns"] - vis["start_ns"]).to_numpy()
-    keep = np.sort(np.argsort(-dur, kind="stable")[:budget])
-    return vis.iloc[keep], len(vis) - budget
+    starts, ends = ranges["start_ns"].to_numpy(), ranges["end_ns"].to_numpy()
+    rows = np.flatnonzero((ends > lo_ns) & (starts < hi_ns))  # positions first: one take of the kept rows
+    if len(rows) <= budget:
+        return ranges.iloc[rows], 0
+    keep = np.sort(rows[np.argsort(-(ends[rows] - starts[rows]), kind="stable")[:budget]])
+    return ranges.iloc[keep], len(rows) - budget

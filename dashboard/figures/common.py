@@ -16,9 +16,10 @@ def escape_text(value) -> str:
     ``<``, ``>`` and ``&`` become entities, so a name such as ``<script>`` shows literally and no tag
     can form. Quotes stay as they are: Plotly does not decode ``&quot;`` and would show it verbatim.
     """
-    import html
-
-    return html.escape(str(value), quote=False)
+    text = value if isinstance(value, str) else str(value)
+    if "&" in text or "<" in text or ">" in text:  # as html.escape(text, quote=False); most names need nothing
+        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text
 
 
 def s_from_ns(values) -> np.ndarray:
@@ -100,22 +101,76 @@ def legend_rows(names: list[str], *, font_px: float, width_px: float) -> int:
 CAPTION_WRAP_CHARS = 110
 
 
-def add_caption(fig: go.Figure, caption: str, wrap: int = CAPTION_WRAP_CHARS) -> go.Figure:
-    """Write ``caption`` as small lines under the plot (wrapped at ``wrap`` characters), so an exported
-    image explains itself."""
+def _caption_annotation(caption: str, margin_b: int, wrap: int) -> tuple[dict, int]:
+    """The caption annotation under a plot whose bottom margin is ``margin_b`` px, and the px it adds."""
     import textwrap
 
-    margin_b = (fig.layout.margin.b or 40) if fig.layout.margin else 40
     # Long captions wrap (a plot narrowed by long tick labels would clip one long line at its right edge).
     lines = textwrap.wrap(caption, width=wrap, break_long_words=False, break_on_hyphens=False) or [""]
-    fig.add_annotation(text="<br>".join(escape_text(line) for line in lines), xref="paper", yref="paper", x=0, y=0,
-                       xanchor="left", yanchor="top", yshift=-(margin_b + 2), showarrow=False, name="caption",
-                       font=dict(size=10, color="#7b8794"), align="left")
-    extra = 8 + 13 * len(lines)
+    annotation = dict(text="<br>".join(escape_text(line) for line in lines), xref="paper", yref="paper", x=0, y=0,
+                      xanchor="left", yanchor="top", yshift=-(margin_b + 2), showarrow=False, name="caption",
+                      font=dict(size=10, color="#7b8794"), align="left")
+    return annotation, 8 + 13 * len(lines)
+
+
+def add_caption(fig: go.Figure, caption: str, wrap: int = CAPTION_WRAP_CHARS) -> go.Figure:
+    """Write ``caption`` as small lines under the plot (wrapped at ``wrap`` characters), so an exported
+    image explains itself. The plot keeps its height (lanes keep their pitch); the figure grows."""
+    margin_b = (fig.layout.margin.b or 40) if fig.layout.margin else 40
+    annotation, extra = _caption_annotation(caption, margin_b, wrap)
+    fig.add_annotation(**annotation)
     fig.update_layout(margin=dict(b=margin_b + extra))
-    if fig.layout.height:  # the plot keeps its height (lanes keep their pitch); the figure grows
+    if fig.layout.height:
         fig.update_layout(height=fig.layout.height + extra)
     return fig
+
+
+def add_caption_spec(spec: dict, caption: str, wrap: int = CAPTION_WRAP_CHARS) -> dict:
+    """``add_caption`` for a plain figure dict (changed in place and returned)."""
+    layout = spec.setdefault("layout", {})
+    margin = layout.setdefault("margin", {})
+    margin_b = margin.get("b") or 40
+    annotation, extra = _caption_annotation(caption, margin_b, wrap)
+    layout["annotations"] = [*layout.get("annotations", ()), annotation]
+    margin["b"] = margin_b + extra
+    if layout.get("height"):
+        layout["height"] += extra
+    return spec
+
+
+_TEMPLATE: dict | None = None
+
+
+def default_template() -> dict:
+    """The layout template a ``go.Figure`` gets (plotly's default), as the JSON dict it sends: a plain
+    figure dict carries it too, so it is drawn exactly as the same ``go.Figure``."""
+    global _TEMPLATE
+    if _TEMPLATE is None:
+        _TEMPLATE = go.Figure().to_dict()["layout"]["template"]
+    return _TEMPLATE
+
+
+WIRE_SKIPPED_KEYS = ("geojson", "layer", "layers", "range")  # kept as lists by plotly's conversion too
+
+
+def wire_figure(spec: dict) -> dict:
+    """A plain figure dict as the browser receives it: numeric numpy arrays base64-encoded, as plotly's
+    ``to_plotly_json`` sends them (its ``to_typed_array_spec``); arrays of strings are sent as lists.
+    Changed in place and returned. Unlike plotly's own walk it does not visit each string of a hover
+    or label array (thousands per zoom)."""
+    from _plotly_utils.utils import to_typed_array_spec
+
+    def walk(obj) -> None:
+        items = obj.items() if isinstance(obj, dict) else enumerate(obj)
+        for key, value in items:
+            if isinstance(value, np.ndarray):
+                if value.dtype != object and key not in WIRE_SKIPPED_KEYS:
+                    obj[key] = to_typed_array_spec(value)
+            elif isinstance(value, (dict, list)):
+                walk(value)
+
+    walk(spec)
+    return spec
 
 
 # Report-ready images (``report_layout``): sizes at 1600 px width.

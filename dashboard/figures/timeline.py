@@ -9,7 +9,16 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.figures.common import CHAR_EM, bar_labels, empty_figure, escape_text, fmt_ns, legend_rows, s_from_ns
+from dashboard.figures.common import (
+    CHAR_EM,
+    bar_labels,
+    default_template,
+    empty_figure,
+    escape_text,
+    fmt_ns,
+    legend_rows,
+    s_from_ns,
+)
 from dashboard.figures.theme import DEFAULT_THEME, Theme, category_color, nvtx_color
 from dashboard.model import DeviceLane, device_label
 
@@ -148,21 +157,45 @@ def clip_to_window(start_ns, end_ns, window: tuple[int, int] | None) -> tuple[np
     return np.clip(start_ns, window[0], window[1]), np.clip(end_ns, window[0], window[1])
 
 
+def _objects(values) -> np.ndarray:
+    """Strings (or colours) of a trace as one numpy object array: plotly's conversion to the JSON it
+    sends takes such an array whole instead of visiting each element."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(values) if not isinstance(values, np.ndarray) else values
+    return out
+
+
+def _texts(column: pd.Series) -> np.ndarray:
+    """A column's values as ``str`` (an object array), without pandas' conversion of the whole column
+    to its string dtype (slow for the few hundred rows a zoom draws). A categorical column converts
+    each category once."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        cats = _objects([v if isinstance(v, str) else str(v) for v in column.cat.categories.tolist()] + ["nan"])
+        return cats[column.cat.codes.to_numpy()]  # code -1 (missing) picks "nan", as astype(str) writes it
+    return _objects([v if isinstance(v, str) else str(v) for v in column.tolist()])
+
+
 def _hbar(name: str, start_ns, end_ns, y, *, color, hover, width=0.8, text=None, window=None, min_ns=0,
-          label_names=None, **extra) -> go.Bar:
-    """One horizontal bar trace; bars cut to ``window``; with ``min_ns`` each is drawn at least that
-    long (about ``MIN_BAR_PX``: short events stay visible; the hover gives the true times)."""
+          label_names=None, line=None, **extra) -> dict:
+    """One horizontal bar trace (a plain dict, see ``gpu_timeline_spec``); bars cut to ``window``; with
+    ``min_ns`` each is drawn at least that long (about ``MIN_BAR_PX``: short events stay visible; the
+    hover gives the true times). ``line``: the bars' outline (default none)."""
     start_ns, end_ns = clip_to_window(start_ns, end_ns, window)
     if min_ns:
         end_ns = np.maximum(end_ns, start_ns + int(min_ns))
-    bar = dict(name=name, orientation="h", base=s_from_ns(start_ns), x=(end_ns - start_ns) / 1e9, y=y, width=width,
-               marker=dict(color=color, line=dict(width=0)), hovertext=hover, hoverinfo="text", **extra)
+    if not isinstance(color, str):
+        color = _objects(color)
+    if line is not None and not isinstance(line.get("color", ""), str):
+        line = {**line, "color": _objects(line["color"])}
+    bar = dict(type="bar", name=name, orientation="h", base=s_from_ns(start_ns), x=(end_ns - start_ns) / 1e9,
+               y=_objects(y), width=width, marker=dict(color=color, line=line or dict(width=0)),
+               hovertext=_objects(hover), hoverinfo="text", **extra)
     if text is not None:
-        bar.update(text=text, textposition="inside", insidetextanchor="start", textangle=0,
+        bar.update(text=_objects(text), textposition="inside", insidetextanchor="start", textangle=0,
                    textfont=dict(size=TEXT_PX), constraintext="inside", cliponaxis=True)
     if label_names is not None:  # lets common.report_layout fit the labels again at its own font size
-        bar["meta"] = {"label_names": [escape_text(n) for n in label_names]}  # escaped, as every figure text
-    return go.Bar(**bar, _validate=False)  # built from known-good values: plotly's validation was most of a zoom
+        bar["meta"] = {"label_names": _objects([escape_text(n) for n in label_names])}  # escaped, as every text
+    return bar
 
 
 def _thread_hover(thread: str, pid: int, tid: int) -> str:
@@ -180,29 +213,33 @@ def _cpu_block(nvtx: pd.DataFrame, api: pd.DataFrame) -> list[str]:
     first: dict[str, int] = {}
     lanes_of: dict[str, list[str]] = {}
     if not nvtx.empty:
-        for thread, lane, gtid in zip(nvtx["thread"], nvtx["lane"], nvtx["global_tid"]):
+        triples = dict.fromkeys(zip(nvtx["thread"].tolist(), nvtx["lane"].tolist(), nvtx["global_tid"].tolist()))
+        for thread, lane, gtid in triples:  # each distinct (thread, lane, tid) once, in row order
             first[thread] = min(first.get(thread, int(gtid)), int(gtid))
             lanes = lanes_of.setdefault(thread, [])
             if lane not in lanes:
                 lanes.append(lane)
     if not api.empty:
-        for thread, gtid in zip(api["thread"], api["global_tid"]):
+        for thread, gtid in dict.fromkeys(zip(api["thread"].tolist(), api["global_tid"].tolist())):
             first[thread] = min(first.get(thread, int(gtid)), int(gtid))
             lanes_of.setdefault(thread, [])
-        for thread in dict.fromkeys(api["thread"]):
+        for thread in dict.fromkeys(api["thread"].tolist()):
             lanes_of[thread].append(api_lane_label(thread))
     return [lane for t in sorted(lanes_of, key=lambda t: (first[t], t)) for lane in lanes_of[t]]
 
 
-def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.DataFrame, *,
+def gpu_timeline_spec(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.DataFrame, *,
                        gpus: dict[int, str], x_range_ns: tuple[int, int] | None, busy_label: str,
                        notes: list[str], uirevision: str = "", title: str = "GPU timeline",
                        kernels: pd.DataFrame | None = None, memops: pd.DataFrame | None = None,
                        api: pd.DataFrame | None = None, highlight: Highlight | None = None,
                        launch: LaunchLink | None = None, plot_width_px: int = PLOT_WIDTH_PX,
                        theme: Theme = DEFAULT_THEME,
-                       rank_devices: dict[int, tuple[int, int]] | None = None) -> go.Figure:
-    """Build the GPU timeline: per thread its NVTX lanes and CUDA API lane, NVTX marks, then per GPU
+                       rank_devices: dict[int, tuple[int, int]] | None = None) -> dict:
+    """The GPU timeline as a plain figure dict (``{"data": [trace dicts], "layout": {...}}``, strings
+    and colours as numpy object arrays): what the page sends for a zoom, built without Plotly's
+    figure objects (their validation and copies were most of a zoom's time). ``build_gpu_timeline``
+    is the same as a ``go.Figure``. The timeline: per thread its NVTX lanes and CUDA API lane, NVTX marks, then per GPU
     its busy/idle lane, its stream lanes (kernels, when zoomed in) and its memcpy/memset lane.
 
     Args:
@@ -231,7 +268,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         plot_width_px: plot width the bar labels are fitted to.
 
     Returns:
-        Figure with one categorical y axis (CPU lanes on top, GPU lanes below) and x in seconds on
+        A figure with one categorical y axis (CPU lanes on top, GPU lanes below) and x in seconds on
         the session timeline. Bar traces: "NVTX ranges", "CUDA API calls", "GPU busy (...)",
         "GPU busy fraction per bin (darker = busier)", "GPU idle", "kernels: <category>" (one per
         category), "memcpy/memset"; scatter "NVTX marks". ``layout.meta`` holds ``time_axis`` and
@@ -242,23 +279,28 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
     api = api if api is not None else pd.DataFrame()
     if not lanes and nvtx.empty and marks.empty and kernels.empty and memops.empty and api.empty:
         return empty_figure("This trace has no kernels, memory operations or NVTX ranges to draw.",
-                            title=title, theme=theme)
+                            title=title, theme=theme).to_dict()
     traces: list = []  # the figure is built once from them: add_trace re-validated every trace
     gpu_labels = [gpu_lane_label(ln.device_id, gpus, rank_devices) for ln in lanes]
     device_ids = sorted({ln.device_id for ln in lanes} | set(kernels.get("device_id", pd.Series([], dtype=int)))
                         | set(memops.get("device_id", pd.Series([], dtype=int))))
     gpu_block = []
+    if not kernels.empty:  # stream lanes per device; named per (process, context, stream): ordered by that key
+        key_cols = ["device_id"] + ([c for c in ("pid", "context_id", "stream_id") if c in kernels]
+                                    if "stream_lane" in kernels else ["stream_id"])
+        lane_col = "stream_lane" if "stream_lane" in kernels else "stream_id"
+        streams_of: dict[int, list] = {}
+        for row in sorted(dict.fromkeys(zip(*(kernels[c].tolist() for c in key_cols), kernels[lane_col].tolist())),
+                          key=lambda r: r[:-1]):
+            lanes_on = streams_of.setdefault(row[0], [])
+            if row[-1] not in lanes_on:
+                lanes_on.append(row[-1])
+    memop_devices = set(memops["device_id"].tolist()) if not memops.empty else set()
     for dev in device_ids:
         gpu_block += [lbl for ln, lbl in zip(lanes, gpu_labels) if ln.device_id == dev]
         if not kernels.empty:
-            on_dev = kernels[kernels["device_id"] == dev]
-            if "stream_lane" in on_dev:  # named per (process, context, stream): ordered by that key
-                order = [c for c in ("pid", "context_id", "stream_id") if c in on_dev]
-                streams = on_dev.sort_values(order, kind="stable")["stream_lane"].drop_duplicates().tolist()
-            else:
-                streams = sorted(on_dev["stream_id"].unique().tolist())
-            gpu_block += [stream_lane_label(dev, st, gpus, rank_devices) for st in streams]
-        if not memops.empty and (memops["device_id"] == dev).any():
+            gpu_block += [stream_lane_label(dev, st, gpus, rank_devices) for st in streams_of.get(dev, [])]
+        if dev in memop_devices:
             gpu_block.append(memops_lane_label(dev, gpus, rank_devices))
     cpu_block = _cpu_block(nvtx, api)
     if launch is not None:  # the linked pair is drawn even when its lanes are not
@@ -274,20 +316,26 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         window, ns_per_px = None, 0.0
 
     if not nvtx.empty:
-        names = nvtx["name"].astype(str).to_numpy()
+        names = _texts(nvtx["name"])
         starts, ends = nvtx["start_ns"].to_numpy(), nvtx["end_ns"].to_numpy()
-        flags = np.where(nvtx["unclosed"].to_numpy(), " · unclosed (ended at last NVTX timestamp)", "")
-        flags = np.char.add(flags.astype(str), np.where(nvtx["cross_thread"].to_numpy(), " · ended on another thread", ""))
-        hover = [f"<b>{escape_text(n[:200])}</b><br>{fmt_ns(e - s)} · start {s / 1e9:.6f} s{f}"
-                 f"<br>{_thread_hover(th, p, t)}"
-                 for n, s, e, f, th, p, t in zip(names, starts, ends, flags, nvtx["thread"], nvtx["pid"], nvtx["tid"])]
+        unclosed, cross = nvtx["unclosed"].to_numpy(dtype=bool), nvtx["cross_thread"].to_numpy(dtype=bool)
+        # names, threads and colours repeat: each distinct one is formatted once
+        bold = {n: f"<b>{escape_text(n[:200])}</b><br>" for n in set(names)}
+        threads = {key: _thread_hover(*key) for key in set(zip(nvtx["thread"].tolist(), nvtx["pid"].tolist(),
+                                                                nvtx["tid"].tolist()))}
+        hover = [f"{bold[n]}{fmt_ns(e - s)} · start {s / 1e9:.6f} s"
+                 f"{' · unclosed (ended at last NVTX timestamp)' if u else ''}{' · ended on another thread' if c else ''}"
+                 f"<br>{threads[(th, p, t)]}"
+                 for n, s, e, u, c, th, p, t in zip(names, starts.tolist(), ends.tolist(), unclosed, cross,
+                                                    nvtx["thread"].tolist(), nvtx["pid"].tolist(), nvtx["tid"].tolist())]
+        colours = {n: nvtx_color(n) for n in bold}
         traces.append(_hbar("NVTX ranges (colour = name)", starts, ends, nvtx["lane"].to_numpy(),
-                            color=[nvtx_color(n) for n in names], hover=hover, window=window, showlegend=False,
+                            color=[colours[n] for n in names], hover=hover, window=window, showlegend=False,
                             legendgroup="nvtx", text=bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px),
                             label_names=names))
         # The legend swatch of a many-coloured trace would take its first bar's colour: a neutral one.
-        traces.append(go.Bar(name="NVTX ranges (colour = name)", x=[None], y=[None], orientation="h",
-                             marker=dict(color=theme.nvtx), legendgroup="nvtx", hoverinfo="skip"))
+        traces.append(dict(type="bar", name="NVTX ranges (colour = name)", x=[None], y=[None], orientation="h",
+                           marker=dict(color=theme.nvtx), legendgroup="nvtx", hoverinfo="skip"))
     if not api.empty:
         names = api["name"].astype(str).to_numpy()
         starts, ends = api["start_ns"].to_numpy(), api["end_ns"].to_numpy()
@@ -299,10 +347,12 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
                             color=theme.api, hover=hover, window=window, min_ns=MIN_BAR_PX * ns_per_px,
                             text=bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px), label_names=names))
     if not marks.empty:
-        traces.append(go.Scatter(
-            name="NVTX marks", mode="markers", x=s_from_ns(marks["ts_ns"]), y=[MARKS_LANE] * len(marks),
+        traces.append(dict(
+            type="scatter", name="NVTX marks", mode="markers", x=s_from_ns(marks["ts_ns"]),
+            y=_objects([MARKS_LANE] * len(marks)),
             marker=dict(symbol="line-ns-open", size=14, color=theme.mark, line=dict(width=1.5)),
-            hovertext=[f"{escape_text(str(n)[:200])}<br>{t / 1e9:.6f} s" for n, t in zip(marks["name"], marks["ts_ns"])],
+            hovertext=_objects([f"{escape_text(str(n)[:200])}<br>{t / 1e9:.6f} s"
+                                for n, t in zip(marks["name"], marks["ts_ns"])]),
             hoverinfo="text",
         ))
     interval_lanes = [(ln, lbl) for ln, lbl in zip(lanes, gpu_labels) if ln.mode == "intervals"]
@@ -336,21 +386,21 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
                            for s, e in zip(edges[:-1][~busy], edges[1:][~busy])]
         base_a, end_a, frac_a = np.concatenate(base), np.concatenate(ends), np.concatenate(frac)
         colors = fraction_colors(frac_a, theme.busy_min, theme.busy)
-        bins_trace = _hbar(
+        traces.append(_hbar(
             "GPU busy fraction per bin (darker = busier)", base_a, end_a, ys, color=colors,
-            hover=[f"busy {f:.1%} of {fmt_ns(e - b)}<br>from {b / 1e9:.6f} s" for b, e, f in zip(base_a, end_a, frac_a)])
-        bins_trace.marker.line = dict(color=colors, width=0.6)  # adjacent bins: no anti-aliasing seams
-        traces.append(bins_trace)
+            line=dict(color=colors, width=0.6),  # adjacent bins: no anti-aliasing seams
+            hover=[f"busy {f:.1%} of {fmt_ns(e - b)}<br>from {b / 1e9:.6f} s" for b, e, f in zip(base_a, end_a, frac_a)]))
     if idle_y:
         traces.append(_hbar("GPU idle", np.concatenate(idle_s), np.concatenate(idle_e), np.array(idle_y, dtype=object),
                             color=theme.idle, hover=idle_hover, width=0.5))
     if not kernels.empty:
-        cats = kernels["category"].astype(str).to_numpy()
-        names = kernels["short_name"].astype(str).to_numpy()
+        cats = _texts(kernels["category"])
+        names = _texts(kernels["short_name"])
         starts, ends = kernels["start_ns"].to_numpy(), kernels["end_ns"].to_numpy()
-        lane_of = kernels["stream_lane"] if "stream_lane" in kernels else kernels["stream_id"]
-        ys = np.array([stream_lane_label(d, st, gpus, rank_devices) for d, st in zip(kernels["device_id"], lane_of)],
-                      dtype=object)
+        lane_of = (kernels["stream_lane"] if "stream_lane" in kernels else kernels["stream_id"]).tolist()
+        lane_names = {key: stream_lane_label(*key, gpus, rank_devices)
+                      for key in set(zip(kernels["device_id"].tolist(), lane_of))}
+        ys = _objects([lane_names[key] for key in zip(kernels["device_id"].tolist(), lane_of)])
         texts = np.array(bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px), dtype=object)
         if "api_name" in kernels:  # the launch call, where one was found (columns read once, not per kernel)
             api_names = kernels["api_name"].astype(object).tolist()
@@ -360,7 +410,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
             api_names = api_threads = api_starts = [None] * len(kernels)
         hover = []
         for n, s, e, st, la, c, r, corr, an, at, a0 in zip(
-                names, starts.tolist(), ends.tolist(), lane_of.tolist(), kernels["launch"].tolist(), cats,
+                names, starts.tolist(), ends.tolist(), lane_of, kernels["launch"].tolist(), cats,
                 kernels["rule"].tolist(), kernels["correlation_id"].tolist(), api_names, api_threads, api_starts):
             h = (f"<b>{escape_text(n[:120])}</b><br>{fmt_ns(e - s)} · {st if isinstance(st, str) else f'stream {st}'}"
                  f" · {escape_text(str(la))}"
@@ -380,18 +430,20 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
     if not memops.empty:
         dur = (memops["end_ns"] - memops["start_ns"]).to_numpy()
         traces.append(_hbar(
-            "memcpy/memset", memops["start_ns"], memops["end_ns"], [memops_lane_label(d, gpus, rank_devices) for d in memops["device_id"]],
-            color=theme.memops, window=window, min_ns=MIN_BAR_PX * ns_per_px, hover=[f"{escape_text(str(k))} · {int(b):,} bytes<br>{fmt_ns(d)}"
-                                                      for k, b, d in zip(memops["kind"], memops["bytes"], dur)]))
+            "memcpy/memset", memops["start_ns"], memops["end_ns"],
+            [memops_lane_label(d, gpus, rank_devices) for d in memops["device_id"].tolist()],
+            color=theme.memops, window=window, min_ns=MIN_BAR_PX * ns_per_px,
+            hover=[f"{escape_text(str(k))} · {int(b):,} bytes<br>{fmt_ns(d)}"
+                   for k, b, d in zip(memops["kind"].tolist(), memops["bytes"].tolist(), dur.tolist())]))
     if launch is not None:
         traces.append(_hbar(
             f"launch call (correlation id {launch.correlation_id})", [launch.api_start_ns], [launch.api_end_ns],
             [launch.api_lane], color=theme.api, width=0.8,
             hover=[f"<b>{escape_text(launch.api_name[:120])}</b><br>launched {escape_text(launch.kernel_name[:120])}"
                    f"<br>correlation id {launch.correlation_id} · {fmt_ns(launch.api_end_ns - launch.api_start_ns)}"],
-            showlegend=False).update(marker_line=dict(color=HIGHLIGHT_COLOR, width=2)))
-        traces.append(go.Scatter(
-            name=f"launch → kernel (correlation id {launch.correlation_id})", mode="lines+markers",
+            showlegend=False, line=dict(color=HIGHLIGHT_COLOR, width=2)))
+        traces.append(dict(
+            type="scatter", name=f"launch → kernel (correlation id {launch.correlation_id})", mode="lines+markers",
             x=s_from_ns([launch.api_start_ns, launch.kernel_start_ns]), y=[launch.api_lane, launch.kernel_lane],
             line=dict(color=HIGHLIGHT_COLOR, width=2, dash="dot"),
             marker=dict(symbol=["circle", "arrow"], angleref="previous", size=[7, 12], color=HIGHLIGHT_COLOR),
@@ -414,7 +466,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
                                     xref="x", y=1, yref="paper", yanchor="top", showarrow=False,
                                     bgcolor="rgba(255,255,255,0.85)", bordercolor=HIGHLIGHT_COLOR,
                                     font=dict(size=TEXT_PX, color="#1f2933")))
-    if notes and not any(t.x is not None and len(t.x) for t in traces):
+    if notes and not any(t.get("x") is not None and len(t["x"]) for t in traces):
         # nothing drawn: the first note says why, in the middle of the plot (not in the status line)
         annotations.append(dict(name="empty", text=escape_text(notes[0]), xref="paper", x=0.5, yref="paper", y=0.5,
                                 showarrow=False, font=dict(size=TEXT_PX + 2, color="#52606d")))
@@ -425,7 +477,7 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
         annotations.append(dict(name="status", text="<br>".join(escape_text(n) for n in status), xref="paper", x=0,
                                 xanchor="left", yref="paper", y=0, yanchor="top", yshift=-AXIS_PX, showarrow=False,
                                 align="left", font=dict(size=TEXT_PX, color="#52606d")))
-    names_in_legend = [t.name for t in traces if t.showlegend is not False]
+    names_in_legend = [t["name"] for t in traces if t.get("showlegend") is not False]
     rows = legend_rows(names_in_legend, font_px=TEXT_PX, width_px=plot_width_px)
     top = TITLE_BAND_PX + LEGEND_ROW_PX * rows
     bottom = AXIS_PX + (STATUS_LINE_PX * len(status) + 4 if status else 0)
@@ -447,10 +499,14 @@ def build_gpu_timeline(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Da
                    tickfont=dict(size=TEXT_PX), automargin=False, tickmode="array", tickvals=categories,
                    ticklabelstandoff=LANE_LABEL_GAP_PX,
                    ticktext=[_short_label(c) for c in categories], range=[-0.5, len(categories) - 0.5]),
+        template=default_template(),
     )
-    # One figure from known-good parts: add_trace / update_layout re-validated and copied them (most of a zoom).
-    fig = go.Figure(data=traces, layout=layout, _validate=False)
-    return fig
+    return {"data": traces, "layout": layout}
+
+
+def build_gpu_timeline(*args, **kwargs) -> go.Figure:
+    """``gpu_timeline_spec`` (same arguments) as a Plotly figure (exports, reports, tests)."""
+    return go.Figure(gpu_timeline_spec(*args, **kwargs), _validate=False)
 
 
 def build_nvtx_union_bars(nvtx_table: pd.DataFrame, *, top: int = 30, title: str = "NVTX ranges vs GPU busy",

@@ -6,17 +6,18 @@ from dashboard.app import ids
 from dashboard.app.export_route import report_hrefs
 from dashboard.app.layout import LANE_LABELS, graph_config, report_image_links, svg_button
 from dashboard.app.views.base import WINDOW, View
-from dashboard.figures.common import empty_figure
+from dashboard.figures.common import empty_figure, wire_figure
 from dashboard.model import device_label
-from dashboard.render import device_ids, options_from_state, timeline_view
+from dashboard.render import device_ids, options_from_state, timeline_view_spec
 
 MIN_HEIGHT_PX = 470  # at least 45 % of a 1000 px high viewport
 
 
 def render(trace, state):
     """The timeline view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
-    fig, filename = timeline_view(trace, options_from_state(state))
-    fig.update_layout(height=max(int(fig.layout.height or 0), MIN_HEIGHT_PX))
+    fig, filename = timeline_view_spec(trace, options_from_state(state))  # a plain dict: no Plotly objects per zoom
+    fig["layout"]["height"] = max(int(fig["layout"].get("height") or 0), MIN_HEIGHT_PX)
+    wire_figure(fig)
     devices = device_ids(trace)
     has_lanes = trace.bundle is not None
     return {
