@@ -643,20 +643,18 @@ def _launch_calls(kernels: pd.DataFrame, api_calls: pd.DataFrame,
     pos = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
     found = keys[pos] == wanted if len(keys) else np.zeros(len(wanted), dtype=bool)
     at = rows[pos[found]] if len(keys) else rows[:0]
-    out = pd.DataFrame(index=kernels.index)
     names = np.full(len(kernels), None, dtype=object)
     names[found] = [clean_api_name(str(n)) for n in api_calls["name"].iloc[at].tolist()]
-    out["api_name"] = names
+    columns = {"api_name": pd.Series(names, index=kernels.index, dtype=object)}  # not Arrow strings: read per row
     for col, src in (("api_start_ns", "start_ns"), ("api_end_ns", "end_ns"), ("api_global_tid", "global_tid"),
                      ("api_pid", "pid"), ("api_tid", "tid")):
         values = api_calls[src].to_numpy(np.int64)[at]
         if found.all():
-            out[col] = values
+            columns[col] = values
         else:
-            column = np.full(len(kernels), np.nan)
-            column[found] = values
-            out[col] = column
-    return out
+            columns[col] = np.full(len(kernels), np.nan)
+            columns[col][found] = values
+    return pd.DataFrame(columns, index=kernels.index)
 
 
 def _launch_calls_merge(kernels: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFrame:
@@ -760,28 +758,29 @@ def timeline_spec(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, 
         vis = k.iloc[in_window(k, lo, hi, hidden_devices)]
         if 0 < len(vis) <= KERNEL_BUDGET:
             calls = _launch_calls(vis, b.api_calls, memo(trace, ("launch_index",), lambda: launch_index(b.api_calls)))
-            calls["api_thread"] = [labeler(int(g), int(p), int(t)) if n is not None else None
-                                   for n, g, p, t in zip(calls["api_name"], calls["api_global_tid"].fillna(-1),
-                                                         calls["api_pid"].fillna(-1), calls["api_tid"].fillna(-1))]
-            kernels = pd.concat([vis, categorize_kernels(vis), calls], axis=1)
+            calls["api_thread"] = pd.Series(  # object dtype: pandas' Arrow strings cost a conversion each way
+                [labeler(int(g), int(p), int(t)) if n is not None else None
+                 for n, g, p, t in zip(calls["api_name"].tolist(), calls["api_global_tid"].fillna(-1).tolist(),
+                                       calls["api_pid"].fillna(-1).tolist(), calls["api_tid"].fillna(-1).tolist())],
+                index=calls.index, dtype=object)
             # (device, process, context, stream): one lane each, named alike at every zoom
-            kernels["stream_lane"] = stream_names(vis, sharing=memo(trace, ("stream_sharing",),
-                                                                   lambda: stream_sharing(k)))
+            lanes_of = stream_names(vis, sharing=memo(trace, ("stream_sharing",), lambda: stream_sharing(k)))
+            kernels = pd.concat([vis, categorize_kernels(vis), calls, lanes_of.rename("stream_lane")], axis=1)
         elif len(vis):
             notes.append(f"{len(vis):,} kernels in view: zoom in to {KERNEL_BUDGET:,} or fewer to see each one "
                          "by stream with its CUDA API calls")
         a = b.api_calls
-        avis = a.iloc[in_window(a, lo, hi)]
-        if 0 < len(avis) <= API_BUDGET and kernels is not None:
-            api = pd.DataFrame({"start_ns": avis["start_ns"].to_numpy(), "end_ns": avis["end_ns"].to_numpy(),
-                                "name": [clean_api_name(str(n)) for n in avis["name"]],
-                                "thread": [labeler(int(g), int(p), int(t)) for g, p, t in
-                                           zip(avis["global_tid"], avis["pid"], avis["tid"])],
-                                "global_tid": avis["global_tid"].to_numpy(),
-                                "pid": avis["pid"].to_numpy(), "tid": avis["tid"].to_numpy(),
-                                "correlation_id": avis["correlation_id"].to_numpy()})
-        elif len(avis) > API_BUDGET and kernels is not None:
-            notes.append(f"{len(avis):,} CUDA API calls in view: zoom in to {API_BUDGET:,} or fewer to see them")
+        rows = in_window(a, lo, hi)
+        if 0 < len(rows) <= API_BUDGET and kernels is not None:
+            col = {c: a[c].to_numpy()[rows] for c in ("start_ns", "end_ns", "global_tid", "pid", "tid", "correlation_id")}
+            api = pd.DataFrame({**col,
+                                "name": pd.Series([clean_api_name(str(n)) for n in a["name"].iloc[rows].tolist()],
+                                                  dtype=object),
+                                "thread": pd.Series([labeler(int(g), int(p), int(t)) for g, p, t in
+                                                     zip(col["global_tid"].tolist(), col["pid"].tolist(),
+                                                         col["tid"].tolist())], dtype=object)})
+        elif len(rows) > API_BUDGET and kernels is not None:
+            notes.append(f"{len(rows):,} CUDA API calls in view: zoom in to {API_BUDGET:,} or fewer to see them")
     if "memops" in show and x_range is not None and not b.memops.empty:
         m = b.memops
         vis = m.iloc[in_window(m, lo, hi, hidden_devices)]

@@ -125,3 +125,51 @@ def test_a_traces_page_views_render_one_at_a_time_and_zooms_do_not_wait():
         t.join()
     assert calls == [1]  # one computation for four threads asking at once
     assert render.memo(traces[a.trace], ("outer",), lambda: render.memo(traces[a.trace], ("inner",), lambda: 1) + 1) == 2
+
+
+def test_at_most_render_slots_views_render_at_once_and_cached_ones_never_wait():
+    """Rendering is CPU-bound under the GIL: RENDER_SLOTS views of a process render at once (eight zooms
+    at once each took eight zooms' time); a view already in the response cache is answered while every
+    slot is busy."""
+    import threading
+    import time
+
+    from dashboard.app.views.base import RENDER_SLOTS, WINDOW, ResponseCache, View, render_view
+    from dashboard.state import ViewState
+
+    class Store:
+        def get(self, trace_id):
+            return object()
+
+    running, peak, lock, release = [0], [0], threading.Lock(), threading.Event()
+
+    def counted(trace, state):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        release.wait(10)
+        with lock:
+            running[0] -= 1
+        return {"out": state.t0_ns}
+
+    cache = ResponseCache()
+    zoom = View(name="zoom", fields=(WINDOW,), outputs={"out": ("x", "children")}, render=counted)
+    tid = "a@" + "0" * 32
+    release.set()
+    assert render_view(zoom, Store(), ViewState(trace=tid, t0_ns=1, t1_ns=2), cache) == {"out": 1}  # now cached
+    release.clear()
+    threads = [threading.Thread(target=render_view, args=(zoom, Store(), ViewState(trace=tid, t0_ns=10 * n,
+                                                                                   t1_ns=10 * n + 5), cache))
+               for n in range(1, 7)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 10
+    while running[0] < RENDER_SLOTS and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.1)  # the other four would have started by now if they could
+    assert running[0] == RENDER_SLOTS == 2
+    assert render_view(zoom, Store(), ViewState(trace=tid, t0_ns=1, t1_ns=2), cache) == {"out": 1}  # no slot needed
+    release.set()
+    for t in threads:
+        t.join()
+    assert peak[0] == RENDER_SLOTS

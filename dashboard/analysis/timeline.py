@@ -127,9 +127,9 @@ def nvtx_lane_keys(ranges: pd.DataFrame, ranks: dict[int, tuple[int, int]] | Non
     their own per-thread lanes (the first lane whose last range has ended).
 
     Returns:
-        Copy of ``ranges`` with added columns ``depth`` (int64), ``thread`` (str: the thread's
+        Copy of ``ranges`` with added columns ``depth`` (int64), ``thread`` (object dtype of str: the thread's
         label from ``thread_labeler(thread_names, ranks)``, e.g. ``"python3"`` or
-        ``"pid 4100 · tid 4101"``) and ``lane`` (str: ``thread + " · L1"`` or ``thread + " · start/end 0"``;
+        ``"pid 4100 · tid 4101"``) and ``lane`` (object of str: ``thread + " · L1"`` or ``thread + " · start/end 0"``;
         with ``ranks`` (``meta.rank_pids`` of a bundle from ``analysis.ranks.merge_ranks``) prefixed
         ``"rank 1 · "``),
         sorted by (lane, start_ns).
@@ -179,7 +179,9 @@ def nvtx_lane_keys(ranges: pd.DataFrame, ranks: dict[int, tuple[int, int]] | Non
     _, lane_code = np.unique(lane.astype(str), return_inverse=True)
     final = np.lexsort((starts, lane_code))  # by lane name, then start; stable
     out = ranges.iloc[order[final]].reset_index(drop=True)
-    return out.assign(depth=depth[final], thread=thread[final], lane=lane[final])
+    # object columns: pandas would store the labels as Arrow strings, converted back per row when drawn
+    return out.assign(depth=depth[final], thread=pd.Series(thread[final], index=out.index, dtype=object),
+                      lane=pd.Series(lane[final], index=out.index, dtype=object))
 
 
 def select_ranges(ranges: pd.DataFrame, *, lo_ns: int, hi_ns: int, budget: int) -> tuple[pd.DataFrame, int]:

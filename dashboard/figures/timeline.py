@@ -167,9 +167,9 @@ def _objects(values) -> np.ndarray:
 
 def _texts(column: pd.Series) -> np.ndarray:
     """A column's values as ``str`` (an object array), without pandas' conversion of the whole column
-    to its string dtype (slow for the few hundred rows a zoom draws). A categorical column converts
-    each category once."""
-    if isinstance(column.dtype, pd.CategoricalDtype):
+    to its string dtype (slow for the few hundred rows a zoom draws). A categorical column with fewer
+    categories than rows converts each category once."""
+    if isinstance(column.dtype, pd.CategoricalDtype) and len(column.cat.categories) <= len(column):
         cats = _objects([v if isinstance(v, str) else str(v) for v in column.cat.categories.tolist()] + ["nan"])
         return cats[column.cat.codes.to_numpy()]  # code -1 (missing) picks "nan", as astype(str) writes it
     return _objects([v if isinstance(v, str) else str(v) for v in column.tolist()])

@@ -20,6 +20,13 @@ from dashboard.trace import LoadedTrace
 
 log = logging.getLogger(__name__)
 
+# Views rendering at once in one server process. Rendering is CPU-bound Python (one core under the
+# GIL): more at once only shares that core, so every response waits for all of them (8 users' zooms
+# each took ~7 zooms' time); two keep a render going while the other waits on numpy or a lock. Other
+# requests (cached views and pages, assets, uploads, /healthz) never wait for a slot.
+RENDER_SLOTS = 2
+_RENDER_SLOTS = threading.BoundedSemaphore(RENDER_SLOTS)
+
 WINDOW = "window"  # pseudo field: the zoom window (t0_ns, t1_ns)
 STATS_WINDOW = "stats_window"  # pseudo field: the window statistics are computed on (stats=window), else none
 
@@ -163,7 +170,8 @@ def render_outcome(view: View, store, state: ViewState, cache: ResponseCache | N
         with gate:
             if cache is not None and view.memoise and (hit := cache.get(key)) is not None:
                 return hit, True  # rendered by another request while this one waited
-            values = wire_values(view.render(trace, state))
+            with _RENDER_SLOTS:
+                values = wire_values(view.render(trace, state))
     except TraceError as exc:
         return wire_values(view.empty(str(exc))), False
     except Exception:  # never a traceback in the page; the server keeps serving
