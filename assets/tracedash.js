@@ -63,10 +63,13 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
         return "Copy failed: see address bar";
       }
     },
-    // The timeline's x range after a zoom, pan or reset (double-click); nothing for an autosize.
+    // The timeline's x range after a zoom, pan or reset (double-click); nothing for an autosize, and
+    // nothing when the figure is not on the session time axis (a summary's bar chart of totals).
     xRange: function (relayout) {
       const nu = window.dash_clientside.no_update;
       if (!relayout) { return nu; }
+      const gd = document.querySelector("#timeline .js-plotly-plot");
+      if (gd && gd.layout && !(gd.layout.meta && gd.layout.meta.time_axis)) { return nu; }
       if (relayout["xaxis.autorange"]) { return {"xaxis.autorange": true, at: Date.now()}; }
       let r = null;
       if (relayout["xaxis.range[0]"] !== undefined && relayout["xaxis.range[1]"] !== undefined) {

@@ -595,3 +595,12 @@ def test_view_outputs_hold_figures_as_the_json_dash_sends():
     fig, _ = timeline_view(store.get(state.trace), options_from_state(state))
     fig.update_layout(height=max(int(fig.layout.height), 470))
     assert json.loads(to_json_plotly(out["figure"])) == json.loads(to_json_plotly(fig))
+
+
+def test_a_summarys_bar_chart_of_nvtx_totals_cannot_be_zoomed():
+    """Its x axis is union time, not session time: a drag must not read as a window of the trace."""
+    from dashboard.render import options_from_state, timeline_view
+
+    fig, _ = timeline_view(load_trace(SEED), options_from_state(ViewState(trace="seed@" + "0" * 32)))
+    assert fig.layout.xaxis.fixedrange is True and fig.layout.yaxis.fixedrange is True
+    assert not (fig.layout.meta or {}).get("time_axis")  # the page's zoom sync skips it (assets/tracedash.js)

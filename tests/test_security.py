@@ -354,3 +354,35 @@ def test_a_trace_id_hashes_the_whole_file_once_and_keeps_it_beside_the_parquet_c
     stored.write_text("f" * 64)
     assert store_mod.trace_id(a, cache) == "a.json@" + "f" * 32
     assert cache.clear() == 0 and not stored.exists()  # `tracedash cache clear` removes digests too
+
+
+@pytest.mark.parametrize("body, message", [
+    ({"output": "nonexistent.children", "outputs": {"id": "nonexistent", "property": "children"}, "inputs": []},
+     "no callback has the output 'nonexistent.children'"),
+    ({"output": 5, "inputs": []}, "no callback has the output '5'"),
+    ({"output": "page.children", "inputs": []}, "'inputs' holds 0 value(s), the callback takes 2"),
+    ({"output": "page.children"}, "'inputs' holds 0 value(s), the callback takes 2"),
+])
+def test_a_callback_request_for_no_callback_gets_a_400_without_a_traceback(served, body, message, caplog):
+    """Found by the fresh-clone QA: a well-formed request naming an output no callback has, or giving a
+    callback the wrong number of inputs, answered 500 and logged Dash's KeyError / CallbackException."""
+    app = create_app(trace_dirs=[served], uploads=False)
+    with caplog.at_level("INFO"):
+        resp = app.server.test_client().post("/_dash-update-component", json=body)
+    assert resp.status_code == 400
+    assert resp.get_json() == {"error": f"refused a malformed callback request: {message}"}
+    assert not [r for r in caplog.records if r.exc_info]
+    ok = app.server.test_client().post("/_dash-update-component", json=update_payload(
+        app.server.config["TRACE_STORE"].listed_ids()[0]))
+    assert ok.status_code == 200  # a request the page sends still fits its callback
+
+
+def test_an_over_long_text_value_is_named_as_too_long_not_as_the_wrong_kind():
+    """The fresh-clone QA's 5 MB "?tab=aaaa…" search was refused as "expected text": it is text, too long."""
+    from dashboard.app.security import MAX_TEXT_CHARS, check_kind
+
+    with pytest.raises(ValueError, match=r"^page-url.search: text of 100,001 characters \(at most 100,000\)$"):
+        check_kind("page-url.search", "text", "?" + "a" * MAX_TEXT_CHARS)
+    with pytest.raises(ValueError, match=r"^page-url.search: expected text, got 5$"):
+        check_kind("page-url.search", "text", 5)
+    check_kind("page-url.search", "text", "?" + "a" * (MAX_TEXT_CHARS - 1))

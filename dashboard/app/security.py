@@ -234,6 +234,8 @@ def check_kind(name: str, kind: str | dict, value) -> None:
           "list": lambda v: isinstance(v, list),
           "object": lambda v: isinstance(v, dict)}[kind](value)
     if not ok:
+        if kind in ("text", "path") and isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
+            raise ValueError(f"{name}: text of {len(value):,} characters (at most {MAX_TEXT_CHARS:,})")
         raise ValueError(f"{name}: expected {_KIND_WORDS[kind]}, got {json.dumps(value)[:60]}")
 
 
@@ -267,6 +269,25 @@ def parse_callback_body(raw: bytes, kinds: dict[tuple[str, str], str] | None = N
                     name = ref["id"] if isinstance(ref["id"], str) else ":".join(map(str, ref["id"].values()))
                     check_kind(f"{name}.{ref.get('property')}", kind, ref.get("value"))
     return body
+
+
+def callback_mismatch(body: dict, callback_map: dict) -> str | None:
+    """Why a parsed callback request names no callback of the app, or gives it the wrong number of
+    inputs or states; None when it fits. The same lookups Dash makes (``callback_map[output]``, then
+    one value per declared input and state), answered as a 400 instead of Dash's ``KeyError`` or
+    ``CallbackException`` (a 500 with a traceback in the log).
+
+    ``callback_map``: the Dash app's ``callback_map`` (output key -> {"inputs": [...], "state": [...]}).
+    """
+    output = body.get("output")
+    callback = callback_map.get(output) if isinstance(output, str) else None
+    if callback is None:
+        return f"no callback has the output {str(output)[:80]!r}"
+    for group in ("inputs", "state"):
+        given, declared = len(body.get(group) or []), len(callback.get(group) or [])
+        if given != declared:
+            return f"'{group}' holds {given} value(s), the callback takes {declared}"
+    return None
 
 
 def content_security_policy(script_hashes: list[str]) -> str:
@@ -396,11 +417,14 @@ def register_security(server: Flask, dash_apps: list, config: SecurityConfig | N
             return _json_error(413, f"a callback request over {config.max_callback_bytes // 1024**2} MiB is refused")
         try:
             body = parse_callback_body(raw, kinds_for(request.path))
+            problem = callback_mismatch(body, callbacks_for(request.path)) if callbacks_for(request.path) else None
         except ValueError as exc:
             return _json_error(400, f"refused a malformed callback request: {exc}")
         except Exception:  # noqa: BLE001 - a shape no page sends (e.g. a list where an object goes)
             log.info("malformed callback request refused", exc_info=True)
             return _json_error(400, "refused a malformed callback request")
+        if problem is not None:
+            return _json_error(400, f"refused a malformed callback request: {problem}")
         request.environ["tracedash.callback_body"] = raw
         # Dash reads the body through Flask's cached JSON: give it the parsed value, never re-read the stream.
         request._cached_json = (body, body)  # noqa: SLF001 - Flask's documented cache slot for get_json
@@ -408,6 +432,13 @@ def register_security(server: Flask, dash_apps: list, config: SecurityConfig | N
 
     kinds_cache: dict[str, dict] = {}
     kinds_lock = threading.Lock()
+
+    def callbacks_for(path: str) -> dict:
+        """The ``callback_map`` of the Dash app whose callback route ``path`` is ({} when none)."""
+        for app in dash_apps:
+            if path == app.config.routes_pathname_prefix + CALLBACK_PATH_SUFFIX:
+                return app.callback_map
+        return {}
 
     def kinds_for(path: str) -> dict:
         """The property kinds of the Dash app whose callback route ``path`` is (its layout, built once)."""

@@ -239,8 +239,9 @@ def gpu_timeline_spec(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Dat
     """The GPU timeline as a plain figure dict (``{"data": [trace dicts], "layout": {...}}``, strings
     and colours as numpy object arrays): what the page sends for a zoom, built without Plotly's
     figure objects (their validation and copies were most of a zoom's time). ``build_gpu_timeline``
-    is the same as a ``go.Figure``. The timeline: per thread its NVTX lanes and CUDA API lane, NVTX marks, then per GPU
-    its busy/idle lane, its stream lanes (kernels, when zoomed in) and its memcpy/memset lane.
+    is the same as a ``go.Figure``. The timeline: per thread its NVTX lanes and CUDA API lane, NVTX
+    marks, then per GPU its busy/idle lane, its stream lanes (kernels, when zoomed in) and its
+    memcpy/memset lane.
 
     Args:
         lanes: device lanes (analysis.timeline.lanes_for_window), already within the mark budget.
@@ -542,6 +543,7 @@ def build_nvtx_union_bars(nvtx_table: pd.DataFrame, *, top: int = 30, title: str
         # Under the title on the left: the mode bar (top right) covers neither.
         legend=dict(orientation="h", y=1.0, x=0, xanchor="left", yanchor="bottom"),
     ))
-    fig.update_xaxes(title="union time of the range (s)", gridcolor=theme.grid)
-    fig.update_yaxes(automargin=True, tickfont=dict(size=10))
+    # Totals, not times: nothing to zoom (a drag would read as a window of the session's time axis).
+    fig.update_xaxes(title="union time of the range (s)", gridcolor=theme.grid, fixedrange=True)
+    fig.update_yaxes(automargin=True, tickfont=dict(size=10), fixedrange=True)
     return fig

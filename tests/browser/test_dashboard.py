@@ -80,10 +80,16 @@ def test_seed_gantt_phases_sorting_and_screenshot(page: Page, serve, artifacts, 
 def test_threshold_override_moves_dispatches(page: Page, serve, console_errors):
     page.goto(serve(create_app(trace_dirs=[samples_dir()])))
     expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    # The seed summary's "timeline" is a bar chart of NVTX totals (x: union time, not session time): a
+    # relayout of it is no zoom window (the fresh-clone QA found a drag written into the link as t0/t1).
+    page.wait_for_function(figure_js("timeline", "gd._fullLayout.xaxis.fixedrange === true"), timeout=30000)
+    page.evaluate(figure_js("timeline", "Plotly.relayout(gd, {'xaxis.range': [1, 2]}) && true"))
     page.fill("#phase-threshold", "1000")
     page.press("#phase-threshold", "Enter")
     expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (40)", timeout=30000)
     assert page.locator("#gantt .legendtext").all_text_contents() == ["prefill (40)", "decode (98)"]
+    page.wait_for_function("() => location.search.includes('threshold=1000')", timeout=30000)
+    assert "t0_ns" not in page.url and "t1_ns" not in page.url
     assert console_errors == []
 
 

@@ -111,5 +111,5 @@ def in_slot(slot: str, state) -> list:
     return [v.layout(state) for v in VIEWS if v.slot == slot and v.layout is not None]
 
 
-__all__ = ["VIEWS", "BY_NAME", "View", "ResponseCache", "PageCache", "render_outcome", "register_views", "render_view", "slice_data", "view_slice",
-           "in_slot", "prerender"]
+__all__ = ["VIEWS", "BY_NAME", "View", "ResponseCache", "PageCache", "render_outcome", "register_views", "render_view",
+           "slice_data", "view_slice", "in_slot", "prerender"]
