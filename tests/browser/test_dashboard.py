@@ -97,11 +97,17 @@ def test_nvtx_sample_timeline_zoom_follows_gantt(page: Page, serve, artifacts, c
     open_trace(page, serve, "nsys2022.4_cpu_llm_server_nvtx.sqlite")
     expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (3)", timeout=30000)
     expect(page.locator("#timeline .legendtext").first).to_be_visible()
+    # both figures drawn before the Gantt is zoomed: the timeline follows a figure it can see (syncX)
+    page.wait_for_function(figure_js("timeline", "gd._fullLayout.xaxis.range.length === 2"), timeout=30000)
     lanes = page.evaluate(figure_js("timeline", "gd.layout.yaxis.categoryarray"))
     assert "NVTX marks" in lanes and any("L1" in lane for lane in lanes)
     zoom(page, "gantt", 0.03, 0.05)
     page.wait_for_function(figure_js("timeline", "Math.abs(gd.layout.xaxis.range[0] - 0.03) < 1e-9"), timeout=30000)
     assert page.evaluate(figure_js("timeline", "gd.layout.xaxis.range")) == [0.03, 0.05]
+    # the zoom's round (state, link, both views redrawn at the window) is over before the next zoom: a
+    # figure arriving late would otherwise replace the range a programmatic relayout set
+    page.wait_for_function("() => location.search.includes('t0_ns=30000000') && "
+                           "!document.querySelector('[data-dash-is-loading=\"true\"]')", timeout=30000)
     zoom(page, "timeline", 0.04, 0.06)
     page.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[0] - 0.04) < 1e-9"), timeout=30000)
     page.screenshot(path=str(artifacts / "nvtx_sample_zoomed.png"), full_page=True)
