@@ -545,5 +545,5 @@ def build_nvtx_union_bars(nvtx_table: pd.DataFrame, *, top: int = 30, title: str
     ))
     # Totals, not times: nothing to zoom (a drag would read as a window of the session's time axis).
     fig.update_xaxes(title="union time of the range (s)", gridcolor=theme.grid, fixedrange=True)
-    fig.update_yaxes(automargin=True, tickfont=dict(size=10), fixedrange=True)
+    fig.update_yaxes(automargin=True, tickfont=dict(size=10), fixedrange=True, ticklabelstandoff=LANE_LABEL_GAP_PX)
     return fig
