@@ -63,12 +63,18 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
         return "Copy failed: see address bar";
       }
     },
-    // The timeline's x range after a zoom, pan or reset (double-click); nothing for an autosize, and
-    // nothing when the figure is not on the session time axis (a summary's bar chart of totals).
-    xRange: function (relayout) {
+    // The x range of the timeline or the dispatch Gantt (they share the session time axis) after a zoom,
+    // pan or reset (double-click); nothing for an autosize, and nothing from a figure that is not on the
+    // time axis (a summary's bar chart of totals). The Gantt's own range is taken here: the timeline
+    // follows it (syncX), but the relayout event of that programmatic follow did not always reach Dash.
+    xRange: function (ganttRelayout, timelineRelayout) {
       const nu = window.dash_clientside.no_update;
+      const ctx = window.dash_clientside.callback_context;
+      const trig = (ctx && ctx.triggered && ctx.triggered.length) ? ctx.triggered[0].prop_id : "";
+      const fromGantt = trig.indexOf("gantt.") === 0;
+      const relayout = fromGantt ? ganttRelayout : timelineRelayout;
       if (!relayout) { return nu; }
-      const gd = document.querySelector("#timeline .js-plotly-plot");
+      const gd = document.querySelector((fromGantt ? "#gantt" : "#timeline") + " .js-plotly-plot");
       if (gd && gd.layout && !(gd.layout.meta && gd.layout.meta.time_axis)) { return nu; }
       if (relayout["xaxis.autorange"]) { return {"xaxis.autorange": true, at: Date.now()}; }
       let r = null;

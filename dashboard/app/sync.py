@@ -1,8 +1,8 @@
 """The one state callback: every UI event -> a new ViewState -> the slices of the views that read
 what changed, and the address bar. Thin: the transitions are the pure functions of dashboard.state.
 
-Events: a control (any ``state.CONTROL_FIELDS`` control), a zoom/pan/reset of the timeline
-(``ids.X_RANGE``; the Gantt follows client-side, see assets/tracedash.js), a click on a table row
+Events: a control (any ``state.CONTROL_FIELDS`` control), a zoom/pan/reset of the timeline or the
+Gantt (``ids.X_RANGE``; the other follows client-side, see assets/tracedash.js), a click on a table row
 (``ids.ROW_CLICK``), a table's sort or column filters (``ids.GRID_EVENTS``). Those three stores are
 filled client-side with only what changes the view: an autosize, or the state a grid reports when
 it is first drawn (the link's own sort and filters), never reaches the server.
@@ -150,11 +150,12 @@ def register_sync(app: Dash, store) -> None:
     def dismiss_notice(_):
         return []
 
-    # Only what changes the view reaches the server: a zoom/pan/reset of the timeline (not an autosize),
-    # a sort or filter the user made (not the state a grid reports when it is first drawn).
+    # Only what changes the view reaches the server: a zoom/pan/reset of the timeline or the Gantt (not an
+    # autosize), a sort or filter the user made (not the state a grid reports when it is first drawn).
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="xRange"),
-        Output(ids.X_RANGE, "data"), Input(ids.TIMELINE, "relayoutData"), prevent_initial_call=True)
+        Output(ids.X_RANGE, "data"), Input(ids.GANTT, "relayoutData"), Input(ids.TIMELINE, "relayoutData"),
+        prevent_initial_call=True)
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="gridEvents"),
         Output(ids.GRID_EVENTS, "data"),
