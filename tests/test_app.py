@@ -604,3 +604,25 @@ def test_a_summarys_bar_chart_of_nvtx_totals_cannot_be_zoomed():
     fig, _ = timeline_view(load_trace(SEED), options_from_state(ViewState(trace="seed@" + "0" * 32)))
     assert fig.layout.xaxis.fixedrange is True and fig.layout.yaxis.fixedrange is True
     assert not (fig.layout.meta or {}).get("time_axis")  # the page's zoom sync skips it (assets/tracedash.js)
+
+
+@pytest.mark.parametrize("pid_base", [100, 1 << 40], ids=["packed-index", "merge-fallback"])
+def test_launch_calls_join_on_process_and_correlation_id_taking_the_first_call(pid_base):
+    """A kernel's launch call: the first API row with its (pid, correlation id); the same correlation id in
+    another process is another call; a kernel without one gets None / NaN. Both joins (the per-trace index, and
+    the merge for ids too large to pack) answer the same."""
+    from dashboard.render import _launch_calls, launch_index
+
+    p0, p1 = pid_base, pid_base + 1
+    api = pd.DataFrame({"pid": [p0, p1, p0, p0], "correlation_id": [7, 7, 9, 7],
+                        "name": pd.Series(["cudaLaunchKernel_v7000", "cuLaunchKernelEx", "cudaMemcpyAsync_v3020",
+                                           "cudaLaunchKernel_ptsz"], dtype="category"),
+                        "start_ns": [10, 20, 30, 40], "end_ns": [11, 21, 31, 41], "global_tid": [1, 2, 3, 4],
+                        "tid": [5, 6, 7, 8]})
+    kernels = pd.DataFrame({"pid": [p1, p0, p0, p1], "correlation_id": [7, 7, 8, 9]}, index=[3, 5, 8, 13])
+    out = _launch_calls(kernels, api)
+    assert (launch_index(api) is None) == (pid_base > 1 << 29)
+    assert out.index.tolist() == [3, 5, 8, 13]
+    assert out["api_name"].tolist() == ["cuLaunchKernelEx", "cudaLaunchKernel", None, None]
+    assert out["api_start_ns"].tolist()[:2] == [20, 10] and out["api_start_ns"].isna().tolist() == [False, False, True, True]
+    assert out["api_tid"].tolist()[:2] == [6, 5] and out["api_pid"].tolist()[:2] == [p1, p0]
