@@ -79,7 +79,7 @@ def categorize(short_name: str, full_name: str = "", rules: RuleSet | None = Non
     return _categorize(short_name, full_name, rules or default_rules())
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)  # distinct (short, demangled) name pairs: a few hundred to a few thousand per trace
 def _categorize(short_name: str, full_name: str, rules: RuleSet) -> tuple[str, str]:
     order = (short_name, full_name)
     if full_name and rules.generic is not None and rules.generic.search(short_name or ""):
