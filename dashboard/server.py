@@ -26,6 +26,7 @@ from gunicorn.workers.gthread import ThreadWorker
 # export takes ~15 s on 2 cores, so this is generous.
 WORKER_TIMEOUT_S = 300
 THREADS_PER_WORKER = 8
+LIMIT_REQUEST_LINE = 8190  # bytes of "GET /?<link> HTTP/1.1" (gunicorn's largest bound; its default is 4094)
 # A request's head and first body bytes must arrive within this many seconds of the first byte.
 HEAD_TIMEOUT_S = 20
 PREBUFFER_BODY_BYTES = 1024**2
@@ -205,6 +206,10 @@ def run_gunicorn(factory, host: str, port: int, workers: int, threads: int = THR
         "timeout": WORKER_TIMEOUT_S,
         "graceful_timeout": 10,
         "keepalive": 5,
+        # The longest link the state codec writes (five tables filtered to their bound: ~6.5 KB of query) must
+        # open: gunicorn's default request line (4094 bytes) answered 414 to it. 8190 is gunicorn's maximum;
+        # header fields (the Referer of `_dash-layout` carries the link) keep their 8190-byte default.
+        "limit_request_line": LIMIT_REQUEST_LINE,
         "preload_app": False,
         "accesslog": None,
         "errorlog": "-",
