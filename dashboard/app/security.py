@@ -417,7 +417,8 @@ def register_security(server: Flask, dash_apps: list, config: SecurityConfig | N
             return _json_error(413, f"a callback request over {config.max_callback_bytes // 1024**2} MiB is refused")
         try:
             body = parse_callback_body(raw, kinds_for(request.path))
-            problem = callback_mismatch(body, callbacks_for(request.path)) if callbacks_for(request.path) else None
+            callbacks = callbacks_for(request.path)
+            problem = callback_mismatch(body, callbacks) if callbacks else None
         except ValueError as exc:
             return _json_error(400, f"refused a malformed callback request: {exc}")
         except Exception:  # noqa: BLE001 - a shape no page sends (e.g. a list where an object goes)
