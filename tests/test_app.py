@@ -371,6 +371,10 @@ def test_zoom_adds_detail_within_budget():
     full = build_view(t, ViewOptions()).timeline
     names = [tr.name for tr in full.data]
     assert "GPU busy fraction per bin (darker = busier)" in names  # too many intervals: binned
+    # one legend entry for the bins, in the busiest colour (it took the first bin's colour: pale or dark by chance)
+    bins = [tr for tr in full.data if tr.name == "GPU busy fraction per bin (darker = busier)"]
+    assert [tr.showlegend for tr in bins] == [False, None] and bins[1].marker.color == "#2f6f4f"
+    assert len(set(bins[0].marker.color)) > 1 and bins[0].legendgroup == bins[1].legendgroup == "bins"
     zoomed = zoomed_timeline(t, ViewOptions(), {"xaxis.range[0]": 60.2, "xaxis.range[1]": 60.206})
     znames = [tr.name for tr in zoomed.data]
     assert "GPU busy (kernels)" in znames and "GPU busy fraction per bin (darker = busier)" not in znames

@@ -23,6 +23,7 @@ from dashboard.figures.theme import DEFAULT_THEME, Theme, category_color, nvtx_c
 from dashboard.model import DeviceLane, device_label
 
 MARKS_LANE = "NVTX marks"
+BINS_NAME = "GPU busy fraction per bin (darker = busier)"
 API_LANE_PREFIX = "CUDA API · "
 
 # Layout of the timeline (on screen; the export layout scales it up, see common.report_layout).
@@ -388,9 +389,13 @@ def gpu_timeline_spec(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Dat
         base_a, end_a, frac_a = np.concatenate(base), np.concatenate(ends), np.concatenate(frac)
         colors = fraction_colors(frac_a, theme.busy_min, theme.busy)
         traces.append(_hbar(
-            "GPU busy fraction per bin (darker = busier)", base_a, end_a, ys, color=colors,
+            BINS_NAME, base_a, end_a, ys, color=colors,
             line=dict(color=colors, width=0.6),  # adjacent bins: no anti-aliasing seams
-            hover=[f"busy {f:.1%} of {fmt_ns(e - b)}<br>from {b / 1e9:.6f} s" for b, e, f in zip(base_a, end_a, frac_a)]))
+            hover=[f"busy {f:.1%} of {fmt_ns(e - b)}<br>from {b / 1e9:.6f} s" for b, e, f in zip(base_a, end_a, frac_a)],
+            showlegend=False, legendgroup="bins"))
+        # Its legend swatch would take the first bin's colour (pale or dark by chance): the busiest colour.
+        traces.append(dict(type="bar", name=BINS_NAME, x=[None], y=[None], orientation="h",
+                           marker=dict(color=theme.busy), legendgroup="bins", hoverinfo="skip"))
     if idle_y:
         traces.append(_hbar("GPU idle", np.concatenate(idle_s), np.concatenate(idle_e), np.array(idle_y, dtype=object),
                             color=theme.idle, hover=idle_hover, width=0.5))
