@@ -14,7 +14,11 @@ from werkzeug.serving import make_server
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--disable-extensions", "--disable-quic",
-                 "--no-first-run"]
+                 "--no-first-run",
+                 # One renderer per page, no spare one started beside it: the tests open only this server's pages
+                 # (one origin), and Chromium then spends ~7 % less CPU per test (measured on the view-state tests).
+                 "--disable-site-isolation-trials",
+                 "--disable-features=IsolateOrigins,site-per-process,SpareRendererForSitePerProcess"]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 # `make test` keeps both cores busy for its whole run: a lazily loaded component (dcc.Dropdown's chunk) can take
 # longer than Playwright's 5 s default to appear, so assertions without their own timeout wait up to 20 s.
