@@ -58,6 +58,7 @@ from dashboard.analysis.timeline import (
     BUSY_KERNELS,
     DEFAULT_MARK_BUDGET,
     device_unions,
+    in_window,
     lanes_for_window,
     nvtx_lane_keys,
     select_ranges,
@@ -624,6 +625,11 @@ def launch_index(api_calls: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | Non
     return keys[first], order[first]
 
 
+def trace_launch_index(trace: LoadedTrace) -> tuple[np.ndarray, np.ndarray] | None:
+    """``launch_index`` of the trace's CUDA API calls, built once per trace (``memo``)."""
+    return memo(trace, ("launch_index",), lambda: launch_index(trace.bundle.api_calls))
+
+
 def _launch_calls(kernels: pd.DataFrame, api_calls: pd.DataFrame,
                   index: tuple[np.ndarray, np.ndarray] | None = None) -> pd.DataFrame:
     """The launch call of each kernel: the first API row with the same (pid, correlation id), as
@@ -690,8 +696,7 @@ def kernel_launch(trace: LoadedTrace, highlight: Highlight, gpus: dict[int, str]
     if hit.empty:
         return None
     row = hit.iloc[0]
-    call = _launch_calls(hit.iloc[:1], b.api_calls, memo(trace, ("launch_index",),
-                                                         lambda: launch_index(b.api_calls))).iloc[0]
+    call = _launch_calls(hit.iloc[:1], b.api_calls, trace_launch_index(trace)).iloc[0]
     if call["api_name"] is None:
         return None
     labeler = thread_labeler(b.meta.thread_names, ranks=b.meta.rank_pids if b.meta.format == RANKS_FORMAT else None)
@@ -704,16 +709,6 @@ def kernel_launch(trace: LoadedTrace, highlight: Highlight, gpus: dict[int, str]
                       api_start_ns=int(call["api_start_ns"]), api_end_ns=int(call["api_end_ns"]),
                       api_lane=api_lane_label(thread), kernel_name=str(row["short_name"]),
                       kernel_start_ns=int(row["start_ns"]), kernel_end_ns=int(row["end_ns"]), kernel_lane=lane)
-
-
-def in_window(events: pd.DataFrame, lo_ns: int, hi_ns: int, hidden_devices=()) -> np.ndarray:
-    """Positions (ascending) of the rows of ``events`` (``start_ns``, ``end_ns``, and ``device_id``
-    when ``hidden_devices`` is given) that overlap ``[lo_ns, hi_ns)``, leaving out hidden devices:
-    computed on the columns' arrays, so the frame is cut once (``iloc``) instead of per mask."""
-    keep = (events["end_ns"].to_numpy() > lo_ns) & (events["start_ns"].to_numpy() < hi_ns)
-    if hidden_devices:
-        keep &= ~np.isin(events["device_id"].to_numpy(), list(hidden_devices))
-    return np.flatnonzero(keep)
 
 
 def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, int] | None,
@@ -757,7 +752,7 @@ def timeline_spec(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, 
         k = memo(trace, ("timed_kernels",), lambda: timed_kernels(b.kernels))  # invalid rows are never drawn
         vis = k.iloc[in_window(k, lo, hi, hidden_devices)]
         if 0 < len(vis) <= KERNEL_BUDGET:
-            calls = _launch_calls(vis, b.api_calls, memo(trace, ("launch_index",), lambda: launch_index(b.api_calls)))
+            calls = _launch_calls(vis, b.api_calls, trace_launch_index(trace))
             calls["api_thread"] = pd.Series(  # object dtype: pandas' Arrow strings cost a conversion each way
                 [labeler(int(g), int(p), int(t)) if n is not None else None
                  for n, g, p, t in zip(calls["api_name"].tolist(), calls["api_global_tid"].fillna(-1).tolist(),

@@ -184,15 +184,27 @@ def nvtx_lane_keys(ranges: pd.DataFrame, ranks: dict[int, tuple[int, int]] | Non
                       lane=pd.Series(lane[final], index=out.index, dtype=object))
 
 
+def in_window(events: pd.DataFrame, lo_ns: int, hi_ns: int, hidden_devices=()) -> np.ndarray:
+    """Positions (ascending) of the rows of ``events`` (``start_ns``, ``end_ns``, and ``device_id``
+    when ``hidden_devices`` is given) drawn in the window ``[lo_ns, hi_ns)``: ``end > lo`` and
+    ``start < hi``, leaving out hidden devices. Computed on the columns' arrays, so the caller cuts the
+    frame once (``iloc``). (Statistics clip with ``analysis.window.overlapping``, which also keeps
+    zero-length rows at the window's start.)"""
+    keep = (events["end_ns"].to_numpy() > lo_ns) & (events["start_ns"].to_numpy() < hi_ns)
+    if hidden_devices:
+        keep &= ~np.isin(events["device_id"].to_numpy(), list(hidden_devices))
+    return np.flatnonzero(keep)
+
+
 def select_ranges(ranges: pd.DataFrame, *, lo_ns: int, hi_ns: int, budget: int) -> tuple[pd.DataFrame, int]:
     """Ranges overlapping ``[lo_ns, hi_ns)``, at most ``budget`` of them, longest first.
 
     Returns:
         ``(selected, hidden)``: the kept rows (original order) and how many were left out.
     """
-    starts, ends = ranges["start_ns"].to_numpy(), ranges["end_ns"].to_numpy()
-    rows = np.flatnonzero((ends > lo_ns) & (starts < hi_ns))  # positions first: one take of the kept rows
+    rows = in_window(ranges, lo_ns, hi_ns)  # positions first: one take of the kept rows
     if len(rows) <= budget:
         return ranges.iloc[rows], 0
-    keep = np.sort(rows[np.argsort(-(ends[rows] - starts[rows]), kind="stable")[:budget]])
+    dur = ranges["end_ns"].to_numpy()[rows] - ranges["start_ns"].to_numpy()[rows]
+    keep = np.sort(rows[np.argsort(-dur, kind="stable")[:budget]])
     return ranges.iloc[keep], len(rows) - budget

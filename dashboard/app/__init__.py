@@ -12,6 +12,7 @@ import logging
 import os
 import shutil
 from pathlib import Path
+from typing import NamedTuple
 
 from dash import MATCH, ClientsideFunction, Dash, Input, Output, State, dcc, html
 from dash._utils import to_json
@@ -100,6 +101,18 @@ def _page_location() -> dict | None:
     return {"pathname": parts.path or "/", "search": search, "href": referer, "hash": ""}
 
 
+class PageInputs(NamedTuple):
+    """Everything a trace page is built from; equal inputs build equal pages (the page cache's key,
+    without ``state``, which ``canonical`` writes in full)."""
+
+    state: ViewState
+    canonical: str  # "?" + the state's canonical query
+    trace_ids: tuple[str, ...]  # the trace picker's ids
+    labels: tuple[tuple[str, str], ...]  # (id, label) per listed trace
+    notices: tuple[str, ...]
+    drawn: bool  # every view drawn on the server before the page is sent
+
+
 class _PageApp(Dash):
     """Dash whose ``_dash-layout`` answer is the JSON text ``page_json()`` gives (``create_app`` sets
     it: the page of the link, from the page cache when it was sent before)."""
@@ -156,22 +169,20 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
     responses = ResponseCache()
     pages = PageCache()
 
-    def page_inputs(search: str | None, draw: bool = True) -> tuple:
-        """Everything the trace page of ``search`` is built from: (state, canonical query, trace
-        ids, labels, notices, drawn). Equal inputs build equal pages (``pages`` is keyed by them)."""
+    def page_inputs(search: str | None, draw: bool = True) -> PageInputs:
+        """Everything the trace page of ``search`` is built from."""
         state, notices = main_state(search, store, dispatch_prefix)
         trace_ids = tuple(store.listed_ids([state.trace]))  # rescans: new exports appear; uploads only by link
         labels = tuple((t, store.label(t)) for t in trace_ids)
         drawn = draw and quick_to_draw(store, state.trace)
-        return state, "?" + to_query(state), trace_ids, labels, tuple(notices), drawn
+        return PageInputs(state, "?" + to_query(state), trace_ids, labels, tuple(notices), drawn)
 
-    def build_page(inputs: tuple) -> tuple[html.Div, bool]:
-        """The trace page for ``page_inputs``' answer, and whether every view on it rendered."""
-        state, canonical, trace_ids, labels, notices, drawn = inputs
-        page = build_layout(state, list(trace_ids), labels=dict(labels), uploads=store.upload_dir is not None,
-                            max_upload_bytes=policy.max_upload_bytes, notices=list(notices), search=canonical,
-                            prerendered=drawn)
-        complete = prerender(page, store, state, responses) if drawn else False
+    def build_page(inputs: PageInputs) -> tuple[html.Div, bool]:
+        """The trace page for ``inputs``, and whether every view on it rendered."""
+        page = build_layout(inputs.state, list(inputs.trace_ids), labels=dict(inputs.labels),
+                            uploads=store.upload_dir is not None, max_upload_bytes=policy.max_upload_bytes,
+                            notices=list(inputs.notices), search=inputs.canonical, prerendered=inputs.drawn)
+        complete = prerender(page, store, inputs.state, responses) if inputs.drawn else False
         return page, complete
 
     def trace_page(search: str | None, draw: bool = True):
@@ -209,7 +220,7 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
         if location is None or is_compare(location["pathname"]):
             return to_json(serve_layout())
         inputs = page_inputs(location["search"])
-        key = (tuple(sorted(location.items())), inputs[1:])
+        key = (tuple(sorted(location.items())), inputs[1:])  # all but the state, which `canonical` spells out
         if (text := pages.get(key)) is not None:
             return text
         page, complete = build_page(inputs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 
 import numpy as np
@@ -138,16 +139,11 @@ def add_caption_spec(spec: dict, caption: str, wrap: int = CAPTION_WRAP_CHARS) -
     return spec
 
 
-_TEMPLATE: dict | None = None
-
-
+@functools.cache
 def default_template() -> dict:
     """The layout template a ``go.Figure`` gets (plotly's default), as the JSON dict it sends: a plain
-    figure dict carries it too, so it is drawn exactly as the same ``go.Figure``."""
-    global _TEMPLATE
-    if _TEMPLATE is None:
-        _TEMPLATE = go.Figure().to_dict()["layout"]["template"]
-    return _TEMPLATE
+    figure dict carries it too, so it is drawn exactly as the same ``go.Figure``. Shared: not to be changed."""
+    return go.Figure().to_dict()["layout"]["template"]
 
 
 WIRE_SKIPPED_KEYS = ("geojson", "layer", "layers", "range")  # kept as lists by plotly's conversion too

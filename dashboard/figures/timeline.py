@@ -199,6 +199,14 @@ def _hbar(name: str, start_ns, end_ns, y, *, color, hover, width=0.8, text=None,
     return bar
 
 
+def _legend_swatch(name: str, color: str, group: str) -> dict:
+    """The legend entry of a many-coloured bar trace (shown with ``showlegend=False`` and ``legendgroup``
+    ``group``): a bar trace with no bars in ``color``. The trace's own swatch would take its first bar's
+    colour, whatever that happens to be."""
+    return dict(type="bar", name=name, x=[None], y=[None], orientation="h", marker=dict(color=color),
+                legendgroup=group, hoverinfo="skip")
+
+
 def _thread_hover(thread: str, pid: int, tid: int) -> str:
     """Hover line naming a thread with its ids once: "thread python3 · pid 144 · tid 245"."""
     ids = f"pid {pid} · tid {tid}"
@@ -335,9 +343,7 @@ def gpu_timeline_spec(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Dat
                             color=[colours[n] for n in names], hover=hover, window=window, showlegend=False,
                             legendgroup="nvtx", text=bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px),
                             label_names=names))
-        # The legend swatch of a many-coloured trace would take its first bar's colour: a neutral one.
-        traces.append(dict(type="bar", name="NVTX ranges (colour = name)", x=[None], y=[None], orientation="h",
-                           marker=dict(color=theme.nvtx), legendgroup="nvtx", hoverinfo="skip"))
+        traces.append(_legend_swatch("NVTX ranges (colour = name)", theme.nvtx, "nvtx"))
     if not api.empty:
         names = api["name"].astype(str).to_numpy()
         starts, ends = api["start_ns"].to_numpy(), api["end_ns"].to_numpy()
@@ -393,9 +399,7 @@ def gpu_timeline_spec(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Dat
             line=dict(color=colors, width=0.6),  # adjacent bins: no anti-aliasing seams
             hover=[f"busy {f:.1%} of {fmt_ns(e - b)}<br>from {b / 1e9:.6f} s" for b, e, f in zip(base_a, end_a, frac_a)],
             showlegend=False, legendgroup="bins"))
-        # Its legend swatch would take the first bin's colour (pale or dark by chance): the busiest colour.
-        traces.append(dict(type="bar", name=BINS_NAME, x=[None], y=[None], orientation="h",
-                           marker=dict(color=theme.busy), legendgroup="bins", hoverinfo="skip"))
+        traces.append(_legend_swatch(BINS_NAME, theme.busy, "bins"))
     if idle_y:
         traces.append(_hbar("GPU idle", np.concatenate(idle_s), np.concatenate(idle_e), np.array(idle_y, dtype=object),
                             color=theme.idle, hover=idle_hover, width=0.5))
