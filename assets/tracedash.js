@@ -1,4 +1,15 @@
 // tracedash client-side helpers (served by Dash from assets/).
+
+// plotly.js: dcc.Graph loads it from window._dashPlotlyJSURL when the first figure mounts, and Dash's renderer
+// sets that to the full 4.8 MB bundle. Where the page preloads a partial bundle of the same plotly.js version
+// (<link rel="preload" id="tracedash-plotly-js">, see dashboard.app.PLOTLY_BUNDLE), that URL is the one kept.
+(function () {
+  const link = document.getElementById("tracedash-plotly-js");
+  if (!link || !link.href) { return; }
+  const url = link.href;
+  Object.defineProperty(window, "_dashPlotlyJSURL", {configurable: true, get: function () { return url; },
+                                                     set: function () {}});
+})();
 window.dash_clientside = Object.assign({}, window.dash_clientside, {
   tracedash: {
     // Keep the x axes of the dispatch Gantt and the GPU timeline in step: zooming one zooms both.

@@ -146,6 +146,33 @@ def test_app_serves_layout_offline():
     assert '"cmp-a"' in page_json(app, "", "/compare/")
 
 
+def test_the_page_preloads_the_partial_plotly_bundle_of_the_installed_version(monkeypatch):
+    """Figures are drawn by plotly.js's cartesian bundle (1.5 MB, not the full 4.8 MB) when it is the plotly.js
+    version the installed plotly builds figures for; with any other version Dash's full bundle is left alone."""
+    import os
+    import re
+
+    import dashboard.app as appmod
+    from plotly.offline import get_plotlyjs_version
+
+    folder = appmod.assets_folder()
+    with open(f"{folder}/{appmod.PLOTLY_BUNDLE}", "rb") as f:
+        assert f"plotly.js (cartesian - minified) v{get_plotlyjs_version()}".encode() in f.read(200)
+    client = create_app(trace_dirs=[SAMPLES]).server.test_client()
+    index = client.get("/").get_data(as_text=True)
+    link = f'<link rel="preload" as="script" id="tracedash-plotly-js" ' \
+           f'href="/assets/vendor/plotly-cartesian.min.js?v={get_plotlyjs_version()}">'
+    assert link in index and "plotly-cartesian" not in "".join(re.findall(r"<script[^>]*>", index))  # lazily run
+    bundle = client.get(f"/assets/{appmod.PLOTLY_BUNDLE}")
+    assert bundle.status_code == 200 and len(bundle.data) == os.path.getsize(f"{folder}/{appmod.PLOTLY_BUNDLE}")
+    bundle.close()
+    monkeypatch.setattr(appmod, "get_plotlyjs_version", lambda: "4.2.0")  # plotly upgraded, bundle not
+    assert not appmod.plotly_bundle_used(folder)
+    index = create_app(trace_dirs=[SAMPLES]).server.test_client().get("/").get_data(as_text=True)
+    assert "tracedash-plotly-js" not in index and "plotly-cartesian" not in index
+    assert not appmod.plotly_bundle_used(str(SAMPLES))  # no bundle there
+
+
 def _layout_of(client, referer: str | None) -> dict:
     resp = client.get("/_dash-layout", headers={"Referer": referer} if referer else {})
     assert resp.status_code == 200

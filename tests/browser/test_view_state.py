@@ -13,6 +13,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from playwright.sync_api import Page, expect
+from plotly.offline import get_plotlyjs_version
 
 from dashboard.app import create_app
 from dashboard.app.store import trace_id
@@ -280,11 +281,14 @@ def test_window_statistics_match_the_hand_computed_values(page: Page, serve, tmp
     assert console_errors == []
 
 
-def _open_counting(page: Page, url: str) -> list[str]:
-    """Open ``url``; the outputs of every callback request sent until the page is drawn and quiet."""
+def _open_counting(page: Page, url: str, scripts: list[str] | None = None) -> list[str]:
+    """Open ``url``; the outputs of every callback request sent until the page is drawn and quiet (and in
+    ``scripts`` the path of every script fetched)."""
     sent: list[str] = []
     page.on("request", lambda r: sent.append((r.post_data_json or {}).get("output", ""))
             if "_dash-update-component" in r.url else None)
+    if scripts is not None:
+        page.on("request", lambda r: scripts.append(urlsplit(r.url).path) if r.resource_type == "script" else None)
     box = track_callbacks(page)
     page.goto(url)
     page.wait_for_function(figure_js("timeline", "gd._fullLayout && gd.querySelector('.main-svg')"), timeout=60000)
@@ -313,7 +317,11 @@ def test_a_link_opens_drawn_with_the_fewest_callbacks(page: Page, serve, small_t
         app.server.wsgi_app = strip_referer
     tid = app.server.config["TRACE_STORE"].ids()[0]
     url = serve(app) + f"/?trace={tid}&tab=api&api_sort=-count&t0_ns=1000000000&t1_ns=1100000000"
-    sent = _open_counting(page, url)
+    scripts: list[str] = []
+    sent = _open_counting(page, url, scripts)
+    # figures are drawn by the partial plotly.js bundle of the installed plotly's version, never the full one
+    assert "/assets/vendor/plotly-cartesian.min.js" in scripts and not [s for s in scripts if "plotly.min.js" in s]
+    assert page.evaluate("() => Plotly.version") == get_plotlyjs_version()
     view = view_of(page)
     assert view["controls"]["tab"] == "CUDA API calls"
     assert view["grids"]["api"]["sort"] == ["-count"] and view["grids"]["api"]["rows"] > 0
