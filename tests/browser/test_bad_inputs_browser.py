@@ -15,7 +15,7 @@ from dashboard.app import create_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bad_inputs import IMG_NAME, SCRIPT_NAME, write_case  # noqa: E402
-from waits import figure_js, grid_js  # noqa: E402
+from waits import figure_js, grid_js, present  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -41,12 +41,12 @@ def test_damaged_sqlite_files_show_an_alert_naming_the_file(page: Page, serve, t
     before = {p: digest(p) for p in (truncated, corrupt)}
     app = create_app([corrupt, truncated])
     page.goto(serve(app))
-    expect(page.locator("#alerts .alert")).to_have_text(
+    expect(present(page.locator("#alerts .alert"))).to_have_text(
         "corrupt.sqlite: the SQLite file is damaged or truncated (DatabaseError: database disk image is malformed)",
         timeout=30000)
     page.click("#trace-picker")
     page.get_by_text("truncated.sqlite", exact=True).click()
-    expect(page.locator("#alerts .alert")).to_have_text(
+    expect(present(page.locator("#alerts .alert"))).to_have_text(
         "truncated.sqlite: the SQLite file is damaged or truncated (DatabaseError: database disk image is malformed)",
         timeout=30000)
     assert {p: digest(p) for p in (truncated, corrupt)} == before
@@ -67,9 +67,9 @@ def test_html_and_script_names_render_as_text_everywhere(page: Page, serve, tmp_
     # grid: the raw names, shown as text
     page.wait_for_function(grid_js("kernel-table", "n === 2"), timeout=30000)
     page.locator("#kernel-table").scroll_into_view_if_needed()
-    expect(page.locator("#kernel-table .ag-row").first).to_be_visible(timeout=30000)
+    page.locator("#kernel-table .ag-row").first.wait_for(state="visible", timeout=30000)
     name_cells = page.locator("#kernel-table .ag-center-cols-container .ag-cell[col-id='name']")
-    expect(name_cells.first).to_contain_text("<", timeout=30000)
+    expect(present(name_cells.first)).to_contain_text("<", timeout=30000)
     cells = name_cells.all_text_contents()
     assert sorted(c.strip() for c in cells) == sorted(HOSTILE)
 
@@ -114,7 +114,7 @@ def test_html_and_script_names_render_as_text_everywhere(page: Page, serve, tmp_
     text = report.read_text(encoding="utf-8")
     assert "<script>window.__pwned" not in text and "<img src=x" not in text
     page.goto(report.as_uri())
-    expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30000)
+    page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=30000)
     expect(page.locator("table", has_text="% of kernel time")).to_contain_text(SCRIPT_NAME)  # the top-kernels table
     nothing_ran(page, dialogs)
 

@@ -13,7 +13,7 @@ from dashboard.app.store import trace_id
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from compare_fixtures import write_pair  # noqa: E402
 from paths import NSYS_DIR, nsys_trace  # noqa: E402
-from waits import figure_js, grid_js  # noqa: E402
+from waits import figure_js, grid_js, present  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -34,7 +34,7 @@ def test_compare_page_from_a_link(page: Page, serve, artifacts, console_errors, 
     a, b = write_pair(tmp_path)
     url = serve(create_app([a, b, BEFORE, AFTER]))
     page.goto(f"{url}/compare/?{urlencode({'a': trace_id(a), 'b': trace_id(b)})}")
-    expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("Regression gate", timeout=30000)
+    expect(present(page.locator("#cmp-cards .delta-card").first)).to_contain_text("Regression gate", timeout=30000)
     expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("+16.67 %")
     expect(page.locator("#cmp-cards")).to_contain_text("1.60 µs → 1.70 µs")
     wait_rows(page, "cmp-kernel-grid", 5)
@@ -48,9 +48,9 @@ def test_compare_page_from_a_link(page: Page, serve, artifacts, console_errors, 
     page.wait_for_function(figure_js("cmp-step-figure", "gd._fullData.length === 2"), timeout=30000)
     names = page.evaluate(figure_js("cmp-step-figure", "gd._fullData.map(t => t.name)"))
     assert names == ["A (baseline)", "B (candidate)"]
-    expect(page.locator("#cmp-kernel-figure .ytick").first).to_be_visible()
+    page.locator("#cmp-kernel-figure .ytick").first.wait_for(state="visible")
     page.locator("#cmp-kernel-grid").scroll_into_view_if_needed()  # AG Grid draws rows once on screen
-    expect(page.locator("#cmp-kernel-grid .ag-row").first).to_be_visible()
+    page.locator("#cmp-kernel-grid .ag-row").first.wait_for(state="visible")
     page.screenshot(path=str(artifacts / "compare-fixture.png"), full_page=True)
 
     # B from the picker: the address bar follows, so the link reopens this comparison
@@ -66,7 +66,7 @@ def test_compare_page_from_a_link(page: Page, serve, artifacts, console_errors, 
     expect(page.locator("#cmp-phase-section")).to_be_hidden()
     expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("+2.29 %")
     page.locator("#cmp-kernel-grid").scroll_into_view_if_needed()
-    expect(page.locator("#cmp-kernel-grid .ag-row").first).to_be_visible()
+    page.locator("#cmp-kernel-grid .ag-row").first.wait_for(state="visible")
     page.screenshot(path=str(artifacts / "compare-nccl.png"), full_page=True)
     assert console_errors == []
 
@@ -76,9 +76,9 @@ def test_compare_link_and_bad_ids(page: Page, serve, console_errors, tmp_path):
     url = serve(create_app([a, b]))
     page.goto(url)
     link = page.locator("#compare-link")
-    expect(link).to_have_attribute("href", f"compare/?{urlencode({'a': trace_id(a)})}", timeout=30000)
+    expect(present(link)).to_have_attribute("href", f"compare/?{urlencode({'a': trace_id(a)})}", timeout=30000)
     link.click()
-    expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("Regression gate", timeout=30000)
+    expect(present(page.locator("#cmp-cards .delta-card").first)).to_contain_text("Regression gate", timeout=30000)
     assert page.evaluate("() => location.search") == "?" + urlencode({"a": trace_id(a), "b": trace_id(b)})
     expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("+16.67 %")
     page.click("#cmp-swap")  # B becomes the baseline (its mix: decode 1/3/5): prefill is now the worst phase
@@ -87,7 +87,7 @@ def test_compare_link_and_bad_ids(page: Page, serve, console_errors, tmp_path):
     expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("900 ns → 1.00 µs+11.11 %")
 
     page.goto(f"{url}/compare/?a=nope.sqlite%4012345678")
-    expect(page.locator("#cmp-alerts")).to_contain_text("Baseline: The link asks for trace 'nope.sqlite@12345678'",
+    expect(present(page.locator("#cmp-alerts"))).to_contain_text("Baseline: The link asks for trace 'nope.sqlite@12345678'",
                                                         timeout=30000)
     expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("Regression gate")
     assert console_errors == []

@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.app import create_app
+from waits import present
 
 pytestmark = pytest.mark.browser
 
@@ -34,17 +35,17 @@ def test_pages_work_under_the_csp_without_violations(page: Page, serve, app_dir,
     resp = page.goto(base + "/")
     csp = resp.headers["content-security-policy"]
     assert "script-src 'self' 'sha256-" in csp and "'unsafe-eval'" not in csp and "frame-ancestors 'none'" in csp
-    expect(page.locator("#overview")).to_contain_text("GPU", timeout=60000)
+    expect(present(page.locator("#overview"), 60000)).to_contain_text("GPU", timeout=60000)
     for graph in ("#timeline", "#gantt"):  # Plotly drew its SVG
-        expect(page.locator(f"{graph} .main-svg").first).to_be_attached(timeout=60000)
+        page.locator(f"{graph} .main-svg").first.wait_for(state="attached", timeout=60000)
     page.wait_for_function("() => document.querySelectorAll('#timeline .cartesianlayer path').length > 50",
                            timeout=60000)  # lanes drawn
-    expect(page.locator("#kernel-table .ag-row").first).to_be_attached(timeout=60000)  # rows filled (tab may be closed)
+    page.locator("#kernel-table .ag-row").first.wait_for(state="attached", timeout=60000)  # rows filled (tab may be closed)
     page.wait_for_timeout(1000)
     assert page.evaluate("() => window.__csp") == []
     page.goto(base + "/compare/")
-    expect(page.locator("#cmp-cards")).to_contain_text("Regression gate", timeout=60000)
-    expect(page.locator("#cmp-step .main-svg, .js-plotly-plot .main-svg").first).to_be_attached(timeout=60000)
+    expect(present(page.locator("#cmp-cards"), 60000)).to_contain_text("Regression gate", timeout=60000)
+    page.locator("#cmp-step .main-svg, .js-plotly-plot .main-svg").first.wait_for(state="attached", timeout=60000)
     page.wait_for_timeout(1000)
     assert page.evaluate("() => window.__csp") == []
     assert [e for e in console_errors if "Content Security Policy" in e or "Refused" in e] == []
@@ -65,7 +66,7 @@ def test_team_token_sign_in_opens_the_linked_view(page: Page, serve, app_dir, co
     token = "team-token-0123456789abcdef"
     base = serve(create_app(trace_dirs=[app_dir], security=SecurityConfig(auth_token=token)))
     page.goto(base + "/?tab=gaps")
-    expect(page.locator("input[name=token]")).to_be_visible()
+    page.locator("input[name=token]").wait_for(state="visible")
     page.fill("input[name=token]", "not the token")
     page.click("button[type=submit]")
     expect(page.locator("[role=alert]")).to_have_text("That token is not right.")
@@ -74,7 +75,7 @@ def test_team_token_sign_in_opens_the_linked_view(page: Page, serve, app_dir, co
     refused = []  # after sign-in nothing the page needs is refused (the sign-in page's own favicon may be, late)
     page.on("response", lambda r: refused.append(r.url) if r.status == 401 and "favicon" not in r.url else None)
     page.click("button[type=submit]")
-    expect(page.locator("#overview")).to_contain_text("GPU", timeout=60000)
+    expect(present(page.locator("#overview"), 60000)).to_contain_text("GPU", timeout=60000)
     assert "tab=gaps" in page.url
     cookie = next(c for c in page.context.cookies() if c["name"] == "tracedash_session")
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["expires"] == -1 and token not in cookie["value"]

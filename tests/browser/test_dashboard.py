@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.app import create_app
-from waits import figure_js, grid_js, until, zoom
+from waits import figure_js, grid_js, present, until, zoom
 
 pytestmark = pytest.mark.browser
 
@@ -40,11 +40,11 @@ def test_seed_gantt_phases_sorting_and_screenshot(page: Page, serve, artifacts, 
     url = serve(create_app(trace_dirs=[samples_dir()]))
     t0 = time.monotonic()
     page.goto(url)
-    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    page.locator("#gantt .legendtext").first.wait_for(state="visible", timeout=30000)
     page.wait_for_function(grid_js("kernel-table", "n === 20"), timeout=30000)
     load_s = time.monotonic() - t0
     page.locator("#kernel-table").scroll_into_view_if_needed()  # AG Grid draws rows once on screen
-    expect(page.locator("#kernel-table .ag-row").first).to_be_visible(timeout=30000)
+    page.locator("#kernel-table .ag-row").first.wait_for(state="visible", timeout=30000)
 
     names = page.evaluate(figure_js("gantt", "gd._fullData.map(t => t.name)"))
     assert names == ["prefill (42)", "decode (96)"]
@@ -79,14 +79,14 @@ def test_seed_gantt_phases_sorting_and_screenshot(page: Page, serve, artifacts, 
 
 def test_threshold_override_moves_dispatches(page: Page, serve, console_errors):
     page.goto(serve(create_app(trace_dirs=[samples_dir()])))
-    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    page.locator("#gantt .legendtext").first.wait_for(state="visible", timeout=30000)
     # The seed summary's "timeline" is a bar chart of NVTX totals (x: union time, not session time): a
     # relayout of it is no zoom window (the fresh-clone QA found a drag written into the link as t0/t1).
     page.wait_for_function(figure_js("timeline", "gd._fullLayout.xaxis.fixedrange === true"), timeout=30000)
     page.evaluate(figure_js("timeline", "Plotly.relayout(gd, {'xaxis.range': [1, 2]}) && true"))
     page.fill("#phase-threshold", "1000")
     page.press("#phase-threshold", "Enter")
-    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (40)", timeout=30000)
+    expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (40)", timeout=30000)
     assert page.locator("#gantt .legendtext").all_text_contents() == ["prefill (40)", "decode (98)"]
     page.wait_for_function("() => location.search.includes('threshold=1000')", timeout=30000)
     assert "t0_ns" not in page.url and "t1_ns" not in page.url
@@ -95,8 +95,8 @@ def test_threshold_override_moves_dispatches(page: Page, serve, console_errors):
 
 def test_nvtx_sample_timeline_zoom_follows_gantt(page: Page, serve, artifacts, console_errors):
     open_trace(page, serve, "nsys2022.4_cpu_llm_server_nvtx.sqlite")
-    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (3)", timeout=30000)
-    expect(page.locator("#timeline .legendtext").first).to_be_visible()
+    expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (3)", timeout=30000)
+    page.locator("#timeline .legendtext").first.wait_for(state="visible")
     # both figures drawn before the Gantt is zoomed: the timeline follows a figure it can see (syncX)
     page.wait_for_function(figure_js("timeline", "gd._fullLayout.xaxis.range.length === 2"), timeout=30000)
     lanes = page.evaluate(figure_js("timeline", "gd.layout.yaxis.categoryarray"))
@@ -116,7 +116,7 @@ def test_nvtx_sample_timeline_zoom_follows_gantt(page: Page, serve, artifacts, c
 
 def test_two_gpu_trace_shows_device_lanes(page: Page, serve, artifacts, console_errors):
     open_trace(page, serve, "nsys2026.2_2gpu_nccl_before.sqlite")
-    expect(page.locator("#overview")).to_contain_text("4,010", timeout=30000)
+    expect(present(page.locator("#overview"))).to_contain_text("4,010", timeout=30000)
     expect(page.locator("#gantt")).to_contain_text("No dispatch marks found")
     page.wait_for_function(figure_js("timeline", "gd.layout.yaxis.categoryarray && "
                                                  "gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=30000)
@@ -136,17 +136,17 @@ def test_bad_trace_shows_alert_and_server_keeps_serving(page: Page, serve, tmp_p
     bad = tmp_path / "not_a_trace.sqlite"
     bad.write_text("hello")
     page.goto(serve(create_app([bad, samples_dir() / "000_746bee52f7bbcc80_seed_summary.json"])))
-    expect(page.locator("#alerts .alert")).to_contain_text(
+    expect(present(page.locator("#alerts .alert"))).to_contain_text(
         "not_a_trace.sqlite: neither an nsys SQLite export nor a tracedash summary JSON", timeout=30000)
     choose_trace(page, "000_746bee52f7bbcc80_seed_summary.json")
-    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (42)", timeout=30000)
+    expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (42)", timeout=30000)
     expect(page.locator("#alerts .alert")).to_have_count(0)
     assert console_errors == []
 
 
 def test_zooming_the_timeline_fetches_detail_and_the_gantt_follows(page: Page, serve, artifacts, console_errors):
     open_trace(page, serve, "generated_seed_shaped_108k.sqlite")
-    expect(page.locator("#overview")).to_contain_text("108,000", timeout=30000)
+    expect(present(page.locator("#overview"))).to_contain_text("108,000", timeout=30000)
     page.wait_for_function(figure_js("timeline", "gd._fullData.some(t => t.name.startsWith('GPU busy fraction'))"),
                            timeout=30000)
     zoom(page, "timeline", 1.0, 1.02)
@@ -162,7 +162,7 @@ def test_zooming_the_timeline_fetches_detail_and_the_gantt_follows(page: Page, s
 
 def test_idle_gap_row_click_zooms_the_timeline(page: Page, serve, artifacts, console_errors):
     open_trace(page, serve, "generated_seed_shaped_108k.sqlite")
-    expect(page.locator("#overview")).to_contain_text("108,000", timeout=30000)
+    expect(present(page.locator("#overview"))).to_contain_text("108,000", timeout=30000)
     page.locator("#table-tabs").get_by_text("Idle gaps", exact=True).click()
     page.wait_for_function(grid_js("gap-table", "n > 100"), timeout=30000)
     top = page.evaluate("() => dash_ag_grid.getApi('gap-table').getDisplayedRowAtIndex(0).data")
@@ -182,12 +182,12 @@ def test_idle_gap_row_click_zooms_the_timeline(page: Page, serve, artifacts, con
 def test_a_copied_link_reproduces_the_view_in_a_new_browser(page: Page, serve, browser, console_errors):
     base = serve(create_app(trace_dirs=[samples_dir()]))
     page.goto(base)
-    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    page.locator("#gantt .legendtext").first.wait_for(state="visible", timeout=30000)
     choose_trace(page, "nsys2022.4_cpu_llm_server_nvtx.sqlite")
-    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (3)", timeout=30000)
+    expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (3)", timeout=30000)
     page.fill("#phase-threshold", "2")
     page.press("#phase-threshold", "Enter")
-    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (23)", timeout=30000)
+    expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (23)", timeout=30000)
     page.locator("#timeline-lanes").get_by_text("NVTX marks").click()
     page.locator("#table-tabs").get_by_text("Idle gaps", exact=True).click()
     zoom(page, "timeline", 0.03, 0.05)
@@ -205,7 +205,7 @@ def test_a_copied_link_reproduces_the_view_in_a_new_browser(page: Page, serve, b
     p2.on("console", lambda m: errors2.append(m.text) if m.type == "error" else None)
     p2.goto(url)
     # the link's window 0.03-0.05 s shows 8 of the 23 prefill dispatches (the legend says both)
-    expect(p2.locator("#gantt .legendtext").first).to_have_text("prefill (8 in view of 23)", timeout=30000)
+    expect(present(p2.locator("#gantt .legendtext").first)).to_have_text("prefill (8 in view of 23)", timeout=30000)
     assert p2.input_value("#phase-threshold") == "2"
     p2.wait_for_function(figure_js("timeline", "Math.abs(gd.layout.xaxis.range[0] - 0.03) < 1e-9"), timeout=30000)
     p2.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[1] - 0.05) < 1e-9"), timeout=30000)
@@ -220,20 +220,20 @@ def test_a_copied_link_reproduces_the_view_in_a_new_browser(page: Page, serve, b
 def test_back_restores_the_previous_view_and_bad_links_explain_themselves(page: Page, serve, console_errors):
     base = serve(create_app(trace_dirs=[samples_dir()]))
     page.goto(base)
-    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (42)", timeout=30000)
+    expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (42)", timeout=30000)
     page.fill("#phase-threshold", "1000")
     page.press("#phase-threshold", "Enter")
-    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (40)", timeout=30000)
+    expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (40)", timeout=30000)
     page.wait_for_function("() => window.location.search.includes('threshold=1000')")
     page.go_back()
-    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (42)", timeout=30000)
+    expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (42)", timeout=30000)
     assert page.input_value("#phase-threshold") == ""
     page.goto(base + "/?tab=nope&threshold=-4&trace=gone.sqlite%4012345678&v=1")
     notice = page.locator("#state-notice")
-    expect(notice).to_contain_text("Ignored tab='nope'", timeout=30000)
+    expect(present(notice)).to_contain_text("Ignored tab='nope'", timeout=30000)
     expect(notice).to_contain_text("threshold='-4'")
     expect(notice).to_contain_text("'gone.sqlite@12345678', which is not served here")
-    expect(page.locator("#gantt .legendtext").first).to_have_text("prefill (42)", timeout=30000)
+    expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (42)", timeout=30000)
     notice.click()
     expect(notice.locator(".alert")).to_have_count(0)
     assert console_errors == []
@@ -248,11 +248,11 @@ def test_report_opens_offline_and_downloads_from_the_page(page: Page, serve, tmp
     requests = []
     page.on("request", lambda r: requests.append(r.url))
     page.goto(report.as_uri())
-    expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30000)
+    page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=30000)
     assert page.locator(".js-plotly-plot").count() == 3
     assert [u for u in requests if not u.startswith(("file:", "data:", "blob:"))] == []
     page.goto(serve(create_app(trace_dirs=[samples_dir()])))
-    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    page.locator("#gantt .legendtext").first.wait_for(state="visible", timeout=30000)
     with page.expect_download() as dl:
         page.click("#report-button")
     download = dl.value
@@ -281,7 +281,7 @@ def test_kernel_table_sort_travels_in_the_link(page: Page, serve, browser, conso
     other = browser.new_context(viewport={"width": 1500, "height": 1000})
     p2 = other.new_page()
     p2.goto(url)
-    expect(p2.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    p2.locator("#gantt .legendtext").first.wait_for(state="visible", timeout=30000)
     p2.locator("#kernel-table").scroll_into_view_if_needed()
     p2.wait_for_function(grid_js("kernel-table", "n === 20"), timeout=30000)
     api = "dash_ag_grid.getApi('kernel-table')"
@@ -295,7 +295,7 @@ def test_kernel_table_sort_travels_in_the_link(page: Page, serve, browser, conso
 
 def test_a_dispatch_row_links_to_that_dispatch(page: Page, serve, console_errors):
     open_trace(page, serve, "generated_seed_shaped_108k.sqlite")
-    expect(page.locator("#overview")).to_contain_text("108,000", timeout=30000)
+    expect(present(page.locator("#overview"))).to_contain_text("108,000", timeout=30000)
     page.locator("#table-tabs").get_by_text("Dispatches", exact=True).click()
     page.locator("#dispatch-table").scroll_into_view_if_needed()
     page.wait_for_function(grid_js("dispatch-table", "n === 144"), timeout=30000)
@@ -310,7 +310,7 @@ def test_a_dispatch_row_links_to_that_dispatch(page: Page, serve, console_errors
 
 def test_hidden_gpus_and_kernel_filter_travel_in_the_link(page: Page, serve, browser, console_errors):
     open_trace(page, serve, "nsys2026.2_2gpu_nccl_before.sqlite")
-    expect(page.locator("#overview")).to_contain_text("4,010", timeout=30000)
+    expect(present(page.locator("#overview"))).to_contain_text("4,010", timeout=30000)
     page.locator("#hide-devices").get_by_text("GPU 1").click()
     page.wait_for_function("() => window.location.search.includes('hide_devices=1')", timeout=30000)
     page.wait_for_function(figure_js("timeline", "!gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=30000)
@@ -321,7 +321,7 @@ def test_hidden_gpus_and_kernel_filter_travel_in_the_link(page: Page, serve, bro
     other = browser.new_context(viewport={"width": 1500, "height": 1000})
     p2 = other.new_page()
     p2.goto(url)
-    expect(p2.locator("#overview")).to_contain_text("4,010", timeout=30000)
+    expect(present(p2.locator("#overview"))).to_contain_text("4,010", timeout=30000)
     p2.wait_for_function(figure_js("timeline", "gd.layout.yaxis.categoryarray.includes('GPU 0') && "
                                                "!gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=30000)
     assert p2.input_value("#kernel-filter") == "flash"

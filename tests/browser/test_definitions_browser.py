@@ -6,7 +6,7 @@ from paths import DATA
 from playwright.sync_api import Page, expect
 
 from dashboard.app import create_app
-from waits import grid_js
+from waits import grid_js, present
 
 pytestmark = pytest.mark.browser
 CASES = DATA / "cases"
@@ -16,12 +16,12 @@ def test_busy_source_graph_rows_and_api_families(page: Page, serve, console_erro
     url = serve(create_app([CASES / "c15.sqlite", CASES / "c27.sqlite"]))
     page.goto(url)
     overview = page.locator("#overview")
-    expect(overview).to_contain_text("GPU busy, kernel rows only", timeout=60000)  # c15: graphs counted
+    expect(present(overview, 60000)).to_contain_text("GPU busy, kernel rows only", timeout=60000)  # c15: graphs counted
     expect(overview).to_contain_text("100.00 %")
     page.wait_for_function(grid_js("kernel-table", "api.getDisplayedRowAtIndex(0).data.name === 'CUDA graph 7'"),
                            timeout=60000)
     page.locator("#busy-source").get_by_text("kernel rows only").click()
-    expect(overview).to_contain_text("20.00 %", timeout=30000)
+    expect(present(overview)).to_contain_text("20.00 %", timeout=30000)
     expect(overview).not_to_contain_text("GPU busy, kernel rows only")
     page.wait_for_function(grid_js("kernel-table", "n === 1"), timeout=60000)
 

@@ -5,7 +5,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.app import create_app
-from waits import figure_js, grid_js, until
+from waits import figure_js, grid_js, present, until
 
 pytestmark = pytest.mark.browser
 
@@ -16,7 +16,7 @@ def test_findings_panel_links_open_their_view(page: Page, serve, tmp_path, artif
     build_fixture(tmp_path / "serving.sqlite")
     page.goto(serve(create_app(trace_dirs=[tmp_path])))
     panel = page.locator("#findings-panel")
-    expect(panel).to_contain_text("padding-waste", timeout=30000)
+    expect(present(panel)).to_contain_text("padding-waste", timeout=30000)
     # above the overview cards, ranked by cost (the fixture's numbers, tests/test_findings.py)
     assert page.evaluate("() => document.querySelector('#findings-panel').compareDocumentPosition("
                          "document.querySelector('#overview')) & Node.DOCUMENT_POSITION_FOLLOWING") > 0
@@ -40,7 +40,7 @@ def test_findings_panel_links_open_their_view(page: Page, serve, tmp_path, artif
     page.locator("#findings-panel-link-host-bound-steps").click()
     page.wait_for_function("() => window.location.search.includes('mark=dispatch')", timeout=30000)
     assert "tab=dispatches" in page.url and "t0_ns=10000" in page.url and "t1_ns=22000" in page.url
-    expect(page.locator("#table-tabs .tab--selected")).to_have_text("Dispatches", timeout=30000)
+    expect(present(page.locator("#table-tabs .tab--selected"))).to_have_text("Dispatches", timeout=30000)
     page.wait_for_function(figure_js("timeline", "Math.abs(gd.layout.xaxis.range[0] - 1e-5) < 1e-12 && "
                                                  "Math.abs(gd.layout.xaxis.range[1] - 2.2e-5) < 1e-12"), timeout=30000)
     assert console_errors == []
@@ -55,7 +55,7 @@ def test_samples_findings_panel_screenshots(page: Page, serve, artifacts, consol
     samples = Path(__file__).resolve().parents[2] / "sample_traces"
     page.goto(serve(create_app([samples / name])))
     panel = page.locator("#findings-panel")
-    expect(panel.locator("details.finding summary b").first).to_have_text(first, timeout=60000)
+    expect(present(panel.locator("details.finding summary b").first, 60000)).to_have_text(first, timeout=60000)
     if name.endswith(".json"):  # a summary: rules that need intervals say so
         expect(panel).to_contain_text("Not evaluated (needs event rows: a summary JSON holds totals only): "
                                       "host-bound-steps, launch-bound")

@@ -8,7 +8,7 @@ from playwright.sync_api import Page, expect
 from dashboard.analysis.ranks import RANKS_NOTICE
 from dashboard.app import create_app
 from dashboard.app.ranks import ranks_store
-from waits import figure_js
+from waits import figure_js, present
 
 pytestmark = pytest.mark.browser
 
@@ -21,7 +21,7 @@ def test_ranks_view_lanes_notice_and_screenshot(page: Page, serve, artifacts, co
     store = ranks_store([nsys_trace(n) for n in PAIR])
     url = serve(create_app(store=store))
     page.goto(url)
-    expect(page.locator("#alerts")).to_contain_text(RANKS_NOTICE, timeout=30000)
+    expect(present(page.locator("#alerts"))).to_contain_text(RANKS_NOTICE, timeout=30000)
     expect(page.locator("#trace-picker")).to_contain_text(f"2 ranks: {PAIR[0]} + {PAIR[1]}")
     expect(page.locator("#overview")).to_contain_text("7,597")  # 4,010 + 3,587 kernels
     page.wait_for_function(figure_js("timeline", "gd._fullLayout.yaxis._categories.length > 0"), timeout=30000)

@@ -6,6 +6,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.app import create_app
+from waits import present
 
 pytestmark = pytest.mark.browser
 
@@ -24,21 +25,21 @@ def app_dir(tmp_path):
 
 def test_open_file_uploads_and_opens_the_trace(page: Page, serve, app_dir, console_errors):
     page.goto(serve(create_app(trace_dirs=[app_dir])))
-    expect(page.locator("#overview")).to_contain_text("17.458 s", timeout=30000)
+    expect(present(page.locator("#overview"))).to_contain_text("17.458 s", timeout=30000)
     with page.expect_file_chooser() as chooser:
         page.click("#upload-button")
     chooser.value.set_files(str(GRAPH_TRACE))
     page.wait_for_url("**/?trace=nsys2025.5_rtx3060_cuda_graph_launch.sqlite*", timeout=30000)
-    expect(page.locator("#trace-picker")).to_contain_text("nsys2025.5_rtx3060_cuda_graph_launch.sqlite (uploaded)",
+    expect(present(page.locator("#trace-picker"))).to_contain_text("nsys2025.5_rtx3060_cuda_graph_launch.sqlite (uploaded)",
                                                           timeout=30000)
-    expect(page.locator("#overview")).to_contain_text("GPU", timeout=30000)
+    expect(present(page.locator("#overview"))).to_contain_text("GPU", timeout=30000)
     expect(page.locator("#alerts [role=alert]")).to_have_count(0)
     assert console_errors == []
 
 
 def test_dropped_empty_and_wrong_files_get_an_alert(page: Page, serve, app_dir, tmp_path):
     page.goto(serve(create_app(trace_dirs=[app_dir])))
-    expect(page.locator("#overview")).to_contain_text("17.458 s", timeout=30000)
+    expect(present(page.locator("#overview"))).to_contain_text("17.458 s", timeout=30000)
     drop = """([name, text]) => {
         const dt = new DataTransfer();
         dt.items.add(new File([text], name));
@@ -47,7 +48,7 @@ def test_dropped_empty_and_wrong_files_get_an_alert(page: Page, serve, app_dir, 
     page.evaluate(drop, ["empty.sqlite", ""])
     expect(page.locator("#upload-alert [role=alert]")).to_have_text("empty.sqlite: the file is empty (0 bytes)")
     page.evaluate(drop, ["notes.sqlite", "just some text"])
-    expect(page.locator("#upload-alert [role=alert]")).to_contain_text(
+    expect(present(page.locator("#upload-alert [role=alert]"))).to_contain_text(
         "notes.sqlite: neither an nsys SQLite export nor a tracedash summary JSON", timeout=30000)
     page.locator("#upload-alert [role=alert]").click()  # dismiss
     expect(page.locator("#upload-alert [role=alert]")).to_have_count(0)
@@ -64,6 +65,6 @@ def test_compare_link_naming_an_upload_opens_it(page: Page, serve, app_dir):
     tid = up.json()["trace"]
     seed_id = app.server.config["TRACE_STORE"].listed_ids()[0]
     page.goto(f"{base}/compare/?a={seed_id}&b={tid}")
-    expect(page.locator("#cmp-b")).to_contain_text("mine.sqlite (uploaded)", timeout=30000)
+    expect(present(page.locator("#cmp-b"))).to_contain_text("mine.sqlite (uploaded)", timeout=30000)
     expect(page.locator("#cmp-a")).to_contain_text("seed.json")
     assert "b=mine.sqlite" in page.url

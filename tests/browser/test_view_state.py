@@ -21,7 +21,7 @@ from dashboard.app.store import trace_id
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from window_fixture import WINDOW, write_window_fixture  # noqa: E402
-from waits import figure_js, grid_js, zoom  # noqa: E402
+from waits import figure_js, grid_js, present, zoom  # noqa: E402
 
 pytestmark = pytest.mark.browser
 GRAPHS = ("timeline", "gantt", "phase-analysis")
@@ -136,7 +136,7 @@ def test_random_sequence_then_the_link_reproduces_the_view(page: Page, serve, br
     box = track_callbacks(page)
     base = serve(create_app([small_trace]))
     page.goto(base)
-    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    page.locator("#gantt .legendtext").first.wait_for(state="visible", timeout=30000)
     wait_idle(page, box)
     # The timeline: full width, directly under the cards, at least 45 % of the viewport's height.
     tl = page.locator("#timeline").bounding_box()
@@ -213,7 +213,7 @@ def test_random_sequence_then_the_link_reproduces_the_view(page: Page, serve, br
     p2 = other.new_page()
     box2 = track_callbacks(p2)
     p2.goto(url)
-    expect(p2.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    p2.locator("#gantt .legendtext").first.wait_for(state="visible", timeout=30000)
     wait_idle(p2, box2)
     for tab in GRIDS:  # a grid reports its state once drawn
         open_tab(p2, box2, tab)
@@ -237,7 +237,7 @@ def test_random_sequence_then_the_link_reproduces_the_view(page: Page, serve, br
 
 def test_no_mode_bar_button_sends_data_off_the_machine(page: Page, serve, small_trace, console_errors):
     page.goto(serve(create_app([small_trace])))
-    expect(page.locator("#gantt .legendtext").first).to_be_visible(timeout=30000)
+    page.locator("#gantt .legendtext").first.wait_for(state="visible", timeout=30000)
     page.locator("#timeline .js-plotly-plot").hover()
     titles = page.evaluate("() => Array.from(document.querySelectorAll('.modebar-btn')).map(b => "
                            "b.getAttribute('data-title') || '')")
@@ -255,7 +255,7 @@ def test_window_statistics_match_the_hand_computed_values(page: Page, serve, tmp
     query = urlencode({"trace": trace_id(path), "t0_ns": WINDOW[0], "t1_ns": WINDOW[1], "stats": "window", "v": 1})
     page.goto(f"{base}/?{query}")
     overview = page.locator("#overview")
-    expect(overview).to_contain_text("320 ns", timeout=30000)  # busy union of [80,100) ∪ [120,400) ∪ [500,520)
+    expect(present(overview)).to_contain_text("320 ns", timeout=30000)  # busy union of [80,100) ∪ [120,400) ∪ [500,520)
     cards = {c.locator(".card-label").inner_text().strip().lower(): c.locator(".card-value").inner_text()
              for c in overview.locator(".card").all()}
     assert cards["gpu activity span"] == "440 ns" and cards["any gpu busy"] == "320 ns"  # two GPUs
@@ -275,7 +275,7 @@ def test_window_statistics_match_the_hand_computed_values(page: Page, serve, tmp
     assert (busy["GPU 0"], busy["GPU 1"], busy["any GPU"]) == ("290 ns", "60 ns", "320 ns")
     # the same link with "whole trace": every panel says so, and the numbers are the whole trace's
     page.goto(f"{base}/?{query.replace('stats=window&', '')}")
-    expect(page.locator("#overview-scope")).to_have_text("Stats for: whole trace", timeout=30000)
+    expect(present(page.locator("#overview-scope"))).to_have_text("Stats for: whole trace", timeout=30000)
     kernels_card = overview.locator(".card").filter(has=page.locator(".card-label", has_text=re.compile(r"^Kernels$")))
     expect(kernels_card.locator(".card-value")).to_have_text("6")
     assert console_errors == []
