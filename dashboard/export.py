@@ -22,6 +22,7 @@ from dashboard import __version__
 from dashboard.analysis.ratio import fmt_pct
 from dashboard.errors import TraceError
 from dashboard.figures.common import fmt_ns, report_layout
+from dashboard.figures.plotly_js import partial_bundle
 from dashboard.render import DashboardView, build_view, options_from_state
 from dashboard.state import ViewState, from_query
 from dashboard.trace import LoadedTrace
@@ -110,7 +111,8 @@ def _table(frame: pd.DataFrame, columns: list[tuple[str, str, callable]], limit:
 def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
     """One self-contained HTML file: overview, Gantt, timeline, phases, top tables.
 
-    plotly.js is inlined once, so the file opens offline and makes no network request.
+    plotly.js is inlined once (the cartesian partial bundle, ``figures.plotly_js``, when it is the installed
+    plotly's release), so the file opens offline and makes no network request.
     """
     view = view_for(trace, state)
     figs = [("Dispatches", view.gantt), ("GPU timeline", view.timeline), ("Phases", view.phase_figure)]
@@ -120,6 +122,7 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
                              state.trace)  # shown first
     parts = []
     first = True
+    bundle = partial_bundle()  # plotly.js's cartesian bundle (1.5 MB) when it matches plotly, else the full 4.8 MB
     for name, fig in figs:
         parts.append(f"<h2>{html.escape(name)}</h2>")
         if not fig.data:  # an empty state: its one-line reason, not an empty plot box
@@ -127,8 +130,11 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
             parts.append(f"<p class='small'>{why.replace('<br>', ' ')}</p>")  # already escaped for Plotly
             continue
         # The report layout: no on-screen hints (this file cannot redraw on zoom), >= 14 px text.
+        if first and bundle is not None:
+            parts.append("<script>window.PlotlyConfig = {MathJaxConfig: 'local'};</script>"
+                         f"<script>{bundle.read_text(encoding='utf-8')}</script>")
         parts.append(pio.to_html(report_layout(fig, aspect_limit=False), full_html=False,
-                                 include_plotlyjs="inline" if first else False,
+                                 include_plotlyjs="inline" if first and bundle is None else False,
                                  config={"displaylogo": False, **REPORT_NO_CLOUD}, default_width="100%"))
         first = False
     cards = "".join(f"<div class='card'><div class='l'>{html.escape(c.label)}</div>"

@@ -1,6 +1,7 @@
 """Render layer, tables and the Dash app through Flask's test client (no browser)."""
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -152,25 +153,28 @@ def test_the_page_preloads_the_partial_plotly_bundle_of_the_installed_version(mo
     import os
     import re
 
-    import dashboard.app as appmod
+    import dashboard.figures.plotly_js as plotly_js
     from plotly.offline import get_plotlyjs_version
 
-    folder = appmod.assets_folder()
-    with open(f"{folder}/{appmod.PLOTLY_BUNDLE}", "rb") as f:
+    folder = plotly_js.assets_folder()
+    bundle = plotly_js.partial_bundle()
+    assert bundle == Path(folder) / "vendor" / "plotly-cartesian.min.js"
+    with open(bundle, "rb") as f:
         assert f"plotly.js (cartesian - minified) v{get_plotlyjs_version()}".encode() in f.read(200)
     client = create_app(trace_dirs=[SAMPLES]).server.test_client()
     index = client.get("/").get_data(as_text=True)
     link = f'<link rel="preload" as="script" id="tracedash-plotly-js" ' \
            f'href="/assets/vendor/plotly-cartesian.min.js?v={get_plotlyjs_version()}">'
     assert link in index and "plotly-cartesian" not in "".join(re.findall(r"<script[^>]*>", index))  # lazily run
-    bundle = client.get(f"/assets/{appmod.PLOTLY_BUNDLE}")
-    assert bundle.status_code == 200 and len(bundle.data) == os.path.getsize(f"{folder}/{appmod.PLOTLY_BUNDLE}")
-    bundle.close()
-    monkeypatch.setattr(appmod, "get_plotlyjs_version", lambda: "4.2.0")  # plotly upgraded, bundle not
-    assert not appmod.plotly_bundle_used(folder)
+    served = client.get("/assets/vendor/plotly-cartesian.min.js")
+    assert served.status_code == 200 and len(served.data) == os.path.getsize(bundle)
+    served.close()
+    monkeypatch.setattr(plotly_js, "get_plotlyjs_version", lambda: "4.2.0")  # plotly upgraded, bundle not
+    assert plotly_js.partial_bundle() is None
     index = create_app(trace_dirs=[SAMPLES]).server.test_client().get("/").get_data(as_text=True)
     assert "tracedash-plotly-js" not in index and "plotly-cartesian" not in index
-    assert not appmod.plotly_bundle_used(str(SAMPLES))  # no bundle there
+    monkeypatch.undo()
+    assert plotly_js.partial_bundle(str(SAMPLES)) is None  # no bundle there
 
 
 def _layout_of(client, referer: str | None) -> dict:

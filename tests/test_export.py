@@ -52,11 +52,22 @@ def test_report_is_self_contained_and_small(trace, tmp_path, capsys):
     out = tmp_path / "r.html"
     assert main(["report", str(trace), "--url", LINK if trace == TRACE else "", "-o", str(out), "--no-cache"]) == 0
     html = out.read_text(encoding="utf-8")
-    assert out.stat().st_size < 10 * 2**20
+    assert out.stat().st_size < 2.5 * 2**20  # plotly.js's cartesian bundle inlined once (1.5 MB; the full one is 4.8)
+    assert html.count("plotly.js (cartesian - minified) v") == 1 and "* plotly.js v" not in html
     assert html.count("<script") >= 3 and "<scriptsrc" not in html.replace(" ", "") and 'src="http' not in html
     assert f"tracedash report · {trace.name}" in html
     if trace == TRACE:
         assert "window: 1.000000–1.020000 s" in html and "prefill when tokens ≥ 100" in html
+
+
+def test_report_inlines_the_full_plotly_bundle_when_the_partial_one_does_not_match(tmp_path, monkeypatch):
+    import dashboard.export as export
+
+    monkeypatch.setattr(export, "partial_bundle", lambda: None)  # e.g. plotly upgraded, assets/vendor not yet
+    out = tmp_path / "r.html"
+    assert main(["report", str(SEED), "-o", str(out), "--no-cache"]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert html.count("* plotly.js v") == 1 and "(cartesian" not in html and out.stat().st_size > 4 * 2**20
 
 
 def test_report_escapes_names(tmp_path):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import re
 import shutil
 from pathlib import Path
 from typing import NamedTuple
@@ -27,47 +26,19 @@ from dashboard.app.store import TraceStore, discover, make_upload_dir
 from dashboard.app.sync import register_sync
 from dashboard.app.views import PageCache, ResponseCache, prerender, register_views
 from dashboard.errors import TraceError
+from dashboard.figures.plotly_js import PARTIAL_BUNDLE, assets_folder, partial_bundle
 from dashboard.state import DEFAULT, ViewState, from_dict, from_query, to_query
 from dashboard.app.export_route import register_export_route
 from dashboard.app.security import SecurityConfig, register_security
 from dashboard.app.upload import DEFAULT_MAX_UPLOAD_BYTES, UploadPolicy, register_routes
 
-__all__ = ["create_app", "assets_folder", "main_state", "plotly_bundle_used"]
+__all__ = ["create_app", "assets_folder", "main_state"]
 
 log = logging.getLogger(__name__)
 
-# plotly.js's cartesian partial bundle (npm plotly.js-cartesian-dist-min: trace types bar, box, scatter, heatmap,
-# histogram, contour, image, pie, violin; every figure here is bar, box or scatter): 1.5 MB against the full
-# bundle's 4.8 MB, which the browser spends ~0.5 s evaluating on every page load. Served from assets/ it defines
-# window.Plotly before the first dcc.Graph mounts, and dcc.Graph then uses it instead of loading the full bundle.
-PLOTLY_BUNDLE = "vendor/plotly-cartesian.min.js"
-PLOTLY_BUNDLE_LINK = "tracedash-plotly-js"  # id of its <link rel="preload">, whose URL assets/tracedash.js gives dcc
-
-
-def plotly_bundle_used(folder: str) -> bool:
-    """Whether the page loads ``folder``/PLOTLY_BUNDLE: only when its plotly.js version (from its header comment)
-    is the one the installed plotly package draws with (``plotly.offline.get_plotlyjs_version``), so a figure is
-    never drawn by an older plotly.js than it was built for; otherwise Dash's full bundle is loaded as usual."""
-    try:
-        with open(Path(folder) / PLOTLY_BUNDLE, "rb") as f:
-            header = f.read(300)
-    except OSError:
-        return False
-    found = re.search(rb"plotly\.js \([a-z -]+\) v(\d+\.\d+\.\d+)", header)
-    if found is None or found.group(1).decode() != get_plotlyjs_version():
-        log.warning("%s is not plotly.js %s: the full bundle is used", PLOTLY_BUNDLE, get_plotlyjs_version())
-        return False
-    return True
+PLOTLY_BUNDLE_LINK = "tracedash-plotly-js"  # id of the partial bundle's <link rel="preload">; tracedash.js reads it
 PAGE_URL = "page-url"
 PAGE = "page"
-
-
-def assets_folder() -> str:
-    """The CSS/JS folder: inside the installed package, else the repository's top-level assets/."""
-    packaged = Path(__file__).resolve().parent.parent / "assets"
-    if packaged.is_dir():
-        return str(packaged)
-    return str(Path(__file__).resolve().parent.parent.parent / "assets")
 
 
 def main_state(search: str | None, store, dispatch_prefix: str = DEFAULT.prefix) -> tuple[ViewState, list[str]]:
@@ -143,7 +114,7 @@ class _PageApp(Dash):
     it: the page of the link, from the page cache when it was sent before)."""
 
     page_json = None
-    plotly_js_url = None  # a plotly.js bundle to preload and draw with (see PLOTLY_BUNDLE), or None: Dash's own
+    plotly_js_url = None  # a plotly.js bundle to preload and draw with (figures.plotly_js), or None: Dash's own
 
     def interpolate_index(self, **kwargs):
         if self.plotly_js_url:  # fetched while the page's scripts run and the layout is asked for
@@ -198,8 +169,8 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
         update_title=None,
     )
     home = app.get_relative_path("/")
-    if plotly_bundle_used(assets):
-        app.plotly_js_url = f"{app.get_asset_url(PLOTLY_BUNDLE)}?v={get_plotlyjs_version()}"
+    if partial_bundle(assets):  # preloaded by the index; dcc.Graph loads it (assets/tracedash.js)
+        app.plotly_js_url = f"{app.get_asset_url(PARTIAL_BUNDLE)}?v={get_plotlyjs_version()}"
 
     responses = ResponseCache()
     pages = PageCache()
