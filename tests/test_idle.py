@@ -44,6 +44,27 @@ def test_gaps_and_causes_exact(tmp_path):
     assert totals.values.tolist() == [["PLE_CPU_gather", 1, 600], ["cudaStreamSynchronize in PLE_wait_for_GPU", 1, 200]]
 
 
+def test_a_call_covering_under_half_of_a_gap_is_not_its_cause(tmp_path):
+    """The fresh-clone QA's case on the 108k sample: a cudaStreamSynchronize ending 18.5 µs into a 2.5 ms gap
+    was named the gap's cause; the host was doing untraced CPU work for the rest."""
+    b = load_nsys_sqlite(write_nsys_sqlite(
+        tmp_path / "g.sqlite",
+        kernels=[{"start": 0, "end": 100, "correlationId": 1}, {"start": 2600, "end": 2700, "correlationId": 2},
+                 {"start": 3000, "end": 3100, "correlationId": 3}],
+        runtime=[{"start": -5, "end": -1, "name": "cudaLaunchKernel_v7000", "correlationId": 1},
+                 {"start": 1, "end": 2, "name": "cudaLaunchKernel_v7000", "correlationId": 2},
+                 {"start": 3, "end": 4, "name": "cudaLaunchKernel_v7000", "correlationId": 3},
+                 {"start": 50, "end": 119, "name": "cudaStreamSynchronize_v3020", "correlationId": 10},  # 19 of 2500
+                 {"start": 2700, "end": 2850, "name": "cudaStreamSynchronize_v3020", "correlationId": 11}],  # 150/300
+        nvtx=[{"start": 1000, "end": 2000, "eventType": 59, "text": "PLE_CPU_gather"}]))
+    g = idle_gaps(gpu_work(b.kernels), min_gap_ns=1)
+    assert g[["start_ns", "end_ns"]].values.tolist() == [[100, 2600], [2700, 3000]]
+    c = gap_causes(g, b.kernels, b.api_calls, b.nvtx_ranges)
+    assert c[["api_call", "nvtx_range", "cause"]].values.tolist() == [
+        ["", "PLE_CPU_gather", "PLE_CPU_gather"],  # the range holds the gap's middle (1350)
+        ["cudaStreamSynchronize", "", "cudaStreamSynchronize"]]  # exactly half of the gap is enough
+
+
 def test_threshold_and_no_host_activity(tmp_path):
     b = fixture(tmp_path)
     assert len(idle_gaps(gpu_work(b.kernels), min_gap_ns=201)) == 1

@@ -1,7 +1,7 @@
 """GPU idle gaps and what the host was doing during each one.
 
 A gap is a hole in a device's busy union. Its host cause is read from the threads that launch
-work on that device: the CUDA API call that covers most of the gap (e.g. a long
+work on that device: the CUDA API call that covers most (at least half) of the gap (e.g. a long
 ``cudaStreamSynchronize``) and the innermost NVTX range active on those threads at the gap's
 middle (e.g. ``PLE_wait_for_GPU`` or ``PLE_CPU_gather``)::
 
@@ -22,13 +22,14 @@ from dashboard.analysis.tables import clean_api_name
 
 DEFAULT_MIN_GAP_NS = 10_000
 NO_HOST_ACTIVITY = "no host activity recorded"
+API_COVER_SHARE = 0.5  # a CUDA API call is a gap's cause only when it covers at least this share of the gap
 
 IDLE_GAPS: dict[str, str] = {
     "device_id": "int64",
     "start_ns": "int64",
     "end_ns": "int64",
     "duration_ns": "int64",
-    "api_call": "object",  # cleaned name of the API call covering most of the gap ("" if none)
+    "api_call": "object",  # cleaned name of the API call covering at least half of the gap ("" if none)
     "nvtx_range": "object",  # innermost NVTX range at the gap's middle ("" if none)
     "cause": "object",  # "api in range", "api", "range" or NO_HOST_ACTIVITY
     "memop": "object",  # kind of the memcpy/memset overlapping the gap most ("" if none; see memop_cover)
@@ -106,7 +107,8 @@ def gap_causes(gap_frame: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.Dat
 
     Returns:
         IDLE_GAPS frame for those gaps, same order. ``api_call``: the call on a launching thread
-        that overlaps the gap most; ``nvtx_range``: the shortest (innermost) NVTX range on a
+        that overlaps the gap most, when it covers at least half of it (API_COVER_SHARE; else "": a
+        ``cudaStreamSynchronize`` ending 18 µs into a 2.5 ms gap does not explain the gap); ``nvtx_range``: the shortest (innermost) NVTX range on a
         launching thread that contains the gap's middle; ``memop``: see ``memop_cover`` (pass
         ``memops`` when the busy source does not count them).
     """
@@ -137,7 +139,9 @@ def gap_causes(gap_frame: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.Dat
             hit = np.flatnonzero((s_ < ge) & (e_ > gs) & (codes >= 0))
             if len(hit):
                 overlap = np.minimum(e_[hit], ge) - np.maximum(s_[hit], gs)
-                best_api = clean_api_name(str(cats[codes[hit[int(np.argmax(overlap))]]]))
+                top = int(np.argmax(overlap))
+                if overlap[top] >= API_COVER_SHARE * (ge - gs):
+                    best_api = clean_api_name(str(cats[codes[hit[top]]]))
         best_range = ""
         if r is not None:
             s_, e_, codes, cats = r
