@@ -22,7 +22,9 @@ GRAPH_CONFIG = {
     "displaylogo": False,
     "scrollZoom": False,
     "toImageButtonOptions": {"format": "png", "scale": 2},
-    "modeBarButtonsToRemove": ["lasso2d", "select2d", "sendDataToCloud"],
+    # "Reset axes" goes back to the range the figure was drawn with, which after a zoom is the zoom itself
+    # (the server redraws the window): it did nothing. Autoscale and a double-click show the whole trace.
+    "modeBarButtonsToRemove": ["lasso2d", "select2d", "sendDataToCloud", "resetScale2d"],
     "showSendToCloud": False,  # nothing may send data off the machine: no cloud button, no cloud address
     "plotlyServerURL": "",
 }

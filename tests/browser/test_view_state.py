@@ -242,6 +242,8 @@ def test_no_mode_bar_button_sends_data_off_the_machine(page: Page, serve, small_
     titles = page.evaluate("() => Array.from(document.querySelectorAll('.modebar-btn')).map(b => "
                            "b.getAttribute('data-title') || '')")
     assert titles and not [t for t in titles if re.search(r"cloud|chart studio|share|edit in|plotly", t, re.I)]
+    # no "Reset axes": after a zoom it reset to the zoom itself (the figure is redrawn with the window)
+    assert "Autoscale" in titles and "Reset axes" not in titles
     contexts = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => "
                              "[gd._context.showSendToCloud, gd._context.showEditInChartStudio, gd._context.showLink,"
                              " gd._context.plotlyServerURL])")
