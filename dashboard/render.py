@@ -792,6 +792,9 @@ def timeline_spec(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, 
         notes.append("hidden GPUs: " + ", ".join(str(d) for d in sorted(hidden_devices)))
     if any(ln.mode == "bins" for ln in lanes):
         notes.append("GPU lanes binned into busy fractions (intervals too many or too short to draw one by one)")
+    if any(ln.mode == "intervals" and len(ln.starts) > 1 and not len(ln.gap_starts) for ln in lanes):
+        # disjoint busy intervals always have gaps between them: these were left out to keep within budget
+        notes.append("GPU idle shown as the space between busy bars (too many gaps to draw at this scale)")
     busy_label = busy_source_label(options.busy_source, not b.graph_launches.empty)
     if not b.graph_launches.empty and busy_parts(options.busy_source)[1]:
         notes.append(f"{len(b.graph_launches):,} CUDA graph launches shown as opaque busy intervals (graph-level "

@@ -632,6 +632,21 @@ def test_view_outputs_hold_figures_as_the_json_dash_sends():
     assert json.loads(to_json_plotly(out["figure"])) == json.loads(to_json_plotly(fig))
 
 
+def test_idle_left_out_of_a_window_is_said_in_the_status_line():
+    """108k sample, 2.00-2.05 s (the fresh-clone QA's window): the busy bars fit the budget, the gaps do not;
+    idle is then the space between the bars, and the status line says so (the GPU idle trace is absent)."""
+    from dashboard.render import options_from_state, timeline_view
+
+    trace = load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite")
+    state = ViewState(trace="t@" + "0" * 32, t0_ns=2_000_000_000, t1_ns=2_050_000_000)
+    fig, _ = timeline_view(trace, options_from_state(state))
+    status = " ".join(a.text for a in fig.layout.annotations if a.name == "status").replace("<br>", " ")
+    assert "GPU idle shown as the space between busy bars" in status
+    assert "GPU idle" not in [t.name for t in fig.data]
+    whole, _ = timeline_view(trace, options_from_state(ViewState(trace="t@" + "0" * 32)))
+    assert "GPU idle shown as the space" not in " ".join(a.text for a in whole.layout.annotations if a.name == "status")
+
+
 def test_a_summarys_bar_chart_of_nvtx_totals_cannot_be_zoomed():
     """Its x axis is union time, not session time: a drag must not read as a window of the trace."""
     from dashboard.render import options_from_state, timeline_view
