@@ -171,10 +171,15 @@ def test_busy_bins_are_never_paler_than_the_visible_minimum():
 
 
 def test_binned_lane_draws_idle_bins_in_the_idle_colour():
-    # 1000 kernels of 10 ns every 20 ns in [0, 20000), then nothing until 40000: two bins busy 50 %, two idle
+    # GPU 0: 1000 kernels of 10 ns every 20 ns in [0, 20000), then nothing while GPU 1 works until 40000: two
+    # bins busy 50 %, two idle (inside the GPU activity span [0, 40000))
     starts = np.arange(0, 20_000, 20)
-    unions = {0: (starts, starts + 10)}
-    lanes = lanes_for_window(unions, lo_ns=0, hi_ns=40_000, budget=100, n_bins=4)
+    alone = lanes_for_window({0: (starts, starts + 10)}, lo_ns=0, hi_ns=40_000, budget=100, n_bins=4)
+    # alone, the time after its last kernel is outside the activity span: not idle, no bins drawn there
+    assert alone[0].mode == "bins" and alone[0].fraction.tolist() == [0.5, 0.5]
+    assert alone[0].edges.tolist() == [0, 10_000, 20_000]
+    unions = {0: (starts, starts + 10), 1: (np.array([39_000]), np.array([40_000]))}
+    lanes = lanes_for_window(unions, lo_ns=0, hi_ns=40_000, budget=100, n_bins=4)[:1]
     assert lanes[0].mode == "bins" and lanes[0].fraction.tolist() == [0.5, 0.5, 0.0, 0.0]
     from dashboard.figures.timeline import build_gpu_timeline
     import pandas as pd

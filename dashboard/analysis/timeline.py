@@ -49,7 +49,8 @@ def lanes_for_window(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, lo_ns:
         lo_ns, hi_ns: the visible window.
         budget: the most bars all lanes together may send. Busy and idle bars when both fit;
             busy bars alone when only they fit; otherwise each lane is binned into ``n_bins``
-            busy fractions.
+            busy fractions, less the bins wholly outside the GPU activity span (first to last busy
+            instant of any device): padding there is not idle.
         min_visible_ns: the shortest interval a drawn bar shows (about one screen pixel). A lane
             whose busy intervals are mostly shorter is binned even within the budget: sub-pixel
             bars would make a busy lane look idle; a bin shows its exact busy fraction.
@@ -57,6 +58,19 @@ def lanes_for_window(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, lo_ns:
     Returns:
         One DeviceLane per device, sorted by device id.
     """
+    # Bins lying wholly before the first or after the last GPU activity (of any device) are left out: the
+    # window's padding outside the GPU activity span is not idle time (the overview's idle is span - busy).
+    firsts = [int(s_[0]) for s_, _ in unions.values() if len(s_)]
+    lasts = [int(e_[-1]) for _, e_ in unions.values() if len(e_)]
+    first, last = (min(firsts), max(lasts)) if firsts else (hi_ns, lo_ns)
+
+    def bins(us_all, ue_all):
+        edges, frac = union_fraction_bins(us_all, ue_all, lo_ns, hi_ns, n_bins)
+        inside = np.flatnonzero((edges[1:] > first) & (edges[:-1] < last))
+        if not len(inside):
+            return edges[:1], frac[:0]
+        return edges[inside[0]:inside[-1] + 2], frac[inside[0]:inside[-1] + 1]
+
     per_device = []
     for dev, (us_all, ue_all) in sorted(unions.items()):
         us, ue = _window(us_all, ue_all, lo_ns, hi_ns)
@@ -70,14 +84,14 @@ def lanes_for_window(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, lo_ns:
         busy = int((ue - us).sum())
         sub_pixel = min_visible_ns > 0 and hi_ns > lo_ns and 2 * int(((ue - us) < min_visible_ns).sum()) > len(us)
         if sub_pixel:
-            edges, frac = union_fraction_bins(us_all, ue_all, lo_ns, hi_ns, n_bins)
+            edges, frac = bins(us_all, ue_all)
             lanes.append(DeviceLane(dev, "bins", busy, empty, empty, empty, empty, edges, frac))
         elif n_busy + n_gaps <= budget or hi_ns <= lo_ns:
             lanes.append(DeviceLane(dev, "intervals", busy, us, ue, gs, ge, empty, np.empty(0)))
         elif n_busy <= budget:  # idle stays visible as empty space between busy bars
             lanes.append(DeviceLane(dev, "intervals", busy, us, ue, empty, empty, empty, np.empty(0)))
         else:
-            edges, frac = union_fraction_bins(us_all, ue_all, lo_ns, hi_ns, n_bins)
+            edges, frac = bins(us_all, ue_all)
             lanes.append(DeviceLane(dev, "bins", busy, empty, empty, empty, empty, edges, frac))
     return lanes
 
