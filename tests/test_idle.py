@@ -83,3 +83,14 @@ def test_generated_sample_gaps_are_waits_and_cpu_work():
     assert len(c) > 100
     assert set(c["nvtx_range"]) <= {"PLE_wait_for_GPU", "PLE_CPU_gather", "PLE_lookup_tokens=1",
                                     "PLE_lookup_tokens=3", "PLE_lookup_tokens=742", "PLE_lookup_tokens=1600", ""}
+
+
+def test_cause_labels_stand_off_their_bars():
+    """The fresh-clone QA saw "cudaStreamSynchronize" touching its bar in the idle-by-cause figure."""
+    import pandas as pd
+
+    from dashboard.figures.idle import build_idle_causes
+
+    fig = build_idle_causes(pd.DataFrame({"cause": ["a", "b"], "gaps": [2, 1], "idle_ns": [5_000_000, 1_000_000]}))
+    assert fig.layout.yaxis.ticklabelstandoff == 6 and list(fig.data[0].y) == ["b", "a"]  # largest on top
+    assert list(fig.data[0].x) == [1.0, 5.0]

@@ -28,5 +28,5 @@ def build_idle_causes(by_cause: pd.DataFrame, *, note: str = "", top: int = 12,
         height=max(220, 90 + 26 * len(t)), margin=dict(l=10, r=10, t=60, b=40),
     ))
     fig.update_xaxes(title="idle time (ms)", gridcolor=theme.grid)
-    fig.update_yaxes(automargin=True, tickfont=dict(size=11))
+    fig.update_yaxes(automargin=True, tickfont=dict(size=11), ticklabelstandoff=6)  # a label does not touch its bar
     return fig
