@@ -2,7 +2,7 @@
 
 // plotly.js: dcc.Graph loads it from window._dashPlotlyJSURL when the first figure mounts, and Dash's renderer
 // sets that to the full 4.8 MB bundle. Where the page preloads a partial bundle of the same plotly.js version
-// (<link rel="preload" id="tracedash-plotly-js">, see dashboard.app.PLOTLY_BUNDLE), that URL is the one kept.
+// (<link rel="preload" id="tracedash-plotly-js">, see dashboard/figures/plotly_js.py), that URL is kept.
 (function () {
   const link = document.getElementById("tracedash-plotly-js");
   if (!link || !link.href) { return; }

@@ -108,8 +108,9 @@ def gap_causes(gap_frame: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.Dat
     Returns:
         IDLE_GAPS frame for those gaps, same order. ``api_call``: the call on a launching thread
         that overlaps the gap most, when it covers at least half of it (API_COVER_SHARE; else "": a
-        ``cudaStreamSynchronize`` ending 18 µs into a 2.5 ms gap does not explain the gap); ``nvtx_range``: the shortest (innermost) NVTX range on a
-        launching thread that contains the gap's middle; ``memop``: see ``memop_cover`` (pass
+        ``cudaStreamSynchronize`` ending 18 µs into a 2.5 ms gap does not explain the gap);
+        ``nvtx_range``: the shortest (innermost) NVTX range on a launching thread that contains the
+        gap's middle; ``memop``: see ``memop_cover`` (pass
         ``memops`` when the busy source does not count them).
     """
     g = gap_frame.head(limit).copy()

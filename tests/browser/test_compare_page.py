@@ -87,7 +87,7 @@ def test_compare_link_and_bad_ids(page: Page, serve, console_errors, tmp_path):
     expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("900 ns → 1.00 µs+11.11 %")
 
     page.goto(f"{url}/compare/?a=nope.sqlite%4012345678")
-    expect(present(page.locator("#cmp-alerts"))).to_contain_text("Baseline: The link asks for trace 'nope.sqlite@12345678'",
-                                                        timeout=30000)
+    alerts = present(page.locator("#cmp-alerts"))
+    expect(alerts).to_contain_text("Baseline: The link asks for trace 'nope.sqlite@12345678'", timeout=30000)
     expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("Regression gate")
     assert console_errors == []

@@ -40,7 +40,8 @@ def test_pages_work_under_the_csp_without_violations(page: Page, serve, app_dir,
         page.locator(f"{graph} .main-svg").first.wait_for(state="attached", timeout=60000)
     page.wait_for_function("() => document.querySelectorAll('#timeline .cartesianlayer path').length > 50",
                            timeout=60000)  # lanes drawn
-    page.locator("#kernel-table .ag-row").first.wait_for(state="attached", timeout=60000)  # rows filled (tab may be closed)
+    # rows filled (the tab may be closed)
+    page.locator("#kernel-table .ag-row").first.wait_for(state="attached", timeout=60000)
     page.wait_for_timeout(1000)
     assert page.evaluate("() => window.__csp") == []
     page.goto(base + "/compare/")

@@ -30,8 +30,8 @@ def test_open_file_uploads_and_opens_the_trace(page: Page, serve, app_dir, conso
         page.click("#upload-button")
     chooser.value.set_files(str(GRAPH_TRACE))
     page.wait_for_url("**/?trace=nsys2025.5_rtx3060_cuda_graph_launch.sqlite*", timeout=30000)
-    expect(present(page.locator("#trace-picker"))).to_contain_text("nsys2025.5_rtx3060_cuda_graph_launch.sqlite (uploaded)",
-                                                          timeout=30000)
+    picker = present(page.locator("#trace-picker"))
+    expect(picker).to_contain_text("nsys2025.5_rtx3060_cuda_graph_launch.sqlite (uploaded)", timeout=30000)
     expect(present(page.locator("#overview"))).to_contain_text("GPU", timeout=30000)
     expect(page.locator("#alerts [role=alert]")).to_have_count(0)
     assert console_errors == []

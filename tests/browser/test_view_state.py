@@ -257,7 +257,8 @@ def test_window_statistics_match_the_hand_computed_values(page: Page, serve, tmp
     query = urlencode({"trace": trace_id(path), "t0_ns": WINDOW[0], "t1_ns": WINDOW[1], "stats": "window", "v": 1})
     page.goto(f"{base}/?{query}")
     overview = page.locator("#overview")
-    expect(present(overview)).to_contain_text("320 ns", timeout=30000)  # busy union of [80,100) ∪ [120,400) ∪ [500,520)
+    # busy union of [80,100) ∪ [120,400) ∪ [500,520)
+    expect(present(overview)).to_contain_text("320 ns", timeout=30000)
     cards = {c.locator(".card-label").inner_text().strip().lower(): c.locator(".card-value").inner_text()
              for c in overview.locator(".card").all()}
     assert cards["gpu activity span"] == "440 ns" and cards["any gpu busy"] == "320 ns"  # two GPUs
