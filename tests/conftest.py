@@ -25,6 +25,13 @@ if os.environ["TRACEDASH_TEST_CACHE_OWNER"] == str(os.getpid()):
     atexit.register(shutil.rmtree, os.environ["TRACEDASH_CACHE_DIR"], True)
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``long`` run first. pytest-xdist hands each worker a contiguous block of the collection, and
+    the browser tests, collected first, run one after another on one worker: the longest of them, collected
+    last, finished alone at the end of the run."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: the rest keep their order
+
+
 @pytest.fixture(scope="session")
 def seed_dict() -> dict:
     return json.loads(SEED.read_text(encoding="utf-8"))

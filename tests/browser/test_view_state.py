@@ -31,7 +31,7 @@ TAB_LABELS = {"kernels": "Kernels", "api": "CUDA API calls", "dispatches": "Disp
               "nvtx": "NVTX ranges"}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # the long test runs first, apart from the others (tests/conftest.py)
 def small_trace(tmp_path_factory):
     from make_trace import generate
 
@@ -130,6 +130,7 @@ def open_tab(page: Page, box: dict, tab: str):
     wait_idle(page, box)
 
 
+@pytest.mark.long
 def test_random_sequence_then_the_link_reproduces_the_view(page: Page, serve, browser, small_trace, artifacts,
                                                            console_errors):
     page.set_viewport_size({"width": 1600, "height": 1000})
