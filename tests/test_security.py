@@ -6,6 +6,7 @@ import os
 import shutil
 import threading
 import time
+from html import escape
 from urllib.parse import quote
 
 import pytest
@@ -69,6 +70,20 @@ def test_traversal_urls_never_return_files(served, url):
     body = resp.get_data(as_text=True)
     assert "root:" not in body and "do not serve" not in body
     assert resp.status_code == (200 if url.startswith("/?") else 404)  # the page itself explains a bad link
+
+
+def test_unknown_paths_answer_404_with_links_to_the_pages(served):
+    client = create_app(trace_dirs=[served]).server.test_client()
+    for page in ("/", "/compare/", "/compare", "/?trace=x", "/compare/?a=x"):
+        resp = client.get(page)
+        assert resp.status_code == 200 and '<div id="react-entry-point">' in resp.get_data(as_text=True), page
+    for path in ("/does/not/exist", "/compare/x", "/trace", "/<script>alert(1)</script>"):
+        resp = client.get(path)
+        body = resp.get_data(as_text=True)
+        assert resp.status_code == 404 and resp.mimetype == "text/html", path
+        assert 'react-entry-point' not in body and "<script>" not in body
+        assert '<a href="/">the dashboard</a>' in body and '<a href="/compare/">compare two runs</a>' in body
+        assert f"No page at <code>{escape(path)}</code>" in body
 
 
 def test_symlinks_leading_outside_the_trace_dir_are_not_served(served, tmp_path):

@@ -11,6 +11,7 @@ import atexit
 import logging
 import os
 import shutil
+from html import escape
 from pathlib import Path
 from typing import NamedTuple
 
@@ -39,6 +40,7 @@ log = logging.getLogger(__name__)
 PLOTLY_BUNDLE_LINK = "tracedash-plotly-js"  # id of the partial bundle's <link rel="preload">; tracedash.js reads it
 PAGE_URL = "page-url"
 PAGE = "page"
+PAGE_PATHS = frozenset({"", "compare"})  # the app's pages, as strip_relative_path gives them (no slashes)
 
 
 def main_state(search: str | None, store, dispatch_prefix: str = DEFAULT.prefix) -> tuple[ViewState, list[str]]:
@@ -120,6 +122,20 @@ class _PageApp(Dash):
         if self.plotly_js_url:  # fetched while the page's scripts run and the layout is asked for
             kwargs["metas"] += f'<link rel="preload" as="script" id="{PLOTLY_BUNDLE_LINK}" href="{self.plotly_js_url}">'
         return super().interpolate_index(**kwargs)
+
+    def index(self, *args, **kwargs):
+        """The page for ``/`` and ``/compare/``; any other path answers 404 with links to both (a
+        dashboard under a wrong path would resolve its relative links, "Compare…" among them, under it)."""
+        from flask import request
+
+        path = request.path
+        if (self.strip_relative_path(path) or "").rstrip("/") in PAGE_PATHS:
+            return super().index(*args, **kwargs)
+        home = escape(self.get_relative_path("/"))
+        body = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>tracedash: no such page</title></head>"
+                f"<body><p>No page at <code>{escape(path)}</code>. Open <a href=\"{home}\">the dashboard</a> or "
+                f"<a href=\"{home}compare/\">compare two runs</a>.</p></body></html>")
+        return self.backend.make_response(body, mimetype="text/html", status=404)
 
     def serve_layout(self):
         if self.page_json is None:
