@@ -54,6 +54,7 @@ def serve():
     yield start
     for srv, t in servers:
         srv.shutdown()
+        srv.server_close()
         t.join(timeout=5)
 
 
