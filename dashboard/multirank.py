@@ -110,8 +110,13 @@ def ranks_of(results: list[FileSummary]) -> tuple[list[int], list[str]]:
 def _local_client(n_workers: int, processes: bool):
     from dask.distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=processes, dashboard_address=None,
-                           silence_logs=logging.ERROR)
+    # Every listening socket on a free loopback port: Dask's default binds its HTTP server to port 8787
+    # (on all interfaces for thread workers), and its scheduler takes tasks from whoever connects.
+    loopback = "127.0.0.1:0"
+    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=processes,
+                           host="127.0.0.1" if processes else None, dashboard_address=None,  # threads: inproc
+                           scheduler_kwargs={"dashboard": False, "dashboard_address": loopback},
+                           worker_dashboard_address=loopback, silence_logs=logging.ERROR)
     return Client(cluster), cluster
 
 
@@ -125,7 +130,7 @@ def summarize_many(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH
         cache: the trace cache every worker uses (None: no cache).
         scheduler: address of an existing ``dask.distributed`` scheduler (``tcp://host:8786``);
             None starts a local cluster of ``n_workers`` processes with one thread each, no
-            dashboard and silenced logs, closed on return.
+            dashboard, every socket on a free loopback port and silenced logs, closed on return.
         n_workers: local workers (default: the usable CPU cores, at most one per file).
         processes: local workers as processes (True, the default) or threads (tests).
 

@@ -292,6 +292,23 @@ def test_serve_ranks_checks_every_file_before_serving(rank_files, tmp_path, caps
     assert err.startswith(f"tracedash: error: {message}") and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("processes", [True, False])
+def test_local_dask_cluster_listens_only_on_free_loopback_ports(processes):
+    import psutil
+
+    from dashboard.multirank import _local_client
+
+    client, cluster = _local_client(1, processes)
+    try:
+        me = psutil.Process()
+        listening = [c.laddr for p in [me, *me.children(recursive=True)] for c in p.net_connections(kind="inet")
+                     if c.status == psutil.CONN_LISTEN]
+        assert listening and all(a.ip == "127.0.0.1" and a.port != 8787 for a in listening), listening
+    finally:
+        client.close()
+        cluster.close()
+
+
 def test_summarize_many_task_that_dies_is_one_error(rank_files, monkeypatch):
     def die(path, *args):
         if path.endswith("r1.sqlite"):
