@@ -201,6 +201,18 @@ def test_empty_frame_and_conform():
     assert list(f.columns) == list(model.KERNELS) and len(f) == 0
     with pytest.raises(KeyError):
         model.conform(pd.DataFrame({"start_ns": [1]}), model.KERNELS)
+    # every call gives a frame of its own: what one caller adds or changes is not in the next one
+    f["extra"] = []
+    f["start_ns"] = f["start_ns"] + 1
+    g = model.empty_frame(model.KERNELS)
+    assert g is not f and list(g.columns) == list(model.KERNELS)
+    assert [str(t) for t in g.dtypes] == [str(t) for t in f.dtypes[:-1]]
+    # conform casts only what differs, and never changes its input
+    raw = pd.DataFrame({"start_ns": [5], "name": ["k"], "extra": [0]})
+    out = model.conform(raw, {"start_ns": "int64", "name": "category"})
+    out.loc[0, "start_ns"] = 7
+    assert raw["start_ns"].tolist() == [5] and str(raw["name"].dtype) != "category"
+    assert list(out.columns) == ["start_ns", "name"] and out["name"].cat.categories.dtype == "str"
 
 
 @pytest.mark.parametrize("trace", [nsys_trace("nsys2022.2_a100_saxpy_mpi_backtraces.sqlite"),
