@@ -196,6 +196,27 @@ def _find(node, cid):
     return None
 
 
+def test_every_table_says_why_it_can_be_empty():
+    from importlib import import_module
+
+    from dashboard.app.layout import NO_ROWS
+
+    cl = import_module("dashboard.app.compare_layout")  # the package's `compare_layout` is the page function
+
+    client = create_app(trace_dirs=[SAMPLES]).server.test_client()
+    page = _layout_of(client, "http://localhost/")
+    for table, grid_id in (("kernels", ids.KERNEL_TABLE), ("api", ids.API_TABLE), ("nvtx", ids.NVTX_TABLE),
+                           ("dispatches", ids.DISPATCH_TABLE), ("gaps", ids.GAP_TABLE)):
+        opts = _find(page, grid_id)["props"]["dashGridOptions"]
+        assert opts["localeText"] == {"noRowsToShow": NO_ROWS[table]} and NO_ROWS[table].startswith("No "), table
+    compare = _layout_of(client, "http://localhost/compare/")
+    texts = {g: _find(compare, g)["props"]["dashGridOptions"]["localeText"]["noRowsToShow"]
+             for g in (cl.PHASE_TABLE, cl.TYPE_TABLE, cl.KERNEL_GRID, cl.CATEGORY_GRID, cl.NVTX_GRID, cl.API_GRID,
+                       cl.FINDINGS_GRID)}
+    assert texts[cl.KERNEL_GRID] == "No kernels in either run, or none passing the column filters"
+    assert all(t.startswith("No ") and "either run" in t for t in texts.values()), texts
+
+
 def test_the_layout_is_the_referring_link_s_page_already_drawn():
     """``_dash-layout`` carries the page of the link the browser shows (its same-origin Referer) with
     every view filled in, so opening a link runs no callback; another origin or no Referer gives the

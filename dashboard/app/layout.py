@@ -196,7 +196,7 @@ def state_grid(table: str, grid_id: str, columns: list[dict], state, quick_filte
     from dashboard.state import FILTER_ATTR, SORT_ATTR
 
     filters = getattr(state, FILTER_ATTR[table])
-    g = grid(grid_id, columns_sorted(columns, getattr(state, SORT_ATTR[table])), **extra)
+    g = grid(grid_id, columns_sorted(columns, getattr(state, SORT_ATTR[table])), no_rows=NO_ROWS[table], **extra)
     if filters:
         g.filterModel = json.loads(filters)
     if quick_filter:
@@ -205,11 +205,23 @@ def state_grid(table: str, grid_id: str, columns: list[dict], state, quick_filte
 
 
 GRID_OPTIONS = {"tooltipShowDelay": 300, "animateRows": False, "enableCellTextSelection": True}
+_WHERE = "in this trace, in the window the statistics are for, or passing the column filters"
+# What an empty table says in place of AG Grid's "No Rows To Show": why it can be empty.
+NO_ROWS = {
+    "kernels": f"No kernels {_WHERE}",
+    "api": f"No CUDA API calls {_WHERE}",
+    "nvtx": f"No NVTX ranges {_WHERE}",
+    "dispatches": ("No dispatches: no NVTX mark or range starts with the dispatch prefix, or none is in the window "
+                   "the statistics are for or passes the column filters"),
+    "gaps": ("No idle gaps at or above the threshold in this trace, in the window the statistics are for, "
+             "or passing the column filters"),
+}
 
 
 def grid(grid_id: str, columns: list[dict], height: str | None = "420px", filters: bool = True,
-         **extra) -> dag.AgGrid:
-    """A sortable (and, with ``filters``, filterable) AG Grid; cells render as text, never as HTML."""
+         no_rows: str = "No rows", **extra) -> dag.AgGrid:
+    """A sortable (and, with ``filters``, filterable) AG Grid; cells render as text, never as HTML.
+    ``no_rows``: what it says when it shows no row (plain text)."""
     return dag.AgGrid(
         **extra,
         id=grid_id,
@@ -218,7 +230,8 @@ def grid(grid_id: str, columns: list[dict], height: str | None = "420px", filter
         defaultColDef={"sortable": True, "filter": filters, "resizable": True, "floatingFilter": filters,
                        "minWidth": 100 if filters else 70, "flex": 1, "wrapHeaderText": True,
                        "autoHeaderHeight": True},
-        dashGridOptions={**GRID_OPTIONS, **({} if height else {"domLayout": "autoHeight"})},
+        dashGridOptions={**GRID_OPTIONS, "localeText": {"noRowsToShow": no_rows},
+                         **({} if height else {"domLayout": "autoHeight"})},
         style={"height": height, "width": "100%"} if height else {"width": "100%"},
         className="ag-theme-alpine" + ("" if filters else " compact"),
     )

@@ -6,6 +6,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.app import create_app
+from dashboard.app.layout import NO_ROWS
 from waits import figure_js, grid_js, present, until, zoom
 
 pytestmark = pytest.mark.browser
@@ -101,6 +102,8 @@ def test_nvtx_sample_timeline_zoom_follows_gantt(page: Page, serve, artifacts, c
     page.wait_for_function(figure_js("timeline", "gd._fullLayout.xaxis.range.length === 2"), timeout=30000)
     lanes = page.evaluate(figure_js("timeline", "gd.layout.yaxis.categoryarray"))
     assert "NVTX marks" in lanes and any("L1" in lane for lane in lanes)
+    # a CPU-only trace: its kernel table (the open tab) says why it is empty
+    expect(present(page.locator("#kernel-table .ag-overlay-no-rows-center"))).to_have_text(NO_ROWS["kernels"])
     zoom(page, "gantt", 0.03, 0.05)
     page.wait_for_function(figure_js("timeline", "Math.abs(gd.layout.xaxis.range[0] - 0.03) < 1e-9"), timeout=30000)
     assert page.evaluate(figure_js("timeline", "gd.layout.xaxis.range")) == [0.03, 0.05]
