@@ -411,7 +411,11 @@ def from_params(params: dict) -> ViewState:
                 raise ValueError
             values["t0_ns"], values["t1_ns"] = a, b
         except (TypeError, ValueError):
-            warnings.append(_bad("t0_ns/t1_ns", f"{t0},{t1}"))
+            if t0 is None or t1 is None:  # one edge of the window without the other
+                missing, given = ("t0_ns", "t1_ns") if t0 is None else ("t1_ns", "t0_ns")
+                warnings.append(_bad(given, t1 if t0 is None else t0, f"the window needs {missing} too"))
+            else:
+                warnings.append(_bad("t0_ns/t1_ns", f"{t0},{t1}", "not a window in integer ns with t0 < t1"))
     for f in FIELDS:
         raw = get(f.key)
         if raw is None:
