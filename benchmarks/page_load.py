@@ -48,7 +48,7 @@ DRAWN = """() => {
   const figs = [...document.querySelectorAll('.js-plotly-plot')].filter(g => g.offsetParent !== null);
   if (!figs.length || !figs.every(g => g._fullLayout && g.querySelector('.main-svg'))) return false;
   const grids = [...document.querySelectorAll('.ag-root-wrapper')].filter(g => g.offsetParent !== null);
-  return grids.every(g => g.querySelector('.ag-row') || g.querySelector('.ag-overlay-no-rows-wrapper, .ag-overlay-no-rows-center'));
+  return grids.every(g => g.querySelector('.ag-row') || g.querySelector('.ag-overlay-no-rows-center, .ag-overlay-no-matching-rows-center'));
 }"""
 
 

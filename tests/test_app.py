@@ -199,7 +199,7 @@ def _find(node, cid):
 def test_every_table_says_why_it_can_be_empty():
     from importlib import import_module
 
-    from dashboard.app.layout import NO_ROWS
+    from dashboard.app.layout import NO_MATCH, NO_ROWS
 
     cl = import_module("dashboard.app.compare_layout")  # the package's `compare_layout` is the page function
 
@@ -208,12 +208,15 @@ def test_every_table_says_why_it_can_be_empty():
     for table, grid_id in (("kernels", ids.KERNEL_TABLE), ("api", ids.API_TABLE), ("nvtx", ids.NVTX_TABLE),
                            ("dispatches", ids.DISPATCH_TABLE), ("gaps", ids.GAP_TABLE)):
         opts = _find(page, grid_id)["props"]["dashGridOptions"]
-        assert opts["localeText"] == {"noRowsToShow": NO_ROWS[table]} and NO_ROWS[table].startswith("No "), table
+        assert opts["localeText"] == {"noRowsToShow": NO_ROWS[table], "noMatchingRows": NO_MATCH[table]}, table
+        assert NO_ROWS[table].startswith("No ") and "filters" in NO_MATCH[table] and "filters" not in NO_ROWS[table]
     compare = _layout_of(client, "http://localhost/compare/")
     texts = {g: _find(compare, g)["props"]["dashGridOptions"]["localeText"]["noRowsToShow"]
              for g in (cl.PHASE_TABLE, cl.TYPE_TABLE, cl.KERNEL_GRID, cl.CATEGORY_GRID, cl.NVTX_GRID, cl.API_GRID,
                        cl.FINDINGS_GRID)}
-    assert texts[cl.KERNEL_GRID] == "No kernels in either run, or none passing the column filters"
+    assert texts[cl.KERNEL_GRID] == "No kernels in either run"
+    assert _find(compare, cl.KERNEL_GRID)["props"]["dashGridOptions"]["localeText"]["noMatchingRows"] == \
+        "No row passes the column filters"
     assert all(t.startswith("No ") and "either run" in t for t in texts.values()), texts
 
 

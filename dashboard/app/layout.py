@@ -196,7 +196,8 @@ def state_grid(table: str, grid_id: str, columns: list[dict], state, quick_filte
     from dashboard.state import FILTER_ATTR, SORT_ATTR
 
     filters = getattr(state, FILTER_ATTR[table])
-    g = grid(grid_id, columns_sorted(columns, getattr(state, SORT_ATTR[table])), no_rows=NO_ROWS[table], **extra)
+    g = grid(grid_id, columns_sorted(columns, getattr(state, SORT_ATTR[table])), no_rows=NO_ROWS[table],
+             no_match=NO_MATCH[table], **extra)
     if filters:
         g.filterModel = json.loads(filters)
     if quick_filter:
@@ -205,23 +206,32 @@ def state_grid(table: str, grid_id: str, columns: list[dict], state, quick_filte
 
 
 GRID_OPTIONS = {"tooltipShowDelay": 300, "animateRows": False, "enableCellTextSelection": True}
-_WHERE = "in this trace, in the window the statistics are for, or passing the column filters"
-# What an empty table says in place of AG Grid's "No Rows To Show": why it can be empty.
+_WHERE = "in this trace, or none in the window the statistics are for"
+# What an empty table says in place of AG Grid's "No Rows To Show" (no row sent: why there can be none), and
+# when its filters hide every row sent (AG Grid's "No Matching Rows").
 NO_ROWS = {
     "kernels": f"No kernels {_WHERE}",
     "api": f"No CUDA API calls {_WHERE}",
     "nvtx": f"No NVTX ranges {_WHERE}",
     "dispatches": ("No dispatches: no NVTX mark or range starts with the dispatch prefix, or none is in the window "
-                   "the statistics are for or passes the column filters"),
-    "gaps": ("No idle gaps at or above the threshold in this trace, in the window the statistics are for, "
-             "or passing the column filters"),
+                   "the statistics are for"),
+    "gaps": ("No idle gaps at or above the threshold in this trace (a summary JSON has no intervals to find them "
+             "in), or none in the window the statistics are for"),
+}
+NO_MATCH = {
+    "kernels": "No kernel passes the filters (the “Filter kernels” box and the column filters)",
+    "api": "No CUDA API call passes the column filters",
+    "nvtx": "No NVTX range passes the column filters",
+    "dispatches": "No dispatch passes the column filters",
+    "gaps": "No idle gap passes the column filters",
 }
 
 
 def grid(grid_id: str, columns: list[dict], height: str | None = "420px", filters: bool = True,
-         no_rows: str = "No rows", **extra) -> dag.AgGrid:
+         no_rows: str = "No rows", no_match: str = "No row passes the column filters", **extra) -> dag.AgGrid:
     """A sortable (and, with ``filters``, filterable) AG Grid; cells render as text, never as HTML.
-    ``no_rows``: what it says when it shows no row (plain text)."""
+    ``no_rows``: what it says when it was sent no row; ``no_match``: when its filters hide every row (plain
+    text)."""
     return dag.AgGrid(
         **extra,
         id=grid_id,
@@ -230,7 +240,7 @@ def grid(grid_id: str, columns: list[dict], height: str | None = "420px", filter
         defaultColDef={"sortable": True, "filter": filters, "resizable": True, "floatingFilter": filters,
                        "minWidth": 100 if filters else 70, "flex": 1, "wrapHeaderText": True,
                        "autoHeaderHeight": True},
-        dashGridOptions={**GRID_OPTIONS, "localeText": {"noRowsToShow": no_rows},
+        dashGridOptions={**GRID_OPTIONS, "localeText": {"noRowsToShow": no_rows, "noMatchingRows": no_match},
                          **({} if height else {"domLayout": "autoHeight"})},
         style={"height": height, "width": "100%"} if height else {"width": "100%"},
         className="ag-theme-alpine" + ("" if filters else " compact"),

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.app import create_app
-from dashboard.app.layout import NO_ROWS
+from dashboard.app.layout import NO_MATCH, NO_ROWS
 from waits import figure_js, grid_js, present, until, zoom
 
 pytestmark = pytest.mark.browser
@@ -331,4 +331,10 @@ def test_hidden_gpus_and_kernel_filter_travel_in_the_link(page: Page, serve, bro
     p2.locator("#kernel-table").scroll_into_view_if_needed()
     p2.wait_for_function(grid_js("kernel-table", "n === 1"), timeout=30000)
     other.close()
+    # a filter that hides every row says so (not why the trace could have none)
+    page.fill("#kernel-filter", "no-such-kernel")
+    page.press("#kernel-filter", "Enter")
+    page.locator("#kernel-table").scroll_into_view_if_needed()
+    expect(present(page.locator("#kernel-table .ag-overlay-no-matching-rows-center"))).to_have_text(
+        NO_MATCH["kernels"])
     assert console_errors == []
