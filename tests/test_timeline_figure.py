@@ -1,6 +1,7 @@
 """Exact-value tests of what the timeline and its sibling figures draw (issue 11: points 3, 6, 7)."""
 
 import colorsys
+import math
 
 import numpy as np
 import pytest
@@ -157,7 +158,16 @@ def test_nvtx_colour_is_stable_and_never_the_idle_hue():
 def test_category_colours_are_one_per_category_and_shared():
     assert category_color("GEMM") == CATEGORY_COLORS["GEMM"]
     assert len(set(CATEGORY_COLORS.values())) == len(CATEGORY_COLORS)
-    assert category_color("my own category") == nvtx_color("my own category")
+    assert category_color("my own category") in CATEGORY_COLORS.values()
+    assert category_color("my own category") == category_color("my own category")
+
+
+def test_kernel_colours_never_pass_for_nvtx_colours():
+    def rgb(c):
+        return [int(c[i:i + 2], 16) for i in (1, 3, 5)]
+
+    for k in CATEGORY_COLORS.values():
+        assert min(math.dist(rgb(k), rgb(n)) for n in NVTX_PALETTE) >= 60, k
 
 
 def test_busy_bins_are_never_paler_than_the_visible_minimum():

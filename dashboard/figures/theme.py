@@ -18,11 +18,14 @@ PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#f
 NVTX_PALETTE = ("#4c78a8", "#f58518", "#72b7b2", "#a0a33b", "#eeca3b", "#7f6bb0", "#86bcf0", "#c7a04b",
                 "#8c9aa8", "#3f8f8f")
 
-# One colour per kernel category, the same in every figure (timeline, phase breakdown).
+# One colour per kernel category, the same in every figure (timeline, phase breakdown): deep tones, each at least
+# 60 (RGB distance) from every NVTX range colour, so a kernel bar never passes for an NVTX range; plotly writes
+# their bar labels in white.
 CATEGORY_COLORS = {
-    "GEMM": "#4c78a8", "attention": "#f58518", "MoE": "#7f6bb0", "normalisation": "#72b7b2",
-    "communication": "#8a9a3b", "memory": "#b279a2", "elementwise/activation": "#eeca3b", "other": "#9aa5b1",
+    "GEMM": "#1f4e79", "attention": "#b35900", "MoE": "#4b3a8c", "normalisation": "#006d77",
+    "communication": "#5c6b1f", "memory": "#7a3f73", "elementwise/activation": "#8a6d00", "other": "#4a5560",
 }
+KERNEL_PALETTE = tuple(CATEGORY_COLORS.values())
 
 
 def nvtx_color(name: str) -> str:
@@ -33,8 +36,9 @@ def nvtx_color(name: str) -> str:
 
 def category_color(category: str) -> str:
     """The colour of a kernel category (``CATEGORY_COLORS``; a category outside it is hashed into
-    ``NVTX_PALETTE``), the same in every figure."""
-    return CATEGORY_COLORS.get(category) or nvtx_color(category)
+    ``KERNEL_PALETTE``, never an NVTX colour), the same in every figure."""
+    return CATEGORY_COLORS.get(category) or KERNEL_PALETTE[zlib.crc32(str(category).encode("utf-8", "replace"))
+                                                          % len(KERNEL_PALETTE)]
 
 
 @dataclass(frozen=True)
