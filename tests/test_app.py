@@ -700,3 +700,17 @@ def test_launch_calls_join_on_process_and_correlation_id_taking_the_first_call(p
     assert out["api_name"].tolist() == ["cuLaunchKernelEx", "cudaLaunchKernel", None, None]
     assert out["api_start_ns"].tolist()[:2] == [20, 10] and out["api_start_ns"].isna().tolist() == [False, False, True, True]
     assert out["api_tid"].tolist()[:2] == [6, 5] and out["api_pid"].tolist()[:2] == [p1, p0]
+
+
+def test_per_phase_says_whether_the_trace_or_the_window_holds_no_dispatch():
+    app = create_app([SAMPLES / "generated_seed_shaped_108k.sqlite", nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")],
+                     uploads=False)
+    store = app.server.config["TRACE_STORE"]
+    seed_shaped, nccl = sorted(store.ids(), key=lambda t: not t.startswith("generated"))
+    far = dict(t0_ns=900_000_000_000, t1_ns=900_000_100_000, stats="window")
+    out = render_view(BY_NAME["phases"], store, ViewState(trace=seed_shaped, **far))
+    assert out["empty"] == "No dispatch step overlaps the visible window." and out["grid_style"] == {"display": "none"}
+    assert render_view(BY_NAME["phases"], store, ViewState(trace=seed_shaped))["empty"] == ""
+    for state in (ViewState(trace=nccl), ViewState(trace=nccl, **far)):
+        assert render_view(BY_NAME["phases"], store, state)["empty"] == (
+            "No dispatch marks named CG_DISPATCH… in this trace: set the dispatch marker prefix to your server's marks.")

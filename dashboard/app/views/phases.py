@@ -5,7 +5,7 @@ from dash import html
 from dashboard.app import ids
 from dashboard.app.layout import metric_table, phase_columns
 from dashboard.app.views.base import STATS_WINDOW, View
-from dashboard.render import options_from_state, phase_table_rows, phase_view, scope_text
+from dashboard.render import dispatches_for, options_from_state, phase_table_rows, phase_view, scope_text
 
 
 def render(trace, state):
@@ -14,9 +14,12 @@ def render(trace, state):
     pv = phase_view(trace, options)
     rows = phase_table_rows(pv.stats)
     hint = f"auto: {pv.auto_threshold:.1f}" if pv.auto_threshold is not None else "auto: no split"
-    empty = "" if rows else (f"No dispatch marks named {state.prefix}… in this trace: set the dispatch marker "
-                             "prefix to your server's marks." if pv.dispatches.empty or options.stats_window is None
-                             else "No dispatch step overlaps the visible window.")
+    empty = ""
+    if not rows:  # the window's fault only when the whole trace has dispatches
+        outside = options.stats_window is not None and not dispatches_for(trace, options.dispatch_prefix).empty
+        empty = ("No dispatch step overlaps the visible window." if outside else
+                 f"No dispatch marks named {state.prefix}… in this trace: set the dispatch marker prefix to your "
+                 "server's marks.")
     return {"table": metric_table(phase_columns(rows), rows), "hint": hint,
             "scope": scope_text(trace, options.stats_window), "empty": empty,
             "grid_style": {} if rows else {"display": "none"}}
