@@ -401,3 +401,23 @@ def test_an_over_long_text_value_is_named_as_too_long_not_as_the_wrong_kind():
     with pytest.raises(ValueError, match=r"^page-url.search: expected text, got 5$"):
         check_kind("page-url.search", "text", 5)
     check_kind("page-url.search", "text", "?" + "a" * (MAX_TEXT_CHARS - 1))
+
+
+def test_a_link_made_before_its_file_changed_opens_the_file_of_that_name_but_never_an_upload(served):
+    from dashboard.app import main_state
+
+    app = create_app(trace_dirs=[served])
+    store = app.server.config["TRACE_STORE"]
+    current = next(t for t in store.ids() if t.startswith("seed.json@"))
+    stale = "seed.json@0123abcd"
+    state, notices = main_state(f"?trace={quote(stale)}&tab=nvtx", store)
+    assert state.trace == current and state.tab == "nvtx"
+    assert notices == [f"The link asks for trace {stale!r}, which is not served here: the file 'seed.json' has "
+                       "changed since the link was made. Showing it as it is now."]
+    # an upload is private to its link: its name alone opens nothing
+    resp = _upload(app.server.test_client(), SMALL_NSYS.read_bytes(), "mine.sqlite")
+    assert resp.status_code == 200
+    upload = resp.get_json()["trace"]
+    state, notices = main_state(f"?trace={quote('mine.sqlite@0123abcd')}", store)
+    assert state.trace != upload and notices == [store.explain_missing("mine.sqlite@0123abcd")]
+    assert store.same_name("other.json@0123abcd") is None

@@ -54,8 +54,14 @@ def main_state(search: str | None, store, dispatch_prefix: str = DEFAULT.prefix)
         state = replace(state, prefix=dispatch_prefix)
     served = store.listed_ids([state.trace])
     if state.trace and state.trace not in served:
-        notices.append(store.explain_missing(state.trace))
-        state = replace(state, trace="", t0_ns=None, t1_ns=None, mark=None, hide_devices=())
+        if (renamed := store.same_name(state.trace)) is not None:  # the file changed since the link was made
+            notices.append(f"The link asks for trace {state.trace[:120]!r}, which is not served here: the file "
+                           f"{renamed.rpartition('@')[0]!r} has changed since the link was made. Showing it as it "
+                           "is now.")
+            state = replace(state, trace=renamed)
+        else:
+            notices.append(store.explain_missing(state.trace))
+            state = replace(state, trace="", t0_ns=None, t1_ns=None, mark=None, hide_devices=())
     if not state.trace and served:
         first = next((t for t in served if not store.is_upload(t)), served[0])
         state = replace(state, trace=first)

@@ -280,6 +280,14 @@ class TraceStore:
             return trace_id
         return f"{p.name} (uploaded)" if self.is_upload(trace_id) else p.name
 
+    def same_name(self, trace_id: str) -> str | None:
+        """The id of the served file (never an upload) with the file name of ``trace_id`` when its
+        content hash differs (a link made before the file changed), or None. Uploads are left out: they
+        are private to their links, and a name must not open one."""
+        name = str(trace_id).rpartition("@")[0]
+        hits = [t for t in self.listed_ids() if t != trace_id and t.rpartition("@")[0] == name]
+        return hits[0] if name and len(hits) == 1 else None
+
     def explain_missing(self, trace_id: str) -> str:
         """The one message for a link whose trace id does not resolve (whatever the reason: a changed
         file, a removed upload, a made-up id), so an answer tells nothing about what is served. The id is
