@@ -388,7 +388,7 @@ GPU_METRICS = (
     ("Busy (union)", lambda r: fmt_ns(r.busy_ns)),
     ("Window", lambda r: fmt_ns(r.window_ns)),
     ("Idle in window", lambda r: fmt_ns(r.idle_ns)),
-    ("Utilisation", lambda r: fmt_pct(r.utilisation_pct)),
+    ("Utilisation", lambda r: fmt_pct(r.utilisation_pct, 2)),
     ("Streams", lambda r: f"{r.streams:,}"),
 )
 
@@ -457,7 +457,7 @@ def rank_cards(per_rank: pd.DataFrame) -> list[Card]:
         Card("GPU busy (union, per rank)", fmt_ns(int(per_rank["busy_ns"].max())),
              "busiest rank shown; " + each(lambda r: fmt_ns(r.busy_ns))),
         Card("Utilisation (lowest rank)", fmt_pct(per_rank["utilisation_pct"].min(), 2),
-             "busy / span of each rank: " + each(lambda r: fmt_pct(r.utilisation_pct))),
+             "busy / span of each rank: " + each(lambda r: fmt_pct(r.utilisation_pct, 2))),
     ]
 
 
@@ -490,7 +490,8 @@ def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS) -> list[Card]
         ]
     else:
         per = ov.per_gpu[ov.per_gpu["device_id"] != ALL_GPUS]
-        each = " · ".join(f"{device_label(int(r.device_id), b.meta.gpus, b.meta.rank_devices)} {fmt_pct(r.utilisation_pct)}"
+        each = " · ".join(f"{device_label(int(r.device_id), b.meta.gpus, b.meta.rank_devices)} "
+                          f"{fmt_pct(r.utilisation_pct, 2)}"
                           for r in per.itertuples(index=False))
         low = "n/a" if ov.lowest_device is None else device_label(ov.lowest_device, b.meta.gpus, b.meta.rank_devices)
         cards = [

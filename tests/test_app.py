@@ -340,7 +340,7 @@ def test_per_gpu_table_two_devices():
     window = next(r for r in rows if r["metric"] == "Window")  # each GPU over its own window
     assert (window["gpu0"], window["gpu1"], window["all"]) == ("299.849 ms", "298.662 ms", "299.877 ms")
     util = next(r for r in rows if r["metric"] == "Utilisation")
-    assert (util["gpu0"], util["gpu1"], util["all"]) == ("90.3 %", "88.5 %", "95.1 %")
+    assert (util["gpu0"], util["gpu1"], util["all"]) == ("90.33 %", "88.50 %", "95.11 %")  # as the cards: 2 decimals
     assert gpu_rows(load_trace(SEED), ViewOptions()) == ([], [])
 
 

@@ -193,7 +193,7 @@ def test_graph_level_capture_case():
     rows, _ = gpu_rows(t, ViewOptions())
     per_gpu = {r["metric"]: r["gpu0"] for r in rows}
     assert (per_gpu["Busy (union)"], per_gpu["Idle in window"], per_gpu["Utilisation"]) == ("1.00 µs", "0 ns",
-                                                                                          "100.0 %")
+                                                                                          "100.00 %")
     kt = kernel_rows(t, busy_source=BUSY_KERNELS)
     assert [(r["name"], r["count"], r["total_ns"], r["category"], r["kernel_pct"]) for r in kt] == [
         ("CUDA graph 7", 1, 800, "CUDA graph", 80.0), ("k", 2, 200, "other", 20.0)]
@@ -278,7 +278,7 @@ def test_multi_gpu_overview_compare_and_diff_agree(capsys):
     assert cards["Utilisation (mean per GPU)"].value == "89.42 %"
     assert (cards["Lowest GPU utilisation"].value, cards["Lowest GPU utilisation"].hint) == ("88.50 %", "GPU 1")
     per_gpu = {r["metric"]: r for r in gpu_rows(a, ViewOptions())[0]}
-    assert (per_gpu["Utilisation"]["gpu0"], per_gpu["Utilisation"]["gpu1"]) == ("90.3 %", "88.5 %")
+    assert (per_gpu["Utilisation"]["gpu0"], per_gpu["Utilisation"]["gpu1"]) == ("90.33 %", "88.50 %")
     c = compare_runs(a, b)
     assert fmt_pct(c.utilisation_pct[0], 2) == "89.42 %"
     o = c.overview.set_index("metric")

@@ -103,6 +103,14 @@ def test_ranking_and_severities(fixture_path):
         "high", "low", "none")
 
 
+def test_one_row_reads_in_the_singular(found):
+    assert found["sync-in-loop"].summary.startswith("1 blocking call in the dispatch loop holds the host 8.1 µs;")
+    assert found["cuda-sync-api"].summary.startswith("1 synchronisation call, 8.1 µs in all;")
+    assert found["pageable-in-loop"].summary.startswith(
+        "1 synchronous or pageable copy inside the dispatch loop takes 50 ns of GPU copy time, most in decode (1 copy);")
+    assert found["gpu-low-util"].summary.startswith("2 chunks under 50 % GPU in-use")
+
+
 def test_host_bound_steps(found):
     f = found["host-bound-steps"]
     assert rows(f) == [{"phase": "decode", "steps": 2, "host_bound_steps": 1, "step_ns": 10000, "gpu_busy_ns": 200,

@@ -353,7 +353,7 @@ def test_ranks_per_gpu_table_measures_each_device_in_its_own_ranks_window():
         for r in single[single["device_id"] >= 0].itertuples(index=False):
             lane = next(lane for lane, rd in alone.meta.rank_devices.items() if rd == (rank, r.device_id))
             key = f"gpu{lane}"
-            assert rows["Utilisation"][key] == f"{r.utilisation_pct:.1f} %"
+            assert rows["Utilisation"][key] == f"{r.utilisation_pct:.2f} %"
     assert rows["Idle in window"]["gpu2"] == "61.746 ms" and "all" not in rows["Utilisation"]
     assert alone.meta.format == "nsys-ranks"
 

@@ -296,6 +296,14 @@ def _pct_text(part: float, whole: float, spec: str = ".1f") -> str:
     return "n/a" if value is None else format(value, spec)
 
 
+def _n(count: int, one: str, many: str | None = None) -> str:
+    """``"1 blocking call"``, ``"3 blocking calls"`` (``many``: the plural's last word, when not ``one`` + s)."""
+    if count == 1:
+        return f"1 {one}"
+    head, _, last = one.rpartition(" ")
+    return f"{count:,} " + (f"{head} {many}".strip() if many else one + "s")
+
+
 # ---------------------------------------------------------------------------- nsys analyze rules
 
 _NSYS_TEXT = {
@@ -305,6 +313,14 @@ _NSYS_TEXT = {
     "cuda-sync-memcpy": "synchronous memcpy calls",
     "cuda-sync-memset": "synchronous memsets",
     "cuda-async-memcpy": "async memcpy calls with pageable memory (made synchronous)",
+}
+_NSYS_ONE = {  # the same, for one row
+    "gpu-starv": "GPU idle gap over {gap} ms",
+    "gpu-low-util": "chunk under {threshold} % GPU in-use",
+    "cuda-sync-api": "synchronisation call",
+    "cuda-sync-memcpy": "synchronous memcpy call",
+    "cuda-sync-memset": "synchronous memset",
+    "cuda-async-memcpy": "async memcpy call with pageable memory (made synchronous)",
 }
 
 
@@ -322,6 +338,8 @@ def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
         cost = int(sum(int(d) * max(100.0 - p, 0.0) / 100.0 for d, p in zip(rows["duration_ns"], rows["in_use_pct"])))
     else:
         cost = int(rows["duration_ns"].sum())
+    if len(rows) == 1:
+        label = _NSYS_ONE[rule].format(**params)
     top = rows.sort_values("duration_ns", ascending=False, kind="stable").iloc[0]
     t0, t1 = _window(int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"]))
     text = f"{len(rows):,} {label}, {fmt_s(cost)} in all; the longest {fmt_s(int(top['duration_ns']))} at {int(top['start_ns']) / 1e9:.3f} s"
@@ -508,11 +526,15 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
     where = f" inside {r0['nvtx_range']}" if r0["nvtx_range"] else ""
     if ctx.dispatches.empty:
         n_threads = int(a["global_tid"].nunique())
-        text = (f"No dispatch marks, so the whole trace is the loop: {int(rows['calls'].sum()):,} blocking calls hold "
+        calls = int(rows['calls'].sum())
+        text = (f"No dispatch marks, so the whole trace is the loop: {_n(calls, 'blocking call')} "
+                f"hold{'s' if calls == 1 else ''} "
                 f"{n_threads} host thread(s) {fmt_s(cost)}, {r0['share_pct']:.1f} % of their time over the GPU "
                 f"activity span, mostly {clean_api_name(r0['api_name'])}{where} ({fmt_s(int(r0['top_blocked_ns']))}).")
     else:
-        text = (f"{int(rows['calls'].sum()):,} blocking calls in the dispatch loop hold the host {fmt_s(cost)}; "
+        calls = int(rows['calls'].sum())
+        text = (f"{_n(calls, 'blocking call')} in the dispatch loop hold{'s' if calls == 1 else ''} the host "
+                f"{fmt_s(cost)}; "
                 f"{r0['phase']}: {r0['calls_per_step']:g} per step, {r0['share_pct']:.1f} % of its step time, mostly "
                 f"{clean_api_name(r0['api_name'])}{where} ({fmt_s(int(r0['top_blocked_ns']))}).")
     return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="api", t0_ns=t0, t1_ns=t1))
@@ -761,8 +783,9 @@ def pageable_in_loop(ctx: Context, params: dict) -> Finding:
     top = rows[inside].iloc[0]
     t0, t1 = _window(int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"]))
     by = rows[inside].groupby("phase")["duration_ns"].agg(["size", "sum"]).sort_values("sum", ascending=False)
-    text = (f"{int(inside.sum()):,} synchronous or pageable copies inside the dispatch loop take {fmt_s(cost)} "
-            f"of GPU copy time, most in {by.index[0]} ({int(by['size'].iloc[0]):,} copies); "
+    text = (f"{_n(int(inside.sum()), 'synchronous or pageable copy', 'copies')} inside the dispatch loop "
+            f"take{'s' if int(inside.sum()) == 1 else ''} "
+            f"{fmt_s(cost)} of GPU copy time, most in {by.index[0]} ({_n(int(by['size'].iloc[0]), 'copy', 'copies')}); "
             f"largest: {int(top['bytes']):,} B {top['src_kind']}→{top['dst_kind']} by {clean_api_name(top['api_name'])}.")
     return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="api", t0_ns=t0, t1_ns=t1))
 
