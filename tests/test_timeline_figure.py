@@ -167,7 +167,7 @@ def test_kernel_colours_never_pass_for_nvtx_colours():
         return [int(c[i:i + 2], 16) for i in (1, 3, 5)]
 
     for k in CATEGORY_COLORS.values():
-        assert min(math.dist(rgb(k), rgb(n)) for n in NVTX_PALETTE) >= 60, k
+        assert min(math.dist(rgb(k), rgb(n)) for n in (*NVTX_PALETTE, DEFAULT_THEME.memops)) >= 60, k
 
 
 def test_busy_bins_are_never_paler_than_the_visible_minimum():

@@ -19,11 +19,11 @@ NVTX_PALETTE = ("#4c78a8", "#f58518", "#72b7b2", "#a0a33b", "#eeca3b", "#7f6bb0"
                 "#8c9aa8", "#3f8f8f")
 
 # One colour per kernel category, the same in every figure (timeline, phase breakdown): deep tones, each at least
-# 60 (RGB distance) from every NVTX range colour, so a kernel bar never passes for an NVTX range; plotly writes
-# their bar labels in white.
+# 60 (RGB distance) from every NVTX range colour and from memcpy/memset, so a kernel bar never passes for either;
+# plotly writes their bar labels in white.
 CATEGORY_COLORS = {
     "GEMM": "#1f4e79", "attention": "#b35900", "MoE": "#4b3a8c", "normalisation": "#006d77",
-    "communication": "#5c6b1f", "memory": "#7a3f73", "elementwise/activation": "#8a6d00", "other": "#4a5560",
+    "communication": "#5c6b1f", "memory": "#7d1f5c", "elementwise/activation": "#8a6d00", "other": "#4a5560",
 }
 KERNEL_PALETTE = tuple(CATEGORY_COLORS.values())
 
