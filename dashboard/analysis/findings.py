@@ -300,7 +300,7 @@ def _n(count: int, one: str, many: str | None = None) -> str:
     """``"1 blocking call"``, ``"3 blocking calls"`` (``many``: the plural's last word, when not ``one`` + s)."""
     if count == 1:
         return f"1 {one}"
-    head, _, last = one.rpartition(" ")
+    head = one.rpartition(" ")[0]
     return f"{count:,} " + (f"{head} {many}".strip() if many else one + "s")
 
 
@@ -783,8 +783,9 @@ def pageable_in_loop(ctx: Context, params: dict) -> Finding:
     top = rows[inside].iloc[0]
     t0, t1 = _window(int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"]))
     by = rows[inside].groupby("phase")["duration_ns"].agg(["size", "sum"]).sort_values("sum", ascending=False)
-    text = (f"{_n(int(inside.sum()), 'synchronous or pageable copy', 'copies')} inside the dispatch loop "
-            f"take{'s' if int(inside.sum()) == 1 else ''} "
+    copies = int(inside.sum())
+    text = (f"{_n(copies, 'synchronous or pageable copy', 'copies')} inside the dispatch loop "
+            f"take{'s' if copies == 1 else ''} "
             f"{fmt_s(cost)} of GPU copy time, most in {by.index[0]} ({_n(int(by['size'].iloc[0]), 'copy', 'copies')}); "
             f"largest: {int(top['bytes']):,} B {top['src_kind']}→{top['dst_kind']} by {clean_api_name(top['api_name'])}.")
     return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="api", t0_ns=t0, t1_ns=t1))

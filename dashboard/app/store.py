@@ -289,8 +289,9 @@ class TraceStore:
         return hits[0] if name and len(hits) == 1 else None
 
     def explain_missing(self, trace_id: str) -> str:
-        """The one message for a link whose trace id does not resolve (whatever the reason: a changed
-        file, a removed upload, a made-up id), so an answer tells nothing about what is served. The id is
+        """The one message for a link whose trace id does not resolve and names no served file
+        (``same_name``): a removed upload, a made-up id or an upload's changed id all get it, so an answer
+        tells nothing about what is served beyond the trace picker. The id is
         quoted as Python writes it: a control character reads as ``\\x00``, never as an invisible glyph."""
         return f"The link asks for trace {str(trace_id)[:120]!r}, which is not served here. Showing another trace."
 
