@@ -205,6 +205,7 @@ def state_grid(table: str, grid_id: str, columns: list[dict], state, quick_filte
     return g
 
 
+PICKER_MAX_HEIGHT_PX = 400  # the trace list's height (Dash's 200 px showed 2.5 of the 5 bundled samples)
 GRID_OPTIONS = {"tooltipShowDelay": 300, "animateRows": False, "enableCellTextSelection": True}
 _WHERE = "in this trace, or none in the window the statistics are for"
 # What an empty table says in place of AG Grid's "No Rows To Show" (no row sent: why there can be none), and
@@ -297,7 +298,8 @@ def header_controls(state, options: list[dict], uploads: bool, max_upload_bytes:
 
     return [
         html.Label(["Trace", dcc.Dropdown(id=ids.TRACE_PICKER, options=options, value=state.trace or None,
-                                          clearable=False, className="picker")]),
+                                          clearable=False, className="picker",
+                                          maxHeight=PICKER_MAX_HEIGHT_PX)]),  # ~8 traces before it scrolls
         *([upload_control(max_upload_bytes)] if uploads else []),
         html.Label(["Dispatch marker prefix",
                     dcc.Input(id=ids.DISPATCH_PREFIX, type="text", value=state.prefix, debounce=True,
