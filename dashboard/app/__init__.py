@@ -18,6 +18,7 @@ from typing import NamedTuple
 from dash import MATCH, ClientsideFunction, Dash, Input, Output, State, dcc, html
 from dash._utils import to_json
 from dash.exceptions import PreventUpdate
+from flask import request
 from plotly.offline import get_plotlyjs_version
 
 from dashboard.app import ids
@@ -90,7 +91,7 @@ def _page_location() -> dict | None:
     (its same-origin Referer), or None outside a request or without a usable Referer."""
     from urllib.parse import urlsplit
 
-    from flask import has_request_context, request
+    from flask import has_request_context
 
     if not has_request_context() or not request.path.endswith("_dash-layout"):
         return None
@@ -132,8 +133,6 @@ class _PageApp(Dash):
     def index(self, *args, **kwargs):
         """The page for ``/`` and ``/compare/``; any other path answers 404 with links to both (a
         dashboard under a wrong path would resolve its relative links, "Compare…" among them, under it)."""
-        from flask import request
-
         path = request.path
         if (self.strip_relative_path(path) or "").rstrip("/") in PAGE_PATHS:
             return super().index(*args, **kwargs)

@@ -20,6 +20,7 @@ GATE_NOTE = "cmp-gate-note"
 PHASE_TABLE = "cmp-phase-table"
 TYPE_TABLE = "cmp-type-table"
 _NONE = "No {} in either run"
+_NO_DISPATCHES = "No dispatches in either run: no NVTX mark or range starts with the dispatch prefix"
 STEP_FIGURE = "cmp-step-figure"
 KERNEL_FIGURE = "cmp-kernel-figure"
 CATEGORY_FIGURE = "cmp-category-figure"
@@ -169,11 +170,9 @@ def build_compare_layout(trace_ids: list[str], labels: dict[str, str], home_href
                 type="dot", delay_show=300, children=_graph(STEP_FIGURE, "tracedash-compare-steps"))),
             html.Div(className="half panel", children=[
                 html.H3("Per phase"),
-                grid(PHASE_TABLE, PHASE_COLUMNS, height=None, filters=False,
-                     no_rows="No dispatches in either run: no NVTX mark or range starts with the dispatch prefix"),
+                grid(PHASE_TABLE, PHASE_COLUMNS, height=None, filters=False, no_rows=_NO_DISPATCHES),
                 html.H3("Dispatch types (phase, token count)"),
-                grid(TYPE_TABLE, TYPE_COLUMNS, height="220px", filters=False,
-                     no_rows="No dispatches in either run: no NVTX mark or range starts with the dispatch prefix"),
+                grid(TYPE_TABLE, TYPE_COLUMNS, height="220px", filters=False, no_rows=_NO_DISPATCHES),
                 html.P("Dispatches are paired by type: A's decode steps with 3 tokens against B's decode steps "
                        "with 3 tokens; one prefill/decode split serves both runs. Δ matched = B's step time at "
                        "A's mix of types, the like-for-like change.", className="small"),
@@ -189,7 +188,7 @@ def build_compare_layout(trace_ids: list[str], labels: dict[str, str], home_href
             dcc.Tab(label="Kernels", value="kernels",
                     children=grid(KERNEL_GRID, KERNEL_COLUMNS, no_rows=_NONE.format("kernels"))),
             dcc.Tab(label="Kernel categories", value="categories",
-                    children=grid(CATEGORY_GRID, CATEGORY_COLUMNS, height="320px", no_rows="No kernels in either run")),
+                    children=grid(CATEGORY_GRID, CATEGORY_COLUMNS, height="320px", no_rows=_NONE.format("kernels"))),
             dcc.Tab(label="NVTX ranges", value="nvtx",
                     children=grid(NVTX_GRID, NVTX_COLUMNS, no_rows=_NONE.format("NVTX ranges"))),
             dcc.Tab(label="CUDA API calls", value="api",

@@ -28,17 +28,21 @@ CATEGORY_COLORS = {
 KERNEL_PALETTE = tuple(CATEGORY_COLORS.values())
 
 
+def _hashed(name: str, palette: tuple[str, ...]) -> str:
+    """A colour of ``palette`` chosen by a hash of ``name``: the same in every view, window and session."""
+    return palette[zlib.crc32(str(name).encode("utf-8", "replace")) % len(palette)]
+
+
 def nvtx_color(name: str) -> str:
     """The colour of an NVTX range name: a hash of the name into ``NVTX_PALETTE``, so one name
     keeps one colour in every view, window and session (never the GPU idle or busy hue)."""
-    return NVTX_PALETTE[zlib.crc32(str(name).encode("utf-8", "replace")) % len(NVTX_PALETTE)]
+    return _hashed(name, NVTX_PALETTE)
 
 
 def category_color(category: str) -> str:
     """The colour of a kernel category (``CATEGORY_COLORS``; a category outside it is hashed into
     ``KERNEL_PALETTE``, never an NVTX colour), the same in every figure."""
-    return CATEGORY_COLORS.get(category) or KERNEL_PALETTE[zlib.crc32(str(category).encode("utf-8", "replace"))
-                                                          % len(KERNEL_PALETTE)]
+    return CATEGORY_COLORS.get(category) or _hashed(category, KERNEL_PALETTE)
 
 
 @dataclass(frozen=True)
