@@ -37,6 +37,9 @@ def grid_js(grid_id: str, condition: str) -> str:
 
 def zoom(page, graph_id: str, lo_s: float, hi_s: float, timeout: float = 30000) -> None:
     """Zoom figure ``graph_id`` to ``[lo_s, hi_s]`` as a drag would (``Plotly.relayout``), once the figure is
-    drawn: a relayout sent to a figure that is not drawn yet (or being replaced) would be lost without a word."""
-    page.wait_for_function(figure_js(graph_id, f"(Plotly.relayout(gd, {{'xaxis.range': [{lo_s}, {hi_s}]}}), true)"),
-                           timeout=timeout)
+    drawn and dcc.Graph listens to it: a relayout sent to a figure that is not drawn yet (or being replaced), or
+    before dcc.Graph has bound its ``plotly_relayout`` handler (it does so after the draw's promise resolves,
+    which a busy machine can delay), would be lost without a word."""
+    bound = "gd._ev && gd._ev.listeners('plotly_relayout').length > 0"
+    page.wait_for_function(figure_js(graph_id, f"{bound} && (Plotly.relayout(gd, {{'xaxis.range': [{lo_s}, {hi_s}]}}), "
+                                               "true)"), timeout=timeout)
