@@ -74,6 +74,15 @@ def rows_of(frame: pd.DataFrame) -> list[dict]:
     return [{c: _cell(v) for c, v in zip(cols, row)} for row in frame.itertuples(index=False, name=None)]
 
 
+def not_evaluated(findings: list[Finding]) -> dict[str, list[str]]:
+    """The rules that could not look, grouped by the reason (their note), in ranking order."""
+    out: dict[str, list[str]] = {}
+    for f in findings:
+        if not f.evaluated:
+            out.setdefault(f.note, []).append(f.rule)
+    return out
+
+
 def finding_dict(f: Finding, trace_id: str = "", prefix: str = "CG_DISPATCH") -> dict:
     """One finding in the JSON form: rule, severity, cost_ns, summary, link, params, rows (fixed key order)."""
     out = {"rule": f.rule, "severity": f.severity, "cost_ns": int(f.cost_ns), "summary": f.summary,
@@ -81,6 +90,8 @@ def finding_dict(f: Finding, trace_id: str = "", prefix: str = "CG_DISPATCH") ->
            "rows": rows_of(f.rows)}
     if f.note:
         out["note"] = f.note
+    if not f.evaluated:
+        out["evaluated"] = False
     return out
 
 
@@ -94,7 +105,8 @@ def findings_text(trace: LoadedTrace, findings: list[Finding], trace_id: str = "
     """Plain-text listing: one block per finding (severity, cost, sentence, link, first rows)."""
     out = [f"Findings for {trace.name} (ranked by the time they cost)", ""]
     for i, f in enumerate(findings, 1):
-        out.append(f"{i:2d}. [{f.severity}] {f.rule}: {fmt_s(f.cost_ns) if f.cost_ns else 'no cost'}")
+        cost = fmt_s(f.cost_ns) if f.cost_ns else "no cost" if f.evaluated else "not evaluated"
+        out.append(f"{i:2d}. [{f.severity}] {f.rule}: {cost}")
         out.append(f"    {f.summary}")
         if not f.rows.empty:
             out.append(f"    link: {link_for(f, trace_id, trace.dispatch_prefix)}")
@@ -117,8 +129,10 @@ def findings_html(trace: LoadedTrace, findings: list[Finding], trace_id: str = "
         items.append(f"<li><b>[{html.escape(f.severity)}] {html.escape(f.rule)}</b> · {html.escape(fmt_s(f.cost_ns))}"
                      f"<br>{html.escape(f.summary)}<br><span class='small'>view: <code>{html.escape(link)}</code>"
                      f"</span>{table}</li>")
-    quiet = [f.rule for f in findings if f.severity == "none"]
+    quiet = [f.rule for f in findings if f.severity == "none" and f.evaluated]
     tail = (f"<p class='small'>Nothing found by: {html.escape(', '.join(quiet))}.</p>" if quiet else "")
+    tail += "".join(f"<p class='small'>Not evaluated ({html.escape(note)}): {html.escape(', '.join(rules))}.</p>"
+                    for note, rules in not_evaluated(findings).items())
     body = f"<ol>{''.join(items)}</ol>" if items else "<p>No finding with a cost.</p>"
     return f"<h2>Findings (what to fix first)</h2>{body}{tail}"
 
@@ -127,18 +141,24 @@ def diff_findings(a: list[Finding], b: list[Finding]) -> list[dict]:
     """Findings that appear, disappear or change cost from run A to run B.
 
     A finding is present when its cost is above 0. ``change``: "appeared" (0 in A), "disappeared"
-    (0 in B), "changed" (both present, cost moved by more than CHANGE_PCT % and 1 µs), else "same".
+    (0 in B), "changed" (both present, cost moved by more than CHANGE_PCT % and 1 µs), else "same";
+    "not evaluated in A" / "in B" / "not evaluated" when a run lacks the rows the rule reads (e.g. a
+    CPU-only run): that run's cost and the delta are then None, never a 0 that reads as "gone".
 
     Returns:
-        One dict per rule in either run, ordered by |delta| descending then rule: rule, change,
-        a_cost_ns, b_cost_ns, delta_ns, a_severity, b_severity, b_summary.
+        One dict per rule in either run, ordered by |delta| descending (rules not evaluated in a run
+        last) then rule: rule, change, a_cost_ns, b_cost_ns, delta_ns, a_severity, b_severity, b_summary.
     """
     fa, fb = {f.rule: f for f in a}, {f.rule: f for f in b}
     out = []
     for rule in dict.fromkeys([*fa, *fb]):
         ca = fa[rule].cost_ns if rule in fa else 0
         cb = fb[rule].cost_ns if rule in fb else 0
-        if ca <= 0 and cb <= 0:
+        na = rule in fa and not fa[rule].evaluated
+        nb = rule in fb and not fb[rule].evaluated
+        if na or nb:
+            change = "not evaluated" if na and nb else "not evaluated in A" if na else "not evaluated in B"
+        elif ca <= 0 and cb <= 0:
             change = "same"
         elif ca <= 0:
             change = "appeared"
@@ -148,20 +168,24 @@ def diff_findings(a: list[Finding], b: list[Finding]) -> list[dict]:
             change = "changed"
         else:
             change = "same"
-        out.append({"rule": rule, "change": change, "a_cost_ns": int(ca), "b_cost_ns": int(cb),
-                    "delta_ns": int(cb - ca), "a_severity": fa[rule].severity if rule in fa else "none",
+        out.append({"rule": rule, "change": change, "a_cost_ns": None if na else int(ca),
+                    "b_cost_ns": None if nb else int(cb), "delta_ns": None if na or nb else int(cb - ca),
+                    "a_severity": fa[rule].severity if rule in fa else "none",
                     "b_severity": fb[rule].severity if rule in fb else "none",
                     "b_summary": fb[rule].summary if rule in fb else ""})
-    return sorted(out, key=lambda d: (-abs(d["delta_ns"]), d["rule"]))
+    return sorted(out, key=lambda d: (d["delta_ns"] is None, -abs(d["delta_ns"] or 0), d["rule"]))
 
 
 def diff_text(rows: list[dict]) -> str:
-    """Text lines for ``diff_findings`` rows that are not "same"."""
-    moved = [r for r in rows if r["change"] != "same"]
+    """Text lines for ``diff_findings`` rows that are not "same" (nor "not evaluated" in both runs)."""
+    moved = [r for r in rows if r["change"] not in ("same", "not evaluated")]
     if not moved:
         return "Findings: no finding appears, disappears or changes cost.\n"
     lines = ["Findings (A -> B):"]
     for r in moved:
+        if r["delta_ns"] is None:
+            lines.append(f"  {r['change']:11s} {r['rule']}")
+            continue
         sign = "+" if r["delta_ns"] >= 0 else "-"
         lines.append(f"  {r['change']:11s} {r['rule']:18s} {fmt_s(r['a_cost_ns']):>10s} -> "
                      f"{fmt_s(r['b_cost_ns']):>10s} ({sign}{fmt_s(abs(r['delta_ns']))})")

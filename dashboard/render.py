@@ -461,17 +461,25 @@ def rank_cards(per_rank: pd.DataFrame) -> list[Card]:
     ]
 
 
-def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS) -> list[Card]:
+def _no_gpu_cards(why: str) -> list[Card]:
+    return [Card("GPU activity span", NA, why), Card("GPU busy (union)", NA, why),
+            Card("GPU idle in span", NA, why), Card("Utilisation", NA, why)]
+
+
+def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS, windowed: bool = False) -> list[Card]:
     """The overview's GPU time cards for one busy source (``gpu_time.trace_gpu_overview``, the same
     numbers as the Per GPU table and the compare page): span, busy, idle, utilisation; with several
     GPUs the utilisation is the mean per GPU with the lowest GPU named, and the all-GPU union is
-    "any GPU busy". Without event data, the summary's (kernel rows only) figures."""
+    "any GPU busy". Without event data, the summary's (kernel rows only) figures.
+
+    When nothing the busy source counts was recorded (a CPU-only trace; ``windowed``: nothing in the
+    window), every card reads n/a with the reason: an unmeasured GPU is not a GPU busy for 0 ns."""
     s = trace.summary
     b = trace.bundle
     if trace.meta.gpu_activity_missing:  # e.g. CUPTI range-profiler mode: GPU time unknown, never 0
-        why = trace.meta.gpu_activity_missing
-        return [Card("GPU activity span", NA, why), Card("GPU busy (union)", NA, why),
-                Card("GPU idle in span", NA, why), Card("Utilisation", NA, why)]
+        return _no_gpu_cards(trace.meta.gpu_activity_missing)
+    if b is None and s.kernel_count == 0:
+        return _no_gpu_cards("no kernels in this summary")
     if b is None:
         return [
             Card("GPU activity span", fmt_ns(s.gpu_activity_span_ns), "first kernel start to last kernel end, all GPUs"),
@@ -481,6 +489,11 @@ def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS) -> list[Card]
         ]
     ov = trace_gpu_overview(b, busy_source)
     what = busy_source_label(busy_source, not b.graph_launches.empty)
+    if ov.span_ns == 0 and ov.any_busy_ns == 0:
+        where = "the visible window" if windowed else "this trace"
+        if b.kernels.empty and b.graph_launches.empty and b.memops.empty:
+            return _no_gpu_cards(f"no GPU work in {where}: no kernel, CUDA-graph or memcpy/memset rows")
+        return _no_gpu_cards(f"no GPU work in {where} for the busy source ({what})")
     if ov.gpus <= 1:
         cards = [
             Card("GPU activity span", fmt_ns(ov.span_ns), f"first start to last end of GPU work ({what})"),
@@ -515,7 +528,7 @@ def overview_cards(trace: LoadedTrace, options: ViewOptions | None = None) -> li
     top API, metadata, and every kind of input row not used as recorded."""
     options = options or ViewOptions()
     s = trace.summary
-    cards = gpu_cards(trace, options.busy_source) + [
+    cards = gpu_cards(trace, options.busy_source, windowed=options.stats_window is not None) + [
         Card("Kernels", f"{s.kernel_count:,}",
              "kernel rows in the trace" if options.stats_window is None or trace.bundle is None
              else "kernel rows overlapping the visible window (clipped at its edges)"),

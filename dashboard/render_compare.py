@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.analysis.compare import Comparison
-from dashboard.analysis.ratio import fmt_pct
+from dashboard.analysis.ratio import NA, fmt_pct
 from dashboard.figures.common import fmt_ns
 from dashboard.figures.compare import build_delta_bars, build_step_time_overlay
 from dashboard.figures.theme import DEFAULT_THEME, Theme
@@ -46,14 +46,28 @@ def _pct_text(p: float) -> str:
     return "n/a" if p is None or (isinstance(p, float) and math.isnan(p)) else f"{p:+.2f} %"
 
 
+def gate_values(g) -> tuple[str, str]:
+    """The gate's A and B times as text: n/a for a side at 0 ns when the gate could not be measured
+    (nothing comparable in both runs), since that 0 was never measured."""
+    unmeasured = g.delta_pct is None or (isinstance(g.delta_pct, float) and math.isnan(g.delta_pct))
+    return tuple(NA if unmeasured and v == 0 else fmt_ns(v) for v in (g.a_ns, g.b_ns))
+
+
 def delta_cards(c: Comparison) -> list[DeltaCard]:
     """Gate, overview and utilisation deltas as cards (times formatted, counts with separators)."""
     g = c.gate
-    cards = [DeltaCard("Regression gate", fmt_ns(g.a_ns), fmt_ns(g.b_ns), _pct_text(g.delta_pct),
+    cards = [DeltaCard("Regression gate", *gate_values(g), _pct_text(g.delta_pct),
                        "worse" if g.delta_pct > 0 else "better" if g.delta_pct < 0 else "same",
                        f"{g.metric}: {g.explanation}")]
     for r in c.overview.itertuples(index=False):
         is_time = r.metric.endswith("_ns")
+        if r.a is pd.NA or r.b is pd.NA:  # a run without GPU work: its times are unmeasured, not 0
+            side = " and ".join(x for x, v in (("A", r.a), ("B", r.b)) if v is pd.NA)
+            cards.append(DeltaCard(OVERVIEW_LABELS.get(r.metric, r.metric), NA if r.a is pd.NA else fmt_ns(r.a),
+                                   NA if r.b is pd.NA else fmt_ns(r.b), NA, "same",
+                                   f"{r.metric}; {side} recorded no GPU work (no kernel, CUDA-graph or memcpy/memset "
+                                   "rows)"))
+            continue
         fmt = fmt_ns if is_time else (lambda v: f"{int(v):,}")
         tone = "same" if not is_time or r.delta == 0 else (
             "worse" if r.delta > 0 else "better")
@@ -165,7 +179,7 @@ def comparison_text(c: Comparison, top: int = 10) -> str:
     """A readable plain-text report of a Comparison (``tracedash diff`` without ``--json``)."""
     out = [f"A (baseline):  {c.a_file}", f"B (candidate): {c.b_file}", ""]
     g = c.gate
-    out += [f"Regression gate [{g.metric}]: {fmt_ns(g.a_ns)} -> {fmt_ns(g.b_ns)} ({_pct_text(g.delta_pct)}; "
+    out += [f"Regression gate [{g.metric}]: {' -> '.join(gate_values(g))} ({_pct_text(g.delta_pct)}; "
             "positive = B slower)", f"  {g.explanation}", ""]
     out += ["Overview", *_table(["metric", "A", "B", "change"],
                                 [[cd.label, cd.a, cd.b, cd.change] for cd in delta_cards(c)[1:]]), ""]

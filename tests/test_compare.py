@@ -3,6 +3,7 @@
 import json
 import math
 
+import pandas as pd
 import pytest
 from compare_fixtures import write_pair
 from paths import NSYS_DIR, SEED, nsys_trace
@@ -104,6 +105,26 @@ def test_overview_deltas(cmp):
     assert o.loc["gpu_idle_within_span_ns", "delta_pct"] == pytest.approx(100 / 3)
     assert cmp.utilisation_pct == pytest.approx((100 * 1300 / 1600, 100 * 1300 / 1700))  # one GPU: mean = any
     assert cmp.any_gpu_utilisation_pct == pytest.approx(cmp.utilisation_pct)
+
+
+def test_a_run_without_gpu_work_compares_as_na_not_minus_100_percent(tmp_path):
+    from factories import write_nsys_sqlite
+
+    from dashboard.render_compare import delta_cards
+
+    gpu = load_trace(write_nsys_sqlite(tmp_path / "g.sqlite", kernels=[{"start": 1000, "end": 1500}]))
+    cpu = load_trace(write_nsys_sqlite(tmp_path / "c.sqlite", nvtx=[{"start": 0, "end": 9, "eventType": 59,
+                                                                    "text": "s"}]))
+    c = compare_runs(gpu, cpu)
+    o = c.overview.set_index("metric")
+    assert o.loc["gpu_busy_union_ns", "a"] == 500 and o.loc["gpu_busy_union_ns", "b"] is pd.NA
+    assert o.loc["gpu_busy_union_ns", "delta"] is pd.NA and math.isnan(o.loc["gpu_busy_union_ns", "delta_pct"])
+    assert o.loc["kernel_count", ["a", "b", "delta"]].tolist() == [1, 0, -1]  # counts are measured
+    card = next(x for x in delta_cards(c) if x.hint.startswith("gpu_busy_union_ns"))
+    assert (card.a, card.b, card.change, card.tone) == ("500 ns", "n/a", "n/a", "same")  # never a green -100 %
+    assert card.hint.endswith("B recorded no GPU work (no kernel, CUDA-graph or memcpy/memset rows)")
+    assert comparison_to_dict(c)["overview"]["gpu_busy_union_ns"] == {"a": 500, "b": None, "delta": None,
+                                                                      "delta_pct": None}
 
 
 def test_name_delta_of_empty_frames():
@@ -310,7 +331,7 @@ def test_cli_gate_that_cannot_be_measured_warns_and_passes(tmp_path, capsys):
     assert main(["diff", str(a), str(b), "--fail-if-slower", "1", "--no-cache"]) == 0
     captured = capsys.readouterr()
     assert "warning: the gate (kernel_time) cannot be measured" in captured.err
-    assert "Regression gate [kernel_time]: 0 ns -> 0 ns (n/a; positive = B slower)" in captured.out
+    assert "Regression gate [kernel_time]: n/a -> n/a (n/a; positive = B slower)" in captured.out
 
 
 def test_delta_bars_show_names_literally():

@@ -387,3 +387,61 @@ def test_unnamed_kineto_annotation(tmp_path):
         {"ph": "X", "cat": "user_annotation", "name": "step", "pid": 1, "tid": 1, "ts": 60, "dur": 5}]}))
     rows = {r["name"]: r["sum_ns"] for r in nvtx_rows(load_trace(path), grouped=False)}
     assert rows == {"<unnamed>": 50_000, "step": 5_000}
+
+
+# --- no GPU work: an unmeasured GPU is never "busy 0 ns" (cards, findings, compare, lanes)
+
+
+def test_a_trace_without_gpu_work_shows_na_not_zero(tmp_path):
+    from dashboard.app.views.timeline import lane_options
+
+    path = write_nsys_sqlite(tmp_path / "cpu.sqlite", nvtx=[{"start": 100, "end": 900, "eventType": 59, "text": "step"}])
+    t = load_trace(path)
+    cards = {c.label: c for c in overview_cards(t)}
+    why = "no GPU work in this trace: no kernel, CUDA-graph or memcpy/memset rows"
+    assert [(cards[k].value, cards[k].hint) for k in ("GPU activity span", "GPU busy (union)", "GPU idle in span",
+                                                        "Utilisation")] == [("n/a", why)] * 4
+    assert cards["Kernels"].value == "0"  # a count of rows is a measurement
+    assert [o["value"] for o in lane_options(t)] == ["nvtx"]  # no GPU lanes to tick, no marks either
+    # only memcpy rows, busy source "kernels": the cards say the source counts none of them
+    mem = load_trace(write_nsys_sqlite(tmp_path / "mem.sqlite", memcpy=[{"start": 0, "end": 500}]))
+    cards = {c.label: c for c in overview_cards(mem, ViewOptions(busy_source=BUSY_KERNELS))}
+    assert (cards["GPU busy (union)"].value, cards["GPU busy (union)"].hint) == (
+        "n/a", "no GPU work in this trace for the busy source (kernels)")
+    cards = {c.label: c.value for c in overview_cards(mem, ViewOptions(busy_source=BUSY_ALL))}
+    assert (cards["GPU busy (union)"], cards["Utilisation"]) == ("500 ns", "100.00 %")
+    assert [o["value"] for o in lane_options(mem)] == ["gpu", "memops"]
+
+
+def test_a_window_without_gpu_work_shows_na(tmp_path):
+    path = write_nsys_sqlite(tmp_path / "w.sqlite", kernels=[{"start": 0, "end": 100}, {"start": 10_000, "end": 10_100}])
+    t = load_trace(path)
+    view = build_view(t, ViewOptions(stats_window=(1_000, 2_000)))
+    cards = {c.label: c for c in view.cards}
+    assert (cards["GPU busy (union)"].value, cards["GPU busy (union)"].hint) == (
+        "n/a", "no GPU work in the visible window: no kernel, CUDA-graph or memcpy/memset rows")
+    cards = {c.label: c.value for c in build_view(t, ViewOptions(stats_window=(50, 10_050))).cards}
+    assert (cards["GPU busy (union)"], cards["GPU activity span"]) == ("100 ns", "10.00 µs")
+
+
+def test_findings_diff_never_reads_an_unevaluated_rule_as_gone(tmp_path):
+    from dashboard.findings_report import diff_findings, diff_text, findings_for, not_evaluated
+
+    gpu = load_trace(write_nsys_sqlite(tmp_path / "g.sqlite", kernels=[{"start": 1000, "end": 1100},
+                                                                       {"start": 600_000_000, "end": 600_000_100}]))
+    cpu = load_trace(write_nsys_sqlite(tmp_path / "c.sqlite", nvtx=[{"start": 0, "end": 9, "eventType": 59, "text": "s"}]))
+    fa, fb = findings_for(gpu), findings_for(cpu)
+    starv = next(f for f in fa if f.rule == "gpu-starv")
+    assert starv.cost_ns == 599_998_900 and starv.evaluated
+    rows = {r["rule"]: r for r in diff_findings(fa, fb)}
+    assert rows["gpu-starv"] == {"rule": "gpu-starv", "change": "not evaluated in B", "a_cost_ns": 599_998_900,
+                                 "b_cost_ns": None, "delta_ns": None, "a_severity": "high", "b_severity": "none",
+                                 "b_summary": "Not evaluated: this trace has no GPU work (no kernel, CUDA-graph or "
+                                              "memcpy/memset row)."}
+    assert rows["padding-waste"]["change"] == "same"  # evaluated in both (dispatch marks only)
+    # the rules both runs evaluated come first (by |delta|); those without a delta follow
+    assert [r["rule"] for r in diff_findings(fa, fb)][:2] == ["decode-no-graphs", "padding-waste"]
+    assert [r["delta_ns"] for r in diff_findings(fa, fb)][2:] == [None] * 11
+    assert rows["cuda-sync-api"]["change"] == "not evaluated"  # no CUDA API calls in either run
+    assert "  not evaluated in B gpu-starv" in diff_text(list(rows.values()))
+    assert not_evaluated(fb)["the trace has no GPU work"] == ["host-bound-steps", "gpu-starv", "gpu-low-util"]

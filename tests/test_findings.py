@@ -330,8 +330,20 @@ def test_cpu_only_trace_is_not_called_host_bound():
     from paths import NSYS_DIR, nsys_trace
 
     f = {x.rule: x for x in findings_for(load_trace(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")))}
-    assert f["host-bound-steps"].cost_ns == 0 and "No GPU work recorded" in f["host-bound-steps"].summary
+    assert f["host-bound-steps"].cost_ns == 0 and not f["host-bound-steps"].evaluated
+    assert f["host-bound-steps"].summary == ("Not evaluated: this trace has no GPU work (no kernel, CUDA-graph or "
+                                             "memcpy/memset row).")
     assert f["decode-no-graphs"].cost_ns == 0 and f["decode-no-graphs"].rows.empty
+    # NVTX only: every rule that reads CUDA rows says which rows it lacks; the two that read only the
+    # dispatch marks ran and found nothing
+    assert {r: x.note for r, x in f.items() if not x.evaluated} == {
+        "gpu-starv": "the trace has no GPU work", "gpu-low-util": "the trace has no GPU work",
+        "host-bound-steps": "the trace has no GPU work", "exposed-comm": "the trace has no kernel rows",
+        "cuda-sync-api": "the trace has no CUDA API calls", "sync-in-loop": "the trace has no CUDA API calls",
+        "launch-bound": "the trace has no kernel rows or CUDA API calls",
+        "cuda-sync-memcpy": "the trace has no memcpy/memset rows", "cuda-sync-memset": "the trace has no memcpy/memset rows",
+        "cuda-async-memcpy": "the trace has no memcpy/memset rows", "pageable-in-loop": "the trace has no memcpy/memset rows"}
+    assert f["padding-waste"].evaluated and f["decode-no-graphs"].evaluated
 
 
 def test_graph_launch_shared_by_its_kernels_in_launch_bound(tmp_path):

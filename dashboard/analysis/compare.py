@@ -35,10 +35,10 @@ OVERVIEW_METRICS = (
 )
 OVERVIEW_DELTA: dict[str, str] = {
     "metric": "object",  # a key of OVERVIEW_METRICS
-    "a": "int64",
-    "b": "int64",
-    "delta": "int64",  # b - a
-    "delta_pct": "float64",  # 100 * (b - a) / a; NaN when a == 0
+    "a": "Int64",  # NA: a GPU time of a run without GPU work (has_gpu_work), never a measured 0
+    "b": "Int64",
+    "delta": "Int64",  # b - a; NA when either side is
+    "delta_pct": "float64",  # 100 * (b - a) / a; NaN when a == 0 or a side is NA
 }
 NAME_DELTA: dict[str, str] = {
     "name": "object",
@@ -145,18 +145,33 @@ def overview_figures(run, busy_source: str = BUSY_KERNELS) -> dict:
     return out
 
 
+def has_gpu_work(run) -> bool:
+    """Whether a run recorded any GPU work: kernel, CUDA-graph or memcpy/memset rows (a summary: kernels).
+    Without any, its GPU times are unmeasured, not 0 (the overview cards say n/a)."""
+    bundle = getattr(run, "bundle", None)
+    if bundle is None:
+        s = run.summary if hasattr(run, "summary") else run
+        return int(s.kernel_count) > 0
+    return not (bundle.kernels.empty and bundle.graph_launches.empty and bundle.memops.empty)
+
+
 def overview_delta(a_run, b_run) -> pd.DataFrame:
     """Headline deltas of two runs (or two Summaries), by ``overview_figures``.
 
     Returns:
         OVERVIEW_DELTA frame, one row per OVERVIEW_METRICS entry in that order; times in ns,
-        counts in rows.
+        counts in rows; a run without GPU work (``has_gpu_work``) has NA times.
     """
     fa, fb = overview_figures(a_run), overview_figures(b_run)
+    ga, gb = has_gpu_work(a_run), has_gpu_work(b_run)
     rows = []
     for key, _, _ in OVERVIEW_METRICS:
-        a, b = int(fa[key]), int(fb[key])
-        rows.append({"metric": key, "a": a, "b": b, "delta": b - a, "delta_pct": _pct(b, a)})
+        timed = key.endswith("_ns")
+        a = int(fa[key]) if ga or not timed else None
+        b = int(fb[key]) if gb or not timed else None
+        known = a is not None and b is not None
+        rows.append({"metric": key, "a": a, "b": b, "delta": b - a if known else None,
+                     "delta_pct": _pct(b, a) if known else math.nan})
     return pd.DataFrame(rows, columns=list(OVERVIEW_DELTA)).astype(OVERVIEW_DELTA)
 
 

@@ -62,6 +62,20 @@ SYNC_CALL = re.compile(r"^(cuda(Stream|Device|Event|Ctx|Thread)Synchronize|cu(St
                        re.IGNORECASE)
 LAUNCH_CALL = re.compile(r"^(cudaLaunch|cuLaunch|cudaGraphLaunch|cuGraphLaunch)", re.IGNORECASE)
 NEEDS_EVENTS = "needs event rows: a summary JSON holds totals only"
+
+# The event rows each rule reads besides the dispatch marks. A rule whose rows a trace lacks (e.g. a CPU-only
+# trace: NVTX, no CUDA) is not evaluated, and its note names the missing rows: "nothing found" would claim a
+# look that never happened.
+GPU_WORK = "GPU work"  # kernel, CUDA-graph or memcpy/memset rows
+KERNEL_ROWS = "kernel rows"
+API_CALLS = "CUDA API calls"
+MEMOPS = "memcpy/memset rows"
+RULE_INPUTS: dict[str, tuple[str, ...]] = {
+    "gpu-starv": (GPU_WORK,), "gpu-low-util": (GPU_WORK,), "cuda-sync-api": (API_CALLS,),
+    "cuda-sync-memcpy": (MEMOPS,), "cuda-sync-memset": (MEMOPS,), "cuda-async-memcpy": (MEMOPS,),
+    "host-bound-steps": (GPU_WORK,), "sync-in-loop": (API_CALLS,), "launch-bound": (KERNEL_ROWS, API_CALLS),
+    "decode-no-graphs": (), "padding-waste": (), "exposed-comm": (KERNEL_ROWS,), "pageable-in-loop": (MEMOPS,),
+}
 CAUSE_GAPS = 200  # host-bound-steps reads the host cause of this many longest gaps in host-bound steps
 
 
@@ -87,6 +101,7 @@ class Finding:
         summary: one sentence with the numbers. params: the parameter values used.
         rows: evidence frame (columns per rule, see docs/findings.md), empty when nothing found.
         view: the view that shows it. note: what limited the rule (e.g. NEEDS_EVENTS), else "".
+        evaluated: False when the rule could not look (its note says why); cost_ns is then 0.
     """
 
     rule: str
@@ -97,6 +112,7 @@ class Finding:
     rows: pd.DataFrame = field(default_factory=pd.DataFrame)
     view: FindingView = field(default_factory=FindingView)
     note: str = ""
+    evaluated: bool = True
 
 
 @dataclass
@@ -283,6 +299,19 @@ def _empty(ctx: Context, rule: str, params: dict, summary: str, view: FindingVie
     return Finding(rule, "none", 0, summary, params, pd.DataFrame(), view or FindingView(), note)
 
 
+def _not_evaluated(ctx: Context, rule: str, params: dict, summary: str, view: FindingView | None = None,
+                   note: str = NEEDS_EVENTS) -> Finding:
+    return Finding(rule, "none", 0, summary, params, pd.DataFrame(), view or FindingView(), note, evaluated=False)
+
+
+def missing_inputs(bundle: TraceBundle, rule: str) -> list[str]:
+    """The event rows ``rule`` reads (``RULE_INPUTS``) that ``bundle`` has none of, in that order."""
+    have = {GPU_WORK: not (bundle.kernels.empty and bundle.graph_launches.empty and bundle.memops.empty),
+            KERNEL_ROWS: not bundle.kernels.empty, API_CALLS: not bundle.api_calls.empty,
+            MEMOPS: not bundle.memops.empty}
+    return [x for x in RULE_INPUTS[rule] if not have[x]]
+
+
 def _round_pct(part: float, whole: float, digits: int = 2) -> float | None:
     """``100 * part / whole`` rounded, or None when ``whole`` is 0 (``ratio.share_pct``): an evidence row
     shows "n/a" and ``--json`` null there, never a clean-looking 0 %."""
@@ -330,7 +359,7 @@ def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
     label = _NSYS_TEXT[rule].format(**params)
     tab = "gaps" if rule.startswith("gpu-") else "api"
     if ctx.bundle is None:
-        return _empty(ctx, rule, params, f"{label}: not evaluated ({NEEDS_EVENTS}).", FindingView(tab=tab), NEEDS_EVENTS)
+        return _not_evaluated(ctx, rule, params, f"{label}: not evaluated ({NEEDS_EVENTS}).", FindingView(tab=tab))
     rows = nr.run_nsys_rule(rule, ctx.bundle, params, ctx.ops() if rule.startswith("gpu-") else None)
     if rows.empty:
         return _empty(ctx, rule, params, f"No {label}.", FindingView(tab=tab))
@@ -367,7 +396,7 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
     rule, view = "host-bound-steps", FindingView(tab="gaps")
     share = params["share"] / 100.0
     if ctx.bundle is None:
-        return _empty(ctx, rule, params, f"Host-bound steps: not evaluated ({NEEDS_EVENTS}).", view, NEEDS_EVENTS)
+        return _not_evaluated(ctx, rule, params, f"Host-bound steps: not evaluated ({NEEDS_EVENTS}).", view)
     d = ctx.dispatches
     if d.empty:
         return _no_dispatches(ctx, rule, params, view)
@@ -549,7 +578,7 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
     """
     rule, view = "launch-bound", FindingView(tab="kernels", sort="-count")
     if ctx.bundle is None:
-        return _empty(ctx, rule, params, f"Launch-bound phases: not evaluated ({NEEDS_EVENTS}).", view, NEEDS_EVENTS)
+        return _not_evaluated(ctx, rule, params, f"Launch-bound phases: not evaluated ({NEEDS_EVENTS}).", view)
     j = ctx.launches()
     if j.empty:
         return _empty(ctx, rule, params, "No kernel could be joined to its launch call (correlation ids).", view)
@@ -725,7 +754,7 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
     """
     rule, view = "exposed-comm", FindingView(tab="kernels", sort="-total_ns")
     if ctx.bundle is None:
-        return _empty(ctx, rule, params, f"Exposed communication: not evaluated ({NEEDS_EVENTS}).", view, NEEDS_EVENTS)
+        return _not_evaluated(ctx, rule, params, f"Exposed communication: not evaluated ({NEEDS_EVENTS}).", view)
     k = ctx.bundle.kernels
     timed = ctx.kernel_duration() > 0  # zero-length and invalid rows add nothing to a union
     if not timed.any():
@@ -762,7 +791,7 @@ def pageable_in_loop(ctx: Context, params: dict) -> Finding:
     """
     rule, view = "pageable-in-loop", FindingView(tab="api")
     if ctx.bundle is None:
-        return _empty(ctx, rule, params, f"Copies in the loop: not evaluated ({NEEDS_EVENTS}).", view, NEEDS_EVENTS)
+        return _not_evaluated(ctx, rule, params, f"Copies in the loop: not evaluated ({NEEDS_EVENTS}).", view)
     b = ctx.bundle
     parts = [nr.cuda_sync_memcpy(b.memops, b.api_calls).assign(rule="cuda-sync-memcpy"),
              nr.cuda_async_memcpy(b.memops, b.api_calls).assign(rule="cuda-async-memcpy")]
@@ -839,5 +868,14 @@ def evaluate(summary: Summary, bundle: TraceBundle | None, *, rules: list[str] |
             raise KeyError(r)
     resolved = {r: resolve_params(r, (params or {}).get(r)) for r in chosen}
     ctx = build_context(summary, bundle, dispatch_prefix=dispatch_prefix, threshold=threshold)
-    out = [(_SERVING[r](ctx, resolved[r]) if r in _SERVING else nsys_finding(ctx, r, resolved[r])) for r in chosen]
+
+    def run(rule: str) -> Finding:
+        if bundle is not None and (missing := missing_inputs(bundle, rule)):
+            what = " or ".join(missing)
+            spelled = what.replace(GPU_WORK, "GPU work (no kernel, CUDA-graph or memcpy/memset row)")
+            return _not_evaluated(ctx, rule, resolved[rule], f"Not evaluated: this trace has no {spelled}.",
+                                  note=f"the trace has no {what}")
+        return _SERVING[rule](ctx, resolved[rule]) if rule in _SERVING else nsys_finding(ctx, rule, resolved[rule])
+
+    out = [run(r) for r in chosen]
     return sorted(out, key=lambda f: (-f.cost_ns, RULES.index(f.rule)))

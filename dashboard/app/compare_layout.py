@@ -52,9 +52,9 @@ _TONE = {"delta-worse": "params.value > 0", "delta-better": "params.value < 0"}
 # Findings that appear, disappear or change cost from A to B (findings_report.diff_findings), by |Δ cost|.
 FINDINGS_COLUMNS = [
     {"headerName": "Rule", "field": "rule", "pinned": "left", "minWidth": 170, "filter": "agTextColumnFilter"},
-    {"headerName": "Change", "field": "change", "minWidth": 110, "filter": "agTextColumnFilter"},
-    {"headerName": "Cost A (ms)", "field": "a_cost_ns", "valueFormatter": _MS, "filter": _NUM},
-    {"headerName": "Cost B (ms)", "field": "b_cost_ns", "valueFormatter": _MS, "filter": _NUM},
+    {"headerName": "Change", "field": "change", "minWidth": 160, "filter": "agTextColumnFilter"},
+    {"headerName": "Cost A (ms)", "field": "a_cost_ns", "valueFormatter": _MSN, "filter": _NUM},
+    {"headerName": "Cost B (ms)", "field": "b_cost_ns", "valueFormatter": _MSN, "filter": _NUM},
     {"headerName": "Δ cost (ms)", "field": "delta_ns", "valueFormatter": _DMS, "filter": _NUM, "cellClassRules": _TONE},
     {"headerName": "Severity A", "field": "a_severity", "minWidth": 100},
     {"headerName": "Severity B", "field": "b_severity", "minWidth": 100},

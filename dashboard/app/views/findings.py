@@ -7,10 +7,10 @@ from __future__ import annotations
 import dash_ag_grid as dag
 from dash import MATCH, ClientsideFunction, Input, Output, State, dcc, html
 
-from dashboard.analysis.findings import NEEDS_EVENTS, fmt_s
+from dashboard.analysis.findings import fmt_s
 from dashboard.app.layout import _INT, _PCT, _fmt
 from dashboard.app.views.base import View
-from dashboard.findings_report import findings_for, link_for, rows_of
+from dashboard.findings_report import findings_for, link_for, not_evaluated, rows_of
 
 PANEL = "findings-panel"
 FINDING = "finding"  # pattern-matching ids {"type": FINDING | EVIDENCE | EVIDENCE_GRID, "index": i}
@@ -70,14 +70,13 @@ def render(trace, state):
             html.Div(id={"type": EVIDENCE, "index": i}),
             dcc.Store(id={"type": EVIDENCE_GRID, "index": i}, data=_grid(i, rows).to_plotly_json())],
             id={"type": FINDING, "index": i}))
-    unevaluated = [f.rule for f in found if f.cost_ns == 0 and f.note == NEEDS_EVENTS]
-    quiet = [f.rule for f in found if f.cost_ns == 0 and f.rule not in unevaluated]
+    quiet = [f.rule for f in found if f.cost_ns == 0 and f.evaluated]
     estimated = [f.rule for f in found if f.cost_ns > 0 and f.note]
     footer = []
     if quiet:
         footer.append(html.Div("Nothing found by: " + ", ".join(quiet), className="hint"))
-    if unevaluated:
-        footer.append(html.Div(f"Not evaluated ({NEEDS_EVENTS}): " + ", ".join(unevaluated), className="hint"))
+    footer.extend(html.Div(f"Not evaluated ({note}): " + ", ".join(rules), className="hint")
+                  for note, rules in not_evaluated(found).items())
     if estimated:
         footer.append(html.Div("From the summary's totals (per-step numbers need event rows): " + ", ".join(estimated),
                                className="hint"))

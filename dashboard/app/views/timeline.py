@@ -21,11 +21,24 @@ def render(trace, state):
     devices = device_ids(trace)
     has_lanes = trace.bundle is not None
     return {
+        "lanes_options": lane_options(trace),
         "figure": fig, "config": graph_config(filename), **report_hrefs("timeline", state),
         "devices": [{"label": f" {device_label(d, trace.meta.gpus, trace.meta.rank_devices)}", "value": d} for d in devices],
         "devices_style": {} if len(devices) > 1 else {"display": "none"},
         "lanes_style": {} if has_lanes else {"display": "none"},
     }
+
+
+def lane_options(trace) -> list[dict]:
+    """The lane checkboxes for the rows this trace has (a CPU-only trace gets no GPU lanes to tick); a lane
+    without rows keeps its place in the state and the link."""
+    b = trace.bundle
+    if b is None:
+        return []
+    has = {"nvtx": not b.nvtx_ranges.empty, "marks": not b.nvtx_marks.empty,
+           "gpu": not (b.kernels.empty and b.graph_launches.empty and b.memops.empty),
+           "streams": not b.kernels.empty, "memops": not b.memops.empty}
+    return [{"label": f" {label}", "value": v} for v, label in LANE_LABELS if has[v]]
 
 
 def layout(state):
@@ -49,7 +62,7 @@ VIEW = View(
     outputs={"figure": (ids.TIMELINE, "figure"), "config": (ids.TIMELINE, "config"), "png": (f"{ids.TIMELINE}-report-png", "href"),
              "pdf": (f"{ids.TIMELINE}-report-pdf", "href"),
              "devices": (ids.HIDE_DEVICES, "options"), "devices_style": ("hide-devices-box", "style"),
-             "lanes_style": (ids.LANE_CONTROLS, "style")},
+             "lanes_style": (ids.LANE_CONTROLS, "style"), "lanes_options": (ids.LANES, "options")},
     render=render,
     empty=lambda message: {"figure": empty_figure("No trace to show.", height=200)},
     layout=layout,
