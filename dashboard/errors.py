@@ -18,10 +18,14 @@ class TraceFormatError(TraceError):
     """The file exists but is not a readable nsys SQLite export or seed-format summary JSON."""
 
 
-def clean_message(exc: BaseException | str, limit: int = 240) -> str:
-    """A one-line, printable, bounded rendering of an error (no binary garbage from corrupt files)."""
+def clean_message(exc: BaseException | str, limit: int = 240, *, with_type: bool = True) -> str:
+    """A one-line, printable, bounded rendering of an error (no binary garbage from corrupt files).
+
+    ``with_type``: prefix the exception's class name (``KeyError: 'x'``), as an internal error's report
+    needs; a message about the user's file says what is wrong with it in words only
+    (``with_type=False``: "database disk image is malformed", not "DatabaseError: ...")."""
     text = str(exc) if not isinstance(exc, BaseException) or str(exc) else type(exc).__name__
-    if isinstance(exc, BaseException) and not isinstance(exc, TraceError):
+    if with_type and isinstance(exc, BaseException) and not isinstance(exc, TraceError):
         text = f"{type(exc).__name__}: {text}"
     text = "".join(ch if ch.isprintable() and ch != "\ufffd" else "?" for ch in text.replace("\n", " "))
     return text if len(text) <= limit else text[: limit - 1] + "…"

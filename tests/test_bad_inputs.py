@@ -106,7 +106,7 @@ def test_cli_subprocess_no_traceback(tmp_path):
                           timeout=120)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == ("tracedash: error: corrupt.sqlite: the SQLite file is damaged or truncated "
-                           "(DatabaseError: database disk image is malformed)\n")
+                           "(database disk image is malformed)\n")
     assert_untouched(path, before)
 
 

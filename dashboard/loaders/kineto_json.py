@@ -209,7 +209,7 @@ def read_json_text(path: Path) -> bytes:
             raise EOFError("compressed file ended before the end-of-stream marker was reached")
     except (OSError, EOFError, zlib.error) as exc:
         raise TraceFormatError(f"{path.name}: a gzip file that cannot be decompressed "
-                               f"(truncated or corrupt: {clean_message(exc)})") from None
+                               f"(truncated or corrupt: {clean_message(exc, with_type=False)})") from None
     return bytes(out)
 
 

@@ -870,7 +870,7 @@ def check_nsys_export(path: str | os.PathLike) -> None:
     try:
         check_nsys_tables(probe_schema(con), p.name)
     except sqlite3.DatabaseError as exc:
-        raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc)})") from exc
+        raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc, with_type=False)})") from exc
     finally:
         con.close()
 
@@ -915,7 +915,7 @@ def inspect_export(path: str | os.PathLike) -> dict:
                 "tables": {t: list(c) for t, c in sorted(probe.tables.items())}, "rows": rows, "loaders": loaders,
                 "unread": unread}
     except sqlite3.DatabaseError as exc:
-        raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc)})") from exc
+        raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc, with_type=False)})") from exc
     finally:
         con.close()
 
@@ -1007,8 +1007,8 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
             graph_launches=graph_launches,
         )
     except sqlite3.DatabaseError as exc:
-        raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc)})") from exc
+        raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc, with_type=False)})") from exc
     except (UnicodeDecodeError, MemoryError, OverflowError) as exc:
-        raise TraceFormatError(f"{p.name}: the SQLite file holds unreadable data ({clean_message(exc)})") from exc
+        raise TraceFormatError(f"{p.name}: the SQLite file holds unreadable data ({clean_message(exc, with_type=False)})") from exc
     finally:
         con.close()
