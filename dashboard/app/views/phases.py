@@ -41,6 +41,10 @@ VIEW = View(
             html.P("A step lasts from its dispatch mark to the next one (the last: to the end of GPU activity, or "
                    "estimated when unknown). Tokens/s = tokens ÷ total phase time. Stats for the visible window: a "
                    "step cut by its edges counts in dispatches, tokens and total time (its time inside the "
-                   "window), not in the step times or tokens/s (n/a when no step of a phase is whole).",
+                   "window), not in the step times or tokens/s (n/a when no step of a phase is whole). GPU time "
+                   "attributed (by correlation) counts the kernels whose launch call starts inside the step (for the "
+                   "visible window, inside its part of the step: a step cut by the window's left edge can read 0 ns "
+                   "while its kernels run); GPU busy within its dispatches is the GPU's busy time inside the steps, "
+                   "whichever call launched the work.",
                    className="small")])]),
 )
