@@ -421,3 +421,14 @@ def test_a_link_made_before_its_file_changed_opens_the_file_of_that_name_but_nev
     state, notices = main_state(f"?trace={quote('mine.sqlite@0123abcd')}", store)
     assert state.trace != upload and notices == [store.explain_missing("mine.sqlite@0123abcd")]
     assert store.same_name("other.json@0123abcd") is None
+    # the compare page resolves its two ids the same way
+    from dashboard.app.compare_callbacks import choose_pair
+
+    named = store.listed_ids([stale, "mine.sqlite@0123abcd"])
+    a, b, notices = choose_pair(named, stale, "mine.sqlite@0123abcd", store.explain_missing, store)
+    assert a == current and b != upload and b in named
+    assert notices[:2] == ["Baseline: " + store.explain_changed(stale, current),
+                           "Candidate: " + store.explain_missing("mine.sqlite@0123abcd")]
+    a, b, notices = choose_pair(named, upload, stale, store.explain_missing, store)  # an upload's id, unnamed
+    assert (a, b, notices) == (named[0], current, ["Baseline: " + store.explain_missing(upload),
+                                                   "Candidate: " + store.explain_changed(stale, current)])

@@ -56,9 +56,7 @@ def main_state(search: str | None, store, dispatch_prefix: str = DEFAULT.prefix)
     served = store.listed_ids([state.trace])
     if state.trace and state.trace not in served:
         if (renamed := store.same_name(state.trace)) is not None:  # the file changed since the link was made
-            notices.append(f"The link asks for trace {state.trace[:120]!r}, which is not served here: the file "
-                           f"{renamed.rpartition('@')[0]!r} has changed since the link was made. Showing it as it "
-                           "is now.")
+            notices.append(store.explain_changed(state.trace, renamed))
             state = replace(state, trace=renamed)
         else:
             notices.append(store.explain_missing(state.trace))

@@ -58,16 +58,26 @@ def closest_candidate(ids: list[str], a: str) -> str:
     return max(others, key=score)  # max keeps the first of equal scores: the order after A
 
 
-def choose_pair(ids: list[str], a: str | None, b: str | None, explain) -> tuple[str | None, str | None, list[str]]:
-    """Served ids for A and B with notices: unknown ids are replaced (A: the first trace; B: the
-    closest candidate, ``closest_candidate``), and a missing B defaults to the closest candidate,
-    with a notice saying it was picked, never silently."""
+def choose_pair(ids: list[str], a: str | None, b: str | None, explain, store=None
+                ) -> tuple[str | None, str | None, list[str]]:
+    """Served ids for A and B with notices: an id whose file changed since the link was made opens that
+    file as it is now (``store.same_name``, as the dashboard's links do); other unknown ids are replaced
+    (A: the first trace; B: the closest candidate, ``closest_candidate``), and a missing B defaults to
+    the closest candidate, with a notice saying it was picked, never silently."""
     notices = []
+    renamed = {t: store.same_name(t) for t in (a, b) if t is not None and t not in ids} if store is not None else {}
     if a is not None and a not in ids:
-        notices.append("Baseline: " + explain(a))
-        a = None
+        if renamed.get(a) in ids:
+            notices.append("Baseline: " + store.explain_changed(a, renamed[a]))
+            a = renamed[a]
+        else:
+            notices.append("Baseline: " + explain(a))
+            a = None
     replaced = b is not None and b not in ids
-    if replaced:
+    if replaced and renamed.get(b) in ids:
+        notices.append("Candidate: " + store.explain_changed(b, renamed[b]))
+        b, replaced = renamed[b], False
+    elif replaced:
         notices.append("Candidate: " + explain(b))
         b = None
     if not ids:
@@ -124,7 +134,7 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         elif trigger == cl.SWAP:
             a, b = b, a
         named = store.listed_ids([a, b])  # uploads count only when named, never as a default candidate
-        a, b, notices = choose_pair(named, a, b, store.explain_missing)
+        a, b, notices = choose_pair(named, a, b, store.explain_missing, store)
         options = [{"label": store.label(t), "value": t} for t in named]
         query = pair_query(a, b) + (("&" if a or b else "?") + urlencode({"prefix": prefix})
                                     if prefix != DEFAULT.prefix else "")

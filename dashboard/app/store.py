@@ -288,6 +288,11 @@ class TraceStore:
         hits = [t for t in self.listed_ids() if t != trace_id and t.rpartition("@")[0] == name]
         return hits[0] if name and len(hits) == 1 else None
 
+    def explain_changed(self, trace_id: str, renamed: str) -> str:
+        """The notice for a link whose trace id names a served file (``same_name``) that changed since."""
+        return (f"The link asks for trace {str(trace_id)[:120]!r}, which is not served here: the file "
+                f"{renamed.rpartition('@')[0]!r} has changed since the link was made. Showing it as it is now.")
+
     def explain_missing(self, trace_id: str) -> str:
         """The one message for a link whose trace id does not resolve and names no served file
         (``same_name``): a removed upload, a made-up id or an upload's changed id all get it, so an answer
