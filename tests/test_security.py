@@ -83,7 +83,7 @@ def test_unknown_paths_answer_404_with_links_to_the_pages(served):
         assert resp.status_code == 404 and resp.mimetype == "text/html", path
         assert 'react-entry-point' not in body and "<script>" not in body
         assert '<a href="/">the dashboard</a>' in body and '<a href="/compare/">compare two runs</a>' in body
-        assert f"No page at <code>{escape(path)}</code>" in body
+        assert f"There is no page at <code>{escape(path)}</code>" in body
 
 
 def test_symlinks_leading_outside_the_trace_dir_are_not_served(served, tmp_path):

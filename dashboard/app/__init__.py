@@ -116,6 +116,14 @@ class PageInputs(NamedTuple):
     drawn: bool  # every view drawn on the server before the page is sent
 
 
+# The 404 page in the dashboard's look (assets/tracedash.css colours), inline: it must not depend on a path.
+NOT_FOUND_CSS = ("body{margin:0;background:#f5f7fa;color:#1f2933;font:14px Inter,'Segoe UI',Roboto,Helvetica,Arial,"
+                 "sans-serif}main{max-width:640px;margin:64px auto;padding:20px 24px;background:#fff;"
+                 "border:1px solid #dde3ea;border-radius:8px}.logo{font-weight:700;font-size:22px;color:#1c7ed6}"
+                 "h1{font-size:18px;margin:12px 0 8px}code{background:#eef2f6;padding:1px 4px;border-radius:3px;"
+                 "overflow-wrap:anywhere}a{color:#1c7ed6}")
+
+
 class _PageApp(Dash):
     """Dash whose ``_dash-layout`` answer is the JSON text ``page_json()`` gives (``create_app`` sets
     it: the page of the link, from the page cache when it was sent before)."""
@@ -135,9 +143,11 @@ class _PageApp(Dash):
         if (self.strip_relative_path(path) or "").rstrip("/") in PAGE_PATHS:
             return super().index(*args, **kwargs)
         home = escape(self.get_relative_path("/"))
-        body = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>tracedash: no such page</title></head>"
-                f"<body><p>No page at <code>{escape(path)}</code>. Open <a href=\"{home}\">the dashboard</a> or "
-                f"<a href=\"{home}compare/\">compare two runs</a>.</p></body></html>")
+        body = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>tracedash: no such page</title>"
+                f"<style>{NOT_FOUND_CSS}</style></head><body><main><div class=\"logo\">tracedash</div>"
+                f"<h1>No page here</h1><p>There is no page at <code>{escape(path)}</code>.</p>"
+                f"<p>Open <a href=\"{home}\">the dashboard</a> or <a href=\"{home}compare/\">compare two runs</a>."
+                "</p></main></body></html>")
         return self.backend.make_response(body, mimetype="text/html", status=404)
 
     def serve_layout(self):
