@@ -46,19 +46,32 @@ def test_findings_panel_links_open_their_view(page: Page, serve, tmp_path, artif
     assert console_errors == []
 
 
-@pytest.mark.parametrize("name, first", [("000_746bee52f7bbcc80_seed_summary.json", "sync-in-loop"),
-                                         ("generated_seed_shaped_108k.sqlite", "sync-in-loop"),
-                                         ("nsys2026.2_2gpu_nccl_before.sqlite", "sync-in-loop")])
-def test_samples_findings_panel_screenshots(page: Page, serve, artifacts, console_errors, name, first):
+def test_samples_findings_panel_screenshots(page: Page, serve, artifacts, console_errors):
+    """The panel of three samples on one page, switched with the trace picker (a switch costs Chromium about
+    half of a page load): the first finding of each, and a screenshot of each panel."""
     from pathlib import Path
 
     samples = Path(__file__).resolve().parents[2] / "sample_traces"
-    page.goto(serve(create_app([samples / name])))
+    cost = {"000_746bee52f7bbcc80_seed_summary.json": "sync-in-loop · 6.4 s", "generated_seed_shaped_108k.sqlite":
+            "sync-in-loop · 6.67 s", "nsys2026.2_2gpu_nccl_before.sqlite": "sync-in-loop · 325 ms"}
+    names = list(cost)
+    page.goto(serve(create_app([samples / n for n in names])))
     panel = page.locator("#findings-panel")
-    expect(present(panel.locator("details.finding summary b").first, 60000)).to_have_text(first, timeout=60000)
-    if name.endswith(".json"):  # a summary: rules that need intervals say so
-        expect(panel).to_contain_text("Not evaluated (needs event rows: a summary JSON holds totals only): "
-                                      "host-bound-steps, launch-bound")
-        expect(panel).to_contain_text("Nothing found by: padding-waste")
-    panel.screenshot(path=str(artifacts / f"findings_{Path(name).stem}.png"))
+    for i, name in enumerate(names):
+        if i:
+            page.click("#trace-picker")
+            page.get_by_text(name, exact=True).click()
+            expect(present(page.locator("#overview"), 60000)).to_contain_text(
+                {1: "108,000", 2: "4,010"}[i], timeout=60000)
+        first = panel.locator("details.finding summary").first  # this trace's first finding, not the last one's
+        expect(present(first, 60000)).to_contain_text(cost[name], timeout=60000)
+        assert first.locator("b").inner_text() == "sync-in-loop"
+        if name.endswith(".json"):  # a summary: rules that need intervals say so
+            expect(panel).to_contain_text("Not evaluated (needs event rows: a summary JSON holds totals only): "
+                                          "host-bound-steps, launch-bound")
+            expect(panel).to_contain_text("Nothing found by: padding-waste")
+        else:
+            expect(panel).not_to_contain_text("needs event rows")
+        page.evaluate("window.scrollTo(0, 0)")
+        panel.screenshot(path=str(artifacts / f"findings_{Path(name).stem}.png"))
     assert console_errors == []
