@@ -53,6 +53,7 @@ def empty_figure(message: str, *, title: str = "", theme: Theme = DEFAULT_THEME,
 
 
 CHAR_EM = 0.62  # average character width / font size (generous for the UI fonts)
+PROSE_EM = 0.54  # the same for a sentence (lower case and spaces: Arial/Helvetica run ~0.5)
 LABEL_PAD_PX = 3
 MIN_LABEL_CHARS = 4
 

@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.figures.common import (
-    CHAR_EM,
+    PROSE_EM,
     bar_labels,
     default_template,
     empty_figure,
@@ -481,7 +481,7 @@ def gpu_timeline_spec(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Dat
         annotations.append(dict(name="empty", text=escape_text(notes[0]), xref="paper", x=0.5, yref="paper", y=0.5,
                                 showarrow=False, font=dict(size=TEXT_PX + 2, color="#52606d")))
         notes = notes[1:]
-    status = textwrap.wrap(" · ".join(notes), width=int(plot_width_px / (CHAR_EM * TEXT_PX)),
+    status = textwrap.wrap(" · ".join(notes), width=int(plot_width_px / (PROSE_EM * TEXT_PX)),
                            break_long_words=False) if notes else []
     if status:
         annotations.append(dict(name="status", text="<br>".join(escape_text(n) for n in status), xref="paper", x=0,

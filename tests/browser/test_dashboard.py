@@ -168,6 +168,14 @@ def test_108k_zoom_fetches_detail_and_row_clicks_zoom_to_their_gap_and_dispatch(
     expect(present(page.locator("#overview"))).to_contain_text("108,000", timeout=30000)
     page.wait_for_function(figure_js("timeline", "gd._fullData.some(t => t.name.startsWith('GPU busy fraction'))"),
                            timeout=30000)
+    # the level-of-detail status line, as drawn: inside the figure, on one line at this width
+    status = page.evaluate(figure_js("timeline", "(() => { const i = gd.layout.annotations.findIndex(a => a.name === "
+                                                 "'status'); const el = gd.querySelectorAll('.annotation')[i]; "
+                                                 "const r = el.getBoundingClientRect(), f = gd.getBoundingClientRect(); "
+                                                 "return {text: gd.layout.annotations[i].text, left: r.left - f.left, "
+                                                 "right: r.right - f.left, width: f.width}; })()"))
+    assert status["text"].startswith("108,000 kernels in view") and "<br>" not in status["text"]
+    assert 0 <= status["left"] and status["right"] <= status["width"]
     zoom(page, "timeline", 1.0, 1.02)
     page.wait_for_function(figure_js("timeline", "gd._fullData.some(t => t.name === 'GPU busy (kernels)')"),
                            timeout=30000)
