@@ -98,7 +98,7 @@ PHASE_COLUMNS = [
 
 
 DISPATCH_COLUMNS = [
-    {"headerName": "#", "field": "index", "valueFormatter": _INT, "filter": _NUM_FILTER, "maxWidth": 90},
+    {"headerName": "#", "field": "index", "valueFormatter": _INT, "filter": _NUM_FILTER, "minWidth": 110, "maxWidth": 120},
     {"headerName": "Phase", "field": "phase", "filter": "agTextColumnFilter"},
     {"headerName": "Tokens", "field": "tokens", "valueFormatter": _INT, "filter": _NUM_FILTER,
      "tooltipValueGetter": _why("n/a: the mark's name carries no token count")},
@@ -123,7 +123,7 @@ DISPATCH_COLUMNS = [
 
 
 GAP_COLUMNS = [
-    {"headerName": "GPU", "field": "device_id", "maxWidth": 90, "filter": _NUM_FILTER},
+    {"headerName": "GPU", "field": "device_id", "minWidth": 110, "maxWidth": 120, "filter": _NUM_FILTER},
     {"headerName": "Start (s)", "field": "start_ns", "valueFormatter": {"function": "d3.format(',.6f')(params.value / 1e9)"},
      "filter": _NUM_FILTER},
     {"headerName": "Idle (µs)", "field": "duration_ns", "valueFormatter": _US, "filter": _NUM_FILTER, "sort": "desc"},
