@@ -438,10 +438,13 @@ def test_findings_diff_never_reads_an_unevaluated_rule_as_gone(tmp_path):
                                  "b_cost_ns": None, "delta_ns": None, "a_severity": "high", "b_severity": "none",
                                  "b_summary": "Not evaluated: this trace has no GPU work (no kernel, CUDA-graph or "
                                               "memcpy/memset row)."}
-    assert rows["padding-waste"]["change"] == "same"  # evaluated in both (dispatch marks only)
-    # the rules both runs evaluated come first (by |delta|); those without a delta follow
-    assert [r["rule"] for r in diff_findings(fa, fb)][:2] == ["decode-no-graphs", "padding-waste"]
-    assert [r["delta_ns"] for r in diff_findings(fa, fb)][2:] == [None] * 11
+    assert rows["padding-waste"]["change"] == "not evaluated"  # neither run has dispatch marks
+    # no rule could look at both runs: none has a delta
+    assert [r["delta_ns"] for r in diff_findings(fa, fb)] == [None] * 13
+    gpu_a = load_trace(write_nsys_sqlite(tmp_path / "g2.sqlite", kernels=[{"start": 1000, "end": 1100}]))
+    both = diff_findings(findings_for(gpu_a), fa)  # two GPU runs: the rules both evaluated lead, by |delta|
+    assert [(r["rule"], r["delta_ns"]) for r in both][:3] == [("gpu-low-util", 599_999_100), ("gpu-starv", 599_998_900),
+                                                               ("exposed-comm", 0)]
     assert rows["cuda-sync-api"]["change"] == "not evaluated"  # no CUDA API calls in either run
     assert "  not evaluated in B gpu-starv" in diff_text(list(rows.values()))
     assert not_evaluated(fb)["the trace has no GPU work"] == ["host-bound-steps", "gpu-starv", "gpu-low-util"]

@@ -334,7 +334,7 @@ def test_cpu_only_trace_is_not_called_host_bound():
     assert f["host-bound-steps"].summary == ("Not evaluated: this trace has no GPU work (no kernel, CUDA-graph or "
                                              "memcpy/memset row).")
     assert f["decode-no-graphs"].cost_ns == 0 and f["decode-no-graphs"].rows.empty
-    # NVTX only: every rule that reads CUDA rows says which rows it lacks; the two that read only the
+    # NVTX only: every rule that reads CUDA rows says which rows it lacks; the one that reads only the
     # dispatch marks ran and found nothing
     assert {r: x.note for r, x in f.items() if not x.evaluated} == {
         "gpu-starv": "the trace has no GPU work", "gpu-low-util": "the trace has no GPU work",
@@ -342,8 +342,18 @@ def test_cpu_only_trace_is_not_called_host_bound():
         "cuda-sync-api": "the trace has no CUDA API calls", "sync-in-loop": "the trace has no CUDA API calls",
         "launch-bound": "the trace has no kernel rows or CUDA API calls",
         "cuda-sync-memcpy": "the trace has no memcpy/memset rows", "cuda-sync-memset": "the trace has no memcpy/memset rows",
-        "cuda-async-memcpy": "the trace has no memcpy/memset rows", "pageable-in-loop": "the trace has no memcpy/memset rows"}
-    assert f["padding-waste"].evaluated and f["decode-no-graphs"].evaluated
+        "cuda-async-memcpy": "the trace has no memcpy/memset rows", "pageable-in-loop": "the trace has no memcpy/memset rows",
+        "decode-no-graphs": "the trace has no kernel rows"}
+    assert f["padding-waste"].evaluated
+    # its summary JSON holds no kernel and no CUDA API total: the same rules are not evaluated there
+    t = load_trace(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite"))
+    s = {x.rule: x for x in fd.evaluate(t.summary, None)}  # the summary alone, as its summary JSON loads
+    assert not s["decode-no-graphs"].evaluated and not s["sync-in-loop"].evaluated
+    assert s["sync-in-loop"].note == "the trace has no CUDA API calls"
+    # a prefix that names no mark: the rules that need dispatch steps say so, they found nothing only if they looked
+    g = {x.rule: x for x in findings_for(load_trace(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")), prefix="FOO")}
+    assert (g["padding-waste"].evaluated, g["padding-waste"].note) == (False, "no dispatch marks named FOO…")
+    assert g["padding-waste"].summary == "Not evaluated: no dispatch marks named FOO… in this trace (see --dispatch-prefix)."
 
 
 def test_graph_launch_shared_by_its_kernels_in_launch_bound(tmp_path):

@@ -74,7 +74,8 @@ RULE_INPUTS: dict[str, tuple[str, ...]] = {
     "gpu-starv": (GPU_WORK,), "gpu-low-util": (GPU_WORK,), "cuda-sync-api": (API_CALLS,),
     "cuda-sync-memcpy": (MEMOPS,), "cuda-sync-memset": (MEMOPS,), "cuda-async-memcpy": (MEMOPS,),
     "host-bound-steps": (GPU_WORK,), "sync-in-loop": (API_CALLS,), "launch-bound": (KERNEL_ROWS, API_CALLS),
-    "decode-no-graphs": (), "padding-waste": (), "exposed-comm": (KERNEL_ROWS,), "pageable-in-loop": (MEMOPS,),
+    "decode-no-graphs": (KERNEL_ROWS,), "padding-waste": (), "exposed-comm": (KERNEL_ROWS,),
+    "pageable-in-loop": (MEMOPS,),
 }
 CAUSE_GAPS = 200  # host-bound-steps reads the host cause of this many longest gaps in host-bound steps
 
@@ -124,6 +125,7 @@ class Context:
     dispatches: pd.DataFrame
     phases: pd.Series
     reference_ns: int
+    prefix: str = DEFAULT_DISPATCH_PREFIX  # the dispatch marks' prefix (what a rule without dispatches names)
     _cache: dict = field(default_factory=dict)
 
     def launches(self) -> pd.DataFrame:
@@ -261,7 +263,7 @@ def build_context(summary: Summary, bundle: TraceBundle | None, *, dispatch_pref
     auto = ph.default_threshold(d["tokens"]) if not d.empty else None
     phases = ph.assign_phases(d, threshold if threshold is not None else auto)
     ref = summary.gpu_activity_span_ns or (int(d["duration_ns"].sum()) if not d.empty else 0)
-    return Context(summary, bundle, d, phases, max(int(ref), 1))
+    return Context(summary, bundle, d, phases, max(int(ref), 1), dispatch_prefix)
 
 
 def severity_of(cost_ns: int, reference_ns: int) -> str:
@@ -304,11 +306,17 @@ def _not_evaluated(ctx: Context, rule: str, params: dict, summary: str, view: Fi
     return Finding(rule, "none", 0, summary, params, pd.DataFrame(), view or FindingView(), note, evaluated=False)
 
 
-def missing_inputs(bundle: TraceBundle, rule: str) -> list[str]:
-    """The event rows ``rule`` reads (``RULE_INPUTS``) that ``bundle`` has none of, in that order."""
-    have = {GPU_WORK: not (bundle.kernels.empty and bundle.graph_launches.empty and bundle.memops.empty),
-            KERNEL_ROWS: not bundle.kernels.empty, API_CALLS: not bundle.api_calls.empty,
-            MEMOPS: not bundle.memops.empty}
+def missing_inputs(summary: Summary, bundle: TraceBundle | None, rule: str) -> list[str]:
+    """The rows ``rule`` reads (``RULE_INPUTS``) that the trace has none of, in that order. A summary JSON
+    (``bundle`` None) answers for kernels and CUDA API calls from its totals; its memcpy/memset rows are
+    unknown (those rules need event rows anyway)."""
+    if bundle is None:
+        have = {GPU_WORK: summary.kernel_count > 0, KERNEL_ROWS: summary.kernel_count > 0,
+                API_CALLS: not summary.api.empty, MEMOPS: True}
+    else:
+        have = {GPU_WORK: not (bundle.kernels.empty and bundle.graph_launches.empty and bundle.memops.empty),
+                KERNEL_ROWS: not bundle.kernels.empty, API_CALLS: not bundle.api_calls.empty,
+                MEMOPS: not bundle.memops.empty}
     return [x for x in RULE_INPUTS[rule] if not have[x]]
 
 
@@ -383,7 +391,10 @@ def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
 # ---------------------------------------------------------------------------- serving rules
 
 def _no_dispatches(ctx: Context, rule: str, params: dict, view: FindingView) -> Finding:
-    return _empty(ctx, rule, params, "No dispatch marks: the rule needs them (see --dispatch-prefix).", view)
+    """A rule that needs dispatch steps, on a trace without marks of the prefix: not evaluated (never "nothing
+    found": the rule could not look)."""
+    return _not_evaluated(ctx, rule, params, f"Not evaluated: no dispatch marks named {ctx.prefix}… in this trace "
+                          "(see --dispatch-prefix).", view, f"no dispatch marks named {ctx.prefix}…")
 
 
 def host_bound_steps(ctx: Context, params: dict) -> Finding:
@@ -870,7 +881,7 @@ def evaluate(summary: Summary, bundle: TraceBundle | None, *, rules: list[str] |
     ctx = build_context(summary, bundle, dispatch_prefix=dispatch_prefix, threshold=threshold)
 
     def run(rule: str) -> Finding:
-        if bundle is not None and (missing := missing_inputs(bundle, rule)):
+        if missing := missing_inputs(summary, bundle, rule):
             what = " or ".join(missing)
             spelled = what.replace(GPU_WORK, "GPU work (no kernel, CUDA-graph or memcpy/memset row)")
             return _not_evaluated(ctx, rule, resolved[rule], f"Not evaluated: this trace has no {spelled}.",
