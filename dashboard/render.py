@@ -743,7 +743,8 @@ def timeline_spec(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, 
     """
     uirev = f"{trace.name}|timeline"
     if trace.bundle is None:
-        return build_nvtx_union_bars(nvtx_table(trace.summary), theme=theme).to_dict()
+        return build_nvtx_union_bars(nvtx_table(trace.summary), theme=theme,
+                                     gpu_measured=cuda_traced(trace)).to_dict()
     b = trace.bundle
     show = set(options.lanes)
     lo, hi = x_range if x_range is not None else (0, 0)
@@ -976,7 +977,7 @@ def nvtx_rows(trace: LoadedTrace, grouped: bool) -> list[dict]:
     a summary input they are sums of the per-name values (an upper bound).
     """
     if not grouped:
-        return _records(nvtx_table(trace.summary))
+        return _unmeasured_overlap(trace, _records(nvtx_table(trace.summary)))
     if trace.bundle is not None and trace.meta.format == RANKS_FORMAT:  # per rank, against its own GPU work
         stats = rank_nvtx_stats(trace.bundle, normalize_nvtx_name)
     elif trace.bundle is not None:
@@ -985,7 +986,26 @@ def nvtx_rows(trace: LoadedTrace, grouped: bool) -> list[dict]:
         stats = nvtx_stats(renamed, kernel_busy_union(trace.bundle.kernels))
     else:
         stats = group_nvtx_stats(trace.summary.nvtx)
-    return _records(nvtx_table(trace.summary, stats))
+    return _unmeasured_overlap(trace, _records(nvtx_table(trace.summary, stats)))
+
+
+def cuda_traced(trace: LoadedTrace) -> bool:
+    """Whether CUDA was traced at all: any kernel, CUDA API call, memcpy/memset or graph launch row (a
+    summary JSON: kernels or CUDA API totals). Without it (an NVTX-only trace) the GPU was not measured:
+    its overlaps are unknown, where a CUDA-traced run without kernels had an idle GPU (a real 0)."""
+    b = trace.bundle
+    if b is None:
+        return trace.summary.kernel_count > 0 or not trace.summary.api.empty
+    return not (b.kernels.empty and b.api_calls.empty and b.memops.empty and b.graph_launches.empty)
+
+
+def _unmeasured_overlap(trace: LoadedTrace, rows: list[dict]) -> list[dict]:
+    """A range's GPU overlap in a trace without CUDA tracing (``cuda_traced``) was never measured: None
+    ("—"), not 0 ns and 0.00 %."""
+    if not cuda_traced(trace):
+        for r in rows:
+            r["gpu_overlap_ns"] = r["overlap_pct"] = None
+    return rows
 
 
 def window_from_relayout(relayout: dict | None, extent: tuple[int, int] | None) -> tuple[int, int] | None:

@@ -448,3 +448,24 @@ def test_findings_diff_never_reads_an_unevaluated_rule_as_gone(tmp_path):
     assert rows["cuda-sync-api"]["change"] == "not evaluated"  # no CUDA API calls in either run
     assert "  not evaluated in B gpu-starv" in diff_text(list(rows.values()))
     assert not_evaluated(fb)["the trace has no GPU work"] == ["host-bound-steps", "gpu-starv", "gpu-low-util"]
+
+
+def test_nvtx_overlap_without_kernels_is_unmeasured(tmp_path, capsys):
+    from dashboard.figures.timeline import build_nvtx_union_bars
+    from dashboard.analysis.tables import nvtx_table
+
+    path = write_nsys_sqlite(tmp_path / "cpu.sqlite", nvtx=[{"start": 100, "end": 900, "eventType": 59, "text": "step"}])
+    t = load_trace(path)
+    for grouped in (False, True):
+        [row] = nvtx_rows(t, grouped)
+        assert (row["name"], row["union_ns"], row["gpu_overlap_ns"], row["overlap_pct"]) == ("step", 800, None, None)
+    # its summary JSON (the contract writes 0 there) draws ranges as union time, never as wholly "GPU idle"
+    summary = summarize_cli(capsys, path)
+    assert summary["nvtx"]["step"]["gpu_overlap_s"] == 0.0
+    fig = build_nvtx_union_bars(nvtx_table(t.summary), gpu_measured=False)
+    assert [tr.name for tr in fig.data] == ["union time (GPU not traced: no kernel or CUDA API call in this summary)"]
+    # with a kernel the overlap is measured, 0 included
+    k = load_trace(write_nsys_sqlite(tmp_path / "k.sqlite", kernels=[{"start": 2000, "end": 2100}],
+                                     nvtx=[{"start": 100, "end": 900, "eventType": 59, "text": "step"}]))
+    [row] = nvtx_rows(k, True)
+    assert (row["gpu_overlap_ns"], row["overlap_pct"]) == (0, 0.0)

@@ -19,7 +19,7 @@ from dashboard.figures.common import (
     legend_rows,
     s_from_ns,
 )
-from dashboard.figures.theme import DEFAULT_THEME, Theme, category_color, nvtx_color
+from dashboard.figures.theme import DEFAULT_THEME, NVTX_PALETTE, Theme, category_color, nvtx_color
 from dashboard.model import DeviceLane, device_label
 
 MARKS_LANE = "NVTX marks"
@@ -520,15 +520,18 @@ def build_gpu_timeline(*args, **kwargs) -> go.Figure:
 
 
 def build_nvtx_union_bars(nvtx_table: pd.DataFrame, *, top: int = 30, title: str = "NVTX ranges vs GPU busy",
-                          theme: Theme = DEFAULT_THEME) -> go.Figure:
+                          theme: Theme = DEFAULT_THEME, gpu_measured: bool = True) -> go.Figure:
     """For a summary input (no intervals): per range name, union time split into GPU overlap and rest.
 
     Args:
         nvtx_table: NVTX_TABLE frame (analysis.tables.nvtx_table).
         top: how many names to show, by union time.
+        gpu_measured: False for a summary of a run without CUDA tracing (no kernel, no CUDA API total): one
+            series, "union time (GPU not traced)", never a range drawn as wholly "GPU idle".
 
     Returns:
-        Horizontal stacked bar figure with traces "GPU busy during range" and "GPU idle during range".
+        Horizontal stacked bar figure with traces "GPU busy during range" and "GPU idle during range" (or
+        the one series above).
     """
     if nvtx_table.empty:
         return empty_figure("This summary has no NVTX ranges.", title=title, theme=theme)
@@ -542,6 +545,10 @@ def build_nvtx_union_bars(nvtx_table: pd.DataFrame, *, top: int = 30, title: str
                hovertemplate="%{y}<br>GPU busy %{x:.6f} s<extra></extra>"),
         go.Bar(name="GPU idle during range", y=labels, x=rest, orientation="h", marker_color=theme.non_overlap,
                hovertemplate="%{y}<br>GPU idle %{x:.6f} s<extra></extra>"),
+    ] if gpu_measured else [
+        go.Bar(name="union time (GPU not traced: no kernel or CUDA API call in this summary)", y=labels,
+               x=t["union_ns"].to_numpy() / 1e9, orientation="h", marker_color=NVTX_PALETTE[0],
+               hovertemplate="%{y}<br>union %{x:.6f} s<extra></extra>"),
     ])
     fig.update_layout(**theme.base_layout(
         title=dict(text=title, x=0.01, xanchor="left", y=1, yref="container", yanchor="top", pad=dict(t=8),
