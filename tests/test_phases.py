@@ -129,3 +129,12 @@ def test_gantt_of_many_dispatches_stays_in_budget(tmp_path):
     assert bars <= GANTT_BUDGET
     assert "200,000 dispatches drawn as" in view.gantt.layout.title.text
     assert len(view.gantt.to_json()) < 1_500_000
+
+
+def test_a_phase_without_token_counts_has_na_tokens_not_zero():
+    d = pd.DataFrame({"start_ns": [0, 100, 300], "end_ns": [100, 300, 600], "duration_ns": [100, 200, 300],
+                      "tokens": pd.array([None, None, 4], dtype="Int64")})
+    out = ph.phase_stats(d, pd.Series(["unknown", "unknown", "decode"])).set_index("phase")
+    assert out.loc["unknown", "tokens"] is pd.NA and math.isnan(out.loc["unknown", "tokens_per_s"])
+    assert out.loc["unknown", "dispatches"] == 2 and out.loc["unknown", "total_ns"] == 300
+    assert out.loc["decode", "tokens"] == 4 and out.loc["decode", "tokens_per_s"] == 4 / 300e-9

@@ -37,7 +37,7 @@ DISPATCHES: dict[str, str] = {
 PHASE_STATS: dict[str, str] = {
     "phase": "object",
     "dispatches": "int64",
-    "tokens": "int64",
+    "tokens": "Int64",  # NA when no dispatch of the phase gives a token count (marks without actual=)
     "total_ns": "int64",
     "mean_ns": "float64",
     "p50_ns": "float64",
@@ -184,9 +184,9 @@ def phase_stats(dispatches: pd.DataFrame, phases: pd.Series, whole: np.ndarray |
 
     Returns:
         PHASE_STATS frame, one row per phase present, in PHASE_ORDER: dispatches, tokens (sum
-        of ``actual``), total_ns (sum of dispatch durations), mean_ns, p50_ns and p90_ns of the
+        of ``actual``; NA when no dispatch of the phase gives one), total_ns (sum of dispatch durations), mean_ns, p50_ns and p90_ns of the
         duration (numpy linear percentiles), p99_ns, tokens_per_s = tokens / total seconds (NaN, "n/a",
-        when the total is 0).
+        when the total is 0 or tokens are NA).
     """
     rows = []
     whole = np.ones(len(dispatches), dtype=bool) if whole is None else np.asarray(whole, dtype=bool)
@@ -197,11 +197,12 @@ def phase_stats(dispatches: pd.DataFrame, phases: pd.Series, whole: np.ndarray |
             continue
         dur = sel["duration_ns"].to_numpy(np.int64)
         total = int(dur.sum())
-        tokens = int(sel["tokens"].fillna(0).sum())
+        counted = bool(sel["tokens"].notna().any())  # no token count at all: tokens and tokens/s are n/a, not 0
+        tokens = int(sel["tokens"].fillna(0).sum()) if counted else None
         full = whole[in_phase]
         steps = dur[full]  # step times: whole steps only
         full_total = int(steps.sum())
-        full_tokens = int(sel["tokens"][full].fillna(0).sum())
+        full_tokens = int(sel["tokens"][full].fillna(0).sum()) if counted else None
         pct = (lambda q: float(np.percentile(steps, q))) if steps.size else (lambda q: math.nan)
         rows.append({
             "phase": phase,
@@ -212,7 +213,7 @@ def phase_stats(dispatches: pd.DataFrame, phases: pd.Series, whole: np.ndarray |
             "p50_ns": pct(50),
             "p90_ns": pct(90),
             "p99_ns": pct(99),
-            "tokens_per_s": full_tokens / (full_total / 1e9) if full_total > 0 else math.nan,  # no time: n/a
+            "tokens_per_s": full_tokens / (full_total / 1e9) if full_total > 0 and counted else math.nan,  # n/a
         })
     out = pd.DataFrame(rows, columns=list(PHASE_STATS))
     return out.astype(PHASE_STATS)
