@@ -330,6 +330,10 @@ FIELDS: tuple[Field, ...] = (
           + ", ".join(MARK_KINDS) + ")", _parse_mark, fmt=lambda v: f"{v[0]}:{v[1]}-{v[2]}"),
 )
 BY_NAME = {f.name: f for f in FIELDS}
+# What a typed control's notice calls it and what it takes (the labels on the page), never a Python value.
+CONTROL_TEXT = {"threshold": ("Prefill when tokens ≥", "a token count from 0 to 10^15 (empty: the automatic split)"),
+                "gap_us": ("Gaps of at least (µs)", "a number of µs from 0 to 10^15")}
+CONTROL_DEFAULT_TEXT = {"threshold": "the automatic split"}
 CONTROL_FIELDS = tuple(f for f in FIELDS if f.control is not None)
 
 
@@ -449,7 +453,11 @@ def apply_control(state: ViewState, name: str, raw: Any) -> tuple[ViewState, str
     except (ValueError, TypeError, OverflowError):
         if name == "prefix":
             return state, f"An empty or unprintable dispatch prefix is not allowed: keeping {state.prefix}."
-        return state, f"{raw!r} is not a valid value for {f.key}: keeping {f.fmt(getattr(state, name)) if getattr(state, name) is not None else 'the default'}."
+        label, takes = CONTROL_TEXT.get(name, (f.key, "a valid value"))
+        current = getattr(state, name)
+        keeping = f.fmt(current) if current is not None else CONTROL_DEFAULT_TEXT.get(name, "the default")
+        given = "" if raw in (None, "") else f", not {str(raw)[:40]}"  # None: the browser found the number invalid
+        return state, f"“{label}” takes {takes}{given}: keeping {keeping}."
     if value == getattr(state, name):
         return state, None
     if name == "trace":

@@ -138,6 +138,14 @@ def test_invalid_control_values_keep_the_state_and_say_why():
         assert new == s and notice
     assert apply_control(s, "threshold", "")[0].threshold is None  # emptied: back to the automatic split
     assert apply_control(s, "prefix", " CG ")[0].prefix == "CG"
+    # the notice names the control as the page labels it and what it takes, never a Python value (None)
+    assert apply_control(s, "gap_us", None)[1] == "“Gaps of at least (µs)” takes a number of µs from 0 to 10^15: keeping 10."
+    assert apply_control(s, "gap_us", 1e20)[1] == ("“Gaps of at least (µs)” takes a number of µs from 0 to 10^15, not "
+                                                   "1e+20: keeping 10.")
+    assert apply_control(ViewState(), "threshold", -5)[1] == (
+        "“Prefill when tokens ≥” takes a token count from 0 to 10^15 (empty: the automatic split), not -5: keeping "
+        "the automatic split.")
+    assert apply_control(s, "busy", "all")[1] == "“busy” takes a valid value, not all: keeping kernels."
 
 
 def test_relayout_row_click_and_grid_transitions():
@@ -217,7 +225,7 @@ def test_sync_next_state_applies_events_in_order():
     assert new.threshold == 64 and new.window() == (1, 5) and new.group is None and notices == []
     assert next_state(s, [(ids.NVTX_GROUP, "value")], {**values, "controls": {"group": "off"}})[0].group is False
     bad = next_state(s, [(ids.THRESHOLD, "value")], {**values, "controls": {"threshold": -1}})
-    assert bad[0] == s and "not a valid value for threshold" in bad[1][0]
+    assert bad[0] == s and bad[1] == [apply_control(s, "threshold", -1)[1]] and bad[1][0].startswith("“Prefill when")
     # A call overtaken by a newer one is dropped by Dash: the newer call still sees every input's value.
     values = {"controls": {"threshold": 64, "lanes": ["gpu"], "tab": "gaps"},
               "relayout": {"xaxis.range": [0.03, 0.05], "at": 1}, "row": None,

@@ -305,7 +305,8 @@ def header_controls(state, options: list[dict], uploads: bool, max_upload_bytes:
                     dcc.Input(id=ids.DISPATCH_PREFIX, type="text", value=state.prefix, debounce=True,
                               spellCheck=False, className="text-input")]),
         html.Label(["Prefill when tokens ≥",
-                    dcc.Input(id=ids.THRESHOLD, type="number", debounce=True, placeholder="auto", min=0,
+                    # no min=0: the browser would send an invalid number as None, which reads as "automatic"
+                    dcc.Input(id=ids.THRESHOLD, type="number", debounce=True, placeholder="auto",
                               value=state.threshold, className="num-input"),
                     html.Span(id=ids.THRESHOLD_HINT, className="hint")]),
         html.Label(["GPU busy counts", dcc.RadioItems(

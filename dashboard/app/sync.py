@@ -128,8 +128,10 @@ def register_sync(app: Dash, store) -> None:
         seen = current.get("seen") if isinstance(current, dict) else None
         new, notices, seen = next_state(old, triggered, values, seen)
         nothing = {v.name: no_update for v in VIEWS}
+        # a control value the state took replaces the notice about the last one it did not (never a stale notice)
+        accepted = new != old and any(c in _CONTROL_OF for c, _ in triggered)
         out = {"state": no_update, "search": no_update, "slices": nothing,
-               "notice": [alert(n, "info") for n in notices] if notices else no_update,
+               "notice": [alert(n, "info") for n in notices] if notices else [] if accepted else no_update,
                "controls": {f.name: no_update for f in echoed}}
         for f in echoed:  # a control whose value the state did not take shows the state's value again
             value = getattr(new, f.name)

@@ -257,9 +257,15 @@ def test_back_restores_the_previous_view_and_bad_links_explain_themselves(page: 
     base = serve(create_app(trace_dirs=[samples_dir()]))
     page.goto(base)
     expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (42)", timeout=30000)
+    page.fill("#phase-threshold", "-5")  # refused with a notice in the page's words; the next valid value clears it
+    page.press("#phase-threshold", "Enter")
+    expect(present(page.locator("#state-notice"))).to_contain_text(
+        "“Prefill when tokens ≥” takes a token count from 0 to 10^15 (empty: the automatic split), not -5: keeping "
+        "the automatic split.", timeout=30000)
     page.fill("#phase-threshold", "1000")
     page.press("#phase-threshold", "Enter")
     expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (40)", timeout=30000)
+    expect(page.locator("#state-notice .alert")).to_have_count(0)
     page.wait_for_function("() => window.location.search.includes('threshold=1000')")
     page.go_back()
     expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (42)", timeout=30000)

@@ -22,7 +22,7 @@ def layout(state):
     return html.Div(children=[
         html.Label(className="inline-control", children=[
             "Gaps of at least (µs) ",
-            dcc.Input(id=ids.GAP_THRESHOLD, type="number", value=state.gap_us, min=0, debounce=True,
+            dcc.Input(id=ids.GAP_THRESHOLD, type="number", value=state.gap_us, debounce=True,
                       className="num-input"),
             html.Span(" · click a row (here, in Dispatches or in Kernels) to zoom the timeline to it and mark it; "
                       "the address bar then links to that view", className="hint")]),
