@@ -216,8 +216,8 @@ NO_ROWS = {
     "nvtx": f"No NVTX ranges {_WHERE}",
     "dispatches": ("No dispatches: no NVTX mark or range starts with the dispatch prefix, or none is in the window "
                    "the statistics are for"),
-    "gaps": ("No idle gaps at or above the threshold in this trace (a summary JSON has no intervals to find them "
-             "in), or none in the window the statistics are for"),
+    "gaps": ("No idle gaps at or above the threshold in this trace or in the window the statistics are for (a trace "
+             "without GPU work, or a summary JSON, has none to find)"),
 }
 NO_MATCH = {
     "kernels": "No kernel passes the filters (the “Filter kernels” box and the column filters)",
