@@ -143,7 +143,8 @@ def diff_findings(a: list[Finding], b: list[Finding]) -> list[dict]:
     A finding is present when its cost is above 0. ``change``: "appeared" (0 in A), "disappeared"
     (0 in B), "changed" (both present, cost moved by more than CHANGE_PCT % and 1 µs), else "same";
     "not evaluated in A" / "in B" / "not evaluated" when a run lacks the rows the rule reads (e.g. a
-    CPU-only run): that run's cost and the delta are then None, never a 0 that reads as "gone".
+    CPU-only run): that run's cost and the delta are then None and its severity "not evaluated", never a 0
+    and "none" that read as "gone".
 
     Returns:
         One dict per rule in either run, ordered by |delta| descending (rules not evaluated in a run
@@ -170,8 +171,8 @@ def diff_findings(a: list[Finding], b: list[Finding]) -> list[dict]:
             change = "same"
         out.append({"rule": rule, "change": change, "a_cost_ns": None if na else int(ca),
                     "b_cost_ns": None if nb else int(cb), "delta_ns": None if na or nb else int(cb - ca),
-                    "a_severity": fa[rule].severity if rule in fa else "none",
-                    "b_severity": fb[rule].severity if rule in fb else "none",
+                    "a_severity": "not evaluated" if na else fa[rule].severity if rule in fa else "none",
+                    "b_severity": "not evaluated" if nb else fb[rule].severity if rule in fb else "none",
                     "b_summary": fb[rule].summary if rule in fb else ""})
     return sorted(out, key=lambda d: (d["delta_ns"] is None, -abs(d["delta_ns"] or 0), d["rule"]))
 

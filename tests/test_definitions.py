@@ -435,7 +435,7 @@ def test_findings_diff_never_reads_an_unevaluated_rule_as_gone(tmp_path):
     assert starv.cost_ns == 599_998_900 and starv.evaluated
     rows = {r["rule"]: r for r in diff_findings(fa, fb)}
     assert rows["gpu-starv"] == {"rule": "gpu-starv", "change": "not evaluated in B", "a_cost_ns": 599_998_900,
-                                 "b_cost_ns": None, "delta_ns": None, "a_severity": "high", "b_severity": "none",
+                                 "b_cost_ns": None, "delta_ns": None, "a_severity": "high", "b_severity": "not evaluated",
                                  "b_summary": "Not evaluated: this trace has no GPU work (no kernel, CUDA-graph or "
                                               "memcpy/memset row)."}
     assert rows["padding-waste"]["change"] == "not evaluated"  # neither run has dispatch marks

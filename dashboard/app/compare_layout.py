@@ -43,7 +43,7 @@ _DUS = {"function": "params.value == null ? '—' : d3.format('+,.2f')(params.va
 _INT = {"function": "params.value == null ? '—' : d3.format(',')(params.value)"}
 _DINT = {"function": "params.value == null ? '—' : d3.format('+,')(params.value)"}
 _DPCT = {"function": "params.value == null ? (params.data.only_in == 'b' ? 'new' : params.data.only_in == 'a' ? "
-                     "'gone' : '') : d3.format('+.2f')(params.value) + ' %'"}
+                     "'gone' : '—') : d3.format('+.2f')(params.value) + ' %'"}
 _NUM = "agNumberColumnFilter"
 # Red when the candidate spends more time, green when less (the numbers stay the same).
 _TONE = {"delta-worse": "params.value > 0", "delta-better": "params.value < 0"}
