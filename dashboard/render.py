@@ -826,7 +826,8 @@ def timeline_spec(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, 
         if api is not None:
             api["pid"] = [ranks.get(int(p), (0, int(p)))[1] for p in api["pid"]]
     launch = kernel_launch(trace, highlight, b.meta.gpus, kernels is not None) if highlight is not None else None
-    return gpu_timeline_spec(lanes, lane_keys, marks, gpus=b.meta.gpus, x_range_ns=x_range,
+    title = "GPU timeline" if cuda_traced(trace) else "Timeline (NVTX only: CUDA was not traced)"
+    return gpu_timeline_spec(lanes, lane_keys, marks, gpus=b.meta.gpus, x_range_ns=x_range, title=title,
                               busy_label=busy_label, notes=notes, uirevision=uirev, kernels=kernels,
                               memops=memops, api=api, highlight=highlight, launch=launch, theme=theme,
                               rank_devices=b.meta.rank_devices or None)

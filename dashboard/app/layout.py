@@ -372,7 +372,8 @@ def build_layout(state, trace_ids: list[str], labels: dict[str, str] | None = No
         html.Section(className="panel", children=dcc.Tabs(id=ids.TABLE_TABS, value=state.tab, children=[
             dcc.Tab(label=v.tab, value=v.name, children=v.layout(state)) for v in tabs])),
         html.Div(id=ids.SYNC_SINK, style={"display": "none"}),
-        html.Footer("Times are on the nsys session timeline (0 = capture start). GPU busy is an interval "
-                    "union, not a sum of kernel times; CUDA API and NVTX totals overlap GPU work and each other.",
+        html.Footer("Times are on the trace's own timeline (nsys: the session's, 0 = capture start). GPU busy is an "
+                    "interval union, not a sum of kernel times; CUDA API and NVTX totals overlap GPU work and each "
+                    "other.",
                     className="footer"),
     ])
