@@ -340,7 +340,10 @@ def _export(args) -> int:
 def _report(args) -> int:
     from dashboard.export import report_for_url, state_from_url
 
-    _check_link_trace(state_from_url(args.url).trace, Path(args.trace))
+    state = state_from_url(args.url)
+    for w in state.warnings:  # as `export` does
+        _say(f"tracedash: warning: {w}", file=sys.stderr)
+    _check_link_trace(state.trace, Path(args.trace))
     trace = _load_for_view(args)
     text = report_for_url(trace, args.url)
     try:

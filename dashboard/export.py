@@ -24,7 +24,7 @@ from dashboard.errors import TraceError
 from dashboard.figures.common import fmt_ns, report_layout
 from dashboard.figures.plotly_js import partial_bundle
 from dashboard.render import DashboardView, build_view, options_from_state
-from dashboard.state import ViewState, from_query
+from dashboard.state import ViewState, from_query, to_query
 from dashboard.trace import LoadedTrace
 
 FIGURES = ("timeline", "gantt", "phases")
@@ -176,6 +176,8 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
                                                              if state.stats_window() and trace.bundle is not None
                                                              else "whole trace")]
     link = f"<p class='small'>View link: <code>{html.escape(url)}</code></p>" if url else ""
+    if state.warnings:  # what the link asked for that this report could not apply
+        link += "".join(f"<p class='small'>{html.escape(w)}</p>" for w in state.warnings)
     made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>tracedash report · {html.escape(trace.name)}</title>
@@ -210,6 +212,9 @@ union, not a sum of kernel times; CUDA API and NVTX totals overlap GPU work and 
 
 
 def report_for_url(trace: LoadedTrace, url: str | None) -> str:
-    """``report_html`` for the state of a link; the trace in the link, if any, is not checked."""
+    """``report_html`` for the state of a link; the trace in the link, if any, is not checked. The report's
+    view link is the state it applied (``to_query``), not the text given: a value the link could not set
+    is named under it (``ViewState.warnings``), never shown as if applied."""
     state = state_from_url(url)
-    return report_html(trace, replace(state, trace=""), url=url or "")
+    applied = "?" + to_query(state) if url else ""
+    return report_html(trace, replace(state, trace=""), url=applied)

@@ -60,6 +60,18 @@ def test_report_is_self_contained_and_small(trace, tmp_path, capsys):
         assert "window: 1.000000–1.020000 s" in html and "prefill when tokens ≥ 100" in html
 
 
+def test_report_names_what_the_link_could_not_set(tmp_path, capsys):
+    out = tmp_path / "r.html"
+    assert main(["report", str(SEED), "--url", "?t0_ns=abc&t1_ns=5&tab=zz&threshold=100", "-o", str(out),
+                 "--no-cache"]) == 0
+    err = capsys.readouterr().err
+    assert "tracedash: warning: Ignored t0_ns/t1_ns='abc,5'" in err and "tracedash: warning: Ignored tab='zz'" in err
+    html = out.read_text(encoding="utf-8")
+    # the view link is what was applied; the values it could not apply are named under it, not shown as applied
+    assert "View link: <code>?threshold=100&amp;v=" in html and "t0_ns=abc" not in html.split("Ignored")[0]
+    assert "Ignored tab=&#x27;zz&#x27;" in html and "window: whole trace" in html
+
+
 def test_report_inlines_the_full_plotly_bundle_when_the_partial_one_does_not_match(tmp_path, monkeypatch):
     import dashboard.export as export
 
