@@ -469,3 +469,18 @@ def test_nvtx_overlap_without_kernels_is_unmeasured(tmp_path, capsys):
                                      nvtx=[{"start": 100, "end": 900, "eventType": 59, "text": "step"}]))
     [row] = nvtx_rows(k, True)
     assert (row["gpu_overlap_ns"], row["overlap_pct"]) == (0, 0.0)
+
+
+def test_busy_source_choices_are_disabled_where_they_change_nothing(tmp_path):
+    from dashboard.app.views.overview import busy_options
+
+    cpu = load_trace(write_nsys_sqlite(tmp_path / "cpu.sqlite", nvtx=[{"start": 0, "end": 9, "eventType": 59,
+                                                                      "text": "s"}]))
+    gpu = load_trace(write_nsys_sqlite(tmp_path / "gpu.sqlite", kernels=[{"start": 0, "end": 9}]))
+    assert [o["disabled"] for o in busy_options(gpu)] == [False] * 3
+    assert {(o["disabled"], o["title"]) for o in busy_options(cpu)} == {(True, "CUDA was not traced: no GPU work to count")}
+    from paths import SEED
+
+    summary = load_trace(SEED)
+    assert {o["title"] for o in busy_options(summary)} == {
+        "a summary JSON holds kernel totals only: no graph or memcpy/memset intervals to count"}
