@@ -561,6 +561,8 @@ def test_the_page_is_built_from_the_link():
     assert main_state("?prefix=CG_X&v=1", store, "MY_DISPATCH")[0].prefix == "CG_X"
     assert compare_href(ViewState(trace="a.sqlite@0123abcd")) == "compare/?a=a.sqlite%400123abcd"
     assert compare_href(ViewState(trace="a.sqlite@0123abcd", prefix="X")) == "compare/?a=a.sqlite%400123abcd&prefix=X"
+    assert compare_href(ViewState(trace="a.sqlite@0123abcd", threshold=600.0)) == (
+        "compare/?a=a.sqlite%400123abcd&threshold=600")
     text = page_json(app, f"?trace={state.trace.replace('@', '%40')}&threshold=3&tab=gaps&stats=window&v=1")
     assert '"value": "gaps"' in text and '"value": 3.0' in text and '"value": "window"' in text
 

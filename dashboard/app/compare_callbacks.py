@@ -92,12 +92,14 @@ def choose_pair(ids: list[str], a: str | None, b: str | None, explain, store=Non
     return a, b, notices
 
 
-def compare_findings(a, b, prefix: str) -> list[dict]:
+def compare_findings(a, b, prefix: str, threshold: float | None = None) -> list[dict]:
     """Rows of the compare page's Findings tab: ``findings_report.diff_findings`` of the two runs (both
-    with dispatch prefix ``prefix`` and the automatic phase split), as ``tracedash diff`` lists them."""
+    with dispatch prefix ``prefix`` and phase threshold ``threshold``, None: each run's automatic split),
+    as ``tracedash diff`` lists them."""
     from dashboard.findings_report import diff_findings, findings_for
 
-    return diff_findings(findings_for(a, prefix=prefix), findings_for(b, prefix=prefix))
+    return diff_findings(findings_for(a, prefix=prefix, threshold=threshold),
+                         findings_for(b, prefix=prefix, threshold=threshold))
 
 
 def compare_layout(store: TraceStore, search: str, home: str) -> html.Div:
@@ -135,19 +137,25 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
             a, b = b, a
         named = store.listed_ids([a, b])  # uploads count only when named, never as a default candidate
         a, b, notices = choose_pair(named, a, b, store.explain_missing, store)
+        # the dashboard's settings this page applies (prefix, phase threshold), decoded by the same codec; a bad
+        # value in the link is named, as on the dashboard (keys this page does not use are left alone)
+        threshold = state.threshold
+        notices = [w for w in state.warnings if w.startswith(("Ignored prefix=", "Ignored threshold="))] + notices
         options = [{"label": store.label(t), "value": t} for t in named]
-        query = pair_query(a, b) + (("&" if a or b else "?") + urlencode({"prefix": prefix})
-                                    if prefix != DEFAULT.prefix else "")
+        extra = {k: v for k, v in (("prefix", prefix if prefix != DEFAULT.prefix else None),
+                                   ("threshold", None if threshold is None else f"{threshold:g}")) if v is not None}
+        query = pair_query(a, b) + (("&" if a or b else "?") + urlencode(extra) if extra else "")
         new_search = {"search": query, "replace": trigger in (None, cl.URL)}  # written only if it differs
         alerts = [alert(n, "info") for n in notices]
-        links = [f"{home}?{to_query(ViewState(trace=t, prefix=prefix))}" if t else home for t in (a, b)]
+        links = [f"{home}?{to_query(ViewState(trace=t, prefix=prefix, threshold=threshold))}" if t else home
+                 for t in (a, b)]
         shown, hidden = {}, {"display": "none"}
         blank = empty_figure("Pick two traces to compare.", height=200)
         empty = [[], "", [], [], blank, blank, blank, [], [], [], [], []]
         if a is None:
             return [new_search, a, b, alerts + [alert("No traces are served here.")], *empty, *links, hidden, options, options]
         try:
-            c = compare_runs(store.get(a), store.get(b), dispatch_prefix=prefix)
+            c = compare_runs(store.get(a), store.get(b), dispatch_prefix=prefix, threshold=threshold)
         except TraceError as exc:
             return [new_search, a, b, alerts + [alert(str(exc))], *empty, *links, hidden, options, options]
         except Exception:  # never a traceback in the page; the server keeps serving
@@ -161,11 +169,14 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
             alerts.append(alert(f"Neither run has dispatch marks ({prefix}…): no per-phase comparison; "
                                 "the gate compares kernel time instead.", "info"))
         v = compare_view(c, a_label=A_LABEL, b_label=B_LABEL)
-        moved = compare_findings(store.get(a), store.get(b), prefix)
+        moved = compare_findings(store.get(a), store.get(b), prefix, threshold)
         g = c.gate
+        split = ([] if c.phases.empty or c.threshold is None else
+                 [f" Phase split for both runs: prefill when tokens >= {c.threshold:g} ("
+                  + ("set in the link" if threshold is not None else "automatic") + ")."])
         note = html.Span([html.B(f"Regression gate ({g.metric}): "), g.explanation,
                           ". Positive = B slower; this is what ", html.Code("tracedash diff --fail-if-slower"),
-                          " checks."])
+                          " checks.", *split])
         return [new_search, a, b, alerts, cl.delta_cards(v.cards), note, v.phase_rows, v.type_rows, v.step_figure,
                 v.category_figure, v.kernel_figure, v.kernel_rows, v.category_rows, v.nvtx_rows, v.api_rows, moved, *links,
                 hidden if c.phases.empty else shown, options, options]

@@ -86,8 +86,19 @@ def test_compare_link_and_bad_ids(page: Page, serve, console_errors, tmp_path):
                            timeout=30000)
     expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("900 ns → 1.00 µs+11.11 %")
 
-    page.goto(f"{url}/compare/?a=nope.sqlite%4012345678")
+    # the dashboard's phase threshold travels to the compare page and back to each run's dashboard link
+    page.goto(f"{url}/?{urlencode({'trace': trace_id(a), 'threshold': 600})}")
+    expect(present(link)).to_have_attribute("href", f"compare/?{urlencode({'a': trace_id(a), 'threshold': 600})}",
+                                            timeout=30000)
+    link.click()
+    expect(present(page.locator("#cmp-gate-note"))).to_contain_text(
+        "Phase split for both runs: prefill when tokens >= 600 (set in the link).", timeout=30000)
+    assert "threshold=600" in page.evaluate("() => location.search")
+    assert "threshold=600" in page.get_attribute("#cmp-open-a", "href")
+
+    page.goto(f"{url}/compare/?a=nope.sqlite%4012345678&threshold=-1")
     alerts = present(page.locator("#cmp-alerts"))
     expect(alerts).to_contain_text("Baseline: The link asks for trace 'nope.sqlite@12345678'", timeout=30000)
+    expect(alerts).to_contain_text("Ignored threshold='-1' in the link: not a valid value; using the default.")
     expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("Regression gate")
     assert console_errors == []
