@@ -206,7 +206,8 @@ def test_a_control_change_resends_only_the_views_that_read_it():
     assert touched(apply_control(s, "kernel", "gemm")[0]) == ["kernel_filter"]
     assert touched(apply_control(s, "gap_us", 50)[0]) == ["gaps"]
     assert touched(apply_control(s, "group", "on")[0]) == ["gaps", "nvtx"]  # gap causes are grouped alike
-    assert touched(apply_control(s, "threshold", 100)[0]) == ["dispatches", "findings", "gantt", "phase_figure", "phases"]
+    assert touched(apply_control(s, "threshold", 100)[0]) == ["compare_link", "dispatches", "findings", "gantt",
+                                                              "phase_figure", "phases"]  # the link carries it
     assert touched(apply_relayout(s, {"xaxis.range": [1, 2]})) == ["gantt", "timeline"]  # stats: whole trace
     w = apply_control(s, "stats", "window")[0]
     assert touched(w) == []  # no window yet: still the whole trace

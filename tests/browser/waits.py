@@ -40,6 +40,10 @@ def zoom(page, graph_id: str, lo_s: float, hi_s: float, timeout: float = 30000) 
     drawn and dcc.Graph listens to it: a relayout sent to a figure that is not drawn yet (or being replaced), or
     before dcc.Graph has bound its ``plotly_relayout`` handler (it does so after the draw's promise resolves,
     which a busy machine can delay), would be lost without a word."""
-    bound = "gd._ev && gd._ev.listeners('plotly_relayout').length > 0"
+    # dcc.Graph binds its handlers together (bindEvents), after the draw; 'plotly_clickannotation' is bound by it
+    # alone (Plotly and our own script may listen to 'plotly_relayout' earlier), and a graph being redrawn or
+    # resized carries the class dash-graph--pending.
+    bound = ("gd._ev && gd._ev.listeners('plotly_clickannotation').length > 0 && "
+             "!gd.classList.contains('dash-graph--pending')")
     page.wait_for_function(figure_js(graph_id, f"{bound} && (Plotly.relayout(gd, {{'xaxis.range': [{lo_s}, {hi_s}]}}), "
                                                "true)"), timeout=timeout)
