@@ -33,6 +33,7 @@ from dashboard.analysis.gpu_time import (
     busy_parts,
     busy_source_label,
     gpu_time,
+    has_gpu_work,
     stream_names,
     stream_sharing,
     trace_gpu_overview,
@@ -491,7 +492,7 @@ def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS, windowed: boo
     what = busy_source_label(busy_source, not b.graph_launches.empty)
     if ov.span_ns == 0 and ov.any_busy_ns == 0:
         where = "the visible window" if windowed else "this trace"
-        if b.kernels.empty and b.graph_launches.empty and b.memops.empty:
+        if not has_gpu_work(b):
             return _no_gpu_cards(f"no GPU work in {where}: no kernel, CUDA-graph or memcpy/memset rows")
         return _no_gpu_cards(f"no GPU work in {where} for the busy source ({what})")
     if ov.gpus <= 1:
@@ -997,7 +998,7 @@ def cuda_traced(trace: LoadedTrace) -> bool:
     b = trace.bundle
     if b is None:
         return trace.summary.kernel_count > 0 or not trace.summary.api.empty
-    return not (b.kernels.empty and b.api_calls.empty and b.memops.empty and b.graph_launches.empty)
+    return has_gpu_work(b) or not b.api_calls.empty
 
 
 def _unmeasured_overlap(trace: LoadedTrace, rows: list[dict]) -> list[dict]:

@@ -18,6 +18,7 @@ import pandas as pd
 
 from dashboard.analysis import phases as ph
 from dashboard.analysis.gpu_time import BUSY_KERNELS, trace_gpu_overview
+from dashboard.analysis.gpu_time import has_gpu_work as bundle_has_gpu_work
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks
 from dashboard.analysis.tables import api_table, kernel_table, normalize_nvtx_name
 from dashboard.model import DISPATCH_MARKS, conform, empty_frame
@@ -152,7 +153,7 @@ def has_gpu_work(run) -> bool:
     if bundle is None:
         s = run.summary if hasattr(run, "summary") else run
         return int(s.kernel_count) > 0
-    return not (bundle.kernels.empty and bundle.graph_launches.empty and bundle.memops.empty)
+    return bundle_has_gpu_work(bundle)
 
 
 def overview_delta(a_run, b_run) -> pd.DataFrame:

@@ -28,7 +28,7 @@ from dashboard.analysis import nsys_rules as nr
 from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import UNATTRIBUTED
 from dashboard.analysis.categories import OTHER, categorize
-from dashboard.analysis.gpu_time import gpu_work, kernel_launches
+from dashboard.analysis.gpu_time import gpu_work, has_gpu_work, kernel_launches
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
 from dashboard.analysis.intervals import intersection_length, union_intervals, union_length
 from dashboard.analysis.ratio import share_pct
@@ -314,7 +314,7 @@ def missing_inputs(summary: Summary, bundle: TraceBundle | None, rule: str) -> l
         have = {GPU_WORK: summary.kernel_count > 0, KERNEL_ROWS: summary.kernel_count > 0,
                 API_CALLS: not summary.api.empty, MEMOPS: True}
     else:
-        have = {GPU_WORK: not (bundle.kernels.empty and bundle.graph_launches.empty and bundle.memops.empty),
+        have = {GPU_WORK: has_gpu_work(bundle),
                 KERNEL_ROWS: not bundle.kernels.empty, API_CALLS: not bundle.api_calls.empty,
                 MEMOPS: not bundle.memops.empty}
     return [x for x in RULE_INPUTS[rule] if not have[x]]

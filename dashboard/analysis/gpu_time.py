@@ -108,6 +108,12 @@ def gpu_work(kernels: pd.DataFrame, memops: pd.DataFrame | None = None, graph_la
     return out.astype({"device_id": "int64", "stream_id": "int64", "start_ns": "int64", "end_ns": "int64"})
 
 
+def has_gpu_work(bundle) -> bool:
+    """Whether a TraceBundle holds any GPU work row: a kernel, a graph-level CUDA graph launch or a
+    memcpy/memset (whatever the busy source counts). Without one, GPU times are unmeasured, never 0."""
+    return not (bundle.kernels.empty and bundle.graph_launches.empty and bundle.memops.empty)
+
+
 def work_for_source(bundle, busy_source: str) -> pd.DataFrame:
     """``gpu_work`` of a TraceBundle for a busy source (``BUSY_SOURCES``)."""
     memops, graphs = busy_parts(busy_source)

@@ -2,6 +2,7 @@
 
 from dash import dcc, html
 
+from dashboard.analysis.gpu_time import has_gpu_work
 from dashboard.app import ids
 from dashboard.app.export_route import report_hrefs
 from dashboard.app.layout import LANE_LABELS, graph_config, report_image_links, svg_button
@@ -36,7 +37,7 @@ def lane_options(trace) -> list[dict]:
     if b is None:
         return []
     has = {"nvtx": not b.nvtx_ranges.empty, "marks": not b.nvtx_marks.empty,
-           "gpu": not (b.kernels.empty and b.graph_launches.empty and b.memops.empty),
+           "gpu": has_gpu_work(b),
            "streams": not b.kernels.empty, "memops": not b.memops.empty}
     return [{"label": f" {label}", "value": v} for v, label in LANE_LABELS if has[v]]
 
