@@ -98,10 +98,15 @@ def image_bytes(fig: go.Figure, fmt: str, *, which: str = "timeline", scale: flo
     return fig.to_image(format=fmt, width=width, height=height, scale=scale if fmt == "png" else 1)
 
 
+def _cell(value, fmt) -> str:
+    """A report cell: "—" for a value that was not measured (None/NaN, as the dashboard's grids), else ``fmt``."""
+    return "—" if value is None or value is pd.NA or (isinstance(value, float) and value != value) else fmt(value)
+
+
 def _table(frame: pd.DataFrame, columns: list[tuple[str, str, callable]], limit: int) -> str:
     rows = []
     for rec in frame.head(limit).to_dict("records"):
-        cells = "".join(f"<td>{html.escape(fmt(rec[key]))}</td>" for key, _, fmt in columns)
+        cells = "".join(f"<td>{html.escape(_cell(rec[key], fmt))}</td>" for key, _, fmt in columns)
         rows.append(f"<tr>{cells}</tr>")
     head = "".join(f"<th>{html.escape(label)}</th>" for _, label, _ in columns)
     more = f"<p class='small'>First {limit:,} of {len(frame):,} rows.</p>" if len(frame) > limit else ""

@@ -47,7 +47,8 @@ def test_state_from_url_forms():
     assert state_from_url(None).tab == "kernels"
 
 
-@pytest.mark.parametrize("trace", [SEED, TRACE, nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")], ids=lambda p: p.name)
+@pytest.mark.parametrize("trace", [SEED, TRACE, nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"),
+                                   nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")], ids=lambda p: p.name)
 def test_report_is_self_contained_and_small(trace, tmp_path, capsys):
     out = tmp_path / "r.html"
     assert main(["report", str(trace), "--url", LINK if trace == TRACE else "", "-o", str(out), "--no-cache"]) == 0
@@ -58,6 +59,8 @@ def test_report_is_self_contained_and_small(trace, tmp_path, capsys):
     assert f"tracedash report · {trace.name}" in html
     if trace == TRACE:
         assert "window: 1.000000–1.020000 s" in html and "prefill when tokens ≥ 100" in html
+    if "cpu_llm" in trace.name:  # CUDA not traced: the NVTX table's GPU overlap was never measured
+        assert "<h2>NVTX ranges</h2>" in html and "<td>—</td><td>—</td></tr>" in html and "0.0 %" not in html
 
 
 def test_report_names_what_the_link_could_not_set(tmp_path, capsys):
