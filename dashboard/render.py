@@ -32,6 +32,7 @@ from dashboard.analysis.gpu_time import (
     BUSY_KERNEL_ROWS,
     busy_parts,
     busy_source_label,
+    cuda_traced,
     gpu_time,
     has_gpu_work,
     stream_names,
@@ -989,16 +990,6 @@ def nvtx_rows(trace: LoadedTrace, grouped: bool) -> list[dict]:
     else:
         stats = group_nvtx_stats(trace.summary.nvtx)
     return _unmeasured_overlap(trace, _records(nvtx_table(trace.summary, stats)))
-
-
-def cuda_traced(trace: LoadedTrace) -> bool:
-    """Whether CUDA was traced at all: any kernel, CUDA API call, memcpy/memset or graph launch row (a
-    summary JSON: kernels or CUDA API totals). Without it (an NVTX-only trace) the GPU was not measured:
-    its overlaps are unknown, where a CUDA-traced run without kernels had an idle GPU (a real 0)."""
-    b = trace.bundle
-    if b is None:
-        return trace.summary.kernel_count > 0 or not trace.summary.api.empty
-    return has_gpu_work(b) or not b.api_calls.empty
 
 
 def _unmeasured_overlap(trace: LoadedTrace, rows: list[dict]) -> list[dict]:

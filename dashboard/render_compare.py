@@ -46,6 +46,16 @@ def _pct_text(p: float) -> str:
     return "n/a" if p is None or (isinstance(p, float) and math.isnan(p)) else f"{p:+.2f} %"
 
 
+def untraced_note(c: Comparison) -> str:
+    """One line when a run did not trace CUDA (NVTX only): its kernel and CUDA API totals are missing, so
+    the per-name deltas against it only say that; "" when both runs traced CUDA."""
+    sides = [x for x, traced in zip(("A (baseline)", "B (candidate)"), c.cuda_traced) if not traced]
+    if not sides:
+        return ""
+    return (f"{' and '.join(sides)} did not trace CUDA (NVTX only): kernel, category and CUDA API totals are "
+            "missing there, not zero; their −100 % / 'gone' / 'new' rows below only say that.")
+
+
 def gate_values(g) -> tuple[str, str]:
     """The gate's A and B times as text: n/a for a side at 0 ns when the gate could not be measured
     (nothing comparable in both runs), since that 0 was never measured."""
@@ -61,14 +71,14 @@ def delta_cards(c: Comparison) -> list[DeltaCard]:
                        f"{g.metric}: {g.explanation}")]
     for r in c.overview.itertuples(index=False):
         is_time = r.metric.endswith("_ns")
-        if r.a is pd.NA or r.b is pd.NA:  # a run without GPU work: its times are unmeasured, not 0
-            side = " and ".join(x for x, v in (("A", r.a), ("B", r.b)) if v is pd.NA)
-            cards.append(DeltaCard(OVERVIEW_LABELS.get(r.metric, r.metric), NA if r.a is pd.NA else fmt_ns(r.a),
-                                   NA if r.b is pd.NA else fmt_ns(r.b), NA, "same",
-                                   f"{r.metric}; {side} recorded no GPU work (no kernel, CUDA-graph or memcpy/memset "
-                                   "rows)"))
-            continue
         fmt = fmt_ns if is_time else (lambda v: f"{int(v):,}")
+        if r.a is pd.NA or r.b is pd.NA:  # a run without GPU work (or CUDA tracing): unmeasured, not 0
+            side = " and ".join(x for x, v in (("A", r.a), ("B", r.b)) if v is pd.NA)
+            why = ("recorded no GPU work (no kernel, CUDA-graph or memcpy/memset rows)" if is_time else
+                   "did not trace CUDA (NVTX only)")
+            cards.append(DeltaCard(OVERVIEW_LABELS.get(r.metric, r.metric), NA if r.a is pd.NA else fmt(r.a),
+                                   NA if r.b is pd.NA else fmt(r.b), NA, "same", f"{r.metric}; {side} {why}"))
+            continue
         tone = "same" if not is_time or r.delta == 0 else (
             "worse" if r.delta > 0 else "better")
         change = (f"{'+' if r.delta > 0 else '-' if r.delta < 0 else '±'}{fmt(abs(r.delta))} "
@@ -178,6 +188,8 @@ def _name_section(title: str, frame: pd.DataFrame, top: int) -> list[str]:
 def comparison_text(c: Comparison, top: int = 10) -> str:
     """A readable plain-text report of a Comparison (``tracedash diff`` without ``--json``)."""
     out = [f"A (baseline):  {c.a_file}", f"B (candidate): {c.b_file}", ""]
+    if note := untraced_note(c):
+        out += [note, ""]
     g = c.gate
     out += [f"Regression gate [{g.metric}]: {' -> '.join(gate_values(g))} ({_pct_text(g.delta_pct)}; "
             "positive = B slower)", f"  {g.explanation}", ""]

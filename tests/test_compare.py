@@ -119,7 +119,16 @@ def test_a_run_without_gpu_work_compares_as_na_not_minus_100_percent(tmp_path):
     o = c.overview.set_index("metric")
     assert o.loc["gpu_busy_union_ns", "a"] == 500 and o.loc["gpu_busy_union_ns", "b"] is pd.NA
     assert o.loc["gpu_busy_union_ns", "delta"] is pd.NA and math.isnan(o.loc["gpu_busy_union_ns", "delta_pct"])
-    assert o.loc["kernel_count", ["a", "b", "delta"]].tolist() == [1, 0, -1]  # counts are measured
+    # B did not trace CUDA: its kernel count is unknown too, and the page and `diff` say so once
+    assert o.loc["kernel_count", "a"] == 1 and o.loc["kernel_count", "b"] is pd.NA and c.cuda_traced == (True, False)
+    from dashboard.render_compare import untraced_note
+
+    assert untraced_note(c).startswith("B (candidate) did not trace CUDA (NVTX only)")
+    api_only = load_trace(write_nsys_sqlite(tmp_path / "api.sqlite", runtime=[{"start": 0, "end": 10,
+                                                                               "name": "cudaMalloc"}]))
+    c2 = compare_runs(gpu, api_only)  # CUDA traced, no kernel ran: 0 kernels is a measurement
+    assert c2.overview.set_index("metric").loc["kernel_count", ["a", "b", "delta"]].tolist() == [1, 0, -1]
+    assert untraced_note(c2) == "" and c2.cuda_traced == (True, True)
     card = next(x for x in delta_cards(c) if x.hint.startswith("gpu_busy_union_ns"))
     assert (card.a, card.b, card.change, card.tone) == ("500 ns", "n/a", "n/a", "same")  # never a green -100 %
     assert card.hint.endswith("B recorded no GPU work (no kernel, CUDA-graph or memcpy/memset rows)")

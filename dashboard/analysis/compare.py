@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis import phases as ph
-from dashboard.analysis.gpu_time import BUSY_KERNELS, trace_gpu_overview
+from dashboard.analysis.gpu_time import BUSY_KERNELS, cuda_traced, trace_gpu_overview
 from dashboard.analysis.gpu_time import has_gpu_work as bundle_has_gpu_work
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks
 from dashboard.analysis.tables import api_table, kernel_table, normalize_nvtx_name
@@ -121,6 +121,7 @@ class Comparison:
     nvtx: pd.DataFrame  # NAME_DELTA (name = normalised NVTX range name; total = sum of durations)
     api: pd.DataFrame  # NAME_DELTA (name = CUDA API name without version suffix; total summed across threads)
     gate: Gate
+    cuda_traced: tuple[bool, bool] = (True, True)  # (A, B): False for a run without CUDA tracing (NVTX only)
 
 
 def _pct(b, a) -> float:
@@ -161,15 +162,17 @@ def overview_delta(a_run, b_run) -> pd.DataFrame:
 
     Returns:
         OVERVIEW_DELTA frame, one row per OVERVIEW_METRICS entry in that order; times in ns,
-        counts in rows; a run without GPU work (``has_gpu_work``) has NA times.
+        counts in rows; a run without GPU work (``has_gpu_work``) has NA times, one without CUDA tracing
+        (``cuda_traced``) NA counts too.
     """
     fa, fb = overview_figures(a_run), overview_figures(b_run)
     ga, gb = has_gpu_work(a_run), has_gpu_work(b_run)
+    ta, tb = cuda_traced(a_run), cuda_traced(b_run)
     rows = []
     for key, _, _ in OVERVIEW_METRICS:
-        timed = key.endswith("_ns")
-        a = int(fa[key]) if ga or not timed else None
-        b = int(fb[key]) if gb or not timed else None
+        timed = key.endswith("_ns")  # a time needs GPU work; a count needs CUDA traced (0 kernels is then real)
+        a = int(fa[key]) if (ga if timed else ta) else None
+        b = int(fb[key]) if (gb if timed else tb) else None
         known = a is not None and b is not None
         rows.append({"metric": key, "a": a, "b": b, "delta": b - a if known else None,
                      "delta_pct": _pct(b, a) if known else math.nan})
@@ -407,7 +410,7 @@ def compare_runs(a, b, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX, thresh
         any_gpu_utilisation_pct=(fa["any_gpu_utilisation_pct"], fb["any_gpu_utilisation_pct"]), threshold=thr,
         a_dispatches=da, b_dispatches=db, dispatch_types=types, phases=phases,
         kernels=kernels, categories=category_delta(a, b), nvtx=nvtx_delta(a, b), api=api_delta(a, b),
-        gate=regression_gate(phases, kernels),
+        gate=regression_gate(phases, kernels), cuda_traced=(cuda_traced(a), cuda_traced(b)),
     )
 
 

@@ -114,6 +114,18 @@ def has_gpu_work(bundle) -> bool:
     return not (bundle.kernels.empty and bundle.graph_launches.empty and bundle.memops.empty)
 
 
+def cuda_traced(run) -> bool:
+    """Whether CUDA was traced at all in a run (anything with ``summary`` and ``bundle``, e.g. a LoadedTrace):
+    any GPU work row (``has_gpu_work``) or CUDA API call; a summary JSON: kernels or CUDA API totals. Without
+    it (an NVTX-only trace) the GPU was not measured: its kernel counts, totals and overlaps are unknown,
+    where a CUDA-traced run without kernels had an idle GPU (a real 0)."""
+    b = getattr(run, "bundle", None)
+    if b is None:
+        s = run.summary if hasattr(run, "summary") else run
+        return int(s.kernel_count) > 0 or not s.api.empty
+    return has_gpu_work(b) or not b.api_calls.empty
+
+
 def work_for_source(bundle, busy_source: str) -> pd.DataFrame:
     """``gpu_work`` of a TraceBundle for a busy source (``BUSY_SOURCES``)."""
     memops, graphs = busy_parts(busy_source)

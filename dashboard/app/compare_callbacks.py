@@ -16,7 +16,7 @@ from dashboard.app.layout import alert
 from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
-from dashboard.render_compare import compare_view
+from dashboard.render_compare import compare_view, untraced_note
 from dashboard.state import DEFAULT, ViewState, from_query, to_query
 
 log = logging.getLogger(__name__)
@@ -165,6 +165,8 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         if a == b:
             alerts.append(alert("A and B are the same trace: every delta is zero. Pick another candidate.",
                                 "info"))
+        if note := untraced_note(c):
+            alerts.append(alert(note, "info"))
         if c.phases.empty:
             alerts.append(alert(f"Neither run has dispatch marks ({prefix}…): no per-phase comparison; "
                                 "the gate compares kernel time instead.", "info"))
