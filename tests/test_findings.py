@@ -354,6 +354,9 @@ def test_cpu_only_trace_is_not_called_host_bound():
     g = {x.rule: x for x in findings_for(load_trace(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")), prefix="FOO")}
     assert (g["padding-waste"].evaluated, g["padding-waste"].note) == (False, "no dispatch marks named FOO…")
     assert g["padding-waste"].summary == "Not evaluated: no dispatch marks named FOO… in this trace (see --dispatch-prefix)."
+    # marks without token counts (PLE_…): padding cannot be measured, so it is not "nothing found" either
+    p = {x.rule: x for x in findings_for(load_trace(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")), prefix="PLE_")}
+    assert (p["padding-waste"].evaluated, p["padding-waste"].note) == (False, "no dispatch mark gives actual= and padded=")
 
 
 def test_graph_launch_shared_by_its_kernels_in_launch_bound(tmp_path):

@@ -718,10 +718,12 @@ def padding_waste(ctx: Context, params: dict) -> Finding:
     padded = d["padded"].fillna(0).to_numpy(np.int64)
     waste = np.where(ok, np.clip(padded - actual, 0, None), 0)
     wns = np.where(waste > 0, d["duration_ns"].to_numpy(np.int64) * waste // np.maximum(padded, 1), 0)
+    if not ok.any():  # nothing to compare: the rule could not look
+        return _not_evaluated(ctx, rule, params, "Not evaluated: no dispatch mark gives both actual= and padded= "
+                              "token counts.", view, "no dispatch mark gives actual= and padded=")
     if not waste.any():
-        n = int(ok.sum())
-        return _empty(ctx, rule, params, f"No padding: padded = actual tokens in all {n:,} dispatches that give both."
-                      if n else "No dispatch mark gives both actual= and padded= token counts.", view)
+        return _empty(ctx, rule, params, f"No padding: padded = actual tokens in all {int(ok.sum()):,} dispatches "
+                      "that give both.", view)
     pp = ctx.phases.to_numpy()
     rows = []
     for p in ph.PHASE_ORDER:
