@@ -463,6 +463,9 @@ def rank_cards(per_rank: pd.DataFrame) -> list[Card]:
     ]
 
 
+NOT_TRACED = "CUDA was not traced (NVTX only): no kernel, CUDA API or memcpy/memset rows"
+
+
 def _no_gpu_cards(why: str) -> list[Card]:
     return [Card("GPU activity span", NA, why), Card("GPU busy (union)", NA, why),
             Card("GPU idle in span", NA, why), Card("Utilisation", NA, why)]
@@ -493,6 +496,8 @@ def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS, windowed: boo
     what = busy_source_label(busy_source, not b.graph_launches.empty)
     if ov.span_ns == 0 and ov.any_busy_ns == 0:
         where = "the visible window" if windowed else "this trace"
+        if not windowed and not cuda_traced(trace):
+            return _no_gpu_cards(NOT_TRACED)
         if not has_gpu_work(b):
             return _no_gpu_cards(f"no GPU work in {where}: no kernel, CUDA-graph or memcpy/memset rows")
         return _no_gpu_cards(f"no GPU work in {where} for the busy source ({what})")
@@ -540,6 +545,9 @@ def overview_cards(trace: LoadedTrace, options: ViewOptions | None = None) -> li
         cards = rank_cards(per_rank_gpu_time(trace.bundle, work_for(trace.bundle, options.busy_source))) + cards[-2:]
     elif trace.meta.gpu_activity_missing:  # kernels launched, none recorded (range-profiler mode): unknown, not 0
         cards[:-2] = [Card(c.label, "n/a", trace.meta.gpu_activity_missing) for c in cards[:-2]]
+    traced = options.stats_window is not None or cuda_traced(trace)  # a window's trace holds only the window
+    if not traced:  # no kernel count was taken: unknown, not 0
+        cards[-2:] = [Card(c.label, NA, NOT_TRACED) for c in cards[-2:]]
     b = trace.bundle
     if b is not None and not b.graph_launches.empty:
         counted = busy_parts(options.busy_source)[1]
@@ -573,7 +581,8 @@ def overview_cards(trace: LoadedTrace, options: ViewOptions | None = None) -> li
             gpu_text = ", ".join(f"{d}: {meta.gpus.get(d, 'name not recorded')}" for d in devices)
         else:
             gpu_text = "device ids " + ", ".join(map(str, devices)) + " (GPU names not recorded in this export)"
-        cards.append(Card("GPUs with kernels", str(len(devices)), gpu_text))
+        cards.append(Card("GPUs with kernels", str(len(devices)), gpu_text) if traced
+                     else Card("GPUs with kernels", NA, NOT_TRACED))
     elif meta.format == "kineto-json":
         devices = sorted(set(b.kernels["device_id"].unique().tolist())) if b is not None else []
         cards.append(Card("Input", "PyTorch profiler (Kineto)",

@@ -398,10 +398,16 @@ def test_a_trace_without_gpu_work_shows_na_not_zero(tmp_path):
     path = write_nsys_sqlite(tmp_path / "cpu.sqlite", nvtx=[{"start": 100, "end": 900, "eventType": 59, "text": "step"}])
     t = load_trace(path)
     cards = {c.label: c for c in overview_cards(t)}
-    why = "no GPU work in this trace: no kernel, CUDA-graph or memcpy/memset rows"
+    why = "CUDA was not traced (NVTX only): no kernel, CUDA API or memcpy/memset rows"
     assert [(cards[k].value, cards[k].hint) for k in ("GPU activity span", "GPU busy (union)", "GPU idle in span",
-                                                        "Utilisation")] == [("n/a", why)] * 4
-    assert cards["Kernels"].value == "0"  # a count of rows is a measurement
+                                                        "Utilisation", "Kernels", "CUDA-graph kernels",
+                                                        "GPUs with kernels")] == [("n/a", why)] * 7
+    # CUDA traced, no GPU work (one cudaMalloc): no span to measure, but 0 kernels is a count
+    api = load_trace(write_nsys_sqlite(tmp_path / "api.sqlite", runtime=[{"start": 0, "end": 10, "name": "cudaMalloc"}]))
+    cards = {c.label: c for c in overview_cards(api)}
+    assert (cards["GPU busy (union)"].value, cards["GPU busy (union)"].hint) == (
+        "n/a", "no GPU work in this trace: no kernel, CUDA-graph or memcpy/memset rows")
+    assert (cards["Kernels"].value, cards["GPUs with kernels"].value) == ("0", "0")
     assert [o["value"] for o in lane_options(t)] == ["nvtx"]  # no GPU lanes to tick, no marks either
     # only memcpy rows, busy source "kernels": the cards say the source counts none of them
     mem = load_trace(write_nsys_sqlite(tmp_path / "mem.sqlite", memcpy=[{"start": 0, "end": 500}]))
