@@ -174,7 +174,7 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         moved = compare_findings(store.get(a), store.get(b), prefix, threshold)
         g = c.gate
         split = ([] if c.phases.empty or c.threshold is None else
-                 [f" Phase split for both runs: prefill when tokens >= {c.threshold:g} ("
+                 [f" Phase split for both runs: prefill when tokens >= {c.threshold:.1f} ("
                   + ("set in the link" if threshold is not None else "automatic") + ")."])
         note = html.Span([html.B(f"Regression gate ({g.metric}): "), g.explanation,
                           ". Positive = B slower; this is what ", html.Code("tracedash diff --fail-if-slower"),

@@ -92,7 +92,7 @@ def test_compare_link_and_bad_ids(page: Page, serve, console_errors, tmp_path):
                                             timeout=30000)
     link.click()
     expect(present(page.locator("#cmp-gate-note"))).to_contain_text(
-        "Phase split for both runs: prefill when tokens >= 600 (set in the link).", timeout=30000)
+        "Phase split for both runs: prefill when tokens >= 600.0 (set in the link).", timeout=30000)
     assert "threshold=600" in page.evaluate("() => location.search")
     assert "threshold=600" in page.get_attribute("#cmp-open-a", "href")
 
