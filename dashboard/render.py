@@ -1003,11 +1003,15 @@ def nvtx_rows(trace: LoadedTrace, grouped: bool) -> list[dict]:
 
 def _unmeasured_overlap(trace: LoadedTrace, rows: list[dict]) -> list[dict]:
     """A range's GPU overlap in a trace without CUDA tracing (``cuda_traced``) was never measured: None
-    ("—"), not 0 ns and 0.00 %."""
+    ("—", with ``UNMEASURED_OVERLAP`` in the row's ``overlap_note`` for the hover), not 0 ns and 0.00 %."""
     if not cuda_traced(trace):
         for r in rows:
             r["gpu_overlap_ns"] = r["overlap_pct"] = None
+            r["overlap_note"] = UNMEASURED_OVERLAP
     return rows
+
+
+UNMEASURED_OVERLAP = "—: not measured, CUDA was not traced (NVTX only)"
 
 
 def window_from_relayout(relayout: dict | None, extent: tuple[int, int] | None) -> tuple[int, int] | None:
@@ -1152,11 +1156,19 @@ def phase_figure_view(trace: LoadedTrace, options: ViewOptions,
     pv = phase_view(trace, options)
     w = options.stats_window if trace.bundle is not None else None
     steps, step_phases = pv.whole_steps()  # a step cut by the window's edges is not a step time
-    fig = build_phase_analysis(steps, step_phases, pv.category_time, theme=theme)
-    cut = len(pv.dispatches) - len(steps)
-    holds = (f"{len(pv.dispatches):,} dispatches" + (f" ({cut} cut by its edges: not in the step times)" if cut else "")
-             if len(pv.dispatches) else "")
+    n, cut = len(pv.dispatches), len(pv.dispatches) - len(steps)
+    empty_text = (f"No whole dispatch step in this window: its {_count(n, 'dispatch', 'dispatches')} "
+                  f"{'is' if n == 1 else 'are'} cut by its edges, so no step time can be measured." if n
+                  else "No dispatches: nothing to split into phases.")
+    fig = build_phase_analysis(steps, step_phases, pv.category_time, theme=theme, empty_text=empty_text)
+    holds = (_count(n, "dispatch", "dispatches") + (f" ({cut} cut by its edges: not in the step times)" if cut else "")
+             if n else "")
     return add_caption(fig, view_caption(trace, options, w, pv, holds=holds)), figure_filename(trace, "phases", w)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    """``"1 dispatch"``, ``"3 dispatches"``."""
+    return f"{n:,} {one if n == 1 else many}"
 
 
 def view_notices(trace: LoadedTrace) -> list[str]:

@@ -465,6 +465,7 @@ def test_nvtx_overlap_without_kernels_is_unmeasured(tmp_path, capsys):
     for grouped in (False, True):
         [row] = nvtx_rows(t, grouped)
         assert (row["name"], row["union_ns"], row["gpu_overlap_ns"], row["overlap_pct"]) == ("step", 800, None, None)
+        assert row["overlap_note"] == "—: not measured, CUDA was not traced (NVTX only)"  # the cells' hover
     # its summary JSON (the contract writes 0 there) draws ranges as union time, never as wholly "GPU idle"
     summary = summarize_cli(capsys, path)
     assert summary["nvtx"]["step"]["gpu_overlap_s"] == 0.0
@@ -474,7 +475,7 @@ def test_nvtx_overlap_without_kernels_is_unmeasured(tmp_path, capsys):
     k = load_trace(write_nsys_sqlite(tmp_path / "k.sqlite", kernels=[{"start": 2000, "end": 2100}],
                                      nvtx=[{"start": 100, "end": 900, "eventType": 59, "text": "step"}]))
     [row] = nvtx_rows(k, True)
-    assert (row["gpu_overlap_ns"], row["overlap_pct"]) == (0, 0.0)
+    assert (row["gpu_overlap_ns"], row["overlap_pct"], "overlap_note" in row) == (0, 0.0, False)
 
 
 def test_busy_source_choices_are_disabled_where_they_change_nothing(tmp_path):

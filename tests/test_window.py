@@ -112,6 +112,12 @@ def test_window_step_times_are_of_whole_steps(tmp_path):
     boxes = [t for t in fig.data if t.type == "box"]
     assert [(t.name, len(t.y)) for t in boxes] == [("decode", 1)]  # the box plot holds whole steps only
     assert "3 dispatches (2 cut by its edges: not in the step times)" in str(fig.layout.annotations[-1].text).replace("<br>", " ")
+    # [120, 180) lies inside one step: the figure says why it has no step time, in the singular
+    fig, _ = phase_figure_view(trace, ViewOptions(threshold=100, stats_window=(120, 180)))
+    texts = [str(a.text).replace("<br>", " ") for a in fig.layout.annotations]
+    assert texts[0] == ("No whole dispatch step in this window: its 1 dispatch is cut by its edges, so no step "
+                        "time can be measured.")
+    assert "1 dispatch (1 cut by its edges: not in the step times)" in texts[-1]
     whole = phase_view(trace, ViewOptions(threshold=100)).stats.set_index("phase")  # no window: every step whole
     assert (whole.loc["decode", "p50_ns"], whole.loc["prefill", "p50_ns"]) == (100.0, 250.0)
 

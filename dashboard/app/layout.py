@@ -83,9 +83,14 @@ NVTX_COLUMNS = [
     {"headerName": "Count", "field": "count", "valueFormatter": _INT, "filter": _NUM_FILTER},
     {"headerName": "Sum (ms)", "field": "sum_ns", "valueFormatter": _MS, "filter": _NUM_FILTER, "sort": "desc"},
     {"headerName": "Union (ms)", "field": "union_ns", "valueFormatter": _MS, "filter": _NUM_FILTER},
-    {"headerName": "GPU overlap (ms)", "field": "gpu_overlap_ns", "valueFormatter": _MS, "filter": _NUM_FILTER},
-    {"headerName": "Overlap %", "field": "overlap_pct", "valueFormatter": _PCT, "filter": _NUM_FILTER,
-     "tooltipValueGetter": _why("n/a: the range has no union time to divide by")},
+    {"headerName": "GPU overlap (ms)", "field": "gpu_overlap_ns", "valueFormatter": _MS, "filter": _NUM_FILTER,
+     "tooltipValueGetter": {"function": "params.data && params.data.overlap_note || undefined"}},
+    # never measured (CUDA not traced): "—" as the overlap beside it; measured but nothing to divide by: "n/a"
+    {"headerName": "Overlap %", "field": "overlap_pct", "filter": _NUM_FILTER,
+     "valueFormatter": {"function": f"params.data && params.data.overlap_note ? '—' : {_PCT['function']}"},
+     "tooltipValueGetter": {"function": "params.data && params.data.overlap_note || "
+                                        "(params.value == null ? 'n/a: the range has no union time to divide by' "
+                                        ": undefined)"}},
 ]
 PHASE_COLUMNS = [
     {"headerName": "", "field": "metric", "minWidth": 110, "sortable": False},

@@ -36,7 +36,8 @@ def decade_ticks(values_ms) -> tuple[list[float], list[str], list[float]]:
 
 
 def build_phase_analysis(dispatches: pd.DataFrame, phases: pd.Series, category_time: pd.DataFrame | None, *,
-                         title: str = "Where step time goes", theme: Theme = DEFAULT_THEME) -> go.Figure:
+                         title: str = "Where step time goes", theme: Theme = DEFAULT_THEME,
+                         empty_text: str = "No dispatches: nothing to split into phases.") -> go.Figure:
     """Two panels: the step-time distribution per phase (box plot, ms, log axis with a tick at every
     decade) on the left, and kernel time per category, phases side by side (stacked, % of the
     phase's attributed kernel time) on the right, with the category legend next to it.
@@ -45,12 +46,14 @@ def build_phase_analysis(dispatches: pd.DataFrame, phases: pd.Series, category_t
         dispatches: DISPATCHES frame; phases: phase per dispatch (aligned).
         category_time: frame (phase, category, kernel_sum_ns, kernels) or None without kernels.
 
+        empty_text: the figure's one line when ``dispatches`` is empty.
+
     Returns:
         Figure with one box trace per phase and one bar trace per category (legend = categories,
         coloured by ``theme.category_color``).
     """
     if dispatches.empty:
-        return empty_figure("No dispatches: nothing to split into phases.", title=title, theme=theme, height=200)
+        return empty_figure(empty_text, title=title, theme=theme, height=200)
     has_categories = category_time is not None and not category_time.empty
     fig = make_subplots(rows=1, cols=2 if has_categories else 1, column_widths=[0.4, 0.6] if has_categories else None,
                         subplot_titles=["Step time per phase"] + (["Kernel time by category (attributed by correlation)"]

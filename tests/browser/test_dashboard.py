@@ -116,6 +116,11 @@ def test_nvtx_sample_timeline_zoom_follows_gantt(page: Page, serve, artifacts, c
     assert "NVTX marks" in lanes and any("L1" in lane for lane in lanes)
     # a CPU-only trace: its kernel table (the open tab) says why it is empty
     expect(present(page.locator("#kernel-table .ag-overlay-no-rows-center"))).to_have_text(NO_ROWS["kernels"])
+    # its NVTX ranges' GPU overlap was never measured: "—" in both overlap cells, never 0 or n/a
+    page.locator("#table-tabs").get_by_text("NVTX ranges", exact=True).click()
+    row = page.locator("#nvtx-table .ag-center-cols-container .ag-row[row-index='0']")
+    expect(present(row.locator(".ag-cell[col-id='overlap_pct']"))).to_have_text("—")
+    assert row.locator(".ag-cell[col-id='gpu_overlap_ns']").inner_text() == "—"
     zoom(page, "gantt", 0.03, 0.05)
     page.wait_for_function(figure_js("timeline", "Math.abs(gd.layout.xaxis.range[0] - 0.03) < 1e-9"), timeout=30000)
     assert page.evaluate(figure_js("timeline", "gd.layout.xaxis.range")) == [0.03, 0.05]
