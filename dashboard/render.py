@@ -68,7 +68,7 @@ from dashboard.analysis.timeline import (
 )
 from dashboard.analysis.window import clip_bundle, clip_dispatches, overlapping
 from dashboard.analysis.summary import summarize
-from dashboard.figures.common import add_caption, add_caption_spec, escape_text, fmt_ns
+from dashboard.figures.common import WIDE_CAPTION_WRAP_CHARS, add_caption, add_caption_spec, escape_text, fmt_ns
 from dashboard.figures.gantt import build_dispatch_gantt
 from dashboard.figures.idle import build_idle_causes
 from dashboard.figures.phases import build_phase_analysis
@@ -1114,7 +1114,7 @@ def timeline_view_spec(trace: LoadedTrace, options: ViewOptions, theme: Theme = 
                           kind=options.mark[0]) if options.mark else None
     # it draws no phases: its caption names no threshold
     spec = timeline_spec(trace, options, x_range, theme, highlight=highlight)
-    return add_caption_spec(spec, view_caption(trace, options, options.window)), \
+    return add_caption_spec(spec, view_caption(trace, options, options.window), wrap=WIDE_CAPTION_WRAP_CHARS), \
         figure_filename(trace, "timeline", options.window)
 
 
@@ -1145,7 +1145,7 @@ def gantt_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
                                  in_view=in_view, theme=theme)
     if options.mark and options.mark[0] == "dispatch":
         mark_target(gantt, options.mark)
-    return (add_caption(gantt, view_caption(trace, options, options.window, pv)),
+    return (add_caption(gantt, view_caption(trace, options, options.window, pv), wrap=WIDE_CAPTION_WRAP_CHARS),
             figure_filename(trace, "gantt", options.window))
 
 
@@ -1163,7 +1163,8 @@ def phase_figure_view(trace: LoadedTrace, options: ViewOptions,
     fig = build_phase_analysis(steps, step_phases, pv.category_time, theme=theme, empty_text=empty_text)
     holds = (_count(n, "dispatch", "dispatches") + (f" ({cut} cut by its edges: not in the step times)" if cut else "")
              if n else "")
-    return add_caption(fig, view_caption(trace, options, w, pv, holds=holds)), figure_filename(trace, "phases", w)
+    return (add_caption(fig, view_caption(trace, options, w, pv, holds=holds), wrap=WIDE_CAPTION_WRAP_CHARS),
+            figure_filename(trace, "phases", w))
 
 
 def _count(n: int, one: str, many: str) -> str:

@@ -291,6 +291,21 @@ def test_report_layout_fonts_aspect_and_no_hints():
     assert min(_fonts(phases)) >= 14
 
 
+def test_report_layout_wraps_the_caption_again_for_its_width():
+    """A caption wrapped for the screen (160 characters of 10 px text) is wrapped again for the image:
+    14 px text in an 800 px wide image would otherwise run past its right edge."""
+    import plotly.graph_objects as go
+
+    words = " ".join(f"word{i:03d}" for i in range(60))  # 479 characters
+    fig = add_caption(go.Figure(layout=dict(margin=dict(l=80, r=80, b=40), height=300)), words, wrap=160)
+    assert [len(line) for line in fig.layout.annotations[0].text.split("<br>")] == [159, 159, 159]
+    out = report_layout(fig, width=800)  # plot 640 px: 76 characters of 0.6 × 14 px
+    lines = out.layout.annotations[0].text.split("<br>")
+    assert max(len(line) for line in lines) <= 76 and len(lines) == 7
+    assert " ".join(lines) == words
+    assert out.layout.margin.b >= 7 * (REPORT_FONT_PX + 6)  # the bottom margin holds every line
+
+
 def test_add_caption_grows_the_figure_not_the_lanes(launch_trace):
     fig = timeline_figure(launch_trace, ViewOptions(), (0, 6_000))
     before = _plot_px_per_lane(fig)

@@ -269,6 +269,12 @@ def svg_button(graph_id: str) -> html.Button:
                        title="Download this figure as SVG")
 
 
+def figure_buttons(graph_id: str, **div_args) -> html.Div:
+    """One right-aligned row over a figure: its SVG button and its report-layout PNG and PDF links."""
+    return html.Div(className="figure-buttons", children=[svg_button(graph_id), report_image_links(graph_id)],
+                    **div_args)
+
+
 def cards(items: list[Card]) -> list:
     """Overview cards: label, value, and the definition as a tooltip and small print."""
     return [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import html
+import textwrap
 
 import numpy as np
 import plotly.graph_objects as go
@@ -100,13 +101,12 @@ def legend_rows(names: list[str], *, font_px: float, width_px: float) -> int:
     return rows
 
 
-CAPTION_WRAP_CHARS = 110
+CAPTION_WRAP_CHARS = 110  # a half-width panel (the compare page's figures)
+WIDE_CAPTION_WRAP_CHARS = 160  # a full-width figure: ~900 px of 10 px text, inside its plot on a 1280 px screen
 
 
 def _caption_annotation(caption: str, margin_b: int, wrap: int) -> tuple[dict, int]:
     """The caption annotation under a plot whose bottom margin is ``margin_b`` px, and the px it adds."""
-    import textwrap
-
     # Long captions wrap (a plot narrowed by long tick labels would clip one long line at its right edge).
     lines = textwrap.wrap(caption, width=wrap, break_long_words=False, break_on_hyphens=False) or [""]
     annotation = dict(text="<br>".join(escape_text(line) for line in lines), xref="paper", yref="paper", x=0, y=0,
@@ -204,10 +204,14 @@ def report_layout(fig: go.Figure, *, width: int = 1600, aspect_limit: bool = Tru
     if any(ax.title.text for ax in out.select_xaxes()):
         ticks_px += 2 * f
     caption_lines = 0
-    for a in caption:
+    plot_w = width - (out.layout.margin.l or 80) - (out.layout.margin.r or 80)
+    for a in caption:  # wrapped again for the image's plot width at f px (0.6 f per character: generous)
         a.font.size = f
         a.yshift = -ticks_px
-        caption_lines += (a.text or "").count("<br>") + 1
+        lines = textwrap.wrap(" ".join((a.text or "").split("<br>")), width=max(40, int(plot_w / (0.6 * f))),
+                              break_long_words=False, break_on_hyphens=False) or [""]
+        a.text = "<br>".join(lines)
+        caption_lines += len(lines)
     out.layout.annotations = others + caption
     out.update_layout(font=dict(size=f), legend=dict(font=dict(size=f)), hoverlabel=dict(font_size=f),
                       uniformtext=dict(minsize=f) if out.layout.uniformtext.mode else {})
@@ -219,7 +223,7 @@ def report_layout(fig: go.Figure, *, width: int = 1600, aspect_limit: bool = Tru
     out.update_xaxes(tickfont=dict(size=f), title_font=dict(size=f))
     out.update_yaxes(tickfont=dict(size=f), title_font=dict(size=f), automargin=True)
     xr = out.layout.xaxis.range
-    plot_px = width - (out.layout.margin.l or 80) - (out.layout.margin.r or 80)
+    plot_px = plot_w
     for trace in out.data:
         if getattr(trace, "text", None) is not None and hasattr(trace, "textfont"):
             trace.textfont.size = f
@@ -230,7 +234,6 @@ def report_layout(fig: go.Figure, *, width: int = 1600, aspect_limit: bool = Tru
                                         (xr[1] - xr[0]) * 1e9 / plot_px, font_px=f)
     meta = out.layout.meta if isinstance(out.layout.meta, dict) else {}
     margin = out.layout.margin
-    plot_w = width - (margin.l or 80) - (margin.r or 80)
     names = [t.name for t in out.data if t.showlegend is not False and t.name]
     legend_top = out.layout.legend.orientation == "h" and (out.layout.legend.y or 0) >= 1
     rows = legend_rows(names, font_px=f, width_px=plot_w) if legend_top and out.layout.showlegend is not False else 0

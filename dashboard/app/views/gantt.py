@@ -4,7 +4,7 @@ from dash import dcc, html
 
 from dashboard.app import ids
 from dashboard.app.export_route import report_hrefs
-from dashboard.app.layout import graph_config, report_image_links, svg_button
+from dashboard.app.layout import figure_buttons, graph_config
 from dashboard.app.views.base import WINDOW, View
 from dashboard.figures.common import empty_figure
 from dashboard.render import gantt_view, options_from_state
@@ -23,6 +23,6 @@ VIEW = View(
     render=render,
     empty=lambda message: {"figure": empty_figure("No trace to show.", height=200)},
     layout=lambda state: html.Div(className="panel", children=[
-        svg_button(ids.GANTT), report_image_links(ids.GANTT),
+        figure_buttons(ids.GANTT),
         dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(id=ids.GANTT, config=graph_config("tracedash-gantt")))]),
 )

@@ -4,7 +4,7 @@ from dash import dcc, html
 
 from dashboard.app import ids
 from dashboard.app.export_route import report_hrefs
-from dashboard.app.layout import graph_config, report_image_links, svg_button
+from dashboard.app.layout import figure_buttons, graph_config
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.figures.common import empty_figure
 from dashboard.render import options_from_state, phase_figure_view, phase_view
@@ -36,7 +36,7 @@ VIEW = View(
     empty=lambda message: {"figure": empty_figure("No trace to show.", height=200)},
     layout=lambda state: html.Section(className="panel", children=[
         html.P(id="phase-figure-note", className="small"),
-        html.Div(id="phase-figure-links", children=[svg_button(ids.PHASE_FIGURE), report_image_links(ids.PHASE_FIGURE)]),
+        figure_buttons(ids.PHASE_FIGURE, id="phase-figure-links"),
         html.Div(id="phase-figure-box", children=dcc.Loading(
             type="dot", delay_show=300, children=dcc.Graph(id=ids.PHASE_FIGURE, config=graph_config("tracedash-phases"))))]),
 )

@@ -5,7 +5,7 @@ from dash import dcc, html
 from dashboard.analysis.gpu_time import has_gpu_work
 from dashboard.app import ids
 from dashboard.app.export_route import report_hrefs
-from dashboard.app.layout import LANE_LABELS, graph_config, report_image_links, svg_button
+from dashboard.app.layout import LANE_LABELS, figure_buttons, graph_config
 from dashboard.app.views.base import WINDOW, View
 from dashboard.figures.common import empty_figure, wire_figure
 from dashboard.model import device_label
@@ -45,7 +45,7 @@ def lane_options(trace) -> list[dict]:
 def layout(state):
     """The timeline view's layout fragment for the page built from ``state``."""
     return html.Div(className="panel timeline-panel", children=[
-        svg_button(ids.TIMELINE), report_image_links(ids.TIMELINE),
+        figure_buttons(ids.TIMELINE),
         html.Div(id=ids.LANE_CONTROLS, className="lanes", children=[
             dcc.Checklist(id=ids.LANES, value=list(state.lanes), inline=True, className="radio lanes",
                           options=[{"label": f" {label}", "value": v} for v, label in LANE_LABELS]),
