@@ -237,22 +237,6 @@ def test_random_sequence_then_the_link_reproduces_the_view(page: Page, serve, br
     assert console_errors == []
 
 
-def test_no_mode_bar_button_sends_data_off_the_machine(page: Page, serve, small_trace, console_errors):
-    page.goto(serve(create_app([small_trace])))
-    page.locator("#gantt .legendtext").first.wait_for(state="visible", timeout=30000)
-    page.locator("#timeline .js-plotly-plot").hover()
-    titles = page.evaluate("() => Array.from(document.querySelectorAll('.modebar-btn')).map(b => "
-                           "b.getAttribute('data-title') || '')")
-    assert titles and not [t for t in titles if re.search(r"cloud|chart studio|share|edit in|plotly", t, re.I)]
-    # no "Reset axes": after a zoom it reset to the zoom itself (the figure is redrawn with the window)
-    assert "Autoscale" in titles and "Reset axes" not in titles
-    contexts = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => "
-                             "[gd._context.showSendToCloud, gd._context.showEditInChartStudio, gd._context.showLink,"
-                             " gd._context.plotlyServerURL])")
-    assert contexts and not any(v for c in contexts for v in c)  # nothing that could upload is switched on
-    assert console_errors == []
-
-
 def test_window_statistics_match_the_hand_computed_values(page: Page, serve, tmp_path, console_errors):
     path = write_window_fixture(tmp_path / "window.sqlite")
     base = serve(create_app([path]))
@@ -306,7 +290,8 @@ def test_a_link_opens_drawn_with_the_fewest_callbacks(page: Page, serve, small_t
                                                       console_errors):
     """The page of a link arrives drawn in the layout response (no view callback on load); without a
     Referer the shell is routed once; a large trace not yet in memory gets its frame at once and its
-    views through one callback each. In every case the page shows the link's view."""
+    views through one callback each. In every case the page shows the link's view. (On the first page,
+    no mode-bar button sends data off the machine: ``assert_no_cloud_buttons``.)"""
     import dashboard.app as appmod
 
     if how == "large":
@@ -341,4 +326,21 @@ def test_a_link_opens_drawn_with_the_fewest_callbacks(page: Page, serve, small_t
 
         kicked = [v.name for v in VIEWS if v.on_load]
         assert len(sent) == len(kicked) and all(s for s in sent)
+    if how == "referer":  # on the drawn page: no mode-bar button sends data off the machine
+        assert_no_cloud_buttons(page)
     assert console_errors == []
+
+
+def assert_no_cloud_buttons(page: Page):
+    """No mode-bar button of the page's figures can upload (cloud, Chart Studio, share, plotly.com), nor
+    any graph config that would; no "Reset axes" (after a zoom it reset to the zoom itself: the figure is
+    redrawn with the window)."""
+    page.locator("#timeline .js-plotly-plot").hover()
+    titles = page.evaluate("() => Array.from(document.querySelectorAll('.modebar-btn')).map(b => "
+                           "b.getAttribute('data-title') || '')")
+    assert titles and not [t for t in titles if re.search(r"cloud|chart studio|share|edit in|plotly", t, re.I)]
+    assert "Autoscale" in titles and "Reset axes" not in titles
+    contexts = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => "
+                             "[gd._context.showSendToCloud, gd._context.showEditInChartStudio, gd._context.showLink,"
+                             " gd._context.plotlyServerURL])")
+    assert contexts and not any(v for c in contexts for v in c)  # nothing that could upload is switched on
