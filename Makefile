@@ -14,15 +14,22 @@ $(BIN)/python:
 # uv installs the same releases as pip from the same index (PyPI) in a third of the time (12 s against 36 s for
 # the test extras from an empty cache, byte-compiled alike); if uv cannot be had, pip installs instead.
 INSTALL = { $(BIN)/pip install -q --disable-pip-version-check 'uv>=0.5,<1' && \
-	$(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode -e '$(1)'; } || \
+	$(BIN)/uv pip install -q --python $(BIN)/python -e '$(1)'; } || \
 	$(BIN)/pip install -q --disable-pip-version-check -e '$(1)'
+# Byte-compile what runs (this machine sets PYTHONDONTWRITEBYTECODE: uncompiled modules would be compiled again
+# by every process), but not the packages' own test suites, pip or setuptools: 4,408 of 6,871 files, 7 s
+# against 15 s. A file that does not compile is left to Python (the leading '-').
+COMPILE = -$(BIN)/python -m compileall -q -j 0 -x '/tests?/|/pip/|/setuptools/|/_distutils_hack/' \
+	"$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" > /dev/null
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(call INSTALL,.)
+	$(COMPILE)
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	$(call INSTALL,.[test])
+	$(COMPILE)
 	touch $(VENV)/.installed $@
 
 run: $(VENV)/.installed
