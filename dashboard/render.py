@@ -35,6 +35,7 @@ from dashboard.analysis.gpu_time import (
     cuda_traced,
     gpu_time,
     has_gpu_work,
+    kernel_launches,
     stream_names,
     stream_sharing,
     trace_gpu_overview,
@@ -326,13 +327,23 @@ def _phase_view(trace: LoadedTrace, options: ViewOptions) -> PhaseView:
     return PhaseView(d, phases, stats, auto, threshold, metrics, category_time, whole)
 
 
+def launches_of(trace: LoadedTrace, window: tuple[int, int] | None) -> pd.DataFrame:
+    """``gpu_time.kernel_launches`` of the (window's) kernels and CUDA API calls, computed once per
+    window: dispatch attribution and the idle gaps' launching threads both read it."""
+    def compute():
+        b = windowed(trace, window).bundle
+        return kernel_launches(b.kernels, b.api_calls)
+
+    return memo(trace, ("kernel_launches", window), compute)
+
+
 def attributed(trace: LoadedTrace, prefix: str, window: tuple[int, int] | None, dispatches: pd.DataFrame):
     """``(attribution, dispatch metrics, kernel categories)`` of the (window's) kernels for the
     dispatches of ``prefix``: they do not depend on the phase threshold, so they are computed
     once per (prefix, window) and a threshold change only re-splits the phases."""
     def compute():
         b = windowed(trace, window).bundle
-        attribution = attribute_kernels(b.kernels, b.api_calls, dispatches)
+        attribution = attribute_kernels(b.kernels, b.api_calls, dispatches, launches_of(trace, window))
         return attribution, dispatch_metrics(dispatches, b.kernels, attribution), kernel_categories(trace, window)
 
     return memo(trace, ("attributed", prefix, window), compute)
@@ -967,7 +978,8 @@ def idle_view(trace: LoadedTrace, options: ViewOptions, min_gap_ns: int,
         return [], build_idle_causes(idle_by_cause(pd.DataFrame()), note=why, theme=theme)
     gaps_all = idle_gaps(work_for(b, options.busy_source), min_gap_ns=min_gap_ns)
     memops = None if busy_parts(options.busy_source)[0] else b.memops  # counted as busy: no gap to cover
-    causes = gap_causes(gaps_all, b.kernels, b.api_calls, b.nvtx_ranges, limit=GAP_CAUSE_LIMIT, memops=memops)
+    causes = gap_causes(gaps_all, b.kernels, b.api_calls, b.nvtx_ranges, limit=GAP_CAUSE_LIMIT, memops=memops,
+                        launches=launches_of(trace, None))
     if grouped and not causes.empty:
         ranges = [normalize_nvtx_name(r) if isinstance(r, str) and r else r for r in causes["nvtx_range"]]
         apis = causes["api_call"].tolist()

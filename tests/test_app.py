@@ -242,6 +242,25 @@ def test_the_layout_is_the_referring_link_s_page_already_drawn():
     assert _find(compare, "cmp-a") is not None
 
 
+def test_a_page_joins_kernels_to_their_launch_calls_once(monkeypatch):
+    """Dispatch attribution (Gantt, Per phase, phase figure) and the idle gaps' launching threads read one
+    kernel-to-launch join per trace and window (``render.launches_of``): a fresh page of the 108k sample
+    joined its 108,000 kernels twice."""
+    import dashboard.analysis.gpu_time as gpu_time
+    import dashboard.render as render
+
+    joins = []
+    real = gpu_time.kernel_launches
+    monkeypatch.setattr(render, "kernel_launches", lambda k, a: joins.append(len(k)) or real(k, a))
+    app = create_app([SAMPLES / "generated_seed_shaped_108k.sqlite"])
+    client = app.server.test_client()
+    tid = app.server.config["TRACE_STORE"].ids()[0]
+    drawn = _layout_of(client, f"http://localhost/?trace={tid}&tab=gaps")
+    assert len(_find(drawn, ids.GAP_TABLE)["props"]["rowData"]) == 143  # the gaps view rendered, with causes
+    assert _find(drawn, ids.GANTT)["props"]["figure"]["data"]  # and the dispatches, attributed
+    assert joins == [108_000]
+
+
 def test_per_phase_footnote_shows_only_with_the_table_it_explains():
     """A trace without dispatches gets the Per phase panel's one line of why, not the footnote about
     step times (it sits in the container the view hides); a trace with dispatches shows both."""

@@ -33,12 +33,15 @@ DISPATCH_METRICS: dict[str, str] = {
 }
 
 
-def attribute_kernels(kernels: pd.DataFrame, api_calls: pd.DataFrame, dispatches: pd.DataFrame) -> np.ndarray:
+def attribute_kernels(kernels: pd.DataFrame, api_calls: pd.DataFrame, dispatches: pd.DataFrame,
+                      launches: pd.DataFrame | None = None) -> np.ndarray:
     """Dispatch index (``dispatches["index"]``) of every kernel, UNATTRIBUTED when unknown.
 
     Args:
         kernels: KERNELS frame. api_calls: API_CALLS frame.
         dispatches: DISPATCHES frame (phases.build_dispatches), sorted by start_ns.
+        launches: ``gpu_time.kernel_launches(kernels, api_calls)``, when the caller has it
+            (computed otherwise).
 
     Returns:
         int64 array aligned with ``kernels`` rows. A kernel without a launching API call (no
@@ -47,7 +50,8 @@ def attribute_kernels(kernels: pd.DataFrame, api_calls: pd.DataFrame, dispatches
     out = np.full(len(kernels), UNATTRIBUTED, dtype=np.int64)
     if kernels.empty or dispatches.empty:
         return out
-    launches = kernel_launches(kernels, api_calls)
+    if launches is None:
+        launches = kernel_launches(kernels, api_calls)
     if launches.empty:
         return out
     starts = dispatches["start_ns"].to_numpy(np.int64)

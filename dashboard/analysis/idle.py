@@ -65,9 +65,11 @@ def idle_gaps(work: pd.DataFrame, *, min_gap_ns: int = DEFAULT_MIN_GAP_NS) -> pd
                            kind="stable").reset_index(drop=True)
 
 
-def _launching_threads(kernels: pd.DataFrame, api_calls: pd.DataFrame) -> dict[int, np.ndarray]:
-    """device id -> global thread ids that launched kernels on it (via correlation id + process)."""
-    j = kernel_launches(kernels, api_calls)
+def _launching_threads(kernels: pd.DataFrame, api_calls: pd.DataFrame,
+                       launches: pd.DataFrame | None = None) -> dict[int, np.ndarray]:
+    """device id -> global thread ids that launched kernels on it (via correlation id + process;
+    ``launches``: ``kernel_launches(kernels, api_calls)`` when the caller has it)."""
+    j = kernel_launches(kernels, api_calls) if launches is None else launches
     if j.empty:
         return {}
     dev = kernels["device_id"].to_numpy()[j["kernel_index"].to_numpy()]
@@ -102,7 +104,8 @@ def memop_cover(gap_frame: pd.DataFrame, memops: pd.DataFrame | None) -> tuple[l
 
 
 def gap_causes(gap_frame: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.DataFrame, nvtx_ranges: pd.DataFrame,
-               *, limit: int = 500, memops: pd.DataFrame | None = None) -> pd.DataFrame:
+               *, limit: int = 500, memops: pd.DataFrame | None = None,
+               launches: pd.DataFrame | None = None) -> pd.DataFrame:
     """Annotate the first ``limit`` gaps (largest first) with what the launching threads were doing.
 
     Returns:
@@ -111,10 +114,11 @@ def gap_causes(gap_frame: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.Dat
         ``cudaStreamSynchronize`` ending 18 µs into a 2.5 ms gap does not explain the gap);
         ``nvtx_range``: the shortest (innermost) NVTX range on a launching thread that contains the
         gap's middle; ``memop``: see ``memop_cover`` (pass
-        ``memops`` when the busy source does not count them).
+        ``memops`` when the busy source does not count them). ``launches``:
+        ``gpu_time.kernel_launches(kernels, api_calls)``, when the caller has it (computed otherwise).
     """
     g = gap_frame.head(limit).copy()
-    threads = _launching_threads(kernels, api_calls)
+    threads = _launching_threads(kernels, api_calls, launches)
 
     def columns(frame: pd.DataFrame, tids: np.ndarray):
         """start, end, name codes and category names of the rows on ``tids`` (numpy, for speed)."""
