@@ -86,7 +86,11 @@ def quick_to_draw(store, trace_id: str) -> bool:
 
 def _page_location() -> dict | None:
     """``{"pathname", "search", "href", "hash"}`` of the page a ``_dash-layout`` request comes from
-    (its same-origin Referer), or None outside a request or without a usable Referer."""
+    (its same-origin Referer), or None outside a request or without a usable Referer.
+
+    A Referer of the bare root (``/``, no query) is not used: browsers cut a Referer over 4,096
+    characters to its origin (Chromium), so a long link would open as the default page; the shell
+    is routed from the browser's own location instead (one callback)."""
     from urllib.parse import urlsplit
 
     from flask import has_request_context
@@ -99,6 +103,8 @@ def _page_location() -> dict | None:
     except ValueError:
         return None
     if not parts.scheme or parts.netloc != request.host or parts.fragment:
+        return None
+    if parts.path in ("", "/") and not parts.query:  # the root, or a long link cut to its origin
         return None
     search = f"?{parts.query}" if parts.query else ""
     return {"pathname": parts.path or "/", "search": search, "href": referer, "hash": ""}
