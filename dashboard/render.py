@@ -940,11 +940,19 @@ def api_rows(trace: LoadedTrace, by: str = "name") -> list[dict]:
     return _records(api_table(trace.summary, by=by))
 
 
+CUT_NOTE = ("cut by the window's edges: its step here is the part inside the window; kernels, GPU busy and "
+            "launch lead are not measured on a part (Stats for: whole trace shows them)")
+
+
 def dispatch_table_rows(pv: PhaseView) -> list[dict]:
     """One record per dispatch for the dispatch table (numbers raw, ns; NA as None).
 
     Columns: index, phase, tokens, mode, padded, start_ns, duration_ns, end_estimated, and with
-    attributed kernels: kernels, gpu_busy_ns, launch_lead_ns, ns_per_token.
+    attributed kernels: kernels, gpu_busy_ns, launch_lead_ns, ns_per_token. A dispatch cut by the
+    stats window's edges (``pv.whole``) keeps its step inside the window as ``duration_ns`` but has no
+    kernels, GPU busy, launch lead or time per token (None: its launch calls or kernels outside the
+    window are not counted, so a part would read as the whole, e.g. "0 kernels" for a step whose
+    launches precede the window); its ``note`` (``CUT_NOTE``) says why.
     """
     d = pv.dispatches
     if d.empty:
@@ -960,6 +968,12 @@ def dispatch_table_rows(pv: PhaseView) -> list[dict]:
         out["launch_lead_ns"] = m["launch_lead_ns"].to_numpy()
     tokens = d["tokens"].astype("Float64")
     out["ns_per_token"] = (d["duration_ns"] / tokens.where(tokens > 0)).astype("Float64")
+    if pv.whole is not None and not pv.whole.all():
+        cut = ~pv.whole
+        for col in ("kernels", "gpu_busy_ns", "launch_lead_ns", "ns_per_token"):
+            if col in out:
+                out[col] = out[col].astype("Float64" if col == "ns_per_token" else "Int64").mask(cut)
+        out["note"] = pd.Series([CUT_NOTE if c else None for c in cut], index=out.index, dtype=object)
     if len(out) > DISPATCH_ROW_LIMIT:  # the browser grid gets the longest steps, the ones worth reading
         out = out.iloc[np.sort(np.argsort(-out["duration_ns"].to_numpy(), kind="stable")[:DISPATCH_ROW_LIMIT])]
     return _records(out)

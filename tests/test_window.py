@@ -122,6 +122,37 @@ def test_window_step_times_are_of_whole_steps(tmp_path):
     assert (whole.loc["decode", "p50_ns"], whole.loc["prefill", "p50_ns"]) == (100.0, 250.0)
 
 
+def test_dispatch_rows_cut_by_the_window_measure_no_kernels(tmp_path):
+    """A dispatch cut by the stats window's edge shows its step inside the window, flagged, and no kernel
+    count or GPU busy: its launch before the window is not counted, and "0 kernels, 0.000 ms busy" read as
+    the whole step's (QA: a prefill step cut by the window's left edge)."""
+    from dashboard.render import CUT_NOTE, ViewOptions, dispatch_table_rows, phase_view
+    from dashboard.trace import load_trace
+    from factories import write_nsys_sqlite
+
+    # steps [0,100) [100,200) [200,300) [300,400); each launches one 50 ns kernel 10 ns after its mark
+    marks = [0, 100, 200, 300]
+    path = write_nsys_sqlite(
+        tmp_path / "cut.sqlite",
+        kernels=[{"start": m + 10, "end": m + 60, "correlationId": i + 1} for i, m in enumerate(marks)],
+        runtime=[{"start": m + 2, "end": m + 5, "name": "cudaLaunchKernel_v7000", "correlationId": i + 1}
+                 for i, m in enumerate(marks)],
+        nvtx=[{"start": m, "eventType": 34, "text": f"CG_DISPATCH:actual={1600 if m == 100 else 1}"} for m in marks])
+    trace = load_trace(path)
+    whole = {r["index"]: r for r in dispatch_table_rows(phase_view(trace, ViewOptions(threshold=100)))}
+    assert [(r["kernels"], r["gpu_busy_ns"], r["launch_lead_ns"]) for r in whole.values()] == [(1, 50, 10)] * 4
+    assert all(r.get("note") is None for r in whole.values())
+    # [130, 350): the window cuts [100,200) (its launch at 102 lies before it) and [300,400)
+    rows = {r["index"]: r for r in dispatch_table_rows(phase_view(trace, ViewOptions(threshold=100,
+                                                                                       stats_window=(130, 350))))}
+    assert sorted(rows) == [1, 2, 3]
+    for i in (1, 3):
+        assert (rows[i]["kernels"], rows[i]["gpu_busy_ns"], rows[i]["launch_lead_ns"], rows[i]["ns_per_token"],
+                rows[i]["note"]) == (None, None, None, None, CUT_NOTE)
+    assert (rows[1]["duration_ns"], rows[3]["duration_ns"]) == (70, 50)  # the parts inside the window
+    assert (rows[2]["kernels"], rows[2]["gpu_busy_ns"], rows[2]["launch_lead_ns"], rows[2]["note"]) == (1, 50, 10, None)
+
+
 def test_gantt_legend_counts_the_dispatches_in_a_zoomed_view(tmp_path):
     """A zoomed Gantt's legend says how many dispatches of each phase the window shows, beside the whole
     trace's count (it kept the whole trace's count while showing 2 of 6 dispatches)."""

@@ -50,8 +50,9 @@ _PCT = {"function": f"{_MISSING} ? 'n/a' : "
 
 
 def _why(reason: str) -> dict:
-    """Tooltip for a column whose "—" cells need a reason."""
-    return {"function": f"params.value == null ? {reason!r} : undefined"}
+    """Tooltip for a column whose "—" cells need a reason: the row's own ``note`` when it has one
+    (e.g. a dispatch cut by the window's edges), else ``reason``."""
+    return {"function": f"params.value == null ? ((params.data && params.data.note) || {reason!r}) : undefined"}
 
 
 _NUM_FILTER = "agNumberColumnFilter"
@@ -112,12 +113,16 @@ DISPATCH_COLUMNS = [
      "tooltipValueGetter": _why("n/a: the mark's name carries no padded size")},
     {"headerName": "Start (s)", "field": "start_ns", "valueFormatter": {"function": "d3.format(',.6f')(params.value / 1e9)"},
      "filter": _NUM_FILTER, "sort": "asc"},
-    {"headerName": "Step (ms)", "field": "duration_ns", "valueFormatter": _MS, "filter": _NUM_FILTER,
-     "headerTooltip": "mark to next mark (the last: to the end of GPU activity, or estimated)"},
+    {"headerName": "Step (ms)", "field": "duration_ns", "filter": _NUM_FILTER,
+     "valueFormatter": {"function": f"({_MS['function']}) + (params.data && params.data.note ? ' (cut)' : '')"},
+     "headerTooltip": "mark to next mark (the last: to the end of GPU activity, or estimated); "
+                      "(cut): the part inside the stats window",
+     "tooltipValueGetter": {"function": "(params.data && params.data.note) || undefined"}},
     {"headerName": "Kernels", "field": "kernels", "valueFormatter": _INT, "filter": _NUM_FILTER,
      "headerTooltip": "kernels launched by API calls inside this dispatch (correlation id + process)",
      "tooltipValueGetter": _why("n/a: no kernel intervals to attribute (summary input or no kernels)")},
     {"headerName": "GPU busy (ms)", "field": "gpu_busy_ns", "valueFormatter": _MS, "filter": _NUM_FILTER,
+     "headerTooltip": "union of this dispatch's attributed kernels (by correlation id + process)",
      "tooltipValueGetter": _why("n/a: no kernel intervals to attribute (summary input or no kernels)")},
     {"headerName": "Launch lead (µs)", "field": "launch_lead_ns", "valueFormatter": _US, "filter": _NUM_FILTER,
      "headerTooltip": "first attributed kernel start minus the dispatch mark",
