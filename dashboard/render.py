@@ -980,8 +980,10 @@ def dispatch_table_rows(pv: PhaseView) -> list[dict]:
 
 
 def idle_view(trace: LoadedTrace, options: ViewOptions, min_gap_ns: int,
-              theme: Theme = DEFAULT_THEME, grouped: bool = False) -> tuple[list[dict], go.Figure]:
-    """Largest GPU idle gaps with host causes (table rows) and total idle time by cause (figure).
+              theme: Theme = DEFAULT_THEME, grouped: bool = False) -> tuple[list[dict], go.Figure, str]:
+    """Largest GPU idle gaps with host causes (table rows, at most ``GAP_CAUSE_LIMIT``), total idle
+    time by cause (figure), and a line saying how many gaps there are and, when over the limit, that
+    the rows are the largest ones ("" without intervals or kernels).
 
     ``grouped`` names NVTX ranges by their normalised name (as the NVTX table does when grouped), so
     PyTorch's per-call names (``aten::mul, op_id = 317126``) add up to one cause."""
@@ -989,7 +991,7 @@ def idle_view(trace: LoadedTrace, options: ViewOptions, min_gap_ns: int,
     if b is None or b.kernels.empty:
         why = "This summary has no intervals: idle gaps need an nsys SQLite export." if b is None else \
             "This trace has no kernels, so the GPU has no idle gaps to explain."
-        return [], build_idle_causes(idle_by_cause(pd.DataFrame()), note=why, theme=theme)
+        return [], build_idle_causes(idle_by_cause(pd.DataFrame()), note=why, theme=theme), ""
     gaps_all = idle_gaps(work_for(b, options.busy_source), min_gap_ns=min_gap_ns)
     memops = None if busy_parts(options.busy_source)[0] else b.memops  # counted as busy: no gap to cover
     causes = gap_causes(gaps_all, b.kernels, b.api_calls, b.nvtx_ranges, limit=GAP_CAUSE_LIMIT, memops=memops,
@@ -999,13 +1001,15 @@ def idle_view(trace: LoadedTrace, options: ViewOptions, min_gap_ns: int,
         apis = causes["api_call"].tolist()
         causes = causes.assign(nvtx_range=ranges, cause=[
             f"{a} in {r}" if a and r else (a or r or NO_HOST_ACTIVITY) for a, r in zip(apis, ranges)])
-    note = f"{len(gaps_all):,} gaps ≥ {fmt_ns(min_gap_ns)}"
+    note = f"{len(gaps_all):,} gap{'' if len(gaps_all) == 1 else 's'} ≥ {fmt_ns(min_gap_ns)}"
     if len(gaps_all) > GAP_CAUSE_LIMIT:
         note += f"; causes of the {GAP_CAUSE_LIMIT:,} largest"
+    listed = (f"{len(gaps_all):,} gaps ≥ {fmt_ns(min_gap_ns)}: the table and chart hold the {GAP_CAUSE_LIMIT:,} "
+              "largest" if len(gaps_all) > GAP_CAUSE_LIMIT else note)
     rows = _records(causes.assign(row_id=[str(i) for i in range(len(causes))],
                                   memop_cover=[f"{k} covers {fmt_ns(n)}" if k else ""
                                                for k, n in zip(causes["memop"], causes["memop_ns"])]))
-    return rows, build_idle_causes(idle_by_cause(causes), note=note, theme=theme)
+    return rows, build_idle_causes(idle_by_cause(causes), note=note, theme=theme), listed
 
 
 def nvtx_rows(trace: LoadedTrace, grouped: bool) -> list[dict]:

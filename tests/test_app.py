@@ -281,6 +281,28 @@ def test_per_phase_footnote_shows_only_with_the_table_it_explains():
                                        "marker prefix to your server's marks.")
 
 
+def test_the_gap_table_says_when_it_holds_only_the_largest_gaps():
+    """The 2-GPU sample has 563 idle gaps of at least 10 µs; the table holds the 500 largest and says so
+    above it (only the side chart's subtitle said it: sorted by start, the list looked complete)."""
+    app = create_app([nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")])
+    store = app.server.config["TRACE_STORE"]
+    tid = store.ids()[0]
+    out = render_view(BY_NAME["gaps"], store, ViewState(trace=tid))
+    assert len(out["rows"]) == 500
+    assert out["scope"] == "Stats for: whole trace · 563 gaps ≥ 10.00 µs: the table and chart hold the 500 largest"
+    few = render_view(BY_NAME["gaps"], store, ViewState(trace=tid, gap_us=2000.0))  # ≥ 2 ms: all of them listed
+    assert few["scope"] == f"Stats for: whole trace · {len(few['rows'])} gaps ≥ 2.000 ms" and 0 < len(few["rows"]) < 500
+
+
+def test_a_summary_s_kernel_table_says_it_lists_the_top_kernels_only():
+    app = create_app([SEED])
+    store = app.server.config["TRACE_STORE"]
+    out = render_view(BY_NAME["kernels"], store, ViewState(trace=store.ids()[0]))
+    assert len(out["rows"]) == 20 and sum(r["count"] for r in out["rows"]) == 63_703
+    assert out["scope"] == ("Stats for: whole trace · the summary lists its top 20 kernels, 63,703 of its 107,899: "
+                            "a share of all kernel time is n/a")
+
+
 def test_a_bad_trace_becomes_an_alert_and_other_views_stay_empty(tmp_path):
     bad = tmp_path / "broken.sqlite"
     bad.write_text("not sqlite")
@@ -542,10 +564,10 @@ def test_pytorch_names_are_grouped_by_default_in_the_nvtx_table_and_gap_causes(t
               {"start": 2000, "end": 2100, "eventType": 59, "text": "aten::mul, seq = 2, op_id = 8"}])
     t = load_trace(path)
     assert effective_group(t, None) is True and effective_group(t, False) is False
-    rows, _ = idle_view(t, ViewOptions(), 100, grouped=True)
+    rows, _, _ = idle_view(t, ViewOptions(), 100, grouped=True)
     assert [(r["cause"], r["nvtx_range"], r["duration_ns"]) for r in rows] == [
         ("cudaStreamSynchronize in aten::mul", "aten::mul", 900)]
-    plain, _ = idle_view(t, ViewOptions(), 100)
+    plain, _, _ = idle_view(t, ViewOptions(), 100)
     assert plain[0]["nvtx_range"] == "aten::mul, seq = 1, op_id = 7"
     assert effective_group(load_trace(SEED), None) is False  # no op_id in its names: not grouped
     assert [r["name"] for r in BY_NAME["nvtx"].render(t, ViewState())["rows"]] == ["aten::mul"]

@@ -219,7 +219,7 @@ def test_graph_rows_and_idle_with_memops_built_in_code(tmp_path):
     assert [(r["name"], r["count"], r["total_ns"]) for r in rows] == [("kernel", 2, 200),
                                                                        ("CUDA graph 3", 2, 150)]
     assert sum(r["kernel_pct"] for r in rows) == pytest.approx(100.0)
-    gaps, _ = idle_view(t, ViewOptions(), min_gap_ns=1)
+    gaps, _, _ = idle_view(t, ViewOptions(), min_gap_ns=1)
     by_start = {g["start_ns"]: g for g in gaps}
     assert by_start[450]["end_ns"] == 1000 and by_start[450]["memop_cover"] == "memcpy HtoD covers 400 ns"
     assert by_start[100]["memop_cover"] == "" and by_start[450]["memop_ns"] == 400

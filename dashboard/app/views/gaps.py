@@ -12,9 +12,10 @@ from dashboard.render import effective_group, idle_view, options_from_state, sco
 def render(trace, state):
     """The gaps view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
     options = options_from_state(state)
-    rows, fig = idle_view(windowed(trace, options.stats_window), options, int(round(state.gap_us * 1000)),
-                          grouped=effective_group(trace, state.group))
-    return {"rows": rows, "figure": fig, "scope": scope_text(trace, options.stats_window)}
+    rows, fig, listed = idle_view(windowed(trace, options.stats_window), options, int(round(state.gap_us * 1000)),
+                                  grouped=effective_group(trace, state.group))
+    scope = scope_text(trace, options.stats_window)
+    return {"rows": rows, "figure": fig, "scope": f"{scope} · {listed}" if listed else scope}
 
 
 def layout(state):

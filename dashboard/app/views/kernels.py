@@ -11,7 +11,11 @@ from dashboard.render import kernel_rows, scope_text, windowed
 def render(trace, state):
     """Kernel table rows (graph-level CUDA graphs as rows when the busy source counts them)."""
     w = state.stats_window()
-    return {"rows": kernel_rows(windowed(trace, w), state.kernel_names, state.busy), "scope": scope_text(trace, w)}
+    rows, scope = kernel_rows(windowed(trace, w), state.kernel_names, state.busy), scope_text(trace, w)
+    if trace.bundle is None and rows:  # a summary JSON lists its top kernels only
+        scope += (f" · the summary lists its top {len(rows):,} kernels, {sum(r['count'] for r in rows):,} of its "
+                  f"{trace.summary.kernel_count:,}: a share of all kernel time is n/a")
+    return {"rows": rows, "scope": scope}
 
 
 def layout(state):
