@@ -86,6 +86,7 @@ from dashboard.figures.timeline import (
 )
 from dashboard.model import DISPATCH_MARKS, account_brief, conform, device_label, empty_frame
 from dashboard.state import window_from_relayout as state_window_from_relayout
+from dashboard.text import count_noun
 from dashboard.trace import LoadedTrace
 
 # Share of the mark budget per layer of the timeline.
@@ -1187,19 +1188,14 @@ def phase_figure_view(trace: LoadedTrace, options: ViewOptions,
     w = options.stats_window if trace.bundle is not None else None
     steps, step_phases = pv.whole_steps()  # a step cut by the window's edges is not a step time
     n, cut = len(pv.dispatches), len(pv.dispatches) - len(steps)
-    empty_text = (f"No whole dispatch step in this window: its {_count(n, 'dispatch', 'dispatches')} "
+    empty_text = (f"No whole dispatch step in this window: its {count_noun(n, 'dispatch', 'dispatches')} "
                   f"{'is' if n == 1 else 'are'} cut by its edges, so no step time can be measured." if n
                   else "No dispatches: nothing to split into phases.")
     fig = build_phase_analysis(steps, step_phases, pv.category_time, theme=theme, empty_text=empty_text)
-    holds = (_count(n, "dispatch", "dispatches") + (f" ({cut} cut by its edges: not in the step times)" if cut else "")
+    holds = (count_noun(n, "dispatch", "dispatches") + (f" ({cut} cut by its edges: not in the step times)" if cut else "")
              if n else "")
     return (add_caption(fig, view_caption(trace, options, w, pv, holds=holds), wrap=WIDE_CAPTION_WRAP_CHARS),
             figure_filename(trace, "phases", w))
-
-
-def _count(n: int, one: str, many: str) -> str:
-    """``"1 dispatch"``, ``"3 dispatches"``."""
-    return f"{n:,} {one if n == 1 else many}"
 
 
 def view_notices(trace: LoadedTrace) -> list[str]:

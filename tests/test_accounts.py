@@ -94,7 +94,7 @@ def test_launches_and_no_gpu_execution_at_all_make_busy_unknown(tmp_path):
         assert meta.warnings == ("pid 100: 3 launches, 0 kernels (possible capture gap)",
                                  "pid 200: 3 launches, 0 kernels (possible capture gap)")
         assert meta.gpu_activity_missing == (
-            "no kernel activity although 6 launch call(s) were recorded (possible capture gap: no kernel or CUDA "
+            "no kernel activity although 6 launch calls were recorded (possible capture gap: no kernel or CUDA "
             "graph execution in the export); GPU busy, idle and utilisation are unknown (n/a)")
     assert load_nsys_sqlite(CASE).meta.gpu_activity_missing == ""  # pid 100's kernels ran
 

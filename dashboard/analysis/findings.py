@@ -29,6 +29,7 @@ from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import UNATTRIBUTED
 from dashboard.analysis.categories import OTHER, categorize
 from dashboard.analysis.gpu_time import gpu_work, has_gpu_work, kernel_launches
+from dashboard.text import count_noun
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
 from dashboard.analysis.intervals import intersection_length, union_intervals, union_length
 from dashboard.analysis.ratio import share_pct
@@ -334,11 +335,8 @@ def _pct_text(part: float, whole: float, spec: str = ".1f") -> str:
 
 
 def _n(count: int, one: str, many: str | None = None) -> str:
-    """``"1 blocking call"``, ``"3 blocking calls"`` (``many``: the plural's last word, when not ``one`` + s)."""
-    if count == 1:
-        return f"1 {one}"
-    head = one.rpartition(" ")[0]
-    return f"{count:,} " + (f"{head} {many}".strip() if many else one + "s")
+    """``text.count_noun``: ``"1 blocking call"``, ``"3 blocking calls"``."""
+    return count_noun(count, one, many)
 
 
 # ---------------------------------------------------------------------------- nsys analyze rules
@@ -569,7 +567,7 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
         calls = int(rows['calls'].sum())
         text = (f"No dispatch marks, so the whole trace is the loop: {_n(calls, 'blocking call')} "
                 f"hold{'s' if calls == 1 else ''} "
-                f"{n_threads} host thread(s) {fmt_s(cost)}, {r0['share_pct']:.1f} % of their time over the GPU "
+                f"{_n(n_threads, 'host thread')} {fmt_s(cost)}, {r0['share_pct']:.1f} % of their time over the GPU "
                 f"activity span, mostly {clean_api_name(r0['api_name'])}{where} ({fmt_s(int(r0['top_blocked_ns']))}).")
     else:
         calls = int(rows['calls'].sum())
@@ -790,7 +788,7 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
     top_name = short.categories[int(np.argmax(per_name))]
     view = FindingView(tab="kernels", sort="-total_ns", kernel=str(top_name)[:200])
     r0 = rows.iloc[0]
-    text = (f"Communication kernels run {fmt_s(cost)} not overlapped by compute across {len(rows)} GPU(s); "
+    text = (f"Communication kernels run {fmt_s(cost)} not overlapped by compute across {_n(len(rows), 'GPU')}; "
             f"GPU {int(r0['device_id'])}: {fmt_s(int(r0['exposed_ns']))} of {fmt_s(int(r0['comm_ns']))} "
             f"({r0['exposed_pct']:.1f} %) exposed.")
     return _finding(ctx, rule, params, cost, text, rows, view)

@@ -22,6 +22,7 @@ from dashboard.model import (
     input_warnings,
     ns_to_s,
 )
+from dashboard.text import count_noun
 
 DEFAULT_DISPATCH_PREFIX = "CG_DISPATCH"
 TOP_KERNELS = 20
@@ -282,10 +283,10 @@ def kernel_row_warnings(kernels: pd.DataFrame) -> list[str]:
     (``invalid_kernel_count``). The same sentences go into ``summarize``'s notes and the overview."""
     out = []
     if n := overrun_kernel_count(kernels):
-        out.append(f"{n:,} kernel(s) ran past the end of a later kernel on the same stream (a timestamp "
+        out.append(f"{count_noun(n, 'kernel')} ran past the end of a later kernel on the same stream (a timestamp "
                    "artifact): clipped to the next kernel's start for busy time, span and durations.")
     if n := invalid_kernel_count(kernels):
-        out.append(f"{n:,} invalid kernel row(s) (end < start, a missing or impossible timestamp, or a duration "
+        out.append(f"{count_noun(n, 'invalid kernel row')} (end < start, a missing or impossible timestamp, or a duration "
                    "over 24 h) left out of span, busy time and kernel times.")
     return out
 

@@ -32,6 +32,7 @@ from dashboard.model import (
     conform,
     empty_frame,
 )
+from dashboard.text import count_noun
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -324,7 +325,7 @@ def gpu_activity_missing(launches: tuple[tuple[int, int, int], ...], executions:
     calls = sum(n for _, n, _ in launches)
     if executions or not calls:
         return ""
-    return (f"no kernel activity although {calls:,} launch call(s) were recorded (possible capture gap: no kernel "
+    return (f"no kernel activity although {count_noun(calls, 'launch call')} {'was' if calls == 1 else 'were'} recorded (possible capture gap: no kernel "
             "or CUDA graph execution in the export); GPU busy, idle and utilisation are unknown (n/a)")
 
 

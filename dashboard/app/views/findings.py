@@ -11,6 +11,7 @@ from dashboard.analysis.findings import fmt_s
 from dashboard.app.layout import _INT, _PCT, _fmt
 from dashboard.app.views.base import View
 from dashboard.findings_report import findings_for, link_for, not_evaluated, rows_of
+from dashboard.text import count_noun
 
 PANEL = "findings-panel"
 FINDING = "finding"  # pattern-matching ids {"type": FINDING | EVIDENCE | EVIDENCE_GRID, "index": i}
@@ -65,7 +66,7 @@ def render(trace, state):
                 html.Span(f.summary, className="sentence"), " ",
                 html.A("open view →", href=link, className="finding-link", id=f"{PANEL}-link-{f.rule}",
                        title=link)]),
-            html.Div(f"Evidence: {len(f.rows):,} row(s){more}", className="hint"),
+            html.Div(f"Evidence: {count_noun(len(f.rows), 'row')}{more}", className="hint"),
             # A grid is costly to build in the browser: it is mounted when the finding is first opened.
             html.Div(id={"type": EVIDENCE, "index": i}),
             dcc.Store(id={"type": EVIDENCE_GRID, "index": i}, data=_grid(i, rows).to_plotly_json())],
