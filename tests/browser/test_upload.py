@@ -23,23 +23,13 @@ def app_dir(tmp_path):
     return d
 
 
-def test_open_file_uploads_and_opens_the_trace(page: Page, serve, app_dir, console_errors):
+def test_dropped_bad_files_get_an_alert_then_open_file_uploads_and_opens_the_trace(page: Page, serve, app_dir,
+                                                                                   console_errors):
+    """One page: dropped empty and wrong files get a specific alert (dismissed with a click) and open nothing;
+    then "Open file…" uploads a real export and the page opens it."""
     page.goto(serve(create_app(trace_dirs=[app_dir])))
     expect(present(page.locator("#overview"))).to_contain_text("17.458 s", timeout=30000)
-    with page.expect_file_chooser() as chooser:
-        page.click("#upload-button")
-    chooser.value.set_files(str(GRAPH_TRACE))
-    page.wait_for_url("**/?trace=nsys2025.5_rtx3060_cuda_graph_launch.sqlite*", timeout=30000)
-    picker = present(page.locator("#trace-picker"))
-    expect(picker).to_contain_text("nsys2025.5_rtx3060_cuda_graph_launch.sqlite (uploaded)", timeout=30000)
-    expect(present(page.locator("#overview"))).to_contain_text("GPU", timeout=30000)
-    expect(page.locator("#alerts [role=alert]")).to_have_count(0)
     assert console_errors == []
-
-
-def test_dropped_empty_and_wrong_files_get_an_alert(page: Page, serve, app_dir, tmp_path):
-    page.goto(serve(create_app(trace_dirs=[app_dir])))
-    expect(present(page.locator("#overview"))).to_contain_text("17.458 s", timeout=30000)
     drop = """([name, text]) => {
         const dt = new DataTransfer();
         dt.items.add(new File([text], name));
@@ -53,6 +43,18 @@ def test_dropped_empty_and_wrong_files_get_an_alert(page: Page, serve, app_dir, 
     page.locator("#upload-alert [role=alert]").click()  # dismiss
     expect(page.locator("#upload-alert [role=alert]")).to_have_count(0)
     assert "trace=" not in page.url or "notes" not in page.url
+    refused = len(console_errors)  # the browser logs each refused upload's 4xx answer
+    assert all("status of 4" in e for e in console_errors), console_errors
+
+    with page.expect_file_chooser() as chooser:
+        page.click("#upload-button")
+    chooser.value.set_files(str(GRAPH_TRACE))
+    page.wait_for_url("**/?trace=nsys2025.5_rtx3060_cuda_graph_launch.sqlite*", timeout=30000)
+    picker = present(page.locator("#trace-picker"))
+    expect(picker).to_contain_text("nsys2025.5_rtx3060_cuda_graph_launch.sqlite (uploaded)", timeout=30000)
+    expect(present(page.locator("#overview"))).to_contain_text("GPU", timeout=30000)
+    expect(page.locator("#alerts [role=alert]")).to_have_count(0)
+    assert console_errors[refused:] == []
 
 
 def test_compare_link_naming_an_upload_opens_it(page: Page, serve, app_dir):
