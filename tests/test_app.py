@@ -294,6 +294,15 @@ def test_the_gap_table_says_when_it_holds_only_the_largest_gaps():
     assert few["scope"] == f"Stats for: whole trace · {len(few['rows'])} gaps ≥ 2.000 ms" and 0 < len(few["rows"]) < 500
 
 
+def test_every_grid_drops_its_focused_cell_when_new_rows_arrive():
+    """AG Grid keeps the focused cell by row index: after a dispatch row click re-rendered the table for the
+    new window, the outline sat on another dispatch (#28 for a click on #27)."""
+    client = create_app(trace_dirs=[SAMPLES]).server.test_client()
+    page = _layout_of(client, "http://localhost/?tab=kernels")
+    for grid_id in (ids.KERNEL_TABLE, ids.API_TABLE, ids.NVTX_TABLE, ids.DISPATCH_TABLE, ids.GAP_TABLE):
+        assert _find(page, grid_id)["props"]["eventListeners"] == {"rowDataUpdated": ["params.api.clearFocusedCell()"]}
+
+
 def test_a_summary_s_kernel_table_says_it_lists_the_top_kernels_only():
     app = create_app([SEED])
     store = app.server.config["TRACE_STORE"]

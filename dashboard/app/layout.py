@@ -255,6 +255,9 @@ def grid(grid_id: str, columns: list[dict], height: str | None = "420px", filter
                          **({} if height else {"domLayout": "autoHeight"})},
         style={"height": height, "width": "100%"} if height else {"width": "100%"},
         className="ag-theme-alpine" + ("" if filters else " compact"),
+        # AG Grid keeps the focused cell by row index: when new rows arrive (a click zoomed the window the
+        # statistics are for), the outline would sit on another row than the one clicked
+        eventListeners={"rowDataUpdated": ["params.api.clearFocusedCell()"]},
     )
 
 
