@@ -33,6 +33,30 @@ def test_export_png_svg_pdf(tmp_path, capsys):
     assert pdf.read_bytes()[:5] == b"%PDF-"
 
 
+def test_image_export_asks_kaleido_again_when_its_page_was_not_ready(monkeypatch):
+    """kaleido's start-up can lose a race on a busy machine ("kaleido_scopes is not defined"): the export asks
+    again (it failed `make test` once); any other error is raised at once."""
+    import plotly.graph_objects as go
+
+    import dashboard.export as export
+
+    calls = []
+
+    def flaky(self, **kwargs):
+        calls.append(kwargs["format"])
+        if len(calls) == 1:
+            raise RuntimeError("JavascriptError: ReferenceError: kaleido_scopes is not defined")
+        return b"PNG"
+
+    monkeypatch.setattr(export, "_ensure_kaleido", lambda: None)
+    monkeypatch.setattr(export.time, "sleep", lambda s: None)
+    monkeypatch.setattr(go.Figure, "to_image", flaky)
+    assert export.image_bytes(go.Figure(), "png", which="gantt") == b"PNG" and calls == ["png", "png"]
+    monkeypatch.setattr(go.Figure, "to_image", lambda self, **kw: (_ for _ in ()).throw(RuntimeError("other")))
+    with pytest.raises(RuntimeError, match="other"):
+        export.image_bytes(go.Figure(), "png", which="gantt")
+
+
 def test_export_bad_figure_and_format(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["export", str(TRACE), "--figure", "nope", "-o", str(tmp_path / "x.png")])
