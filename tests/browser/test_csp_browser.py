@@ -29,22 +29,13 @@ def app_dir(tmp_path):
     return d
 
 
-def test_pages_work_under_the_csp_without_violations(page: Page, serve, app_dir, console_errors):
+def test_compare_page_works_under_the_csp_without_violations(page: Page, serve, app_dir, console_errors):
+    """The compare page under the CSP (the dashboard page is checked after the team-token sign-in below)."""
     base = serve(create_app(trace_dirs=[app_dir]))
     page.add_init_script(f"({WATCH})()")
-    resp = page.goto(base + "/")
+    resp = page.goto(base + "/compare/")
     csp = resp.headers["content-security-policy"]
     assert "script-src 'self' 'sha256-" in csp and "'unsafe-eval'" not in csp and "frame-ancestors 'none'" in csp
-    expect(present(page.locator("#overview"), 60000)).to_contain_text("GPU", timeout=60000)
-    for graph in ("#timeline", "#gantt"):  # Plotly drew its SVG
-        page.locator(f"{graph} .main-svg").first.wait_for(state="attached", timeout=60000)
-    page.wait_for_function("() => document.querySelectorAll('#timeline .cartesianlayer path').length > 50",
-                           timeout=60000)  # lanes drawn
-    # rows filled (the tab may be closed)
-    page.locator("#kernel-table .ag-row").first.wait_for(state="attached", timeout=60000)
-    page.wait_for_timeout(1000)
-    assert page.evaluate("() => window.__csp") == []
-    page.goto(base + "/compare/")
     expect(present(page.locator("#cmp-cards"), 60000)).to_contain_text("Regression gate", timeout=60000)
     page.locator("#cmp-step .main-svg, .js-plotly-plot .main-svg").first.wait_for(state="attached", timeout=60000)
     page.wait_for_timeout(1000)
@@ -75,9 +66,20 @@ def test_team_token_sign_in_opens_the_linked_view(page: Page, serve, app_dir, co
     before = len(console_errors)
     refused = []  # after sign-in nothing the page needs is refused (the sign-in page's own favicon may be, late)
     page.on("response", lambda r: refused.append(r.url) if r.status == 401 and "favicon" not in r.url else None)
-    page.click("button[type=submit]")
+    page.add_init_script(f"({WATCH})()")  # the dashboard page after sign-in: under the CSP, no violation
+    with page.expect_response(lambda r: r.request.resource_type == "document" and r.status == 200) as doc:
+        page.click("button[type=submit]")
     expect(present(page.locator("#overview"), 60000)).to_contain_text("GPU", timeout=60000)
     assert "tab=gaps" in page.url
+    csp = doc.value.headers.get("content-security-policy", "")
+    assert "script-src 'self' 'sha256-" in csp and "'unsafe-eval'" not in csp and "frame-ancestors 'none'" in csp
+    for graph in ("#timeline", "#gantt"):  # Plotly drew its SVG
+        page.locator(f"{graph} .main-svg").first.wait_for(state="attached", timeout=60000)
+    page.wait_for_function("() => document.querySelectorAll('#timeline .cartesianlayer path').length > 50",
+                           timeout=60000)  # lanes drawn
+    page.locator("#gap-table .ag-row").first.wait_for(state="attached", timeout=60000)  # rows filled
+    page.wait_for_timeout(1000)
+    assert page.evaluate("() => window.__csp") == []
     cookie = next(c for c in page.context.cookies() if c["name"] == "tracedash_session")
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["expires"] == -1 and token not in cookie["value"]
     assert refused == []
