@@ -17,8 +17,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis import phases as ph
-from dashboard.analysis.gpu_time import BUSY_KERNELS, cuda_traced, trace_gpu_overview
-from dashboard.analysis.gpu_time import has_gpu_work as bundle_has_gpu_work
+from dashboard.analysis.gpu_time import BUSY_KERNELS, cuda_traced, run_has_gpu_work, trace_gpu_overview
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks
 from dashboard.analysis.tables import api_table, kernel_table, normalize_nvtx_name
 from dashboard.model import DISPATCH_MARKS, conform, empty_frame
@@ -36,7 +35,7 @@ OVERVIEW_METRICS = (
 )
 OVERVIEW_DELTA: dict[str, str] = {
     "metric": "object",  # a key of OVERVIEW_METRICS
-    "a": "Int64",  # NA: a GPU time of a run without GPU work (has_gpu_work), never a measured 0
+    "a": "Int64",  # NA: a GPU time of a run without GPU work (gpu_time.run_has_gpu_work), never a measured 0
     "b": "Int64",
     "delta": "Int64",  # b - a; NA when either side is
     "delta_pct": "float64",  # 100 * (b - a) / a; NaN when a == 0 or a side is NA
@@ -147,26 +146,16 @@ def overview_figures(run, busy_source: str = BUSY_KERNELS) -> dict:
     return out
 
 
-def has_gpu_work(run) -> bool:
-    """Whether a run recorded any GPU work: kernel, CUDA-graph or memcpy/memset rows (a summary: kernels).
-    Without any, its GPU times are unmeasured, not 0 (the overview cards say n/a)."""
-    bundle = getattr(run, "bundle", None)
-    if bundle is None:
-        s = run.summary if hasattr(run, "summary") else run
-        return int(s.kernel_count) > 0
-    return bundle_has_gpu_work(bundle)
-
-
 def overview_delta(a_run, b_run) -> pd.DataFrame:
     """Headline deltas of two runs (or two Summaries), by ``overview_figures``.
 
     Returns:
         OVERVIEW_DELTA frame, one row per OVERVIEW_METRICS entry in that order; times in ns,
-        counts in rows; a run without GPU work (``has_gpu_work``) has NA times, one without CUDA tracing
+        counts in rows; a run without GPU work (``gpu_time.run_has_gpu_work``) has NA times, one without CUDA tracing
         (``cuda_traced``) NA counts too.
     """
     fa, fb = overview_figures(a_run), overview_figures(b_run)
-    ga, gb = has_gpu_work(a_run), has_gpu_work(b_run)
+    ga, gb = run_has_gpu_work(a_run), run_has_gpu_work(b_run)
     ta, tb = cuda_traced(a_run), cuda_traced(b_run)
     rows = []
     for key, _, _ in OVERVIEW_METRICS:

@@ -334,11 +334,6 @@ def _pct_text(part: float, whole: float, spec: str = ".1f") -> str:
     return "n/a" if value is None else format(value, spec)
 
 
-def _n(count: int, one: str, many: str | None = None) -> str:
-    """``text.count_noun``: ``"1 blocking call"``, ``"3 blocking calls"``."""
-    return count_noun(count, one, many)
-
-
 # ---------------------------------------------------------------------------- nsys analyze rules
 
 _NSYS_TEXT = {
@@ -565,13 +560,13 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
     if ctx.dispatches.empty:
         n_threads = int(a["global_tid"].nunique())
         calls = int(rows['calls'].sum())
-        text = (f"No dispatch marks, so the whole trace is the loop: {_n(calls, 'blocking call')} "
+        text = (f"No dispatch marks, so the whole trace is the loop: {count_noun(calls, 'blocking call')} "
                 f"hold{'s' if calls == 1 else ''} "
-                f"{_n(n_threads, 'host thread')} {fmt_s(cost)}, {r0['share_pct']:.1f} % of their time over the GPU "
+                f"{count_noun(n_threads, 'host thread')} {fmt_s(cost)}, {r0['share_pct']:.1f} % of their time over the GPU "
                 f"activity span, mostly {clean_api_name(r0['api_name'])}{where} ({fmt_s(int(r0['top_blocked_ns']))}).")
     else:
         calls = int(rows['calls'].sum())
-        text = (f"{_n(calls, 'blocking call')} in the dispatch loop hold{'s' if calls == 1 else ''} the host "
+        text = (f"{count_noun(calls, 'blocking call')} in the dispatch loop hold{'s' if calls == 1 else ''} the host "
                 f"{fmt_s(cost)}; "
                 f"{r0['phase']}: {r0['calls_per_step']:g} per step, {r0['share_pct']:.1f} % of its step time, mostly "
                 f"{clean_api_name(r0['api_name'])}{where} ({fmt_s(int(r0['top_blocked_ns']))}).")
@@ -788,7 +783,7 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
     top_name = short.categories[int(np.argmax(per_name))]
     view = FindingView(tab="kernels", sort="-total_ns", kernel=str(top_name)[:200])
     r0 = rows.iloc[0]
-    text = (f"Communication kernels run {fmt_s(cost)} not overlapped by compute across {_n(len(rows), 'GPU')}; "
+    text = (f"Communication kernels run {fmt_s(cost)} not overlapped by compute across {count_noun(len(rows), 'GPU')}; "
             f"GPU {int(r0['device_id'])}: {fmt_s(int(r0['exposed_ns']))} of {fmt_s(int(r0['comm_ns']))} "
             f"({r0['exposed_pct']:.1f} %) exposed.")
     return _finding(ctx, rule, params, cost, text, rows, view)
@@ -824,9 +819,9 @@ def pageable_in_loop(ctx: Context, params: dict) -> Finding:
     t0, t1 = _window(int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"]))
     by = rows[inside].groupby("phase")["duration_ns"].agg(["size", "sum"]).sort_values("sum", ascending=False)
     copies = int(inside.sum())
-    text = (f"{_n(copies, 'synchronous or pageable copy', 'copies')} inside the dispatch loop "
+    text = (f"{count_noun(copies, 'synchronous or pageable copy', 'copies')} inside the dispatch loop "
             f"take{'s' if copies == 1 else ''} "
-            f"{fmt_s(cost)} of GPU copy time, most in {by.index[0]} ({_n(int(by['size'].iloc[0]), 'copy', 'copies')}); "
+            f"{fmt_s(cost)} of GPU copy time, most in {by.index[0]} ({count_noun(int(by['size'].iloc[0]), 'copy', 'copies')}); "
             f"largest: {int(top['bytes']):,} B {top['src_kind']}→{top['dst_kind']} by {clean_api_name(top['api_name'])}.")
     return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="api", t0_ns=t0, t1_ns=t1))
 

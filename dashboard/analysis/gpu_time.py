@@ -114,6 +114,16 @@ def has_gpu_work(bundle) -> bool:
     return not (bundle.kernels.empty and bundle.graph_launches.empty and bundle.memops.empty)
 
 
+def run_has_gpu_work(run) -> bool:
+    """``has_gpu_work`` for a run (anything with ``summary`` and ``bundle``, e.g. a LoadedTrace); a summary
+    JSON: kernels in its totals. Without any, its GPU times are unmeasured, not 0 (the cards say n/a)."""
+    b = getattr(run, "bundle", None)
+    if b is None:
+        s = run.summary if hasattr(run, "summary") else run
+        return int(s.kernel_count) > 0
+    return has_gpu_work(b)
+
+
 def cuda_traced(run) -> bool:
     """Whether CUDA was traced at all in a run (anything with ``summary`` and ``bundle``, e.g. a LoadedTrace):
     any GPU work row (``has_gpu_work``) or CUDA API call; a summary JSON: kernels or CUDA API totals. Without
