@@ -83,6 +83,8 @@ def _summarize(args) -> int:
 
     cache = _cache(args)
     path = Path(args.trace[0])
+    if args.output not in (None, "-"):
+        _check_output(Path(args.output))  # before the trace is read, not after
     progress = _Progress(path.name)
     try:
         text = summary_text(path, args.dispatch_prefix, cache, progress=progress)
@@ -319,15 +321,50 @@ def _check_link_trace(link_trace: str, path: Path) -> None:
                      "it was made for, or remove 'trace=' from the link to apply its settings to this file")
 
 
+def _check_output(path: Path) -> None:
+    """Refuse an output path that cannot be written, before any loading or rendering.
+
+    Raises:
+        TraceError: its folder does not exist or is not a folder, or the path is a folder (exit 2).
+    """
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise TraceError(f"{path}: is a folder; give the file to write")
+    if not parent.is_dir():
+        raise TraceError(f"{path}: cannot write: its folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise TraceError(f"{path}: cannot write: no permission to write in {parent}")
+
+
+def _image_format(fmt: str | None, output: Path) -> str:
+    """The image format of ``export``: ``--format``, else the output's suffix, else png.
+
+    Raises:
+        TraceError: the suffix is not an image format we write, or names another format than ``--format``
+            (``--format pdf -o x.png`` would write a PDF under a .png name).
+    """
+    from dashboard.export import FORMATS
+
+    suffix = output.suffix.lstrip(".").lower()
+    if fmt and suffix in FORMATS and suffix != fmt:
+        raise TraceError(f"--format {fmt} but the output {output.name} ends in .{suffix}: name it .{fmt}, "
+                         f"or leave --format out to write {suffix}")
+    if not fmt and suffix and suffix not in FORMATS:
+        raise TraceError(f"{output.name}: .{suffix} is not an image format tracedash writes: name the file "
+                         ".png, .svg or .pdf")
+    return fmt or suffix or "png"
+
+
 def _export(args) -> int:
     from dashboard.export import figure_for, image_bytes, state_from_url, view_for
 
-    state = state_from_url(args.url)
+    state = state_from_url(args.url, strict=True)
     for w in state.warnings:
         _say(f"tracedash: warning: {w}", file=sys.stderr)
+    fmt = _image_format(args.format, Path(args.output))
+    _check_output(Path(args.output))
     _check_link_trace(state.trace, Path(args.trace))
     trace = _load_for_view(args)
-    fmt = args.format or Path(args.output).suffix.lstrip(".").lower() or "png"
     data = image_bytes(figure_for(view_for(trace, state), args.figure), fmt, which=args.figure)
     try:
         Path(args.output).write_bytes(data)
@@ -340,9 +377,10 @@ def _export(args) -> int:
 def _report(args) -> int:
     from dashboard.export import report_for_url, state_from_url
 
-    state = state_from_url(args.url)
+    state = state_from_url(args.url, strict=True)
     for w in state.warnings:  # as `export` does
         _say(f"tracedash: warning: {w}", file=sys.stderr)
+    _check_output(Path(args.output))
     _check_link_trace(state.trace, Path(args.trace))
     trace = _load_for_view(args)
     text = report_for_url(trace, args.url)

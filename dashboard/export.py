@@ -25,7 +25,7 @@ from dashboard.errors import TraceError
 from dashboard.figures.common import fmt_ns, report_layout
 from dashboard.figures.plotly_js import partial_bundle
 from dashboard.render import DashboardView, build_view, options_from_state
-from dashboard.state import ViewState, from_query, to_query
+from dashboard.state import ViewState, from_query, query_keys, to_query
 from dashboard.trace import LoadedTrace
 
 FIGURES = ("timeline", "gantt", "phases")
@@ -39,12 +39,30 @@ _kaleido_lock = threading.Lock()
 _kaleido_started = False
 
 
-def state_from_url(url: str | None) -> ViewState:
-    """The ViewState of a dashboard link (a full URL or just ``?query``); warnings are kept."""
+def state_from_url(url: str | None, *, strict: bool = False) -> ViewState:
+    """The ViewState of a dashboard link (a full URL or just ``?query``); warnings are kept.
+
+    With ``strict`` (the CLI's ``--url``), keys that are not the dashboard's add a warning each, and a
+    link that has keys but none of the dashboard's is refused.
+
+    Raises:
+        TraceError: ``strict`` and the text is not a dashboard link (e.g. ``--url garbage``).
+    """
     if not url:
         return ViewState()
     query = urlsplit(url).query if "://" in url or url.startswith("/") else url.lstrip("?")
-    return from_query(query)
+    state = from_query(query)
+    if strict:
+        known, unknown = query_keys(query)
+        if unknown and not known:
+            shown = url if len(url) <= 60 else url[:57] + "..."
+            raise TraceError(f"--url {shown!r} is not a dashboard link: none of its keys ({', '.join(unknown)[:80]}) "
+                             "is a view setting (copy the link from the browser's address bar, or pass just its "
+                             "?query; the README's \"Link keys\" table lists the keys)")
+        if unknown:
+            note = f"Ignored {', '.join(unknown)[:80]} in the link: not a view setting of this tracedash version."
+            state = replace(state, warnings=(*state.warnings, note))
+    return state
 
 
 def view_for(trace: LoadedTrace, state: ViewState) -> DashboardView:

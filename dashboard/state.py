@@ -389,6 +389,27 @@ def from_query(search: str | None) -> ViewState:
     return state
 
 
+def query_keys(search: str | None) -> tuple[list[str], list[str]]:
+    """``(known, unknown)`` keys of a link's query string, each in order of first appearance.
+
+    Known keys are those of ``FIELDS`` plus ``t0_ns``, ``t1_ns`` and ``v``; ``tracedash export/report``
+    warn of unknown ones and refuse a ``--url`` that has keys but none of ours (not a dashboard link).
+    An unreadable query gives ``([], [])``.
+    """
+    ours = {f.key for f in FIELDS} | {"t0_ns", "t1_ns", "v"}
+    known: list[str] = []
+    unknown: list[str] = []
+    try:
+        pairs = parse_qsl((search or "").lstrip("?"), keep_blank_values=True)
+    except (ValueError, TypeError):
+        return [], []
+    for key, _ in pairs:
+        bucket = known if key in ours else unknown
+        if key not in bucket:
+            bucket.append(key)
+    return known, unknown
+
+
 def _bad(key: str, raw: str, why: str = "not a valid value") -> str:
     shown = raw if len(raw) <= 40 else raw[:37] + "..."
     return f"Ignored {key}={shown!r} in the link: {why}; using the default."

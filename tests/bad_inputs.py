@@ -8,6 +8,7 @@ inputs that must load (with the exact counts the tests check). SQLite variants s
 
 from __future__ import annotations
 
+import gzip
 import json
 import sqlite3
 from dataclasses import dataclass
@@ -198,6 +199,7 @@ def _directory(d: Path) -> Path:
 
 
 SEED_MIN = {"gpu_activity_span_s": 2.0, "gpu_busy_union_s": 1.5, "kernel_count": 3}
+_GZ = gzip.compress(b'{"traceEvents": []}' * 100)
 
 # Cases the loader must refuse: (id, maker, message fragment after "<file name>: ").
 REFUSED = [
@@ -224,6 +226,18 @@ REFUSED = [
     Case("json_wrong_type", _bytes("wrongtype.json", json.dumps({**SEED_MIN, "kernel_count": "3"}).encode()),
          "kernel_count must be an integer, got '3'"),
     Case("directory", _directory, "not a regular file"),
+    # JSON in UTF-16 (what Windows PowerShell's `>` writes), with and without a byte-order mark, and gzipped
+    Case("json_utf16_bom", _bytes("ps.json", json.dumps({"traceEvents": []}).encode("utf-16")),
+         "a JSON file in UTF-16; tracedash reads JSON in UTF-8"),
+    Case("json_utf16le_no_bom", _bytes("ps_le.json", json.dumps(SEED_MIN).encode("utf-16-le")),
+         "a JSON file in UTF-16; tracedash reads JSON in UTF-8"),
+    Case("gzip_utf16", _bytes("ps.json.gz", gzip.compress(json.dumps({"traceEvents": []}).encode("utf-16"))),
+         "a JSON file in UTF-16 (inside the gzip)"),
+    Case("gzip_corrupt", _bytes("cut.json.gz", _GZ[:12] + b"\x00" * 40 + _GZ[52:]),
+         "a gzip file whose data cannot be decompressed"),
+    Case("gzip_empty", _bytes("none.json.gz", gzip.compress(b"")), "a gzip file that holds nothing"),
+    Case("gzip_not_kineto", _bytes("notes.json.gz", gzip.compress(b"hello")),
+         "a gzip file that is not a PyTorch profiler (Kineto) trace (no 'traceEvents' in its first MiB)"),
 ]
 
 # Inputs that must load (the tests check their exact counts).

@@ -61,7 +61,49 @@ def test_export_bad_figure_and_format(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["export", str(TRACE), "--figure", "nope", "-o", str(tmp_path / "x.png")])
     assert main(["export", str(TRACE), "-o", str(tmp_path / "x.gif"), "--no-cache"]) == 2
-    assert "unknown format 'gif'" in capsys.readouterr().err
+    assert ".gif is not an image format tracedash writes" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--url", "garbage", "-o", "{d}/x.png"], "--url 'garbage' is not a dashboard link: none of its keys (garbage)"),
+    (["--url", "https://host/?utm=1&ref=x", "-o", "{d}/x.png"], "none of its keys (utm, ref) is a view setting"),
+    (["--format", "pdf", "-o", "{d}/x.png"], "--format pdf but the output x.png ends in .png: name it .pdf"),
+    (["-o", "{d}/x.jpg"], "x.jpg: .jpg is not an image format tracedash writes"),
+    (["-o", "{d}/no/such/x.png"], "x.png: cannot write: its folder {d}/no/such does not exist"),
+    (["-o", "{d}"], "{d}: is a folder; give the file to write"),
+])
+def test_export_refuses_bad_arguments_before_reading_the_trace(tmp_path, capsys, args, message):
+    """Each is refused with exit 2 before the trace is opened: the trace here does not exist, and the
+    message is still about the argument, not about the missing file."""
+    missing = str(tmp_path / "never-read.sqlite")
+    argv = ["export", missing, *(a.format(d=tmp_path) for a in args)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tracedash: error: ") and message.format(d=tmp_path) in err and "never-read" not in err
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_report_refuses_garbage_url_and_bad_folder_before_reading(tmp_path, capsys):
+    missing = str(tmp_path / "never-read.sqlite")
+    assert main(["report", missing, "--url", "not a link", "-o", str(tmp_path / "r.html")]) == 2
+    assert "--url 'not a link' is not a dashboard link" in capsys.readouterr().err
+    assert main(["report", missing, "-o", str(tmp_path / "nope" / "r.html")]) == 2
+    assert f"cannot write: its folder {tmp_path / 'nope'} does not exist" in capsys.readouterr().err
+
+
+def test_export_warns_of_unknown_link_keys(tmp_path, capsys):
+    out = tmp_path / "x.svg"
+    assert main(["export", str(SEED), "--figure", "phases", "--url", "?tab=gaps&utm_source=mail", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: Ignored utm_source in the link: not a view setting of this tracedash version." in err
+    assert out.read_bytes().startswith(b"<svg")
+
+
+def test_query_keys_splits_known_and_unknown():
+    from dashboard.state import query_keys
+
+    assert query_keys("?tab=gaps&foo=1&t0_ns=1&t1_ns=2&foo=2&v=1&bar") == (["tab", "t0_ns", "t1_ns", "v"], ["foo", "bar"])
+    assert query_keys("") == ([], [])
 
 
 def test_state_from_url_forms():

@@ -20,16 +20,34 @@ SUMMARY_KEYS = ("file", *REQUIRED_KEYS)  # a JSON with none of these in its firs
 SNIFF_BYTES = 1 << 20  # decompressed bytes looked at to tell a Kineto trace from a summary
 
 
-def _json_head(path: Path, head: bytes) -> bytes:
-    """Up to SNIFF_BYTES of the (gunzipped) text; b"" for a gzip stream that cannot be decompressed."""
+def _json_head(path: Path, head: bytes) -> bytes | None:
+    """Up to SNIFF_BYTES of the (gunzipped) text; None for a gzip stream that cannot be decompressed."""
     with open(path, "rb") as fh:
         raw = fh.read(SNIFF_BYTES)
     if head.startswith(GZIP_MAGIC):
         try:
             return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, SNIFF_BYTES)
         except zlib.error:
-            return b""
+            return None
     return raw
+
+
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _utf16_json(text: bytes) -> bool:
+    """True for JSON text in UTF-16 (a byte-order mark, or ``{``/``[`` with a zero byte beside it): what
+    Windows PowerShell's ``>`` writes. tracedash reads JSON in UTF-8."""
+    if text.startswith(UTF16_BOMS):
+        return True
+    body = text.lstrip(b"\x00 \t\r\n")
+    return len(body) >= 2 and body[:1] in (b"{", b"[") and body[1:2] == b"\x00" or text[:2] in (b"\x00{", b"\x00[")
+
+
+def _utf16_message(path: Path, gzipped: bool) -> str:
+    inner = " (inside the gzip)" if gzipped else ""
+    return (f"{path.name}: a JSON file in UTF-16{inner}; tracedash reads JSON in UTF-8 (as PyTorch writes it): "
+            f"convert it, e.g. iconv -f UTF-16 -t UTF-8 IN > OUT, or in PowerShell write it with -Encoding utf8")
 
 
 def _complete_json(path: Path, text: bytes) -> bool:
@@ -85,14 +103,24 @@ def sniff_format(path: Path) -> str:
         return "nsys-sqlite"
     if is_nsys_report(path, head):
         return "nsys-rep"
+    if _utf16_json(head):
+        raise TraceFormatError(_utf16_message(path, gzipped=False))
     if head.startswith(GZIP_MAGIC) or head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):
         text = _json_head(path, head)
+        if text is None:
+            raise TraceFormatError(
+                f"{path.name}: a gzip file whose data cannot be decompressed (corrupt, or not gzip past its "
+                "first bytes); gunzip -t reports where it breaks")
         if looks_like_kineto(text):
             return "kineto-json"
         if head.startswith(GZIP_MAGIC):
+            if _utf16_json(text):
+                raise TraceFormatError(_utf16_message(path, gzipped=True))
+            if not text:
+                raise TraceFormatError(f"{path.name}: a gzip file that holds nothing (0 bytes once decompressed)")
             raise TraceFormatError(
                 f"{path.name}: a gzip file that is not a PyTorch profiler (Kineto) trace "
-                "(no 'traceEvents' in its first MiB, or a corrupt gzip stream)")
+                "(no 'traceEvents' in its first MiB)")
         if not any(f'"{key}"'.encode() in text for key in SUMMARY_KEYS) and _complete_json(path, text):
             raise TraceFormatError(
                 f"{path.name}: a JSON file in none of the formats tracedash reads: neither a PyTorch profiler "
