@@ -14,7 +14,10 @@ What is measured (the way the speed targets state it, as ../shared/tools/page_re
   - ``drawn``: from navigation until every Plotly figure on the page has its SVG and every AG Grid has rows or
     its "no rows" overlay (or the page shows an error alert).
   The first load of a fresh server is "fresh server" (the Parquet cache was warmed by an earlier server, so it
-  is the "cache warm" case); the median of the later loads is "in memory".
+  is the "cache warm" case), opened as soon as ``/healthz`` answers, while the server's start-up warming
+  (``server.start_warming``: it reads the default trace and renders its page) is still running; for this tree
+  the same load with that warming off (``TRACEDASH_NO_WARM=1``) is printed after it. The median of the later
+  loads is "in memory".
 
 Each figure prints as ``floor + extra``; beside them the server's peak memory (PSS summed over its processes,
 see ``sample_rss``) over the loads of the fresh server. ``--big`` adds a 2M-kernel trace from ``benchmarks/make_trace.py``.
@@ -161,8 +164,16 @@ def measure_trace(browser, tree: Path, trace: Path, runs: int, env: dict) -> dic
         proc.terminate()
         proc.wait(30)
     rest = loads[1:] or loads
+    cold = None
+    if tree == ROOT:  # the same first load with the server's start-up warming off: what that warming hides
+        proc, port = serve(tree, trace, {**env, "TRACEDASH_NO_WARM": "1"})
+        try:
+            cold = load_once(browser, f"http://127.0.0.1:{port}/")
+        finally:
+            proc.terminate()
+            proc.wait(30)
     return {"fresh": loads[0], "settled": statistics.median(x[0] for x in rest),
-            "drawn": statistics.median(x[1] for x in rest), "loads": loads, "rss": peak[0]}
+            "drawn": statistics.median(x[1] for x in rest), "loads": loads, "rss": peak[0], "cold": cold}
 
 
 def sample_rss(pid: int, stop: threading.Event, peak: list) -> None:
@@ -233,7 +244,9 @@ def main() -> int:
                           f"{floor_settled:>9.2f} + {r['settled'] - floor_settled:5.2f} s "
                           f"{floor_drawn:>9.2f} + {r['drawn'] - floor_drawn:5.2f} s "
                           f"{floor_settled:>13.2f} + {r['fresh'][0] - floor_settled:5.2f} s "
-                          f"{r['rss'] / 1024**2:>12,.0f} MiB", flush=True)
+                          f"{r['rss'] / 1024**2:>12,.0f} MiB"
+                          + (f"   (fresh, no warming: + {r['cold'][0] - floor_settled:.2f} s)" if r["cold"] else ""),
+                          flush=True)
             browser.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)

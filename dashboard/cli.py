@@ -242,6 +242,10 @@ def _serve(args) -> int:
 
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         _say("(--debug: Flask's development server; never for a shared server)", file=sys.stderr)
+        from dashboard.server import start_warming
+
+        if os.environ.get("WERKZEUG_RUN_MAIN"):  # the reloader's child serves; the parent only watches
+            start_warming(app)
         app.run(host=args.host, port=args.port, debug=True, dev_tools_disable_version_check=True)
     return 0
 

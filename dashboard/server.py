@@ -13,6 +13,7 @@ a thread under their own deadline (``dashboard.app.upload``), a few at a time.
 from __future__ import annotations
 
 import io
+import os
 import re
 import selectors
 import threading
@@ -151,6 +152,16 @@ def read_deadline(environ: dict, seconds: float):
     return timer, fired
 
 
+def start_warming(app) -> threading.Thread | None:
+    """Render the default page (``app.warm``, loading its trace) in a daemon thread of this worker, so
+    the first visitor does not wait for the trace to be read; ``TRACEDASH_NO_WARM=1`` turns it off."""
+    if os.environ.get("TRACEDASH_NO_WARM") or not hasattr(app, "warm"):
+        return None
+    thread = threading.Thread(target=app.warm, name="tracedash-warm", daemon=True)
+    thread.start()
+    return thread
+
+
 class DashboardServer(BaseApplication):
     """A gunicorn application whose workers each call ``factory()`` to build the Flask server."""
 
@@ -165,7 +176,9 @@ class DashboardServer(BaseApplication):
                 self.cfg.set(key, value)
 
     def load(self):
-        return self._factory().server
+        app = self._factory()
+        start_warming(app)
+        return app.server
 
 
 # glibc malloc settings for a server of large pandas frames (mallopt(3) parameter numbers).

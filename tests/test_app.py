@@ -244,6 +244,47 @@ def test_the_layout_is_the_referring_link_s_page_already_drawn():
     assert _find(compare, "cmp-a") is not None
 
 
+class _Counting:
+    """A context manager that counts its entries (stands in for the render slots)."""
+
+    def __init__(self, entries: list):
+        self.entries = entries
+
+    def __enter__(self):
+        self.entries.append(1)
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_warming_renders_the_default_page_so_the_first_visit_renders_nothing(monkeypatch):
+    """``app.warm`` (started in the background by each server worker, ``server.start_warming``) loads the
+    default trace and renders every view of the bare link's page; the first visitor's page is then
+    drawn from memory: no view renders again."""
+    from dashboard.server import start_warming
+
+    app = create_app([SEED])
+    thread = start_warming(app)
+    thread.join(60)
+    assert not thread.is_alive()
+    import dashboard.app.views.base as base
+
+    renders = []  # every view render passes through the render slots
+    monkeypatch.setattr(base, "_RENDER_SLOTS", _Counting(renders))
+    client = app.server.test_client()
+    routed = client.post("/_dash-update-component", json={
+        "output": "page.children", "outputs": {"id": "page", "property": "children"},
+        "inputs": [{"id": "page-url", "property": "pathname", "value": "/"},
+                   {"id": "page-url", "property": "search", "value": ""}],
+        "changedPropIds": ["page-url.pathname"]}).get_json()
+    page = routed["response"]["page"]["children"]
+    assert renders == []
+    rows = _find({"props": {"children": page}}, ids.API_TABLE)["props"]["rowData"]
+    assert rows and rows[0]["name"] == "cudaStreamSynchronize"
+    monkeypatch.setenv("TRACEDASH_NO_WARM", "1")
+    assert start_warming(app) is None
+
+
 def test_a_page_joins_kernels_to_their_launch_calls_once(monkeypatch):
     """Dispatch attribution (Gantt, Per phase, phase figure) and the idle gaps' launching threads read one
     kernel-to-launch join per trace and window (``render.launches_of``): a fresh page of the 108k sample

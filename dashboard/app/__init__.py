@@ -26,7 +26,7 @@ from dashboard.app.compare_callbacks import compare_layout, register_compare_cal
 from dashboard.app.layout import build_layout
 from dashboard.app.store import TraceStore, discover, make_upload_dir
 from dashboard.app.sync import register_sync
-from dashboard.app.views import PageCache, ResponseCache, prerender, register_views
+from dashboard.app.views import VIEWS, PageCache, ResponseCache, prerender, register_views, render_outcome
 from dashboard.errors import TraceError
 from dashboard.figures.plotly_js import PARTIAL_BUNDLE, assets_folder, partial_bundle
 from dashboard.state import DEFAULT, ViewState, from_dict, from_query, to_query
@@ -270,7 +270,22 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
             pages.put(key, text)
         return text
 
+    def warm() -> None:
+        """Render the default page's views (the page of the bare link ``/``) into the response cache,
+        loading its trace: the server calls this in the background as it starts, so the first visitor's
+        page is served from memory (or waits on this render, never repeats it). Never raises."""
+        try:
+            state, _ = main_state("", store, dispatch_prefix)
+            if not state.trace:
+                return
+            for view in VIEWS:
+                if view.on_load:
+                    render_outcome(view, store, state, responses)
+        except Exception:  # the server keeps serving; the page shows the error when opened
+            log.exception("warming the default page failed")
+
     app.page_json = page_json
+    app.warm = warm
     app.layout = serve_layout
     app.validation_layout = html.Div([shell(), trace_page("", draw=False), compare_layout(store, "", home)])
 
