@@ -63,9 +63,7 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
         ))
     rows = legend_rows([t.name for t in traces], font_px=11, width_px=1300)
     top = 34 + 22 * rows
-    xaxis = dict(ticksuffix=" s", showgrid=True, gridcolor=theme.grid)
-    if x_range_ns is not None:
-        xaxis["range"] = [x_range_ns[0] / 1e9, x_range_ns[1] / 1e9]
+    xaxis = theme.time_xaxis(x_range_ns)
     layout = theme.time_axis_layout(
         title=theme.left_title(title),
         barmode="overlay",

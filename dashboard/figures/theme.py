@@ -80,6 +80,15 @@ class Theme:
         layout.update(extra)
         return layout
 
+    def time_xaxis(self, x_range_ns: tuple[int, int] | None = None) -> dict:
+        """The x axis of a session-time figure, in seconds with SI prefixes glued to the unit ("2.02s",
+        "200ms", "0.4µs": with plotly's default exponent format and a " s" suffix a window near 0 read
+        "0.4µ s"); ``x_range_ns`` (ns) sets its range."""
+        xaxis = dict(ticksuffix="s", exponentformat="SI", showgrid=True, gridcolor=self.grid)
+        if x_range_ns is not None:
+            xaxis["range"] = [x_range_ns[0] / 1e9, x_range_ns[1] / 1e9]
+        return xaxis
+
     def left_title(self, text: str) -> dict:
         """A figure title on the left, at the top (the mode bar, top right, never covers it)."""
         return dict(text=text, x=0, xref="paper", xanchor="left", y=1, yref="container", yanchor="top",

@@ -491,9 +491,7 @@ def gpu_timeline_spec(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Dat
     rows = legend_rows(names_in_legend, font_px=TEXT_PX, width_px=plot_width_px)
     top = TITLE_BAND_PX + LEGEND_ROW_PX * rows
     bottom = AXIS_PX + (STATUS_LINE_PX * len(status) + 4 if status else 0)
-    xaxis = dict(ticksuffix=" s", showgrid=True, gridcolor=theme.grid)
-    if x_range_ns is not None:
-        xaxis["range"] = [x_range_ns[0] / 1e9, x_range_ns[1] / 1e9]
+    xaxis = theme.time_xaxis(x_range_ns)
     layout = theme.time_axis_layout(
         title=theme.left_title(title),
         barmode="overlay",
