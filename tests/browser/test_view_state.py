@@ -256,6 +256,8 @@ def test_window_statistics_match_the_hand_computed_values(page: Page, serve, tmp
     assert cards["kernels"] == "4"
     expect(page.locator("#overview-scope")).to_have_text("Stats for: window 80–520 ns (intervals clipped at its edges)")
     expect(page.locator("#gpu-scope")).to_contain_text("window 80–520 ns")
+    expect(page.locator("#findings-scope")).to_have_text(  # findings never follow the window, and say so
+        "Stats for: whole trace (findings rank the whole trace, also when the panels below show the visible window)")
     page.wait_for_function(grid_js("kernel-table", "n === 4"), timeout=30000)
     rows = page.evaluate("() => { const o = {}; dash_ag_grid.getApi('kernel-table').forEachNode(n => "
                          "o[n.data.name] = [n.data.count, n.data.total_ns]); return o; }")

@@ -8,6 +8,7 @@ import dash_ag_grid as dag
 from dash import MATCH, ClientsideFunction, Input, Output, State, dcc, html
 
 from dashboard.analysis.findings import fmt_s
+from dashboard.app import ids
 from dashboard.app.layout import _INT, _PCT, _fmt
 from dashboard.app.views.base import View
 from dashboard.findings_report import findings_for, link_for, not_evaluated, rows_of
@@ -86,6 +87,10 @@ def render(trace, state):
     return {"children": [*items, *footer]}
 
 
+# Findings always rank the whole trace: the scope line is fixed, and a "Stats for" switch re-renders nothing here.
+SCOPE = "Stats for: whole trace (findings rank the whole trace, also when the panels below show the visible window)"
+
+
 VIEW = View(
     name="findings", fields=("prefix", "threshold"), slot="cards",
     outputs={"children": (PANEL + "-list", "children")},
@@ -98,6 +103,7 @@ VIEW = View(
         prevent_initial_call=True),
     layout=lambda state: html.Section(id=PANEL, className="panel findings", children=[
         html.H3("Findings — what to fix first", className="panel-title"),
+        html.Div(SCOPE, id=ids.scope("findings"), className="scope"),
         html.Div("Ranked by the time they cost; each opens the view that shows it (docs/findings.md).",
                  className="hint"),
         dcc.Loading(type="dot", delay_show=300, children=html.Div(id=PANEL + "-list"))]),
