@@ -74,6 +74,52 @@ def rows_of(frame: pd.DataFrame) -> list[dict]:
     return [{c: _cell(v) for c, v in zip(cols, row)} for row in frame.itertuples(index=False, name=None)]
 
 
+def evidence_header(field: str) -> str:
+    """The column title of an evidence field: words, not snake_case; ``*_ns`` drops its unit (the cells
+    carry it), ``*_pct`` reads "%". The field name stays the CLI's ``--json`` key (and the grid's tooltip)."""
+    if field.endswith("_ns"):
+        field = field[:-3]
+    elif field.endswith("_pct"):
+        field = field[:-4] + " %"
+    return " ".join(_ACRONYMS.get(w, w) for w in field.split("_"))
+
+
+_ACRONYMS = {"nvtx": "NVTX", "api": "API", "gpu": "GPU", "cpu": "CPU", "cuda": "CUDA"}
+
+
+def evidence_cell(field: str, value) -> str:
+    """One evidence value as the report prints it: ``*_ns`` as a duration with its unit (``fmt_ns``),
+    ``*_pct`` as a percentage, counts with thousands separators, a missing value as "—"."""
+    from dashboard.analysis.ratio import fmt_pct, is_na
+    from dashboard.figures.common import fmt_ns
+
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return "—"
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        if field.endswith("_ns"):
+            return fmt_ns(value)
+        if field.endswith("_pct"):
+            return "—" if is_na(value) else fmt_pct(value)
+        if isinstance(value, (int, np.integer)):
+            return f"{int(value):,}"
+        return f"{float(value):,.2f}"
+    return str(value)
+
+
+def evidence_html(frame: pd.DataFrame) -> str:
+    """Evidence rows as an HTML table with ``evidence_header`` titles and ``evidence_cell`` values
+    (every text escaped); "" for no rows."""
+    if frame.empty:
+        return ""
+    cols = list(frame.columns)
+    head = "".join(f"<th>{html.escape(evidence_header(c))}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(evidence_cell(c, v))}</td>" for c, v in zip(cols, row))
+                   + "</tr>" for row in frame.itertuples(index=False, name=None))
+    return f"<table class='findings-rows'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
 def not_evaluated(findings: list[Finding]) -> dict[str, list[str]]:
     """The rules that could not look, grouped by the reason (their note), in ranking order."""
     out: dict[str, list[str]] = {}
@@ -125,7 +171,7 @@ def findings_html(trace: LoadedTrace, findings: list[Finding], trace_id: str = "
         if f.severity == "none":
             continue
         link = link_for(f, trace_id, trace.dispatch_prefix)
-        table = f.rows.head(max_rows).to_html(index=False, border=0, classes="findings-rows") if not f.rows.empty else ""
+        table = evidence_html(f.rows.head(max_rows))
         items.append(f"<li><b>[{html.escape(f.severity)}] {html.escape(f.rule)}</b> · {html.escape(fmt_s(f.cost_ns))}"
                      f"<br>{html.escape(f.summary)}<br><span class='small'>view: <code>{html.escape(link)}</code>"
                      f"</span>{table}</li>")

@@ -19,6 +19,7 @@ import io
 import json
 import sqlite3
 
+import pandas as pd
 import pytest
 from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
 from paths import SEED, nsys_trace
@@ -402,3 +403,23 @@ def test_a_percentage_over_nothing_is_na_never_a_clean_zero():
     rows = rows_of(pd.DataFrame([{"phase": "decode", "waste_pct": _round_pct(0, 0)},
                                  {"phase": "prefill", "waste_pct": _round_pct(24, 1024)}]))
     assert rows == [{"phase": "decode", "waste_pct": None}, {"phase": "prefill", "waste_pct": 2.34}]
+
+
+def test_evidence_reads_as_words_and_units_in_the_grid_and_the_report():
+    """Evidence columns are titled in words (the snake_case field stays the --json key and the grid's
+    tooltip); the report prints durations with their unit, percentages and counts, never raw ns."""
+    from dashboard.app.views.findings import _column
+    from dashboard.findings_report import evidence_cell, evidence_header, evidence_html
+
+    assert [evidence_header(f) for f in ("calls_per_step", "blocked_ns", "share_pct", "api_name", "nvtx_range")] == [
+        "calls per step", "blocked", "share %", "API name", "NVTX range"]
+    assert [evidence_cell("blocked_ns", 5_163_000_000), evidence_cell("lead_ns", 812), evidence_cell("share_pct", 95.84),
+            evidence_cell("steps", 12345), evidence_cell("calls_per_step", 1.0), evidence_cell("exposed_pct", float("nan")),
+            evidence_cell("phase", "decode"), evidence_cell("launch_bound", True)] == [
+        "5.163 s", "812 ns", "95.8 %", "12,345", "1.00", "—", "decode", "yes"]
+    col = _column("blocked_ns", 5)
+    assert (col["headerName"], col["headerTooltip"]) == ("blocked", "blocked_ns")
+    frame = pd.DataFrame({"api_name": ["<cudaX>"], "blocked_ns": [1_500_000]})
+    assert evidence_html(frame) == ("<table class='findings-rows'><thead><tr><th>API name</th><th>blocked</th></tr></thead>"
+                                    "<tbody><tr><td>&lt;cudaX&gt;</td><td>1.500 ms</td></tr></tbody></table>")
+    assert evidence_html(frame.iloc[:0]) == ""

@@ -11,7 +11,7 @@ from dashboard.analysis.findings import fmt_s
 from dashboard.app import ids
 from dashboard.app.layout import _INT, _PCT, _fmt
 from dashboard.app.views.base import View
-from dashboard.findings_report import findings_for, link_for, not_evaluated, rows_of
+from dashboard.findings_report import evidence_header, findings_for, link_for, not_evaluated, rows_of
 from dashboard.text import count_noun
 
 PANEL = "findings-panel"
@@ -30,12 +30,13 @@ _DURATION = _fmt("params.value >= 1e9 ? d3.format(',.3f')(params.value / 1e9) + 
 def _column(field: str, sample) -> dict:
     """Evidence column: ``*_ns`` shown as a duration with its unit, ``*_pct`` as a percentage, counts
     with thousands separators; the raw value stays the sort key (and the CLI's --json field name)."""
-    col = {"field": field, "headerName": field, "sortable": True, "resizable": True}
+    col = {"field": field, "headerName": evidence_header(field), "headerTooltip": field, "sortable": True,
+           "resizable": True}
     if isinstance(sample, bool) or not isinstance(sample, (int, float)):
         return col
     col["type"] = "numericColumn"
     if field.endswith("_ns"):
-        return {**col, "headerName": field[:-3], "valueFormatter": _DURATION, "headerTooltip": field}
+        return {**col, "valueFormatter": _DURATION}
     if field.endswith("_pct"):
         return {**col, "valueFormatter": _PCT}
     return {**col, "valueFormatter": _INT} if isinstance(sample, int) else col
