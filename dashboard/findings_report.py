@@ -103,9 +103,20 @@ def evidence_cell(field: str, value) -> str:
         if field.endswith("_pct"):
             return "—" if is_na(value) else fmt_pct(value)
         if isinstance(value, (int, np.integer)):
-            return f"{int(value):,}"
+            return str(int(value)) if is_id_field(field) else f"{int(value):,}"
         return f"{float(value):,.2f}"
     return str(value)
+
+
+def is_id_field(field: str) -> bool:
+    """An identifier (pid, tid, device or context id, ...): printed as is, never with thousands separators."""
+    return field in ("pid", "tid", "rank") or field.endswith("_id")
+
+
+def evidence_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Evidence rows as text: ``evidence_header`` titles, ``evidence_cell`` values (same rows, same order)."""
+    return pd.DataFrame({evidence_header(c): [evidence_cell(c, v) for v in frame[c].tolist()] for c in frame.columns},
+                        index=frame.index)
 
 
 def evidence_html(frame: pd.DataFrame) -> str:
@@ -156,7 +167,7 @@ def findings_text(trace: LoadedTrace, findings: list[Finding], trace_id: str = "
         out.append(f"    {f.summary}")
         if not f.rows.empty:
             out.append(f"    link: {link_for(f, trace_id, trace.dispatch_prefix)}")
-            shown = f.rows.head(max_rows).to_string(index=False).splitlines()
+            shown = evidence_frame(f.rows.head(max_rows)).to_string(index=False).splitlines()
             out.extend("      " + line for line in shown)
             if len(f.rows) > max_rows:
                 out.append(f"      ... {len(f.rows) - max_rows:,} more rows (--json for all)")

@@ -22,7 +22,7 @@ import sqlite3
 import pandas as pd
 import pytest
 from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
-from paths import SEED, nsys_trace
+from paths import SAMPLES, SEED, nsys_trace
 
 from dashboard.analysis import findings as fd
 from dashboard.cli import main
@@ -423,3 +423,20 @@ def test_evidence_reads_as_words_and_units_in_the_grid_and_the_report():
     assert evidence_html(frame) == ("<table class='findings-rows'><thead><tr><th>API name</th><th>blocked</th></tr></thead>"
                                     "<tbody><tr><td>&lt;cudaX&gt;</td><td>1.500 ms</td></tr></tbody></table>")
     assert evidence_html(frame.iloc[:0]) == ""
+    # identifiers are printed as they are: pid 25286, never "25,286"
+    assert [evidence_cell("pid", 25286), evidence_cell("device_id", 1000), evidence_cell("kernels", 25286)] == [
+        "25286", "1000", "25,286"]
+    assert "valueFormatter" not in _column("tid", 25286) and "valueFormatter" in _column("kernels", 25286)
+
+
+def test_findings_text_prints_evidence_with_units_and_no_nan():
+    """``tracedash findings`` (text): the evidence of a trace without dispatch marks has an undefined
+    calls-per-step (NaN in the frame): it prints "—", durations with units, ids without separators."""
+    from dashboard.findings_report import findings_for, findings_text
+
+    trace = load_trace(SAMPLES / "h100_qwen1.5_0.5b_chat.json.gz")
+    text = findings_text(trace, findings_for(trace))
+    assert "NaN" not in text and "blocked_ns" not in text and "duration_ns" not in text
+    assert "      phase steps calls calls per step   blocked      step share %              API name     NVTX range top blocked" in text
+    assert "        all     0     3              — 16.277 ms 49.653 ms  32.8 % cudaDeviceSynchronize ProfilerStep#6   14.103 ms" in text
+    assert "      14.103 ms 540.53 µs 25286 25286 cudaDeviceSynchronize" in text

@@ -11,7 +11,7 @@ from dashboard.analysis.findings import fmt_s
 from dashboard.app import ids
 from dashboard.app.layout import _INT, _PCT, _fmt
 from dashboard.app.views.base import View
-from dashboard.findings_report import evidence_header, findings_for, link_for, not_evaluated, rows_of
+from dashboard.findings_report import evidence_header, findings_for, is_id_field, link_for, not_evaluated, rows_of
 from dashboard.text import count_noun
 
 PANEL = "findings-panel"
@@ -39,7 +39,7 @@ def _column(field: str, sample) -> dict:
         return {**col, "valueFormatter": _DURATION}
     if field.endswith("_pct"):
         return {**col, "valueFormatter": _PCT}
-    return {**col, "valueFormatter": _INT} if isinstance(sample, int) else col
+    return {**col, "valueFormatter": _INT} if isinstance(sample, int) and not is_id_field(field) else col
 
 
 def _grid(i: int, rows: list[dict]) -> dag.AgGrid:
