@@ -56,6 +56,33 @@ def test_copies_are_not_idle(tmp_path):
     assert (lanes[0].busy_ns, lanes[0].gap_starts.tolist()) == (520, [])
 
 
+def test_idle_is_drawn_up_to_the_window_edges_inside_the_activity_span():
+    """A gap that runs past an edge of the window is drawn up to that edge, and a window inside one gap
+    is idle throughout (it read "Nothing recorded in this window" with nothing drawn); padding outside the
+    GPU activity span (first to last busy instant of any device) is never idle."""
+    import numpy as np
+
+    unions = {0: (np.array([100, 500]), np.array([200, 600])), 1: (np.array([150]), np.array([700]))}
+
+    def cut(lo, hi):
+        return [(ln.device_id, ln.starts.tolist(), ln.ends.tolist(), ln.gap_starts.tolist(), ln.gap_ends.tolist())
+                for ln in lanes_for_window(unions, lo_ns=lo, hi_ns=hi)]
+
+    assert cut(250, 300) == [(0, [], [], [250], [300]), (1, [250], [300], [], [])]
+    assert cut(150, 550) == [(0, [150, 500], [200, 550], [200], [500]), (1, [150], [550], [], [])]
+    assert cut(0, 1000) == [(0, [100, 500], [200, 600], [200, 600], [500, 700]), (1, [150], [700], [100], [150])]
+    assert cut(800, 900) == [(0, [], [], [], []), (1, [], [], [], [])]
+
+
+def test_a_window_inside_an_idle_gap_shows_idle_not_nothing_recorded():
+    trace = load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite")
+    fig = build_view(trace, ViewOptions(window=(2_330_000_000, 2_330_010_000))).timeline
+    idle = [t for t in fig.data if t.name == "GPU idle"]
+    assert len(idle) == 1 and (list(idle[0].base), list(idle[0].x)) == ([2.33], [1e-05])  # the whole window, in s
+    assert list(idle[0].hovertext) == ["idle 10.00 µs<br>2.330000 – 2.330010 s"]
+    assert not [a for a in fig.layout.annotations if "Nothing recorded" in (a.text or "")]
+
+
 def test_device_lanes_bin_over_budget(tmp_path):
     starts = list(range(0, 20000, 20))
     path = write_nsys_sqlite(tmp_path / "many.sqlite", kernels=[{"start": s, "end": s + 10} for s in starts])

@@ -71,10 +71,16 @@ def lanes_for_window(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, lo_ns:
             return edges[:1], frac[:0]
         return edges[inside[0]:inside[-1] + 2], frac[inside[0]:inside[-1] + 1]
 
+    # idle is drawn where the window meets the GPU activity span: a gap that runs past an edge of the
+    # window is drawn up to that edge, and a window inside one gap is idle throughout
+    idle_lo, idle_hi = max(lo_ns, first), min(hi_ns, last)
     per_device = []
     for dev, (us_all, ue_all) in sorted(unions.items()):
         us, ue = _window(us_all, ue_all, lo_ns, hi_ns)
-        gs, ge = gaps(us, ue)
+        if idle_hi > idle_lo:
+            gs, ge = gaps(us, ue, within=(idle_lo, idle_hi))
+        else:
+            gs, ge = np.empty(0, np.int64), np.empty(0, np.int64)
         per_device.append((dev, us_all, ue_all, us, ue, gs, ge))
     n_busy = sum(len(x[3]) for x in per_device)
     n_gaps = sum(len(x[5]) for x in per_device)
