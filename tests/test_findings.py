@@ -440,3 +440,14 @@ def test_findings_text_prints_evidence_with_units_and_no_nan():
     assert "      phase steps calls calls per step   blocked      step share %              API name     NVTX range top blocked" in text
     assert "        all     0     3              — 16.277 ms 49.653 ms  32.8 % cudaDeviceSynchronize ProfilerStep#6   14.103 ms" in text
     assert "      14.103 ms 540.53 µs 25286 25286 cudaDeviceSynchronize" in text
+
+
+def test_a_summary_s_decode_without_graphs_estimate_never_outlasts_the_decode_steps():
+    """On a summary JSON the launch total is spread over all dispatches alike, so prefill's heavier
+    launching was charged to decode: the seed's estimate was 8.05 s × 96/138 = 5.6 s against 2.758 s of
+    decode steps. The launch calls of a step cannot outlast it: the cost is at most the steps' own time."""
+    trace = load_trace(SEED)
+    f = {x.rule: x for x in findings_for(trace)}["decode-no-graphs"]
+    assert f.cost_ns == 2_758_419_104 and f.rows["launch_ns"].tolist() == [2_758_419_104]
+    assert f.summary.endswith("2.76 s of launch calls (estimated from totals, which spread all launches over all "
+                              "dispatches alike; at most the steps' own time).")

@@ -637,7 +637,8 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
     or (event rows) none of their kernels carries a graph node id and no graph launch ran in them.
     Launches per step a graph would remove = the step's kernel launches (one graph launch instead);
     cost = Σ launch-call time in those steps. On a summary JSON: the marks decide and the cost is the
-    launch calls' total scaled by the share of such steps among all dispatches (an estimate).
+    launch calls' total scaled by the share of such steps among all dispatches (an estimate), at most
+    those steps' own time (mark to mark).
     """
     rule, view = "decode-no-graphs", FindingView(tab="dispatches")
     d = ctx.dispatches
@@ -648,13 +649,18 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
     if not decode.any():
         return _empty(ctx, rule, params, "No decode dispatches (phase split by token count).", view)
     mode_none = d["mode"].astype(str).str.upper().to_numpy() == "NONE"
-    note = ""
+    note, capped = "", False
     if ctx.bundle is None:
         nograph = decode & mode_none
         kernels_per_step = ctx.summary.kernel_count / len(d) if len(d) else 0.0
         launch_total = int(sum(t for n, t in zip(ctx.summary.api["name"], ctx.summary.api["total_ns"])
                                if LAUNCH_CALL.match(str(n))))
         cost = int(launch_total * nograph.sum() / len(d))
+        # the estimate spreads every launch over every dispatch alike (prefill's heavier launching too); the
+        # launch calls of a step cannot outlast the step, so the steps' own time bounds it
+        steps_ns = int(d["duration_ns"].to_numpy()[nograph].sum()) if "duration_ns" in d else cost
+        capped = cost > steps_ns
+        cost = min(cost, steps_ns)
         launch_ns = cost
         note = "estimated from totals: " + NEEDS_EVENTS
     elif ctx.bundle.kernels.empty and ctx.bundle.graph_launches.empty:
@@ -690,7 +696,8 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
     text = (f"{n_ng:,} of {int(decode.sum()):,} decode dispatches ({_pct_text(n_ng, int(decode.sum()), '.0f')} %) run without "
             f"CUDA graphs ({int((decode & mode_none).sum()):,} marked mode=NONE); a graph would replace "
             f"~{kernels_per_step:.0f} launches per step, {fmt_s(launch_ns)} of launch calls"
-            + (" (estimated from totals)." if note else "."))
+            + ((" (estimated from totals, which spread all launches over all dispatches alike; at most the "
+                "steps' own time)." if capped else " (estimated from totals).") if note else "."))
     mark = ("dispatch", int(d["start_ns"].iloc[first]), int(d["end_ns"].iloc[first]))
     return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1, mark=mark),
                     note)
