@@ -463,8 +463,9 @@ def _diff(args) -> int:
         sys.stdout.write(comparison_text(c, top=args.top) + "\n" + diff_text(moved))
     pct = c.gate.delta_pct
     if args.fail_if_slower is not None and pct != pct:
-        _say(f"tracedash: warning: the gate ({c.gate.metric}) cannot be measured: nothing comparable in both runs",
-             file=sys.stderr)
+        why = (c.gate.explanation.removeprefix("not measured: ") if c.gate.explanation.startswith("not measured: ")
+               else "nothing comparable in both runs")
+        _say(f"tracedash: warning: the gate ({c.gate.metric}) cannot be measured: {why}", file=sys.stderr)
     if args.fail_if_slower is not None and pct == pct and pct > args.fail_if_slower:
         _say(f"tracedash: candidate {c.b_file} is {pct:.2f} % slower than baseline {c.a_file} "
              f"({c.gate.metric}), more than the allowed {args.fail_if_slower:g} %", file=sys.stderr)

@@ -370,3 +370,28 @@ def test_compare_page_findings_are_the_diffs(capsys):
     assert rows == json.loads(capsys.readouterr().out)["findings"]
     by_rule = {r["rule"]: r for r in rows}
     assert by_rule["exposed-comm"]["change"] == "changed" and by_rule["exposed-comm"]["delta_ns"] == 8_340_349
+
+
+def test_gate_gives_no_verdict_when_shared_kernels_hold_little_of_either_run(tmp_path, capsys):
+    """Two runs that share a few kernel names but not their work: the kernel-time gate read -78 % (B
+    "faster") for the 2-GPU NCCL sample against the 108k sample. Under 50 % of a run's kernel time in
+    shared names, the gate is n/a, says why, and never fails; at 50 % or more it measures."""
+    from factories import write_nsys_sqlite
+
+    from dashboard.analysis.compare import regression_gate
+
+    a = write_nsys_sqlite(tmp_path / "a.sqlite", kernels=[{"start": 0, "end": 100, "shortName": "shared"},
+                                                          {"start": 200, "end": 300, "shortName": "only_a"}])
+    b = write_nsys_sqlite(tmp_path / "b.sqlite", kernels=[{"start": 0, "end": 150, "shortName": "shared"},
+                                                          {"start": 200, "end": 1200, "shortName": "only_b"}])
+    assert main(["diff", str(a), str(b), "--fail-if-slower", "1", "--no-cache"]) == 0
+    err = capsys.readouterr().err
+    assert ("warning: the gate (kernel_time) cannot be measured: the 1 kernel names on both sides hold 50.0 % of the "
+            "baseline's and 13.0 % of the candidate's kernel time (under 50 %): the runs do not run the same work") in err
+    kernels = pd.DataFrame({"a_count": [1, 1], "b_count": [1, 1], "a_total_ns": [100, 100], "b_total_ns": [150, 100],
+                            "b_mean_ns": [150.0, 100.0]})
+    gate = regression_gate(pd.DataFrame({"paired_types": []}), kernels)
+    assert (gate.a_ns, gate.b_ns, gate.delta_pct) == (200, 250, 25.0)
+    gate = regression_gate(pd.DataFrame({"paired_types": []}), pd.concat([kernels, pd.DataFrame(
+        {"a_count": [1], "b_count": [0], "a_total_ns": [201], "b_total_ns": [0], "b_mean_ns": [float("nan")]})]))
+    assert math.isnan(gate.delta_pct) and gate.explanation.startswith("not measured: the 2 kernel names")

@@ -350,6 +350,9 @@ def phase_delta(a_dispatches: pd.DataFrame, b_dispatches: pd.DataFrame,
     return pd.DataFrame(rows, columns=list(PHASE_DELTA)).astype(PHASE_DELTA)
 
 
+GATE_MIN_COVERAGE_PCT = 50.0  # the kernel-time gate needs shared kernel names holding this much of each run's kernel time
+
+
 def regression_gate(phases: pd.DataFrame, kernels: pd.DataFrame) -> Gate:
     """How much slower the candidate is, as one number for a CI gate (positive = slower).
 
@@ -358,7 +361,8 @@ def regression_gate(phases: pd.DataFrame, kernels: pd.DataFrame) -> Gate:
     priced at the baseline's token mix (see ``phase_delta``). Without paired dispatches: kernel time
     at the baseline's kernel mix, ``Σ a_count·b_mean_ns`` vs ``Σ a_total_ns`` over kernel names
     present on both sides, so a run that captured fewer iterations does not read as faster (kernels
-    on one side only are left out).
+    on one side only are left out). When the shared names hold under ``GATE_MIN_COVERAGE_PCT`` % of
+    either run's kernel time the runs do not do the same work: ``delta_pct`` is NaN (n/a: never fails).
     """
     p = phases[phases["paired_types"] > 0]
     if len(p):
@@ -370,9 +374,18 @@ def regression_gate(phases: pd.DataFrame, kernels: pd.DataFrame) -> Gate:
     k = kernels[(kernels["a_count"] > 0) & (kernels["b_count"] > 0)]
     a_ns = int(k["a_total_ns"].sum())
     b_ns = int(round(float((k["a_count"] * k["b_mean_ns"]).sum())))
-    return Gate("kernel_time", a_ns, b_ns, _pct(b_ns, a_ns),
-                f"kernel time at the baseline's kernel counts ({len(k)} kernel names on both sides): "
-                "no dispatch types to pair")
+    explanation = (f"kernel time at the baseline's kernel counts ({len(k)} kernel names on both sides): "
+                   "no dispatch types to pair")
+    a_all, b_all = int(kernels["a_total_ns"].sum()), int(kernels["b_total_ns"].sum())
+    a_cov = 100.0 * a_ns / a_all if a_all else math.nan
+    b_cov = 100.0 * int(k["b_total_ns"].sum()) / b_all if b_all else math.nan
+    if a_ns and (a_cov < GATE_MIN_COVERAGE_PCT or b_cov < GATE_MIN_COVERAGE_PCT):
+        # a few shared names do not make the same work: no verdict (n/a never fails the gate)
+        return Gate("kernel_time", a_ns, b_ns, math.nan,
+                    f"not measured: the {len(k)} kernel names on both sides hold {a_cov:.1f} % of the baseline's and "
+                    f"{b_cov:.1f} % of the candidate's kernel time (under {GATE_MIN_COVERAGE_PCT:.0f} %): the runs "
+                    "do not run the same work")
+    return Gate("kernel_time", a_ns, b_ns, _pct(b_ns, a_ns), explanation)
 
 
 def compare_runs(a, b, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX, threshold: float | None = None) -> Comparison:
