@@ -233,7 +233,9 @@ h1 {{ font-size: 22px; margin-bottom: 4px; }} h2 {{ font-size: 16px; margin: 24p
 td, th {{ overflow-wrap: anywhere; }}
 table {{ border-collapse: collapse; font-size: 12px; width: 100%; }}
 th, td {{ border-bottom: 1px solid #e6e8eb; padding: 4px 8px; text-align: left; }}
-td + td {{ text-align: right; }} th {{ background: #f5f7fa; }}
+td + td, th + th {{ text-align: right; }} th {{ background: #f5f7fa; }}
+table.findings-rows td, table.findings-rows th {{ text-align: left; }}
+table.findings-rows td.num, table.findings-rows th.num {{ text-align: right; }}
 </style></head><body>
 <h1>tracedash report · {html.escape(trace.name)}</h1>
 <p class="small">{html.escape(" · ".join(settings))}<br>made {made} by tracedash {__version__}. GPU busy is an interval

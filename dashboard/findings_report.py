@@ -125,8 +125,11 @@ def evidence_html(frame: pd.DataFrame) -> str:
     if frame.empty:
         return ""
     cols = list(frame.columns)
-    head = "".join(f"<th>{html.escape(evidence_header(c))}</th>" for c in cols)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(evidence_cell(c, v))}</td>" for c, v in zip(cols, row))
+    # numbers right-aligned under right-aligned titles, text left-aligned under left-aligned ones
+    num = {c: " class='num'" if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
+           else "" for c in cols}
+    head = "".join(f"<th{num[c]}>{html.escape(evidence_header(c))}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td{num[c]}>{html.escape(evidence_cell(c, v))}</td>" for c, v in zip(cols, row))
                    + "</tr>" for row in frame.itertuples(index=False, name=None))
     return f"<table class='findings-rows'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 

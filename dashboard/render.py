@@ -581,7 +581,7 @@ def overview_cards(trace: LoadedTrace, options: ViewOptions | None = None) -> li
     if not s.api.empty:
         top = s.api.iloc[0]
         cards.append(Card("Top CUDA API call", clean_api_name(str(top["name"])),
-                          f"{fmt_ns(top['total_ns'])} in {int(top['count']):,} calls (summed across threads)"))
+                          f"{fmt_ns(top['total_ns'])} in {count_noun(int(top['count']), 'call')} (summed across threads)"))
     meta = trace.meta
     if meta.format in ("nsys-sqlite", RANKS_FORMAT):
         cards.append(Card("nsys export", meta.nsys_version or "unknown version",

@@ -420,8 +420,9 @@ def test_evidence_reads_as_words_and_units_in_the_grid_and_the_report():
     col = _column("blocked_ns", 5)
     assert (col["headerName"], col["headerTooltip"]) == ("blocked", "blocked_ns")
     frame = pd.DataFrame({"api_name": ["<cudaX>"], "blocked_ns": [1_500_000]})
-    assert evidence_html(frame) == ("<table class='findings-rows'><thead><tr><th>API name</th><th>blocked</th></tr></thead>"
-                                    "<tbody><tr><td>&lt;cudaX&gt;</td><td>1.500 ms</td></tr></tbody></table>")
+    assert evidence_html(frame) == ("<table class='findings-rows'><thead><tr><th>API name</th><th class='num'>blocked</th>"
+                                    "</tr></thead><tbody><tr><td>&lt;cudaX&gt;</td><td class='num'>1.500 ms</td></tr>"
+                                    "</tbody></table>")
     assert evidence_html(frame.iloc[:0]) == ""
     # identifiers are printed as they are: pid 25286, never "25,286"
     assert [evidence_cell("pid", 25286), evidence_cell("device_id", 1000), evidence_cell("kernels", 25286)] == [

@@ -441,7 +441,7 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
     worst = int(np.argmax(np.where(bound, dur - busy, -1)))
     t0, t1 = _window(int(starts[worst]), int(ends[worst]))
     r0 = rows.iloc[0]
-    text = (f"{int(rows['host_bound_steps'].sum()):,} of {len(d):,} steps keep the GPU busy under {params['share']} % "
+    text = (f"{int(rows['host_bound_steps'].sum()):,} of {count_noun(len(d), 'step')} keep the GPU busy under {params['share']} % "
             f"of the step; {fmt_s(cost)} of GPU idle time in them, most in {r0['phase']} "
             f"({fmt_s(int(r0['idle_ns']))}), mainly {r0['cause']} ({fmt_s(int(r0['cause_idle_ns']))}).")
     return _finding(ctx, rule, params, cost, text, rows, FindingView(
@@ -741,7 +741,7 @@ def padding_waste(ctx: Context, params: dict) -> Finding:
     worst = int(np.argmax(wns))
     t0, t1 = _window(int(d["start_ns"].iloc[worst]), int(d["end_ns"].iloc[worst]))
     text = (f"{r0['phase']} pads {r0['waste_tokens']:,} tokens ({r0['waste_pct']:.1f} % of {r0['padded_tokens']:,} "
-            f"padded) over {r0['padded_steps']:,} steps; {fmt_s(cost)} of step time goes to padding.")
+            f"padded) over {count_noun(int(r0['padded_steps']), 'step')}; {fmt_s(cost)} of step time goes to padding.")
     mark = ("dispatch", int(d["start_ns"].iloc[worst]), int(d["end_ns"].iloc[worst]))
     return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1, mark=mark))
 
@@ -812,14 +812,14 @@ def pageable_in_loop(ctx: Context, params: dict) -> Finding:
     if rows.empty:
         return _empty(ctx, rule, params, "No synchronous or pageable copies.", view)
     if ctx.dispatches.empty:
-        return _empty(ctx, rule, params, f"{len(rows):,} synchronous/pageable copies; no dispatch marks to place "
+        return _empty(ctx, rule, params, f"{count_noun(len(rows), 'synchronous/pageable copy', 'copies')}; no dispatch marks to place "
                       "them in a loop (see cuda-sync-memcpy, cuda-async-memcpy).", view)
     rows.insert(0, "phase", ctx.phase_of_time(rows["start_ns"].to_numpy(np.int64)))
     rows = rows[["phase", "rule", "duration_ns", "start_ns", "src_kind", "dst_kind", "bytes", "pid", "device_id",
                  "stream_id", "api_name"]]
     inside = rows["phase"] != ""
     if not inside.any():
-        return _empty(ctx, rule, params, f"{len(rows):,} synchronous/pageable copies, none inside a dispatch.", view)
+        return _empty(ctx, rule, params, f"{count_noun(len(rows), 'synchronous/pageable copy', 'copies')}, none inside a dispatch.", view)
     rows = rows.sort_values(["duration_ns", "start_ns"], ascending=[False, True], kind="stable")
     cost = int(rows.loc[inside, "duration_ns"].sum())
     top = rows[inside].iloc[0]

@@ -316,7 +316,7 @@ def capture_gap_warnings(launches: tuple[tuple[int, int, int], ...], unattribute
     (no globalPid); while there are any, only a trace with no execution at all is flagged."""
     if unattributed:
         return ()
-    return tuple(f"pid {p}: {n:,} launches, 0 kernels (possible capture gap)" for p, n, e in launches if e == 0)
+    return tuple(f"pid {p}: {count_noun(n, 'launch', 'launches')}, 0 kernels (possible capture gap)" for p, n, e in launches if e == 0)
 
 
 def gpu_activity_missing(launches: tuple[tuple[int, int, int], ...], executions: int) -> str:
