@@ -836,3 +836,17 @@ def test_per_phase_says_whether_the_trace_or_the_window_holds_no_dispatch():
     for state in (ViewState(trace=nccl), ViewState(trace=nccl, **far)):
         assert render_view(BY_NAME["phases"], store, state)["empty"] == (
             "No dispatch marks named CG_DISPATCH… in this trace: set the dispatch marker prefix to your server's marks.")
+
+
+def test_a_long_card_hint_spans_columns_instead_of_being_cut():
+    """5 lines of a one-column card hold ~160 characters: the Kineto sample's input rows hint (~500)
+    was cut off mid-word; it now spans three columns (the card's hover still has all of it)."""
+    from dashboard.app.layout import card_span, cards
+    from dashboard.render import overview_cards
+
+    hints = {c.label: c for c in overview_cards(load_trace(SAMPLES / "h100_qwen1.5_0.5b_chat.json.gz"), ViewOptions())}
+    rows = hints["Input rows"]
+    assert len(rows.hint) > 320 and card_span(rows.hint) == 3
+    assert [card_span("x" * n) for n in (0, 160, 161, 320, 321)] == [1, 1, 2, 2, 3]
+    (div,) = cards([rows])
+    assert div.className == "card span-3" and div.title == rows.hint

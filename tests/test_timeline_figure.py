@@ -108,7 +108,7 @@ def test_lanes_are_at_least_18_px_and_the_figure_fills_45_percent_of_1000_px(tra
     assert len(status) == 1 and "zoom in to 1,500 or fewer" in status[0].text
     assert view.gantt.layout.title.x <= 0.01  # left (an empty Gantt's title too)
     for f in [f for f in (fig, view.gantt) if f.data]:  # seconds with SI prefixes glued to the unit: "0.4µs", never "0.4µ s"
-        assert (f.layout.xaxis.ticksuffix, f.layout.xaxis.exponentformat) == ("s", "SI")
+        assert (f.layout.xaxis.ticksuffix, f.layout.xaxis.exponentformat, f.layout.xaxis.minexponent) == ("s", "SI", 1)
 
 
 def test_thread_labeler_names_threads_and_disambiguates():

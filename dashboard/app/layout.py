@@ -283,10 +283,19 @@ def figure_buttons(graph_id: str, **div_args) -> html.Div:
                     **div_args)
 
 
+def card_span(hint: str) -> int:
+    """Grid columns a card spans: 1, or 2-3 for a long hint (the input rows read per kind run to ~500
+    characters), so that its 5 lines hold the whole hint at 1600 px instead of cutting it off."""
+    return 1 if len(hint) <= CARD_HINT_CHARS else 2 if len(hint) <= 2 * CARD_HINT_CHARS else 3
+
+
+CARD_HINT_CHARS = 160  # what 5 lines of a one-column card's hint hold (11 px text, ~190 px wide)
+
+
 def cards(items: list[Card]) -> list:
     """Overview cards: label, value, and the definition as a tooltip and small print."""
     return [
-        html.Div(className="card", title=c.hint, children=[
+        html.Div(className=f"card span-{card_span(c.hint)}", title=c.hint, children=[
             html.Div(c.label, className="card-label"),
             html.Div(c.value, className="card-value" + (" long" if len(c.value) > 14 else "")),
             html.Div(c.hint, className="card-hint"),

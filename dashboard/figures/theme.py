@@ -82,9 +82,9 @@ class Theme:
 
     def time_xaxis(self, x_range_ns: tuple[int, int] | None = None) -> dict:
         """The x axis of a session-time figure, in seconds with SI prefixes glued to the unit ("2.02s",
-        "200ms", "0.4µs": with plotly's default exponent format and a " s" suffix a window near 0 read
-        "0.4µ s"); ``x_range_ns`` (ns) sets its range."""
-        xaxis = dict(ticksuffix="s", exponentformat="SI", showgrid=True, gridcolor=self.grid)
+        "20ms" rather than "0.02s" (``minexponent=1``), "0.4µs": with plotly's default exponent format and a
+        " s" suffix a window near 0 read "0.4µ s"); ``x_range_ns`` (ns) sets its range."""
+        xaxis = dict(ticksuffix="s", exponentformat="SI", minexponent=1, showgrid=True, gridcolor=self.grid)
         if x_range_ns is not None:
             xaxis["range"] = [x_range_ns[0] / 1e9, x_range_ns[1] / 1e9]
         return xaxis

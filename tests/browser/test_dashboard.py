@@ -142,6 +142,11 @@ def test_two_gpu_trace_shows_device_lanes(page: Page, serve, artifacts, console_
                                                  "gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=30000)
     lanes = page.evaluate(figure_js("timeline", "gd.layout.yaxis.categoryarray"))
     assert lanes[:2] == ["GPU 1", "GPU 0"]  # bottom-up order of a categorical axis
+    # no card hint is cut off at 1600 px: the 179-character input rows hint spans two columns
+    cut = page.evaluate("() => [...document.querySelectorAll('#overview .card-hint')]"
+                        ".filter(h => h.scrollHeight > h.clientHeight + 1).map(h => h.innerText)")
+    assert cut == []
+    assert page.locator("#overview .card.span-2").count() == 1
     # a panel that does not apply says so in one line (no empty figure box)
     expect(page.locator("#phase-figure-note")).to_contain_text("Where step time goes: no dispatches in this trace")
     expect(page.locator("#phase-figure-box")).to_be_hidden()
