@@ -321,6 +321,7 @@ def test_no_cloud_buttons_in_the_graph_config():
     for cfg in (GRAPH_CONFIG, graph_config("f")):
         assert cfg["showSendToCloud"] is False and cfg["showEditInChartStudio"] is False
         assert cfg["showLink"] is False and cfg["sendData"] is False
+        assert cfg["showTips"] is False  # no "Double-click to zoom back out" toast over the page header
     assert graph_config("f")["toImageButtonOptions"]["filename"] == "f"
 
 

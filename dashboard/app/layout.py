@@ -27,6 +27,9 @@ GRAPH_CONFIG = {
     "modeBarButtonsToRemove": ["lasso2d", "select2d", "sendDataToCloud", "resetScale2d"],
     "showSendToCloud": False,  # nothing may send data off the machine: no cloud button, no cloud address
     "plotlyServerURL": "",
+    # plotly's "Double-click to zoom back out" toast sat over the page header (top right) after every zoom;
+    # the mode bar's autoscale button and a double-click still go back to the whole trace
+    "showTips": False,
 }
 
 # dash-ag-grid evaluates these strings in a sandbox whose scope holds params, d3 and agGrid only: a global such as
