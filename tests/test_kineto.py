@@ -475,3 +475,23 @@ def test_absurd_numbers_are_skipped_or_refused_clearly(tmp_path, ts, outcome):
     b = load_trace(p).bundle
     assert b.kernels["name"].astype(str).tolist() == ["ok"]
     assert input_warnings(b.meta) == ("kernels: 1 of 2 rows not loaded: 1 missing, non-numeric or out-of-range ts/dur",)
+
+
+@pytest.mark.parametrize("events, warning", [
+    ([], "no events loaded: no kernel, CUDA API, NVTX or memcpy/memset rows, so every figure of this summary is 0"),
+    ([{"ph": "X", "cat": "user_annotation", "name": "step", "ts": 1, "dur": 2, "pid": 1, "tid": 1}],
+     "no GPU work recorded (no kernel, CUDA graph or memcpy/memset rows): the GPU span, busy union and idle are 0 "
+     "because nothing ran on a GPU in this capture, not because a GPU was idle"),
+])
+def test_a_trace_without_gpu_work_says_why_its_summary_is_zero(tmp_path, capsys, events, warning):
+    """{"traceEvents": []} summarised to zeros with exit 0 and no word: the zeros read as a measured idle GPU."""
+    import json as _json
+
+    from dashboard.cli import main
+
+    path = tmp_path / "t.json"
+    path.write_text(_json.dumps({"traceEvents": events}))
+    assert main(["summarize", str(path), "--no-cache"]) == 0
+    out = capsys.readouterr()
+    assert _json.loads(out.out)["warnings"] == [warning]
+    assert f"tracedash: warning: t.json: {warning}" in out.err

@@ -291,6 +291,24 @@ def kernel_row_warnings(kernels: pd.DataFrame) -> list[str]:
     return out
 
 
+def gpu_work_warnings(bundle: TraceBundle) -> list[str]:
+    """The sentence that keeps a summary's zeros from reading as measurements: a trace with no kernel rows
+    has span, busy union and idle 0 by definition (summary_contract.md), not because a GPU sat idle.
+    Empty when there are kernel rows."""
+    if len(bundle.kernels):
+        return []
+    others = [what for what, frame in (("CUDA graph launches", bundle.graph_launches), ("memcpy/memset", bundle.memops))
+              if len(frame)]
+    if others:
+        return [f"no kernel rows (only {' and '.join(others)}): the GPU span, busy union and idle count kernel rows, so "
+                "they are 0 here; the dashboard's other busy sources count the rest"]
+    if not any(len(f) for f in (bundle.api_calls, bundle.nvtx_ranges, bundle.nvtx_marks)):
+        return ["no events loaded: no kernel, CUDA API, NVTX or memcpy/memset rows, so every figure "
+                "of this summary is 0"]
+    return ["no GPU work recorded (no kernel, CUDA graph or memcpy/memset rows): the GPU span, busy union and idle "
+            "are 0 because nothing ran on a GPU in this capture, not because a GPU was idle"]
+
+
 def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX) -> Summary:
     """Compute the seed-format summary of an nsys trace, exactly as summary_contract.md defines it.
 
@@ -326,7 +344,7 @@ def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PR
         notes=SUMMARY_NOTE,
         gpu_start_ns=gpu_start,
         gpu_end_ns=gpu_end,
-        warnings=input_warnings(bundle.meta) + tuple(kernel_row_warnings(bundle.kernels)),
+        warnings=input_warnings(bundle.meta) + tuple(kernel_row_warnings(bundle.kernels)) + tuple(gpu_work_warnings(bundle)),
     )
 
 
