@@ -142,6 +142,16 @@ def test_rank_table_ties_go_to_busier_then_lower_rank(rank_files):
     assert rank_table([], [])["slowest"].tolist() == []
 
 
+def test_no_rank_without_gpu_work_is_the_slowest():
+    """A CPU-only rank (span 0) was marked "<- slowest" when it was the only row left."""
+    from paths import nsys_trace
+
+    cpu = nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")
+    s = summaries_of([FileSummary(cpu, summary_text(cpu, "CG_DISPATCH", TraceCache(enabled=False)), None)])[0]
+    assert s.gpu_activity_span_ns == 0
+    assert rank_table([s, s], ["a", "b"])["slowest"].tolist() == [False, False]
+
+
 def test_summarize_many_in_threads_keeps_order_and_reports_failures(rank_files, tmp_path):
     missing = tmp_path / "missing.sqlite"
     results = summarize_many([rank_files[1], missing, rank_files[0]], n_workers=2, processes=False)

@@ -68,8 +68,8 @@ def rank_table(summaries: Sequence[Summary | None], files: Sequence[str],
 
     Returns:
         Frame with the columns and dtypes of ``RANK_TABLE``, one row per summary, sorted by rank.
-        ``slowest`` is True on exactly one row (none when there are no rows): the rank with the
-        longest GPU activity span (first kernel start to last kernel end on its own clock; in a
+        ``slowest`` is True on exactly one row (none when there are no rows, or no rank has GPU
+        activity: a span of 0 is no work, not the longest wait): the rank with the longest GPU activity span (first kernel start to last kernel end on its own clock; in a
         synchronised run the other ranks wait for it); ties go to the larger busy union, then
         the lower rank.
 
@@ -93,7 +93,7 @@ def rank_table(summaries: Sequence[Summary | None], files: Sequence[str],
             "top_kernel_ns": 0 if top is None else int(top["total_ns"]), "slowest": False,
         })
     table = pd.DataFrame(rows, columns=list(RANK_TABLE)).astype(RANK_TABLE)
-    if len(table):
+    if len(table) and int(table["span_ns"].max()) > 0:  # a rank without GPU work is never "the slowest"
         order = table.sort_values(["span_ns", "busy_ns", "rank"], ascending=[False, False, True], kind="stable")
         table.loc[order.index[0], "slowest"] = True
     return table
