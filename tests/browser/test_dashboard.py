@@ -106,7 +106,8 @@ def test_seed_gantt_phases_sorting_threshold_and_the_sort_link(page: Page, serve
     assert external == []
 
 
-def test_nvtx_sample_timeline_zoom_follows_gantt(page: Page, serve, artifacts, console_errors):
+def test_nvtx_sample_timeline_zoom_follows_gantt_and_a_copied_link_reproduces_the_view(
+        page: Page, serve, browser, artifacts, console_errors):
     open_trace(page, serve, "nsys2022.4_cpu_llm_server_nvtx.sqlite")
     expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (3)", timeout=30000)
     page.locator("#timeline .legendtext").first.wait_for(state="visible")
@@ -131,10 +132,44 @@ def test_nvtx_sample_timeline_zoom_follows_gantt(page: Page, serve, artifacts, c
     zoom(page, "timeline", 0.04, 0.06)
     page.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[0] - 0.04) < 1e-9"), timeout=30000)
     page.screenshot(path=str(artifacts / "nvtx_sample_zoomed.png"), full_page=True)
-    assert console_errors == []
+    page.wait_for_function("() => location.search.includes('t0_ns=40000000') && "
+                           "!document.querySelector('[data-dash-is-loading=\"true\"]')", timeout=30000)
+
+    # a copied link reproduces the view in a new browser (on the same page: one page load fewer)
+    page.fill("#phase-threshold", "2")
+    page.press("#phase-threshold", "Enter")
+    expect(present(page.locator("#gantt .legendtext").first)).to_contain_text("of 23)", timeout=30000)
+    page.locator("#timeline-lanes").get_by_text("NVTX marks").click()
+    page.locator("#table-tabs").get_by_text("Idle gaps", exact=True).click()
+    zoom(page, "timeline", 0.03, 0.05)
+    page.wait_for_function("() => window.location.search.includes('t0_ns=30000000')", timeout=30000)
+    url = page.url
+    assert "threshold=2" in url and "lanes=nvtx,gpu,streams,memops" in url and "tab=gaps" in url
+    assert "trace=nsys2022.4_cpu_llm_server_nvtx.sqlite%40" in url and "/" not in url.split("?")[1]
+    page.click("#copy-link")
+    expect(page.locator("#copy-link")).to_have_text("Link copied")
+    assert page.evaluate("window.tracedashLastCopiedLink") == url
+
+    other = browser.new_context(viewport={"width": 1500, "height": 1000})
+    p2 = other.new_page()
+    errors2 = []
+    p2.on("console", lambda m: errors2.append(m.text) if m.type == "error" else None)
+    p2.goto(url)
+    # the link's window 0.03-0.05 s shows 8 of the 23 prefill dispatches (the legend says both)
+    expect(present(p2.locator("#gantt .legendtext").first)).to_have_text("prefill (8 in view of 23)", timeout=30000)
+    assert p2.input_value("#phase-threshold") == "2"
+    p2.wait_for_function(figure_js("timeline", "Math.abs(gd.layout.xaxis.range[0] - 0.03) < 1e-9"), timeout=30000)
+    p2.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[1] - 0.05) < 1e-9"), timeout=30000)
+    names = p2.evaluate(figure_js("timeline", "gd._fullData.map(t => t.name)"))
+    assert not any(n.startswith("NVTX marks") for n in names) and any(n.startswith("NVTX ranges") for n in names)
+    assert p2.locator("#table-tabs .tab--selected").inner_text() == "Idle gaps"
+    assert p2.url == url  # opening a link does not rewrite it
+    other.close()
+    assert console_errors == [] and errors2 == []
 
 
-def test_two_gpu_trace_shows_device_lanes(page: Page, serve, artifacts, console_errors):
+def test_two_gpu_trace_shows_device_lanes_and_hidden_gpus_and_kernel_filter_travel_in_the_link(
+        page: Page, serve, browser, artifacts, console_errors):
     open_trace(page, serve, "nsys2026.2_2gpu_nccl_before.sqlite")
     expect(present(page.locator("#overview"))).to_contain_text("4,010", timeout=30000)
     expect(page.locator("#gantt")).to_contain_text("No dispatch marks found")
@@ -154,6 +189,31 @@ def test_two_gpu_trace_shows_device_lanes(page: Page, serve, artifacts, console_
     page.locator("#kernel-table").scroll_into_view_if_needed()  # AG Grid paints its rows once they are on screen
     page.wait_for_timeout(300)
     page.screenshot(path=str(artifacts / "two_gpu.png"), full_page=True)
+
+    # hidden GPUs and the kernel filter travel in the link (on the same page: one page load fewer)
+    page.locator("#hide-devices").get_by_text("GPU 1").click()
+    page.wait_for_function("() => window.location.search.includes('hide_devices=1')", timeout=30000)
+    page.wait_for_function(figure_js("timeline", "!gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=30000)
+    page.fill("#kernel-filter", "flash")
+    page.press("#kernel-filter", "Enter")
+    page.wait_for_function("() => window.location.search.includes('kernel=flash')", timeout=30000)
+    url = page.url
+    other = browser.new_context(viewport={"width": 1500, "height": 1000})
+    p2 = other.new_page()
+    p2.goto(url)
+    expect(present(p2.locator("#overview"))).to_contain_text("4,010", timeout=30000)
+    p2.wait_for_function(figure_js("timeline", "gd.layout.yaxis.categoryarray.includes('GPU 0') && "
+                                               "!gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=30000)
+    assert p2.input_value("#kernel-filter") == "flash"
+    p2.locator("#kernel-table").scroll_into_view_if_needed()
+    p2.wait_for_function(grid_js("kernel-table", "n === 1"), timeout=30000)
+    other.close()
+    # a filter that hides every row says so (not why the trace could have none)
+    page.fill("#kernel-filter", "no-such-kernel")
+    page.press("#kernel-filter", "Enter")
+    page.locator("#kernel-table").scroll_into_view_if_needed()
+    expect(present(page.locator("#kernel-table .ag-overlay-no-matching-rows-center"))).to_have_text(
+        NO_MATCH["kernels"])
     assert console_errors == []
 
 
@@ -225,44 +285,6 @@ def test_108k_zoom_fetches_detail_and_row_clicks_zoom_to_their_gap_and_dispatch(
     assert console_errors == []
 
 
-def test_a_copied_link_reproduces_the_view_in_a_new_browser(page: Page, serve, browser, console_errors):
-    base = serve(create_app(trace_dirs=[samples_dir()]))
-    page.goto(base)
-    page.locator("#gantt .legendtext").first.wait_for(state="visible", timeout=30000)
-    choose_trace(page, "nsys2022.4_cpu_llm_server_nvtx.sqlite")
-    expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (3)", timeout=30000)
-    page.fill("#phase-threshold", "2")
-    page.press("#phase-threshold", "Enter")
-    expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (23)", timeout=30000)
-    page.locator("#timeline-lanes").get_by_text("NVTX marks").click()
-    page.locator("#table-tabs").get_by_text("Idle gaps", exact=True).click()
-    zoom(page, "timeline", 0.03, 0.05)
-    page.wait_for_function("() => window.location.search.includes('t0_ns=30000000')", timeout=30000)
-    url = page.url
-    assert "threshold=2" in url and "lanes=nvtx,gpu,streams,memops" in url and "tab=gaps" in url
-    assert "trace=nsys2022.4_cpu_llm_server_nvtx.sqlite%40" in url and "/" not in url.split("?")[1]
-    page.click("#copy-link")
-    expect(page.locator("#copy-link")).to_have_text("Link copied")
-    assert page.evaluate("window.tracedashLastCopiedLink") == url
-
-    other = browser.new_context(viewport={"width": 1500, "height": 1000})
-    p2 = other.new_page()
-    errors2 = []
-    p2.on("console", lambda m: errors2.append(m.text) if m.type == "error" else None)
-    p2.goto(url)
-    # the link's window 0.03-0.05 s shows 8 of the 23 prefill dispatches (the legend says both)
-    expect(present(p2.locator("#gantt .legendtext").first)).to_have_text("prefill (8 in view of 23)", timeout=30000)
-    assert p2.input_value("#phase-threshold") == "2"
-    p2.wait_for_function(figure_js("timeline", "Math.abs(gd.layout.xaxis.range[0] - 0.03) < 1e-9"), timeout=30000)
-    p2.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[1] - 0.05) < 1e-9"), timeout=30000)
-    names = p2.evaluate(figure_js("timeline", "gd._fullData.map(t => t.name)"))
-    assert not any(n.startswith("NVTX marks") for n in names) and any(n.startswith("NVTX ranges") for n in names)
-    assert p2.locator("#table-tabs .tab--selected").inner_text() == "Idle gaps"
-    assert p2.url == url  # opening a link does not rewrite it
-    other.close()
-    assert errors2 == [] and console_errors == []
-
-
 def test_back_restores_the_previous_view_and_bad_links_explain_themselves(page: Page, serve, console_errors):
     base = serve(create_app(trace_dirs=[samples_dir()]))
     page.goto(base)
@@ -322,30 +344,3 @@ def test_report_opens_offline_and_downloads_from_the_page(page: Page, serve, tmp
     assert console_errors == []
 
 
-def test_hidden_gpus_and_kernel_filter_travel_in_the_link(page: Page, serve, browser, console_errors):
-    open_trace(page, serve, "nsys2026.2_2gpu_nccl_before.sqlite")
-    expect(present(page.locator("#overview"))).to_contain_text("4,010", timeout=30000)
-    page.locator("#hide-devices").get_by_text("GPU 1").click()
-    page.wait_for_function("() => window.location.search.includes('hide_devices=1')", timeout=30000)
-    page.wait_for_function(figure_js("timeline", "!gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=30000)
-    page.fill("#kernel-filter", "flash")
-    page.press("#kernel-filter", "Enter")
-    page.wait_for_function("() => window.location.search.includes('kernel=flash')", timeout=30000)
-    url = page.url
-    other = browser.new_context(viewport={"width": 1500, "height": 1000})
-    p2 = other.new_page()
-    p2.goto(url)
-    expect(present(p2.locator("#overview"))).to_contain_text("4,010", timeout=30000)
-    p2.wait_for_function(figure_js("timeline", "gd.layout.yaxis.categoryarray.includes('GPU 0') && "
-                                               "!gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=30000)
-    assert p2.input_value("#kernel-filter") == "flash"
-    p2.locator("#kernel-table").scroll_into_view_if_needed()
-    p2.wait_for_function(grid_js("kernel-table", "n === 1"), timeout=30000)
-    other.close()
-    # a filter that hides every row says so (not why the trace could have none)
-    page.fill("#kernel-filter", "no-such-kernel")
-    page.press("#kernel-filter", "Enter")
-    page.locator("#kernel-table").scroll_into_view_if_needed()
-    expect(present(page.locator("#kernel-table .ag-overlay-no-matching-rows-center"))).to_have_text(
-        NO_MATCH["kernels"])
-    assert console_errors == []
