@@ -283,7 +283,8 @@ def test_sniffing_by_content_not_extension(tmp_path):
     ({"file": "x.sqlite"}, False, "not a tracedash summary: missing key(s)"),
     ({"hello": 1}, True, "a gzip file that is not a PyTorch profiler (Kineto) trace"),
     ({"traceEvents": {"a": 1}}, False, "neither a PyTorch profiler (Kineto) trace nor a tracedash summary"),
-    ({"traceEvents": [1, 2]}, False, "an entry of traceEvents is a number, not an event object"),
+    ({"traceEvents": [1, 2]}, False, "an entry of its event list (traceEvents, or the file's top-level array) is a "
+                                     "number, not an event object"),
     ('{"traceEvents": [', False, "malformed JSON at line 1, column 18: expected a value (the file may be truncated)"),
 ])
 def test_bad_json_gives_one_clear_error(tmp_path, capsys, data, gz, message):

@@ -279,7 +279,8 @@ def test_serve_ranks_needs_two_files(rank_files, capsys):
     (None, "garbage.sqlite: a SQLite database but not an nsys export (found: t)"),
     (b'{"gpu_activity_span_s": 1, "gpu_busy_union_s": 0, "kernel_count": 0}',
      "garbage.sqlite: a summary JSON has no intervals: only nsys exports can be opened as ranks"),
-    (b"[1, 2, 3]", "garbage.sqlite: not a Chrome trace: an entry of traceEvents is a number, not an event object"),
+    (b"[1, 2, 3]", "garbage.sqlite: not a Chrome trace: an entry of its event list (traceEvents, or the file's "
+                   "top-level array) is a number, not an event object"),
 ])
 def test_serve_ranks_checks_every_file_before_serving(rank_files, tmp_path, capsys, monkeypatch, bad, message):
     import sqlite3

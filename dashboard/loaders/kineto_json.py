@@ -506,7 +506,8 @@ def parse_kineto(data, name: str) -> TraceBundle:
     range_profiler = unfinished = 0
     for ev in events:
         if type(ev) is not dict:
-            raise TraceFormatError(f"{name}: not a Chrome trace: an entry of traceEvents is "
+            raise TraceFormatError(f"{name}: not a Chrome trace: an entry of its event list (traceEvents, or the "
+                                   f"file's top-level array) is "
                                    f"{_JSON_KIND.get(type(ev), 'a ' + type(ev).__name__)}, not an event object")
         ph = ev.get("ph")
         cat = ev.get("cat")
