@@ -232,7 +232,8 @@ def _serve(args) -> int:
     _say(f"tracedash {__version__}: serving {len(store.ids())} trace(s) on http://{args.host}:{args.port}/ "
          f"({mode}, up to {memory_limit / 1024**3:.1f} GiB of loaded traces{' each' if workers > 1 else ''})",
          file=sys.stderr)
-    _check_bind(args.host, args.port)
+    if not os.environ.get("WERKZEUG_RUN_MAIN"):  # --debug's reloader child: its parent holds the socket already
+        _check_bind(args.host, args.port)
     if not args.debug:  # gunicorn exits on SIGTERM/SIGINT like Ctrl-C: the upload folder is removed at exit
         from dashboard.server import run_gunicorn
 
@@ -245,6 +246,9 @@ def _serve(args) -> int:
         from dashboard.server import start_warming
 
         if os.environ.get("WERKZEUG_RUN_MAIN"):  # the reloader's child serves; the parent only watches
+            from dashboard.server import prepare
+
+            prepare(app)
             start_warming(app)
         app.run(host=args.host, port=args.port, debug=True, dev_tools_disable_version_check=True)
     return 0

@@ -152,6 +152,15 @@ def read_deadline(environ: dict, seconds: float):
     return timer, fired
 
 
+def prepare(app) -> None:
+    """Run Dash's one-time server set-up (``Dash._setup_server``: script and stylesheet registration) before
+    the worker answers anything. Dash runs it in a hook of the first request and marks it done before it
+    registers the scripts, so on a fresh worker the other threads' first requests found no script paths:
+    a bundle answered 404 and the page never drew (seen with ``--workers 2``)."""
+    with app.server.test_request_context("/"):
+        app._setup_server()  # noqa: SLF001 - Dash has no public call for it
+
+
 def start_warming(app) -> threading.Thread | None:
     """Render the default page (``app.warm``, loading its trace) in a daemon thread of this worker, so
     the first visitor does not wait for the trace to be read; ``TRACEDASH_NO_WARM=1`` turns it off."""
@@ -177,6 +186,7 @@ class DashboardServer(BaseApplication):
 
     def load(self):
         app = self._factory()
+        prepare(app)
         start_warming(app)
         return app.server
 
