@@ -338,6 +338,8 @@ def _check_output(path: Path) -> None:
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise TraceError(f"{path}: is a folder; give the file to write")
+    if parent.exists() and not parent.is_dir():
+        raise TraceError(f"{path}: cannot write: {parent} is a file, not a folder")
     if not parent.is_dir():
         raise TraceError(f"{path}: cannot write: its folder {parent} does not exist")
     if not os.access(parent, os.W_OK):
@@ -388,6 +390,10 @@ def _report(args) -> int:
     state = state_from_url(args.url, strict=True)
     for w in state.warnings:  # as `export` does
         _say(f"tracedash: warning: {w}", file=sys.stderr)
+    suffix = Path(args.output).suffix.lower()
+    if suffix not in ("", ".html", ".htm"):
+        raise TraceError(f"{Path(args.output).name}: a report is one HTML file: name it .html (for an image of a figure, "
+                         "use tracedash export)")
     _check_output(Path(args.output))
     _check_link_trace(state.trace, Path(args.trace))
     trace = _load_for_view(args)

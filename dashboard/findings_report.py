@@ -74,11 +74,18 @@ def rows_of(frame: pd.DataFrame) -> list[dict]:
     return [{c: _cell(v) for c, v in zip(cols, row)} for row in frame.itertuples(index=False, name=None)]
 
 
+def is_duration_field(field: str) -> bool:
+    """An evidence field in ns: ``*_ns`` or ``*_ns_per_*`` (``launch_ns_per_step``)."""
+    return field.endswith("_ns") or "_ns_per_" in field
+
+
 def evidence_header(field: str) -> str:
-    """The column title of an evidence field: words, not snake_case; ``*_ns`` drops its unit (the cells
+    """The column title of an evidence field: words, not snake_case; a duration drops its unit (the cells
     carry it), ``*_pct`` reads "%". The field name stays the CLI's ``--json`` key (and the grid's tooltip)."""
     if field.endswith("_ns"):
         field = field[:-3]
+    elif "_ns_per_" in field:
+        field = field.replace("_ns_per_", "_per_")
     elif field.endswith("_pct"):
         field = field[:-4] + " %"
     return " ".join(_ACRONYMS.get(w, w) for w in field.split("_"))
@@ -98,7 +105,7 @@ def evidence_cell(field: str, value) -> str:
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
     if isinstance(value, (int, float, np.integer, np.floating)):
-        if field.endswith("_ns"):
+        if is_duration_field(field):
             return fmt_ns(value)
         if field.endswith("_pct"):
             return "—" if is_na(value) else fmt_pct(value)

@@ -217,10 +217,17 @@ def format_rank_table(table, failed: dict[int, tuple[str, str]] | None = None) -
     return "\n".join([line(header).rstrip(), *(text for _, text in sorted(body, key=lambda b: b[0]))]) + "\n"
 
 
+def _json_value(v):
+    """A table cell as JSON takes it: numpy scalars as Python ones, NaN (n/a, e.g. the utilisation of a
+    rank without GPU work) as None: ``json.dumps`` would write ``NaN``, which is not JSON."""
+    v = v.item() if hasattr(v, "item") else v
+    return None if isinstance(v, float) and v != v else v
+
+
 def combined_json(results: list[FileSummary], *, include_summaries: bool) -> dict:
     """The ``summarize --json`` document of a multi-file run.
 
-    Keys: ``ranks`` (rank_table rows, times as integer ns), ``slowest_rank`` (int or None),
+    Keys: ``ranks`` (rank_table rows, times as integer ns, n/a values as null), ``slowest_rank`` (int or None),
     ``errors`` (``{rank, file, error}`` per failed file), ``warnings`` (how ranks were assigned,
     see ``ranks_of``) and, when ``include_summaries``,
     ``summaries`` (``{rank, file, summary}`` with the seed-format summary of each good file).
@@ -228,8 +235,7 @@ def combined_json(results: list[FileSummary], *, include_summaries: bool) -> dic
     ranks, warnings = ranks_of(results)
     table = rank_table(summaries_of(results), [r.path.name for r in results], ranks)
     doc = {
-        "ranks": [{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
-                  for row in table.to_dict("records")],
+        "ranks": [{k: _json_value(v) for k, v in row.items()} for row in table.to_dict("records")],
         "slowest_rank": int(table.loc[table["slowest"], "rank"].iloc[0]) if table["slowest"].any() else None,
         "errors": [{"rank": i, "file": r.path.name, "error": r.error} for i, r in zip(ranks, results) if r.error],
         "warnings": warnings,

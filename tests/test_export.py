@@ -85,6 +85,12 @@ def test_export_refuses_bad_arguments_before_reading_the_trace(tmp_path, capsys,
 
 def test_report_refuses_garbage_url_and_bad_folder_before_reading(tmp_path, capsys):
     missing = str(tmp_path / "never-read.sqlite")
+    assert main(["report", missing, "-o", str(tmp_path / "r.png")]) == 2  # HTML under an image name
+    assert "r.png: a report is one HTML file: name it .html" in capsys.readouterr().err
+    (tmp_path / "afile").write_text("x")
+    assert main(["report", missing, "-o", str(tmp_path / "afile" / "r.html")]) == 2
+    assert f"cannot write: {tmp_path / 'afile'} is a file, not a folder" in capsys.readouterr().err
+    assert not (tmp_path / "r.png").exists()
     assert main(["report", missing, "--url", "not a link", "-o", str(tmp_path / "r.html")]) == 2
     assert "--url 'not a link' is not a dashboard link" in capsys.readouterr().err
     assert main(["report", missing, "-o", str(tmp_path / "nope" / "r.html")]) == 2

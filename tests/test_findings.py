@@ -411,8 +411,10 @@ def test_evidence_reads_as_words_and_units_in_the_grid_and_the_report():
     from dashboard.app.views.findings import _column
     from dashboard.findings_report import evidence_cell, evidence_header, evidence_html
 
-    assert [evidence_header(f) for f in ("calls_per_step", "blocked_ns", "share_pct", "api_name", "nvtx_range")] == [
-        "calls per step", "blocked", "share %", "API name", "NVTX range"]
+    assert [evidence_header(f) for f in ("calls_per_step", "blocked_ns", "share_pct", "api_name", "nvtx_range",
+                                         "launch_ns_per_step")] == [
+        "calls per step", "blocked", "share %", "API name", "NVTX range", "launch per step"]
+    assert evidence_cell("launch_ns_per_step", 508_432_383) == "508.432 ms"  # printed as 508,432,383 before
     assert [evidence_cell("blocked_ns", 5_163_000_000), evidence_cell("lead_ns", 812), evidence_cell("share_pct", 95.84),
             evidence_cell("steps", 12345), evidence_cell("calls_per_step", 1.0), evidence_cell("exposed_pct", float("nan")),
             evidence_cell("phase", "decode"), evidence_cell("launch_bound", True)] == [

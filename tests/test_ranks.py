@@ -519,3 +519,17 @@ def test_a_file_with_ranks_that_cannot_be_split_is_refused_with_the_way_to_split
     with pytest.raises(TraceFormatError, match=r"^merged_ranks.json: holds 2 ranks \(0, 1\) in one file, but 1 "
                                                r"process id\(s\) are named for two different ranks"):
         load_ranks([p])
+
+
+def test_summarize_json_writes_null_not_nan_for_an_undefined_utilisation(capsys):
+    """A rank without GPU work has no utilisation: ``--json`` wrote ``NaN``, which JSON parsers refuse."""
+    import json as _json
+
+    from paths import nsys_trace
+
+    from dashboard.cli import main
+
+    assert main(["summarize", "--json", "--no-cache", str(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite"))]) == 0
+    text = capsys.readouterr().out
+    doc = _json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(f"not JSON: {c}")))
+    assert doc["ranks"][0]["utilisation_pct"] is None and doc["slowest_rank"] is None

@@ -11,7 +11,8 @@ from dashboard.analysis.findings import fmt_s
 from dashboard.app import ids
 from dashboard.app.layout import _INT, _PCT, _fmt
 from dashboard.app.views.base import View
-from dashboard.findings_report import evidence_header, findings_for, is_id_field, link_for, not_evaluated, rows_of
+from dashboard.findings_report import (evidence_header, findings_for, is_duration_field, is_id_field, link_for,
+                                       not_evaluated, rows_of)
 from dashboard.text import count_noun
 
 PANEL = "findings-panel"
@@ -35,7 +36,7 @@ def _column(field: str, sample) -> dict:
     if isinstance(sample, bool) or not isinstance(sample, (int, float)):
         return col
     col["type"] = "numericColumn"
-    if field.endswith("_ns"):
+    if is_duration_field(field):
         return {**col, "valueFormatter": _DURATION}
     if field.endswith("_pct"):
         return {**col, "valueFormatter": _PCT}
