@@ -345,6 +345,8 @@ class DeviceLane:
     ``mode`` is ``"intervals"`` (``starts``/``ends``: busy union, ``gap_starts``/``gap_ends``:
     idle gaps inside the device's own activity) or ``"bins"`` (``edges`` ns and per-bin busy
     ``fraction`` in [0, 1]). ``busy_ns`` is the device's busy union inside the window.
+    ``full_starts``/``full_ends`` and ``gap_full_starts``/``gap_full_ends`` (intervals mode; aligned with
+    the busy intervals and gaps) are their whole extents when the window's edges cut them (hovers say both).
     """
 
     device_id: int
@@ -356,6 +358,10 @@ class DeviceLane:
     gap_ends: np.ndarray
     edges: np.ndarray
     fraction: np.ndarray
+    full_starts: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    full_ends: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    gap_full_starts: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    gap_full_ends: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
 
 
 def device_label(device_id: int, gpus: dict[int, str] | None = None,

@@ -72,6 +72,10 @@ def test_idle_is_drawn_up_to_the_window_edges_inside_the_activity_span():
     assert cut(150, 550) == [(0, [150, 500], [200, 550], [200], [500]), (1, [150], [550], [], [])]
     assert cut(0, 1000) == [(0, [100, 500], [200, 600], [200, 600], [500, 700]), (1, [150], [700], [100], [150])]
     assert cut(800, 900) == [(0, [], [], [], []), (1, [], [], [], [])]
+    # the whole extents of what the window's edges cut (the hovers give both)
+    full = {ln.device_id: (ln.full_starts.tolist(), ln.full_ends.tolist(), ln.gap_full_starts.tolist(),
+                           ln.gap_full_ends.tolist()) for ln in lanes_for_window(unions, lo_ns=120, hi_ns=550)}
+    assert full == {0: ([100, 500], [200, 600], [200], [500]), 1: ([150], [700], [100], [150])}
 
 
 def test_a_window_inside_an_idle_gap_shows_idle_not_nothing_recorded():
@@ -79,7 +83,12 @@ def test_a_window_inside_an_idle_gap_shows_idle_not_nothing_recorded():
     fig = build_view(trace, ViewOptions(window=(2_330_000_000, 2_330_010_000))).timeline
     idle = [t for t in fig.data if t.name == "GPU idle"]
     assert len(idle) == 1 and (list(idle[0].base), list(idle[0].x)) == ([2.33], [1e-05])  # the whole window, in s
-    assert list(idle[0].hovertext) == ["idle 10.00 µs<br>2.330000 – 2.330010 s"]
+    # the hover gives the whole gap too (the table's 902.9 µs gap), not only the part in view
+    assert list(idle[0].hovertext) == ["idle 10.00 µs in view, of 902.90 µs<br>2.329878 – 2.330781 s"]
+    busy = next(t for t in build_view(trace, ViewOptions(window=(2_329_800_000, 2_330_000_000))).timeline.data
+                if t.name.startswith("GPU busy"))
+    assert list(busy.hovertext)[:2] == ["busy 31.14 µs in view, of 44.87 µs<br>2.329786 – 2.329831 s",
+                                        "busy 44.40 µs<br>2.329833 – 2.329878 s"]
     assert not [a for a in fig.layout.annotations if "Nothing recorded" in (a.text or "")]
 
 

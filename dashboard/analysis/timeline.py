@@ -40,6 +40,23 @@ def _window(us: np.ndarray, ue: np.ndarray, lo: int, hi: int) -> tuple[np.ndarra
     return s, e
 
 
+def _busy_extents(us_all: np.ndarray, ue_all: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The whole busy interval of the union around each (window-cut) interval starting at ``starts``."""
+    k = np.searchsorted(ue_all, starts, side="right")
+    return us_all[k], ue_all[k]
+
+
+def _gap_extents(us_all: np.ndarray, ue_all: np.ndarray, gap_ends: np.ndarray, first: int,
+                 last: int) -> tuple[np.ndarray, np.ndarray]:
+    """The whole idle gap around each (window-cut) gap ending at ``gap_ends``, inside the GPU activity span
+    ``[first, last]``: from the busy interval before it (or ``first``) to the one after it (or ``last``)."""
+    k = np.searchsorted(us_all, gap_ends, side="left")
+    n = len(us_all)
+    lo = np.where(k > 0, ue_all[np.clip(k - 1, 0, max(n - 1, 0))] if n else first, first)
+    hi = np.where(k < n, us_all[np.clip(k, 0, max(n - 1, 0))] if n else last, last)
+    return np.maximum(lo, first).astype(np.int64), np.minimum(hi, last).astype(np.int64)
+
+
 def lanes_for_window(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, lo_ns: int, hi_ns: int,
                      budget: int = DEFAULT_MARK_BUDGET, n_bins: int = 400, min_visible_ns: int = 0) -> list[DeviceLane]:
     """Cut the per-device unions to a window, within a mark budget.
@@ -93,9 +110,11 @@ def lanes_for_window(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, lo_ns:
             edges, frac = bins(us_all, ue_all)
             lanes.append(DeviceLane(dev, "bins", busy, empty, empty, empty, empty, edges, frac))
         elif n_busy + n_gaps <= budget or hi_ns <= lo_ns:
-            lanes.append(DeviceLane(dev, "intervals", busy, us, ue, gs, ge, empty, np.empty(0)))
+            lanes.append(DeviceLane(dev, "intervals", busy, us, ue, gs, ge, empty, np.empty(0),
+                                    *_busy_extents(us_all, ue_all, us), *_gap_extents(us_all, ue_all, ge, first, last)))
         elif n_busy <= budget:  # idle stays visible as empty space between busy bars
-            lanes.append(DeviceLane(dev, "intervals", busy, us, ue, empty, empty, empty, np.empty(0)))
+            lanes.append(DeviceLane(dev, "intervals", busy, us, ue, empty, empty, empty, np.empty(0),
+                                    *_busy_extents(us_all, ue_all, us)))
         else:
             edges, frac = bins(us_all, ue_all)
             lanes.append(DeviceLane(dev, "bins", busy, empty, empty, empty, empty, edges, frac))

@@ -237,6 +237,19 @@ def _cpu_block(nvtx: pd.DataFrame, api: pd.DataFrame) -> list[str]:
     return [lane for t in sorted(lanes_of, key=lambda t: (first[t], t)) for lane in lanes_of[t]]
 
 
+def _or(full: np.ndarray, cut: np.ndarray) -> np.ndarray:
+    """``full`` when it is aligned with ``cut`` (a lane that computed whole extents), else ``cut``."""
+    return full if len(full) == len(cut) else cut
+
+
+def _cut_hover(what: str, s: int, e: int, full_s: int, full_e: int) -> str:
+    """Hover of a busy or idle bar; one cut by the window's edges also gives its whole extent."""
+    if (int(full_s), int(full_e)) == (int(s), int(e)):
+        return f"{what} {fmt_ns(e - s)}<br>{s / 1e9:.6f} – {e / 1e9:.6f} s"
+    return (f"{what} {fmt_ns(e - s)} in view, of {fmt_ns(full_e - full_s)}<br>"
+            f"{full_s / 1e9:.6f} – {full_e / 1e9:.6f} s")
+
+
 def gpu_timeline_spec(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.DataFrame, *,
                        gpus: dict[int, str], x_range_ns: tuple[int, int] | None, busy_label: str,
                        notes: list[str], uirevision: str = "", title: str = "GPU timeline",
@@ -370,14 +383,17 @@ def gpu_timeline_spec(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Dat
         starts = np.concatenate([ln.starts for ln, _ in interval_lanes])
         ends = np.concatenate([ln.ends for ln, _ in interval_lanes])
         ys = np.concatenate([[lbl] * len(ln.starts) for ln, lbl in interval_lanes]).astype(object)
+        full_s = np.concatenate([_or(ln.full_starts, ln.starts) for ln, _ in interval_lanes])
+        full_e = np.concatenate([_or(ln.full_ends, ln.ends) for ln, _ in interval_lanes])
         traces.append(_hbar(f"GPU busy ({busy_label})", starts, ends, ys, color=theme.busy,
-                            hover=[f"busy {fmt_ns(e - s)}<br>{s / 1e9:.6f} – {e / 1e9:.6f} s" for s, e in zip(starts, ends)]))
+                            hover=[_cut_hover("busy", *x) for x in zip(starts, ends, full_s, full_e)]))
         for ln, lbl in interval_lanes:
             idle_s.append(ln.gap_starts)
             idle_e.append(ln.gap_ends)
             idle_y += [lbl] * len(ln.gap_starts)
-            idle_hover += [f"idle {fmt_ns(e - s)}<br>{s / 1e9:.6f} – {e / 1e9:.6f} s"
-                           for s, e in zip(ln.gap_starts, ln.gap_ends)]
+            idle_hover += [_cut_hover("idle", *x) for x in zip(ln.gap_starts, ln.gap_ends,
+                                                               _or(ln.gap_full_starts, ln.gap_starts),
+                                                               _or(ln.gap_full_ends, ln.gap_ends))]
     if bin_lanes:
         base, ends, frac, ys = [], [], [], []
         for ln, lbl in bin_lanes:
