@@ -136,11 +136,14 @@ def _cell(value, fmt) -> str:
 
 
 def _table(frame: pd.DataFrame, columns: list[tuple[str, str, callable]], limit: int) -> str:
+    """A report table: numeric columns right-aligned under right-aligned titles (class ``num``), text left."""
+    num = {key: " class='num'" if key in frame and pd.api.types.is_numeric_dtype(frame[key])
+           and not pd.api.types.is_bool_dtype(frame[key]) else "" for key, _, _ in columns}
     rows = []
     for rec in frame.head(limit).to_dict("records"):
-        cells = "".join(f"<td>{html.escape(_cell(rec[key], fmt))}</td>" for key, _, fmt in columns)
+        cells = "".join(f"<td{num[key]}>{html.escape(_cell(rec[key], fmt))}</td>" for key, _, fmt in columns)
         rows.append(f"<tr>{cells}</tr>")
-    head = "".join(f"<th>{html.escape(label)}</th>" for _, label, _ in columns)
+    head = "".join(f"<th{num[key]}>{html.escape(label)}</th>" for key, label, _ in columns)
     more = f"<p class='small'>First {limit:,} of {len(frame):,} rows.</p>" if len(frame) > limit else ""
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
 
@@ -177,9 +180,10 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
     cards = "".join(f"<div class='card'><div class='l'>{html.escape(c.label)}</div>"
                     f"<div class='v{' long' if len(c.value) > 16 else ''}'>"
                     f"{html.escape(c.value)}</div><div class='h'>{html.escape(c.hint)}</div></div>" for c in view.cards)
-    phase_rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r.values()) + "</tr>"
-                         for r in view.phase_rows)
-    phase_head = "".join(f"<th>{html.escape(str(k if k != 'metric' else ''))}</th>"
+    # the metric's name on the left, each phase's value right-aligned under its phase
+    phase_rows = "".join("<tr>" + "".join(f"<td{'' if k == 'metric' else ' class=num'}>{html.escape(str(v))}</td>"
+                                          for k, v in r.items()) + "</tr>" for r in view.phase_rows)
+    phase_head = "".join(f"<th{'' if k == 'metric' else ' class=num'}>{html.escape(str(k if k != 'metric' else ''))}</th>"
                          for k in (view.phase_rows[0].keys() if view.phase_rows else []))
     phase_section = (f"<h2>Per phase</h2><table><thead><tr>{phase_head}</tr></thead><tbody>{phase_rows}</tbody>"
                      "</table>") if view.phase_rows else ""
@@ -233,9 +237,7 @@ h1 {{ font-size: 22px; margin-bottom: 4px; }} h2 {{ font-size: 16px; margin: 24p
 td, th {{ overflow-wrap: anywhere; }}
 table {{ border-collapse: collapse; font-size: 12px; width: 100%; }}
 th, td {{ border-bottom: 1px solid #e6e8eb; padding: 4px 8px; text-align: left; }}
-td + td, th + th {{ text-align: right; }} th {{ background: #f5f7fa; }}
-table.findings-rows td, table.findings-rows th {{ text-align: left; }}
-table.findings-rows td.num, table.findings-rows th.num {{ text-align: right; }}
+td.num, th.num {{ text-align: right; }} th {{ background: #f5f7fa; }}
 </style></head><body>
 <h1>tracedash report · {html.escape(trace.name)}</h1>
 <p class="small">{html.escape(" · ".join(settings))}<br>made {made} by tracedash {__version__}. GPU busy is an interval

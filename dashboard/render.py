@@ -576,7 +576,7 @@ def overview_cards(trace: LoadedTrace, options: ViewOptions | None = None) -> li
         else:
             ov = trace_gpu_overview(b, BUSY_ALL)
             cards.append(Card("Busy incl. memcpy/memset", fmt_ns(ov.any_busy_ns),
-                              f"{len(b.memops):,} memory operations (any GPU); choose that busy source to use it "
+                              f"{count_noun(len(b.memops), 'memory operation')} (any GPU); choose that busy source to use it "
                               "in every panel"))
     if not s.api.empty:
         top = s.api.iloc[0]
