@@ -243,10 +243,8 @@ def _serve(args) -> int:
 
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         _say("(--debug: Flask's development server; never for a shared server)", file=sys.stderr)
-        from dashboard.server import start_warming
-
         if os.environ.get("WERKZEUG_RUN_MAIN"):  # the reloader's child serves; the parent only watches
-            from dashboard.server import prepare
+            from dashboard.server import prepare, start_warming
 
             prepare(app)
             start_warming(app)

@@ -29,13 +29,13 @@ from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import UNATTRIBUTED
 from dashboard.analysis.categories import OTHER, categorize
 from dashboard.analysis.gpu_time import gpu_work, has_gpu_work, kernel_launches
-from dashboard.text import count_noun
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
 from dashboard.analysis.intervals import intersection_length, union_intervals, union_length
 from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, kernel_durations, kernel_end_ns
 from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
 from dashboard.model import Summary, TraceBundle
+from dashboard.text import count_noun
 
 SEVERITIES = ("high", "medium", "low", "none")
 HIGH_SHARE, MEDIUM_SHARE = 0.10, 0.02  # cost as a share of the reference time (see severity_of)

@@ -69,9 +69,9 @@ def rank_table(summaries: Sequence[Summary | None], files: Sequence[str],
     Returns:
         Frame with the columns and dtypes of ``RANK_TABLE``, one row per summary, sorted by rank.
         ``slowest`` is True on exactly one row (none when there are no rows, or no rank has GPU
-        activity: a span of 0 is no work, not the longest wait): the rank with the longest GPU activity span (first kernel start to last kernel end on its own clock; in a
-        synchronised run the other ranks wait for it); ties go to the larger busy union, then
-        the lower rank.
+        activity: a span of 0 is no work, not the longest wait): the rank with the longest GPU
+        activity span (first kernel start to last kernel end on its own clock; in a synchronised
+        run the other ranks wait for it); ties go to the larger busy union, then the lower rank.
 
     Raises:
         ValueError: ``summaries``, ``files`` (and ``ranks``) differ in length (a caller bug).

@@ -344,7 +344,7 @@ def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PR
         notes=SUMMARY_NOTE,
         gpu_start_ns=gpu_start,
         gpu_end_ns=gpu_end,
-        warnings=input_warnings(bundle.meta) + tuple(kernel_row_warnings(bundle.kernels)) + tuple(gpu_work_warnings(bundle)),
+        warnings=(*input_warnings(bundle.meta), *kernel_row_warnings(bundle.kernels), *gpu_work_warnings(bundle)),
     )
 
 

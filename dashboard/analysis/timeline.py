@@ -50,11 +50,10 @@ def _gap_extents(us_all: np.ndarray, ue_all: np.ndarray, gap_ends: np.ndarray, f
                  last: int) -> tuple[np.ndarray, np.ndarray]:
     """The whole idle gap around each (window-cut) gap ending at ``gap_ends``, inside the GPU activity span
     ``[first, last]``: from the busy interval before it (or ``first``) to the one after it (or ``last``)."""
-    k = np.searchsorted(us_all, gap_ends, side="left")
-    n = len(us_all)
-    lo = np.where(k > 0, ue_all[np.clip(k - 1, 0, max(n - 1, 0))] if n else first, first)
-    hi = np.where(k < n, us_all[np.clip(k, 0, max(n - 1, 0))] if n else last, last)
-    return np.maximum(lo, first).astype(np.int64), np.minimum(hi, last).astype(np.int64)
+    k = np.searchsorted(us_all, gap_ends, side="left")  # the first busy interval after each gap
+    lo = np.concatenate([[first], ue_all]).astype(np.int64)[k]  # the end of the one before it, or ``first``
+    hi = np.concatenate([us_all, [last]]).astype(np.int64)[k]  # its start, or ``last``
+    return np.maximum(lo, first), np.minimum(hi, last)
 
 
 def lanes_for_window(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, lo_ns: int, hi_ns: int,

@@ -26,7 +26,7 @@ from dashboard.app.compare_callbacks import compare_layout, register_compare_cal
 from dashboard.app.layout import build_layout
 from dashboard.app.store import TraceStore, discover, make_upload_dir
 from dashboard.app.sync import register_sync
-from dashboard.app.views import VIEWS, PageCache, ResponseCache, prerender, register_views, render_outcome
+from dashboard.app.views import PageCache, ResponseCache, page_outcomes, prerender, register_views
 from dashboard.errors import TraceError
 from dashboard.figures.plotly_js import PARTIAL_BUNDLE, assets_folder, partial_bundle
 from dashboard.state import DEFAULT, ViewState, from_dict, from_query, to_query
@@ -278,9 +278,8 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
             state, _ = main_state("", store, dispatch_prefix)
             if not state.trace:
                 return
-            for view in VIEWS:
-                if view.on_load:
-                    render_outcome(view, store, state, responses)
+            for _ in page_outcomes(store, state, responses):
+                pass
         except Exception:  # the server keeps serving; the page shows the error when opened
             log.exception("warming the default page failed")
 

@@ -81,6 +81,15 @@ def _id_key(cid) -> str:
     return cid if isinstance(cid, str) else json.dumps(cid, sort_keys=True)
 
 
+def page_outcomes(store, state, cache: ResponseCache | None = None):
+    """``(view, values, rendered)`` for every view a page draws on load (``on_load``), in order, through
+    ``render_outcome`` (so through ``cache``): what ``prerender`` fills a page with and what the server's
+    start-up warming renders ahead of the first visitor."""
+    for view in VIEWS:
+        if view.on_load:
+            yield (view, *render_outcome(view, store, state, cache))
+
+
 def prerender(page, store, state, cache: ResponseCache | None = None) -> bool:
     """Fill, in place, every view's outputs in ``page`` (the layout ``layout.build_layout`` made from
     ``state``) with what the view renders for ``state``, so a page arrives drawn: on load no view
@@ -95,10 +104,7 @@ def prerender(page, store, state, cache: ResponseCache | None = None) -> bool:
     """
     targets = {_id_key(c.id): c for c in page._traverse() if getattr(c, "id", None) is not None}
     complete = True
-    for view in VIEWS:
-        if not view.on_load:
-            continue
-        values, rendered = render_outcome(view, store, state, cache)
+    for view, values, rendered in page_outcomes(store, state, cache):
         complete &= rendered
         for name, (cid, prop) in view.outputs.items():
             if name in values and (comp := targets.get(_id_key(cid))) is not None:
@@ -111,5 +117,5 @@ def in_slot(slot: str, state) -> list:
     return [v.layout(state) for v in VIEWS if v.slot == slot and v.layout is not None]
 
 
-__all__ = ["VIEWS", "BY_NAME", "View", "ResponseCache", "PageCache", "render_outcome", "register_views", "render_view",
+__all__ = ["VIEWS", "BY_NAME", "View", "ResponseCache", "PageCache", "page_outcomes", "render_outcome", "register_views", "render_view",
            "slice_data", "view_slice", "in_slot", "prerender"]
