@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis.findings import Finding, evaluate, fmt_s
+from dashboard.data.analysis import analysis_of
 from dashboard.state import SORT_ATTR, ViewState, to_query
 from dashboard.trace import LoadedTrace
 
@@ -25,20 +26,16 @@ CHANGE_PCT = 10.0  # a finding "changed" when its cost moved by more than this s
 def findings_for(trace: LoadedTrace, *, rules=None, params=None, threshold: float | None = None,
                  prefix: str | None = None) -> list[Finding]:
     """``analysis.findings.evaluate`` on a loaded trace (its summary and event rows), with the dispatch
-    prefix ``prefix`` (default: the one the trace was loaded with). With every rule at its defaults the
-    result is computed once per (trace, threshold, prefix) and shared (the panel, the compare page and
-    ``report`` ask for the same findings); callers must not change it."""
+    prefix ``prefix`` (default: the one the trace was loaded with), on the trace's derived results. With
+    every rule at its defaults the result is computed once per (trace, threshold, prefix) and shared
+    (``TraceAnalysis.findings``: the panel, the compare page and ``report`` ask for the same findings);
+    callers must not change it."""
     prefix = prefix or trace.dispatch_prefix
-
-    def compute():
-        return evaluate(trace.summary, trace.bundle, rules=rules, params=params, dispatch_prefix=prefix,
-                        threshold=threshold)
-
+    ta = analysis_of(trace)
     if rules is None and params is None:
-        from dashboard.render import memo  # the per-trace memo of the views (imports the figure layer)
-
-        return memo(trace, ("findings", threshold, prefix), compute)
-    return compute()
+        return ta.findings(threshold, prefix)
+    return evaluate(trace.summary, trace.bundle, rules=rules, params=params, dispatch_prefix=prefix,
+                    threshold=threshold, derived=ta)
 
 
 def link_for(finding: Finding, trace_id: str = "", prefix: str = "CG_DISPATCH") -> str:

@@ -9,9 +9,6 @@ window clips) are computed once per trace and the fields they depend on, and kep
 from __future__ import annotations
 
 import re
-import threading
-import weakref
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -21,7 +18,6 @@ import plotly.graph_objects as go
 from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import (
     UNATTRIBUTED,
-    attribute_kernels,
     dispatch_metrics,
     phase_category_time,
     phase_gpu_time,
@@ -35,17 +31,16 @@ from dashboard.analysis.gpu_time import (
     cuda_traced,
     gpu_time,
     has_gpu_work,
-    kernel_launches,
     stream_names,
-    stream_sharing,
     trace_gpu_overview,
     work_for_source,
 )
+from dashboard.analysis.launches import LaunchIndex, match_launches
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_by_cause, idle_gaps
 from dashboard.analysis.ratio import NA, fmt_pct, is_na
 from dashboard.analysis.ranks import (RANKS_FORMAT, RANKS_NOTICE, gpu_time_per_rank, per_rank_gpu_time,
                                      rank_nvtx_stats)
-from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, invalid_kernel_count
+from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, invalid_kernel_count
 from dashboard.analysis.summary import MAX_KERNEL_DURATION_NS, kernel_durations, overlong_kernel_count, timed_kernels
 from dashboard.analysis.summary import kernel_busy_union, nvtx_stats, overrun_kernel_count
 from dashboard.analysis.tables import (
@@ -60,15 +55,13 @@ from dashboard.analysis.timeline import (
     BUSY_ALL,
     BUSY_KERNELS,
     DEFAULT_MARK_BUDGET,
-    device_unions,
     in_window,
     lanes_for_window,
     nvtx_lane_keys,
     select_ranges,
     thread_labeler,
 )
-from dashboard.analysis.window import clip_bundle, clip_dispatches, overlapping
-from dashboard.analysis.summary import summarize
+from dashboard.analysis.window import clip_dispatches, overlapping
 from dashboard.figures.common import WIDE_CAPTION_WRAP_CHARS, add_caption, add_caption_spec, escape_text, fmt_ns
 from dashboard.figures.gantt import build_dispatch_gantt
 from dashboard.figures.idle import build_idle_causes
@@ -84,9 +77,10 @@ from dashboard.figures.timeline import (
     gpu_lane_label,
     stream_lane_label,
 )
-from dashboard.model import DISPATCH_MARKS, account_brief, conform, device_label, empty_frame
+from dashboard.model import account_brief, device_label
 from dashboard.state import window_from_relayout as state_window_from_relayout
 from dashboard.text import count_noun
+from dashboard.data.analysis import analysis_of, memo
 from dashboard.trace import LoadedTrace
 
 # Share of the mark budget per layer of the timeline.
@@ -126,84 +120,10 @@ def options_from_state(state) -> ViewOptions:
                        group=state.group)
 
 
-_MEMO: dict[int, tuple[weakref.ref, "OrderedDict"]] = {}
-_MEMO_LOCK = threading.Lock()
-_COMPUTING: dict[tuple, threading.Lock] = {}  # (trace, key) being computed
-_GATES: dict[int, threading.RLock] = {}  # per trace: see trace_gate
-MEMO_ENTRIES = 48  # derived results kept per trace (least recently used dropped first)
-
-
-def trace_gate(trace) -> threading.RLock:
-    """The lock under which ``trace``'s page views render one at a time (``app.views.base.render_view``):
-    a large trace's first page renders each view through its own request, all at once, and their
-    working memory would add up. Zooms do not take it, and ``memo`` does not either (a zoom never
-    waits for a page's analyses). Re-entrant."""
-    with _MEMO_LOCK:
-        _drop_dead_traces()
-        return _GATES.setdefault(id(trace), threading.RLock())
-
-
-def _drop_dead_traces() -> None:
-    """Forget the memo entries and gates of traces that no longer exist (hold ``_MEMO_LOCK``)."""
-    for k in [k for k, (ref, _) in _MEMO.items() if ref() is None]:
-        del _MEMO[k]
-        _GATES.pop(k, None)
-
-
-def memo(trace, key: tuple, compute):
-    """``compute()`` for ``trace`` and ``key``, computed once and kept while the trace lives.
-
-    Keyed by the trace object (traces are immutable values) and ``key`` (the fields the result
-    depends on). Thread-safe: threads asking for the same key at once wait for one computation.
-    At most ``MEMO_ENTRIES`` results per trace (least recently used dropped first).
-    """
-    tid = id(trace)
-
-    def lookup():
-        hit = _MEMO.get(tid)
-        if hit is not None and hit[0]() is trace and key in hit[1]:
-            hit[1].move_to_end(key)
-            return True, hit[1][key]
-        return False, None
-
-    with _MEMO_LOCK:
-        found, value = lookup()
-        if found:
-            return value
-        gate = _COMPUTING.setdefault((tid, key), threading.Lock())
-    with gate:  # views rendered at once (one Dash request each) wait for the first to compute it
-        with _MEMO_LOCK:
-            found, value = lookup()
-        if found:
-            return value
-        try:
-            value = compute()
-            with _MEMO_LOCK:
-                _drop_dead_traces()
-                hit = _MEMO.get(tid)
-                if hit is None or hit[0]() is not trace:
-                    hit = _MEMO[tid] = (weakref.ref(trace), OrderedDict())
-                hit[1][key] = value
-                while len(hit[1]) > MEMO_ENTRIES:
-                    hit[1].popitem(last=False)
-        finally:
-            with _MEMO_LOCK:
-                _COMPUTING.pop((tid, key), None)
-    return value
-
-
 def windowed(trace: LoadedTrace, window: tuple[int, int] | None) -> LoadedTrace:
-    """The trace clipped to ``window`` (``analysis.window.clip_bundle``, summary recomputed from the
-    clipped frames), or ``trace`` itself for None or a summary input (no intervals to clip)."""
-    if window is None or trace.bundle is None:
-        return trace
-
-    def clip():
-        b = clip_bundle(trace.bundle, int(window[0]), int(window[1]))
-        return LoadedTrace(trace.path, trace.meta, summarize(b, dispatch_prefix=trace.dispatch_prefix), b,
-                           trace.dispatch_prefix)
-
-    return memo(trace, ("window", tuple(window)), clip)
+    """The trace clipped to ``window`` (``TraceAnalysis.windowed``), or ``trace`` itself for None or a
+    summary input (no intervals to clip)."""
+    return analysis_of(trace).windowed(window)
 
 
 def fmt_window(window: tuple[int, int]) -> str:
@@ -274,20 +194,10 @@ class DashboardView:
     device_labels: dict[int, str] = field(default_factory=dict)  # "GPU 0", or "rank 1 · GPU 0" when merged
 
 
-def dispatch_timeline(trace: LoadedTrace, prefix: str) -> pd.DataFrame:
-    """Dispatch marks of a trace for ``prefix`` (DISPATCH_MARKS; from events when available)."""
-    if trace.bundle is not None:
-        return dispatch_marks(trace.bundle, prefix)
-    tl = trace.summary.dispatch_timeline
-    sel = tl[tl["name"].str.startswith(prefix)] if prefix else tl
-    return conform(sel.reset_index(drop=True), DISPATCH_MARKS) if len(sel) else empty_frame(DISPATCH_MARKS)
-
-
 def dispatches_for(trace: LoadedTrace, prefix: str) -> pd.DataFrame:
-    """Dispatch steps of the whole trace for ``prefix`` (``phases.build_dispatches``; the last step
-    ends at the last kernel end, or is estimated without kernels), memoised per prefix."""
-    return memo(trace, ("dispatches", prefix), lambda: ph.build_dispatches(
-        dispatch_timeline(trace, prefix), end_ns=trace.summary.gpu_end_ns))
+    """Dispatch steps of the whole trace for ``prefix`` (``TraceAnalysis.dispatches``: the last step
+    ends at the last kernel end, or is estimated without kernels)."""
+    return analysis_of(trace).dispatches(prefix)
 
 
 def phase_view(trace: LoadedTrace, options: ViewOptions) -> PhaseView:
@@ -329,31 +239,25 @@ def _phase_view(trace: LoadedTrace, options: ViewOptions) -> PhaseView:
 
 
 def launches_of(trace: LoadedTrace, window: tuple[int, int] | None) -> pd.DataFrame:
-    """``gpu_time.kernel_launches`` of the (window's) kernels and CUDA API calls, computed once per
-    window: dispatch attribution and the idle gaps' launching threads both read it."""
-    def compute():
-        b = windowed(trace, window).bundle
-        return kernel_launches(b.kernels, b.api_calls)
-
-    return memo(trace, ("kernel_launches", window), compute)
+    """The kernel -> launch join of the (window's) kernels and CUDA API calls (``TraceAnalysis.launches``):
+    dispatch attribution and the idle gaps' launching threads both read it."""
+    return analysis_of(trace).window(window).launches()
 
 
 def attributed(trace: LoadedTrace, prefix: str, window: tuple[int, int] | None, dispatches: pd.DataFrame):
     """``(attribution, dispatch metrics, kernel categories)`` of the (window's) kernels for the
-    dispatches of ``prefix``: they do not depend on the phase threshold, so they are computed
-    once per (prefix, window) and a threshold change only re-splits the phases."""
-    def compute():
-        b = windowed(trace, window).bundle
-        attribution = attribute_kernels(b.kernels, b.api_calls, dispatches, launches_of(trace, window))
-        return attribution, dispatch_metrics(dispatches, b.kernels, attribution), kernel_categories(trace, window)
-
-    return memo(trace, ("attributed", prefix, window), compute)
+    dispatches of ``prefix`` (``dispatches``: those steps, cut to the window): they do not depend on
+    the phase threshold, so a threshold change only re-splits the phases."""
+    ta = analysis_of(trace).window(window)
+    attribution = ta.attribution(prefix, dispatches)
+    metrics = ta.memo.get(("dispatch_metrics", prefix), lambda: dispatch_metrics(dispatches, ta.bundle.kernels,
+                                                                                  attribution))
+    return attribution, metrics, ta.categories()
 
 
 def kernel_categories(trace: LoadedTrace, window: tuple[int, int] | None = None) -> pd.Series:
-    """Category of every kernel row of the (window's) trace (``categorize_kernels``), memoised."""
-    return memo(trace, ("categories", window), lambda: categorize_kernels(windowed(trace, window).bundle.kernels)[
-        "category"])
+    """Category of every kernel row of the (window's) trace (``categorize_kernels``)."""
+    return analysis_of(trace).window(window).categories()
 
 
 def time_extent(trace: LoadedTrace, dispatches: pd.DataFrame) -> tuple[int, int] | None:
@@ -405,26 +309,6 @@ GPU_METRICS = (
     ("Utilisation", lambda r: fmt_pct(r.utilisation_pct, 2)),
     ("Streams", lambda r: f"{r.streams:,}"),
 )
-
-
-_UNIONS: dict[tuple[int, str], tuple[weakref.ref, dict]] = {}
-_UNIONS_LOCK = threading.Lock()
-
-
-def busy_unions(bundle, busy_source: str) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """Per-device busy unions of a bundle, computed once per (bundle, busy source) and reused by
-    every zoom of the timeline (bundles are immutable; entries die with their bundle)."""
-    key = (id(bundle), busy_source)
-    with _UNIONS_LOCK:
-        hit = _UNIONS.get(key)
-        if hit is not None and hit[0]() is bundle:
-            return hit[1]
-    unions = device_unions(work_for(bundle, busy_source))
-    with _UNIONS_LOCK:
-        for k in [k for k, (ref, _) in _UNIONS.items() if ref() is None]:
-            del _UNIONS[k]
-        _UNIONS[key] = (weakref.ref(bundle), unions)
-    return unions
 
 
 def gpu_columns_key(device_id: int) -> str:
@@ -636,84 +520,30 @@ def overview_cards(trace: LoadedTrace, options: ViewOptions | None = None) -> li
     return cards
 
 
-LAUNCH_KEY_CORR_BITS = 33  # (pid + 1) << 33 | (correlation id + 1): one int64 key per (process, correlation id)
-
-
-def _launch_key(pid: np.ndarray, corr: np.ndarray) -> np.ndarray | None:
-    """One int64 per (pid, correlation id) pair, or None when the values do not fit the packing."""
-    pid = np.asarray(pid, dtype=np.int64)
-    corr = np.asarray(corr, dtype=np.int64)
-    if pid.size and (pid.min() < -1 or pid.max() >= (1 << 29) or corr.min() < -1
-                     or corr.max() >= (1 << LAUNCH_KEY_CORR_BITS) - 1):
-        return None
-    return ((pid + 1) << LAUNCH_KEY_CORR_BITS) | (corr + 1)
-
-
-def launch_index(api_calls: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
-    """The CUDA API calls by (pid, correlation id), for ``_launch_calls``: ``(keys, rows)`` with
-    ``keys`` sorted and unique (``_launch_key``) and ``rows`` the position in ``api_calls`` of the
-    first call with that key; None when ids do not fit the packing (then calls are joined by merge)."""
-    keys = _launch_key(api_calls["pid"].to_numpy(), api_calls["correlation_id"].to_numpy())
-    if keys is None:
-        return None
-    order = np.argsort(keys, kind="stable")  # equal keys keep their order: the first call comes first
-    keys = keys[order]
-    first = np.r_[True, keys[1:] != keys[:-1]] if keys.size else np.zeros(0, dtype=bool)
-    return keys[first], order[first]
-
-
-def trace_launch_index(trace: LoadedTrace) -> tuple[np.ndarray, np.ndarray] | None:
-    """``launch_index`` of the trace's CUDA API calls, built once per trace (``memo``)."""
-    return memo(trace, ("launch_index",), lambda: launch_index(trace.bundle.api_calls))
-
-
-def _launch_calls(kernels: pd.DataFrame, api_calls: pd.DataFrame,
-                  index: tuple[np.ndarray, np.ndarray] | None = None) -> pd.DataFrame:
-    """The launch call of each kernel: the first API row with the same (pid, correlation id), as
-    NVIDIA's projection scripts join them (correlation ids are unique only within a process).
-    ``index``: ``launch_index(api_calls)`` when the caller keeps it (a zoom looks up a few kernels).
+def _launch_calls(kernels: pd.DataFrame, api_calls: pd.DataFrame, index: LaunchIndex | None = None) -> pd.DataFrame:
+    """The launch call of each kernel (``launches.match_launches``). ``index``: the trace's
+    ``launch_index`` (a zoom looks up a few kernels).
 
     Returns:
         Frame aligned with ``kernels`` (same index): ``api_name`` (display name, None when no call
         matches), ``api_start_ns``, ``api_end_ns``, ``api_global_tid``, ``api_pid``, ``api_tid``
         (int64; float64 with NaN where some kernel has no call).
     """
-    index = index if index is not None else launch_index(api_calls)
-    wanted = _launch_key(kernels["pid"].to_numpy(), kernels["correlation_id"].to_numpy())
-    if index is None or wanted is None:
-        return _launch_calls_merge(kernels, api_calls)
-    keys, rows = index
-    pos = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
-    found = keys[pos] == wanted if len(keys) else np.zeros(len(wanted), dtype=bool)
-    at = rows[pos[found]] if len(keys) else rows[:0]
+    kpos, apos = match_launches(kernels, api_calls, index)
+    found = np.zeros(len(kernels), dtype=bool)
+    found[kpos] = True
     names = np.full(len(kernels), None, dtype=object)
-    names[found] = [clean_api_name(str(n)) for n in api_calls["name"].iloc[at].tolist()]
+    names[kpos] = [clean_api_name(str(n)) for n in api_calls["name"].iloc[apos].tolist()]
     columns = {"api_name": pd.Series(names, index=kernels.index, dtype=object)}  # not Arrow strings: read per row
     for col, src in (("api_start_ns", "start_ns"), ("api_end_ns", "end_ns"), ("api_global_tid", "global_tid"),
                      ("api_pid", "pid"), ("api_tid", "tid")):
-        values = api_calls[src].to_numpy(np.int64)[at]
+        values = api_calls[src].to_numpy(np.int64)[apos]
         if found.all():
             columns[col] = values
         else:
             columns[col] = np.full(len(kernels), np.nan)
-            columns[col][found] = values
+            columns[col][kpos] = values
     return pd.DataFrame(columns, index=kernels.index)
-
-
-def _launch_calls_merge(kernels: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFrame:
-    """``_launch_calls`` by a merge on (pid, correlation id), for ids too large for ``_launch_key``."""
-    a = api_calls[api_calls["correlation_id"].isin(kernels["correlation_id"].unique())]
-    a = a.drop_duplicates(["pid", "correlation_id"])
-    a = pd.DataFrame({"pid": a["pid"].to_numpy(), "correlation_id": a["correlation_id"].to_numpy(),
-                      "api_name": [clean_api_name(str(n)) for n in a["name"]],
-                      "api_start_ns": a["start_ns"].to_numpy(), "api_end_ns": a["end_ns"].to_numpy(),
-                      "api_global_tid": a["global_tid"].to_numpy(), "api_pid": a["pid"].to_numpy(),
-                      "api_tid": a["tid"].to_numpy()})
-    keys = pd.DataFrame({"pid": kernels["pid"].to_numpy(), "correlation_id": kernels["correlation_id"].to_numpy()})
-    out = keys.merge(a, on=["pid", "correlation_id"], how="left").drop(columns=["pid", "correlation_id"])
-    out.index = kernels.index
-    out["api_name"] = out["api_name"].astype(object).where(out["api_name"].notna(), None)
-    return out
 
 
 def kernel_launch(trace: LoadedTrace, highlight: Highlight, gpus: dict[int, str],
@@ -733,7 +563,7 @@ def kernel_launch(trace: LoadedTrace, highlight: Highlight, gpus: dict[int, str]
     if hit.empty:
         return None
     row = hit.iloc[0]
-    call = _launch_calls(hit.iloc[:1], b.api_calls, trace_launch_index(trace)).iloc[0]
+    call = _launch_calls(hit.iloc[:1], b.api_calls, analysis_of(trace).launch_index()).iloc[0]
     if call["api_name"] is None:
         return None
     labeler = thread_labeler(b.meta.thread_names, ranks=b.meta.rank_pids if b.meta.format == RANKS_FORMAT else None)
@@ -771,7 +601,7 @@ def timeline_spec(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, 
     b = trace.bundle
     show = set(options.lanes)
     lo, hi = x_range if x_range is not None else (0, 0)
-    unions = busy_unions(b, options.busy_source)
+    unions = analysis_of(trace).busy_unions(options.busy_source)
     hidden_devices = set(options.hide_devices)
     unions = {d: u for d, u in unions.items() if d not in hidden_devices}
     min_visible = (hi - lo) // PLOT_WIDTH_PX if x_range is not None else 0
@@ -787,17 +617,17 @@ def timeline_spec(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, 
     notes = []
     kernels = memops = api = None
     if "streams" in show and x_range is not None:
-        k = memo(trace, ("timed_kernels",), lambda: timed_kernels(b.kernels))  # invalid rows are never drawn
+        k = analysis_of(trace).timed_kernels()  # invalid rows are never drawn
         vis = k.iloc[in_window(k, lo, hi, hidden_devices)]
         if 0 < len(vis) <= KERNEL_BUDGET:
-            calls = _launch_calls(vis, b.api_calls, trace_launch_index(trace))
+            calls = _launch_calls(vis, b.api_calls, analysis_of(trace).launch_index())
             calls["api_thread"] = pd.Series(  # object dtype: pandas' Arrow strings cost a conversion each way
                 [labeler(int(g), int(p), int(t)) if n is not None else None
                  for n, g, p, t in zip(calls["api_name"].tolist(), calls["api_global_tid"].fillna(-1).tolist(),
                                        calls["api_pid"].fillna(-1).tolist(), calls["api_tid"].fillna(-1).tolist())],
                 index=calls.index, dtype=object)
             # (device, process, context, stream): one lane each, named alike at every zoom
-            lanes_of = stream_names(vis, sharing=memo(trace, ("stream_sharing",), lambda: stream_sharing(k)))
+            lanes_of = stream_names(vis, sharing=analysis_of(trace).stream_sharing())
             kernels = pd.concat([vis, categorize_kernels(vis), calls, lanes_of.rename("stream_lane")], axis=1)
         elif len(vis):
             notes.append(f"{len(vis):,} kernels in view: zoom in to {KERNEL_BUDGET:,} or fewer to see each one "

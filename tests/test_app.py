@@ -323,14 +323,13 @@ def test_warming_renders_the_default_page_so_the_first_visit_renders_nothing(mon
 
 def test_a_page_joins_kernels_to_their_launch_calls_once(monkeypatch):
     """Dispatch attribution (Gantt, Per phase, phase figure) and the idle gaps' launching threads read one
-    kernel-to-launch join per trace and window (``render.launches_of``): a fresh page of the 108k sample
+    kernel-to-launch join per trace and window (``TraceAnalysis.launches``): a fresh page of the 108k sample
     joined its 108,000 kernels twice."""
-    import dashboard.analysis.gpu_time as gpu_time
-    import dashboard.render as render
+    import dashboard.analysis.derived as derived
 
     joins = []
-    real = gpu_time.kernel_launches
-    monkeypatch.setattr(render, "kernel_launches", lambda k, a: joins.append(len(k)) or real(k, a))
+    real = derived.kernel_launches
+    monkeypatch.setattr(derived, "kernel_launches", lambda k, a, i=None: joins.append(len(k)) or real(k, a, i))
     app = create_app([SAMPLES / "generated_seed_shaped_108k.sqlite"])
     client = app.server.test_client()
     tid = app.server.config["TRACE_STORE"].ids()[0]
@@ -816,7 +815,8 @@ def test_launch_calls_join_on_process_and_correlation_id_taking_the_first_call(p
     """A kernel's launch call: the first API row with its (pid, correlation id); the same correlation id in
     another process is another call; a kernel without one gets None / NaN. Both joins (the per-trace index, and
     the merge for ids too large to pack) answer the same."""
-    from dashboard.render import _launch_calls, launch_index
+    from dashboard.analysis.launches import launch_index
+    from dashboard.render import _launch_calls
 
     p0, p1 = pid_base, pid_base + 1
     api = pd.DataFrame({"pid": [p0, p1, p0, p0], "correlation_id": [7, 7, 9, 7],
@@ -826,7 +826,7 @@ def test_launch_calls_join_on_process_and_correlation_id_taking_the_first_call(p
                         "tid": [5, 6, 7, 8]})
     kernels = pd.DataFrame({"pid": [p1, p0, p0, p1], "correlation_id": [7, 7, 8, 9]}, index=[3, 5, 8, 13])
     out = _launch_calls(kernels, api)
-    assert (launch_index(api) is None) == (pid_base > 1 << 29)
+    assert (launch_index(api).keys is None) == (pid_base > 1 << 29)
     assert out.index.tolist() == [3, 5, 8, 13]
     assert out["api_name"].tolist() == ["cuLaunchKernelEx", "cudaLaunchKernel", None, None]
     assert out["api_start_ns"].tolist()[:2] == [20, 10] and out["api_start_ns"].isna().tolist() == [False, False, True, True]

@@ -285,19 +285,21 @@ def test_no_dispatch_marks_sync_is_per_thread_share_of_the_span():
 
 @pytest.mark.parametrize("name", ["nsys2026.2_2gpu_nccl_before.sqlite", "nsys2024.6_h100_nvfuser.sqlite",
                                   "nsys2022.2_a100_saxpy_mpi_backtraces.sqlite"])
-def test_fast_join_equals_kernel_launches(name):
-    """Context.launches (numpy join) pairs kernels and calls exactly as gpu_time.kernel_launches."""
-    from paths import NSYS_DIR, nsys_trace
+def test_indexed_join_equals_the_merge_join(name):
+    """launches.kernel_launches through the packed-key index pairs kernels and calls exactly as the merge
+    on (pid, correlation id) it falls back to for ids too large to pack."""
+    from paths import nsys_trace
 
-    from dashboard.analysis.gpu_time import kernel_launches
+    from dashboard.analysis.launches import _match_by_merge, kernel_launches
 
     t = load_trace(nsys_trace(name))
     ctx = fd.build_context(t.summary, t.bundle)
-    ref = kernel_launches(t.bundle.kernels, t.bundle.api_calls)
+    kpos, apos = _match_by_merge(t.bundle.kernels, t.bundle.api_calls)
     ours = ctx.launches()
-    assert len(ours) > 0
-    assert ours["kernel_index"].tolist() == ref["kernel_index"].tolist()
-    assert ours["api_index"].tolist() == ref["api_index"].tolist()
+    assert len(ours) > 0 and ours is ctx.derived.launches()
+    assert ours["kernel_index"].tolist() == kpos.tolist()
+    assert ours["api_index"].tolist() == apos.tolist()
+    assert kernel_launches(t.bundle.kernels, t.bundle.api_calls)["api_index"].tolist() == apos.tolist()
 
 
 def test_attribution_and_busy_equal_the_dashboards():

@@ -2,7 +2,8 @@
 
 from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
 
-from dashboard.analysis.gpu_time import ALL_GPUS, gpu_time, gpu_work, kernel_launches
+from dashboard.analysis.gpu_time import ALL_GPUS, gpu_time, gpu_work
+from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.summary import summarize
 from dashboard.loaders import load_nsys_sqlite
 

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from paths import DATA, NSYS_DIR, SAMPLES, nsys_trace, SEED
 
-from dashboard.analysis.gpu_time import kernel_launches
+from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.summary import kernel_stats_by_short_name, summarize
 from dashboard.cache import TraceCache
 from dashboard.cli import main

@@ -30,7 +30,9 @@ def modules(sub: str) -> list[Path]:
     ("model", ("dash", "plotly", "dashboard.")),
     ("errors", ("dash", "plotly", "dashboard.")),
     ("loaders", ("dash", "plotly", "dashboard.analysis", "dashboard.figures", "dashboard.app", "dashboard.render")),
-    ("analysis", ("dash", "plotly", "dashboard.loaders", "dashboard.figures", "dashboard.app", "sqlite3")),
+    ("analysis", ("dash", "plotly", "dashboard.loaders", "dashboard.figures", "dashboard.app", "dashboard.data",
+                  "dashboard.render", "sqlite3")),
+    ("data", ("dash", "plotly", "dashboard.figures", "dashboard.app", "dashboard.render")),
     ("figures", ("dash", "dashboard.analysis", "dashboard.loaders", "dashboard.app", "sqlite3")),
     ("render", ("dash", "dashboard.app", "sqlite3")),
 ])

@@ -6,7 +6,7 @@ import pytest
 from factories import GLOBAL_TID_1, write_nsys_sqlite
 from paths import DATA, NSYS_DIR, nsys_trace
 
-from dashboard.analysis.gpu_time import kernel_launches
+from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.ranks import RANK_TABLE, RANKS_FORMAT, RANKS_NOTICE, merge_ranks, rank_table
 from dashboard.cache import TraceCache
 from dashboard.cli import main

@@ -63,11 +63,11 @@ def test_a_traces_page_views_render_one_at_a_time_and_zooms_do_not_wait():
     import threading
     import time
 
-    from dashboard import render
+    from dashboard.data import analysis
     from dashboard.app.views.base import WINDOW, View, render_view
     from dashboard.state import ViewState
 
-    class Trace:  # render.memo and trace_gate key by object identity
+    class Trace:  # the memo and trace_gate key by object identity
         pass
 
     traces = {"a@" + "0" * 32: Trace(), "b@" + "1" * 32: Trace()}
@@ -116,7 +116,7 @@ def test_a_traces_page_views_render_one_at_a_time_and_zooms_do_not_wait():
     assert seen == [True]
 
     calls = []
-    key_threads = [threading.Thread(target=render.memo, args=(traces[a.trace], ("k",),
+    key_threads = [threading.Thread(target=analysis.memo, args=(traces[a.trace], ("k",),
                                                              lambda: calls.append(1) or time.sleep(0.02)))
                    for _ in range(4)]
     for t in key_threads:
@@ -124,7 +124,7 @@ def test_a_traces_page_views_render_one_at_a_time_and_zooms_do_not_wait():
     for t in key_threads:
         t.join()
     assert calls == [1]  # one computation for four threads asking at once
-    assert render.memo(traces[a.trace], ("outer",), lambda: render.memo(traces[a.trace], ("inner",), lambda: 1) + 1) == 2
+    assert analysis.memo(traces[a.trace], ("outer",), lambda: analysis.memo(traces[a.trace], ("inner",), lambda: 1) + 1) == 2
 
 
 def test_at_most_render_slots_views_render_at_once_and_cached_ones_never_wait():

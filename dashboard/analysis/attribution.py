@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dashboard.analysis.gpu_time import kernel_launches
 from dashboard.analysis.intervals import covered_before, union_intervals, union_length
+from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import kernel_durations, kernel_end_ns
 
@@ -40,7 +40,7 @@ def attribute_kernels(kernels: pd.DataFrame, api_calls: pd.DataFrame, dispatches
     Args:
         kernels: KERNELS frame. api_calls: API_CALLS frame.
         dispatches: DISPATCHES frame (phases.build_dispatches), sorted by start_ns.
-        launches: ``gpu_time.kernel_launches(kernels, api_calls)``, when the caller has it
+        launches: ``launches.kernel_launches(kernels, api_calls)``, when the caller has it
             (computed otherwise).
 
     Returns:
@@ -64,6 +64,31 @@ def attribute_kernels(kernels: pd.DataFrame, api_calls: pd.DataFrame, dispatches
     return out
 
 
+def dispatch_busy_ns(starts: np.ndarray, ends: np.ndarray, attribution: np.ndarray, count: int) -> np.ndarray:
+    """GPU busy per dispatch: the union of its own attributed kernels over all devices, int64 ns.
+
+    Args:
+        starts, ends: kernel start and (overrun-clipped, ``summary.kernel_end_ns``) end, aligned with
+            ``attribution`` (``attribute_kernels``). count: number of dispatches (indices 0..count-1).
+
+    Kernels with a negative start or an end before their start take no part. One pass over all
+    dispatches: each dispatch's kernels are offset apart so that one union separates them.
+    """
+    busy = np.zeros(count, dtype=np.int64)
+    sel = (attribution != UNATTRIBUTED) & (starts >= 0) & (ends >= starts)
+    if not sel.any():
+        return busy
+    g, s, e = attribution[sel], starts[sel], ends[sel]
+    lo = int(s.min())
+    off = int(e.max()) - lo + 1
+    if off * (int(g.max()) + 1) < 2**62:
+        us, ue = union_intervals((s - lo) + g * off, (e - lo) + g * off)
+        return np.bincount(us // off, weights=ue - us, minlength=count).astype(np.int64)
+    for d in np.unique(g):
+        busy[d] = union_length(s[g == d], e[g == d])
+    return busy
+
+
 def dispatch_metrics(dispatches: pd.DataFrame, kernels: pd.DataFrame, attribution: np.ndarray) -> pd.DataFrame:
     """Per dispatch: kernel count, kernel time, GPU busy (union of its own kernels), launch lead.
 
@@ -82,10 +107,11 @@ def dispatch_metrics(dispatches: pd.DataFrame, kernels: pd.DataFrame, attributio
     k = pd.DataFrame({"d": attribution[sel], "s": kernels["start_ns"].to_numpy()[sel],
                       "e": kernel_end_ns(kernels)[sel], "dur": kernel_durations(kernels).to_numpy()[sel]})
     g = k.groupby("d", sort=True)
-    busy = {d: union_length(grp["s"].to_numpy(), grp["e"].to_numpy()) for d, grp in g}
     agg = pd.DataFrame({"kernels": g.size(), "kernel_sum_ns": g["dur"].sum(), "first_kernel_ns": g["s"].min(),
                         "last_kernel_end_ns": g["e"].max()})
-    agg["gpu_busy_ns"] = pd.Series(busy)
+    busy = dispatch_busy_ns(k["s"].to_numpy(np.int64), k["e"].to_numpy(np.int64), k["d"].to_numpy(np.int64),
+                            int(k["d"].max()) + 1)
+    agg["gpu_busy_ns"] = busy[agg.index.to_numpy(np.int64)]
     out = base.merge(agg, left_on="index", right_index=True, how="left")
     out["kernels"] = out["kernels"].fillna(0)
     out["kernel_sum_ns"] = out["kernel_sum_ns"].fillna(0)

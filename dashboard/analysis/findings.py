@@ -28,11 +28,12 @@ from dashboard.analysis import nsys_rules as nr
 from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import UNATTRIBUTED
 from dashboard.analysis.categories import OTHER, categorize
-from dashboard.analysis.gpu_time import gpu_work, has_gpu_work, kernel_launches
+from dashboard.analysis.derived import BundleAnalysis
+from dashboard.analysis.gpu_time import gpu_work, has_gpu_work
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
-from dashboard.analysis.intervals import intersection_length, union_intervals, union_length
+from dashboard.analysis.intervals import intersection_length, union_length
 from dashboard.analysis.ratio import share_pct
-from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, dispatch_marks, kernel_durations, kernel_end_ns
+from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX
 from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
 from dashboard.model import Summary, TraceBundle
 from dashboard.text import count_noun
@@ -119,7 +120,8 @@ class Finding:
 
 @dataclass
 class Context:
-    """What the rules share: the trace, its dispatches and phases, built once per evaluation."""
+    """What the rules share: the trace, its dispatches and phases, and its derived results
+    (``derived``: the trace's ``analysis.derived.BundleAnalysis``, shared with every view)."""
 
     summary: Summary
     bundle: TraceBundle | None
@@ -127,97 +129,32 @@ class Context:
     phases: pd.Series
     reference_ns: int
     prefix: str = DEFAULT_DISPATCH_PREFIX  # the dispatch marks' prefix (what a rule without dispatches names)
-    _cache: dict = field(default_factory=dict)
+    derived: BundleAnalysis | None = None
 
     def launches(self) -> pd.DataFrame:
-        """Each kernel joined to its launch call on (correlation id, process), as
-        ``gpu_time.kernel_launches`` (first API row per key): frame (kernel_index, api_index,
-        api_start_ns, api_ns = the call's duration), in kernel order. A numpy join on one int64 key."""
-        if "launch" not in self._cache:
-            k, a = self.bundle.kernels, self.bundle.api_calls
-            kc, kp = k["correlation_id"].to_numpy(np.int64), k["pid"].to_numpy(np.int64)
-            ac, ap = a["correlation_id"].to_numpy(np.int64), a["pid"].to_numpy(np.int64)
-            shift = np.int64(1) << np.int64(39)
-            if len(ac) and (ac.max(initial=0) >= shift or max(ap.max(initial=0), kp.max(initial=0)) >= 1 << 23):
-                j = kernel_launches(k, a)  # ids too large for one key: the general join
-                kidx, aidx = j["kernel_index"].to_numpy(), j["api_index"].to_numpy()
-            else:
-                akey = np.where(ac >= 0, ap * shift + ac, -1)
-                if len(akey) > 1 and (akey[1:] > akey[:-1]).all():  # file order is key order (usual): no sort
-                    order = np.arange(len(akey))
-                    ukey = akey
-                else:  # sort; the first row of each key wins, as in kernel_launches
-                    order = np.argsort(akey, kind="stable")
-                    ukey = akey[order]
-                    first = np.ones(len(ukey), bool)
-                    first[1:] = ukey[1:] != ukey[:-1]
-                    order, ukey = order[first], ukey[first]
-                kkey = kp * shift + kc
-                pos = np.clip(np.searchsorted(ukey, kkey), 0, max(len(ukey) - 1, 0))
-                hit = (kc >= 0) & (ukey[pos] == kkey) if len(ukey) else np.zeros(len(kc), bool)
-                kidx = np.flatnonzero(hit)
-                aidx = order[pos[hit]]
-            starts, ends = a["start_ns"].to_numpy(np.int64), a["end_ns"].to_numpy(np.int64)
-            self._cache["launch"] = pd.DataFrame({"kernel_index": kidx, "api_index": aidx,
-                                                  "api_start_ns": starts[aidx], "api_ns": ends[aidx] - starts[aidx]},
-                                                 copy=False)
-        return self._cache["launch"]
+        """Each kernel joined to its launch call (``launches.kernel_launches``: kernel_index, api_index,
+        api_start_ns, api_ns, ...), in kernel order."""
+        return self.derived.launches()
 
     def attribution(self) -> np.ndarray:
-        """Dispatch index per kernel, UNATTRIBUTED when unknown: as ``attribution.attribute_kernels``
-        (the dispatch whose window holds the launch call's start), on ``launches``."""
-        if "attr" not in self._cache:
-            out = np.full(len(self.bundle.kernels), UNATTRIBUTED, dtype=np.int64)
-            d = self.dispatches
-            j = self.launches()
-            if not d.empty and not j.empty:
-                starts, ends = d["start_ns"].to_numpy(np.int64), d["end_ns"].to_numpy(np.int64)
-                api_start = j["api_start_ns"].to_numpy(np.int64)
-                pos = np.searchsorted(starts, api_start, side="right") - 1
-                ok = (pos >= 0) & (api_start < ends[np.clip(pos, 0, None)])
-                out[j["kernel_index"].to_numpy()[ok]] = d["index"].to_numpy(np.int64)[pos[ok]]
-            self._cache["attr"] = out
-        return self._cache["attr"]
+        """Dispatch index per kernel, UNATTRIBUTED when unknown (``attribution.attribute_kernels``)."""
+        return self.derived.attribution(self.prefix)
 
     def kernel_end(self) -> np.ndarray:
-        """``summary.kernel_end_ns`` (same-stream overruns clipped, as every figure), computed once."""
-        if "kend" not in self._cache:
-            self._cache["kend"] = kernel_end_ns(self.bundle.kernels)
-        return self._cache["kend"]
+        """``summary.kernel_end_ns`` (same-stream overruns clipped, as every figure)."""
+        return self.derived.kernel_end()
 
     def kernel_duration(self) -> np.ndarray:
-        """``summary.kernel_durations`` as int64 numpy (0 for invalid rows), computed once."""
-        if "kdur" not in self._cache:
-            self._cache["kdur"] = kernel_durations(self.bundle.kernels).to_numpy(np.int64)
-        return self._cache["kdur"]
+        """``summary.kernel_durations`` as int64 numpy (0 for invalid rows)."""
+        return self.derived.kernel_durations()
 
     def dispatch_busy(self) -> np.ndarray:
-        """GPU busy time per dispatch (union of its own attributed kernels, all devices), int64 ns:
-        ``attribution.dispatch_metrics``' gpu_busy_ns, computed in one pass (groups offset apart)."""
-        if "busy" not in self._cache:
-            k = self.bundle.kernels
-            attr = self.attribution()
-            s, e = k["start_ns"].to_numpy(np.int64), self.kernel_end()
-            sel = (attr != UNATTRIBUTED) & (s >= 0) & (e >= s)
-            busy = np.zeros(len(self.dispatches), dtype=np.int64)
-            if sel.any():
-                g, s, e = attr[sel], s[sel], e[sel]
-                lo = int(s.min())
-                off = int(e.max()) - lo + 1
-                if off * (int(g.max()) + 1) < 2**62:
-                    us, ue = union_intervals((s - lo) + g * off, (e - lo) + g * off)
-                    busy = np.bincount(us // off, weights=ue - us, minlength=len(busy)).astype(np.int64)
-                else:
-                    for d in np.unique(g):
-                        busy[d] = union_length(s[g == d], e[g == d])
-            self._cache["busy"] = busy
-        return self._cache["busy"]
+        """GPU busy time per dispatch (union of its own attributed kernels, all devices), int64 ns."""
+        return self.derived.dispatch_busy(self.prefix, len(self.dispatches))
 
     def ops(self) -> pd.DataFrame:
-        """nsys_rules.gpu_ops of the bundle, computed once."""
-        if "ops" not in self._cache:
-            self._cache["ops"] = nr.gpu_ops(self.bundle)
-        return self._cache["ops"]
+        """nsys_rules.gpu_ops of the bundle."""
+        return self.derived.gpu_ops()
 
     def phase_of_time(self, t: np.ndarray) -> np.ndarray:
         """Phase name of the dispatch whose window contains each time, "" outside every dispatch."""
@@ -232,39 +169,19 @@ class Context:
         return out
 
 
-def _dispatch_marks(bundle: TraceBundle, prefix: str) -> pd.DataFrame:
-    """``summary.dispatch_marks`` (marks and range starts whose message starts with ``prefix``), the
-    prefix tested once per distinct name instead of per row."""
-    if not prefix:
-        return dispatch_marks(bundle, prefix)
-    parts = []
-    for frame, t, col in ((bundle.nvtx_marks, "ts_ns", "name"), (bundle.nvtx_ranges, "start_ns", "message")):
-        names = frame[col] if isinstance(frame[col].dtype, pd.CategoricalDtype) else frame[col].astype("category")
-        ok = [i for i, c in enumerate(names.cat.categories) if str(c).startswith(prefix)]
-        sel = np.isin(names.cat.codes.to_numpy(), ok)
-        if sel.any():
-            parts.append(pd.DataFrame({"start_ns": frame[t].to_numpy(np.int64)[sel],
-                                       "name": np.asarray(names.astype(object).to_numpy()[sel], dtype=object)}))
-    if not parts:
-        return pd.DataFrame({"start_ns": pd.Series([], dtype="int64"), "name": pd.Series([], dtype=object)})
-    return pd.concat(parts, ignore_index=True).sort_values(["start_ns", "name"], kind="stable").reset_index(drop=True)
-
-
 def build_context(summary: Summary, bundle: TraceBundle | None, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
-                  threshold: float | None = None) -> Context:
-    """Dispatches (as ``phases.build_dispatches`` on the dispatch marks, closed at the last kernel end),
-    phases (``threshold`` or the automatic split) and the reference time for severities: the GPU
-    activity span, else the dispatches' total, else 1 ns."""
-    if bundle is not None:
-        marks = _dispatch_marks(bundle, dispatch_prefix)
-    else:
-        tl = summary.dispatch_timeline
-        marks = tl[tl["name"].astype(str).str.startswith(dispatch_prefix)] if dispatch_prefix else tl
-    d = ph.build_dispatches(marks.reset_index(drop=True), end_ns=summary.gpu_end_ns)
+                  threshold: float | None = None, derived: BundleAnalysis | None = None) -> Context:
+    """Dispatches (``derived.dispatches``: the dispatch marks closed at the last kernel end), phases
+    (``threshold`` or the automatic split) and the reference time for severities: the GPU activity
+    span, else the dispatches' total, else 1 ns. ``derived``: the trace's derived results (a new
+    ``BundleAnalysis`` when the caller has none)."""
+    if derived is None:
+        derived = BundleAnalysis(bundle, summary.gpu_end_ns, summary_timeline=summary.dispatch_timeline)
+    d = derived.dispatches(dispatch_prefix)
     auto = ph.default_threshold(d["tokens"]) if not d.empty else None
     phases = ph.assign_phases(d, threshold if threshold is not None else auto)
     ref = summary.gpu_activity_span_ns or (int(d["duration_ns"].sum()) if not d.empty else 0)
-    return Context(summary, bundle, d, phases, max(int(ref), 1), dispatch_prefix)
+    return Context(summary, bundle, d, phases, max(int(ref), 1), dispatch_prefix, derived)
 
 
 def severity_of(cost_ns: int, reference_ns: int) -> str:
@@ -862,12 +779,13 @@ def resolve_params(rule: str, given: dict | None = None) -> dict:
 
 def evaluate(summary: Summary, bundle: TraceBundle | None, *, rules: list[str] | tuple[str, ...] | None = None,
              params: dict[str, dict] | None = None, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
-             threshold: float | None = None) -> list[Finding]:
+             threshold: float | None = None, derived: BundleAnalysis | None = None) -> list[Finding]:
     """Evaluate ``rules`` (default RULES) and rank them: cost descending, then rule id.
 
     Args:
         params: rule id -> {parameter: value} overriding the defaults.
         threshold: prefill/decode split in tokens (None: automatic, as the dashboard).
+        derived: the trace's derived results (``analysis.derived.BundleAnalysis``), shared with the views.
 
     Returns:
         One Finding per rule, ranked.
@@ -880,7 +798,7 @@ def evaluate(summary: Summary, bundle: TraceBundle | None, *, rules: list[str] |
         if r not in RULE_PARAMS:
             raise KeyError(r)
     resolved = {r: resolve_params(r, (params or {}).get(r)) for r in chosen}
-    ctx = build_context(summary, bundle, dispatch_prefix=dispatch_prefix, threshold=threshold)
+    ctx = build_context(summary, bundle, dispatch_prefix=dispatch_prefix, threshold=threshold, derived=derived)
 
     def run(rule: str) -> Finding:
         if missing := missing_inputs(summary, bundle, rule):

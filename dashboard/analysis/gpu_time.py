@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from dashboard.analysis.intervals import union_length
@@ -271,26 +270,3 @@ def trace_gpu_overview(bundle, busy_source: str = BUSY_KERNELS) -> GpuOverview:
     """``gpu_overview`` of a TraceBundle: what the overview, the Per GPU table, the compare page and
     ``diff`` all show."""
     return gpu_overview(work_for_source(bundle, busy_source), bundle.kernels, busy_source)
-
-
-def kernel_launches(kernels: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFrame:
-    """Join each kernel to the CUDA API call that launched it, on correlation id AND process.
-
-    Correlation ids are unique only within a process, so the join key is (correlation_id, pid)
-    (nsys: ``globalPid = globalTid & 0xFFFFFFFFFF000000``). Several kernels can share one launch
-    (a node-traced CUDA graph launch).
-
-    Returns:
-        Frame with one row per matched kernel, in kernel order: kernel_index (row position in
-        ``kernels``), api_index (row position in ``api_calls``), correlation_id, pid,
-        api_name, api_start_ns, kernel_start_ns.
-    """
-    k = pd.DataFrame({"kernel_index": np.arange(len(kernels)), "correlation_id": kernels["correlation_id"].to_numpy(),
-                      "pid": kernels["pid"].to_numpy(), "kernel_start_ns": kernels["start_ns"].to_numpy()})
-    a = pd.DataFrame({"api_index": np.arange(len(api_calls)), "correlation_id": api_calls["correlation_id"].to_numpy(),
-                      "pid": api_calls["pid"].to_numpy(), "api_name": api_calls["name"].astype(str).to_numpy(),
-                      "api_start_ns": api_calls["start_ns"].to_numpy()})
-    a = a[a["correlation_id"] >= 0].drop_duplicates(["correlation_id", "pid"], keep="first")
-    out = k[k["correlation_id"] >= 0].merge(a, on=["correlation_id", "pid"], how="inner", sort=False)
-    out = out.sort_values("kernel_index", kind="stable").reset_index(drop=True)
-    return out[["kernel_index", "api_index", "correlation_id", "pid", "api_name", "api_start_ns", "kernel_start_ns"]]

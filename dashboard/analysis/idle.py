@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dashboard.analysis.gpu_time import kernel_launches
+from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.intervals import gaps, union_intervals
 from dashboard.analysis.tables import clean_api_name
 
@@ -115,7 +115,7 @@ def gap_causes(gap_frame: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.Dat
         ``nvtx_range``: the shortest (innermost) NVTX range on a launching thread that contains the
         gap's middle; ``memop``: see ``memop_cover`` (pass
         ``memops`` when the busy source does not count them). ``launches``:
-        ``gpu_time.kernel_launches(kernels, api_calls)``, when the caller has it (computed otherwise).
+        ``launches.kernel_launches(kernels, api_calls)``, when the caller has it (computed otherwise).
     """
     g = gap_frame.head(limit).copy()
     threads = _launching_threads(kernels, api_calls, launches)

@@ -259,22 +259,27 @@ def kernel_stats_by_short_name(kernels: pd.DataFrame, top: int | None = TOP_KERN
 
 
 def dispatch_marks(bundle: TraceBundle, prefix: str = DEFAULT_DISPATCH_PREFIX) -> pd.DataFrame:
-    """NVTX marks and range starts whose message starts with ``prefix``.
+    """NVTX marks and range starts whose message starts with ``prefix`` (all of them for "").
 
     Returns:
         DISPATCH_MARKS frame (start_ns, name) sorted by start_ns, then name.
     """
-    marks = bundle.nvtx_marks
-    ranges = bundle.nvtx_ranges
-    parts = [
-        pd.DataFrame({"start_ns": marks["ts_ns"], "name": marks["name"].astype(str)}),
-        pd.DataFrame({"start_ns": ranges["start_ns"], "name": ranges["message"].astype(str)}),
-    ]
-    df = pd.concat(parts, ignore_index=True)
-    if prefix:
-        df = df[df["name"].str.startswith(prefix)]
-    df = df.sort_values(["start_ns", "name"], kind="stable").reset_index(drop=True)
-    return conform(df, DISPATCH_MARKS) if len(df) else empty_frame(DISPATCH_MARKS)
+    parts = []
+    for frame, t, col in ((bundle.nvtx_marks, "ts_ns", "name"), (bundle.nvtx_ranges, "start_ns", "message")):
+        if frame.empty:
+            continue
+        names = frame[col] if isinstance(frame[col].dtype, pd.CategoricalDtype) else frame[col].astype(str).astype(
+            "category")
+        # the prefix is tested once per distinct name, not per row
+        ok = [i for i, c in enumerate(names.cat.categories) if str(c).startswith(prefix)]
+        sel = np.isin(names.cat.codes.to_numpy(), ok) if prefix else np.ones(len(names), dtype=bool)
+        if sel.any():
+            parts.append(pd.DataFrame({"start_ns": frame[t].to_numpy(np.int64)[sel],
+                                       "name": np.asarray(names.astype(str).to_numpy()[sel], dtype=object)}))
+    if not parts:
+        return empty_frame(DISPATCH_MARKS)
+    df = pd.concat(parts, ignore_index=True).sort_values(["start_ns", "name"], kind="stable").reset_index(drop=True)
+    return conform(df, DISPATCH_MARKS)
 
 
 def kernel_row_warnings(kernels: pd.DataFrame) -> list[str]:

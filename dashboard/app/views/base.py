@@ -14,7 +14,7 @@ from plotly.basedatatypes import BaseFigure
 
 from dashboard.app import ids
 from dashboard.errors import TraceError
-from dashboard.render import trace_gate
+from dashboard.data.analysis import trace_gate
 from dashboard.state import DEFAULT, ViewState, from_dict, to_dict, to_query
 from dashboard.trace import LoadedTrace
 

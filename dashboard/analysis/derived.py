@@ -1,0 +1,153 @@
+"""Memoised derived results of one TraceBundle: the per-bundle half of the derived-data layer.
+
+Every consumer (views, findings, export, compare, the CLI) asks this object instead of computing
+its own copy: one kernel -> launch join (``analysis.launches``), one busy union per busy source, one
+set of dispatches per prefix and one attribution of kernels to them. Bundles are immutable values,
+so a result never goes stale; it lives as long as this object, which lives with its trace
+(``dashboard.data.derived.analysis_of``). Pure: no I/O, no figures.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+import pandas as pd
+
+from dashboard.analysis import phases as ph
+from dashboard.analysis.attribution import UNATTRIBUTED, attribute_kernels, dispatch_busy_ns
+from dashboard.analysis.categories import categorize_kernels
+from dashboard.analysis.gpu_time import stream_sharing, work_for_source
+from dashboard.analysis.nsys_rules import gpu_ops
+from dashboard.analysis.launches import LaunchIndex, kernel_launches, launch_index
+from dashboard.analysis.summary import dispatch_marks, kernel_durations, kernel_end_ns, timed_kernels
+from dashboard.analysis.timeline import device_unions
+from dashboard.model import DISPATCH_MARKS, TraceBundle, conform, empty_frame
+
+MEMO_ENTRIES = 48  # results kept per bundle (least recently used dropped first)
+
+
+class Memo:
+    """A thread-safe LRU of computed values: threads asking for one key at once wait for one
+    computation; a computation may ask for other keys (re-entrant per key)."""
+
+    def __init__(self, entries: int = MEMO_ENTRIES):
+        self.entries = entries
+        self._values: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+        self._computing: dict = {}
+
+    def get(self, key, compute):
+        """``compute()`` for ``key``, computed once and kept (LRU)."""
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+                return self._values[key]
+            gate = self._computing.setdefault(key, threading.Lock())
+        with gate:
+            with self._lock:
+                if key in self._values:
+                    self._values.move_to_end(key)
+                    return self._values[key]
+            try:
+                value = compute()
+                with self._lock:
+                    self._values[key] = value
+                    while len(self._values) > self.entries:
+                        self._values.popitem(last=False)
+            finally:
+                with self._lock:
+                    self._computing.pop(key, None)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+class BundleAnalysis:
+    """Derived results of ``bundle`` (None for a summary input: only what a summary has)."""
+
+    def __init__(self, bundle: TraceBundle | None, gpu_end_ns: int | None = None, *,
+                 summary_timeline: pd.DataFrame | None = None):
+        self.bundle = bundle
+        self.gpu_end_ns = gpu_end_ns  # closes the last dispatch (phases.build_dispatches)
+        self.summary_timeline = summary_timeline  # a summary input's dispatch marks (no bundle)
+        self.memo = Memo()
+
+    # ----- kernels --------------------------------------------------------------------------------------------
+    def kernel_end(self) -> np.ndarray:
+        """``summary.kernel_end_ns``: kernel ends with same-stream overruns clipped, as every figure uses."""
+        return self.memo.get(("kernel_end",), lambda: kernel_end_ns(self.bundle.kernels))
+
+    def kernel_durations(self) -> np.ndarray:
+        """``summary.kernel_durations`` as int64 numpy (0 for invalid rows)."""
+        return self.memo.get(("kernel_durations",), lambda: kernel_durations(self.bundle.kernels).to_numpy(np.int64))
+
+    def timed_kernels(self) -> pd.DataFrame:
+        """``summary.timed_kernels``: the rows that count for span and busy, ends clipped."""
+        return self.memo.get(("timed_kernels",), lambda: timed_kernels(self.bundle.kernels))
+
+    def stream_sharing(self):
+        """``gpu_time.stream_sharing`` of the timed kernels (how stream lanes are named)."""
+        return self.memo.get(("stream_sharing",), lambda: stream_sharing(self.timed_kernels()))
+
+    def gpu_ops(self) -> pd.DataFrame:
+        """``nsys_rules.gpu_ops``: the GPU operations as the nsys-analyze rules see them."""
+        return self.memo.get(("gpu_ops",), lambda: gpu_ops(self.bundle))
+
+    def categories(self) -> pd.Series:
+        """Category of every kernel row (``categorize_kernels``)."""
+        return self.memo.get(("categories",), lambda: categorize_kernels(self.bundle.kernels)["category"])
+
+    # ----- busy -----------------------------------------------------------------------------------------------
+    def work(self, busy_source: str) -> pd.DataFrame:
+        """GPU work counted as busy for a busy source (``gpu_time.work_for_source``)."""
+        return work_for_source(self.bundle, busy_source)
+
+    def busy_unions(self, busy_source: str) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Per-device busy unions for a busy source, reused by every zoom of the timeline."""
+        return self.memo.get(("busy_unions", busy_source), lambda: device_unions(self.work(busy_source)))
+
+    # ----- launches -------------------------------------------------------------------------------------------
+    def launch_index(self) -> LaunchIndex:
+        """The CUDA API calls indexed by (pid, correlation id) (``launches.launch_index``)."""
+        return self.memo.get(("launch_index",), lambda: launch_index(self.bundle.api_calls))
+
+    def launches(self) -> pd.DataFrame:
+        """``launches.kernel_launches`` of the kernels and CUDA API calls."""
+        return self.memo.get(("launches",), lambda: kernel_launches(self.bundle.kernels, self.bundle.api_calls,
+                                                                     self.launch_index()))
+
+    # ----- dispatches -----------------------------------------------------------------------------------------
+    def dispatch_marks(self, prefix: str) -> pd.DataFrame:
+        """``summary.dispatch_marks`` for ``prefix`` (a summary input: its dispatch timeline)."""
+        def compute():
+            if self.bundle is not None:
+                return dispatch_marks(self.bundle, prefix)
+            tl = self.summary_timeline
+            sel = tl[tl["name"].astype(str).str.startswith(prefix)] if prefix else tl
+            return conform(sel.reset_index(drop=True), DISPATCH_MARKS) if len(sel) else empty_frame(DISPATCH_MARKS)
+
+        return self.memo.get(("dispatch_marks", prefix), compute)
+
+    def dispatches(self, prefix: str) -> pd.DataFrame:
+        """Dispatch steps for ``prefix`` (``phases.build_dispatches``, the last closed at ``gpu_end_ns``)."""
+        return self.memo.get(("dispatches", prefix), lambda: ph.build_dispatches(self.dispatch_marks(prefix),
+                                                                                 end_ns=self.gpu_end_ns))
+
+    def attribution(self, prefix: str, dispatches: pd.DataFrame | None = None) -> np.ndarray:
+        """Dispatch index per kernel (UNATTRIBUTED when unknown) for the dispatches of ``prefix``
+        (``attribution.attribute_kernels`` on ``launches``). ``dispatches``: those steps when the
+        caller has cut them (a stats window); they must be this bundle's dispatches of ``prefix``."""
+        d = self.dispatches(prefix) if dispatches is None else dispatches
+        return self.memo.get(("attribution", prefix), lambda: attribute_kernels(
+            self.bundle.kernels, self.bundle.api_calls, d, self.launches()))
+
+    def dispatch_busy(self, prefix: str, count: int) -> np.ndarray:
+        """GPU busy per dispatch of ``prefix`` (union of its own attributed kernels), int64 ns."""
+        return self.memo.get(("dispatch_busy", prefix), lambda: dispatch_busy_ns(
+            self.bundle.kernels["start_ns"].to_numpy(np.int64), self.kernel_end(), self.attribution(prefix), count))
+
+
+__all__ = ["BundleAnalysis", "Memo", "MEMO_ENTRIES", "UNATTRIBUTED"]

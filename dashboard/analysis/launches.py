@@ -1,0 +1,109 @@
+"""The kernel -> launch-call join: each kernel's CUDA API call, on (process, correlation id).
+
+Correlation ids are unique only within a process, so the key is the pair (nsys: ``globalPid =
+globalTid & 0xFFFFFFFFFF000000``), and the first API row of a key is the launch call, as NVIDIA's
+projection scripts join them. Several kernels can share one call (a node-traced CUDA graph launch).
+A negative correlation id means "unknown" and never matches.
+
+One implementation for every consumer (dispatch attribution, idle-gap causes, the timeline's launch
+hovers, the findings): the API calls are indexed once by one int64 key per (pid, correlation id)
+(``launch_key``) and kernels are looked up with a binary search; ids too large for the key fall back
+to a merge on the two columns, with the same result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+KEY_CORR_BITS = 33  # key = (pid + 1) << 33 | (correlation id + 1)
+_MAX_PID = 1 << 29  # keeps the key below 2**62
+
+
+def launch_key(pid, corr) -> np.ndarray | None:
+    """One int64 per (pid, correlation id) pair, order-preserving; None when some value does not fit
+    (pid outside [-1, 2**29), correlation id outside [-1, 2**33 - 1))."""
+    pid = np.asarray(pid, dtype=np.int64)
+    corr = np.asarray(corr, dtype=np.int64)
+    if pid.size and (pid.min() < -1 or pid.max() >= _MAX_PID or corr.min() < -1
+                     or corr.max() >= (1 << KEY_CORR_BITS) - 1):
+        return None
+    return ((pid + 1) << KEY_CORR_BITS) | (corr + 1)
+
+
+@dataclass(frozen=True)
+class LaunchIndex:
+    """The API calls with a known correlation id by ``launch_key``: ``keys`` sorted and unique, ``rows``
+    the position in the API frame of the first call with each key. ``keys`` is None when the ids do not
+    fit the key (lookups then merge)."""
+
+    keys: np.ndarray | None
+    rows: np.ndarray | None
+
+
+def launch_index(api_calls: pd.DataFrame) -> LaunchIndex:
+    """``LaunchIndex`` of an API_CALLS frame (built once per trace by the derived-data layer)."""
+    corr = api_calls["correlation_id"].to_numpy(np.int64)
+    keys = launch_key(api_calls["pid"].to_numpy(), corr)
+    if keys is None:
+        return LaunchIndex(None, None)
+    rows = np.flatnonzero(corr >= 0)
+    keys = keys[rows]
+    if keys.size > 1 and not (keys[1:] > keys[:-1]).all():  # usually file order is key order already
+        order = np.argsort(keys, kind="stable")  # equal keys keep file order: the first call comes first
+        keys, rows = keys[order], rows[order]
+        first = np.r_[True, keys[1:] != keys[:-1]]
+        keys, rows = keys[first], rows[first]
+    return LaunchIndex(keys, rows)
+
+
+def match_launches(kernels: pd.DataFrame, api_calls: pd.DataFrame,
+                   index: LaunchIndex | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(kernel_pos, api_pos)``: for every kernel that has a launch call, in kernel order, its row
+    position in ``kernels`` and its call's row position in ``api_calls``.
+
+    ``index``: ``launch_index(api_calls)`` when the caller keeps it (a zoom looks up a few kernels).
+    """
+    index = index if index is not None else launch_index(api_calls)
+    kcorr = kernels["correlation_id"].to_numpy(np.int64)
+    wanted = launch_key(kernels["pid"].to_numpy(), kcorr)
+    if index.keys is None or wanted is None:
+        return _match_by_merge(kernels, api_calls)
+    keys, rows = index.keys, index.rows
+    if not len(keys) or not len(wanted):
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    pos = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    hit = (kcorr >= 0) & (keys[pos] == wanted)
+    return np.flatnonzero(hit), rows[pos[hit]]
+
+
+def _match_by_merge(kernels: pd.DataFrame, api_calls: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """``match_launches`` by a merge on (pid, correlation id), for ids too large for ``launch_key``."""
+    k = pd.DataFrame({"kernel_pos": np.arange(len(kernels)), "correlation_id": kernels["correlation_id"].to_numpy(),
+                      "pid": kernels["pid"].to_numpy()})
+    a = pd.DataFrame({"api_pos": np.arange(len(api_calls)), "correlation_id": api_calls["correlation_id"].to_numpy(),
+                      "pid": api_calls["pid"].to_numpy()})
+    a = a[a["correlation_id"] >= 0].drop_duplicates(["correlation_id", "pid"], keep="first")
+    out = k[k["correlation_id"] >= 0].merge(a, on=["correlation_id", "pid"], how="inner", sort=False)
+    out = out.sort_values("kernel_pos", kind="stable")
+    return out["kernel_pos"].to_numpy(np.int64), out["api_pos"].to_numpy(np.int64)
+
+
+def kernel_launches(kernels: pd.DataFrame, api_calls: pd.DataFrame, index: LaunchIndex | None = None) -> pd.DataFrame:
+    """Each kernel joined to the CUDA API call that launched it (see the module docstring).
+
+    Returns:
+        Frame with one row per matched kernel, in kernel order: kernel_index (row position in
+        ``kernels``), api_index (row position in ``api_calls``), correlation_id, pid, api_name,
+        api_start_ns, api_ns (the call's duration), kernel_start_ns.
+    """
+    kpos, apos = match_launches(kernels, api_calls, index)
+    a_start = api_calls["start_ns"].to_numpy()
+    return pd.DataFrame({
+        "kernel_index": kpos, "api_index": apos,
+        "correlation_id": kernels["correlation_id"].to_numpy()[kpos], "pid": kernels["pid"].to_numpy()[kpos],
+        "api_name": api_calls["name"].iloc[apos].astype(str).to_numpy(), "api_start_ns": a_start[apos],
+        "api_ns": api_calls["end_ns"].to_numpy(np.int64)[apos] - a_start[apos].astype(np.int64),
+        "kernel_start_ns": kernels["start_ns"].to_numpy()[kpos]}, copy=False)

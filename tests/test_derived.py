@@ -1,0 +1,100 @@
+"""The derived-data layer: one kernel -> launch join, one memo per trace (``data.analysis.TraceAnalysis``)
+shared by the views and the findings, windows with their own analysis, and results that die with their trace."""
+
+import gc
+
+import numpy as np
+import pandas as pd
+from factories import write_nsys_sqlite
+from paths import SAMPLES
+
+from dashboard.analysis.attribution import UNATTRIBUTED, dispatch_busy_ns
+from dashboard.analysis.launches import _match_by_merge, kernel_launches, launch_index, launch_key, match_launches
+from dashboard.data import analysis as data_analysis
+from dashboard.data.analysis import analysis_of
+from dashboard.findings_report import findings_for
+from dashboard.render import ViewOptions, build_view
+from dashboard.trace import load_trace
+
+
+def api_frame(pids, corrs, starts):
+    return pd.DataFrame({"pid": pids, "correlation_id": corrs, "start_ns": starts,
+                         "end_ns": [s + 3 for s in starts], "name": pd.Series([f"call{s}" for s in starts])})
+
+
+def test_launch_key_packs_pid_and_correlation_id_in_order_and_refuses_what_does_not_fit():
+    assert launch_key([0, 0, 1], [5, -1, 0]).tolist() == [(1 << 33) | 6, 1 << 33, 2 << 33 | 1]
+    assert launch_key([1 << 29], [1]) is None
+    assert launch_key([1], [(1 << 33) - 1]) is None
+    assert launch_key([-2], [1]) is None
+
+
+def test_the_first_call_of_a_key_is_the_launch_and_an_unknown_correlation_id_never_matches():
+    # calls out of key order, the key (pid 7, corr 3) twice: the first one in file order (start 30) wins
+    api = api_frame([7, 7, 8, 7, 7], [3, 1, 3, 3, -1], [30, 10, 50, 60, 70])
+    kernels = pd.DataFrame({"pid": [7, 8, 7, 7, 9], "correlation_id": [3, 3, 1, -1, 3], "start_ns": [1, 2, 3, 4, 5]})
+    idx = launch_index(api)
+    assert idx.keys.tolist() == sorted(set(idx.keys.tolist())) and idx.rows.tolist() == [1, 0, 2]
+    kpos, apos = match_launches(kernels, api, idx)
+    assert (kpos.tolist(), apos.tolist()) == ([0, 1, 2], [0, 2, 1])
+    assert [a.tolist() for a in _match_by_merge(kernels, api)] == [[0, 1, 2], [0, 2, 1]]
+    j = kernel_launches(kernels, api)
+    assert j[["kernel_index", "api_index", "api_start_ns", "api_ns"]].values.tolist() == [
+        [0, 0, 30, 3], [1, 2, 50, 3], [2, 1, 10, 3]]
+    assert j["api_name"].tolist() == ["call30", "call50", "call10"]
+
+
+def test_ids_too_large_to_pack_join_by_merge_with_the_same_answer():
+    api = api_frame([1 << 40, 1 << 40, 5], [2, 2, 2], [10, 20, 30])
+    kernels = pd.DataFrame({"pid": [5, 1 << 40], "correlation_id": [2, 2]})
+    assert launch_index(api).keys is None
+    kpos, apos = match_launches(kernels, api)
+    assert (kpos.tolist(), apos.tolist()) == ([0, 1], [2, 0])
+
+
+def test_dispatch_busy_is_the_union_of_each_dispatchs_own_kernels():
+    starts = np.array([0, 50, 200, 210, -5, 400], dtype=np.int64)
+    ends = np.array([100, 120, 300, 250, 10, 390], dtype=np.int64)  # -5: invalid start; 400 > 390: invalid
+    attribution = np.array([0, 0, 2, 2, 0, 2], dtype=np.int64)
+    assert dispatch_busy_ns(starts, ends, attribution, 3).tolist() == [120, 0, 100]
+    none = np.full(6, UNATTRIBUTED, dtype=np.int64)
+    assert dispatch_busy_ns(starts, ends, none, 2).tolist() == [0, 0]
+
+
+def test_views_and_findings_share_one_join_one_memo_per_trace(monkeypatch):
+    import dashboard.analysis.derived as derived
+
+    joins = []
+    real = derived.kernel_launches
+    monkeypatch.setattr(derived, "kernel_launches", lambda k, a, i=None: joins.append(len(k)) or real(k, a, i))
+    trace = load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite")
+    ta = analysis_of(trace)
+    assert analysis_of(trace) is ta and ta.trace is trace
+    build_view(trace, ViewOptions())
+    first = findings_for(trace)
+    assert findings_for(trace) is first  # the default findings are computed once per trace
+    assert joins == [108_000]  # views, attribution, idle gaps and findings: one join
+    assert int((ta.attribution("CG_DISPATCH") != UNATTRIBUTED).sum()) == 108_000
+    w = (int(trace.summary.gpu_start_ns), int(trace.summary.gpu_start_ns) + 50_000_000)
+    clipped = ta.windowed(w)
+    assert ta.windowed(w) is clipped and analysis_of(clipped) is ta.window(w) and ta.window(w) is not ta
+    assert ta.window(None) is ta
+
+
+def test_an_analysis_dies_with_its_trace(tmp_path):
+    path = write_nsys_sqlite(tmp_path / "t.sqlite", kernels=[{"start": 10, "end": 20, "correlationId": 1}],
+                             runtime=[{"start": 1, "end": 5, "name": "cudaLaunchKernel_v7000", "correlationId": 1}])
+    trace = load_trace(path)
+    ta = analysis_of(trace)
+    assert ta.launches()["api_index"].tolist() == [0]
+    key = id(trace)
+    del trace
+    gc.collect()
+    assert ta.trace is None
+    class Other:
+        pass
+
+    other = Other()
+    analysis_of(other)  # a new entry prunes the dead ones
+    assert all(ref() is not None for ref, _ in data_analysis._ANALYSES.values())
+    assert key == id(other) or key not in data_analysis._ANALYSES
