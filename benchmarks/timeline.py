@@ -19,7 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dashboard.render import ViewOptions, build_view, time_extent, phase_view, zoomed_timeline  # noqa: E402
+from dashboard.state import ViewState
+
+from dashboard.render import build_view, time_extent, phase_view, zoomed_timeline  # noqa: E402
 from dashboard.trace import load_trace  # noqa: E402
 
 
@@ -37,9 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     trace = load_trace(trace_path)
     print(f"{trace_path.name}: {trace.summary.kernel_count:,} kernels loaded in {time.perf_counter() - t0:.2f} s")
     t0 = time.perf_counter()
-    build_view(trace, ViewOptions())
+    build_view(trace, ViewState())
     print(f"first full view (all figures and tables): {time.perf_counter() - t0:.2f} s")
-    lo, hi = time_extent(trace, phase_view(trace, ViewOptions()).dispatches)
+    lo, hi = time_extent(trace, phase_view(trace, ViewState()).dispatches)
     worst_ms = worst_mb = 0.0
     worst_marks = 0
     span = hi - lo
@@ -48,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         start = lo + (span - width) // 2
         relayout = {"xaxis.range[0]": start / 1e9, "xaxis.range[1]": (start + width) / 1e9}
         t0 = time.perf_counter()
-        fig = zoomed_timeline(trace, ViewOptions(), relayout)
+        fig = zoomed_timeline(trace, ViewState(), relayout)
         payload = fig.to_json()
         ms = (time.perf_counter() - t0) * 1000
         marks = sum(len(t.x) for t in fig.data if t.x is not None)

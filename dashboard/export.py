@@ -24,7 +24,7 @@ from dashboard.analysis.ratio import fmt_pct
 from dashboard.errors import TraceError
 from dashboard.figures.common import fmt_ns, report_layout
 from dashboard.figures.plotly_js import partial_bundle
-from dashboard.render import DashboardView, build_view, options_from_state
+from dashboard.render import DashboardView, build_view
 from dashboard.state import ViewState, from_query, query_keys, to_query
 from dashboard.trace import LoadedTrace
 
@@ -67,7 +67,7 @@ def state_from_url(url: str | None, *, strict: bool = False) -> ViewState:
 
 def view_for(trace: LoadedTrace, state: ViewState) -> DashboardView:
     """Everything the dashboard shows for ``trace`` under ``state``."""
-    return build_view(trace, options_from_state(state))
+    return build_view(trace, state)
 
 
 def figure_for(view: DashboardView, which: str) -> go.Figure:

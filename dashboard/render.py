@@ -1,4 +1,4 @@
-"""Headless view assembly: (LoadedTrace, options) -> analysis -> figures and table records.
+"""Headless view assembly: (LoadedTrace, state) -> analysis -> figures and table records.
 
 Used by the Dash views (dashboard/app/views), ``tracedash export`` / ``report``, scripts and tests;
 imports no Dash. Per-trace derived analyses (busy unions, dispatches, phase split and attribution,
@@ -40,7 +40,7 @@ from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_by_cause,
 from dashboard.analysis.ratio import NA, fmt_pct, is_na
 from dashboard.analysis.ranks import (RANKS_FORMAT, RANKS_NOTICE, gpu_time_per_rank, per_rank_gpu_time,
                                      rank_nvtx_stats)
-from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, invalid_kernel_count
+from dashboard.analysis.summary import invalid_kernel_count
 from dashboard.analysis.summary import MAX_KERNEL_DURATION_NS, kernel_durations, overlong_kernel_count, timed_kernels
 from dashboard.analysis.summary import kernel_busy_union, nvtx_stats, overrun_kernel_count
 from dashboard.analysis.tables import (
@@ -78,6 +78,7 @@ from dashboard.figures.timeline import (
     stream_lane_label,
 )
 from dashboard.model import account_brief, device_label
+from dashboard.state import ViewState
 from dashboard.state import window_from_relayout as state_window_from_relayout
 from dashboard.text import count_noun
 from dashboard.data.analysis import analysis_of, memo
@@ -94,30 +95,6 @@ ALL_LANES = ("nvtx", "marks", "gpu", "streams", "memops")
 GANTT_BUDGET = 3000  # dispatch bars in one Gantt figure
 DISPATCH_ROW_LIMIT = 20_000  # rows of the dispatch table sent to the browser (the longest steps)
 GAP_CAUSE_LIMIT = 500
-
-
-@dataclass(frozen=True)
-class ViewOptions:
-    """User choices that shape the view (all have defaults; invalid values are rejected upstream)."""
-
-    dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX
-    threshold: float | None = None  # prefill when tokens >= threshold; None = automatic split
-    busy_source: str = BUSY_KERNELS
-    lanes: tuple[str, ...] = ALL_LANES  # which timeline lanes to draw
-    window: tuple[int, int] | None = None  # initial time window (ns); None = the whole trace
-    hide_devices: tuple[int, ...] = ()  # GPUs left out of the timeline
-    kernel_names: str = "short"  # kernel table grouping: "short" names or "full" demangled names
-    stats_window: tuple[int, int] | None = None  # statistics on this window (clipped), None = whole trace
-    mark: tuple[str, int, int] | None = None  # (kind, start_ns, end_ns) of a clicked row, marked in the timeline
-    group: bool | None = None  # NVTX table grouped by normalised name; None: when names carry op_id
-
-
-def options_from_state(state) -> ViewOptions:
-    """ViewOptions for the render layer from a ``dashboard.state.ViewState``."""
-    return ViewOptions(dispatch_prefix=state.prefix, threshold=state.threshold, busy_source=state.busy,
-                       lanes=state.lanes, window=state.window(), hide_devices=state.hide_devices,
-                       kernel_names=state.kernel_names, stats_window=state.stats_window(), mark=state.mark,
-                       group=state.group)
 
 
 def windowed(trace: LoadedTrace, window: tuple[int, int] | None) -> LoadedTrace:
@@ -200,24 +177,24 @@ def dispatches_for(trace: LoadedTrace, prefix: str) -> pd.DataFrame:
     return analysis_of(trace).dispatches(prefix)
 
 
-def phase_view(trace: LoadedTrace, options: ViewOptions) -> PhaseView:
+def phase_view(trace: LoadedTrace, state: ViewState) -> PhaseView:
     """Dispatches, their phases and per-phase statistics for the chosen prefix and threshold.
 
     The automatic threshold is always that of the whole trace (a window never changes a dispatch's
-    phase). With ``options.stats_window`` the dispatch steps and the attributed kernels are those
+    phase). With ``state.stats_window()`` the dispatch steps and the attributed kernels are those
     of the window, clipped at its edges (``analysis.window``). Memoised per (prefix, threshold,
     stats window, busy source: GPU busy within the dispatches follows it).
     """
-    key = ("phase_view", options.dispatch_prefix, options.threshold, options.stats_window, options.busy_source)
-    return memo(trace, key, lambda: _phase_view(trace, options))
+    key = ("phase_view", state.prefix, state.threshold, state.stats_window(), state.busy)
+    return memo(trace, key, lambda: _phase_view(trace, state))
 
 
-def _phase_view(trace: LoadedTrace, options: ViewOptions) -> PhaseView:
-    d = dispatches_for(trace, options.dispatch_prefix)
+def _phase_view(trace: LoadedTrace, state: ViewState) -> PhaseView:
+    d = dispatches_for(trace, state.prefix)
     auto = ph.default_threshold(d["tokens"]) if not d.empty else None
-    threshold = options.threshold if options.threshold is not None else auto
+    threshold = state.threshold if state.threshold is not None else auto
     phases = ph.assign_phases(d, threshold)
-    w = options.stats_window if trace.bundle is not None else None
+    w = state.stats_window() if trace.bundle is not None else None
     whole = None
     if w is not None:
         keep = overlapping(d, *w)
@@ -229,8 +206,8 @@ def _phase_view(trace: LoadedTrace, options: ViewOptions) -> PhaseView:
     b = windowed(trace, w).bundle
     if b is None or b.kernels.empty or d.empty:
         return PhaseView(d, phases, stats, auto, threshold, whole=whole)
-    attribution, metrics, categories = attributed(trace, options.dispatch_prefix, w, d)
-    stats = stats.merge(phase_gpu_time(d, phases, metrics, work_for(b, options.busy_source)),
+    attribution, metrics, categories = attributed(trace, state.prefix, w, d)
+    stats = stats.merge(phase_gpu_time(d, phases, metrics, work_for(b, state.busy)),
                         on="phase", how="left")
     stats["unattributed_kernels"] = int((attribution == UNATTRIBUTED).sum())
     category_time = phase_category_time(b.kernels, attribution, pd.Series(phases.to_numpy(), index=d["index"]),
@@ -316,7 +293,7 @@ def gpu_columns_key(device_id: int) -> str:
     return "all" if device_id == ALL_GPUS else f"gpu{device_id}"
 
 
-def gpu_rows(trace: LoadedTrace, options: ViewOptions) -> tuple[list[dict], list[tuple[str, str]]]:
+def gpu_rows(trace: LoadedTrace, state: ViewState) -> tuple[list[dict], list[tuple[str, str]]]:
     """Per-GPU busy/idle table, transposed: one row per metric, one column per device + all GPUs.
 
     Returns:
@@ -327,9 +304,9 @@ def gpu_rows(trace: LoadedTrace, options: ViewOptions) -> tuple[list[dict], list
     if b is None:
         return [], []
     if b.meta.format == RANKS_FORMAT:  # each device within its own rank's window; no union across clocks
-        t = gpu_time_per_rank(b, work_for(b, options.busy_source))
+        t = gpu_time_per_rank(b, work_for(b, state.busy))
     else:
-        t = gpu_time(work_for(b, options.busy_source), b.kernels)
+        t = gpu_time(work_for(b, state.busy), b.kernels)
     records = list(t.itertuples(index=False))
     if not records:  # no kernel or memory operation (an NVTX-only trace, a window without GPU work)
         return [], []
@@ -426,32 +403,32 @@ def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS, windowed: boo
     return cards
 
 
-def overview_cards(trace: LoadedTrace, options: ViewOptions | None = None) -> list[Card]:
-    """Headline numbers: span, busy union, idle, utilisation (for ``options.busy_source``), counts,
+def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[Card]:
+    """Headline numbers: span, busy union, idle, utilisation (for ``state.busy``), counts,
     top API, metadata, and every kind of input row not used as recorded."""
-    options = options or ViewOptions()
+    state = state or ViewState()
     s = trace.summary
-    cards = gpu_cards(trace, options.busy_source, windowed=options.stats_window is not None) + [
+    cards = gpu_cards(trace, state.busy, windowed=state.stats_window() is not None) + [
         Card("Kernels", f"{s.kernel_count:,}",
-             "kernel rows in the trace" if options.stats_window is None or trace.bundle is None
+             "kernel rows in the trace" if state.stats_window() is None or trace.bundle is None
              else "kernel rows overlapping the visible window (clipped at its edges)"),
         Card("CUDA-graph kernels", f"{s.graph_node_kernel_count:,}", "kernels with a graphNodeId"),
     ]
     if trace.meta.format == RANKS_FORMAT and trace.bundle is not None:
-        cards = rank_cards(per_rank_gpu_time(trace.bundle, work_for(trace.bundle, options.busy_source))) + cards[-2:]
+        cards = rank_cards(per_rank_gpu_time(trace.bundle, work_for(trace.bundle, state.busy))) + cards[-2:]
     elif trace.meta.gpu_activity_missing:  # kernels launched, none recorded (range-profiler mode): unknown, not 0
         cards[:-2] = [Card(c.label, "n/a", trace.meta.gpu_activity_missing) for c in cards[:-2]]
-    traced = options.stats_window is not None or cuda_traced(trace)  # a window's trace holds only the window
+    traced = state.stats_window() is not None or cuda_traced(trace)  # a window's trace holds only the window
     if not traced:  # no kernel count was taken: unknown, not 0
         cards[-2:] = [Card(c.label, NA, NOT_TRACED) for c in cards[-2:]]
     b = trace.bundle
     if b is not None and not b.graph_launches.empty:
-        counted = busy_parts(options.busy_source)[1]
+        counted = busy_parts(state.busy)[1]
         cards.append(Card("CUDA graph launches", f"{len(b.graph_launches):,}",
                           ("counted as opaque GPU work" if counted else "not counted as busy (kernel rows only)")
                           + "; graph-level trace: kernels inside graphs are not itemised; re-profile with "
                           "--cuda-graph-trace=node for per-kernel detail"))
-    if b is not None and not b.memops.empty and not busy_parts(options.busy_source)[0]:
+    if b is not None and not b.memops.empty and not busy_parts(state.busy)[0]:
         if trace.meta.format == RANKS_FORMAT:  # per rank: a union across clocks means nothing
             per_rank = per_rank_gpu_time(b, work_for(b, BUSY_ALL))
             cards.append(Card("Busy incl. memcpy/memset (per rank)", fmt_ns(int(per_rank["busy_ns"].max())),
@@ -578,13 +555,13 @@ def kernel_launch(trace: LoadedTrace, highlight: Highlight, gpus: dict[int, str]
                       kernel_start_ns=int(row["start_ns"]), kernel_end_ns=int(row["end_ns"]), kernel_lane=lane)
 
 
-def timeline_figure(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, int] | None,
+def timeline_figure(trace: LoadedTrace, state: ViewState, x_range: tuple[int, int] | None,
                     theme: Theme = DEFAULT_THEME, highlight: Highlight | None = None) -> go.Figure:
     """``timeline_spec`` as a Plotly figure."""
-    return go.Figure(timeline_spec(trace, options, x_range, theme, highlight), _validate=False)
+    return go.Figure(timeline_spec(trace, state, x_range, theme, highlight), _validate=False)
 
 
-def timeline_spec(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, int] | None,
+def timeline_spec(trace: LoadedTrace, state: ViewState, x_range: tuple[int, int] | None,
                   theme: Theme = DEFAULT_THEME, highlight: Highlight | None = None) -> dict:
     """GPU busy/idle per device with the NVTX overlay, within the mark budget (see analysis.timeline),
     as a plain figure dict (figures.timeline.gpu_timeline_spec).
@@ -599,10 +576,10 @@ def timeline_spec(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, 
         return build_nvtx_union_bars(nvtx_table(trace.summary), theme=theme,
                                      gpu_measured=cuda_traced(trace)).to_dict()
     b = trace.bundle
-    show = set(options.lanes)
+    show = set(state.lanes)
     lo, hi = x_range if x_range is not None else (0, 0)
-    unions = analysis_of(trace).busy_unions(options.busy_source)
-    hidden_devices = set(options.hide_devices)
+    unions = analysis_of(trace).busy_unions(state.busy)
+    hidden_devices = set(state.hide_devices)
     unions = {d: u for d, u in unions.items() if d not in hidden_devices}
     min_visible = (hi - lo) // PLOT_WIDTH_PX if x_range is not None else 0
     lanes = lanes_for_window(unions, lo_ns=lo, hi_ns=hi, budget=GPU_BUDGET, min_visible_ns=min_visible) \
@@ -663,14 +640,14 @@ def timeline_spec(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, 
     if any(ln.mode == "intervals" and len(ln.starts) > 1 and not len(ln.gap_starts) for ln in lanes):
         # disjoint busy intervals always have gaps between them: these were left out to keep within budget
         notes.append("GPU idle shown as the space between busy bars (too many gaps to draw at this scale)")
-    busy_label = busy_source_label(options.busy_source, not b.graph_launches.empty)
-    if not b.graph_launches.empty and busy_parts(options.busy_source)[1]:
+    busy_label = busy_source_label(state.busy, not b.graph_launches.empty)
+    if not b.graph_launches.empty and busy_parts(state.busy)[1]:
         notes.append(f"{len(b.graph_launches):,} CUDA graph launches shown as opaque busy intervals (graph-level "
                      "trace): re-profile with --cuda-graph-trace=node for per-kernel detail")
     drawn = [f for f in (kernels, api, memops) if f is not None and not f.empty]
     busy_or_idle = any(len(ln.starts) or len(ln.gap_starts) or (ln.mode == "bins" and ln.fraction.any()) for ln in lanes)
     if x_range is not None and not busy_or_idle and selected.empty and marks.empty and not drawn \
-            and (extent := activity_extent(trace, dispatches_for(trace, options.dispatch_prefix))) is not None:
+            and (extent := activity_extent(trace, dispatches_for(trace, state.prefix))) is not None:
         notes.insert(0, f"Nothing recorded in this window: the trace's activity runs from {extent[0] / 1e9:.6f} "
                         f"to {extent[1] / 1e9:.6f} s")
     lane_keys = nvtx_lane_keys(selected, ranks=ranks, thread_names=b.meta.thread_names)
@@ -810,7 +787,7 @@ def dispatch_table_rows(pv: PhaseView) -> list[dict]:
     return _records(out)
 
 
-def idle_view(trace: LoadedTrace, options: ViewOptions, min_gap_ns: int,
+def idle_view(trace: LoadedTrace, state: ViewState, min_gap_ns: int,
               theme: Theme = DEFAULT_THEME, grouped: bool = False) -> tuple[list[dict], go.Figure, str]:
     """Largest GPU idle gaps with host causes (table rows, at most ``GAP_CAUSE_LIMIT``), total idle
     time by cause (figure), and a line saying how many gaps there are and, when over the limit, that
@@ -823,8 +800,8 @@ def idle_view(trace: LoadedTrace, options: ViewOptions, min_gap_ns: int,
         why = "This summary has no intervals: idle gaps need an nsys SQLite export." if b is None else \
             "This trace has no kernels, so the GPU has no idle gaps to explain."
         return [], build_idle_causes(idle_by_cause(pd.DataFrame()), note=why, theme=theme), ""
-    gaps_all = idle_gaps(work_for(b, options.busy_source), min_gap_ns=min_gap_ns)
-    memops = None if busy_parts(options.busy_source)[0] else b.memops  # counted as busy: no gap to cover
+    gaps_all = idle_gaps(work_for(b, state.busy), min_gap_ns=min_gap_ns)
+    memops = None if busy_parts(state.busy)[0] else b.memops  # counted as busy: no gap to cover
     causes = gap_causes(gaps_all, b.kernels, b.api_calls, b.nvtx_ranges, limit=GAP_CAUSE_LIMIT, memops=memops,
                         launches=launches_of(trace, None))
     if grouped and not causes.empty:
@@ -888,7 +865,7 @@ def window_from_relayout(relayout: dict | None, extent: tuple[int, int] | None) 
     return extent if w is None else w
 
 
-def zoomed_timeline(trace: LoadedTrace, options: ViewOptions, relayout: dict | None,
+def zoomed_timeline(trace: LoadedTrace, state: ViewState, relayout: dict | None,
                     theme: Theme = DEFAULT_THEME) -> go.Figure | None:
     """The timeline re-drawn for the window a zoom/pan selected (None: nothing to redraw).
 
@@ -900,7 +877,7 @@ def zoomed_timeline(trace: LoadedTrace, options: ViewOptions, relayout: dict | N
     w = state_window_from_relayout(relayout)
     if w is False:
         return None
-    return timeline_view(trace, replace(options, window=w), theme)[0]
+    return timeline_view(trace, replace(state, t0_ns=w[0], t1_ns=w[1]) if w is not None else replace(state, t0_ns=None, t1_ns=None), theme)[0]
 
 
 def records(frame: pd.DataFrame) -> list[dict]:
@@ -918,7 +895,7 @@ def records(frame: pd.DataFrame) -> list[dict]:
 _records = records
 
 
-def view_caption(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, int] | None,
+def view_caption(trace: LoadedTrace, state: ViewState, x_range: tuple[int, int] | None,
                  pv: PhaseView | None = None, holds: str = "") -> str:
     """One line that makes a pasted image explain itself: trace, GPUs, window, phase split.
 
@@ -933,10 +910,10 @@ def view_caption(trace: LoadedTrace, options: ViewOptions, x_range: tuple[int, i
     if holds:
         parts.append(holds)
     if pv is not None and pv.threshold is not None:
-        parts.append(f"prefill ≥ {pv.threshold:.1f} tokens ({'auto' if options.threshold is None else 'set'})")
-    if options.busy_source != BUSY_KERNELS:
+        parts.append(f"prefill ≥ {pv.threshold:.1f} tokens ({'auto' if state.threshold is None else 'set'})")
+    if state.busy != BUSY_KERNELS:
         has_graphs = trace.bundle is not None and not trace.bundle.graph_launches.empty
-        parts.append(f"busy = {busy_source_label(options.busy_source, has_graphs)}")
+        parts.append(f"busy = {busy_source_label(state.busy, has_graphs)}")
     return "tracedash · " + " · ".join(parts)
 
 
@@ -958,40 +935,40 @@ def mark_target(fig: go.Figure, mark: tuple[str, int, int] | None) -> go.Figure:
     return fig
 
 
-def timeline_view(trace: LoadedTrace, options: ViewOptions,
+def timeline_view(trace: LoadedTrace, state: ViewState,
                   theme: Theme = DEFAULT_THEME) -> tuple[go.Figure, str]:
     """``timeline_view_spec`` with the figure as a Plotly figure (exports, reports)."""
-    spec, filename = timeline_view_spec(trace, options, theme)
+    spec, filename = timeline_view_spec(trace, state, theme)
     return go.Figure(spec, _validate=False), filename
 
 
-def timeline_view_spec(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_THEME) -> tuple[dict, str]:
-    """The GPU timeline at ``options.window`` (None: the whole trace), captioned from that window,
+def timeline_view_spec(trace: LoadedTrace, state: ViewState, theme: Theme = DEFAULT_THEME) -> tuple[dict, str]:
+    """The GPU timeline at ``state.window()`` (None: the whole trace), captioned from that window,
     with the marked row outlined, as a plain figure dict (see ``timeline_spec``); and its download
     file name."""
-    x_range = options.window or time_extent(trace, dispatches_for(trace, options.dispatch_prefix))
+    x_range = state.window() or time_extent(trace, dispatches_for(trace, state.prefix))
     # the marked row: outlined, and for a kernel its launch call linked to it (figures.timeline.Highlight)
-    highlight = Highlight(options.mark[1], options.mark[2], label=f"selected {options.mark[0]}",
-                          kind=options.mark[0]) if options.mark else None
+    highlight = Highlight(state.mark[1], state.mark[2], label=f"selected {state.mark[0]}",
+                          kind=state.mark[0]) if state.mark else None
     # it draws no phases: its caption names no threshold
-    spec = timeline_spec(trace, options, x_range, theme, highlight=highlight)
-    return add_caption_spec(spec, view_caption(trace, options, options.window), wrap=WIDE_CAPTION_WRAP_CHARS), \
-        figure_filename(trace, "timeline", options.window)
+    spec = timeline_spec(trace, state, x_range, theme, highlight=highlight)
+    return add_caption_spec(spec, view_caption(trace, state, state.window()), wrap=WIDE_CAPTION_WRAP_CHARS), \
+        figure_filename(trace, "timeline", state.window())
 
 
-def gantt_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_THEME) -> tuple[go.Figure, str]:
-    """The dispatch Gantt on the timeline's x axis (at ``options.window``), captioned from that
+def gantt_view(trace: LoadedTrace, state: ViewState, theme: Theme = DEFAULT_THEME) -> tuple[go.Figure, str]:
+    """The dispatch Gantt on the timeline's x axis (at ``state.window()``), captioned from that
     window; and its download file name."""
-    pv = phase_view(trace, replace(options, stats_window=None))
-    x_range = options.window or time_extent(trace, pv.dispatches)
+    pv = phase_view(trace, replace(state, stats="trace"))
+    x_range = state.window() or time_extent(trace, pv.dispatches)
     title = f"Dispatches · {escape_text(trace.name)}"  # Plotly titles are HTML: a file name is text
     if pv.threshold is not None:
-        how = "automatic" if options.threshold is None else "set by you"
+        how = "automatic" if state.threshold is None else "set by you"
         title += f" · prefill when tokens ≥ {pv.threshold:.1f} ({how})"
     gd, gp = pv.dispatches, pv.phases
     in_view = None
-    if options.window is not None:  # the legend counts what the window shows, next to the whole trace's count
-        lo, hi = options.window
+    if state.window() is not None:  # the legend counts what the window shows, next to the whole trace's count
+        lo, hi = state.window()
         overlaps = ((gd["start_ns"] < hi) & (gd["start_ns"] + gd["duration_ns"] > lo)).to_numpy()
         in_view = gp[overlaps].value_counts().to_dict()
     if len(gd) > GANTT_BUDGET:  # too many bars to draw: one bar per run of same-phase dispatches
@@ -1002,20 +979,20 @@ def gantt_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
         gd, gp = gd.iloc[keep], gp.iloc[keep]
         title += f" (the {GANTT_BUDGET:,} longest; zoom the timeline for the rest)"
     gantt = build_dispatch_gantt(gd, gp.reset_index(drop=True).set_axis(gd.index), x_range_ns=x_range, title=title,
-                                 prefix=options.dispatch_prefix, uirevision=f"{trace.name}|timeline",
+                                 prefix=state.prefix, uirevision=f"{trace.name}|timeline",
                                  in_view=in_view, theme=theme)
-    if options.mark and options.mark[0] == "dispatch":
-        mark_target(gantt, options.mark)
-    return (add_caption(gantt, view_caption(trace, options, options.window, pv), wrap=WIDE_CAPTION_WRAP_CHARS),
-            figure_filename(trace, "gantt", options.window))
+    if state.mark and state.mark[0] == "dispatch":
+        mark_target(gantt, state.mark)
+    return (add_caption(gantt, view_caption(trace, state, state.window(), pv), wrap=WIDE_CAPTION_WRAP_CHARS),
+            figure_filename(trace, "gantt", state.window()))
 
 
-def phase_figure_view(trace: LoadedTrace, options: ViewOptions,
+def phase_figure_view(trace: LoadedTrace, state: ViewState,
                       theme: Theme = DEFAULT_THEME) -> tuple[go.Figure, str]:
-    """Step times and kernel time by category per phase, on ``options.stats_window`` (None: the
+    """Step times and kernel time by category per phase, on ``state.stats_window()`` (None: the
     whole trace), captioned with that window and the number of dispatches it holds; and its file name."""
-    pv = phase_view(trace, options)
-    w = options.stats_window if trace.bundle is not None else None
+    pv = phase_view(trace, state)
+    w = state.stats_window() if trace.bundle is not None else None
     steps, step_phases = pv.whole_steps()  # a step cut by the window's edges is not a step time
     n, cut = len(pv.dispatches), len(pv.dispatches) - len(steps)
     empty_text = (f"No whole dispatch step in this window: its {count_noun(n, 'dispatch', 'dispatches')} "
@@ -1024,7 +1001,7 @@ def phase_figure_view(trace: LoadedTrace, options: ViewOptions,
     fig = build_phase_analysis(steps, step_phases, pv.category_time, theme=theme, empty_text=empty_text)
     holds = (count_noun(n, "dispatch", "dispatches") + (f" ({cut} cut by its edges: not in the step times)" if cut else "")
              if n else "")
-    return (add_caption(fig, view_caption(trace, options, w, pv, holds=holds), wrap=WIDE_CAPTION_WRAP_CHARS),
+    return (add_caption(fig, view_caption(trace, state, w, pv, holds=holds), wrap=WIDE_CAPTION_WRAP_CHARS),
             figure_filename(trace, "phases", w))
 
 
@@ -1056,18 +1033,18 @@ def no_kernels_notice(bundle) -> str:
     return f"This trace has no CUDA kernels ({has}): GPU busy, idle and kernel tables are empty."
 
 
-def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_THEME) -> DashboardView:
-    """Every part of the dashboard for one trace and set of options (``tracedash export`` /
+def build_view(trace: LoadedTrace, state: ViewState, theme: Theme = DEFAULT_THEME) -> DashboardView:
+    """Every part of the dashboard for one trace and set of state (``tracedash export`` /
     ``report``; the page builds the same parts view by view, see dashboard/app/views)."""
-    pv = phase_view(trace, options)
-    stats_trace = windowed(trace, options.stats_window)
-    gantt, gantt_name = gantt_view(trace, options, theme)
-    timeline, timeline_name = timeline_view(trace, options, theme)
-    phases, phases_name = phase_figure_view(trace, options, theme)
-    gpu_table = gpu_rows(stats_trace, options)
+    pv = phase_view(trace, state)
+    stats_trace = windowed(trace, state.stats_window())
+    gantt, gantt_name = gantt_view(trace, state, theme)
+    timeline, timeline_name = timeline_view(trace, state, theme)
+    phases, phases_name = phase_figure_view(trace, state, theme)
+    gpu_table = gpu_rows(stats_trace, state)
     devices = device_ids(trace)
     return DashboardView(
-        cards=overview_cards(stats_trace, options),
+        cards=overview_cards(stats_trace, state),
         gantt=gantt,
         timeline=timeline,
         phase_rows=phase_table_rows(pv.stats),
@@ -1078,7 +1055,7 @@ def build_view(trace: LoadedTrace, options: ViewOptions, theme: Theme = DEFAULT_
         device_labels={d: device_label(d, trace.meta.gpus, trace.meta.rank_devices) for d in devices},
         dispatch_rows=dispatch_table_rows(pv),
         gpu_columns=gpu_table[1],
-        kernel_rows=kernel_rows(stats_trace, options.kernel_names, options.busy_source),
+        kernel_rows=kernel_rows(stats_trace, state.kernel_names, state.busy),
         api_rows=api_rows(stats_trace),
         api_family_rows=api_rows(stats_trace, "family"),
         auto_threshold=pv.auto_threshold,

@@ -14,7 +14,7 @@ from dashboard.app import create_app, ids
 from dashboard.errors import TraceNotFoundError
 from dashboard.app.views import BY_NAME, render_view
 from dashboard.state import ViewState
-from dashboard.render import ViewOptions, build_view
+from dashboard.render import build_view
 from dashboard.trace import load_trace
 from factories import write_nsys_sqlite
 
@@ -80,12 +80,12 @@ def test_idle_is_drawn_up_to_the_window_edges_inside_the_activity_span():
 
 def test_a_window_inside_an_idle_gap_shows_idle_not_nothing_recorded():
     trace = load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite")
-    fig = build_view(trace, ViewOptions(window=(2_330_000_000, 2_330_010_000))).timeline
+    fig = build_view(trace, ViewState(t0_ns=2_330_000_000, t1_ns=2_330_010_000)).timeline
     idle = [t for t in fig.data if t.name == "GPU idle"]
     assert len(idle) == 1 and (list(idle[0].base), list(idle[0].x)) == ([2.33], [1e-05])  # the whole window, in s
     # the hover gives the whole gap too (the table's 902.9 µs gap), not only the part in view
     assert list(idle[0].hovertext) == ["idle 10.00 µs in view, of 902.90 µs<br>2.329878 – 2.330781 s"]
-    busy = next(t for t in build_view(trace, ViewOptions(window=(2_329_800_000, 2_330_000_000))).timeline.data
+    busy = next(t for t in build_view(trace, ViewState(t0_ns=2_329_800_000, t1_ns=2_330_000_000)).timeline.data
                 if t.name.startswith("GPU busy"))
     assert list(busy.hovertext)[:2] == ["busy 31.14 µs in view, of 44.87 µs<br>2.329786 – 2.329831 s",
                                         "busy 44.40 µs<br>2.329833 – 2.329878 s"]
@@ -114,7 +114,7 @@ def test_nvtx_lanes_nest_push_pop_and_pack_start_end():
 @pytest.mark.parametrize("trace", sorted(p for p in SAMPLES.iterdir() if p.suffix in (".sqlite", ".json")),
                          ids=lambda p: p.name)
 def test_build_view_for_each_sample_stays_in_budget(trace):
-    view = build_view(load_trace(trace), ViewOptions())
+    view = build_view(load_trace(trace), ViewState())
     marks = sum(len(t.x) for t in view.timeline.data if t.x is not None)
     assert marks <= 5000
     json.loads(view.timeline.to_json())
@@ -459,7 +459,7 @@ def test_nvtx_grouping_by_normalised_name():
 def test_per_gpu_table_two_devices():
     from dashboard.render import gpu_rows
 
-    rows, columns = gpu_rows(load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")), ViewOptions())
+    rows, columns = gpu_rows(load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")), ViewState())
     assert columns == [("gpu0", "GPU 0"), ("gpu1", "GPU 1"), ("all", "any GPU")]
     kernels = next(r for r in rows if r["metric"] == "Kernels")
     assert (kernels["gpu0"], kernels["gpu1"], kernels["all"]) == ("1,993", "2,017", "4,010")
@@ -469,7 +469,7 @@ def test_per_gpu_table_two_devices():
     assert (window["gpu0"], window["gpu1"], window["all"]) == ("299.849 ms", "298.662 ms", "299.877 ms")
     util = next(r for r in rows if r["metric"] == "Utilisation")
     assert (util["gpu0"], util["gpu1"], util["all"]) == ("90.33 %", "88.50 %", "95.11 %")  # as the cards: 2 decimals
-    assert gpu_rows(load_trace(SEED), ViewOptions()) == ([], [])
+    assert gpu_rows(load_trace(SEED), ViewState()) == ([], [])
 
 
 def test_per_gpu_and_per_phase_tables_are_plain_text_tables():
@@ -507,7 +507,7 @@ def test_per_gpu_says_why_it_is_empty_instead_of_an_empty_table():
     by_name = {t.split("@")[0]: t for t in store.ids()}
     out = render_view(BY_NAME["gpu"], store, ViewState(trace=by_name[nvtx_only.name]))
     assert (out["box"], out["empty"]) == ({"display": "none"}, "Per GPU: no kernels or memory operations in this trace.")
-    assert gpu_rows(store.get(by_name[nvtx_only.name]), ViewOptions()) == ([], [])
+    assert gpu_rows(store.get(by_name[nvtx_only.name]), ViewState()) == ([], [])
     out = render_view(BY_NAME["gpu"], store, ViewState(trace=by_name[nccl.name], t0_ns=0, t1_ns=1000, stats="window"))
     assert (out["box"], out["empty"]) == ({"display": "none"}, "Per GPU: no kernels or memory operations in this window.")
 
@@ -551,21 +551,21 @@ def test_zoom_adds_detail_within_budget():
     from dashboard.render import zoomed_timeline
 
     t = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
-    full = build_view(t, ViewOptions()).timeline
+    full = build_view(t, ViewState()).timeline
     names = [tr.name for tr in full.data]
     assert "GPU busy fraction per bin (darker = busier)" in names  # too many intervals: binned
     # one legend entry for the bins, in the busiest colour (it took the first bin's colour: pale or dark by chance)
     bins = [tr for tr in full.data if tr.name == "GPU busy fraction per bin (darker = busier)"]
     assert [tr.showlegend for tr in bins] == [False, None] and bins[1].marker.color == "#2f6f4f"
     assert len(set(bins[0].marker.color)) > 1 and bins[0].legendgroup == bins[1].legendgroup == "bins"
-    zoomed = zoomed_timeline(t, ViewOptions(), {"xaxis.range[0]": 60.2, "xaxis.range[1]": 60.206})
+    zoomed = zoomed_timeline(t, ViewState(), {"xaxis.range[0]": 60.2, "xaxis.range[1]": 60.206})
     znames = [tr.name for tr in zoomed.data]
     assert "GPU busy (kernels)" in znames and "GPU busy fraction per bin (darker = busier)" not in znames
     assert list(zoomed.layout.xaxis.range) == [60.2, 60.206]
     for fig in (full, zoomed):
         assert sum(len(tr.x) for tr in fig.data if tr.x is not None) <= 5000
-    assert zoomed_timeline(t, ViewOptions(), {"autosize": True}) is None
-    assert zoomed_timeline(load_trace(SEED), ViewOptions(), {"xaxis.autorange": True}) is None
+    assert zoomed_timeline(t, ViewState(), {"autosize": True}) is None
+    assert zoomed_timeline(load_trace(SEED), ViewState(), {"xaxis.autorange": True}) is None
 
 
 def test_phase_analysis_on_generated_trace():
@@ -574,13 +574,13 @@ def test_phase_analysis_on_generated_trace():
 
     t = load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite")
     assert overrun_kernel_count(t.bundle.kernels) == 150  # the generator lets stream 13 overlap its next kernels
-    pv = phase_view(t, ViewOptions())
+    pv = phase_view(t, ViewState())
     assert int(pv.metrics["kernels"].sum()) == 108000  # every kernel launched inside a dispatch
     assert set(pv.stats["phase"]) == {"prefill", "decode"}
     assert (pv.stats["gpu_busy_in_window_pct"] > 80).all() and (pv.stats["gpu_busy_in_window_pct"] <= 100).all()
     cats = pv.category_time.groupby("phase")["kernel_sum_ns"].sum()
     assert int(cats.sum()) == int(kernel_durations(t.bundle.kernels).sum())  # 150 stream-13 overruns clipped
-    view = build_view(t, ViewOptions())
+    view = build_view(t, ViewState())
     assert [tr.type for tr in view.phase_figure.data].count("box") == 2
     assert len(view.dispatch_rows) == 144 and view.dispatch_rows[0]["kernels"] == 1800
 
@@ -591,7 +591,7 @@ def test_zoomed_in_timeline_shows_kernels_by_stream_and_memops():
     t = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
     k = t.bundle.kernels
     first = int(k["start_ns"].min())
-    fig = zoomed_timeline(t, ViewOptions(), {"xaxis.range[0]": first / 1e9, "xaxis.range[1]": (first + 2_000_000) / 1e9})
+    fig = zoomed_timeline(t, ViewState(), {"xaxis.range[0]": first / 1e9, "xaxis.range[1]": (first + 2_000_000) / 1e9})
     names = [tr.name for tr in fig.data]
     kts = [tr for tr in fig.data if tr.name.startswith("kernels: ")]  # one trace per kernel category
     n_vis = int(((k["end_ns"] > first) & (k["start_ns"] < first + 2_000_000)).sum())
@@ -600,7 +600,7 @@ def test_zoomed_in_timeline_shows_kernels_by_stream_and_memops():
     assert "grid " in kts[0].hovertext[0] and "block " in kts[0].hovertext[0]
     lanes = list(fig.layout.yaxis.categoryarray)
     assert any(lbl.endswith("memcpy/memset") for lbl in lanes) == ("memcpy/memset" in names)
-    only_gpu = zoomed_timeline(t, ViewOptions(lanes=("gpu",)),
+    only_gpu = zoomed_timeline(t, ViewState(lanes=("gpu",)),
                                {"xaxis.range[0]": first / 1e9, "xaxis.range[1]": (first + 2_000_000) / 1e9})
     assert [tr.name for tr in only_gpu.data if tr.name.startswith(("NVTX", "kernels"))] == []
 
@@ -620,12 +620,12 @@ def test_timeline_never_exceeds_the_mark_budget_at_any_zoom(trace_name, tmp_path
     else:
         path = nsys_trace(trace_name)
     t = load_trace(path)
-    lo, hi = time_extent(t, phase_view(t, ViewOptions()).dispatches)
+    lo, hi = time_extent(t, phase_view(t, ViewState()).dispatches)
     span = hi - lo
     for width in (span, span // 7, span // 50, span // 400, 3_000_000, 200_000, 20_000, 2_000):
         for frac in (0.0, 0.37, 0.9):
             start = lo + int((span - width) * frac)
-            fig = zoomed_timeline(t, ViewOptions(), {"xaxis.range[0]": start / 1e9, "xaxis.range[1]": (start + width) / 1e9})
+            fig = zoomed_timeline(t, ViewState(), {"xaxis.range[0]": start / 1e9, "xaxis.range[1]": (start + width) / 1e9})
             marks = sum(len(tr.x) for tr in fig.data if tr.x is not None)
             assert marks <= 5000, (width, frac, marks)
             assert len(fig.to_json()) < 1_500_000
@@ -649,10 +649,10 @@ def test_pytorch_names_are_grouped_by_default_in_the_nvtx_table_and_gap_causes(t
               {"start": 2000, "end": 2100, "eventType": 59, "text": "aten::mul, seq = 2, op_id = 8"}])
     t = load_trace(path)
     assert effective_group(t, None) is True and effective_group(t, False) is False
-    rows, _, _ = idle_view(t, ViewOptions(), 100, grouped=True)
+    rows, _, _ = idle_view(t, ViewState(), 100, grouped=True)
     assert [(r["cause"], r["nvtx_range"], r["duration_ns"]) for r in rows] == [
         ("cudaStreamSynchronize in aten::mul", "aten::mul", 900)]
-    plain, _, _ = idle_view(t, ViewOptions(), 100)
+    plain, _, _ = idle_view(t, ViewState(), 100)
     assert plain[0]["nvtx_range"] == "aten::mul, seq = 1, op_id = 7"
     assert effective_group(load_trace(SEED), None) is False  # no op_id in its names: not grouped
     assert [r["name"] for r in BY_NAME["nvtx"].render(t, ViewState())["rows"]] == ["aten::mul"]
@@ -772,7 +772,7 @@ def test_view_outputs_hold_figures_as_the_json_dash_sends():
     base64-encoded): a cached response is sent without converting it again, and it is the same JSON."""
     from plotly.io.json import to_json_plotly
 
-    from dashboard.render import options_from_state, timeline_view
+    from dashboard.render import timeline_view
 
     app = create_app([SAMPLES / "generated_seed_shaped_108k.sqlite"], uploads=False)
     store = app.server.config["TRACE_STORE"]
@@ -781,7 +781,7 @@ def test_view_outputs_hold_figures_as_the_json_dash_sends():
     assert type(out["figure"]) is dict and set(out["figure"]) == {"data", "layout"}
     kernels = next(t for t in out["figure"]["data"] if t["name"].startswith("kernels: "))
     assert set(kernels["base"]) == {"dtype", "bdata"}  # base64, as plotly's to_plotly_json gives
-    fig, _ = timeline_view(store.get(state.trace), options_from_state(state))
+    fig, _ = timeline_view(store.get(state.trace), state)
     fig.update_layout(height=max(int(fig.layout.height), 470))
     assert json.loads(to_json_plotly(out["figure"])) == json.loads(to_json_plotly(fig))
 
@@ -789,23 +789,23 @@ def test_view_outputs_hold_figures_as_the_json_dash_sends():
 def test_idle_left_out_of_a_window_is_said_in_the_status_line():
     """108k sample, 2.00-2.05 s (the fresh-clone QA's window): the busy bars fit the budget, the gaps do not;
     idle is then the space between the bars, and the status line says so (the GPU idle trace is absent)."""
-    from dashboard.render import options_from_state, timeline_view
+    from dashboard.render import timeline_view
 
     trace = load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite")
     state = ViewState(trace="t@" + "0" * 32, t0_ns=2_000_000_000, t1_ns=2_050_000_000)
-    fig, _ = timeline_view(trace, options_from_state(state))
+    fig, _ = timeline_view(trace, state)
     status = " ".join(a.text for a in fig.layout.annotations if a.name == "status").replace("<br>", " ")
     assert "GPU idle shown as the space between busy bars" in status
     assert "GPU idle" not in [t.name for t in fig.data]
-    whole, _ = timeline_view(trace, options_from_state(ViewState(trace="t@" + "0" * 32)))
+    whole, _ = timeline_view(trace, ViewState(trace="t@" + "0" * 32))
     assert "GPU idle shown as the space" not in " ".join(a.text for a in whole.layout.annotations if a.name == "status")
 
 
 def test_a_summarys_bar_chart_of_nvtx_totals_cannot_be_zoomed():
     """Its x axis is union time, not session time: a drag must not read as a window of the trace."""
-    from dashboard.render import options_from_state, timeline_view
+    from dashboard.render import timeline_view
 
-    fig, _ = timeline_view(load_trace(SEED), options_from_state(ViewState(trace="seed@" + "0" * 32)))
+    fig, _ = timeline_view(load_trace(SEED), ViewState(trace="seed@" + "0" * 32))
     assert fig.layout.xaxis.fixedrange is True and fig.layout.yaxis.fixedrange is True
     assert not (fig.layout.meta or {}).get("time_axis")  # the page's zoom sync skips it (assets/tracedash.js)
 
@@ -853,7 +853,7 @@ def test_a_long_card_hint_spans_columns_instead_of_being_cut():
     from dashboard.app.layout import card_span, cards
     from dashboard.render import overview_cards
 
-    hints = {c.label: c for c in overview_cards(load_trace(SAMPLES / "h100_qwen1.5_0.5b_chat.json.gz"), ViewOptions())}
+    hints = {c.label: c for c in overview_cards(load_trace(SAMPLES / "h100_qwen1.5_0.5b_chat.json.gz"), ViewState())}
     rows = hints["Input rows"]
     assert len(rows.hint) > 320 and card_span(rows.hint) == 3
     assert [card_span("x" * n) for n in (0, 160, 161, 320, 321)] == [1, 1, 2, 2, 3]

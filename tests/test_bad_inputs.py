@@ -12,11 +12,12 @@ import pytest
 from bad_inputs import CENTURY_NS, IMG_NAME, LONG_NAME, LOADED, REFUSED, SCRIPT_NAME, write_case, write_valid
 from test_app import view_outputs
 
+from dashboard.state import ViewState
 from dashboard.analysis.summary import invalid_kernel_count, overlong_kernel_count, summary_to_dict
 from dashboard.app import create_app
 from dashboard.cli import main
 from dashboard.errors import TraceError
-from dashboard.render import ViewOptions, build_view, kernel_rows, phase_view, time_extent
+from dashboard.render import build_view, kernel_rows, phase_view, time_extent
 from dashboard.trace import load_trace
 
 
@@ -144,7 +145,7 @@ def test_missing_short_name_falls_back_to_the_demangled_name(tmp_path):
 def test_end_before_start_rows_are_skipped_and_counted(tmp_path):
     t = load_trace(write_case("end_before_start", tmp_path))
     assert summary_to_dict(t.summary)["top_kernels"] == [["good", [2, 1.5e-07]], ["backwards", [2, 0.0]]]
-    cards = {c.label: c for c in build_view(t, ViewOptions()).cards}
+    cards = {c.label: c for c in build_view(t, ViewState()).cards}
     assert cards["Invalid kernel rows"].value == "2"
     # a click on a kernel row zooms to a real instance, never to a backwards one
     rows = {r["name"]: r for r in kernel_rows(t)}
@@ -155,13 +156,13 @@ def test_end_before_start_rows_are_skipped_and_counted(tmp_path):
 def test_centuries_are_reported_and_kept_off_the_axes(tmp_path):
     t = load_trace(write_case("durations_of_centuries", tmp_path))
     assert t.bundle.kernels["end_ns"].max() == 1_500 + CENTURY_NS  # the row is kept as the file says
-    view = build_view(t, ViewOptions())
+    view = build_view(t, ViewState())
     cards = {c.label: c for c in view.cards}
     assert cards["Invalid kernel rows"].value == "1" and "1 longer than 24 h" in cards["Invalid kernel rows"].hint
     assert cards["NVTX ranges over 24 h"].value == "1"
     assert cards["GPU activity span"].value == "3.00 µs"
     # extent: kernels 1000..4000, the ordinary NVTX range 1000..4000 (padded by 1 %), not 100 years
-    assert time_extent(t, phase_view(t, ViewOptions()).dispatches) == (970, 4_030)
+    assert time_extent(t, phase_view(t, ViewState()).dispatches) == (970, 4_030)
     assert list(view.timeline.layout.xaxis.range) == pytest.approx([970e-9, 4_030e-9])
     drawn = [tr for tr in view.timeline.data if tr.name.startswith("kernels: ")]
     assert sum(len(tr.x) for tr in drawn) == 2  # the 100-year kernel is not drawn
@@ -178,7 +179,7 @@ def test_null_and_nan_times(tmp_path):
     r = t.bundle.nvtx_ranges  # the open range closes at the largest usable NVTX timestamp
     assert r[["name", "start_ns", "end_ns", "unclosed"]].values.tolist() == [["outer", 50, 1_100, False],
                                                                             ["open", 80, 1_100, True]]
-    cards = {c.label: c for c in build_view(t, ViewOptions()).cards}
+    cards = {c.label: c for c in build_view(t, ViewState()).cards}
     assert cards["Invalid kernel rows"].value == "3"
     assert cards["Rows with unusable times"].value == "5"
     assert cards["Rows with unusable times"].hint.endswith("CUDA API calls 1, memcpy/memset 1, NVTX ranges 3")
@@ -210,7 +211,7 @@ def test_page_shows_the_loadable_cases_without_error(loaded):
 def test_long_names_stay_bounded_in_figures(tmp_path):
     t = load_trace(write_case("names_of_10000_characters", tmp_path))
     assert t.summary.top_kernels["name"].tolist() == [LONG_NAME]
-    view = build_view(t, ViewOptions())
+    view = build_view(t, ViewState())
     for fig in (view.timeline, view.gantt):
         for tr in fig.data:
             for text in (tr.hovertext or ()) if not isinstance(tr.hovertext, str) else (tr.hovertext,):
@@ -251,7 +252,7 @@ def test_html_names_are_escaped_in_figures_and_report(tmp_path):
 
     t = load_trace(write_case("html_and_script_names", tmp_path))
     window = (900, 3_100)
-    view = build_view(t, ViewOptions(window=window))
+    view = build_view(t, ViewState(t0_ns=window[0], t1_ns=window[1]))
     texts = [s for fig in (view.timeline, view.gantt, view.phase_figure) for s in _figure_texts(fig)]
     joined = "\n".join(texts)
     for name in HOSTILE:
@@ -281,7 +282,7 @@ def test_html_names_in_the_page_response_are_escaped_in_figures(tmp_path):
 
 def test_a_file_name_with_html_is_text_in_titles(tmp_path):
     path = write_case("end_before_start", tmp_path).rename(tmp_path / "<b>x<img src=y>.sqlite")
-    view = build_view(load_trace(path), ViewOptions())
+    view = build_view(load_trace(path), ViewState())
     assert "&lt;b&gt;x&lt;img src=y&gt;.sqlite" in view.gantt.layout.title.text
     assert "<img" not in "\n".join(_figure_texts(view.gantt) + _figure_texts(view.timeline))
 
@@ -357,7 +358,7 @@ def test_lane_labels_are_elided_before_escaping():
 
 def test_summary_json_names_are_text_in_figures_and_whole_in_tables(tmp_path):
     t = load_trace(write_case("summary_json_with_html_and_long_names", tmp_path))
-    view = build_view(t, ViewOptions())
+    view = build_view(t, ViewState())
     texts = "\n".join(s for fig in (view.timeline, view.gantt, view.phase_figure) for s in _figure_texts(fig))
     for name in HOSTILE:
         assert name not in texts

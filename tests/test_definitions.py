@@ -11,6 +11,7 @@ import pytest
 from factories import GLOBAL_TID_1, write_nsys_sqlite
 from paths import DATA, NSYS_DIR as NSYS, nsys_trace
 
+from dashboard.state import ViewState
 from dashboard.analysis.gpu_time import gpu_time, gpu_work, stream_count, stream_names
 from dashboard.analysis.summary import (
     invalid_kernel_count,
@@ -26,7 +27,6 @@ from dashboard.model import KERNELS, conform
 from dashboard.analysis.gpu_time import BUSY_ALL, BUSY_KERNEL_ROWS, BUSY_KERNELS
 from dashboard.analysis.ratio import fmt_pct, share_pct
 from dashboard.render import (
-    ViewOptions,
     build_view,
     gpu_rows,
     idle_view,
@@ -186,11 +186,11 @@ def test_api_names_and_families_other_members():
 
 def test_graph_level_capture_case():
     t = load_trace(CASES / "c15.sqlite")
-    cards = {c.label: c.value for c in overview_cards(t, ViewOptions())}  # default: graphs counted
+    cards = {c.label: c.value for c in overview_cards(t, ViewState())}  # default: graphs counted
     assert (cards["GPU activity span"], cards["GPU busy (union)"], cards["GPU idle in span"],
             cards["Utilisation"]) == ("1.00 µs", "1.00 µs", "0 ns", "100.00 %")
     assert cards["GPU busy, kernel rows only"] == "200 ns"  # the contract's kernels-only busy, labelled
-    rows, _ = gpu_rows(t, ViewOptions())
+    rows, _ = gpu_rows(t, ViewState())
     per_gpu = {r["metric"]: r["gpu0"] for r in rows}
     assert (per_gpu["Busy (union)"], per_gpu["Idle in window"], per_gpu["Utilisation"]) == ("1.00 µs", "0 ns",
                                                                                           "100.00 %")
@@ -199,7 +199,7 @@ def test_graph_level_capture_case():
         ("CUDA graph 7", 1, 800, "CUDA graph", 80.0), ("k", 2, 200, "other", 20.0)]
     assert kt[0]["start_ns"] == 100 and kt[0]["end_ns"] == 900
     # Kernel rows only: one definition again, in every panel.
-    only = ViewOptions(busy_source=BUSY_KERNEL_ROWS)
+    only = ViewState(busy=BUSY_KERNEL_ROWS)
     cards = {c.label: c.value for c in overview_cards(t, only)}
     assert (cards["GPU busy (union)"], cards["GPU idle in span"], cards["Utilisation"]) == ("200 ns", "800 ns",
                                                                                          "20.00 %")
@@ -219,11 +219,11 @@ def test_graph_rows_and_idle_with_memops_built_in_code(tmp_path):
     assert [(r["name"], r["count"], r["total_ns"]) for r in rows] == [("kernel", 2, 200),
                                                                        ("CUDA graph 3", 2, 150)]
     assert sum(r["kernel_pct"] for r in rows) == pytest.approx(100.0)
-    gaps, _, _ = idle_view(t, ViewOptions(), min_gap_ns=1)
+    gaps, _, _ = idle_view(t, ViewState(), min_gap_ns=1)
     by_start = {g["start_ns"]: g for g in gaps}
     assert by_start[450]["end_ns"] == 1000 and by_start[450]["memop_cover"] == "memcpy HtoD covers 400 ns"
     assert by_start[100]["memop_cover"] == "" and by_start[450]["memop_ns"] == 400
-    cards = {c.label: c.value for c in overview_cards(t, ViewOptions(busy_source=BUSY_ALL))}
+    cards = {c.label: c.value for c in overview_cards(t, ViewState(busy=BUSY_ALL))}
     assert cards["GPU busy (union)"] == "750 ns"
 
 
@@ -232,7 +232,7 @@ def test_graph_rows_and_idle_with_memops_built_in_code(tmp_path):
 
 def test_dispatch_busy_over_100_case():
     t = load_trace(CASES / "c24.sqlite")
-    pv = phase_view(t, ViewOptions())
+    pv = phase_view(t, ViewState())
     st = pv.stats.set_index("phase")
     assert (st.loc["prefill", "gpu_attributed_ns"], st.loc["decode", "gpu_attributed_ns"]) == (180, 150)
     assert st.loc["decode", "gpu_attributed_per_dispatch_ns"] == 50.0
@@ -244,7 +244,7 @@ def test_dispatch_busy_over_100_case():
     percentages = [float(v[:-2]) for r in phase_table_rows(pv.stats) for k, v in r.items()
                    if k != "metric" and isinstance(v, str) and v.endswith(" %")]
     assert percentages and max(percentages) <= 100.0
-    assert [r["gpu_busy_ns"] for r in build_view(t, ViewOptions()).dispatch_rows] == [180, 50, 50, 50]
+    assert [r["gpu_busy_ns"] for r in build_view(t, ViewState()).dispatch_rows] == [180, 50, 50, 50]
 
 
 # --- a ratio with a zero denominator is n/a everywhere, never 0.00 %
@@ -260,7 +260,7 @@ def test_zero_denominator_is_na(tmp_path, capsys):
     assert cards["Utilisation"] == "n/a"
     assert t.summary.utilisation_pct is None
     assert nvtx_rows(t, grouped=False)[0]["overlap_pct"] == 0.0  # union 10 ns, no GPU overlap: a real 0 %
-    view = build_view(t, ViewOptions())
+    view = build_view(t, ViewState())
     assert not any(re.fullmatch(r"0\.0+ %", c.value) for c in view.cards)
 
 
@@ -277,7 +277,7 @@ def test_multi_gpu_overview_compare_and_diff_agree(capsys):
     assert fmt_ns(a.summary.gpu_busy_union_ns) == "285.206 ms"
     assert cards["Utilisation (mean per GPU)"].value == "89.42 %"
     assert (cards["Lowest GPU utilisation"].value, cards["Lowest GPU utilisation"].hint) == ("88.50 %", "GPU 1")
-    per_gpu = {r["metric"]: r for r in gpu_rows(a, ViewOptions())[0]}
+    per_gpu = {r["metric"]: r for r in gpu_rows(a, ViewState())[0]}
     assert (per_gpu["Utilisation"]["gpu0"], per_gpu["Utilisation"]["gpu1"]) == ("90.33 %", "88.50 %")
     c = compare_runs(a, b)
     assert fmt_pct(c.utilisation_pct[0], 2) == "89.42 %"
@@ -316,11 +316,11 @@ def test_two_processes_same_stream_id_are_two_streams(tmp_path):
     t = load_trace(path)
     k = t.bundle.kernels
     assert stream_count(k) == 2
-    rows = {r["metric"]: r for r in gpu_rows(t, ViewOptions())[0]}
+    rows = {r["metric"]: r for r in gpu_rows(t, ViewState())[0]}
     assert (rows["Streams"]["gpu0"], rows["Streams"]["all"]) == ("2", "2")
     assert overrun_kernel_count(k) == 0  # [0, 100) is not "past a later kernel": that one is another stream
     assert stream_names(k).tolist() == ["pid 100 · stream 7", "pid 200 · stream 7", "pid 200 · stream 7"]
-    fig = build_view(t, ViewOptions(window=(0, 200))).timeline
+    fig = build_view(t, ViewState(t0_ns=0, t1_ns=200)).timeline
     lanes = {y for tr in fig.data if str(tr.name).startswith("kernels: ") for y in tr.y}  # one trace per category
     assert sorted(lanes) == ["GPU 0 · pid 100 · stream 7", "GPU 0 · pid 200 · stream 7"]
     assert {"GPU 0 · pid 100 · stream 7", "GPU 0 · pid 200 · stream 7"} <= set(fig.layout.yaxis.categoryarray)
@@ -363,8 +363,8 @@ def test_panels_and_summarize_agree(path):
     s = lean.summary
     for source in (BUSY_KERNEL_ROWS, BUSY_KERNELS, BUSY_ALL):
         ov = trace_gpu_overview(t.bundle, source)
-        per_gpu = {r["metric"]: r.get("all") for r in gpu_rows(t, ViewOptions(busy_source=source))[0]}
-        cards = {c.label: c.value for c in overview_cards(t, ViewOptions(busy_source=source))}
+        per_gpu = {r["metric"]: r.get("all") for r in gpu_rows(t, ViewState(busy=source))[0]}
+        cards = {c.label: c.value for c in overview_cards(t, ViewState(busy=source))}
         busy_card = cards.get("Any GPU busy", cards.get("GPU busy (union)"))
         if ov.gpus:
             assert per_gpu["Busy (union)"] == busy_card == fmt_ns(ov.any_busy_ns)
@@ -411,10 +411,10 @@ def test_a_trace_without_gpu_work_shows_na_not_zero(tmp_path):
     assert [o["value"] for o in lane_options(t)] == ["nvtx"]  # no GPU lanes to tick, no marks either
     # only memcpy rows, busy source "kernels": the cards say the source counts none of them
     mem = load_trace(write_nsys_sqlite(tmp_path / "mem.sqlite", memcpy=[{"start": 0, "end": 500}]))
-    cards = {c.label: c for c in overview_cards(mem, ViewOptions(busy_source=BUSY_KERNELS))}
+    cards = {c.label: c for c in overview_cards(mem, ViewState(busy=BUSY_KERNELS))}
     assert (cards["GPU busy (union)"].value, cards["GPU busy (union)"].hint) == (
         "n/a", "no GPU work in this trace for the busy source (kernels)")
-    cards = {c.label: c.value for c in overview_cards(mem, ViewOptions(busy_source=BUSY_ALL))}
+    cards = {c.label: c.value for c in overview_cards(mem, ViewState(busy=BUSY_ALL))}
     assert (cards["GPU busy (union)"], cards["Utilisation"]) == ("500 ns", "100.00 %")
     assert [o["value"] for o in lane_options(mem)] == ["gpu", "memops"]
 
@@ -422,11 +422,11 @@ def test_a_trace_without_gpu_work_shows_na_not_zero(tmp_path):
 def test_a_window_without_gpu_work_shows_na(tmp_path):
     path = write_nsys_sqlite(tmp_path / "w.sqlite", kernels=[{"start": 0, "end": 100}, {"start": 10_000, "end": 10_100}])
     t = load_trace(path)
-    view = build_view(t, ViewOptions(stats_window=(1_000, 2_000)))
+    view = build_view(t, ViewState(t0_ns=1_000, t1_ns=2_000, stats="window"))
     cards = {c.label: c for c in view.cards}
     assert (cards["GPU busy (union)"].value, cards["GPU busy (union)"].hint) == (
         "n/a", "no GPU work in the visible window: no kernel, CUDA-graph or memcpy/memset rows")
-    cards = {c.label: c.value for c in build_view(t, ViewOptions(stats_window=(50, 10_050))).cards}
+    cards = {c.label: c.value for c in build_view(t, ViewState(t0_ns=50, t1_ns=10_050, stats="window")).cards}
     assert (cards["GPU busy (union)"], cards["GPU activity span"]) == ("100 ns", "10.00 µs")
 
 

@@ -8,12 +8,14 @@ import pandas as pd
 from factories import write_nsys_sqlite
 from paths import SAMPLES
 
+from dashboard.state import ViewState
+
 from dashboard.analysis.attribution import UNATTRIBUTED, dispatch_busy_ns
 from dashboard.analysis.launches import _match_by_merge, kernel_launches, launch_index, launch_key, match_launches
 from dashboard.data import analysis as data_analysis
 from dashboard.data.analysis import analysis_of
 from dashboard.findings_report import findings_for
-from dashboard.render import ViewOptions, build_view
+from dashboard.render import build_view
 from dashboard.trace import load_trace
 
 
@@ -70,7 +72,7 @@ def test_views_and_findings_share_one_join_one_memo_per_trace(monkeypatch):
     trace = load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite")
     ta = analysis_of(trace)
     assert analysis_of(trace) is ta and ta.trace is trace
-    build_view(trace, ViewOptions())
+    build_view(trace, ViewState())
     first = findings_for(trace)
     assert findings_for(trace) is first  # the default findings are computed once per trace
     assert joins == [108_000]  # views, attribution, idle gaps and findings: one join

@@ -17,6 +17,8 @@ import pandas as pd
 import pytest
 from paths import DATA, NSYS_DIR, SAMPLES, nsys_trace, SEED
 
+from dashboard.state import ViewState
+
 from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.summary import kernel_stats_by_short_name, summarize
 from dashboard.cache import TraceCache
@@ -25,7 +27,7 @@ from dashboard.errors import TraceFormatError
 from dashboard.loaders import sniff_format
 from dashboard.loaders.kineto_json import load_kineto_json
 from dashboard.model import API_CALLS, KERNELS, MEMOPS, NVTX_MARKS, NVTX_RANGES, input_warnings
-from dashboard.render import ViewOptions, build_view
+from dashboard.render import build_view
 from dashboard.trace import load_trace
 
 KINETO_DIR = DATA / "kineto"
@@ -312,7 +314,7 @@ def test_truncated_gzip_is_a_clear_error(tmp_path):
 
 def test_build_view_renders_every_view_for_a_kineto_trace():
     trace = load_trace(SAMPLES / "h100_qwen1.5_0.5b_chat.json.gz")
-    view = build_view(trace, ViewOptions())
+    view = build_view(trace, ViewState())
     cards = {c.label: c for c in view.cards}
     assert cards["Kernels"].value == "1,465"
     assert cards["Input"].value == "PyTorch profiler (Kineto)" and "0: NVIDIA H100" in cards["Input"].hint
@@ -455,7 +457,7 @@ def test_junk_named_nsys_rep_is_not_a_report(tmp_path, capsys):
 ])
 def test_trace_without_kernels_says_what_it_holds(tmp_path, events, has):
     t = load_trace(write(tmp_path, {"traceEvents": events}), cache=TraceCache(enabled=False))
-    assert build_view(t, ViewOptions()).notices == [
+    assert build_view(t, ViewState()).notices == [
         f"This trace has no CUDA kernels ({has}): GPU busy, idle and kernel tables are empty."]
 
 

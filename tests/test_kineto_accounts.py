@@ -16,6 +16,8 @@ import pandas as pd
 import pytest
 from paths import DATA
 
+from dashboard.state import ViewState
+
 from dashboard.analysis.summary import summarize
 from dashboard.cli import main
 from dashboard.errors import TraceFormatError
@@ -264,11 +266,11 @@ def test_cupti_range_mode_case_says_busy_is_unknown():
            "are unknown (n/a)")
     assert b.meta.gpu_activity_missing == msg and b.meta.warnings == (msg,)
     assert dict(account(b, "events not shown").skipped)["'cuda_profiler_range' events (not shown)"] == 77
-    from dashboard.render import ViewOptions, build_view
+    from dashboard.render import build_view
     from dashboard.trace import load_trace
 
     trace = load_trace(CASES / "kineto_cupti_range_mode" / "hta_cupti_profiler_trace.json.gz", cache=None)
-    cards = {c.label: c for c in build_view(trace, ViewOptions()).cards}
+    cards = {c.label: c for c in build_view(trace, ViewState()).cards}
     for label in ("GPU activity span", "GPU busy (union)", "GPU idle in span", "Utilisation"):
         assert cards[label].value == "n/a" and cards[label].hint == msg
     assert summarize(b).warnings[0] == msg  # summarize's warnings list

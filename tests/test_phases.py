@@ -6,9 +6,11 @@ import pandas as pd
 import pytest
 from paths import NSYS_DIR, SEED, nsys_trace
 
+from dashboard.state import ViewState
+
 from dashboard.analysis import phases as ph
 from dashboard.model import DISPATCH_MARKS, conform
-from dashboard.render import ViewOptions, phase_view
+from dashboard.render import phase_view
 from dashboard.trace import load_trace
 
 
@@ -24,7 +26,7 @@ def test_parse_dispatch_name():
 
 
 def test_seed_splits_into_prefill_and_decode():
-    pv = phase_view(load_trace(SEED), ViewOptions())
+    pv = phase_view(load_trace(SEED), ViewState())
     assert pv.auto_threshold == pytest.approx(math.sqrt(3 * 742))
     d = pv.dispatches.assign(phase=pv.phases)
     assert set(d.loc[d["phase"] == "prefill", "tokens"]) == {742, 1600}
@@ -38,7 +40,7 @@ def test_seed_splits_into_prefill_and_decode():
 
 
 def test_nvtx_sample_last_dispatch_is_estimated_without_kernels():
-    pv = phase_view(load_trace(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")), ViewOptions())
+    pv = phase_view(load_trace(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")), ViewState())
     d = pv.dispatches
     assert len(d) == 46 and d["end_estimated"].tolist() == [False] * 45 + [True]
     assert (d["end_ns"].iloc[:-1].to_numpy() == d["start_ns"].iloc[1:].to_numpy()).all()
@@ -124,7 +126,7 @@ def test_gantt_of_many_dispatches_stays_in_budget(tmp_path):
     p = tmp_path / "many.json"
     p.write_text(_json.dumps({"gpu_activity_span_s": 1.0, "gpu_busy_union_s": 0.5, "kernel_count": 1,
                               "dispatch_timeline": timeline}))
-    view = build_view(load_trace(p), ViewOptions())
+    view = build_view(load_trace(p), ViewState())
     bars = sum(len(t.x) for t in view.gantt.data)
     assert bars <= GANTT_BUDGET
     assert "200,000 dispatches drawn as" in view.gantt.layout.title.text

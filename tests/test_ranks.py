@@ -6,6 +6,8 @@ import pytest
 from factories import GLOBAL_TID_1, write_nsys_sqlite
 from paths import DATA, NSYS_DIR, nsys_trace
 
+from dashboard.state import ViewState
+
 from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.ranks import RANK_TABLE, RANKS_FORMAT, RANKS_NOTICE, merge_ranks, rank_table
 from dashboard.cache import TraceCache
@@ -14,7 +16,7 @@ from dashboard.errors import TraceFormatError
 from dashboard.loaders import load_nsys_sqlite
 from dashboard.model import KERNELS
 from dashboard.multirank import FileSummary, format_rank_table, load_ranks, summaries_of, summarize_many, summary_text
-from dashboard.render import ViewOptions, build_view
+from dashboard.render import build_view
 from dashboard.trace import load_trace
 
 MARK = "CG_DISPATCH:actual=16:mode=NONE:padded=16"
@@ -225,7 +227,7 @@ def test_cli_scheduler_unreachable_is_one_line(rank_files, capsys, monkeypatch):
 
 def test_ranks_view_on_shared_pair():
     trace = load_ranks(PAIR)
-    view = build_view(trace, ViewOptions())
+    view = build_view(trace, ViewState())
     assert view.notices[0] == RANKS_NOTICE
     assert view.devices == [0, 1, 2, 3]
     assert trace.meta.rank_devices == {0: (0, 0), 1: (0, 1), 2: (1, 0), 3: (1, 1)}
@@ -341,7 +343,7 @@ def test_ranks_view_reports_time_per_rank_never_across_clocks():
     # each rank equals that file on its own (the single-trace goldens: 299.877006 / 285.205624 ms ...)
     assert per_rank[["rank", "span_ns", "busy_ns"]].values.tolist() == [[0, 299_877_006, 285_205_624],
                                                                         [1, 299_241_533, 266_434_672]]
-    cards = {c.label: c for c in build_view(trace, ViewOptions()).cards}
+    cards = {c.label: c for c in build_view(trace, ViewState()).cards}
     assert cards["GPU activity span (slowest rank)"].value == "299.877 ms"
     assert cards["GPU activity span (slowest rank)"].hint.startswith("rank 0;")
     assert cards["Utilisation (lowest rank)"].value == "89.04 %"
@@ -353,7 +355,7 @@ def test_ranks_view_reports_time_per_rank_never_across_clocks():
 def test_ranks_per_gpu_table_measures_each_device_in_its_own_ranks_window():
     from dashboard.analysis.gpu_time import gpu_time, gpu_work
 
-    view = build_view(load_ranks(PAIR), ViewOptions())
+    view = build_view(load_ranks(PAIR), ViewState())
     rows = {r["metric"]: r for r in view.gpu_rows}
     alone = load_ranks(PAIR).bundle  # the same numbers as each file opened alone:
     for rank, path in enumerate(PAIR):
@@ -397,7 +399,7 @@ def test_kineto_ranks_come_from_distributed_info_with_a_warning():
     per_rank = per_rank_gpu_time(trace.bundle)
     assert per_rank[["rank", "span_ns", "busy_ns"]].values.tolist() == [[0, 100_000, 100_000], [1, 200_000, 200_000],
                                                                         [2, 300_000, 300_000]]
-    cards = {c.label: c for c in build_view(trace, ViewOptions()).cards}
+    cards = {c.label: c for c in build_view(trace, ViewState()).cards}
     assert cards["GPU activity span (slowest rank)"].hint.startswith("rank 2;")
 
 

@@ -8,6 +8,8 @@ import pytest
 from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
 from paths import NSYS_DIR, SAMPLES, SEED, nsys_trace
 
+from dashboard.state import ViewState
+
 from dashboard.analysis.timeline import device_unions, lanes_for_window, nvtx_lane_keys, thread_labeler
 from dashboard.app.layout import GRAPH_CONFIG, graph_config
 from dashboard.export import report_for_url
@@ -22,7 +24,7 @@ from dashboard.figures.timeline import (
     merge_equal_bins,
     timeline_height,
 )
-from dashboard.render import ViewOptions, build_view, timeline_figure
+from dashboard.render import build_view, timeline_figure
 from dashboard.trace import load_trace
 
 OTHER_TID = GLOBAL_PID_1 | 102  # pid 100, tid 102
@@ -77,7 +79,7 @@ def test_bar_labels_only_where_the_bar_holds_them():
 
 
 def test_labels_in_a_zoomed_figure_are_elided_never_longer_than_the_bar(launch_trace):
-    fig = timeline_figure(launch_trace, ViewOptions(), (0, 6_000))
+    fig = timeline_figure(launch_trace, ViewState(), (0, 6_000))
     kernels = {tr.name: tr for tr in fig.data if tr.name.startswith("kernels: ")}
     texts = [t for tr in kernels.values() for t in tr.text]
     assert sorted(texts) == ["gemm_kernel", "rms_norm_kernel"]  # 2000 and 500 ns of 6000 ns at 1300 px
@@ -98,7 +100,7 @@ def test_timeline_height_gives_every_lane_its_pitch():
 @pytest.mark.parametrize("trace", [SAMPLES / "generated_seed_shaped_108k.sqlite",
                                    nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")], ids=lambda p: p.name)
 def test_lanes_are_at_least_18_px_and_the_figure_fills_45_percent_of_1000_px(trace):
-    view = build_view(load_trace(trace), ViewOptions())
+    view = build_view(load_trace(trace), ViewState())
     fig = view.timeline  # with its caption
     assert fig.layout.height >= 450
     assert _plot_px_per_lane(fig) >= 18
@@ -128,7 +130,7 @@ def test_thread_labeler_names_threads_and_disambiguates():
 def test_nvtx_lanes_and_api_lanes_are_named_by_thread(launch_trace):
     lanes = nvtx_lane_keys(launch_trace.bundle.nvtx_ranges, thread_names=launch_trace.meta.thread_names)
     assert dict(zip(lanes["name"], lanes["lane"])) == {"step": "python3 · L0", "other": "pid 100 · tid 102 · L0"}
-    fig = timeline_figure(launch_trace, ViewOptions(), (0, 6_000))
+    fig = timeline_figure(launch_trace, ViewState(), (0, 6_000))
     assert list(reversed(fig.layout.yaxis.categoryarray)) == [
         "python3 · L0", "CUDA API · python3", "pid 100 · tid 102 · L0", "GPU 0", "GPU 0 · stream 7"]
     nvtx = next(tr for tr in fig.data if tr.name == "NVTX ranges (colour = name)" and tr.showlegend is False)
@@ -224,7 +226,7 @@ def test_sub_pixel_busy_intervals_are_binned_within_the_budget():
 # --- legend -------------------------------------------------------------------------------------
 
 def test_legend_lists_kernel_categories_and_one_neutral_nvtx_entry(launch_trace):
-    fig = timeline_figure(launch_trace, ViewOptions(), (0, 6_000))
+    fig = timeline_figure(launch_trace, ViewState(), (0, 6_000))
     shown = [tr.name for tr in fig.data if tr.showlegend is not False]
     assert shown == ["NVTX ranges (colour = name)", "CUDA API calls", "GPU busy (kernels)", "GPU idle",
                      "kernels: GEMM", "kernels: normalisation"]
@@ -238,7 +240,7 @@ def test_legend_lists_kernel_categories_and_one_neutral_nvtx_entry(launch_trace)
 
 def test_selected_kernel_shows_its_launch_call_and_a_connector(launch_trace):
     hl = Highlight(1_000, 3_000, label="gemm_kernel", kind="kernel")
-    fig = timeline_figure(launch_trace, ViewOptions(), (0, 6_000), highlight=hl)
+    fig = timeline_figure(launch_trace, ViewState(), (0, 6_000), highlight=hl)
     link = next(tr for tr in fig.data if tr.name == "launch → kernel (correlation id 5)")
     assert list(link.x) == [500 / 1e9, 1_000 / 1e9]
     assert list(link.y) == ["CUDA API · python3", "GPU 0 · stream 7"]
@@ -251,7 +253,7 @@ def test_selected_kernel_shows_its_launch_call_and_a_connector(launch_trace):
 
 def test_launch_link_is_drawn_even_when_kernels_are_not(launch_trace):
     hl = Highlight(1_000, 3_000, kind="kernel")
-    fig = timeline_figure(launch_trace, ViewOptions(lanes=("nvtx", "gpu")), (0, 6_000), highlight=hl)
+    fig = timeline_figure(launch_trace, ViewState(lanes=("nvtx", "gpu")), (0, 6_000), highlight=hl)
     link = next(tr for tr in fig.data if tr.name.startswith("launch → kernel"))
     assert list(link.y) == ["CUDA API · python3", "GPU 0"]  # ends in the GPU lane
     assert "CUDA API · python3" in fig.layout.yaxis.categoryarray
@@ -259,7 +261,7 @@ def test_launch_link_is_drawn_even_when_kernels_are_not(launch_trace):
 
 def test_highlight_of_a_range_outlines_its_lane(launch_trace):
     hl = Highlight(4_000, 4_500, lane="GPU 0", kind="gap")
-    fig = timeline_figure(launch_trace, ViewOptions(), (0, 6_000), highlight=hl)
+    fig = timeline_figure(launch_trace, ViewState(), (0, 6_000), highlight=hl)
     shapes = {s.name: s for s in fig.layout.shapes}
     cats = list(fig.layout.yaxis.categoryarray)  # bottom-up
     assert (shapes["highlight lane"].y0, shapes["highlight lane"].y1) == (cats.index("GPU 0") - 0.45,
@@ -280,7 +282,7 @@ def _fonts(fig):
 
 def test_report_layout_fonts_aspect_and_no_hints():
     t = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
-    view = build_view(t, ViewOptions())
+    view = build_view(t, ViewState())
     out = report_layout(view.timeline, width=1600)
     assert min(_fonts(out)) >= REPORT_FONT_PX == 14
     assert 1600 / out.layout.height <= 3.0
@@ -309,7 +311,7 @@ def test_report_layout_wraps_the_caption_again_for_its_width():
 
 
 def test_add_caption_grows_the_figure_not_the_lanes(launch_trace):
-    fig = timeline_figure(launch_trace, ViewOptions(), (0, 6_000))
+    fig = timeline_figure(launch_trace, ViewState(), (0, 6_000))
     before = _plot_px_per_lane(fig)
     add_caption(fig, "x " * 100)
     assert _plot_px_per_lane(fig) == before
@@ -345,7 +347,7 @@ def test_decade_ticks():
 
 def test_phase_figure_log_ticks_and_legend_beside_the_bars():
     t = load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite")
-    fig = build_view(t, ViewOptions()).phase_figure
+    fig = build_view(t, ViewState()).phase_figure
     boxes = [tr for tr in fig.data if tr.type == "box"]
     bars = [tr for tr in fig.data if tr.type == "bar"]
     assert {tr.xaxis for tr in boxes} == {"x"} and {tr.xaxis for tr in bars} == {"x2"}
@@ -356,7 +358,7 @@ def test_phase_figure_log_ticks_and_legend_beside_the_bars():
     ys = np.concatenate([np.asarray(b.y, dtype=float) for b in boxes])
     lo, hi = fig.layout.yaxis.range
     assert 10 ** lo < ys.min() and ys.max() < 10 ** hi  # every series inside the plot
-    summary = build_view(load_trace(SEED), ViewOptions()).phase_figure
+    summary = build_view(load_trace(SEED), ViewState()).phase_figure
     assert summary.layout.showlegend is False and len(summary.layout.yaxis.tickvals) >= 2
 
 
@@ -369,7 +371,7 @@ def test_phase_figure_without_categories_has_one_panel():
 
 
 def test_report_layout_fits_bar_labels_again_at_its_font_size(launch_trace):
-    fig = timeline_figure(launch_trace, ViewOptions(), (0, 6_000))
+    fig = timeline_figure(launch_trace, ViewState(), (0, 6_000))
     out = report_layout(fig, width=1600)  # 6000 ns over 1600 - 210 - 20 px; 14 px text: 8.68 px per character
     texts = {t for tr in out.data if tr.name.startswith("kernels: ") for t in tr.text}
     assert texts == {"gemm_kernel", "rms_norm_ke…"}  # 500 ns = 114 px: 12 characters
@@ -414,10 +416,10 @@ def test_a_window_outside_the_trace_says_so_instead_of_an_empty_plot():
     session) draws the plot's message with the trace's extent, never a blank plot; a window inside the
     activity has no such message. The extent is unpadded: first NVTX start, last kernel end."""
     trace = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
-    fig = timeline_figure(trace, ViewOptions(), (100_000_000, 101_000_000))
+    fig = timeline_figure(trace, ViewState(), (100_000_000, 101_000_000))
     assert [(a.name, a.text) for a in fig.layout.annotations] == [
         ("empty", "Nothing recorded in this window: the trace's activity runs from 60.111430 to 60.411416 s")]
     assert trace.bundle.kernels["end_ns"].max() == 60_411_390_119  # the last end is an NVTX range's, after it
-    inside = timeline_figure(trace, ViewOptions(), (60_200_000_000, 60_201_000_000))
+    inside = timeline_figure(trace, ViewState(), (60_200_000_000, 60_201_000_000))
     assert "empty" not in [a.name for a in inside.layout.annotations]
     assert sum(len(t.x) for t in inside.data if t.x is not None) > 0

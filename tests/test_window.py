@@ -5,8 +5,10 @@ import pandas as pd
 import pytest
 from window_fixture import WINDOW, write_window_fixture
 
+from dashboard.state import ViewState
+
 from dashboard.analysis.window import clip_bundle, clip_dispatches, clip_frame
-from dashboard.render import ViewOptions, build_view, gpu_rows, kernel_rows, nvtx_rows, records, windowed
+from dashboard.render import build_view, gpu_rows, kernel_rows, nvtx_rows, records, windowed
 from dashboard.analysis.tables import api_table
 from dashboard.trace import load_trace
 
@@ -45,8 +47,8 @@ def test_clipped_bundle_summary_by_hand(trace):
 
 
 def test_window_panels_use_the_same_definitions(trace):
-    whole = build_view(trace, ViewOptions())
-    view = build_view(trace, ViewOptions(window=WINDOW, stats_window=WINDOW))
+    whole = build_view(trace, ViewState())
+    view = build_view(trace, ViewState(t0_ns=WINDOW[0], t1_ns=WINDOW[1], stats="window"))
     cards = {c.label: c.value for c in view.cards}
     assert cards["Any GPU busy"] == "320 ns" and cards["Kernels"] == "4"  # two GPUs: the union is "any GPU"
     assert cards["Kernels"] == "4" and cards["GPU activity span"] == "440 ns"
@@ -54,7 +56,7 @@ def test_window_panels_use_the_same_definitions(trace):
     notes = {c.label: c.hint for c in view.cards}, {c.label: c.hint for c in whole.cards}
     assert notes == ({**notes[0], "Kernels": "kernel rows overlapping the visible window (clipped at its edges)"},
                      {**notes[1], "Kernels": "kernel rows in the trace"})
-    rows, cols = gpu_rows(windowed(trace, WINDOW), ViewOptions())
+    rows, cols = gpu_rows(windowed(trace, WINDOW), ViewState())
     busy = next(r for r in rows if r["metric"] == "Busy (union)")
     assert (busy["gpu0"], busy["gpu1"], busy["all"]) == ("290 ns", "60 ns", "320 ns")
     assert [r["name"] for r in view.api_rows] == ["cudaLaunchKernel"]
@@ -96,11 +98,11 @@ def _dispatch_trace(tmp_path):
 def test_window_step_times_are_of_whole_steps(tmp_path):
     """Stats for a window: a step cut by its edges counts in dispatches, tokens and total time (its time
     inside the window) but is not a step time (a 300 ms prefill step cut to 19 ms read as a 19 ms p50)."""
-    from dashboard.render import ViewOptions, phase_figure_view, phase_view
+    from dashboard.render import phase_figure_view, phase_view
 
     trace = _dispatch_trace(tmp_path)
     # [150, 350): decode [100,200) cut to 50 ns, decode [200,300) whole, prefill [300,400) cut to 50 ns
-    pv = phase_view(trace, ViewOptions(threshold=100, stats_window=(150, 350)))
+    pv = phase_view(trace, ViewState(threshold=100, t0_ns=150, t1_ns=350, stats="window"))
     decode = pv.stats.set_index("phase").loc["decode"]
     assert (decode["dispatches"], decode["tokens"], decode["total_ns"]) == (2, 2, 150)
     assert (decode["mean_ns"], decode["p50_ns"], decode["p99_ns"]) == (100.0, 100.0, 100.0)
@@ -108,17 +110,17 @@ def test_window_step_times_are_of_whole_steps(tmp_path):
     prefill = pv.stats.set_index("phase").loc["prefill"]
     assert (prefill["dispatches"], prefill["tokens"], prefill["total_ns"]) == (1, 1600, 50)
     assert all(pd.isna(prefill[c]) for c in ("mean_ns", "p50_ns", "p90_ns", "p99_ns", "tokens_per_s"))
-    fig, _ = phase_figure_view(trace, ViewOptions(threshold=100, stats_window=(150, 350)))
+    fig, _ = phase_figure_view(trace, ViewState(threshold=100, t0_ns=150, t1_ns=350, stats="window"))
     boxes = [t for t in fig.data if t.type == "box"]
     assert [(t.name, len(t.y)) for t in boxes] == [("decode", 1)]  # the box plot holds whole steps only
     assert "3 dispatches (2 cut by its edges: not in the step times)" in str(fig.layout.annotations[-1].text).replace("<br>", " ")
     # [120, 180) lies inside one step: the figure says why it has no step time, in the singular
-    fig, _ = phase_figure_view(trace, ViewOptions(threshold=100, stats_window=(120, 180)))
+    fig, _ = phase_figure_view(trace, ViewState(threshold=100, t0_ns=120, t1_ns=180, stats="window"))
     texts = [str(a.text).replace("<br>", " ") for a in fig.layout.annotations]
     assert texts[0] == ("No whole dispatch step in this window: its 1 dispatch is cut by its edges, so no step "
                         "time can be measured.")
     assert "1 dispatch (1 cut by its edges: not in the step times)" in texts[-1]
-    whole = phase_view(trace, ViewOptions(threshold=100)).stats.set_index("phase")  # no window: every step whole
+    whole = phase_view(trace, ViewState(threshold=100)).stats.set_index("phase")  # no window: every step whole
     assert (whole.loc["decode", "p50_ns"], whole.loc["prefill", "p50_ns"]) == (100.0, 250.0)
 
 
@@ -126,7 +128,7 @@ def test_dispatch_rows_cut_by_the_window_measure_no_kernels(tmp_path):
     """A dispatch cut by the stats window's edge shows its step inside the window, flagged, and no kernel
     count or GPU busy: its launch before the window is not counted, and "0 kernels, 0.000 ms busy" read as
     the whole step's (QA: a prefill step cut by the window's left edge)."""
-    from dashboard.render import CUT_NOTE, ViewOptions, dispatch_table_rows, phase_view
+    from dashboard.render import CUT_NOTE, dispatch_table_rows, phase_view
     from dashboard.trace import load_trace
     from factories import write_nsys_sqlite
 
@@ -139,12 +141,12 @@ def test_dispatch_rows_cut_by_the_window_measure_no_kernels(tmp_path):
                  for i, m in enumerate(marks)],
         nvtx=[{"start": m, "eventType": 34, "text": f"CG_DISPATCH:actual={1600 if m == 100 else 1}"} for m in marks])
     trace = load_trace(path)
-    whole = {r["index"]: r for r in dispatch_table_rows(phase_view(trace, ViewOptions(threshold=100)))}
+    whole = {r["index"]: r for r in dispatch_table_rows(phase_view(trace, ViewState(threshold=100)))}
     assert [(r["kernels"], r["gpu_busy_ns"], r["launch_lead_ns"]) for r in whole.values()] == [(1, 50, 10)] * 4
     assert all(r.get("note") is None for r in whole.values())
     # [130, 350): the window cuts [100,200) (its launch at 102 lies before it) and [300,400)
-    rows = {r["index"]: r for r in dispatch_table_rows(phase_view(trace, ViewOptions(threshold=100,
-                                                                                       stats_window=(130, 350))))}
+    cut = ViewState(threshold=100, t0_ns=130, t1_ns=350, stats="window")
+    rows = {r["index"]: r for r in dispatch_table_rows(phase_view(trace, cut))}
     assert sorted(rows) == [1, 2, 3]
     for i in (1, 3):
         assert (rows[i]["kernels"], rows[i]["gpu_busy_ns"], rows[i]["launch_lead_ns"], rows[i]["ns_per_token"],
@@ -156,10 +158,10 @@ def test_dispatch_rows_cut_by_the_window_measure_no_kernels(tmp_path):
 def test_gantt_legend_counts_the_dispatches_in_a_zoomed_view(tmp_path):
     """A zoomed Gantt's legend says how many dispatches of each phase the window shows, beside the whole
     trace's count (it kept the whole trace's count while showing 2 of 6 dispatches)."""
-    from dashboard.render import ViewOptions, gantt_view
+    from dashboard.render import gantt_view
 
     trace = _dispatch_trace(tmp_path)
-    names = lambda window: [t.name for t in gantt_view(trace, ViewOptions(threshold=100, window=window))[0].data]  # noqa: E731
+    names = lambda w: [t.name for t in gantt_view(trace, ViewState(threshold=100, t0_ns=w and w[0], t1_ns=w and w[1]))[0].data]  # noqa: E731
     assert names(None) == ["prefill (2)", "decode (4)"]
     # [150, 350): the steps [100,200), [200,300) and [300,400) overlap it; [0,100) and [400,500) do not
     assert names((150, 350)) == ["prefill (1 in view of 2)", "decode (2 in view of 4)"]

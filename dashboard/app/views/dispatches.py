@@ -5,13 +5,12 @@ from dash import html
 from dashboard.app import ids
 from dashboard.app.layout import DISPATCH_COLUMNS, state_grid
 from dashboard.app.views.base import STATS_WINDOW, View
-from dashboard.render import dispatch_table_rows, options_from_state, phase_view, scope_text
+from dashboard.render import dispatch_table_rows, phase_view, scope_text
 
 
 def render(trace, state):
     """The dispatches view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
-    options = options_from_state(state)
-    return {"rows": dispatch_table_rows(phase_view(trace, options)), "scope": scope_text(trace, options.stats_window)}
+    return {"rows": dispatch_table_rows(phase_view(trace, state)), "scope": scope_text(trace, state.stats_window())}
 
 
 VIEW = View(

@@ -7,12 +7,12 @@ from dashboard.app.export_route import report_hrefs
 from dashboard.app.layout import figure_buttons, graph_config
 from dashboard.app.views.base import WINDOW, View
 from dashboard.figures.common import empty_figure
-from dashboard.render import gantt_view, options_from_state
+from dashboard.render import gantt_view
 
 
 def render(trace, state):
     """The gantt view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
-    fig, filename = gantt_view(trace, options_from_state(state))
+    fig, filename = gantt_view(trace, state)
     return {"figure": fig, "config": graph_config(filename), **report_hrefs("gantt", state)}
 
 

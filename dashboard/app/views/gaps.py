@@ -6,15 +6,14 @@ from dashboard.app import ids
 from dashboard.app.layout import GAP_COLUMNS, GRAPH_CONFIG, state_grid
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.figures.common import empty_figure
-from dashboard.render import effective_group, idle_view, options_from_state, scope_text, windowed
+from dashboard.render import effective_group, idle_view, scope_text, windowed
 
 
 def render(trace, state):
     """The gaps view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
-    options = options_from_state(state)
-    rows, fig, listed = idle_view(windowed(trace, options.stats_window), options, int(round(state.gap_us * 1000)),
+    rows, fig, listed = idle_view(windowed(trace, state.stats_window()), state, int(round(state.gap_us * 1000)),
                                   grouped=effective_group(trace, state.group))
-    scope = scope_text(trace, options.stats_window)
+    scope = scope_text(trace, state.stats_window())
     return {"rows": rows, "figure": fig, "scope": f"{scope} · {listed}" if listed else scope}
 
 

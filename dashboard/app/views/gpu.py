@@ -5,20 +5,19 @@ from dash import html
 from dashboard.app import ids
 from dashboard.app.layout import gpu_columns, metric_table
 from dashboard.app.views.base import STATS_WINDOW, View
-from dashboard.render import gpu_rows, options_from_state, scope_text, windowed
+from dashboard.render import gpu_rows, scope_text, windowed
 
 
 def render(trace, state):
     """The gpu view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
-    options = options_from_state(state)
     if trace.bundle is None:
         return {"table": [], "scope": "", "box": {"display": "none"},
                 "empty": "Per GPU: a summary JSON holds totals only, no per-device intervals."}
-    rows, columns = gpu_rows(windowed(trace, options.stats_window), options)
-    return {"table": metric_table(gpu_columns(columns), rows), "scope": scope_text(trace, options.stats_window),
+    rows, columns = gpu_rows(windowed(trace, state.stats_window()), state)
+    return {"table": metric_table(gpu_columns(columns), rows), "scope": scope_text(trace, state.stats_window()),
             "box": {} if rows else {"display": "none"},
             "empty": "" if rows else "Per GPU: no kernels or memory operations in this "
-                                     + ("window." if options.stats_window else "trace.")}
+                                     + ("window." if state.stats_window() else "trace.")}
 
 
 VIEW = View(

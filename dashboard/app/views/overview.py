@@ -6,7 +6,7 @@ from dashboard.app import ids
 from dashboard.app.layout import cards
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.analysis.gpu_time import BUSY_SOURCES
-from dashboard.render import cuda_traced, options_from_state, overview_cards, scope_text, windowed
+from dashboard.render import cuda_traced, overview_cards, scope_text, windowed
 
 
 def busy_options(trace) -> list[dict]:
@@ -21,7 +21,7 @@ def busy_options(trace) -> list[dict]:
 def render(trace, state):
     """Overview cards for the state's busy source, whole trace or visible window."""
     w = state.stats_window()
-    return {"cards": cards(overview_cards(windowed(trace, w), options_from_state(state))), "scope": scope_text(trace, w),
+    return {"cards": cards(overview_cards(windowed(trace, w), state)), "scope": scope_text(trace, w),
             "busy_options": busy_options(trace)}
 
 

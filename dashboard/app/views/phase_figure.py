@@ -7,17 +7,16 @@ from dashboard.app.export_route import report_hrefs
 from dashboard.app.layout import figure_buttons, graph_config
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.figures.common import empty_figure
-from dashboard.render import options_from_state, phase_figure_view, phase_view
+from dashboard.render import phase_figure_view, phase_view
 
 
 def render(trace, state):
     """The phase figure view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``.
     Without dispatches the panel is one line saying why (the figure stays behind it for the export links)."""
-    options = options_from_state(state)
-    fig, filename = phase_figure_view(trace, options)
-    pv = phase_view(trace, options)
+    fig, filename = phase_figure_view(trace, state)
+    pv = phase_view(trace, state)
     if pv.dispatches.empty:
-        where = "in this window" if options.stats_window is not None and trace.bundle is not None else "in this trace"
+        where = "in this window" if state.stats_window() is not None and trace.bundle is not None else "in this trace"
         note = (f"Where step time goes: no dispatches {where} (no NVTX mark or range named {state.prefix}…; set the "
                 "dispatch marker prefix to your server's marks).")
         box, links = {"display": "none"}, {"display": "none"}

@@ -5,23 +5,22 @@ from dash import html
 from dashboard.app import ids
 from dashboard.app.layout import metric_table, phase_columns
 from dashboard.app.views.base import STATS_WINDOW, View
-from dashboard.render import dispatches_for, options_from_state, phase_table_rows, phase_view, scope_text
+from dashboard.render import dispatches_for, phase_table_rows, phase_view, scope_text
 
 
 def render(trace, state):
     """The phases view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
-    options = options_from_state(state)
-    pv = phase_view(trace, options)
+    pv = phase_view(trace, state)
     rows = phase_table_rows(pv.stats)
     hint = f"auto: {pv.auto_threshold:.1f}" if pv.auto_threshold is not None else "auto: no split"
     empty = ""
     if not rows:  # the window's fault only when the whole trace has dispatches
-        outside = options.stats_window is not None and not dispatches_for(trace, options.dispatch_prefix).empty
+        outside = state.stats_window() is not None and not dispatches_for(trace, state.prefix).empty
         empty = ("No dispatch step overlaps the visible window." if outside else
                  f"No dispatch marks named {state.prefix}… in this trace: set the dispatch marker prefix to your "
                  "server's marks.")
     return {"table": metric_table(phase_columns(rows), rows), "hint": hint,
-            "scope": scope_text(trace, options.stats_window), "empty": empty,
+            "scope": scope_text(trace, state.stats_window()), "empty": empty,
             "grid_style": {} if rows else {"display": "none"}}
 
 

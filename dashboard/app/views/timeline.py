@@ -9,14 +9,14 @@ from dashboard.app.layout import LANE_LABELS, figure_buttons, graph_config
 from dashboard.app.views.base import WINDOW, View
 from dashboard.figures.common import empty_figure, wire_figure
 from dashboard.model import device_label
-from dashboard.render import device_ids, options_from_state, timeline_view_spec
+from dashboard.render import device_ids, timeline_view_spec
 
 MIN_HEIGHT_PX = 470  # at least 45 % of a 1000 px high viewport
 
 
 def render(trace, state):
     """The timeline view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``."""
-    fig, filename = timeline_view_spec(trace, options_from_state(state))  # a plain dict: no Plotly objects per zoom
+    fig, filename = timeline_view_spec(trace, state)  # a plain dict: no Plotly objects per zoom
     fig["layout"]["height"] = max(int(fig["layout"].get("height") or 0), MIN_HEIGHT_PX)
     wire_figure(fig)
     devices = device_ids(trace)
