@@ -4,6 +4,7 @@
     python benchmarks/load.py --workers 2          # the same under gunicorn with 2 workers
     python benchmarks/load.py --duration 10 --users 4 --max-requests 500
     python benchmarks/load.py --slow-clients 0       # without the 10 slow clients
+    python benchmarks/load.py --quick              # seconds: 2 users, 1 slow client, 3 s, two small traces
 
 The server is a real ``tracedash serve`` subprocess bound to 127.0.0.1 on a free port (nothing leaves the
 machine). Each user opens one of two traces (users alternate), then loops: the full page (its ``_dash-layout``
@@ -42,6 +43,8 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TRACES = [ROOT / "sample_traces" / "generated_seed_shaped_108k.sqlite",
                   ROOT / "sample_traces" / "nsys2026.2_2gpu_nccl_before.sqlite"]
+QUICK_TRACES = [ROOT / "tests" / "data" / "nsys" / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite",
+                ROOT / "sample_traces" / "nsys2026.2_2gpu_nccl_before.sqlite"]
 # What a user asks for: "view" is the page of a trace (the ``_dash-layout`` request of its link, which carries every
 # view drawn), the others one view's callback.
 CALLBACKS = {"view": (), "nvtx": ("nvtx",), "gaps": ("gaps",), "zoom": ("timeline",)}
@@ -221,7 +224,11 @@ def main() -> int:
     ap.add_argument("--traces", nargs=2, type=Path, default=DEFAULT_TRACES)
     ap.add_argument("--slow-clients", type=int, default=10, help="slow sockets beside the users (default 10)")
     ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    ap.add_argument("--quick", action="store_true",
+                    help="seconds, for `make test`: 2 users, 1 slow client, 3 s, two small traces")
     args = ap.parse_args()
+    if args.quick:
+        args.users, args.duration, args.slow_clients, args.traces = 2, 3.0, 1, QUICK_TRACES
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
