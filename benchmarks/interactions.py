@@ -2,7 +2,7 @@
 whose slice changed re-rendered (trace in memory, response cache cold), and the JSON it sends.
 
 Usage: python benchmarks/interactions.py [--trace FILE] [--repeat 5] [--quick]
-(``--quick``: the 2-GPU NCCL sample, one run: seconds; `make test` runs it)
+(``--quick``: a 0.5 MB test trace, one run: seconds; `make test` runs it)
 
 Prints, per interaction: the views it re-renders, their summed server time (render + JSON) (median of ``--repeat``
 runs, each after a fresh memo of the changed fields), the slowest view, and the bytes sent.
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a small sample, one run (seconds)")
     args = parser.parse_args(argv)
     if args.quick:
-        args.trace, args.repeat = ROOT / "sample_traces" / "nsys2026.2_2gpu_nccl_before.sqlite", 1
+        args.trace, args.repeat = ROOT / "tests" / "data" / "nsys" / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite", 1
     base = ViewState(trace="bench@00000000")
     print(f"{args.trace.name}; server time per control change (median of {args.repeat}, trace in memory; "
           f"target <= {TARGET_MS:.0f} ms for a change that re-renders one view)")

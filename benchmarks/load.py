@@ -96,7 +96,8 @@ class Driver:
                        {"id": PAGE_URL, "property": "search", "value": ""}],
             "changedPropIds": [f"{PAGE_URL}.pathname"], "state": []})
         if resp.status_code != 200:
-            raise SystemExit(f"load.py: the page's routing callback answered HTTP {resp.status_code}: {resp.text[:200]}")
+            raise SystemExit(f"load.py: the page's routing callback answered HTTP {resp.status_code}: "
+                             f"{resp.text[:200]}")
         return list(dict.fromkeys(re.findall(r'"value": ?"([^"]+@[0-9a-f]{32})"', resp.text)))
 
     def payload(self, view: str, state) -> dict:
