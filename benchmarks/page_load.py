@@ -205,7 +205,11 @@ def extra(seconds: float) -> str:
 def baseline_tree(commit: str, where: Path) -> Path:
     tree = where / f"baseline-{commit}"
     tree.mkdir()
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit], check=True, capture_output=True).stdout
+    run = subprocess.run(["git", "-C", str(ROOT), "archive", commit], capture_output=True)
+    if run.returncode != 0:  # e.g. a shallow clone, which lacks the commit
+        raise SystemExit(f"page_load.py: cannot extract the baseline {commit} ({run.stderr.decode().strip()}); "
+                         f"fetch it (git fetch --unshallow) or pass --baseline ''")
+    archive = run.stdout
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
     return tree
 
