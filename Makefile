@@ -61,6 +61,6 @@ test:
 clean:
 	rm -rf $(VENV) build dist *.egg-info test-artifacts
 
-# Page load time per sample in headless Chromium (prints figures; not part of `make test`).
+# Page load time per sample in headless Chromium (prints figures; `make test` runs only its --quick mode).
 bench: $(VENV)/.test-installed chromium
 	$(BIN)/python benchmarks/page_load.py

@@ -1,6 +1,7 @@
 """Multi-rank summarize benchmark: 16 generated traces, sequential vs on a local Dask cluster.
 
-Usage: python benchmarks/dask_summarize.py [--files 16] [--kernels 200000] [--workers N] [--runs 1]
+Usage: python benchmarks/dask_summarize.py [--files 16] [--kernels 200000] [--workers N] [--runs 1] [--quick]
+(``--quick``: 2 traces of 2,000 kernels, 1 Dask worker: seconds)
 
 Generates FILES traces of KERNELS kernels each with benchmarks/make_trace.py (seed = rank; kept
 under $TMPDIR/tracedash-bench-ranks/ and reused by later runs), then times, cold (no tracedash
@@ -69,7 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=None, help="local cluster size (default: usable cores)")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "tracedash-bench-ranks")
+    parser.add_argument("--quick", action="store_true", help="2 traces of 2,000 kernels, 1 worker (seconds)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.files, args.kernels, args.workers, args.runs = 2, 2_000, 1, 1
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     workers = args.workers or cores

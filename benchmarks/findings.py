@@ -1,11 +1,13 @@
 """Findings benchmark: every rule on the 108k sample and on a generated 2M-kernel trace, trace in memory.
 
-Usage: python benchmarks/findings.py [--kernels 2000000] [--trace FILE] [--repeat 3]
+Usage: python benchmarks/findings.py [--kernels 2000000] [--trace FILE] [--repeat 3] [--quick]
 
 Targets (issue 13): <= 0.3 s for sample_traces/generated_seed_shaped_108k.sqlite and <= 2 s for a
 2M-kernel trace from benchmarks/make_trace.py, loading excluded (the dashboard holds the trace in
 memory). Prints the best of --repeat runs and the time of each rule. When ``nsys`` is on PATH, also
 times ``nsys analyze`` with the same six rules on the same file (target: tracedash <= 0.25 x).
+``--quick`` (seconds; `make test` runs it): the 2-GPU NCCL sample and a generated 5,000-kernel trace, one run,
+exit status 0 unless a rule fails (the targets are for the full inputs).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from dashboard.analysis.findings import NSYS_RULES, RULES, evaluate  # noqa: E40
 from dashboard.trace import load_trace  # noqa: E402
 
 SAMPLE = ROOT / "sample_traces" / "generated_seed_shaped_108k.sqlite"
+QUICK_SAMPLE = ROOT / "sample_traces" / "nsys2026.2_2gpu_nccl_before.sqlite"
 
 
 def bench(path: Path, target_s: float, repeat: int) -> bool:
@@ -75,15 +78,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kernels", type=int, default=2_000_000)
     parser.add_argument("--trace", type=Path, help="the large trace (default: generate one with --kernels)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="a small sample and 5,000 kernels, one run (seconds)")
     args = parser.parse_args(argv)
-    ok = bench(SAMPLE, 0.3, args.repeat)
-    big = args.trace
-    if big is None:
-        big = Path(tempfile.mkdtemp(prefix="tracedash-findings-")) / f"generated_{args.kernels}.sqlite"
-        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_trace.py"), str(big),
-                        "--kernels", str(args.kernels)], check=True)
-    ok &= bench(big, 2.0, args.repeat)
-    return 0 if ok else 1
+    if args.quick:
+        args.kernels, args.repeat = 5_000, 1
+    ok = bench(QUICK_SAMPLE if args.quick else SAMPLE, 0.3, args.repeat)
+    with tempfile.TemporaryDirectory(prefix="tracedash-findings-") as work:
+        big = args.trace
+        if big is None:
+            big = Path(work) / f"generated_{args.kernels}.sqlite"
+            subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_trace.py"), str(big),
+                            "--kernels", str(args.kernels)], check=True)
+        ok &= bench(big, 2.0, args.repeat)
+    return 0 if ok or args.quick else 1
 
 
 if __name__ == "__main__":

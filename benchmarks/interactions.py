@@ -1,7 +1,8 @@
 """Server time of one control change, as the page makes it: the state transition, then every view
 whose slice changed re-rendered (trace in memory, response cache cold), and the JSON it sends.
 
-Usage: python benchmarks/interactions.py [--trace FILE] [--repeat 5]
+Usage: python benchmarks/interactions.py [--trace FILE] [--repeat 5] [--quick]
+(``--quick``: a 0.5 MB test trace, one run: seconds; `make test` runs it)
 
 Prints, per interaction: the views it re-renders, their summed server time (render + JSON) (median of ``--repeat``
 runs, each after a fresh memo of the changed fields), the slowest view, and the bytes sent.
@@ -26,6 +27,9 @@ from plotly.utils import PlotlyJSONEncoder  # noqa: E402
 from dashboard.app.views import VIEWS, render_view, view_slice  # noqa: E402
 from dashboard.state import ViewState, apply_control, apply_grid, apply_relayout, column_state_for  # noqa: E402
 from dashboard.trace import load_trace  # noqa: E402
+
+
+TARGET_MS = 200.0  # server time of a change that re-renders one view (issue 11)
 
 
 class OneTrace:
@@ -53,9 +57,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", type=Path, default=ROOT / "sample_traces" / "generated_seed_shaped_108k.sqlite")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="a small sample, one run (seconds)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.trace, args.repeat = ROOT / "tests" / "data" / "nsys" / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite", 1
     base = ViewState(trace="bench@00000000")
-    print(f"{args.trace.name}; server time per control change (median of {args.repeat}, trace in memory)")
+    print(f"{args.trace.name}; server time per control change (median of {args.repeat}, trace in memory; "
+          f"target <= {TARGET_MS:.0f} ms for a change that re-renders one view)")
     for label, new in interactions(base):
         touched = [v for v in VIEWS if view_slice(v, new) != view_slice(v, base)]
         runs, slowest, sent = [], ("", 0.0), 0
@@ -74,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
                 slowest = max(slowest, (v.name, dt), key=lambda x: x[1])
             runs.append(total)
         names = ", ".join(v.name for v in touched) or "(none: the browser sorts)"
-        print(f"  {label:<26} {statistics.median(runs) * 1000:8.1f} ms  views: {names}; slowest {slowest[0]} "
+        ms = statistics.median(runs) * 1000
+        verdict = (" OK" if ms <= TARGET_MS else " OVER TARGET") if len(touched) == 1 else ""
+        print(f"  {label:<26} {ms:8.1f} ms{verdict}  views: {names}; slowest {slowest[0]} "
               f"{slowest[1] * 1000:.1f} ms; {sent / 1024:.0f} KiB sent")
     return 0
 

@@ -4,6 +4,7 @@
     python benchmarks/load.py --workers 2          # the same under gunicorn with 2 workers
     python benchmarks/load.py --duration 10 --users 4 --max-requests 500
     python benchmarks/load.py --slow-clients 0       # without the 10 slow clients
+    python benchmarks/load.py --quick              # seconds: 2 users, 1 slow client, 3 s, two small traces
 
 The server is a real ``tracedash serve`` subprocess bound to 127.0.0.1 on a free port (nothing leaves the
 machine). Each user opens one of two traces (users alternate), then loops: the full page (its ``_dash-layout``
@@ -42,6 +43,8 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TRACES = [ROOT / "sample_traces" / "generated_seed_shaped_108k.sqlite",
                   ROOT / "sample_traces" / "nsys2026.2_2gpu_nccl_before.sqlite"]
+QUICK_TRACES = [ROOT / "tests" / "data" / "nsys" / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite",
+                ROOT / "sample_traces" / "nsys2026.2_2gpu_nccl_before.sqlite"]
 # What a user asks for: "view" is the page of a trace (the ``_dash-layout`` request of its link, which carries every
 # view drawn), the others one view's callback.
 CALLBACKS = {"view": (), "nvtx": ("nvtx",), "gaps": ("gaps",), "zoom": ("timeline",)}
@@ -66,7 +69,8 @@ class Driver:
 
         self.base = base
         self.deps = {}
-        for dep in requests.get(base + "/_dash-dependencies", timeout=30).json():
+        self.dep_list = requests.get(base + "/_dash-dependencies", timeout=30).json()
+        for dep in self.dep_list:
             for inp in dep["inputs"]:
                 if isinstance(inp["id"], str) and inp["id"].startswith("{"):
                     pid = json.loads(inp["id"])
@@ -75,8 +79,26 @@ class Driver:
         missing = {v for names in CALLBACKS.values() for v in names} - set(self.deps)
         if missing:
             raise SystemExit(f"load.py: cannot find the callbacks of {', '.join(sorted(missing))}")
-        page = requests.get(base + "/_dash-layout", timeout=120, headers={"Referer": base + "/"}).text
-        self.trace_ids = list(dict.fromkeys(re.findall(r'"value": ?"([^"]+@[0-9a-f]{32})"', page)))
+        self.trace_ids = self.listed_ids()
+
+    def listed_ids(self) -> list[str]:
+        """The trace picker's ids, as a browser opening ``/`` gets them: the ``_dash-layout`` of the bare root
+        is the empty shell (a Referer without a query may be a long link cut to its origin), so the page comes
+        from the routing callback, which ``dcc.Location`` fires with the browser's own location as it mounts."""
+        from dashboard.app import PAGE, PAGE_URL
+
+        route = f"{PAGE}.children"
+        if not any(dep["output"] == route for dep in self.dep_list):
+            raise SystemExit(f"load.py: the app has no routing callback ({route}) to open the page with")
+        resp = requests.post(self.base + "/_dash-update-component", timeout=120, json={
+            "output": route, "outputs": {"id": PAGE, "property": "children"},
+            "inputs": [{"id": PAGE_URL, "property": "pathname", "value": "/"},
+                       {"id": PAGE_URL, "property": "search", "value": ""}],
+            "changedPropIds": [f"{PAGE_URL}.pathname"], "state": []})
+        if resp.status_code != 200:
+            raise SystemExit(f"load.py: the page's routing callback answered HTTP {resp.status_code}: "
+                             f"{resp.text[:200]}")
+        return list(dict.fromkeys(re.findall(r'"value": ?"([^"]+@[0-9a-f]{32})"', resp.text)))
 
     def payload(self, view: str, state) -> dict:
         from dashboard.app import ids
@@ -203,7 +225,11 @@ def main() -> int:
     ap.add_argument("--traces", nargs=2, type=Path, default=DEFAULT_TRACES)
     ap.add_argument("--slow-clients", type=int, default=10, help="slow sockets beside the users (default 10)")
     ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    ap.add_argument("--quick", action="store_true",
+                    help="seconds, for `make test`: 2 users, 1 slow client, 3 s, two small traces")
     args = ap.parse_args()
+    if args.quick:
+        args.users, args.duration, args.slow_clients, args.traces = 2, 3.0, 1, QUICK_TRACES
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -230,6 +256,10 @@ def main() -> int:
             from dashboard.trace import load_trace
 
             by_name = {tid.split("@", 1)[0]: tid for tid in driver.trace_ids}
+            missing = [t.name for t in args.traces if t.name not in by_name]
+            if missing:
+                raise SystemExit(f"load.py: the page lists no trace named {', '.join(missing)} "
+                                 f"(it lists {', '.join(sorted(by_name)) or 'none'})")
             ids = [by_name[t.name] for t in args.traces]
             summaries = [load_trace(t, lean=True).summary for t in args.traces]
             extents = [(s.gpu_start_ns / 1e9, s.gpu_end_ns / 1e9) for s in summaries]

@@ -1,6 +1,7 @@
 """Page load against the floor, for this tree and a baseline commit, in one run on one machine.
 
-Run: ``.venv/bin/python benchmarks/page_load.py [TRACE ...] [--runs 4] [--baseline 5b1e355] [--big]``
+Run: ``.venv/bin/python benchmarks/page_load.py [TRACE ...] [--runs 4] [--baseline 5b1e355] [--big] [--quick]``
+(``--quick``: the tiny NVTX sample, 2 loads, no baseline: seconds; `make test` runs it with the browser tests)
 
 What is measured (the way the speed targets state it, as ../shared/tools/page_ready.py does):
 
@@ -21,7 +22,7 @@ What is measured (the way the speed targets state it, as ../shared/tools/page_re
 
 Each figure prints as ``floor + extra``; beside them the server's peak memory (PSS summed over its processes,
 see ``sample_rss``) over the loads of the fresh server. ``--big`` adds a 2M-kernel trace from ``benchmarks/make_trace.py``.
-Not part of ``make test``.
+The full run is not part of ``make test``; ``--quick`` is.
 """
 
 from __future__ import annotations
@@ -196,10 +197,19 @@ def sample_rss(pid: int, stop: threading.Event, peak: list) -> None:
             pass
 
 
+def extra(seconds: float) -> str:
+    """A figure's distance from the floor: '+ 0.26' or '− 0.07' (faster than the floor)."""
+    return f"{'+' if seconds >= 0 else '−'} {abs(seconds):5.2f}"
+
+
 def baseline_tree(commit: str, where: Path) -> Path:
     tree = where / f"baseline-{commit}"
     tree.mkdir()
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit], check=True, capture_output=True).stdout
+    run = subprocess.run(["git", "-C", str(ROOT), "archive", commit], capture_output=True)
+    if run.returncode != 0:  # e.g. a shallow clone, which lacks the commit
+        raise SystemExit(f"page_load.py: cannot extract the baseline {commit} ({run.stderr.decode().strip()}); "
+                         f"fetch it (git fetch --unshallow) or pass --baseline ''")
+    archive = run.stdout
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
     return tree
 
@@ -210,7 +220,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=4, help="loads per fresh server (default 4; the first is 'fresh')")
     parser.add_argument("--baseline", default="5b1e355", help="commit to compare with (default 5b1e355; '' for none)")
     parser.add_argument("--big", action="store_true", help="also a 2M-kernel trace from benchmarks/make_trace.py")
+    parser.add_argument("--quick", action="store_true", help="the tiny NVTX sample, 2 loads, no baseline (seconds)")
     args = parser.parse_args()
+    if args.quick:
+        args.runs, args.baseline, args.big = 2, "", False
+        args.traces = args.traces or [ROOT / "sample_traces" / DEFAULT_TRACES[0]]
     work = Path(tempfile.mkdtemp(prefix="tracedash-pageload-"))
     env = {**os.environ, "TRACEDASH_CACHE_DIR": str(work / "cache")}
     traces = args.traces or [ROOT / "sample_traces" / n for n in DEFAULT_TRACES]
@@ -241,11 +255,11 @@ def main() -> int:
                         print(f"{trace.name[:44]:44s} {label:16s} failed: {exc}")
                         continue
                     print(f"{trace.name[:44]:44s} {label:16s} "
-                          f"{floor_settled:>9.2f} + {r['settled'] - floor_settled:5.2f} s "
-                          f"{floor_drawn:>9.2f} + {r['drawn'] - floor_drawn:5.2f} s "
-                          f"{floor_settled:>13.2f} + {r['fresh'][0] - floor_settled:5.2f} s "
+                          f"{floor_settled:>9.2f} {extra(r['settled'] - floor_settled)} s "
+                          f"{floor_drawn:>9.2f} {extra(r['drawn'] - floor_drawn)} s "
+                          f"{floor_settled:>13.2f} {extra(r['fresh'][0] - floor_settled)} s "
                           f"{r['rss'] / 1024**2:>12,.0f} MiB"
-                          + (f"   (fresh, no warming: + {r['cold'][0] - floor_settled:.2f} s)" if r["cold"] else ""),
+                          + (f"   (fresh, no warming: {extra(r['cold'][0] - floor_settled)} s)" if r["cold"] else ""),
                           flush=True)
             browser.close()
     finally:

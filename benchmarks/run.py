@@ -1,6 +1,7 @@
 """Ingest benchmark: one generated trace, timed against the floor (a bare SQLite scan) and nsys stats.
 
-Usage: python benchmarks/run.py [--kernels 2000000] [--trace FILE] [--runs 3]
+Usage: python benchmarks/run.py [--kernels 2000000] [--trace FILE] [--runs 3] [--quick]
+(``--quick``: 5,000 kernels, one run, in seconds: `make test` runs it so the benchmark keeps working)
 
 In one run on the same file it times, each as a separate process (wall time and peak RSS):
   1. bare scan: sqlite3 reading start, end, deviceId, streamId, shortName of every kernel row (the floor);
@@ -64,7 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trace", type=Path, help="use this trace instead of generating one")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--workdir", type=Path, help="where to put the generated trace (default: a temp dir)")
+    parser.add_argument("--quick", action="store_true", help="5,000 kernels, one run (seconds; a smoke run)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.kernels, args.runs = 5_000, 1
 
     work = Path(args.workdir or tempfile.mkdtemp(prefix="tracedash-bench-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -242,9 +242,9 @@ def test_sync_next_state_applies_events_in_order():
     assert (cleared.trace, cleared.window(), cleared.hide_devices) == ("b.sqlite@89abcdef", None, ())
 
 
-def test_readme_lists_the_link_keys_of_the_field_table():
+def test_reference_lists_the_link_keys_of_the_field_table():
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    listed = readme.split("<!-- link-keys:start -->\n", 1)[1].split("\n<!-- link-keys:end -->", 1)[0]
+    reference = (Path(__file__).resolve().parents[1] / "docs" / "reference.md").read_text(encoding="utf-8")
+    listed = reference.split("<!-- link-keys:start -->\n", 1)[1].split("\n<!-- link-keys:end -->", 1)[0]
     assert listed.strip() == query_key_table().strip()
