@@ -292,13 +292,13 @@ def compile_rule(text: str) -> re.Pattern:
     try:
         rx = re.compile(text)
     except re.error as exc:
-        raise StepSourceError(f"--steps {text!r}: not a regular expression ({exc})") from None
+        raise StepSourceError(f"{text!r}: not a regular expression ({exc})") from None
     unknown = sorted(set(rx.groupindex) - set(RULE_GROUPS))
     if unknown:
-        raise StepSourceError(f"--steps {text!r}: unknown group name(s) {', '.join(unknown)}; a rule's named groups "
+        raise StepSourceError(f"{text!r}: unknown group name(s) {', '.join(unknown)}; a rule's named groups "
                               f"are {', '.join(RULE_GROUPS)}")
     if rx.search(""):
-        raise StepSourceError(f"--steps {text!r}: the rule matches an empty name, so every annotation would be a "
+        raise StepSourceError(f"{text!r}: the rule matches an empty name, so every annotation would be a "
                               "step; anchor it to the names of your steps, e.g. '^forward_(?P<tokens>\\d+)'")
     return rx
 
@@ -348,7 +348,7 @@ def parse_step_source(text: str | None, *, prefix: str = DEFAULT_DISPATCH_PREFIX
     if value.lower() in PRESETS:
         return StepSpec(value.lower(), None, prefix, threshold)
     if _WORD.fullmatch(value):
-        raise StepSourceError(f"--steps {value!r}: unknown preset; one of {AUTO}, {', '.join(PRESETS)}, or a "
+        raise StepSourceError(f"{value!r}: unknown preset; one of {AUTO}, {', '.join(PRESETS)}, or a "
                               f"regular expression with named groups (e.g. '^{value}')")
     compile_rule(value)
     return StepSpec(RULE, value, prefix, threshold)
