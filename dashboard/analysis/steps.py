@@ -301,18 +301,22 @@ def attribute_to_steps(steps: pd.DataFrame, launches: pd.DataFrame, n_kernels: i
     l_pid = launches["pid"].to_numpy(np.int64)
     l_start = launches["api_start_ns"].to_numpy(np.int64)
     l_kernel = launches["kernel_index"].to_numpy(np.int64)
+    one_pid = bool((l_pid == l_pid[0]).all())
     for pid, grp in steps.groupby("pid", sort=True):
         grp = grp.sort_values("start_ns", kind="stable")
         starts = grp["start_ns"].to_numpy(np.int64)
         ends = grp["end_ns"].to_numpy(np.int64)
         idx = grp["index"].to_numpy(np.int64)
-        sel = np.flatnonzero(l_pid == pid)
-        if not sel.size:
-            continue
-        a = l_start[sel]
+        if one_pid:  # the usual single process: no per-process selection of 2M launches
+            if pid != l_pid[0]:
+                continue
+            a, kern = l_start, l_kernel
+        else:
+            sel = np.flatnonzero(l_pid == pid)
+            a, kern = l_start[sel], l_kernel[sel]
         pos = np.searchsorted(starts, a, side="right") - 1
         ok = (pos >= 0) & (a < ends[np.clip(pos, 0, None)])
-        out[l_kernel[sel[ok]]] = idx[pos[ok]]
+        out[kern[ok]] = idx[pos[ok]]
     return out
 
 
