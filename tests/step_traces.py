@@ -71,21 +71,28 @@ def _vllm(rng, kind):
 
 
 def _sglang(rng, kind):
+    """SGLang's ``build_step_span_name`` (``step[EXTEND bs= toks=]``, ``step[{MODE} bs=]`` otherwise) with or
+    without its roofline suffix (EXTEND ``c_sqsq= c_sqsk= c_sk=``, DECODE ``g_sqsq= g_sqsk= g_sk=``, MIXED
+    ``c= g= c_sq= … g_sq= …``), and the variants the issue names (MIXED with ``toks=``, ``c_sq=``/``g_sq=``)."""
     cr, ct, gr, gt = _work(rng, kind)
-    detailed = rng.random() < 0.5
+    form = rng.choice(("base", "roofline", "variant"))
     if kind == "prefill":
-        tail = f" c_sq={ct} c_sqsq={ct * ct} c_sqsk={ct * ct} c_sk={ct}" if detailed else ""
+        tail = {"base": "", "roofline": f" c_sqsq={ct * ct} c_sqsk={ct * ct} c_sk={ct}",
+                "variant": f" c_sq={ct} c_sqsq={ct * ct} c_sqsk={ct * ct} c_sk={ct}"}[form]
         return f"step[EXTEND bs={cr} toks={ct}{tail}]", _exp(kind, cr, ct, 0, 0, ct, cr)
     if kind == "decode":
-        if detailed:
+        if form == "variant":  # a generation-token count (MTP: more tokens than requests)
             return (f"step[DECODE bs={gr} g_sq={gt} g_sqsq={gt} g_sqsk={gt * 300} g_sk={gr * 300}]",
                     _exp(kind, 0, 0, gr, gt, gt, gr))
-        return f"step[DECODE bs={gr}]", _exp(kind, 0, 0, gr, None, None, gr)
-    if detailed:
+        tail = f" g_sqsq={gr} g_sqsk={gr * 300} g_sk={gr * 300}" if form == "roofline" else ""
+        return f"step[DECODE bs={gr}{tail}]", _exp(kind, 0, 0, gr, None, None, gr)
+    if form == "roofline":
         return (f"step[MIXED bs={cr + gr} c={cr} g={gr} c_sq={ct} c_sk={ct} c_sqsq={ct * ct} c_sqsk={ct * ct} "
                 f"g_sq={gt} g_sk={gr * 100} g_sqsq={gt} g_sqsk={gt * 100}]",
                 _exp(kind, cr, ct, gr, gt, ct + gt, cr + gr))
-    return f"step[MIXED bs={cr + gr} toks={ct + gt}]", _exp(kind, None, None, None, None, ct + gt, cr + gr)
+    if form == "variant":
+        return f"step[MIXED bs={cr + gr} toks={ct + gt}]", _exp(kind, None, None, None, None, ct + gt, cr + gr)
+    return f"step[MIXED bs={cr + gr}]", _exp(kind, None, None, None, None, None, cr + gr)
 
 
 def _trtllm(rng, kind, i):

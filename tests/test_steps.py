@@ -84,7 +84,7 @@ def test_nested_sglang_and_vllm_ranges_are_one_step(tmp_path, fmt):
     assert source.preset == "sglang" and rows == gen.expected_rows(steps)
     # a native DECODE name gives no token count: the vLLM-style range of the same iteration does
     filled = [r for s, r in zip(steps, rows)
-              if s.inner and s.name.startswith("step[DECODE bs=") and "g_sq" not in s.name]
+              if s.inner and s.name.startswith("step[DECODE bs=") and "g_sq=" not in s.name]
     assert filled and all(r["generation_tokens"] is not None for r in filled)
     # the vLLM preset alone reads the inner ranges: one step per iteration too
     _, vframe, _ = read_back(bundle, sp.parse_step_source("vllm"))
@@ -230,7 +230,14 @@ def test_profiler_steps_of_a_plain_pytorch_trace():
     ("capture_256_PIECEWISE", "vllm", ("capture", None, None, None, None, None, 256, "PIECEWISE")),
     ("step[DECODE bs=64 g_sq=128 g_sqsq=256 g_sqsk=262144 g_sk=131072]", "sglang",
      ("decode", 0, 0, 64, 128, 128, 64, None)),
+    ("step[DECODE bs=64 g_sqsq=64 g_sqsk=131072 g_sk=131072]", "sglang", ("decode", 0, 0, 64, None, None, 64, None)),
+    ("step[EXTEND bs=2 toks=14721 c_sqsq=108745533 c_sqsk=108745533 c_sk=14721]", "sglang",
+     ("prefill", 2, 14721, 0, 0, 14721, 2, None)),
+    ("step[MIXED bs=3]", "sglang", ("mixed", None, None, None, None, None, 3, None)),
     ("step[DRAFT_EXTEND bs=4]", "sglang", ("draft", None, None, None, None, None, 4, None)),
+    ("step[DRAFT_EXTEND_V2 bs=4]", "sglang", ("draft", None, None, None, None, None, 4, None)),
+    ("step[SPLIT_PREFILL bs=1]", "sglang", ("prefill", 1, None, 0, 0, None, 1, None)),
+    ("step[PREBUILT bs=2]", "sglang", ("step", None, None, None, None, None, 2, None)),
     ("step[TARGET_VERIFY bs=4 toks=16]", "sglang", ("verify", None, None, None, None, 16, 4, None)),
     ("capture_16_DECODE", "sglang", ("capture", None, None, None, None, None, 16, None)),
     ("_forward_step: 0 ctx reqs, 7 gen reqs", "trtllm", ("decode", 0, 0, 7, None, None, 7, None)),

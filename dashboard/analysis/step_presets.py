@@ -10,11 +10,13 @@ range or an NVTX range in nsys):
   (context tokens Q, generation tokens q, T tokens in the batch), and graph captures
   ``capture_{N}_{FULL|PIECEWISE}``. Parentheses that hold something else than these counts still give
   the request counts; their tokens are then unknown (None), never 0.
-* ``sglang`` (``record_function`` in the model runner): ``step[EXTEND bs={n} toks={t}]``,
-  ``step[DECODE bs={n}]``, ``step[MIXED bs={n} toks={t}]``, ``step[IDLE bs=0]``, speculative
-  ``step[DRAFT_EXTEND bs={n}]`` / ``step[TARGET_VERIFY bs={n}]``, the detailed form with ``c_sq= g_sq=``
-  (and ``c= g=`` request counts of a mixed batch), graph captures ``capture_{bs}_DECODE``. The preset also
-  reads vLLM-style ``execute_`` names: a trace may hold both for one iteration (``steps`` merges them).
+* ``sglang`` (the model runner's step span, ``build_step_span_name``): ``step[EXTEND bs={n} toks={t}]``
+  and ``step[{MODE} bs={n}]`` for every other forward mode (``DECODE``, ``MIXED``, ``IDLE``, speculative
+  ``DRAFT_EXTEND``/``DRAFT_EXTEND_V2`` and ``TARGET_VERIFY``, ...), with the roofline suffix when enabled
+  (EXTEND ``c_sqsq= c_sqsk= c_sk=``; DECODE ``g_sqsq= g_sqsk= g_sk=``, no token count; MIXED ``c= g=``
+  request counts and ``c_sq= g_sq=`` tokens); also ``toks=`` on MIXED and ``c_sq=``/``g_sq=`` where a
+  release writes them. Graph captures ``capture_{bs}_DECODE``. The preset also reads vLLM-style
+  ``execute_`` names: a trace may hold both for one iteration (``steps`` merges them).
 * ``trtllm`` (PyTorch executor, NVTX): ``[Executor] _forward_step {iter}: {n} ctx reqs, {m} gen reqs``,
   newer releases with ``, {t} ctx tokens`` too (fields in any order; older: no iteration, no prefix).
 * ``seed`` (the seed's server): ``CG_DISPATCH:actual=N:mode=NONE|PIECEWISE|FULL:padded=N`` marks; the

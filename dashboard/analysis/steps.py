@@ -104,16 +104,22 @@ def _matches(frame: pd.DataFrame, col: str, match) -> tuple[np.ndarray, list]:
     return mask, [parsed[c] for c in codes[mask]]
 
 
-def own_counts(ranges: pd.DataFrame, marks: pd.DataFrame, prefix: str = sp.DEFAULT_DISPATCH_PREFIX) -> dict[str, int]:
+def _count(frame: pd.DataFrame | None, col: str, own) -> int:
+    """Rows of ``frame`` whose name ``own`` accepts (every distinct name tested once)."""
+    if frame is None or frame.empty:
+        return 0
+    codes, cats = _names(frame, col)
+    hit = np.array([bool(own(c)) for c in cats] + [False], dtype=bool)  # code -1 (NA) -> last
+    return int(hit[codes].sum())
+
+
+def own_counts(ranges: pd.DataFrame | None, marks: pd.DataFrame | None,
+               prefix: str = sp.DEFAULT_DISPATCH_PREFIX) -> dict[str, int]:
     """How many ranges and marks are each preset's own annotations (what ``auto`` chooses by)."""
     out = {}
     for key, preset in sp.PRESETS.items():
         own = (lambda n: sp.match_seed(n, prefix) is not None) if key == "seed" else preset.own
-        n = 0
-        for frame, col in ((ranges, "message"), (marks, "name")):
-            if frame is not None and len(frame):
-                n += int(_matches(frame, col, lambda s, f=own: sp.StepFields(None) if f(s) else None)[0].sum())
-        out[key] = n
+        out[key] = _count(ranges, "message", own) + _count(marks, "name", own)
     return out
 
 
