@@ -301,3 +301,17 @@ def test_step_kernels_unit(tmp_path):
                                             "duration_ns": [10, 10], "end_estimated": False})]).astype(st.STEPS)
     assert st.attribute_to_steps(steps, launches, 4).tolist() == [0, st.UNATTRIBUTED, 1, st.UNATTRIBUTED]
     assert np.array_equal(st.attribute_to_steps(steps, launches.iloc[:0], 2), [-1, -1])
+
+
+def test_a_range_still_open_at_the_end_is_a_step_with_an_estimated_end(tmp_path):
+    from factories import write_nsys_sqlite
+
+    nvtx = [{"start": 0, "end": 100, "eventType": 59, "text": "execute_context_1(64)_generation_0(0)"},
+            {"start": 100, "end": None, "eventType": 59, "text": "execute_context_0(0)_generation_3(3)"},
+            {"start": 150, "end": 180, "eventType": 59, "text": "gpu_model_runner: forward"}]
+    b = load_nsys_sqlite(write_nsys_sqlite(tmp_path / "open.sqlite", nvtx=nvtx))
+    source, frame = st.bundle_steps(b, sp.parse_step_source(None))
+    assert source.preset == "vllm"
+    # nsys closes an open range at the last NVTX timestamp (180); the sub-step scope is no step
+    assert frame[["start_ns", "end_ns", "phase", "tokens", "end_estimated"]].values.tolist() == [
+        [0, 100, "prefill", 64, False], [100, 180, "decode", 3, True]]
