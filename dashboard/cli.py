@@ -697,8 +697,8 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
     _add_cache_options(p)
     p.set_defaults(func=_diff)
 
-    _add_steps_parser(sub)
     if light:  # `tracedash steps`: parsed without importing the findings rules (nor plotly)
+        _add_steps_parser(sub)
         _document_inputs(sub)
         return parser
     from dashboard.analysis.findings import RULES
@@ -718,6 +718,7 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
                    help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
     _add_cache_options(p)
     p.set_defaults(func=_findings)
+    _add_steps_parser(sub)
     _document_inputs(sub)
     return parser
 
