@@ -253,7 +253,7 @@ def build_steps(ranges: pd.DataFrame | None, marks: pd.DataFrame | None, spec: s
     """
     preset, auto = spec.preset, spec.preset == sp.AUTO
     if auto:
-        preset = choose_preset(own_counts(_or_empty(ranges), _or_empty(marks), spec.prefix))
+        preset = choose_preset(own_counts(ranges, marks, spec.prefix))
         if preset is None:
             return StepSource(None, None, True, spec.prefix), empty_steps()
     if preset == sp.RULE:
