@@ -587,8 +587,9 @@ def _document_inputs(sub) -> None:
         p.epilog = COMMAND_INPUTS.get(name, INPUTS_TEXT)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser of every subcommand (summarize, serve)."""
+def build_parser(light: bool = False) -> argparse.ArgumentParser:
+    """The argparse parser of every subcommand; ``light``: every subcommand but ``findings`` (whose rule
+    list would import the findings rules), for commands that need none of it (``steps``)."""
     parser = argparse.ArgumentParser(prog="tracedash", description="GPU profiling trace dashboard for nsys exports, "
                                      "Nsight Systems reports and PyTorch profiler (Kineto) traces.",
                                      epilog=INPUTS_TEXT, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -696,6 +697,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cache_options(p)
     p.set_defaults(func=_diff)
 
+    if light:  # `tracedash steps`: parsed without importing the findings rules (nor plotly)
+        _add_steps_parser(sub)
+        _document_inputs(sub)
+        return parser
     from dashboard.analysis.findings import RULES
 
     p = sub.add_parser("findings", help="what to fix first: findings ranked by the time they cost, with evidence "
@@ -713,8 +718,67 @@ def build_parser() -> argparse.ArgumentParser:
                    help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
     _add_cache_options(p)
     p.set_defaults(func=_findings)
+    _add_steps_parser(sub)
     _document_inputs(sub)
     return parser
+
+
+def _steps_value(text: str) -> str:
+    """``--steps auto|PRESET|REGEX``, checked (an unknown preset or unusable rule is a usage error)."""
+    from dashboard.analysis.step_presets import StepSourceError, parse_step_source
+
+    try:
+        parse_step_source(text)
+    except StepSourceError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _pid(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a process id: {text!r}") from None
+
+
+STEPS_HELP = ("where steps come from: auto (the preset whose annotations the trace holds), seed (CG_DISPATCH "
+              "marks), vllm, sglang, trtllm, torch (ProfilerStep#N), or a regular expression with named groups "
+              "(phase, tokens, context_requests, context_tokens, generation_requests, generation_tokens, "
+              "batch_size, graph_mode) for any other server (default: auto)")
+
+
+def _add_steps_parser(sub) -> None:
+    p = sub.add_parser("steps", help="the steps of a trace from its own annotations (vLLM, SGLang, TensorRT-LLM, "
+                       "CG_DISPATCH marks, ProfilerStep#N): phase, requests, tokens, kernels and GPU time per step")
+    p.add_argument("trace", help="the trace file (any input below)")
+    p.add_argument("--steps", default="auto", type=_steps_value, metavar="auto|PRESET|REGEX", help=STEPS_HELP)
+    p.add_argument("--pid", type=_pid, help="the process whose steps to show (default: the lowest pid with steps; "
+                   "statistics of several processes are never merged)")
+    p.add_argument("--json", action="store_true", help="print JSON (source, steps, phases; times in ns)")
+    p.add_argument("--threshold", type=_tokens, metavar="TOKENS", help="seed preset: prefill when a dispatch has at "
+                   "least TOKENS tokens (default: the widest gap in log(token count))")
+    p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
+                   help="seed preset: NVTX name prefix of dispatch marks (default CG_DISPATCH)")
+    _add_cache_options(p)
+    p.set_defaults(func=_steps)
+
+
+def _steps(args) -> int:
+    """``tracedash steps TRACE``: the steps as a table or JSON (``steps_report``)."""
+    from dashboard.analysis.step_presets import parse_step_source
+    from dashboard.steps_report import steps_json, steps_report, steps_text
+    from dashboard.trace import load_trace
+
+    spec = parse_step_source(args.steps, prefix=args.dispatch_prefix, threshold=args.threshold)
+    trace = load_trace(args.trace, dispatch_prefix=args.dispatch_prefix, cache=_cache(args))
+    report = steps_report(trace, spec, args.pid)
+    if args.json:
+        for note in report.notes:
+            _say(f"tracedash: note: {note}", file=sys.stderr)
+        sys.stdout.write(json.dumps(steps_json(report), indent=2) + "\n")
+    else:
+        sys.stdout.write(steps_text(report, Path(args.trace).name))
+    return 0
 
 
 SIZE_OPTIONS = ("--memory-limit", "--max-upload", "--upload-space", "--max-unzipped", "--upload-memory")
@@ -736,8 +800,9 @@ def _join_negative_sizes(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input or usage)."""
-    parser = build_parser()
-    args = parser.parse_args(_join_negative_sizes(list(sys.argv[1:] if argv is None else argv)))
+    argv = _join_negative_sizes(list(sys.argv[1:] if argv is None else argv))
+    parser = build_parser(light=bool(argv) and argv[0] == "steps")
+    args = parser.parse_args(argv)
     try:
         return args.func(args)
     except TraceError as exc:

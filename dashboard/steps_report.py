@@ -1,0 +1,168 @@
+"""``tracedash steps``: the steps of a trace from its own annotations, as JSON or a plain-text table.
+
+JSON (``steps_json``)::
+
+    {"source": {"preset", "rule", "auto"},
+     "steps": [{"start_ns", "end_ns", "name", "phase", "context_requests", "context_tokens",
+                "generation_requests", "generation_tokens", "tokens", "batch_size", "graph_mode",
+                "kernels", "gpu_time_ns"}],
+     "phases": {PHASE: {"steps", "requests", "tokens", "total_ns", "mean_ns", "p50_ns", "p90_ns",
+                        "p99_ns", "tokens_per_s", "kernels", "gpu_time_ns"}}}
+
+Steps and phases are those of one process (``pid``; default the lowest pid with steps): statistics of
+several annotating processes (tensor-parallel workers) are never merged. Unknown values are null, never 0:
+counts an annotation does not give, and kernels / GPU time of a summary JSON (no events).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from dashboard.analysis import step_presets as sp
+from dashboard.analysis import steps as st
+from dashboard.errors import TraceError
+
+STEP_KEYS = ("start_ns", "end_ns", "name", "phase", *sp.COUNT_FIELDS, "graph_mode", "kernels", "gpu_time_ns")
+
+
+@dataclass(frozen=True)
+class StepsReport:
+    """The steps of one process of a trace: ``steps`` (STEPS rows of ``pid``), ``gpu`` (STEP_GPU aligned
+    with them; None without events), ``phases`` (STEP_PHASE_STATS), ``processes`` (pid -> steps)."""
+
+    source: st.StepSource
+    pid: int | None
+    steps: pd.DataFrame
+    gpu: pd.DataFrame | None
+    phases: pd.DataFrame
+    processes: dict[int, int]
+    notes: tuple[str, ...] = ()
+
+
+def steps_report(trace, spec: sp.StepSpec, pid: int | None = None) -> StepsReport:
+    """Steps, per-step GPU time and per-phase statistics of a LoadedTrace for ``spec``.
+
+    Raises:
+        TraceError: ``pid`` names a process without steps (exit 2), with the processes that have some.
+    """
+    end_ns = trace.summary.gpu_end_ns
+    bundle = trace.bundle
+    if bundle is not None:
+        source, steps = st.bundle_steps(bundle, spec, end_ns=end_ns)
+    else:
+        source, steps = st.build_steps(None, st.timeline_marks(trace.summary.dispatch_timeline), spec, end_ns=end_ns)
+    counts = steps["pid"].value_counts()
+    processes = {p: int(counts[p]) for p in st.step_processes(steps)}
+    notes = []
+    if not processes:
+        notes.append(_nothing_found(trace, source, spec))
+    if pid is not None and pid not in processes:
+        have = ", ".join(map(str, processes)) or "none"
+        raise TraceError(f"--pid {pid}: no steps in that process (processes with steps: {have})")
+    chosen = pid if pid is not None else (next(iter(processes)) if processes else None)
+    mine = steps[steps["pid"] == chosen].reset_index(drop=True) if chosen is not None else steps
+    gpu = None
+    if bundle is not None:
+        from dashboard.analysis.gpu_time import kernel_launches
+
+        gpu = st.step_kernels(mine, bundle.kernels, bundle.api_calls, kernel_launches(bundle.kernels, bundle.api_calls))
+    if len(processes) > 1:
+        each = ", ".join(f"pid {p}: {n}" for p, n in processes.items())
+        notes.append(f"{len(processes)} processes have steps ({each}); "
+                     f"showing pid {chosen} (--pid chooses another)")
+    return StepsReport(source, chosen, mine, gpu, st.step_phase_stats(mine, gpu), processes, tuple(notes))
+
+
+def _nothing_found(trace, source: st.StepSource, spec: sp.StepSpec) -> str:
+    if source.auto:
+        return (f"no step annotations found: none of the presets ({', '.join(sp.PRESETS)}) matches an NVTX range or "
+                "mark of this trace; a rule (--steps REGEX with named groups) reads other servers' annotations")
+    what = source.label if source.rule is None else f"ranges or marks matching /{source.rule}/"
+    other = ""
+    if trace.bundle is not None and source.rule is None:
+        found = st.choose_preset(st.own_counts(trace.bundle.nvtx_ranges, trace.bundle.nvtx_marks, spec.prefix))
+        if found is not None and found != source.preset:
+            other = f"; the trace holds {st.StepSource(found, prefix=spec.prefix).label} (--steps {found}, or auto)"
+    return f"no {what} in this trace{other}"
+
+
+def _value(v):
+    if v is None or v is pd.NA:
+        return None
+    if isinstance(v, float):
+        return None if math.isnan(v) else v
+    if hasattr(v, "item"):
+        v = v.item()
+    return None if isinstance(v, float) and math.isnan(v) else v
+
+
+def steps_json(report: StepsReport) -> dict:
+    """The ``tracedash steps --json`` object (module docstring)."""
+    s = report.steps
+    rows = []
+    kernels = report.gpu["kernels"].tolist() if report.gpu is not None else [None] * len(s)
+    busy = report.gpu["gpu_time_ns"].tolist() if report.gpu is not None else [None] * len(s)
+    cols = {c: s[c].astype(object).tolist() for c in STEP_KEYS if c in s}
+    for i in range(len(s)):
+        row = {c: _value(cols[c][i]) for c in STEP_KEYS if c in cols}
+        row["kernels"], row["gpu_time_ns"] = kernels[i], busy[i]
+        rows.append({k: row[k] for k in STEP_KEYS})
+    phases = {}
+    for rec in report.phases.to_dict("records"):
+        p = rec.pop("phase")
+        if report.gpu is None:
+            rec["kernels"] = rec["gpu_time_ns"] = None
+        phases[p] = {k: _value(v) for k, v in rec.items()}
+    return {"source": report.source.to_dict(), "steps": rows, "phases": phases}
+
+
+def _ms(ns) -> str:
+    return "" if ns is None or ns is pd.NA else f"{int(ns) / 1e6:,.3f}"
+
+
+def _n(v) -> str:
+    return "" if v is None or v is pd.NA else f"{int(v):,}"
+
+
+def _table(header: list[str], rows: list[list[str]], left: set[int]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+
+    def line(cells):
+        cells = [c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        return "  ".join(cells).rstrip()
+
+    return [line(header), *(line(r) for r in rows)]
+
+
+def steps_text(report: StepsReport, trace_name: str) -> str:
+    """The plain-text form: the source, one row per step (times in ms; blank: not given), the phases."""
+    s = report.steps
+    head = f"{trace_name}: steps from {report.source.label}"
+    if report.pid is not None:
+        head += f" · pid {report.pid} · {len(s):,} step{'s' if len(s) != 1 else ''}"
+    out = [head, *(f"note: {n}" for n in report.notes)]
+    if len(s):
+        gpu = report.gpu
+        rows = []
+        for i, r in enumerate(s.itertuples(index=False)):
+            rows.append([str(i), _ms(r.start_ns), _ms(r.duration_ns), r.phase, _n(r.context_requests),
+                         _n(r.context_tokens), _n(r.generation_requests), _n(r.generation_tokens), _n(r.tokens),
+                         _n(r.batch_size), r.graph_mode or "", _n(gpu["kernels"].iat[i]) if gpu is not None else "n/a",
+                         _ms(gpu["gpu_time_ns"].iat[i]) if gpu is not None else "n/a", r.name])
+        out += ["", *_table(["#", "start ms", "duration ms", "phase", "ctx req", "ctx tok", "gen req", "gen tok",
+                             "tokens", "batch", "graph", "kernels", "GPU ms", "name"], rows, {3, 10, 13})]
+    p = report.phases
+    if len(p):
+        rows = [[r.phase, _n(r.steps), _n(r.requests), _n(r.tokens), _ms(r.total_ns), _ms(r.p50_ns), _ms(r.p90_ns),
+                 _ms(r.p99_ns), "n/a" if math.isnan(r.tokens_per_s) else f"{r.tokens_per_s:,.1f}",
+                 _n(r.kernels) if report.gpu is not None else "n/a",
+                 _ms(r.gpu_time_ns) if report.gpu is not None else "n/a"] for r in p.itertuples(index=False)]
+        out += ["", "per phase (graph captures left out):",
+                *_table(["phase", "steps", "requests", "tokens", "total ms", "p50 ms", "p90 ms", "p99 ms", "tokens/s",
+                         "kernels", "GPU ms"], rows, {0})]
+    elif len(s):
+        out += ["", "per phase: no serving steps (graph captures are left out of the phase statistics)"]
+    return "\n".join(out) + "\n"
