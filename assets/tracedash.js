@@ -49,6 +49,20 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
       return window.dash_clientside.no_update;
     },
     // Download a figure as SVG under the same meaningful file name as its PNG.
+    // "Steps from": a preset picked in the list goes into the box (the state's control); a value typed in
+    // the box shows as its preset in the list, or as "rule" for a regular expression.
+    stepsSource: function (preset, text) {
+      const nu = window.dash_clientside.no_update;
+      const ctx = window.dash_clientside.callback_context;
+      const trig = (ctx && ctx.triggered && ctx.triggered.length) ? ctx.triggered[0].prop_id : "";
+      if (trig.indexOf("steps-preset.") === 0) {
+        return (preset && preset !== "rule") ? [preset, nu] : [nu, nu];
+      }
+      const presets = ["auto", "seed", "vllm", "sglang", "trtllm", "torch"];
+      const t = String(text || "").trim().toLowerCase() || "auto";
+      const shown = presets.indexOf(t) >= 0 ? t : "rule";
+      return [nu, shown === preset ? nu : shown];
+    },
     downloadSvg: function (n, id) {
       const gd = document.querySelector("#" + id.graph + " .js-plotly-plot");
       if (!gd || !window.Plotly) { return window.dash_clientside.no_update; }

@@ -958,7 +958,17 @@ def timeline_view_spec(trace: LoadedTrace, state: ViewState, theme: Theme = DEFA
 
 def gantt_view(trace: LoadedTrace, state: ViewState, theme: Theme = DEFAULT_THEME) -> tuple[go.Figure, str]:
     """The dispatch Gantt on the timeline's x axis (at ``state.window()``), captioned from that
-    window; and its download file name."""
+    window; and its download file name. Steps from a framework's annotations: the step Gantt
+    (``render_steps.step_gantt``)."""
+    from dashboard import render_steps as rs
+
+    if (sv := rs.step_view(trace, replace(state, stats="trace"))) is not None:
+        x_range = state.window() or time_extent(trace, sv.all_steps)
+        gantt = rs.step_gantt(trace, state, sv, x_range, theme)
+        if state.mark and state.mark[0] == "dispatch":
+            mark_target(gantt, state.mark)
+        return (add_caption(gantt, view_caption(trace, state, state.window()), wrap=WIDE_CAPTION_WRAP_CHARS),
+                figure_filename(trace, "gantt", state.window()))
     pv = phase_view(trace, replace(state, stats="trace"))
     x_range = state.window() or time_extent(trace, pv.dispatches)
     title = f"Dispatches · {escape_text(trace.name)}"  # Plotly titles are HTML: a file name is text
@@ -990,9 +1000,16 @@ def gantt_view(trace: LoadedTrace, state: ViewState, theme: Theme = DEFAULT_THEM
 def phase_figure_view(trace: LoadedTrace, state: ViewState,
                       theme: Theme = DEFAULT_THEME) -> tuple[go.Figure, str]:
     """Step times and kernel time by category per phase, on ``state.stats_window()`` (None: the
-    whole trace), captioned with that window and the number of dispatches it holds; and its file name."""
-    pv = phase_view(trace, state)
+    whole trace), captioned with that window and the number of dispatches it holds; and its file name.
+    Steps from a framework's annotations: those of the process shown (``render_steps``)."""
+    from dashboard import render_steps as rs
+
     w = state.stats_window() if trace.bundle is not None else None
+    if (sv := rs.step_view(trace, state)) is not None:
+        holds = count_noun(len(sv.steps), "step") + (f" of pid {sv.pid}" if len(sv.processes) > 1 else "")
+        return (rs.step_phase_figure(trace, state, sv, view_caption(trace, state, w, holds=holds), theme),
+                figure_filename(trace, "phases", w))
+    pv = phase_view(trace, state)
     steps, step_phases = pv.whole_steps()  # a step cut by the window's edges is not a step time
     n, cut = len(pv.dispatches), len(pv.dispatches) - len(steps)
     empty_text = (f"No whole dispatch step in this window: its {count_noun(n, 'dispatch', 'dispatches')} "
@@ -1043,17 +1060,20 @@ def build_view(trace: LoadedTrace, state: ViewState, theme: Theme = DEFAULT_THEM
     phases, phases_name = phase_figure_view(trace, state, theme)
     gpu_table = gpu_rows(stats_trace, state)
     devices = device_ids(trace)
+    from dashboard import render_steps as rs
+
+    sv = rs.step_view(trace, state)
     return DashboardView(
         cards=overview_cards(stats_trace, state),
         gantt=gantt,
         timeline=timeline,
-        phase_rows=phase_table_rows(pv.stats),
+        phase_rows=phase_table_rows(pv.stats) if sv is None else rs.step_phase_rows(sv),
         gpu_rows=gpu_table[0],
         phase_figure=phases,
         filenames={"gantt": gantt_name, "timeline": timeline_name, "phases": phases_name},
         devices=devices,
         device_labels={d: device_label(d, trace.meta.gpus, trace.meta.rank_devices) for d in devices},
-        dispatch_rows=dispatch_table_rows(pv),
+        dispatch_rows=dispatch_table_rows(pv) if sv is None else rs.step_table_rows(sv),
         gpu_columns=gpu_table[1],
         kernel_rows=kernel_rows(stats_trace, state.kernel_names, state.busy),
         api_rows=api_rows(stats_trace),

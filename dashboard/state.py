@@ -36,7 +36,8 @@ TABLE_COLUMNS = {
     "api": ("name", "family", "raw_name", "count", "total_ns", "mean_ns"),
     "nvtx": ("name", "count", "sum_ns", "union_ns", "gpu_overlap_ns", "overlap_pct"),
     "dispatches": ("index", "phase", "tokens", "mode", "padded", "start_ns", "duration_ns", "kernels",
-                   "gpu_busy_ns", "launch_lead_ns", "ns_per_token"),
+                   "gpu_busy_ns", "launch_lead_ns", "ns_per_token", "context_requests", "context_tokens",
+                   "generation_requests", "generation_tokens", "batch_size", "pid", "name"),
     "gaps": ("device_id", "start_ns", "duration_ns", "cause", "api_call", "nvtx_range", "memop_cover"),
 }
 DEFAULT_SORTS = {"kernels": "-total_ns", "api": "-total_ns", "nvtx": "-sum_ns", "dispatches": "start_ns",
@@ -65,6 +66,8 @@ class ViewState:
     lanes: tuple[str, ...] = LANES
     threshold: float | None = None
     prefix: str = "CG_DISPATCH"
+    steps: str = "auto"  # the step source: auto, a preset (seed, vllm, sglang, trtllm, torch) or a user rule
+    step_pid: int | None = None  # the annotating process whose step statistics are shown (None: the first)
     busy: str = "kernels"
     sort: str = "-total_ns"
     kernel: str = ""
@@ -134,6 +137,25 @@ def _parse_prefix(raw: str) -> str:
     if not (raw.strip() and len(raw) <= _MAX_TEXT and raw.isprintable()):
         raise ValueError(raw)
     return raw
+
+
+def _parse_steps(raw: str) -> str:
+    """A step source (``analysis.step_presets.parse_step_source``: auto, a preset name, or a user rule),
+    canonical: a preset name in lower case, a rule as written. The one validation of a ``--steps`` value;
+    its StepSourceError (a ValueError) says what is wrong."""
+    from dashboard.analysis.step_presets import RULE, parse_step_source  # the presets' own table
+
+    text = raw.strip()
+    if len(text) > _MAX_TEXT or not text.isprintable():
+        raise ValueError(f"{text[:40]!r}: a step source is printable text of at most {_MAX_TEXT} characters")
+    spec = parse_step_source(text)
+    return spec.rule if spec.preset == RULE else spec.preset
+
+
+def _parse_pid(raw: str) -> int:
+    if not _INT.fullmatch(raw) or not 0 <= int(raw) < 2**62:
+        raise ValueError(raw)
+    return int(raw)
 
 
 def _parse_text(raw: str) -> str:
@@ -303,6 +325,14 @@ FIELDS: tuple[Field, ...] = (
           fmt=_num, control=("phase-threshold", "value"), from_control=_threshold_from_control),
     Field("prefix", "prefix", "dispatch marker prefix (NVTX mark/range name)", _parse_prefix,
           control=("dispatch-prefix", "value"), from_control=_prefix_from_control),
+    Field("steps", "steps", "where steps come from: auto (the preset whose annotations the trace holds), seed "
+          "(CG_DISPATCH marks; prefix and threshold are its parameters), vllm, sglang, trtllm, torch "
+          "(ProfilerStep#N), or a regular expression with named groups", _parse_steps,
+          control=("steps-source", "value"), from_control=lambda r: _parse_steps(str(r or "").strip() or "auto"),
+          invalid="not a preset (auto, seed, vllm, sglang, trtllm, torch) or a usable rule"),
+    Field("step_pid", "step_pid", "the annotating process whose step statistics are shown (absent: the first with "
+          "steps)", _parse_pid, control=("step-pid", "value"),
+          from_control=lambda r: None if r in (None, "") else _parse_pid(str(r))),
     Field("busy", "busy", "what counts as GPU busy: " + ", ".join(BUSY), _choice(BUSY),
           control=("busy-source", "value")),
     Field("stats", "stats", "statistics for the whole trace or the visible window: " + ", ".join(STATS),
@@ -471,9 +501,11 @@ def apply_control(state: ViewState, name: str, raw: Any) -> tuple[ViewState, str
     f = BY_NAME[name]
     try:
         value = f.from_control_value(raw)
-    except (ValueError, TypeError, OverflowError):
+    except (ValueError, TypeError, OverflowError) as exc:
         if name == "prefix":
             return state, f"An empty or unprintable dispatch prefix is not allowed: keeping {state.prefix}."
+        if name == "steps":
+            return state, f"“Steps from” takes auto, a preset or a rule: {exc}; keeping {state.steps}."
         label, takes = CONTROL_TEXT.get(name, (f.key, "a valid value"))
         current = getattr(state, name)
         keeping = f.fmt(current) if current is not None else CONTROL_DEFAULT_TEXT.get(name, "the default")

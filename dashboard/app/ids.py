@@ -2,6 +2,12 @@
 
 TRACE_PICKER = "trace-picker"
 DISPATCH_PREFIX = "dispatch-prefix"
+STEPS_SOURCE = "steps-source"  # the "Steps from" text box: auto, a preset or a rule (state.steps)
+STEPS_PRESET = "steps-preset"  # the preset list beside it (writes its choice into the box, client-side)
+STEPS_FROM = "steps-from"  # "Steps from: vLLM annotations (auto)" in the Per phase panel
+STEP_PID = "step-pid"  # the process whose step statistics are shown
+STEPS_NOTE = "phases-note-steps"
+DISPATCH_NOTE = "phases-note-dispatch"
 THRESHOLD = "phase-threshold"
 BUSY_SOURCE = "busy-source"
 ALERTS = "alerts"
@@ -61,4 +67,5 @@ def slice_id(view: str) -> dict:
 ALL = [TRACE_PICKER, DISPATCH_PREFIX, THRESHOLD, BUSY_SOURCE, ALERTS, OVERVIEW, GANTT, PHASE_TABLE, TIMELINE,
        TABLE_TABS, KERNEL_TABLE, API_TABLE, NVTX_TABLE, SYNC_SINK, THRESHOLD_HINT, GPU_TABLE, NVTX_GROUP, PHASE_FIGURE, DISPATCH_TABLE, GAP_THRESHOLD, GAP_TABLE, GAP_FIGURE, LANES, URL, COPY_LINK, STATE_NOTICE, REPORT_BUTTON, REPORT_DOWNLOAD, KERNEL_FILTER, HIDE_DEVICES, KERNEL_NAMES,
        UPLOAD_BUTTON, UPLOAD_STATUS, UPLOAD_ALERT, STATE, SEARCH, ROW_CLICK, STATS_FOR, LANE_CONTROLS, API_GROUP,
-       X_RANGE, GRID_EVENTS, PRERENDERED, RENDER_KICK]
+       X_RANGE, GRID_EVENTS, PRERENDERED, RENDER_KICK, STEPS_SOURCE, STEPS_PRESET, STEPS_FROM, STEP_PID, STEPS_NOTE,
+       DISPATCH_NOTE]

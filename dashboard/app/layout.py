@@ -59,6 +59,7 @@ def _why(reason: str) -> dict:
 
 
 _NUM_FILTER = "agNumberColumnFilter"
+_NOT_SAID = "—: the step's annotation does not give it (or a seed dispatch mark)"
 
 KERNEL_COLUMNS = [
     {"headerName": "Kernel (short name)", "field": "name", "tooltipField": "full_name", "flex": 3, "minWidth": 220,
@@ -111,7 +112,9 @@ DISPATCH_COLUMNS = [
     {"headerName": "Phase", "field": "phase", "filter": "agTextColumnFilter"},
     {"headerName": "Tokens", "field": "tokens", "valueFormatter": _INT, "filter": _NUM_FILTER,
      "tooltipValueGetter": _why("n/a: the mark's name carries no token count")},
-    {"headerName": "Mode", "field": "mode", "filter": "agTextColumnFilter"},
+    {"headerName": "Graph mode", "field": "mode", "filter": "agTextColumnFilter",
+     "headerTooltip": "the CUDA-graph mode the annotation names (NONE, PIECEWISE, FULL)",
+     "tooltipValueGetter": _why("—: the annotation does not say")},
     {"headerName": "Padded", "field": "padded", "valueFormatter": _INT, "filter": _NUM_FILTER,
      "tooltipValueGetter": _why("n/a: the mark's name carries no padded size")},
     {"headerName": "Start (s)", "field": "start_ns", "valueFormatter": {"function": "d3.format(',.6f')(params.value / 1e9)"},
@@ -132,6 +135,20 @@ DISPATCH_COLUMNS = [
      "tooltipValueGetter": _why("n/a: no kernel was attributed to this dispatch")},
     {"headerName": "Time / token (µs)", "field": "ns_per_token", "valueFormatter": _US, "filter": _NUM_FILTER,
      "tooltipValueGetter": _why("n/a: no token count (or 0 tokens) for this dispatch")},
+    # a framework's steps (vLLM, SGLang, TensorRT-LLM): what its annotation says of the batch
+    {"headerName": "Ctx req", "field": "context_requests", "valueFormatter": _INT, "filter": _NUM_FILTER,
+     "headerTooltip": "context (prefill) requests in the step", "tooltipValueGetter": _why(_NOT_SAID)},
+    {"headerName": "Ctx tok", "field": "context_tokens", "valueFormatter": _INT, "filter": _NUM_FILTER,
+     "headerTooltip": "context (prefill) tokens in the step", "tooltipValueGetter": _why(_NOT_SAID)},
+    {"headerName": "Gen req", "field": "generation_requests", "valueFormatter": _INT, "filter": _NUM_FILTER,
+     "headerTooltip": "generation (decode) requests in the step", "tooltipValueGetter": _why(_NOT_SAID)},
+    {"headerName": "Gen tok", "field": "generation_tokens", "valueFormatter": _INT, "filter": _NUM_FILTER,
+     "headerTooltip": "generation (decode) tokens in the step", "tooltipValueGetter": _why(_NOT_SAID)},
+    {"headerName": "Batch", "field": "batch_size", "valueFormatter": _INT, "filter": _NUM_FILTER,
+     "headerTooltip": "requests in the step's batch", "tooltipValueGetter": _why(_NOT_SAID)},
+    {"headerName": "pid", "field": "pid", "filter": _NUM_FILTER, "headerTooltip": "the annotating process"},
+    {"headerName": "Annotation", "field": "name", "flex": 2, "minWidth": 220, "filter": "agTextColumnFilter",
+     "tooltipField": "name"},
 ]
 
 
@@ -227,8 +244,8 @@ NO_ROWS = {
     "kernels": f"No kernels {_WHERE}",
     "api": f"No CUDA API calls {_WHERE}",
     "nvtx": f"No NVTX ranges {_WHERE}",
-    "dispatches": ("No dispatches: no NVTX mark or range starts with the dispatch prefix, or none is in the window "
-                   "the statistics are for"),
+    "dispatches": ("No steps: no annotation of the chosen step source (“Steps from”) in this trace, or none is in "
+                   "the window the statistics are for"),
     "gaps": ("No idle gaps at or above the threshold in this trace or in the window the statistics are for (a trace "
              "without GPU work, or a summary JSON, has none to find)"),
 }
@@ -236,7 +253,7 @@ NO_MATCH = {
     "kernels": "No kernel passes the filters (the “Filter kernels” box and the column filters)",
     "api": "No CUDA API call passes the column filters",
     "nvtx": "No NVTX range passes the column filters",
-    "dispatches": "No dispatch passes the column filters",
+    "dispatches": "No step passes the column filters",
     "gaps": "No idle gap passes the column filters",
 }
 
@@ -323,6 +340,19 @@ def upload_control(max_upload_bytes: int) -> html.Div:
     ])
 
 
+# The "Steps from" list (``analysis.step_presets.PRESETS`` and auto), then "rule" for the box's own text.
+STEP_PRESET_OPTIONS = [{"label": "auto", "value": "auto"}, {"label": "seed (CG_DISPATCH marks)", "value": "seed"},
+                       {"label": "vLLM", "value": "vllm"}, {"label": "SGLang", "value": "sglang"},
+                       {"label": "TensorRT-LLM", "value": "trtllm"},
+                       {"label": "PyTorch (ProfilerStep#N)", "value": "torch"},
+                       {"label": "rule (regular expression)", "value": "rule"}]
+
+
+def preset_choice(steps: str) -> str:
+    """The "Steps from" list's value for a state's step source: the preset, or ``rule``."""
+    return steps if steps in {o["value"] for o in STEP_PRESET_OPTIONS} - {"rule"} else "rule"
+
+
 def header_controls(state, options: list[dict], uploads: bool, max_upload_bytes: int) -> list:
     """The header's controls, each set from ``state`` (a link opens with its controls already set)."""
     from dashboard.app.views.compare_link import compare_href
@@ -332,9 +362,21 @@ def header_controls(state, options: list[dict], uploads: bool, max_upload_bytes:
                                           clearable=False, className="picker",
                                           maxHeight=PICKER_MAX_HEIGHT_PX)]),  # ~8 traces before it scrolls
         *([upload_control(max_upload_bytes)] if uploads else []),
-        html.Label(["Dispatch marker prefix",
+        html.Label(["Steps from",
+                    dcc.Dropdown(id=ids.STEPS_PRESET, options=STEP_PRESET_OPTIONS, value=preset_choice(state.steps),
+                                 clearable=False, searchable=False, className="picker steps-picker"),
+                    dcc.Input(id=ids.STEPS_SOURCE, type="text", value=state.steps, debounce=True, spellCheck=False,
+                              placeholder="auto, a preset or a regular expression", className="text-input",
+                              title="auto, seed, vllm, sglang, trtllm, torch, or a rule: a regular expression "
+                                    "whose named groups (phase, tokens, context_requests, ...) give the step's "
+                                    "fields, e.g. ^forward_(?P<tokens>\\d+)")],
+                   title="Where the phase views' steps come from: the annotations of a serving framework "
+                         "(auto picks the one the trace holds), or a rule for any other server"),
+        html.Label(["Seed marks prefix",
                     dcc.Input(id=ids.DISPATCH_PREFIX, type="text", value=state.prefix, debounce=True,
-                              spellCheck=False, className="text-input")]),
+                              spellCheck=False, className="text-input")],
+                   title="the seed preset's parameter: NVTX marks or ranges whose name starts with it are dispatch "
+                         "marks (a step lasts to the next one)"),
         html.Label(["Prefill when tokens ≥",
                     # no min=0: the browser would send an invalid number as None, which reads as "automatic"
                     dcc.Input(id=ids.THRESHOLD, type="number", debounce=True, placeholder="auto",

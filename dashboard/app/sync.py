@@ -152,6 +152,12 @@ def register_sync(app: Dash, store) -> None:
     def dismiss_notice(_):
         return []
 
+    # "Steps from": the preset list and the box show one value (the box is the state's control).
+    app.clientside_callback(
+        ClientsideFunction(namespace="tracedash", function_name="stepsSource"),
+        Output(ids.STEPS_SOURCE, "value", allow_duplicate=True), Output(ids.STEPS_PRESET, "value"),
+        Input(ids.STEPS_PRESET, "value"), Input(ids.STEPS_SOURCE, "value"),
+        prevent_initial_call=True)
     # Only what changes the view reaches the server: a zoom/pan/reset of the timeline or the Gantt (not an
     # autosize), a sort or filter the user made (not the state a grid reports when it is first drawn).
     app.clientside_callback(

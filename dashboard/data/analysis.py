@@ -62,6 +62,37 @@ class TraceAnalysis(BundleAnalysis):
         """The analysis of ``windowed(window)`` (this one for None)."""
         return analysis_of(self.windowed(window))
 
+    def steps(self, spec):
+        """``(StepSource, STEPS)`` of the trace for a parsed step source (``analysis.steps.build_steps``:
+        every process; a summary input's dispatch timeline read as marks). Kept per spec."""
+        from dashboard.analysis import steps as st
+
+        def compute():
+            b = self.bundle
+            if b is not None:
+                return st.bundle_steps(b, spec, end_ns=self.gpu_end_ns)
+            return st.build_steps(None, st.timeline_marks(self.summary_timeline), spec, end_ns=self.gpu_end_ns)
+
+        return self.memo.get(("steps", spec), compute)
+
+    def step_attribution(self, spec) -> "np.ndarray":
+        """Step index (``STEPS.index``) of every kernel row for ``spec``'s steps, UNATTRIBUTED when
+        none (``analysis.steps.attribute_to_steps``: the launching call's start, same process)."""
+        from dashboard.analysis import steps as st
+
+        return self.memo.get(("step_attribution", spec), lambda: st.attribute_to_steps(
+            self.steps(spec)[1], self.launches(), len(self.bundle.kernels)))
+
+    def step_gpu(self, spec):
+        """Kernels and GPU time per step (``analysis.steps.step_kernels``, STEP_GPU aligned with
+        ``steps(spec)``), or None without kernels to attribute (a summary input)."""
+        from dashboard.analysis import steps as st
+
+        if self.bundle is None:
+            return None
+        return self.memo.get(("step_gpu", spec), lambda: st.step_kernels(
+            self.steps(spec)[1], self.bundle.kernels, self.bundle.api_calls, self.launches()))
+
     def findings(self, threshold: float | None, prefix: str):
         """Every findings rule at its defaults (``analysis.findings.evaluate``), ranked; shared by the
         panel, the compare page and ``report`` (callers must not change it)."""

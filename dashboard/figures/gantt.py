@@ -76,3 +76,81 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
     )
     fig = go.Figure(data=traces, layout=layout, _validate=False)  # one step, as the timeline (a zoom redraws it)
     return fig
+
+
+def _count_text(req, tok) -> str:
+    """``3 req · 120 tok`` of one side of a step; ``?`` for what the annotation does not say."""
+    r = "?" if req is None or req is pd.NA else f"{int(req):,}"
+    t = "?" if tok is None or tok is pd.NA else f"{int(tok):,}"
+    return f"{r} req · {t} tok"
+
+
+def _opt(v) -> str:
+    return "?" if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) else f"{int(v):,}"
+
+
+def build_step_gantt(steps: pd.DataFrame, gpu: pd.DataFrame | None, phase_order: tuple[str, ...], *,
+                     x_range_ns: tuple[int, int] | None = None, title: str = "Steps", uirevision: str = "",
+                     in_view: dict[str, int] | None = None, empty_text: str = "No steps found.",
+                     theme: Theme = DEFAULT_THEME) -> go.Figure:
+    """Build the step Gantt: one bar per step over its own [start, end), one row per phase, coloured
+    by phase; with several annotating processes, one group of rows per process (``pid N · phase``).
+
+    Args:
+        steps: STEPS frame (analysis.steps), any processes. gpu: STEP_GPU aligned with ``steps``
+            (kernels and GPU time in the hover), or None.
+        phase_order: phases in row order (top first); phases absent from ``steps`` get no row.
+        in_view: steps per phase overlapping the zoom window (legend "decode (12 in view of 126)").
+
+    Returns:
+        Figure with one bar trace per phase (legend entry ``phase (count)``), hover with the request
+        and token counts, batch size, graph mode, kernels and GPU time.
+    """
+    if steps.empty:
+        return empty_figure(escape_text(empty_text), title=title, theme=theme, height=150)
+    pids = sorted(int(p) for p in pd.unique(steps["pid"]))
+    grouped = len(pids) > 1
+    phase = steps["phase"].to_numpy()
+    present = [p for p in phase_order if (phase == p).any()]
+    rows = [f"pid {pid} · {p}" if grouped else p for pid in pids for p in present
+            if not grouped or ((phase == p) & (steps["pid"].to_numpy() == pid)).any()]
+    kernels = gpu["kernels"].to_numpy() if gpu is not None else None
+    busy = gpu["gpu_time_ns"].to_numpy() if gpu is not None else None
+    traces = []
+    for p in present:
+        m = phase == p
+        sel = steps[m]
+        k = kernels[m] if kernels is not None else [None] * len(sel)
+        g = busy[m] if busy is not None else [None] * len(sel)
+        hover = []
+        for r, kk, gg in zip(sel.itertuples(index=False), k, g):
+            text = (f"<b>{p}</b> #{r.index}" + (f" · pid {r.pid}" if grouped else "")
+                    + f"<br>{escape_text(r.name[:120])}"
+                    + f"<br>context {_count_text(r.context_requests, r.context_tokens)}"
+                    + f" · generation {_count_text(r.generation_requests, r.generation_tokens)}"
+                    + f"<br>tokens {_opt(r.tokens)} · batch {_opt(r.batch_size)}"
+                    + f" · graph mode {escape_text(r.graph_mode) if r.graph_mode else '?'}"
+                    + f"<br>start {r.start_ns / 1e9:.6f} s · duration {fmt_ns(r.duration_ns)}"
+                    + (" (end estimated)" if r.end_estimated else ""))
+            if kk is not None:
+                text += f"<br>kernels {int(kk):,} · GPU time {fmt_ns(int(gg))} (by correlation)"
+            hover.append(text)
+        y = [f"pid {int(q)} · {p}" for q in sel["pid"]] if grouped else [p] * len(sel)
+        n = int(m.sum())
+        traces.append(go.Bar(
+            _validate=False,
+            name=f"{p} ({n:,})" if in_view is None else f"{p} ({in_view.get(p, 0):,} in view of {n:,})",
+            legendgroup=p, orientation="h", base=s_from_ns(sel["start_ns"]),
+            x=sel["duration_ns"].to_numpy(np.float64) / 1e9, y=y,
+            marker=dict(color=theme.phase_colors.get(p, "#888"), line=dict(width=0.5, color="#ffffff")),
+            hovertext=hover, hoverinfo="text", customdata=sel["index"].to_numpy(),
+        ))
+    legend = legend_rows([t.name for t in traces], font_px=11, width_px=1300)
+    top = 34 + 22 * legend
+    layout = theme.time_axis_layout(
+        title=theme.left_title(title), barmode="overlay", height=top + 40 + (36 if grouped else 45) * len(rows),
+        margin=dict(l=theme.time_axis_left_margin, r=20, t=top, b=40), uirevision=uirevision, showlegend=True,
+        xaxis=theme.time_xaxis(x_range_ns),
+        yaxis=dict(categoryorder="array", categoryarray=list(reversed(rows)), automargin=False),
+    )
+    return go.Figure(data=traces, layout=layout, _validate=False)

@@ -11,6 +11,8 @@ from plotly.subplots import make_subplots
 from dashboard.figures.common import empty_figure, escape_text
 from dashboard.figures.theme import DEFAULT_THEME, Theme, category_color
 
+# Phases in the order every phase figure draws them: the seed's split, then the step sources' own phases.
+PHASE_ORDER = ("prefill", "decode", "mixed", "unsplit", "unknown", "idle", "draft", "verify", "step", "capture")
 CATEGORY_ORDER = ("GEMM", "attention", "MoE", "normalisation", "communication", "memory",
                   "elementwise/activation", "other")
 
@@ -59,7 +61,7 @@ def build_phase_analysis(dispatches: pd.DataFrame, phases: pd.Series, category_t
                         subplot_titles=["Step time per phase"] + (["Kernel time by category (attributed by correlation)"]
                                                                   if has_categories else []),
                         horizontal_spacing=0.1)
-    present = [p for p in ("prefill", "decode", "mixed", "unsplit", "unknown") if (phases == p).any()]
+    present = [p for p in PHASE_ORDER if (phases == p).any()]
     all_ms = []
     for phase in present:
         dur_ms = dispatches.loc[(phases == phase).to_numpy(), "duration_ns"].to_numpy() / 1e6

@@ -64,7 +64,8 @@ class Theme:
     overlap: str = "#2f6f4f"
     non_overlap: str = "#c9d3df"
     phase_colors: dict[str, str] = field(default_factory=lambda: {
-        "prefill": "#d9480f", "decode": "#1c7ed6", "mixed": "#9c36b5", "unsplit": "#868e96", "unknown": "#adb5bd"})
+        "prefill": "#d9480f", "decode": "#1c7ed6", "mixed": "#9c36b5", "unsplit": "#868e96", "unknown": "#adb5bd",
+        "idle": "#ced4da", "draft": "#2b8a3e", "verify": "#e67700", "capture": "#495057", "step": "#0b7285"})
 
     # Left margin shared by every figure on the session time axis, so stacked figures line up.
     time_axis_left_margin: int = 210

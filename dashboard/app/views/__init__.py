@@ -36,6 +36,7 @@ from dashboard.app.views import (
     overview,
     phase_figure,
     phases,
+    step_source,
     timeline,
 )
 from dashboard.app.views.base import (
@@ -65,6 +66,7 @@ VIEWS: list[View] = [
     gaps.VIEW,
     nvtx.VIEW,
     compare_link.VIEW,
+    step_source.VIEW,
 ]
 BY_NAME = {v.name: v for v in VIEWS}
 

@@ -17,7 +17,7 @@ def render(trace, state):
 
 
 VIEW = View(
-    name="gantt", fields=("prefix", "threshold", "busy", "mark", WINDOW), slot="main",
+    name="gantt", fields=("prefix", "threshold", "steps", "busy", "mark", WINDOW), slot="main",
     outputs={"figure": (ids.GANTT, "figure"), "config": (ids.GANTT, "config"), "png": (f"{ids.GANTT}-report-png", "href"),
              "pdf": (f"{ids.GANTT}-report-pdf", "href")},
     render=render,

@@ -8,12 +8,21 @@ from dashboard.app.layout import figure_buttons, graph_config
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.figures.common import empty_figure
 from dashboard.render import phase_figure_view, phase_view
+from dashboard.render_steps import step_view
 
 
 def render(trace, state):
     """The phase figure view's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``.
     Without dispatches the panel is one line saying why (the figure stays behind it for the export links)."""
     fig, filename = phase_figure_view(trace, state)
+    if (sv := step_view(trace, state)) is not None:
+        none = sv.steps.empty
+        note = ("Where step time goes: no steps of this process in the window." if none and sv.window is not None
+                else f"Where step time goes: no {sv.source.label} in this trace (choose another source in “Steps from”)."
+                if none else "")
+        hide = {"display": "none"} if none else {}
+        return {"figure": fig, "config": graph_config(filename), **report_hrefs("phases", state),
+                "note": note, "box_style": hide, "links_style": hide}
     pv = phase_view(trace, state)
     if pv.dispatches.empty:
         where = "in this window" if state.stats_window() is not None and trace.bundle is not None else "in this trace"
@@ -27,7 +36,8 @@ def render(trace, state):
 
 
 VIEW = View(
-    name="phase_figure", fields=("prefix", "threshold", "busy", STATS_WINDOW), slot="figures",
+    name="phase_figure", fields=("prefix", "threshold", "steps", "step_pid", "busy", STATS_WINDOW),
+    slot="figures",
     outputs={"figure": (ids.PHASE_FIGURE, "figure"), "config": (ids.PHASE_FIGURE, "config"), "png": (f"{ids.PHASE_FIGURE}-report-png", "href"),
              "pdf": (f"{ids.PHASE_FIGURE}-report-pdf", "href"), "note": ("phase-figure-note", "children"),
              "box_style": ("phase-figure-box", "style"), "links_style": ("phase-figure-links", "style")},
