@@ -78,6 +78,9 @@ class _Progress:
 
 def _summarize(args) -> int:
     if len(args.trace) > 1 or args.scheduler or args.json:
+        if args.steps is not None:
+            raise TraceError("--steps writes a 'steps' section into one file's summary: give one trace, "
+                             "without --json or --scheduler")
         return _summarize_many(args)
     from dashboard.multirank import summary_text
 
@@ -91,6 +94,8 @@ def _summarize(args) -> int:
     finally:
         progress.close()
     _say_summary_warnings(path, text)
+    if args.steps is not None:
+        text = _with_steps_section(text, path, args, cache)
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:
@@ -100,6 +105,19 @@ def _summarize(args) -> int:
         except OSError as exc:
             raise TraceError(f"{out}: cannot write ({exc.strerror or exc})") from exc
     return 0
+
+
+def _with_steps_section(text: str, path: Path, args, cache) -> str:
+    """The summary JSON with its ``steps`` section (``steps_report.summary_steps``) after the seed's keys."""
+    from dashboard.analysis.step_presets import parse_step_source
+    from dashboard.steps_report import steps_report, summary_steps
+    from dashboard.trace import load_trace
+
+    spec = parse_step_source(args.steps, prefix=args.dispatch_prefix)
+    trace = load_trace(path, dispatch_prefix=args.dispatch_prefix, cache=cache)
+    data = json.loads(text)
+    data["steps"] = summary_steps(steps_report(trace, spec))
+    return json.dumps(data, indent=2) + "\n"
 
 
 def _say_summary_warnings(path: Path, text: str) -> None:
@@ -214,12 +232,13 @@ def _serve(args) -> int:
         from dashboard.app.ranks import ranks_store
 
         def factory():
-            return create_app(dispatch_prefix=args.dispatch_prefix, upload_policy=policy, security=security,
+            return create_app(dispatch_prefix=args.dispatch_prefix, upload_policy=policy, security=security, steps=args.steps,
                               store=ranks_store(args.ranks, args.traces, dirs, dispatch_prefix=args.dispatch_prefix,
                                                 cache=_cache(args), memory_limit=memory_limit, upload_dir=upload_dir))
     else:
         factory = partial(create_app, args.traces, dirs, dispatch_prefix=args.dispatch_prefix, cache=_cache(args),
-                          memory_limit=memory_limit, uploads=upload_dir, upload_policy=policy, security=security)
+                          memory_limit=memory_limit, uploads=upload_dir, upload_policy=policy, security=security,
+                          steps=args.steps)
     app = factory()  # built here too, so bad paths fail now with one line, before any worker starts
     store = app.server.config["TRACE_STORE"]
     if not store.ids():
@@ -363,10 +382,21 @@ def _image_format(fmt: str | None, output: Path) -> str:
     return fmt or suffix or "png"
 
 
+def _with_steps(state, args):
+    """The view state with ``--steps`` (when given) as its step source: the option wins over the link's key."""
+    if getattr(args, "steps", None) is None:
+        return state
+    from dataclasses import replace
+
+    from dashboard.state import BY_NAME
+
+    return replace(state, steps=BY_NAME["steps"].parse(args.steps))
+
+
 def _export(args) -> int:
     from dashboard.export import figure_for, image_bytes, state_from_url, view_for
 
-    state = state_from_url(args.url, strict=True)
+    state = _with_steps(state_from_url(args.url, strict=True), args)
     for w in state.warnings:
         _say(f"tracedash: warning: {w}", file=sys.stderr)
     fmt = _image_format(args.format, Path(args.output))
@@ -385,7 +415,7 @@ def _export(args) -> int:
 def _report(args) -> int:
     from dashboard.export import report_for_url, state_from_url
 
-    state = state_from_url(args.url, strict=True)
+    state = _with_steps(state_from_url(args.url, strict=True), args)
     for w in state.warnings:  # as `export` does
         _say(f"tracedash: warning: {w}", file=sys.stderr)
     suffix = Path(args.output).suffix.lower()
@@ -395,7 +425,7 @@ def _report(args) -> int:
     _check_output(Path(args.output))
     _check_link_trace(state.trace, Path(args.trace))
     trace = _load_for_view(args)
-    text = report_for_url(trace, args.url)
+    text = report_for_url(trace, args.url, state=state)
     try:
         Path(args.output).write_text(text, encoding="utf-8")
     except OSError as exc:
@@ -608,6 +638,9 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
                    "summary unless -o DIR)")
     p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
                    help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
+    p.add_argument("--steps", type=_steps_value, metavar="auto|PRESET|REGEX",
+                   help="add a 'steps' section (the step source and per-phase figures of the first annotating "
+                        "process; one file only): " + STEPS_HELP.replace("(default: auto)", "(default: no section)"))
     _add_cache_options(p)
     p.set_defaults(func=_summarize)
 
@@ -621,6 +654,8 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
                    "view, each on its own session start (default: none: no ranks view)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=_port, default=8050, help="port to bind (default 8050)")
+    p.add_argument("--steps", default="auto", type=_steps_value, metavar="auto|PRESET|REGEX",
+                   help="the step source of a page whose link has no 'steps' key: " + STEPS_HELP)
     p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
                    help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
     p.add_argument("--debug", action="store_true", help="Dash debug mode on Flask's development server (one process; never for shared servers)")
@@ -666,6 +701,8 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["png", "svg", "pdf"], help="image format (default: from the output's "
                    "extension, png when it has none)")
     p.add_argument("-o", "--output", required=True, help="image file to write")
+    p.add_argument("--steps", type=_steps_value, metavar="auto|PRESET|REGEX",
+                   help="the step source of the phase views (default: the link's 'steps', else auto): " + STEPS_HELP)
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the columnar trace cache")
     p.set_defaults(func=_export)
 
@@ -674,6 +711,8 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--url", help="a dashboard link (or just its ?query) whose view to report; a link made for another trace is "
                    "refused (default: no link: the default view)")
     p.add_argument("-o", "--output", required=True, help="HTML file to write")
+    p.add_argument("--steps", type=_steps_value, metavar="auto|PRESET|REGEX",
+                   help="the step source of the phase views (default: the link's 'steps', else auto): " + STEPS_HELP)
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the columnar trace cache")
     p.set_defaults(func=_report)
 

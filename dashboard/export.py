@@ -155,7 +155,12 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
     plotly's release), so the file opens offline and makes no network request.
     """
     view = view_for(trace, state)
-    figs = [("Dispatches", view.gantt), ("GPU timeline", view.timeline), ("Phases", view.phase_figure)]
+    from dashboard.render_steps import reads_steps, step_source
+
+    source = step_source(trace, state)
+    steps = reads_steps(source)  # a framework's steps; else the seed's dispatches, as before
+    figs = [("Steps" if steps else "Dispatches", view.gantt), ("GPU timeline", view.timeline),
+            ("Phases", view.phase_figure)]
     from dashboard.findings_report import findings_for, findings_html
 
     findings = findings_html(trace, findings_for(trace, threshold=state.threshold, prefix=state.prefix),
@@ -185,7 +190,8 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
                                           for k, v in r.items()) + "</tr>" for r in view.phase_rows)
     phase_head = "".join(f"<th{'' if k == 'metric' else ' class=num'}>{html.escape(str(k if k != 'metric' else ''))}</th>"
                          for k in (view.phase_rows[0].keys() if view.phase_rows else []))
-    phase_section = (f"<h2>Per phase</h2><table><thead><tr>{phase_head}</tr></thead><tbody>{phase_rows}</tbody>"
+    phase_section = (f"<h2>Per phase{f' (pid {sv_pid})' if (sv_pid := _steps_pid(trace, state)) is not None else ''}"
+                     f"</h2><table><thead><tr>{phase_head}</tr></thead><tbody>{phase_rows}</tbody>"
                      "</table>") if view.phase_rows else ""
     kernels = pd.DataFrame(view.kernel_rows)
     api = pd.DataFrame(view.api_rows)
@@ -209,7 +215,8 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
             ("union_ns", "Union", fmt_ns), ("gpu_overlap_ns", "GPU overlap", fmt_ns),
             ("overlap_pct", "Overlap", fmt_pct)], 100))
     window = state.window()
-    settings = [f"trace: {trace.name}", f"dispatch prefix: {state.prefix}",
+    settings = [f"trace: {trace.name}", *([f"steps from: {source.label}"] if steps else []),
+                f"dispatch prefix: {state.prefix}",
                 f"phase split: {'automatic' if state.threshold is None else f'prefill when tokens ≥ {state.threshold:g}'}",
                 f"GPU busy counts: {state.busy}",
                 f"window: {window[0] / 1e9:.6f}–{window[1] / 1e9:.6f} s" if window else "window: whole trace",
@@ -252,10 +259,20 @@ union, not a sum of kernel times; CUDA API and NVTX totals overlap GPU work and 
 """
 
 
-def report_for_url(trace: LoadedTrace, url: str | None) -> str:
+def _steps_pid(trace: LoadedTrace, state: ViewState) -> int | None:
+    """The process a steps report's Per phase is of, when several processes annotate steps."""
+    from dashboard.render_steps import step_view
+
+    sv = step_view(trace, state)
+    return sv.pid if sv is not None and len(sv.processes) > 1 else None
+
+
+def report_for_url(trace: LoadedTrace, url: str | None, state: ViewState | None = None) -> str:
     """``report_html`` for the state of a link; the trace in the link, if any, is not checked. The report's
     view link is the state it applied (``to_query``), not the text given: a value the link could not set
-    is named under it (``ViewState.warnings``), never shown as if applied."""
-    state = state_from_url(url)
-    applied = "?" + to_query(state) if url else ""
+    is named under it (``ViewState.warnings``), never shown as if applied. ``state``: that state already
+    read (with the CLI's ``--steps``)."""
+    given = state
+    state = state_from_url(url) if state is None else state
+    applied = "?" + to_query(state) if url or (given is not None and given.steps != "auto") else ""
     return report_html(trace, replace(state, trace=""), url=applied)

@@ -66,7 +66,7 @@ def steps_report(trace, spec: sp.StepSpec, pid: int | None = None) -> StepsRepor
     mine = steps[steps["pid"] == chosen].reset_index(drop=True) if chosen is not None else steps
     gpu = None
     if bundle is not None:
-        from dashboard.analysis.gpu_time import kernel_launches
+        from dashboard.analysis.launches import kernel_launches
 
         gpu = st.step_kernels(mine, bundle.kernels, bundle.api_calls, kernel_launches(bundle.kernels, bundle.api_calls))
     if len(processes) > 1:
@@ -166,3 +166,24 @@ def steps_text(report: StepsReport, trace_name: str) -> str:
     elif len(s):
         out += ["", "per phase: no serving steps (graph captures are left out of the phase statistics)"]
     return "\n".join(out) + "\n"
+
+
+def summary_steps(report: StepsReport) -> dict:
+    """The ``steps`` section of ``tracedash summarize --steps``: where the steps came from and the
+    per-phase figures of one process (seconds, as the rest of the summary; null: not known)::
+
+        {"source": {"preset", "rule", "auto", "label"}, "pid", "processes": {"PID": steps},
+         "phases": {PHASE: {"steps", "requests", "tokens", "total_s", "mean_s", "p50_s", "p90_s", "p99_s",
+                            "tokens_per_s", "kernels", "gpu_time_s"}}}
+    """
+    phases = {}
+    for p, rec in steps_json(report)["phases"].items():
+        out = {}
+        for k, v in rec.items():
+            if k.endswith("_ns"):
+                out[k[:-3] + "_s"] = None if v is None else v / 1e9
+            else:
+                out[k] = v
+        phases[p] = out
+    return {"source": {**report.source.to_dict(), "label": report.source.label}, "pid": report.pid,
+            "processes": {str(p): n for p, n in report.processes.items()}, "phases": phases}

@@ -44,15 +44,19 @@ PAGE = "page"
 PAGE_PATHS = frozenset({"", "compare"})  # the app's pages, as strip_relative_path gives them (no slashes)
 
 
-def main_state(search: str | None, store, dispatch_prefix: str = DEFAULT.prefix) -> tuple[ViewState, list[str]]:
+def main_state(search: str | None, store, dispatch_prefix: str = DEFAULT.prefix,
+               steps: str = DEFAULT.steps) -> tuple[ViewState, list[str]]:
     """The ViewState a link opens, and its notices: the link's warnings, a trace not served here
-    (replaced by the first served trace), the server's dispatch prefix when the link sets none."""
+    (replaced by the first served trace), the server's dispatch prefix and step source (``serve
+    --steps``) when the link sets none."""
     from dataclasses import replace
 
     state = from_query(search)
     notices = list(state.warnings)
     if "prefix=" not in (search or "") and dispatch_prefix != DEFAULT.prefix:
         state = replace(state, prefix=dispatch_prefix)
+    if "steps=" not in (search or "") and steps != DEFAULT.steps:
+        state = replace(state, steps=steps)
     served = store.listed_ids([state.trace])
     if state.trace and state.trace not in served:
         if (renamed := store.same_name(state.trace)) is not None:  # the file changed since the link was made
@@ -166,7 +170,7 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
                dispatch_prefix: str = "CG_DISPATCH", store: TraceStore | None = None, cache=None,
                memory_limit: int | None = None, uploads: bool | str | os.PathLike = True,
                max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES, upload_policy: UploadPolicy | None = None,
-               security: SecurityConfig | None = None) -> Dash:
+               security: SecurityConfig | None = None, steps: str = DEFAULT.steps) -> Dash:
     """Build the dashboard for the given trace files and directories.
 
     Args:
@@ -212,7 +216,7 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
 
     def page_inputs(search: str | None, draw: bool = True) -> PageInputs:
         """Everything the trace page of ``search`` is built from."""
-        state, notices = main_state(search, store, dispatch_prefix)
+        state, notices = main_state(search, store, dispatch_prefix, steps)
         trace_ids = tuple(store.listed_ids([state.trace]))  # rescans: new exports appear; uploads only by link
         labels = tuple((t, store.label(t)) for t in trace_ids)
         drawn = draw and quick_to_draw(store, state.trace)
@@ -275,7 +279,7 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
         loading its trace: the server calls this in the background as it starts, so the first visitor's
         page is served from memory (or waits on this render, never repeats it). Never raises."""
         try:
-            state, _ = main_state("", store, dispatch_prefix)
+            state, _ = main_state("", store, dispatch_prefix, steps)
             if not state.trace:
                 return
             for _ in page_outcomes(store, state, responses):

@@ -129,7 +129,7 @@ def build_step_gantt(steps: pd.DataFrame, gpu: pd.DataFrame | None, phase_order:
                     + f"<br>context {_count_text(r.context_requests, r.context_tokens)}"
                     + f" · generation {_count_text(r.generation_requests, r.generation_tokens)}"
                     + f"<br>tokens {_opt(r.tokens)} · batch {_opt(r.batch_size)}"
-                    + f" · graph mode {escape_text(r.graph_mode) if r.graph_mode else '?'}"
+                    + f" · graph mode {escape_text(r.graph_mode) if isinstance(r.graph_mode, str) and r.graph_mode else '?'}"
                     + f"<br>start {r.start_ns / 1e9:.6f} s · duration {fmt_ns(r.duration_ns)}"
                     + (" (end estimated)" if r.end_estimated else ""))
             if kk is not None:

@@ -1,0 +1,269 @@
+"""Every phase view reads the steps (render_steps): vLLM, SGLang and TensorRT-LLM traces built in code
+give the Gantt, Per phase, the phase figure, the Steps table, summarize's steps section, export and
+report with exact values; the seed preset's views are today's; the link's ``steps`` key round-trips."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from step_traces import Step, kineto_trace, nsys_trace
+
+from dashboard.app.views import BY_NAME as VIEWS
+from dashboard.render_steps import process_options, step_spec, step_view
+from dashboard.state import ViewState, apply_control, from_query, to_query
+from dashboard.trace import load_trace
+
+TID = "t.json@0123abcd"
+
+
+def vllm_steps(pid: int = 100, shift_us: int = 0) -> list[Step]:
+    """A capture, a prefill, two decodes and a mixed step in vLLM's exact names (times in µs;
+    launches: (correlation id, launch call start, kernel start, kernel end))."""
+    c = pid * 10
+    s = shift_us
+    return [
+        Step("capture_8_FULL", 1000 + s, 4000 + s, pid, {}, [(c + 1, 1500 + s, 1600 + s, 1700 + s)]),
+        Step("execute_context_2(300)_generation_0(0)", 5000 + s, 6000 + s, pid, {},
+             [(c + 2, 5100 + s, 5200 + s, 5500 + s), (c + 3, 5200 + s, 5400 + s, 5600 + s)]),  # union 400 µs
+        Step("execute_context_0(0)_generation_8(8)", 6100 + s, 6400 + s, pid, {}, [(c + 4, 6150 + s, 6200 + s, 6300 + s)]),
+        Step("execute_context_1(100)_generation_7(7)", 6500 + s, 7300 + s, pid, {},
+             [(c + 5, 6600 + s, 6700 + s, 7000 + s)]),
+        Step("execute_context_0(0)_generation_8(8)", 7400 + s, 7600 + s, pid, {}, [(c + 6, 7450 + s, 7500 + s, 7550 + s)]),
+    ]
+
+
+def sglang_steps() -> list[Step]:
+    return [
+        Step("step[EXTEND bs=3 toks=900]", 1000, 3000, 100, {}, [(1, 1100, 1200, 2200)]),
+        Step("step[DECODE bs=16]", 3100, 3400, 100, {}, [(2, 3150, 3200, 3350)]),
+        Step("step[DECODE bs=16]", 3500, 3700, 100, {}, [(3, 3550, 3600, 3650)]),
+        Step("step[MIXED bs=5 toks=260]", 3800, 4600, 100, {}, [(4, 3850, 3900, 4500)]),
+        Step("step[IDLE bs=0]", 4700, 4800, 100, {}, [(5, 4710, 4720, 4730)]),
+    ]
+
+
+def trtllm_steps() -> list[Step]:
+    return [
+        Step("[Executor] _forward_step 1: 2 ctx reqs, 0 gen reqs, 512 ctx tokens", 1000, 2500, 100, {},
+             [(1, 1100, 1200, 2400)]),
+        Step("[Executor] _forward_step 2: 0 ctx reqs, 2 gen reqs", 2600, 2800, 100, {}, [(2, 2650, 2700, 2780)]),
+        Step("[Executor] _forward_step 3: 1 ctx reqs, 2 gen reqs, 128 ctx tokens", 2900, 3600, 100, {},
+             [(3, 2950, 3000, 3500)]),
+    ]
+
+
+def render(trace, view, **state):
+    return VIEWS[view].render(trace, ViewState(trace=TID, **state))
+
+
+def table(values) -> dict[str, list[str]]:
+    """The Per phase table's cells: header and one list per metric row."""
+    head, body = values["table"]
+    out = {"": [th.children for th in head.children.children]}
+    for tr in body.children:
+        cells = [td.children for td in tr.children]
+        out[cells[0]] = cells[1:]
+    return out
+
+
+@pytest.fixture
+def vllm(tmp_path):
+    return load_trace(kineto_trace(tmp_path / "v.json", vllm_steps()))
+
+
+def test_vllm_per_phase_exact(vllm):
+    got = table(render(vllm, "phases"))
+    assert got == {
+        "": ["", "prefill", "decode", "mixed"],
+        "Steps": ["1", "2", "1"], "Requests": ["2", "16", "8"], "Tokens": ["300", "16", "107"],
+        "Total time": ["1.000 ms", "500.00 µs", "800.00 µs"], "Mean step": ["1.000 ms", "250.00 µs", "800.00 µs"],
+        "p50 step": ["1.000 ms", "250.00 µs", "800.00 µs"], "p90 step": ["1.000 ms", "290.00 µs", "800.00 µs"],
+        "p99 step": ["1.000 ms", "299.00 µs", "800.00 µs"],
+        "Tokens / s": ["300,000", "32,000", "133,750"],  # 300 / 1 ms, 16 / 500 µs, 107 / 800 µs
+        "Kernels (by correlation)": ["2", "2", "1"],
+        "GPU time attributed (by correlation)": ["400.00 µs", "150.00 µs", "300.00 µs"],
+    }
+    src = render(vllm, "step_source")
+    assert src["text"] == "Steps from: vLLM annotations (auto)"
+    assert src["steps_note"] == {} and src["dispatch_note"] == {"display": "none"} and src["options"] == []
+
+
+def test_vllm_gantt_bars_and_hover(vllm):
+    fig = render(vllm, "gantt")["figure"]
+    bars = {t.name: t for t in fig.data}
+    assert list(bars) == ["prefill (1)", "decode (2)", "mixed (1)", "capture (1)"]
+    assert list(fig.layout.yaxis.categoryarray) == ["capture", "mixed", "decode", "prefill"]
+    d = bars["decode (2)"]
+    assert list(d.base) == [0.0061, 0.0074] and [round(x * 1e9) for x in d.x] == [300_000, 200_000]
+    assert d.hovertext[0] == ("<b>decode</b> #2<br>execute_context_0(0)_generation_8(8)<br>context 0 req · 0 tok · "
+                              "generation 8 req · 8 tok<br>tokens 8 · batch 8 · graph mode ?<br>start 0.006100 s · "
+                              "duration 300.00 µs<br>kernels 1 · GPU time 100.00 µs (by correlation)")
+    cap = bars["capture (1)"].hovertext[0]
+    assert "batch 8 · graph mode FULL" in cap and "context ? req · ? tok" in cap
+    assert fig.layout.title.text.startswith("Steps · v.json · from vLLM annotations (auto)")
+
+
+def test_vllm_steps_table_rows(vllm):
+    rows = render(vllm, "dispatches")["rows"]
+    assert [r["phase"] for r in rows] == ["capture", "prefill", "decode", "mixed", "decode"]
+    assert rows[3] == {
+        "index": 3, "phase": "mixed", "tokens": 107, "mode": None, "padded": None, "start_ns": 6_500_000,
+        "end_ns": 7_300_000, "duration_ns": 800_000, "end_estimated": False, "row_id": "3", "pid": 100,
+        "name": "execute_context_1(100)_generation_7(7)", "context_requests": 1, "context_tokens": 100,
+        "generation_requests": 7, "generation_tokens": 7, "batch_size": 8, "kernels": 1, "gpu_busy_ns": 300_000,
+        "ns_per_token": 800_000 / 107}
+    assert rows[0]["mode"] == "FULL" and rows[0]["tokens"] is None and rows[0]["gpu_busy_ns"] == 100_000
+
+
+def test_vllm_phase_figure(vllm):
+    out = render(vllm, "phase_figure")
+    boxes = [t for t in out["figure"].data if t.type == "box"]
+    assert [b.name for b in boxes] == ["prefill", "decode", "mixed"]  # the capture is not a serving step
+    assert [list(b.y) for b in boxes] == [[1.0], [0.3, 0.2], [0.8]]
+    assert out["note"] == "" and out["box_style"] == {}
+
+
+def test_sglang_nsys_views(tmp_path):
+    t = load_trace(nsys_trace(tmp_path / "s.sqlite", sglang_steps()))
+    got = table(render(t, "phases"))
+    assert got[""] == ["", "prefill", "decode", "mixed", "idle"]
+    assert got["Steps"] == ["1", "2", "1", "1"] and got["Requests"] == ["3", "32", "n/a", "0"]
+    assert got["Tokens"] == ["900", "n/a", "260", "0"]  # SGLang's DECODE name gives no token count
+    assert got["Tokens / s"] == ["450,000", "n/a", "325,000", "0"]  # idle: 0 tokens in 100 µs
+    assert got["GPU time attributed (by correlation)"] == ["1.000 ms", "200.00 µs", "600.00 µs", "10.00 µs"]
+    assert render(t, "step_source")["text"] == "Steps from: SGLang annotations (auto)"
+    names = [b.name for b in render(t, "gantt")["figure"].data]
+    assert names == ["prefill (1)", "decode (2)", "mixed (1)", "idle (1)"]
+
+
+def test_trtllm_views(tmp_path):
+    t = load_trace(kineto_trace(tmp_path / "r.json", trtllm_steps()))
+    got = table(render(t, "phases"))
+    assert got[""] == ["", "prefill", "decode", "mixed"]
+    assert got["Requests"] == ["2", "2", "3"] and got["Tokens"] == ["512", "n/a", "n/a"]
+    assert got["Total time"] == ["1.500 ms", "200.00 µs", "700.00 µs"]
+    rows = render(t, "dispatches")["rows"]
+    assert [(r["context_requests"], r["context_tokens"], r["generation_requests"], r["generation_tokens"])
+            for r in rows] == [(2, 512, 0, 0), (0, 0, 2, None), (1, 128, 2, None)]
+    assert render(t, "step_source")["text"] == "Steps from: TensorRT-LLM annotations (auto)"
+
+
+def test_several_processes_grouped_in_the_gantt_and_never_merged(tmp_path):
+    t = load_trace(kineto_trace(tmp_path / "tp.json", vllm_steps(100) + vllm_steps(200, shift_us=20)))
+    fig = render(t, "gantt")["figure"]
+    assert list(fig.layout.yaxis.categoryarray) == [
+        "pid 200 · capture", "pid 200 · mixed", "pid 200 · decode", "pid 200 · prefill",
+        "pid 100 · capture", "pid 100 · mixed", "pid 100 · decode", "pid 100 · prefill"]
+    assert [b.name for b in fig.data] == ["prefill (2)", "decode (4)", "mixed (2)", "capture (2)"]
+    first = table(render(t, "phases"))
+    assert first["Steps"] == ["1", "2", "1"]  # pid 100 only, not 2 / 4 / 2
+    assert render(t, "phases")["scope"] == ("Stats for: whole trace · pid 100 (2 processes with steps: statistics "
+                                            "of one, never merged)")
+    sv = step_view(t, ViewState(trace=TID, step_pid=200))
+    assert sv.pid == 200 and sv.steps["start_ns"].tolist()[:2] == [1_020_000, 5_020_000]
+    assert process_options(sv) == [{"label": "pid 100 (5 steps)", "value": 100},
+                                   {"label": "pid 200 (5 steps)", "value": 200}]
+    assert render(t, "step_source", step_pid=200)["box"] == {}
+    assert {r["pid"] for r in render(t, "dispatches", step_pid=200)["rows"]} == {200}
+
+
+def test_stats_window_counts_the_steps_wholly_inside(vllm):
+    out = render(vllm, "phases", t0_ns=6_050_000, t1_ns=7_500_000, stats="window")
+    assert table(out)[""] == ["", "decode", "mixed"] and table(out)["Steps"] == ["1", "1"]
+    assert out["scope"] == ("Stats for: steps wholly inside the window 0.006050–0.007500 s (1 step cut by its "
+                            "edges left out)")
+
+
+def test_a_preset_the_trace_does_not_hold_says_so(vllm):
+    out = render(vllm, "phases", steps="trtllm")
+    assert out["empty"] == ("No TensorRT-LLM annotations in this trace: choose another source in “Steps from”.")
+    assert render(vllm, "gantt", steps="trtllm")["figure"].layout.annotations[0].text.startswith(
+        "No TensorRT-LLM annotations in this trace")
+    assert render(vllm, "step_source", steps="trtllm")["text"] == "Steps from: TensorRT-LLM annotations"
+
+
+def test_a_user_rule_reads_the_steps(vllm):
+    rule = r"^execute_context_(?P<context_requests>\d+)\((?P<context_tokens>\d+)\)_generation_0"
+    out = render(vllm, "phases", steps=rule)
+    # the rule gives the context side only: the generation side, so the tokens, are unknown (never 0)
+    assert table(out)[""] == ["", "prefill"] and table(out)["Tokens"] == ["n/a"] and table(out)["Steps"] == ["1"]
+    assert render(vllm, "dispatches", steps=rule)["rows"][0]["context_tokens"] == 300
+    assert render(vllm, "step_source", steps=rule)["text"] == f"Steps from: rule /{rule}/"
+
+
+def test_the_seed_preset_keeps_the_dispatch_views(tmp_path):
+    from paths import SEED
+
+    t = load_trace(SEED)
+    for state in (ViewState(trace=TID), ViewState(trace=TID, steps="seed")):
+        assert step_view(t, state) is None
+        assert repr(VIEWS["phases"].render(t, state)) == repr(VIEWS["phases"].render(t, ViewState(trace=TID)))
+    assert render(t, "step_source")["text"] == "Steps from: CG_DISPATCH marks (auto)"
+    assert render(t, "step_source")["dispatch_note"] == {}
+
+
+def test_links_with_steps_and_old_links():
+    rule = r"^fwd_(?P<tokens>\d+)"
+    s = ViewState(trace=TID, steps=rule, step_pid=7)
+    q = to_query(s)
+    assert q == "step_pid=7&steps=%5Efwd_%28%3FP%3Ctokens%3E%5Cd%2B%29&trace=t.json%40012" "3abcd&v=1"
+    assert from_query(q) == s
+    assert from_query("steps=VLLM").steps == "vllm" and "steps" not in to_query(ViewState(trace=TID))
+    bad = from_query("steps=vlm&trace=" + TID)
+    assert bad.steps == "auto" and bad.warnings == (
+        "Ignored steps='vlm' in the link: not a preset (auto, seed, vllm, sglang, trtllm, torch) or a usable rule; "
+        "using the default.",)
+    # a link made before steps existed: its prefix and threshold are the seed preset's parameters
+    old = from_query("prefix=execute_&threshold=100")
+    assert step_spec(old).preset == "seed" and step_spec(old).prefix == "execute_" and step_spec(old).threshold == 100
+    assert step_spec(from_query("threshold=100")).preset == "auto"
+
+
+def test_a_bad_rule_in_the_box_is_a_clear_notice():
+    s = ViewState(trace=TID, steps="vllm")
+    new, notice = apply_control(s, "steps", "(abc")
+    assert new == s and notice.startswith("“Steps from” takes auto, a preset or a rule: '(abc': not a regular "
+                                          "expression (missing ), unterminated subpattern")
+    assert notice.endswith("; keeping vllm.")
+    assert apply_control(s, "steps", "") == (replace(s, steps="auto"), None)
+    assert apply_control(s, "steps", "SGLang") == (replace(s, steps="sglang"), None)
+
+
+def test_summarize_steps_section(tmp_path, capsys):
+    from dashboard.cli import main
+
+    path = kineto_trace(tmp_path / "v.json", vllm_steps())
+    assert main(["summarize", str(path), "--no-cache"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert "steps" not in plain
+    assert main(["summarize", str(path), "--steps", "auto", "--no-cache"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {k: v for k, v in out.items() if k != "steps"} == plain  # the seed's fields unchanged
+    assert out["steps"]["source"] == {"preset": "vllm", "rule": None, "auto": True, "label": "vLLM annotations (auto)"}
+    assert out["steps"]["pid"] == 100 and out["steps"]["processes"] == {"100": 5}
+    assert out["steps"]["phases"]["decode"] == {
+        "steps": 2, "requests": 16, "tokens": 16, "total_s": 0.0005, "mean_s": 0.00025, "p50_s": 0.00025,
+        "p90_s": 0.00029, "p99_s": 0.000299, "tokens_per_s": 32000.0, "kernels": 2, "gpu_time_s": 0.00015}
+    assert list(out["steps"]["phases"]) == ["prefill", "decode", "mixed"]
+    assert main(["summarize", str(path), str(path), "--steps", "auto"]) == 2
+
+
+def test_report_and_export_with_steps(tmp_path, capsys):
+    from dashboard.cli import main
+
+    path = kineto_trace(tmp_path / "v.json", vllm_steps())
+    assert main(["report", str(path), "-o", str(tmp_path / "r.html"), "--no-cache"]) == 0
+    html = (tmp_path / "r.html").read_text()
+    assert "steps from: vLLM annotations (auto)" in html and "<h2>Steps</h2>" in html
+    assert "<td>Tokens / s</td><td class=num>300,000</td><td class=num>32,000</td><td class=num>133,750</td>" in html
+    assert main(["report", str(path), "-o", str(tmp_path / "r2.html"), "--steps", "trtllm", "--no-cache"]) == 0
+    assert "steps from: TensorRT-LLM annotations" in (tmp_path / "r2.html").read_text()
+    assert main(["export", str(path), "--figure", "gantt", "-o", str(tmp_path / "g.svg"), "--steps", "vllm",
+                 "--no-cache"]) == 0
+    assert "from vLLM annotations" in (tmp_path / "g.svg").read_text()
+    with pytest.raises(SystemExit) as exc:  # a usage error, before anything is read
+        main(["report", str(path), "-o", str(tmp_path / "r3.html"), "--steps", "nope"])
+    assert exc.value.code == 2
+    assert "'nope': unknown preset" in capsys.readouterr().err
