@@ -366,12 +366,11 @@ def header_controls(state, options: list[dict], uploads: bool, max_upload_bytes:
                     dcc.Dropdown(id=ids.STEPS_PRESET, options=STEP_PRESET_OPTIONS, value=preset_choice(state.steps),
                                  clearable=False, searchable=False, className="picker steps-picker"),
                     dcc.Input(id=ids.STEPS_SOURCE, type="text", value=state.steps, debounce=True, spellCheck=False,
-                              placeholder="auto, a preset or a regular expression", className="text-input",
-                              title="auto, seed, vllm, sglang, trtllm, torch, or a rule: a regular expression "
-                                    "whose named groups (phase, tokens, context_requests, ...) give the step's "
-                                    "fields, e.g. ^forward_(?P<tokens>\\d+)")],
+                              placeholder="auto, a preset or a regular expression", className="text-input")],
                    title="Where the phase views' steps come from: the annotations of a serving framework "
-                         "(auto picks the one the trace holds), or a rule for any other server"),
+                         "(auto picks the one the trace holds), or a rule for any other server: a regular "
+                         "expression whose named groups (phase, tokens, context_requests, ...) give the step's "
+                         "fields, e.g. ^forward_(?P<tokens>\\d+)"),
         html.Label(["Seed marks prefix",
                     dcc.Input(id=ids.DISPATCH_PREFIX, type="text", value=state.prefix, debounce=True,
                               spellCheck=False, className="text-input")],

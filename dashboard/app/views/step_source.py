@@ -20,7 +20,7 @@ def render(trace, state):
 
 
 VIEW = View(
-    name="step_source", fields=("prefix", "threshold", "steps", "step_pid"), slot="none",
+    name="step_source", fields=("prefix", "steps", "step_pid"), slot="none",
     outputs={"text": (ids.STEPS_FROM, "children"), "options": (ids.STEP_PID, "options"),
              "box": (STEP_PID_BOX, "style"), "steps_note": (ids.STEPS_NOTE, "style"),
              "dispatch_note": (ids.DISPATCH_NOTE, "style")},
