@@ -491,10 +491,12 @@ def _diff(args) -> int:
     cache = _cache(args)
     a = load_trace(args.baseline, dispatch_prefix=args.dispatch_prefix, cache=cache)
     b = load_trace(args.candidate, dispatch_prefix=args.dispatch_prefix, cache=cache)
-    c = compare_runs(a, b, dispatch_prefix=args.dispatch_prefix, threshold=args.threshold)
+    spec, steps = _step_sources(args, a, b)
+    c = compare_runs(a, b, dispatch_prefix=args.dispatch_prefix, threshold=args.threshold, steps=steps)
     from dashboard.findings_report import diff_findings, diff_text, findings_for
 
-    moved = diff_findings(findings_for(a, threshold=args.threshold), findings_for(b, threshold=args.threshold))
+    moved = diff_findings(findings_for(a, threshold=args.threshold, steps=spec),
+                          findings_for(b, threshold=args.threshold, steps=spec))
     if args.json:
         sys.stdout.write(json.dumps({**comparison_to_dict(c, top=args.top), "findings": moved}, indent=2) + "\n")
     else:
@@ -509,6 +511,31 @@ def _diff(args) -> int:
              f"({c.gate.metric}), more than the allowed {args.fail_if_slower:g} %", file=sys.stderr)
         return EXIT_SLOWER
     return 0
+
+
+def _step_sources(args, a, b):
+    """``(spec, steps)`` of ``diff --steps``: the parsed step source (None without the option) and both runs'
+    serving steps for ``compare_runs`` (None: the dispatch marks, as without the option).
+
+    Raises:
+        TraceError: only one of the runs holds the chosen steps (phases cannot be aligned with marks).
+    """
+    if args.steps is None:
+        return None, None
+    from dashboard.analysis.step_presets import parse_step_source
+    from dashboard.data.analysis import analysis_of
+
+    spec = parse_step_source(args.steps, prefix=args.dispatch_prefix, threshold=args.threshold)
+    sa, sb = (analysis_of(r).step_dispatches(spec) for r in (a, b))
+    sa, sb = (x if x is not None and len(x.dispatches) else None for x in (sa, sb))  # no serving step: none
+    if sa is None and sb is None:
+        return spec, None
+    if sa is None or sb is None:
+        other, which = (a, "baseline") if sa is None else (b, "candidate")
+        label = analysis_of(other).steps(spec)[0].label
+        raise TraceError(f"--steps {args.steps}: the {which} {Path(other.path).name} has no such steps (steps from: "
+                         f"{label}); both runs need the same step source to align their phases")
+    return spec, ((sa.dispatches, sa.phases), (sb.dispatches, sb.phases))
 
 
 def _rule_param(text: str) -> tuple[str, str, float]:
@@ -540,7 +567,12 @@ def _findings(args) -> int:
     cache = _cache(args)
     trace = load_trace(args.trace, dispatch_prefix=args.dispatch_prefix, cache=cache)
     try:
-        found = findings_for(trace, rules=rules, params=params, threshold=args.threshold)
+        spec = None
+        if args.steps is not None:
+            from dashboard.analysis.step_presets import parse_step_source
+
+            spec = parse_step_source(args.steps, prefix=args.dispatch_prefix, threshold=args.threshold)
+        found = findings_for(trace, rules=rules, params=params, threshold=args.threshold, steps=spec)
     except ValueError as exc:
         raise TraceError(str(exc)) from None
     tid = _trace_id(Path(args.trace), cache if cache.enabled else None)
@@ -733,6 +765,10 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
                    "tokens, in both runs (default: the widest gap in log(token count) over both runs)")
     p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
                    help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
+    p.add_argument("--steps", type=_steps_value, metavar="auto|PRESET|REGEX",
+                   help="read the serving steps from this source (both runs, phase-aligned by the phases the "
+                   "annotations give): " + STEPS_HELP.replace("(default: auto)", "(default: the dispatch marks of "
+                                                              "--dispatch-prefix, as before)"))
     _add_cache_options(p)
     p.set_defaults(func=_diff)
 
@@ -755,6 +791,9 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
                    "TOKENS tokens (default: automatic, as the dashboard)")
     p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
                    help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
+    p.add_argument("--steps", type=_steps_value, metavar="auto|PRESET|REGEX",
+                   help="read the serving findings' steps from this source: " + STEPS_HELP.replace(
+                       "(default: auto)", "(default: the dispatch marks of --dispatch-prefix, as before)"))
     _add_cache_options(p)
     p.set_defaults(func=_findings)
     _add_steps_parser(sub)

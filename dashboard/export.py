@@ -163,7 +163,10 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
             ("Phases", view.phase_figure)]
     from dashboard.findings_report import findings_for, findings_html
 
-    findings = findings_html(trace, findings_for(trace, threshold=state.threshold, prefix=state.prefix),
+    from dashboard.render_steps import step_spec
+
+    findings = findings_html(trace, findings_for(trace, threshold=state.threshold, prefix=state.prefix,
+                                                 steps=step_spec(state)),
                              state.trace)  # shown first
     parts = []
     first = True

@@ -24,25 +24,26 @@ CHANGE_PCT = 10.0  # a finding "changed" when its cost moved by more than this s
 
 
 def findings_for(trace: LoadedTrace, *, rules=None, params=None, threshold: float | None = None,
-                 prefix: str | None = None) -> list[Finding]:
+                 prefix: str | None = None, steps=None) -> list[Finding]:
     """``analysis.findings.evaluate`` on a loaded trace (its summary and event rows), with the dispatch
     prefix ``prefix`` (default: the one the trace was loaded with), on the trace's derived results. With
     every rule at its defaults the result is computed once per (trace, threshold, prefix) and shared
     (``TraceAnalysis.findings``: the panel, the compare page and ``report`` ask for the same findings);
-    callers must not change it."""
+    callers must not change it. ``steps``: the step source (``step_presets.StepSpec``): a framework's steps
+    are then the serving rules' dispatches."""
     prefix = prefix or trace.dispatch_prefix
     ta = analysis_of(trace)
     if rules is None and params is None:
-        return ta.findings(threshold, prefix)
+        return ta.findings(threshold, prefix, steps)
     return evaluate(trace.summary, trace.bundle, rules=rules, params=params, dispatch_prefix=prefix,
-                    threshold=threshold, derived=ta)
+                    threshold=threshold, derived=ta, steps=ta.step_dispatches(steps) if steps is not None else None)
 
 
-def link_for(finding: Finding, trace_id: str = "", prefix: str = "CG_DISPATCH") -> str:
+def link_for(finding: Finding, trace_id: str = "", prefix: str = "CG_DISPATCH", steps: str = "auto") -> str:
     """The dashboard query (``?...``) that opens the view showing ``finding``: its tab, window, the tab's
-    sort, kernel filter and marked row, through ``state.to_query`` (defaults omitted)."""
+    sort, kernel filter and marked row, and the step source, through ``state.to_query`` (defaults omitted)."""
     v = finding.view
-    state = ViewState(trace=trace_id, tab=v.tab, prefix=prefix or "CG_DISPATCH", kernel=v.kernel)
+    state = ViewState(trace=trace_id, tab=v.tab, prefix=prefix or "CG_DISPATCH", kernel=v.kernel, steps=steps or "auto")
     if v.sort and v.tab in SORT_ATTR:
         state = replace(state, **{SORT_ATTR[v.tab]: v.sort})
     if v.t0_ns is not None and v.t1_ns is not None and v.t0_ns < v.t1_ns:

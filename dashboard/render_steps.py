@@ -56,7 +56,7 @@ def steps_from_text(trace, state: ViewState) -> str:
 def reads_steps(source: st.StepSource) -> bool:
     """Whether the phase views read ``analysis.steps`` for this source (False: the seed's dispatch views,
     also when ``auto`` found no annotation at all, so their messages stay those of today)."""
-    return source.rule is not None or source.preset not in (None, "seed")
+    return source.framework
 
 
 @dataclass(frozen=True)

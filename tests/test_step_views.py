@@ -267,3 +267,37 @@ def test_report_and_export_with_steps(tmp_path, capsys):
         main(["report", str(path), "-o", str(tmp_path / "r3.html"), "--steps", "nope"])
     assert exc.value.code == 2
     assert "'nope': unknown preset" in capsys.readouterr().err
+
+
+def test_serving_findings_read_the_steps(vllm, tmp_path, capsys):
+    from dashboard.findings_report import findings_for
+
+    found = {f.rule: f for f in findings_for(vllm, steps=step_spec(ViewState()))}
+    hb = found["host-bound-steps"]
+    assert hb.cost_ns == 1_450_000  # (1000-400) + (800-300) + (300-100) + (200-50) µs: step minus its own GPU time
+    assert hb.rows[["phase", "steps", "host_bound_steps", "step_ns", "gpu_busy_ns", "idle_ns"]].values.tolist() == [
+        ["prefill", 1, 1, 1_000_000, 400_000, 600_000], ["mixed", 1, 1, 800_000, 300_000, 500_000],
+        ["decode", 2, 2, 500_000, 150_000, 350_000]]
+    assert not {f.rule: f for f in findings_for(vllm)}["host-bound-steps"].evaluated  # the marks, as before
+    panel = VIEWS["findings"].render(vllm, ViewState(trace=TID))["children"]
+    assert "host-bound-steps" in repr(panel) and "1.45 ms" in repr(panel)
+
+
+def test_diff_is_phase_aligned_on_the_steps(tmp_path, capsys):
+    from dashboard.cli import main
+
+    a = kineto_trace(tmp_path / "a.json", vllm_steps())
+    b = kineto_trace(tmp_path / "b.json", vllm_steps()[:4])  # the last decode step left out
+    assert main(["diff", str(a), str(b), "--steps", "auto", "--json", "--no-cache"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    got = {p["phase"]: (p["a_dispatches"], p["b_dispatches"], p["a_mean_ns"], p["b_mean_ns"]) for p in out["phases"]}
+    assert got == {"prefill": (1, 1, 1_000_000, 1_000_000), "decode": (2, 1, 250_000, 300_000),
+                   "mixed": (1, 1, 800_000, 800_000)}
+    assert out["threshold"] is None
+    plain = tmp_path / "p.sqlite"
+    from factories import write_nsys_sqlite
+
+    write_nsys_sqlite(plain, nvtx=[{"start": 0, "end": 10, "eventType": 59, "text": "other"}])
+    assert main(["diff", str(a), str(plain), "--steps", "vllm", "--no-cache"]) == 2
+    assert ("the candidate p.sqlite has no such steps (steps from: vLLM annotations); both runs need the same step "
+            "source") in capsys.readouterr().err

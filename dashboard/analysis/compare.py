@@ -325,7 +325,8 @@ def phase_delta(a_dispatches: pd.DataFrame, b_dispatches: pd.DataFrame,
     """
     types = dispatch_type_delta(a_dispatches, b_dispatches) if types is None else types
     rows = []
-    for phase in ph.PHASE_ORDER:
+    seen = [*a_dispatches["phase"], *b_dispatches["phase"]]  # a framework's steps add idle, draft, verify, step
+    for phase in [*ph.PHASE_ORDER, *dict.fromkeys(p for p in seen if p not in ph.PHASE_ORDER)]:
         da = a_dispatches.loc[a_dispatches["phase"] == phase, "duration_ns"].to_numpy(np.int64)
         db = b_dispatches.loc[b_dispatches["phase"] == phase, "duration_ns"].to_numpy(np.int64)
         if not len(da) and not len(db):
@@ -388,19 +389,28 @@ def regression_gate(phases: pd.DataFrame, kernels: pd.DataFrame) -> Gate:
     return Gate("kernel_time", a_ns, b_ns, _pct(b_ns, a_ns), explanation)
 
 
-def compare_runs(a, b, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX, threshold: float | None = None) -> Comparison:
+def compare_runs(a, b, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX, threshold: float | None = None,
+                 steps: tuple[tuple[pd.DataFrame, pd.Series], tuple[pd.DataFrame, pd.Series]] | None = None) -> Comparison:
     """Compare baseline ``a`` with candidate ``b`` (objects with ``summary`` and ``bundle``).
 
     Args:
         threshold: prefill when tokens >= threshold, for both runs; None = ``common_threshold``.
+        steps: ``((dispatches, phases) of a, (dispatches, phases) of b)``: a framework's steps in place of
+            the dispatch marks (``steps.serving_dispatches``), phase-aligned by the phases their annotations
+            give (no threshold); None: the dispatch marks of ``dispatch_prefix``.
 
     Returns:
         A Comparison with every delta frame (see the schema dicts of this module).
     """
-    da, db = run_dispatches(a, dispatch_prefix), run_dispatches(b, dispatch_prefix)
-    thr = threshold if threshold is not None else common_threshold(da, db)
-    da = da.assign(phase=ph.assign_phases(da, thr).to_numpy())
-    db = db.assign(phase=ph.assign_phases(db, thr).to_numpy())
+    if steps is not None:
+        (da, pa), (db, pb) = steps
+        thr = None
+        da, db = da.assign(phase=pa.to_numpy()), db.assign(phase=pb.to_numpy())
+    else:
+        da, db = run_dispatches(a, dispatch_prefix), run_dispatches(b, dispatch_prefix)
+        thr = threshold if threshold is not None else common_threshold(da, db)
+        da = da.assign(phase=ph.assign_phases(da, thr).to_numpy())
+        db = db.assign(phase=ph.assign_phases(db, thr).to_numpy())
     types = dispatch_type_delta(da, db)
     phases = phase_delta(da, db, types)
     overview = overview_delta(a, b)

@@ -26,7 +26,7 @@ import pandas as pd
 
 from dashboard.analysis import nsys_rules as nr
 from dashboard.analysis import phases as ph
-from dashboard.analysis.attribution import UNATTRIBUTED
+from dashboard.analysis.attribution import UNATTRIBUTED, dispatch_busy_ns
 from dashboard.analysis.categories import OTHER, categorize
 from dashboard.analysis.derived import BundleAnalysis
 from dashboard.analysis.gpu_time import gpu_work, has_gpu_work
@@ -130,6 +130,7 @@ class Context:
     reference_ns: int
     prefix: str = DEFAULT_DISPATCH_PREFIX  # the dispatch marks' prefix (what a rule without dispatches names)
     derived: BundleAnalysis | None = None
+    step_attribution: np.ndarray | None = None  # with a framework's steps as the dispatches (``StepDispatches``)
 
     def launches(self) -> pd.DataFrame:
         """Each kernel joined to its launch call (``launches.kernel_launches``: kernel_index, api_index,
@@ -137,7 +138,10 @@ class Context:
         return self.derived.launches()
 
     def attribution(self) -> np.ndarray:
-        """Dispatch index per kernel, UNATTRIBUTED when unknown (``attribution.attribute_kernels``)."""
+        """Dispatch index per kernel, UNATTRIBUTED when unknown (``attribution.attribute_kernels``; with
+        steps as the dispatches, their attribution by the launching call's start, same process)."""
+        if self.step_attribution is not None:
+            return self.step_attribution
         return self.derived.attribution(self.prefix)
 
     def kernel_end(self) -> np.ndarray:
@@ -150,6 +154,9 @@ class Context:
 
     def dispatch_busy(self) -> np.ndarray:
         """GPU busy time per dispatch (union of its own attributed kernels, all devices), int64 ns."""
+        if self.step_attribution is not None:
+            return dispatch_busy_ns(self.bundle.kernels["start_ns"].to_numpy(np.int64), self.kernel_end(),
+                                    self.step_attribution, len(self.dispatches))
         return self.derived.dispatch_busy(self.prefix, len(self.dispatches))
 
     def ops(self) -> pd.DataFrame:
@@ -169,14 +176,29 @@ class Context:
         return out
 
 
+@dataclass(frozen=True)
+class StepDispatches:
+    """A framework's steps in place of the dispatch marks (``analysis.steps.serving_dispatches``): the
+    dispatches, their phases (from the annotations, no threshold) and the kernels' attribution to them."""
+
+    dispatches: pd.DataFrame
+    phases: pd.Series
+    attribution: np.ndarray | None  # None without kernel rows (a summary input)
+
+
 def build_context(summary: Summary, bundle: TraceBundle | None, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
-                  threshold: float | None = None, derived: BundleAnalysis | None = None) -> Context:
+                  threshold: float | None = None, derived: BundleAnalysis | None = None,
+                  steps: StepDispatches | None = None) -> Context:
     """Dispatches (``derived.dispatches``: the dispatch marks closed at the last kernel end), phases
     (``threshold`` or the automatic split) and the reference time for severities: the GPU activity
     span, else the dispatches' total, else 1 ns. ``derived``: the trace's derived results (a new
     ``BundleAnalysis`` when the caller has none)."""
     if derived is None:
         derived = BundleAnalysis(bundle, summary.gpu_end_ns, summary_timeline=summary.dispatch_timeline)
+    if steps is not None:  # the steps say their phases; the threshold is the seed preset's only
+        d = steps.dispatches
+        ref = summary.gpu_activity_span_ns or (int(d["duration_ns"].sum()) if not d.empty else 0)
+        return Context(summary, bundle, d, steps.phases, max(int(ref), 1), dispatch_prefix, derived, steps.attribution)
     d = derived.dispatches(dispatch_prefix)
     auto = ph.default_threshold(d["tokens"]) if not d.empty else None
     phases = ph.assign_phases(d, threshold if threshold is not None else auto)
@@ -779,13 +801,16 @@ def resolve_params(rule: str, given: dict | None = None) -> dict:
 
 def evaluate(summary: Summary, bundle: TraceBundle | None, *, rules: list[str] | tuple[str, ...] | None = None,
              params: dict[str, dict] | None = None, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
-             threshold: float | None = None, derived: BundleAnalysis | None = None) -> list[Finding]:
+             threshold: float | None = None, derived: BundleAnalysis | None = None,
+             steps: StepDispatches | None = None) -> list[Finding]:
     """Evaluate ``rules`` (default RULES) and rank them: cost descending, then rule id.
 
     Args:
         params: rule id -> {parameter: value} overriding the defaults.
         threshold: prefill/decode split in tokens (None: automatic, as the dashboard).
         derived: the trace's derived results (``analysis.derived.BundleAnalysis``), shared with the views.
+        steps: a framework's steps as the dispatches (``StepDispatches``; None: the dispatch marks of
+            ``dispatch_prefix``).
 
     Returns:
         One Finding per rule, ranked.
@@ -798,7 +823,8 @@ def evaluate(summary: Summary, bundle: TraceBundle | None, *, rules: list[str] |
         if r not in RULE_PARAMS:
             raise KeyError(r)
     resolved = {r: resolve_params(r, (params or {}).get(r)) for r in chosen}
-    ctx = build_context(summary, bundle, dispatch_prefix=dispatch_prefix, threshold=threshold, derived=derived)
+    ctx = build_context(summary, bundle, dispatch_prefix=dispatch_prefix, threshold=threshold, derived=derived,
+                        steps=steps)
 
     def run(rule: str) -> Finding:
         if missing := missing_inputs(summary, bundle, rule):

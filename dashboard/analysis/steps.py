@@ -76,6 +76,12 @@ class StepSource:
             text = sp.PRESETS[self.preset].label
         return f"{text} (auto)" if self.auto else text
 
+    @property
+    def framework(self) -> bool:
+        """Whether these are a framework's (or a rule's) steps, which the phase views and serving findings
+        read; False for the seed's dispatch marks and for no annotations (the dispatch views of before)."""
+        return self.rule is not None or self.preset not in (None, "seed")
+
     def to_dict(self) -> dict:
         """The ``source`` object of ``tracedash steps --json``: preset, rule, auto."""
         return {"preset": self.preset, "rule": self.rule, "auto": self.auto}
@@ -420,3 +426,25 @@ def step_phase_stats(steps: pd.DataFrame, gpu: pd.DataFrame | None = None) -> pd
             "kernels": int(kern[m].sum()), "gpu_time_ns": int(busy[m].sum()),
         })
     return pd.DataFrame(rows, columns=list(STEP_PHASE_STATS)).astype(STEP_PHASE_STATS)
+
+
+def serving_dispatches(steps: pd.DataFrame, attribution: np.ndarray) -> tuple[pd.DataFrame, pd.Series, np.ndarray]:
+    """A framework's steps as the seed's dispatches, for the rules that read dispatches (findings):
+    the serving steps (graph captures left out) of the given rows (one process), re-indexed 0..n-1, as a
+    ``phases.DISPATCHES`` frame (``mode`` = graph mode, ``mixed`` = phase mixed), their phases, and the
+    kernels' attribution (``attribute_to_steps``) mapped to the new index (other steps' kernels:
+    UNATTRIBUTED).
+
+    Example: steps 3 (capture), 5, 8 with a kernel in each give dispatches 0, 1 and the kernels of 5
+    and 8 attributed to 0 and 1."""
+    sel = steps[steps["phase"] != sp.CAPTURE].sort_values("start_ns", kind="stable").reset_index(drop=True)
+    d = pd.DataFrame({"index": np.arange(len(sel), dtype=np.int64), "start_ns": sel["start_ns"],
+                      "end_ns": sel["end_ns"], "duration_ns": sel["duration_ns"], "name": sel["name"],
+                      "tokens": sel["tokens"], "mode": sel["graph_mode"], "padded": sel["padded"],
+                      "mixed": (sel["phase"] == sp.MIXED).to_numpy(), "end_estimated": sel["end_estimated"]})
+    d = d.astype(ph.DISPATCHES)
+    remap = np.full(int(steps["index"].max()) + 2 if len(steps) else 1, UNATTRIBUTED, dtype=np.int64)
+    remap[sel["index"].to_numpy(np.int64)] = np.arange(len(sel), dtype=np.int64)
+    a = np.asarray(attribution, dtype=np.int64)
+    out = np.where(a >= 0, remap[np.clip(a, 0, len(remap) - 1)], UNATTRIBUTED)
+    return d, pd.Series(sel["phase"].to_numpy(), dtype=object, name="phase"), out

@@ -11,6 +11,8 @@ from __future__ import annotations
 import threading
 import weakref
 
+import numpy as np
+
 from dashboard.analysis.derived import BundleAnalysis, Memo
 from dashboard.analysis.summary import summarize
 from dashboard.analysis.window import clip_bundle
@@ -93,14 +95,40 @@ class TraceAnalysis(BundleAnalysis):
         return self.memo.get(("step_gpu", spec), lambda: st.step_kernels(
             self.steps(spec)[1], self.bundle.kernels, self.bundle.api_calls, self.launches()))
 
-    def findings(self, threshold: float | None, prefix: str):
+    def step_dispatches(self, spec):
+        """A framework's steps as the serving findings' dispatches (``analysis.findings.StepDispatches``:
+        the first annotating process's serving steps), or None when ``spec`` resolves to the seed's marks
+        or to no annotations (the dispatch marks then, as before)."""
+        from dashboard.analysis import steps as st
+        from dashboard.analysis.findings import StepDispatches
+
+        if spec is None:
+            return None
+        source, steps = self.steps(spec)
+        if not source.framework:
+            return None
+
+        def compute():
+            pids = st.step_processes(steps)
+            mine = steps[steps["pid"] == pids[0]] if pids else steps
+            has_kernels = self.bundle is not None and len(self.bundle.kernels)
+            attr = self.step_attribution(spec) if has_kernels else np.zeros(0, np.int64)
+            d, phases, a = st.serving_dispatches(mine, attr)
+            return StepDispatches(d, phases, a if has_kernels else None)
+
+        return self.memo.get(("step_dispatches", spec), compute)
+
+    def findings(self, threshold: float | None, prefix: str, spec=None):
         """Every findings rule at its defaults (``analysis.findings.evaluate``), ranked; shared by the
-        panel, the compare page and ``report`` (callers must not change it)."""
+        panel, the compare page and ``report`` (callers must not change it). ``spec``: the step source
+        (``step_presets.StepSpec``); a framework's steps are then the serving rules' dispatches."""
         from dashboard.analysis.findings import evaluate
 
         trace = self.trace
-        return self.memo.get(("findings", threshold, prefix), lambda: evaluate(
-            trace.summary, trace.bundle, dispatch_prefix=prefix, threshold=threshold, derived=self))
+        steps = self.step_dispatches(spec) if spec is not None else None
+        key = ("findings", threshold, prefix) if steps is None else ("findings", spec)
+        return self.memo.get(key, lambda: evaluate(
+            trace.summary, trace.bundle, dispatch_prefix=prefix, threshold=threshold, derived=self, steps=steps))
 
 
 _LOCK = threading.Lock()

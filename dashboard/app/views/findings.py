@@ -13,6 +13,7 @@ from dashboard.app.layout import _INT, _PCT, _fmt
 from dashboard.app.views.base import View
 from dashboard.findings_report import (evidence_header, findings_for, is_duration_field, is_id_field, link_for,
                                        not_evaluated, rows_of)
+from dashboard.render_steps import step_spec
 from dashboard.text import count_noun
 
 PANEL = "findings-panel"
@@ -56,10 +57,10 @@ def _grid(i: int, rows: list[dict]) -> dag.AgGrid:
 
 def render(trace, state):
     """The ranked findings of the whole trace for the state's dispatch prefix and phase threshold."""
-    found = findings_for(trace, threshold=state.threshold, prefix=state.prefix)
+    found = findings_for(trace, threshold=state.threshold, prefix=state.prefix, steps=step_spec(state))
     items = []
     for i, f in enumerate(x for x in found if x.cost_ns > 0):
-        link = link_for(f, state.trace, state.prefix)
+        link = link_for(f, state.trace, state.prefix, state.steps)
         rows = rows_of(f.rows.head(MAX_ROWS))
         more = (f" (first {MAX_ROWS} of {len(f.rows):,})" if len(f.rows) > MAX_ROWS else "")
         items.append(html.Details(className=f"finding sev-{f.severity}", children=[
@@ -94,7 +95,7 @@ SCOPE = "Stats for: whole trace (findings rank the whole trace, also when the pa
 
 
 VIEW = View(
-    name="findings", fields=("prefix", "threshold"), slot="cards",
+    name="findings", fields=("prefix", "threshold", "steps"), slot="cards",
     outputs={"children": (PANEL + "-list", "children")},
     render=render,
     empty=lambda message: {"children": []},
