@@ -301,3 +301,22 @@ def test_diff_is_phase_aligned_on_the_steps(tmp_path, capsys):
     assert main(["diff", str(a), str(plain), "--steps", "vllm", "--no-cache"]) == 2
     assert ("the candidate p.sqlite has no such steps (steps from: vLLM annotations); both runs need the same step "
             "source") in capsys.readouterr().err
+
+
+def test_compare_page_aligns_the_steps_of_both_runs(tmp_path):
+    from factories import write_nsys_sqlite
+
+    from dashboard.app.compare_callbacks import compare_steps
+    from dashboard.app.views.compare_link import compare_href
+
+    a = load_trace(kineto_trace(tmp_path / "a.json", vllm_steps()))
+    b = load_trace(kineto_trace(tmp_path / "b.json", vllm_steps()[:4]))
+    spec, steps, note = compare_steps(a, b, ViewState())
+    assert spec.preset == "auto" and note == ""
+    assert [len(x[0]) for x in steps] == [4, 3] and list(steps[1][1]) == ["prefill", "decode", "mixed"]
+    plain = load_trace(write_nsys_sqlite(tmp_path / "p.sqlite", nvtx=[{"start": 0, "end": 9, "eventType": 59,
+                                                                      "text": "other"}]))
+    assert compare_steps(a, plain, ViewState())[1:] == (None, "Only A has steps from vLLM annotations (auto); B has "
+                                                              "none, so the phases are compared from the dispatch "
+                                                              "marks of both runs.")
+    assert compare_href(ViewState(trace=TID, steps="sglang")) == "compare/?a=t.json%400123abcd&steps=sglang"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import replace
 from urllib.parse import parse_qs, urlencode
 
 from dash import ClientsideFunction, Dash, Input, Output, ctx, html, no_update
@@ -92,14 +93,34 @@ def choose_pair(ids: list[str], a: str | None, b: str | None, explain, store=Non
     return a, b, notices
 
 
-def compare_findings(a, b, prefix: str, threshold: float | None = None) -> list[dict]:
+def compare_steps(a, b, state: ViewState):
+    """``(spec, steps, note)``: the step source of the link and both runs' serving steps for
+    ``compare_runs`` when both hold them (a framework's annotations: phases aligned by what they say),
+    else None (the dispatch marks, as before) with a note when only one run holds them."""
+    from dashboard.data.analysis import analysis_of
+    from dashboard.render_steps import step_spec
+
+    spec = step_spec(state)
+    sa, sb = (analysis_of(r).step_dispatches(spec) for r in (a, b))
+    sa, sb = (x if x is not None and len(x.dispatches) else None for x in (sa, sb))
+    if sa is not None and sb is not None:
+        return spec, ((sa.dispatches, sa.phases), (sb.dispatches, sb.phases)), ""
+    if sa is None and sb is None:
+        return spec, None, ""
+    has, lacks = ("A", "B") if sb is None else ("B", "A")
+    label = analysis_of(a if sa is not None else b).steps(spec)[0].label
+    return spec, None, (f"Only {has} has steps from {label}; {lacks} has none, so the phases are compared from the "
+                        "dispatch marks of both runs.")
+
+
+def compare_findings(a, b, prefix: str, threshold: float | None = None, steps=None) -> list[dict]:
     """Rows of the compare page's Findings tab: ``findings_report.diff_findings`` of the two runs (both
     with dispatch prefix ``prefix`` and phase threshold ``threshold``, None: each run's automatic split),
     as ``tracedash diff`` lists them."""
     from dashboard.findings_report import diff_findings, findings_for
 
-    return diff_findings(findings_for(a, prefix=prefix, threshold=threshold),
-                         findings_for(b, prefix=prefix, threshold=threshold))
+    return diff_findings(findings_for(a, prefix=prefix, threshold=threshold, steps=steps),
+                         findings_for(b, prefix=prefix, threshold=threshold, steps=steps))
 
 
 def compare_layout(store: TraceStore, search: str, home: str) -> html.Div:
@@ -140,14 +161,17 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         # the dashboard's settings this page applies (prefix, phase threshold), decoded by the same codec; a bad
         # value in the link is named, as on the dashboard (keys this page does not use are left alone)
         threshold = state.threshold
-        notices = [w for w in state.warnings if w.startswith(("Ignored prefix=", "Ignored threshold="))] + notices
+        notices = [w for w in state.warnings if w.startswith(("Ignored prefix=", "Ignored threshold=",
+                                                               "Ignored steps="))] + notices
         options = [{"label": store.label(t), "value": t} for t in named]
         extra = {k: v for k, v in (("prefix", prefix if prefix != DEFAULT.prefix else None),
-                                   ("threshold", None if threshold is None else f"{threshold:g}")) if v is not None}
+                                   ("threshold", None if threshold is None else f"{threshold:g}"),
+                                   ("steps", state.steps if state.steps != DEFAULT.steps else None)) if v is not None}
         query = pair_query(a, b) + (("&" if a or b else "?") + urlencode(extra) if extra else "")
         new_search = {"search": query, "replace": trigger in (None, cl.URL)}  # written only if it differs
         alerts = [alert(n, "info") for n in notices]
-        links = [f"{home}?{to_query(ViewState(trace=t, prefix=prefix, threshold=threshold))}" if t else home
+        links = [f"{home}?{to_query(ViewState(trace=t, prefix=prefix, threshold=threshold, steps=state.steps))}"
+                 if t else home
                  for t in (a, b)]
         shown, hidden = {}, {"display": "none"}
         blank = empty_figure("Pick two traces to compare.", height=200)
@@ -155,7 +179,10 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         if a is None:
             return [new_search, a, b, alerts + [alert("No traces are served here.")], *empty, *links, hidden, options, options]
         try:
-            c = compare_runs(store.get(a), store.get(b), dispatch_prefix=prefix, threshold=threshold)
+            spec, steps, note = compare_steps(store.get(a), store.get(b), replace(state, prefix=prefix))
+            if note:
+                alerts.append(alert(note, "info"))
+            c = compare_runs(store.get(a), store.get(b), dispatch_prefix=prefix, threshold=threshold, steps=steps)
         except TraceError as exc:
             return [new_search, a, b, alerts + [alert(str(exc))], *empty, *links, hidden, options, options]
         except Exception:  # never a traceback in the page; the server keeps serving
@@ -171,7 +198,7 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
             alerts.append(alert(f"Neither run has dispatch marks ({prefix}…): no per-phase comparison; "
                                 "the gate compares kernel time instead.", "info"))
         v = compare_view(c, a_label=A_LABEL, b_label=B_LABEL)
-        moved = compare_findings(store.get(a), store.get(b), prefix, threshold)
+        moved = compare_findings(store.get(a), store.get(b), prefix, threshold, spec if steps is not None else None)
         g = c.gate
         split = ([] if c.phases.empty or c.threshold is None else
                  [f" Phase split for both runs: prefill when tokens >= {c.threshold:.1f} ("

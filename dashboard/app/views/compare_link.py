@@ -10,18 +10,20 @@ COMPARE_PATH = "compare/"
 
 
 def compare_href(state: ViewState) -> str:
-    """Relative link to the compare page for ``state`` (``compare/?a=<trace>&prefix=…&threshold=…``; the
-    prefix only when not the default, the threshold only when set)."""
+    """Relative link to the compare page for ``state`` (``compare/?a=<trace>&prefix=…&threshold=…&steps=…``;
+    the prefix and step source only when not the default, the threshold only when set)."""
     q = {"a": state.trace} if state.trace else {}
     if state.prefix != DEFAULT.prefix:
         q["prefix"] = state.prefix
     if state.threshold is not None:  # the phase split the user set applies to both runs there
         q["threshold"] = f"{state.threshold:g}"
+    if state.steps != DEFAULT.steps:  # the step source applies to both runs there
+        q["steps"] = state.steps
     return COMPARE_PATH + ("?" + urlencode(q) if q else "")
 
 
 VIEW = View(
-    name="compare_link", fields=("trace", "prefix", "threshold"), slot="none", needs_trace=False, on_load=False,
+    name="compare_link", fields=("trace", "prefix", "threshold", "steps"), slot="none", needs_trace=False, on_load=False,
     outputs={"href": (ids.COMPARE_LINK, "href")},
     render=lambda trace, state: {"href": compare_href(state)},
 )
