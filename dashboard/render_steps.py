@@ -77,6 +77,7 @@ class StepView:
     all_gpu: pd.DataFrame | None
     window: tuple[int, int] | None = None
     cut: int = 0  # steps of the process overlapping the stats window but cut by its edges (left out)
+    first_kernel_ns: np.ndarray | None = None  # start of each step's first attributed kernel (aligned with steps)
 
 
 def step_view(trace, state: ViewState) -> StepView | None:
@@ -108,13 +109,24 @@ def _step_view(trace, spec: sp.StepSpec, pid: int | None, w: tuple[int, int] | N
     sel = steps[mine].reset_index(drop=True)
     g = gpu[mine].reset_index(drop=True) if gpu is not None else None
     stats = st.step_phase_stats(sel, g)
-    category_time = None
+    category_time = first = None
     if trace.bundle is not None and len(trace.bundle.kernels) and len(sel):
-        attr = ta.step_attribution(spec).copy()
+        attr = ta.step_attribution(spec)
+        first = _first_kernel(attr, trace.bundle.kernels["start_ns"].to_numpy(np.int64), sel["index"].to_numpy())
+        attr = attr.copy()
         attr[~np.isin(attr, sel["index"].to_numpy())] = st.UNATTRIBUTED  # this process's (window's) steps only
         category_time = phase_category_time(trace.bundle.kernels, attr,
                                             pd.Series(sel["phase"].to_numpy(), index=sel["index"]), ta.categories())
-    return StepView(source, chosen, processes, sel, g, stats, category_time, steps, gpu, w, cut)
+    return StepView(source, chosen, processes, sel, g, stats, category_time, steps, gpu, w, cut, first)
+
+
+def _first_kernel(attr: np.ndarray, starts: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Start of the first kernel attributed to each step of ``index`` (int64 max where none)."""
+    big = np.iinfo(np.int64).max
+    first = np.full(int(max(index.max(initial=0), attr.max(initial=0))) + 1, big, dtype=np.int64)
+    ok = attr >= 0
+    np.minimum.at(first, attr[ok], starts[ok])
+    return first[index]
 
 
 def _no_steps_text(sv: StepView) -> str:
@@ -201,7 +213,8 @@ def step_phase_figure(trace, state: ViewState, sv: StepView, caption: str, theme
 # ----- the Steps table ----------------------------------------------------------------------------------------
 def step_table_rows(sv: StepView) -> list[dict]:
     """One record per step of the process shown (numbers raw, ns; unknown counts None): the dispatch
-    table's columns (``mode`` = graph mode, ``gpu_busy_ns`` = the step's GPU time by correlation) plus
+    table's columns (``mode`` = graph mode, ``gpu_busy_ns`` = the step's GPU time by correlation,
+    ``launch_lead_ns`` = its first attributed kernel's start minus the step's) plus
     pid, name, context/generation requests and tokens, batch size."""
     s = sv.steps
     if s.empty:
@@ -216,6 +229,9 @@ def step_table_rows(sv: StepView) -> list[dict]:
     if sv.gpu is not None:
         out["kernels"] = sv.gpu["kernels"].to_numpy()
         out["gpu_busy_ns"] = sv.gpu["gpu_time_ns"].to_numpy()
+        if sv.first_kernel_ns is not None:
+            lead = pd.array(sv.first_kernel_ns - s["start_ns"].to_numpy(np.int64), dtype="Int64")
+            out["launch_lead_ns"] = pd.Series(lead).mask(out["kernels"].to_numpy() == 0).array  # no kernel: none
     tokens = s["tokens"].astype("Float64")
     out["ns_per_token"] = (s["duration_ns"] / tokens.where(tokens > 0)).astype("Float64")
     if len(out) > STEP_ROW_LIMIT:

@@ -113,8 +113,9 @@ def test_vllm_steps_table_rows(vllm):
         "end_ns": 7_300_000, "duration_ns": 800_000, "end_estimated": False, "row_id": "3", "pid": 100,
         "name": "execute_context_1(100)_generation_7(7)", "context_requests": 1, "context_tokens": 100,
         "generation_requests": 7, "generation_tokens": 7, "batch_size": 8, "kernels": 1, "gpu_busy_ns": 300_000,
-        "ns_per_token": 800_000 / 107}
+        "launch_lead_ns": 200_000, "ns_per_token": 800_000 / 107}  # its kernel starts at 6.7 ms
     assert rows[0]["mode"] == "FULL" and rows[0]["tokens"] is None and rows[0]["gpu_busy_ns"] == 100_000
+    assert [r["launch_lead_ns"] for r in rows] == [600_000, 200_000, 100_000, 200_000, 100_000]
 
 
 def test_vllm_phase_figure(vllm):

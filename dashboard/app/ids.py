@@ -60,6 +60,11 @@ def scope(view: str) -> str:
     return f"{view}-scope"
 
 
+def tab_id(view: str) -> str:
+    """Id of the tab of a table view (its label can change: the dispatch table is "Steps" for a framework's steps)."""
+    return f"tab-{view}"
+
+
 def slice_id(view: str) -> dict:
     """Id of the store holding the state fields ``view`` reads (its callback's only input)."""
     return {"type": VIEW_SLICE, "view": view}

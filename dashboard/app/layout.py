@@ -112,7 +112,7 @@ DISPATCH_COLUMNS = [
     {"headerName": "Phase", "field": "phase", "filter": "agTextColumnFilter"},
     {"headerName": "Tokens", "field": "tokens", "valueFormatter": _INT, "filter": _NUM_FILTER,
      "tooltipValueGetter": _why("n/a: the mark's name carries no token count")},
-    {"headerName": "Graph mode", "field": "mode", "filter": "agTextColumnFilter",
+    {"headerName": "Graph mode", "field": "mode", "filter": "agTextColumnFilter", "valueFormatter": _fmt("params.value"),
      "headerTooltip": "the CUDA-graph mode the annotation names (NONE, PIECEWISE, FULL)",
      "tooltipValueGetter": _why("—: the annotation does not say")},
     {"headerName": "Padded", "field": "padded", "valueFormatter": _INT, "filter": _NUM_FILTER,
@@ -131,7 +131,7 @@ DISPATCH_COLUMNS = [
      "headerTooltip": "union of this dispatch's attributed kernels (by correlation id + process)",
      "tooltipValueGetter": _why("n/a: no kernel intervals to attribute (summary input or no kernels)")},
     {"headerName": "Launch lead (µs)", "field": "launch_lead_ns", "valueFormatter": _US, "filter": _NUM_FILTER,
-     "headerTooltip": "first attributed kernel start minus the dispatch mark",
+     "headerTooltip": "first attributed kernel start minus the dispatch mark (the step's start)",
      "tooltipValueGetter": _why("n/a: no kernel was attributed to this dispatch")},
     {"headerName": "Time / token (µs)", "field": "ns_per_token", "valueFormatter": _US, "filter": _NUM_FILTER,
      "tooltipValueGetter": _why("n/a: no token count (or 0 tokens) for this dispatch")},
@@ -362,11 +362,11 @@ def header_controls(state, options: list[dict], uploads: bool, max_upload_bytes:
                                           clearable=False, className="picker",
                                           maxHeight=PICKER_MAX_HEIGHT_PX)]),  # ~8 traces before it scrolls
         *([upload_control(max_upload_bytes)] if uploads else []),
-        html.Label(["Steps from",
+        html.Label(["Steps from", html.Div(className="steps-controls", children=[
                     dcc.Dropdown(id=ids.STEPS_PRESET, options=STEP_PRESET_OPTIONS, value=preset_choice(state.steps),
-                                 clearable=False, searchable=False, className="picker steps-picker"),
+                                 clearable=False, searchable=False, className="steps-picker"),
                     dcc.Input(id=ids.STEPS_SOURCE, type="text", value=state.steps, debounce=True, spellCheck=False,
-                              placeholder="auto, a preset or a regular expression", className="text-input")],
+                              placeholder="auto, a preset or a regular expression", className="text-input")])],
                    title="Where the phase views' steps come from: the annotations of a serving framework "
                          "(auto picks the one the trace holds), or a rule for any other server: a regular "
                          "expression whose named groups (phase, tokens, context_requests, ...) give the step's "
@@ -442,7 +442,7 @@ def build_layout(state, trace_ids: list[str], labels: dict[str, str] | None = No
                                                           for f in in_slot("side", state)]),
         *in_slot("figures", state),
         html.Section(className="panel", children=dcc.Tabs(id=ids.TABLE_TABS, value=state.tab, children=[
-            dcc.Tab(label=v.tab, value=v.name, children=v.layout(state)) for v in tabs])),
+            dcc.Tab(label=v.tab, value=v.name, id=ids.tab_id(v.name), children=v.layout(state)) for v in tabs])),
         html.Div(id=ids.SYNC_SINK, style={"display": "none"}),
         html.Footer("Times are on the trace's own timeline (nsys: the session's, 0 = capture start). GPU busy is an "
                     "interval union, not a sum of kernel times; CUDA API and NVTX totals overlap GPU work and each "

@@ -19,7 +19,7 @@ def render(trace, state):
 
 VIEW = View(
     name="dispatches", fields=("prefix", "threshold", "steps", "step_pid", STATS_WINDOW), slot="tabs",
-    tab="Steps",
+    tab="Dispatches",  # "Steps" for a framework's steps (the step_source view sets it)
     outputs={"rows": (ids.DISPATCH_TABLE, "rowData"), "scope": (ids.scope("dispatches"), "children")},
     render=render, empty=lambda message: {"rows": [], "scope": ""},
     layout=lambda state: html.Div(children=[

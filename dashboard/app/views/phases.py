@@ -59,9 +59,10 @@ VIEW = View(
     empty=lambda message: {"table": [], "hint": "", "scope": "", "empty": ""},
     layout=lambda state: html.Div(className="panel", children=[
         html.H3("Per phase"), html.Div(id=ids.STEPS_FROM, className="scope"),
-        html.Label(["Process ", dcc.Dropdown(id=ids.STEP_PID, options=[], value=state.step_pid, clearable=True,
-                                             placeholder="the first", className="picker")],
-                   id=STEP_PID_BOX, style={"display": "none"}),
+        html.Label(["Statistics of process", dcc.Dropdown(id=ids.STEP_PID, options=[], value=state.step_pid,
+                                                          clearable=True, placeholder="the first with steps",
+                                                          className="steps-picker")],
+                   id=STEP_PID_BOX, className="process-picker", style={"display": "none"}),
         html.Div(id=ids.scope("phases"), className="scope"),
         html.P(id="phases-empty", className="small"),
         # the footnote explains the table's figures: hidden with it when there is no step to show
