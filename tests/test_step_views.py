@@ -321,3 +321,20 @@ def test_compare_page_aligns_the_steps_of_both_runs(tmp_path):
                                                               "none, so the phases are compared from the dispatch "
                                                               "marks of both runs.")
     assert compare_href(ViewState(trace=TID, steps="sglang")) == "compare/?a=t.json%400123abcd&steps=sglang"
+
+
+def test_profiler_steps_through_the_findings_and_the_report(tmp_path):
+    """Phase ``step`` (ProfilerStep#N) and SGLang's ``idle`` are per-phase rows of the serving findings too."""
+    from dashboard.export import report_html
+    from dashboard.findings_report import findings_for
+
+    steps = [Step(f"ProfilerStep#{i}", 1000 + 1000 * i, 1900 + 1000 * i, 100, {},
+                  [(i + 1, 1100 + 1000 * i, 1200 + 1000 * i, 1300 + 1000 * i)]) for i in range(3)]
+    t = load_trace(kineto_trace(tmp_path / "p.json", steps))
+    hb = {f.rule: f for f in findings_for(t, steps=step_spec(ViewState()))}["host-bound-steps"]
+    assert hb.rows[["phase", "steps", "host_bound_steps", "step_ns", "gpu_busy_ns"]].values.tolist() == [
+        ["step", 3, 3, 2_700_000, 300_000]]
+    assert "steps from: PyTorch profiler steps (ProfilerStep#N) (auto)" in report_html(t, ViewState())
+    s = load_trace(nsys_trace(tmp_path / "s.sqlite", sglang_steps()))
+    rows = {f.rule: f for f in findings_for(s, steps=step_spec(ViewState()))}["host-bound-steps"].rows
+    assert set(rows["phase"]) <= {"prefill", "decode", "mixed", "idle"} and "idle" in set(rows["phase"])

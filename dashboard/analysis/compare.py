@@ -325,8 +325,7 @@ def phase_delta(a_dispatches: pd.DataFrame, b_dispatches: pd.DataFrame,
     """
     types = dispatch_type_delta(a_dispatches, b_dispatches) if types is None else types
     rows = []
-    seen = [*a_dispatches["phase"], *b_dispatches["phase"]]  # a framework's steps add idle, draft, verify, step
-    for phase in [*ph.PHASE_ORDER, *dict.fromkeys(p for p in seen if p not in ph.PHASE_ORDER)]:
+    for phase in ph.PHASE_ORDER:
         da = a_dispatches.loc[a_dispatches["phase"] == phase, "duration_ns"].to_numpy(np.int64)
         db = b_dispatches.loc[b_dispatches["phase"] == phase, "duration_ns"].to_numpy(np.int64)
         if not len(da) and not len(db):

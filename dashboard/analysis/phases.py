@@ -19,7 +19,9 @@ DECODE = "decode"
 UNSPLIT = "unsplit"  # one distinct token count and no threshold: nothing to split on
 UNKNOWN = "unknown"  # the dispatch name carries no token count
 MIXED = "mixed"  # the name says the batch mixes prefill and decode work
-PHASE_ORDER = (PREFILL, DECODE, MIXED, UNSPLIT, UNKNOWN)
+# The seed's phases, then a framework's own step phases (analysis.step_presets; never from dispatch marks), so
+# every per-phase table (findings, compare) lists those too.
+PHASE_ORDER = (PREFILL, DECODE, MIXED, UNSPLIT, UNKNOWN, "idle", "draft", "verify", "step")
 _TRUE = {"1", "true", "yes", "y"}
 
 DISPATCHES: dict[str, str] = {
