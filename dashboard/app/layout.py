@@ -113,6 +113,7 @@ DISPATCH_COLUMNS = [
     {"headerName": "Tokens", "field": "tokens", "valueFormatter": _INT, "filter": _NUM_FILTER,
      "tooltipValueGetter": _why("n/a: the mark's name carries no token count")},
     {"headerName": "Graph mode", "field": "mode", "filter": "agTextColumnFilter", "valueFormatter": _fmt("params.value"),
+     "minWidth": 120,  # PIECEWISE whole
      "headerTooltip": "the CUDA-graph mode the annotation names (NONE, PIECEWISE, FULL)",
      "tooltipValueGetter": _why("—: the annotation does not say")},
     {"headerName": "Padded", "field": "padded", "valueFormatter": _INT, "filter": _NUM_FILTER,
