@@ -18,7 +18,7 @@ from paths import DATA, SEED, nsys_trace
 from dashboard.analysis import phases as ph
 from dashboard.analysis import step_presets as sp
 from dashboard.analysis import steps as st
-from dashboard.analysis.gpu_time import kernel_launches
+from dashboard.analysis.launches import kernel_launches
 from dashboard.loaders import load_kineto_json, load_nsys_sqlite
 from dashboard.trace import load_trace
 

@@ -295,7 +295,7 @@ def attribute_to_steps(steps: pd.DataFrame, launches: pd.DataFrame, n_kernels: i
     """Step index (``steps["index"]``) of every kernel row, UNATTRIBUTED when none.
 
     Args:
-        steps: STEPS frame. launches: ``gpu_time.kernel_launches(kernels, api_calls)`` (kernel_index,
+        steps: STEPS frame. launches: ``launches.kernel_launches(kernels, api_calls)`` (kernel_index,
             pid, api_start_ns). n_kernels: rows of the kernels frame.
 
     A kernel belongs to the step of its launching call's process whose ``[start, end)`` holds the
@@ -332,7 +332,7 @@ def step_kernels(steps: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.DataF
 
     Args:
         steps: STEPS frame. kernels: KERNELS frame. api_calls: API_CALLS frame.
-        launches: the kernel -> launching API call join, ``gpu_time.kernel_launches(kernels, api_calls)``
+        launches: the kernel -> launching API call join, ``launches.kernel_launches(kernels, api_calls)``
             (computed when None).
 
     Returns:
@@ -341,7 +341,7 @@ def step_kernels(steps: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.DataF
         same-stream overruns, invalid rows add nothing, as ``summary.kernel_durations``).
     """
     if launches is None:
-        from dashboard.analysis.gpu_time import kernel_launches
+        from dashboard.analysis.launches import kernel_launches
 
         launches = kernel_launches(kernels, api_calls)
     n = len(steps)
