@@ -11,7 +11,7 @@ from paths import NSYS_DIR, SAMPLES, SEED, nsys_trace
 from dashboard.state import ViewState
 
 from dashboard.analysis.timeline import device_unions, lanes_for_window, nvtx_lane_keys, thread_labeler
-from dashboard.app.layout import GRAPH_CONFIG, graph_config
+from dashboard.app.components import GRAPH_CONFIG, graph_config
 from dashboard.export import report_for_url
 from dashboard.figures.common import REPORT_FONT_PX, add_caption, report_layout
 from dashboard.figures.phases import build_phase_analysis, decade_ticks

@@ -12,7 +12,7 @@ from dash import ClientsideFunction, Dash, Input, Output, ctx, html, no_update
 
 from dashboard.analysis.compare import compare_runs
 from dashboard.app import compare_layout as cl
-from dashboard.app.layout import alert
+from dashboard.app.components import alert
 from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure

@@ -3,7 +3,7 @@
 from dash import html
 
 from dashboard.app import ids
-from dashboard.app.layout import metric_table, phase_columns
+from dashboard.app.components import metric_table, phase_columns
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.render import dispatches_for, phase_table_rows, phase_view, scope_text
 
