@@ -15,7 +15,7 @@ from dashboard.errors import TraceNotFoundError
 from dashboard.app.views import BY_NAME, render_view
 from dashboard.state import ViewState
 from dashboard.render import build_view
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 from factories import write_nsys_sqlite
 
 
@@ -297,7 +297,7 @@ def test_warming_renders_the_default_page_so_the_first_visit_renders_nothing(mon
     """``app.warm`` (started in the background by each server worker, ``server.start_warming``) loads the
     default trace and renders every view of the bare link's page; the first visitor's page is then
     drawn from memory: no view renders again."""
-    from dashboard.server import start_warming
+    from dashboard.app.server import start_warming
 
     app = create_app([SEED])
     thread = start_warming(app)

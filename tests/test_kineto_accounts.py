@@ -267,7 +267,7 @@ def test_cupti_range_mode_case_says_busy_is_unknown():
     assert b.meta.gpu_activity_missing == msg and b.meta.warnings == (msg,)
     assert dict(account(b, "events not shown").skipped)["'cuda_profiler_range' events (not shown)"] == 77
     from dashboard.render import build_view
-    from dashboard.trace import load_trace
+    from dashboard.data.trace import load_trace
 
     trace = load_trace(CASES / "kineto_cupti_range_mode" / "hta_cupti_profiler_trace.json.gz", cache=None)
     cards = {c.label: c for c in build_view(trace, ViewState()).cards}

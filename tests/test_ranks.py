@@ -10,14 +10,14 @@ from dashboard.state import ViewState
 
 from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.ranks import RANK_TABLE, RANKS_FORMAT, RANKS_NOTICE, merge_ranks, rank_table
-from dashboard.cache import TraceCache
+from dashboard.data.cache import TraceCache
 from dashboard.cli import main
 from dashboard.errors import TraceFormatError
 from dashboard.loaders import load_nsys_sqlite
 from dashboard.model import KERNELS
-from dashboard.multirank import FileSummary, format_rank_table, load_ranks, summaries_of, summarize_many, summary_text
+from dashboard.data.multirank import FileSummary, format_rank_table, load_ranks, summaries_of, summarize_many, summary_text
 from dashboard.render import build_view
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 MARK = "CG_DISPATCH:actual=16:mode=NONE:padded=16"
 PAIR = [nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"), nsys_trace("nsys2026.2_2gpu_nccl_after.sqlite")]
@@ -218,7 +218,7 @@ def test_cli_existing_scheduler(rank_files, capsys):
 
 
 def test_cli_scheduler_unreachable_is_one_line(rank_files, capsys, monkeypatch):
-    monkeypatch.setattr("dashboard.multirank.CONNECT_TIMEOUT", "1s")
+    monkeypatch.setattr("dashboard.data.multirank.CONNECT_TIMEOUT", "1s")
     assert main(["summarize", str(rank_files[0]), "--scheduler", "tcp://127.0.0.1:8096", "--no-cache"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("tracedash: error: cannot reach the Dask scheduler at tcp://127.0.0.1:8096") \
@@ -309,7 +309,7 @@ def test_serve_ranks_checks_every_file_before_serving(rank_files, tmp_path, caps
 def test_local_dask_cluster_listens_only_on_free_loopback_ports(processes):
     import psutil
 
-    from dashboard.multirank import _local_client
+    from dashboard.data.multirank import _local_client
 
     client, cluster = _local_client(1, processes)
     try:
@@ -328,7 +328,7 @@ def test_summarize_many_task_that_dies_is_one_error(rank_files, monkeypatch):
             raise MemoryError("worker ran out of memory")
         return summary_text(path, "CG_DISPATCH", TraceCache(enabled=False)), None
 
-    monkeypatch.setattr("dashboard.multirank._summarize_task", die)
+    monkeypatch.setattr("dashboard.data.multirank._summarize_task", die)
     results = summarize_many(list(rank_files), n_workers=1, processes=False)
     assert results[0].error is None and results[0].text.startswith("{")
     assert results[1].text is None
@@ -359,7 +359,7 @@ def test_ranks_per_gpu_table_measures_each_device_in_its_own_ranks_window():
     rows = {r["metric"]: r for r in view.gpu_rows}
     alone = load_ranks(PAIR).bundle  # the same numbers as each file opened alone:
     for rank, path in enumerate(PAIR):
-        from dashboard.trace import load_trace
+        from dashboard.data.trace import load_trace
 
         b = load_trace(path).bundle
         single = gpu_time(gpu_work(b.kernels, b.memops, b.graph_launches), b.kernels)

@@ -16,7 +16,7 @@ from dashboard.app.components import alert
 from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
-from dashboard.render_compare import compare_view, untraced_note
+from dashboard.render.compare import compare_view, untraced_note
 from dashboard.state import DEFAULT, ViewState, from_query, to_query
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ def compare_findings(a, b, prefix: str, threshold: float | None = None) -> list[
     """Rows of the compare page's Findings tab: ``findings_report.diff_findings`` of the two runs (both
     with dispatch prefix ``prefix`` and phase threshold ``threshold``, None: each run's automatic split),
     as ``tracedash diff`` lists them."""
-    from dashboard.findings_report import diff_findings, findings_for
+    from dashboard.render.findings import diff_findings, findings_for
 
     return diff_findings(findings_for(a, prefix=prefix, threshold=threshold),
                          findings_for(b, prefix=prefix, threshold=threshold))

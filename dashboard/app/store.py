@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from dashboard.errors import TraceError, TraceNotFoundError
-from dashboard.trace import LoadedTrace, load_trace
+from dashboard.data.trace import LoadedTrace, load_trace
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import weakref
 from dashboard.analysis.derived import BundleAnalysis, Memo
 from dashboard.analysis.summary import summarize
 from dashboard.analysis.window import clip_bundle
-from dashboard.trace import LoadedTrace
+from dashboard.data.trace import LoadedTrace
 
 
 class TraceAnalysis(BundleAnalysis):

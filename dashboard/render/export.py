@@ -26,7 +26,7 @@ from dashboard.figures.common import fmt_ns, report_layout
 from dashboard.figures.plotly_js import partial_bundle
 from dashboard.render import DashboardView, build_view
 from dashboard.state import ViewState, from_query, query_keys, to_query
-from dashboard.trace import LoadedTrace
+from dashboard.data.trace import LoadedTrace
 
 FIGURES = ("timeline", "gantt", "phases")
 # No button of the report's figures may send data off the machine (plotly.js 3 has no "Edit in
@@ -156,7 +156,7 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
     """
     view = view_for(trace, state)
     figs = [("Dispatches", view.gantt), ("GPU timeline", view.timeline), ("Phases", view.phase_figure)]
-    from dashboard.findings_report import findings_for, findings_html
+    from dashboard.render.findings import findings_for, findings_html
 
     findings = findings_html(trace, findings_for(trace, threshold=state.threshold, prefix=state.prefix),
                              state.trace)  # shown first

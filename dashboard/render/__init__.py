@@ -82,7 +82,7 @@ from dashboard.state import ViewState
 from dashboard.state import window_from_relayout as state_window_from_relayout
 from dashboard.text import count_noun
 from dashboard.data.analysis import analysis_of, memo
-from dashboard.trace import LoadedTrace
+from dashboard.data.trace import LoadedTrace
 
 # Share of the mark budget per layer of the timeline.
 NVTX_BUDGET = 1500

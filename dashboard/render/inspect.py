@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dashboard.cache import TraceCache
+from dashboard.data.cache import TraceCache
 from dashboard.errors import TraceFormatError
 from dashboard.loaders import sniff_format
 from dashboard.loaders.nsys_sqlite import inspect_export
@@ -50,7 +50,7 @@ def inspect_trace(path: str | os.PathLike, cache: TraceCache | None = None) -> d
     Raises:
         TraceNotFoundError, TraceFormatError: as ``load_trace`` for the same file.
     """
-    from dashboard.trace import load_trace
+    from dashboard.data.trace import load_trace
 
     p = Path(path)
     fmt = _format_of(p)
