@@ -35,12 +35,13 @@ names; ``meta.tables`` keeps the names as written.
 
 Every event is accounted for in ``meta.accounts`` (one ``RowAccount`` per kind: kernels,
 memcpy/memset, CUDA API calls, NVTX ranges, NVTX marks, events not shown): loaded, skipped by a
-documented rule (missing or non-numeric times, negative duration, an id beyond int64, ...) or not
+documented rule (missing or non-numeric times, negative duration, a byte count beyond int64, ...) or not
 recognised (a category PyTorch's profiler never writes). A negative duration makes an invalid row
 (left out of every frame, counted, one warning line); ``dur: -1`` on a ``user_annotation`` is a range
 still open when profiling stopped (PyTorch >= 2.8), see below. An id beyond the int64 range
-(correlation, stream, device, context, process, thread, bytes) makes the event unusable (counted),
-never an ``OverflowError``. Launches recorded with no kernel activity at all (CUPTI range-profiler
+(correlation, stream, device, context, process, thread) is made unknown and the event kept, as Perfetto
+reads such ids (one warning line counts them); a byte count beyond it makes the event unusable
+(counted); never an ``OverflowError``. Launches recorded with no kernel activity at all (CUPTI range-profiler
 mode, where kernels appear only as ``cuda_profiler_range`` counter events) set
 ``meta.gpu_activity_missing``: GPU busy is then unknown, not 0. A JSON whose events carry no
 category PyTorch's profiler writes is a Chrome trace from another producer and is refused.
@@ -150,7 +151,7 @@ _KIND_OF = {KERNEL_CAT: KIND_KERNELS, MEMCPY_CAT: KIND_MEMOPS, MEMSET_CAT: KIND_
             **{c: KIND_API for c in API_EVENT_CLASS}}
 RULE_BAD_TIME = "missing, non-numeric or out-of-range ts/dur"
 RULE_NEGATIVE = "negative duration (invalid row)"
-RULE_BIG_ID = "an id (correlation, stream, device, process or thread) beyond the int64 range"
+RULE_BIG_BYTES = "a byte count beyond the int64 range"
 RULE_UNCLOSED_B = "'B' never closed by an 'E'"
 RULE_E_UNMATCHED = "'E' without an open 'B' on its thread"
 RULE_E_PAIRED = "'E' closing a 'B' (counted with its 'B')"
@@ -298,18 +299,27 @@ def _in_int64(*values: int) -> bool:
     return all(-_INT64_MAX - 1 <= v <= _INT64_MAX for v in values)
 
 
-_ARG_IDS = ("device", "stream", "context", "correlation", "bytes")
+_ARG_IDS = ("device", "stream", "context", "correlation")
 
 
-def _ids_fit(pid: int, tid: int, args: dict) -> bool:
-    """Whether the ids an event brings (process, thread and the numeric args a frame keeps) fit int64."""
-    if not _in_int64(pid, tid):
-        return False
-    for key in _ARG_IDS:
-        v = args.get(key)
-        if v is not None and not _in_int64(_intish(v)):
-            return False
-    return True
+def _known_ids(pid: int, tid: int, args: dict) -> tuple[int, int, dict, bool] | None:
+    """The ids an event brings, each one beyond int64 made unknown (as Perfetto reads such ids, so the
+    event is kept): a process or thread id becomes -1; an id in ``args`` is dropped, so it falls back
+    as a missing one does (stream and device to the event's track, correlation to its flow arrow, else
+    -1). Returns ``(pid, tid, args, whether an id was made unknown)``; None when ``args.bytes`` is
+    beyond int64 (a size, not an id: the row is unusable)."""
+    size = args.get("bytes")
+    if size is not None and not _in_int64(_intish(size)):
+        return None
+    unknown = False
+    if not _in_int64(pid):
+        pid, unknown = -1, True
+    if not _in_int64(tid):
+        tid, unknown = -1, True
+    bad = [key for key in _ARG_IDS if args.get(key) is not None and not _in_int64(_intish(args[key]))]
+    if bad:
+        args, unknown = {k: v for k, v in args.items() if k not in bad}, True
+    return pid, tid, args, unknown
 
 
 class _Tally:
@@ -504,6 +514,8 @@ def parse_kineto(data, name: str) -> TraceBundle:
     tally = _Tally()
     seen, skip, other = tally.seen, tally.skip, tally.other
     range_profiler = unfinished = 0
+    unknown_ids: dict[str, int] = {}  # loaded events per kind with an id beyond int64 made unknown
+    unknown_begins: set[int] = set()  # id() of the open 'B' tuples that had such an id
     for ev in events:
         if type(ev) is not dict:
             raise TraceFormatError(f"{name}: not a Chrome trace: an entry of its event list (traceEvents, or the "
@@ -539,12 +551,14 @@ def parse_kineto(data, name: str) -> TraceBundle:
                 continue
             args = ev.get("args")
             args = args if type(args) is dict else {}
-            pid, tid = _intish(ev.get("pid")), _intish(ev.get("tid"))
-            if not _ids_fit(pid, tid, args):
-                skip(kind, RULE_BIG_ID)
+            ids = _known_ids(_intish(ev.get("pid")), _intish(ev.get("tid")), args)
+            if ids is None:
+                skip(kind, RULE_BIG_BYTES)
                 continue
+            pid, tid, args, unknown = ids
             if dur_ns < 0:
                 if kind is KIND_RANGES and dur_ns == -1000:  # dur -1: still open when profiling stopped
+                    unknown_ids[kind] = unknown_ids.get(kind, 0) + unknown
                     open_ranges.append((cat, str(ev.get("name", "")), pid, tid, start, args))
                     unfinished += 1
                     continue
@@ -556,6 +570,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
                     (cat, str(ev.get("name", "")), pid, tid, 0, dur_ns, args, False))
                 continue
             end = start + dur_ns
+            unknown_ids[kind] = unknown_ids.get(kind, 0) + unknown
             records.append((cat, str(ev.get("name", "")), pid, tid, start, end, args, False))
             if latest is None or end > latest:
                 latest = end
@@ -579,9 +594,12 @@ def parse_kineto(data, name: str) -> TraceBundle:
                 skip(kind, RULE_NEGATIVE)
                 continue
             args = {**b_args, **ev["args"]} if type(ev.get("args")) is dict else b_args
-            if not _ids_fit(b_pid, b_tid, args):
-                skip(kind, RULE_BIG_ID)
+            ids = _known_ids(b_pid, b_tid, args)
+            if ids is None:
+                skip(kind, RULE_BIG_BYTES)
                 continue
+            b_pid, b_tid, args, unknown = ids
+            unknown_ids[kind] = unknown_ids.get(kind, 0) + (unknown or id(begin) in unknown_begins)
             records.append((b_cat, b_name, b_pid, b_tid, b_start, end, args, False))
             if latest is None or end > latest:
                 latest = end
@@ -596,23 +614,26 @@ def parse_kineto(data, name: str) -> TraceBundle:
             start = _ns(ev.get("ts"))
             args = ev.get("args")
             args = args if type(args) is dict else {}
-            pid, tid = _intish(ev.get("pid")), _intish(ev.get("tid"))
-            if start is None or not _ids_fit(pid, tid, args):
+            ids = _known_ids(_intish(ev.get("pid")), _intish(ev.get("tid")), args)
+            if start is None or ids is None:
                 stack.append(None)
-                rule = RULE_BAD_TIME if start is None else RULE_BIG_ID
-                skip(kind, rule)
+                skip(kind, RULE_BAD_TIME if start is None else RULE_BIG_BYTES)
                 continue
-            stack.append((cat, str(ev.get("name", "")), pid, tid, start, args))
+            pid, tid, args, unknown = ids
+            begin = (cat, str(ev.get("name", "")), pid, tid, start, args)
+            if unknown:
+                unknown_begins.add(id(begin))
+            stack.append(begin)
             if latest is None or start > latest:
                 latest = start
         elif ph in ("i", "I") and cat == RANGE_CAT:
             seen(KIND_MARKS)
             ts = _ns(ev.get("ts"))
-            pid, tid = _intish(ev.get("pid")), _intish(ev.get("tid"))
-            if ts is None or not _in_int64(pid, tid):
-                rule = RULE_BAD_TIME if ts is None else RULE_BIG_ID
-                skip(KIND_MARKS, rule)
+            pid, tid, _args, unknown = _known_ids(_intish(ev.get("pid")), _intish(ev.get("tid")), {})
+            if ts is None:
+                skip(KIND_MARKS, RULE_BAD_TIME)
                 continue
+            unknown_ids[KIND_MARKS] = unknown_ids.get(KIND_MARKS, 0) + unknown
             marks.append((ts, str(ev.get("name", "")), pid, tid))
             if latest is None or ts > latest:
                 latest = ts
@@ -643,6 +664,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
                 continue
             unclosed_begins += 1
             if begin[0] == RANGE_CAT:
+                unknown_ids[KIND_RANGES] = unknown_ids.get(KIND_RANGES, 0) + (id(begin) in unknown_begins)
                 open_ranges.append(begin)
             else:
                 skip(_KIND_OF[begin[0]], RULE_UNCLOSED_B)
@@ -687,7 +709,12 @@ def parse_kineto(data, name: str) -> TraceBundle:
     if unfinished:
         warnings.append(f"{unfinished:,} annotation range(s) still open when profiling stopped (dur -1), kept "
                         f"as unclosed ranges ending at {where}")
-    # Events skipped for bad times, negative durations or ids beyond int64 are reported through
+    if any(unknown_ids.values()):
+        counts = ", ".join(f"{kind} {n:,}" for kind, n in unknown_ids.items() if n)
+        warnings.append("events with an id beyond the int64 range (correlation, stream, device, context, process or "
+                        "thread) loaded with that id unknown, as Perfetto reads them (a stream or device from the "
+                        f"event's track, a correlation from its flow arrow, else -1): {counts}")
+    # Events skipped for bad times, negative durations or byte counts beyond int64 are reported through
     # meta.accounts (model.input_warnings gives one line per kind), not repeated here.
     launches = int(api["name"].astype(str).str.match(_LAUNCH_API).sum()) if len(api) else 0
     missing = ""
