@@ -406,12 +406,54 @@ def _process_ranks(events: list) -> tuple[dict[str, int], int]:
     return out, len(clashes)
 
 
+def _fused_rank(ev) -> int | None:
+    """The ``args.rank`` TraceLens TraceFusion writes on every event it merges (None: none)."""
+    args = ev.get("args") if type(ev) is dict else None
+    rank = args.get("rank") if type(args) is dict else None
+    return rank if type(rank) is int and 0 <= rank <= _INT64_MAX else None
+
+
+FUSED_HOW = ("open the per-rank traces TraceFusion merged (one PyTorch profiler trace per rank, as "
+             "tensorboard_trace_handler writes them) with: tracedash serve --ranks FILE...")
+
+
+def _fused_parts(events: list, name: str) -> dict[int, list] | None:
+    """A TraceLens TraceFusion merge split by ``args.rank`` (rank -> events, metadata without a rank
+    in every part), or None when the events do not carry two or more ranks that way. TraceFusion
+    offsets pid and correlation per rank but leaves ``args.device`` as each rank's own GPU 0, so one
+    view of it would show every rank's kernels on one GPU.
+
+    Raises:
+        TraceFormatError: some events that are not metadata carry no rank (cannot be split safely).
+    """
+    ranks = [_fused_rank(ev) for ev in events]
+    distinct = sorted({r for r in ranks if r is not None})
+    if len(distinct) < 2:
+        return None
+    carried = sum(r is not None for r in ranks)
+    orphans = sum(1 for ev, r in zip(events, ranks) if r is None and not (type(ev) is dict and ev.get("ph") == "M"))
+    if carried < len(events) // 2:
+        return None  # a few events with a 'rank' arg of their own: not a TraceFusion merge
+    if orphans:
+        raise TraceFormatError(
+            f"{name}: a merge of {len(distinct)} ranks ({', '.join(map(str, distinct))}) by TraceLens TraceFusion "
+            f"(args.rank on its events), but {orphans:,} event(s) carry no rank, so it cannot be split safely: "
+            f"{FUSED_HOW}")
+    parts: dict[int, list] = {r: [] for r in distinct}
+    for ev, r in zip(events, ranks):
+        for rank in ([r] if r is not None else distinct):  # rank-less metadata belongs to every rank
+            parts[rank].append(ev)
+    return parts
+
+
 def kineto_rank_parts(data, name: str) -> list[tuple[int | None, object]] | None:
     """The ranks a decoded Kineto file holds, each as a decoded single-rank trace, or None for an
     ordinary one-rank trace.
 
-    Two shapes are recognised: a top-level list of trace objects (each with its own
-    ``traceEvents`` and ``distributedInfo``), and one trace whose process metadata
+    Three shapes are recognised: a top-level list of trace objects (each with its own
+    ``traceEvents`` and ``distributedInfo``); a TraceLens TraceFusion merge (``args.rank`` on its
+    events, pid and correlation offset per rank, ``args.device`` each rank's own GPU), split by
+    ``args.rank`` (``_fused_parts``); and one trace whose process metadata
     (``process_name``/``process_labels``) names two or more ranks ("rank 0", "Rank 1 GPU 0", ...),
     split by process.
 
@@ -429,6 +471,11 @@ def kineto_rank_parts(data, name: str) -> list[tuple[int | None, object]] | None
     events = data.get("traceEvents") if isinstance(data, dict) else data if isinstance(data, list) else None
     if not isinstance(events, list):
         return None
+    meta = {k: v for k, v in data.items() if k not in ("traceEvents", "distributedInfo")} \
+        if isinstance(data, dict) else {}
+    fused = _fused_parts(events, name)
+    if fused is not None:
+        return [(r, {**meta, "traceEvents": evs, "distributedInfo": {"rank": r}}) for r, evs in fused.items()]
     rank_of, clashes = _process_ranks(events)
     ranks = sorted(set(rank_of.values()))
     if len(ranks) < 2:
@@ -451,8 +498,6 @@ def kineto_rank_parts(data, name: str) -> list[tuple[int | None, object]] | None
         raise TraceFormatError(
             f"{name}: holds {len(ranks)} ranks ({', '.join(map(str, ranks))}) in one file, but {orphans:,} event(s) "
             f"belong to a process no rank is named for, so it cannot be split safely: {how}")
-    meta = {k: v for k, v in data.items() if k not in ("traceEvents", "distributedInfo")} \
-        if isinstance(data, dict) else {}
     return [(r, {**meta, "traceEvents": parts[r], "distributedInfo": {"rank": r}}) for r in ranks]
 
 
@@ -482,8 +527,11 @@ def parse_kineto(data, name: str) -> TraceBundle:
     parts = kineto_rank_parts(data, name)
     if parts is not None:
         ranks = [r if r is not None else i for i, (r, _d) in enumerate(parts)]
+        events = data.get("traceEvents") if isinstance(data, dict) else None
+        fused = isinstance(events, list) and any(_fused_rank(ev) is not None for ev in events)
+        how = " (merged by TraceLens TraceFusion: args.rank on its events)" if fused else ""
         raise MultiRankTraceError(
-            f"{name}: holds the traces of {len(parts)} ranks ({', '.join(map(str, ranks))}) in one file; one view "
+            f"{name}: holds the traces of {len(parts)} ranks ({', '.join(map(str, ranks))}) in one file{how}; one view "
             f"of it would mix their GPUs and clocks. Open it as ranks, each on its own lanes: tracedash serve "
             f"--ranks {name}", ranks)
     if isinstance(data, dict):
