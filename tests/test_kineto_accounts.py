@@ -400,6 +400,57 @@ def test_kernels_keep_the_full_name_next_to_the_short_one(tmp_path):
         ["vectorized_elementwise_kernel", full], ["plain", "plain"]]
 
 
+# A cuDNN-style mangled kernel name of 1,644 characters, as Kineto writes one CUPTI could not demangle.
+_FN = "28conv2d_grouped_direct_kernel"
+MANGLED_CUDNN = "_ZN5cudnn3cnn5infer" + _FN + "I" + "Lb1E" * 396 + "EvPKfPfS2_"
+
+
+def test_a_mangled_kernel_name_gets_its_functions_name_as_short_name(tmp_path):
+    """Issue 26 class 7: a mangled name that could not be demangled stayed a 1,644-character short name."""
+    from dashboard.analysis.tables import kernel_table
+
+    assert len(MANGLED_CUDNN) == 1644
+    assert kernel_short_name(MANGLED_CUDNN) == "conv2d_grouped_direct_kernel"
+    ck = "_ZN7ck_tile6kentryILi1ENS_12Rmsnorm2dFwdINS_27Rmsnorm2dFwdPipelineOnePassEEEEvNT1_5KargsE"
+    assert [kernel_short_name(n) for n in (ck, "_Z6squarePfi", "_ZL5localv", "_ZN12_GLOBAL__N_16kernelEv",
+                                             "_ZNSt3foo3barEv", "_ZN3foo3barB5cxx11Ev")] == [
+        "kentry", "square", "local", "kernel", "bar", "bar"]
+    b = load_kineto_json(write(tmp_path, {"traceEvents": [kernel(1, 2, name=MANGLED_CUDNN), kernel(5, 1, name=ck)]}))
+    assert b.kernels[["short_name", "name"]].astype(str).values.tolist() == [
+        ["conv2d_grouped_direct_kernel", MANGLED_CUDNN], ["kentry", ck]]
+    s = summarize(b)
+    table = kernel_table(b.kernels, s)
+    assert table[["name", "full_name", "count", "total_ns"]].values.tolist() == [
+        ["conv2d_grouped_direct_kernel", MANGLED_CUDNN, 1, 2_000], ["kentry", ck, 1, 1_000]]
+
+
+def test_the_ck_tile_kernels_of_a_real_rocm_trace_are_named_by_their_function():
+    b = load_kineto_json(DATA / "kineto" / "rocm_vllm_decode_graph_replay.json.gz")
+    k = b.kernels.astype({"name": str, "short_name": str})
+    ck = k[k["name"].str.startswith("_ZN7ck_tile6kentry")]
+    assert (ck["name"].value_counts().tolist(), ck["short_name"].unique().tolist()) == ([48, 1], ["kentry"])  # zcat | grep
+    assert k["short_name"].str.len().max() == 160 and k["name"].str.len().max() == 822
+
+
+def test_a_short_name_is_always_short_and_different_names_stay_different(tmp_path):
+    from dashboard.loaders.kernel_names import SHORT_NAME_MAX, cut_name
+
+    stem = "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT32x32x256_MI16x16x1_SN_" + "LDSB1_AFC1_" * 30
+    a, b_ = stem + "GRVWA8_" + "_WG32_8_1" * 5, stem + "GRVWA2_" + "_WG32_8_1" * 5  # agree at both ends
+    truncated = "_ZN5cudnn3cnn5infer" + "900" + "x" * 300  # mangled, cut short inside the function's name
+    unbalanced = "void broken<(" + "n" * 200
+    events = [kernel(1, 2, name=a), kernel(5, 1, name=b_), kernel(7, 1, name=truncated), kernel(9, 1, name=unbalanced)]
+    kb = load_kineto_json(write(tmp_path, {"traceEvents": events}))
+    shorts = kb.kernels["short_name"].astype(str).tolist()
+    assert [len(x) for x in shorts] == [SHORT_NAME_MAX] * 4 == [160] * 4
+    assert len(set(shorts)) == 4
+    assert shorts[0] == a[:112] + "…" + a[-38:] + " #" + shorts[0][-7:] and shorts[0][-9:-7] == " #"
+    assert shorts[0][:113] == shorts[1][:113] and shorts[0][-9:] != shorts[1][-9:]
+    assert shorts == [cut_name(a), cut_name(b_), cut_name(truncated), cut_name(unbalanced)]  # the same in every trace
+    assert kb.kernels["name"].astype(str).tolist() == [a, b_, truncated, unbalanced]
+    assert cut_name("x" * 160) == "x" * 160 and len(cut_name("x" * 161)) == 160
+
+
 # ---- diff of an nsys run and a Kineto run pairs kernels by short name ---------------------------------------
 
 def test_diff_of_nsys_and_kineto_runs_pairs_kernels_by_short_name(tmp_path, capsys):

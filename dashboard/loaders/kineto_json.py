@@ -11,8 +11,8 @@ What maps where (``cat`` of the trace event -> frame):
   otherwise one stream would show as two streams, "pid 0 · stream 7" and "pid 25286 · stream 7".
   Memcpy/memset rows take their process the same way (by correlation id, else the one CUDA API
   process, else -1): the nsys rules group GPU operations per (process, device), and memsets left in
-  a process of their own made ``gpu-low-util`` report a busy GPU as mostly idle. ``name`` is the event name (Kineto writes demangled names only), ``short_name`` derived from
-  it as nsys derives ``shortName`` (``kernel_short_name``); ``launch`` from ``args.grid``/``args.block``.
+  a process of their own made ``gpu-low-util`` report a busy GPU as mostly idle. ``name`` is the event name (demangled, or mangled where CUPTI or ROCm could not demangle it), ``short_name`` derived from
+  it as nsys derives ``shortName``, never longer than ``SHORT_NAME_MAX`` (``kernel_short_names``); ``launch`` from ``args.grid``/``args.block``.
   ``graph_node_id`` is always NULL (Kineto does not record it). A kernel with ``ts`` 0 has no
   timestamp (CUPTI's start = end = 0): kept as a 0/0 row and counted in
   ``meta.dropped_zero_ts_kernels``, exactly as the SQLite loader does.
@@ -78,6 +78,7 @@ import pandas as pd
 
 from dashboard.errors import TraceFormatError, TraceNotFoundError, clean_message
 from dashboard.loaders.jsontext import decode_json
+from dashboard.loaders.kernel_names import kernel_short_name, kernel_short_names
 from dashboard.model import (
     API_CALLS,
     GRAPH_LAUNCHES,
@@ -821,71 +822,6 @@ def _global_tid(pid: np.ndarray, tid: np.ndarray) -> np.ndarray:
     return (pid.astype(np.int64) << 24) | (tid.astype(np.int64) & 0xFFFFFF)
 
 
-_CLONE_SUFFIX = re.compile(r"\s*\[clone [^\]]*\]\s*$")
-_QUALIFIERS = (" const", " volatile", " noexcept", " &&", " &", "&&", "&")
-_OPEN, _CLOSE = "(<{[", ")>}]"
-
-
-def _top_level(s: str) -> tuple[list[tuple[int, int, str]], list[int]] | None:
-    """Bracket groups at depth 0 (``(open index, close index, opener)``) and the positions just
-    after each depth-0 separator (a space or ``::``) of a C++ name; None if the brackets do not
-    balance. ``<``/``>`` inside parentheses are comparisons (``enable_if<((8)>(0))>``), not brackets."""
-    groups, seps, stack = [], [], []
-    i, n = 0, len(s)
-    while i < n:
-        ch = s[i]
-        if ch in "({[" or (ch == "<" and (not stack or stack[-1][1] != "(")):
-            stack.append((i, ch))
-        elif ch in ")}]" or (ch == ">" and stack and stack[-1][1] == "<"):
-            if not stack or _OPEN.index(stack[-1][1]) != _CLOSE.index(ch):
-                return None
-            start, opener = stack.pop()
-            if not stack:
-                groups.append((start, i, opener))
-        elif not stack:
-            if ch == " ":
-                seps.append(i + 1)
-            elif ch == ":" and s.startswith("::", i):
-                seps.append(i + 2)
-                i += 1
-        i += 1
-    return (groups, seps) if not stack else None
-
-
-def kernel_short_name(name: str) -> str:
-    """The short name of a kernel from its demangled name, as nsys derives ``shortName``: the
-    function's own name, without return type, namespaces, template arguments and parameters.
-
-    ``void at::native::elementwise_kernel<128, 4, F>(int, F)`` -> ``elementwise_kernel``;
-    ``void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(...)`` ->
-    ``multimem_all_reduce_kernel``; ``foo::operator()(int) const`` -> ``operator()``; a plain name
-    (``ampere_sgemm_128x64_nn``) is itself. A name that is not valid C++ (unbalanced brackets) or
-    would come out empty is returned unchanged.
-    """
-    s = _CLONE_SUFFIX.sub("", name.strip())
-    changed = True
-    while changed:
-        changed = False
-        for q in _QUALIFIERS:
-            if s.endswith(q) and len(s) > len(q):
-                s, changed = s[: -len(q)].rstrip(), True
-    parsed = _top_level(s)
-    if parsed is None:
-        return name
-    groups, seps = parsed
-    end = len(s)
-    if groups and groups[-1][2] == "(" and groups[-1][1] == end - 1 and groups[-1][0] > 0 \
-            and not s[:groups[-1][0]].rstrip().endswith("operator"):
-        end = groups[-1][0]  # the parameter list
-        groups = groups[:-1]
-    head_end = len(s[:end].rstrip())
-    if groups and groups[-1][2] == "<" and groups[-1][1] == head_end - 1 and groups[-1][0] > 0:
-        head_end = groups[-1][0]  # the function's template arguments
-    cut = max((p for p in seps if p <= head_end), default=0)
-    short = s[cut:head_end].strip()
-    return short or name
-
-
 def _kernel_frame(recs: list[tuple], origin_ns: int, flow_end: dict, api_pid: dict,
                   unlaunched_pid: int = 0) -> pd.DataFrame:
     if not recs:
@@ -905,7 +841,7 @@ def _kernel_frame(recs: list[tuple], origin_ns: int, flow_end: dict, api_pid: di
         launch.append("grid {}×{}×{} · block {}×{}×{}".format(*grid, *block) if grid and block else "")
     pid_arr = np.asarray(pid, dtype=np.int64)
     names = pd.Categorical([r[1] for r in recs])
-    short_of = np.asarray([kernel_short_name(n) for n in names.categories] or [""], dtype=object)
+    short_of = np.asarray(kernel_short_names(list(names.categories)) or [""], dtype=object)
     frame = pd.DataFrame({
         "start_ns": start, "end_ns": end,
         "device_id": np.asarray(device, dtype=np.int64), "context_id": np.asarray(context, dtype=np.int64),
