@@ -138,6 +138,15 @@ KNOWN_CATEGORIES = frozenset({
     "glow_runtime", "cuda_profiler_range", "hpu_op", "xpu_runtime", "xpu_driver", "privateuse1_runtime",
     "privateuse1_driver", "collective_comm", "gpu_pm_counter", "ac2g", "fwdbwd", TRACE_CAT,
 })
+# Categories of accelerators whose work tracedash does not analyse (it measures CUDA and HIP GPU work):
+# category -> (accelerator, what its events are, whether they are device work). Counted and named
+# (``TraceMeta.unanalysed_device``, one warning line), never taken for "nothing ran".
+OTHER_ACCELERATOR = {
+    "mtia_ccp_events": ("MTIA", "device events", True), "mtia_insight": ("MTIA", "device insight events", True),
+    "mtia_runtime": ("MTIA", "runtime calls", False), "xpu_runtime": ("XPU", "runtime calls", False),
+    "xpu_driver": ("XPU", "driver calls", False), "privateuse1_runtime": ("PrivateUse1 backend", "runtime calls", False),
+    "privateuse1_driver": ("PrivateUse1 backend", "driver calls", False), "glow_runtime": ("Glow", "runtime calls", False),
+}
 _LAUNCH_API = re.compile(r"^(cuda|cu|hip)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|ModuleLaunchKernel|"
                          r"ExtModuleLaunchKernel|ExtLaunchKernel|GraphLaunch)", re.IGNORECASE)
 
@@ -357,6 +366,29 @@ class _Tally:
         return tuple(out)
 
 
+def _unanalysed_rule(cat: str) -> str:
+    accelerator, what, _device = OTHER_ACCELERATOR[cat]
+    return f"'{cat}' events: {accelerator} {what}, not analysed"
+
+
+def _unanalysed(tally: _Tally) -> tuple[tuple[tuple[str, int], ...], str]:
+    """The events of other accelerators found (``TraceMeta.unanalysed_device``) and the warning line
+    naming them ("" without any): "1,313 MTIA device events, not analysed; 823 MTIA runtime calls, not
+    analysed: ..."."""
+    skipped = tally.skipped.get(KIND_OTHER, {})
+    found = [(cat, skipped[_unanalysed_rule(cat)]) for cat in OTHER_ACCELERATOR if skipped.get(_unanalysed_rule(cat))]
+    if not found:
+        return (), ""
+    counts = tuple((f"{OTHER_ACCELERATOR[c][0]} {OTHER_ACCELERATOR[c][1]}", n) for c, n in found)
+    device = sorted({OTHER_ACCELERATOR[c][0] for c, _n in found if OTHER_ACCELERATOR[c][2]})
+    line = "; ".join(f"{n:,} {what}, not analysed" for what, n in counts)
+    line += ": tracedash measures the GPU work of CUDA and HIP (kernel and memcpy/memset events) only"
+    if device:
+        line += (f", so the {' and '.join(device)} device's busy time, idle and utilisation are not measured (its "
+                 "work is in the trace, not shown)")
+    return counts, line
+
+
 def _other_rule(ph: str | None, cat: str | None) -> str | None:
     """The documented rule under which an event no frame holds is skipped (None: not recognised)."""
     if ph == "M":
@@ -365,6 +397,8 @@ def _other_rule(ph: str | None, cat: str | None) -> str | None:
         return RULE_FLOW
     if cat is None:
         return RULE_INSTANT if ph in ("i", "I") else None
+    if cat in OTHER_ACCELERATOR:
+        return _unanalysed_rule(cat)
     if cat in KNOWN_CATEGORIES:
         return f"'{cat}' events (not shown)"
     return None
@@ -765,6 +799,9 @@ def parse_kineto(data, name: str) -> TraceBundle:
                         f"event's track, a correlation from its flow arrow, else -1): {counts}")
     # Events skipped for bad times, negative durations or byte counts beyond int64 are reported through
     # meta.accounts (model.input_warnings gives one line per kind), not repeated here.
+    unanalysed, line = _unanalysed(tally)
+    if line:
+        warnings.append(line)
     launches = int(api["name"].astype(str).str.match(_LAUNCH_API).sum()) if len(api) else 0
     missing = ""
     if not tally.read.get(KIND_KERNELS) and launches:
@@ -793,6 +830,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
         accounts=tally.accounts(loaded),
         rank=_distributed_rank(data),
         gpu_activity_missing=missing,
+        unanalysed_device=unanalysed,
         thread_names=thread_names,
     )
     return TraceBundle(
