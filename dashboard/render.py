@@ -77,6 +77,7 @@ from dashboard.figures.timeline import (
     gpu_lane_label,
     stream_lane_label,
 )
+from dashboard.loaders.nsys_traits import predates_supported, predates_text
 from dashboard.model import account_brief, device_label
 from dashboard.state import ViewState
 from dashboard.state import window_from_relayout as state_window_from_relayout
@@ -454,8 +455,9 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
                           f"{fmt_ns(top['total_ns'])} in {count_noun(int(top['count']), 'call')} (summed across threads)"))
     meta = trace.meta
     if meta.format in ("nsys-sqlite", RANKS_FORMAT):
-        cards.append(Card("nsys export", meta.nsys_version or "unknown version",
-                          f"schema {meta.schema_version}" if meta.schema_version else ""))
+        old = not meta.nsys_version and meta.format != RANKS_FORMAT and predates_supported(meta.tables)
+        cards.append(Card("nsys export", meta.nsys_version or ("before 2021.5" if old else "unknown version"),
+                          f"schema {meta.schema_version}" if meta.schema_version else predates_text() if old else ""))
         devices = sorted(set(b.kernels["device_id"].unique().tolist())) if b is not None else []
         if not devices:
             gpu_text = "no kernels"

@@ -818,6 +818,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
 
     loaded = {KIND_KERNELS: len(kernel_recs), KIND_MEMOPS: len(memop_recs), KIND_API: len(api_recs),
               KIND_RANGES: len(range_recs), KIND_MARKS: len(marks)}
+    kernels = _kernel_frame(kernel_recs, origin_ns, flow_end, api_pid, 0 if unlaunched_pid is None else unlaunched_pid)
     meta = TraceMeta(
         source=name,
         format=FORMAT,
@@ -831,18 +832,29 @@ def parse_kineto(data, name: str) -> TraceBundle:
         rank=_distributed_rank(data),
         gpu_activity_missing=missing,
         unanalysed_device=unanalysed,
+        launches_by_pid=_launches_by_pid(api, kernels),
         thread_names=thread_names,
     )
     return TraceBundle(
         meta=meta,
-        kernels=_kernel_frame(kernel_recs, origin_ns, flow_end, api_pid,
-                              0 if unlaunched_pid is None else unlaunched_pid),
+        kernels=kernels,
         api_calls=api,
         nvtx_ranges=_range_frame(range_recs, origin_ns),
         nvtx_marks=_mark_frame(marks, origin_ns),
         memops=_memop_frame(memop_recs, origin_ns, api_pid, -1 if unlaunched_pid is None else unlaunched_pid),
         graph_launches=empty_frame(GRAPH_LAUNCHES),
     )
+
+
+def _launches_by_pid(api: pd.DataFrame, kernels: pd.DataFrame) -> tuple[tuple[int, int, int], ...]:
+    """``TraceMeta.launches_by_pid``: per process with kernel launch calls (``_LAUNCH_API``, CUDA and
+    HIP), ``(pid, launch calls, kernel rows given that process)``, sorted by pid."""
+    if api.empty:
+        return ()
+    pids = api.loc[api["name"].astype(str).str.match(_LAUNCH_API).to_numpy(bool), "pid"].to_numpy(np.int64)
+    launched, calls = np.unique(pids, return_counts=True)
+    ran = kernels["pid"].value_counts().to_dict()
+    return tuple((int(p), int(n), int(ran.get(p, 0))) for p, n in zip(launched.tolist(), calls.tolist()))
 
 
 def _times(recs: list[tuple], origin_ns: int) -> tuple[np.ndarray, np.ndarray]:
