@@ -456,7 +456,7 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
     meta = trace.meta
     if meta.format in ("nsys-sqlite", RANKS_FORMAT):
         old = not meta.nsys_version and meta.format != RANKS_FORMAT and predates_supported(meta.tables)
-        cards.append(Card("nsys export", meta.nsys_version or ("before 2021.5" if old else "unknown version"),
+        cards.append(Card("nsys export", meta.nsys_version or "unknown version",
                           f"schema {meta.schema_version}" if meta.schema_version else predates_text() if old else ""))
         devices = sorted(set(b.kernels["device_id"].unique().tolist())) if b is not None else []
         if not devices:

@@ -174,8 +174,21 @@ def test_an_export_older_than_2021_5_is_named_so_with_the_schema_traits_found(tm
     assert (trace.summary.kernel_count, trace.summary.gpu_busy_union_ns, trace.summary.gpu_activity_span_ns) == (
         2, 3_000, 5_000)  # read correctly: only the words were missing
     card = next(c for c in build_view(trace, ViewOptions()).cards if c.label == "nsys export")
-    assert (card.value, card.hint) == ("before 2021.5", "nsys version unknown: the export predates the supported "
-                                       "range (2021.5 to 2026.2), read with the 2021.5 schema")
+    assert (card.value, card.hint) == ("unknown version", "nsys version unknown: no export metadata table, so older "
+                                       "than the supported range (2021.5 to 2026.2) or stripped of that table, read "
+                                       "with the 2021.5 schema")
+    # without a trait of an older schema beside the missing table, the words say it may also be a stripped export
+    import sqlite3
+
+    stripped = tmp_path / "stripped.sqlite"
+    stripped.write_bytes(p.read_bytes())
+    con = sqlite3.connect(stripped)
+    con.executescript("DROP TABLE SCHED_EVENTS; ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL ADD COLUMN mangledName INTEGER;"
+                      "DROP TABLE NVTX_EVENTS;")
+    con.close()
+    assert format_inspect(inspect_trace(stripped)).splitlines()[0] == (
+        "stripped.sqlite: nsys version unknown: no export metadata table, so older than the supported range (2021.5 "
+        "to 2026.2) or stripped of that table, read with the 2021.5 schema; schema traits found: " + OLD_TRAITS[0])
     # an export that records its version keeps it, and no trait is listed
     from factories import write_nsys_sqlite
 

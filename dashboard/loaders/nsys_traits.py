@@ -47,7 +47,12 @@ def old_schema_traits(con: sqlite3.Connection, tables: dict[str, tuple[str, ...]
 
 
 def predates_text(traits: list[str] | None = None) -> str:
-    """The label of an export older than 2021.5 (``traits``: ``old_schema_traits``, optional)."""
-    text = (f"nsys version unknown: the export predates the supported range ({SUPPORTED_RANGE}), "
-            "read with the 2021.5 schema")
-    return text + ("; schema traits found: " + "; ".join(traits) if traits else "")
+    """The label of an export without a metadata table (``traits``: ``old_schema_traits``). With traits of an
+    older schema beside the missing table it predates the supported range; with that one alone (or none
+    given) it may also be a newer export stripped of the table, and the words say both."""
+    if traits and len(traits) > 1:
+        text = f"nsys version unknown: the export predates the supported range ({SUPPORTED_RANGE})"
+    else:
+        text = (f"nsys version unknown: no export metadata table, so older than the supported range ({SUPPORTED_RANGE}) "
+                "or stripped of that table")
+    return text + ", read with the 2021.5 schema" + ("; schema traits found: " + "; ".join(traits) if traits else "")
