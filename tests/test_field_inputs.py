@@ -16,7 +16,8 @@ from dashboard.analysis.summary import summarize
 from dashboard.cli import main
 from dashboard.inspect import format_inspect, inspect_trace
 from dashboard.loaders.kineto_json import load_kineto_json
-from dashboard.render import ViewOptions, build_view
+from dashboard.render import build_view
+from dashboard.state import ViewState
 from dashboard.trace import load_trace
 
 FIELD = DATA / "cases" / "field"
@@ -67,7 +68,7 @@ def test_the_mtia_trace_names_its_device_work_in_summarize_inspect_overview_and_
     assert info["warnings"] == [MTIA_LINE, MTIA_ZEROS]
     assert "1,313 skipped: 'mtia_ccp_events' events: MTIA device events, not analysed" in format_inspect(info)
     trace = load_trace(MTIA, cache=None)
-    cards = {c.label: c for c in build_view(trace, ViewOptions()).cards}
+    cards = {c.label: c for c in build_view(trace, ViewState()).cards}
     for label in ("GPU activity span", "GPU busy (union)", "GPU idle in span", "Utilisation", "Kernels"):
         assert (cards[label].value, cards[label].hint) == ("n/a", MTIA_CARD)
     assert cards["Input warnings"].hint == MTIA_LINE
@@ -173,7 +174,7 @@ def test_an_export_older_than_2021_5_is_named_so_with_the_schema_traits_found(tm
     trace = load_trace(p, cache=None)
     assert (trace.summary.kernel_count, trace.summary.gpu_busy_union_ns, trace.summary.gpu_activity_span_ns) == (
         2, 3_000, 5_000)  # read correctly: only the words were missing
-    card = next(c for c in build_view(trace, ViewOptions()).cards if c.label == "nsys export")
+    card = next(c for c in build_view(trace, ViewState()).cards if c.label == "nsys export")
     assert (card.value, card.hint) == ("unknown version", "nsys version unknown: no export metadata table, so older "
                                        "than the supported range (2021.5 to 2026.2) or stripped of that table, read "
                                        "with the 2021.5 schema")
