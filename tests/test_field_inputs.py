@@ -277,3 +277,20 @@ def test_files_of_other_profilers_are_named_with_what_to_use_instead(tmp_path, c
         with pytest.raises(TraceFormatError) as err:
             sniff_format(tmp_path / name)
         assert str(err.value).startswith(start)
+
+
+def test_ranks_of_another_accelerator_keep_their_device_work_counted(tmp_path):
+    from dashboard.multirank import load_ranks
+
+    paths = []
+    for rank, n in ((0, 2), (1, 3)):
+        events = [ev("mtia_ccp_events", "dma_request", 10 * i, 5, pid=17) for i in range(n)]
+        events.append(ev("user_annotation", "step", 0, 40, pid=865))
+        p = tmp_path / f"r{rank}.json"
+        p.write_text(json.dumps({"distributedInfo": {"rank": rank}, "traceEvents": events}), encoding="utf-8")
+        paths.append(p)
+    trace = load_ranks(paths)
+    assert trace.meta.unanalysed_device == (("MTIA device events", 5),)
+    assert trace.summary.warnings[-1] == (
+        "no CUDA or HIP GPU work recorded: the GPU span, busy union and idle are 0 because this capture's accelerator "
+        "work (5 MTIA device events) is not analysed, not because a device was idle")
