@@ -77,6 +77,7 @@ from dashboard.figures.timeline import (
     gpu_lane_label,
     stream_lane_label,
 )
+from dashboard.loaders.nsys_traits import predates_supported, predates_text
 from dashboard.model import account_brief, device_label
 from dashboard.state import ViewState
 from dashboard.state import window_from_relayout as state_window_from_relayout
@@ -339,6 +340,15 @@ def rank_cards(per_rank: pd.DataFrame) -> list[Card]:
 NOT_TRACED = "CUDA was not traced (NVTX only): no kernel, CUDA API or memcpy/memset rows"
 
 
+def not_traced(trace: LoadedTrace) -> str:
+    """Why a trace without CUDA tracing has no GPU figures: ``NOT_TRACED``, or for the work of an
+    accelerator tracedash does not analyse (``meta.unanalysed_device``) that work, counted and named."""
+    if other := trace.meta.unanalysed_device:
+        return (f"not measured: {', '.join(f'{n:,} {what}' for what, n in other)}, not analysed (tracedash measures "
+                "CUDA and HIP GPU work); no kernel, CUDA API or memcpy/memset rows")
+    return NOT_TRACED
+
+
 def _no_gpu_cards(why: str) -> list[Card]:
     return [Card("GPU activity span", NA, why), Card("GPU busy (union)", NA, why),
             Card("GPU idle in span", NA, why), Card("Utilisation", NA, why)]
@@ -370,7 +380,7 @@ def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS, windowed: boo
     if ov.span_ns == 0 and ov.any_busy_ns == 0:
         where = "the visible window" if windowed else "this trace"
         if not windowed and not cuda_traced(trace):
-            return _no_gpu_cards(NOT_TRACED)
+            return _no_gpu_cards(not_traced(trace))
         if not has_gpu_work(b):
             return _no_gpu_cards(f"no GPU work in {where}: no kernel, CUDA-graph or memcpy/memset rows")
         return _no_gpu_cards(f"no GPU work in {where} for the busy source ({what})")
@@ -420,7 +430,7 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
         cards[:-2] = [Card(c.label, "n/a", trace.meta.gpu_activity_missing) for c in cards[:-2]]
     traced = state.stats_window() is not None or cuda_traced(trace)  # a window's trace holds only the window
     if not traced:  # no kernel count was taken: unknown, not 0
-        cards[-2:] = [Card(c.label, NA, NOT_TRACED) for c in cards[-2:]]
+        cards[-2:] = [Card(c.label, NA, not_traced(trace)) for c in cards[-2:]]
     b = trace.bundle
     if b is not None and not b.graph_launches.empty:
         counted = busy_parts(state.busy)[1]
@@ -445,8 +455,9 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
                           f"{fmt_ns(top['total_ns'])} in {count_noun(int(top['count']), 'call')} (summed across threads)"))
     meta = trace.meta
     if meta.format in ("nsys-sqlite", RANKS_FORMAT):
+        old = not meta.nsys_version and meta.format != RANKS_FORMAT and predates_supported(meta.tables)
         cards.append(Card("nsys export", meta.nsys_version or "unknown version",
-                          f"schema {meta.schema_version}" if meta.schema_version else ""))
+                          f"schema {meta.schema_version}" if meta.schema_version else predates_text() if old else ""))
         devices = sorted(set(b.kernels["device_id"].unique().tolist())) if b is not None else []
         if not devices:
             gpu_text = "no kernels"
@@ -455,7 +466,7 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
         else:
             gpu_text = "device ids " + ", ".join(map(str, devices)) + " (GPU names not recorded in this export)"
         cards.append(Card("GPUs with kernels", str(len(devices)), gpu_text) if traced
-                     else Card("GPUs with kernels", NA, NOT_TRACED))
+                     else Card("GPUs with kernels", NA, not_traced(trace)))
     elif meta.format == "kineto-json":
         devices = sorted(set(b.kernels["device_id"].unique().tolist())) if b is not None else []
         cards.append(Card("Input", "PyTorch profiler (Kineto)",
@@ -656,7 +667,9 @@ def timeline_spec(trace: LoadedTrace, state: ViewState, x_range: tuple[int, int]
         if api is not None:
             api["pid"] = [ranks.get(int(p), (0, int(p)))[1] for p in api["pid"]]
     launch = kernel_launch(trace, highlight, b.meta.gpus, kernels is not None) if highlight is not None else None
-    title = "GPU timeline" if cuda_traced(trace) else "Timeline (NVTX only: CUDA was not traced)"
+    title = "GPU timeline" if cuda_traced(trace) else "Timeline (NVTX only: CUDA was not traced)" \
+        if not b.meta.unanalysed_device else "Timeline (NVTX only: the work of " + " and ".join(
+            dict.fromkeys(what.split()[0] for what, _n in b.meta.unanalysed_device)) + " is not analysed)"
     return gpu_timeline_spec(lanes, lane_keys, marks, gpus=b.meta.gpus, x_range_ns=x_range, title=title,
                               busy_label=busy_label, notes=notes, uirevision=uirev, kernels=kernels,
                               memops=memops, api=api, highlight=highlight, launch=launch, theme=theme,
@@ -845,7 +858,8 @@ def _unmeasured_overlap(trace: LoadedTrace, rows: list[dict]) -> list[dict]:
     if not cuda_traced(trace):
         for r in rows:
             r["gpu_overlap_ns"] = r["overlap_pct"] = None
-            r["overlap_note"] = UNMEASURED_OVERLAP
+            r["overlap_note"] = (f"—: not measured, {not_traced(trace)[len('not measured: '):]}"
+                                 if trace.meta.unanalysed_device else UNMEASURED_OVERLAP)
     return rows
 
 
