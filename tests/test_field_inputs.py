@@ -14,11 +14,11 @@ from paths import DATA
 
 from dashboard.analysis.summary import summarize
 from dashboard.cli import main
-from dashboard.inspect import format_inspect, inspect_trace
+from dashboard.render.inspect import format_inspect, inspect_trace
 from dashboard.loaders.kineto_json import load_kineto_json
 from dashboard.render import build_view
 from dashboard.state import ViewState
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 FIELD = DATA / "cases" / "field"
 MTIA = FIELD / "mtia_inference_rank_0.json.gz"  # HTA tests (MIT): an MTIA accelerator, no CUDA
@@ -35,7 +35,7 @@ def ev(cat, name, ts, dur, pid=1, tid=1, **args):
 
 
 def report_text(trace) -> str:
-    from dashboard.export import report_for_url
+    from dashboard.render.export import report_for_url
 
     page = re.sub(r"<script.*?</script>|<style.*?</style>", "", report_for_url(trace, None), flags=re.S)
     return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", page)))
@@ -212,7 +212,7 @@ def _fake_nsys(tmp_path: Path, export: Path, monkeypatch) -> None:
 def test_inspect_of_a_qdrep_names_it_and_describes_its_export(tmp_path, monkeypatch):
     from factories import write_nsys_sqlite
 
-    from dashboard.cache import TraceCache
+    from dashboard.data.cache import TraceCache
     from dashboard.loaders.nsys_rep import REP_MAGIC
 
     export = write_nsys_sqlite(tmp_path / "made.sqlite", kernels=[{"start": 100, "end": 400, "correlationId": 1}],
@@ -280,7 +280,7 @@ def test_files_of_other_profilers_are_named_with_what_to_use_instead(tmp_path, c
 
 
 def test_ranks_of_another_accelerator_keep_their_device_work_counted(tmp_path):
-    from dashboard.multirank import load_ranks
+    from dashboard.data.multirank import load_ranks
 
     paths = []
     for rank, n in ((0, 2), (1, 3)):

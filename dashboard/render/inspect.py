@@ -47,7 +47,7 @@ def _inspect_report(p: Path, cache: TraceCache | None, info: dict):
     import tempfile
 
     from dashboard.loaders.nsys_rep import export_report
-    from dashboard.trace import load_trace
+    from dashboard.data.trace import load_trace
 
     parent = None
     if cache is not None and cache.enabled:
