@@ -14,7 +14,7 @@ from paths import DATA
 
 from dashboard.analysis.summary import summarize
 from dashboard.cli import main
-from dashboard.render.inspect import format_inspect, inspect_trace
+from dashboard.cli.inspect import format_inspect, inspect_trace
 from dashboard.loaders.kineto_json import load_kineto_json
 from dashboard.render import build_view
 from dashboard.state import ViewState

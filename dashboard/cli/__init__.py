@@ -290,7 +290,7 @@ def _check_bind(host: str, port: int) -> None:
 
 
 def _inspect(args) -> int:
-    from dashboard.render.inspect import format_inspect, inspect_trace
+    from dashboard.cli.inspect import format_inspect, inspect_trace
 
     info = inspect_trace(args.trace, _cache(args))
     _say(json.dumps(info, indent=2) if args.json else format_inspect(info))
@@ -766,7 +766,7 @@ def _add_steps_parser(sub) -> None:
 def _steps(args) -> int:
     """``tracedash steps TRACE``: the steps as a table or JSON (``steps_report``)."""
     from dashboard.analysis.step_presets import parse_step_source
-    from dashboard.render.steps import steps_json, steps_report, steps_text
+    from dashboard.cli.steps import steps_json, steps_report, steps_text
     from dashboard.data.trace import load_trace
 
     spec = parse_step_source(args.steps, prefix=args.dispatch_prefix, threshold=args.threshold)
