@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from dashboard.analysis.compare import compare_runs, comparison_to_dict  # noqa: E402
-from dashboard.render_compare import compare_view  # noqa: E402
-from dashboard.trace import load_trace  # noqa: E402
+from dashboard.render.compare import compare_view  # noqa: E402
+from dashboard.data.trace import load_trace  # noqa: E402
 
 
 def timed(fn, runs: int) -> tuple[float, object]:

@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from dashboard.cache import TraceCache  # noqa: E402
-from dashboard.multirank import _local_client, summarize_many, summary_text  # noqa: E402
+from dashboard.data.cache import TraceCache  # noqa: E402
+from dashboard.data.multirank import _local_client, summarize_many, summary_text  # noqa: E402
 
 
 def traces(workdir: Path, files: int, kernels: int) -> list[Path]:

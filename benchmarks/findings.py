@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dashboard.analysis.findings import NSYS_RULES, RULES, evaluate  # noqa: E402
-from dashboard.trace import load_trace  # noqa: E402
+from dashboard.data.trace import load_trace  # noqa: E402
 
 SAMPLE = ROOT / "sample_traces" / "generated_seed_shaped_108k.sqlite"
 QUICK_SAMPLE = ROOT / "sample_traces" / "nsys2026.2_2gpu_nccl_before.sqlite"

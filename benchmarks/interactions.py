@@ -26,7 +26,7 @@ from plotly.utils import PlotlyJSONEncoder  # noqa: E402
 
 from dashboard.app.views import VIEWS, render_view, view_slice  # noqa: E402
 from dashboard.state import ViewState, apply_control, apply_grid, apply_relayout, column_state_for  # noqa: E402
-from dashboard.trace import load_trace  # noqa: E402
+from dashboard.data.trace import load_trace  # noqa: E402
 
 
 TARGET_MS = 200.0  # server time of a change that re-renders one view (issue 11)

@@ -253,7 +253,7 @@ def main() -> int:
                         raise SystemExit("load.py: the server did not come up in 120 s") from None
                     time.sleep(0.3)
             driver = Driver(base)
-            from dashboard.trace import load_trace
+            from dashboard.data.trace import load_trace
 
             by_name = {tid.split("@", 1)[0]: tid for tid in driver.trace_ids}
             missing = [t.name for t in args.traces if t.name not in by_name]

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dashboard.analysis import step_presets as sp  # noqa: E402
 from dashboard.analysis import steps as st  # noqa: E402
-from dashboard.analysis.gpu_time import kernel_launches  # noqa: E402
+from dashboard.analysis.launches import kernel_launches  # noqa: E402
 from dashboard.loaders import load_nsys_sqlite  # noqa: E402
 from dashboard.model import NVTX_RANGES, conform  # noqa: E402
 

@@ -29,7 +29,7 @@ from plotly.utils import PlotlyJSONEncoder  # noqa: E402
 
 from dashboard.app.views import BY_NAME, VIEWS, render_view  # noqa: E402
 from dashboard.state import ViewState, apply_relayout  # noqa: E402
-from dashboard.trace import load_trace  # noqa: E402
+from dashboard.data.trace import load_trace  # noqa: E402
 
 MARK_BUDGET = 5_000
 

@@ -17,7 +17,7 @@ def __getattr__(name: str):  # PEP 562: keep Dash out of analysis-only imports
 
         return create_app
     if name == "load_trace":
-        from dashboard.trace import load_trace
+        from dashboard.data.trace import load_trace
 
         return load_trace
     raise AttributeError(name)

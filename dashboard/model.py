@@ -203,6 +203,10 @@ class TraceMeta:
     # per process that made CUDA launch calls: (pid, launch API calls, GPU executions recorded: kernel
     # rows + graph-level graph executions); sorted by pid. Empty when the input has no launch calls.
     launches_by_pid: tuple[tuple[int, int, int], ...] = ()
+    # events of accelerators whose work tracedash does not analyse (Kineto ``mtia_ccp_events``, ...):
+    # ``(what, count)`` such as ``("MTIA device events", 1313)``, ``("MTIA runtime calls", 823)``; device
+    # work among them means the GPU figures are 0 because that work is not measured, not because none ran
+    unanalysed_device: tuple[tuple[str, int], ...] = ()
     # global_tid (nsys packing: pid << 24 | tid) -> thread name, for timeline lane labels: nsys
     # ThreadNames (last row per thread), Kineto ``thread_name`` metadata events; empty when unknown
     thread_names: dict[int, str] = field(default_factory=dict)

@@ -198,6 +198,28 @@ def _directory(d: Path) -> Path:
     return p
 
 
+def _rocprofv3() -> bytes:
+    """A rocprofv3 (ROCprofiler-SDK) ``--output-format json`` file: its records under 'rocprofiler-sdk-tool'."""
+    tool = {"metadata": {"pid": 4242, "init_time": 1000, "fini_time": 9000},
+            "agents": [{"node_id": 1, "type": 2, "name": "gfx942"}],
+            "kernel_symbols": [{"kernel_id": 1, "kernel_name": "_Z6squarePfi.kd", "formatted_kernel_name": "square"}],
+            "buffer_records": {"kernel_dispatch": [{"start_timestamp": 2000, "end_timestamp": 3000, "correlation_id":
+                                                    {"internal": 1}, "dispatch_info": {"kernel_id": 1, "dispatch_id": 1}}],
+                               "hip_api": [], "memory_copy": []},
+            "callback_records": {}, "strings": {"buffer_records": []}}
+    return json.dumps({"rocprofiler-sdk-tool": [tool]}).encode()
+
+
+def _xspace() -> bytes:
+    """A JAX/TensorFlow profiler XSpace protobuf (what ``jax.profiler.trace`` writes as HOST.xplane.pb): two
+    planes, each with id (field 1) and name (field 2), serialised by hand (field 1 of XSpace: planes)."""
+    out = b""
+    for pid, name in ((1, b"/host:CPU"), (2, b"/device:GPU:0")):
+        plane = b"\x08" + bytes([pid]) + b"\x12" + bytes([len(name)]) + name
+        out += b"\x0a" + bytes([len(plane)]) + plane
+    return out + b"\x22\x04host"  # hostnames (field 4)
+
+
 SEED_MIN = {"gpu_activity_span_s": 2.0, "gpu_busy_union_s": 1.5, "kernel_count": 3}
 _GZ = gzip.compress(b'{"traceEvents": []}' * 100)
 
@@ -238,6 +260,18 @@ REFUSED = [
     Case("gzip_empty", _bytes("none.json.gz", gzip.compress(b"")), "a gzip file that holds nothing"),
     Case("gzip_not_kineto", _bytes("notes.json.gz", gzip.compress(b"hello")),
          "a gzip file that is not a PyTorch profiler (Kineto) trace (no 'traceEvents' in its first MiB)"),
+    # files of other profilers (issue 26 class 6): named with their producer and what to use instead
+    Case("rocprofv3_json", _bytes("results.json", _rocprofv3()),
+         "a rocprofv3 (ROCprofiler-SDK) JSON ('rocprofiler-sdk-tool' records), not a format tracedash reads: "
+         "record the run with the PyTorch profiler on ROCm instead"),
+    Case("rocprofv3_json_gz", _bytes("results.json.gz", gzip.compress(_rocprofv3())),
+         "a rocprofv3 (ROCprofiler-SDK) JSON ('rocprofiler-sdk-tool' records)"),
+    Case("xplane_pb", _bytes("host.xplane.pb", _xspace()),
+         "a JAX/TensorFlow profiler XPlane (XSpace protobuf, .xplane.pb), not a format tracedash reads: on NVIDIA "
+         "GPUs record the JAX run under Nsight Systems (nsys profile --trace=cuda,nvtx python ...)"),
+    Case("speedscope_json", _bytes("profile.speedscope.json", json.dumps(
+        {"$schema": "https://www.speedscope.app/file-format-schema.json", "profiles": [], "shared": {"frames": []}}
+    ).encode()), "a speedscope profile (e.g. py-spy record --format speedscope): CPU stack samples, not a GPU trace"),
 ]
 
 # Inputs that must load (the tests check their exact counts).

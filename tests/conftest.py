@@ -40,6 +40,6 @@ def seed_dict() -> dict:
 @pytest.fixture(scope="session")
 def loaded_traces():
     """Every shared nsys trace loaded once: {stem: LoadedTrace}."""
-    from dashboard.trace import load_trace
+    from dashboard.data.trace import load_trace
 
     return {p.stem: load_trace(p) for p in NSYS_TRACES}

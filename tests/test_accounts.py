@@ -12,13 +12,13 @@ from factories import GLOBAL_TID_1, write_nsys_sqlite
 from paths import DATA, NSYS_DIR, nsys_trace
 
 from dashboard.analysis.summary import summary_to_dict
-from dashboard.cache import TraceCache
+from dashboard.data.cache import TraceCache
 from dashboard.cli import main
 from dashboard.errors import TraceFormatError
 from dashboard.loaders import load_nsys_sqlite
 from dashboard.model import RowAccount, input_warnings
 from dashboard.render import overview_cards
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 CASE = DATA / "cases" / "launch_without_kernels" / "f_launch_no_kernels.sqlite"
 GAP_200 = "pid 200: 50 launches, 0 kernels (possible capture gap)"
@@ -185,7 +185,7 @@ def test_summarize_then_full_load_logs_no_unreadable_cache_entry(tmp_path, caplo
     trace = tmp_path / CASE.name
     shutil.copy(CASE, trace)
     assert main(["summarize", str(trace), "--cache-dir", str(cache_dir), "-o", str(tmp_path / "s.json")]) == 0
-    with caplog.at_level(logging.WARNING, logger="dashboard.cache"):
+    with caplog.at_level(logging.WARNING, logger="dashboard.data.cache"):
         t = load_trace(trace, cache=TraceCache(cache_dir))
         again = TraceCache(cache_dir).load_bundle(trace, lambda p: pytest.fail("frames must now be cached"))
     assert caplog.records == []
@@ -349,10 +349,10 @@ def test_inspect_lists_tables_no_loader_reads(capsys):
 def test_summarize_several_files_repeats_each_files_warnings_on_stderr(tmp_path, capsys, monkeypatch):
     import functools
 
-    import dashboard.multirank
+    import dashboard.data.multirank
 
-    monkeypatch.setattr(dashboard.multirank, "summarize_many",
-                        functools.partial(dashboard.multirank.summarize_many, processes=False))
+    monkeypatch.setattr(dashboard.data.multirank, "summarize_many",
+                        functools.partial(dashboard.data.multirank.summarize_many, processes=False))
     other = nsys_trace("nsys2024.6_h100_nvfuser.sqlite")
     assert main(["summarize", str(CASE), str(other), "--workers", "1", "--no-cache", "-o", str(tmp_path / "out")]) == 0
     err = capsys.readouterr().err

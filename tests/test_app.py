@@ -15,7 +15,7 @@ from dashboard.errors import TraceNotFoundError
 from dashboard.app.views import BY_NAME, render_view
 from dashboard.state import ViewState
 from dashboard.render import build_view
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 from factories import write_nsys_sqlite
 
 
@@ -235,7 +235,7 @@ def _find(node, cid):
 def test_every_table_says_why_it_can_be_empty():
     from importlib import import_module
 
-    from dashboard.app.layout import NO_MATCH, NO_ROWS
+    from dashboard.app.components import NO_MATCH, NO_ROWS
 
     cl = import_module("dashboard.app.compare_layout")  # the package's `compare_layout` is the page function
 
@@ -297,7 +297,7 @@ def test_warming_renders_the_default_page_so_the_first_visit_renders_nothing(mon
     """``app.warm`` (started in the background by each server worker, ``server.start_warming``) loads the
     default trace and renders every view of the bare link's page; the first visitor's page is then
     drawn from memory: no view renders again."""
-    from dashboard.server import start_warming
+    from dashboard.app.server import start_warming
 
     app = create_app([SEED])
     thread = start_warming(app)
@@ -475,7 +475,7 @@ def test_per_gpu_table_two_devices():
 def test_per_gpu_and_per_phase_tables_are_plain_text_tables():
     """The gpu and phases views write small HTML tables: header from the columns (hidden phases
     left out), one row per metric, values as text (a name with markup stays text)."""
-    from dashboard.app.layout import gpu_columns, metric_table, phase_columns
+    from dashboard.app.components import gpu_columns, metric_table, phase_columns
 
     def cells(table) -> list[list[str]]:
         head, body = table
@@ -850,7 +850,7 @@ def test_per_phase_says_whether_the_trace_or_the_window_holds_no_dispatch():
 def test_a_long_card_hint_spans_columns_instead_of_being_cut():
     """5 lines of a one-column card hold ~160 characters: the Kineto sample's input rows hint (~500)
     was cut off mid-word; it now spans three columns (the card's hover still has all of it)."""
-    from dashboard.app.layout import card_span, cards
+    from dashboard.app.components import card_span, cards
     from dashboard.render import overview_cards
 
     hints = {c.label: c for c in overview_cards(load_trace(SAMPLES / "h100_qwen1.5_0.5b_chat.json.gz"), ViewState())}

@@ -18,7 +18,7 @@ from dashboard.app import create_app
 from dashboard.cli import main
 from dashboard.errors import TraceError
 from dashboard.render import build_view, kernel_rows, phase_view, time_extent
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 
 def snapshot(path):
@@ -247,7 +247,7 @@ def _figure_texts(fig) -> list[str]:
 
 
 def test_html_names_are_escaped_in_figures_and_report(tmp_path):
-    from dashboard.export import report_html
+    from dashboard.render.export import report_html
     from dashboard.state import ViewState
 
     t = load_trace(write_case("html_and_script_names", tmp_path))

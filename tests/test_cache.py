@@ -9,7 +9,7 @@ import pytest
 from paths import NSYS_DIR, nsys_trace
 
 from dashboard import cli
-from dashboard.cache import FRAME_NAMES, TraceCache, file_identity
+from dashboard.data.cache import FRAME_NAMES, TraceCache, file_identity
 from dashboard.loaders import load_nsys_sqlite
 
 TRACE = nsys_trace("nsys2024.6_h100_nvfuser.sqlite")
@@ -108,9 +108,9 @@ def test_cli_summarize_warm_uses_cached_output(trace, tmp_path, capsys, monkeypa
     args = ["summarize", str(trace), "--cache-dir", str(tmp_path / "c")]
     assert cli.main(args) == 0
     cold = capsys.readouterr().out
-    import dashboard.multirank
+    import dashboard.data.multirank
 
-    monkeypatch.setattr(dashboard.multirank, "load_trace", lambda *a, **k: pytest.fail("warm run must not load"))
+    monkeypatch.setattr(dashboard.data.multirank, "load_trace", lambda *a, **k: pytest.fail("warm run must not load"))
     assert cli.main(args) == 0
     assert capsys.readouterr().out == cold
     assert json.loads(cold)["kernel_count"] == 19
@@ -197,8 +197,8 @@ def test_summarize_reuses_frames_the_dashboard_cached(trace, tmp_path, capsys, m
     from dashboard.loaders import nsys_sqlite
 
     monkeypatch.setattr(nsys_sqlite, "load_nsys_sqlite", lambda *a, **k: pytest.fail("must use the cache"))
-    import dashboard.trace
+    import dashboard.data.trace
 
-    monkeypatch.setattr(dashboard.trace, "load_nsys_sqlite", lambda *a, **k: pytest.fail("must use the cache"))
+    monkeypatch.setattr(dashboard.data.trace, "load_nsys_sqlite", lambda *a, **k: pytest.fail("must use the cache"))
     assert cli.main(["summarize", str(trace), "--cache-dir", str(c)]) == 0
     assert json.loads(capsys.readouterr().out)["kernel_count"] == 19

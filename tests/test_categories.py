@@ -16,7 +16,7 @@ from paths import DATA
 
 from dashboard.analysis.categories import categorize, default_rules, parse_rules
 from dashboard.analysis.summary import kernel_durations
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 TRACES = sorted((DATA / "nsys").glob("*.sqlite")) + sorted((DATA / "kineto").glob("*.json.gz"))
 

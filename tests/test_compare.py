@@ -11,8 +11,8 @@ from paths import NSYS_DIR, SEED, nsys_trace
 from dashboard.analysis.compare import SCHEMA, compare_runs, comparison_to_dict, name_delta
 from dashboard.app.compare_callbacks import choose_pair, pair_query, parse_pair
 from dashboard.cli import main
-from dashboard.render_compare import comparison_text, compare_view
-from dashboard.trace import load_trace
+from dashboard.render.compare import comparison_text, compare_view
+from dashboard.data.trace import load_trace
 
 BEFORE = nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")
 AFTER = nsys_trace("nsys2026.2_2gpu_nccl_after.sqlite")
@@ -80,7 +80,7 @@ def test_kernel_deltas_sorted_by_absolute_change_with_one_sided_names(cmp):
     only_b = k.set_index("name").loc["onlyB_kernel"]
     assert math.isnan(only_b["delta_total_pct"]) and math.isnan(only_b["delta_mean_ns"])
     # The grid shows no mean for the side without a call ("—"), never a 0.00 µs kernel.
-    from dashboard.render_compare import delta_rows
+    from dashboard.render.compare import delta_rows
     recs = {r["name"]: r for r in delta_rows(k)}
     assert (recs["onlyB_kernel"]["a_mean_ns"], recs["onlyB_kernel"]["b_mean_ns"]) == (None, 50.0)
     assert (recs["onlyA_kernel"]["a_mean_ns"], recs["onlyA_kernel"]["b_mean_ns"]) == (100.0, None)
@@ -110,7 +110,7 @@ def test_overview_deltas(cmp):
 def test_a_run_without_gpu_work_compares_as_na_not_minus_100_percent(tmp_path):
     from factories import write_nsys_sqlite
 
-    from dashboard.render_compare import delta_cards
+    from dashboard.render.compare import delta_cards
 
     gpu = load_trace(write_nsys_sqlite(tmp_path / "g.sqlite", kernels=[{"start": 1000, "end": 1500}]))
     cpu = load_trace(write_nsys_sqlite(tmp_path / "c.sqlite", nvtx=[{"start": 0, "end": 9, "eventType": 59,
@@ -121,7 +121,7 @@ def test_a_run_without_gpu_work_compares_as_na_not_minus_100_percent(tmp_path):
     assert o.loc["gpu_busy_union_ns", "delta"] is pd.NA and math.isnan(o.loc["gpu_busy_union_ns", "delta_pct"])
     # B did not trace CUDA: its kernel count is unknown too, and the page and `diff` say so once
     assert o.loc["kernel_count", "a"] == 1 and o.loc["kernel_count", "b"] is pd.NA and c.cuda_traced == (True, False)
-    from dashboard.render_compare import untraced_note
+    from dashboard.render.compare import untraced_note
 
     assert untraced_note(c).startswith("B (candidate) did not trace CUDA (NVTX only)")
     api_only = load_trace(write_nsys_sqlite(tmp_path / "api.sqlite", runtime=[{"start": 0, "end": 10,
@@ -362,7 +362,7 @@ def test_delta_bars_show_names_literally():
 def test_compare_page_findings_are_the_diffs(capsys):
     """The compare page's Findings tab lists what `tracedash diff --json` lists, row for row."""
     from dashboard.app.compare_callbacks import compare_findings
-    from dashboard.trace import load_trace
+    from dashboard.data.trace import load_trace
 
     a, b = nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"), nsys_trace("nsys2026.2_2gpu_nccl_after.sqlite")
     rows = compare_findings(load_trace(a), load_trace(b), "CG_DISPATCH")

@@ -36,7 +36,7 @@ from dashboard.render import (
     phase_table_rows,
     phase_view,
 )
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 CASES = DATA / "cases"
 
@@ -431,7 +431,7 @@ def test_a_window_without_gpu_work_shows_na(tmp_path):
 
 
 def test_findings_diff_never_reads_an_unevaluated_rule_as_gone(tmp_path):
-    from dashboard.findings_report import diff_findings, diff_text, findings_for, not_evaluated
+    from dashboard.render.findings import diff_findings, diff_text, findings_for, not_evaluated
 
     gpu = load_trace(write_nsys_sqlite(tmp_path / "g.sqlite", kernels=[{"start": 1000, "end": 1100},
                                                                        {"start": 600_000_000, "end": 600_000_100}]))

@@ -14,9 +14,9 @@ from dashboard.analysis.attribution import UNATTRIBUTED, dispatch_busy_ns
 from dashboard.analysis.launches import _match_by_merge, kernel_launches, launch_index, launch_key, match_launches
 from dashboard.data import analysis as data_analysis
 from dashboard.data.analysis import analysis_of
-from dashboard.findings_report import findings_for
+from dashboard.render.findings import findings_for
 from dashboard.render import build_view
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 
 def api_frame(pids, corrs, starts):

@@ -7,7 +7,7 @@ import pytest
 from paths import NSYS_DIR, SAMPLES, SEED, nsys_trace
 
 from dashboard.cli import main
-from dashboard.export import report_for_url, state_from_url
+from dashboard.render.export import report_for_url, state_from_url
 
 TRACE = SAMPLES / "generated_seed_shaped_108k.sqlite"
 LINK = "http://127.0.0.1:8050/?t0_ns=1000000000&t1_ns=1020000000&threshold=100&v=1"
@@ -38,7 +38,7 @@ def test_image_export_asks_kaleido_again_when_its_page_was_not_ready(monkeypatch
     again (it failed `make test` once); any other error is raised at once."""
     import plotly.graph_objects as go
 
-    import dashboard.export as export
+    import dashboard.render.export as export
 
     calls = []
 
@@ -148,7 +148,7 @@ def test_report_names_what_the_link_could_not_set(tmp_path, capsys):
 
 
 def test_report_inlines_the_full_plotly_bundle_when_the_partial_one_does_not_match(tmp_path, monkeypatch):
-    import dashboard.export as export
+    import dashboard.render.export as export
 
     monkeypatch.setattr(export, "partial_bundle", lambda: None)  # e.g. plotly upgraded, assets/vendor not yet
     out = tmp_path / "r.html"
@@ -162,7 +162,7 @@ def test_report_escapes_names(tmp_path):
 
     from factories import write_nsys_sqlite
 
-    from dashboard.trace import load_trace
+    from dashboard.data.trace import load_trace
 
     p = write_nsys_sqlite(tmp_path / "x.sqlite", kernels=[{"start": 1, "end": 9, "shortName": "<script>alert(1)</script>"}])
     html = report_for_url(load_trace(p), None)

@@ -7,7 +7,7 @@ from test_app import page_json
 
 from dashboard.app import create_app
 from dashboard.app.views import BY_NAME, render_view
-from dashboard.export import view_for
+from dashboard.render.export import view_for
 from dashboard.state import ViewState, from_query
 
 NCCL = nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")

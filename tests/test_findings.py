@@ -26,9 +26,9 @@ from paths import SAMPLES, SEED, nsys_trace
 
 from dashboard.analysis import findings as fd
 from dashboard.cli import main
-from dashboard.findings_report import diff_findings, findings_for, findings_json, link_for
+from dashboard.render.findings import diff_findings, findings_for, findings_json, link_for
 from dashboard.state import from_query
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 
 def _api(start, end, name, corr):
@@ -398,7 +398,7 @@ def test_a_percentage_over_nothing_is_na_never_a_clean_zero():
     import pandas as pd
 
     from dashboard.analysis.findings import _pct_text, _round_pct
-    from dashboard.findings_report import rows_of
+    from dashboard.render.findings import rows_of
 
     assert _round_pct(5, 0) is None and _round_pct(0, 0) is None and _round_pct(1, 3) == 33.33
     assert _pct_text(5, 0) == "n/a" and _pct_text(1, 4, ".0f") == "25" and _pct_text(1, 3) == "33.3"
@@ -411,7 +411,7 @@ def test_evidence_reads_as_words_and_units_in_the_grid_and_the_report():
     """Evidence columns are titled in words (the snake_case field stays the --json key and the grid's
     tooltip); the report prints durations with their unit, percentages and counts, never raw ns."""
     from dashboard.app.views.findings import _column
-    from dashboard.findings_report import evidence_cell, evidence_header, evidence_html
+    from dashboard.render.findings import evidence_cell, evidence_header, evidence_html
 
     assert [evidence_header(f) for f in ("calls_per_step", "blocked_ns", "share_pct", "api_name", "nvtx_range",
                                          "launch_ns_per_step")] == [
@@ -437,7 +437,7 @@ def test_evidence_reads_as_words_and_units_in_the_grid_and_the_report():
 def test_findings_text_prints_evidence_with_units_and_no_nan():
     """``tracedash findings`` (text): the evidence of a trace without dispatch marks has an undefined
     calls-per-step (NaN in the frame): it prints "—", durations with units, ids without separators."""
-    from dashboard.findings_report import findings_for, findings_text
+    from dashboard.render.findings import findings_for, findings_text
 
     trace = load_trace(SAMPLES / "h100_qwen1.5_0.5b_chat.json.gz")
     text = findings_text(trace, findings_for(trace))

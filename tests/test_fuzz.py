@@ -16,7 +16,7 @@ from dashboard.errors import TraceError
 from dashboard.loaders.summary_json import load_summary_json, parse_summary
 from dashboard.model import Summary
 from dashboard.state import ViewState, from_params, from_query, to_query
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 FUZZ = settings(max_examples=250, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

@@ -21,14 +21,14 @@ from dashboard.state import ViewState
 
 from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.summary import kernel_stats_by_short_name, summarize
-from dashboard.cache import TraceCache
+from dashboard.data.cache import TraceCache
 from dashboard.cli import main
 from dashboard.errors import TraceFormatError
 from dashboard.loaders import sniff_format
 from dashboard.loaders.kineto_json import load_kineto_json
 from dashboard.model import API_CALLS, KERNELS, MEMOPS, NVTX_MARKS, NVTX_RANGES, input_warnings
 from dashboard.render import build_view
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 KINETO_DIR = DATA / "kineto"
 KINETO_TRACES = sorted([*KINETO_DIR.glob("*.json.gz"), SAMPLES / "h100_qwen1.5_0.5b_chat.json.gz"], key=lambda p: p.name)

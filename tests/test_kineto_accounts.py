@@ -226,7 +226,14 @@ def test_unmatched_begin_closes_at_the_trace_span_end(tmp_path):
 
 # ---- ids beyond int64 -------------------------------------------------------------------------------------
 
-def test_ids_beyond_int64_are_counted_as_unusable_never_an_overflow(tmp_path, capsys):
+UNKNOWN_IDS = ("events with an id beyond the int64 range (correlation, stream, device, context, process or thread) "
+               "loaded with that id unknown, as Perfetto reads them (a stream or device from the event's track, a "
+               "correlation from its flow arrow, else -1): ")
+
+
+def test_ids_beyond_int64_are_loaded_with_that_id_unknown_never_lost_never_an_overflow(tmp_path, capsys):
+    """Issue 26 class 8: such events were dropped (counted); Perfetto keeps them with the id unknown, so does
+    tracedash: no kernel is lost. A byte count beyond int64 is not an id: that row stays unusable (counted)."""
     big = 2**63
     events = [kernel(10, 5, name="ok", correlation=big - 1),
               kernel(20, 5, name="big_corr", correlation=big),
@@ -239,19 +246,34 @@ def test_ids_beyond_int64_are_counted_as_unusable_never_an_overflow(tmp_path, ca
               {"ph": "f", "cat": "ac2g", "id": big, "pid": 0, "tid": 7, "ts": 10}]
     p = write(tmp_path, {"traceEvents": events})
     b = load_kineto_json(p)
-    assert b.kernels[["correlation_id"]].values.tolist() == [[big - 1]]
-    # absurd ids are refused as fast as large ones (no million-digit integer, no int() digit limit)
+    assert b.kernels[["name", "start_ns", "device_id", "stream_id", "correlation_id"]].astype({"name": str}).values.tolist() == [
+        ["ok", 9_000, 0, 7, big - 1], ["big_corr", 19_000, 0, 7, -1], ["big_stream", 29_000, 0, 7, -1],
+        ["big_device", 39_000, 0, 7, -1], ["big_tid", 49_000, 0, -1, -1]]
+    assert b.api_calls[["pid", "tid", "correlation_id"]].values.tolist() == [[-1, 1, -1]]
+    assert account(b, "kernels") == RowAccount("kernels", 5, 5)
+    assert account(b, "CUDA API calls") == RowAccount("CUDA API calls", 1, 1)
+    assert account(b, "memcpy/memset") == RowAccount("memcpy/memset", 1, 0, (("a byte count beyond the int64 range", 1),))
+    assert b.meta.warnings == (UNKNOWN_IDS + "kernels 4, CUDA API calls 1",)
+    assert input_warnings(b.meta) == (UNKNOWN_IDS + "kernels 4, CUDA API calls 1",
+                                      "memcpy/memset: 1 of 1 rows not loaded: 1 a byte count beyond the int64 range")
+    # absurd ids are made unknown as fast as large ones (no million-digit integer, no int() digit limit)
     absurd = write(tmp_path, '{"traceEvents": [' + json.dumps(kernel(1, 1))[:-2] + ', "correlation": 1e999999}},'
                    + json.dumps({**kernel(2, 1), "tid": "stream " + "9" * 5000}) + "]}", "absurd.json")
-    assert account(load_kineto_json(absurd), "kernels") == RowAccount("kernels", 2, 0, ((
-        "an id (correlation, stream, device, process or thread) beyond the int64 range", 2),))
-    rule = "an id (correlation, stream, device, process or thread) beyond the int64 range"
-    assert account(b, "kernels") == RowAccount("kernels", 5, 1, ((rule, 4),))
-    assert account(b, "CUDA API calls") == RowAccount("CUDA API calls", 1, 0, ((rule, 1),))
-    assert account(b, "memcpy/memset") == RowAccount("memcpy/memset", 1, 0, ((rule, 1),))
-    assert b.meta.warnings == ()
-    assert input_warnings(b.meta) == tuple(f"{kind}: {n} of {r} rows not loaded: {n} {rule}" for kind, n, r in (
-        ("kernels", 4, 5), ("memcpy/memset", 1, 1), ("CUDA API calls", 1, 1)))
+    ab = load_kineto_json(absurd)
+    assert account(ab, "kernels") == RowAccount("kernels", 2, 2)
+    assert ab.kernels[["stream_id", "correlation_id"]].values.tolist() == [[7, -1], [7, -1]]  # args.stream 7 kept
+    # a flow arrow gives the correlation the kernel's own arg could not; B/E pairs and marks keep theirs unknown too
+    flows = [{**kernel(10, 5, name="linked"), "args": {"device": 0, "stream": 7, "correlation": 2**70}},
+             {"ph": "f", "cat": "ac2g", "id": 41, "pid": 0, "tid": 7, "ts": 10, "bp": "e"},
+             api(8, 1, 41),
+             {"ph": "B", "cat": "user_annotation", "name": "r", "pid": 1, "tid": 2**64, "ts": 1},
+             {"ph": "E", "pid": 1, "tid": 2**64, "ts": 30},
+             {"ph": "i", "cat": "user_annotation", "name": "m", "pid": 2**64, "tid": 1, "ts": 3}]
+    fb = load_kineto_json(write(tmp_path, {"traceEvents": flows}, "flows.json"))
+    assert fb.kernels[["correlation_id", "pid"]].values.tolist() == [[41, 100]]
+    assert fb.nvtx_ranges[["tid", "start_ns", "end_ns"]].values.tolist() == [[-1, 0, 29_000]]
+    assert fb.nvtx_marks[["pid", "ts_ns"]].values.tolist() == [[-1, 2_000]]
+    assert fb.meta.warnings == (UNKNOWN_IDS + "kernels 1, NVTX ranges 1, NVTX marks 1",)
     assert main(["summarize", str(p), "--no-cache"]) == 0
     assert "Traceback" not in capsys.readouterr().err
 
@@ -267,7 +289,7 @@ def test_cupti_range_mode_case_says_busy_is_unknown():
     assert b.meta.gpu_activity_missing == msg and b.meta.warnings == (msg,)
     assert dict(account(b, "events not shown").skipped)["'cuda_profiler_range' events (not shown)"] == 77
     from dashboard.render import build_view
-    from dashboard.trace import load_trace
+    from dashboard.data.trace import load_trace
 
     trace = load_trace(CASES / "kineto_cupti_range_mode" / "hta_cupti_profiler_trace.json.gz", cache=None)
     cards = {c.label: c for c in build_view(trace, ViewState()).cards}
@@ -376,6 +398,57 @@ def test_kernels_keep_the_full_name_next_to_the_short_one(tmp_path):
     b = load_kineto_json(write(tmp_path, {"traceEvents": [kernel(1, 2, name=full), kernel(5, 1, name="plain")]}))
     assert b.kernels[["short_name", "name"]].astype(str).values.tolist() == [
         ["vectorized_elementwise_kernel", full], ["plain", "plain"]]
+
+
+# A cuDNN-style mangled kernel name of 1,644 characters, as Kineto writes one CUPTI could not demangle.
+_FN = "28conv2d_grouped_direct_kernel"
+MANGLED_CUDNN = "_ZN5cudnn3cnn5infer" + _FN + "I" + "Lb1E" * 396 + "EvPKfPfS2_"
+
+
+def test_a_mangled_kernel_name_gets_its_functions_name_as_short_name(tmp_path):
+    """Issue 26 class 7: a mangled name that could not be demangled stayed a 1,644-character short name."""
+    from dashboard.analysis.tables import kernel_table
+
+    assert len(MANGLED_CUDNN) == 1644
+    assert kernel_short_name(MANGLED_CUDNN) == "conv2d_grouped_direct_kernel"
+    ck = "_ZN7ck_tile6kentryILi1ENS_12Rmsnorm2dFwdINS_27Rmsnorm2dFwdPipelineOnePassEEEEvNT1_5KargsE"
+    assert [kernel_short_name(n) for n in (ck, "_Z6squarePfi", "_ZL5localv", "_ZN12_GLOBAL__N_16kernelEv",
+                                             "_ZNSt3foo3barEv", "_ZN3foo3barB5cxx11Ev")] == [
+        "kentry", "square", "local", "kernel", "bar", "bar"]
+    b = load_kineto_json(write(tmp_path, {"traceEvents": [kernel(1, 2, name=MANGLED_CUDNN), kernel(5, 1, name=ck)]}))
+    assert b.kernels[["short_name", "name"]].astype(str).values.tolist() == [
+        ["conv2d_grouped_direct_kernel", MANGLED_CUDNN], ["kentry", ck]]
+    s = summarize(b)
+    table = kernel_table(b.kernels, s)
+    assert table[["name", "full_name", "count", "total_ns"]].values.tolist() == [
+        ["conv2d_grouped_direct_kernel", MANGLED_CUDNN, 1, 2_000], ["kentry", ck, 1, 1_000]]
+
+
+def test_the_ck_tile_kernels_of_a_real_rocm_trace_are_named_by_their_function():
+    b = load_kineto_json(DATA / "kineto" / "rocm_vllm_decode_graph_replay.json.gz")
+    k = b.kernels.astype({"name": str, "short_name": str})
+    ck = k[k["name"].str.startswith("_ZN7ck_tile6kentry")]
+    assert (ck["name"].value_counts().tolist(), ck["short_name"].unique().tolist()) == ([48, 1], ["kentry"])  # zcat | grep
+    assert k["short_name"].str.len().max() == 160 and k["name"].str.len().max() == 822
+
+
+def test_a_short_name_is_always_short_and_different_names_stay_different(tmp_path):
+    from dashboard.loaders.kernel_names import SHORT_NAME_MAX, cut_name
+
+    stem = "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT32x32x256_MI16x16x1_SN_" + "LDSB1_AFC1_" * 30
+    a, b_ = stem + "GRVWA8_" + "_WG32_8_1" * 5, stem + "GRVWA2_" + "_WG32_8_1" * 5  # agree at both ends
+    truncated = "_ZN5cudnn3cnn5infer" + "900" + "x" * 300  # mangled, cut short inside the function's name
+    unbalanced = "void broken<(" + "n" * 200
+    events = [kernel(1, 2, name=a), kernel(5, 1, name=b_), kernel(7, 1, name=truncated), kernel(9, 1, name=unbalanced)]
+    kb = load_kineto_json(write(tmp_path, {"traceEvents": events}))
+    shorts = kb.kernels["short_name"].astype(str).tolist()
+    assert [len(x) for x in shorts] == [SHORT_NAME_MAX] * 4 == [160] * 4
+    assert len(set(shorts)) == 4
+    assert shorts[0] == a[:112] + "…" + a[-38:] + " #" + shorts[0][-7:] and shorts[0][-9:-7] == " #"
+    assert shorts[0][:113] == shorts[1][:113] and shorts[0][-9:] != shorts[1][-9:]
+    assert shorts == [cut_name(a), cut_name(b_), cut_name(truncated), cut_name(unbalanced)]  # the same in every trace
+    assert kb.kernels["name"].astype(str).tolist() == [a, b_, truncated, unbalanced]
+    assert cut_name("x" * 160) == "x" * 160 and len(cut_name("x" * 161)) == 160
 
 
 # ---- diff of an nsys run and a Kineto run pairs kernels by short name ---------------------------------------

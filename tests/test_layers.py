@@ -60,3 +60,52 @@ def test_public_functions_have_docstrings():
             if not (obj.__doc__ or "").strip():
                 missing.append(f"{name}.{attr}")
     assert missing == []
+
+
+def module_imports() -> dict[str, set[str]]:
+    """Each dashboard module's imports of other dashboard modules, also those inside functions (a lazy
+    import that closes a circle is still a circle); ``from pkg import sub`` counts as importing ``pkg.sub``."""
+    names = {}
+    for path in PKG.rglob("*.py"):
+        name = "dashboard." + ".".join(path.relative_to(PKG).with_suffix("").parts)
+        names[name.removesuffix(".__init__")] = path
+    graph = {}
+    for name, path in names.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        out = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                out.update(a.name for a in node.names if a.name in names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("dashboard"):
+                subs = {f"{node.module}.{a.name}" for a in node.names} & names.keys()
+                out.update(subs or ({node.module} & names.keys()))
+        graph[name] = out - {name, "dashboard"}  # the root holds only __version__ and lazy accessors
+    return graph
+
+
+def test_no_import_circle():
+    """No dashboard module imports, through others, itself."""
+    graph = module_imports()
+    circles = []
+    state: dict[str, int] = {}
+
+    def visit(node, stack):
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                circles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, stack + [nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert circles == []
+
+
+def test_views_never_import_the_page_builder():
+    graph = module_imports()
+    views = [m for m in graph if m.startswith("dashboard.app.views")]
+    assert views and all("dashboard.app.layout" not in graph[m] for m in views)
+    assert {"dashboard.app.views", "dashboard.app.views.compare_link"} <= graph["dashboard.app.layout"]

@@ -11,7 +11,7 @@ from dashboard.state import ViewState
 from dashboard.analysis import phases as ph
 from dashboard.model import DISPATCH_MARKS, conform
 from dashboard.render import phase_view
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 
 def marks(rows):

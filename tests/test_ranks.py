@@ -10,14 +10,14 @@ from dashboard.state import ViewState
 
 from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.ranks import RANK_TABLE, RANKS_FORMAT, RANKS_NOTICE, merge_ranks, rank_table
-from dashboard.cache import TraceCache
+from dashboard.data.cache import TraceCache
 from dashboard.cli import main
 from dashboard.errors import TraceFormatError
 from dashboard.loaders import load_nsys_sqlite
 from dashboard.model import KERNELS
-from dashboard.multirank import FileSummary, format_rank_table, load_ranks, summaries_of, summarize_many, summary_text
+from dashboard.data.multirank import FileSummary, format_rank_table, load_ranks, summaries_of, summarize_many, summary_text
 from dashboard.render import build_view
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 MARK = "CG_DISPATCH:actual=16:mode=NONE:padded=16"
 PAIR = [nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"), nsys_trace("nsys2026.2_2gpu_nccl_after.sqlite")]
@@ -218,7 +218,7 @@ def test_cli_existing_scheduler(rank_files, capsys):
 
 
 def test_cli_scheduler_unreachable_is_one_line(rank_files, capsys, monkeypatch):
-    monkeypatch.setattr("dashboard.multirank.CONNECT_TIMEOUT", "1s")
+    monkeypatch.setattr("dashboard.data.multirank.CONNECT_TIMEOUT", "1s")
     assert main(["summarize", str(rank_files[0]), "--scheduler", "tcp://127.0.0.1:8096", "--no-cache"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("tracedash: error: cannot reach the Dask scheduler at tcp://127.0.0.1:8096") \
@@ -309,7 +309,7 @@ def test_serve_ranks_checks_every_file_before_serving(rank_files, tmp_path, caps
 def test_local_dask_cluster_listens_only_on_free_loopback_ports(processes):
     import psutil
 
-    from dashboard.multirank import _local_client
+    from dashboard.data.multirank import _local_client
 
     client, cluster = _local_client(1, processes)
     try:
@@ -328,7 +328,7 @@ def test_summarize_many_task_that_dies_is_one_error(rank_files, monkeypatch):
             raise MemoryError("worker ran out of memory")
         return summary_text(path, "CG_DISPATCH", TraceCache(enabled=False)), None
 
-    monkeypatch.setattr("dashboard.multirank._summarize_task", die)
+    monkeypatch.setattr("dashboard.data.multirank._summarize_task", die)
     results = summarize_many(list(rank_files), n_workers=1, processes=False)
     assert results[0].error is None and results[0].text.startswith("{")
     assert results[1].text is None
@@ -359,7 +359,7 @@ def test_ranks_per_gpu_table_measures_each_device_in_its_own_ranks_window():
     rows = {r["metric"]: r for r in view.gpu_rows}
     alone = load_ranks(PAIR).bundle  # the same numbers as each file opened alone:
     for rank, path in enumerate(PAIR):
-        from dashboard.trace import load_trace
+        from dashboard.data.trace import load_trace
 
         b = load_trace(path).bundle
         single = gpu_time(gpu_work(b.kernels, b.memops, b.graph_launches), b.kernels)
@@ -535,3 +535,80 @@ def test_summarize_json_writes_null_not_nan_for_an_undefined_utilisation(capsys)
     text = capsys.readouterr().out
     doc = _json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(f"not JSON: {c}")))
     assert doc["ranks"][0]["utilisation_pct"] is None and doc["slowest_rank"] is None
+
+
+def _trace_fusion_file(tmp_path, *, drop_rank_of=None):
+    """Two ranks' traces merged as TraceLens TraceFusion merges them: ``args.rank`` on every event, pid
+    offset by rank x 10**5 (CPU pid 4242, GPU track pid 0), correlation and flow id by rank x 100 (raw values
+    kept in ``*_raw``), ``args.device`` left at each rank's own GPU 0, the profiler's 'Trace' spans dropped."""
+    events = []
+    for rank, dur in ((0, 40), (1, 90)):
+        cpu, gpu, corr = 4242 + rank * 10**5, rank * 10**5, 5 + rank * 100
+        raw = {"rank": rank, "pid_raw": 4242}
+        events += [
+            {"ph": "M", "name": "process_name", "pid": cpu, "args": {"name": "python3", **raw}},
+            {"ph": "M", "name": "process_name", "pid": gpu, "args": {"name": "GPU 0", "rank": rank, "pid_raw": 0}},
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": cpu, "tid": 1, "ts": 5, "dur": 200,
+             "args": dict(raw)},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": cpu, "tid": 1, "ts": 10, "dur": 2,
+             "args": {"correlation": corr, "correlation_raw": 5, **raw}},
+            {"ph": "s", "cat": "ac2g", "id": corr, "pid": cpu, "tid": 1, "ts": 10, "args": {"id_raw": 5, **raw}},
+            {"ph": "X", "cat": "kernel", "name": "void ns::gemm<1>(int)", "pid": gpu, "tid": 7, "ts": 20, "dur": dur,
+             "args": {"device": 0, "stream": 7, "correlation": corr, "correlation_raw": 5, "rank": rank,
+                      "pid_raw": 0}},
+            {"ph": "f", "cat": "ac2g", "id": corr, "pid": gpu, "tid": 7, "ts": 20, "bp": "e",
+             "args": {"id_raw": 5, "rank": rank, "pid_raw": 0}},
+        ]
+    if drop_rank_of is not None:
+        del events[drop_rank_of]["args"]["rank"]
+    p = tmp_path / "merged_trace.json"
+    p.write_text(json.dumps({"traceEvents": events}), encoding="utf-8")
+    return p
+
+
+def test_a_trace_fusion_merge_is_split_into_its_ranks_never_one_gpu(tmp_path, capsys):
+    """Issue 26 class 8: a TraceFusion file showed as one GPU 0 with the union of both ranks' busy time."""
+    from dashboard.analysis.ranks import per_rank_gpu_time
+    from dashboard.loaders.kineto_json import load_kineto_ranks
+
+    p = _trace_fusion_file(tmp_path)
+    msg = ("merged_trace.json: holds the traces of 2 ranks (0, 1) in one file (merged by TraceLens TraceFusion: "
+           "args.rank on its events); one view of it would mix their GPUs and clocks. Open it as ranks, each on its "
+           "own lanes: tracedash serve --ranks merged_trace.json")
+    with pytest.raises(TraceFormatError) as err:
+        load_trace(p)
+    assert str(err.value) == msg
+    assert main(["summarize", str(p), "--no-cache"]) == 2 and msg in capsys.readouterr().err
+    parts = load_kineto_ranks(p)
+    assert [(b.meta.source, b.meta.rank, len(b.kernels), b.kernels["device_id"].tolist(),
+             b.kernels["correlation_id"].tolist(), b.kernels["pid"].tolist()) for b in parts] == [
+        ("merged_trace.json [rank 0]", 0, 1, [0], [5], [4242]),
+        ("merged_trace.json [rank 1]", 1, 1, [0], [105], [104242])]
+    trace = load_ranks([p])
+    assert trace.meta.rank_devices == {0: (0, 0), 1: (1, 0)}
+    assert per_rank_gpu_time(trace.bundle)[["rank", "busy_ns"]].values.tolist() == [[0, 40_000], [1, 90_000]]
+    assert trace.summary.nvtx[["name", "gpu_overlap_ns"]].values.tolist() == [["rank 0 · ProfilerStep#3", 40_000],
+                                                                              ["rank 1 · ProfilerStep#3", 90_000]]
+    pairs = kernel_launches(trace.bundle.kernels, trace.bundle.api_calls)
+    assert sorted(zip(pairs["kernel_index"], pairs["api_index"])) == [(0, 0), (1, 1)]
+
+
+def test_a_trace_fusion_merge_with_an_event_of_no_rank_is_refused_with_the_way_to_open_it(tmp_path):
+    p = _trace_fusion_file(tmp_path, drop_rank_of=5)  # rank 0's kernel
+    with pytest.raises(TraceFormatError) as err:
+        load_ranks([p])
+    assert str(err.value) == (
+        "merged_trace.json: a merge of 2 ranks (0, 1) by TraceLens TraceFusion (args.rank on its events), but 1 "
+        "event(s) carry no rank, so it cannot be split safely: open the per-rank traces TraceFusion merged (one "
+        "PyTorch profiler trace per rank, as tensorboard_trace_handler writes them) with: tracedash serve --ranks "
+        "FILE...")
+
+
+def test_a_rank_arg_on_a_few_events_of_one_trace_is_not_a_merge(tmp_path):
+    """A 'rank' arg of a few events (e.g. a collective's peer) does not make a trace a TraceFusion merge."""
+    events = [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10 * i, "dur": 5,
+               "args": {"device": 0, "stream": 7}} for i in range(6)]
+    events[0]["args"]["rank"], events[1]["args"]["rank"] = 0, 1
+    p = tmp_path / "one.json"
+    p.write_text(json.dumps({"traceEvents": events}), encoding="utf-8")
+    assert load_trace(p, cache=None).summary.kernel_count == 6

@@ -18,7 +18,7 @@ from dashboard.app.store import TraceStore, prune_uploads, scan_dir, trace_nbyte
 from dashboard.app.upload import safe_upload_name
 from dashboard.errors import TraceError, TraceNotFoundError
 from dashboard.state import from_dict
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 SMALL_NSYS = nsys_trace("nsys2025.5_rtx3060_cuda_graph_launch.sqlite")
 TRAVERSALS = [
@@ -277,7 +277,7 @@ def test_parallel_uploads_stay_within_the_hard_cap(served, monkeypatch):
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    import dashboard.upload_check as upload_check
+    import dashboard.app.upload_check as upload_check
     from dashboard.app.upload import UploadPolicy
 
     def quick_check(path, **kw):
@@ -353,7 +353,7 @@ def test_a_trace_id_hashes_the_whole_file_once_and_keeps_it_beside_the_parquet_c
     import hashlib
 
     import dashboard.app.store as store_mod
-    from dashboard.cache import TraceCache, file_identity
+    from dashboard.data.cache import TraceCache, file_identity
 
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     head = b"{" + b" " * 70_000

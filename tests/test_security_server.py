@@ -507,7 +507,7 @@ def test_10_the_longest_link_the_codec_writes_opens(server):
     `_dash-layout` (the link as Referer) answer 200 with the filters; gunicorn's default request line answered 414."""
     from urllib.parse import quote
 
-    from dashboard.server import LIMIT_REQUEST_LINE
+    from dashboard.app.server import LIMIT_REQUEST_LINE
     from dashboard.state import TABLE_COLUMNS, ViewState, canonical_filter, to_query
 
     filters = {}

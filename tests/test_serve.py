@@ -88,7 +88,7 @@ def test_serve_options_are_checked(argv, message, capsys):
 
 
 def test_serve_warns_when_binding_beyond_this_machine(tmp_path, monkeypatch, capsys):
-    import dashboard.server as server
+    import dashboard.app.server as server
 
     ran = {}
     shutil.copy(SEED, tmp_path / "seed.json")
@@ -128,7 +128,7 @@ def test_single_process_server_removes_its_uploads_on_sigterm(tmp_path):
 
 def test_prepare_registers_dash_scripts_before_any_request():
     from dashboard.app import create_app
-    from dashboard.server import prepare
+    from dashboard.app.server import prepare
 
     app = create_app([SEED])
     assert app.registered_paths == {}

@@ -11,9 +11,9 @@ import pytest
 from step_traces import Step, kineto_trace, nsys_trace
 
 from dashboard.app.views import BY_NAME as VIEWS
-from dashboard.render_steps import process_options, step_spec, step_view
+from dashboard.render.steps import process_options, step_spec, step_view
 from dashboard.state import ViewState, apply_control, from_query, to_query
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 TID = "t.json@0123abcd"
 
@@ -271,7 +271,7 @@ def test_report_and_export_with_steps(tmp_path, capsys):
 
 
 def test_serving_findings_read_the_steps(vllm, tmp_path, capsys):
-    from dashboard.findings_report import findings_for
+    from dashboard.render.findings import findings_for
 
     found = {f.rule: f for f in findings_for(vllm, steps=step_spec(ViewState()))}
     hb = found["host-bound-steps"]
@@ -325,8 +325,8 @@ def test_compare_page_aligns_the_steps_of_both_runs(tmp_path):
 
 def test_profiler_steps_through_the_findings_and_the_report(tmp_path):
     """Phase ``step`` (ProfilerStep#N) and SGLang's ``idle`` are per-phase rows of the serving findings too."""
-    from dashboard.export import report_html
-    from dashboard.findings_report import findings_for
+    from dashboard.render.export import report_html
+    from dashboard.render.findings import findings_for
 
     steps = [Step(f"ProfilerStep#{i}", 1000 + 1000 * i, 1900 + 1000 * i, 100, {},
                   [(i + 1, 1100 + 1000 * i, 1200 + 1000 * i, 1300 + 1000 * i)]) for i in range(3)]

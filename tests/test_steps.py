@@ -20,7 +20,7 @@ from dashboard.analysis import step_presets as sp
 from dashboard.analysis import steps as st
 from dashboard.analysis.launches import kernel_launches
 from dashboard.loaders import load_kineto_json, load_nsys_sqlite
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 KINETO = DATA / "kineto"
 STEPS_DATA = DATA / "steps"  # real framework traces used only here

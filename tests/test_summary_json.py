@@ -106,7 +106,7 @@ def test_json_error_messages_are_phrases(tmp_path, text, problem):
 
 
 def test_warnings_round_trip_and_unknown_keys_are_reported(tmp_path, seed_dict):
-    from dashboard.trace import load_trace
+    from dashboard.data.trace import load_trace
 
     p = tmp_path / "s.json"
     p.write_text(json.dumps({**seed_dict, "warnings": ["pid 200: 50 launches, 0 kernels (possible capture gap)"],

@@ -4,7 +4,7 @@ from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
 from paths import NSYS_DIR, nsys_trace
 
 from dashboard.analysis.ranks import merge_ranks
-from dashboard.cache import TraceCache
+from dashboard.data.cache import TraceCache
 from dashboard.loaders.kineto_json import parse_kineto
 from dashboard.loaders.nsys_sqlite import load_nsys_sqlite
 

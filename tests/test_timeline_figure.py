@@ -11,8 +11,8 @@ from paths import NSYS_DIR, SAMPLES, SEED, nsys_trace
 from dashboard.state import ViewState
 
 from dashboard.analysis.timeline import device_unions, lanes_for_window, nvtx_lane_keys, thread_labeler
-from dashboard.app.layout import GRAPH_CONFIG, graph_config
-from dashboard.export import report_for_url
+from dashboard.app.components import GRAPH_CONFIG, graph_config
+from dashboard.render.export import report_for_url
 from dashboard.figures.common import REPORT_FONT_PX, add_caption, report_layout
 from dashboard.figures.phases import build_phase_analysis, decade_ticks
 from dashboard.figures.theme import CATEGORY_COLORS, DEFAULT_THEME, NVTX_PALETTE, category_color, nvtx_color
@@ -25,7 +25,7 @@ from dashboard.figures.timeline import (
     timeline_height,
 )
 from dashboard.render import build_view, timeline_figure
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 OTHER_TID = GLOBAL_PID_1 | 102  # pid 100, tid 102
 

@@ -10,7 +10,7 @@ from dashboard.state import ViewState
 from dashboard.analysis.window import clip_bundle, clip_dispatches, clip_frame
 from dashboard.render import build_view, gpu_rows, kernel_rows, nvtx_rows, records, windowed
 from dashboard.analysis.tables import api_table
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +83,7 @@ def test_records_never_hold_nan():
 
 
 def _dispatch_trace(tmp_path):
-    from dashboard.trace import load_trace
+    from dashboard.data.trace import load_trace
     from factories import write_nsys_sqlite
 
     # decode at 0, 100, 200, 400; prefill at 300, 500; the last step ends at the last kernel (900)
@@ -129,7 +129,7 @@ def test_dispatch_rows_cut_by_the_window_measure_no_kernels(tmp_path):
     count or GPU busy: its launch before the window is not counted, and "0 kernels, 0.000 ms busy" read as
     the whole step's (QA: a prefill step cut by the window's left edge)."""
     from dashboard.render import CUT_NOTE, dispatch_table_rows, phase_view
-    from dashboard.trace import load_trace
+    from dashboard.data.trace import load_trace
     from factories import write_nsys_sqlite
 
     # steps [0,100) [100,200) [200,300) [300,400); each launches one 50 ns kernel 10 ns after its mark

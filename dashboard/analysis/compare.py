@@ -5,7 +5,7 @@ percentage is ``100 * (B - A) / A`` (NaN when A is 0: a name or phase only the c
 The per-name frames keep names seen on one side only, with count 0 and time 0 on the other.
 
 Inputs are duck-typed "runs": any object with ``summary`` (Summary) and ``bundle`` (TraceBundle or
-None for a summary JSON), such as ``dashboard.trace.LoadedTrace``.
+None for a summary JSON), such as ``dashboard.data.trace.LoadedTrace``.
 """
 
 from __future__ import annotations

@@ -229,13 +229,17 @@ def merge_ranks(bundles: Sequence[TraceBundle], files: Sequence[str] | None = No
         merged = pd.concat(pieces, ignore_index=True)
         frames[key] = conform(merged, schema).assign(rank=merged[RANK_COLUMN].to_numpy(dtype=np.int64))
     versions = sorted({b.meta.nsys_version for b in bundles if b.meta.nsys_version})
+    unanalysed: dict[str, int] = {}  # other accelerators' events, summed over the ranks
+    for b in bundles:
+        for what, n in b.meta.unanalysed_device:
+            unanalysed[what] = unanalysed.get(what, 0) + n
     meta = TraceMeta(
         source=" + ".join(files), format=RANKS_FORMAT, nsys_version=", ".join(versions),
         schema_version=", ".join(sorted({b.meta.schema_version for b in bundles if b.meta.schema_version})),
         gpus=gpus, tables=tuple(sorted(tables)), dropped_zero_ts_kernels=dropped, warnings=tuple(warnings),
         rank_devices=rank_devices, rank_pids=rank_pids,
         accounts=merge_accounts([b.meta.accounts for b in bundles]),
-        thread_names=thread_names)
+        unanalysed_device=tuple(unanalysed.items()), thread_names=thread_names)
     return TraceBundle(meta=meta, **frames)
 
 

@@ -307,6 +307,10 @@ def gpu_work_warnings(bundle: TraceBundle) -> list[str]:
     if others:
         return [f"no kernel rows (only {' and '.join(others)}): the GPU span, busy union and idle count kernel rows, so "
                 "they are 0 here; the dashboard's other busy sources count the rest"]
+    if other := bundle.meta.unanalysed_device:  # work of an accelerator tracedash does not measure (MTIA, ...)
+        return ["no CUDA or HIP GPU work recorded: the GPU span, busy union and idle are 0 because this capture's "
+                f"accelerator work ({', '.join(f'{n:,} {what}' for what, n in other)}) is not analysed, not because "
+                "a device was idle"]
     if not any(len(f) for f in (bundle.api_calls, bundle.nvtx_ranges, bundle.nvtx_marks)):
         return ["no events loaded: no kernel, CUDA API, NVTX or memcpy/memset rows, so every figure "
                 "of this summary is 0"]

@@ -174,7 +174,7 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
     """Build the dashboard for the given trace files and directories.
 
     Args:
-        cache: a ``dashboard.cache.TraceCache`` for nsys exports (None: load from SQLite each time).
+        cache: a ``dashboard.data.cache.TraceCache`` for nsys exports (None: load from SQLite each time).
         memory_limit: bytes of loaded traces to keep (None: ``store.default_memory_limit()``).
         uploads: True: browser uploads go to a new private temp directory, removed at exit; a path:
             use that directory (shared by gunicorn workers); False: uploads off.
@@ -323,7 +323,7 @@ def register_report(app: Dash, store) -> None:
     """"Download report": one offline HTML file of the view the page shows (its ViewState)."""
     from flask import request
 
-    from dashboard.export import report_html
+    from dashboard.render.export import report_html
 
     @app.callback(Output(ids.REPORT_DOWNLOAD, "data"), Input(ids.REPORT_BUTTON, "n_clicks"),
                   State(ids.STATE, "data"), prevent_initial_call=True)

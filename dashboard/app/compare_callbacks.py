@@ -13,11 +13,11 @@ from dash import ClientsideFunction, Dash, Input, Output, ctx, html, no_update
 
 from dashboard.analysis.compare import compare_runs
 from dashboard.app import compare_layout as cl
-from dashboard.app.layout import alert
+from dashboard.app.components import alert
 from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
-from dashboard.render_compare import compare_view, untraced_note
+from dashboard.render.compare import compare_view, untraced_note
 from dashboard.state import DEFAULT, ViewState, from_query, to_query
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ def compare_steps(a, b, state: ViewState):
     ``compare_runs`` when both hold them (a framework's annotations: phases aligned by what they say),
     else None (the dispatch marks, as before) with a note when only one run holds them."""
     from dashboard.data.analysis import analysis_of
-    from dashboard.render_steps import step_spec
+    from dashboard.render.steps import step_spec
 
     spec = step_spec(state)
     sa, sb = (analysis_of(r).step_dispatches(spec) for r in (a, b))
@@ -117,7 +117,7 @@ def compare_findings(a, b, prefix: str, threshold: float | None = None, steps=No
     """Rows of the compare page's Findings tab: ``findings_report.diff_findings`` of the two runs (both
     with dispatch prefix ``prefix`` and phase threshold ``threshold``, None: each run's automatic split),
     as ``tracedash diff`` lists them."""
-    from dashboard.findings_report import diff_findings, findings_for
+    from dashboard.render.findings import diff_findings, findings_for
 
     return diff_findings(findings_for(a, prefix=prefix, threshold=threshold, steps=steps),
                          findings_for(b, prefix=prefix, threshold=threshold, steps=steps))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dash import dcc, html
 
-from dashboard.app.layout import GRAPH_CONFIG, grid
-from dashboard.render_compare import DeltaCard
+from dashboard.app.components import GRAPH_CONFIG, grid
+from dashboard.render.compare import DeltaCard
 
 # Component ids of the compare page (a page of the same app: prefixed so they cannot clash with the main page's).
 URL = "cmp-url"  # dcc.Store: the query the page was opened with

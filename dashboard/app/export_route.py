@@ -14,7 +14,7 @@ import threading
 from flask import Flask, Response, jsonify, request
 
 from dashboard.errors import TraceError
-from dashboard.export import FIGURES, figure_for, image_bytes, view_for
+from dashboard.render.export import FIGURES, figure_for, image_bytes, view_for
 from dashboard.state import from_query
 
 log = logging.getLogger(__name__)

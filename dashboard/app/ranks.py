@@ -16,8 +16,8 @@ from dashboard.app.store import TraceStore, discover, trace_id
 from dashboard.errors import TraceError, TraceFormatError
 from dashboard.loaders import sniff_format
 from dashboard.loaders.nsys_sqlite import check_nsys_export
-from dashboard.multirank import load_ranks, ranks_name
-from dashboard.trace import LoadedTrace
+from dashboard.data.multirank import load_ranks, ranks_name
+from dashboard.data.trace import LoadedTrace
 
 __all__ = ["RanksStore", "check_rank_file", "ranks_store", "ranks_trace_id"]
 

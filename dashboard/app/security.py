@@ -402,7 +402,7 @@ def register_security(server: Flask, dash_apps: list, config: SecurityConfig | N
         length = request.content_length
         if length is not None and length > config.max_callback_bytes:
             return _json_error(413, f"a callback request over {config.max_callback_bytes // 1024**2} MiB is refused")
-        from dashboard.server import read_deadline
+        from dashboard.app.server import read_deadline
 
         timer, fired = read_deadline(request.environ, CALLBACK_BODY_TIMEOUT_S)  # a trickled body holds no thread long
         try:

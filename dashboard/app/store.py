@@ -21,11 +21,12 @@ from pathlib import Path
 import pandas as pd
 
 from dashboard.errors import TraceError, TraceNotFoundError
-from dashboard.trace import LoadedTrace, load_trace
+from dashboard.data.trace import LoadedTrace, load_trace
 
 log = logging.getLogger(__name__)
 
-TRACE_SUFFIXES = (".sqlite", ".json", ".json.gz", ".nsys-rep")
+# .xplane.pb: a JAX profile's own file, offered so that opening it says what to record instead
+TRACE_SUFFIXES = (".sqlite", ".json", ".json.gz", ".nsys-rep", ".qdrep", ".xplane.pb")
 # The memory bound when none is configured: this share of the machine's RAM, split between workers.
 DEFAULT_MEMORY_SHARE = 0.4
 _WARNED: set[tuple[Path, Path]] = set()
@@ -38,7 +39,7 @@ _DIGESTS_LOCK = threading.Lock()
 
 
 def is_trace_name(name: str) -> bool:
-    """Whether a file name has a suffix the server offers (``.sqlite``, ``.json``, ``.json.gz``, ``.nsys-rep``)."""
+    """Whether a file name has a suffix the server offers (``TRACE_SUFFIXES``: ``.sqlite``, ``.json``, ...)."""
     return name.lower().endswith(TRACE_SUFFIXES)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from dash import ClientsideFunction, Dash, Input, Output, State, ctx, no_update
 
 from dashboard.app import ids
-from dashboard.app.layout import alert
+from dashboard.app.components import alert
 from dashboard.app.views import VIEWS, view_slice
 from dashboard.app.views.base import slice_data
 from dashboard.state import (

@@ -206,7 +206,7 @@ def receive(folder: Path, name: str, length: int | None, policy: UploadPolicy) -
     Raises:
         UploadRefused: 400 empty or cut off, 408 slower than ``policy.min_rate``, 413 over the limit.
     """
-    from dashboard.server import read_deadline
+    from dashboard.app.server import read_deadline
 
     part = folder / PENDING / name
     expected = length if length is not None else policy.max_upload_bytes
@@ -255,7 +255,7 @@ def register_routes(server: Flask, store: TraceStore, max_upload_bytes: int = DE
     """
     from dash.exceptions import DependencyException
 
-    from dashboard.upload_check import check_upload
+    from dashboard.app.upload_check import check_upload
 
     policy = policy or UploadPolicy(max_upload_bytes=max_upload_bytes)
     streaming = threading.BoundedSemaphore(policy.concurrent)

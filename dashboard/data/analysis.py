@@ -16,7 +16,7 @@ import numpy as np
 from dashboard.analysis.derived import BundleAnalysis, Memo
 from dashboard.analysis.summary import summarize
 from dashboard.analysis.window import clip_bundle
-from dashboard.trace import LoadedTrace
+from dashboard.data.trace import LoadedTrace
 
 
 class TraceAnalysis(BundleAnalysis):

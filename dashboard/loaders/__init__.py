@@ -10,6 +10,7 @@ import zlib
 
 from dashboard.loaders.kineto_json import GZIP_MAGIC, load_kineto_json, looks_like_kineto
 from dashboard.loaders.nsys_rep import is_nsys_report
+from dashboard.loaders.producers import other_producer_message
 from dashboard.loaders.nsys_sqlite import SQLITE_MAGIC, load_nsys_sqlite
 from dashboard.loaders.summary_json import REQUIRED_KEYS, load_summary_json
 
@@ -105,6 +106,8 @@ def sniff_format(path: Path) -> str:
         return "nsys-rep"
     if _utf16_json(head):
         raise TraceFormatError(_utf16_message(path, gzipped=False))
+    if not head.startswith(GZIP_MAGIC) and (other := other_producer_message(path.name, head)):
+        raise TraceFormatError(other)
     if head.startswith(GZIP_MAGIC) or head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):
         text = _json_head(path, head)
         if text is None:
@@ -113,6 +116,8 @@ def sniff_format(path: Path) -> str:
                 "first bytes); gunzip -t reports where it breaks")
         if looks_like_kineto(text):
             return "kineto-json"
+        if other := other_producer_message(path.name, text):
+            raise TraceFormatError(other)
         if head.startswith(GZIP_MAGIC):
             if _utf16_json(text):
                 raise TraceFormatError(_utf16_message(path, gzipped=True))

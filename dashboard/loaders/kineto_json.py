@@ -11,8 +11,8 @@ What maps where (``cat`` of the trace event -> frame):
   otherwise one stream would show as two streams, "pid 0 · stream 7" and "pid 25286 · stream 7".
   Memcpy/memset rows take their process the same way (by correlation id, else the one CUDA API
   process, else -1): the nsys rules group GPU operations per (process, device), and memsets left in
-  a process of their own made ``gpu-low-util`` report a busy GPU as mostly idle. ``name`` is the event name (Kineto writes demangled names only), ``short_name`` derived from
-  it as nsys derives ``shortName`` (``kernel_short_name``); ``launch`` from ``args.grid``/``args.block``.
+  a process of their own made ``gpu-low-util`` report a busy GPU as mostly idle. ``name`` is the event name (demangled, or mangled where CUPTI or ROCm could not demangle it), ``short_name`` derived from
+  it as nsys derives ``shortName``, never longer than ``SHORT_NAME_MAX`` (``kernel_short_names``); ``launch`` from ``args.grid``/``args.block``.
   ``graph_node_id`` is always NULL (Kineto does not record it). A kernel with ``ts`` 0 has no
   timestamp (CUPTI's start = end = 0): kept as a 0/0 row and counted in
   ``meta.dropped_zero_ts_kernels``, exactly as the SQLite loader does.
@@ -35,12 +35,13 @@ names; ``meta.tables`` keeps the names as written.
 
 Every event is accounted for in ``meta.accounts`` (one ``RowAccount`` per kind: kernels,
 memcpy/memset, CUDA API calls, NVTX ranges, NVTX marks, events not shown): loaded, skipped by a
-documented rule (missing or non-numeric times, negative duration, an id beyond int64, ...) or not
+documented rule (missing or non-numeric times, negative duration, a byte count beyond int64, ...) or not
 recognised (a category PyTorch's profiler never writes). A negative duration makes an invalid row
 (left out of every frame, counted, one warning line); ``dur: -1`` on a ``user_annotation`` is a range
 still open when profiling stopped (PyTorch >= 2.8), see below. An id beyond the int64 range
-(correlation, stream, device, context, process, thread, bytes) makes the event unusable (counted),
-never an ``OverflowError``. Launches recorded with no kernel activity at all (CUPTI range-profiler
+(correlation, stream, device, context, process, thread) is made unknown and the event kept, as Perfetto
+reads such ids (one warning line counts them); a byte count beyond it makes the event unusable
+(counted); never an ``OverflowError``. Launches recorded with no kernel activity at all (CUPTI range-profiler
 mode, where kernels appear only as ``cuda_profiler_range`` counter events) set
 ``meta.gpu_activity_missing``: GPU busy is then unknown, not 0. A JSON whose events carry no
 category PyTorch's profiler writes is a Chrome trace from another producer and is refused.
@@ -77,6 +78,8 @@ import pandas as pd
 
 from dashboard.errors import TraceFormatError, TraceNotFoundError, clean_message
 from dashboard.loaders.jsontext import decode_json
+from dashboard.loaders.kernel_names import kernel_short_name, kernel_short_names
+from dashboard.loaders.kineto_ranks import MultiRankTraceError, distributed_rank, fused_rank, kineto_rank_parts
 from dashboard.model import (
     API_CALLS,
     GRAPH_LAUNCHES,
@@ -136,6 +139,15 @@ KNOWN_CATEGORIES = frozenset({
     "glow_runtime", "cuda_profiler_range", "hpu_op", "xpu_runtime", "xpu_driver", "privateuse1_runtime",
     "privateuse1_driver", "collective_comm", "gpu_pm_counter", "ac2g", "fwdbwd", TRACE_CAT,
 })
+# Categories of accelerators whose work tracedash does not analyse (it measures CUDA and HIP GPU work):
+# category -> (accelerator, what its events are, whether they are device work). Counted and named
+# (``TraceMeta.unanalysed_device``, one warning line), never taken for "nothing ran".
+OTHER_ACCELERATOR = {
+    "mtia_ccp_events": ("MTIA", "device events", True), "mtia_insight": ("MTIA", "device insight events", True),
+    "mtia_runtime": ("MTIA", "runtime calls", False), "xpu_runtime": ("XPU", "runtime calls", False),
+    "xpu_driver": ("XPU", "driver calls", False), "privateuse1_runtime": ("PrivateUse1 backend", "runtime calls", False),
+    "privateuse1_driver": ("PrivateUse1 backend", "driver calls", False), "glow_runtime": ("Glow", "runtime calls", False),
+}
 _LAUNCH_API = re.compile(r"^(cuda|cu|hip)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|ModuleLaunchKernel|"
                          r"ExtModuleLaunchKernel|ExtLaunchKernel|GraphLaunch)", re.IGNORECASE)
 
@@ -150,7 +162,7 @@ _KIND_OF = {KERNEL_CAT: KIND_KERNELS, MEMCPY_CAT: KIND_MEMOPS, MEMSET_CAT: KIND_
             **{c: KIND_API for c in API_EVENT_CLASS}}
 RULE_BAD_TIME = "missing, non-numeric or out-of-range ts/dur"
 RULE_NEGATIVE = "negative duration (invalid row)"
-RULE_BIG_ID = "an id (correlation, stream, device, process or thread) beyond the int64 range"
+RULE_BIG_BYTES = "a byte count beyond the int64 range"
 RULE_UNCLOSED_B = "'B' never closed by an 'E'"
 RULE_E_UNMATCHED = "'E' without an open 'B' on its thread"
 RULE_E_PAIRED = "'E' closing a 'B' (counted with its 'B')"
@@ -298,18 +310,27 @@ def _in_int64(*values: int) -> bool:
     return all(-_INT64_MAX - 1 <= v <= _INT64_MAX for v in values)
 
 
-_ARG_IDS = ("device", "stream", "context", "correlation", "bytes")
+_ARG_IDS = ("device", "stream", "context", "correlation")
 
 
-def _ids_fit(pid: int, tid: int, args: dict) -> bool:
-    """Whether the ids an event brings (process, thread and the numeric args a frame keeps) fit int64."""
-    if not _in_int64(pid, tid):
-        return False
-    for key in _ARG_IDS:
-        v = args.get(key)
-        if v is not None and not _in_int64(_intish(v)):
-            return False
-    return True
+def _known_ids(pid: int, tid: int, args: dict) -> tuple[int, int, dict, bool] | None:
+    """The ids an event brings, each one beyond int64 made unknown (as Perfetto reads such ids, so the
+    event is kept): a process or thread id becomes -1; an id in ``args`` is dropped, so it falls back
+    as a missing one does (stream and device to the event's track, correlation to its flow arrow, else
+    -1). Returns ``(pid, tid, args, whether an id was made unknown)``; None when ``args.bytes`` is
+    beyond int64 (a size, not an id: the row is unusable)."""
+    size = args.get("bytes")
+    if size is not None and not _in_int64(_intish(size)):
+        return None
+    unknown = False
+    if not _in_int64(pid):
+        pid, unknown = -1, True
+    if not _in_int64(tid):
+        tid, unknown = -1, True
+    bad = [key for key in _ARG_IDS if args.get(key) is not None and not _in_int64(_intish(args[key]))]
+    if bad:
+        args, unknown = {k: v for k, v in args.items() if k not in bad}, True
+    return pid, tid, args, unknown
 
 
 class _Tally:
@@ -346,6 +367,29 @@ class _Tally:
         return tuple(out)
 
 
+def _unanalysed_rule(cat: str) -> str:
+    accelerator, what, _device = OTHER_ACCELERATOR[cat]
+    return f"'{cat}' events: {accelerator} {what}, not analysed"
+
+
+def _unanalysed(tally: _Tally) -> tuple[tuple[tuple[str, int], ...], str]:
+    """The events of other accelerators found (``TraceMeta.unanalysed_device``) and the warning line
+    naming them ("" without any): "1,313 MTIA device events, not analysed; 823 MTIA runtime calls, not
+    analysed: ..."."""
+    skipped = tally.skipped.get(KIND_OTHER, {})
+    found = [(cat, skipped[_unanalysed_rule(cat)]) for cat in OTHER_ACCELERATOR if skipped.get(_unanalysed_rule(cat))]
+    if not found:
+        return (), ""
+    counts = tuple((f"{OTHER_ACCELERATOR[c][0]} {OTHER_ACCELERATOR[c][1]}", n) for c, n in found)
+    device = sorted({OTHER_ACCELERATOR[c][0] for c, _n in found if OTHER_ACCELERATOR[c][2]})
+    line = "; ".join(f"{n:,} {what}, not analysed" for what, n in counts)
+    line += ": tracedash measures the GPU work of CUDA and HIP (kernel and memcpy/memset events) only"
+    if device:
+        line += (f", so the {' and '.join(device)} device's busy time, idle and utilisation are not measured (its "
+                 "work is in the trace, not shown)")
+    return counts, line
+
+
 def _other_rule(ph: str | None, cat: str | None) -> str | None:
     """The documented rule under which an event no frame holds is skipped (None: not recognised)."""
     if ph == "M":
@@ -354,96 +398,11 @@ def _other_rule(ph: str | None, cat: str | None) -> str | None:
         return RULE_FLOW
     if cat is None:
         return RULE_INSTANT if ph in ("i", "I") else None
+    if cat in OTHER_ACCELERATOR:
+        return _unanalysed_rule(cat)
     if cat in KNOWN_CATEGORIES:
         return f"'{cat}' events (not shown)"
     return None
-
-
-def _distributed_rank(data: dict) -> int | None:
-    info = data.get("distributedInfo")
-    rank = info.get("rank") if isinstance(info, dict) else None
-    return rank if type(rank) is int and 0 <= rank <= _INT64_MAX else None
-
-
-class MultiRankTraceError(TraceFormatError):
-    """A Kineto file that holds the traces of several ranks: never shown as one GPU.
-
-    ``ranks`` lists the ranks found; ``kineto_rank_parts`` splits the file into them.
-    """
-
-    def __init__(self, message: str, ranks: list[int]):
-        super().__init__(message)
-        self.ranks = ranks
-
-
-_RANK_LABEL = re.compile(r"\brank\s*[:#=_-]?\s*(\d+)\b", re.IGNORECASE)
-
-
-def _process_ranks(events: list) -> tuple[dict[str, int], int]:
-    """pid (as text) -> rank, from process_name / process_labels metadata naming a rank; and how
-    many pids are named for two different ranks (their events cannot be told apart)."""
-    out: dict[str, int] = {}
-    clashes: set[str] = set()
-    for ev in events:
-        if type(ev) is dict and ev.get("ph") == "M" and ev.get("name") in ("process_name", "process_labels"):
-            args = ev.get("args")
-            text = args.get("name", args.get("labels")) if type(args) is dict else None
-            m = _RANK_LABEL.search(text) if isinstance(text, str) else None
-            if m:
-                pid, rank = str(ev.get("pid")), int(m.group(1))
-                if out.setdefault(pid, rank) != rank:
-                    clashes.add(pid)
-    return out, len(clashes)
-
-
-def kineto_rank_parts(data, name: str) -> list[tuple[int | None, object]] | None:
-    """The ranks a decoded Kineto file holds, each as a decoded single-rank trace, or None for an
-    ordinary one-rank trace.
-
-    Two shapes are recognised: a top-level list of trace objects (each with its own
-    ``traceEvents`` and ``distributedInfo``), and one trace whose process metadata
-    (``process_name``/``process_labels``) names two or more ranks ("rank 0", "Rank 1 GPU 0", ...),
-    split by process.
-
-    Returns:
-        ``[(rank or None, trace object), ...]`` in file order, or None.
-
-    Raises:
-        TraceFormatError: the process metadata names several ranks but some events belong to a
-            process no rank is named for (the file cannot be split reliably): the message says how
-            to split it.
-    """
-    if isinstance(data, list) and len(data) >= 2 and all(type(d) is dict and isinstance(d.get("traceEvents"), list)
-                                                           for d in data):
-        return [(_distributed_rank(d), d) for d in data]
-    events = data.get("traceEvents") if isinstance(data, dict) else data if isinstance(data, list) else None
-    if not isinstance(events, list):
-        return None
-    rank_of, clashes = _process_ranks(events)
-    ranks = sorted(set(rank_of.values()))
-    if len(ranks) < 2:
-        return None
-    how = ("save each rank's events to its own file (one PyTorch profiler trace per rank, as "
-           "tensorboard_trace_handler writes) and open them with: tracedash serve --ranks FILE...")
-    if clashes:
-        raise TraceFormatError(
-            f"{name}: holds {len(ranks)} ranks ({', '.join(map(str, ranks))}) in one file, but {clashes:,} process "
-            f"id(s) are named for two different ranks, so it cannot be split safely: {how}")
-    parts: dict[int, list] = {r: [] for r in ranks}
-    orphans = 0
-    for ev in events:
-        pid = str(ev.get("pid")) if type(ev) is dict else None
-        if pid in rank_of:
-            parts[rank_of[pid]].append(ev)
-        elif type(ev) is dict and ev.get("ph") != "M":
-            orphans += 1
-    if orphans:
-        raise TraceFormatError(
-            f"{name}: holds {len(ranks)} ranks ({', '.join(map(str, ranks))}) in one file, but {orphans:,} event(s) "
-            f"belong to a process no rank is named for, so it cannot be split safely: {how}")
-    meta = {k: v for k, v in data.items() if k not in ("traceEvents", "distributedInfo")} \
-        if isinstance(data, dict) else {}
-    return [(r, {**meta, "traceEvents": parts[r], "distributedInfo": {"rank": r}}) for r in ranks]
 
 
 def parse_kineto(data, name: str) -> TraceBundle:
@@ -472,8 +431,11 @@ def parse_kineto(data, name: str) -> TraceBundle:
     parts = kineto_rank_parts(data, name)
     if parts is not None:
         ranks = [r if r is not None else i for i, (r, _d) in enumerate(parts)]
+        events = data.get("traceEvents") if isinstance(data, dict) else None
+        fused = isinstance(events, list) and any(fused_rank(ev) is not None for ev in events)
+        how = " (merged by TraceLens TraceFusion: args.rank on its events)" if fused else ""
         raise MultiRankTraceError(
-            f"{name}: holds the traces of {len(parts)} ranks ({', '.join(map(str, ranks))}) in one file; one view "
+            f"{name}: holds the traces of {len(parts)} ranks ({', '.join(map(str, ranks))}) in one file{how}; one view "
             f"of it would mix their GPUs and clocks. Open it as ranks, each on its own lanes: tracedash serve "
             f"--ranks {name}", ranks)
     if isinstance(data, dict):
@@ -504,6 +466,8 @@ def parse_kineto(data, name: str) -> TraceBundle:
     tally = _Tally()
     seen, skip, other = tally.seen, tally.skip, tally.other
     range_profiler = unfinished = 0
+    unknown_ids: dict[str, int] = {}  # loaded events per kind with an id beyond int64 made unknown
+    unknown_begins: set[int] = set()  # id() of the open 'B' tuples that had such an id
     for ev in events:
         if type(ev) is not dict:
             raise TraceFormatError(f"{name}: not a Chrome trace: an entry of its event list (traceEvents, or the "
@@ -539,12 +503,14 @@ def parse_kineto(data, name: str) -> TraceBundle:
                 continue
             args = ev.get("args")
             args = args if type(args) is dict else {}
-            pid, tid = _intish(ev.get("pid")), _intish(ev.get("tid"))
-            if not _ids_fit(pid, tid, args):
-                skip(kind, RULE_BIG_ID)
+            ids = _known_ids(_intish(ev.get("pid")), _intish(ev.get("tid")), args)
+            if ids is None:
+                skip(kind, RULE_BIG_BYTES)
                 continue
+            pid, tid, args, unknown = ids
             if dur_ns < 0:
                 if kind is KIND_RANGES and dur_ns == -1000:  # dur -1: still open when profiling stopped
+                    unknown_ids[kind] = unknown_ids.get(kind, 0) + unknown
                     open_ranges.append((cat, str(ev.get("name", "")), pid, tid, start, args))
                     unfinished += 1
                     continue
@@ -556,6 +522,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
                     (cat, str(ev.get("name", "")), pid, tid, 0, dur_ns, args, False))
                 continue
             end = start + dur_ns
+            unknown_ids[kind] = unknown_ids.get(kind, 0) + unknown
             records.append((cat, str(ev.get("name", "")), pid, tid, start, end, args, False))
             if latest is None or end > latest:
                 latest = end
@@ -579,9 +546,12 @@ def parse_kineto(data, name: str) -> TraceBundle:
                 skip(kind, RULE_NEGATIVE)
                 continue
             args = {**b_args, **ev["args"]} if type(ev.get("args")) is dict else b_args
-            if not _ids_fit(b_pid, b_tid, args):
-                skip(kind, RULE_BIG_ID)
+            ids = _known_ids(b_pid, b_tid, args)
+            if ids is None:
+                skip(kind, RULE_BIG_BYTES)
                 continue
+            b_pid, b_tid, args, unknown = ids
+            unknown_ids[kind] = unknown_ids.get(kind, 0) + (unknown or id(begin) in unknown_begins)
             records.append((b_cat, b_name, b_pid, b_tid, b_start, end, args, False))
             if latest is None or end > latest:
                 latest = end
@@ -596,23 +566,26 @@ def parse_kineto(data, name: str) -> TraceBundle:
             start = _ns(ev.get("ts"))
             args = ev.get("args")
             args = args if type(args) is dict else {}
-            pid, tid = _intish(ev.get("pid")), _intish(ev.get("tid"))
-            if start is None or not _ids_fit(pid, tid, args):
+            ids = _known_ids(_intish(ev.get("pid")), _intish(ev.get("tid")), args)
+            if start is None or ids is None:
                 stack.append(None)
-                rule = RULE_BAD_TIME if start is None else RULE_BIG_ID
-                skip(kind, rule)
+                skip(kind, RULE_BAD_TIME if start is None else RULE_BIG_BYTES)
                 continue
-            stack.append((cat, str(ev.get("name", "")), pid, tid, start, args))
+            pid, tid, args, unknown = ids
+            begin = (cat, str(ev.get("name", "")), pid, tid, start, args)
+            if unknown:
+                unknown_begins.add(id(begin))
+            stack.append(begin)
             if latest is None or start > latest:
                 latest = start
         elif ph in ("i", "I") and cat == RANGE_CAT:
             seen(KIND_MARKS)
             ts = _ns(ev.get("ts"))
-            pid, tid = _intish(ev.get("pid")), _intish(ev.get("tid"))
-            if ts is None or not _in_int64(pid, tid):
-                rule = RULE_BAD_TIME if ts is None else RULE_BIG_ID
-                skip(KIND_MARKS, rule)
+            pid, tid, _args, unknown = _known_ids(_intish(ev.get("pid")), _intish(ev.get("tid")), {})
+            if ts is None:
+                skip(KIND_MARKS, RULE_BAD_TIME)
                 continue
+            unknown_ids[KIND_MARKS] = unknown_ids.get(KIND_MARKS, 0) + unknown
             marks.append((ts, str(ev.get("name", "")), pid, tid))
             if latest is None or ts > latest:
                 latest = ts
@@ -643,6 +616,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
                 continue
             unclosed_begins += 1
             if begin[0] == RANGE_CAT:
+                unknown_ids[KIND_RANGES] = unknown_ids.get(KIND_RANGES, 0) + (id(begin) in unknown_begins)
                 open_ranges.append(begin)
             else:
                 skip(_KIND_OF[begin[0]], RULE_UNCLOSED_B)
@@ -687,8 +661,16 @@ def parse_kineto(data, name: str) -> TraceBundle:
     if unfinished:
         warnings.append(f"{unfinished:,} annotation range(s) still open when profiling stopped (dur -1), kept "
                         f"as unclosed ranges ending at {where}")
-    # Events skipped for bad times, negative durations or ids beyond int64 are reported through
+    if any(unknown_ids.values()):
+        counts = ", ".join(f"{kind} {n:,}" for kind, n in unknown_ids.items() if n)
+        warnings.append("events with an id beyond the int64 range (correlation, stream, device, context, process or "
+                        "thread) loaded with that id unknown, as Perfetto reads them (a stream or device from the "
+                        f"event's track, a correlation from its flow arrow, else -1): {counts}")
+    # Events skipped for bad times, negative durations or byte counts beyond int64 are reported through
     # meta.accounts (model.input_warnings gives one line per kind), not repeated here.
+    unanalysed, line = _unanalysed(tally)
+    if line:
+        warnings.append(line)
     launches = int(api["name"].astype(str).str.match(_LAUNCH_API).sum()) if len(api) else 0
     missing = ""
     if not tally.read.get(KIND_KERNELS) and launches:
@@ -705,6 +687,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
 
     loaded = {KIND_KERNELS: len(kernel_recs), KIND_MEMOPS: len(memop_recs), KIND_API: len(api_recs),
               KIND_RANGES: len(range_recs), KIND_MARKS: len(marks)}
+    kernels = _kernel_frame(kernel_recs, origin_ns, flow_end, api_pid, 0 if unlaunched_pid is None else unlaunched_pid)
     meta = TraceMeta(
         source=name,
         format=FORMAT,
@@ -715,20 +698,32 @@ def parse_kineto(data, name: str) -> TraceBundle:
         warnings=tuple(warnings),
         unmatched_ends=unmatched_ends,
         accounts=tally.accounts(loaded),
-        rank=_distributed_rank(data),
+        rank=distributed_rank(data),
         gpu_activity_missing=missing,
+        unanalysed_device=unanalysed,
+        launches_by_pid=_launches_by_pid(api, kernels),
         thread_names=thread_names,
     )
     return TraceBundle(
         meta=meta,
-        kernels=_kernel_frame(kernel_recs, origin_ns, flow_end, api_pid,
-                              0 if unlaunched_pid is None else unlaunched_pid),
+        kernels=kernels,
         api_calls=api,
         nvtx_ranges=_range_frame(range_recs, origin_ns),
         nvtx_marks=_mark_frame(marks, origin_ns),
         memops=_memop_frame(memop_recs, origin_ns, api_pid, -1 if unlaunched_pid is None else unlaunched_pid),
         graph_launches=empty_frame(GRAPH_LAUNCHES),
     )
+
+
+def _launches_by_pid(api: pd.DataFrame, kernels: pd.DataFrame) -> tuple[tuple[int, int, int], ...]:
+    """``TraceMeta.launches_by_pid``: per process with kernel launch calls (``_LAUNCH_API``, CUDA and
+    HIP), ``(pid, launch calls, kernel rows given that process)``, sorted by pid."""
+    if api.empty:
+        return ()
+    pids = api.loc[api["name"].astype(str).str.match(_LAUNCH_API).to_numpy(bool), "pid"].to_numpy(np.int64)
+    launched, calls = np.unique(pids, return_counts=True)
+    ran = kernels["pid"].value_counts().to_dict()
+    return tuple((int(p), int(n), int(ran.get(p, 0))) for p, n in zip(launched.tolist(), calls.tolist()))
 
 
 def _times(recs: list[tuple], origin_ns: int) -> tuple[np.ndarray, np.ndarray]:
@@ -744,71 +739,6 @@ def _sorted(frame: pd.DataFrame, schema: dict[str, str], key: str = "start_ns") 
 
 def _global_tid(pid: np.ndarray, tid: np.ndarray) -> np.ndarray:
     return (pid.astype(np.int64) << 24) | (tid.astype(np.int64) & 0xFFFFFF)
-
-
-_CLONE_SUFFIX = re.compile(r"\s*\[clone [^\]]*\]\s*$")
-_QUALIFIERS = (" const", " volatile", " noexcept", " &&", " &", "&&", "&")
-_OPEN, _CLOSE = "(<{[", ")>}]"
-
-
-def _top_level(s: str) -> tuple[list[tuple[int, int, str]], list[int]] | None:
-    """Bracket groups at depth 0 (``(open index, close index, opener)``) and the positions just
-    after each depth-0 separator (a space or ``::``) of a C++ name; None if the brackets do not
-    balance. ``<``/``>`` inside parentheses are comparisons (``enable_if<((8)>(0))>``), not brackets."""
-    groups, seps, stack = [], [], []
-    i, n = 0, len(s)
-    while i < n:
-        ch = s[i]
-        if ch in "({[" or (ch == "<" and (not stack or stack[-1][1] != "(")):
-            stack.append((i, ch))
-        elif ch in ")}]" or (ch == ">" and stack and stack[-1][1] == "<"):
-            if not stack or _OPEN.index(stack[-1][1]) != _CLOSE.index(ch):
-                return None
-            start, opener = stack.pop()
-            if not stack:
-                groups.append((start, i, opener))
-        elif not stack:
-            if ch == " ":
-                seps.append(i + 1)
-            elif ch == ":" and s.startswith("::", i):
-                seps.append(i + 2)
-                i += 1
-        i += 1
-    return (groups, seps) if not stack else None
-
-
-def kernel_short_name(name: str) -> str:
-    """The short name of a kernel from its demangled name, as nsys derives ``shortName``: the
-    function's own name, without return type, namespaces, template arguments and parameters.
-
-    ``void at::native::elementwise_kernel<128, 4, F>(int, F)`` -> ``elementwise_kernel``;
-    ``void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(...)`` ->
-    ``multimem_all_reduce_kernel``; ``foo::operator()(int) const`` -> ``operator()``; a plain name
-    (``ampere_sgemm_128x64_nn``) is itself. A name that is not valid C++ (unbalanced brackets) or
-    would come out empty is returned unchanged.
-    """
-    s = _CLONE_SUFFIX.sub("", name.strip())
-    changed = True
-    while changed:
-        changed = False
-        for q in _QUALIFIERS:
-            if s.endswith(q) and len(s) > len(q):
-                s, changed = s[: -len(q)].rstrip(), True
-    parsed = _top_level(s)
-    if parsed is None:
-        return name
-    groups, seps = parsed
-    end = len(s)
-    if groups and groups[-1][2] == "(" and groups[-1][1] == end - 1 and groups[-1][0] > 0 \
-            and not s[:groups[-1][0]].rstrip().endswith("operator"):
-        end = groups[-1][0]  # the parameter list
-        groups = groups[:-1]
-    head_end = len(s[:end].rstrip())
-    if groups and groups[-1][2] == "<" and groups[-1][1] == head_end - 1 and groups[-1][0] > 0:
-        head_end = groups[-1][0]  # the function's template arguments
-    cut = max((p for p in seps if p <= head_end), default=0)
-    short = s[cut:head_end].strip()
-    return short or name
 
 
 def _kernel_frame(recs: list[tuple], origin_ns: int, flow_end: dict, api_pid: dict,
@@ -830,7 +760,7 @@ def _kernel_frame(recs: list[tuple], origin_ns: int, flow_end: dict, api_pid: di
         launch.append("grid {}×{}×{} · block {}×{}×{}".format(*grid, *block) if grid and block else "")
     pid_arr = np.asarray(pid, dtype=np.int64)
     names = pd.Categorical([r[1] for r in recs])
-    short_of = np.asarray([kernel_short_name(n) for n in names.categories] or [""], dtype=object)
+    short_of = np.asarray(kernel_short_names(list(names.categories)) or [""], dtype=object)
     frame = pd.DataFrame({
         "start_ns": start, "end_ns": end,
         "device_id": np.asarray(device, dtype=np.int64), "context_id": np.asarray(context, dtype=np.int64),

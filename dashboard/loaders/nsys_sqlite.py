@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.errors import TraceFormatError, TraceNotFoundError, clean_message
+from dashboard.loaders.nsys_traits import old_schema_traits
 from dashboard.model import (
     API_CALLS,
     GRAPH_LAUNCHES,
@@ -883,7 +884,8 @@ def inspect_export(path: str | os.PathLike) -> dict:
         dict with ``file``, ``nsys_version``, ``schema_version``, ``tables`` (name -> list of
         columns), ``rows`` (row count per table the loaders read), and ``loaders``: one entry per
         loader with ``table`` (resolved name or None), ``status`` ("ok", "absent" or "unusable"),
-        ``missing`` (required and optional columns not found); ``unread``: row count of every other
+        ``missing`` (required and optional columns not found); ``old_schema``: the schema traits of an
+        export older than 2021.5 (``nsys_traits.old_schema_traits``; empty otherwise); ``unread``: row count of every other
         table that holds rows (not ``ENUM_*``), which tracedash does not read (OS runtime calls,
         cuDNN/cuBLAS events, CUDA synchronization events, metadata tables, ...).
 
@@ -912,6 +914,7 @@ def inspect_export(path: str | os.PathLike) -> dict:
                 if n:
                     unread[table] = n
         return {"file": p.name, "nsys_version": meta.nsys_version, "schema_version": meta.schema_version,
+                "old_schema": old_schema_traits(con, probe.tables),
                 "is_nsys": any(probe.table(t) for t in _NSYS_MARKER_TABLES),
                 "tables": {t: list(c) for t, c in sorted(probe.tables.items())}, "rows": rows, "loaders": loaders,
                 "unread": unread}

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.app import create_app
-from dashboard.app.layout import NO_MATCH, NO_ROWS
+from dashboard.app.components import NO_MATCH, NO_ROWS
 from waits import figure_js, grid_js, present, until, zoom
 
 pytestmark = pytest.mark.browser

@@ -11,7 +11,7 @@ Adding a view (e.g. a Findings panel):
 
 1. Write ``dashboard/app/views/findings.py`` with ``VIEW = View(name="findings", fields=(...),
    outputs={...}, render=..., empty=..., layout=..., slot="side")`` — ``render(trace, state)``
-   calls pure functions of dashboard/render.py or dashboard/analysis and returns the outputs' values.
+   calls pure functions of dashboard/render/__init__.py or dashboard/analysis and returns the outputs' values.
 2. Add ``findings.VIEW`` to ``VIEWS`` below (one line). If it is a table tab, also add its name to
    ``state.TABS``; if it has a new state field, add one ``Field`` to ``state.FIELDS``.
 

@@ -3,7 +3,7 @@
 from dash import html
 
 from dashboard.app import ids
-from dashboard.app.layout import alert
+from dashboard.app.components import alert
 from dashboard.app.views.base import View
 from dashboard.render import view_notices
 

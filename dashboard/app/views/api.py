@@ -4,7 +4,7 @@ from dash import dcc, html
 
 from dashboard.analysis.tables import api_table
 from dashboard.app import ids
-from dashboard.app.layout import API_COLUMNS, state_grid
+from dashboard.app.components import API_COLUMNS, state_grid
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.render import records, scope_text, windowed
 

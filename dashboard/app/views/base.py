@@ -16,7 +16,7 @@ from dashboard.app import ids
 from dashboard.errors import TraceError
 from dashboard.data.analysis import trace_gate
 from dashboard.state import DEFAULT, ViewState, from_dict, to_dict, to_query
-from dashboard.trace import LoadedTrace
+from dashboard.data.trace import LoadedTrace
 
 log = logging.getLogger(__name__)
 

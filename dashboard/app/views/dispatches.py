@@ -3,10 +3,10 @@
 from dash import html
 
 from dashboard.app import ids
-from dashboard.app.layout import DISPATCH_COLUMNS, state_grid
+from dashboard.app.components import DISPATCH_COLUMNS, state_grid
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.render import dispatch_table_rows, phase_view, scope_text
-from dashboard.render_steps import step_scope_text, step_table_rows, step_view
+from dashboard.render.steps import step_scope_text, step_table_rows, step_view
 
 
 def render(trace, state):

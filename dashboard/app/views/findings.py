@@ -9,11 +9,11 @@ from dash import MATCH, ClientsideFunction, Input, Output, State, dcc, html
 
 from dashboard.analysis.findings import fmt_s
 from dashboard.app import ids
-from dashboard.app.layout import _INT, _PCT, _fmt
+from dashboard.app.components import _INT, _PCT, _fmt
 from dashboard.app.views.base import View
-from dashboard.findings_report import (evidence_header, findings_for, is_duration_field, is_id_field, link_for,
+from dashboard.render.findings import (evidence_header, findings_for, is_duration_field, is_id_field, link_for,
                                        not_evaluated, rows_of)
-from dashboard.render_steps import step_spec
+from dashboard.render.steps import step_spec
 from dashboard.text import count_noun
 
 PANEL = "findings-panel"

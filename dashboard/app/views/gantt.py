@@ -4,7 +4,7 @@ from dash import dcc, html
 
 from dashboard.app import ids
 from dashboard.app.export_route import report_hrefs
-from dashboard.app.layout import figure_buttons, graph_config
+from dashboard.app.components import figure_buttons, graph_config
 from dashboard.app.views.base import WINDOW, View
 from dashboard.figures.common import empty_figure
 from dashboard.render import gantt_view

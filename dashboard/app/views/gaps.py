@@ -3,7 +3,7 @@
 from dash import dcc, html
 
 from dashboard.app import ids
-from dashboard.app.layout import GAP_COLUMNS, GRAPH_CONFIG, state_grid
+from dashboard.app.components import GAP_COLUMNS, GRAPH_CONFIG, state_grid
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.figures.common import empty_figure
 from dashboard.render import effective_group, idle_view, scope_text, windowed

@@ -3,7 +3,7 @@
 from dash import html
 
 from dashboard.app import ids
-from dashboard.app.layout import gpu_columns, metric_table
+from dashboard.app.components import gpu_columns, metric_table
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.render import gpu_rows, scope_text, windowed
 

@@ -3,7 +3,7 @@
 from dash import dcc, html
 
 from dashboard.app import ids
-from dashboard.app.layout import KERNEL_COLUMNS, kernel_grid_options, state_grid
+from dashboard.app.components import KERNEL_COLUMNS, kernel_grid_options, state_grid
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.render import kernel_rows, scope_text, windowed
 

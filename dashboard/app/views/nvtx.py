@@ -3,7 +3,7 @@
 from dash import dcc, html
 
 from dashboard.app import ids
-from dashboard.app.layout import NVTX_COLUMNS, state_grid
+from dashboard.app.components import NVTX_COLUMNS, state_grid
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.render import effective_group, nvtx_rows, scope_text, windowed
 from dashboard.state import control_values

@@ -3,10 +3,11 @@
 from dash import dcc, html
 
 from dashboard.app import ids
-from dashboard.app.layout import cards
+from dashboard.app.components import cards
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.analysis.gpu_time import BUSY_SOURCES
-from dashboard.render import cuda_traced, overview_cards, scope_text, windowed
+from dashboard.analysis.gpu_time import cuda_traced
+from dashboard.render import overview_cards, scope_text, windowed
 
 
 def busy_options(trace) -> list[dict]:

@@ -4,11 +4,11 @@ from dash import dcc, html
 
 from dashboard.app import ids
 from dashboard.app.export_route import report_hrefs
-from dashboard.app.layout import figure_buttons, graph_config
+from dashboard.app.components import figure_buttons, graph_config
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.figures.common import empty_figure
 from dashboard.render import phase_figure_view, phase_view
-from dashboard.render_steps import step_view
+from dashboard.render.steps import step_view
 
 
 def render(trace, state):

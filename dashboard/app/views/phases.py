@@ -3,10 +3,10 @@
 from dash import dcc, html
 
 from dashboard.app import ids
-from dashboard.app.layout import metric_table, phase_columns
+from dashboard.app.components import metric_table, phase_columns
 from dashboard.app.views.base import STATS_WINDOW, View
 from dashboard.render import dispatches_for, phase_table_rows, phase_view, scope_text
-from dashboard.render_steps import step_phase_rows, step_scope_text, step_view
+from dashboard.render.steps import step_phase_rows, step_scope_text, step_view
 
 STEP_PID_BOX = "step-pid-box"
 STEPS_NOTE = ("A step is one annotated range of the server's own (its [start, end)), of the process shown; graph "

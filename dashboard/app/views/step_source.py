@@ -6,7 +6,7 @@ Per phase panel's layout."""
 from dashboard.app import ids
 from dashboard.app.views.base import View
 from dashboard.app.views.phases import STEP_PID_BOX
-from dashboard.render_steps import process_options, step_view, steps_from_text
+from dashboard.render.steps import process_options, step_view, steps_from_text
 
 HIDDEN, SHOWN = {"display": "none"}, {}
 

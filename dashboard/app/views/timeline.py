@@ -5,7 +5,7 @@ from dash import dcc, html
 from dashboard.analysis.gpu_time import has_gpu_work
 from dashboard.app import ids
 from dashboard.app.export_route import report_hrefs
-from dashboard.app.layout import LANE_LABELS, figure_buttons, graph_config
+from dashboard.app.components import LANE_LABELS, figure_buttons, graph_config
 from dashboard.app.views.base import WINDOW, View
 from dashboard.figures.common import empty_figure, wire_figure
 from dashboard.model import device_label

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize
-from dashboard.cache import TraceCache
+from dashboard.data.cache import TraceCache
 from dashboard.errors import TraceError, TraceFormatError, clean_message
 from dashboard.loaders import load_kineto_json, load_nsys_sqlite, load_summary_json, sniff_format
 from dashboard.loaders.nsys_sqlite import check_no_writer

@@ -1,4 +1,4 @@
-"""Load an uploaded trace in a child process whose memory is limited: ``python -m dashboard.upload_check``.
+"""Load an uploaded trace in a child process whose memory is limited: ``python -m dashboard.app.upload_check``.
 
 The parent (``dashboard.app.upload``) runs this on every upload before it is served, one at a time,
 and watches the child's resident memory (``check_upload``). The child sets its own address-space
@@ -41,7 +41,7 @@ def check_upload(path: Path, *, memory_bytes: int, max_unzipped_bytes: int, allo
     """
     import psutil
 
-    cmd = [sys.executable, "-m", "dashboard.upload_check", str(path), str(memory_bytes),
+    cmd = [sys.executable, "-m", "dashboard.app.upload_check", str(path), str(memory_bytes),
            str(max_unzipped_bytes), "1" if allow_nsys_rep else "0"]
     here = str(Path(__file__).resolve().parent.parent)  # the child runs this very copy of the package
     path_env = os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])
@@ -93,7 +93,7 @@ def _child(path: Path, memory_bytes: int, max_unzipped: int, allow_nsys_rep: boo
         import dashboard.loaders.kineto_json as kineto
         from dashboard.errors import TraceError
         from dashboard.loaders import sniff_format
-        from dashboard.trace import load_trace
+        from dashboard.data.trace import load_trace
 
         kineto.MAX_JSON_BYTES = max_unzipped  # a .json.gz may not expand past this, whatever its ratio
         kind = sniff_format(path)

@@ -18,12 +18,12 @@ from pathlib import Path
 from dashboard.analysis.ranks import declared_ranks, merge_ranks, rank_nvtx_stats, rank_table
 from dashboard.analysis.ratio import fmt_pct
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize, summary_to_dict
-from dashboard.cache import TraceCache
+from dashboard.data.cache import TraceCache
 from dashboard.errors import TraceError, TraceFormatError, clean_message
 from dashboard.loaders.nsys_sqlite import check_no_writer
 from dashboard.loaders.summary_json import parse_summary
 from dashboard.model import Summary
-from dashboard.trace import LoadedTrace, load_trace
+from dashboard.data.trace import LoadedTrace, load_trace
 
 CONNECT_TIMEOUT = "10s"  # how long to try an existing scheduler before giving up
 

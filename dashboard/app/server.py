@@ -224,7 +224,7 @@ def run_gunicorn(factory, host: str, port: int, workers: int, threads: int = THR
     DashboardServer(factory, {
         "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
         "workers": workers,
-        "worker_class": "dashboard.server.BufferingThreadWorker",
+        "worker_class": "dashboard.app.server.BufferingThreadWorker",
         "threads": threads,
         "timeout": WORKER_TIMEOUT_S,
         "graceful_timeout": 10,

@@ -21,6 +21,7 @@ from dashboard.analysis import steps as st
 from dashboard.analysis.attribution import phase_category_time
 from dashboard.analysis.ratio import NA, is_na
 from dashboard.data.analysis import analysis_of, memo
+from dashboard.render.base import records
 from dashboard.figures.common import WIDE_CAPTION_WRAP_CHARS, add_caption, escape_text, fmt_ns
 from dashboard.figures.gantt import build_step_gantt
 from dashboard.figures.phases import build_phase_analysis
@@ -236,8 +237,6 @@ def step_table_rows(sv: StepView) -> list[dict]:
     out["ns_per_token"] = (s["duration_ns"] / tokens.where(tokens > 0)).astype("Float64")
     if len(out) > STEP_ROW_LIMIT:
         out = out.iloc[np.sort(np.argsort(-out["duration_ns"].to_numpy(), kind="stable")[:STEP_ROW_LIMIT])]
-    from dashboard.render import records
-
     return records(out)
 
 

@@ -66,9 +66,9 @@ def steps_report(trace, spec: sp.StepSpec, pid: int | None = None) -> StepsRepor
     mine = steps[steps["pid"] == chosen].reset_index(drop=True) if chosen is not None else steps
     gpu = None
     if bundle is not None:
-        from dashboard.analysis.launches import kernel_launches
+        from dashboard.data.analysis import analysis_of
 
-        gpu = st.step_kernels(mine, bundle.kernels, bundle.api_calls, kernel_launches(bundle.kernels, bundle.api_calls))
+        gpu = st.step_kernels(mine, bundle.kernels, bundle.api_calls, analysis_of(trace).launches())
     if len(processes) > 1:
         each = ", ".join(f"pid {p}: {n}" for p, n in processes.items())
         notes.append(f"{len(processes)} processes have steps ({each}); "

@@ -47,7 +47,7 @@ def _prefix(text: str) -> str:
 
 
 def _cache(args):
-    from dashboard.cache import TraceCache
+    from dashboard.data.cache import TraceCache
 
     return TraceCache(Path(args.cache_dir) if args.cache_dir else None, enabled=not args.no_cache)
 
@@ -82,7 +82,7 @@ def _summarize(args) -> int:
             raise TraceError("--steps writes a 'steps' section into one file's summary: give one trace, "
                              "without --json or --scheduler")
         return _summarize_many(args)
-    from dashboard.multirank import summary_text
+    from dashboard.data.multirank import summary_text
 
     cache = _cache(args)
     path = Path(args.trace[0])
@@ -110,8 +110,8 @@ def _summarize(args) -> int:
 def _with_steps_section(text: str, path: Path, args, cache) -> str:
     """The summary JSON with its ``steps`` section (``steps_report.summary_steps``) after the seed's keys."""
     from dashboard.analysis.step_presets import parse_step_source
-    from dashboard.steps_report import steps_report, summary_steps
-    from dashboard.trace import load_trace
+    from dashboard.cli.steps import steps_report, summary_steps
+    from dashboard.data.trace import load_trace
 
     spec = parse_step_source(args.steps, prefix=args.dispatch_prefix)
     trace = load_trace(path, dispatch_prefix=args.dispatch_prefix, cache=cache)
@@ -139,7 +139,7 @@ def _summary_names(paths: list[Path]) -> list[str]:
 def _summarize_many(args) -> int:
     """Many files (a multi-rank run) on Dask: one summary per file plus the combined per-rank table."""
     from dashboard.analysis.ranks import rank_table
-    from dashboard.multirank import combined_json, format_rank_table, ranks_of, summaries_of, summarize_many
+    from dashboard.data.multirank import combined_json, format_rank_table, ranks_of, summaries_of, summarize_many
 
     paths = [Path(t) for t in args.trace]
     out_dir = None
@@ -198,7 +198,7 @@ def _serve(args) -> int:
 
     from dashboard.app import create_app
     from dashboard.app.store import default_memory_limit, make_upload_dir
-    from dashboard.server import tune_malloc
+    from dashboard.app.server import tune_malloc
 
     tune_malloc()  # before any trace is loaded or worker forked: freed frames go back to the system
     dirs = list(args.trace_dir or [])
@@ -254,7 +254,7 @@ def _serve(args) -> int:
     if not os.environ.get("WERKZEUG_RUN_MAIN"):  # --debug's reloader child: its parent holds the socket already
         _check_bind(args.host, args.port)
     if not args.debug:  # gunicorn exits on SIGTERM/SIGINT like Ctrl-C: the upload folder is removed at exit
-        from dashboard.server import run_gunicorn
+        from dashboard.app.server import run_gunicorn
 
         run_gunicorn(factory, args.host, args.port, workers)
     else:
@@ -263,7 +263,7 @@ def _serve(args) -> int:
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         _say("(--debug: Flask's development server; never for a shared server)", file=sys.stderr)
         if os.environ.get("WERKZEUG_RUN_MAIN"):  # the reloader's child serves; the parent only watches
-            from dashboard.server import prepare, start_warming
+            from dashboard.app.server import prepare, start_warming
 
             prepare(app)
             start_warming(app)
@@ -309,7 +309,7 @@ def _check_bind(host: str, port: int) -> None:
 
 
 def _inspect(args) -> int:
-    from dashboard.inspect import format_inspect, inspect_trace
+    from dashboard.cli.inspect import format_inspect, inspect_trace
 
     info = inspect_trace(args.trace, _cache(args))
     _say(json.dumps(info, indent=2) if args.json else format_inspect(info))
@@ -317,8 +317,8 @@ def _inspect(args) -> int:
 
 
 def _load_for_view(args):
-    from dashboard.cache import TraceCache
-    from dashboard.trace import load_trace
+    from dashboard.data.cache import TraceCache
+    from dashboard.data.trace import load_trace
 
     cache = TraceCache(enabled=not getattr(args, "no_cache", False))
     return load_trace(args.trace, dispatch_prefix="CG_DISPATCH", cache=cache)
@@ -370,7 +370,7 @@ def _image_format(fmt: str | None, output: Path) -> str:
         TraceError: the suffix is not an image format we write, or names another format than ``--format``
             (``--format pdf -o x.png`` would write a PDF under a .png name).
     """
-    from dashboard.export import FORMATS
+    from dashboard.render.export import FORMATS
 
     suffix = output.suffix.lstrip(".").lower()
     if fmt and suffix in FORMATS and suffix != fmt:
@@ -394,7 +394,7 @@ def _with_steps(state, args):
 
 
 def _export(args) -> int:
-    from dashboard.export import figure_for, image_bytes, state_from_url, view_for
+    from dashboard.render.export import figure_for, image_bytes, state_from_url, view_for
 
     state = _with_steps(state_from_url(args.url, strict=True), args)
     for w in state.warnings:
@@ -413,7 +413,7 @@ def _export(args) -> int:
 
 
 def _report(args) -> int:
-    from dashboard.export import report_for_url, state_from_url
+    from dashboard.render.export import report_for_url, state_from_url
 
     state = _with_steps(state_from_url(args.url, strict=True), args)
     for w in state.warnings:  # as `export` does
@@ -485,15 +485,15 @@ def _tokens(text: str) -> float:
 def _diff(args) -> int:
     """``tracedash diff A B``: deltas of candidate B against baseline A (text or --json)."""
     from dashboard.analysis.compare import compare_runs, comparison_to_dict
-    from dashboard.render_compare import comparison_text
-    from dashboard.trace import load_trace
+    from dashboard.render.compare import comparison_text
+    from dashboard.data.trace import load_trace
 
     cache = _cache(args)
     a = load_trace(args.baseline, dispatch_prefix=args.dispatch_prefix, cache=cache)
     b = load_trace(args.candidate, dispatch_prefix=args.dispatch_prefix, cache=cache)
     spec, steps = _step_sources(args, a, b)
     c = compare_runs(a, b, dispatch_prefix=args.dispatch_prefix, threshold=args.threshold, steps=steps)
-    from dashboard.findings_report import diff_findings, diff_text, findings_for
+    from dashboard.render.findings import diff_findings, diff_text, findings_for
 
     moved = diff_findings(findings_for(a, threshold=args.threshold, steps=spec),
                           findings_for(b, threshold=args.threshold, steps=spec))
@@ -555,8 +555,8 @@ def _rule_param(text: str) -> tuple[str, str, float]:
 def _findings(args) -> int:
     """``tracedash findings TRACE``: ranked findings as text or JSON (tracedash.findings/1)."""
     from dashboard.analysis.findings import RULES
-    from dashboard.findings_report import findings_for, findings_json, findings_text
-    from dashboard.trace import load_trace
+    from dashboard.render.findings import findings_for, findings_json, findings_text
+    from dashboard.data.trace import load_trace
 
     rules = list(dict.fromkeys(args.rule or [])) or None
     params: dict[str, dict] = {}
@@ -844,8 +844,8 @@ def _add_steps_parser(sub) -> None:
 def _steps(args) -> int:
     """``tracedash steps TRACE``: the steps as a table or JSON (``steps_report``)."""
     from dashboard.analysis.step_presets import parse_step_source
-    from dashboard.steps_report import steps_json, steps_report, steps_text
-    from dashboard.trace import load_trace
+    from dashboard.cli.steps import steps_json, steps_report, steps_text
+    from dashboard.data.trace import load_trace
 
     spec = parse_step_source(args.steps, prefix=args.dispatch_prefix, threshold=args.threshold)
     trace = load_trace(args.trace, dispatch_prefix=args.dispatch_prefix, cache=_cache(args))

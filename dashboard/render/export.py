@@ -26,7 +26,7 @@ from dashboard.figures.common import fmt_ns, report_layout
 from dashboard.figures.plotly_js import partial_bundle
 from dashboard.render import DashboardView, build_view
 from dashboard.state import ViewState, from_query, query_keys, to_query
-from dashboard.trace import LoadedTrace
+from dashboard.data.trace import LoadedTrace
 
 FIGURES = ("timeline", "gantt", "phases")
 # No button of the report's figures may send data off the machine (plotly.js 3 has no "Edit in
@@ -155,15 +155,15 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
     plotly's release), so the file opens offline and makes no network request.
     """
     view = view_for(trace, state)
-    from dashboard.render_steps import reads_steps, step_source
+    from dashboard.render.steps import reads_steps, step_source
 
     source = step_source(trace, state)
     steps = reads_steps(source)  # a framework's steps; else the seed's dispatches, as before
     figs = [("Steps" if steps else "Dispatches", view.gantt), ("GPU timeline", view.timeline),
             ("Phases", view.phase_figure)]
-    from dashboard.findings_report import findings_for, findings_html
+    from dashboard.render.findings import findings_for, findings_html
 
-    from dashboard.render_steps import step_spec
+    from dashboard.render.steps import step_spec
 
     findings = findings_html(trace, findings_for(trace, threshold=state.threshold, prefix=state.prefix,
                                                  steps=step_spec(state)),
@@ -264,7 +264,7 @@ union, not a sum of kernel times; CUDA API and NVTX totals overlap GPU work and 
 
 def _steps_pid(trace: LoadedTrace, state: ViewState) -> int | None:
     """The process a steps report's Per phase is of, when several processes annotate steps."""
-    from dashboard.render_steps import step_view
+    from dashboard.render.steps import step_view
 
     sv = step_view(trace, state)
     return sv.pid if sv is not None and len(sv.processes) > 1 else None

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pandas and the model load lazily: a warm `summarize` never 
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = 12  # bump whenever a frame schema or the loader's output changes
+CACHE_FORMAT = 13  # bump whenever a frame schema or the loader's output changes
 HEADER_BYTES = 64 * 1024
 ENV_DIR = "TRACEDASH_CACHE_DIR"
 FRAME_NAMES = ("kernels", "api_calls", "nvtx_ranges", "nvtx_marks", "memops", "graph_launches")
@@ -148,6 +148,7 @@ class TraceCache:
             m["accounts"] = tuple(RowAccount(**{**a, "skipped": tuple((str(r), int(n)) for r, n in a["skipped"])})
                                   for a in m.get("accounts", ()))
             m["launches_by_pid"] = tuple(tuple(int(v) for v in t) for t in m.get("launches_by_pid", ()))
+            m["unanalysed_device"] = tuple((str(w), int(n)) for w, n in m.get("unanalysed_device", ()))
             m["rank_devices"] = {int(k): (int(v[0]), int(v[1])) for k, v in m.get("rank_devices", {}).items()}
             m["rank_pids"] = {int(k): (int(v[0]), int(v[1])) for k, v in m.get("rank_pids", {}).items()}
             return TraceBundle(meta=TraceMeta(**m), **frames)

@@ -16,7 +16,7 @@ import pandas as pd
 from dashboard.analysis.findings import Finding, evaluate, fmt_s
 from dashboard.data.analysis import analysis_of
 from dashboard.state import SORT_ATTR, ViewState, to_query
-from dashboard.trace import LoadedTrace
+from dashboard.data.trace import LoadedTrace
 
 SCHEMA = "tracedash.findings/1"
 DIFF_SCHEMA = "tracedash.findings-diff/1"

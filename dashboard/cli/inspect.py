@@ -2,8 +2,10 @@
 
 For an nsys SQLite export: the tables and columns, which loader reads which table, and then, from
 the loaded events, how every input row was used (``TraceMeta.accounts``), the launch calls and GPU
-executions of each process, and the input warnings. For a Kineto trace, an ``.nsys-rep`` report or
-a summary JSON: the format, the counts and the same accounts and warnings.
+executions of each process, and the input warnings; an export older than 2021.5 (no version recorded)
+is named so, with the schema traits found. An ``.nsys-rep``/``.qdrep`` report is exported once and
+described as its export is. For a Kineto trace or a summary JSON: the format, the counts and the
+same accounts, launch calls per process and warnings.
 """
 
 from __future__ import annotations
@@ -11,16 +13,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dashboard.cache import TraceCache
+from dashboard.data.cache import TraceCache
 from dashboard.errors import TraceFormatError
 from dashboard.loaders import sniff_format
 from dashboard.loaders.nsys_sqlite import inspect_export
+from dashboard.loaders.nsys_traits import predates_text
 from dashboard.model import input_warnings
 
 __all__ = ["inspect_trace", "format_inspect"]
 
 FORMAT_NAMES = {"nsys-sqlite": "nsys SQLite export", "nsys-rep": "Nsight Systems report (.nsys-rep)",
                 "kineto-json": "PyTorch profiler (Kineto) trace", "summary-json": "tracedash summary JSON"}
+QDREP_NAME = "Nsight Systems report (.qdrep, the report format of older Nsight Systems)"
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
 
@@ -33,6 +37,31 @@ def _format_of(p: Path) -> str:
         if p.name.lower().endswith(SQLITE_SUFFIXES):
             return "nsys-sqlite"
         raise
+
+
+def _inspect_report(p: Path, cache: TraceCache | None, info: dict):
+    """A report: exported once (as ``load_trace`` exports it: into a folder of ours, never next to the
+    report), its export described (nsys version, schema, tables) and loaded; ``info`` gets the
+    export's description under the report's own name."""
+    import dataclasses
+    import tempfile
+
+    from dashboard.loaders.nsys_rep import export_report
+    from dashboard.data.trace import load_trace
+
+    parent = None
+    if cache is not None and cache.enabled:
+        try:
+            cache.root.mkdir(parents=True, exist_ok=True)
+            parent = cache.root
+        except OSError:
+            parent = None
+    with tempfile.TemporaryDirectory(prefix=".nsys-rep-", dir=parent) as tmp:
+        export = export_report(p, Path(tmp), "export")
+        info.update({**inspect_export(export), "file": p.name})
+        trace = load_trace(export, cache=None)
+    meta = dataclasses.replace(trace.meta, source=p.name)
+    return dataclasses.replace(trace, path=p, meta=meta, bundle=dataclasses.replace(trace.bundle, meta=meta))
 
 
 def inspect_trace(path: str | os.PathLike, cache: TraceCache | None = None) -> dict:
@@ -50,14 +79,19 @@ def inspect_trace(path: str | os.PathLike, cache: TraceCache | None = None) -> d
     Raises:
         TraceNotFoundError, TraceFormatError: as ``load_trace`` for the same file.
     """
-    from dashboard.trace import load_trace
+    from dashboard.data.trace import load_trace
 
     p = Path(path)
     fmt = _format_of(p)
-    info: dict = {"file": p.name, "format": fmt, "format_name": FORMAT_NAMES.get(fmt, fmt)}
+    name = QDREP_NAME if fmt == "nsys-rep" and p.name.lower().endswith(".qdrep") else FORMAT_NAMES.get(fmt, fmt)
+    info: dict = {"file": p.name, "format": fmt, "format_name": name}
     if fmt == "nsys-sqlite":
         info.update(inspect_export(p))
-    trace = load_trace(p, cache=cache)
+        trace = load_trace(p, cache=cache)
+    elif fmt == "nsys-rep":
+        trace = _inspect_report(p, cache, info)
+    else:
+        trace = load_trace(p, cache=cache)
     meta, b, s = trace.meta, trace.bundle, trace.summary
     if b is not None:
         info["counts"] = {"kernels": len(b.kernels), "CUDA API calls": len(b.api_calls),
@@ -78,9 +112,12 @@ def inspect_trace(path: str | os.PathLike, cache: TraceCache | None = None) -> d
 def format_inspect(info: dict) -> str:
     """The text form of ``inspect_trace``'s dict (no final newline)."""
     out = []
-    if info["format"] == "nsys-sqlite":
-        out.append(f"{info['file']}: nsys {info['nsys_version'] or 'version unknown'}"
-                   + (f" (schema {info['schema_version']})" if info["schema_version"] else ""))
+    export = "tables" in info  # an nsys export, or the export of a report
+    if export:
+        version = (f"nsys {info['nsys_version']}" if info["nsys_version"]
+                   else predates_text(info["old_schema"]) if info.get("old_schema") else "nsys version unknown")
+        head = f"{info['file']}: " + (f"{info['format_name']}, " if info["format"] == "nsys-rep" else "") + version
+        out.append(head + (f" (schema {info['schema_version']})" if info["schema_version"] else ""))
     else:
         out.append(f"{info['file']}: {info['format_name']}")
     out += ["", "input rows (read = loaded + skipped + not recognised):"]
@@ -96,7 +133,7 @@ def format_inspect(info: dict) -> str:
         out += [f"  pid {r['pid']:<10} {r['launches']:>10,} launches {r['gpu_executions']:>10,} executed"
                 for r in info["processes"]]
     out += ["", f"warnings ({len(info['warnings'])}):"] + [f"  {w}" for w in info["warnings"] or ["none"]]
-    if info["format"] == "nsys-sqlite":
+    if export:
         out += ["", "loaders:"]
         for label, ld in info["loaders"].items():
             table = ld["table"] or "-"
