@@ -108,7 +108,7 @@ def _summarize(args) -> int:
 
 
 def _with_steps_section(text: str, path: Path, args, cache) -> str:
-    """The summary JSON with its ``steps`` section (``steps_report.summary_steps``) after the seed's keys."""
+    """The summary JSON with its ``steps`` section (``cli.steps.summary_steps``) after the seed's keys."""
     from dashboard.analysis.step_presets import parse_step_source
     from dashboard.cli.steps import steps_report, summary_steps
     from dashboard.data.trace import load_trace

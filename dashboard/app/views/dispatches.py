@@ -11,7 +11,7 @@ from dashboard.render.steps import step_scope_text, step_table_rows, step_view
 
 def render(trace, state):
     """The Steps table's outputs for ``trace``, from the fields of ``state`` listed in ``VIEW``: a
-    framework's steps (``render_steps``), else the seed's dispatches."""
+    framework's steps (``render.steps``), else the seed's dispatches."""
     if (sv := step_view(trace, state)) is not None:
         return {"rows": step_table_rows(sv), "scope": step_scope_text(sv)}
     return {"rows": dispatch_table_rows(phase_view(trace, state)), "scope": scope_text(trace, state.stats_window())}
