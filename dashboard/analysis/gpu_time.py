@@ -33,7 +33,7 @@ import pandas as pd
 from dashboard.analysis.intervals import union_length
 from dashboard.analysis.summary import STREAM_KEY, kernel_durations, timed_kernels
 
-ALL_GPUS = -1  # device_id of the all-GPU ("any GPU busy") row
+ALL_GPUS = -(1 << 62)  # device_id of the all-GPU ("any GPU busy") row: never a device's id (-1 is "not recorded")
 
 # Busy sources: what counts as GPU work (one choice, applied to every panel and the overview).
 BUSY_KERNEL_ROWS = "kernel-rows"  # kernel rows only: the summary contract's definition
