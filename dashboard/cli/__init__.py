@@ -229,11 +229,11 @@ def _serve(args) -> int:
              "(--auth-token FILE asks for a team token)", file=sys.stderr)
     mode = f"{workers} gunicorn workers" if workers > 1 else ("one process (Flask debug server)" if args.debug
                                                              else "one gunicorn worker")
+    if not os.environ.get("WERKZEUG_RUN_MAIN"):  # --debug's reloader child: its parent holds the socket already
+        _check_bind(args.host, args.port)  # before saying "serving": a taken port is the only line printed
     _say(f"tracedash {__version__}: serving {len(store.ids())} trace(s) on http://{args.host}:{args.port}/ "
          f"({mode}, up to {memory_limit / 1024**3:.1f} GiB of loaded traces{' each' if workers > 1 else ''})",
          file=sys.stderr)
-    if not os.environ.get("WERKZEUG_RUN_MAIN"):  # --debug's reloader child: its parent holds the socket already
-        _check_bind(args.host, args.port)
     if not args.debug:  # gunicorn exits on SIGTERM/SIGINT like Ctrl-C: the upload folder is removed at exit
         from dashboard.app.server import run_gunicorn
 
