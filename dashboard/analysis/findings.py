@@ -33,7 +33,7 @@ from dashboard.analysis.gpu_time import gpu_work, has_gpu_work
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
 from dashboard.analysis.intervals import intersection_length, union_length
 from dashboard.analysis.ratio import share_pct
-from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX
+from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, timed_kernels
 from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
 from dashboard.model import Summary, TraceBundle
 from dashboard.text import count_noun
@@ -173,7 +173,7 @@ def build_context(summary: Summary, bundle: TraceBundle | None, *, dispatch_pref
                   threshold: float | None = None, derived: BundleAnalysis | None = None) -> Context:
     """Dispatches (``derived.dispatches``: the dispatch marks closed at the last kernel end), phases
     (``threshold`` or the automatic split) and the reference time for severities: the GPU activity
-    span, else the dispatches' total, else 1 ns. ``derived``: the trace's derived results (a new
+    span, else the dispatches' total, else the trace's span (``trace_span``), else 0. ``derived``: the trace's derived results (a new
     ``BundleAnalysis`` when the caller has none)."""
     if derived is None:
         derived = BundleAnalysis(bundle, summary.gpu_end_ns, summary_timeline=summary.dispatch_timeline)
@@ -181,15 +181,56 @@ def build_context(summary: Summary, bundle: TraceBundle | None, *, dispatch_pref
     auto = ph.default_threshold(d["tokens"]) if not d.empty else None
     phases = ph.assign_phases(d, threshold if threshold is not None else auto)
     ref = summary.gpu_activity_span_ns or (int(d["duration_ns"].sum()) if not d.empty else 0)
-    return Context(summary, bundle, d, phases, max(int(ref), 1), dispatch_prefix, derived)
+    if not ref and bundle is not None:  # no GPU span nor steps: the recording's own span, never a made-up 1 ns
+        lo, hi = trace_span(bundle)
+        ref = hi - lo
+    return Context(summary, bundle, d, phases, max(int(ref), 0), dispatch_prefix, derived)
+
+
+def trace_span(bundle: TraceBundle) -> tuple[int, int]:
+    """First start and last end over every recorded row (kernels, CUDA API calls, NVTX ranges and marks,
+    memcpy/memset, graph launches), ns; ``(0, 0)`` when there is none. A host thread's time lies inside it."""
+    lo, hi = [], []
+    k = timed_kernels(bundle.kernels)
+    if len(k):
+        lo.append(int(k["start_ns"].min()))
+        hi.append(int(k["end_ns"].max()))
+    for f in (bundle.api_calls, bundle.nvtx_ranges, bundle.memops, bundle.graph_launches):
+        if len(f):
+            s, e = f["start_ns"].to_numpy(np.int64), f["end_ns"].to_numpy(np.int64)
+            ok = (s >= 0) & (e >= s)
+            if ok.any():
+                lo.append(int(s[ok].min()))
+                hi.append(int(e[ok].max()))
+    if len(bundle.nvtx_marks):
+        t = bundle.nvtx_marks["ts_ns"].to_numpy(np.int64)
+        t = t[t >= 0]
+        if len(t):
+            lo.append(int(t.min()))
+            hi.append(int(t.max()))
+    return (min(lo), max(hi)) if lo else (0, 0)
+
+
+def host_reference_ns(ctx: Context) -> int:
+    """The whole a host-side cost (time a host thread spends blocked or launching) is rated against: the
+    trace's span (``trace_span``), which holds every host thread's time, and at least the GPU reference. A
+    summary JSON (no rows): the GPU reference."""
+    if ctx.bundle is None:
+        return ctx.reference_ns
+    lo, hi = trace_span(ctx.bundle)
+    return max(hi - lo, ctx.reference_ns)
 
 
 def severity_of(cost_ns: int, reference_ns: int) -> str:
-    """"high" when the cost is at least 10 % of the reference time (GPU activity span), "medium" from
-    2 %, "low" above 0, "none" for 0."""
+    """"high" when the cost is at least 10 % of the reference time (the whole that holds the cost: GPU
+    activity span, else the dispatches' total, else the trace's span; host-side rules: the trace's span),
+    "medium" from 2 %, "low" above 0, "none" for 0. Without a reference (no time whole at all) a cost
+    cannot be a share of anything: "low", never a ratio over a made-up denominator."""
     if cost_ns <= 0:
         return "none"
-    share = cost_ns / max(reference_ns, 1)
+    if reference_ns <= 0:
+        return "low"
+    share = cost_ns / reference_ns
     return "high" if share >= HIGH_SHARE else "medium" if share >= MEDIUM_SHARE else "low"
 
 
@@ -208,9 +249,15 @@ def _window(start: int, end: int) -> tuple[int, int]:
     return max(int(start) - pad, 0), int(end) + pad
 
 
+# Rules whose cost is host time (calls that block or launch), rated against host_reference_ns; the others'
+# costs are GPU time, rated against the GPU reference (Context.reference_ns).
+HOST_COST_RULES = frozenset({"sync-in-loop", "cuda-sync-api", "launch-bound", "decode-no-graphs"})
+
+
 def _finding(ctx: Context, rule: str, params: dict, cost: int, summary: str, rows: pd.DataFrame,
              view: FindingView, note: str = "") -> Finding:
-    return Finding(rule, severity_of(cost, ctx.reference_ns), int(cost), summary, params, rows.reset_index(drop=True),
+    ref = host_reference_ns(ctx) if rule in HOST_COST_RULES else ctx.reference_ns
+    return Finding(rule, severity_of(cost, ref), int(cost), summary, params, rows.reset_index(drop=True),
                    view, note)
 
 
@@ -420,17 +467,22 @@ def _sync_from_summary(ctx: Context, rule: str, params: dict, view: FindingView)
     r0 = rows.iloc[0]
     where = (f" inside NVTX range {r0['nvtx_range']} ({r0['range_count']:,} ranges, {fmt_s(int(r0['range_sum_ns']))})"
              if r0["nvtx_range"] else "")
+    # totals are summed over host threads, which a summary does not count: no share of a whole is defined
+    span = (f"; the GPU activity span is {fmt_s(s.gpu_activity_span_ns)}" if s.gpu_activity_span_ns > 0 else "")
     text = (f"{int(r0['calls']):,} {clean_api_name(r0['api_name'])} calls block the host {fmt_s(int(r0['blocked_ns']))}"
-            f"{where}: {_pct_text(cost, ctx.reference_ns)} % of the GPU activity span "
-            f"(from the summary's totals; per-step numbers need event rows).")
+            f"{where}, summed over host threads{span} (from the summary's totals; shares and per-step numbers "
+            f"need event rows).")
     return _finding(ctx, rule, params, cost, text, rows, view, "from totals: " + NEEDS_EVENTS)
 
 
 def sync_in_loop(ctx: Context, params: dict) -> Finding:
     """``sync-in-loop``: blocking CUDA calls (SYNC_CALL: stream/device/event/context synchronise) that
-    start inside a dispatch, per phase: calls, calls per step, blocked time and its share of the step
-    time, the call name and NVTX range holding the most blocked time. Cost = Σ blocked time.
-    Without dispatch marks the whole trace is one loop ("all"). On a summary JSON: from totals.
+    start inside a dispatch, per phase: calls, calls per step, blocked time, the phase's step time, the
+    share of the blocking threads' step time spent blocked (each thread's calls as a union inside the
+    phase's steps, over step time × threads: at most 100 %), the call name and NVTX range holding the
+    most blocked time. Cost = Σ blocked time. Without dispatch marks the whole trace is one loop ("all"):
+    no per-step figures (calls_per_step and step_ns n/a), the share is of the threads' time over the
+    trace's span (``trace_span``). On a summary JSON: from totals.
     """
     rule, view = "sync-in-loop", FindingView(tab="api")
     if ctx.bundle is None:
@@ -443,49 +495,66 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
         return _empty(ctx, rule, params, "No blocking CUDA synchronisation calls.", view)
     start = a["start_ns"].to_numpy(np.int64)
     end = a["end_ns"].to_numpy(np.int64)
-    if ctx.dispatches.empty:  # the whole trace is the loop: each blocking thread's time is the span
+    tid = a["global_tid"].to_numpy(np.int64)
+    if ctx.dispatches.empty:  # the whole trace is the loop; its windows: the trace's span
         phase = np.full(len(a), "all", dtype=object)
         steps = {"all": 0}
-        step_ns = {"all": ctx.reference_ns * int(a["global_tid"].nunique())}
+        lo, hi = trace_span(ctx.bundle)
+        windows = {"all": (np.array([lo], np.int64), np.array([hi], np.int64))}
+        span = {"all": hi - lo}
     else:
         phase = ctx.phase_of_time(start)
         pp = ctx.phases.to_numpy()
+        ds, de = ctx.dispatches["start_ns"].to_numpy(np.int64), ctx.dispatches["end_ns"].to_numpy(np.int64)
         steps = {p: int((pp == p).sum()) for p in set(pp)}
-        step_ns = {p: int(ctx.dispatches["duration_ns"].to_numpy()[pp == p].sum()) for p in set(pp)}
+        windows = {p: (ds[pp == p], de[pp == p]) for p in set(pp)}
+        span = {p: int(ctx.dispatches["duration_ns"].to_numpy()[pp == p].sum()) for p in set(pp)}
     inside = phase != ""
     if not inside.any():
         return _empty(ctx, rule, params, f"{len(a):,} blocking calls, none inside a dispatch.", view)
     rng = _innermost_ranges(ctx.bundle.nvtx_ranges, a["global_tid"].to_numpy()[inside], start[inside], end[inside])
     rng = np.array([normalize_nvtx_name(x) if x else x for x in rng], dtype=object)
     f = pd.DataFrame({"phase": phase[inside], "api_name": a["name"].astype(str).to_numpy()[inside],
-                      "nvtx_range": rng, "dur": (end - start)[inside]})
-    rows = []
+                      "nvtx_range": rng, "dur": (end - start)[inside], "tid": tid[inside],
+                      "start": start[inside], "end": end[inside]})
+    rows, threads = [], {}
     for p, g in f.groupby("phase", sort=False):
         by = g.groupby(["api_name", "nvtx_range"], sort=False)["dur"].sum().sort_values(ascending=False, kind="stable")
         blocked = int(g["dur"].sum())
+        # share of the blocking threads' time in the phase's steps (or the trace's span) spent blocked: each
+        # thread's calls as a union, inside those windows, over threads × window time; at most 100 % by
+        # construction (a call that outlasts its step, or two threads blocked at once, cannot push it past)
+        ws, we = windows[p]
+        held = sum(intersection_length(t["start"].to_numpy(), t["end"].to_numpy(), ws, we)
+                   for _, t in g.groupby("tid", sort=False))
+        threads[p] = int(g["tid"].nunique())
         rows.append({"phase": p, "steps": steps.get(p, 0), "calls": len(g),
                      "calls_per_step": round(len(g) / steps[p], 2) if steps.get(p) else float("nan"),
-                     "blocked_ns": blocked, "step_ns": step_ns.get(p, 0),
-                     "share_pct": _round_pct(blocked, step_ns.get(p, 0)),
+                     "blocked_ns": blocked, "step_ns": span.get(p, 0) if steps.get(p) else None,
+                     "share_pct": _round_pct(held, span.get(p, 0) * threads[p]),
                      "api_name": by.index[0][0], "nvtx_range": by.index[0][1], "top_blocked_ns": int(by.iloc[0])})
     rows = pd.DataFrame(rows).sort_values("blocked_ns", ascending=False, kind="stable")
     cost = int(rows["blocked_ns"].sum())
     r0 = rows.iloc[0]
+    share = ("n/a" if r0["share_pct"] is None or pd.isna(r0["share_pct"]) else
+             "under 0.1 %" if 0 < cost and r0["share_pct"] < 0.05 else f"{r0['share_pct']:.1f} %")
     longest = int(np.argmax(np.where(inside, end - start, -1)))
     t0, t1 = _window(int(start[longest]), int(end[longest]))
     where = f" inside {r0['nvtx_range']}" if r0["nvtx_range"] else ""
+    n_threads = threads[r0["phase"]]
+    calls = int(rows['calls'].sum())
     if ctx.dispatches.empty:
-        n_threads = int(a["global_tid"].nunique())
-        calls = int(rows['calls'].sum())
-        text = (f"No dispatch marks, so the whole trace is the loop: {count_noun(calls, 'blocking call')} "
-                f"hold{'s' if calls == 1 else ''} "
-                f"{count_noun(n_threads, 'host thread')} {fmt_s(cost)}, {r0['share_pct']:.1f} % of their time over the GPU "
-                f"activity span, mostly {clean_api_name(r0['api_name'])}{where} ({fmt_s(int(r0['top_blocked_ns']))}).")
+        text = (f"No dispatch marks, so the whole trace is the loop (no per-step figures): "
+                f"{count_noun(calls, 'blocking call')} hold{'s' if calls == 1 else ''} "
+                f"{count_noun(n_threads, 'host thread')} {fmt_s(cost)}, {share} of "
+                f"{'its' if n_threads == 1 else 'their'} time over the trace's {fmt_s(span['all'])} span "
+                f"(first to last recorded event), mostly {clean_api_name(r0['api_name'])}{where} "
+                f"({fmt_s(int(r0['top_blocked_ns']))}).")
     else:
-        calls = int(rows['calls'].sum())
+        whose = "its step time" if n_threads == 1 else f"its step time on {n_threads} blocking host threads"
         text = (f"{count_noun(calls, 'blocking call')} in the dispatch loop hold{'s' if calls == 1 else ''} the host "
                 f"{fmt_s(cost)}; "
-                f"{r0['phase']}: {r0['calls_per_step']:g} per step, {r0['share_pct']:.1f} % of its step time, mostly "
+                f"{r0['phase']}: {r0['calls_per_step']:g} per step, {share} of {whose}, mostly "
                 f"{clean_api_name(r0['api_name'])}{where} ({fmt_s(int(r0['top_blocked_ns']))}).")
     return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="api", t0_ns=t0, t1_ns=t1))
 
@@ -493,9 +562,10 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
 def launch_bound(ctx: Context, params: dict) -> Finding:
     """``launch-bound``: per phase, kernels per step, the share of kernels shorter than their launch
     call (a call that launched n kernels, e.g. a graph launch, counts 1/n per kernel), and launch-call
-    time per step. A phase is launch-bound when that share is at least
+    time per step and in all. A phase is launch-bound when that share is at least
     ``share`` %; cost = Σ (launch call − kernel) over its kernels shorter than their launch.
-    Rows per phase (all phases, ``launch_bound`` true/false).
+    Rows per phase (all phases, ``launch_bound`` true/false). Without dispatch marks the whole trace is one
+    phase ("all", steps 0) and the per-step figures are n/a.
     """
     rule, view = "launch-bound", FindingView(tab="kernels", sort="-count")
     if ctx.bundle is None:
@@ -527,12 +597,13 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
     for i, p in enumerate(names):
         if p == "" or not count[i]:
             continue
-        n = steps.get(p) or 1
+        n = steps.get(p, 0)  # no steps (no dispatch marks): no per-step figure (n/a), never one over 0 or 1 step
         share = share_pct(int(short[i]), int(count[i]))  # count > 0 here
-        rows.append({"phase": p, "steps": steps.get(p, 0), "kernels": int(count[i]),
-                     "kernels_per_step": round(int(count[i]) / n, 2), "short_kernel_pct": round(share, 2),
-                     "launch_ns_per_step": int(lsum[i]) // n, "launch_over_kernel_ns": int(over[i]),
-                     "launch_bound": share >= params["share"]})
+        rows.append({"phase": p, "steps": n, "kernels": int(count[i]),
+                     "kernels_per_step": round(int(count[i]) / n, 2) if n else None,
+                     "short_kernel_pct": round(share, 2),
+                     "launch_ns_per_step": int(lsum[i]) // n if n else None,
+                     "launch_over_kernel_ns": int(over[i]), "launch_bound": share >= params["share"]})
     if not rows:
         return _empty(ctx, rule, params, "No kernel launched inside a dispatch.", view)
     rows = pd.DataFrame(rows).sort_values("launch_over_kernel_ns", ascending=False, kind="stable")
@@ -543,9 +614,17 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
                        view)
     cost = int(bound["launch_over_kernel_ns"].sum())
     r0 = bound.iloc[0]
-    text = (f"{r0['phase']} is launch-bound: {r0['kernels_per_step']:g} kernels per step, {r0['short_kernel_pct']:.1f} % "
-            f"shorter than their launch call, {fmt_s(int(r0['launch_ns_per_step']))} of launch calls per step; "
-            f"launches outlast their kernels by {fmt_s(cost)} in all.")
+    if r0["steps"]:
+        text = (f"{r0['phase']} is launch-bound: {r0['kernels_per_step']:g} kernels per step, "
+                f"{r0['short_kernel_pct']:.1f} % shorter than their launch call, "
+                f"{fmt_s(int(r0['launch_ns_per_step']))} of launch calls per step; "
+                f"launches outlast their kernels by {fmt_s(cost)} in all.")
+    else:
+        n, launch_ns = int(r0["kernels"]), int(lsum[list(names).index(r0["phase"])])
+        text = (f"No dispatch marks, so the whole trace is one loop (no per-step figures) and it is launch-bound: "
+                f"{r0['short_kernel_pct']:.1f} % of {count_noun(n, 'kernel')} run{'s' if n == 1 else ''} shorter than "
+                f"{'its' if n == 1 else 'their'} launch call, {fmt_s(launch_ns)} of launch calls in all; "
+                f"launches outlast their kernels by {fmt_s(cost)} in all.")
     return _finding(ctx, rule, params, cost, text, rows, view)
 
 
