@@ -62,6 +62,9 @@ RULE_PARAMS: dict[str, tuple[nr.Param, ...]] = {
 # Blocking CUDA calls (runtime and driver): the host waits for the GPU.
 SYNC_CALL = re.compile(r"^(cuda(Stream|Device|Event|Ctx|Thread)Synchronize|cu(Stream|Ctx|Event)Synchronize)",
                        re.IGNORECASE)
+# Copies of cuda-sync-memcpy / cuda-async-memcpy issued by runtime or driver calls (pageable-in-loop reads both).
+MEMCPY_SYNC_CALL = re.compile(r"^cu(da)?Memcpy(?!.*async)", re.IGNORECASE)
+MEMCPY_ASYNC_CALL = re.compile(r"^cu(da)?Memcpy.*Async", re.IGNORECASE)
 LAUNCH_CALL = re.compile(r"^(cudaLaunch|cuLaunch|cudaGraphLaunch|cuGraphLaunch)", re.IGNORECASE)
 NEEDS_EVENTS = "needs event rows: a summary JSON holds totals only"
 
@@ -318,15 +321,80 @@ _NSYS_ONE = {  # the same, for one row
 }
 
 
+# The CUDA runtime names each nsys API rule reads (as NVIDIA's rule scripts), for the sentence that says what
+# it did not look at.
+_NSYS_READS = {
+    "cuda-sync-api": "cudaDeviceSynchronize/cudaStreamSynchronize",
+    "cuda-sync-memcpy": "synchronous cudaMemcpy*",
+    "cuda-sync-memset": "synchronous cudaMemset*",
+    "cuda-async-memcpy": "cudaMemcpy*Async",
+}
+_NSYS_NONE = {  # the empty finding's sentence when the trace holds calls of the kind the rule does not read
+    "cuda-sync-api": "No cudaDeviceSynchronize/cudaStreamSynchronize call",
+    "cuda-sync-memcpy": "No blocking copy by a synchronous cudaMemcpy* call",
+    "cuda-sync-memset": "No memset of pinned or managed memory by a synchronous cudaMemset* call",
+    "cuda-async-memcpy": "No pageable-memory copy by a cudaMemcpy*Async call",
+}
+
+
+def _names_brief(names) -> str:
+    """``"cuStreamSynchronize ×50, cuCtxSynchronize ×2"``: cleaned call names by count (most first, then name)."""
+    counts = pd.Series([clean_api_name(str(n)) for n in names]).value_counts()
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"{n} ×{c:,}" for n, c in items[:3])
+    return shown + (f" and {len(items) - 3:,} more names" if len(items) > 3 else "")
+
+
+def nsys_unread(bundle: TraceBundle, rule: str) -> str:
+    """What an ``nsys analyze`` API rule does not look at although the trace holds it, as a clause
+    (``"the trace's 50 other synchronisation calls (cuStreamSynchronize ×50): see sync-in-loop"``), "" when
+    nothing: the same kind of call under CUDA driver-API names (``cu*``, as OpenMP/OpenACC offload
+    runtimes make them) and, for cuda-sync-api, the blocking calls besides its two runtime names
+    (``cudaEventSynchronize``, ``cuCtxSynchronize``, ...). The rule's rows stay NVIDIA's."""
+    a, m = bundle.api_calls, bundle.memops
+    if rule == "cuda-sync-api":
+        if a.empty:
+            return ""
+        names = a["name"].astype(str)
+        cats = pd.unique(names)
+        other = {n for n in cats if SYNC_CALL.match(n) and not nr.NSYS_SYNC_API.match(n)}
+        if not other:
+            return ""
+        hit = names[names.isin(other)]
+        return (f"the trace's {count_noun(len(hit), 'other synchronisation call')} ({_names_brief(hit)}): "
+                "see sync-in-loop")
+    if a.empty or m.empty or rule not in ("cuda-sync-memcpy", "cuda-async-memcpy", "cuda-sync-memset"):
+        return ""
+    if rule == "cuda-sync-memcpy":
+        rows, what, see = nr.cuda_sync_memcpy(m, a, nr.DRIVER_MEMCPY_SYNC_API), "synchronous copy", "pageable-in-loop"
+    elif rule == "cuda-async-memcpy":
+        rows, what = nr.cuda_async_memcpy(m, a, nr.DRIVER_MEMCPY_ASYNC_API), "async pageable-memory copy"
+        see = "pageable-in-loop"
+    else:
+        rows, what, see = nr.cuda_sync_memset(m, a, nr.DRIVER_MEMSET_SYNC_API), "synchronous memset", "the API tab"
+    if rows.empty:
+        return ""
+    many = "copies" if what.endswith("copy") else None
+    return (f"the trace's {count_noun(len(rows), 'driver-API ' + what, many)} ({_names_brief(rows['api_name'])}, "
+            f"{fmt_s(int(rows['duration_ns'].sum()))}): see {see}")
+
+
 def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
     """One ``nsys analyze`` rule as a Finding: its rows (nsys_rules), cost = the rows' total time
-    (for gpu-low-util, the idle part of the listed chunks: duration × (100 − in-use) / 100)."""
+    (for gpu-low-util, the idle part of the listed chunks: duration × (100 − in-use) / 100). An API rule
+    whose calls the trace also holds under names the rule does not read (``nsys_unread``) says so (its
+    sentence and note): its "No …" is then about the names it reads, never about the kind of call."""
     label = _NSYS_TEXT[rule].format(**params)
     tab = "gaps" if rule.startswith("gpu-") else "api"
     if ctx.bundle is None:
         return _not_evaluated(ctx, rule, params, f"{label}: not evaluated ({NEEDS_EVENTS}).", FindingView(tab=tab))
     rows = nr.run_nsys_rule(rule, ctx.bundle, params, ctx.ops() if rule.startswith("gpu-") else None)
+    unread = nsys_unread(ctx.bundle, rule)
+    note = f"the nsys rule reads {_NSYS_READS[rule]} only; not looked at: {unread}" if unread else ""
     if rows.empty:
+        if unread:
+            return _empty(ctx, rule, params, f"{_NSYS_NONE[rule]} (the CUDA runtime names this nsys rule reads); "
+                          f"it does not look at {unread}.", FindingView(tab=tab), note)
         return _empty(ctx, rule, params, f"No {label}.", FindingView(tab=tab))
     if rule == "gpu-low-util":
         cost = int(sum(int(d) * max(100.0 - p, 0.0) / 100.0 for d, p in zip(rows["duration_ns"], rows["in_use_pct"])))
@@ -340,9 +408,12 @@ def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
     if rule == "gpu-low-util":
         text = (f"{len(rows):,} {label} ({fmt_s(int(rows['duration_ns'].sum()))}), {fmt_s(cost)} of it idle; "
                 f"the lowest at {float(rows['in_use_pct'].iloc[0]):.1f} % from {int(rows['start_ns'].iloc[0]) / 1e9:.3f} s")
+    if unread:
+        text += f" (CUDA runtime names only, as nsys; not looked at: {unread})"
     top_s, top_e = int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"])
     mark = ("gap", top_s, top_e) if rule == "gpu-starv" else None
-    return _finding(ctx, rule, params, cost, text + ".", rows, FindingView(tab=tab, t0_ns=t0, t1_ns=t1, mark=mark))
+    return _finding(ctx, rule, params, cost, text + ".", rows, FindingView(tab=tab, t0_ns=t0, t1_ns=t1, mark=mark),
+                    note)
 
 
 # ---------------------------------------------------------------------------- serving rules
@@ -621,10 +692,11 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
                 f"launches outlast their kernels by {fmt_s(cost)} in all.")
     else:
         n, launch_ns = int(r0["kernels"]), int(lsum[list(names).index(r0["phase"])])
+        which = ("its 1 kernel runs shorter than its launch call" if n == 1 else
+                 f"{r0['short_kernel_pct']:.1f} % of {n:,} kernels run shorter than their launch call")
         text = (f"No dispatch marks, so the whole trace is one loop (no per-step figures) and it is launch-bound: "
-                f"{r0['short_kernel_pct']:.1f} % of {count_noun(n, 'kernel')} run{'s' if n == 1 else ''} shorter than "
-                f"{'its' if n == 1 else 'their'} launch call, {fmt_s(launch_ns)} of launch calls in all; "
-                f"launches outlast their kernels by {fmt_s(cost)} in all.")
+                f"{which}, {fmt_s(launch_ns)} of launch calls in all; launches outlast their kernels by "
+                f"{fmt_s(cost)} in all.")
     return _finding(ctx, rule, params, cost, text, rows, view)
 
 
@@ -793,7 +865,8 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
 
 
 def pageable_in_loop(ctx: Context, params: dict) -> Finding:
-    """``pageable-in-loop``: the copies of ``cuda-sync-memcpy`` and ``cuda-async-memcpy`` placed in the
+    """``pageable-in-loop``: the copies of ``cuda-sync-memcpy`` and ``cuda-async-memcpy``, issued by CUDA
+    runtime or driver-API calls (``cudaMemcpy*``, ``cuMemcpy*``), placed in the
     dispatch whose window holds the copy's start. Cost = Σ durations of those inside a dispatch (the
     steady-state loop); copies outside are listed with phase "" and cost nothing.
     Rows: phase, rule, duration_ns, start_ns, src_kind, dst_kind, bytes, pid, device_id, stream_id, api_name.
@@ -802,14 +875,16 @@ def pageable_in_loop(ctx: Context, params: dict) -> Finding:
     if ctx.bundle is None:
         return _not_evaluated(ctx, rule, params, f"Copies in the loop: not evaluated ({NEEDS_EVENTS}).", view)
     b = ctx.bundle
-    parts = [nr.cuda_sync_memcpy(b.memops, b.api_calls).assign(rule="cuda-sync-memcpy"),
-             nr.cuda_async_memcpy(b.memops, b.api_calls).assign(rule="cuda-async-memcpy")]
+    parts = [nr.cuda_sync_memcpy(b.memops, b.api_calls, MEMCPY_SYNC_CALL).assign(rule="cuda-sync-memcpy"),
+             nr.cuda_async_memcpy(b.memops, b.api_calls, MEMCPY_ASYNC_CALL).assign(rule="cuda-async-memcpy")]
     rows = pd.concat(parts, ignore_index=True)
     if rows.empty:
         return _empty(ctx, rule, params, "No synchronous or pageable copies.", view)
-    if ctx.dispatches.empty:
-        return _empty(ctx, rule, params, f"{count_noun(len(rows), 'synchronous/pageable copy', 'copies')}; no dispatch marks to place "
-                      "them in a loop (see cuda-sync-memcpy, cuda-async-memcpy).", view)
+    if ctx.dispatches.empty:  # the nsys rules list runtime-API copies only: point there only when all are
+        see = ("see cuda-sync-memcpy, cuda-async-memcpy" if rows["api_name"].astype(str).str.startswith("cuda").all()
+               else "the API tab lists their calls")
+        return _empty(ctx, rule, params, f"{count_noun(len(rows), 'synchronous/pageable copy', 'copies')}; no dispatch "
+                      f"marks to place them in a loop ({see}).", view)
     rows.insert(0, "phase", ctx.phase_of_time(rows["start_ns"].to_numpy(np.int64)))
     rows = rows[["phase", "rule", "duration_ns", "start_ns", "src_kind", "dst_kind", "bytes", "pid", "device_id",
                  "stream_id", "api_name"]]
@@ -817,6 +892,7 @@ def pageable_in_loop(ctx: Context, params: dict) -> Finding:
     if not inside.any():
         return _empty(ctx, rule, params, f"{count_noun(len(rows), 'synchronous/pageable copy', 'copies')}, none inside a dispatch.", view)
     rows = rows.sort_values(["duration_ns", "start_ns"], ascending=[False, True], kind="stable")
+    inside = rows["phase"] != ""  # in the sorted order
     cost = int(rows.loc[inside, "duration_ns"].sum())
     top = rows[inside].iloc[0]
     t0, t1 = _window(int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"]))
@@ -878,10 +954,15 @@ def evaluate(summary: Summary, bundle: TraceBundle | None, *, rules: list[str] |
             raise KeyError(r)
     resolved = {r: resolve_params(r, (params or {}).get(r)) for r in chosen}
     ctx = build_context(summary, bundle, dispatch_prefix=dispatch_prefix, threshold=threshold, derived=derived)
+    uncaptured = bool(bundle.meta.gpu_activity_missing if bundle is not None else summary.gpu_activity_missing)
 
     def run(rule: str) -> Finding:
         if missing := missing_inputs(summary, bundle, rule):
             what = " or ".join(missing)
+            if uncaptured and (GPU_WORK in missing or KERNEL_ROWS in missing):  # launched, not recorded
+                return _not_evaluated(ctx, rule, resolved[rule], "Not evaluated: GPU activity was not captured "
+                                      "(kernels were launched, but the trace holds no kernel or CUDA-graph "
+                                      "execution).", note="GPU activity was not captured")
             spelled = what.replace(GPU_WORK, "GPU work (no kernel, CUDA-graph or memcpy/memset row)")
             return _not_evaluated(ctx, rule, resolved[rule], f"Not evaluated: this trace has no {spelled}.",
                                   note=f"the trace has no {what}")

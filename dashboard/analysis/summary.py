@@ -296,12 +296,39 @@ def kernel_row_warnings(kernels: pd.DataFrame) -> list[str]:
     return out
 
 
+# How to record the GPU work a trace lacks, per input format (the capture-gap warning ends with it).
+CAPTURE_ADVICE = {
+    "kineto-json": ("record with the CUDA activity on (torch.profiler ProfilerActivity.CUDA), not in CUPTI "
+                    "range-profiler mode"),
+}
+NSYS_CAPTURE_ADVICE = ("record with CUDA tracing on (`nsys profile --trace=cuda ...`); under WSL2, Nsight Systems "
+                       "may not trace GPU activity (see the WSL2 limits in its user guide): profile on native Linux "
+                       "to record kernels")
+
+
+def gpu_activity_not_captured(bundle: TraceBundle) -> str:
+    """The capture-gap sentence, "" unless launch calls were recorded but no GPU execution
+    (``TraceMeta.gpu_activity_missing``, set by the loaders): GPU work was launched and not recorded, so the
+    span, busy union and idle are unknown (``summary_to_dict`` writes null), never "nothing ran on a GPU"."""
+    if len(bundle.kernels) or not bundle.meta.gpu_activity_missing:
+        return ""
+    calls = sum(n for _, n, _ in bundle.meta.launches_by_pid)
+    launched = (f"{count_noun(calls, 'kernel launch call')} {'was' if calls == 1 else 'were'} recorded"
+                if calls else "kernel launch calls were recorded")
+    return (f"GPU activity was not captured: {launched} but no kernel or CUDA graph execution, so the GPU span, "
+            f"busy union and idle are unknown (n/a; null in `summarize` JSON), not 0; "
+            f"{CAPTURE_ADVICE.get(bundle.meta.format, NSYS_CAPTURE_ADVICE)}")
+
+
 def gpu_work_warnings(bundle: TraceBundle) -> list[str]:
     """The sentence that keeps a summary's zeros from reading as measurements: a trace with no kernel rows
-    has span, busy union and idle 0 by definition (summary_contract.md), not because a GPU sat idle.
+    has span, busy union and idle 0 by definition (summary_contract.md), not because a GPU sat idle; when
+    kernels were launched but not recorded (``gpu_activity_not_captured``) they are unknown instead.
     Empty when there are kernel rows."""
     if len(bundle.kernels):
         return []
+    if gap := gpu_activity_not_captured(bundle):
+        return [gap]
     others = [what for what, frame in (("CUDA graph launches", bundle.graph_launches), ("memcpy/memset", bundle.memops))
               if len(frame)]
     if others:
@@ -354,16 +381,20 @@ def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PR
         gpu_start_ns=gpu_start,
         gpu_end_ns=gpu_end,
         warnings=(*input_warnings(bundle.meta), *kernel_row_warnings(bundle.kernels), *gpu_work_warnings(bundle)),
+        gpu_activity_missing="" if len(bundle.kernels) else bundle.meta.gpu_activity_missing,
     )
 
 
 def summary_to_dict(summary: Summary) -> dict:
-    """Serialise a Summary to the seed JSON structure (times in float seconds, key order as seed)."""
+    """Serialise a Summary to the seed JSON structure (times in float seconds, key order as seed). Span, busy
+    and idle are null (n/a, as ``report`` shows them) when GPU work was launched but not captured
+    (``Summary.gpu_activity_missing``): unknown, not the contract's 0 of a trace that launched nothing."""
+    unknown = bool(summary.gpu_activity_missing)
     return {
         "file": summary.file,
-        "gpu_activity_span_s": ns_to_s(summary.gpu_activity_span_ns),
-        "gpu_busy_union_s": ns_to_s(summary.gpu_busy_union_ns),
-        "gpu_idle_within_span_s": ns_to_s(summary.gpu_idle_within_span_ns),
+        "gpu_activity_span_s": None if unknown else ns_to_s(summary.gpu_activity_span_ns),
+        "gpu_busy_union_s": None if unknown else ns_to_s(summary.gpu_busy_union_ns),
+        "gpu_idle_within_span_s": None if unknown else ns_to_s(summary.gpu_idle_within_span_ns),
         "kernel_count": int(summary.kernel_count),
         "graph_node_kernel_count": int(summary.graph_node_kernel_count),
         "api": {r.name: [int(r.count), ns_to_s(r.total_ns)] for r in summary.api.itertuples(index=False)},
