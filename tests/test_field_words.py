@@ -427,3 +427,16 @@ def test_no_finding_prints_a_per_step_figure_beside_zero_steps(built):
                     per_step = {k: v for k, v in r.items() if "per_step" in k or k == "step_ns"}
                     assert all(v is None or (isinstance(v, float) and math.isnan(v)) for v in per_step.values()), (
                         name, f.rule, per_step)
+
+
+def test_the_evidence_grid_shows_a_dash_for_a_figure_no_row_has():
+    """The panel's grid picks each column's format from its first value; a per-step figure without steps is
+    null in every row: "—", never a blank cell."""
+    from dashboard.app.views.findings import _grid
+    from dashboard.findings_report import rows_of
+
+    f = by_rule(load_trace(TRITON))["launch-bound"]
+    cols = {c["field"]: c for c in _grid(0, rows_of(f.rows)).columnDefs}
+    for field in ("kernels_per_step", "launch_ns_per_step"):
+        assert cols[field]["valueFormatter"]["function"].endswith("? '—' : params.value"), field
+    assert "'n/a'" in cols["short_kernel_pct"]["valueFormatter"]["function"]

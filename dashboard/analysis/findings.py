@@ -763,7 +763,8 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
     t0, t1 = _window(int(d["start_ns"].iloc[first]), int(d["end_ns"].iloc[first]))
     text = (f"{n_ng:,} of {int(decode.sum()):,} decode dispatches ({_pct_text(n_ng, int(decode.sum()), '.0f')} %) run without "
             f"CUDA graphs ({int((decode & mode_none).sum()):,} marked mode=NONE); a graph would replace "
-            f"~{kernels_per_step:.0f} launches per step, {fmt_s(launch_ns)} of launch calls"
+            f"~{kernels_per_step:.0f} launch{'' if round(kernels_per_step) == 1 else 'es'} per step, "
+            f"{fmt_s(launch_ns)} of launch calls"
             + ((" (estimated from totals, which spread all launches over all dispatches alike; at most the "
                 "steps' own time)." if capped else " (estimated from totals).") if note else "."))
     mark = ("dispatch", int(d["start_ns"].iloc[first]), int(d["end_ns"].iloc[first]))
