@@ -440,3 +440,17 @@ def test_the_evidence_grid_shows_a_dash_for_a_figure_no_row_has():
     for field in ("kernels_per_step", "launch_ns_per_step"):
         assert cols[field]["valueFormatter"]["function"].endswith("? '—' : params.value"), field
     assert "'n/a'" in cols["short_kernel_pct"]["valueFormatter"]["function"]
+
+
+def test_hip_synchronisation_of_a_rocm_trace_is_not_denied():
+    """A real ROCm (HIP) Kineto trace: one hipEventSynchronize. sync-in-loop said "No blocking CUDA
+    synchronisation calls." and cuda-sync-api "No synchronisation calls."."""
+    from paths import DATA as D
+
+    t = load_trace(D / "kineto" / "rocm_vllm_decode_graph_replay.json.gz")
+    f = by_rule(t)
+    assert [(r["calls"], r["blocked_ns"], r["api_name"]) for r in records(f["sync-in-loop"])] == [
+        (1, 2190, "hipEventSynchronize")]
+    assert f["cuda-sync-api"].rows.empty and f["cuda-sync-api"].summary == (
+        "No cudaDeviceSynchronize/cudaStreamSynchronize call (the CUDA runtime names this nsys rule reads); it does "
+        "not look at the trace's 1 other synchronisation call (hipEventSynchronize ×1): see sync-in-loop.")

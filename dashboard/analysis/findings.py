@@ -59,13 +59,15 @@ RULE_PARAMS: dict[str, tuple[nr.Param, ...]] = {
     "pageable-in-loop": (),
 }
 
-# Blocking CUDA calls (runtime and driver): the host waits for the GPU.
-SYNC_CALL = re.compile(r"^(cuda(Stream|Device|Event|Ctx|Thread)Synchronize|cu(Stream|Ctx|Event)Synchronize)",
+# Blocking CUDA calls (runtime and driver; HIP's of a ROCm trace): the host waits for the GPU.
+SYNC_CALL = re.compile(r"^(cuda(Stream|Device|Event|Ctx|Thread)Synchronize|cu(Stream|Ctx|Event)Synchronize|"
+                       r"hip(Stream|Device|Event|Ctx)Synchronize)",
                        re.IGNORECASE)
-# Copies of cuda-sync-memcpy / cuda-async-memcpy issued by runtime or driver calls (pageable-in-loop reads both).
-MEMCPY_SYNC_CALL = re.compile(r"^cu(da)?Memcpy(?!.*async)", re.IGNORECASE)
-MEMCPY_ASYNC_CALL = re.compile(r"^cu(da)?Memcpy.*Async", re.IGNORECASE)
-LAUNCH_CALL = re.compile(r"^(cudaLaunch|cuLaunch|cudaGraphLaunch|cuGraphLaunch)", re.IGNORECASE)
+# Copies of cuda-sync-memcpy / cuda-async-memcpy issued by runtime, driver or HIP calls (pageable-in-loop reads all).
+MEMCPY_SYNC_CALL = re.compile(r"^(cu(da)?|hip)Memcpy(?!.*async)", re.IGNORECASE)
+MEMCPY_ASYNC_CALL = re.compile(r"^(cu(da)?|hip)Memcpy.*Async", re.IGNORECASE)
+LAUNCH_CALL = re.compile(r"^(cudaLaunch|cuLaunch|cudaGraphLaunch|cuGraphLaunch|hipLaunch|hipModuleLaunch|"
+                         r"hipExtModuleLaunch|hipExtLaunch|hipGraphLaunch)", re.IGNORECASE)
 NEEDS_EVENTS = "needs event rows: a summary JSON holds totals only"
 
 # The event rows each rule reads besides the dispatch marks. A rule whose rows a trace lacks (e.g. a CPU-only
@@ -349,8 +351,9 @@ def nsys_unread(bundle: TraceBundle, rule: str) -> str:
     """What an ``nsys analyze`` API rule does not look at although the trace holds it, as a clause
     (``"the trace's 50 other synchronisation calls (cuStreamSynchronize ×50): see sync-in-loop"``), "" when
     nothing: the same kind of call under CUDA driver-API names (``cu*``, as OpenMP/OpenACC offload
-    runtimes make them) and, for cuda-sync-api, the blocking calls besides its two runtime names
-    (``cudaEventSynchronize``, ``cuCtxSynchronize``, ...). The rule's rows stay NVIDIA's."""
+    runtimes make them) or HIP names (``hip*``) and, for cuda-sync-api, the blocking calls besides its two
+    runtime names (``cudaEventSynchronize``, ``cuCtxSynchronize``, ``hipDeviceSynchronize``, ...). The
+    rule's rows stay NVIDIA's."""
     a, m = bundle.api_calls, bundle.memops
     if rule == "cuda-sync-api":
         if a.empty:
@@ -366,16 +369,18 @@ def nsys_unread(bundle: TraceBundle, rule: str) -> str:
     if a.empty or m.empty or rule not in ("cuda-sync-memcpy", "cuda-async-memcpy", "cuda-sync-memset"):
         return ""
     if rule == "cuda-sync-memcpy":
-        rows, what, see = nr.cuda_sync_memcpy(m, a, nr.DRIVER_MEMCPY_SYNC_API), "synchronous copy", "pageable-in-loop"
+        rows, what, see = nr.cuda_sync_memcpy(m, a, nr.OTHER_MEMCPY_SYNC_API), "synchronous copy", "pageable-in-loop"
     elif rule == "cuda-async-memcpy":
-        rows, what = nr.cuda_async_memcpy(m, a, nr.DRIVER_MEMCPY_ASYNC_API), "async pageable-memory copy"
+        rows, what = nr.cuda_async_memcpy(m, a, nr.OTHER_MEMCPY_ASYNC_API), "async pageable-memory copy"
         see = "pageable-in-loop"
     else:
-        rows, what, see = nr.cuda_sync_memset(m, a, nr.DRIVER_MEMSET_SYNC_API), "synchronous memset", "the API tab"
+        rows, what, see = nr.cuda_sync_memset(m, a, nr.OTHER_MEMSET_SYNC_API), "synchronous memset", "the API tab"
     if rows.empty:
         return ""
     many = "copies" if what.endswith("copy") else None
-    return (f"the trace's {count_noun(len(rows), 'driver-API ' + what, many)} ({_names_brief(rows['api_name'])}, "
+    hip = rows["api_name"].astype(str).str.lower().str.startswith("hip")
+    family = "HIP" if hip.all() else "driver-API" if not hip.any() else "driver-API/HIP"
+    return (f"the trace's {count_noun(len(rows), f'{family} {what}', many)} ({_names_brief(rows['api_name'])}, "
             f"{fmt_s(int(rows['duration_ns'].sum()))}): see {see}")
 
 
@@ -867,7 +872,7 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
 
 def pageable_in_loop(ctx: Context, params: dict) -> Finding:
     """``pageable-in-loop``: the copies of ``cuda-sync-memcpy`` and ``cuda-async-memcpy``, issued by CUDA
-    runtime or driver-API calls (``cudaMemcpy*``, ``cuMemcpy*``), placed in the
+    runtime, driver-API or HIP calls (``cudaMemcpy*``, ``cuMemcpy*``, ``hipMemcpy*``), placed in the
     dispatch whose window holds the copy's start. Cost = Σ durations of those inside a dispatch (the
     steady-state loop); copies outside are listed with phase "" and cost nothing.
     Rows: phase, rule, duration_ns, start_ns, src_kind, dst_kind, bytes, pid, device_id, stream_id, api_name.

@@ -51,12 +51,13 @@ _SYNC_API = re.compile(r"^(cudaDeviceSynchronize|cudaStreamSynchronize)", re.IGN
 _MEMCPY_SYNC_API = re.compile(r"^cudaMemcpy(?!.*async)", re.IGNORECASE)
 _MEMCPY_ASYNC_API = re.compile(r"^cudaMemcpy.*Async", re.IGNORECASE)
 _MEMSET_SYNC_API = re.compile(r"^cudaMemset(?!.*async)", re.IGNORECASE)
-# The same kinds of call under CUDA driver-API names (``cuMemcpyHtoDAsync_v2``, ``cuMemsetD32_v2``), which the
-# rules above do not read (nsys reads runtime names only): OpenMP/OpenACC offload runtimes, Julia and CUDA-Q
-# call the driver directly. tracedash's own rules read both; the nsys rules' findings name what they skip.
-DRIVER_MEMCPY_SYNC_API = re.compile(r"^cuMemcpy(?!.*async)", re.IGNORECASE)
-DRIVER_MEMCPY_ASYNC_API = re.compile(r"^cuMemcpy.*Async", re.IGNORECASE)
-DRIVER_MEMSET_SYNC_API = re.compile(r"^cuMemset(?!.*async)", re.IGNORECASE)
+# The same kinds of call under CUDA driver-API names (``cuMemcpyHtoDAsync_v2``, ``cuMemsetD32_v2``: OpenMP/OpenACC
+# offload runtimes, Julia and CUDA-Q call the driver directly) and HIP names (``hipMemcpyAsync``, a ROCm Kineto
+# trace), which the rules above do not read (nsys reads CUDA runtime names only). tracedash's own rules read
+# them all; the nsys rules' findings name what they skip.
+OTHER_MEMCPY_SYNC_API = re.compile(r"^(cu|hip)Memcpy(?!.*async)", re.IGNORECASE)
+OTHER_MEMCPY_ASYNC_API = re.compile(r"^(cu|hip)Memcpy.*Async", re.IGNORECASE)
+OTHER_MEMSET_SYNC_API = re.compile(r"^(cu|hip)Memset(?!.*async)", re.IGNORECASE)
 NSYS_SYNC_API = _SYNC_API  # the synchronisation calls cuda-sync-api reads
 
 
