@@ -187,16 +187,17 @@ def build_context(summary: Summary, bundle: TraceBundle | None, *, dispatch_pref
     phases = ph.assign_phases(d, threshold if threshold is not None else auto)
     ref = summary.gpu_activity_span_ns or (int(d["duration_ns"].sum()) if not d.empty else 0)
     if not ref and bundle is not None:  # no GPU span nor steps: the recording's own span, never a made-up 1 ns
-        lo, hi = trace_span(bundle)
+        lo, hi = trace_span(bundle, derived.timed_kernels())
         ref = hi - lo
     return Context(summary, bundle, d, phases, max(int(ref), 0), dispatch_prefix, derived)
 
 
-def trace_span(bundle: TraceBundle) -> tuple[int, int]:
+def trace_span(bundle: TraceBundle, timed: pd.DataFrame | None = None) -> tuple[int, int]:
     """First start and last end over every recorded row (kernels, CUDA API calls, NVTX ranges and marks,
-    memcpy/memset, graph launches), ns; ``(0, 0)`` when there is none. A host thread's time lies inside it."""
+    memcpy/memset, graph launches), ns; ``(0, 0)`` when there is none. A host thread's time lies inside it.
+    ``timed``: ``summary.timed_kernels`` of the bundle when already made."""
     lo, hi = [], []
-    k = timed_kernels(bundle.kernels)
+    k = timed_kernels(bundle.kernels) if timed is None else timed
     if len(k):
         lo.append(int(k["start_ns"].min()))
         hi.append(int(k["end_ns"].max()))
@@ -222,8 +223,12 @@ def host_reference_ns(ctx: Context) -> int:
     summary JSON (no rows): the GPU reference."""
     if ctx.bundle is None:
         return ctx.reference_ns
-    lo, hi = trace_span(ctx.bundle)
+    lo, hi = _trace_span(ctx)
     return max(hi - lo, ctx.reference_ns)
+
+
+def _trace_span(ctx: Context) -> tuple[int, int]:
+    return trace_span(ctx.bundle, ctx.derived.timed_kernels() if ctx.derived is not None else None)
 
 
 def severity_of(cost_ns: int, reference_ns: int) -> str:
@@ -575,7 +580,7 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
     if ctx.dispatches.empty:  # the whole trace is the loop; its windows: the trace's span
         phase = np.full(len(a), "all", dtype=object)
         steps = {"all": 0}
-        lo, hi = trace_span(ctx.bundle)
+        lo, hi = _trace_span(ctx)
         windows = {"all": (np.array([lo], np.int64), np.array([hi], np.int64))}
         span = {"all": hi - lo}
     else:
