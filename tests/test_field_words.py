@@ -454,3 +454,43 @@ def test_hip_synchronisation_of_a_rocm_trace_is_not_denied():
     assert f["cuda-sync-api"].rows.empty and f["cuda-sync-api"].summary == (
         "No cudaDeviceSynchronize/cudaStreamSynchronize call (the CUDA runtime names this nsys rule reads); it does "
         "not look at the trace's 1 other synchronisation call (hipEventSynchronize ×1): see sync-in-loop.")
+
+
+UNTIMED = ("no kernel row has usable timestamps (each lacks one or has an invalid one): the GPU span, busy union and "
+           "idle are unknown (n/a; null in `summarize` JSON), not 0")
+
+
+def test_kernel_rows_without_usable_timestamps_are_unknown_gpu_time_not_none(tmp_path):
+    """Two kernels, one without timestamps (0/0), one with end < start, each launched: report said n/a "no GPU
+    work in this trace", summarize wrote span 0.0, launch-bound counted both as shorter than their launch
+    (their duration read as 0) and exposed-comm said "No kernels."."""
+    t = load_trace(write_nsys_sqlite(tmp_path / "untimed.sqlite", kernels=[
+        {"start": 0, "end": 0, "correlationId": 1}, {"start": 500, "end": 400, "correlationId": 2}],
+        runtime=[_api(100, 200, "cudaLaunchKernel_v7000", 1), _api(300, 350, "cudaLaunchKernel_v7000", 2)]))
+    assert t.summary.warnings == (
+        "kernels: 1 without timestamps (start = end = 0), left out of span and busy",
+        "1 invalid kernel row (end < start, a missing or impossible timestamp, or a duration over 24 h) left out of "
+        "span, busy time and kernel times.", UNTIMED)
+    d = summary_to_dict(t.summary)
+    assert (d["gpu_activity_span_s"], d["gpu_busy_union_s"], d["gpu_idle_within_span_s"], d["kernel_count"]) == (
+        None, None, None, 2)
+    assert [(c.value, c.hint) for c in overview_cards(t)[:4]] == [("n/a", UNTIMED)] * 4
+    f = by_rule(t)
+    assert (f["launch-bound"].cost_ns, f["launch-bound"].summary) == (
+        0, "No kernel with usable timestamps could be joined to its launch call.")
+    assert f["exposed-comm"].summary == "No timed kernels: none of the 2 kernel rows has a usable duration."
+
+
+def test_kernels_the_loader_left_out_are_not_nothing_ran(tmp_path):
+    """A Kineto trace whose only kernel has a negative duration (left out by the loader, counted): not "nothing
+    ran on a GPU", and its GPU time is unknown."""
+    p = tmp_path / "neg.json"
+    p.write_text(json.dumps({"traceEvents": [
+        {"ph": "X", "cat": "kernel", "name": "k_bad", "pid": 0, "tid": 7, "ts": 1000, "dur": -5,
+         "args": {"correlation": 1, "device": 0, "stream": 7}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 10, "ts": 990, "dur": 5,
+         "args": {"correlation": 1}}]}), encoding="utf-8")
+    t = load_trace(p)
+    assert t.summary.warnings == ("kernels: 1 of 1 rows not loaded: 1 negative duration (invalid row)", UNTIMED)
+    assert summary_to_dict(t.summary)["gpu_activity_span_s"] is None
+    assert [c.value for c in overview_cards(t)[:4]] == ["n/a"] * 4

@@ -33,7 +33,7 @@ from dashboard.analysis.gpu_time import gpu_work, has_gpu_work
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
 from dashboard.analysis.intervals import intersection_length, union_length
 from dashboard.analysis.ratio import share_pct
-from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, timed_kernels
+from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, timed_kernels, usable_kernel_mask
 from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
 from dashboard.model import Summary, TraceBundle
 from dashboard.text import count_noun
@@ -654,6 +654,13 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
     j = ctx.launches()
     if j.empty:
         return _empty(ctx, rule, params, "No kernel could be joined to its launch call (correlation ids).", view)
+    # a kernel without usable timestamps has no duration to compare (0 would read as "shorter than its launch")
+    timed = usable_kernel_mask(ctx.bundle.kernels)[j["kernel_index"].to_numpy()]
+    if not timed.all():
+        j = j[timed].reset_index(drop=True)
+        if j.empty:
+            return _empty(ctx, rule, params, "No kernel with usable timestamps could be joined to its launch call.",
+                          view)
     kdur = ctx.kernel_duration()[j["kernel_index"].to_numpy()]
     # a call that launched several kernels (a node-traced graph launch) is shared between them
     aidx = j["api_index"].to_numpy()
@@ -850,7 +857,8 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
     k = ctx.bundle.kernels
     timed = ctx.kernel_duration() > 0  # zero-length and invalid rows add nothing to a union
     if not timed.any():
-        return _empty(ctx, rule, params, "No kernels.", view)
+        return _empty(ctx, rule, params, "No kernels." if k.empty else f"No timed kernels: none of the "
+                      f"{count_noun(len(k), 'kernel row')} has a usable duration.", view)
     comm = _is_communication(k) & timed
     if not comm.any():
         return _empty(ctx, rule, params, "No communication kernels (NCCL or similar).", view)

@@ -54,6 +54,26 @@ def _usable(kernels: pd.DataFrame) -> pd.Series:
     return ~((s == 0) & (e == 0)) & ~_invalid(s, e)
 
 
+def usable_kernel_mask(kernels: pd.DataFrame) -> np.ndarray:
+    """Kernel rows that count for span and busy time (``timed_kernels``' rows), as a boolean array."""
+    return _usable(kernels).to_numpy()
+
+
+UNTIMED_KERNELS = ("no kernel row has usable timestamps (each lacks one or has an invalid one): the GPU span, busy "
+                   "union and idle are unknown (n/a; null in `summarize` JSON), not 0")
+
+
+def kernels_read_not_usable(bundle: TraceBundle) -> str:
+    """``UNTIMED_KERNELS`` when kernel rows were read but none counts for span and busy (every one without a
+    usable timestamp, kept as an invalid row or left out by the loader), else "": the GPU ran work whose
+    time is unknown, never "nothing ran"."""
+    k = bundle.kernels
+    if len(k):
+        return "" if _usable(k).any() else UNTIMED_KERNELS
+    read = sum(a.read for a in bundle.meta.accounts if a.kind == "kernels")
+    return UNTIMED_KERNELS if read else ""
+
+
 def _compute_overruns(kernels: pd.DataFrame) -> tuple[np.ndarray | None, int]:
     ok = _usable(kernels).to_numpy()
     if "graph_node_id" in kernels:
@@ -325,6 +345,8 @@ def gpu_work_warnings(bundle: TraceBundle) -> list[str]:
     has span, busy union and idle 0 by definition (summary_contract.md), not because a GPU sat idle; when
     kernels were launched but not recorded (``gpu_activity_not_captured``) they are unknown instead.
     Empty when there are kernel rows."""
+    if untimed := kernels_read_not_usable(bundle):
+        return [untimed]
     if len(bundle.kernels):
         return []
     if gap := gpu_activity_not_captured(bundle):
@@ -381,7 +403,8 @@ def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PR
         gpu_start_ns=gpu_start,
         gpu_end_ns=gpu_end,
         warnings=(*input_warnings(bundle.meta), *kernel_row_warnings(bundle.kernels), *gpu_work_warnings(bundle)),
-        gpu_activity_missing="" if len(bundle.kernels) else bundle.meta.gpu_activity_missing,
+        gpu_activity_missing=(kernels_read_not_usable(bundle) or
+                              ("" if len(bundle.kernels) else bundle.meta.gpu_activity_missing)),
     )
 
 
