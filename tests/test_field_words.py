@@ -216,14 +216,23 @@ def test_range_profiler_kineto_trace_summarises_unknown_gpu_time():
 
 
 def test_a_trace_that_launched_nothing_keeps_the_contract_zeros(tmp_path):
-    """No launch call, no kernel (NVTX only): 0 by the contract's definition, and the sentence says why."""
+    """No CUDA traced (NVTX only): 0 by the contract's definition, and the sentence says so, not "nothing ran"."""
     t = load_trace(write_nsys_sqlite(tmp_path / "nvtx.sqlite",
                                      nvtx=[{"start": 100, "end": 900, "eventType": 59, "text": "step"}]))
     d = summary_to_dict(t.summary)
     assert (d["gpu_activity_span_s"], d["gpu_busy_union_s"], d["gpu_idle_within_span_s"]) == (0.0, 0.0, 0.0)
-    assert t.summary.warnings == ("no GPU work recorded (no kernel, CUDA graph or memcpy/memset rows): the GPU "
-                                  "span, busy union and idle are 0 because nothing ran on a GPU in this capture, "
-                                  "not because a GPU was idle",)
+    assert t.summary.warnings == ("CUDA was not traced (no kernel, CUDA API, CUDA graph or memcpy/memset rows): "
+                                  "the GPU span, busy union and idle are 0 by the summary contract's definition, not "
+                                  "measured; GPU work, if any ran, was not recorded (record it with `nsys profile "
+                                  "--trace=cuda,nvtx ...`)",)
+
+
+def test_nothing_ran_is_said_only_when_cuda_was_traced_and_nothing_was_launched(tmp_path):
+    t = load_trace(write_nsys_sqlite(tmp_path / "malloc.sqlite", runtime=[_api(100, 900, "cudaMalloc_v3020", 1)]))
+    assert t.summary.warnings == ("no GPU work recorded (no kernel, CUDA graph or memcpy/memset rows): the GPU span, "
+                                  "busy union and idle are 0 because nothing ran on a GPU in this capture, not "
+                                  "because a GPU was idle",)
+    assert summary_to_dict(t.summary)["gpu_activity_span_s"] == 0.0
 
 
 def test_rules_that_need_gpu_rows_say_the_activity_was_not_captured(built):

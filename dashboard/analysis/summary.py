@@ -326,6 +326,10 @@ NSYS_CAPTURE_ADVICE = ("record with CUDA tracing on (`nsys profile --trace=cuda 
                        "to record kernels")
 
 
+CUDA_TRACE_ADVICE = {"nsys-sqlite": "record it with `nsys profile --trace=cuda,nvtx ...`",
+                     "kineto-json": "record it with torch.profiler's ProfilerActivity.CUDA"}
+
+
 def gpu_activity_not_captured(bundle: TraceBundle) -> str:
     """The capture-gap sentence, "" unless launch calls were recorded but no GPU execution
     (``TraceMeta.gpu_activity_missing``, set by the loaders): GPU work was launched and not recorded, so the
@@ -363,6 +367,11 @@ def gpu_work_warnings(bundle: TraceBundle) -> list[str]:
     if not any(len(f) for f in (bundle.api_calls, bundle.nvtx_ranges, bundle.nvtx_marks)):
         return ["no events loaded: no kernel, CUDA API, NVTX or memcpy/memset rows, so every figure "
                 "of this summary is 0"]
+    if bundle.api_calls.empty:  # CUDA not traced (NVTX only): what ran on a GPU is unknown, not "nothing"
+        advice = CUDA_TRACE_ADVICE.get(bundle.meta.format, CUDA_TRACE_ADVICE["nsys-sqlite"])
+        return [f"CUDA was not traced (no kernel, CUDA API, CUDA graph or memcpy/memset rows): the GPU span, busy "
+                f"union and idle are 0 by the summary contract's definition, not measured; GPU work, if any ran, was "
+                f"not recorded ({advice})"]
     return ["no GPU work recorded (no kernel, CUDA graph or memcpy/memset rows): the GPU span, busy union and idle "
             "are 0 because nothing ran on a GPU in this capture, not because a GPU was idle"]
 
