@@ -344,9 +344,13 @@ _NSYS_NONE = {  # the empty finding's sentence when the trace holds calls of the
 }
 
 
-def _names_brief(names) -> str:
-    """``"cuStreamSynchronize ×50, cuCtxSynchronize ×2"``: cleaned call names by count (most first, then name)."""
-    counts = pd.Series([clean_api_name(str(n)) for n in names]).value_counts()
+def _names_brief(names: pd.Series) -> str:
+    """``"cuStreamSynchronize ×50, cuCtxSynchronize ×2"``: cleaned call names by count (most first, then name);
+    each distinct raw name is cleaned once."""
+    counts: dict[str, int] = {}
+    for raw, n in names.value_counts(sort=False).items():
+        if n:
+            counts[clean_api_name(str(raw))] = counts.get(clean_api_name(str(raw)), 0) + int(n)
     items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     shown = ", ".join(f"{n} ×{c:,}" for n, c in items[:3])
     return shown + (f" and {len(items) - 3:,} more names" if len(items) > 3 else "")
@@ -363,12 +367,14 @@ def nsys_unread(bundle: TraceBundle, rule: str) -> str:
     if rule == "cuda-sync-api":
         if a.empty:
             return ""
-        names = a["name"].astype(str)
-        cats = pd.unique(names)
-        other = {n for n in cats if SYNC_CALL.match(n) and not nr.NSYS_SYNC_API.match(n)}
+        names = a["name"] if isinstance(a["name"].dtype, pd.CategoricalDtype) else a["name"].astype("category")
+        other = [i for i, n in enumerate(names.cat.categories)
+                 if SYNC_CALL.match(str(n)) and not nr.NSYS_SYNC_API.match(str(n))]
         if not other:
             return ""
-        hit = names[names.isin(other)]
+        hit = names[np.isin(names.cat.codes.to_numpy(), other)]
+        if hit.empty:
+            return ""
         return (f"the trace's {count_noun(len(hit), 'other synchronisation call')} ({_names_brief(hit)}): "
                 "see sync-in-loop")
     if a.empty or m.empty or rule not in ("cuda-sync-memcpy", "cuda-async-memcpy", "cuda-sync-memset"):
