@@ -19,10 +19,10 @@ from paths import DATA
 
 from dashboard.analysis import findings as fd
 from dashboard.analysis.summary import summary_to_dict
-from dashboard.findings_report import findings_for, findings_json
+from dashboard.render.findings import findings_for, findings_json
 from dashboard.loaders.summary_json import parse_summary
 from dashboard.render import overview_cards
-from dashboard.trace import load_trace
+from dashboard.data.trace import load_trace
 
 TRITON = DATA / "cases" / "field" / "triton_example.json.gz"
 RANGE_MODE = DATA / "cases" / "kineto_cupti_range_mode" / "hta_cupti_profiler_trace.json.gz"
@@ -209,8 +209,8 @@ def test_range_profiler_kineto_trace_summarises_unknown_gpu_time():
     d = summary_to_dict(t.summary)
     assert (d["gpu_activity_span_s"], d["gpu_busy_union_s"], d["gpu_idle_within_span_s"]) == (None, None, None)
     assert t.summary.warnings[-1] == (
-        "GPU activity was not captured: kernel launch calls were recorded but no kernel or CUDA graph execution, so "
-        "the GPU span, busy union and idle are unknown (n/a; null in `summarize` JSON), not 0; record with the CUDA "
+        "GPU activity was not captured: 77 kernel launch calls were recorded but no kernel or CUDA graph "
+        "execution, so the GPU span, busy union and idle are unknown (n/a; null in `summarize` JSON), not 0; record with the CUDA "
         "activity on (torch.profiler ProfilerActivity.CUDA), not in CUPTI range-profiler mode")
     assert not any("nothing ran" in w for w in t.summary.warnings)
 
@@ -442,7 +442,7 @@ def test_the_evidence_grid_shows_a_dash_for_a_figure_no_row_has():
     """The panel's grid picks each column's format from its first value; a per-step figure without steps is
     null in every row: "—", never a blank cell."""
     from dashboard.app.views.findings import _grid
-    from dashboard.findings_report import rows_of
+    from dashboard.render.findings import rows_of
 
     f = by_rule(load_trace(TRITON))["launch-bound"]
     cols = {c["field"]: c for c in _grid(0, rows_of(f.rows)).columnDefs}

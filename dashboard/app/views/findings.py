@@ -1,6 +1,6 @@
 """Findings panel, above the overview: what to fix first, ranked by cost, each with its evidence rows
 (sortable) and a link that opens the view showing it (tab, window, sort, marked row). Definitions:
-docs/findings.md; the analysis is ``analysis.findings`` through ``findings_report``."""
+docs/findings.md; the analysis is ``analysis.findings`` through ``render.findings``."""
 
 from __future__ import annotations
 
