@@ -210,8 +210,8 @@ def test_range_profiler_kineto_trace_summarises_unknown_gpu_time():
     assert (d["gpu_activity_span_s"], d["gpu_busy_union_s"], d["gpu_idle_within_span_s"]) == (None, None, None)
     assert t.summary.warnings[-1] == (
         "GPU activity was not captured: 77 kernel launch calls were recorded but no kernel or CUDA graph "
-        "execution, so the GPU span, busy union and idle are unknown (n/a; null in `summarize` JSON), not 0; record with the CUDA "
-        "activity on (torch.profiler ProfilerActivity.CUDA), not in CUPTI range-profiler mode")
+        "execution, so the GPU span, busy union and idle are unknown (n/a; null in `summarize` JSON), not 0; "
+        "record with the CUDA activity on (torch.profiler ProfilerActivity.CUDA), not in CUPTI range-profiler mode")
     assert not any("nothing ran" in w for w in t.summary.warnings)
 
 

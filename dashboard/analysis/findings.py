@@ -178,8 +178,8 @@ def build_context(summary: Summary, bundle: TraceBundle | None, *, dispatch_pref
                   threshold: float | None = None, derived: BundleAnalysis | None = None) -> Context:
     """Dispatches (``derived.dispatches``: the dispatch marks closed at the last kernel end), phases
     (``threshold`` or the automatic split) and the reference time for severities: the GPU activity
-    span, else the dispatches' total, else the trace's span (``trace_span``), else 0. ``derived``: the trace's derived results (a new
-    ``BundleAnalysis`` when the caller has none)."""
+    span, else the dispatches' total, else the trace's span (``trace_span``), else 0. ``derived``: the
+    trace's derived results (a new ``BundleAnalysis`` when the caller has none)."""
     if derived is None:
         derived = BundleAnalysis(bundle, summary.gpu_end_ns, summary_timeline=summary.dispatch_timeline)
     d = derived.dispatches(dispatch_prefix)
