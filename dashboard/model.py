@@ -323,6 +323,9 @@ class Summary:
     gpu_end_ns: int | None = None
     # input problems, one line each (``input_warnings``); the ``warnings`` list of the JSON
     warnings: tuple[str, ...] = ()
+    # non-empty (why) when GPU work was launched but none of it was captured (``TraceMeta.gpu_activity_missing``):
+    # span, busy and idle are then unknown, written as null (n/a), never as a measured 0
+    gpu_activity_missing: str = ""
 
     @property
     def gpu_idle_within_span_ns(self) -> int:

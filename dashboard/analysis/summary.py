@@ -54,6 +54,26 @@ def _usable(kernels: pd.DataFrame) -> pd.Series:
     return ~((s == 0) & (e == 0)) & ~_invalid(s, e)
 
 
+def usable_kernel_mask(kernels: pd.DataFrame) -> np.ndarray:
+    """Kernel rows that count for span and busy time (``timed_kernels``' rows), as a boolean array."""
+    return _usable(kernels).to_numpy()
+
+
+UNTIMED_KERNELS = ("no kernel row has usable timestamps (each lacks one or has an invalid one): the GPU span, busy "
+                   "union and idle are unknown (n/a; null in `summarize` JSON), not 0")
+
+
+def kernels_read_not_usable(bundle: TraceBundle) -> str:
+    """``UNTIMED_KERNELS`` when kernel rows were read but none counts for span and busy (every one without a
+    usable timestamp, kept as an invalid row or left out by the loader), else "": the GPU ran work whose
+    time is unknown, never "nothing ran"."""
+    k = bundle.kernels
+    if len(k):
+        return "" if _usable(k).any() else UNTIMED_KERNELS
+    read = sum(a.read for a in bundle.meta.accounts if a.kind == "kernels")
+    return UNTIMED_KERNELS if read else ""
+
+
 def _compute_overruns(kernels: pd.DataFrame) -> tuple[np.ndarray | None, int]:
     ok = _usable(kernels).to_numpy()
     if "graph_node_id" in kernels:
@@ -296,12 +316,45 @@ def kernel_row_warnings(kernels: pd.DataFrame) -> list[str]:
     return out
 
 
+# How to record the GPU work a trace lacks, per input format (the capture-gap warning ends with it).
+CAPTURE_ADVICE = {
+    "kineto-json": ("record with the CUDA activity on (torch.profiler ProfilerActivity.CUDA), not in CUPTI "
+                    "range-profiler mode"),
+}
+NSYS_CAPTURE_ADVICE = ("record with CUDA tracing on (`nsys profile --trace=cuda ...`); under WSL2, Nsight Systems "
+                       "may not trace GPU activity (see the WSL2 limits in its user guide): profile on native Linux "
+                       "to record kernels")
+
+
+CUDA_TRACE_ADVICE = {"nsys-sqlite": "record it with `nsys profile --trace=cuda,nvtx ...`",
+                     "kineto-json": "record it with torch.profiler's ProfilerActivity.CUDA"}
+
+
+def gpu_activity_not_captured(bundle: TraceBundle) -> str:
+    """The capture-gap sentence, "" unless launch calls were recorded but no GPU execution
+    (``TraceMeta.gpu_activity_missing``, set by the loaders): GPU work was launched and not recorded, so the
+    span, busy union and idle are unknown (``summary_to_dict`` writes null), never "nothing ran on a GPU"."""
+    if len(bundle.kernels) or not bundle.meta.gpu_activity_missing:
+        return ""
+    calls = sum(n for _, n, _ in bundle.meta.launches_by_pid)
+    launched = (f"{count_noun(calls, 'kernel launch call')} {'was' if calls == 1 else 'were'} recorded"
+                if calls else "kernel launch calls were recorded")
+    return (f"GPU activity was not captured: {launched} but no kernel or CUDA graph execution, so the GPU span, "
+            f"busy union and idle are unknown (n/a; null in `summarize` JSON), not 0; "
+            f"{CAPTURE_ADVICE.get(bundle.meta.format, NSYS_CAPTURE_ADVICE)}")
+
+
 def gpu_work_warnings(bundle: TraceBundle) -> list[str]:
     """The sentence that keeps a summary's zeros from reading as measurements: a trace with no kernel rows
-    has span, busy union and idle 0 by definition (summary_contract.md), not because a GPU sat idle.
+    has span, busy union and idle 0 by definition (summary_contract.md), not because a GPU sat idle; when
+    kernels were launched but not recorded (``gpu_activity_not_captured``) they are unknown instead.
     Empty when there are kernel rows."""
+    if untimed := kernels_read_not_usable(bundle):
+        return [untimed]
     if len(bundle.kernels):
         return []
+    if gap := gpu_activity_not_captured(bundle):
+        return [gap]
     others = [what for what, frame in (("CUDA graph launches", bundle.graph_launches), ("memcpy/memset", bundle.memops))
               if len(frame)]
     if others:
@@ -314,6 +367,11 @@ def gpu_work_warnings(bundle: TraceBundle) -> list[str]:
     if not any(len(f) for f in (bundle.api_calls, bundle.nvtx_ranges, bundle.nvtx_marks)):
         return ["no events loaded: no kernel, CUDA API, NVTX or memcpy/memset rows, so every figure "
                 "of this summary is 0"]
+    if bundle.api_calls.empty:  # CUDA not traced (NVTX only): what ran on a GPU is unknown, not "nothing"
+        advice = CUDA_TRACE_ADVICE.get(bundle.meta.format, CUDA_TRACE_ADVICE["nsys-sqlite"])
+        return [f"CUDA was not traced (no kernel, CUDA API, CUDA graph or memcpy/memset rows): the GPU span, busy "
+                f"union and idle are 0 by the summary contract's definition, not measured; GPU work, if any ran, was "
+                f"not recorded ({advice})"]
     return ["no GPU work recorded (no kernel, CUDA graph or memcpy/memset rows): the GPU span, busy union and idle "
             "are 0 because nothing ran on a GPU in this capture, not because a GPU was idle"]
 
@@ -354,16 +412,21 @@ def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PR
         gpu_start_ns=gpu_start,
         gpu_end_ns=gpu_end,
         warnings=(*input_warnings(bundle.meta), *kernel_row_warnings(bundle.kernels), *gpu_work_warnings(bundle)),
+        gpu_activity_missing=(kernels_read_not_usable(bundle) or
+                              ("" if len(bundle.kernels) else bundle.meta.gpu_activity_missing)),
     )
 
 
 def summary_to_dict(summary: Summary) -> dict:
-    """Serialise a Summary to the seed JSON structure (times in float seconds, key order as seed)."""
+    """Serialise a Summary to the seed JSON structure (times in float seconds, key order as seed). Span, busy
+    and idle are null (n/a, as ``report`` shows them) when GPU work was launched but not captured
+    (``Summary.gpu_activity_missing``): unknown, not the contract's 0 of a trace that launched nothing."""
+    unknown = bool(summary.gpu_activity_missing)
     return {
         "file": summary.file,
-        "gpu_activity_span_s": ns_to_s(summary.gpu_activity_span_ns),
-        "gpu_busy_union_s": ns_to_s(summary.gpu_busy_union_ns),
-        "gpu_idle_within_span_s": ns_to_s(summary.gpu_idle_within_span_ns),
+        "gpu_activity_span_s": None if unknown else ns_to_s(summary.gpu_activity_span_ns),
+        "gpu_busy_union_s": None if unknown else ns_to_s(summary.gpu_busy_union_ns),
+        "gpu_idle_within_span_s": None if unknown else ns_to_s(summary.gpu_idle_within_span_ns),
         "kernel_count": int(summary.kernel_count),
         "graph_node_kernel_count": int(summary.graph_node_kernel_count),
         "api": {r.name: [int(r.count), ns_to_s(r.total_ns)] for r in summary.api.itertuples(index=False)},

@@ -127,6 +127,8 @@ def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS, windowed: boo
     what = busy_source_label(busy_source, not b.graph_launches.empty)
     if ov.span_ns == 0 and ov.any_busy_ns == 0:
         where = "the visible window" if windowed else "this trace"
+        if not windowed and s.gpu_activity_missing:  # kernel rows without usable timestamps: unknown, not "none"
+            return _no_gpu_cards(s.gpu_activity_missing)
         if not windowed and not cuda_traced(trace):
             return _no_gpu_cards(not_traced(trace))
         if not has_gpu_work(b):
