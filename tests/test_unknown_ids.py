@@ -44,3 +44,22 @@ def test_a_null_or_empty_name_is_unnamed(tmp_path):
         {"ph": "X", "cat": "user_annotation", "ts": 0, "dur": 50, "pid": 0, "tid": 7}])
     assert t.bundle.kernels["short_name"].astype(str).tolist() == ["<unnamed>", "<unnamed>"]
     assert t.bundle.nvtx_ranges["message"].astype(str).tolist() == ["<unnamed>"]
+
+
+def test_kernel_rows_read_but_all_left_out_are_not_called_nvtx_only(tmp_path):
+    """QA: one kernel with ts 1e300 (not loaded) read as "no events at all" and "CUDA was not traced (NVTX only)"
+    beside an Input rows card that counted the kernel row."""
+    from dashboard.analysis.gpu_time import cuda_traced
+    from dashboard.render import build_view
+
+    t = kineto(tmp_path, [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1e300, "dur": 5, "pid": 0, "tid": 1,
+                           "args": {"device": 0, "stream": 7, "correlation": 1}}])
+    assert t.bundle.kernels.empty and cuda_traced(t)
+    view = build_view(t, ViewState())
+    assert view.notices == ["This trace's 1 kernel row could not be used (see Input rows): GPU busy, idle and kernel "
+                            "tables are empty."]
+    cards = {c.label: (c.value, c.hint) for c in view.cards}
+    assert cards["Kernels"] == ("0", "kernel rows in the trace; 1 more read but not loaded (see Input rows)")
+    assert cards["Input rows"][1] == "read per kind: kernels 1 (1 not loaded: 1 missing, non-numeric or out-of-range ts/dur)"
+    assert view.timeline.layout.title.text == "GPU timeline"
+    assert not any("NVTX only" in c.hint for c in view.cards)

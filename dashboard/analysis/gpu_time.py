@@ -132,7 +132,12 @@ def cuda_traced(run) -> bool:
     if b is None:
         s = run.summary if hasattr(run, "summary") else run
         return int(s.kernel_count) > 0 or not s.api.empty
-    return has_gpu_work(b) or not b.api_calls.empty
+    # rows of a CUDA kind that were read but all left out (invalid times) still show CUDA was traced
+    return has_gpu_work(b) or not b.api_calls.empty or any(
+        a.read > 0 for a in b.meta.accounts if a.kind in CUDA_ROW_KINDS)
+
+
+CUDA_ROW_KINDS = ("kernels", "CUDA API calls", "memcpy/memset", "CUDA graph launches")  # RowAccount kinds
 
 
 def work_for_source(bundle, busy_source: str) -> pd.DataFrame:
