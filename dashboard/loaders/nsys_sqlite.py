@@ -387,11 +387,11 @@ def _dense_names(ids: pd.Series, strings: dict[int, str]) -> pd.Categorical | No
 
 
 def _pid_of(global_id: pd.Series) -> pd.Series:
-    return pd.Series((global_id.to_numpy(np.int64) >> 24) & 0xFFFFFF, index=global_id.index)
+    return pd.Series((global_id.to_numpy(np.int64) >> 24) & 0xFFFFFF, index=global_id.index, copy=False)
 
 
 def _tid_of(global_id: pd.Series) -> pd.Series:
-    return pd.Series(global_id.to_numpy(np.int64) & 0xFFFFFF, index=global_id.index)
+    return pd.Series(global_id.to_numpy(np.int64) & 0xFFFFFF, index=global_id.index, copy=False)
 
 
 _KERNEL_COLUMNS = ["start_ns", "end_ns", "device_id", "context_id", "stream_id", "correlation_id", "global_pid",
