@@ -74,6 +74,45 @@ def kernels_read_not_usable(bundle: TraceBundle) -> str:
     return UNTIMED_KERNELS if read else ""
 
 
+def _stream_groups(keys: list[np.ndarray], n: int) -> np.ndarray:
+    """One small integer per distinct stream (tuple of ``keys``, ``n`` rows), in no particular order."""
+    g = np.zeros(n, dtype=np.int64)
+    radix = 1
+    for k in keys:
+        if k.min() == k.max():  # one device, process or context: nothing to tell apart
+            continue
+        codes, uniq = pd.factorize(k)
+        radix *= max(len(uniq), 1)
+        if radix >= 2**62:  # absurdly many distinct ids: let pandas group the tuples
+            return pd.DataFrame({i: k for i, k in enumerate(keys)}).groupby(list(range(len(keys))),
+                                                                            sort=False).ngroup().to_numpy()
+        g = g * len(uniq) + codes
+    return pd.factorize(g)[0]
+
+
+def _stream_order(g: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Rows ordered by stream, then start, then end, ties in row order (``np.lexsort`` of the same keys).
+
+    Three stable sorts: kernels come nearly ordered by start and end (timsort is linear there), and the
+    stream groups are few (radix sort of small integers)."""
+    order = np.argsort(e, kind="stable")
+    order = order[np.argsort(s[order], kind="stable")]
+    small = g.astype(np.int16) if g.max(initial=0) < 2**15 else g
+    return order[np.argsort(small[order], kind="stable")]
+
+
+def _suffix_min(values: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Per row, the smallest value of that row and the later rows of its group (groups are contiguous and
+    start at the rows ``first``)."""
+    if first.size > 4096:  # many tiny groups: one grouped pass beats a loop of small ones
+        group = np.repeat(np.arange(first.size), np.diff(np.r_[first, values.size]))
+        return pd.Series(values[::-1]).groupby(group[::-1]).cummin().to_numpy()[::-1]
+    out = np.empty_like(values)
+    for lo, hi in zip(first.tolist(), np.r_[first[1:], values.size].tolist()):
+        out[lo:hi] = np.minimum.accumulate(values[lo:hi][::-1])[::-1]
+    return out
+
+
 def _compute_overruns(kernels: pd.DataFrame) -> tuple[np.ndarray | None, int]:
     ok = _usable(kernels).to_numpy()
     if "graph_node_id" in kernels:
@@ -81,19 +120,15 @@ def _compute_overruns(kernels: pd.DataFrame) -> tuple[np.ndarray | None, int]:
     rows = np.flatnonzero(ok)
     if rows.size < 2:
         return None, 0
-    s = kernels["start_ns"].to_numpy(np.int64)[rows]
-    e = kernels["end_ns"].to_numpy(np.int64)[rows]
-    keys = [kernels[c].to_numpy(np.int64)[rows] if c in kernels else np.zeros(rows.size, np.int64)
-            for c in STREAM_KEY]
-    order = np.lexsort((e, s, *reversed(keys)))  # by stream, then start, then end
-    s, e, rows = s[order], e[order], rows[order]
-    same = np.ones(rows.size - 1, dtype=bool)  # row i and i + 1 are on the same stream
-    for k in keys:
-        k = k[order]
-        same &= k[1:] == k[:-1]
-    group = np.r_[0, np.cumsum(~same)]
+    pick = slice(None) if rows.size == len(kernels) else rows  # a slice: no copy when every row takes part
+    s = kernels["start_ns"].to_numpy(np.int64)[pick]
+    e = kernels["end_ns"].to_numpy(np.int64)[pick]
+    g = _stream_groups([kernels[c].to_numpy(np.int64)[pick] for c in STREAM_KEY if c in kernels], rows.size)
+    order = _stream_order(g, s, e)  # by stream, then start, then end
+    s, e, rows, g = s[order], e[order], rows[order], g[order]
+    same = g[1:] == g[:-1]  # row i and i + 1 are on the same stream
     # Smallest end among the kernels that start after row i on its stream (stream order: they ran after it).
-    suffix_min = pd.Series(e[::-1]).groupby(group[::-1]).cummin().to_numpy()[::-1]
+    suffix_min = _suffix_min(e, np.r_[0, np.flatnonzero(~same) + 1])
     later_min = np.full(rows.size, np.iinfo(np.int64).max, dtype=np.int64)
     later_min[:-1] = np.where(same, suffix_min[1:], later_min[:-1])
     over = np.flatnonzero(e > later_min)  # ends after a later kernel ended: a timestamp artifact
@@ -179,7 +214,7 @@ def kernel_durations(kernels: pd.DataFrame) -> pd.Series:
     0 for invalid rows (so a bad row never adds negative time). int64 Series aligned with ``kernels``."""
     s = kernels["start_ns"]
     e = kernels["end_ns"]
-    dur = pd.Series(kernel_end_ns(kernels) - s.to_numpy(np.int64), index=kernels.index)
+    dur = pd.Series(kernel_end_ns(kernels) - s.to_numpy(np.int64), index=kernels.index, copy=False)
     return dur.where(~_invalid(s, e), 0)
 
 
@@ -197,7 +232,7 @@ def _count_and_total(names: pd.Series, durations: pd.Series) -> pd.DataFrame:
     """Per distinct name (categorical or str): row count and int64 sum of durations."""
     if isinstance(names.dtype, pd.CategoricalDtype):  # group on the integer codes: no string copies
         codes = names.cat.codes.to_numpy()
-        g = pd.Series(durations.to_numpy(np.int64)).groupby(codes, sort=False)
+        g = pd.Series(durations.to_numpy(np.int64), copy=False).groupby(codes, sort=False)
         out = pd.DataFrame({"count": g.size(), "total_ns": g.sum()})
         out.index = names.cat.categories.take(out.index.to_numpy()).astype(str)
     else:
@@ -386,10 +421,13 @@ def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PR
     Returns:
         Summary with integer-ns times; ``gpu_start_ns``/``gpu_end_ns`` set when there are kernels.
     """
-    k = timed_kernels(bundle.kernels)
-    busy = kernel_busy_union(bundle.kernels)
-    if len(k):
-        gpu_start, gpu_end = int(k["start_ns"].min()), int(k["end_ns"].max())
+    # The timed kernels' times as arrays, once (``timed_kernels`` would copy the frame for each use).
+    ok = _usable(bundle.kernels).to_numpy()
+    starts = bundle.kernels["start_ns"].to_numpy(np.int64)[ok]
+    ends = kernel_end_ns(bundle.kernels)[ok]
+    busy = union_intervals(starts, ends)
+    if starts.size:
+        gpu_start, gpu_end = int(starts.min()), int(ends.max())
         span = gpu_end - gpu_start
     else:
         gpu_start = gpu_end = None
