@@ -323,6 +323,9 @@ class Summary:
     gpu_end_ns: int | None = None
     # input problems, one line each (``input_warnings``); the ``warnings`` list of the JSON
     warnings: tuple[str, ...] = ()
+    # non-empty (why) when GPU work was launched but none of it was captured (``TraceMeta.gpu_activity_missing``):
+    # span, busy and idle are then unknown, written as null (n/a), never as a measured 0
+    gpu_activity_missing: str = ""
 
     @property
     def gpu_idle_within_span_ns(self) -> int:
@@ -371,8 +374,9 @@ class DeviceLane:
 def device_label(device_id: int, gpus: dict[int, str] | None = None,
                  rank_devices: dict[int, tuple[int, int]] | None = None) -> str:
     """Short display name of a device: ``"GPU 0"``, or ``"rank 1 · GPU 0"`` for a lane of a merged
-    multi-rank bundle (looked up in its ``meta.rank_devices``)."""
+    multi-rank bundle (looked up in its ``meta.rank_devices``); "GPU not recorded" for a negative id (an
+    event that names no device)."""
     if rank_devices and device_id in rank_devices:
         rank, device = rank_devices[device_id]
         return f"rank {rank} · GPU {device}"
-    return f"GPU {device_id}"
+    return f"GPU {device_id}" if device_id >= 0 else "GPU not recorded"

@@ -258,6 +258,10 @@ REFUSED = [
     Case("gzip_corrupt", _bytes("cut.json.gz", _GZ[:12] + b"\x00" * 40 + _GZ[52:]),
          "a gzip file whose data cannot be decompressed"),
     Case("gzip_empty", _bytes("none.json.gz", gzip.compress(b"")), "a gzip file that holds nothing"),
+    Case("gzip_cut_in_its_header", _bytes("badgz.json.gz", b"\x1f\x8b\x08\x00garbage"),
+         "a gzip file whose data cannot be decompressed (corrupt, or cut short: it ends before its first block)"),
+    Case("gzip_summary_json", _bytes("seed.json.gz", gzip.compress(json.dumps(SEED_MIN).encode())),
+         "a gzipped tracedash summary JSON; summaries are read uncompressed: gunzip seed.json.gz and open the .json"),
     Case("gzip_not_kineto", _bytes("notes.json.gz", gzip.compress(b"hello")),
          "a gzip file that is not a PyTorch profiler (Kineto) trace (no 'traceEvents' in its first MiB)"),
     # files of other profilers (issue 26 class 6): named with their producer and what to use instead

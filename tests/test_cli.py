@@ -182,3 +182,25 @@ def test_impossible_nvtx_values_exit_2(tmp_path, capsys):
                  '"nvtx": {"r": {"count": 1, "sum_s": 1, "union_s": 50, "gpu_overlap_s": 100}}}')
     assert main(["summarize", str(p)]) == 2
     assert "need gpu_overlap_s <= union_s <= sum_s" in capsys.readouterr().err
+
+
+def test_summarize_imports_only_what_it_uses(tmp_path):
+    """The parser of ``summarize`` leaves out the findings rules; nothing of the dashboard, figures or Dask loads."""
+    code = ("import sys; from dashboard.cli import main; rc = main(['summarize', sys.argv[1], '-o', sys.argv[2], "
+            "'--no-cache']); bad = sorted(m for m in sys.modules if m.startswith(('plotly', 'dash.', 'dask', "
+            "'distributed', 'dashboard.analysis.findings', 'dashboard.app', 'dashboard.figures')) or m in ('dash', "
+            "'dashboard.render')); print(rc, bad, file=sys.stderr)")
+    trace = nsys_trace("nsys2025.5_rtx3060_cuda_graph_launch.sqlite")
+    proc = subprocess.run([sys.executable, "-c", code, str(trace), str(tmp_path / "s.json")], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.stderr.strip().splitlines()[-1] == "0 []"
+    assert json.loads((tmp_path / "s.json").read_text())["kernel_count"] == 3
+
+
+def test_findings_and_help_still_parse_with_the_full_parser(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "findings" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["findings", "--help"])
+    assert "gpu-starv" in capsys.readouterr().out

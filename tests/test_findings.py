@@ -275,8 +275,12 @@ def test_no_dispatch_marks_sync_is_per_thread_share_of_the_span():
     f = findings_for(trace, rules=["sync-in-loop", "exposed-comm"])
     sync = next(x for x in f if x.rule == "sync-in-loop")
     r = rows(sync)[0]
-    span = trace.summary.gpu_activity_span_ns
-    assert (r["phase"], r["calls"], r["blocked_ns"], r["step_ns"]) == ("all", 33, 324534733, 2 * span)
+    lo, hi = fd.trace_span(trace.bundle)
+    assert (lo, hi) == (60111430336, 60411416408)  # first to last recorded row, wider than the GPU span
+    # no steps: no step time (n/a); the share is of the 2 blocking threads' time over the trace's span
+    assert (r["phase"], r["steps"], r["calls"], r["blocked_ns"], r["step_ns"], r["share_pct"]) == (
+        "all", 0, 33, 324534733, None, round(100 * 324534733 / (2 * (hi - lo)), 2))
+    assert r["share_pct"] == 54.09
     assert r["nvtx_range"] == "aten::copy_"  # per-call NVTX names (op_id = ...) grouped
     comm = next(x for x in f if x.rule == "exposed-comm")
     assert [(x["device_id"], x["exposed_pct"]) for x in rows(comm)] == [(0, 100.0), (1, 100.0)]
@@ -368,8 +372,9 @@ def test_graph_launch_shared_by_its_kernels_in_launch_bound(tmp_path):
         {"start": 2000 + 400 * i, "end": 2300 + 400 * i, "correlationId": 1, "graphNodeId": i + 1} for i in range(4)],
         runtime=[_api(1000, 2000, "cudaGraphLaunch_v10000", 1)])
     f = findings_for(load_trace(p), rules=["launch-bound"])[0]
-    assert rows(f) == [{"phase": "all", "steps": 0, "kernels": 4, "kernels_per_step": 4.0, "short_kernel_pct": 0.0,
-                        "launch_ns_per_step": 1000, "launch_over_kernel_ns": 0, "launch_bound": False}]
+    # no dispatch marks, no steps: the per-step figures are n/a (issue 26: was 4.0 and 1000 beside steps 0)
+    assert rows(f) == [{"phase": "all", "steps": 0, "kernels": 4, "kernels_per_step": None, "short_kernel_pct": 0.0,
+                        "launch_ns_per_step": None, "launch_over_kernel_ns": 0, "launch_bound": False}]
 
 
 @pytest.mark.parametrize("case", __import__("bad_inputs").ALL, ids=lambda c: c.id)
@@ -442,8 +447,9 @@ def test_findings_text_prints_evidence_with_units_and_no_nan():
     trace = load_trace(SAMPLES / "h100_qwen1.5_0.5b_chat.json.gz")
     text = findings_text(trace, findings_for(trace))
     assert "NaN" not in text and "blocked_ns" not in text and "duration_ns" not in text
-    assert "      phase steps calls calls per step   blocked      step share %              API name     NVTX range top blocked" in text
-    assert "        all     0     3              — 16.277 ms 49.653 ms  32.8 % cudaDeviceSynchronize ProfilerStep#6   14.103 ms" in text
+    # no steps: step time and calls per step are n/a ("—"); the share is of the thread's time over the trace's span
+    assert "      phase steps calls calls per step   blocked step share %              API name     NVTX range top blocked" in text
+    assert "        all     0     3              — 16.277 ms    —  32.8 % cudaDeviceSynchronize ProfilerStep#6   14.103 ms" in text
     assert "      14.103 ms 540.53 µs 25286 25286 cudaDeviceSynchronize" in text
 
 

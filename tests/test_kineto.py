@@ -483,8 +483,9 @@ def test_absurd_numbers_are_skipped_or_refused_clearly(tmp_path, ts, outcome):
 @pytest.mark.parametrize("events, warning", [
     ([], "no events loaded: no kernel, CUDA API, NVTX or memcpy/memset rows, so every figure of this summary is 0"),
     ([{"ph": "X", "cat": "user_annotation", "name": "step", "ts": 1, "dur": 2, "pid": 1, "tid": 1}],
-     "no GPU work recorded (no kernel, CUDA graph or memcpy/memset rows): the GPU span, busy union and idle are 0 "
-     "because nothing ran on a GPU in this capture, not because a GPU was idle"),
+     "CUDA was not traced (no kernel, CUDA API, CUDA graph or memcpy/memset rows): the GPU span, busy union and idle "
+     "are 0 by the summary contract's definition, not measured; GPU work, if any ran, was not recorded (record it "
+     "with torch.profiler's ProfilerActivity.CUDA)"),
 ])
 def test_a_trace_without_gpu_work_says_why_its_summary_is_zero(tmp_path, capsys, events, warning):
     """{"traceEvents": []} summarised to zeros with exit 0 and no word: the zeros read as a measured idle GPU."""

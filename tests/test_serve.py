@@ -150,3 +150,18 @@ def test_serve_debug_starts(tmp_path):
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
     assert "Address already in use" not in err and "Traceback" not in err, err
+
+
+def test_a_taken_port_is_the_only_line_serve_prints(tmp_path):
+    """QA: a port in use printed "serving 1 trace(s) on ..." before the error; now the error is the one line."""
+    import socket
+
+    shutil.copy(SEED, tmp_path / "seed.json")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = subprocess.run([sys.executable, "-m", "dashboard", "serve", "--trace-dir", str(tmp_path), "--port",
+                               str(port), "--no-cache", "--no-upload"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "serving" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [f"tracedash: error: cannot serve on 127.0.0.1:{port}: Address already in use"]

@@ -33,7 +33,7 @@ from dashboard.analysis.gpu_time import gpu_work, has_gpu_work
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
 from dashboard.analysis.intervals import intersection_length, union_length
 from dashboard.analysis.ratio import share_pct
-from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX
+from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, timed_kernels, usable_kernel_mask
 from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
 from dashboard.model import Summary, TraceBundle
 from dashboard.text import count_noun
@@ -59,10 +59,15 @@ RULE_PARAMS: dict[str, tuple[nr.Param, ...]] = {
     "pageable-in-loop": (),
 }
 
-# Blocking CUDA calls (runtime and driver): the host waits for the GPU.
-SYNC_CALL = re.compile(r"^(cuda(Stream|Device|Event|Ctx|Thread)Synchronize|cu(Stream|Ctx|Event)Synchronize)",
+# Blocking CUDA calls (runtime and driver; HIP's of a ROCm trace): the host waits for the GPU.
+SYNC_CALL = re.compile(r"^(cuda(Stream|Device|Event|Ctx|Thread)Synchronize|cu(Stream|Ctx|Event)Synchronize|"
+                       r"hip(Stream|Device|Event|Ctx)Synchronize)",
                        re.IGNORECASE)
-LAUNCH_CALL = re.compile(r"^(cudaLaunch|cuLaunch|cudaGraphLaunch|cuGraphLaunch)", re.IGNORECASE)
+# Copies of cuda-sync-memcpy / cuda-async-memcpy issued by runtime, driver or HIP calls (pageable-in-loop reads all).
+MEMCPY_SYNC_CALL = re.compile(r"^(cu(da)?|hip)Memcpy(?!.*async)", re.IGNORECASE)
+MEMCPY_ASYNC_CALL = re.compile(r"^(cu(da)?|hip)Memcpy.*Async", re.IGNORECASE)
+LAUNCH_CALL = re.compile(r"^(cudaLaunch|cuLaunch|cudaGraphLaunch|cuGraphLaunch|hipLaunch|hipModuleLaunch|"
+                         r"hipExtModuleLaunch|hipExtLaunch|hipGraphLaunch)", re.IGNORECASE)
 NEEDS_EVENTS = "needs event rows: a summary JSON holds totals only"
 
 # The event rows each rule reads besides the dispatch marks. A rule whose rows a trace lacks (e.g. a CPU-only
@@ -191,8 +196,8 @@ def build_context(summary: Summary, bundle: TraceBundle | None, *, dispatch_pref
                   steps: StepDispatches | None = None) -> Context:
     """Dispatches (``derived.dispatches``: the dispatch marks closed at the last kernel end), phases
     (``threshold`` or the automatic split) and the reference time for severities: the GPU activity
-    span, else the dispatches' total, else 1 ns. ``derived``: the trace's derived results (a new
-    ``BundleAnalysis`` when the caller has none)."""
+    span, else the dispatches' total, else the trace's span (``trace_span``), else 0. ``derived``: the
+    trace's derived results (a new ``BundleAnalysis`` when the caller has none)."""
     if derived is None:
         derived = BundleAnalysis(bundle, summary.gpu_end_ns, summary_timeline=summary.dispatch_timeline)
     if steps is not None:  # the steps say their phases; the threshold is the seed preset's only
@@ -203,15 +208,61 @@ def build_context(summary: Summary, bundle: TraceBundle | None, *, dispatch_pref
     auto = ph.default_threshold(d["tokens"]) if not d.empty else None
     phases = ph.assign_phases(d, threshold if threshold is not None else auto)
     ref = summary.gpu_activity_span_ns or (int(d["duration_ns"].sum()) if not d.empty else 0)
-    return Context(summary, bundle, d, phases, max(int(ref), 1), dispatch_prefix, derived)
+    if not ref and bundle is not None:  # no GPU span nor steps: the recording's own span, never a made-up 1 ns
+        lo, hi = trace_span(bundle, derived.timed_kernels())
+        ref = hi - lo
+    return Context(summary, bundle, d, phases, max(int(ref), 0), dispatch_prefix, derived)
+
+
+def trace_span(bundle: TraceBundle, timed: pd.DataFrame | None = None) -> tuple[int, int]:
+    """First start and last end over every recorded row (kernels, CUDA API calls, NVTX ranges and marks,
+    memcpy/memset, graph launches), ns; ``(0, 0)`` when there is none. A host thread's time lies inside it.
+    ``timed``: ``summary.timed_kernels`` of the bundle when already made."""
+    lo, hi = [], []
+    k = timed_kernels(bundle.kernels) if timed is None else timed
+    if len(k):
+        lo.append(int(k["start_ns"].min()))
+        hi.append(int(k["end_ns"].max()))
+    for f in (bundle.api_calls, bundle.nvtx_ranges, bundle.memops, bundle.graph_launches):
+        if len(f):
+            s, e = f["start_ns"].to_numpy(np.int64), f["end_ns"].to_numpy(np.int64)
+            ok = (s >= 0) & (e >= s)
+            if ok.any():
+                lo.append(int(s[ok].min()))
+                hi.append(int(e[ok].max()))
+    if len(bundle.nvtx_marks):
+        t = bundle.nvtx_marks["ts_ns"].to_numpy(np.int64)
+        t = t[t >= 0]
+        if len(t):
+            lo.append(int(t.min()))
+            hi.append(int(t.max()))
+    return (min(lo), max(hi)) if lo else (0, 0)
+
+
+def host_reference_ns(ctx: Context) -> int:
+    """The whole a host-side cost (time a host thread spends blocked or launching) is rated against: the
+    trace's span (``trace_span``), which holds every host thread's time, and at least the GPU reference. A
+    summary JSON (no rows): the GPU reference."""
+    if ctx.bundle is None:
+        return ctx.reference_ns
+    lo, hi = _trace_span(ctx)
+    return max(hi - lo, ctx.reference_ns)
+
+
+def _trace_span(ctx: Context) -> tuple[int, int]:
+    return trace_span(ctx.bundle, ctx.derived.timed_kernels() if ctx.derived is not None else None)
 
 
 def severity_of(cost_ns: int, reference_ns: int) -> str:
-    """"high" when the cost is at least 10 % of the reference time (GPU activity span), "medium" from
-    2 %, "low" above 0, "none" for 0."""
+    """"high" when the cost is at least 10 % of the reference time (the whole that holds the cost: GPU
+    activity span, else the dispatches' total, else the trace's span; host-side rules: the trace's span),
+    "medium" from 2 %, "low" above 0, "none" for 0. Without a reference (no time whole at all) a cost
+    cannot be a share of anything: "low", never a ratio over a made-up denominator."""
     if cost_ns <= 0:
         return "none"
-    share = cost_ns / max(reference_ns, 1)
+    if reference_ns <= 0:
+        return "low"
+    share = cost_ns / reference_ns
     return "high" if share >= HIGH_SHARE else "medium" if share >= MEDIUM_SHARE else "low"
 
 
@@ -230,9 +281,15 @@ def _window(start: int, end: int) -> tuple[int, int]:
     return max(int(start) - pad, 0), int(end) + pad
 
 
+# Rules whose cost is host time (calls that block or launch), rated against host_reference_ns; the others'
+# costs are GPU time, rated against the GPU reference (Context.reference_ns).
+HOST_COST_RULES = frozenset({"sync-in-loop", "cuda-sync-api", "launch-bound", "decode-no-graphs"})
+
+
 def _finding(ctx: Context, rule: str, params: dict, cost: int, summary: str, rows: pd.DataFrame,
              view: FindingView, note: str = "") -> Finding:
-    return Finding(rule, severity_of(cost, ctx.reference_ns), int(cost), summary, params, rows.reset_index(drop=True),
+    ref = host_reference_ns(ctx) if rule in HOST_COST_RULES else ctx.reference_ns
+    return Finding(rule, severity_of(cost, ref), int(cost), summary, params, rows.reset_index(drop=True),
                    view, note)
 
 
@@ -293,15 +350,89 @@ _NSYS_ONE = {  # the same, for one row
 }
 
 
+# The CUDA runtime names each nsys API rule reads (as NVIDIA's rule scripts), for the sentence that says what
+# it did not look at.
+_NSYS_READS = {
+    "cuda-sync-api": "cudaDeviceSynchronize/cudaStreamSynchronize",
+    "cuda-sync-memcpy": "synchronous cudaMemcpy*",
+    "cuda-sync-memset": "synchronous cudaMemset*",
+    "cuda-async-memcpy": "cudaMemcpy*Async",
+}
+_NSYS_NONE = {  # the empty finding's sentence when the trace holds calls of the kind the rule does not read
+    "cuda-sync-api": "No cudaDeviceSynchronize/cudaStreamSynchronize call",
+    "cuda-sync-memcpy": "No blocking copy by a synchronous cudaMemcpy* call",
+    "cuda-sync-memset": "No memset of pinned or managed memory by a synchronous cudaMemset* call",
+    "cuda-async-memcpy": "No pageable-memory copy by a cudaMemcpy*Async call",
+}
+
+
+def _names_brief(names: pd.Series) -> str:
+    """``"cuStreamSynchronize ×50, cuCtxSynchronize ×2"``: cleaned call names by count (most first, then name);
+    each distinct raw name is cleaned once."""
+    counts: dict[str, int] = {}
+    for raw, n in names.value_counts(sort=False).items():
+        if n:
+            counts[clean_api_name(str(raw))] = counts.get(clean_api_name(str(raw)), 0) + int(n)
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"{n} ×{c:,}" for n, c in items[:3])
+    return shown + (f" and {len(items) - 3:,} more names" if len(items) > 3 else "")
+
+
+def nsys_unread(bundle: TraceBundle, rule: str) -> str:
+    """What an ``nsys analyze`` API rule does not look at although the trace holds it, as a clause
+    (``"the trace's 50 other synchronisation calls (cuStreamSynchronize ×50): see sync-in-loop"``), "" when
+    nothing: the same kind of call under CUDA driver-API names (``cu*``, as OpenMP/OpenACC offload
+    runtimes make them) or HIP names (``hip*``) and, for cuda-sync-api, the blocking calls besides its two
+    runtime names (``cudaEventSynchronize``, ``cuCtxSynchronize``, ``hipDeviceSynchronize``, ...). The
+    rule's rows stay NVIDIA's."""
+    a, m = bundle.api_calls, bundle.memops
+    if rule == "cuda-sync-api":
+        if a.empty:
+            return ""
+        names = a["name"] if isinstance(a["name"].dtype, pd.CategoricalDtype) else a["name"].astype("category")
+        other = [i for i, n in enumerate(names.cat.categories)
+                 if SYNC_CALL.match(str(n)) and not nr.NSYS_SYNC_API.match(str(n))]
+        if not other:
+            return ""
+        hit = names[np.isin(names.cat.codes.to_numpy(), other)]
+        if hit.empty:
+            return ""
+        return (f"the trace's {count_noun(len(hit), 'other synchronisation call')} ({_names_brief(hit)}): "
+                "see sync-in-loop")
+    if a.empty or m.empty or rule not in ("cuda-sync-memcpy", "cuda-async-memcpy", "cuda-sync-memset"):
+        return ""
+    if rule == "cuda-sync-memcpy":
+        rows, what, see = nr.cuda_sync_memcpy(m, a, nr.OTHER_MEMCPY_SYNC_API), "synchronous copy", "pageable-in-loop"
+    elif rule == "cuda-async-memcpy":
+        rows, what = nr.cuda_async_memcpy(m, a, nr.OTHER_MEMCPY_ASYNC_API), "async pageable-memory copy"
+        see = "pageable-in-loop"
+    else:
+        rows, what, see = nr.cuda_sync_memset(m, a, nr.OTHER_MEMSET_SYNC_API), "synchronous memset", "the API tab"
+    if rows.empty:
+        return ""
+    many = "copies" if what.endswith("copy") else None
+    hip = rows["api_name"].astype(str).str.lower().str.startswith("hip")
+    family = "HIP" if hip.all() else "driver-API" if not hip.any() else "driver-API/HIP"
+    return (f"the trace's {count_noun(len(rows), f'{family} {what}', many)} ({_names_brief(rows['api_name'])}, "
+            f"{fmt_s(int(rows['duration_ns'].sum()))}): see {see}")
+
+
 def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
     """One ``nsys analyze`` rule as a Finding: its rows (nsys_rules), cost = the rows' total time
-    (for gpu-low-util, the idle part of the listed chunks: duration × (100 − in-use) / 100)."""
+    (for gpu-low-util, the idle part of the listed chunks: duration × (100 − in-use) / 100). An API rule
+    whose calls the trace also holds under names the rule does not read (``nsys_unread``) says so (its
+    sentence and note): its "No …" is then about the names it reads, never about the kind of call."""
     label = _NSYS_TEXT[rule].format(**params)
     tab = "gaps" if rule.startswith("gpu-") else "api"
     if ctx.bundle is None:
         return _not_evaluated(ctx, rule, params, f"{label}: not evaluated ({NEEDS_EVENTS}).", FindingView(tab=tab))
     rows = nr.run_nsys_rule(rule, ctx.bundle, params, ctx.ops() if rule.startswith("gpu-") else None)
+    unread = nsys_unread(ctx.bundle, rule)
+    note = f"the nsys rule reads {_NSYS_READS[rule]} only; not looked at: {unread}" if unread else ""
     if rows.empty:
+        if unread:
+            return _empty(ctx, rule, params, f"{_NSYS_NONE[rule]} (the CUDA runtime names this nsys rule reads); "
+                          f"it does not look at {unread}.", FindingView(tab=tab), note)
         return _empty(ctx, rule, params, f"No {label}.", FindingView(tab=tab))
     if rule == "gpu-low-util":
         cost = int(sum(int(d) * max(100.0 - p, 0.0) / 100.0 for d, p in zip(rows["duration_ns"], rows["in_use_pct"])))
@@ -315,9 +446,12 @@ def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
     if rule == "gpu-low-util":
         text = (f"{len(rows):,} {label} ({fmt_s(int(rows['duration_ns'].sum()))}), {fmt_s(cost)} of it idle; "
                 f"the lowest at {float(rows['in_use_pct'].iloc[0]):.1f} % from {int(rows['start_ns'].iloc[0]) / 1e9:.3f} s")
+    if unread:
+        text += f" (CUDA runtime names only, as nsys; not looked at: {unread})"
     top_s, top_e = int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"])
     mark = ("gap", top_s, top_e) if rule == "gpu-starv" else None
-    return _finding(ctx, rule, params, cost, text + ".", rows, FindingView(tab=tab, t0_ns=t0, t1_ns=t1, mark=mark))
+    return _finding(ctx, rule, params, cost, text + ".", rows, FindingView(tab=tab, t0_ns=t0, t1_ns=t1, mark=mark),
+                    note)
 
 
 # ---------------------------------------------------------------------------- serving rules
@@ -442,17 +576,22 @@ def _sync_from_summary(ctx: Context, rule: str, params: dict, view: FindingView)
     r0 = rows.iloc[0]
     where = (f" inside NVTX range {r0['nvtx_range']} ({r0['range_count']:,} ranges, {fmt_s(int(r0['range_sum_ns']))})"
              if r0["nvtx_range"] else "")
+    # totals are summed over host threads, which a summary does not count: no share of a whole is defined
+    span = (f"; the GPU activity span is {fmt_s(s.gpu_activity_span_ns)}" if s.gpu_activity_span_ns > 0 else "")
     text = (f"{int(r0['calls']):,} {clean_api_name(r0['api_name'])} calls block the host {fmt_s(int(r0['blocked_ns']))}"
-            f"{where}: {_pct_text(cost, ctx.reference_ns)} % of the GPU activity span "
-            f"(from the summary's totals; per-step numbers need event rows).")
+            f"{where}, summed over host threads{span} (from the summary's totals; shares and per-step numbers "
+            f"need event rows).")
     return _finding(ctx, rule, params, cost, text, rows, view, "from totals: " + NEEDS_EVENTS)
 
 
 def sync_in_loop(ctx: Context, params: dict) -> Finding:
     """``sync-in-loop``: blocking CUDA calls (SYNC_CALL: stream/device/event/context synchronise) that
-    start inside a dispatch, per phase: calls, calls per step, blocked time and its share of the step
-    time, the call name and NVTX range holding the most blocked time. Cost = Σ blocked time.
-    Without dispatch marks the whole trace is one loop ("all"). On a summary JSON: from totals.
+    start inside a dispatch, per phase: calls, calls per step, blocked time, the phase's step time, the
+    share of the blocking threads' step time spent blocked (each thread's calls as a union inside the
+    phase's steps, over step time × threads: at most 100 %), the call name and NVTX range holding the
+    most blocked time. Cost = Σ blocked time. Without dispatch marks the whole trace is one loop ("all"):
+    no per-step figures (calls_per_step and step_ns n/a), the share is of the threads' time over the
+    trace's span (``trace_span``). On a summary JSON: from totals.
     """
     rule, view = "sync-in-loop", FindingView(tab="api")
     if ctx.bundle is None:
@@ -465,49 +604,66 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
         return _empty(ctx, rule, params, "No blocking CUDA synchronisation calls.", view)
     start = a["start_ns"].to_numpy(np.int64)
     end = a["end_ns"].to_numpy(np.int64)
-    if ctx.dispatches.empty:  # the whole trace is the loop: each blocking thread's time is the span
+    tid = a["global_tid"].to_numpy(np.int64)
+    if ctx.dispatches.empty:  # the whole trace is the loop; its windows: the trace's span
         phase = np.full(len(a), "all", dtype=object)
         steps = {"all": 0}
-        step_ns = {"all": ctx.reference_ns * int(a["global_tid"].nunique())}
+        lo, hi = _trace_span(ctx)
+        windows = {"all": (np.array([lo], np.int64), np.array([hi], np.int64))}
+        span = {"all": hi - lo}
     else:
         phase = ctx.phase_of_time(start)
         pp = ctx.phases.to_numpy()
+        ds, de = ctx.dispatches["start_ns"].to_numpy(np.int64), ctx.dispatches["end_ns"].to_numpy(np.int64)
         steps = {p: int((pp == p).sum()) for p in set(pp)}
-        step_ns = {p: int(ctx.dispatches["duration_ns"].to_numpy()[pp == p].sum()) for p in set(pp)}
+        windows = {p: (ds[pp == p], de[pp == p]) for p in set(pp)}
+        span = {p: int(ctx.dispatches["duration_ns"].to_numpy()[pp == p].sum()) for p in set(pp)}
     inside = phase != ""
     if not inside.any():
         return _empty(ctx, rule, params, f"{len(a):,} blocking calls, none inside a dispatch.", view)
     rng = _innermost_ranges(ctx.bundle.nvtx_ranges, a["global_tid"].to_numpy()[inside], start[inside], end[inside])
     rng = np.array([normalize_nvtx_name(x) if x else x for x in rng], dtype=object)
     f = pd.DataFrame({"phase": phase[inside], "api_name": a["name"].astype(str).to_numpy()[inside],
-                      "nvtx_range": rng, "dur": (end - start)[inside]})
-    rows = []
+                      "nvtx_range": rng, "dur": (end - start)[inside], "tid": tid[inside],
+                      "start": start[inside], "end": end[inside]})
+    rows, threads = [], {}
     for p, g in f.groupby("phase", sort=False):
         by = g.groupby(["api_name", "nvtx_range"], sort=False)["dur"].sum().sort_values(ascending=False, kind="stable")
         blocked = int(g["dur"].sum())
+        # share of the blocking threads' time in the phase's steps (or the trace's span) spent blocked: each
+        # thread's calls as a union, inside those windows, over threads × window time; at most 100 % by
+        # construction (a call that outlasts its step, or two threads blocked at once, cannot push it past)
+        ws, we = windows[p]
+        held = sum(intersection_length(t["start"].to_numpy(), t["end"].to_numpy(), ws, we)
+                   for _, t in g.groupby("tid", sort=False))
+        threads[p] = int(g["tid"].nunique())
         rows.append({"phase": p, "steps": steps.get(p, 0), "calls": len(g),
                      "calls_per_step": round(len(g) / steps[p], 2) if steps.get(p) else float("nan"),
-                     "blocked_ns": blocked, "step_ns": step_ns.get(p, 0),
-                     "share_pct": _round_pct(blocked, step_ns.get(p, 0)),
+                     "blocked_ns": blocked, "step_ns": span.get(p, 0) if steps.get(p) else None,
+                     "share_pct": _round_pct(held, span.get(p, 0) * threads[p]),
                      "api_name": by.index[0][0], "nvtx_range": by.index[0][1], "top_blocked_ns": int(by.iloc[0])})
     rows = pd.DataFrame(rows).sort_values("blocked_ns", ascending=False, kind="stable")
     cost = int(rows["blocked_ns"].sum())
     r0 = rows.iloc[0]
+    share = ("n/a" if r0["share_pct"] is None or pd.isna(r0["share_pct"]) else
+             "under 0.1 %" if 0 < cost and r0["share_pct"] < 0.05 else f"{r0['share_pct']:.1f} %")
     longest = int(np.argmax(np.where(inside, end - start, -1)))
     t0, t1 = _window(int(start[longest]), int(end[longest]))
     where = f" inside {r0['nvtx_range']}" if r0["nvtx_range"] else ""
+    n_threads = threads[r0["phase"]]
+    calls = int(rows['calls'].sum())
     if ctx.dispatches.empty:
-        n_threads = int(a["global_tid"].nunique())
-        calls = int(rows['calls'].sum())
-        text = (f"No dispatch marks, so the whole trace is the loop: {count_noun(calls, 'blocking call')} "
-                f"hold{'s' if calls == 1 else ''} "
-                f"{count_noun(n_threads, 'host thread')} {fmt_s(cost)}, {r0['share_pct']:.1f} % of their time over the GPU "
-                f"activity span, mostly {clean_api_name(r0['api_name'])}{where} ({fmt_s(int(r0['top_blocked_ns']))}).")
+        text = (f"No dispatch marks, so the whole trace is the loop (no per-step figures): "
+                f"{count_noun(calls, 'blocking call')} hold{'s' if calls == 1 else ''} "
+                f"{count_noun(n_threads, 'host thread')} {fmt_s(cost)}, {share} of "
+                f"{'its' if n_threads == 1 else 'their'} time over the trace's {fmt_s(span['all'])} span "
+                f"(first to last recorded event), mostly {clean_api_name(r0['api_name'])}{where} "
+                f"({fmt_s(int(r0['top_blocked_ns']))}).")
     else:
-        calls = int(rows['calls'].sum())
+        whose = "its step time" if n_threads == 1 else f"its step time on {n_threads} blocking host threads"
         text = (f"{count_noun(calls, 'blocking call')} in the dispatch loop hold{'s' if calls == 1 else ''} the host "
                 f"{fmt_s(cost)}; "
-                f"{r0['phase']}: {r0['calls_per_step']:g} per step, {r0['share_pct']:.1f} % of its step time, mostly "
+                f"{r0['phase']}: {r0['calls_per_step']:g} per step, {share} of {whose}, mostly "
                 f"{clean_api_name(r0['api_name'])}{where} ({fmt_s(int(r0['top_blocked_ns']))}).")
     return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="api", t0_ns=t0, t1_ns=t1))
 
@@ -515,9 +671,10 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
 def launch_bound(ctx: Context, params: dict) -> Finding:
     """``launch-bound``: per phase, kernels per step, the share of kernels shorter than their launch
     call (a call that launched n kernels, e.g. a graph launch, counts 1/n per kernel), and launch-call
-    time per step. A phase is launch-bound when that share is at least
+    time per step and in all. A phase is launch-bound when that share is at least
     ``share`` %; cost = Σ (launch call − kernel) over its kernels shorter than their launch.
-    Rows per phase (all phases, ``launch_bound`` true/false).
+    Rows per phase (all phases, ``launch_bound`` true/false). Without dispatch marks the whole trace is one
+    phase ("all", steps 0) and the per-step figures are n/a.
     """
     rule, view = "launch-bound", FindingView(tab="kernels", sort="-count")
     if ctx.bundle is None:
@@ -525,6 +682,13 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
     j = ctx.launches()
     if j.empty:
         return _empty(ctx, rule, params, "No kernel could be joined to its launch call (correlation ids).", view)
+    # a kernel without usable timestamps has no duration to compare (0 would read as "shorter than its launch")
+    timed = usable_kernel_mask(ctx.bundle.kernels)[j["kernel_index"].to_numpy()]
+    if not timed.all():
+        j = j[timed].reset_index(drop=True)
+        if j.empty:
+            return _empty(ctx, rule, params, "No kernel with usable timestamps could be joined to its launch call.",
+                          view)
     kdur = ctx.kernel_duration()[j["kernel_index"].to_numpy()]
     # a call that launched several kernels (a node-traced graph launch) is shared between them
     aidx = j["api_index"].to_numpy()
@@ -549,12 +713,13 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
     for i, p in enumerate(names):
         if p == "" or not count[i]:
             continue
-        n = steps.get(p) or 1
+        n = steps.get(p, 0)  # no steps (no dispatch marks): no per-step figure (n/a), never one over 0 or 1 step
         share = share_pct(int(short[i]), int(count[i]))  # count > 0 here
-        rows.append({"phase": p, "steps": steps.get(p, 0), "kernels": int(count[i]),
-                     "kernels_per_step": round(int(count[i]) / n, 2), "short_kernel_pct": round(share, 2),
-                     "launch_ns_per_step": int(lsum[i]) // n, "launch_over_kernel_ns": int(over[i]),
-                     "launch_bound": share >= params["share"]})
+        rows.append({"phase": p, "steps": n, "kernels": int(count[i]),
+                     "kernels_per_step": round(int(count[i]) / n, 2) if n else None,
+                     "short_kernel_pct": round(share, 2),
+                     "launch_ns_per_step": int(lsum[i]) // n if n else None,
+                     "launch_over_kernel_ns": int(over[i]), "launch_bound": share >= params["share"]})
     if not rows:
         return _empty(ctx, rule, params, "No kernel launched inside a dispatch.", view)
     rows = pd.DataFrame(rows).sort_values("launch_over_kernel_ns", ascending=False, kind="stable")
@@ -565,9 +730,18 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
                        view)
     cost = int(bound["launch_over_kernel_ns"].sum())
     r0 = bound.iloc[0]
-    text = (f"{r0['phase']} is launch-bound: {r0['kernels_per_step']:g} kernels per step, {r0['short_kernel_pct']:.1f} % "
-            f"shorter than their launch call, {fmt_s(int(r0['launch_ns_per_step']))} of launch calls per step; "
-            f"launches outlast their kernels by {fmt_s(cost)} in all.")
+    if r0["steps"]:
+        text = (f"{r0['phase']} is launch-bound: {r0['kernels_per_step']:g} kernels per step, "
+                f"{r0['short_kernel_pct']:.1f} % shorter than their launch call, "
+                f"{fmt_s(int(r0['launch_ns_per_step']))} of launch calls per step; "
+                f"launches outlast their kernels by {fmt_s(cost)} in all.")
+    else:
+        n, launch_ns = int(r0["kernels"]), int(lsum[list(names).index(r0["phase"])])
+        which = ("its 1 kernel runs shorter than its launch call" if n == 1 else
+                 f"{r0['short_kernel_pct']:.1f} % of {n:,} kernels run shorter than their launch call")
+        text = (f"No dispatch marks, so the whole trace is one loop (no per-step figures) and it is launch-bound: "
+                f"{which}, {fmt_s(launch_ns)} of launch calls in all; launches outlast their kernels by "
+                f"{fmt_s(cost)} in all.")
     return _finding(ctx, rule, params, cost, text, rows, view)
 
 
@@ -634,7 +808,8 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
     t0, t1 = _window(int(d["start_ns"].iloc[first]), int(d["end_ns"].iloc[first]))
     text = (f"{n_ng:,} of {int(decode.sum()):,} decode dispatches ({_pct_text(n_ng, int(decode.sum()), '.0f')} %) run without "
             f"CUDA graphs ({int((decode & mode_none).sum()):,} marked mode=NONE); a graph would replace "
-            f"~{kernels_per_step:.0f} launches per step, {fmt_s(launch_ns)} of launch calls"
+            f"~{kernels_per_step:.0f} launch{'' if round(kernels_per_step) == 1 else 'es'} per step, "
+            f"{fmt_s(launch_ns)} of launch calls"
             + ((" (estimated from totals, which spread all launches over all dispatches alike; at most the "
                 "steps' own time)." if capped else " (estimated from totals).") if note else "."))
     mark = ("dispatch", int(d["start_ns"].iloc[first]), int(d["end_ns"].iloc[first]))
@@ -710,7 +885,8 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
     k = ctx.bundle.kernels
     timed = ctx.kernel_duration() > 0  # zero-length and invalid rows add nothing to a union
     if not timed.any():
-        return _empty(ctx, rule, params, "No kernels.", view)
+        return _empty(ctx, rule, params, "No kernels." if k.empty else f"No timed kernels: none of the "
+                      f"{count_noun(len(k), 'kernel row')} has a usable duration.", view)
     comm = _is_communication(k) & timed
     if not comm.any():
         return _empty(ctx, rule, params, "No communication kernels (NCCL or similar).", view)
@@ -736,7 +912,8 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
 
 
 def pageable_in_loop(ctx: Context, params: dict) -> Finding:
-    """``pageable-in-loop``: the copies of ``cuda-sync-memcpy`` and ``cuda-async-memcpy`` placed in the
+    """``pageable-in-loop``: the copies of ``cuda-sync-memcpy`` and ``cuda-async-memcpy``, issued by CUDA
+    runtime, driver-API or HIP calls (``cudaMemcpy*``, ``cuMemcpy*``, ``hipMemcpy*``), placed in the
     dispatch whose window holds the copy's start. Cost = Σ durations of those inside a dispatch (the
     steady-state loop); copies outside are listed with phase "" and cost nothing.
     Rows: phase, rule, duration_ns, start_ns, src_kind, dst_kind, bytes, pid, device_id, stream_id, api_name.
@@ -745,14 +922,16 @@ def pageable_in_loop(ctx: Context, params: dict) -> Finding:
     if ctx.bundle is None:
         return _not_evaluated(ctx, rule, params, f"Copies in the loop: not evaluated ({NEEDS_EVENTS}).", view)
     b = ctx.bundle
-    parts = [nr.cuda_sync_memcpy(b.memops, b.api_calls).assign(rule="cuda-sync-memcpy"),
-             nr.cuda_async_memcpy(b.memops, b.api_calls).assign(rule="cuda-async-memcpy")]
+    parts = [nr.cuda_sync_memcpy(b.memops, b.api_calls, MEMCPY_SYNC_CALL).assign(rule="cuda-sync-memcpy"),
+             nr.cuda_async_memcpy(b.memops, b.api_calls, MEMCPY_ASYNC_CALL).assign(rule="cuda-async-memcpy")]
     rows = pd.concat(parts, ignore_index=True)
     if rows.empty:
         return _empty(ctx, rule, params, "No synchronous or pageable copies.", view)
-    if ctx.dispatches.empty:
-        return _empty(ctx, rule, params, f"{count_noun(len(rows), 'synchronous/pageable copy', 'copies')}; no dispatch marks to place "
-                      "them in a loop (see cuda-sync-memcpy, cuda-async-memcpy).", view)
+    if ctx.dispatches.empty:  # the nsys rules list runtime-API copies only: point there only when all are
+        see = ("see cuda-sync-memcpy, cuda-async-memcpy" if rows["api_name"].astype(str).str.startswith("cuda").all()
+               else "the API tab lists their calls")
+        return _empty(ctx, rule, params, f"{count_noun(len(rows), 'synchronous/pageable copy', 'copies')}; no dispatch "
+                      f"marks to place them in a loop ({see}).", view)
     rows.insert(0, "phase", ctx.phase_of_time(rows["start_ns"].to_numpy(np.int64)))
     rows = rows[["phase", "rule", "duration_ns", "start_ns", "src_kind", "dst_kind", "bytes", "pid", "device_id",
                  "stream_id", "api_name"]]
@@ -760,6 +939,7 @@ def pageable_in_loop(ctx: Context, params: dict) -> Finding:
     if not inside.any():
         return _empty(ctx, rule, params, f"{count_noun(len(rows), 'synchronous/pageable copy', 'copies')}, none inside a dispatch.", view)
     rows = rows.sort_values(["duration_ns", "start_ns"], ascending=[False, True], kind="stable")
+    inside = rows["phase"] != ""  # in the sorted order
     cost = int(rows.loc[inside, "duration_ns"].sum())
     top = rows[inside].iloc[0]
     t0, t1 = _window(int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"]))
@@ -825,10 +1005,15 @@ def evaluate(summary: Summary, bundle: TraceBundle | None, *, rules: list[str] |
     resolved = {r: resolve_params(r, (params or {}).get(r)) for r in chosen}
     ctx = build_context(summary, bundle, dispatch_prefix=dispatch_prefix, threshold=threshold, derived=derived,
                         steps=steps)
+    uncaptured = bool(bundle.meta.gpu_activity_missing if bundle is not None else summary.gpu_activity_missing)
 
     def run(rule: str) -> Finding:
         if missing := missing_inputs(summary, bundle, rule):
             what = " or ".join(missing)
+            if uncaptured and (GPU_WORK in missing or KERNEL_ROWS in missing):  # launched, not recorded
+                return _not_evaluated(ctx, rule, resolved[rule], "Not evaluated: GPU activity was not captured "
+                                      "(kernels were launched, but the trace holds no kernel or CUDA-graph "
+                                      "execution).", note="GPU activity was not captured")
             spelled = what.replace(GPU_WORK, "GPU work (no kernel, CUDA-graph or memcpy/memset row)")
             return _not_evaluated(ctx, rule, resolved[rule], f"Not evaluated: this trace has no {spelled}.",
                                   note=f"the trace has no {what}")

@@ -33,7 +33,7 @@ import pandas as pd
 from dashboard.analysis.intervals import union_length
 from dashboard.analysis.summary import STREAM_KEY, kernel_durations, timed_kernels
 
-ALL_GPUS = -1  # device_id of the all-GPU ("any GPU busy") row
+ALL_GPUS = -(1 << 62)  # device_id of the all-GPU ("any GPU busy") row: never a device's id (-1 is "not recorded")
 
 # Busy sources: what counts as GPU work (one choice, applied to every panel and the overview).
 BUSY_KERNEL_ROWS = "kernel-rows"  # kernel rows only: the summary contract's definition
@@ -132,7 +132,12 @@ def cuda_traced(run) -> bool:
     if b is None:
         s = run.summary if hasattr(run, "summary") else run
         return int(s.kernel_count) > 0 or not s.api.empty
-    return has_gpu_work(b) or not b.api_calls.empty
+    # rows of a CUDA kind that were read but all left out (invalid times) still show CUDA was traced
+    return has_gpu_work(b) or not b.api_calls.empty or any(
+        a.read > 0 for a in b.meta.accounts if a.kind in CUDA_ROW_KINDS)
+
+
+CUDA_ROW_KINDS = ("kernels", "CUDA API calls", "memcpy/memset", "CUDA graph launches")  # RowAccount kinds
 
 
 def work_for_source(bundle, busy_source: str) -> pd.DataFrame:

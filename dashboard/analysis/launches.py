@@ -104,6 +104,18 @@ def kernel_launches(kernels: pd.DataFrame, api_calls: pd.DataFrame, index: Launc
     return pd.DataFrame({
         "kernel_index": kpos, "api_index": apos,
         "correlation_id": kernels["correlation_id"].to_numpy()[kpos], "pid": kernels["pid"].to_numpy()[kpos],
-        "api_name": api_calls["name"].iloc[apos].astype(str).to_numpy(), "api_start_ns": a_start[apos],
+        "api_name": _names_at(api_calls["name"], apos), "api_start_ns": a_start[apos],
         "api_ns": api_calls["end_ns"].to_numpy(np.int64)[apos] - a_start[apos].astype(np.int64),
         "kernel_start_ns": kernels["start_ns"].to_numpy()[kpos]}, copy=False)
+
+
+def _names_at(names: pd.Series, pos: np.ndarray):
+    """``names.iloc[pos].astype(str)`` as its values: for a categorical column, Arrow takes the category
+    strings by code (~20 ms for 2M kernels against ~0.8 s of building one Python string per row)."""
+    if not len(pos) or not isinstance(names.dtype, pd.CategoricalDtype) or names.cat.codes.min() < 0:
+        return names.iloc[pos].astype(str).to_numpy()
+    import pyarrow as pa
+
+    str_dtype = pd.Series([""], dtype=str).dtype
+    categories = pa.array(np.asarray(names.cat.categories.astype(str), dtype=object), type=pa.large_string())
+    return pd.array(categories.take(pa.array(names.cat.codes.to_numpy()[pos])), dtype=str_dtype)

@@ -51,6 +51,14 @@ _SYNC_API = re.compile(r"^(cudaDeviceSynchronize|cudaStreamSynchronize)", re.IGN
 _MEMCPY_SYNC_API = re.compile(r"^cudaMemcpy(?!.*async)", re.IGNORECASE)
 _MEMCPY_ASYNC_API = re.compile(r"^cudaMemcpy.*Async", re.IGNORECASE)
 _MEMSET_SYNC_API = re.compile(r"^cudaMemset(?!.*async)", re.IGNORECASE)
+# The same kinds of call under CUDA driver-API names (``cuMemcpyHtoDAsync_v2``, ``cuMemsetD32_v2``: OpenMP/OpenACC
+# offload runtimes, Julia and CUDA-Q call the driver directly) and HIP names (``hipMemcpyAsync``, a ROCm Kineto
+# trace), which the rules above do not read (nsys reads CUDA runtime names only). tracedash's own rules read
+# them all; the nsys rules' findings name what they skip.
+OTHER_MEMCPY_SYNC_API = re.compile(r"^(cu|hip)Memcpy(?!.*async)", re.IGNORECASE)
+OTHER_MEMCPY_ASYNC_API = re.compile(r"^(cu|hip)Memcpy.*Async", re.IGNORECASE)
+OTHER_MEMSET_SYNC_API = re.compile(r"^(cu|hip)Memset(?!.*async)", re.IGNORECASE)
+NSYS_SYNC_API = _SYNC_API  # the synchronisation calls cuda-sync-api reads
 
 
 @dataclass(frozen=True)
@@ -276,10 +284,12 @@ def _kind_is(memops: pd.DataFrame, column: str, values) -> np.ndarray:
     return np.isin(col.cat.codes.to_numpy(), ok)
 
 
-def cuda_sync_memcpy(memops: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFrame:
+def cuda_sync_memcpy(memops: pd.DataFrame, api_calls: pd.DataFrame,
+                     api_pattern: re.Pattern = _MEMCPY_SYNC_API) -> pd.DataFrame:
     """``cuda-sync-memcpy``: copies issued by a synchronous ``cudaMemcpy*`` call (no ``Async`` in the
     name) that block the host: all but device-to-device copies (within one device) and
-    host-to-device copies of 64 KiB or less (which return before the copy).
+    host-to-device copies of 64 KiB or less (which return before the copy). ``api_pattern``: the calls
+    that issue them (default: the nsys rule's runtime names; tracedash's own rules pass driver names too).
 
     Returns:
         MEMCPY_ROWS frame (times of the copy on the GPU), sorted by duration descending, then start.
@@ -289,10 +299,11 @@ def cuda_sync_memcpy(memops: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFr
         return _frame({}, MEMCPY_ROWS)
     dtod, htod = _kind_is(m, "kind", {"memcpy DtoD"}), _kind_is(m, "kind", {"memcpy HtoD"})
     m = m[~(dtod | (htod & (m["bytes"].to_numpy() <= SMALL_HTOD_BYTES)))]
-    return _memcpy_rows(_join_api(m, api_calls, _MEMCPY_SYNC_API))
+    return _memcpy_rows(_join_api(m, api_calls, api_pattern))
 
 
-def cuda_async_memcpy(memops: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFrame:
+def cuda_async_memcpy(memops: pd.DataFrame, api_calls: pd.DataFrame,
+                      api_pattern: re.Pattern = _MEMCPY_ASYNC_API) -> pd.DataFrame:
     """``cuda-async-memcpy``: copies issued by a ``cudaMemcpy*Async*`` call with pageable memory on
     either side, which makes the asynchronous copy synchronous.
 
@@ -303,10 +314,11 @@ def cuda_async_memcpy(memops: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataF
     if m.empty:
         return _frame({}, MEMCPY_ROWS)
     m = m[_kind_is(m, "src_kind", {"Pageable"}) | _kind_is(m, "dst_kind", {"Pageable"})]
-    return _memcpy_rows(_join_api(m, api_calls, _MEMCPY_ASYNC_API))
+    return _memcpy_rows(_join_api(m, api_calls, api_pattern))
 
 
-def cuda_sync_memset(memops: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFrame:
+def cuda_sync_memset(memops: pd.DataFrame, api_calls: pd.DataFrame,
+                     api_pattern: re.Pattern = _MEMSET_SYNC_API) -> pd.DataFrame:
     """``cuda-sync-memset``: memsets of pinned or managed memory issued by a synchronous ``cudaMemset*``.
 
     Returns:
@@ -316,7 +328,7 @@ def cuda_sync_memset(memops: pd.DataFrame, api_calls: pd.DataFrame) -> pd.DataFr
     m = m[_kind_is(m, "dst_kind", {"Pinned", "Managed"})]
     if m.empty:
         return _frame({}, MEMSET_ROWS)
-    j = _join_api(m, api_calls, _MEMSET_SYNC_API)
+    j = _join_api(m, api_calls, api_pattern)
     f = pd.DataFrame({"duration_ns": j["end_ns"] - j["start_ns"], "start_ns": j["start_ns"],
                       "dst_kind": j["dst_kind"].astype(str), "bytes": j["bytes"], "pid": j["pid"],
                       "device_id": j["device_id"], "context_id": j["context_id"], "stream_id": j["stream_id"],

@@ -351,6 +351,7 @@ def parse_step_source(text: str | None, *, prefix: str = DEFAULT_DISPATCH_PREFIX
         return StepSpec(value.lower(), None, prefix, threshold)
     if _WORD.fullmatch(value):
         raise StepSourceError(f"{value!r}: unknown preset; one of {AUTO}, {', '.join(PRESETS)}, or a "
-                              f"regular expression with named groups (e.g. '^{value}')")
+                              f"regular expression with named groups (e.g. '^{value}_(?P<tokens>\\d+)' for steps named "
+                              f"{value}_<tokens>)")
     compile_rule(value)
     return StepSpec(RULE, value, prefix, threshold)

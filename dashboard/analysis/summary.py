@@ -54,6 +54,65 @@ def _usable(kernels: pd.DataFrame) -> pd.Series:
     return ~((s == 0) & (e == 0)) & ~_invalid(s, e)
 
 
+def usable_kernel_mask(kernels: pd.DataFrame) -> np.ndarray:
+    """Kernel rows that count for span and busy time (``timed_kernels``' rows), as a boolean array."""
+    return _usable(kernels).to_numpy()
+
+
+UNTIMED_KERNELS = ("no kernel row has usable timestamps (each lacks one or has an invalid one): the GPU span, busy "
+                   "union and idle are unknown (n/a; null in `summarize` JSON), not 0")
+
+
+def kernels_read_not_usable(bundle: TraceBundle) -> str:
+    """``UNTIMED_KERNELS`` when kernel rows were read but none counts for span and busy (every one without a
+    usable timestamp, kept as an invalid row or left out by the loader), else "": the GPU ran work whose
+    time is unknown, never "nothing ran"."""
+    k = bundle.kernels
+    if len(k):
+        return "" if _usable(k).any() else UNTIMED_KERNELS
+    read = sum(a.read for a in bundle.meta.accounts if a.kind == "kernels")
+    return UNTIMED_KERNELS if read else ""
+
+
+def _stream_groups(keys: list[np.ndarray], n: int) -> np.ndarray:
+    """One small integer per distinct stream (tuple of ``keys``, ``n`` rows), in no particular order."""
+    g = np.zeros(n, dtype=np.int64)
+    radix = 1
+    for k in keys:
+        if k.min() == k.max():  # one device, process or context: nothing to tell apart
+            continue
+        codes, uniq = pd.factorize(k)
+        radix *= max(len(uniq), 1)
+        if radix >= 2**62:  # absurdly many distinct ids: let pandas group the tuples
+            return pd.DataFrame({i: k for i, k in enumerate(keys)}).groupby(list(range(len(keys))),
+                                                                            sort=False).ngroup().to_numpy()
+        g = g * len(uniq) + codes
+    return pd.factorize(g)[0]
+
+
+def _stream_order(g: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Rows ordered by stream, then start, then end, ties in row order (``np.lexsort`` of the same keys).
+
+    Three stable sorts: kernels come nearly ordered by start and end (timsort is linear there), and the
+    stream groups are few (radix sort of small integers)."""
+    order = np.argsort(e, kind="stable")
+    order = order[np.argsort(s[order], kind="stable")]
+    small = g.astype(np.int16) if g.max(initial=0) < 2**15 else g
+    return order[np.argsort(small[order], kind="stable")]
+
+
+def _suffix_min(values: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Per row, the smallest value of that row and the later rows of its group (groups are contiguous and
+    start at the rows ``first``)."""
+    if first.size > 4096:  # many tiny groups: one grouped pass beats a loop of small ones
+        group = np.repeat(np.arange(first.size), np.diff(np.r_[first, values.size]))
+        return pd.Series(values[::-1]).groupby(group[::-1]).cummin().to_numpy()[::-1]
+    out = np.empty_like(values)
+    for lo, hi in zip(first.tolist(), np.r_[first[1:], values.size].tolist()):
+        out[lo:hi] = np.minimum.accumulate(values[lo:hi][::-1])[::-1]
+    return out
+
+
 def _compute_overruns(kernels: pd.DataFrame) -> tuple[np.ndarray | None, int]:
     ok = _usable(kernels).to_numpy()
     if "graph_node_id" in kernels:
@@ -61,19 +120,15 @@ def _compute_overruns(kernels: pd.DataFrame) -> tuple[np.ndarray | None, int]:
     rows = np.flatnonzero(ok)
     if rows.size < 2:
         return None, 0
-    s = kernels["start_ns"].to_numpy(np.int64)[rows]
-    e = kernels["end_ns"].to_numpy(np.int64)[rows]
-    keys = [kernels[c].to_numpy(np.int64)[rows] if c in kernels else np.zeros(rows.size, np.int64)
-            for c in STREAM_KEY]
-    order = np.lexsort((e, s, *reversed(keys)))  # by stream, then start, then end
-    s, e, rows = s[order], e[order], rows[order]
-    same = np.ones(rows.size - 1, dtype=bool)  # row i and i + 1 are on the same stream
-    for k in keys:
-        k = k[order]
-        same &= k[1:] == k[:-1]
-    group = np.r_[0, np.cumsum(~same)]
+    pick = slice(None) if rows.size == len(kernels) else rows  # a slice: no copy when every row takes part
+    s = kernels["start_ns"].to_numpy(np.int64)[pick]
+    e = kernels["end_ns"].to_numpy(np.int64)[pick]
+    g = _stream_groups([kernels[c].to_numpy(np.int64)[pick] for c in STREAM_KEY if c in kernels], rows.size)
+    order = _stream_order(g, s, e)  # by stream, then start, then end
+    s, e, rows, g = s[order], e[order], rows[order], g[order]
+    same = g[1:] == g[:-1]  # row i and i + 1 are on the same stream
     # Smallest end among the kernels that start after row i on its stream (stream order: they ran after it).
-    suffix_min = pd.Series(e[::-1]).groupby(group[::-1]).cummin().to_numpy()[::-1]
+    suffix_min = _suffix_min(e, np.r_[0, np.flatnonzero(~same) + 1])
     later_min = np.full(rows.size, np.iinfo(np.int64).max, dtype=np.int64)
     later_min[:-1] = np.where(same, suffix_min[1:], later_min[:-1])
     over = np.flatnonzero(e > later_min)  # ends after a later kernel ended: a timestamp artifact
@@ -159,7 +214,7 @@ def kernel_durations(kernels: pd.DataFrame) -> pd.Series:
     0 for invalid rows (so a bad row never adds negative time). int64 Series aligned with ``kernels``."""
     s = kernels["start_ns"]
     e = kernels["end_ns"]
-    dur = pd.Series(kernel_end_ns(kernels) - s.to_numpy(np.int64), index=kernels.index)
+    dur = pd.Series(kernel_end_ns(kernels) - s.to_numpy(np.int64), index=kernels.index, copy=False)
     return dur.where(~_invalid(s, e), 0)
 
 
@@ -177,7 +232,7 @@ def _count_and_total(names: pd.Series, durations: pd.Series) -> pd.DataFrame:
     """Per distinct name (categorical or str): row count and int64 sum of durations."""
     if isinstance(names.dtype, pd.CategoricalDtype):  # group on the integer codes: no string copies
         codes = names.cat.codes.to_numpy()
-        g = pd.Series(durations.to_numpy(np.int64)).groupby(codes, sort=False)
+        g = pd.Series(durations.to_numpy(np.int64), copy=False).groupby(codes, sort=False)
         out = pd.DataFrame({"count": g.size(), "total_ns": g.sum()})
         out.index = names.cat.categories.take(out.index.to_numpy()).astype(str)
     else:
@@ -296,12 +351,45 @@ def kernel_row_warnings(kernels: pd.DataFrame) -> list[str]:
     return out
 
 
+# How to record the GPU work a trace lacks, per input format (the capture-gap warning ends with it).
+CAPTURE_ADVICE = {
+    "kineto-json": ("record with the CUDA activity on (torch.profiler ProfilerActivity.CUDA), not in CUPTI "
+                    "range-profiler mode"),
+}
+NSYS_CAPTURE_ADVICE = ("record with CUDA tracing on (`nsys profile --trace=cuda ...`); under WSL2, Nsight Systems "
+                       "may not trace GPU activity (see the WSL2 limits in its user guide): profile on native Linux "
+                       "to record kernels")
+
+
+CUDA_TRACE_ADVICE = {"nsys-sqlite": "record it with `nsys profile --trace=cuda,nvtx ...`",
+                     "kineto-json": "record it with torch.profiler's ProfilerActivity.CUDA"}
+
+
+def gpu_activity_not_captured(bundle: TraceBundle) -> str:
+    """The capture-gap sentence, "" unless launch calls were recorded but no GPU execution
+    (``TraceMeta.gpu_activity_missing``, set by the loaders): GPU work was launched and not recorded, so the
+    span, busy union and idle are unknown (``summary_to_dict`` writes null), never "nothing ran on a GPU"."""
+    if len(bundle.kernels) or not bundle.meta.gpu_activity_missing:
+        return ""
+    calls = sum(n for _, n, _ in bundle.meta.launches_by_pid)
+    launched = (f"{count_noun(calls, 'kernel launch call')} {'was' if calls == 1 else 'were'} recorded"
+                if calls else "kernel launch calls were recorded")
+    return (f"GPU activity was not captured: {launched} but no kernel or CUDA graph execution, so the GPU span, "
+            f"busy union and idle are unknown (n/a; null in `summarize` JSON), not 0; "
+            f"{CAPTURE_ADVICE.get(bundle.meta.format, NSYS_CAPTURE_ADVICE)}")
+
+
 def gpu_work_warnings(bundle: TraceBundle) -> list[str]:
     """The sentence that keeps a summary's zeros from reading as measurements: a trace with no kernel rows
-    has span, busy union and idle 0 by definition (summary_contract.md), not because a GPU sat idle.
+    has span, busy union and idle 0 by definition (summary_contract.md), not because a GPU sat idle; when
+    kernels were launched but not recorded (``gpu_activity_not_captured``) they are unknown instead.
     Empty when there are kernel rows."""
+    if untimed := kernels_read_not_usable(bundle):
+        return [untimed]
     if len(bundle.kernels):
         return []
+    if gap := gpu_activity_not_captured(bundle):
+        return [gap]
     others = [what for what, frame in (("CUDA graph launches", bundle.graph_launches), ("memcpy/memset", bundle.memops))
               if len(frame)]
     if others:
@@ -314,6 +402,11 @@ def gpu_work_warnings(bundle: TraceBundle) -> list[str]:
     if not any(len(f) for f in (bundle.api_calls, bundle.nvtx_ranges, bundle.nvtx_marks)):
         return ["no events loaded: no kernel, CUDA API, NVTX or memcpy/memset rows, so every figure "
                 "of this summary is 0"]
+    if bundle.api_calls.empty:  # CUDA not traced (NVTX only): what ran on a GPU is unknown, not "nothing"
+        advice = CUDA_TRACE_ADVICE.get(bundle.meta.format, CUDA_TRACE_ADVICE["nsys-sqlite"])
+        return [f"CUDA was not traced (no kernel, CUDA API, CUDA graph or memcpy/memset rows): the GPU span, busy "
+                f"union and idle are 0 by the summary contract's definition, not measured; GPU work, if any ran, was "
+                f"not recorded ({advice})"]
     return ["no GPU work recorded (no kernel, CUDA graph or memcpy/memset rows): the GPU span, busy union and idle "
             "are 0 because nothing ran on a GPU in this capture, not because a GPU was idle"]
 
@@ -328,10 +421,13 @@ def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PR
     Returns:
         Summary with integer-ns times; ``gpu_start_ns``/``gpu_end_ns`` set when there are kernels.
     """
-    k = timed_kernels(bundle.kernels)
-    busy = kernel_busy_union(bundle.kernels)
-    if len(k):
-        gpu_start, gpu_end = int(k["start_ns"].min()), int(k["end_ns"].max())
+    # The timed kernels' times as arrays, once (``timed_kernels`` would copy the frame for each use).
+    ok = _usable(bundle.kernels).to_numpy()
+    starts = bundle.kernels["start_ns"].to_numpy(np.int64)[ok]
+    ends = kernel_end_ns(bundle.kernels)[ok]
+    busy = union_intervals(starts, ends)
+    if starts.size:
+        gpu_start, gpu_end = int(starts.min()), int(ends.max())
         span = gpu_end - gpu_start
     else:
         gpu_start = gpu_end = None
@@ -354,16 +450,21 @@ def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PR
         gpu_start_ns=gpu_start,
         gpu_end_ns=gpu_end,
         warnings=(*input_warnings(bundle.meta), *kernel_row_warnings(bundle.kernels), *gpu_work_warnings(bundle)),
+        gpu_activity_missing=(kernels_read_not_usable(bundle) or
+                              ("" if len(bundle.kernels) else bundle.meta.gpu_activity_missing)),
     )
 
 
 def summary_to_dict(summary: Summary) -> dict:
-    """Serialise a Summary to the seed JSON structure (times in float seconds, key order as seed)."""
+    """Serialise a Summary to the seed JSON structure (times in float seconds, key order as seed). Span, busy
+    and idle are null (n/a, as ``report`` shows them) when GPU work was launched but not captured
+    (``Summary.gpu_activity_missing``): unknown, not the contract's 0 of a trace that launched nothing."""
+    unknown = bool(summary.gpu_activity_missing)
     return {
         "file": summary.file,
-        "gpu_activity_span_s": ns_to_s(summary.gpu_activity_span_ns),
-        "gpu_busy_union_s": ns_to_s(summary.gpu_busy_union_ns),
-        "gpu_idle_within_span_s": ns_to_s(summary.gpu_idle_within_span_ns),
+        "gpu_activity_span_s": None if unknown else ns_to_s(summary.gpu_activity_span_ns),
+        "gpu_busy_union_s": None if unknown else ns_to_s(summary.gpu_busy_union_ns),
+        "gpu_idle_within_span_s": None if unknown else ns_to_s(summary.gpu_idle_within_span_ns),
         "kernel_count": int(summary.kernel_count),
         "graph_node_kernel_count": int(summary.graph_node_kernel_count),
         "api": {r.name: [int(r.count), ns_to_s(r.total_ns)] for r in summary.api.itertuples(index=False)},

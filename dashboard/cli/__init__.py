@@ -248,11 +248,11 @@ def _serve(args) -> int:
              "(--auth-token FILE asks for a team token)", file=sys.stderr)
     mode = f"{workers} gunicorn workers" if workers > 1 else ("one process (Flask debug server)" if args.debug
                                                              else "one gunicorn worker")
+    if not os.environ.get("WERKZEUG_RUN_MAIN"):  # --debug's reloader child: its parent holds the socket already
+        _check_bind(args.host, args.port)  # before saying "serving": a taken port is the only line printed
     _say(f"tracedash {__version__}: serving {len(store.ids())} trace(s) on http://{args.host}:{args.port}/ "
          f"({mode}, up to {memory_limit / 1024**3:.1f} GiB of loaded traces{' each' if workers > 1 else ''})",
          file=sys.stderr)
-    if not os.environ.get("WERKZEUG_RUN_MAIN"):  # --debug's reloader child: its parent holds the socket already
-        _check_bind(args.host, args.port)
     if not args.debug:  # gunicorn exits on SIGTERM/SIGINT like Ctrl-C: the upload folder is removed at exit
         from dashboard.app.server import run_gunicorn
 
@@ -651,7 +651,8 @@ def _document_inputs(sub) -> None:
 
 def build_parser(light: bool = False) -> argparse.ArgumentParser:
     """The argparse parser of every subcommand; ``light``: every subcommand but ``findings`` (whose rule
-    list would import the findings rules), for commands that need none of it (``steps``)."""
+    list would import the findings rules and with them plotly's neighbours: ~0.3 s), for a command line
+    that names another subcommand (``LIGHT_COMMANDS``)."""
     parser = argparse.ArgumentParser(prog="tracedash", description="GPU profiling trace dashboard for nsys exports, "
                                      "Nsight Systems reports and PyTorch profiler (Kineto) traces.",
                                      epilog=INPUTS_TEXT, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -772,7 +773,7 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
     _add_cache_options(p)
     p.set_defaults(func=_diff)
 
-    if light:  # `tracedash steps`: parsed without importing the findings rules (nor plotly)
+    if light:  # another subcommand than findings: parsed without importing the findings rules (nor plotly)
         _add_steps_parser(sub)
         _document_inputs(sub)
         return parser
@@ -876,10 +877,15 @@ def _join_negative_sizes(argv: list[str]) -> list[str]:
     return out
 
 
+# Subcommands parsed by the light parser (every one but findings). Help, --version, no command and an
+# unknown command get the full parser: its help and "invalid choice" lists name every subcommand.
+LIGHT_COMMANDS = ("summarize", "serve", "inspect", "export", "report", "cache", "diff", "steps")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input or usage)."""
     argv = _join_negative_sizes(list(sys.argv[1:] if argv is None else argv))
-    parser = build_parser(light=bool(argv) and argv[0] == "steps")
+    parser = build_parser(light=bool(argv) and argv[0] in LIGHT_COMMANDS)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

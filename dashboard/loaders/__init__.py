@@ -122,7 +122,15 @@ def sniff_format(path: Path) -> str:
             if _utf16_json(text):
                 raise TraceFormatError(_utf16_message(path, gzipped=True))
             if not text:
+                if not _gzip_intact(path):
+                    raise TraceFormatError(
+                        f"{path.name}: a gzip file whose data cannot be decompressed (corrupt, or cut short: it "
+                        "ends before its first block); gunzip -t reports where it breaks")
                 raise TraceFormatError(f"{path.name}: a gzip file that holds nothing (0 bytes once decompressed)")
+            if any(f'"{key}"'.encode() in text for key in SUMMARY_KEYS):
+                raise TraceFormatError(
+                    f"{path.name}: a gzipped tracedash summary JSON; summaries are read uncompressed: "
+                    f"gunzip {path.name} and open the .json")
             raise TraceFormatError(
                 f"{path.name}: a gzip file that is not a PyTorch profiler (Kineto) trace "
                 "(no 'traceEvents' in its first MiB)")
@@ -138,3 +146,16 @@ def sniff_format(path: Path) -> str:
         "REPORT.nsys-rep)"
     )
 
+
+def _gzip_intact(path: Path) -> bool:
+    """Whether a gzip file decompresses to its end without an error (called only for one that gave no
+    data, so it reads almost nothing)."""
+    import gzip
+
+    try:
+        with gzip.open(path, "rb") as f:
+            while f.read(1 << 16):
+                pass
+        return True
+    except (OSError, EOFError, zlib.error):
+        return False

@@ -180,6 +180,12 @@ MAX_JSON_BYTES = 8 * 1024**3
 _GZIP_PIECE = 64 * 1024
 
 
+
+def _event_name(ev: dict) -> str:
+    """An event's name as text: a missing, null or empty name is a visible ``<unnamed>``, never "None"."""
+    name = ev.get("name")
+    return UNNAMED_NVTX if name is None or name == "" else str(name)
+
 def read_json_text(path: Path) -> bytes:
     """The JSON bytes of ``path``, gunzipped when the file starts with the gzip magic (any extension).
 
@@ -511,7 +517,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
             if dur_ns < 0:
                 if kind is KIND_RANGES and dur_ns == -1000:  # dur -1: still open when profiling stopped
                     unknown_ids[kind] = unknown_ids.get(kind, 0) + unknown
-                    open_ranges.append((cat, str(ev.get("name", "")), pid, tid, start, args))
+                    open_ranges.append((cat, _event_name(ev), pid, tid, start, args))
                     unfinished += 1
                     continue
                 skip(kind, RULE_NEGATIVE)
@@ -519,11 +525,11 @@ def parse_kineto(data, name: str) -> TraceBundle:
             if start == 0 and kind is KIND_KERNELS:  # CUPTI's start = end = 0: no timestamp
                 # ts 0 with a duration is a real time only in a trace on a relative clock (decided below)
                 (untimed if dur_ns == 0 else zero_start).append(
-                    (cat, str(ev.get("name", "")), pid, tid, 0, dur_ns, args, False))
+                    (cat, _event_name(ev), pid, tid, 0, dur_ns, args, False))
                 continue
             end = start + dur_ns
             unknown_ids[kind] = unknown_ids.get(kind, 0) + unknown
-            records.append((cat, str(ev.get("name", "")), pid, tid, start, end, args, False))
+            records.append((cat, _event_name(ev), pid, tid, start, end, args, False))
             if latest is None or end > latest:
                 latest = end
         elif ph == "E":
@@ -572,7 +578,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
                 skip(kind, RULE_BAD_TIME if start is None else RULE_BIG_BYTES)
                 continue
             pid, tid, args, unknown = ids
-            begin = (cat, str(ev.get("name", "")), pid, tid, start, args)
+            begin = (cat, _event_name(ev), pid, tid, start, args)
             if unknown:
                 unknown_begins.add(id(begin))
             stack.append(begin)
@@ -586,7 +592,7 @@ def parse_kineto(data, name: str) -> TraceBundle:
                 skip(KIND_MARKS, RULE_BAD_TIME)
                 continue
             unknown_ids[KIND_MARKS] = unknown_ids.get(KIND_MARKS, 0) + unknown
-            marks.append((ts, str(ev.get("name", "")), pid, tid))
+            marks.append((ts, _event_name(ev), pid, tid))
             if latest is None or ts > latest:
                 latest = ts
         else:

@@ -179,13 +179,12 @@ ADBC_BATCH_ROWS = 1 << 18
 
 
 def _fetch_columns(uri: str, sql: str, n_columns: int) -> list[list]:
-    """Stream a query's record batches into per-column lists of numpy chunks (ADBC).
+    """Stream a query's record batches into per-column lists of Arrow arrays (ADBC).
 
-    Each batch is copied out and released at once, so memory peaks at about the size of the
-    result, not twice it. Integer columns with NULLs keep a mask (chunk = (values, mask)).
+    Each batch is taken apart into its columns at once, so a column's buffers are freed as soon
+    as that column is joined (``_chunks_to_frame``): memory peaks at about the size of the result.
     """
     import adbc_driver_sqlite.dbapi as adbc
-    import pyarrow as pa
 
     chunks: list[list] = [[] for _ in range(n_columns)]
     with adbc.connect(uri) as conn, conn.cursor() as cur:
@@ -195,15 +194,26 @@ def _fetch_columns(uri: str, sql: str, n_columns: int) -> list[list]:
         reader = cur.fetch_record_batch()
         for batch in reader:
             for i, col in enumerate(batch.columns):
-                if pa.types.is_integer(col.type):
-                    if col.null_count:
-                        mask = col.is_null().to_numpy(zero_copy_only=False)
-                        chunks[i].append((col.fill_null(0).to_numpy().astype(np.int64), mask))
-                    else:
-                        chunks[i].append((col.to_numpy().astype(np.int64, copy=True), None))
-                else:
-                    chunks[i].append((col.to_numpy(zero_copy_only=False), None))
+                chunks[i].append(col)
+            del batch
     return chunks
+
+
+def _column_values(pieces: list) -> np.ndarray | pd.arrays.IntegerArray:
+    """One column from its Arrow chunks, copied once into a writable numpy array: int64 (an
+    ``IntegerArray`` with its NULL mask when it has NULLs), else what Arrow gives (str as object)."""
+    import pyarrow as pa
+
+    col = pa.chunked_array(pieces)  # raises when the chunks disagree on a type: the caller reads with sqlite3
+    if pa.types.is_integer(col.type):
+        if col.null_count:
+            mask = col.is_null().to_numpy()
+            values = col.fill_null(0).to_numpy().astype(np.int64, copy=False)
+            return pd.arrays.IntegerArray(values if values.flags.writeable else values.copy(), mask)
+        values = col.to_numpy().astype(np.int64, copy=False)
+    else:
+        values = col.to_numpy(zero_copy_only=False)
+    return values if values.flags.writeable else values.copy()
 
 
 def _chunks_to_frame(parts: list[list[list]], columns: list[str]) -> pd.DataFrame:
@@ -213,15 +223,7 @@ def _chunks_to_frame(parts: list[list[list]], columns: list[str]) -> pd.DataFram
         pieces = [c for part in parts for c in part[i]]
         for part in parts:
             part[i] = []  # release the chunks of this column as soon as they are joined
-        if not pieces:
-            data[name] = pd.Series([], dtype="object")
-            continue
-        values = np.concatenate([v for v, _ in pieces])
-        if any(m is not None for _, m in pieces):
-            mask = np.concatenate([m if m is not None else np.zeros(len(v), bool) for v, m in pieces])
-            data[name] = pd.arrays.IntegerArray(values, mask) if values.dtype == np.int64 else values
-        else:
-            data[name] = values
+        data[name] = _column_values(pieces) if pieces else pd.Series([], dtype="object")
         del pieces
     return pd.DataFrame(data, copy=False)
 
@@ -346,6 +348,9 @@ def _names(ids: pd.Series, strings: dict[int, str], fallback=None) -> pd.Categor
 
     Vectorised over distinct ids: the cost is one ``np.unique`` plus one lookup per distinct id.
     """
+    dense = _dense_names(ids, strings)
+    if dense is not None:
+        return dense
     numeric = pd.to_numeric(ids, errors="coerce")
     inverse, uniq = pd.factorize(numeric.fillna(-1).astype("int64").to_numpy())  # hash-based, no sort
     lookup = [strings.get(int(u)) for u in uniq]
@@ -362,12 +367,32 @@ def _names(ids: pd.Series, strings: dict[int, str], fallback=None) -> pd.Categor
     return pd.Categorical.from_codes(codes, categories=pd.Index(categories))
 
 
+def _dense_names(ids: pd.Series, strings: dict[int, str]) -> pd.Categorical | None:
+    """``_names`` for the usual column: int64 ids, no NULL, every id in StringIds, ids below a few times
+    the row count (nsys numbers strings from 0). One table lookup per row instead of a hash per row;
+    the same categories (sorted distinct names) and codes. None when the column is not like that."""
+    if ids.dtype != np.int64 or not len(ids):
+        return None
+    values = ids.to_numpy()
+    lo, hi = int(values.min()), int(values.max())
+    if lo < 0 or hi >= max(4 * len(values), 1 << 20):
+        return None
+    present = np.flatnonzero(np.bincount(values, minlength=hi + 1))
+    lookup = [strings.get(int(u)) for u in present]
+    if any(v is None for v in lookup):
+        return None
+    categories, code_of_present = np.unique(np.array(lookup, dtype=object), return_inverse=True)
+    table = np.zeros(hi + 1, dtype=np.int32)
+    table[present] = code_of_present
+    return pd.Categorical.from_codes(table[values], categories=pd.Index(categories))
+
+
 def _pid_of(global_id: pd.Series) -> pd.Series:
-    return pd.Series((global_id.to_numpy(np.int64) >> 24) & 0xFFFFFF, index=global_id.index)
+    return pd.Series((global_id.to_numpy(np.int64) >> 24) & 0xFFFFFF, index=global_id.index, copy=False)
 
 
 def _tid_of(global_id: pd.Series) -> pd.Series:
-    return pd.Series(global_id.to_numpy(np.int64) & 0xFFFFFF, index=global_id.index)
+    return pd.Series(global_id.to_numpy(np.int64) & 0xFFFFFF, index=global_id.index, copy=False)
 
 
 _KERNEL_COLUMNS = ["start_ns", "end_ns", "device_id", "context_id", "stream_id", "correlation_id", "global_pid",
@@ -404,7 +429,7 @@ def _launch_configs(raw: pd.DataFrame) -> pd.Categorical:
     """"grid X×Y×Z · block X×Y×Z" per kernel, built once per distinct configuration."""
     cols = ["grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
     if not all(c in raw for c in cols):
-        return pd.Categorical([""] * len(raw))
+        return pd.Categorical.from_codes(np.zeros(len(raw), np.int8), categories=pd.Index([""]))
     # Hash-factorize each dimension, combine the small codes into one key, factorize that: no sort.
     key = np.zeros(len(raw), dtype=np.int64)
     values = []
@@ -415,7 +440,7 @@ def _launch_configs(raw: pd.DataFrame) -> pd.Categorical:
         radix *= max(len(uniq), 1)
         values.append(uniq)
         if radix >= 2**62:  # absurdly many distinct shapes: not worth labelling
-            return pd.Categorical([""] * len(raw))
+            return pd.Categorical.from_codes(np.zeros(len(raw), np.int8), categories=pd.Index([""]))
     combo, first = pd.factorize(key)
     labels = []
     for k in first.tolist():
@@ -502,8 +527,9 @@ def _api_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> tuple[pd.Da
 
 def _rowid_parts(con: sqlite3.Connection, table: str, parts: int) -> list[str] | None:
     """``WHERE`` clauses cutting ``table`` into ``parts`` rowid ranges (None if it cannot be cut)."""
-    try:
-        lo, hi = con.execute(f'SELECT min(rowid), max(rowid) FROM {_q(table)}').fetchone()
+    try:  # two queries: SQLite answers a lone min() or max() of the rowid from the b-tree's ends, both at once by a scan
+        lo = con.execute(f'SELECT min(rowid) FROM {_q(table)}').fetchone()[0]
+        hi = con.execute(f'SELECT max(rowid) FROM {_q(table)}').fetchone()[0]
     except sqlite3.Error:
         return None
     if lo is None or hi - lo < 100_000:

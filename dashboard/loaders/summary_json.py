@@ -21,6 +21,10 @@ KNOWN_KEYS = frozenset(("file", "gpu_activity_span_s", "gpu_busy_union_s", "gpu_
 LIMIT = 2**62  # ns (about 146 years) and counts: anything larger is not a real trace
 
 
+UNKNOWN_GPU_TIME = ("the summary's GPU span, busy union and idle are null: GPU work was launched but not captured; "
+                    "GPU busy, idle and utilisation are unknown (n/a)")
+
+
 def _short(value) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -156,6 +160,12 @@ def parse_summary(data: object, name: str) -> Summary:
         warnings.append(f"summary JSON: {len(unknown):,} unknown top-level key(s) ignored: "
                         + ", ".join(_short(k) for k in unknown[:5]) + (", ..." if len(unknown) > 5 else ""))
 
+    # null span and busy: GPU work launched but not captured (what `summarize` writes then): unknown, not 0
+    unknown = d["gpu_activity_span_s"] is None and d["gpu_busy_union_s"] is None
+    if unknown:
+        d = {**d, "gpu_activity_span_s": 0, "gpu_busy_union_s": 0}
+        if d.get("gpu_idle_within_span_s", 0) is None:
+            d["gpu_idle_within_span_s"] = 0
     span = _s_to_ns(d["gpu_activity_span_s"], "gpu_activity_span_s", name)
     busy = _s_to_ns(d["gpu_busy_union_s"], "gpu_busy_union_s", name)
     if busy > span + 1:
@@ -180,6 +190,7 @@ def parse_summary(data: object, name: str) -> Summary:
         top_kernels=conform(pd.DataFrame(top_rows, columns=list(KERNEL_STATS)), KERNEL_STATS),
         notes=notes if isinstance(notes, str) else SUMMARY_NOTE,
         warnings=tuple(warnings),
+        gpu_activity_missing=(UNKNOWN_GPU_TIME if unknown else ""),
     )
 
 
@@ -204,4 +215,5 @@ def summary_meta(summary: Summary, name: str) -> TraceMeta:
     lists = (("CUDA API names", len(summary.api)), ("NVTX range names", len(summary.nvtx)),
              ("dispatch marks", len(summary.dispatch_timeline)), ("top kernels", len(summary.top_kernels)))
     return TraceMeta(source=name, format="summary-json", warnings=tuple(summary.warnings),
-                     accounts=tuple(RowAccount(kind, n, n) for kind, n in lists if n))
+                     accounts=tuple(RowAccount(kind, n, n) for kind, n in lists if n),
+                     gpu_activity_missing=summary.gpu_activity_missing)

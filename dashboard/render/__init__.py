@@ -286,6 +286,10 @@ def no_kernels_notice(bundle) -> str:
     b = bundle
     held = [what for what, n in (("NVTX ranges", len(b.nvtx_ranges)), ("NVTX marks", len(b.nvtx_marks)),
                                  ("CUDA API calls", len(b.api_calls)), ("memcpy/memset", len(b.memops))) if n]
+    dropped = sum(a.read for a in b.meta.accounts if a.kind == "kernels")
+    if dropped:  # kernel rows were read, none could be used
+        return (f"This trace's {count_noun(dropped, 'kernel row')} could not be used (see Input rows): GPU busy, "
+                "idle and kernel tables are empty.")
     has = f"only {', '.join(held)}" if held else "no events at all"
     return f"This trace has no CUDA kernels ({has}): GPU busy, idle and kernel tables are empty."
 

@@ -127,6 +127,8 @@ def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS, windowed: boo
     what = busy_source_label(busy_source, not b.graph_launches.empty)
     if ov.span_ns == 0 and ov.any_busy_ns == 0:
         where = "the visible window" if windowed else "this trace"
+        if not windowed and s.gpu_activity_missing:  # kernel rows without usable timestamps: unknown, not "none"
+            return _no_gpu_cards(s.gpu_activity_missing)
         if not windowed and not cuda_traced(trace):
             return _no_gpu_cards(not_traced(trace))
         if not has_gpu_work(b):
@@ -161,6 +163,12 @@ def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS, windowed: boo
     return cards
 
 
+def _kernels_left_out(trace: LoadedTrace) -> str:
+    """"; N more read but not loaded (see Input rows)" when the loader left kernel rows out, else ""."""
+    n = sum(a.read - a.loaded for a in trace.meta.accounts if a.kind == "kernels")
+    return f"; {n:,} more read but not loaded (see Input rows)" if n else ""
+
+
 def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[Card]:
     """Headline numbers: span, busy union, idle, utilisation (for ``state.busy``), counts,
     top API, metadata, and every kind of input row not used as recorded."""
@@ -168,8 +176,8 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
     s = trace.summary
     cards = gpu_cards(trace, state.busy, windowed=state.stats_window() is not None) + [
         Card("Kernels", f"{s.kernel_count:,}",
-             "kernel rows in the trace" if state.stats_window() is None or trace.bundle is None
-             else "kernel rows overlapping the visible window (clipped at its edges)"),
+             ("kernel rows in the trace" if state.stats_window() is None or trace.bundle is None
+              else "kernel rows overlapping the visible window (clipped at its edges)") + _kernels_left_out(trace)),
         Card("CUDA-graph kernels", f"{s.graph_node_kernel_count:,}", "kernels with a graphNodeId"),
     ]
     if trace.meta.format == RANKS_FORMAT and trace.bundle is not None:

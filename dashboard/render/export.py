@@ -58,7 +58,7 @@ def state_from_url(url: str | None, *, strict: bool = False) -> ViewState:
             shown = url if len(url) <= 60 else url[:57] + "..."
             raise TraceError(f"--url {shown!r} is not a dashboard link: none of its keys ({', '.join(unknown)[:80]}) "
                              "is a view setting (copy the link from the browser's address bar, or pass just its "
-                             "?query; the README's \"Link keys\" table lists the keys)")
+                             "?query; docs/reference.md's \"Link keys\" table lists the keys)")
         if unknown:
             note = f"Ignored {', '.join(unknown)[:80]} in the link: not a view setting of this tracedash version."
             state = replace(state, warnings=(*state.warnings, note))

@@ -1,6 +1,6 @@
 """Findings panel, above the overview: what to fix first, ranked by cost, each with its evidence rows
 (sortable) and a link that opens the view showing it (tab, window, sort, marked row). Definitions:
-docs/findings.md; the analysis is ``analysis.findings`` through ``findings_report``."""
+docs/findings.md; the analysis is ``analysis.findings`` through ``render.findings``."""
 
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ def _column(field: str, sample) -> dict:
     with thousands separators; the raw value stays the sort key (and the CLI's --json field name)."""
     col = {"field": field, "headerName": evidence_header(field), "headerTooltip": field, "sortable": True,
            "resizable": True}
+    if sample is None:  # no row has a value (e.g. a per-step figure without steps): "—", never a blank cell
+        return {**col, "valueFormatter": _fmt("params.value")}
     if isinstance(sample, bool) or not isinstance(sample, (int, float)):
         return col
     col["type"] = "numericColumn"
@@ -48,7 +50,8 @@ def _grid(i: int, rows: list[dict]) -> dag.AgGrid:
     cols = list(rows[0]) if rows else []
     return dag.AgGrid(
         id=f"{PANEL}-rows-{i}", rowData=rows,
-        columnDefs=[_column(c, rows[0][c]) for c in cols],
+        # each column's kind from its first value (a row without one, e.g. a share over 0, is null there)
+        columnDefs=[_column(c, next((r[c] for r in rows if r[c] is not None), None)) for c in cols],
         defaultColDef={"sortable": True, "resizable": True, "filter": False},
         dashGridOptions={"enableCellTextSelection": True, "animateRows": False},
         columnSize="autoSize",
