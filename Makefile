@@ -51,11 +51,14 @@ chromium:
 # Tests run in 3 parallel workers (pytest-xdist); an idle worker takes tests queued for a busy one (worksteal),
 # so a few long browser tests do not finish alone at the end.
 # The venv and Chromium (when it is missing) are installed side by side: both wait on downloads.
+# ruff (configured in pyproject.toml) checks and format-checks the package and the tests first.
 # The package is byte-compiled once before the run: where PYTHONDONTWRITEBYTECODE is set, each of the ~50 Python
 # processes of a run (3 workers, the servers and CLIs the tests start) would otherwise compile it again (0.16 CPU-s each).
 test:
 	@$(MAKE) --no-print-directory -j2 $(VENV)/.test-installed chromium
 	$(BIN)/python -m compileall -q dashboard
+	$(BIN)/ruff check dashboard tests
+	$(BIN)/ruff format --check dashboard tests
 	$(BIN)/python -m pytest -q -n 3 --dist worksteal
 
 clean:

@@ -273,8 +273,9 @@ def input_warnings(meta: TraceMeta) -> tuple[str, ...]:
     """
     lines = [*meta.warnings, *account_lines(meta.accounts)]
     if meta.dropped_zero_ts_kernels:
-        lines.append(f"kernels: {meta.dropped_zero_ts_kernels:,} without timestamps (start = end = 0), "
-                     "left out of span and busy")
+        lines.append(
+            f"kernels: {meta.dropped_zero_ts_kernels:,} without timestamps (start = end = 0), left out of span and busy"
+        )
     return tuple(lines)
 
 
@@ -371,8 +372,9 @@ class DeviceLane:
     gap_full_ends: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
 
 
-def device_label(device_id: int, gpus: dict[int, str] | None = None,
-                 rank_devices: dict[int, tuple[int, int]] | None = None) -> str:
+def device_label(
+    device_id: int, gpus: dict[int, str] | None = None, rank_devices: dict[int, tuple[int, int]] | None = None
+) -> str:
     """Short display name of a device: ``"GPU 0"``, or ``"rank 1 · GPU 0"`` for a lane of a merged
     multi-rank bundle (looked up in its ``meta.rank_devices``); "GPU not recorded" for a negative id (an
     event that names no device)."""

@@ -35,24 +35,64 @@ TABLE_COLUMNS = {
     "kernels": ("name", "category", "count", "total_ns", "mean_ns", "kernel_pct"),
     "api": ("name", "family", "raw_name", "count", "total_ns", "mean_ns"),
     "nvtx": ("name", "count", "sum_ns", "union_ns", "gpu_overlap_ns", "overlap_pct"),
-    "dispatches": ("index", "phase", "tokens", "mode", "padded", "start_ns", "duration_ns", "kernels",
-                   "gpu_busy_ns", "launch_lead_ns", "ns_per_token", "context_requests", "context_tokens",
-                   "generation_requests", "generation_tokens", "batch_size", "pid", "name"),
+    "dispatches": (
+        "index",
+        "phase",
+        "tokens",
+        "mode",
+        "padded",
+        "start_ns",
+        "duration_ns",
+        "kernels",
+        "gpu_busy_ns",
+        "launch_lead_ns",
+        "ns_per_token",
+        "context_requests",
+        "context_tokens",
+        "generation_requests",
+        "generation_tokens",
+        "batch_size",
+        "pid",
+        "name",
+    ),
     "gaps": ("device_id", "start_ns", "duration_ns", "cause", "api_call", "nvtx_range", "memop_cover"),
 }
-DEFAULT_SORTS = {"kernels": "-total_ns", "api": "-total_ns", "nvtx": "-sum_ns", "dispatches": "start_ns",
-                 "gaps": "-duration_ns"}
+DEFAULT_SORTS = {
+    "kernels": "-total_ns",
+    "api": "-total_ns",
+    "nvtx": "-sum_ns",
+    "dispatches": "start_ns",
+    "gaps": "-duration_ns",
+}
 SORT_COLUMNS = TABLE_COLUMNS["kernels"]
 # Per-table state attributes: sort (``col`` / ``-col``) and AG Grid column-filter model (canonical JSON).
-SORT_ATTR = {"kernels": "sort", "api": "api_sort", "nvtx": "nvtx_sort", "dispatches": "dispatch_sort",
-             "gaps": "gap_sort"}
+SORT_ATTR = {
+    "kernels": "sort",
+    "api": "api_sort",
+    "nvtx": "nvtx_sort",
+    "dispatches": "dispatch_sort",
+    "gaps": "gap_sort",
+}
 FILTER_ATTR = {t: f"{t}_filter" for t in TABLE_COLUMNS}
 _TRACE_ID = re.compile(r"[^/\\\x00-\x1f]{1,255}@[0-9a-f]{8}(?:[0-9a-f]{24})?")  # 32 hex now; 8 in old links
 _INT = re.compile(r"-?[0-9]{1,19}")
 _MAX_TEXT = 200
 _MAX_FILTER = 600
-_FILTER_OPS = {"contains", "notContains", "equals", "notEqual", "startsWith", "endsWith", "lessThan",
-               "lessThanOrEqual", "greaterThan", "greaterThanOrEqual", "inRange", "blank", "notBlank"}
+_FILTER_OPS = {
+    "contains",
+    "notContains",
+    "equals",
+    "notEqual",
+    "startsWith",
+    "endsWith",
+    "lessThan",
+    "lessThanOrEqual",
+    "greaterThan",
+    "greaterThanOrEqual",
+    "inRange",
+    "blank",
+    "notBlank",
+}
 
 
 @dataclass(frozen=True)
@@ -124,6 +164,7 @@ def _choice(options: tuple[str, ...]) -> Callable[[str], str]:
         if raw not in options:
             raise ValueError(raw)
         return raw
+
     return parse
 
 
@@ -189,6 +230,7 @@ def _parse_sort(table: str) -> Callable[[str], str]:
         if raw.lstrip("-") not in TABLE_COLUMNS[table] or raw.count("-") > 1 or (raw.startswith("--")):
             raise ValueError(raw)
         return raw
+
     return parse
 
 
@@ -247,8 +289,11 @@ def canonical_filter(model: Any, table: str) -> str:
             conds = c.get("conditions")
             if c.get("operator") not in ("AND", "OR") or not isinstance(conds, list) or not 1 <= len(conds) <= 2:
                 raise ValueError("bad combined filter")
-            clean[col] = {"filterType": condition(conds[0])["filterType"], "operator": c["operator"],
-                          "conditions": [condition(x) for x in conds]}
+            clean[col] = {
+                "filterType": condition(conds[0])["filterType"],
+                "operator": c["operator"],
+                "conditions": [condition(x) for x in conds],
+            }
         else:
             clean[col] = condition(c)
     text = json.dumps(clean, sort_keys=True, separators=(",", ":"), ensure_ascii=False) if clean else ""
@@ -314,63 +359,167 @@ def _devices_from_control(raw):
 
 # Control ids are the app's (dashboard/app/ids.py); kept here as strings so this module stays stdlib-only.
 FIELDS: tuple[Field, ...] = (
-    Field("trace", "trace", "trace id: file name + short content hash (never a path)", _parse_trace,
-          control=("trace-picker", "value"), from_control=lambda r: _parse_trace(str(r or "")),
-          invalid="not a trace id (expected NAME@HASH)"),
+    Field(
+        "trace",
+        "trace",
+        "trace id: file name + short content hash (never a path)",
+        _parse_trace,
+        control=("trace-picker", "value"),
+        from_control=lambda r: _parse_trace(str(r or "")),
+        invalid="not a trace id (expected NAME@HASH)",
+    ),
     Field("tab", "tab", "the open table: " + ", ".join(TABS), _choice(TABS), control=("table-tabs", "value")),
-    Field("lanes", "lanes", "timeline lanes shown (comma list of " + ", ".join(LANES) + ")", _parse_lanes,
-          fmt=lambda v: ",".join(v), control=("timeline-lanes", "value"), to_control=list,
-          from_control=lambda r: _parse_lanes(",".join(r or []))),
-    Field("threshold", "threshold", "prefill when tokens >= threshold (absent: automatic split)", _parse_number,
-          fmt=_num, control=("phase-threshold", "value"), from_control=_threshold_from_control),
-    Field("prefix", "prefix", "dispatch marker prefix (NVTX mark/range name)", _parse_prefix,
-          control=("dispatch-prefix", "value"), from_control=_prefix_from_control),
-    Field("steps", "steps", "where steps come from: auto (the preset whose annotations the trace holds), seed "
-          "(CG_DISPATCH marks; prefix and threshold are its parameters), vllm, sglang, trtllm, torch "
-          "(ProfilerStep#N), or a regular expression with named groups", _parse_steps,
-          control=("steps-source", "value"), from_control=lambda r: _parse_steps(str(r or "").strip() or "auto"),
-          invalid="not a preset (auto, seed, vllm, sglang, trtllm, torch) or a usable rule"),
-    Field("step_pid", "step_pid", "the annotating process whose step statistics are shown (absent: the first with "
-          "steps)", _parse_pid, control=("step-pid", "value"),
-          from_control=lambda r: None if r in (None, "") else _parse_pid(str(r))),
-    Field("busy", "busy", "what counts as GPU busy: " + ", ".join(BUSY), _choice(BUSY),
-          control=("busy-source", "value")),
-    Field("stats", "stats", "statistics for the whole trace or the visible window: " + ", ".join(STATS),
-          _choice(STATS), control=("stats-for", "value")),
-    Field("kernel", "kernel", "kernel table quick filter (case-insensitive substring)", _parse_text,
-          control=("kernel-filter", "value"), from_control=lambda r: _parse_text(r or "")),
-    Field("kernel_names", "kernel_names", "kernel table grouped by short or full (demangled) name",
-          _choice(("short", "full")), control=("kernel-names", "value")),
-    Field("api_by", "api_by", "CUDA API table rows: name (one per call, suffixes folded) or family (launch, sync, "
-          "memcpy, memset, graph, other)", _choice(("name", "family")), control=("api-group", "value")),
-    Field("hide_devices", "hide_devices", "GPUs left out of the timeline (comma list of device ids)",
-          _parse_devices, fmt=lambda v: ",".join(map(str, v)), control=("hide-devices", "value"), to_control=list,
-          from_control=_devices_from_control),
-    Field("group", "group", "NVTX names grouped by normalised name: 1 or 0 (absent: automatic, grouped "
-          "when names carry op_id)", _parse_bool, fmt=lambda v: "1" if v else "0",
-          control=("nvtx-group", "value"), to_control=lambda v: {None: "auto", True: "on", False: "off"}[v],
-          from_control=lambda r: {"auto": None, "on": True, "off": False}[r]),
-    Field("gap_us", "gap_us", "idle-gap threshold in µs", _parse_number, fmt=_num,
-          control=("gap-threshold", "value"), from_control=_gap_from_control),
-    *(Field(SORT_ATTR[t], "sort" if t == "kernels" else SORT_ATTR[t],
-            f"{t} table sort: column or -column (descending)", _parse_sort(t)) for t in TABLE_COLUMNS),
-    *(Field(FILTER_ATTR[t], FILTER_ATTR[t], f"{t} table column filters (AG Grid filter model, JSON)",
-            lambda raw, t=t: canonical_filter(raw, t)) for t in TABLE_COLUMNS),
-    Field("mark", "mark", "the table row marked in the timeline: kind:start_ns-end_ns (kind: "
-          + ", ".join(MARK_KINDS) + ")", _parse_mark, fmt=lambda v: f"{v[0]}:{v[1]}-{v[2]}"),
+    Field(
+        "lanes",
+        "lanes",
+        "timeline lanes shown (comma list of " + ", ".join(LANES) + ")",
+        _parse_lanes,
+        fmt=lambda v: ",".join(v),
+        control=("timeline-lanes", "value"),
+        to_control=list,
+        from_control=lambda r: _parse_lanes(",".join(r or [])),
+    ),
+    Field(
+        "threshold",
+        "threshold",
+        "prefill when tokens >= threshold (absent: automatic split)",
+        _parse_number,
+        fmt=_num,
+        control=("phase-threshold", "value"),
+        from_control=_threshold_from_control,
+    ),
+    Field(
+        "prefix",
+        "prefix",
+        "dispatch marker prefix (NVTX mark/range name)",
+        _parse_prefix,
+        control=("dispatch-prefix", "value"),
+        from_control=_prefix_from_control,
+    ),
+    Field(
+        "steps",
+        "steps",
+        "where steps come from: auto (the preset whose annotations the trace holds), seed "
+        "(CG_DISPATCH marks; prefix and threshold are its parameters), vllm, sglang, trtllm, torch "
+        "(ProfilerStep#N), or a regular expression with named groups",
+        _parse_steps,
+        control=("steps-source", "value"),
+        from_control=lambda r: _parse_steps(str(r or "").strip() or "auto"),
+        invalid="not a preset (auto, seed, vllm, sglang, trtllm, torch) or a usable rule",
+    ),
+    Field(
+        "step_pid",
+        "step_pid",
+        "the annotating process whose step statistics are shown (absent: the first with steps)",
+        _parse_pid,
+        control=("step-pid", "value"),
+        from_control=lambda r: None if r in (None, "") else _parse_pid(str(r)),
+    ),
+    Field(
+        "busy", "busy", "what counts as GPU busy: " + ", ".join(BUSY), _choice(BUSY), control=("busy-source", "value")
+    ),
+    Field(
+        "stats",
+        "stats",
+        "statistics for the whole trace or the visible window: " + ", ".join(STATS),
+        _choice(STATS),
+        control=("stats-for", "value"),
+    ),
+    Field(
+        "kernel",
+        "kernel",
+        "kernel table quick filter (case-insensitive substring)",
+        _parse_text,
+        control=("kernel-filter", "value"),
+        from_control=lambda r: _parse_text(r or ""),
+    ),
+    Field(
+        "kernel_names",
+        "kernel_names",
+        "kernel table grouped by short or full (demangled) name",
+        _choice(("short", "full")),
+        control=("kernel-names", "value"),
+    ),
+    Field(
+        "api_by",
+        "api_by",
+        "CUDA API table rows: name (one per call, suffixes folded) or family (launch, sync, "
+        "memcpy, memset, graph, other)",
+        _choice(("name", "family")),
+        control=("api-group", "value"),
+    ),
+    Field(
+        "hide_devices",
+        "hide_devices",
+        "GPUs left out of the timeline (comma list of device ids)",
+        _parse_devices,
+        fmt=lambda v: ",".join(map(str, v)),
+        control=("hide-devices", "value"),
+        to_control=list,
+        from_control=_devices_from_control,
+    ),
+    Field(
+        "group",
+        "group",
+        "NVTX names grouped by normalised name: 1 or 0 (absent: automatic, grouped when names carry op_id)",
+        _parse_bool,
+        fmt=lambda v: "1" if v else "0",
+        control=("nvtx-group", "value"),
+        to_control=lambda v: {None: "auto", True: "on", False: "off"}[v],
+        from_control=lambda r: {"auto": None, "on": True, "off": False}[r],
+    ),
+    Field(
+        "gap_us",
+        "gap_us",
+        "idle-gap threshold in µs",
+        _parse_number,
+        fmt=_num,
+        control=("gap-threshold", "value"),
+        from_control=_gap_from_control,
+    ),
+    *(
+        Field(
+            SORT_ATTR[t],
+            "sort" if t == "kernels" else SORT_ATTR[t],
+            f"{t} table sort: column or -column (descending)",
+            _parse_sort(t),
+        )
+        for t in TABLE_COLUMNS
+    ),
+    *(
+        Field(
+            FILTER_ATTR[t],
+            FILTER_ATTR[t],
+            f"{t} table column filters (AG Grid filter model, JSON)",
+            lambda raw, t=t: canonical_filter(raw, t),
+        )
+        for t in TABLE_COLUMNS
+    ),
+    Field(
+        "mark",
+        "mark",
+        "the table row marked in the timeline: kind:start_ns-end_ns (kind: " + ", ".join(MARK_KINDS) + ")",
+        _parse_mark,
+        fmt=lambda v: f"{v[0]}:{v[1]}-{v[2]}",
+    ),
 )
 BY_NAME = {f.name: f for f in FIELDS}
 # What a typed control's notice calls it and what it takes (the labels on the page), never a Python value.
-CONTROL_TEXT = {"threshold": ("Prefill when tokens ≥", "a token count from 0 to 10^15 (empty: the automatic split)"),
-                "gap_us": ("Gaps of at least (µs)", "a number of µs from 0 to 10^15")}
+CONTROL_TEXT = {
+    "threshold": ("Prefill when tokens ≥", "a token count from 0 to 10^15 (empty: the automatic split)"),
+    "gap_us": ("Gaps of at least (µs)", "a number of µs from 0 to 10^15"),
+}
 CONTROL_DEFAULT_TEXT = {"threshold": "the automatic split"}
 CONTROL_FIELDS = tuple(f for f in FIELDS if f.control is not None)
 
 
 def query_key_table() -> str:
     """The README's table of link keys (Markdown), from ``FIELDS``."""
-    rows = ["| key | default | meaning |", "|---|---|---|",
-            "| `t0_ns`, `t1_ns` | whole trace | the zoom window in ns (both; t0 < t1) |"]
+    rows = [
+        "| key | default | meaning |",
+        "|---|---|---|",
+        "| `t0_ns`, `t1_ns` | whole trace | the zoom window in ns (both; t0 < t1) |",
+    ]
     for f in FIELDS:
         d = f.default
         shown = "—" if d in (None, "", ()) else f.fmt(d)
@@ -579,8 +728,10 @@ def column_state_for(table: str, sort: str) -> list[dict]:
     """AG Grid column state that sorts ``table`` by ``sort`` (``-col`` = descending)."""
     col = sort.lstrip("-")
     direction = "desc" if sort.startswith("-") else "asc"
-    return [{"colId": c, "sort": direction if c == col else None, "sortIndex": 0 if c == col else None}
-            for c in TABLE_COLUMNS[table]]
+    return [
+        {"colId": c, "sort": direction if c == col else None, "sortIndex": 0 if c == col else None}
+        for c in TABLE_COLUMNS[table]
+    ]
 
 
 def apply_grid(state: ViewState, table: str, column_state: Any = None, filter_model: Any = "keep") -> ViewState:

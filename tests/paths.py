@@ -14,8 +14,14 @@ GOLDEN_DIR = DATA / "golden"
 SAMPLES = ROOT / "sample_traces"
 # The shared traces bundled as samples live only in sample_traces/ (one copy in the repository).
 SEED = SAMPLES / "000_746bee52f7bbcc80_seed_summary.json"
-NSYS_TRACES = sorted([*NSYS_DIR.glob("*.sqlite"), SAMPLES / "nsys2022.4_cpu_llm_server_nvtx.sqlite",
-                      SAMPLES / "nsys2026.2_2gpu_nccl_before.sqlite"], key=lambda p: p.name)
+NSYS_TRACES = sorted(
+    [
+        *NSYS_DIR.glob("*.sqlite"),
+        SAMPLES / "nsys2022.4_cpu_llm_server_nvtx.sqlite",
+        SAMPLES / "nsys2026.2_2gpu_nccl_before.sqlite",
+    ],
+    key=lambda p: p.name,
+)
 
 
 def nsys_trace(name: str) -> Path:

@@ -14,8 +14,16 @@ from pathlib import Path
 
 from factories import write_nsys_sqlite
 
-FIELDS = ("phase", "context_requests", "context_tokens", "generation_requests", "generation_tokens", "tokens",
-          "batch_size", "graph_mode")
+FIELDS = (
+    "phase",
+    "context_requests",
+    "context_tokens",
+    "generation_requests",
+    "generation_tokens",
+    "tokens",
+    "batch_size",
+    "graph_mode",
+)
 
 
 @dataclass
@@ -63,11 +71,15 @@ def _vllm(rng, kind):
         return f"execute_context_{cr}({ct})_generation_{gr}({gt})", _exp(kind, cr, ct, gr, gt, ct + gt, cr + gr)
     if form == "detailed":
         ck, gk = ct + rng.randint(0, 9000) if ct else 0, gt + rng.randint(0, 90000) if gt else 0
-        return (f"execute_{ct + gt}_context_{cr}(sq{ct}sk{ck}sqsq{ct * ct}sqsk{ct * ck})_generation_{gr}"
-                f"(sq{gt}sk{gk}sqsq{gt * gt}sqsk{gt * gk})", _exp(kind, cr, ct, gr, gt, ct + gt, cr + gr))
+        return (
+            f"execute_{ct + gt}_context_{cr}(sq{ct}sk{ck}sqsq{ct * ct}sqsk{ct * ck})_generation_{gr}"
+            f"(sq{gt}sk{gk}sqsq{gt * gt}sqsk{gt * gk})",
+            _exp(kind, cr, ct, gr, gt, ct + gt, cr + gr),
+        )
     # before v0.14: request counts only; a side without requests has no tokens
-    return f"execute_new_{cr}_cached_{gr}", _exp(kind, cr, 0 if cr == 0 else None, gr, 0 if gr == 0 else None,
-                                                  None, cr + gr)
+    return f"execute_new_{cr}_cached_{gr}", _exp(
+        kind, cr, 0 if cr == 0 else None, gr, 0 if gr == 0 else None, None, cr + gr
+    )
 
 
 def _sglang(rng, kind):
@@ -77,19 +89,26 @@ def _sglang(rng, kind):
     cr, ct, gr, gt = _work(rng, kind)
     form = rng.choice(("base", "roofline", "variant"))
     if kind == "prefill":
-        tail = {"base": "", "roofline": f" c_sqsq={ct * ct} c_sqsk={ct * ct} c_sk={ct}",
-                "variant": f" c_sq={ct} c_sqsq={ct * ct} c_sqsk={ct * ct} c_sk={ct}"}[form]
+        tail = {
+            "base": "",
+            "roofline": f" c_sqsq={ct * ct} c_sqsk={ct * ct} c_sk={ct}",
+            "variant": f" c_sq={ct} c_sqsq={ct * ct} c_sqsk={ct * ct} c_sk={ct}",
+        }[form]
         return f"step[EXTEND bs={cr} toks={ct}{tail}]", _exp(kind, cr, ct, 0, 0, ct, cr)
     if kind == "decode":
         if form == "variant":  # a generation-token count (MTP: more tokens than requests)
-            return (f"step[DECODE bs={gr} g_sq={gt} g_sqsq={gt} g_sqsk={gt * 300} g_sk={gr * 300}]",
-                    _exp(kind, 0, 0, gr, gt, gt, gr))
+            return (
+                f"step[DECODE bs={gr} g_sq={gt} g_sqsq={gt} g_sqsk={gt * 300} g_sk={gr * 300}]",
+                _exp(kind, 0, 0, gr, gt, gt, gr),
+            )
         tail = f" g_sqsq={gr} g_sqsk={gr * 300} g_sk={gr * 300}" if form == "roofline" else ""
         return f"step[DECODE bs={gr}{tail}]", _exp(kind, 0, 0, gr, None, None, gr)
     if form == "roofline":
-        return (f"step[MIXED bs={cr + gr} c={cr} g={gr} c_sq={ct} c_sk={ct} c_sqsq={ct * ct} c_sqsk={ct * ct} "
-                f"g_sq={gt} g_sk={gr * 100} g_sqsq={gt} g_sqsk={gt * 100}]",
-                _exp(kind, cr, ct, gr, gt, ct + gt, cr + gr))
+        return (
+            f"step[MIXED bs={cr + gr} c={cr} g={gr} c_sq={ct} c_sk={ct} c_sqsq={ct * ct} c_sqsk={ct * ct} "
+            f"g_sq={gt} g_sk={gr * 100} g_sqsq={gt} g_sqsk={gt * 100}]",
+            _exp(kind, cr, ct, gr, gt, ct + gt, cr + gr),
+        )
     if form == "variant":
         return f"step[MIXED bs={cr + gr} toks={ct + gt}]", _exp(kind, None, None, None, None, ct + gt, cr + gr)
     return f"step[MIXED bs={cr + gr}]", _exp(kind, None, None, None, None, None, cr + gr)
@@ -98,26 +117,41 @@ def _sglang(rng, kind):
 def _trtllm(rng, kind, i):
     cr, ct, gr, gt = _work(rng, kind)
     if rng.random() < 0.5:  # newer releases: context tokens as well
-        return (f"[Executor] _forward_step {i}: {cr} ctx reqs, {ct} ctx tokens, {gr} gen reqs",
-                _exp(kind, cr, ct, gr, 0 if gr == 0 else None, ct if gr == 0 else None, cr + gr))
-    return (f"[Executor] _forward_step {i}: {cr} ctx reqs, {gr} gen reqs",
-            _exp(kind, cr, 0 if cr == 0 else None, gr, 0 if gr == 0 else None, None, cr + gr))
+        return (
+            f"[Executor] _forward_step {i}: {cr} ctx reqs, {ct} ctx tokens, {gr} gen reqs",
+            _exp(kind, cr, ct, gr, 0 if gr == 0 else None, ct if gr == 0 else None, cr + gr),
+        )
+    return (
+        f"[Executor] _forward_step {i}: {cr} ctx reqs, {gr} gen reqs",
+        _exp(kind, cr, 0 if cr == 0 else None, gr, 0 if gr == 0 else None, None, cr + gr),
+    )
 
 
 def _seed(rng, kind):
     cr, ct, gr, gt = _work(rng, kind)
     if kind == "mixed":
         t = ct + gt
-        return (f"CG_DISPATCH:actual={t}:mode=NONE:padded={t}:prefill={ct}:decode={gt}",
-                _exp("mixed", None, ct, None, gt, t, None, "NONE"))
+        return (
+            f"CG_DISPATCH:actual={t}:mode=NONE:padded={t}:prefill={ct}:decode={gt}",
+            _exp("mixed", None, ct, None, gt, t, None, "NONE"),
+        )
     t = ct + 512 if kind == "prefill" else gr  # prefill >= 512 tokens, decode (one token a request) <= 64
     mode = "NONE" if kind == "prefill" else rng.choice(("FULL", "PIECEWISE"))
     padded = t if mode == "NONE" else -(-t // 8) * 8
     return f"CG_DISPATCH:actual={t}:mode={mode}:padded={padded}", _exp(kind, None, None, None, None, t, None, mode)
 
 
-def make_steps(preset: str, seed: int, n: int = 14, pid: int = 100, *, start_us: int = 1000, corr0: int = 1,
-               capture: bool = True, nested: float = 0.0) -> list[Step]:
+def make_steps(
+    preset: str,
+    seed: int,
+    n: int = 14,
+    pid: int = 100,
+    *,
+    start_us: int = 1000,
+    corr0: int = 1,
+    capture: bool = True,
+    nested: float = 0.0,
+) -> list[Step]:
     """``n`` random steps (prefill, decode, mixed; SGLang also idle) of ``preset`` in process ``pid``, one
     after the other with gaps, each launching 1-6 kernels from inside itself (kernels may run after the
     step ends, as a deep queue does; each on its own stream, so no same-stream clipping applies); graph
@@ -138,8 +172,11 @@ def make_steps(preset: str, seed: int, n: int = 14, pid: int = 100, *, start_us:
 
     if capture and preset in ("vllm", "sglang"):
         for bs in (rng.choice((8, 16, 32)), 1):
-            name, exp = ((f"capture_{bs}_{rng.choice(('FULL', 'PIECEWISE'))}", None) if preset == "vllm"
-                         else (f"capture_{bs}_DECODE", None))
+            name, exp = (
+                (f"capture_{bs}_{rng.choice(('FULL', 'PIECEWISE'))}", None)
+                if preset == "vllm"
+                else (f"capture_{bs}_DECODE", None)
+            )
             exp = _exp("capture", bs=bs, graph_mode=name.rsplit("_", 1)[1] if preset == "vllm" else None)
             d = rng.randint(3000, 9000)
             out.append(Step(name, t, t + d, pid, exp, launches(t, t + d)))
@@ -184,7 +221,7 @@ def expected_rows(steps: list[Step], *, marks: bool = False, end_us: int | None 
     """What ``build_steps`` + ``step_kernels`` must give, in start order: the fields, extent in ns (marks:
     to the next mark of the process, the last to ``end_us``), kernels and GPU time (ns)."""
     rows = []
-    for i, s in enumerate(sorted(steps, key=lambda s: (s.start_us, s.pid))):
+    for _i, s in enumerate(sorted(steps, key=lambda s: (s.start_us, s.pid))):
         mine = sorted((x for x in steps if x.pid == s.pid), key=lambda x: x.start_us)
         if marks:
             nxt = [x.start_us for x in mine if x.start_us > s.start_us]
@@ -193,8 +230,16 @@ def expected_rows(steps: list[Step], *, marks: bool = False, end_us: int | None 
             end = s.end_us
         # a launch belongs to the step of its process whose extent holds the call's start
         ks = [(ks, ke) for x in mine for (_c, api, ks, ke) in x.launches if s.start_us <= api < end]
-        rows.append({"start_ns": s.start_us * 1000, "end_ns": end * 1000, "name": s.name, **s.expected,
-                     "kernels": len(ks), "gpu_time_ns": union_us(ks) * 1000})
+        rows.append(
+            {
+                "start_ns": s.start_us * 1000,
+                "end_ns": end * 1000,
+                "name": s.name,
+                **s.expected,
+                "kernels": len(ks),
+                "gpu_time_ns": union_us(ks) * 1000,
+            }
+        )
     return rows
 
 
@@ -208,27 +253,80 @@ def kineto_trace(path: Path, steps: list[Step], *, marks: bool = False, profiler
     ``cudaLaunchKernel`` per launch and its kernel; ``profiler_steps`` wraps each step in a
     ``ProfilerStep#N`` range as ``torch.profiler`` with a schedule does."""
     end = max(k[3] for s in steps for k in s.launches) + 10
-    ev = [{"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans", "tid": "PyTorch Profiler",
-           "ts": 0, "dur": end}]
+    ev = [
+        {
+            "ph": "X",
+            "cat": "Trace",
+            "name": "PyTorch Profiler (0)",
+            "pid": "Spans",
+            "tid": "PyTorch Profiler",
+            "ts": 0,
+            "dur": end,
+        }
+    ]
     for n, s in enumerate(steps):
         host = {"pid": s.pid, "tid": _tid(s.pid)}
         if marks:
             ev.append({"ph": "i", "s": "t", "cat": "user_annotation", "name": s.name, "ts": s.start_us, **host})
         else:
-            ev.append({"ph": "X", "cat": "user_annotation", "name": s.name, "ts": s.start_us,
-                       "dur": s.end_us - s.start_us, **host})
-            ev.append({"ph": "X", "cat": "gpu_user_annotation", "name": s.name, "pid": 0, "tid": 7,
-                       "ts": s.launches[0][2], "dur": max(k[3] for k in s.launches) - s.launches[0][2]})
+            ev.append(
+                {
+                    "ph": "X",
+                    "cat": "user_annotation",
+                    "name": s.name,
+                    "ts": s.start_us,
+                    "dur": s.end_us - s.start_us,
+                    **host,
+                }
+            )
+            ev.append(
+                {
+                    "ph": "X",
+                    "cat": "gpu_user_annotation",
+                    "name": s.name,
+                    "pid": 0,
+                    "tid": 7,
+                    "ts": s.launches[0][2],
+                    "dur": max(k[3] for k in s.launches) - s.launches[0][2],
+                }
+            )
         for name, a, b in s.inner:
             ev.append({"ph": "X", "cat": "user_annotation", "name": name, "ts": a, "dur": b - a, **host})
         if profiler_steps:
-            ev.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{n}", "ts": s.start_us,
-                       "dur": s.end_us - s.start_us, **host})
+            ev.append(
+                {
+                    "ph": "X",
+                    "cat": "user_annotation",
+                    "name": f"ProfilerStep#{n}",
+                    "ts": s.start_us,
+                    "dur": s.end_us - s.start_us,
+                    **host,
+                }
+            )
         for corr, api, ks, ke in s.launches:
-            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": api, "dur": 3,
-                       "args": {"correlation": corr}, **host})
-            ev.append({"ph": "X", "cat": "kernel", "name": f"void k{corr % 5}()", "pid": 0, "tid": 7, "ts": ks,
-                       "dur": ke - ks, "args": {"device": 0, "stream": corr, "correlation": corr}})
+            ev.append(
+                {
+                    "ph": "X",
+                    "cat": "cuda_runtime",
+                    "name": "cudaLaunchKernel",
+                    "ts": api,
+                    "dur": 3,
+                    "args": {"correlation": corr},
+                    **host,
+                }
+            )
+            ev.append(
+                {
+                    "ph": "X",
+                    "cat": "kernel",
+                    "name": f"void k{corr % 5}()",
+                    "pid": 0,
+                    "tid": 7,
+                    "ts": ks,
+                    "dur": ke - ks,
+                    "args": {"device": 0, "stream": corr, "correlation": corr},
+                }
+            )
     path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": ev}), encoding="utf-8")
     return path
 
@@ -244,16 +342,39 @@ def nsys_trace(path: Path, steps: list[Step], *, marks: bool = False, profiler_s
         if marks:
             nvtx.append({"start": s.start_us * 1000, "end": None, "eventType": 34, "text": s.name, "globalTid": gtid})
         else:
-            nvtx.append({"start": s.start_us * 1000, "end": s.end_us * 1000, "eventType": 59, "text": s.name,
-                         "globalTid": gtid})
+            nvtx.append(
+                {"start": s.start_us * 1000, "end": s.end_us * 1000, "eventType": 59, "text": s.name, "globalTid": gtid}
+            )
         for name, a, b in s.inner:
             nvtx.append({"start": a * 1000, "end": b * 1000, "eventType": 59, "text": name, "globalTid": gtid})
         if profiler_steps:
-            nvtx.append({"start": s.start_us * 1000, "end": s.end_us * 1000, "eventType": 59,
-                         "text": f"ProfilerStep#{n}", "globalTid": gtid})
+            nvtx.append(
+                {
+                    "start": s.start_us * 1000,
+                    "end": s.end_us * 1000,
+                    "eventType": 59,
+                    "text": f"ProfilerStep#{n}",
+                    "globalTid": gtid,
+                }
+            )
         for corr, api, ks, ke in s.launches:
-            runtime.append({"start": api * 1000, "end": api * 1000 + 3000, "name": "cudaLaunchKernel_v7000",
-                            "correlationId": corr, "globalTid": gtid})
-            kernels.append({"start": ks * 1000, "end": ke * 1000, "correlationId": corr, "globalPid": gpid,
-                            "streamId": corr, "shortName": f"k{corr % 5}"})
+            runtime.append(
+                {
+                    "start": api * 1000,
+                    "end": api * 1000 + 3000,
+                    "name": "cudaLaunchKernel_v7000",
+                    "correlationId": corr,
+                    "globalTid": gtid,
+                }
+            )
+            kernels.append(
+                {
+                    "start": ks * 1000,
+                    "end": ke * 1000,
+                    "correlationId": corr,
+                    "globalPid": gpid,
+                    "streamId": corr,
+                    "shortName": f"k{corr % 5}",
+                }
+            )
     return write_nsys_sqlite(path, kernels=kernels, runtime=runtime, nvtx=nvtx)

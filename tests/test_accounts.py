@@ -8,17 +8,18 @@ import shutil
 import sqlite3
 
 import pytest
-from factories import GLOBAL_TID_1, write_nsys_sqlite
-from paths import DATA, NSYS_DIR, nsys_trace
 
 from dashboard.analysis.summary import summary_to_dict
-from dashboard.data.cache import TraceCache
 from dashboard.cli import main
+from dashboard.data.cache import TraceCache
+from dashboard.data.trace import load_trace
 from dashboard.errors import TraceFormatError
 from dashboard.loaders import load_nsys_sqlite
 from dashboard.model import RowAccount, input_warnings
 from dashboard.render import overview_cards
-from dashboard.data.trace import load_trace
+
+from factories import GLOBAL_TID_1, write_nsys_sqlite
+from paths import DATA, nsys_trace
 
 CASE = DATA / "cases" / "launch_without_kernels" / "f_launch_no_kernels.sqlite"
 GAP_200 = "pid 200: 50 launches, 0 kernels (possible capture gap)"
@@ -51,29 +52,39 @@ def test_case_launch_without_kernels_in_summarize_inspect_and_overview(tmp_path,
     assert f"warnings (1):\n  {GAP_200}\n" in text
     assert main(["inspect", "--json", str(CASE), "--no-cache"]) == 0
     info = json.loads(capsys.readouterr().out)
-    assert info["processes"] == [{"pid": 100, "launches": 3, "gpu_executions": 3},
-                                 {"pid": 200, "launches": 50, "gpu_executions": 0}]
+    assert info["processes"] == [
+        {"pid": 100, "launches": 3, "gpu_executions": 3},
+        {"pid": 200, "launches": 50, "gpu_executions": 0},
+    ]
     assert info["warnings"] == [GAP_200]
     cards = {c.label: c for c in overview_cards(load_trace(CASE))}
     assert cards["Input warnings"].hint == GAP_200
     assert (cards["Input rows"].value, cards["Input rows"].hint) == (
-        "56", "read per kind: kernels 3 · CUDA API calls 53; launch calls / GPU executions per process: "
-              "pid 100 3/3, pid 200 50/0")
+        "56",
+        "read per kind: kernels 3 · CUDA API calls 53; launch calls / GPU executions per process: "
+        "pid 100 3/3, pid 200 50/0",
+    )
 
 
 def test_launch_gap_class_driver_and_graph_launches_without_a_kernel_table(tmp_path):
     """Another member: no kernel table at all (nsys creates tables only for data); pid 300 launches
     through the driver API and CUDA graphs; pid 100 launches graphs traced at graph level (GPU
     executions in GRAPH_TRACE: no gap); cudaLaunchHostFunc is not a GPU launch."""
-    runtime = ([{"start": 10 + i, "end": 11 + i, "name": "cuLaunchKernel", "eventClass": 1, "globalTid": tid(300)}
-                for i in range(4)]
-               + [{"start": 30 + i, "end": 31 + i, "name": "cudaGraphLaunch_v10000", "globalTid": tid(300)}
-                  for i in range(2)]
-               + [{"start": 40, "end": 41, "name": "cudaLaunchHostFunc_v10000", "globalTid": tid(400)}]
-               + [{"start": 50 + i, "end": 51 + i, "name": "cudaGraphLaunch_v10000", "globalTid": GLOBAL_TID_1}
-                  for i in range(2)])
-    path = write_nsys_sqlite(tmp_path / "gap.sqlite", runtime=runtime,
-                             graph_trace=[{"start": 60, "end": 90}, {"start": 95, "end": 99}])
+    runtime = (
+        [
+            {"start": 10 + i, "end": 11 + i, "name": "cuLaunchKernel", "eventClass": 1, "globalTid": tid(300)}
+            for i in range(4)
+        ]
+        + [{"start": 30 + i, "end": 31 + i, "name": "cudaGraphLaunch_v10000", "globalTid": tid(300)} for i in range(2)]
+        + [{"start": 40, "end": 41, "name": "cudaLaunchHostFunc_v10000", "globalTid": tid(400)}]
+        + [
+            {"start": 50 + i, "end": 51 + i, "name": "cudaGraphLaunch_v10000", "globalTid": GLOBAL_TID_1}
+            for i in range(2)
+        ]
+    )
+    path = write_nsys_sqlite(
+        tmp_path / "gap.sqlite", runtime=runtime, graph_trace=[{"start": 60, "end": 90}, {"start": 95, "end": 99}]
+    )
     for lean in (False, True):
         b = load_nsys_sqlite(path, lean=lean)
         assert b.meta.launches_by_pid == ((100, 2, 2), (300, 6, 0))
@@ -83,29 +94,39 @@ def test_launch_gap_class_driver_and_graph_launches_without_a_kernel_table(tmp_p
     assert s["kernel_count"] == 0 and s["warnings"] == [
         "pid 300: 6 launches, 0 kernels (possible capture gap)",
         "no kernel rows (only CUDA graph launches): the GPU span, busy union and idle count kernel rows, so they are 0 "
-        "here; the dashboard's other busy sources count the rest"]
+        "here; the dashboard's other busy sources count the rest",
+    ]
 
 
 def test_launches_and_no_gpu_execution_at_all_make_busy_unknown(tmp_path):
     """Another member: two processes launch, the export holds no kernel table and no graph trace: busy is
     unknown (n/a), not an idle GPU; both processes are named."""
-    runtime = [{"start": 10 + i, "end": 11 + i, "name": "cudaLaunchKernel_v7000", "globalTid": tid(p)}
-               for p in (100, 200) for i in range(3)]
+    runtime = [
+        {"start": 10 + i, "end": 11 + i, "name": "cudaLaunchKernel_v7000", "globalTid": tid(p)}
+        for p in (100, 200)
+        for i in range(3)
+    ]
     path = write_nsys_sqlite(tmp_path / "none.sqlite", runtime=runtime)
     for lean in (False, True):
         meta = load_nsys_sqlite(path, lean=lean).meta
-        assert meta.warnings == ("pid 100: 3 launches, 0 kernels (possible capture gap)",
-                                 "pid 200: 3 launches, 0 kernels (possible capture gap)")
+        assert meta.warnings == (
+            "pid 100: 3 launches, 0 kernels (possible capture gap)",
+            "pid 200: 3 launches, 0 kernels (possible capture gap)",
+        )
         assert meta.gpu_activity_missing == (
             "no kernel activity although 6 launch calls were recorded (possible capture gap: no kernel or CUDA "
-            "graph execution in the export); GPU busy, idle and utilisation are unknown (n/a)")
+            "graph execution in the export); GPU busy, idle and utilisation are unknown (n/a)"
+        )
     assert load_nsys_sqlite(CASE).meta.gpu_activity_missing == ""  # pid 100's kernels ran
 
 
 def test_kernels_of_unknown_process_silence_the_per_process_check(tmp_path):
     """Kernel rows without globalPid cannot be given to a process: no per-process gap is claimed."""
-    path = write_nsys_sqlite(tmp_path / "nopid.sqlite", kernels=[{"start": 100, "end": 200, "globalPid": None}],
-                             runtime=[{"start": 10, "end": 20, "name": "cudaLaunchKernel_v7000"}])
+    path = write_nsys_sqlite(
+        tmp_path / "nopid.sqlite",
+        kernels=[{"start": 100, "end": 200, "globalPid": None}],
+        runtime=[{"start": 10, "end": 20, "name": "cudaLaunchKernel_v7000"}],
+    )
     b = load_nsys_sqlite(path)
     assert b.meta.launches_by_pid == ((100, 1, 0),) and b.meta.warnings == ()
 
@@ -117,16 +138,21 @@ def test_accounts_of_a_fixture_with_every_rule(tmp_path):
     path = write_nsys_sqlite(
         tmp_path / "t.sqlite",
         kernels=[{"start": 100, "end": 200}, {"start": 0, "end": 0}],
-        runtime=[{"start": 10, "end": 20, "name": "cudaLaunchKernel_v7000"},
-                 {"start": 10, "end": 20, "name": "cudaLaunchKernel", "eventClass": 67},
-                 {"start": 30, "end": 25, "name": "cudaMemcpy_v3020"}],
-        nvtx=[{"start": 5, "end": 50, "eventType": 59, "text": "r"},
-              {"start": 60, "end": 50, "eventType": 59, "text": "backwards"},
-              {"start": 7, "end": None, "eventType": 34, "text": "m"},
-              {"start": -5, "end": None, "eventType": 75, "text": "dom", "domainId": 1},
-              {"start": 8, "end": 9, "eventType": 200, "text": "future event type"}],
+        runtime=[
+            {"start": 10, "end": 20, "name": "cudaLaunchKernel_v7000"},
+            {"start": 10, "end": 20, "name": "cudaLaunchKernel", "eventClass": 67},
+            {"start": 30, "end": 25, "name": "cudaMemcpy_v3020"},
+        ],
+        nvtx=[
+            {"start": 5, "end": 50, "eventType": 59, "text": "r"},
+            {"start": 60, "end": 50, "eventType": 59, "text": "backwards"},
+            {"start": 7, "end": None, "eventType": 34, "text": "m"},
+            {"start": -5, "end": None, "eventType": 75, "text": "dom", "domainId": 1},
+            {"start": 8, "end": 9, "eventType": 200, "text": "future event type"},
+        ],
         memcpy=[{"start": 300, "end": 310}, {"start": 320, "end": 310}],
-        graph_trace=[{"start": 400, "end": 500}])
+        graph_trace=[{"start": 400, "end": 500}],
+    )
     b = load_nsys_sqlite(path)
     bad = "with unusable times (NULL, end < start or beyond 2^62 ns)"
     assert b.meta.accounts == (
@@ -158,7 +184,10 @@ def test_unusable_table_is_not_recognised_not_a_zero(tmp_path):
     con.close()
     b = load_nsys_sqlite(path)
     assert RowAccount("memcpy/memset", 2, 0, (), 2) in b.meta.accounts
-    assert "memcpy/memset: 2 of 2 rows not loaded: 2 not recognised" in summary_to_dict(load_trace(path).summary)["warnings"]
+    assert (
+        "memcpy/memset: 2 of 2 rows not loaded: 2 not recognised"
+        in summary_to_dict(load_trace(path).summary)["warnings"]
+    )
 
 
 def test_backtrace_trace_accounts_and_overview_card():
@@ -204,23 +233,33 @@ def write_nvprof(path, *, concurrent=True, string_table=True):
         con.execute("CREATE TABLE StringTable (_id_ INTEGER PRIMARY KEY, value TEXT NOT NULL)")
         con.execute("INSERT INTO StringTable VALUES (1, 'saxpy')")
     kernel = "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL" if concurrent else "CUPTI_ACTIVITY_KIND_KERNEL"
-    con.execute(f"CREATE TABLE {kernel} (_id_ INTEGER PRIMARY KEY, start INT NOT NULL, end INT NOT NULL, "
-                "deviceId INT, contextId INT, streamId INT, correlationId INT, name INT NOT NULL)")
+    con.execute(
+        f"CREATE TABLE {kernel} (_id_ INTEGER PRIMARY KEY, start INT NOT NULL, end INT NOT NULL, "
+        "deviceId INT, contextId INT, streamId INT, correlationId INT, name INT NOT NULL)"
+    )
     con.execute(f"INSERT INTO {kernel} VALUES (1, 1500000000000000100, 1500000000000000200, 0, 1, 7, 5, 1)")
-    con.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (_id_ INTEGER PRIMARY KEY, cbid INT NOT NULL, "
-                "start INT NOT NULL, end INT NOT NULL, processId INT, threadId INT, correlationId INT, returnValue INT)")
-    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1, 211, 1500000000000000000, "
-                "1500000000000000050, 42, 42, 5, 0)")
+    con.execute(
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (_id_ INTEGER PRIMARY KEY, cbid INT NOT NULL, "
+        "start INT NOT NULL, end INT NOT NULL, processId INT, threadId INT, correlationId INT, returnValue INT)"
+    )
+    con.execute(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1, 211, 1500000000000000000, "
+        "1500000000000000050, 42, 42, 5, 0)"
+    )
     con.commit()
     con.close()
     return path
 
 
-@pytest.mark.parametrize("concurrent, string_table", [(True, True), (False, True), (False, False)],
-                         ids=["nvvp-concurrent-kernels", "serial-kernel-table", "trimmed-runtime-by-cbid"])
+@pytest.mark.parametrize(
+    "concurrent, string_table",
+    [(True, True), (False, True), (False, False)],
+    ids=["nvvp-concurrent-kernels", "serial-kernel-table", "trimmed-runtime-by-cbid"],
+)
 def test_nvprof_database_is_refused_as_such(tmp_path, capsys, concurrent, string_table):
-    path = write_nvprof(tmp_path / ("run.nvvp" if concurrent else "run.sqlite"), concurrent=concurrent,
-                        string_table=string_table)
+    path = write_nvprof(
+        tmp_path / ("run.nvvp" if concurrent else "run.sqlite"), concurrent=concurrent, string_table=string_table
+    )
     with pytest.raises(TraceFormatError, match="an nvprof database, not an nsys export"):
         load_nsys_sqlite(path)
     for argv in (["summarize", str(path), "--no-cache"], ["inspect", str(path), "--no-cache"]):
@@ -233,22 +272,26 @@ def test_nvprof_database_is_refused_as_such(tmp_path, capsys, concurrent, string
 # --- files that are neither: an unfinished .qdstrm capture ---------------------------------------------
 
 
-@pytest.mark.parametrize("name, content", [
-    ("rep.qdstrm", b"\x00\x01QDSTRM stream bytes"),  # what nsys leaves when it stops before importing
-    ("Run 2.QDSTRM", b""),  # empty, upper-case suffix: the same sentence
-    ("rep1.qdstrm", b"SQLite format 3\x00" + b"\x00" * 200),  # whatever it holds, a capture stream is not read
-])
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        ("rep.qdstrm", b"\x00\x01QDSTRM stream bytes"),  # what nsys leaves when it stops before importing
+        ("Run 2.QDSTRM", b""),  # empty, upper-case suffix: the same sentence
+        ("rep1.qdstrm", b"SQLite format 3\x00" + b"\x00" * 200),  # whatever it holds, a capture stream is not read
+    ],
+)
 def test_unfinished_qdstrm_capture_gets_one_specific_sentence(tmp_path, capsys, name, content):
     path = tmp_path / name
     path.write_bytes(content)
-    rep = name[:-len(".qdstrm")] + ".nsys-rep"
+    rep = name[: -len(".qdstrm")] + ".nsys-rep"
     for argv in (["summarize", str(path), "--no-cache"], ["inspect", str(path), "--no-cache"]):
         assert main(argv) == 2
         assert capsys.readouterr().err == (
             f"tracedash: error: {name}: an unfinished Nsight Systems capture (.qdstrm: the raw stream nsys writes "
             "while recording, left when nsys stopped before importing it into a report); import it with the "
             f"QdstrmImporter of the Nsight Systems install (host-linux-x64/QdstrmImporter -i {name}), then open "
-            f"{rep} or its SQLite export (nsys export --type sqlite {rep})\n")
+            f"{rep} or its SQLite export (nsys export --type sqlite {rep})\n"
+        )
 
 
 # --- §5: help, links for another trace ----------------------------------------------------------------
@@ -269,8 +312,12 @@ def test_every_help_lists_the_inputs_and_every_default(command, capsys):
     if command == "cache":
         assert "inputs: none (acts on the cache folder" in text
     else:
-        for what in ("nsys SQLite export", "Nsight Systems report (.nsys-rep/.qdrep)",
-                     "PyTorch profiler (Kineto) trace (.json, .json.gz", "tracedash summary JSON"):
+        for what in (
+            "nsys SQLite export",
+            "Nsight Systems report (.nsys-rep/.qdrep)",
+            "PyTorch profiler (Kineto) trace (.json, .json.gz",
+            "tracedash summary JSON",
+        ):
             assert what in text
     parser = _options(command)
     helps = {}
@@ -279,11 +326,19 @@ def test_every_help_lists_the_inputs_and_every_default(command, capsys):
             helps[action.option_strings[-1]] = " ".join(parser._get_formatter()._expand_help(action).split())
     for option, shown in helps.items():
         assert "default" in shown or shown.endswith("(required)"), (command, option, shown)
-    expected = {"serve": {"--port": "(default 8050)", "--no-upload": "(default: off)",
-                          "--ranks": "(default: none: no ranks view)"},
-                "export": {"--figure": "(default timeline)", "--output": "image file to write (required)",
-                           "--no-cache": "(default: off)"},
-                "inspect": {"--json": "(default: off)"}}.get(command, {})
+    expected = {
+        "serve": {
+            "--port": "(default 8050)",
+            "--no-upload": "(default: off)",
+            "--ranks": "(default: none: no ranks view)",
+        },
+        "export": {
+            "--figure": "(default timeline)",
+            "--output": "image file to write (required)",
+            "--no-cache": "(default: off)",
+        },
+        "inspect": {"--json": "(default: off)"},
+    }.get(command, {})
     for option, text in expected.items():
         assert text in helps[option]
 
@@ -295,10 +350,14 @@ def test_export_and_report_refuse_a_link_made_for_another_trace(tmp_path, capsys
     shutil.copy(CASE, trace)
     other = trace_id(nsys_trace("nsys2024.6_h100_nvfuser.sqlite"))
     link = f"http://127.0.0.1:8050/?trace={other.replace('@', '%40')}&tab=gaps&v=1"
-    expected = (f"tracedash: error: the link was made for trace '{other}', not for {trace.name} ({trace_id(trace)}): "
-                "pass the trace it was made for, or remove 'trace=' from the link to apply its settings to this file\n")
-    for argv in (["export", str(trace), "--url", link, "-o", str(tmp_path / "v.svg"), "--no-cache"],
-                 ["report", str(trace), "--url", link, "-o", str(tmp_path / "r.html"), "--no-cache"]):
+    expected = (
+        f"tracedash: error: the link was made for trace '{other}', not for {trace.name} ({trace_id(trace)}): "
+        "pass the trace it was made for, or remove 'trace=' from the link to apply its settings to this file\n"
+    )
+    for argv in (
+        ["export", str(trace), "--url", link, "-o", str(tmp_path / "v.svg"), "--no-cache"],
+        ["report", str(trace), "--url", link, "-o", str(tmp_path / "r.html"), "--no-cache"],
+    ):
         assert main(argv) == 2
         assert capsys.readouterr().err == expected
     assert not (tmp_path / "v.svg").exists() and not (tmp_path / "r.html").exists()
@@ -319,8 +378,10 @@ def test_ranks_view_adds_up_accounts_and_names_the_rank_of_each_warning():
     a = load_nsys_sqlite(CASE)
     b = load_nsys_sqlite(nsys_trace("nsys2022.2_a100_saxpy_mpi_backtraces.sqlite"))
     m = merge_ranks([a, b], ["a.sqlite", "b.sqlite"]).meta
-    assert m.accounts[:2] == (RowAccount("kernels", 8, 8),
-                              RowAccount("CUDA API calls", 148, 110, (("CUDA backtrace duplicates (eventClass 67)", 38),)))
+    assert m.accounts[:2] == (
+        RowAccount("kernels", 8, 8),
+        RowAccount("CUDA API calls", 148, 110, (("CUDA backtrace duplicates (eventClass 67)", 38),)),
+    )
     assert f"rank 0 (a.sqlite): {GAP_200}" in m.warnings
 
 
@@ -339,8 +400,12 @@ def test_inspect_lists_tables_no_loader_reads(capsys):
     assert main(["inspect", "--json", str(trace), "--no-cache"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["unread"]["OSRT_API"] == 1831 and info["unread"]["CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"] == 1312
-    assert not set(info["unread"]) & {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "StringIds",
-                                      "META_DATA_EXPORT"}
+    assert not set(info["unread"]) & {
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
+        "StringIds",
+        "META_DATA_EXPORT",
+    }
     assert [a["kind"] for a in info["accounts"]] == ["kernels", "CUDA API calls", "memcpy/memset"]
     assert main(["inspect", str(trace), "--no-cache"]) == 0
     assert "  OSRT_API                                        1,831 rows\n" in capsys.readouterr().out
@@ -351,8 +416,11 @@ def test_summarize_several_files_repeats_each_files_warnings_on_stderr(tmp_path,
 
     import dashboard.data.multirank
 
-    monkeypatch.setattr(dashboard.data.multirank, "summarize_many",
-                        functools.partial(dashboard.data.multirank.summarize_many, processes=False))
+    monkeypatch.setattr(
+        dashboard.data.multirank,
+        "summarize_many",
+        functools.partial(dashboard.data.multirank.summarize_many, processes=False),
+    )
     other = nsys_trace("nsys2024.6_h100_nvfuser.sqlite")
     assert main(["summarize", str(CASE), str(other), "--workers", "1", "--no-cache", "-o", str(tmp_path / "out")]) == 0
     err = capsys.readouterr().err
@@ -362,7 +430,7 @@ def test_summarize_several_files_repeats_each_files_warnings_on_stderr(tmp_path,
 
 
 def test_readme_says_how_to_change_host_and_port():
-    from paths import ROOT, nsys_trace
+    from paths import ROOT
 
     # the link's query keys: tests/test_state.py keeps the generated table in step with the field table
     assert "make run HOST=0.0.0.0 PORT=9000" in (ROOT / "README.md").read_text(encoding="utf-8")
@@ -371,20 +439,45 @@ def test_readme_says_how_to_change_host_and_port():
 def test_launch_api_names():
     from dashboard.loaders.nsys_sqlite import LAUNCH_API
 
-    launches = ["cudaLaunchKernel_v7000", "cudaLaunchKernel_ptsz_v7000", "cudaLaunchKernelExC_v11060",
-                "cudaLaunchCooperativeKernel_v9000", "cudaLaunchCooperativeKernelMultiDevice_v9000", "cuLaunchKernel",
-                "cuLaunchKernelEx", "cuLaunchCooperativeKernel", "cudaGraphLaunch_v10000", "cudaGraphLaunch_ptsz_v10000",
-                "cuGraphLaunch", "cudaLaunch_v3020", "cuLaunch", "cuLaunchGrid", "cuLaunchGridAsync", "cudaLaunchKernel"]
-    others = ["cudaLaunchHostFunc_v10000", "cuLaunchHostFunc", "cudaMemcpyAsync_v3020", "cudaGraphInstantiate_v10000",
-              "cudaStreamSynchronize_v3020", ""]
+    launches = [
+        "cudaLaunchKernel_v7000",
+        "cudaLaunchKernel_ptsz_v7000",
+        "cudaLaunchKernelExC_v11060",
+        "cudaLaunchCooperativeKernel_v9000",
+        "cudaLaunchCooperativeKernelMultiDevice_v9000",
+        "cuLaunchKernel",
+        "cuLaunchKernelEx",
+        "cuLaunchCooperativeKernel",
+        "cudaGraphLaunch_v10000",
+        "cudaGraphLaunch_ptsz_v10000",
+        "cuGraphLaunch",
+        "cudaLaunch_v3020",
+        "cuLaunch",
+        "cuLaunchGrid",
+        "cuLaunchGridAsync",
+        "cudaLaunchKernel",
+    ]
+    others = [
+        "cudaLaunchHostFunc_v10000",
+        "cuLaunchHostFunc",
+        "cudaMemcpyAsync_v3020",
+        "cudaGraphInstantiate_v10000",
+        "cudaStreamSynchronize_v3020",
+        "",
+    ]
     assert [n for n in launches if not LAUNCH_API.match(n)] == []
     assert [n for n in others if LAUNCH_API.match(n)] == []
 
 
 def test_summary_json_whose_fields_contradict_each_other_is_flagged(tmp_path, seed_dict, capsys):
     """A summary whose content does not fit what it claims: one warning per contradiction, on stderr too."""
-    bad = {**seed_dict, "gpu_idle_within_span_s": 1.0, "kernel_count": 100, "graph_node_kernel_count": 101,
-           "dispatch": {**seed_dict["dispatch"], "CG_DISPATCH:extra": 2}}
+    bad = {
+        **seed_dict,
+        "gpu_idle_within_span_s": 1.0,
+        "kernel_count": 100,
+        "graph_node_kernel_count": 101,
+        "dispatch": {**seed_dict["dispatch"], "CG_DISPATCH:extra": 2},
+    }
     path = tmp_path / "bad.summary.json"
     path.write_text(json.dumps(bad))
     assert main(["summarize", str(path), "--no-cache"]) == 0
@@ -401,7 +494,8 @@ def test_summary_json_whose_fields_contradict_each_other_is_flagged(tmp_path, se
     zero = {**seed_dict, "kernel_count": 0, "top_kernels": [], "graph_node_kernel_count": 0}
     path.write_text(json.dumps(zero))
     assert load_trace(path).summary.warnings == (
-        "summary JSON: kernel_count is 0 but the GPU activity span is 17.45799776 s and busy 16.999974145 s",)
+        "summary JSON: kernel_count is 0 but the GPU activity span is 17.45799776 s and busy 16.999974145 s",
+    )
 
 
 def test_page_alert_for_an_unfinished_qdstrm_capture(tmp_path):
@@ -429,5 +523,6 @@ def test_page_alert_for_an_unfinished_qdstrm_capture(tmp_path):
                 walk(value)
 
     walk(json.loads(resp.get_data(as_text=True))["response"])
-    assert [c for c, text in alerts if str(text).startswith("rep.qdstrm: an unfinished Nsight Systems capture")] \
-        == ["alert alert-error"]
+    assert [c for c, text in alerts if str(text).startswith("rep.qdstrm: an unfinished Nsight Systems capture")] == [
+        "alert alert-error"
+    ]

@@ -5,24 +5,31 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from paths import NSYS_DIR, SAMPLES, SEED, nsys_trace
 
-from dashboard.analysis.tables import api_table, clean_api_name, kernel_table, nvtx_table
 from dashboard.analysis.gpu_time import gpu_work
-from dashboard.analysis.timeline import BUSY_ALL, device_unions, lanes_for_window, nvtx_lane_keys
+from dashboard.analysis.tables import api_table, clean_api_name, kernel_table, nvtx_table
+from dashboard.analysis.timeline import device_unions, lanes_for_window, nvtx_lane_keys
 from dashboard.app import create_app, ids
-from dashboard.errors import TraceNotFoundError
 from dashboard.app.views import BY_NAME, render_view
-from dashboard.state import ViewState
-from dashboard.render import build_view
 from dashboard.data.trace import load_trace
+from dashboard.errors import TraceNotFoundError
+from dashboard.render import build_view
+from dashboard.state import ViewState
+
 from factories import write_nsys_sqlite
+from paths import SAMPLES, SEED, nsys_trace
 
 
-@pytest.mark.parametrize("name, clean", [
-    ("cudaLaunchKernel_v7000", "cudaLaunchKernel"), ("cudaLaunchKernelExC_v11060", "cudaLaunchKernelExC"),
-    ("cuGetProcAddress_v2", "cuGetProcAddress_v2"), ("cudaGetDeviceProperties_v2_v12000", "cudaGetDeviceProperties_v2"),
-    ("cuLaunchKernelEx", "cuLaunchKernelEx")])
+@pytest.mark.parametrize(
+    "name, clean",
+    [
+        ("cudaLaunchKernel_v7000", "cudaLaunchKernel"),
+        ("cudaLaunchKernelExC_v11060", "cudaLaunchKernelExC"),
+        ("cuGetProcAddress_v2", "cuGetProcAddress_v2"),
+        ("cudaGetDeviceProperties_v2_v12000", "cudaGetDeviceProperties_v2"),
+        ("cuLaunchKernelEx", "cuLaunchKernelEx"),
+    ],
+)
 def test_clean_api_name(name, clean):
     assert clean_api_name(name) == clean
 
@@ -33,7 +40,11 @@ def test_tables_from_seed():
     assert k.iloc[0][["name", "count", "total_ns"]].tolist() == ["device_kernel", 4416, 5785133961]
     assert pd.isna(k.iloc[0]["kernel_pct"])  # a summary JSON lists its top 20 kernels only: total unknown
     a = api_table(t.summary)
-    assert a.iloc[0][["name", "raw_name", "count"]].tolist() == ["cudaStreamSynchronize", "cudaStreamSynchronize_v3020", 92]
+    assert a.iloc[0][["name", "raw_name", "count"]].tolist() == [
+        "cudaStreamSynchronize",
+        "cudaStreamSynchronize_v3020",
+        92,
+    ]
     n = nvtx_table(t.summary).set_index("name")
     assert n.loc["PLE_CPU_gather", "overlap_pct"] == 0.0
     assert n.loc["PLE_wait_for_GPU", "overlap_pct"] == pytest.approx(100 * 6341070402 / 6389229296)
@@ -43,12 +54,18 @@ def test_kernel_table_from_events_covers_all_kernels():
     t = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
     k = kernel_table(t.bundle.kernels, t.summary)
     assert int(k["count"].sum()) == 4010
-    assert k.iloc[0]["name"] == "flash_fwd_kernel" and k.iloc[0]["full_name"].startswith("void flash::flash_fwd_kernel<")
+    assert k.iloc[0]["name"] == "flash_fwd_kernel" and k.iloc[0]["full_name"].startswith(
+        "void flash::flash_fwd_kernel<"
+    )
 
 
 def test_copies_are_not_idle(tmp_path):
-    path = write_nsys_sqlite(tmp_path / "c.sqlite", kernels=[{"start": 0, "end": 100}, {"start": 400, "end": 500}],
-                             memcpy=[{"start": 100, "end": 400}], memset=[{"start": 500, "end": 520}])
+    path = write_nsys_sqlite(
+        tmp_path / "c.sqlite",
+        kernels=[{"start": 0, "end": 100}, {"start": 400, "end": 500}],
+        memcpy=[{"start": 100, "end": 400}],
+        memset=[{"start": 500, "end": 520}],
+    )
     b = load_trace(path).bundle
     lanes = lanes_for_window(device_unions(gpu_work(b.kernels, b.memops)), lo_ns=0, hi_ns=520)
     assert (lanes[0].busy_ns, lanes[0].gap_starts.tolist(), lanes[0].gap_ends.tolist()) == (200, [100], [400])
@@ -65,16 +82,25 @@ def test_idle_is_drawn_up_to_the_window_edges_inside_the_activity_span():
     unions = {0: (np.array([100, 500]), np.array([200, 600])), 1: (np.array([150]), np.array([700]))}
 
     def cut(lo, hi):
-        return [(ln.device_id, ln.starts.tolist(), ln.ends.tolist(), ln.gap_starts.tolist(), ln.gap_ends.tolist())
-                for ln in lanes_for_window(unions, lo_ns=lo, hi_ns=hi)]
+        return [
+            (ln.device_id, ln.starts.tolist(), ln.ends.tolist(), ln.gap_starts.tolist(), ln.gap_ends.tolist())
+            for ln in lanes_for_window(unions, lo_ns=lo, hi_ns=hi)
+        ]
 
     assert cut(250, 300) == [(0, [], [], [250], [300]), (1, [250], [300], [], [])]
     assert cut(150, 550) == [(0, [150, 500], [200, 550], [200], [500]), (1, [150], [550], [], [])]
     assert cut(0, 1000) == [(0, [100, 500], [200, 600], [200, 600], [500, 700]), (1, [150], [700], [100], [150])]
     assert cut(800, 900) == [(0, [], [], [], []), (1, [], [], [], [])]
     # the whole extents of what the window's edges cut (the hovers give both)
-    full = {ln.device_id: (ln.full_starts.tolist(), ln.full_ends.tolist(), ln.gap_full_starts.tolist(),
-                           ln.gap_full_ends.tolist()) for ln in lanes_for_window(unions, lo_ns=120, hi_ns=550)}
+    full = {
+        ln.device_id: (
+            ln.full_starts.tolist(),
+            ln.full_ends.tolist(),
+            ln.gap_full_starts.tolist(),
+            ln.gap_full_ends.tolist(),
+        )
+        for ln in lanes_for_window(unions, lo_ns=120, hi_ns=550)
+    }
     assert full == {0: ([100, 500], [200, 600], [200], [500]), 1: ([150], [700], [100], [150])}
 
 
@@ -85,10 +111,15 @@ def test_a_window_inside_an_idle_gap_shows_idle_not_nothing_recorded():
     assert len(idle) == 1 and (list(idle[0].base), list(idle[0].x)) == ([2.33], [1e-05])  # the whole window, in s
     # the hover gives the whole gap too (the table's 902.9 µs gap), not only the part in view
     assert list(idle[0].hovertext) == ["idle 10.00 µs in view, of 902.90 µs<br>2.329878 – 2.330781 s"]
-    busy = next(t for t in build_view(trace, ViewState(t0_ns=2_329_800_000, t1_ns=2_330_000_000)).timeline.data
-                if t.name.startswith("GPU busy"))
-    assert list(busy.hovertext)[:2] == ["busy 31.14 µs in view, of 44.87 µs<br>2.329786 – 2.329831 s",
-                                        "busy 44.40 µs<br>2.329833 – 2.329878 s"]
+    busy = next(
+        t
+        for t in build_view(trace, ViewState(t0_ns=2_329_800_000, t1_ns=2_330_000_000)).timeline.data
+        if t.name.startswith("GPU busy")
+    )
+    assert list(busy.hovertext)[:2] == [
+        "busy 31.14 µs in view, of 44.87 µs<br>2.329786 – 2.329831 s",
+        "busy 44.40 µs<br>2.329833 – 2.329878 s",
+    ]
     assert not [a for a in fig.layout.annotations if "Nothing recorded" in (a.text or "")]
 
 
@@ -111,8 +142,9 @@ def test_nvtx_lanes_nest_push_pop_and_pack_start_end():
     assert lanes.loc[lanes["name"] == "engine:PLE_wait_for_GPU", "lane"].str.contains("start/end").all()
 
 
-@pytest.mark.parametrize("trace", sorted(p for p in SAMPLES.iterdir() if p.suffix in (".sqlite", ".json")),
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "trace", sorted(p for p in SAMPLES.iterdir() if p.suffix in (".sqlite", ".json")), ids=lambda p: p.name
+)
 def test_build_view_for_each_sample_stays_in_budget(trace):
     view = build_view(load_trace(trace), ViewState())
     marks = sum(len(t.x) for t in view.timeline.data if t.x is not None)
@@ -164,10 +196,13 @@ def update_payload(trace_id: str, view: str = "alerts") -> dict:
     query = urlencode({**({"trace": trace_id} if trace_id else {}), "v": "1"})  # validated by the view as by the page
     sid = json.dumps(ids.slice_id(view), sort_keys=True, separators=(",", ":"))
     outputs = [{"id": cid, "property": prop} for cid, prop in v.outputs.values()]
-    return {"output": ".." + "...".join(f"{o['id']}.{o['property']}" for o in outputs) + "..",
-            "outputs": outputs, "inputs": [{"id": ids.slice_id(view), "property": "data", "value": {"q": query}},
-                                           *kick_input(v)],
-            "changedPropIds": [f"{sid}.data"], "state": []}
+    return {
+        "output": ".." + "...".join(f"{o['id']}.{o['property']}" for o in outputs) + "..",
+        "outputs": outputs,
+        "inputs": [{"id": ids.slice_id(view), "property": "data", "value": {"q": query}}, *kick_input(v)],
+        "changedPropIds": [f"{sid}.data"],
+        "state": [],
+    }
 
 
 def test_app_serves_layout_offline():
@@ -189,8 +224,9 @@ def test_the_page_preloads_the_partial_plotly_bundle_of_the_installed_version(mo
     import os
     import re
 
-    import dashboard.figures.plotly_js as plotly_js
     from plotly.offline import get_plotlyjs_version
+
+    import dashboard.figures.plotly_js as plotly_js
 
     folder = plotly_js.assets_folder()
     bundle = plotly_js.partial_bundle()
@@ -199,8 +235,10 @@ def test_the_page_preloads_the_partial_plotly_bundle_of_the_installed_version(mo
         assert f"plotly.js (cartesian - minified) v{get_plotlyjs_version()}".encode() in f.read(200)
     client = create_app(trace_dirs=[SAMPLES]).server.test_client()
     index = client.get("/").get_data(as_text=True)
-    link = f'<link rel="preload" as="script" id="tracedash-plotly-js" ' \
-           f'href="/assets/vendor/plotly-cartesian.min.js?v={get_plotlyjs_version()}">'
+    link = (
+        f'<link rel="preload" as="script" id="tracedash-plotly-js" '
+        f'href="/assets/vendor/plotly-cartesian.min.js?v={get_plotlyjs_version()}">'
+    )
     assert link in index and "plotly-cartesian" not in "".join(re.findall(r"<script[^>]*>", index))  # lazily run
     served = client.get("/assets/vendor/plotly-cartesian.min.js")
     assert served.status_code == 200 and len(served.data) == os.path.getsize(bundle)
@@ -241,18 +279,34 @@ def test_every_table_says_why_it_can_be_empty():
 
     client = create_app(trace_dirs=[SAMPLES]).server.test_client()
     page = _layout_of(client, "http://localhost/?tab=kernels")
-    for table, grid_id in (("kernels", ids.KERNEL_TABLE), ("api", ids.API_TABLE), ("nvtx", ids.NVTX_TABLE),
-                           ("dispatches", ids.DISPATCH_TABLE), ("gaps", ids.GAP_TABLE)):
+    for table, grid_id in (
+        ("kernels", ids.KERNEL_TABLE),
+        ("api", ids.API_TABLE),
+        ("nvtx", ids.NVTX_TABLE),
+        ("dispatches", ids.DISPATCH_TABLE),
+        ("gaps", ids.GAP_TABLE),
+    ):
         opts = _find(page, grid_id)["props"]["dashGridOptions"]
         assert opts["localeText"] == {"noRowsToShow": NO_ROWS[table], "noMatchingRows": NO_MATCH[table]}, table
         assert NO_ROWS[table].startswith("No ") and "filters" in NO_MATCH[table] and "filters" not in NO_ROWS[table]
     compare = _layout_of(client, "http://localhost/compare/")
-    texts = {g: _find(compare, g)["props"]["dashGridOptions"]["localeText"]["noRowsToShow"]
-             for g in (cl.PHASE_TABLE, cl.TYPE_TABLE, cl.KERNEL_GRID, cl.CATEGORY_GRID, cl.NVTX_GRID, cl.API_GRID,
-                       cl.FINDINGS_GRID)}
+    texts = {
+        g: _find(compare, g)["props"]["dashGridOptions"]["localeText"]["noRowsToShow"]
+        for g in (
+            cl.PHASE_TABLE,
+            cl.TYPE_TABLE,
+            cl.KERNEL_GRID,
+            cl.CATEGORY_GRID,
+            cl.NVTX_GRID,
+            cl.API_GRID,
+            cl.FINDINGS_GRID,
+        )
+    }
     assert texts[cl.KERNEL_GRID] == "No kernels in either run"
-    assert _find(compare, cl.KERNEL_GRID)["props"]["dashGridOptions"]["localeText"]["noMatchingRows"] == \
-        "No row passes the column filters"
+    assert (
+        _find(compare, cl.KERNEL_GRID)["props"]["dashGridOptions"]["localeText"]["noMatchingRows"]
+        == "No row passes the column filters"
+    )
     assert all(t.startswith("No ") and "either run" in t for t in texts.values()), texts
 
 
@@ -308,11 +362,18 @@ def test_warming_renders_the_default_page_so_the_first_visit_renders_nothing(mon
     renders = []  # every view render passes through the render slots
     monkeypatch.setattr(base, "_RENDER_SLOTS", _Counting(renders))
     client = app.server.test_client()
-    routed = client.post("/_dash-update-component", json={
-        "output": "page.children", "outputs": {"id": "page", "property": "children"},
-        "inputs": [{"id": "page-url", "property": "pathname", "value": "/"},
-                   {"id": "page-url", "property": "search", "value": ""}],
-        "changedPropIds": ["page-url.pathname"]}).get_json()
+    routed = client.post(
+        "/_dash-update-component",
+        json={
+            "output": "page.children",
+            "outputs": {"id": "page", "property": "children"},
+            "inputs": [
+                {"id": "page-url", "property": "pathname", "value": "/"},
+                {"id": "page-url", "property": "search", "value": ""},
+            ],
+            "changedPropIds": ["page-url.pathname"],
+        },
+    ).get_json()
     page = routed["response"]["page"]["children"]
     assert renders == []
     rows = _find({"props": {"children": page}}, ids.API_TABLE)["props"]["rowData"]
@@ -350,11 +411,15 @@ def test_per_phase_footnote_shows_only_with_the_table_it_explains():
         page = _layout_of(client, f"http://localhost/?trace={tid}")
         box = _find(page, "phases-grid")["props"]
         assert "A step lasts from its dispatch mark" in json.dumps(box["children"])  # the footnote is in the box
-        shown[tid.split("@")[0]] = (box.get("style") != {"display": "none"},
-                                    _find(page, "phases-empty")["props"].get("children"))
+        shown[tid.split("@")[0]] = (
+            box.get("style") != {"display": "none"},
+            _find(page, "phases-empty")["props"].get("children"),
+        )
     assert shown["000_746bee52f7bbcc80_seed_summary.json"] == (True, "")
-    assert shown[nccl.name] == (False, "No dispatch marks named CG_DISPATCH… in this trace: set the dispatch "
-                                       "marker prefix to your server's marks.")
+    assert shown[nccl.name] == (
+        False,
+        "No dispatch marks named CG_DISPATCH… in this trace: set the dispatch marker prefix to your server's marks.",
+    )
 
 
 def test_the_gap_table_says_when_it_holds_only_the_largest_gaps():
@@ -384,8 +449,10 @@ def test_a_summary_s_kernel_table_says_it_lists_the_top_kernels_only():
     store = app.server.config["TRACE_STORE"]
     out = render_view(BY_NAME["kernels"], store, ViewState(trace=store.ids()[0]))
     assert len(out["rows"]) == 20 and sum(r["count"] for r in out["rows"]) == 63_703
-    assert out["scope"] == ("Stats for: whole trace · the summary lists its top 20 kernels, 63,703 of its 107,899: "
-                            "a share of all kernel time is n/a")
+    assert out["scope"] == (
+        "Stats for: whole trace · the summary lists its top 20 kernels, 63,703 of its 107,899: "
+        "a share of all kernel time is n/a"
+    )
 
 
 def test_a_bad_trace_becomes_an_alert_and_other_views_stay_empty(tmp_path):
@@ -425,12 +492,16 @@ def test_a_view_callback_over_http_returns_named_outputs():
 
     data = slice_data(BY_NAME["api"], ViewState(trace=tid))
     sid = json.dumps(ids.slice_id("api"), sort_keys=True, separators=(",", ":"))
-    payload = {"output": f"..{ids.API_TABLE}.rowData...{ids.scope('api')}.children..",
-               "outputs": [{"id": ids.API_TABLE, "property": "rowData"},
-                           {"id": ids.scope("api"), "property": "children"}],
-               "inputs": [{"id": ids.slice_id("api"), "property": "data", "value": data},
-                          {"id": ids.RENDER_KICK, "property": "data", "value": None}],
-               "changedPropIds": [f"{sid}.data"], "state": []}
+    payload = {
+        "output": f"..{ids.API_TABLE}.rowData...{ids.scope('api')}.children..",
+        "outputs": [{"id": ids.API_TABLE, "property": "rowData"}, {"id": ids.scope("api"), "property": "children"}],
+        "inputs": [
+            {"id": ids.slice_id("api"), "property": "data", "value": data},
+            {"id": ids.RENDER_KICK, "property": "data", "value": None},
+        ],
+        "changedPropIds": [f"{sid}.data"],
+        "state": [],
+    }
     resp = app.server.test_client().post("/_dash-update-component", json=payload)
     assert resp.status_code == 200, resp.get_data(as_text=True)[:500]
     body = resp.get_json()["response"]
@@ -479,13 +550,20 @@ def test_per_gpu_and_per_phase_tables_are_plain_text_tables():
 
     def cells(table) -> list[list[str]]:
         head, body = table
-        return [[c.children for c in head.children.children]] + [[c.children for c in r.children] for r in body.children]
+        return [[c.children for c in head.children.children]] + [
+            [c.children for c in r.children] for r in body.children
+        ]
 
     rows = [{"metric": "Dispatches", "prefill": "2", "decode": "<b>3</b>"}]
-    assert cells(metric_table(phase_columns(rows), rows)) == [["", "prefill", "decode"], ["Dispatches", "2", "<b>3</b>"]]
+    assert cells(metric_table(phase_columns(rows), rows)) == [
+        ["", "prefill", "decode"],
+        ["Dispatches", "2", "<b>3</b>"],
+    ]
     rows = [{"metric": "Dispatches", "prefill": "2", "decode": "3", "mixed": "1"}]
     assert cells(metric_table(phase_columns(rows), rows))[0] == ["", "prefill", "decode", "mixed"]
-    table = metric_table(gpu_columns([("gpu0", "GPU 0"), ("all", "any GPU")]), [{"metric": "Busy", "gpu0": "1 s", "all": "1 s"}])
+    table = metric_table(
+        gpu_columns([("gpu0", "GPU 0"), ("all", "any GPU")]), [{"metric": "Busy", "gpu0": "1 s", "all": "1 s"}]
+    )
     assert [c.className for c in table[1].children[0].children] == [None, "num", "num"]  # numbers right-aligned
 
     app = create_app([nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")], uploads=False)
@@ -494,6 +572,7 @@ def test_per_gpu_and_per_phase_tables_are_plain_text_tables():
     got = cells(out["table"])
     assert got[0] == ["", "GPU 0", "GPU 1", "any GPU"]
     assert next(r for r in got if r[0] == "Busy (union)")[3] == "285.206 ms"
+
 
 def test_per_gpu_says_why_it_is_empty_instead_of_an_empty_table():
     """Without kernels or memory operations (an NVTX-only export; a window before the first kernel)
@@ -506,10 +585,16 @@ def test_per_gpu_says_why_it_is_empty_instead_of_an_empty_table():
     store = app.server.config["TRACE_STORE"]
     by_name = {t.split("@")[0]: t for t in store.ids()}
     out = render_view(BY_NAME["gpu"], store, ViewState(trace=by_name[nvtx_only.name]))
-    assert (out["box"], out["empty"]) == ({"display": "none"}, "Per GPU: no kernels or memory operations in this trace.")
+    assert (out["box"], out["empty"]) == (
+        {"display": "none"},
+        "Per GPU: no kernels or memory operations in this trace.",
+    )
     assert gpu_rows(store.get(by_name[nvtx_only.name]), ViewState()) == ([], [])
     out = render_view(BY_NAME["gpu"], store, ViewState(trace=by_name[nccl.name], t0_ns=0, t1_ns=1000, stats="window"))
-    assert (out["box"], out["empty"]) == ({"display": "none"}, "Per GPU: no kernels or memory operations in this window.")
+    assert (out["box"], out["empty"]) == (
+        {"display": "none"},
+        "Per GPU: no kernels or memory operations in this window.",
+    )
 
 
 def test_generated_sample_is_seed_shaped(tmp_path):
@@ -531,16 +616,19 @@ def test_generated_sample_is_seed_shaped(tmp_path):
     assert s.api.iloc[0]["name"] == "cudaStreamSynchronize_v3020"
 
 
-@pytest.mark.parametrize("relayout, expected", [
-    (None, None),
-    ({"autosize": True}, None),
-    ({"xaxis.autorange": True}, (0, 100)),
-    ({"xaxis.range[0]": 0.5, "xaxis.range[1]": 0.75}, (500000000, 750000000)),
-    ({"xaxis.range": [1e-6, 2e-6]}, (1000, 2000)),
-    ({"xaxis.range[0]": 2, "xaxis.range[1]": 1}, None),
-    ({"xaxis.range[0]": "x", "xaxis.range[1]": 1}, None),
-    ({"xaxis.range[0]": 0, "xaxis.range[1]": 1e300}, None),
-])
+@pytest.mark.parametrize(
+    "relayout, expected",
+    [
+        (None, None),
+        ({"autosize": True}, None),
+        ({"xaxis.autorange": True}, (0, 100)),
+        ({"xaxis.range[0]": 0.5, "xaxis.range[1]": 0.75}, (500000000, 750000000)),
+        ({"xaxis.range": [1e-6, 2e-6]}, (1000, 2000)),
+        ({"xaxis.range[0]": 2, "xaxis.range[1]": 1}, None),
+        ({"xaxis.range[0]": "x", "xaxis.range[1]": 1}, None),
+        ({"xaxis.range[0]": 0, "xaxis.range[1]": 1e300}, None),
+    ],
+)
 def test_window_from_relayout(relayout, expected):
     from dashboard.render import window_from_relayout
 
@@ -600,8 +688,9 @@ def test_zoomed_in_timeline_shows_kernels_by_stream_and_memops():
     assert "grid " in kts[0].hovertext[0] and "block " in kts[0].hovertext[0]
     lanes = list(fig.layout.yaxis.categoryarray)
     assert any(lbl.endswith("memcpy/memset") for lbl in lanes) == ("memcpy/memset" in names)
-    only_gpu = zoomed_timeline(t, ViewState(lanes=("gpu",)),
-                               {"xaxis.range[0]": first / 1e9, "xaxis.range[1]": (first + 2_000_000) / 1e9})
+    only_gpu = zoomed_timeline(
+        t, ViewState(lanes=("gpu",)), {"xaxis.range[0]": first / 1e9, "xaxis.range[1]": (first + 2_000_000) / 1e9}
+    )
     assert [tr.name for tr in only_gpu.data if tr.name.startswith(("NVTX", "kernels"))] == []
 
 
@@ -625,7 +714,9 @@ def test_timeline_never_exceeds_the_mark_budget_at_any_zoom(trace_name, tmp_path
     for width in (span, span // 7, span // 50, span // 400, 3_000_000, 200_000, 20_000, 2_000):
         for frac in (0.0, 0.37, 0.9):
             start = lo + int((span - width) * frac)
-            fig = zoomed_timeline(t, ViewState(), {"xaxis.range[0]": start / 1e9, "xaxis.range[1]": (start + width) / 1e9})
+            fig = zoomed_timeline(
+                t, ViewState(), {"xaxis.range[0]": start / 1e9, "xaxis.range[1]": (start + width) / 1e9}
+            )
             marks = sum(len(tr.x) for tr in fig.data if tr.x is not None)
             assert marks <= 5000, (width, frac, marks)
             assert len(fig.to_json()) < 1_500_000
@@ -643,15 +734,20 @@ def test_pytorch_names_are_grouped_by_default_in_the_nvtx_table_and_gap_causes(t
     from dashboard.render import effective_group, idle_view
 
     path = write_nsys_sqlite(
-        tmp_path / "torch.sqlite", kernels=[{"start": 0, "end": 100}, {"start": 1000, "end": 1100}],
+        tmp_path / "torch.sqlite",
+        kernels=[{"start": 0, "end": 100}, {"start": 1000, "end": 1100}],
         runtime=[{"start": 150, "end": 950, "name": "cudaStreamSynchronize_v3020"}],
-        nvtx=[{"start": 120, "end": 980, "eventType": 59, "text": "aten::mul, seq = 1, op_id = 7"},
-              {"start": 2000, "end": 2100, "eventType": 59, "text": "aten::mul, seq = 2, op_id = 8"}])
+        nvtx=[
+            {"start": 120, "end": 980, "eventType": 59, "text": "aten::mul, seq = 1, op_id = 7"},
+            {"start": 2000, "end": 2100, "eventType": 59, "text": "aten::mul, seq = 2, op_id = 8"},
+        ],
+    )
     t = load_trace(path)
     assert effective_group(t, None) is True and effective_group(t, False) is False
     rows, _, _ = idle_view(t, ViewState(), 100, grouped=True)
     assert [(r["cause"], r["nvtx_range"], r["duration_ns"]) for r in rows] == [
-        ("cudaStreamSynchronize in aten::mul", "aten::mul", 900)]
+        ("cudaStreamSynchronize in aten::mul", "aten::mul", 900)
+    ]
     plain, _, _ = idle_view(t, ViewState(), 100)
     assert plain[0]["nvtx_range"] == "aten::mul, seq = 1, op_id = 7"
     assert effective_group(load_trace(SEED), None) is False  # no op_id in its names: not grouped
@@ -664,10 +760,22 @@ def test_an_undefined_phase_ratio_is_na_not_zero():
 
     from dashboard.render import phase_table_rows
 
-    stats = pd.DataFrame({"phase": ["decode"], "dispatches": [1], "tokens": [1], "total_ns": [0], "mean_ns": [0.0],
-                          "p50_ns": [0.0], "p90_ns": [0.0], "p99_ns": [0.0], "tokens_per_s": [float("nan")],
-                          "gpu_attributed_ns": [0], "gpu_attributed_per_dispatch_ns": [0.0],
-                          "gpu_busy_in_window_pct": pd.array([None], dtype="Float64")})
+    stats = pd.DataFrame(
+        {
+            "phase": ["decode"],
+            "dispatches": [1],
+            "tokens": [1],
+            "total_ns": [0],
+            "mean_ns": [0.0],
+            "p50_ns": [0.0],
+            "p90_ns": [0.0],
+            "p99_ns": [0.0],
+            "tokens_per_s": [float("nan")],
+            "gpu_attributed_ns": [0],
+            "gpu_attributed_per_dispatch_ns": [0.0],
+            "gpu_busy_in_window_pct": pd.array([None], dtype="Float64"),
+        }
+    )
     rows = {r["metric"]: r["decode"] for r in phase_table_rows(stats)}
     assert rows["Tokens / s"] == "n/a" and rows["GPU busy within its dispatches"] == "n/a"
     assert rows["Dispatches"] == "1" and rows["GPU time attributed (by correlation)"] == "0 ns"
@@ -690,7 +798,8 @@ def test_the_page_is_built_from_the_link():
     assert compare_href(ViewState(trace="a.sqlite@0123abcd")) == "compare/?a=a.sqlite%400123abcd"
     assert compare_href(ViewState(trace="a.sqlite@0123abcd", prefix="X")) == "compare/?a=a.sqlite%400123abcd&prefix=X"
     assert compare_href(ViewState(trace="a.sqlite@0123abcd", threshold=600.0)) == (
-        "compare/?a=a.sqlite%400123abcd&threshold=600")
+        "compare/?a=a.sqlite%400123abcd&threshold=600"
+    )
     text = page_json(app, f"?trace={state.trace.replace('@', '%40')}&threshold=3&tab=gaps&stats=window&v=1")
     assert '"value": "gaps"' in text and '"value": 3.0' in text and '"value": "window"' in text
 
@@ -704,8 +813,9 @@ def test_zooms_never_evict_the_pages_from_the_response_cache():
     for i in range(10):
         cache.put(("timeline", f"t0_ns={i}&t1_ns={i + 1}&trace=a@1"), {"v": i})
     assert cache.get(("overview", "trace=a@1")) == {"v": 1}
-    assert [cache.get(("timeline", f"t0_ns={i}&t1_ns={i + 1}&trace=a@1")) is not None for i in range(10)] \
-        == [False] * 7 + [True] * 3
+    assert [cache.get(("timeline", f"t0_ns={i}&t1_ns={i + 1}&trace=a@1")) is not None for i in range(10)] == [
+        False
+    ] * 7 + [True] * 3
     cache.put(("gantt", "trace=a@1"), {"v": 2})
     cache.put(("kernels", "trace=a@1"), {"v": 3})  # the oldest whole-trace entry goes
     assert cache.get(("overview", "trace=a@1")) is None and cache.get(("kernels", "trace=a@1")) == {"v": 3}
@@ -717,8 +827,10 @@ def test_the_phase_figure_of_a_trace_without_dispatches_is_one_line():
     store = app.server.config["TRACE_STORE"]
     nccl, gen = sorted(store.ids(), key=lambda t: not t.startswith("nsys"))
     out = render_view(BY_NAME["phase_figure"], store, ViewState(trace=nccl))
-    assert out["note"] == ("Where step time goes: no dispatches in this trace (no NVTX mark or range named "
-                           "CG_DISPATCH…; set the dispatch marker prefix to your server's marks).")
+    assert out["note"] == (
+        "Where step time goes: no dispatches in this trace (no NVTX mark or range named "
+        "CG_DISPATCH…; set the dispatch marker prefix to your server's marks)."
+    )
     assert out["box_style"] == {"display": "none"} and out["links_style"] == {"display": "none"}
     assert out["figure"] is not None
     shown = render_view(BY_NAME["phase_figure"], store, ViewState(trace=gen))
@@ -730,10 +842,12 @@ def test_a_missing_trace_id_is_quoted_with_its_control_characters_visible():
     notice (it showed as an invisible box glyph), an ordinary id reads as before."""
     app = create_app([SEED], uploads=False)
     store = app.server.config["TRACE_STORE"]
-    assert store.explain_missing("\x00") == ("The link asks for trace '\\x00', which is not served here. "
-                                             "Showing another trace.")
+    assert store.explain_missing("\x00") == (
+        "The link asks for trace '\\x00', which is not served here. Showing another trace."
+    )
     assert store.explain_missing("gone.sqlite@12345678") == (
-        "The link asks for trace 'gone.sqlite@12345678', which is not served here. Showing another trace.")
+        "The link asks for trace 'gone.sqlite@12345678', which is not served here. Showing another trace."
+    )
     with pytest.raises(TraceNotFoundError, match=r"^trace '\\x01' is not served here$"):
         store.get("\x01")
 
@@ -819,23 +933,38 @@ def test_launch_calls_join_on_process_and_correlation_id_taking_the_first_call(p
     from dashboard.render import _launch_calls
 
     p0, p1 = pid_base, pid_base + 1
-    api = pd.DataFrame({"pid": [p0, p1, p0, p0], "correlation_id": [7, 7, 9, 7],
-                        "name": pd.Series(["cudaLaunchKernel_v7000", "cuLaunchKernelEx", "cudaMemcpyAsync_v3020",
-                                           "cudaLaunchKernel_ptsz"], dtype="category"),
-                        "start_ns": [10, 20, 30, 40], "end_ns": [11, 21, 31, 41], "global_tid": [1, 2, 3, 4],
-                        "tid": [5, 6, 7, 8]})
+    api = pd.DataFrame(
+        {
+            "pid": [p0, p1, p0, p0],
+            "correlation_id": [7, 7, 9, 7],
+            "name": pd.Series(
+                ["cudaLaunchKernel_v7000", "cuLaunchKernelEx", "cudaMemcpyAsync_v3020", "cudaLaunchKernel_ptsz"],
+                dtype="category",
+            ),
+            "start_ns": [10, 20, 30, 40],
+            "end_ns": [11, 21, 31, 41],
+            "global_tid": [1, 2, 3, 4],
+            "tid": [5, 6, 7, 8],
+        }
+    )
     kernels = pd.DataFrame({"pid": [p1, p0, p0, p1], "correlation_id": [7, 7, 8, 9]}, index=[3, 5, 8, 13])
     out = _launch_calls(kernels, api)
     assert (launch_index(api).keys is None) == (pid_base > 1 << 29)
     assert out.index.tolist() == [3, 5, 8, 13]
     assert out["api_name"].tolist() == ["cuLaunchKernelEx", "cudaLaunchKernel", None, None]
-    assert out["api_start_ns"].tolist()[:2] == [20, 10] and out["api_start_ns"].isna().tolist() == [False, False, True, True]
+    assert out["api_start_ns"].tolist()[:2] == [20, 10] and out["api_start_ns"].isna().tolist() == [
+        False,
+        False,
+        True,
+        True,
+    ]
     assert out["api_tid"].tolist()[:2] == [6, 5] and out["api_pid"].tolist()[:2] == [p1, p0]
 
 
 def test_per_phase_says_whether_the_trace_or_the_window_holds_no_dispatch():
-    app = create_app([SAMPLES / "generated_seed_shaped_108k.sqlite", nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")],
-                     uploads=False)
+    app = create_app(
+        [SAMPLES / "generated_seed_shaped_108k.sqlite", nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")], uploads=False
+    )
     store = app.server.config["TRACE_STORE"]
     seed_shaped, nccl = sorted(store.ids(), key=lambda t: not t.startswith("generated"))
     far = dict(t0_ns=900_000_000_000, t1_ns=900_000_100_000, stats="window")
@@ -844,7 +973,8 @@ def test_per_phase_says_whether_the_trace_or_the_window_holds_no_dispatch():
     assert render_view(BY_NAME["phases"], store, ViewState(trace=seed_shaped))["empty"] == ""
     for state in (ViewState(trace=nccl), ViewState(trace=nccl, **far)):
         assert render_view(BY_NAME["phases"], store, state)["empty"] == (
-            "No dispatch marks named CG_DISPATCH… in this trace: set the dispatch marker prefix to your server's marks.")
+            "No dispatch marks named CG_DISPATCH… in this trace: set the dispatch marker prefix to your server's marks."
+        )
 
 
 def test_a_long_card_hint_spans_columns_instead_of_being_cut():

@@ -3,13 +3,14 @@
 import numpy as np
 import pandas as pd
 import pytest
-from factories import write_nsys_sqlite
 
 from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import UNATTRIBUTED, attribute_kernels, dispatch_metrics, phase_category_time
 from dashboard.analysis.categories import OTHER, categorize, categorize_kernels, default_rules, parse_rules
 from dashboard.analysis.summary import dispatch_marks
 from dashboard.loaders import load_nsys_sqlite
+
+from factories import write_nsys_sqlite
 
 
 def fixture(tmp_path):
@@ -19,15 +20,21 @@ def fixture(tmp_path):
     GPU :  k0 [100,400)  k1 [1100,1300)  <- after D1's mark, still D0's work
            k2 [1300,1900)  k3 [1950, 1960)
     """
-    nvtx = [{"start": 0, "end": None, "eventType": 34, "text": "CG_DISPATCH:actual=1:mode=NONE:padded=1"},
-            {"start": 1000, "end": None, "eventType": 34, "text": "CG_DISPATCH:actual=100:mode=NONE:padded=128"}]
-    kernels = [{"start": 100, "end": 400, "correlationId": 1, "shortName": "nvjet_gemm"},
-               {"start": 1100, "end": 1300, "correlationId": 2, "shortName": "flash_fwd_kernel"},
-               {"start": 1300, "end": 1900, "correlationId": 3, "shortName": "nvjet_gemm"},
-               {"start": 1950, "end": 1960, "correlationId": 99, "shortName": "elementwise_kernel"}]
-    runtime = [{"start": 10, "end": 15, "name": "cudaLaunchKernel_v7000", "correlationId": 1},
-               {"start": 20, "end": 25, "name": "cudaLaunchKernel_v7000", "correlationId": 2},
-               {"start": 1010, "end": 1015, "name": "cudaLaunchKernel_v7000", "correlationId": 3}]
+    nvtx = [
+        {"start": 0, "end": None, "eventType": 34, "text": "CG_DISPATCH:actual=1:mode=NONE:padded=1"},
+        {"start": 1000, "end": None, "eventType": 34, "text": "CG_DISPATCH:actual=100:mode=NONE:padded=128"},
+    ]
+    kernels = [
+        {"start": 100, "end": 400, "correlationId": 1, "shortName": "nvjet_gemm"},
+        {"start": 1100, "end": 1300, "correlationId": 2, "shortName": "flash_fwd_kernel"},
+        {"start": 1300, "end": 1900, "correlationId": 3, "shortName": "nvjet_gemm"},
+        {"start": 1950, "end": 1960, "correlationId": 99, "shortName": "elementwise_kernel"},
+    ]
+    runtime = [
+        {"start": 10, "end": 15, "name": "cudaLaunchKernel_v7000", "correlationId": 1},
+        {"start": 20, "end": 25, "name": "cudaLaunchKernel_v7000", "correlationId": 2},
+        {"start": 1010, "end": 1015, "name": "cudaLaunchKernel_v7000", "correlationId": 3},
+    ]
     b = load_nsys_sqlite(write_nsys_sqlite(tmp_path / "a.sqlite", kernels=kernels, runtime=runtime, nvtx=nvtx))
     d = ph.build_dispatches(dispatch_marks(b), end_ns=int(b.kernels["end_ns"].max()))
     return b, d
@@ -55,8 +62,11 @@ def test_phase_category_time(tmp_path):
     phases = pd.Series(ph.assign_phases(d, 10).to_numpy(), index=d["index"])
     cats = categorize_kernels(b.kernels)["category"]
     t = phase_category_time(b.kernels, att, phases, cats)
-    assert t.values.tolist() == [["decode", "GEMM", 300, 1], ["decode", "attention", 200, 1],
-                                 ["prefill", "GEMM", 600, 1]]
+    assert t.values.tolist() == [
+        ["decode", "GEMM", 300, 1],
+        ["decode", "attention", 200, 1],
+        ["prefill", "GEMM", 600, 1],
+    ]
 
 
 def test_no_dispatches_or_no_api_means_unattributed(tmp_path):
@@ -67,18 +77,21 @@ def test_no_dispatches_or_no_api_means_unattributed(tmp_path):
     assert m["kernels"].tolist() == [0, 0] and m["launch_lead_ns"].isna().all()
 
 
-@pytest.mark.parametrize("short, full, category", [
-    ("nvjet_sm121_tst_mma_128x208x64", "", "GEMM"),
-    ("device_kernel", "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal>()", "GEMM"),
-    ("flash_fwd_kernel", "void flash::flash_fwd_kernel<cutlass::bfloat16_t>()", "attention"),
-    ("_qsa_sparse_paged_gqa_splitk_kernel", "", "attention"),
-    ("fused_moe_kernel", "", "MoE"),
-    ("rms_norm_kernel", "", "normalisation"),
-    ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "", "communication"),
-    ("reshape_and_cache_flash_kernel", "", "memory"),
-    ("act_and_mul_kernel", "", "elementwise/activation"),
-    ("kernel", "", OTHER),
-])
+@pytest.mark.parametrize(
+    "short, full, category",
+    [
+        ("nvjet_sm121_tst_mma_128x208x64", "", "GEMM"),
+        ("device_kernel", "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal>()", "GEMM"),
+        ("flash_fwd_kernel", "void flash::flash_fwd_kernel<cutlass::bfloat16_t>()", "attention"),
+        ("_qsa_sparse_paged_gqa_splitk_kernel", "", "attention"),
+        ("fused_moe_kernel", "", "MoE"),
+        ("rms_norm_kernel", "", "normalisation"),
+        ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "", "communication"),
+        ("reshape_and_cache_flash_kernel", "", "memory"),
+        ("act_and_mul_kernel", "", "elementwise/activation"),
+        ("kernel", "", OTHER),
+    ],
+)
 def test_default_category_rules(short, full, category):
     got, rule = categorize(short, full)
     assert got == category

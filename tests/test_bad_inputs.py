@@ -9,16 +9,17 @@ import re
 import sqlite3
 
 import pytest
-from bad_inputs import CENTURY_NS, IMG_NAME, LONG_NAME, LOADED, REFUSED, SCRIPT_NAME, write_case, write_valid
 from test_app import view_outputs
 
-from dashboard.state import ViewState
 from dashboard.analysis.summary import invalid_kernel_count, overlong_kernel_count, summary_to_dict
 from dashboard.app import create_app
 from dashboard.cli import main
+from dashboard.data.trace import load_trace
 from dashboard.errors import TraceError
 from dashboard.render import build_view, kernel_rows, phase_view, time_extent
-from dashboard.data.trace import load_trace
+from dashboard.state import ViewState
+
+from bad_inputs import CENTURY_NS, IMG_NAME, LOADED, LONG_NAME, REFUSED, SCRIPT_NAME, write_case, write_valid
 
 
 def snapshot(path):
@@ -63,6 +64,7 @@ def alerts_of(response) -> list[tuple[str, str]]:
 
 # ---- refused inputs: one clear message naming the file and the problem, everywhere ----------------------------
 
+
 def test_loader_refuses_with_a_message_naming_file_and_problem(refused):
     case, path, before = refused
     with pytest.raises(TraceError) as err:
@@ -103,11 +105,13 @@ def test_cli_subprocess_no_traceback(tmp_path):
 
     path = write_case("corrupt_pages", tmp_path)
     before = snapshot(path)
-    proc = subprocess.run([sys.executable, "-m", "dashboard", "summarize", str(path)], capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dashboard", "summarize", str(path)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr == ("tracedash: error: corrupt.sqlite: the SQLite file is damaged or truncated "
-                           "(database disk image is malformed)\n")
+    assert proc.stderr == (
+        "tracedash: error: corrupt.sqlite: the SQLite file is damaged or truncated (database disk image is malformed)\n"
+    )
     assert_untouched(path, before)
 
 
@@ -132,14 +136,20 @@ def test_loader_loads_with_exact_counts(loaded):
     assert (s.kernel_count, s.gpu_activity_span_ns, s.gpu_busy_union_ns) == (count, span, busy)
     if t.bundle is not None:
         k = t.bundle.kernels
-        assert (invalid_kernel_count(k), overlong_kernel_count(k), t.meta.invalid_time_rows) == (invalid, overlong, rows)
+        assert (invalid_kernel_count(k), overlong_kernel_count(k), t.meta.invalid_time_rows) == (
+            invalid,
+            overlong,
+            rows,
+        )
     assert_untouched(path, before)
 
 
 def test_missing_short_name_falls_back_to_the_demangled_name(tmp_path):
     s = load_trace(write_case("missing_short_name", tmp_path)).summary
-    assert summary_to_dict(s)["top_kernels"] == [["void gemm<128>(float*)", [1, 1e-07]],
-                                                 ["void relu(float*)", [1, 5e-08]]]
+    assert summary_to_dict(s)["top_kernels"] == [
+        ["void gemm<128>(float*)", [1, 1e-07]],
+        ["void relu(float*)", [1, 5e-08]],
+    ]
 
 
 def test_end_before_start_rows_are_skipped_and_counted(tmp_path):
@@ -177,8 +187,10 @@ def test_null_and_nan_times(tmp_path):
     assert t.bundle.api_calls[["start_ns", "end_ns"]].values.tolist() == [[90, 95]]
     assert t.bundle.memops[["start_ns", "end_ns"]].values.tolist() == [[210, 250]]
     r = t.bundle.nvtx_ranges  # the open range closes at the largest usable NVTX timestamp
-    assert r[["name", "start_ns", "end_ns", "unclosed"]].values.tolist() == [["outer", 50, 1_100, False],
-                                                                            ["open", 80, 1_100, True]]
+    assert r[["name", "start_ns", "end_ns", "unclosed"]].values.tolist() == [
+        ["outer", 50, 1_100, False],
+        ["open", 80, 1_100, True],
+    ]
     cards = {c.label: c for c in build_view(t, ViewState()).cards}
     assert cards["Invalid kernel rows"].value == "3"
     assert cards["Rows with unusable times"].value == "5"
@@ -242,6 +254,7 @@ def _figure_texts(fig) -> list[str]:
         elif isinstance(v, (list, tuple)):
             for x in v:
                 walk(x, key)
+
     walk(d)
     return out
 
@@ -258,13 +271,16 @@ def test_html_names_are_escaped_in_figures_and_report(tmp_path):
     for name in HOSTILE:
         assert name not in joined
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in joined  # the kernel's hover, escaped
-    assert '&lt;img src=x onerror="window.__pwned=2"&gt;' in joined  # the NVTX range's hover (quotes kept: Plotly shows &quot; verbatim)
+    assert (
+        '&lt;img src=x onerror="window.__pwned=2"&gt;' in joined
+    )  # the NVTX range's hover (quotes kept: Plotly shows &quot; verbatim)
     # grid rows carry the raw text (AG Grid renders cell values as text)
     assert {r["name"] for r in view.kernel_rows} == {SCRIPT_NAME, IMG_NAME}
     report = report_html(t, ViewState(t0_ns=window[0], t1_ns=window[1]))
     body = report.split("<body>", 1)[1]
     plotly_free = body.split("<script")[0] + "".join(
-        part.split("</script>", 1)[1] for part in body.split("<script")[1:] if "</script>" in part)
+        part.split("</script>", 1)[1] for part in body.split("<script")[1:] if "</script>" in part
+    )
     for name in HOSTILE:
         assert name not in plotly_free
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in plotly_free  # kernel table, escaped
@@ -289,8 +305,10 @@ def test_a_file_name_with_html_is_text_in_titles(tmp_path):
 
 # ---- a file locked by another writer ---------------------------------------------------------------------------
 
-@pytest.fixture(params=["exclusive_lock_nothing_written", "rollback_transaction_in_progress",
-                        "wal_changes_not_checkpointed"])
+
+@pytest.fixture(
+    params=["exclusive_lock_nothing_written", "rollback_transaction_in_progress", "wal_changes_not_checkpointed"]
+)
 def writer(request, tmp_path):
     """A second sqlite3 connection writing the export while we read it: (path, writer kind)."""
     path = write_valid(tmp_path)
@@ -325,7 +343,7 @@ def test_a_file_being_written_is_refused_or_read_as_committed(writer, capsys):
         assert main(["summarize", str(path)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("tracedash: error: " + expected) and err.count("\n") == 1
-        (kind_, text), = alerts_of(view_response(path.parent, path.name))
+        ((kind_, text),) = alerts_of(view_response(path.parent, path.name))
         assert "alert-error" in kind_ and text.startswith(expected)
     assert sorted(p.name for p in path.parent.iterdir()) == listing  # we added no side file
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from paths import ROOT
 
 BENCH = ROOT / "benchmarks"
@@ -24,8 +25,9 @@ def run(tmp_path: Path | None, script: str, *args: str, timeout: int = 180) -> s
     Generated traces go under ``tmp_path`` (``TMPDIR``), not the machine's temp folder (None: the usual one,
     for Chromium, whose socket path under pytest's deep temp folders is over the 108-byte limit)."""
     env = {**os.environ, **({"TMPDIR": str(tmp_path)} if tmp_path else {})}
-    proc = subprocess.run([sys.executable, str(BENCH / script), *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / script), *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{script} {' '.join(args)} exited {proc.returncode}:\n{out[-4000:]}"
     assert "Traceback" not in out, out[-4000:]
@@ -58,8 +60,13 @@ def test_make_trace_writes_the_counts_it_reports(tmp_path):
 def test_run_quick_times_summarize_against_the_bare_scan(tmp_path):
     out = run(tmp_path, "run.py", "--quick", "--workdir", str(tmp_path / "work"))
     assert GENERATED_5000 in out
-    for label in ("bare SQLite scan (floor)", "tracedash summarize, cold", "tracedash summarize, warm (cache)",
-                  "cold / bare scan", "warm"):
+    for label in (
+        "bare SQLite scan (floor)",
+        "tracedash summarize, cold",
+        "tracedash summarize, warm (cache)",
+        "cold / bare scan",
+        "warm",
+    ):
         assert re.search(r"\d+\.\d\d", line(out, label)), line(out, label)
     assert re.fullmatch(r"cold peak RSS\s+=\s+[\d,]+ MiB", line(out, "cold peak RSS"))
     assert ("nsys stats (3 reports)" in out) == ("cold / nsys stats" in out)
@@ -67,10 +74,12 @@ def test_run_quick_times_summarize_against_the_bare_scan(tmp_path):
 
 def test_compare_quick(tmp_path):
     out = run(tmp_path, "compare.py", "--quick")
-    assert line(out, "shared pair") == ("shared pair (nccl before/after): 7,597 kernels, 0 dispatches, "
-                                        "11 kernel / 101 NVTX / 16 API names")
-    assert line(out, "generated pair") == ("generated pair (2,000 kernels each): 4,000 kernels, 4 dispatches, "
-                                           "12 kernel / 4 NVTX / 5 API names")
+    assert line(out, "shared pair") == (
+        "shared pair (nccl before/after): 7,597 kernels, 0 dispatches, 11 kernel / 101 NVTX / 16 API names"
+    )
+    assert line(out, "generated pair") == (
+        "generated pair (2,000 kernels each): 4,000 kernels, 4 dispatches, 12 kernel / 4 NVTX / 5 API names"
+    )
     gates = [ln.strip() for ln in out.splitlines() if ln.strip().startswith("gate:")]
     assert gates == ["gate: kernel_time +2.29 %", "gate: step_time:unsplit -1.26 %"]
     assert len(re.findall(r"x loading both", out)) == 4
@@ -78,22 +87,32 @@ def test_compare_quick(tmp_path):
 
 def test_dask_summarize_quick_gives_the_same_summaries_as_one_process(tmp_path):
     out = run(tmp_path, "dask_summarize.py", "--quick")
-    assert re.fullmatch(r"2 traces x 2,000 kernels \(\d+ MiB\) in .+ \[ready in \d+\.\d s\]; \d+ usable cores, "
-                        r"1 Dask workers", line(out, "2 traces x 2,000 kernels")), out
+    assert re.fullmatch(
+        r"2 traces x 2,000 kernels \(\d+ MiB\) in .+ \[ready in \d+\.\d s\]; \d+ usable cores, "
+        r"1 Dask workers",
+        line(out, "2 traces x 2,000 kernels"),
+    ), out
     assert line(out, "speed-up:").endswith("identical output: True")
-    for label in ("sequential (one process)", "Dask LocalCluster (1 workers)", "cluster start-up + shutdown",
-                  "shell loop (2 processes)"):
+    for label in (
+        "sequential (one process)",
+        "Dask LocalCluster (1 workers)",
+        "cluster start-up + shutdown",
+        "shell loop (2 processes)",
+    ):
         line(out, label)
 
 
 def test_findings_quick(tmp_path):
     out = run(tmp_path, "findings.py", "--quick")
     assert line(out, "nsys2026.2_2gpu_nccl_before.sqlite:").startswith(
-        "nsys2026.2_2gpu_nccl_before.sqlite: 4,010 kernels, 7,466 CUDA API calls")
+        "nsys2026.2_2gpu_nccl_before.sqlite: 4,010 kernels, 7,466 CUDA API calls"
+    )
     assert line(out, "generated_5000.sqlite:").startswith("generated_5000.sqlite: 5,000 kernels, 5,003 CUDA API calls")
     tops = [ln.strip() for ln in out.splitlines() if ln.strip().startswith("top findings:")]
-    assert tops == ["top findings: sync-in-loop 0.325 s; cuda-sync-api 0.325 s; exposed-comm 0.025 s",
-                    "top findings: sync-in-loop 0.790 s; cuda-sync-api 0.790 s; exposed-comm 0.007 s"]
+    assert tops == [
+        "top findings: sync-in-loop 0.325 s; cuda-sync-api 0.325 s; exposed-comm 0.025 s",
+        "top findings: sync-in-loop 0.790 s; cuda-sync-api 0.790 s; exposed-comm 0.007 s",
+    ]
     assert len(re.findall(r"all 13 rules: \d+\.\d{3} s wall", out)) == 2
 
 
@@ -108,7 +127,7 @@ def test_interactions_quick_re_renders_only_the_views_a_change_reads(tmp_path):
         "gap threshold → 50 µs": "gaps",
         "zoom to 2.0–2.1 s": "timeline, gantt",
         "zoom, stats for window": "overview, timeline, gantt, phases, gpu, phase_figure, kernels, api, dispatches, "
-                                  "gaps, nvtx",
+        "gaps, nvtx",
     }
 
 
@@ -124,17 +143,27 @@ def test_timeline_quick_stays_within_the_mark_budget(tmp_path):
     assert GENERATED_5000 in out
     assert line(out, "generated_5000.sqlite:").startswith("generated_5000.sqlite: 5,000 kernels loaded")
     rows = re.findall(r"^\s+(\d+\.\d{6}) s\s+\d+\s+([\d,]+)\s+\d+\.\d{3}$", out, re.M)
-    assert [w for w, _ in rows] == ["0.822726", "0.082273", "0.008227", "0.000823", "0.010000", "0.001000",
-                                    "0.000100", "0.000010"]
+    assert [w for w, _ in rows] == [
+        "0.822726",
+        "0.082273",
+        "0.008227",
+        "0.000823",
+        "0.010000",
+        "0.001000",
+        "0.000100",
+        "0.000010",
+    ]
     assert all(0 < int(m.replace(",", "")) <= 5000 for _, m in rows)
     assert re.search(r"^worst: \d+ ms \(target <= 300\), [\d,]+ marks \(budget 5,000\)", out, re.M)
 
 
 def test_load_quick_serves_every_request_without_error(tmp_path):
     out = run(tmp_path, "load.py", "--quick")
-    assert re.fullmatch(r"tracedash load test: 2 users, 1 worker\(s\), \d+\.\d s, traces "
-                        r"nsys2025\.5_rtx3060_cuda_graph_launch\.sqlite, nsys2026\.2_2gpu_nccl_before\.sqlite",
-                        line(out, "tracedash load test:")), out
+    assert re.fullmatch(
+        r"tracedash load test: 2 users, 1 worker\(s\), \d+\.\d s, traces "
+        r"nsys2025\.5_rtx3060_cuda_graph_launch\.sqlite, nsys2026\.2_2gpu_nccl_before\.sqlite",
+        line(out, "tracedash load test:"),
+    ), out
     assert re.search(r"^  requests [\d,]+  \(\d+\.\d req/s\)   errors 0$", out, re.M), out
     assert re.search(r"\(\d+ probes, 0 failed\) beside 1 slow clients", out), out
     for kind in ("view", "nvtx", "gaps", "zoom"):
@@ -149,6 +178,9 @@ def test_page_load_quick_measures_the_floor_and_the_page():
     out = run(None, "page_load.py", "--quick", timeout=300)  # it removes its own temporary folder
     assert re.search(r"^floor \(2 dcc.Graph \+ 1 AG Grid\): settled \d+\.\d\d s, drawn \d+\.\d\d s$", out, re.M), out
     row = line(out, "nsys2022.4_cpu_llm_server_nvtx.sqlite")
-    assert re.search(r"this tree\s+(\d+\.\d\d [+−]\s+\d+\.\d\d s\s+){3}\s*[\d,]+ MiB\s+\(fresh, no warming: [+−]\s+"
-                     r"\d+\.\d\d s\)$", row), row
+    assert re.search(
+        r"this tree\s+(\d+\.\d\d [+−]\s+\d+\.\d\d s\s+){3}\s*[\d,]+ MiB\s+\(fresh, no warming: [+−]\s+"
+        r"\d+\.\d\d s\)$",
+        row,
+    ), row
     assert "failed" not in out

@@ -6,11 +6,12 @@ import shutil
 
 import pandas as pd
 import pytest
-from paths import NSYS_DIR, nsys_trace
 
 from dashboard import cli
 from dashboard.data.cache import FRAME_NAMES, TraceCache, file_identity
 from dashboard.loaders import load_nsys_sqlite
+
+from paths import nsys_trace
 
 TRACE = nsys_trace("nsys2024.6_h100_nvfuser.sqlite")
 
@@ -34,8 +35,10 @@ def test_row_accounts_survive_the_cache(trace, tmp_path):
 
     from dashboard.model import RowAccount
 
-    accounts = (RowAccount("kernels", read=10, loaded=7, skipped=(("end before start", 2),), unrecognised=1),
-                RowAccount("CUDA API calls", read=4, loaded=4))
+    accounts = (
+        RowAccount("kernels", read=10, loaded=7, skipped=(("end before start", 2),), unrecognised=1),
+        RowAccount("CUDA API calls", read=4, loaded=4),
+    )
 
     def build(p):
         bundle = load_nsys_sqlite(p)
@@ -177,7 +180,7 @@ def test_damaged_summary_or_frames_are_recomputed(trace, tmp_path, capsys):
         f.unlink()
     parquet = next(c.rglob("kernels.parquet"))
     data = bytearray(parquet.read_bytes())
-    data[len(data) // 2: len(data) // 2 + 16] = b"\x7f" * 16
+    data[len(data) // 2 : len(data) // 2 + 16] = b"\x7f" * 16
     parquet.write_bytes(bytes(data))
     assert cli.main(args) == 0 and capsys.readouterr().out == good
 
@@ -186,8 +189,13 @@ def test_broken_pipe_is_not_an_error(trace, tmp_path):
     import subprocess
     import sys
 
-    proc = subprocess.run(f"{sys.executable} -m dashboard summarize '{trace}' --no-cache | head -c 10",
-                          shell=True, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        f"{sys.executable} -m dashboard summarize '{trace}' --no-cache | head -c 10",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.stdout == '{\n  "file"' and "error" not in proc.stderr
 
 

@@ -5,9 +5,10 @@ import subprocess
 import sys
 
 import pytest
-from paths import NSYS_DIR, SEED, nsys_trace
 
 from dashboard.cli import main
+
+from paths import SEED, nsys_trace
 
 
 def test_summarize_to_stdout(capsys):
@@ -32,16 +33,20 @@ def written(name, data):
     def make(d):
         (d / name).write_bytes(data)
         return d / name
+
     return make
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda d: d / "missing.sqlite", "no such file"),
-    (lambda d: d, "not a regular file"),
-    (written("e.sqlite", b""), "empty"),
-    (written("t.sqlite", b"hello"), "neither an nsys SQLite export"),
-    (written("j.json", b'{"a": '), "malformed JSON"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda d: d / "missing.sqlite", "no such file"),
+        (lambda d: d, "not a regular file"),
+        (written("e.sqlite", b""), "empty"),
+        (written("t.sqlite", b"hello"), "neither an nsys SQLite export"),
+        (written("j.json", b'{"a": '), "malformed JSON"),
+    ],
+)
 def test_bad_input_exit_2(tmp_path, capsys, make, message):
     assert main(["summarize", str(make(tmp_path))]) == 2
     err = capsys.readouterr().err
@@ -59,8 +64,12 @@ def test_serve_missing_trace_exit_2(tmp_path, capsys):
 
 
 def test_console_script_runs_as_module(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "dashboard", "summarize", str(tmp_path / "x.sqlite")],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dashboard", "summarize", str(tmp_path / "x.sqlite")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "no such file" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -86,7 +95,8 @@ def test_inspect_sqlite_without_nsys_tables_exit_2(tmp_path, capsys):
     assert main(["inspect", str(tmp_path / "plain.sqlite")]) == 2
     assert capsys.readouterr().err == (
         "tracedash: error: plain.sqlite: a SQLite database but not an nsys export (found: people). Expected "
-        "tables such as StringIds, CUPTI_ACTIVITY_KIND_KERNEL or NVTX_EVENTS.\n")
+        "tables such as StringIds, CUPTI_ACTIVITY_KIND_KERNEL or NVTX_EVENTS.\n"
+    )
 
 
 def test_cache_dir_that_is_a_file_exit_2(tmp_path, capsys):
@@ -100,11 +110,13 @@ def test_cache_dir_that_is_a_file_exit_2(tmp_path, capsys):
 @pytest.mark.skipif(not __import__("os").path.exists("/dev/null"), reason="needs /dev/null")
 def test_device_is_not_called_a_directory(tmp_path, capsys):
     assert main(["summarize", "/dev/null"]) == 2
-    assert capsys.readouterr().err == ("tracedash: error: /dev/null: not a regular file (a device, pipe or socket); "
-                                       "pass a .sqlite or .json file\n")
+    assert capsys.readouterr().err == (
+        "tracedash: error: /dev/null: not a regular file (a device, pipe or socket); pass a .sqlite or .json file\n"
+    )
     assert main(["summarize", str(tmp_path)]) == 2
-    assert capsys.readouterr().err == (f"tracedash: error: {tmp_path}: not a regular file (a directory); "
-                                       "pass a .sqlite or .json file\n")
+    assert capsys.readouterr().err == (
+        f"tracedash: error: {tmp_path}: not a regular file (a directory); pass a .sqlite or .json file\n"
+    )
 
 
 def test_several_traces_output_to_an_existing_file_exit_2(tmp_path, capsys):
@@ -121,16 +133,21 @@ def test_inspect_bad_input_exit_2(tmp_path, capsys):
     assert "not a SQLite database" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["serve", "--port", "99999"], "port must be 1-65535"),
-    (["serve", "--port", "x"], "not a port number"),
-    (["summarize", "x.sqlite", "--dispatch-prefix", "  "], "must not be empty"),
-    (["diff", "a.json", "b.json", "--fail-if-slower", "-5"],
-     "argument --fail-if-slower: PCT must be 0 or more (how much slower is allowed), got -5"),
-    (["serve", "--memory-limit", "-1G"], "argument --memory-limit: not a size: '-1G' (use e.g. 512M, 2G, 1.5GiB)"),
-    (["serve", "--memory-limit=-1G"], "argument --memory-limit: not a size: '-1G' (use e.g. 512M, 2G, 1.5GiB)"),
-    (["serve", "--max-upload", "-.5G"], "argument --max-upload: not a size: '-.5G'"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["serve", "--port", "99999"], "port must be 1-65535"),
+        (["serve", "--port", "x"], "not a port number"),
+        (["summarize", "x.sqlite", "--dispatch-prefix", "  "], "must not be empty"),
+        (
+            ["diff", "a.json", "b.json", "--fail-if-slower", "-5"],
+            "argument --fail-if-slower: PCT must be 0 or more (how much slower is allowed), got -5",
+        ),
+        (["serve", "--memory-limit", "-1G"], "argument --memory-limit: not a size: '-1G' (use e.g. 512M, 2G, 1.5GiB)"),
+        (["serve", "--memory-limit=-1G"], "argument --memory-limit: not a size: '-1G' (use e.g. 512M, 2G, 1.5GiB)"),
+        (["serve", "--max-upload", "-.5G"], "argument --max-upload: not a size: '-.5G'"),
+    ],
+)
 def test_bad_options_are_usage_errors(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
         main(argv)
@@ -148,15 +165,24 @@ def test_serve_on_a_port_in_use_exit_2(capsys):
     assert f"cannot serve on 127.0.0.1:{port}" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("content, message", [
-    ('{"gpu_activity_span_s": 1e300, "gpu_busy_union_s": 0, "kernel_count": 1}', "out of range"),
-    ('{"gpu_activity_span_s": 1' + "0" * 400 + ', "gpu_busy_union_s": 0, "kernel_count": 1}', "out of range"),
-    ('{"gpu_activity_span_s": 1, "gpu_busy_union_s": 5, "kernel_count": 1}', "exceeds gpu_activity_span_s"),
-    ('{"gpu_activity_span_s": 1, "gpu_busy_union_s": 0, "kernel_count": -3}', "must not be negative"),
-    ('{"gpu_activity_span_s": 1, "gpu_busy_union_s": 0, "kernel_count": 1, "api": {"c": [1e25, 1]}}', "out of range"),
-    ('{"gpu_activity_span_s": 1, "gpu_busy_union_s": 0, "kernel_count": 1, '
-     '"dispatch_timeline": [{"start_ns": 1180591620717411303424, "name": "x"}]}', "out of range"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"gpu_activity_span_s": 1e300, "gpu_busy_union_s": 0, "kernel_count": 1}', "out of range"),
+        ('{"gpu_activity_span_s": 1' + "0" * 400 + ', "gpu_busy_union_s": 0, "kernel_count": 1}', "out of range"),
+        ('{"gpu_activity_span_s": 1, "gpu_busy_union_s": 5, "kernel_count": 1}', "exceeds gpu_activity_span_s"),
+        ('{"gpu_activity_span_s": 1, "gpu_busy_union_s": 0, "kernel_count": -3}', "must not be negative"),
+        (
+            '{"gpu_activity_span_s": 1, "gpu_busy_union_s": 0, "kernel_count": 1, "api": {"c": [1e25, 1]}}',
+            "out of range",
+        ),
+        (
+            '{"gpu_activity_span_s": 1, "gpu_busy_union_s": 0, "kernel_count": 1, '
+            '"dispatch_timeline": [{"start_ns": 1180591620717411303424, "name": "x"}]}',
+            "out of range",
+        ),
+    ],
+)
 def test_impossible_summary_values_exit_2(tmp_path, capsys, content, message):
     p = tmp_path / "s.json"
     p.write_text(content)
@@ -167,7 +193,7 @@ def test_impossible_summary_values_exit_2(tmp_path, capsys, content, message):
 
 def test_corrupt_page_is_a_clean_error(tmp_path, capsys):
     data = bytearray((nsys_trace("nsys2024.5_a100_cloverleaf.sqlite")).read_bytes())
-    data[1641033:1641033 + 64] = b"\xff" * 64
+    data[1641033 : 1641033 + 64] = b"\xff" * 64
     p = tmp_path / "corrupt.sqlite"
     p.write_bytes(bytes(data))
     code = main(["summarize", str(p), "--no-cache"])
@@ -178,21 +204,26 @@ def test_corrupt_page_is_a_clean_error(tmp_path, capsys):
 
 def test_impossible_nvtx_values_exit_2(tmp_path, capsys):
     p = tmp_path / "s.json"
-    p.write_text('{"gpu_activity_span_s": 1, "gpu_busy_union_s": 0, "kernel_count": 1, '
-                 '"nvtx": {"r": {"count": 1, "sum_s": 1, "union_s": 50, "gpu_overlap_s": 100}}}')
+    p.write_text(
+        '{"gpu_activity_span_s": 1, "gpu_busy_union_s": 0, "kernel_count": 1, '
+        '"nvtx": {"r": {"count": 1, "sum_s": 1, "union_s": 50, "gpu_overlap_s": 100}}}'
+    )
     assert main(["summarize", str(p)]) == 2
     assert "need gpu_overlap_s <= union_s <= sum_s" in capsys.readouterr().err
 
 
 def test_summarize_imports_only_what_it_uses(tmp_path):
     """The parser of ``summarize`` leaves out the findings rules; nothing of the dashboard, figures or Dask loads."""
-    code = ("import sys; from dashboard.cli import main; rc = main(['summarize', sys.argv[1], '-o', sys.argv[2], "
-            "'--no-cache']); bad = sorted(m for m in sys.modules if m.startswith(('plotly', 'dash.', 'dask', "
-            "'distributed', 'dashboard.analysis.findings', 'dashboard.app', 'dashboard.figures')) or m in ('dash', "
-            "'dashboard.render')); print(rc, bad, file=sys.stderr)")
+    code = (
+        "import sys; from dashboard.cli import main; rc = main(['summarize', sys.argv[1], '-o', sys.argv[2], "
+        "'--no-cache']); bad = sorted(m for m in sys.modules if m.startswith(('plotly', 'dash.', 'dask', "
+        "'distributed', 'dashboard.analysis.findings', 'dashboard.app', 'dashboard.figures')) or m in ('dash', "
+        "'dashboard.render')); print(rc, bad, file=sys.stderr)"
+    )
     trace = nsys_trace("nsys2025.5_rtx3060_cuda_graph_launch.sqlite")
-    proc = subprocess.run([sys.executable, "-c", code, str(trace), str(tmp_path / "s.json")], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(trace), str(tmp_path / "s.json")], capture_output=True, text=True, timeout=120
+    )
     assert proc.stderr.strip().splitlines()[-1] == "0 []"
     assert json.loads((tmp_path / "s.json").read_text())["kernel_count"] == 3
 

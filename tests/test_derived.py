@@ -5,23 +5,30 @@ import gc
 
 import numpy as np
 import pandas as pd
-from factories import write_nsys_sqlite
-from paths import SAMPLES
-
-from dashboard.state import ViewState
 
 from dashboard.analysis.attribution import UNATTRIBUTED, dispatch_busy_ns
 from dashboard.analysis.launches import _match_by_merge, kernel_launches, launch_index, launch_key, match_launches
 from dashboard.data import analysis as data_analysis
 from dashboard.data.analysis import analysis_of
-from dashboard.render.findings import findings_for
-from dashboard.render import build_view
 from dashboard.data.trace import load_trace
+from dashboard.render import build_view
+from dashboard.render.findings import findings_for
+from dashboard.state import ViewState
+
+from factories import write_nsys_sqlite
+from paths import SAMPLES
 
 
 def api_frame(pids, corrs, starts):
-    return pd.DataFrame({"pid": pids, "correlation_id": corrs, "start_ns": starts,
-                         "end_ns": [s + 3 for s in starts], "name": pd.Series([f"call{s}" for s in starts])})
+    return pd.DataFrame(
+        {
+            "pid": pids,
+            "correlation_id": corrs,
+            "start_ns": starts,
+            "end_ns": [s + 3 for s in starts],
+            "name": pd.Series([f"call{s}" for s in starts]),
+        }
+    )
 
 
 def test_launch_key_packs_pid_and_correlation_id_in_order_and_refuses_what_does_not_fit():
@@ -42,7 +49,10 @@ def test_the_first_call_of_a_key_is_the_launch_and_an_unknown_correlation_id_nev
     assert [a.tolist() for a in _match_by_merge(kernels, api)] == [[0, 1, 2], [0, 2, 1]]
     j = kernel_launches(kernels, api)
     assert j[["kernel_index", "api_index", "api_start_ns", "api_ns"]].values.tolist() == [
-        [0, 0, 30, 3], [1, 2, 50, 3], [2, 1, 10, 3]]
+        [0, 0, 30, 3],
+        [1, 2, 50, 3],
+        [2, 1, 10, 3],
+    ]
     assert j["api_name"].tolist() == ["call30", "call50", "call10"]
 
 
@@ -84,8 +94,11 @@ def test_views_and_findings_share_one_join_one_memo_per_trace(monkeypatch):
 
 
 def test_an_analysis_dies_with_its_trace(tmp_path):
-    path = write_nsys_sqlite(tmp_path / "t.sqlite", kernels=[{"start": 10, "end": 20, "correlationId": 1}],
-                             runtime=[{"start": 1, "end": 5, "name": "cudaLaunchKernel_v7000", "correlationId": 1}])
+    path = write_nsys_sqlite(
+        tmp_path / "t.sqlite",
+        kernels=[{"start": 10, "end": 20, "correlationId": 1}],
+        runtime=[{"start": 1, "end": 5, "name": "cudaLaunchKernel_v7000", "correlationId": 1}],
+    )
     trace = load_trace(path)
     ta = analysis_of(trace)
     assert ta.launches()["api_index"].tolist() == [0]
@@ -93,6 +106,7 @@ def test_an_analysis_dies_with_its_trace(tmp_path):
     del trace
     gc.collect()
     assert ta.trace is None
+
     class Other:
         pass
 

@@ -4,10 +4,11 @@ import struct
 import xml.etree.ElementTree as ET
 
 import pytest
-from paths import NSYS_DIR, SAMPLES, SEED, nsys_trace
 
 from dashboard.cli import main
 from dashboard.render.export import report_for_url, state_from_url
+
+from paths import SAMPLES, SEED, nsys_trace
 
 TRACE = SAMPLES / "generated_seed_shaped_108k.sqlite"
 LINK = "http://127.0.0.1:8050/?t0_ns=1000000000&t1_ns=1020000000&threshold=100&v=1"
@@ -64,14 +65,20 @@ def test_export_bad_figure_and_format(tmp_path, capsys):
     assert ".gif is not an image format tracedash writes" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--url", "garbage", "-o", "{d}/x.png"], "--url 'garbage' is not a dashboard link: none of its keys (garbage)"),
-    (["--url", "https://host/?utm=1&ref=x", "-o", "{d}/x.png"], "none of its keys (utm, ref) is a view setting"),
-    (["--format", "pdf", "-o", "{d}/x.png"], "--format pdf but the output x.png ends in .png: name it .pdf"),
-    (["-o", "{d}/x.jpg"], "x.jpg: .jpg is not an image format tracedash writes"),
-    (["-o", "{d}/no/such/x.png"], "x.png: cannot write: its folder {d}/no/such does not exist"),
-    (["-o", "{d}"], "{d}: is a folder; give the file to write"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--url", "garbage", "-o", "{d}/x.png"],
+            "--url 'garbage' is not a dashboard link: none of its keys (garbage)",
+        ),
+        (["--url", "https://host/?utm=1&ref=x", "-o", "{d}/x.png"], "none of its keys (utm, ref) is a view setting"),
+        (["--format", "pdf", "-o", "{d}/x.png"], "--format pdf but the output x.png ends in .png: name it .pdf"),
+        (["-o", "{d}/x.jpg"], "x.jpg: .jpg is not an image format tracedash writes"),
+        (["-o", "{d}/no/such/x.png"], "x.png: cannot write: its folder {d}/no/such does not exist"),
+        (["-o", "{d}"], "{d}: is a folder; give the file to write"),
+    ],
+)
 def test_export_refuses_bad_arguments_before_reading_the_trace(tmp_path, capsys, args, message):
     """Each is refused with exit 2 before the trace is opened: the trace here does not exist, and the
     message is still about the argument, not about the missing file."""
@@ -108,7 +115,10 @@ def test_report_warns_of_unknown_link_keys(tmp_path, capsys):
 def test_query_keys_splits_known_and_unknown():
     from dashboard.state import query_keys
 
-    assert query_keys("?tab=gaps&foo=1&t0_ns=1&t1_ns=2&foo=2&v=1&bar") == (["tab", "t0_ns", "t1_ns", "v"], ["foo", "bar"])
+    assert query_keys("?tab=gaps&foo=1&t0_ns=1&t1_ns=2&foo=2&v=1&bar") == (
+        ["tab", "t0_ns", "t1_ns", "v"],
+        ["foo", "bar"],
+    )
     assert query_keys("") == ([], [])
 
 
@@ -119,8 +129,16 @@ def test_state_from_url_forms():
     assert state_from_url(None).tab == "kernels"
 
 
-@pytest.mark.parametrize("trace", [SEED, TRACE, nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"),
-                                   nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "trace",
+    [
+        SEED,
+        TRACE,
+        nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"),
+        nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite"),
+    ],
+    ids=lambda p: p.name,
+)
 def test_report_is_self_contained_and_small(trace, tmp_path, capsys):
     out = tmp_path / "r.html"
     assert main(["report", str(trace), "--url", LINK if trace == TRACE else "", "-o", str(out), "--no-cache"]) == 0
@@ -137,8 +155,10 @@ def test_report_is_self_contained_and_small(trace, tmp_path, capsys):
 
 def test_report_names_what_the_link_could_not_set(tmp_path, capsys):
     out = tmp_path / "r.html"
-    assert main(["report", str(SEED), "--url", "?t0_ns=abc&t1_ns=5&tab=zz&threshold=100", "-o", str(out),
-                 "--no-cache"]) == 0
+    assert (
+        main(["report", str(SEED), "--url", "?t0_ns=abc&t1_ns=5&tab=zz&threshold=100", "-o", str(out), "--no-cache"])
+        == 0
+    )
     err = capsys.readouterr().err
     assert "tracedash: warning: Ignored t0_ns/t1_ns='abc,5'" in err and "tracedash: warning: Ignored tab='zz'" in err
     html = out.read_text(encoding="utf-8")
@@ -160,11 +180,13 @@ def test_report_inlines_the_full_plotly_bundle_when_the_partial_one_does_not_mat
 def test_report_escapes_names(tmp_path):
     import sys
 
-    from factories import write_nsys_sqlite
-
     from dashboard.data.trace import load_trace
 
-    p = write_nsys_sqlite(tmp_path / "x.sqlite", kernels=[{"start": 1, "end": 9, "shortName": "<script>alert(1)</script>"}])
+    from factories import write_nsys_sqlite
+
+    p = write_nsys_sqlite(
+        tmp_path / "x.sqlite", kernels=[{"start": 1, "end": 9, "shortName": "<script>alert(1)</script>"}]
+    )
     html = report_for_url(load_trace(p), None)
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert sys  # keep the import used

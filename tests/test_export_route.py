@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from paths import SAMPLES, nsys_trace
 from test_app import page_json
 
 from dashboard.app import create_app
 from dashboard.app.views import BY_NAME, render_view
 from dashboard.render.export import view_for
 from dashboard.state import ViewState, from_query
+
+from paths import SAMPLES, nsys_trace
 
 NCCL = nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")
 

@@ -21,14 +21,15 @@ import sqlite3
 
 import pandas as pd
 import pytest
-from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
-from paths import SAMPLES, SEED, nsys_trace
 
 from dashboard.analysis import findings as fd
 from dashboard.cli import main
+from dashboard.data.trace import load_trace
 from dashboard.render.findings import diff_findings, findings_for, findings_json, link_for
 from dashboard.state import from_query
-from dashboard.data.trace import load_trace
+
+from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
+from paths import SAMPLES, SEED, nsys_trace
 
 
 def _api(start, end, name, corr):
@@ -40,35 +41,44 @@ def _mark(ts, text):
 
 
 def build_fixture(path, padded_decode=8):
-    write_nsys_sqlite(path, kernels=[
-        {"start": 1200, "end": 9200, "correlationId": 1, "shortName": "gemm_prefill"},
-        {"start": 11400, "end": 11500, "correlationId": 2, "shortName": "rmsnorm"},
-        {"start": 11800, "end": 11900, "correlationId": 3, "shortName": "rmsnorm"},
-        {"start": 21200, "end": 30000, "correlationId": 4, "shortName": "gemm_decode"},
-        {"start": 2000, "end": 6000, "correlationId": 90, "deviceId": 1, "shortName": "ncclDevKernel_AllReduce"},
-        {"start": 5000, "end": 7000, "correlationId": 91, "deviceId": 1, "shortName": "gemm_tp"},
-    ], runtime=[
-        _api(200, 500, "cudaMemcpy_v3020", 6),
-        _api(1100, 1200, "cudaLaunchKernel_v7000", 1),
-        _api(11100, 11400, "cudaLaunchKernel_v7000", 2),
-        _api(11500, 11800, "cudaLaunchKernel_v7000", 3),
-        _api(11900, 20000, "cudaStreamSynchronize_v3020", 10),
-        _api(21100, 21200, "cudaLaunchKernel_v7000", 4),
-        _api(21250, 21300, "cudaMemcpyAsync_v3020", 5),
-    ], nvtx=[
-        _mark(1000, "CG_DISPATCH:actual=1000:mode=FULL:padded=1024"),
-        _mark(11000, f"CG_DISPATCH:actual=1:mode=NONE:padded={padded_decode}"),
-        _mark(21000, "CG_DISPATCH:actual=3:mode=NONE:padded=4"),
-        {"start": 11000, "end": 21000, "eventType": 59, "text": "step"},
-        {"start": 11850, "end": 20500, "eventType": 59, "text": "wait"},
-    ])
+    write_nsys_sqlite(
+        path,
+        kernels=[
+            {"start": 1200, "end": 9200, "correlationId": 1, "shortName": "gemm_prefill"},
+            {"start": 11400, "end": 11500, "correlationId": 2, "shortName": "rmsnorm"},
+            {"start": 11800, "end": 11900, "correlationId": 3, "shortName": "rmsnorm"},
+            {"start": 21200, "end": 30000, "correlationId": 4, "shortName": "gemm_decode"},
+            {"start": 2000, "end": 6000, "correlationId": 90, "deviceId": 1, "shortName": "ncclDevKernel_AllReduce"},
+            {"start": 5000, "end": 7000, "correlationId": 91, "deviceId": 1, "shortName": "gemm_tp"},
+        ],
+        runtime=[
+            _api(200, 500, "cudaMemcpy_v3020", 6),
+            _api(1100, 1200, "cudaLaunchKernel_v7000", 1),
+            _api(11100, 11400, "cudaLaunchKernel_v7000", 2),
+            _api(11500, 11800, "cudaLaunchKernel_v7000", 3),
+            _api(11900, 20000, "cudaStreamSynchronize_v3020", 10),
+            _api(21100, 21200, "cudaLaunchKernel_v7000", 4),
+            _api(21250, 21300, "cudaMemcpyAsync_v3020", 5),
+        ],
+        nvtx=[
+            _mark(1000, "CG_DISPATCH:actual=1000:mode=FULL:padded=1024"),
+            _mark(11000, f"CG_DISPATCH:actual=1:mode=NONE:padded={padded_decode}"),
+            _mark(21000, "CG_DISPATCH:actual=3:mode=NONE:padded=4"),
+            {"start": 11000, "end": 21000, "eventType": 59, "text": "step"},
+            {"start": 11850, "end": 20500, "eventType": 59, "text": "wait"},
+        ],
+    )
     con = sqlite3.connect(path)
-    con.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, "
-                "deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, "
-                "correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL, "
-                "srcKind INTEGER, dstKind INTEGER)")
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,0,1,7,?,?,?,1,0,2)",
-                    [(300, 400, 6, GLOBAL_PID_1, 1 << 20), (21300, 21350, 5, GLOBAL_PID_1, 8)])
+    con.execute(
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, "
+        "deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, "
+        "correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL, "
+        "srcKind INTEGER, dstKind INTEGER)"
+    )
+    con.executemany(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,0,1,7,?,?,?,1,0,2)",
+        [(300, 400, 6, GLOBAL_PID_1, 1 << 20), (21300, 21350, 5, GLOBAL_PID_1, 8)],
+    )
     con.commit()
     con.close()
     return path
@@ -94,30 +104,58 @@ def test_ranking_and_severities(fixture_path):
     # gpu-low-util: GPU 0's window [300, 30000) (the copy at 300 counts for nsys) in 30 chunks of 990 ns;
     # chunks 9-20 (11880 ns at 1.7 %) and chunk 0 (990 ns at 19.2 %) are idle for 12477 ns
     assert [(f.rule, f.cost_ns) for f in ranked] == [
-        ("gpu-low-util", 12477), ("padding-waste", 11234), ("host-bound-steps", 9800), ("sync-in-loop", 8100),
-        ("cuda-sync-api", 8100), ("exposed-comm", 3000), ("decode-no-graphs", 700), ("launch-bound", 400),
-        ("cuda-sync-memcpy", 100), ("pageable-in-loop", 50), ("cuda-async-memcpy", 50), ("gpu-starv", 0),
-        ("cuda-sync-memset", 0)]
+        ("gpu-low-util", 12477),
+        ("padding-waste", 11234),
+        ("host-bound-steps", 9800),
+        ("sync-in-loop", 8100),
+        ("cuda-sync-api", 8100),
+        ("exposed-comm", 3000),
+        ("decode-no-graphs", 700),
+        ("launch-bound", 400),
+        ("cuda-sync-memcpy", 100),
+        ("pageable-in-loop", 50),
+        ("cuda-async-memcpy", 50),
+        ("gpu-starv", 0),
+        ("cuda-sync-memset", 0),
+    ]
     # reference: GPU activity span [1200, 30000) = 28800 ns; 9800 / 28800 = 34 % -> high, 400 -> 1.4 % -> low
     by = {f.rule: f for f in ranked}
     assert (by["host-bound-steps"].severity, by["launch-bound"].severity, by["gpu-starv"].severity) == (
-        "high", "low", "none")
+        "high",
+        "low",
+        "none",
+    )
 
 
 def test_one_row_reads_in_the_singular(found):
     assert found["sync-in-loop"].summary.startswith("1 blocking call in the dispatch loop holds the host 8.1 µs;")
     assert found["cuda-sync-api"].summary.startswith("1 synchronisation call, 8.1 µs in all;")
     assert found["pageable-in-loop"].summary.startswith(
-        "1 synchronous or pageable copy inside the dispatch loop takes 50 ns of GPU copy time, most in decode (1 copy);")
+        "1 synchronous or pageable copy inside the dispatch loop takes 50 ns of GPU copy time, most in decode (1 copy);"
+    )
     assert found["gpu-low-util"].summary.startswith("2 chunks under 50 % GPU in-use")
 
 
 def test_host_bound_steps(found):
     f = found["host-bound-steps"]
-    assert rows(f) == [{"phase": "decode", "steps": 2, "host_bound_steps": 1, "step_ns": 10000, "gpu_busy_ns": 200,
-                        "idle_ns": 9800, "cause": "cudaStreamSynchronize in wait", "cause_idle_ns": 9300}]
-    assert (f.view.tab, f.view.t0_ns, f.view.t1_ns, f.view.mark) == ("dispatches", 10000, 22000,
-                                                                     ("dispatch", 11000, 21000))
+    assert rows(f) == [
+        {
+            "phase": "decode",
+            "steps": 2,
+            "host_bound_steps": 1,
+            "step_ns": 10000,
+            "gpu_busy_ns": 200,
+            "idle_ns": 9800,
+            "cause": "cudaStreamSynchronize in wait",
+            "cause_idle_ns": 9300,
+        }
+    ]
+    assert (f.view.tab, f.view.t0_ns, f.view.t1_ns, f.view.mark) == (
+        "dispatches",
+        10000,
+        22000,
+        ("dispatch", 11000, 21000),
+    )
     state = from_query(link_for(f, "serving.sqlite@0123abcd"))
     assert (state.tab, state.window(), state.mark) == ("dispatches", (10000, 22000), ("dispatch", 11000, 21000))
     assert "1 of 3 steps" in f.summary and "cudaStreamSynchronize in wait" in f.summary
@@ -125,45 +163,102 @@ def test_host_bound_steps(found):
 
 def test_sync_in_loop(found):
     f = found["sync-in-loop"]
-    assert rows(f) == [{"phase": "decode", "steps": 2, "calls": 1, "calls_per_step": 0.5, "blocked_ns": 8100,
-                        "step_ns": 19000, "share_pct": 42.63, "api_name": "cudaStreamSynchronize_v3020",
-                        "nvtx_range": "wait", "top_blocked_ns": 8100}]
+    assert rows(f) == [
+        {
+            "phase": "decode",
+            "steps": 2,
+            "calls": 1,
+            "calls_per_step": 0.5,
+            "blocked_ns": 8100,
+            "step_ns": 19000,
+            "share_pct": 42.63,
+            "api_name": "cudaStreamSynchronize_v3020",
+            "nvtx_range": "wait",
+            "top_blocked_ns": 8100,
+        }
+    ]
 
 
 def test_launch_bound(found):
     f = found["launch-bound"]
     assert rows(f) == [
-        {"phase": "decode", "steps": 2, "kernels": 3, "kernels_per_step": 1.5, "short_kernel_pct": 66.67,
-         "launch_ns_per_step": 350, "launch_over_kernel_ns": 400, "launch_bound": True},
-        {"phase": "prefill", "steps": 1, "kernels": 1, "kernels_per_step": 1.0, "short_kernel_pct": 0.0,
-         "launch_ns_per_step": 100, "launch_over_kernel_ns": 0, "launch_bound": False}]
+        {
+            "phase": "decode",
+            "steps": 2,
+            "kernels": 3,
+            "kernels_per_step": 1.5,
+            "short_kernel_pct": 66.67,
+            "launch_ns_per_step": 350,
+            "launch_over_kernel_ns": 400,
+            "launch_bound": True,
+        },
+        {
+            "phase": "prefill",
+            "steps": 1,
+            "kernels": 1,
+            "kernels_per_step": 1.0,
+            "short_kernel_pct": 0.0,
+            "launch_ns_per_step": 100,
+            "launch_over_kernel_ns": 0,
+            "launch_bound": False,
+        },
+    ]
     assert f.view.sort == "-count" and from_query(link_for(f)).sort == "-count"
 
 
 def test_decode_without_graphs(found):
     f = found["decode-no-graphs"]
-    assert rows(f) == [{"phase": "decode", "steps": 2, "no_graph_steps": 2, "no_graph_pct": 100.0,
-                        "mode_none_steps": 2, "launches_per_step": 1.5, "launch_ns": 700}]
+    assert rows(f) == [
+        {
+            "phase": "decode",
+            "steps": 2,
+            "no_graph_steps": 2,
+            "no_graph_pct": 100.0,
+            "mode_none_steps": 2,
+            "launches_per_step": 1.5,
+            "launch_ns": 700,
+        }
+    ]
 
 
 def test_padding_waste(found):
     f = found["padding-waste"]
     assert rows(f) == [
-        {"phase": "decode", "steps": 2, "padded_steps": 2, "actual_tokens": 4, "padded_tokens": 12, "waste_tokens": 8,
-         "waste_pct": 66.67, "waste_ns": 11000},
-        {"phase": "prefill", "steps": 1, "padded_steps": 1, "actual_tokens": 1000, "padded_tokens": 1024,
-         "waste_tokens": 24, "waste_pct": 2.34, "waste_ns": 234}]
+        {
+            "phase": "decode",
+            "steps": 2,
+            "padded_steps": 2,
+            "actual_tokens": 4,
+            "padded_tokens": 12,
+            "waste_tokens": 8,
+            "waste_pct": 66.67,
+            "waste_ns": 11000,
+        },
+        {
+            "phase": "prefill",
+            "steps": 1,
+            "padded_steps": 1,
+            "actual_tokens": 1000,
+            "padded_tokens": 1024,
+            "waste_tokens": 24,
+            "waste_pct": 2.34,
+            "waste_ns": 234,
+        },
+    ]
 
 
 def test_exposed_communication(found):
-    assert rows(found["exposed-comm"]) == [{"device_id": 1, "comm_ns": 4000, "overlapped_ns": 1000,
-                                            "exposed_ns": 3000, "exposed_pct": 75.0}]
+    assert rows(found["exposed-comm"]) == [
+        {"device_id": 1, "comm_ns": 4000, "overlapped_ns": 1000, "exposed_ns": 3000, "exposed_pct": 75.0}
+    ]
 
 
 def test_pageable_and_sync_copies_in_the_loop(found):
     f = found["pageable-in-loop"]
     assert [(r["phase"], r["rule"], r["duration_ns"], r["bytes"]) for r in rows(f)] == [
-        ("", "cuda-sync-memcpy", 100, 1 << 20), ("decode", "cuda-async-memcpy", 50, 8)]
+        ("", "cuda-sync-memcpy", 100, 1 << 20),
+        ("decode", "cuda-async-memcpy", 50, 8),
+    ]
     assert f.cost_ns == 50  # the copy before the first dispatch is listed but costs nothing
 
 
@@ -183,8 +278,14 @@ def test_link_opens_the_view(found):
 def test_seed_summary_yields_the_synchronisation_finding():
     ranked = findings_for(load_trace(SEED))
     assert ranked[0].rule == "sync-in-loop" and ranked[0].severity == "high"
-    assert rows(ranked[0])[0] == {"api_name": "cudaStreamSynchronize_v3020", "calls": 92, "blocked_ns": 6388727360,
-                                  "nvtx_range": "PLE_wait_for_GPU", "range_count": 46, "range_sum_ns": 6389229296}
+    assert rows(ranked[0])[0] == {
+        "api_name": "cudaStreamSynchronize_v3020",
+        "calls": 92,
+        "blocked_ns": 6388727360,
+        "nvtx_range": "PLE_wait_for_GPU",
+        "range_count": 46,
+        "range_sum_ns": 6389229296,
+    }
     assert "6.39 s" in ranked[0].summary and "PLE_wait_for_GPU" in ranked[0].summary
     starv = next(f for f in ranked if f.rule == "gpu-starv")
     assert starv.note == fd.NEEDS_EVENTS and starv.rows.empty and "not evaluated" in starv.summary
@@ -201,8 +302,16 @@ def run_cli(*argv):
 
 
 def test_cli_json_rule_and_param(fixture_path):
-    code, out, _ = run_cli("findings", str(fixture_path), "--json", "--no-cache", "--rule", "host-bound-steps",
-                           "--param", "host-bound-steps.share=1")
+    code, out, _ = run_cli(
+        "findings",
+        str(fixture_path),
+        "--json",
+        "--no-cache",
+        "--rule",
+        "host-bound-steps",
+        "--param",
+        "host-bound-steps.share=1",
+    )
     doc = json.loads(out)
     assert code == 0 and list(doc) == ["schema", "trace", "findings"]
     assert [f["rule"] for f in doc["findings"]] == ["host-bound-steps"]
@@ -213,10 +322,16 @@ def test_cli_json_rule_and_param(fixture_path):
     assert from_query(f["link"]).trace == trace_id(fixture_path)  # the id the dashboard serves the file under
 
 
-@pytest.mark.parametrize("param, message", [
-    ("gpu-starv.gapp=1", "has no parameter 'gapp'"), ("gpu-low-util.chunks=0", "from 1 to 1000"),
-    ("gpu-low-util.chunks=2.5", "must be a whole number"), ("gpu-starv.gap=x", "expected RULE.NAME=NUMBER"),
-    ("nosuch.x=1", "unknown rule 'nosuch'")])
+@pytest.mark.parametrize(
+    "param, message",
+    [
+        ("gpu-starv.gapp=1", "has no parameter 'gapp'"),
+        ("gpu-low-util.chunks=0", "from 1 to 1000"),
+        ("gpu-low-util.chunks=2.5", "must be a whole number"),
+        ("gpu-starv.gap=x", "expected RULE.NAME=NUMBER"),
+        ("nosuch.x=1", "unknown rule 'nosuch'"),
+    ],
+)
 def test_cli_bad_params_exit_2(fixture_path, param, message):
     code, _, err = run_cli("findings", str(fixture_path), "--no-cache", "--param", param)
     assert code == 2 and message in err and "Traceback" not in err
@@ -249,12 +364,14 @@ def test_json_document_keys_in_fixed_order(fixture_path):
 
 
 def test_cli_diff_lists_findings(capsys):
-    from paths import NSYS_DIR, nsys_trace
 
     before, after = nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"), nsys_trace("nsys2026.2_2gpu_nccl_after.sqlite")
     assert main(["diff", str(before), str(after), "--json", "--no-cache"]) == 0
     d = {r["rule"]: r for r in json.loads(capsys.readouterr().out)["findings"]}
-    assert (d["cuda-sync-api"]["a_cost_ns"], d["cuda-sync-api"]["b_cost_ns"]) == (324534733, 289752725)  # sums of the nsys golden rows
+    assert (d["cuda-sync-api"]["a_cost_ns"], d["cuda-sync-api"]["b_cost_ns"]) == (
+        324534733,
+        289752725,
+    )  # sums of the nsys golden rows
     assert d["cuda-sync-api"]["change"] == "changed" and d["gpu-starv"]["change"] == "same"
     assert main(["diff", str(before), str(after), "--no-cache"]) == 0
     assert "Findings (A -> B):\n  changed     cuda-sync-api" in capsys.readouterr().out
@@ -269,7 +386,6 @@ def test_report_puts_findings_first(fixture_path, tmp_path):
 
 
 def test_no_dispatch_marks_sync_is_per_thread_share_of_the_span():
-    from paths import NSYS_DIR, nsys_trace
 
     trace = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
     f = findings_for(trace, rules=["sync-in-loop", "exposed-comm"])
@@ -279,7 +395,13 @@ def test_no_dispatch_marks_sync_is_per_thread_share_of_the_span():
     assert (lo, hi) == (60111430336, 60411416408)  # first to last recorded row, wider than the GPU span
     # no steps: no step time (n/a); the share is of the 2 blocking threads' time over the trace's span
     assert (r["phase"], r["steps"], r["calls"], r["blocked_ns"], r["step_ns"], r["share_pct"]) == (
-        "all", 0, 33, 324534733, None, round(100 * 324534733 / (2 * (hi - lo)), 2))
+        "all",
+        0,
+        33,
+        324534733,
+        None,
+        round(100 * 324534733 / (2 * (hi - lo)), 2),
+    )
     assert r["share_pct"] == 54.09
     assert r["nvtx_range"] == "aten::copy_"  # per-call NVTX names (op_id = ...) grouped
     comm = next(x for x in f if x.rule == "exposed-comm")
@@ -287,12 +409,17 @@ def test_no_dispatch_marks_sync_is_per_thread_share_of_the_span():
     assert from_query(link_for(comm)).kernel == "ncclDevKernel_SendRecv"
 
 
-@pytest.mark.parametrize("name", ["nsys2026.2_2gpu_nccl_before.sqlite", "nsys2024.6_h100_nvfuser.sqlite",
-                                  "nsys2022.2_a100_saxpy_mpi_backtraces.sqlite"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "nsys2026.2_2gpu_nccl_before.sqlite",
+        "nsys2024.6_h100_nvfuser.sqlite",
+        "nsys2022.2_a100_saxpy_mpi_backtraces.sqlite",
+    ],
+)
 def test_indexed_join_equals_the_merge_join(name):
     """launches.kernel_launches through the packed-key index pairs kernels and calls exactly as the merge
     on (pid, correlation id) it falls back to for ids too large to pack."""
-    from paths import nsys_trace
 
     from dashboard.analysis.launches import _match_by_merge, kernel_launches
 
@@ -308,9 +435,9 @@ def test_indexed_join_equals_the_merge_join(name):
 
 def test_attribution_and_busy_equal_the_dashboards():
     """Context.attribution / dispatch_busy equal attribution.attribute_kernels / dispatch_metrics."""
-    from paths import SAMPLES, nsys_trace
-
     from dashboard.analysis.attribution import attribute_kernels, dispatch_metrics
+
+    from paths import SAMPLES
 
     t = load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite")
     ctx = fd.build_context(t.summary, t.bundle)
@@ -320,8 +447,11 @@ def test_attribution_and_busy_equal_the_dashboards():
     assert ctx.dispatch_busy().tolist() == busy.tolist()
 
 
-@pytest.mark.parametrize("path", sorted(__import__("paths").NSYS_DIR.glob("*.sqlite"))
-                         + sorted(__import__("paths").DATA.glob("kineto/*.json.gz")), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path",
+    sorted(__import__("paths").NSYS_DIR.glob("*.sqlite")) + sorted(__import__("paths").DATA.glob("kineto/*.json.gz")),
+    ids=lambda p: p.name,
+)
 def test_every_shared_trace_gives_every_rule(path):
     trace = load_trace(path)
     ranked = findings_for(trace)
@@ -334,23 +464,29 @@ def test_every_shared_trace_gives_every_rule(path):
 
 
 def test_cpu_only_trace_is_not_called_host_bound():
-    from paths import NSYS_DIR, nsys_trace
 
     f = {x.rule: x for x in findings_for(load_trace(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")))}
     assert f["host-bound-steps"].cost_ns == 0 and not f["host-bound-steps"].evaluated
-    assert f["host-bound-steps"].summary == ("Not evaluated: this trace has no GPU work (no kernel, CUDA-graph or "
-                                             "memcpy/memset row).")
+    assert f["host-bound-steps"].summary == (
+        "Not evaluated: this trace has no GPU work (no kernel, CUDA-graph or memcpy/memset row)."
+    )
     assert f["decode-no-graphs"].cost_ns == 0 and f["decode-no-graphs"].rows.empty
     # NVTX only: every rule that reads CUDA rows says which rows it lacks; the one that reads only the
     # dispatch marks ran and found nothing
     assert {r: x.note for r, x in f.items() if not x.evaluated} == {
-        "gpu-starv": "the trace has no GPU work", "gpu-low-util": "the trace has no GPU work",
-        "host-bound-steps": "the trace has no GPU work", "exposed-comm": "the trace has no kernel rows",
-        "cuda-sync-api": "the trace has no CUDA API calls", "sync-in-loop": "the trace has no CUDA API calls",
+        "gpu-starv": "the trace has no GPU work",
+        "gpu-low-util": "the trace has no GPU work",
+        "host-bound-steps": "the trace has no GPU work",
+        "exposed-comm": "the trace has no kernel rows",
+        "cuda-sync-api": "the trace has no CUDA API calls",
+        "sync-in-loop": "the trace has no CUDA API calls",
         "launch-bound": "the trace has no kernel rows or CUDA API calls",
-        "cuda-sync-memcpy": "the trace has no memcpy/memset rows", "cuda-sync-memset": "the trace has no memcpy/memset rows",
-        "cuda-async-memcpy": "the trace has no memcpy/memset rows", "pageable-in-loop": "the trace has no memcpy/memset rows",
-        "decode-no-graphs": "the trace has no kernel rows"}
+        "cuda-sync-memcpy": "the trace has no memcpy/memset rows",
+        "cuda-sync-memset": "the trace has no memcpy/memset rows",
+        "cuda-async-memcpy": "the trace has no memcpy/memset rows",
+        "pageable-in-loop": "the trace has no memcpy/memset rows",
+        "decode-no-graphs": "the trace has no kernel rows",
+    }
     assert f["padding-waste"].evaluated
     # its summary JSON holds no kernel and no CUDA API total: the same rules are not evaluated there
     t = load_trace(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite"))
@@ -360,21 +496,43 @@ def test_cpu_only_trace_is_not_called_host_bound():
     # a prefix that names no mark: the rules that need dispatch steps say so, they found nothing only if they looked
     g = {x.rule: x for x in findings_for(load_trace(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")), prefix="FOO")}
     assert (g["padding-waste"].evaluated, g["padding-waste"].note) == (False, "no dispatch marks named FOO…")
-    assert g["padding-waste"].summary == "Not evaluated: no dispatch marks named FOO… in this trace (see --dispatch-prefix)."
+    assert (
+        g["padding-waste"].summary
+        == "Not evaluated: no dispatch marks named FOO… in this trace (see --dispatch-prefix)."
+    )
     # marks without token counts (PLE_…): padding cannot be measured, so it is not "nothing found" either
-    p = {x.rule: x for x in findings_for(load_trace(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")), prefix="PLE_")}
-    assert (p["padding-waste"].evaluated, p["padding-waste"].note) == (False, "no dispatch mark gives actual= and padded=")
+    p = {
+        x.rule: x for x in findings_for(load_trace(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")), prefix="PLE_")
+    }
+    assert (p["padding-waste"].evaluated, p["padding-waste"].note) == (
+        False,
+        "no dispatch mark gives actual= and padded=",
+    )
 
 
 def test_graph_launch_shared_by_its_kernels_in_launch_bound(tmp_path):
     # one 1,000 ns call launches 4 kernels of 300 ns (a node-traced graph launch): 250 ns each, none short
-    p = write_nsys_sqlite(tmp_path / "g.sqlite", kernels=[
-        {"start": 2000 + 400 * i, "end": 2300 + 400 * i, "correlationId": 1, "graphNodeId": i + 1} for i in range(4)],
-        runtime=[_api(1000, 2000, "cudaGraphLaunch_v10000", 1)])
+    p = write_nsys_sqlite(
+        tmp_path / "g.sqlite",
+        kernels=[
+            {"start": 2000 + 400 * i, "end": 2300 + 400 * i, "correlationId": 1, "graphNodeId": i + 1} for i in range(4)
+        ],
+        runtime=[_api(1000, 2000, "cudaGraphLaunch_v10000", 1)],
+    )
     f = findings_for(load_trace(p), rules=["launch-bound"])[0]
     # no dispatch marks, no steps: the per-step figures are n/a (issue 26: was 4.0 and 1000 beside steps 0)
-    assert rows(f) == [{"phase": "all", "steps": 0, "kernels": 4, "kernels_per_step": None, "short_kernel_pct": 0.0,
-                        "launch_ns_per_step": None, "launch_over_kernel_ns": 0, "launch_bound": False}]
+    assert rows(f) == [
+        {
+            "phase": "all",
+            "steps": 0,
+            "kernels": 4,
+            "kernels_per_step": None,
+            "short_kernel_pct": 0.0,
+            "launch_ns_per_step": None,
+            "launch_over_kernel_ns": 0,
+            "launch_bound": False,
+        }
+    ]
 
 
 @pytest.mark.parametrize("case", __import__("bad_inputs").ALL, ids=lambda c: c.id)
@@ -384,16 +542,20 @@ def test_bad_input_corpus(case, tmp_path):
     import hashlib
 
     path = case.make(tmp_path)
-    before = sorted(p.name for p in tmp_path.iterdir()), (
-        hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None)
+    before = (
+        sorted(p.name for p in tmp_path.iterdir()),
+        (hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None),
+    )
     code, out, err = run_cli("findings", str(path), "--json", "--no-cache")
     if case.error:
         assert code == 2 and case.error in err and "Traceback" not in err and err.count("\n") == 1
     else:
         doc = json.loads(out)
         assert code == 0 and len(doc["findings"]) == len(fd.RULES)
-    after = sorted(p.name for p in tmp_path.iterdir()), (
-        hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None)
+    after = (
+        sorted(p.name for p in tmp_path.iterdir()),
+        (hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None),
+    )
     assert after == before
 
 
@@ -407,8 +569,14 @@ def test_a_percentage_over_nothing_is_na_never_a_clean_zero():
 
     assert _round_pct(5, 0) is None and _round_pct(0, 0) is None and _round_pct(1, 3) == 33.33
     assert _pct_text(5, 0) == "n/a" and _pct_text(1, 4, ".0f") == "25" and _pct_text(1, 3) == "33.3"
-    rows = rows_of(pd.DataFrame([{"phase": "decode", "waste_pct": _round_pct(0, 0)},
-                                 {"phase": "prefill", "waste_pct": _round_pct(24, 1024)}]))
+    rows = rows_of(
+        pd.DataFrame(
+            [
+                {"phase": "decode", "waste_pct": _round_pct(0, 0)},
+                {"phase": "prefill", "waste_pct": _round_pct(24, 1024)},
+            ]
+        )
+    )
     assert rows == [{"phase": "decode", "waste_pct": None}, {"phase": "prefill", "waste_pct": 2.34}]
 
 
@@ -418,24 +586,36 @@ def test_evidence_reads_as_words_and_units_in_the_grid_and_the_report():
     from dashboard.app.views.findings import _column
     from dashboard.render.findings import evidence_cell, evidence_header, evidence_html
 
-    assert [evidence_header(f) for f in ("calls_per_step", "blocked_ns", "share_pct", "api_name", "nvtx_range",
-                                         "launch_ns_per_step")] == [
-        "calls per step", "blocked", "share %", "API name", "NVTX range", "launch per step"]
+    assert [
+        evidence_header(f)
+        for f in ("calls_per_step", "blocked_ns", "share_pct", "api_name", "nvtx_range", "launch_ns_per_step")
+    ] == ["calls per step", "blocked", "share %", "API name", "NVTX range", "launch per step"]
     assert evidence_cell("launch_ns_per_step", 508_432_383) == "508.432 ms"  # printed as 508,432,383 before
-    assert [evidence_cell("blocked_ns", 5_163_000_000), evidence_cell("lead_ns", 812), evidence_cell("share_pct", 95.84),
-            evidence_cell("steps", 12345), evidence_cell("calls_per_step", 1.0), evidence_cell("exposed_pct", float("nan")),
-            evidence_cell("phase", "decode"), evidence_cell("launch_bound", True)] == [
-        "5.163 s", "812 ns", "95.8 %", "12,345", "1.00", "—", "decode", "yes"]
+    assert [
+        evidence_cell("blocked_ns", 5_163_000_000),
+        evidence_cell("lead_ns", 812),
+        evidence_cell("share_pct", 95.84),
+        evidence_cell("steps", 12345),
+        evidence_cell("calls_per_step", 1.0),
+        evidence_cell("exposed_pct", float("nan")),
+        evidence_cell("phase", "decode"),
+        evidence_cell("launch_bound", True),
+    ] == ["5.163 s", "812 ns", "95.8 %", "12,345", "1.00", "—", "decode", "yes"]
     col = _column("blocked_ns", 5)
     assert (col["headerName"], col["headerTooltip"]) == ("blocked", "blocked_ns")
     frame = pd.DataFrame({"api_name": ["<cudaX>"], "blocked_ns": [1_500_000]})
-    assert evidence_html(frame) == ("<table class='findings-rows'><thead><tr><th>API name</th><th class='num'>blocked</th>"
-                                    "</tr></thead><tbody><tr><td>&lt;cudaX&gt;</td><td class='num'>1.500 ms</td></tr>"
-                                    "</tbody></table>")
+    assert evidence_html(frame) == (
+        "<table class='findings-rows'><thead><tr><th>API name</th><th class='num'>blocked</th>"
+        "</tr></thead><tbody><tr><td>&lt;cudaX&gt;</td><td class='num'>1.500 ms</td></tr>"
+        "</tbody></table>"
+    )
     assert evidence_html(frame.iloc[:0]) == ""
     # identifiers are printed as they are: pid 25286, never "25,286"
     assert [evidence_cell("pid", 25286), evidence_cell("device_id", 1000), evidence_cell("kernels", 25286)] == [
-        "25286", "1000", "25,286"]
+        "25286",
+        "1000",
+        "25,286",
+    ]
     assert "valueFormatter" not in _column("tid", 25286) and "valueFormatter" in _column("kernels", 25286)
 
 
@@ -448,8 +628,14 @@ def test_findings_text_prints_evidence_with_units_and_no_nan():
     text = findings_text(trace, findings_for(trace))
     assert "NaN" not in text and "blocked_ns" not in text and "duration_ns" not in text
     # no steps: step time and calls per step are n/a ("—"); the share is of the thread's time over the trace's span
-    assert "      phase steps calls calls per step   blocked step share %              API name     NVTX range top blocked" in text
-    assert "        all     0     3              — 16.277 ms    —  32.8 % cudaDeviceSynchronize ProfilerStep#6   14.103 ms" in text
+    assert (
+        "      phase steps calls calls per step   blocked step share %              API name     NVTX range top blocked"
+        in text
+    )
+    assert (
+        "        all     0     3              — 16.277 ms    —  32.8 % cudaDeviceSynchronize ProfilerStep#6   14.103 ms"
+        in text
+    )
     assert "      14.103 ms 540.53 µs 25286 25286 cudaDeviceSynchronize" in text
 
 
@@ -460,5 +646,7 @@ def test_a_summary_s_decode_without_graphs_estimate_never_outlasts_the_decode_st
     trace = load_trace(SEED)
     f = {x.rule: x for x in findings_for(trace)}["decode-no-graphs"]
     assert f.cost_ns == 2_758_419_104 and f.rows["launch_ns"].tolist() == [2_758_419_104]
-    assert f.summary.endswith("2.76 s of launch calls (estimated from totals, which spread all launches over all "
-                              "dispatches alike; at most the steps' own time).")
+    assert f.summary.endswith(
+        "2.76 s of launch calls (estimated from totals, which spread all launches over all "
+        "dispatches alike; at most the steps' own time)."
+    )

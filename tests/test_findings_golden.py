@@ -11,16 +11,28 @@ import json
 from pathlib import Path
 
 import pytest
-from paths import DATA, NSYS_TRACES
 
 from dashboard.cli import main
 
+from paths import DATA, NSYS_TRACES
+
 GOLDEN = DATA / "golden" / "nsys-analyze-2022.4"
 RULES = ("gpu-starv", "gpu-low-util", "cuda-sync-api", "cuda-sync-memcpy", "cuda-sync-memset", "cuda-async-memcpy")
-COLUMNS = {"Duration (ns)": "duration_ns", "Start (ns)": "start_ns", "PID": "pid", "TID": "tid",
-           "Device ID": "device_id", "Context ID": "context_id", "Stream ID": "stream_id", "API Name": "api_name",
-           "Src Kind": "src_kind", "Dst Kind": "dst_kind", "Memory Kind": "dst_kind", "Bytes (MB)": "bytes",
-           "In-Use (%)": "in_use_pct"}
+COLUMNS = {
+    "Duration (ns)": "duration_ns",
+    "Start (ns)": "start_ns",
+    "PID": "pid",
+    "TID": "tid",
+    "Device ID": "device_id",
+    "Context ID": "context_id",
+    "Stream ID": "stream_id",
+    "API Name": "api_name",
+    "Src Kind": "src_kind",
+    "Dst Kind": "dst_kind",
+    "Memory Kind": "dst_kind",
+    "Bytes (MB)": "bytes",
+    "In-Use (%)": "in_use_pct",
+}
 TEXT = ("api_name", "src_kind", "dst_kind")
 # Intended difference: nsys joins each copy to its CUDA backtrace duplicate API row too (eventClass 67,
 # name without the _v suffix, e.g. "cudaMemcpy" next to "cudaMemcpy_v3020"); tracedash does not load
@@ -33,8 +45,13 @@ def golden_rows(trace: str, rule: str) -> list[tuple]:
         rows = list(csv.DictReader(fh))
     out = []
     for r in rows:
-        out.append(tuple((COLUMNS[k], v if COLUMNS[k] in TEXT else float(v) if COLUMNS[k] in ("bytes", "in_use_pct")
-                          else int(v)) for k, v in r.items() if k != "Row#"))
+        out.append(
+            tuple(
+                (COLUMNS[k], v if COLUMNS[k] in TEXT else float(v) if COLUMNS[k] in ("bytes", "in_use_pct") else int(v))
+                for k, v in r.items()
+                if k != "Row#"
+            )
+        )
     return out
 
 
@@ -60,8 +77,17 @@ def findings(tmp_path_factory):
     for t in NSYS_TRACES:
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
-            code = main(["findings", str(t), "--json", "--no-cache", "--param", "gpu-starv.gap=1",
-                         *[a for r in RULES for a in ("--rule", r)]])
+            code = main(
+                [
+                    "findings",
+                    str(t),
+                    "--json",
+                    "--no-cache",
+                    "--param",
+                    "gpu-starv.gap=1",
+                    *[a for r in RULES for a in ("--rule", r)],
+                ]
+            )
         assert code == 0
         out[t.stem] = json.loads(buf.getvalue())
     return out
@@ -78,7 +104,8 @@ def test_rows_equal_nsys_analyze(findings, trace, rule):
     doc = findings[trace]
     assert doc["schema"] == "tracedash.findings/1" and doc["trace"] == f"{trace}.sqlite"
     assert [f["rule"] for f in doc["findings"]] == sorted(
-        RULES, key=lambda r: (-next(f["cost_ns"] for f in doc["findings"] if f["rule"] == r), RULES.index(r)))
+        RULES, key=lambda r: (-next(f["cost_ns"] for f in doc["findings"] if f["rule"] == r), RULES.index(r))
+    )
     f = next(f for f in doc["findings"] if f["rule"] == rule)
     gold = golden_rows(trace, rule)
     if f.get("evaluated", True):
@@ -105,16 +132,22 @@ def test_rows_equal_nsys_analyze(findings, trace, rule):
         assert f["cost_ns"] > 0 and f["severity"] in ("high", "medium", "low") and f["link"].startswith("?")
     else:
         assert f["rows"] == [] and f["cost_ns"] == 0 and f["severity"] == "none"
-    assert f["params"] == ({"gap": 1} if rule == "gpu-starv" else {"threshold": 50, "chunks": 30}
-                           if rule == "gpu-low-util" else {})
+    assert f["params"] == (
+        {"gap": 1} if rule == "gpu-starv" else {"threshold": 50, "chunks": 30} if rule == "gpu-low-util" else {}
+    )
 
 
 def test_parity_counts_per_trace(findings):
     """The number of rows per trace and rule, as nsys found them (a summary of the table above)."""
     counts = {t: {f["rule"]: len(f["rows"]) for f in d["findings"]} for t, d in findings.items()}
-    assert counts["nsys2024.5_a100_cloverleaf"] == {"gpu-starv": 3, "gpu-low-util": 0, "cuda-sync-api": 1312,
-                                                    "cuda-sync-memcpy": 269, "cuda-sync-memset": 0,
-                                                    "cuda-async-memcpy": 0}
+    assert counts["nsys2024.5_a100_cloverleaf"] == {
+        "gpu-starv": 3,
+        "gpu-low-util": 0,
+        "cuda-sync-api": 1312,
+        "cuda-sync-memcpy": 269,
+        "cuda-sync-memset": 0,
+        "cuda-async-memcpy": 0,
+    }
     assert counts["nsys2026.2_2gpu_nccl_before"]["cuda-async-memcpy"] == 33
     assert counts["nsys2022.2_a100_saxpy_mpi_backtraces"]["cuda-sync-memcpy"] == 15  # nsys: 30 (duplicates)
     assert Path(GOLDEN / "README.md").exists()

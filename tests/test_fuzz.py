@@ -10,16 +10,21 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from paths import SEED
 
+from dashboard.data.trace import load_trace
 from dashboard.errors import TraceError
 from dashboard.loaders.summary_json import load_summary_json, parse_summary
 from dashboard.model import Summary
 from dashboard.state import ViewState, from_params, from_query, to_query
-from dashboard.data.trace import load_trace
 
-FUZZ = settings(max_examples=250, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+from paths import SEED
+
+FUZZ = settings(
+    max_examples=250,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 # Through load_trace (parse + summary of every frame, ~0.1 s an example): fewer examples; the parser alone
 # (test_kineto_parser_raises_only_its_own_error) keeps FUZZ's 250 over the same mutations.
@@ -28,7 +33,10 @@ FUZZ_PIPELINE = settings(FUZZ, max_examples=100)
 SEED_DATA = json.loads(SEED.read_text(encoding="utf-8"))
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**80), 2**80) | st.floats(allow_nan=True, allow_infinity=True)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**80), 2**80)
+    | st.floats(allow_nan=True, allow_infinity=True)
     | st.text(max_size=20),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4),
     max_leaves=12,
@@ -101,7 +109,8 @@ SEED_BYTES = _dumps(SEED_DATA)
 byte_edits = st.one_of(
     st.binary(max_size=300),  # arbitrary bytes
     st.tuples(st.integers(0, len(SEED_BYTES)), st.binary(max_size=8)).map(  # seed with bytes spliced in
-        lambda t: SEED_BYTES[: t[0]] + t[1] + SEED_BYTES[t[0] + len(t[1]):]),
+        lambda t: SEED_BYTES[: t[0]] + t[1] + SEED_BYTES[t[0] + len(t[1]) :]
+    ),
     st.integers(0, len(SEED_BYTES)).map(lambda n: SEED_BYTES[:n]),  # seed cut anywhere
     st.binary(max_size=60).map(lambda b: b"{" + b),  # sniffed as JSON: every JSON loader is reached
     mutations.map(lambda m: _dumps(_mutate(SEED_DATA, *m))),
@@ -140,18 +149,60 @@ def test_mutation_helper_reaches_deep_values():
 
 # ---- URL state ------------------------------------------------------------------------------------------------
 
-KEYS = ("trace", "tab", "t0_ns", "t1_ns", "lanes", "threshold", "prefix", "busy", "sort", "kernel",
-        "kernel_names", "hide_devices", "group", "gap_us", "v")
+KEYS = (
+    "trace",
+    "tab",
+    "t0_ns",
+    "t1_ns",
+    "lanes",
+    "threshold",
+    "prefix",
+    "busy",
+    "sort",
+    "kernel",
+    "kernel_names",
+    "hide_devices",
+    "group",
+    "gap_us",
+    "v",
+)
 hostile_text = st.one_of(
     st.text(max_size=40),
-    st.sampled_from(["", " ", "nan", "inf", "-inf", "1e999", "-0", "0x10", "1_000", "9" * 30, "-" + "9" * 19,
-                     "%00", "\x00", "a\nb", "../../etc/passwd", "<script>x</script>", "gpu,,nvtx", ",",
-                     "name@0123abcd", "name@0123ABCD", "-total_ns", "--count", "full", "1", "true"]),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "nan",
+            "inf",
+            "-inf",
+            "1e999",
+            "-0",
+            "0x10",
+            "1_000",
+            "9" * 30,
+            "-" + "9" * 19,
+            "%00",
+            "\x00",
+            "a\nb",
+            "../../etc/passwd",
+            "<script>x</script>",
+            "gpu,,nvtx",
+            ",",
+            "name@0123abcd",
+            "name@0123ABCD",
+            "-total_ns",
+            "--count",
+            "full",
+            "1",
+            "true",
+        ]
+    ),
     st.integers(-(2**70), 2**70).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
 )
-param_values = st.one_of(hostile_text, st.lists(hostile_text, max_size=3), st.none(), st.integers(), st.floats(),
-                         st.booleans(), json_values)
+param_values = st.one_of(
+    hostile_text, st.lists(hostile_text, max_size=3), st.none(), st.integers(), st.floats(), st.booleans(), json_values
+)
 
 
 def _check_state(state):
@@ -171,8 +222,11 @@ def test_from_params_never_raises_and_round_trips(params):
 
 
 @FUZZ
-@given(st.lists(st.tuples(st.sampled_from(KEYS), hostile_text), max_size=8),
-       st.sampled_from(["", "?", "??"]), st.sampled_from(["&", ";", "&&"]))
+@given(
+    st.lists(st.tuples(st.sampled_from(KEYS), hostile_text), max_size=8),
+    st.sampled_from(["", "?", "??"]),
+    st.sampled_from(["&", ";", "&&"]),
+)
 def test_from_query_never_raises_and_round_trips(pairs, lead, sep):
     from urllib.parse import quote
 
@@ -197,14 +251,40 @@ def test_from_query_on_undecodable_bytes(raw):
 # ---- Kineto (PyTorch profiler) JSON, when that loader is present ----------------------------------------------
 
 KINETO_SEED = {
-    "schemaVersion": 1, "displayTimeUnit": "ms", "baseTimeNanoseconds": 1700000000000000000,
+    "schemaVersion": 1,
+    "displayTimeUnit": "ms",
+    "baseTimeNanoseconds": 1700000000000000000,
     "traceEvents": [
-        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 7, "ts": 100.0, "dur": 5.5,
-         "args": {"correlation": 1}},
-        {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 110.25, "dur": 20.0,
-         "args": {"device": 0, "stream": 7, "correlation": 1, "grid": [128, 1, 1], "block": [256, 1, 1]}},
-        {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7,
-         "ts": 131.0, "dur": 3.0, "args": {"device": 0, "stream": 7, "bytes": 4096}},
+        {
+            "ph": "X",
+            "cat": "cuda_runtime",
+            "name": "cudaLaunchKernel",
+            "pid": 7,
+            "tid": 7,
+            "ts": 100.0,
+            "dur": 5.5,
+            "args": {"correlation": 1},
+        },
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "gemm",
+            "pid": 0,
+            "tid": 7,
+            "ts": 110.25,
+            "dur": 20.0,
+            "args": {"device": 0, "stream": 7, "correlation": 1, "grid": [128, 1, 1], "block": [256, 1, 1]},
+        },
+        {
+            "ph": "X",
+            "cat": "gpu_memcpy",
+            "name": "Memcpy HtoD (Pageable -> Device)",
+            "pid": 0,
+            "tid": 7,
+            "ts": 131.0,
+            "dur": 3.0,
+            "args": {"device": 0, "stream": 7, "bytes": 4096},
+        },
         {"ph": "B", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 7, "tid": 7, "ts": 90.0},
         {"ph": "E", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 7, "tid": 7, "ts": 140.0},
         {"ph": "i", "cat": "user_annotation", "name": "CG_DISPATCH:actual=1", "pid": 7, "tid": 7, "ts": 95.0},

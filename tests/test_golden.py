@@ -3,11 +3,11 @@
 import json
 
 import pytest
-from paths import NSYS_TRACES, golden_summary
 
 from dashboard.analysis.summary import summary_to_dict
 from dashboard.cli import main
 
+from paths import NSYS_TRACES, golden_summary
 
 # Keys tracedash writes beyond the reference files (summary_contract.md): compared by their own tests.
 EXTRA_KEYS = {"warnings"}
@@ -75,12 +75,15 @@ def test_diff_helper_catches_differences():
 # Every input row of the shared traces is loaded except the documented backtrace duplicates; NVTX-only captures say so.
 # (issue 26: was "... are 0 because nothing ran on a GPU in this capture", false for the TensorRT capture: CUDA
 # was not traced, so what ran on its GPU is unknown; the contract's zeros stay)
-NO_GPU_WORK = ("CUDA was not traced (no kernel, CUDA API, CUDA graph or memcpy/memset rows): the GPU span, busy union "
-               "and idle are 0 by the summary contract's definition, not measured; GPU work, if any ran, was not "
-               "recorded (record it with `nsys profile --trace=cuda,nvtx ...`)")
+NO_GPU_WORK = (
+    "CUDA was not traced (no kernel, CUDA API, CUDA graph or memcpy/memset rows): the GPU span, busy union "
+    "and idle are 0 by the summary contract's definition, not measured; GPU work, if any ran, was not "
+    "recorded (record it with `nsys profile --trace=cuda,nvtx ...`)"
+)
 EXPECTED_WARNINGS = {
     "nsys2022.2_a100_saxpy_mpi_backtraces": [
-        "CUDA API calls: 38 of 95 rows not loaded: 38 CUDA backtrace duplicates (eventClass 67)"],
+        "CUDA API calls: 38 of 95 rows not loaded: 38 CUDA backtrace duplicates (eventClass 67)"
+    ],
     # NVTX-only captures: their zeros are said to be the contract's, never a measured idle GPU nor "nothing ran"
     "nsys2022.4_cpu_llm_server_nvtx": [NO_GPU_WORK],
     "nsys2022.4_tensorrt_nvtx_only": [NO_GPU_WORK],

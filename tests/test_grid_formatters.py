@@ -50,8 +50,11 @@ def test_the_scan_sees_the_kernel_table_formatters():
     assert any("1e6" in e for e in exprs)  # Total (ms)
     assert any("' %'" in e for e in exprs)  # % of kernel time
     assert any("' µs'" in e for e in exprs)  # findings evidence durations
-    assert _free_names("Number.isNaN(params.value) ? 'Math' : d3.format(',')(params.value)") == {"Number", "params",
-                                                                                                   "d3"}
+    assert _free_names("Number.isNaN(params.value) ? 'Math' : d3.format(',')(params.value)") == {
+        "Number",
+        "params",
+        "d3",
+    }
 
 
 @pytest.mark.parametrize("expr", _all_formatters())

@@ -1,12 +1,13 @@
 """Idle gaps and their host causes on a small fixture and on the generated seed-shaped sample."""
 
 import pytest
-from factories import GLOBAL_TID_1, write_nsys_sqlite
-from paths import SAMPLES
 
 from dashboard.analysis.gpu_time import gpu_work
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_by_cause, idle_gaps
 from dashboard.loaders import load_nsys_sqlite
+
+from factories import GLOBAL_TID_1, write_nsys_sqlite
+from paths import SAMPLES
 
 
 def fixture(tmp_path):
@@ -17,29 +18,42 @@ def fixture(tmp_path):
     another thread runs a long cudaMalloc over everything: not a launching thread, ignored.
     """
     other = GLOBAL_TID_1 + 5
-    return load_nsys_sqlite(write_nsys_sqlite(
-        tmp_path / "g.sqlite",
-        kernels=[{"start": 0, "end": 100, "correlationId": 1}, {"start": 300, "end": 400, "correlationId": 2},
-                 {"start": 1000, "end": 1100, "correlationId": 3}],
-        runtime=[{"start": -5, "end": -1, "name": "cudaLaunchKernel_v7000", "correlationId": 1},
-                 {"start": 1, "end": 2, "name": "cudaLaunchKernel_v7000", "correlationId": 2},
-                 {"start": 3, "end": 4, "name": "cudaLaunchKernel_v7000", "correlationId": 3},
-                 {"start": 90, "end": 310, "name": "cudaStreamSynchronize_v3020", "correlationId": 10},
-                 {"start": 0, "end": 5000, "name": "cudaMalloc_v3020", "correlationId": 11, "globalTid": other}],
-        nvtx=[{"start": 0, "end": 2000, "eventType": 59, "text": "step"},
-              {"start": 80, "end": 320, "eventType": 59, "text": "PLE_wait_for_GPU"},
-              {"start": 350, "end": 990, "eventType": 59, "text": "PLE_CPU_gather"}]))
+    return load_nsys_sqlite(
+        write_nsys_sqlite(
+            tmp_path / "g.sqlite",
+            kernels=[
+                {"start": 0, "end": 100, "correlationId": 1},
+                {"start": 300, "end": 400, "correlationId": 2},
+                {"start": 1000, "end": 1100, "correlationId": 3},
+            ],
+            runtime=[
+                {"start": -5, "end": -1, "name": "cudaLaunchKernel_v7000", "correlationId": 1},
+                {"start": 1, "end": 2, "name": "cudaLaunchKernel_v7000", "correlationId": 2},
+                {"start": 3, "end": 4, "name": "cudaLaunchKernel_v7000", "correlationId": 3},
+                {"start": 90, "end": 310, "name": "cudaStreamSynchronize_v3020", "correlationId": 10},
+                {"start": 0, "end": 5000, "name": "cudaMalloc_v3020", "correlationId": 11, "globalTid": other},
+            ],
+            nvtx=[
+                {"start": 0, "end": 2000, "eventType": 59, "text": "step"},
+                {"start": 80, "end": 320, "eventType": 59, "text": "PLE_wait_for_GPU"},
+                {"start": 350, "end": 990, "eventType": 59, "text": "PLE_CPU_gather"},
+            ],
+        )
+    )
 
 
 def test_gaps_and_causes_exact(tmp_path):
     b = fixture(tmp_path)
     g = idle_gaps(gpu_work(b.kernels), min_gap_ns=150)
     assert g[["device_id", "start_ns", "end_ns", "duration_ns"]].values.tolist() == [
-        [0, 400, 1000, 600], [0, 100, 300, 200]]
+        [0, 400, 1000, 600],
+        [0, 100, 300, 200],
+    ]
     c = gap_causes(g, b.kernels, b.api_calls, b.nvtx_ranges)
     assert c[["api_call", "nvtx_range", "cause"]].values.tolist() == [
         ["", "PLE_CPU_gather", "PLE_CPU_gather"],
-        ["cudaStreamSynchronize", "PLE_wait_for_GPU", "cudaStreamSynchronize in PLE_wait_for_GPU"]]
+        ["cudaStreamSynchronize", "PLE_wait_for_GPU", "cudaStreamSynchronize in PLE_wait_for_GPU"],
+    ]
     totals = idle_by_cause(c)
     assert totals.values.tolist() == [["PLE_CPU_gather", 1, 600], ["cudaStreamSynchronize in PLE_wait_for_GPU", 1, 200]]
 
@@ -47,22 +61,31 @@ def test_gaps_and_causes_exact(tmp_path):
 def test_a_call_covering_under_half_of_a_gap_is_not_its_cause(tmp_path):
     """The fresh-clone QA's case on the 108k sample: a cudaStreamSynchronize ending 18.5 µs into a 2.5 ms gap
     was named the gap's cause; the host was doing untraced CPU work for the rest."""
-    b = load_nsys_sqlite(write_nsys_sqlite(
-        tmp_path / "g.sqlite",
-        kernels=[{"start": 0, "end": 100, "correlationId": 1}, {"start": 2600, "end": 2700, "correlationId": 2},
-                 {"start": 3000, "end": 3100, "correlationId": 3}],
-        runtime=[{"start": -5, "end": -1, "name": "cudaLaunchKernel_v7000", "correlationId": 1},
-                 {"start": 1, "end": 2, "name": "cudaLaunchKernel_v7000", "correlationId": 2},
-                 {"start": 3, "end": 4, "name": "cudaLaunchKernel_v7000", "correlationId": 3},
-                 {"start": 50, "end": 119, "name": "cudaStreamSynchronize_v3020", "correlationId": 10},  # 19 of 2500
-                 {"start": 2700, "end": 2850, "name": "cudaStreamSynchronize_v3020", "correlationId": 11}],  # 150/300
-        nvtx=[{"start": 1000, "end": 2000, "eventType": 59, "text": "PLE_CPU_gather"}]))
+    b = load_nsys_sqlite(
+        write_nsys_sqlite(
+            tmp_path / "g.sqlite",
+            kernels=[
+                {"start": 0, "end": 100, "correlationId": 1},
+                {"start": 2600, "end": 2700, "correlationId": 2},
+                {"start": 3000, "end": 3100, "correlationId": 3},
+            ],
+            runtime=[
+                {"start": -5, "end": -1, "name": "cudaLaunchKernel_v7000", "correlationId": 1},
+                {"start": 1, "end": 2, "name": "cudaLaunchKernel_v7000", "correlationId": 2},
+                {"start": 3, "end": 4, "name": "cudaLaunchKernel_v7000", "correlationId": 3},
+                {"start": 50, "end": 119, "name": "cudaStreamSynchronize_v3020", "correlationId": 10},  # 19 of 2500
+                {"start": 2700, "end": 2850, "name": "cudaStreamSynchronize_v3020", "correlationId": 11},
+            ],  # 150/300
+            nvtx=[{"start": 1000, "end": 2000, "eventType": 59, "text": "PLE_CPU_gather"}],
+        )
+    )
     g = idle_gaps(gpu_work(b.kernels), min_gap_ns=1)
     assert g[["start_ns", "end_ns"]].values.tolist() == [[100, 2600], [2700, 3000]]
     c = gap_causes(g, b.kernels, b.api_calls, b.nvtx_ranges)
     assert c[["api_call", "nvtx_range", "cause"]].values.tolist() == [
         ["", "PLE_CPU_gather", "PLE_CPU_gather"],  # the range holds the gap's middle (1350)
-        ["cudaStreamSynchronize", "", "cudaStreamSynchronize"]]  # exactly half of the gap is enough
+        ["cudaStreamSynchronize", "", "cudaStreamSynchronize"],
+    ]  # exactly half of the gap is enough
 
 
 def test_threshold_and_no_host_activity(tmp_path):
@@ -71,8 +94,9 @@ def test_threshold_and_no_host_activity(tmp_path):
     assert len(idle_gaps(gpu_work(b.kernels), min_gap_ns=0)) == 2
     with pytest.raises(ValueError):
         idle_gaps(gpu_work(b.kernels), min_gap_ns=-1)
-    c = gap_causes(idle_gaps(gpu_work(b.kernels), min_gap_ns=1), b.kernels, b.api_calls.iloc[0:0],
-                   b.nvtx_ranges.iloc[0:0])
+    c = gap_causes(
+        idle_gaps(gpu_work(b.kernels), min_gap_ns=1), b.kernels, b.api_calls.iloc[0:0], b.nvtx_ranges.iloc[0:0]
+    )
     assert len(c) == 2
     assert set(c["cause"]) == {NO_HOST_ACTIVITY}
 
@@ -81,8 +105,15 @@ def test_generated_sample_gaps_are_waits_and_cpu_work():
     b = load_nsys_sqlite(SAMPLES / "generated_seed_shaped_108k.sqlite")
     c = gap_causes(idle_gaps(gpu_work(b.kernels), min_gap_ns=100_000), b.kernels, b.api_calls, b.nvtx_ranges)
     assert len(c) > 100
-    assert set(c["nvtx_range"]) <= {"PLE_wait_for_GPU", "PLE_CPU_gather", "PLE_lookup_tokens=1",
-                                    "PLE_lookup_tokens=3", "PLE_lookup_tokens=742", "PLE_lookup_tokens=1600", ""}
+    assert set(c["nvtx_range"]) <= {
+        "PLE_wait_for_GPU",
+        "PLE_CPU_gather",
+        "PLE_lookup_tokens=1",
+        "PLE_lookup_tokens=3",
+        "PLE_lookup_tokens=742",
+        "PLE_lookup_tokens=1600",
+        "",
+    }
 
 
 def test_cause_labels_stand_off_their_bars():

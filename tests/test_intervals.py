@@ -67,7 +67,10 @@ def test_multi_device_unions_are_per_device():
     per_device = {0: ([0, 90], [80, 100]), 1: ([0], [80]), 2: ([10], [90])}
     assert {d: union_length(*v) for d, v in per_device.items()} == {0: 90, 1: 80, 2: 80}
     assert {d: int(sum(e - s for s, e in zip(*gaps(*v, within=(0, 100))))) for d, v in per_device.items()} == {
-        0: 10, 1: 20, 2: 20}
+        0: 10,
+        1: 20,
+        2: 20,
+    }
     all_s = sum((v[0] for v in per_device.values()), [])
     all_e = sum((v[1] for v in per_device.values()), [])
     assert union_length(all_s, all_e) == 100  # the all-GPU union
@@ -87,7 +90,8 @@ def test_intersect_unions(a, b, expected):
     r = intersect_unions([x for x, _ in a], [y for _, y in a], [x for x, _ in b], [y for _, y in b])
     assert pairs(r) == expected
     assert intersection_length([x for x, _ in a], [y for _, y in a], [x for x, _ in b], [y for _, y in b]) == sum(
-        y - x for x, y in expected)
+        y - x for x, y in expected
+    )
 
 
 def test_gaps_with_window_and_empty():
@@ -99,7 +103,15 @@ def test_gaps_with_window_and_empty():
 
 def test_covered_before():
     assert covered_before([0, 200], [100, 300], [-5, 0, 50, 100, 150, 250, 300, 400]).tolist() == [
-        0, 0, 50, 100, 100, 150, 200, 200]
+        0,
+        0,
+        50,
+        100,
+        100,
+        150,
+        200,
+        200,
+    ]
     assert covered_before([], [], [5]).tolist() == [0]
 
 
@@ -121,7 +133,8 @@ def brute_union_length(s, e):
 
 
 intervals = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 25)), max_size=25).map(
-    lambda xs: ([a for a, _ in xs], [a + d for a, d in xs]))
+    lambda xs: ([a for a, _ in xs], [a + d for a, d in xs])
+)
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
@@ -138,6 +151,8 @@ def test_properties_against_brute_force(x, y):
         gs, ge = gaps(s, e)
         assert int((ge - gs).sum()) + union_length(s, e) == hi - lo  # busy + idle = span
     ys, ye = y
-    brute = len(set().union(*[range(a, b) for a, b in zip(s, e)], set()) &
-                set().union(*[range(a, b) for a, b in zip(ys, ye)], set()))
+    brute = len(
+        set().union(*[range(a, b) for a, b in zip(s, e)], set())
+        & set().union(*[range(a, b) for a, b in zip(ys, ye)], set())
+    )
     assert intersection_length(s, e, ys, ye) == brute

@@ -26,21 +26,39 @@ def modules(sub: str) -> list[Path]:
     return sorted(base.rglob("*.py")) if base.is_dir() else [PKG / f"{sub}.py"]
 
 
-@pytest.mark.parametrize("layer, forbidden", [
-    ("model", ("dash", "plotly", "dashboard.")),
-    ("errors", ("dash", "plotly", "dashboard.")),
-    ("loaders", ("dash", "plotly", "dashboard.analysis", "dashboard.figures", "dashboard.app", "dashboard.render")),
-    ("analysis", ("dash", "plotly", "dashboard.loaders", "dashboard.figures", "dashboard.app", "dashboard.data",
-                  "dashboard.render", "sqlite3")),
-    ("data", ("dash", "plotly", "dashboard.figures", "dashboard.app", "dashboard.render")),
-    ("figures", ("dash", "dashboard.analysis", "dashboard.loaders", "dashboard.app", "sqlite3")),
-    ("render", ("dash", "dashboard.app", "sqlite3")),
-])
+@pytest.mark.parametrize(
+    "layer, forbidden",
+    [
+        ("model", ("dash", "plotly", "dashboard.")),
+        ("errors", ("dash", "plotly", "dashboard.")),
+        ("loaders", ("dash", "plotly", "dashboard.analysis", "dashboard.figures", "dashboard.app", "dashboard.render")),
+        (
+            "analysis",
+            (
+                "dash",
+                "plotly",
+                "dashboard.loaders",
+                "dashboard.figures",
+                "dashboard.app",
+                "dashboard.data",
+                "dashboard.render",
+                "sqlite3",
+            ),
+        ),
+        ("data", ("dash", "plotly", "dashboard.figures", "dashboard.app", "dashboard.render")),
+        ("figures", ("dash", "dashboard.analysis", "dashboard.loaders", "dashboard.app", "sqlite3")),
+        ("render", ("dash", "dashboard.app", "sqlite3")),
+    ],
+)
 def test_layer_imports(layer, forbidden):
     for path in modules(layer):
-        bad = sorted(n for n in imports_of(path) for f in forbidden
-                     if (n == f or n.startswith(f + ".") or (f.endswith(".") and n.startswith(f)))
-                     and not (layer == "model" and n == "dashboard.model"))
+        bad = sorted(
+            n
+            for n in imports_of(path)
+            for f in forbidden
+            if (n == f or n.startswith(f + ".") or (f.endswith(".") and n.startswith(f)))
+            and not (layer == "model" and n == "dashboard.model")
+        )
         assert bad == [], f"{path.relative_to(PKG)} imports {bad}"
 
 
@@ -93,7 +111,7 @@ def test_no_import_circle():
         state[node] = 1
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                circles.append(stack[stack.index(nxt):] + [nxt])
+                circles.append(stack[stack.index(nxt) :] + [nxt])
             elif nxt not in state:
                 visit(nxt, stack + [nxt])
         state[node] = 2

@@ -5,16 +5,23 @@ import sqlite3
 
 import pandas as pd
 import pytest
-from paths import NSYS_DIR, NSYS_TRACES, golden_summary, nsys_trace
-from factories import GLOBAL_TID_1, write_nsys_sqlite
 
 from dashboard import model
 from dashboard.analysis.summary import summarize
 from dashboard.errors import TraceFormatError, TraceNotFoundError
 from dashboard.loaders import load_nsys_sqlite, sniff_format
 
-FRAMES = {"kernels": model.KERNELS, "api_calls": model.API_CALLS, "nvtx_ranges": model.NVTX_RANGES,
-          "nvtx_marks": model.NVTX_MARKS, "memops": model.MEMOPS, "graph_launches": model.GRAPH_LAUNCHES}
+from factories import GLOBAL_TID_1, write_nsys_sqlite
+from paths import NSYS_TRACES, golden_summary, nsys_trace
+
+FRAMES = {
+    "kernels": model.KERNELS,
+    "api_calls": model.API_CALLS,
+    "nvtx_ranges": model.NVTX_RANGES,
+    "nvtx_marks": model.NVTX_MARKS,
+    "memops": model.MEMOPS,
+    "graph_launches": model.GRAPH_LAUNCHES,
+}
 
 
 def assert_schema(bundle):
@@ -83,7 +90,9 @@ def test_tensorrt_registered_strings_and_negative_domain_rows():
 def test_cuda_graph_launch_trace():
     b = load_nsys_sqlite(nsys_trace("nsys2025.5_rtx3060_cuda_graph_launch.sqlite"))
     assert b.graph_launches[["start_ns", "end_ns", "graph_id"]].values.tolist() == [
-        [339410404, 339412132, 1], [339416612, 339417988, 1]]
+        [339410404, 339412132, 1],
+        [339416612, 339417988, 1],
+    ]
     assert len(b.kernels) == 3 and b.kernels["graph_node_id"].isna().all()
 
 
@@ -97,7 +106,9 @@ def test_metadata_and_gpu_names():
 
 
 def test_fixture_missing_tables_give_typed_empty_frames(tmp_path):
-    path = write_nsys_sqlite(tmp_path / "only_nvtx.sqlite", nvtx=[{"start": 10, "end": 20, "eventType": 59, "text": "a"}])
+    path = write_nsys_sqlite(
+        tmp_path / "only_nvtx.sqlite", nvtx=[{"start": 10, "end": 20, "eventType": 59, "text": "a"}]
+    )
     b = load_nsys_sqlite(path)
     assert_schema(b)
     assert b.kernels.empty and b.api_calls.empty and b.memops.empty and b.graph_launches.empty
@@ -105,8 +116,13 @@ def test_fixture_missing_tables_give_typed_empty_frames(tmp_path):
 
 
 def test_fixture_zero_timestamps_and_zero_length_kernels(tmp_path):
-    kernels = [{"start": 0, "end": 0}, {"start": 1000, "end": 1100}, {"start": 1200, "end": 1300},
-               {"start": 0, "end": 0}, {"start": 1150, "end": 1150}]
+    kernels = [
+        {"start": 0, "end": 0},
+        {"start": 1000, "end": 1100},
+        {"start": 1200, "end": 1300},
+        {"start": 0, "end": 0},
+        {"start": 1150, "end": 1150},
+    ]
     b = load_nsys_sqlite(write_nsys_sqlite(tmp_path / "z.sqlite", kernels=kernels))
     assert b.meta.dropped_zero_ts_kernels == 2
     s = summarize(b)
@@ -147,10 +163,13 @@ def test_fixture_kernel_table_without_optional_columns(tmp_path):
     assert (k["short_name"], k["name"], k["device_id"], k["stream_id"]) == ("void k<int>()", "void k<int>()", 0, 0)
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"", "empty"),
-    (b"this is not sqlite at all", "not a SQLite database"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "empty"),
+        (b"this is not sqlite at all", "not a SQLite database"),
+    ],
+)
 def test_bad_files(tmp_path, content, message):
     p = tmp_path / "bad.sqlite"
     p.write_bytes(content)
@@ -215,8 +234,11 @@ def test_empty_frame_and_conform():
     assert list(out.columns) == ["start_ns", "name"] and out["name"].cat.categories.dtype == "str"
 
 
-@pytest.mark.parametrize("trace", [nsys_trace("nsys2022.2_a100_saxpy_mpi_backtraces.sqlite"),
-                                   nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")], ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "trace",
+    [nsys_trace("nsys2022.2_a100_saxpy_mpi_backtraces.sqlite"), nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")],
+    ids=lambda p: p.stem,
+)
 def test_sqlite3_fallback_reader_gives_the_same_frames(trace, monkeypatch):
     from dashboard.loaders import nsys_sqlite
 
@@ -230,8 +252,12 @@ def test_sqlite3_fallback_reader_gives_the_same_frames(trace, monkeypatch):
 def test_fixture_invalid_kernel_rows_are_counted_not_summed(tmp_path):
     from dashboard.analysis.summary import invalid_kernel_count
 
-    kernels = [{"start": 100, "end": 200}, {"start": 500, "end": 100}, {"start": 300, "end": 400},
-               {"start": -5, "end": 10}]
+    kernels = [
+        {"start": 100, "end": 200},
+        {"start": 500, "end": 100},
+        {"start": 300, "end": 400},
+        {"start": -5, "end": 10},
+    ]
     b = load_nsys_sqlite(write_nsys_sqlite(tmp_path / "bad.sqlite", kernels=kernels))
     s = summarize(b)
     assert (s.kernel_count, s.gpu_activity_span_ns, s.gpu_busy_union_ns) == (4, 300, 200)
@@ -240,8 +266,12 @@ def test_fixture_invalid_kernel_rows_are_counted_not_summed(tmp_path):
 
 
 def test_fixture_hand_edited_ids_and_timestamps(tmp_path):
-    path = write_nsys_sqlite(tmp_path / "odd.sqlite", kernels=[{"start": 10, "end": 20}],
-                             nvtx=[{"start": 5, "end": None, "eventType": 59, "text": "r"}], gpus={0: "GPU"})
+    path = write_nsys_sqlite(
+        tmp_path / "odd.sqlite",
+        kernels=[{"start": 10, "end": 20}],
+        nvtx=[{"start": 5, "end": None, "eventType": 59, "text": "r"}],
+        gpus={0: "GPU"},
+    )
     con = sqlite3.connect(path)
     con.execute("INSERT INTO TARGET_INFO_GPU VALUES ('zero', 'bad')")
     con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text) VALUES ('abc', NULL, 59, 'junk')")
@@ -273,6 +303,9 @@ def test_fixture_domain_ids_are_per_process(tmp_path):
     ]
     b = load_nsys_sqlite(write_nsys_sqlite(tmp_path / "d.sqlite", nvtx=nvtx))
     assert sorted(zip(b.nvtx_ranges["name"], b.nvtx_ranges["pid"])) == [
-        ("alpha:step", 100), ("beta:step", 200), ("step", 200)]
+        ("alpha:step", 100),
+        ("beta:step", 200),
+        ("step", 200),
+    ]
     stats = summarize(b).nvtx.set_index("name")
     assert stats.loc["beta:step", "sum_ns"] == 20 and stats.loc["alpha:step", "count"] == 1

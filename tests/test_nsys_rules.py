@@ -4,11 +4,12 @@ on exports built in code with exact numbers."""
 import sqlite3
 
 import pytest
-from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
-from paths import NSYS_DIR, nsys_trace
 
 from dashboard.analysis import nsys_rules as r
 from dashboard.loaders import load_nsys_sqlite
+
+from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
+from paths import nsys_trace
 
 PID = 100  # GLOBAL_PID_1's pid
 OTHER_PID = (1 << 48) | (200 << 24)
@@ -17,21 +18,37 @@ OTHER_PID = (1 << 48) | (200 << 24)
 def _add_memops(path, memcpy=(), memset=(), enum=False):
     """Add MEMCPY (with srcKind/dstKind) and MEMSET (with memKind) tables, as 2022.4+ exports have them."""
     con = sqlite3.connect(path)
-    con.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, "
-                "deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, "
-                "correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL, "
-                "srcKind INTEGER, dstKind INTEGER)")
-    con.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL, "
-                "deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, "
-                "correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL, "
-                "memKind INTEGER)")
+    con.execute(
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, "
+        "deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, "
+        "correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL, "
+        "srcKind INTEGER, dstKind INTEGER)"
+    )
+    con.execute(
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL, "
+        "deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, "
+        "correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL, "
+        "memKind INTEGER)"
+    )
     for m in memcpy:
-        con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,0,3,7,?,?,?,?,?,?)",
-                    (m["start"], m["end"], m["corr"], m.get("gpid", GLOBAL_PID_1), m.get("bytes", 1 << 20),
-                     m["copyKind"], m.get("src"), m.get("dst")))
+        con.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,0,3,7,?,?,?,?,?,?)",
+            (
+                m["start"],
+                m["end"],
+                m["corr"],
+                m.get("gpid", GLOBAL_PID_1),
+                m.get("bytes", 1 << 20),
+                m["copyKind"],
+                m.get("src"),
+                m.get("dst"),
+            ),
+        )
     for m in memset:
-        con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,0,3,7,?,?,0,?,?)",
-                    (m["start"], m["end"], m["corr"], GLOBAL_PID_1, m.get("bytes", 4096), m.get("kind")))
+        con.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,0,3,7,?,?,0,?,?)",
+            (m["start"], m["end"], m["corr"], GLOBAL_PID_1, m.get("bytes", 4096), m.get("kind")),
+        )
     if enum:
         con.execute("CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER PRIMARY KEY, name TEXT, label TEXT)")
         con.execute("INSERT INTO ENUM_CUDA_MEM_KIND VALUES (0, 'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE', 'Pageable (enum)')")
@@ -46,34 +63,41 @@ def _api(start, end, name, corr, tid=GLOBAL_TID_1):
 @pytest.fixture
 def copies(tmp_path):
     """Copies and memsets of pid 100 with their API calls (correlation ids 1-9)."""
-    path = write_nsys_sqlite(tmp_path / "copies.sqlite", runtime=[
-        _api(100, 900, "cudaMemcpy_v3020", 1),                 # pageable HtoD 1 MiB: sync copy
-        _api(1000, 1100, "cudaMemcpy_v3020", 2),               # HtoD 64 KiB: returns before the copy
-        _api(1200, 1300, "cudaMemcpy_v3020", 3),               # DtoD: no host sync
-        _api(1400, 2400, "cudaMemcpy_v3020", 4),               # DtoH to pageable: sync copy
-        _api(2500, 2600, "cudaMemcpyAsync_v3020", 5),          # pageable async: becomes sync
-        _api(2700, 2800, "cudaMemcpyAsync_v3020", 6),          # pinned async: really async
-        _api(2900, 3000, "cudaMemset_v3020", 7),               # memset of pinned memory: sync
-        _api(3100, 3200, "cudaMemsetAsync_v3020", 8),          # async memset: not reported
-        _api(3300, 3400, "cudaMemset_v3020", 9),               # memset of device memory: not reported
-        _api(3500, 9500, "cudaStreamSynchronize_v3020", 10),
-        _api(9600, 9700, "cudaDeviceSynchronize_v3020", 11),
-        _api(9800, 9900, "cudaLaunchKernel_v7000", 12),
-    ])
-    _add_memops(path, memcpy=[
-        {"start": 200, "end": 800, "corr": 1, "copyKind": 1, "src": 0, "dst": 2},
-        {"start": 1050, "end": 1060, "corr": 2, "copyKind": 1, "src": 0, "dst": 2, "bytes": 65536},
-        {"start": 1250, "end": 1280, "corr": 3, "copyKind": 8, "src": 2, "dst": 2},
-        {"start": 1500, "end": 2300, "corr": 4, "copyKind": 2, "src": 2, "dst": 0, "bytes": 2_000_000},
-        {"start": 2550, "end": 2590, "corr": 5, "copyKind": 1, "src": 0, "dst": 2, "bytes": 8},
-        {"start": 2750, "end": 2790, "corr": 6, "copyKind": 1, "src": 1, "dst": 2},
-        # another process's copy with correlation id 1: not the pid-100 cudaMemcpy call
-        {"start": 5000, "end": 5100, "corr": 1, "copyKind": 1, "src": 0, "dst": 2, "gpid": OTHER_PID},
-    ], memset=[
-        {"start": 2950, "end": 2980, "corr": 7, "kind": 1},
-        {"start": 3150, "end": 3180, "corr": 8, "kind": 1},
-        {"start": 3350, "end": 3380, "corr": 9, "kind": 2},
-    ])
+    path = write_nsys_sqlite(
+        tmp_path / "copies.sqlite",
+        runtime=[
+            _api(100, 900, "cudaMemcpy_v3020", 1),  # pageable HtoD 1 MiB: sync copy
+            _api(1000, 1100, "cudaMemcpy_v3020", 2),  # HtoD 64 KiB: returns before the copy
+            _api(1200, 1300, "cudaMemcpy_v3020", 3),  # DtoD: no host sync
+            _api(1400, 2400, "cudaMemcpy_v3020", 4),  # DtoH to pageable: sync copy
+            _api(2500, 2600, "cudaMemcpyAsync_v3020", 5),  # pageable async: becomes sync
+            _api(2700, 2800, "cudaMemcpyAsync_v3020", 6),  # pinned async: really async
+            _api(2900, 3000, "cudaMemset_v3020", 7),  # memset of pinned memory: sync
+            _api(3100, 3200, "cudaMemsetAsync_v3020", 8),  # async memset: not reported
+            _api(3300, 3400, "cudaMemset_v3020", 9),  # memset of device memory: not reported
+            _api(3500, 9500, "cudaStreamSynchronize_v3020", 10),
+            _api(9600, 9700, "cudaDeviceSynchronize_v3020", 11),
+            _api(9800, 9900, "cudaLaunchKernel_v7000", 12),
+        ],
+    )
+    _add_memops(
+        path,
+        memcpy=[
+            {"start": 200, "end": 800, "corr": 1, "copyKind": 1, "src": 0, "dst": 2},
+            {"start": 1050, "end": 1060, "corr": 2, "copyKind": 1, "src": 0, "dst": 2, "bytes": 65536},
+            {"start": 1250, "end": 1280, "corr": 3, "copyKind": 8, "src": 2, "dst": 2},
+            {"start": 1500, "end": 2300, "corr": 4, "copyKind": 2, "src": 2, "dst": 0, "bytes": 2_000_000},
+            {"start": 2550, "end": 2590, "corr": 5, "copyKind": 1, "src": 0, "dst": 2, "bytes": 8},
+            {"start": 2750, "end": 2790, "corr": 6, "copyKind": 1, "src": 1, "dst": 2},
+            # another process's copy with correlation id 1: not the pid-100 cudaMemcpy call
+            {"start": 5000, "end": 5100, "corr": 1, "copyKind": 1, "src": 0, "dst": 2, "gpid": OTHER_PID},
+        ],
+        memset=[
+            {"start": 2950, "end": 2980, "corr": 7, "kind": 1},
+            {"start": 3150, "end": 3180, "corr": 8, "kind": 1},
+            {"start": 3350, "end": 3380, "corr": 9, "kind": 2},
+        ],
+    )
     return path
 
 
@@ -90,8 +114,14 @@ def test_loader_reads_memory_kinds_process_context_and_correlation(copies):
 
 def test_loader_memory_kind_labels_from_enum_table_and_missing_columns(tmp_path):
     p = write_nsys_sqlite(tmp_path / "e.sqlite", runtime=[_api(1, 2, "x", 1)])
-    _add_memops(p, memcpy=[{"start": 10, "end": 20, "corr": 1, "copyKind": 1, "src": 0, "dst": None},
-                           {"start": 30, "end": 40, "corr": 1, "copyKind": 1, "src": 9, "dst": 4}], enum=True)
+    _add_memops(
+        p,
+        memcpy=[
+            {"start": 10, "end": 20, "corr": 1, "copyKind": 1, "src": 0, "dst": None},
+            {"start": 30, "end": 40, "corr": 1, "copyKind": 1, "src": 9, "dst": 4},
+        ],
+        enum=True,
+    )
     m = load_nsys_sqlite(p).memops
     assert m["src_kind"].astype(str).tolist() == ["Pageable (enum)", "kind 9"]
     assert m["dst_kind"].astype(str).tolist() == ["", "Managed"]
@@ -116,17 +146,22 @@ def test_sync_and_async_memcpy_and_memset_rules(copies):
     sync = r.cuda_sync_memcpy(b.memops, b.api_calls)
     assert sync[["duration_ns", "start_ns", "src_kind", "dst_kind", "bytes", "api_name"]].values.tolist() == [
         [800, 1500, "Device", "Pageable", 2_000_000, "cudaMemcpy_v3020"],
-        [600, 200, "Pageable", "Device", 1 << 20, "cudaMemcpy_v3020"]]
+        [600, 200, "Pageable", "Device", 1 << 20, "cudaMemcpy_v3020"],
+    ]
     assert sync[["pid", "device_id", "context_id", "stream_id"]].values.tolist() == [[PID, 0, 3, 7]] * 2
     asyn = r.cuda_async_memcpy(b.memops, b.api_calls)
     assert asyn[["duration_ns", "start_ns", "bytes", "api_name"]].values.tolist() == [
-        [40, 2550, 8, "cudaMemcpyAsync_v3020"]]
+        [40, 2550, 8, "cudaMemcpyAsync_v3020"]
+    ]
     mset = r.cuda_sync_memset(b.memops, b.api_calls)
     assert mset[["duration_ns", "start_ns", "dst_kind", "bytes", "api_name"]].values.tolist() == [
-        [30, 2950, "Pinned", 4096, "cudaMemset_v3020"]]
+        [30, 2950, "Pinned", 4096, "cudaMemset_v3020"]
+    ]
     api = r.cuda_sync_api(b.api_calls)
-    assert api.values.tolist() == [[6000, 3500, PID, 101, "cudaStreamSynchronize_v3020"],
-                                   [100, 9600, PID, 101, "cudaDeviceSynchronize_v3020"]]
+    assert api.values.tolist() == [
+        [6000, 3500, PID, 101, "cudaStreamSynchronize_v3020"],
+        [100, 9600, PID, 101, "cudaDeviceSynchronize_v3020"],
+    ]
 
 
 def test_gpu_starvation_follows_nsys_pairing_of_sorted_ends_and_starts(tmp_path):
@@ -134,12 +169,18 @@ def test_gpu_starvation_follows_nsys_pairing_of_sorted_ends_and_starts(tmp_path)
     # with the 2nd start (2 ms): no gap; the 2nd end (10 ms) with the 3rd start (5 ms): no gap. A gap of
     # 4 ms after a's end (10 ms) to d (14 ms); one of 0.5 ms (under 1 ms) before e.
     ms = 1_000_000
-    p = write_nsys_sqlite(tmp_path / "g.sqlite", kernels=[
-        {"start": 1 * ms, "end": 10 * ms}, {"start": 2 * ms, "end": 3 * ms}, {"start": 5 * ms, "end": 6 * ms},
-        {"start": 14 * ms, "end": 15 * ms}, {"start": 15 * ms + ms // 2, "end": 16 * ms},
-        {"start": 0, "end": 5},  # start 0: not a GPU operation for nsys (start > 0)
-        {"start": 30 * ms, "end": 31 * ms, "deviceId": 1},  # alone on GPU 1: no gap
-    ])
+    p = write_nsys_sqlite(
+        tmp_path / "g.sqlite",
+        kernels=[
+            {"start": 1 * ms, "end": 10 * ms},
+            {"start": 2 * ms, "end": 3 * ms},
+            {"start": 5 * ms, "end": 6 * ms},
+            {"start": 14 * ms, "end": 15 * ms},
+            {"start": 15 * ms + ms // 2, "end": 16 * ms},
+            {"start": 0, "end": 5},  # start 0: not a GPU operation for nsys (start > 0)
+            {"start": 30 * ms, "end": 31 * ms, "deviceId": 1},  # alone on GPU 1: no gap
+        ],
+    )
     ops = r.gpu_ops(load_nsys_sqlite(p))
     gaps = r.gpu_starvation(ops, gap_ms=1)
     assert gaps.values.tolist() == [[4 * ms, 10 * ms, PID, 0, 1]]
@@ -152,9 +193,17 @@ def test_gpu_starvation_follows_nsys_pairing_of_sorted_ends_and_starts(tmp_path)
 def test_gpu_low_utilization_chunks_and_merging(tmp_path):
     # Window [100, 1100): 10 chunks of 100 ns. Busy: [100, 200) full, [200, 300) 20 %, two overlapping
     # ops in [300, 400) add to 150 %, [400, 1000) empty, [1000, 1100) 50 % (not under 50: kept out).
-    p = write_nsys_sqlite(tmp_path / "u.sqlite", kernels=[
-        {"start": 100, "end": 200}, {"start": 250, "end": 270}, {"start": 300, "end": 400},
-        {"start": 300, "end": 350}, {"start": 1000, "end": 1050}, {"start": 1099, "end": 1100}])
+    p = write_nsys_sqlite(
+        tmp_path / "u.sqlite",
+        kernels=[
+            {"start": 100, "end": 200},
+            {"start": 250, "end": 270},
+            {"start": 300, "end": 400},
+            {"start": 300, "end": 350},
+            {"start": 1000, "end": 1050},
+            {"start": 1099, "end": 1100},
+        ],
+    )
     ops = r.gpu_ops(load_nsys_sqlite(p))
     rows = r.gpu_low_utilization(ops, threshold=50, chunks=10)
     assert rows.values.tolist() == [[0.0, 600, 400, PID, 0, 1], [20.0, 100, 200, PID, 0, 1]]

@@ -17,7 +17,7 @@ def _by_definition(k: pd.DataFrame) -> tuple[np.ndarray, int]:
     for _, g in part.groupby(list(STREAM_KEY)):
         rows = sorted(g.index, key=lambda r: (k.start_ns[r], k.end_ns[r], r))
         for i, r in enumerate(rows[:-1]):
-            if k.end_ns[r] > min(k.end_ns[x] for x in rows[i + 1:]):
+            if k.end_ns[r] > min(k.end_ns[x] for x in rows[i + 1 :]):
                 ends[r] = k.start_ns[rows[i + 1]]
                 clipped += 1
     return ends, clipped
@@ -28,10 +28,17 @@ def test_clipping_matches_the_definition(seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 120))
     s = rng.integers(0, 12, n) * 10  # many ties in start and in end
-    k = pd.DataFrame({"start_ns": s, "end_ns": s + rng.integers(-3, 40, n), "device_id": rng.integers(0, 2, n),
-                      "pid": rng.integers(5, 7, n), "context_id": np.ones(n, np.int64),
-                      "stream_id": rng.integers(0, 1 + seed % 5, n),
-                      "graph_node_id": pd.array(np.where(rng.random(n) < 0.15, 3, -1), dtype="Int64")})
+    k = pd.DataFrame(
+        {
+            "start_ns": s,
+            "end_ns": s + rng.integers(-3, 40, n),
+            "device_id": rng.integers(0, 2, n),
+            "pid": rng.integers(5, 7, n),
+            "context_id": np.ones(n, np.int64),
+            "stream_id": rng.integers(0, 1 + seed % 5, n),
+            "graph_node_id": pd.array(np.where(rng.random(n) < 0.15, 3, -1), dtype="Int64"),
+        }
+    )
     k.loc[k["graph_node_id"] < 0, "graph_node_id"] = pd.NA
     expected, count = _by_definition(k)
     ends, n_clipped = _compute_overruns(k)
@@ -41,8 +48,16 @@ def test_clipping_matches_the_definition(seed):
 
 def test_many_streams_take_the_grouped_path():
     n = 20_000  # > 4096 streams
-    k = pd.DataFrame({"start_ns": np.tile([0, 10], n // 2), "end_ns": np.tile([50, 20], n // 2),
-                      "device_id": 0, "pid": 1, "context_id": 1, "stream_id": np.repeat(np.arange(n // 2), 2),
-                      "graph_node_id": pd.array([None] * n, dtype="Int64")})
+    k = pd.DataFrame(
+        {
+            "start_ns": np.tile([0, 10], n // 2),
+            "end_ns": np.tile([50, 20], n // 2),
+            "device_id": 0,
+            "pid": 1,
+            "context_id": 1,
+            "stream_id": np.repeat(np.arange(n // 2), 2),
+            "graph_node_id": pd.array([None] * n, dtype="Int64"),
+        }
+    )
     ends, clipped = _compute_overruns(k)
     assert clipped == n // 2 and ends[:4].tolist() == [10, 20, 10, 20]

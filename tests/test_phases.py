@@ -4,14 +4,14 @@ import math
 
 import pandas as pd
 import pytest
-from paths import NSYS_DIR, SEED, nsys_trace
-
-from dashboard.state import ViewState
 
 from dashboard.analysis import phases as ph
+from dashboard.data.trace import load_trace
 from dashboard.model import DISPATCH_MARKS, conform
 from dashboard.render import phase_view
-from dashboard.data.trace import load_trace
+from dashboard.state import ViewState
+
+from paths import SEED, nsys_trace
 
 
 def marks(rows):
@@ -20,7 +20,10 @@ def marks(rows):
 
 def test_parse_dispatch_name():
     assert ph.parse_dispatch_name("CG_DISPATCH:actual=1600:mode=PIECEWISE:padded=1664") == {
-        "actual": "1600", "mode": "PIECEWISE", "padded": "1664"}
+        "actual": "1600",
+        "mode": "PIECEWISE",
+        "padded": "1664",
+    }
     assert ph.parse_dispatch_name("CG_DISPATCH") == {}
     assert ph.parse_dispatch_name("CG_DISPATCH:noequals:x=") == {"x": ""}
 
@@ -53,42 +56,49 @@ def test_nvtx_sample_last_dispatch_is_estimated_without_kernels():
 
 
 def test_build_dispatches_exact():
-    d = ph.build_dispatches(marks([(300, "CG_DISPATCH:actual=1"), (100, "CG_DISPATCH:actual=8:mode=FULL:padded=8")]),
-                            end_ns=450)
+    d = ph.build_dispatches(
+        marks([(300, "CG_DISPATCH:actual=1"), (100, "CG_DISPATCH:actual=8:mode=FULL:padded=8")]), end_ns=450
+    )
     assert d[["start_ns", "end_ns", "duration_ns"]].values.tolist() == [[100, 300, 200], [300, 450, 150]]
     assert d["tokens"].tolist() == [8, 1] and d["mode"].tolist() == ["FULL", ""]
     assert d["padded"].isna().tolist() == [False, True]
 
 
 def test_last_dispatch_estimated_from_same_name():
-    d = ph.build_dispatches(marks([(0, "A:actual=1"), (10, "B:actual=9"), (40, "A:actual=1"), (45, "B:actual=9")]),
-                            end_ns=None)
+    d = ph.build_dispatches(
+        marks([(0, "A:actual=1"), (10, "B:actual=9"), (40, "A:actual=1"), (45, "B:actual=9")]), end_ns=None
+    )
     assert d["duration_ns"].tolist() == [10, 30, 5, 30] and d["end_estimated"].tolist() == [False, False, False, True]
 
 
-@pytest.mark.parametrize("tokens, expected", [
-    ([1, 3, 742, 1600], math.sqrt(3 * 742)),
-    ([1, 1, 1], None),
-    ([], None),
-    ([2, 8], 4.0),
-    ([1, 2, 4, 1000, 2000], math.sqrt(4 * 1000)),
-])
+@pytest.mark.parametrize(
+    "tokens, expected",
+    [
+        ([1, 3, 742, 1600], math.sqrt(3 * 742)),
+        ([1, 1, 1], None),
+        ([], None),
+        ([2, 8], 4.0),
+        ([1, 2, 4, 1000, 2000], math.sqrt(4 * 1000)),
+    ],
+)
 def test_default_threshold(tokens, expected):
     got = ph.default_threshold(pd.array(tokens, dtype="Int64"))
     assert got == (pytest.approx(expected) if expected else None)
 
 
 def test_assign_phases_with_override_and_unknown():
-    d = ph.build_dispatches(marks([(0, "X:actual=1"), (1, "X:actual=64"), (2, "X:mode=NONE"), (3, "X:actual=700")]),
-                            end_ns=10)
+    d = ph.build_dispatches(
+        marks([(0, "X:actual=1"), (1, "X:actual=64"), (2, "X:mode=NONE"), (3, "X:actual=700")]), end_ns=10
+    )
     assert ph.assign_phases(d, 64).tolist() == ["decode", "prefill", "unknown", "prefill"]
     assert ph.assign_phases(d, 100).tolist() == ["decode", "decode", "unknown", "prefill"]
     assert ph.assign_phases(d, None).tolist() == ["unsplit", "unsplit", "unknown", "unsplit"]
 
 
 def test_phase_stats_exact():
-    d = ph.build_dispatches(marks([(0, "X:actual=1000"), (100, "X:actual=1"), (110, "X:actual=1"),
-                                   (130, "X:actual=1")]), end_ns=170)
+    d = ph.build_dispatches(
+        marks([(0, "X:actual=1000"), (100, "X:actual=1"), (110, "X:actual=1"), (130, "X:actual=1")]), end_ns=170
+    )
     s = ph.phase_stats(d, ph.assign_phases(d, 10)).set_index("phase")
     assert s.loc["prefill"].tolist() == [1, 1000, 100, 100.0, 100.0, 100.0, 100.0, 1000 / 100e-9]
     assert s.loc["decode", "total_ns"] == 70 and s.loc["decode", "mean_ns"] == pytest.approx(70 / 3)
@@ -97,9 +107,17 @@ def test_phase_stats_exact():
 
 
 def test_mixed_batches_are_their_own_phase():
-    d = ph.build_dispatches(marks([(0, "CG_DISPATCH:actual=1"), (10, "CG_DISPATCH:actual=900"),
-                                   (20, "CG_DISPATCH:actual=520:prefill=512:decode=8"),
-                                   (30, "CG_DISPATCH:actual=64:mixed=true")]), end_ns=40)
+    d = ph.build_dispatches(
+        marks(
+            [
+                (0, "CG_DISPATCH:actual=1"),
+                (10, "CG_DISPATCH:actual=900"),
+                (20, "CG_DISPATCH:actual=520:prefill=512:decode=8"),
+                (30, "CG_DISPATCH:actual=64:mixed=true"),
+            ]
+        ),
+        end_ns=40,
+    )
     assert d["mixed"].tolist() == [False, False, True, True]
     assert ph.assign_phases(d, 30).tolist() == ["decode", "prefill", "mixed", "mixed"]
     stats = ph.phase_stats(d, ph.assign_phases(d, 30))
@@ -107,12 +125,19 @@ def test_mixed_batches_are_their_own_phase():
 
 
 def test_phase_runs_merge_consecutive_same_phase_dispatches():
-    d = ph.build_dispatches(marks([(0, "X:actual=900"), (10, "X:actual=900"), (20, "X:actual=1"), (30, "X:actual=3"),
-                                   (40, "X:actual=900")]), end_ns=50)
+    d = ph.build_dispatches(
+        marks(
+            [(0, "X:actual=900"), (10, "X:actual=900"), (20, "X:actual=1"), (30, "X:actual=3"), (40, "X:actual=900")]
+        ),
+        end_ns=50,
+    )
     runs, rp = ph.phase_runs(d, ph.assign_phases(d, 30))
     assert rp.tolist() == ["prefill", "decode", "prefill"]
     assert runs[["start_ns", "end_ns", "duration_ns", "dispatches"]].values.tolist() == [
-        [0, 20, 20, 2], [20, 40, 20, 2], [40, 50, 10, 1]]
+        [0, 20, 20, 2],
+        [20, 40, 20, 2],
+        [40, 50, 10, 1],
+    ]
     assert runs["tokens"].tolist() == [1800, 4, 900]
 
 
@@ -121,11 +146,15 @@ def test_gantt_of_many_dispatches_stays_in_budget(tmp_path):
 
     from dashboard.render import GANTT_BUDGET, build_view
 
-    timeline = [{"start_ns": i * 1000, "name": f"CG_DISPATCH:actual={1600 if (i // 7) % 2 else 1}"}
-                for i in range(200_000)]
+    timeline = [
+        {"start_ns": i * 1000, "name": f"CG_DISPATCH:actual={1600 if (i // 7) % 2 else 1}"} for i in range(200_000)
+    ]
     p = tmp_path / "many.json"
-    p.write_text(_json.dumps({"gpu_activity_span_s": 1.0, "gpu_busy_union_s": 0.5, "kernel_count": 1,
-                              "dispatch_timeline": timeline}))
+    p.write_text(
+        _json.dumps(
+            {"gpu_activity_span_s": 1.0, "gpu_busy_union_s": 0.5, "kernel_count": 1, "dispatch_timeline": timeline}
+        )
+    )
     view = build_view(load_trace(p), ViewState())
     bars = sum(len(t.x) for t in view.gantt.data)
     assert bars <= GANTT_BUDGET
@@ -134,8 +163,14 @@ def test_gantt_of_many_dispatches_stays_in_budget(tmp_path):
 
 
 def test_a_phase_without_token_counts_has_na_tokens_not_zero():
-    d = pd.DataFrame({"start_ns": [0, 100, 300], "end_ns": [100, 300, 600], "duration_ns": [100, 200, 300],
-                      "tokens": pd.array([None, None, 4], dtype="Int64")})
+    d = pd.DataFrame(
+        {
+            "start_ns": [0, 100, 300],
+            "end_ns": [100, 300, 600],
+            "duration_ns": [100, 200, 300],
+            "tokens": pd.array([None, None, 4], dtype="Int64"),
+        }
+    )
     out = ph.phase_stats(d, pd.Series(["unknown", "unknown", "decode"])).set_index("phase")
     assert out.loc["unknown", "tokens"] is pd.NA and math.isnan(out.loc["unknown", "tokens_per_s"])
     assert out.loc["unknown", "dispatches"] == 2 and out.loc["unknown", "total_ns"] == 300

@@ -3,21 +3,28 @@
 import json
 
 import pytest
-from factories import GLOBAL_TID_1, write_nsys_sqlite
-from paths import DATA, NSYS_DIR, nsys_trace
-
-from dashboard.state import ViewState
 
 from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.ranks import RANK_TABLE, RANKS_FORMAT, RANKS_NOTICE, merge_ranks, rank_table
-from dashboard.data.cache import TraceCache
 from dashboard.cli import main
+from dashboard.data.cache import TraceCache
+from dashboard.data.multirank import (
+    FileSummary,
+    format_rank_table,
+    load_ranks,
+    summaries_of,
+    summarize_many,
+    summary_text,
+)
+from dashboard.data.trace import load_trace
 from dashboard.errors import TraceFormatError
 from dashboard.loaders import load_nsys_sqlite
 from dashboard.model import KERNELS
-from dashboard.data.multirank import FileSummary, format_rank_table, load_ranks, summaries_of, summarize_many, summary_text
 from dashboard.render import build_view
-from dashboard.data.trace import load_trace
+from dashboard.state import ViewState
+
+from factories import GLOBAL_TID_1, write_nsys_sqlite
+from paths import DATA, nsys_trace
 
 MARK = "CG_DISPATCH:actual=16:mode=NONE:padded=16"
 PAIR = [nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"), nsys_trace("nsys2026.2_2gpu_nccl_after.sqlite")]
@@ -28,21 +35,37 @@ def rank_files(tmp_path_factory):
     """Two small ranks with the same pid/tid and correlation ids (as two hosts would have)."""
     d = tmp_path_factory.mktemp("ranks")
     r0 = write_nsys_sqlite(
-        d / "r0.sqlite", gpus={0: "NVIDIA A100"},
-        kernels=[{"start": 100, "end": 300, "shortName": "gemm", "correlationId": 1},
-                 {"start": 250, "end": 400, "shortName": "gemm", "correlationId": 2}],
-        runtime=[{"start": 50, "end": 60, "name": "cudaLaunchKernel_v7000", "correlationId": 1},
-                 {"start": 70, "end": 80, "name": "cudaLaunchKernel_v7000", "correlationId": 2}],
-        nvtx=[{"start": 40, "end": 500, "eventType": 59, "text": "step"},
-              {"start": 45, "end": None, "eventType": 34, "text": MARK}])
+        d / "r0.sqlite",
+        gpus={0: "NVIDIA A100"},
+        kernels=[
+            {"start": 100, "end": 300, "shortName": "gemm", "correlationId": 1},
+            {"start": 250, "end": 400, "shortName": "gemm", "correlationId": 2},
+        ],
+        runtime=[
+            {"start": 50, "end": 60, "name": "cudaLaunchKernel_v7000", "correlationId": 1},
+            {"start": 70, "end": 80, "name": "cudaLaunchKernel_v7000", "correlationId": 2},
+        ],
+        nvtx=[
+            {"start": 40, "end": 500, "eventType": 59, "text": "step"},
+            {"start": 45, "end": None, "eventType": 34, "text": MARK},
+        ],
+    )
     r1 = write_nsys_sqlite(
-        d / "r1.sqlite", gpus={0: "NVIDIA H100", 1: "NVIDIA H100"},
-        kernels=[{"start": 1000, "end": 1600, "shortName": "attn", "correlationId": 1},
-                 {"start": 1100, "end": 1300, "shortName": "gemm", "correlationId": 2, "deviceId": 1}],
-        runtime=[{"start": 900, "end": 950, "name": "cudaLaunchKernel_v7000", "correlationId": 1},
-                 {"start": 960, "end": 990, "name": "cudaLaunchKernel_v7000", "correlationId": 2}],
-        nvtx=[{"start": 800, "end": 1700, "eventType": 59, "text": "step"},
-              {"start": 850, "end": None, "eventType": 34, "text": MARK}])
+        d / "r1.sqlite",
+        gpus={0: "NVIDIA H100", 1: "NVIDIA H100"},
+        kernels=[
+            {"start": 1000, "end": 1600, "shortName": "attn", "correlationId": 1},
+            {"start": 1100, "end": 1300, "shortName": "gemm", "correlationId": 2, "deviceId": 1},
+        ],
+        runtime=[
+            {"start": 900, "end": 950, "name": "cudaLaunchKernel_v7000", "correlationId": 1},
+            {"start": 960, "end": 990, "name": "cudaLaunchKernel_v7000", "correlationId": 2},
+        ],
+        nvtx=[
+            {"start": 800, "end": 1700, "eventType": 59, "text": "step"},
+            {"start": 850, "end": None, "eventType": 34, "text": MARK},
+        ],
+    )
     return r0, r1
 
 
@@ -51,8 +74,11 @@ def test_merge_ranks_keys_rows_by_a_real_rank_column_and_keeps_own_origins(rank_
     k = merged.kernels
     assert merged.meta.format == RANKS_FORMAT and merged.meta.source == "r0.sqlite + r1.sqlite"
     assert merged.meta.rank_devices == {0: (0, 0), 1: (1, 0), 2: (1, 1)}
-    assert merged.meta.gpus == {0: "rank 0 · GPU 0 · NVIDIA A100", 1: "rank 1 · GPU 0 · NVIDIA H100",
-                                2: "rank 1 · GPU 1 · NVIDIA H100"}
+    assert merged.meta.gpus == {
+        0: "rank 0 · GPU 0 · NVIDIA A100",
+        1: "rank 1 · GPU 0 · NVIDIA H100",
+        2: "rank 1 · GPU 1 · NVIDIA H100",
+    }
     assert k["rank"].tolist() == [0, 0, 1, 1] and k["device_id"].tolist() == [0, 0, 1, 2]
     # each rank on its own session timeline: times unchanged
     assert k["start_ns"].tolist() == [100, 250, 1000, 1100] and k["end_ns"].tolist() == [300, 400, 1600, 1300]
@@ -63,7 +89,8 @@ def test_merge_ranks_keys_rows_by_a_real_rank_column_and_keeps_own_origins(rank_
     assert merged.nvtx_ranges["rank"].tolist() == [0, 1]
     singles = [load_nsys_sqlite(p).meta.accounts for p in rank_files]
     assert [(a.kind, a.read, a.loaded) for a in merged.meta.accounts] == [
-        (a.kind, a.read + b.read, a.loaded + b.loaded) for a, b in zip(*singles)]
+        (a.kind, a.read + b.read, a.loaded + b.loaded) for a, b in zip(*singles)
+    ]
 
 
 def test_merge_ranks_ids_never_collide(rank_files):
@@ -101,7 +128,9 @@ def test_each_ranks_nvtx_overlap_counts_only_its_own_gpu_work(rank_files):
     # rank 0 "step" [40, 500) covers its kernels [100, 400): 300 ns; rank 1 "step" [800, 1700) covers
     # its [1000, 1600): 600 ns. Same-named ranges of two ranks stay two rows.
     assert stats[["name", "count", "sum_ns", "gpu_overlap_ns"]].values.tolist() == [
-        ["rank 0 · step", 1, 460, 300], ["rank 1 · step", 1, 900, 600]]
+        ["rank 0 · step", 1, 460, 300],
+        ["rank 1 · step", 1, 900, 600],
+    ]
     shifted = load_nsys_sqlite(rank_files[1])
     late = shifted.__class__(**{**shifted.__dict__, "nvtx_ranges": shifted.nvtx_ranges.assign(start_ns=0)})
     both = rank_nvtx_stats(merge_ranks([load_nsys_sqlite(rank_files[0]), late]))
@@ -118,10 +147,30 @@ def test_rank_table_exact_values_and_slowest(rank_files):
     assert list(table.columns) == list(RANK_TABLE)
     assert table["span_ns"].dtype == "int64" and table["slowest"].dtype == "bool"
     assert table.to_dict("records") == [
-        {"rank": 0, "file": "r0.sqlite", "span_ns": 300, "busy_ns": 300, "idle_ns": 0, "utilisation_pct": 100.0,
-         "kernel_count": 2, "top_kernel": "gemm", "top_kernel_ns": 350, "slowest": False},
-        {"rank": 2, "file": "r1.sqlite", "span_ns": 600, "busy_ns": 600, "idle_ns": 0, "utilisation_pct": 100.0,
-         "kernel_count": 2, "top_kernel": "attn", "top_kernel_ns": 600, "slowest": True},
+        {
+            "rank": 0,
+            "file": "r0.sqlite",
+            "span_ns": 300,
+            "busy_ns": 300,
+            "idle_ns": 0,
+            "utilisation_pct": 100.0,
+            "kernel_count": 2,
+            "top_kernel": "gemm",
+            "top_kernel_ns": 350,
+            "slowest": False,
+        },
+        {
+            "rank": 2,
+            "file": "r1.sqlite",
+            "span_ns": 600,
+            "busy_ns": 600,
+            "idle_ns": 0,
+            "utilisation_pct": 100.0,
+            "kernel_count": 2,
+            "top_kernel": "attn",
+            "top_kernel_ns": 600,
+            "slowest": True,
+        },
     ]
     assert format_rank_table(table).splitlines() == [
         "rank  file         span_s    busy_s    idle_s    util  kernels  top kernel",
@@ -178,8 +227,9 @@ def test_cli_multi_file_default_local_cluster(rank_files, tmp_path, capsys):
     lines = captured.out.splitlines()
     assert lines[0].split() == ["rank", "file", "span_s", "busy_s", "idle_s", "util", "kernels", "top", "kernel"]
     assert lines[1].split()[:2] == ["0", "r0.sqlite"] and lines[3].split()[:2] == ["2", "r1.sqlite"]
-    assert lines[2] == ("   1  bad.sqlite  failed: neither an nsys SQLite export nor a tracedash summary JSON, a "
-                        "PyTorch profiler …")
+    assert lines[2] == (
+        "   1  bad.sqlite  failed: neither an nsys SQLite export nor a tracedash summary JSON, a PyTorch profiler …"
+    )
     assert lines[3].endswith("<- slowest") and len(lines) == 4
 
 
@@ -198,8 +248,9 @@ def test_cli_multi_file_json_and_stdout_summaries(rank_files, capsys):
 
 
 def assert_multi_file_outputs(rank_files, doc, out):
-    assert [(r["rank"], r["file"], r["span_ns"], r["busy_ns"], r["top_kernel"], r["slowest"]) for r in doc["ranks"]] \
-        == [(0, "r0.sqlite", 300, 300, "gemm", False), (1, "r1.sqlite", 600, 600, "attn", True)]
+    assert [
+        (r["rank"], r["file"], r["span_ns"], r["busy_ns"], r["top_kernel"], r["slowest"]) for r in doc["ranks"]
+    ] == [(0, "r0.sqlite", 300, 300, "gemm", False), (1, "r1.sqlite", 600, 600, "attn", True)]
     assert doc["slowest_rank"] == 1 and doc["errors"] == []
     assert [s["summary"]["kernel_count"] for s in doc["summaries"]] == [2, 2]
     single = summary_text(rank_files[0], "CG_DISPATCH", TraceCache(enabled=False))
@@ -214,15 +265,19 @@ def test_cli_existing_scheduler(rank_files, capsys):
         assert main(argv) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [(r["file"], r["kernel_count"], r["slowest"]) for r in doc["ranks"]] == [
-        ("r0.sqlite", 2, False), ("r1.sqlite", 2, True)]
+        ("r0.sqlite", 2, False),
+        ("r1.sqlite", 2, True),
+    ]
 
 
 def test_cli_scheduler_unreachable_is_one_line(rank_files, capsys, monkeypatch):
     monkeypatch.setattr("dashboard.data.multirank.CONNECT_TIMEOUT", "1s")
     assert main(["summarize", str(rank_files[0]), "--scheduler", "tcp://127.0.0.1:8096", "--no-cache"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("tracedash: error: cannot reach the Dask scheduler at tcp://127.0.0.1:8096") \
+    assert (
+        err.startswith("tracedash: error: cannot reach the Dask scheduler at tcp://127.0.0.1:8096")
         and err.count("\n") == 1
+    )
 
 
 def test_ranks_view_on_shared_pair():
@@ -241,15 +296,25 @@ def test_ranks_view_on_shared_pair():
     assert view.device_labels == {0: "rank 0 · GPU 0", 1: "rank 0 · GPU 1", 2: "rank 1 · GPU 0", 3: "rank 1 · GPU 1"}
     # no "all GPUs" column: a union across ranks would mix clocks
     assert [h for _, h in view.gpu_columns] == ["rank 0 · GPU 0", "rank 0 · GPU 1", "rank 1 · GPU 0", "rank 1 · GPU 1"]
-    threads = sorted({str(y).rsplit(" · L", 1)[0] for t in view.timeline.data for y in (t.y if t.y is not None else [])
-                      if " · tid " in str(y)})
+    threads = sorted(
+        {
+            str(y).rsplit(" · L", 1)[0]
+            for t in view.timeline.data
+            for y in (t.y if t.y is not None else [])
+            if " · tid " in str(y)
+        }
+    )
     # lanes named by thread (ThreadNames): one "python3" per process, told apart by tid
-    assert threads == ["rank 0 · python3 · tid 144", "rank 0 · python3 · tid 145",
-                       "rank 1 · python3 · tid 148", "rank 1 · python3 · tid 149"]
+    assert threads == [
+        "rank 0 · python3 · tid 144",
+        "rank 0 · python3 · tid 145",
+        "rank 1 · python3 · tid 148",
+        "rank 1 · python3 · tid 149",
+    ]
 
 
 def test_load_ranks_rejects_summary_json(rank_files):
-    from paths import SEED, nsys_trace
+    from paths import SEED
 
     with pytest.raises(TraceFormatError, match="only nsys exports can be opened as ranks"):
         load_ranks([rank_files[0], SEED])
@@ -272,18 +337,27 @@ def test_ranks_store_lists_the_group_first(rank_files):
 
 def test_serve_ranks_needs_two_files(rank_files, capsys):
     assert main(["serve", "--ranks", str(rank_files[0]), "--port", "8096"]) == 2
-    assert capsys.readouterr().err == ("tracedash: error: --ranks needs at least two different trace files (or one "
-                                       "file holding several ranks)\n")
+    assert capsys.readouterr().err == (
+        "tracedash: error: --ranks needs at least two different trace files (or one file holding several ranks)\n"
+    )
 
 
-@pytest.mark.parametrize("bad, message", [
-    (b"garbage", "garbage.sqlite: neither an nsys SQLite export nor a tracedash summary JSON"),
-    (None, "garbage.sqlite: a SQLite database but not an nsys export (found: t)"),
-    (b'{"gpu_activity_span_s": 1, "gpu_busy_union_s": 0, "kernel_count": 0}',
-     "garbage.sqlite: a summary JSON has no intervals: only nsys exports can be opened as ranks"),
-    (b"[1, 2, 3]", "garbage.sqlite: not a Chrome trace: an entry of its event list (traceEvents, or the file's "
-                   "top-level array) is a number, not an event object"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (b"garbage", "garbage.sqlite: neither an nsys SQLite export nor a tracedash summary JSON"),
+        (None, "garbage.sqlite: a SQLite database but not an nsys export (found: t)"),
+        (
+            b'{"gpu_activity_span_s": 1, "gpu_busy_union_s": 0, "kernel_count": 0}',
+            "garbage.sqlite: a summary JSON has no intervals: only nsys exports can be opened as ranks",
+        ),
+        (
+            b"[1, 2, 3]",
+            "garbage.sqlite: not a Chrome trace: an entry of its event list (traceEvents, or the file's "
+            "top-level array) is a number, not an event object",
+        ),
+    ],
+)
 def test_serve_ranks_checks_every_file_before_serving(rank_files, tmp_path, capsys, monkeypatch, bad, message):
     import sqlite3
 
@@ -314,8 +388,12 @@ def test_local_dask_cluster_listens_only_on_free_loopback_ports(processes):
     client, cluster = _local_client(1, processes)
     try:
         me = psutil.Process()
-        listening = [c.laddr for p in [me, *me.children(recursive=True)] for c in p.net_connections(kind="inet")
-                     if c.status == psutil.CONN_LISTEN]
+        listening = [
+            c.laddr
+            for p in [me, *me.children(recursive=True)]
+            for c in p.net_connections(kind="inet")
+            if c.status == psutil.CONN_LISTEN
+        ]
         assert listening and all(a.ip == "127.0.0.1" and a.port != 8787 for a in listening), listening
     finally:
         client.close()
@@ -341,8 +419,10 @@ def test_ranks_view_reports_time_per_rank_never_across_clocks():
     trace = load_ranks(PAIR)
     per_rank = per_rank_gpu_time(trace.bundle)
     # each rank equals that file on its own (the single-trace goldens: 299.877006 / 285.205624 ms ...)
-    assert per_rank[["rank", "span_ns", "busy_ns"]].values.tolist() == [[0, 299_877_006, 285_205_624],
-                                                                        [1, 299_241_533, 266_434_672]]
+    assert per_rank[["rank", "span_ns", "busy_ns"]].values.tolist() == [
+        [0, 299_877_006, 285_205_624],
+        [1, 299_241_533, 266_434_672],
+    ]
     cards = {c.label: c for c in build_view(trace, ViewState()).cards}
     assert cards["GPU activity span (slowest rank)"].value == "299.877 ms"
     assert cards["GPU activity span (slowest rank)"].hint.startswith("rank 0;")
@@ -373,8 +453,10 @@ def test_ranks_per_gpu_table_measures_each_device_in_its_own_ranks_window():
 
 def test_load_ranks_summary_keeps_each_ranks_nvtx_apart(rank_files):
     trace = load_ranks(list(rank_files))
-    assert trace.summary.nvtx[["name", "gpu_overlap_ns"]].values.tolist() == [["rank 0 · step", 300],
-                                                                              ["rank 1 · step", 600]]
+    assert trace.summary.nvtx[["name", "gpu_overlap_ns"]].values.tolist() == [
+        ["rank 0 · step", 300],
+        ["rank 1 · step", 600],
+    ]
     from dashboard.render import nvtx_rows
 
     for grouped in (False, True):  # the NVTX table, as listed and with unique-per-call names grouped
@@ -393,12 +475,16 @@ def test_kineto_ranks_come_from_distributed_info_with_a_warning():
     assert trace.meta.warnings[0] == (
         "ranks taken from each trace's distributedInfo.rank, not from the order given: "
         "worker_a.1700000000001.pt.trace.json is rank 2, worker_b.1700000000002.pt.trace.json is rank 0, "
-        "worker_c.1700000000003.pt.trace.json is rank 1")
+        "worker_c.1700000000003.pt.trace.json is rank 1"
+    )
     assert trace.meta.rank_devices == {0: (0, 0), 1: (1, 0), 2: (2, 0)}
     assert trace.meta.source.split(" + ")[0].startswith("worker_b")  # rank 0 first
     per_rank = per_rank_gpu_time(trace.bundle)
-    assert per_rank[["rank", "span_ns", "busy_ns"]].values.tolist() == [[0, 100_000, 100_000], [1, 200_000, 200_000],
-                                                                        [2, 300_000, 300_000]]
+    assert per_rank[["rank", "span_ns", "busy_ns"]].values.tolist() == [
+        [0, 100_000, 100_000],
+        [1, 200_000, 200_000],
+        [2, 300_000, 300_000],
+    ]
     cards = {c.label: c for c in build_view(trace, ViewState()).cards}
     assert cards["GPU activity span (slowest rank)"].hint.startswith("rank 2;")
 
@@ -408,11 +494,17 @@ def test_declared_ranks_rules():
 
     assert declared_ranks([None, None], ["a", "b"]) == ([0, 1], [])
     assert declared_ranks([0, 1], ["a", "b"]) == ([0, 1], [])
-    assert declared_ranks([1, 0], ["a", "b"]) == ([1, 0], [
-        "ranks taken from each trace's distributedInfo.rank, not from the order given: a is rank 1, b is rank 0"])
-    assert declared_ranks([1, 1], ["a", "b"]) == ([0, 1], [
-        "ranks taken from the order given: the traces' distributedInfo.rank values (a: 1, b: 1) are missing or "
-        "repeated"])
+    assert declared_ranks([1, 0], ["a", "b"]) == (
+        [1, 0],
+        ["ranks taken from each trace's distributedInfo.rank, not from the order given: a is rank 1, b is rank 0"],
+    )
+    assert declared_ranks([1, 1], ["a", "b"]) == (
+        [0, 1],
+        [
+            "ranks taken from the order given: the traces' distributedInfo.rank values (a: 1, b: 1) are missing or "
+            "repeated"
+        ],
+    )
     assert declared_ranks([3, None], ["a", "b"])[0] == [0, 1]
 
 
@@ -421,18 +513,26 @@ def test_cli_summarize_kineto_ranks_from_distributed_info(capsys):
     captured = capsys.readouterr()
     doc = json.loads(captured.out)
     assert [(r["rank"], r["file"].split(".")[0], r["span_ns"], r["slowest"]) for r in doc["ranks"]] == [
-        (0, "worker_b", 100_000, False), (1, "worker_c", 200_000, False), (2, "worker_a", 300_000, True)]
+        (0, "worker_b", 100_000, False),
+        (1, "worker_c", 200_000, False),
+        (2, "worker_a", 300_000, True),
+    ]
     assert doc["slowest_rank"] == 2
-    assert doc["warnings"] == ["ranks taken from each trace's distributedInfo.rank, not from the order given: "
-                               "worker_a.1700000000001.pt.trace.json is rank 2, worker_b.1700000000002.pt.trace.json "
-                               "is rank 0, worker_c.1700000000003.pt.trace.json is rank 1"]
+    assert doc["warnings"] == [
+        "ranks taken from each trace's distributedInfo.rank, not from the order given: "
+        "worker_a.1700000000001.pt.trace.json is rank 2, worker_b.1700000000002.pt.trace.json "
+        "is rank 0, worker_c.1700000000003.pt.trace.json is rank 1"
+    ]
     assert [s["rank"] for s in doc["summaries"]] == [0, 1, 2]
     assert main(["summarize", *map(str, KINETO_RANKS), "--no-cache", "--workers", "1"]) == 0
     captured = capsys.readouterr()
     table = captured.out.split("\n")[-5:-1]
-    assert [line.split()[:2] for line in table] == [["rank", "file"], ["0", "worker_b.1700000000002.pt.trace.json"],
-                                                   ["1", "worker_c.1700000000003.pt.trace.json"],
-                                                   ["2", "worker_a.1700000000001.pt.trace.json"]]
+    assert [line.split()[:2] for line in table] == [
+        ["rank", "file"],
+        ["0", "worker_b.1700000000002.pt.trace.json"],
+        ["1", "worker_c.1700000000003.pt.trace.json"],
+        ["2", "worker_a.1700000000001.pt.trace.json"],
+    ]
     assert table[-1].endswith("<- slowest")
     assert "tracedash: warning: ranks taken from each trace's distributedInfo.rank" in captured.err
 
@@ -445,11 +545,27 @@ def _multi_rank_file(tmp_path):
         events += [
             {"ph": "M", "name": "process_name", "pid": pid_cpu, "args": {"name": f"Rank {rank} host"}},
             {"ph": "M", "name": "process_name", "pid": pid_gpu, "args": {"name": f"rank {rank} GPU 0"}},
-            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": pid_cpu, "tid": 1, "ts": 10,
-             "dur": 2, "args": {"correlation": 1}},
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel",
+                "pid": pid_cpu,
+                "tid": 1,
+                "ts": 10,
+                "dur": 2,
+                "args": {"correlation": 1},
+            },
             {"ph": "X", "cat": "user_annotation", "name": "step", "pid": pid_cpu, "tid": 1, "ts": 5, "dur": 200},
-            {"ph": "X", "cat": "kernel", "name": "void ns::gemm<1>(int)", "pid": pid_gpu, "tid": 7, "ts": 20,
-             "dur": dur, "args": {"device": 0, "stream": 7, "correlation": 1}},
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": "void ns::gemm<1>(int)",
+                "pid": pid_gpu,
+                "tid": 7,
+                "ts": 20,
+                "dur": dur,
+                "args": {"device": 0, "stream": 7, "correlation": 1},
+            },
         ]
     p = tmp_path / "merged_ranks.json"
     p.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}), encoding="utf-8")
@@ -461,20 +577,26 @@ def test_a_file_holding_several_ranks_is_split_never_one_gpu(tmp_path, capsys):
     from dashboard.loaders.kineto_json import load_kineto_ranks
 
     p = _multi_rank_file(tmp_path)
-    msg = ("merged_ranks.json: holds the traces of 2 ranks (0, 1) in one file; one view of it would mix their GPUs "
-           "and clocks. Open it as ranks, each on its own lanes: tracedash serve --ranks merged_ranks.json")
+    msg = (
+        "merged_ranks.json: holds the traces of 2 ranks (0, 1) in one file; one view of it would mix their GPUs "
+        "and clocks. Open it as ranks, each on its own lanes: tracedash serve --ranks merged_ranks.json"
+    )
     with pytest.raises(TraceFormatError) as err:
         load_trace(p)
     assert str(err.value) == msg
     assert main(["summarize", str(p), "--no-cache"]) == 2 and msg in capsys.readouterr().err
     parts = load_kineto_ranks(p)
     assert [(b.meta.source, b.meta.rank, len(b.kernels)) for b in parts] == [
-        ("merged_ranks.json [rank 0]", 0, 1), ("merged_ranks.json [rank 1]", 1, 1)]
+        ("merged_ranks.json [rank 0]", 0, 1),
+        ("merged_ranks.json [rank 1]", 1, 1),
+    ]
     trace = load_ranks([p])
     assert trace.meta.rank_devices == {0: (0, 0), 1: (1, 0)}
     assert per_rank_gpu_time(trace.bundle)[["rank", "busy_ns"]].values.tolist() == [[0, 40_000], [1, 90_000]]
-    assert trace.summary.nvtx[["name", "gpu_overlap_ns"]].values.tolist() == [["rank 0 · step", 40_000],
-                                                                              ["rank 1 · step", 90_000]]
+    assert trace.summary.nvtx[["name", "gpu_overlap_ns"]].values.tolist() == [
+        ["rank 0 · step", 40_000],
+        ["rank 1 · step", 90_000],
+    ]
     pairs = kernel_launches(trace.bundle.kernels, trace.bundle.api_calls)  # each kernel to its own rank's launch
     assert sorted(zip(pairs["kernel_index"], pairs["api_index"])) == [(0, 0), (1, 1)]
 
@@ -491,8 +613,12 @@ def test_a_list_of_rank_traces_in_one_file_is_split(tmp_path):
     from dashboard.loaders.kineto_json import load_kineto_ranks
 
     def one(rank, dur):
-        return {"distributedInfo": {"rank": rank}, "traceEvents": [
-            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": dur, "args": {}}]}
+        return {
+            "distributedInfo": {"rank": rank},
+            "traceEvents": [
+                {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": dur, "args": {}}
+            ],
+        }
 
     p = tmp_path / "list.json"
     p.write_text(json.dumps([one(1, 5), one(0, 3)]), encoding="utf-8")
@@ -502,7 +628,8 @@ def test_a_list_of_rank_traces_in_one_file_is_split(tmp_path):
     trace = load_ranks([p])
     assert trace.meta.rank_devices == {0: (0, 0), 1: (1, 0)} and trace.meta.warnings == (
         "ranks taken from each trace's distributedInfo.rank, not from the order given: list.json [rank 1] is rank 1, "
-        "list.json [rank 0] is rank 0",)
+        "list.json [rank 0] is rank 0",
+    )
 
 
 def test_a_file_with_ranks_that_cannot_be_split_is_refused_with_the_way_to_split(tmp_path):
@@ -510,16 +637,22 @@ def test_a_file_with_ranks_that_cannot_be_split_is_refused_with_the_way_to_split
     data = json.loads(p.read_text())
     data["traceEvents"].append({"ph": "X", "cat": "kernel", "name": "k", "pid": 77, "tid": 7, "ts": 1, "dur": 1})
     p.write_text(json.dumps(data))
-    with pytest.raises(TraceFormatError, match=r"^merged_ranks.json: holds 2 ranks \(0, 1\) in one file, but 1 "
-                                               r"event\(s\) belong to a process no rank is named for.*save each "
-                                               r"rank's events to its own file"):
+    with pytest.raises(
+        TraceFormatError,
+        match=r"^merged_ranks.json: holds 2 ranks \(0, 1\) in one file, but 1 "
+        r"event\(s\) belong to a process no rank is named for.*save each "
+        r"rank's events to its own file",
+    ):
         load_ranks([p])
 
     clash = json.loads(_multi_rank_file(tmp_path).read_text())
     clash["traceEvents"].append({"ph": "M", "name": "process_name", "pid": 1000, "args": {"name": "rank 1 GPU 0"}})
     p.write_text(json.dumps(clash))
-    with pytest.raises(TraceFormatError, match=r"^merged_ranks.json: holds 2 ranks \(0, 1\) in one file, but 1 "
-                                               r"process id\(s\) are named for two different ranks"):
+    with pytest.raises(
+        TraceFormatError,
+        match=r"^merged_ranks.json: holds 2 ranks \(0, 1\) in one file, but 1 "
+        r"process id\(s\) are named for two different ranks",
+    ):
         load_ranks([p])
 
 
@@ -527,9 +660,9 @@ def test_summarize_json_writes_null_not_nan_for_an_undefined_utilisation(capsys)
     """A rank without GPU work has no utilisation: ``--json`` wrote ``NaN``, which JSON parsers refuse."""
     import json as _json
 
-    from paths import nsys_trace
-
     from dashboard.cli import main
+
+    from paths import nsys_trace
 
     assert main(["summarize", "--json", "--no-cache", str(nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite"))]) == 0
     text = capsys.readouterr().out
@@ -548,16 +681,54 @@ def _trace_fusion_file(tmp_path, *, drop_rank_of=None):
         events += [
             {"ph": "M", "name": "process_name", "pid": cpu, "args": {"name": "python3", **raw}},
             {"ph": "M", "name": "process_name", "pid": gpu, "args": {"name": "GPU 0", "rank": rank, "pid_raw": 0}},
-            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": cpu, "tid": 1, "ts": 5, "dur": 200,
-             "args": dict(raw)},
-            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": cpu, "tid": 1, "ts": 10, "dur": 2,
-             "args": {"correlation": corr, "correlation_raw": 5, **raw}},
+            {
+                "ph": "X",
+                "cat": "user_annotation",
+                "name": "ProfilerStep#3",
+                "pid": cpu,
+                "tid": 1,
+                "ts": 5,
+                "dur": 200,
+                "args": dict(raw),
+            },
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel",
+                "pid": cpu,
+                "tid": 1,
+                "ts": 10,
+                "dur": 2,
+                "args": {"correlation": corr, "correlation_raw": 5, **raw},
+            },
             {"ph": "s", "cat": "ac2g", "id": corr, "pid": cpu, "tid": 1, "ts": 10, "args": {"id_raw": 5, **raw}},
-            {"ph": "X", "cat": "kernel", "name": "void ns::gemm<1>(int)", "pid": gpu, "tid": 7, "ts": 20, "dur": dur,
-             "args": {"device": 0, "stream": 7, "correlation": corr, "correlation_raw": 5, "rank": rank,
-                      "pid_raw": 0}},
-            {"ph": "f", "cat": "ac2g", "id": corr, "pid": gpu, "tid": 7, "ts": 20, "bp": "e",
-             "args": {"id_raw": 5, "rank": rank, "pid_raw": 0}},
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": "void ns::gemm<1>(int)",
+                "pid": gpu,
+                "tid": 7,
+                "ts": 20,
+                "dur": dur,
+                "args": {
+                    "device": 0,
+                    "stream": 7,
+                    "correlation": corr,
+                    "correlation_raw": 5,
+                    "rank": rank,
+                    "pid_raw": 0,
+                },
+            },
+            {
+                "ph": "f",
+                "cat": "ac2g",
+                "id": corr,
+                "pid": gpu,
+                "tid": 7,
+                "ts": 20,
+                "bp": "e",
+                "args": {"id_raw": 5, "rank": rank, "pid_raw": 0},
+            },
         ]
     if drop_rank_of is not None:
         del events[drop_rank_of]["args"]["rank"]
@@ -572,23 +743,37 @@ def test_a_trace_fusion_merge_is_split_into_its_ranks_never_one_gpu(tmp_path, ca
     from dashboard.loaders.kineto_json import load_kineto_ranks
 
     p = _trace_fusion_file(tmp_path)
-    msg = ("merged_trace.json: holds the traces of 2 ranks (0, 1) in one file (merged by TraceLens TraceFusion: "
-           "args.rank on its events); one view of it would mix their GPUs and clocks. Open it as ranks, each on its "
-           "own lanes: tracedash serve --ranks merged_trace.json")
+    msg = (
+        "merged_trace.json: holds the traces of 2 ranks (0, 1) in one file (merged by TraceLens TraceFusion: "
+        "args.rank on its events); one view of it would mix their GPUs and clocks. Open it as ranks, each on its "
+        "own lanes: tracedash serve --ranks merged_trace.json"
+    )
     with pytest.raises(TraceFormatError) as err:
         load_trace(p)
     assert str(err.value) == msg
     assert main(["summarize", str(p), "--no-cache"]) == 2 and msg in capsys.readouterr().err
     parts = load_kineto_ranks(p)
-    assert [(b.meta.source, b.meta.rank, len(b.kernels), b.kernels["device_id"].tolist(),
-             b.kernels["correlation_id"].tolist(), b.kernels["pid"].tolist()) for b in parts] == [
+    assert [
+        (
+            b.meta.source,
+            b.meta.rank,
+            len(b.kernels),
+            b.kernels["device_id"].tolist(),
+            b.kernels["correlation_id"].tolist(),
+            b.kernels["pid"].tolist(),
+        )
+        for b in parts
+    ] == [
         ("merged_trace.json [rank 0]", 0, 1, [0], [5], [4242]),
-        ("merged_trace.json [rank 1]", 1, 1, [0], [105], [104242])]
+        ("merged_trace.json [rank 1]", 1, 1, [0], [105], [104242]),
+    ]
     trace = load_ranks([p])
     assert trace.meta.rank_devices == {0: (0, 0), 1: (1, 0)}
     assert per_rank_gpu_time(trace.bundle)[["rank", "busy_ns"]].values.tolist() == [[0, 40_000], [1, 90_000]]
-    assert trace.summary.nvtx[["name", "gpu_overlap_ns"]].values.tolist() == [["rank 0 · ProfilerStep#3", 40_000],
-                                                                              ["rank 1 · ProfilerStep#3", 90_000]]
+    assert trace.summary.nvtx[["name", "gpu_overlap_ns"]].values.tolist() == [
+        ["rank 0 · ProfilerStep#3", 40_000],
+        ["rank 1 · ProfilerStep#3", 90_000],
+    ]
     pairs = kernel_launches(trace.bundle.kernels, trace.bundle.api_calls)
     assert sorted(zip(pairs["kernel_index"], pairs["api_index"])) == [(0, 0), (1, 1)]
 
@@ -601,13 +786,25 @@ def test_a_trace_fusion_merge_with_an_event_of_no_rank_is_refused_with_the_way_t
         "merged_trace.json: a merge of 2 ranks (0, 1) by TraceLens TraceFusion (args.rank on its events), but 1 "
         "event(s) carry no rank, so it cannot be split safely: open the per-rank traces TraceFusion merged (one "
         "PyTorch profiler trace per rank, as tensorboard_trace_handler writes them) with: tracedash serve --ranks "
-        "FILE...")
+        "FILE..."
+    )
 
 
 def test_a_rank_arg_on_a_few_events_of_one_trace_is_not_a_merge(tmp_path):
     """A 'rank' arg of a few events (e.g. a collective's peer) does not make a trace a TraceFusion merge."""
-    events = [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10 * i, "dur": 5,
-               "args": {"device": 0, "stream": 7}} for i in range(6)]
+    events = [
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "k",
+            "pid": 0,
+            "tid": 7,
+            "ts": 10 * i,
+            "dur": 5,
+            "args": {"device": 0, "stream": 7},
+        }
+        for i in range(6)
+    ]
     events[0]["args"]["rank"], events[1]["args"]["rank"] = 0, 1
     p = tmp_path / "one.json"
     p.write_text(json.dumps({"traceEvents": events}), encoding="utf-8")

@@ -10,15 +10,16 @@ from html import escape
 from urllib.parse import quote
 
 import pytest
-from paths import NSYS_DIR, SEED, nsys_trace
 from test_app import page_json, update_payload
 
 from dashboard.app import create_app
 from dashboard.app.store import TraceStore, prune_uploads, scan_dir, trace_nbytes
 from dashboard.app.upload import safe_upload_name
+from dashboard.data.trace import load_trace
 from dashboard.errors import TraceError, TraceNotFoundError
 from dashboard.state import from_dict
-from dashboard.data.trace import load_trace
+
+from paths import SEED, nsys_trace
 
 SMALL_NSYS = nsys_trace("nsys2025.5_rtx3060_cuda_graph_launch.sqlite")
 TRAVERSALS = [
@@ -62,9 +63,17 @@ def test_traversal_ids_are_refused_by_the_store_and_the_page(served, bad_id):
     assert "do not serve" not in body and "root:" not in body
 
 
-@pytest.mark.parametrize("url", ["/assets/../../etc/passwd", "/assets/..%2f..%2fetc%2fpasswd",
-                                 "/assets/%2e%2e/%2e%2e/etc/passwd", "/_dash-component-suites/..%2f..%2fetc/passwd",
-                                 "/assets/%00", "/?trace=..%2f..%2fetc%2fpasswd"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/assets/../../etc/passwd",
+        "/assets/..%2f..%2fetc%2fpasswd",
+        "/assets/%2e%2e/%2e%2e/etc/passwd",
+        "/_dash-component-suites/..%2f..%2fetc/passwd",
+        "/assets/%00",
+        "/?trace=..%2f..%2fetc%2fpasswd",
+    ],
+)
 def test_traversal_urls_never_return_files(served, url):
     resp = create_app(trace_dirs=[served]).server.test_client().get(url)
     body = resp.get_data(as_text=True)
@@ -112,7 +121,7 @@ def test_fifo_in_trace_dir_is_skipped_not_hung(served):
 
 def test_files_exported_after_start_appear_on_next_page_load(served):
     app = create_app(trace_dirs=[served])
-    client = app.server.test_client()
+    app.server.test_client()
     assert "late.json" not in page_json(app)
     shutil.copy(SEED, served / "late.json")
     assert "late.json" in page_json(app)
@@ -166,6 +175,7 @@ def test_store_is_an_lru_bounded_by_memory(tmp_path):
 
 # ----- upload -------------------------------------------------------------------------------------
 
+
 def _upload(client, data: bytes, name: str, header: bool = True):
     headers = {"X-Trace-Name": quote(name)}
     if header:
@@ -190,13 +200,21 @@ def test_upload_serves_the_trace_from_a_private_dir_and_names_cannot_escape(serv
     assert not list(tmp_path.glob("evil*")) and not list(served.glob("evil*"))
 
 
-@pytest.mark.parametrize("data, name, header, status, message", [
-    (b"", "empty.sqlite", True, 400, "empty.sqlite: the file is empty (0 bytes)"),
-    (b"hello, not a trace\n", "notes.sqlite", True, 415,
-     "notes.sqlite: neither an nsys SQLite export nor a tracedash summary JSON"),
-    (b"SQLite format 3\x00", "seed.sqlite", False, 403, "X-Requested-With header missing"),
-    (b"x" * 5000, "big.json", True, 413, "big.json: 0 MiB is over this server's upload limit of 0 MiB"),
-])
+@pytest.mark.parametrize(
+    "data, name, header, status, message",
+    [
+        (b"", "empty.sqlite", True, 400, "empty.sqlite: the file is empty (0 bytes)"),
+        (
+            b"hello, not a trace\n",
+            "notes.sqlite",
+            True,
+            415,
+            "notes.sqlite: neither an nsys SQLite export nor a tracedash summary JSON",
+        ),
+        (b"SQLite format 3\x00", "seed.sqlite", False, 403, "X-Requested-With header missing"),
+        (b"x" * 5000, "big.json", True, 413, "big.json: 0 MiB is over this server's upload limit of 0 MiB"),
+    ],
+)
 def test_bad_uploads_get_a_clear_answer_and_leave_nothing(served, data, name, header, status, message):
     app = create_app(trace_dirs=[served], max_upload_bytes=4096)
     store = app.server.config["TRACE_STORE"]
@@ -287,8 +305,9 @@ def test_parallel_uploads_stay_within_the_hard_cap(served, monkeypatch):
     monkeypatch.setattr(upload_check, "check_upload", quick_check)
 
     data = SMALL_NSYS.read_bytes()
-    policy = UploadPolicy(max_upload_bytes=len(data) + 100, max_files=6, max_bytes=20 * len(data), concurrent=8,
-                          client_share=1.0)
+    policy = UploadPolicy(
+        max_upload_bytes=len(data) + 100, max_files=6, max_bytes=20 * len(data), concurrent=8, client_share=1.0
+    )
     app = create_app(trace_dirs=[served], upload_policy=policy)
     store = app.server.config["TRACE_STORE"]
 
@@ -317,8 +336,11 @@ def test_gzip_bomb_is_refused_without_filling_memory(tmp_path, monkeypatch):
     with gzip.open(bomb, "wb") as fh:
         fh.write(b'{"traceEvents": [' + b" " * (64 * 1024**2) + b"]}")
     assert bomb.stat().st_size < 100_000
-    with pytest.raises(TraceError, match=r"^bomb.json.gz: expands far more than a profiler trace compresses "
-                                         r"\(over 5 MiB from 0.06 MiB, more than 64x\).*gzip bomb"):
+    with pytest.raises(
+        TraceError,
+        match=r"^bomb.json.gz: expands far more than a profiler trace compresses "
+        r"\(over 5 MiB from 0.06 MiB, more than 64x\).*gzip bomb",
+    ):
         load_trace(bomb)
 
 
@@ -337,8 +359,14 @@ def test_upload_name_is_always_a_plain_base_name():
 def test_healthz_reports_memory_and_counts(served):
     client = create_app(trace_dirs=[served], memory_limit=10**9).server.test_client()
     body = client.get("/healthz").get_json()
-    assert body == {"status": "ok", "traces": 1, "loaded": 0, "loads": 0, "memory_bytes": 0,
-                    "memory_limit_bytes": 10**9}
+    assert body == {
+        "status": "ok",
+        "traces": 1,
+        "loaded": 0,
+        "loads": 0,
+        "memory_bytes": 0,
+        "memory_limit_bytes": 10**9,
+    }
 
 
 def test_dash_never_calls_out_and_debug_is_off(served):
@@ -371,13 +399,18 @@ def test_a_trace_id_hashes_the_whole_file_once_and_keeps_it_beside_the_parquet_c
     assert cache.clear() == 0 and not stored.exists()  # `tracedash cache clear` removes digests too
 
 
-@pytest.mark.parametrize("body, message", [
-    ({"output": "nonexistent.children", "outputs": {"id": "nonexistent", "property": "children"}, "inputs": []},
-     "no callback has the output 'nonexistent.children'"),
-    ({"output": 5, "inputs": []}, "no callback has the output '5'"),
-    ({"output": "page.children", "inputs": []}, "'inputs' holds 0 value(s), the callback takes 2"),
-    ({"output": "page.children"}, "'inputs' holds 0 value(s), the callback takes 2"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            {"output": "nonexistent.children", "outputs": {"id": "nonexistent", "property": "children"}, "inputs": []},
+            "no callback has the output 'nonexistent.children'",
+        ),
+        ({"output": 5, "inputs": []}, "no callback has the output '5'"),
+        ({"output": "page.children", "inputs": []}, "'inputs' holds 0 value(s), the callback takes 2"),
+        ({"output": "page.children"}, "'inputs' holds 0 value(s), the callback takes 2"),
+    ],
+)
 def test_a_callback_request_for_no_callback_gets_a_400_without_a_traceback(served, body, message, caplog):
     """Found by the fresh-clone QA: a well-formed request naming an output no callback has, or giving a
     callback the wrong number of inputs, answered 500 and logged Dash's KeyError / CallbackException."""
@@ -387,8 +420,9 @@ def test_a_callback_request_for_no_callback_gets_a_400_without_a_traceback(serve
     assert resp.status_code == 400
     assert resp.get_json() == {"error": f"refused a malformed callback request: {message}"}
     assert not [r for r in caplog.records if r.exc_info]
-    ok = app.server.test_client().post("/_dash-update-component", json=update_payload(
-        app.server.config["TRACE_STORE"].listed_ids()[0]))
+    ok = app.server.test_client().post(
+        "/_dash-update-component", json=update_payload(app.server.config["TRACE_STORE"].listed_ids()[0])
+    )
     assert ok.status_code == 200  # a request the page sends still fits its callback
 
 
@@ -412,8 +446,10 @@ def test_a_link_made_before_its_file_changed_opens_the_file_of_that_name_but_nev
     stale = "seed.json@0123abcd"
     state, notices = main_state(f"?trace={quote(stale)}&tab=nvtx", store)
     assert state.trace == current and state.tab == "nvtx"
-    assert notices == [f"The link asks for trace {stale!r}, which is not served here: the file 'seed.json' has "
-                       "changed since the link was made. Showing it as it is now."]
+    assert notices == [
+        f"The link asks for trace {stale!r}, which is not served here: the file 'seed.json' has "
+        "changed since the link was made. Showing it as it is now."
+    ]
     # an upload is private to its link: its name alone opens nothing
     resp = _upload(app.server.test_client(), SMALL_NSYS.read_bytes(), "mine.sqlite")
     assert resp.status_code == 200
@@ -427,8 +463,13 @@ def test_a_link_made_before_its_file_changed_opens_the_file_of_that_name_but_nev
     named = store.listed_ids([stale, "mine.sqlite@0123abcd"])
     a, b, notices = choose_pair(named, stale, "mine.sqlite@0123abcd", store.explain_missing, store)
     assert a == current and b != upload and b in named
-    assert notices[:2] == ["Baseline: " + store.explain_changed(stale, current),
-                           "Candidate: " + store.explain_missing("mine.sqlite@0123abcd")]
+    assert notices[:2] == [
+        "Baseline: " + store.explain_changed(stale, current),
+        "Candidate: " + store.explain_missing("mine.sqlite@0123abcd"),
+    ]
     a, b, notices = choose_pair(named, upload, stale, store.explain_missing, store)  # an upload's id, unnamed
-    assert (a, b, notices) == (named[0], current, ["Baseline: " + store.explain_missing(upload),
-                                                   "Candidate: " + store.explain_changed(stale, current)])
+    assert (a, b, notices) == (
+        named[0],
+        current,
+        ["Baseline: " + store.explain_missing(upload), "Candidate: " + store.explain_changed(stale, current)],
+    )

@@ -20,8 +20,9 @@ from urllib.parse import quote, urlencode
 import psutil
 import pytest
 import requests
-from paths import NSYS_DIR, SEED, nsys_trace
 from test_app import kick_input, update_payload
+
+from paths import SEED, nsys_trace
 
 GRAPH = nsys_trace("nsys2025.5_rtx3060_cuda_graph_launch.sqlite")
 MiB = 1024**2
@@ -41,11 +42,12 @@ def view_payload(trace_id: str, view: str) -> dict:
     data["trace"] = trace_id
     outputs = [{"id": i, "property": p} for i, p in BY_NAME[view].outputs.values()]
     sid = json.dumps(ids.slice_id(view), sort_keys=True, separators=(",", ":"))
-    payload.update(inputs=[{"id": ids.slice_id(view), "property": "data", "value": data}, *kick_input(BY_NAME[view])],
-                   changedPropIds=[f"{sid}.data"])
+    payload.update(
+        inputs=[{"id": ids.slice_id(view), "property": "data", "value": data}, *kick_input(BY_NAME[view])],
+        changedPropIds=[f"{sid}.data"],
+    )
     if outputs:
-        payload.update(output=".." + "...".join(f"{o['id']}.{o['property']}" for o in outputs) + "..",
-                       outputs=outputs)
+        payload.update(output=".." + "...".join(f"{o['id']}.{o['property']}" for o in outputs) + "..", outputs=outputs)
     return payload
 
 
@@ -71,9 +73,23 @@ class Server:
 
     def start(self) -> Server:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "dashboard", "serve", "--trace-dir", str(self.traces), "--port", str(self.port),
-             "--no-cache", *self.args], env={**os.environ, "TMPDIR": str(self.tmp)},
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            [
+                sys.executable,
+                "-m",
+                "dashboard",
+                "serve",
+                "--trace-dir",
+                str(self.traces),
+                "--port",
+                str(self.port),
+                "--no-cache",
+                *self.args,
+            ],
+            env={**os.environ, "TMPDIR": str(self.tmp)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -102,21 +118,33 @@ class Server:
         return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
 
     def upload(self, data: bytes, name: str, **headers) -> requests.Response:
-        return requests.post(self.base + "/upload", data=data, timeout=120,
-                             headers={**HEADERS, "X-Trace-Name": quote(name), **headers})
+        return requests.post(
+            self.base + "/upload", data=data, timeout=120, headers={**HEADERS, "X-Trace-Name": quote(name), **headers}
+        )
 
     def view(self, trace_id: str, view: str = "alerts", **kw) -> requests.Response:
         """The answer of one view's callback for ``trace_id``, as the page asks for it."""
-        return requests.post(self.base + "/_dash-update-component", json=view_payload(trace_id, view), timeout=120,
-                             **kw)
+        return requests.post(
+            self.base + "/_dash-update-component", json=view_payload(trace_id, view), timeout=120, **kw
+        )
 
     def page(self, search: str = "", **kw) -> requests.Response:
         """The trace page's components for a link (the page's routing callback)."""
-        return requests.post(self.base + "/_dash-update-component", timeout=60, **kw, json={
-            "output": "page.children", "outputs": {"id": "page", "property": "children"},
-            "inputs": [{"id": "page-url", "property": "pathname", "value": "/"},
-                       {"id": "page-url", "property": "search", "value": search}],
-            "changedPropIds": ["page-url.pathname"], "state": []})
+        return requests.post(
+            self.base + "/_dash-update-component",
+            timeout=60,
+            **kw,
+            json={
+                "output": "page.children",
+                "outputs": {"id": "page", "property": "children"},
+                "inputs": [
+                    {"id": "page-url", "property": "pathname", "value": "/"},
+                    {"id": "page-url", "property": "search", "value": search},
+                ],
+                "changedPropIds": ["page-url.pathname"],
+                "state": [],
+            },
+        )
 
     def listed(self) -> list[str]:
         """Trace ids in the trace picker of a fresh page."""
@@ -125,8 +153,17 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    srv = Server(tmp_path_factory.mktemp("one"), "--max-upload", "3M", "--upload-space", "8M",
-                 "--max-unzipped", "80M", "--upload-memory", "400M").start()
+    srv = Server(
+        tmp_path_factory.mktemp("one"),
+        "--max-upload",
+        "3M",
+        "--upload-space",
+        "8M",
+        "--max-unzipped",
+        "80M",
+        "--upload-memory",
+        "400M",
+    ).start()
     yield srv
     srv.stop()
 
@@ -137,6 +174,7 @@ def _clear_uploads(server: Server) -> None:
 
 
 # ----- 1. upload disk cap ---------------------------------------------------------------------------
+
 
 def test_1_parallel_uploads_never_exceed_the_cap_recent_ones_included(server):
     _clear_uploads(server)
@@ -171,8 +209,9 @@ def test_1_a_full_disk_refuses_before_writing(tmp_path, monkeypatch):
     app = create_app(trace_dirs=[tmp_path / "t"])
     real = sh.disk_usage
     monkeypatch.setattr(sh, "disk_usage", lambda p: real(p)._replace(free=100 * MiB))
-    resp = app.server.test_client().post("/upload", data=GRAPH.read_bytes(),
-                                         headers={**HEADERS, "X-Trace-Name": "g.sqlite"})
+    resp = app.server.test_client().post(
+        "/upload", data=GRAPH.read_bytes(), headers={**HEADERS, "X-Trace-Name": "g.sqlite"}
+    )
     assert resp.status_code == 507 and "disk is nearly full" in resp.get_json()["error"]
     store = app.server.config["TRACE_STORE"]
     assert [p for p in store.upload_dir.iterdir() if not p.name.startswith(".")] == []
@@ -180,9 +219,21 @@ def test_1_a_full_disk_refuses_before_writing(tmp_path, monkeypatch):
 
 # ----- 2. memory from .json.gz uploads ----------------------------------------------------------------
 
+
 def _kineto(events: int, pad: int = 0) -> bytes:
-    ev = [{"ph": "X", "cat": "kernel", "name": f"k{i % 97}", "pid": 0, "tid": 7, "ts": i * 2.0, "dur": 1.0,
-           "args": {"device": 0, "stream": 7, "correlation": i}} for i in range(events)]
+    ev = [
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": f"k{i % 97}",
+            "pid": 0,
+            "tid": 7,
+            "ts": i * 2.0,
+            "dur": 1.0,
+            "args": {"device": 0, "stream": 7, "correlation": i},
+        }
+        for i in range(events)
+    ]
     return json.dumps({"traceEvents": ev}).encode() + b" " * pad
 
 
@@ -207,8 +258,14 @@ def test_2_a_trace_needing_more_memory_than_allowed_is_refused_in_a_child(server
         proc = psutil.Process(server.proc.pid)
         while not stop.is_set():
             try:
-                peak[0] = max(peak[0], sum(p.memory_info().rss for p in [proc, *proc.children()]
-                                           if "upload_check" not in " ".join(p.cmdline())))
+                peak[0] = max(
+                    peak[0],
+                    sum(
+                        p.memory_info().rss
+                        for p in [proc, *proc.children()]
+                        if "upload_check" not in " ".join(p.cmdline())
+                    ),
+                )
             except psutil.Error:
                 pass
             time.sleep(0.05)
@@ -228,14 +285,17 @@ def test_2_a_trace_needing_more_memory_than_allowed_is_refused_in_a_child(server
 
 # ----- 3. slow clients --------------------------------------------------------------------------------
 
+
 def test_3_slow_clients_do_not_stall_the_workers(tmp_path):
     srv = Server(tmp_path, "--workers", "2").start()
     socks, stop = [], threading.Event()
     try:
         for _ in range(10):
             s = socket.create_connection(("127.0.0.1", srv.port))
-            s.sendall(b"POST /_dash-update-component HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                      b"Content-Length: 1000000\r\n\r\n")
+            s.sendall(
+                b"POST /_dash-update-component HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 1000000\r\n\r\n"
+            )
             socks.append(s)
 
         def trickle():
@@ -264,6 +324,7 @@ def test_3_slow_clients_do_not_stall_the_workers(tmp_path):
 
 
 # ----- 4. Host and Origin -------------------------------------------------------------------------------
+
 
 def test_4_a_foreign_host_reads_nothing(server):
     resp = server.page(headers={"Host": "evil.example"})
@@ -299,6 +360,7 @@ def test_4_state_changing_requests_from_another_origin_are_refused(server):
 
 # ----- 5. upload links are secret; one answer for every unknown id -------------------------------------------
 
+
 def test_5_upload_ids_are_random_tokens_and_bad_ids_get_one_answer(server):
     _clear_uploads(server)
     traces = requests.get(server.base + "/healthz", timeout=10).json()["traces"]
@@ -309,15 +371,28 @@ def test_5_upload_ids_are_random_tokens_and_bad_ids_get_one_answer(server):
     assert a not in server.listed() and "17.458 s" in server.view(a, "overview").text
     assert requests.get(server.base + "/healthz", timeout=10).json()["traces"] == traces == 1  # no upload count
     answers = {}
-    for tid in ("seed.json@" + "0" * 32, "seed.json@00000000", "nothing.json@" + "0" * 32,
-                a[:-1] + ("0" if a[-1] != "0" else "1")):  # a served name, an old-style id, unknown, a near-upload
+    for tid in (
+        "seed.json@" + "0" * 32,
+        "seed.json@00000000",
+        "nothing.json@" + "0" * 32,
+        a[:-1] + ("0" if a[-1] != "0" else "1"),
+    ):  # a served name, an old-style id, unknown, a near-upload
         view = server.view(tid).text.replace("\\u002f", "/").replace(tid, "ID")
         link = server.page("?" + urlencode({"trace": tid})).text.replace(tid, "ID")
-        compare = requests.post(server.base + "/_dash-update-component", timeout=60, json={
-            "output": "page.children", "outputs": {"id": "page", "property": "children"},
-            "inputs": [{"id": "page-url", "property": "pathname", "value": "/compare/"},
-                       {"id": "page-url", "property": "search", "value": "?" + urlencode({"a": tid})}],
-            "changedPropIds": ["page-url.pathname"], "state": []}).text.replace(tid, "ID")
+        compare = requests.post(
+            server.base + "/_dash-update-component",
+            timeout=60,
+            json={
+                "output": "page.children",
+                "outputs": {"id": "page", "property": "children"},
+                "inputs": [
+                    {"id": "page-url", "property": "pathname", "value": "/compare/"},
+                    {"id": "page-url", "property": "search", "value": "?" + urlencode({"a": tid})},
+                ],
+                "changedPropIds": ["page-url.pathname"],
+                "state": [],
+            },
+        ).text.replace(tid, "ID")
         notices = re.findall(r"The link asks for trace[^\"]*", link + compare)
         answers[tid] = (view, tuple(notices))
     # an id naming the served seed.json (made up, old-style, or next to an upload's) gets one answer: the link
@@ -327,8 +402,9 @@ def test_5_upload_ids_are_random_tokens_and_bad_ids_get_one_answer(server):
     assert len(named) == 1
     view, notices = next(iter(named))
     assert "is not served here" in view and notices
-    assert all("which is not served here: the file 'seed.json' has changed since the link was made" in n
-               for n in notices)
+    assert all(
+        "which is not served here: the file 'seed.json' has changed since the link was made" in n for n in notices
+    )
     view, notices = answers["nothing.json@" + "0" * 32]
     assert "is not served here" in view and notices and all("which is not served here. Showing" in n for n in notices)
     assert all(a not in str(x) and b not in str(x) for x in answers.values())
@@ -337,6 +413,7 @@ def test_5_upload_ids_are_random_tokens_and_bad_ids_get_one_answer(server):
 
 # ----- 6. ids hash the whole content -------------------------------------------------------------------
 
+
 def test_6_files_alike_in_size_and_first_64_kib_get_different_ids(tmp_path):
     srv = Server(tmp_path)
     text = SEED.read_text()
@@ -344,8 +421,9 @@ def test_6_files_alike_in_size_and_first_64_kib_get_different_ids(tmp_path):
     (srv.traces / "seed.json").unlink()
     assert text.startswith("{")
     (srv.traces / "a.json").write_text("{" + " " * 70_000 + text[1:])
-    (srv.traces / "b.json").write_text("{" + " " * 70_000 + text[1:].replace('"kernel_count": 107899',
-                                                                            '"kernel_count": 207899'))
+    (srv.traces / "b.json").write_text(
+        "{" + " " * 70_000 + text[1:].replace('"kernel_count": 107899', '"kernel_count": 207899')
+    )
     srv.start()
     try:
         ids = srv.listed()
@@ -358,10 +436,21 @@ def test_6_files_alike_in_size_and_first_64_kib_get_different_ids(tmp_path):
 
 # ----- 7. security headers on every route -------------------------------------------------------------------
 
+
 def test_7_every_answer_forbids_framing_and_sniffing(server):
-    answers = [requests.get(server.base + p, timeout=30) for p in
-               ("/", "/_dash-layout", "/_dash-dependencies", "/assets/tracedash.css", "/healthz", "/compare/",
-                "/no/such/page", "/assets/../../etc/passwd")]
+    answers = [
+        requests.get(server.base + p, timeout=30)
+        for p in (
+            "/",
+            "/_dash-layout",
+            "/_dash-dependencies",
+            "/assets/tracedash.css",
+            "/healthz",
+            "/compare/",
+            "/no/such/page",
+            "/assets/../../etc/passwd",
+        )
+    ]
     answers.append(server.upload(b"", "e.json"))
     answers.append(server.view(server.listed()[0]))
     for r in answers:
@@ -374,12 +463,16 @@ def test_7_every_answer_forbids_framing_and_sniffing(server):
 
 # ----- 8. leftovers and leaks --------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("sent", [1_500_000, 300_000])  # past the server's read-ahead (the app reads), within it
 def test_8_a_body_shorter_than_its_length_leaves_nothing(server, sent):
     _clear_uploads(server)
     with socket.create_connection(("127.0.0.1", server.port)) as s:
-        s.sendall(f"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Requested-With: tracedash\r\nX-Trace-Name: cut.sqlite"
-                  f"\r\nContent-Length: 2000000\r\n\r\n".encode() + (GRAPH.read_bytes() * 3)[:sent])
+        s.sendall(
+            "POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Requested-With: tracedash\r\nX-Trace-Name: cut.sqlite"
+            "\r\nContent-Length: 2000000\r\n\r\n".encode()
+            + (GRAPH.read_bytes() * 3)[:sent]
+        )
         s.shutdown(socket.SHUT_WR)
         s.settimeout(30)
         answer = b""
@@ -405,18 +498,22 @@ def test_8_names_are_bounded_in_bytes_and_errors_carry_no_path(server):
     _clear_uploads(server)
 
 
-@pytest.mark.parametrize("raw, message", [
-    ('["a", "b"]', "view-slice:alerts.data: expected an object with keys q"),
-    ("[1e400, 2e400]", "number out of range"),
-    ("[NaN, 1]", "non-finite number NaN"),
-    ('{"q": 5, "trace": "x"}', "view-slice:alerts.data.q: expected text, got 5"),
-])
+@pytest.mark.parametrize(
+    "raw, message",
+    [
+        ('["a", "b"]', "view-slice:alerts.data: expected an object with keys q"),
+        ("[1e400, 2e400]", "number out of range"),
+        ("[NaN, 1]", "non-finite number NaN"),
+        ('{"q": 5, "trace": "x"}', "view-slice:alerts.data.q: expected text, got 5"),
+    ],
+)
 def test_8_malformed_callback_inputs_get_a_message_not_a_500(server, raw, message):
     payload = update_payload(server.listed()[0])
     payload["inputs"][0]["value"] = "__W__"
     body = json.dumps(payload).replace('"__W__"', raw)
-    resp = requests.post(server.base + "/_dash-update-component", data=body, timeout=30,
-                         headers={"Content-Type": "application/json"})
+    resp = requests.post(
+        server.base + "/_dash-update-component", data=body, timeout=30, headers={"Content-Type": "application/json"}
+    )
     assert resp.status_code == 400 and message in resp.json()["error"]
 
 
@@ -442,13 +539,26 @@ def test_8_no_callback_answers_a_500_to_inputs_of_the_wrong_kind(server):
         state = [{**r, "id": concrete(r["id"]), "value": None} for r in dep["state"]]
         for i, inp in enumerate(inputs):
             for bad in ("x", 5, [[1]], {"a": 1}, [1, 2, 3]):
-                values = [{**r, "value": bad if j == i else (tid if r["id"] == "trace-picker" else None)}
-                          for j, r in enumerate(inputs)]
-                key = json.dumps(inp["id"], sort_keys=True, separators=(",", ":")) if isinstance(inp["id"], dict) \
+                values = [
+                    {**r, "value": bad if j == i else (tid if r["id"] == "trace-picker" else None)}
+                    for j, r in enumerate(inputs)
+                ]
+                key = (
+                    json.dumps(inp["id"], sort_keys=True, separators=(",", ":"))
+                    if isinstance(inp["id"], dict)
                     else inp["id"]
-                resp = requests.post(server.base + "/_dash-update-component", timeout=60, json={
-                    "output": out, "outputs": outputs if len(outputs) > 1 else outputs[0], "inputs": values,
-                    "state": state, "changedPropIds": [f"{key}.{inp['property']}"]})
+                )
+                resp = requests.post(
+                    server.base + "/_dash-update-component",
+                    timeout=60,
+                    json={
+                        "output": out,
+                        "outputs": outputs if len(outputs) > 1 else outputs[0],
+                        "inputs": values,
+                        "state": state,
+                        "changedPropIds": [f"{key}.{inp['property']}"],
+                    },
+                )
                 assert resp.status_code < 500, (out, inp, bad, resp.text[:200])
                 if resp.status_code == 400:
                     assert resp.json()["error"].startswith("refused a malformed callback request")
@@ -458,13 +568,18 @@ def test_8_no_callback_answers_a_500_to_inputs_of_the_wrong_kind(server):
 
 def test_8_callback_bodies_over_10_mib_are_refused_unread(server):
     t0 = time.perf_counter()
-    resp = requests.post(server.base + "/_dash-update-component", data=b"[" + b"1," * (6 * MiB) + b"1]",
-                         timeout=60, headers={"Content-Type": "application/json"})
+    resp = requests.post(
+        server.base + "/_dash-update-component",
+        data=b"[" + b"1," * (6 * MiB) + b"1]",
+        timeout=60,
+        headers={"Content-Type": "application/json"},
+    )
     assert resp.status_code == 413 and "10 MiB" in resp.json()["error"]
     assert time.perf_counter() - t0 < 10
 
 
 # ----- 9. uploads never run nsys unless asked ---------------------------------------------------------------
+
 
 def test_9_nsys_reports_are_refused_by_upload_by_default(server):
     _clear_uploads(server)
@@ -476,6 +591,7 @@ def test_9_nsys_reports_are_refused_by_upload_by_default(server):
 
 
 # ----- the team token --------------------------------------------------------------------------------------
+
 
 def test_auth_token_is_asked_once_per_browser_session(tmp_path):
     token = "s3cret-team-token-0123456789"

@@ -63,8 +63,8 @@ def test_a_traces_page_views_render_one_at_a_time_and_zooms_do_not_wait():
     import threading
     import time
 
-    from dashboard.data import analysis
     from dashboard.app.views.base import WINDOW, View, render_view
+    from dashboard.data import analysis
     from dashboard.state import ViewState
 
     class Trace:  # the memo and trace_gate key by object identity
@@ -103,8 +103,10 @@ def test_a_traces_page_views_render_one_at_a_time_and_zooms_do_not_wait():
         seen.append(other_done.wait(10))
         return {"out": 0}
 
-    page = threading.Thread(target=render_view, args=(View(name="slow", fields=(), outputs={"out": ("x", "children")},
-                                                           render=slow), Store(), a))
+    page = threading.Thread(
+        target=render_view,
+        args=(View(name="slow", fields=(), outputs={"out": ("x", "children")}, render=slow), Store(), a),
+    )
     page.start()
     started.wait(10)
     zoom = View(name="zoom", fields=(WINDOW,), outputs={"out": ("x", "children")}, render=lambda t, s: {"out": 2})
@@ -116,15 +118,21 @@ def test_a_traces_page_views_render_one_at_a_time_and_zooms_do_not_wait():
     assert seen == [True]
 
     calls = []
-    key_threads = [threading.Thread(target=analysis.memo, args=(traces[a.trace], ("k",),
-                                                             lambda: calls.append(1) or time.sleep(0.02)))
-                   for _ in range(4)]
+    key_threads = [
+        threading.Thread(
+            target=analysis.memo, args=(traces[a.trace], ("k",), lambda: calls.append(1) or time.sleep(0.02))
+        )
+        for _ in range(4)
+    ]
     for t in key_threads:
         t.start()
     for t in key_threads:
         t.join()
     assert calls == [1]  # one computation for four threads asking at once
-    assert analysis.memo(traces[a.trace], ("outer",), lambda: analysis.memo(traces[a.trace], ("inner",), lambda: 1) + 1) == 2
+    assert (
+        analysis.memo(traces[a.trace], ("outer",), lambda: analysis.memo(traces[a.trace], ("inner",), lambda: 1) + 1)
+        == 2
+    )
 
 
 def test_at_most_render_slots_views_render_at_once_and_cached_ones_never_wait():
@@ -158,9 +166,12 @@ def test_at_most_render_slots_views_render_at_once_and_cached_ones_never_wait():
     release.set()
     assert render_view(zoom, Store(), ViewState(trace=tid, t0_ns=1, t1_ns=2), cache) == {"out": 1}  # now cached
     release.clear()
-    threads = [threading.Thread(target=render_view, args=(zoom, Store(), ViewState(trace=tid, t0_ns=10 * n,
-                                                                                   t1_ns=10 * n + 5), cache))
-               for n in range(1, 7)]
+    threads = [
+        threading.Thread(
+            target=render_view, args=(zoom, Store(), ViewState(trace=tid, t0_ns=10 * n, t1_ns=10 * n + 5), cache)
+        )
+        for n in range(1, 7)
+    ]
     for t in threads:
         t.start()
     deadline = time.monotonic() + 10

@@ -13,25 +13,54 @@ def test_defaults_give_the_shortest_link():
 
 
 def test_canonical_and_round_trip():
-    s = ViewState(trace="run 1.sqlite@0a1b2c3d", tab="gaps", t0_ns=5, t1_ns=9, lanes=("gpu", "nvtx"),
-                  threshold=47.5, prefix="CG X", busy="kernels+memops", sort="count", group=True,
-                  gap_us=25)
+    s = ViewState(
+        trace="run 1.sqlite@0a1b2c3d",
+        tab="gaps",
+        t0_ns=5,
+        t1_ns=9,
+        lanes=("gpu", "nvtx"),
+        threshold=47.5,
+        prefix="CG X",
+        busy="kernels+memops",
+        sort="count",
+        group=True,
+        gap_us=25,
+    )
     q = to_query(s)
-    assert q == ("busy=kernels%2Bmemops&gap_us=25&group=1&lanes=nvtx,gpu&prefix=CG+X&sort=count"
-                 "&t0_ns=5&t1_ns=9&tab=gaps&threshold=47.5&trace=run+1.sqlite%400a1b2c3d&v=1")
+    assert q == (
+        "busy=kernels%2Bmemops&gap_us=25&group=1&lanes=nvtx,gpu&prefix=CG+X&sort=count"
+        "&t0_ns=5&t1_ns=9&tab=gaps&threshold=47.5&trace=run+1.sqlite%400a1b2c3d&v=1"
+    )
     assert from_query("?" + q) == s
     assert to_query(from_query(q)) == q
 
 
-@pytest.mark.parametrize("query, key", [
-    ("tab=bogus", "tab"), ("t0_ns=9&t1_ns=5", "t0_ns/t1_ns"), ("t0_ns=x", "t0_ns='x' in the link: the window needs t1_ns too"),
-    ("t1_ns=5", "t1_ns='5' in the link: the window needs t0_ns too"),
-    ("lanes=gpu,warp", "lanes"), ("threshold=-1", "threshold"), ("threshold=nan", "threshold"),
-    ("threshold=1e999", "threshold"), ("busy=all", "busy"), ("sort=-evil", "sort"), ("group=maybe", "group"),
-    ("trace=../../etc/passwd", "trace"), ("trace=%2Fetc%2Fpasswd@0123abcd", "trace"), ("prefix=%20", "prefix"),
-    ("gap_us=-5", "gap_us"), ("t0_ns=1_000&t1_ns=2_000", "t0_ns/t1_ns"), ("prefix=%00", "prefix"),
-    ("trace=a.sqlite%400123abcd%0A", "trace"), ("trace=a%00b@0123abcd", "trace"), ("hide_devices=0,x", "hide_devices"), ("hide_devices=-1", "hide_devices"),
-])
+@pytest.mark.parametrize(
+    "query, key",
+    [
+        ("tab=bogus", "tab"),
+        ("t0_ns=9&t1_ns=5", "t0_ns/t1_ns"),
+        ("t0_ns=x", "t0_ns='x' in the link: the window needs t1_ns too"),
+        ("t1_ns=5", "t1_ns='5' in the link: the window needs t0_ns too"),
+        ("lanes=gpu,warp", "lanes"),
+        ("threshold=-1", "threshold"),
+        ("threshold=nan", "threshold"),
+        ("threshold=1e999", "threshold"),
+        ("busy=all", "busy"),
+        ("sort=-evil", "sort"),
+        ("group=maybe", "group"),
+        ("trace=../../etc/passwd", "trace"),
+        ("trace=%2Fetc%2Fpasswd@0123abcd", "trace"),
+        ("prefix=%20", "prefix"),
+        ("gap_us=-5", "gap_us"),
+        ("t0_ns=1_000&t1_ns=2_000", "t0_ns/t1_ns"),
+        ("prefix=%00", "prefix"),
+        ("trace=a.sqlite%400123abcd%0A", "trace"),
+        ("trace=a%00b@0123abcd", "trace"),
+        ("hide_devices=0,x", "hide_devices"),
+        ("hide_devices=-1", "hide_devices"),
+    ],
+)
 def test_bad_values_fall_back_with_a_warning(query, key):
     s = from_query(query)
     assert s == DEFAULT
@@ -57,8 +86,14 @@ states = st.builds(
     sort=st.sampled_from(SORT_COLUMNS).flatmap(lambda c: st.sampled_from((c, "-" + c))),
     group=st.booleans(),
     gap_us=st.floats(0, 1e6, allow_nan=False),
-).flatmap(lambda s: st.one_of(st.just(s), st.tuples(st.integers(0, 2**40), st.integers(1, 2**40)).map(
-    lambda w: ViewState(**{**s.__dict__, "t0_ns": w[0], "t1_ns": w[0] + w[1], "warnings": ()}))))
+).flatmap(
+    lambda s: st.one_of(
+        st.just(s),
+        st.tuples(st.integers(0, 2**40), st.integers(1, 2**40)).map(
+            lambda w: ViewState(**{**s.__dict__, "t0_ns": w[0], "t1_ns": w[0] + w[1], "warnings": ()})
+        ),
+    )
+)
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
@@ -119,10 +154,21 @@ def test_every_control_of_the_field_table_is_on_the_page():
 
 
 def test_a_control_change_keeps_the_window_and_a_new_trace_clears_it():
-    s = ViewState(trace="a.sqlite@0123abcd", t0_ns=2_000_000_000, t1_ns=2_100_000_000, mark=("gap", 2_010_000_000,
-                  2_020_000_000), hide_devices=(1,))
-    for name, raw in (("threshold", 100), ("busy", "kernels+memops"), ("lanes", ["gpu"]), ("kernel_names", "full"),
-                      ("stats", "window"), ("gap_us", 25)):
+    s = ViewState(
+        trace="a.sqlite@0123abcd",
+        t0_ns=2_000_000_000,
+        t1_ns=2_100_000_000,
+        mark=("gap", 2_010_000_000, 2_020_000_000),
+        hide_devices=(1,),
+    )
+    for name, raw in (
+        ("threshold", 100),
+        ("busy", "kernels+memops"),
+        ("lanes", ["gpu"]),
+        ("kernel_names", "full"),
+        ("stats", "window"),
+        ("gap_us", 25),
+    ):
         new, notice = apply_control(s, name, raw)
         assert notice is None and new.window() == s.window() and new.mark == s.mark
         assert "t0_ns=2000000000&t1_ns=2100000000" in to_query(new)
@@ -139,12 +185,17 @@ def test_invalid_control_values_keep_the_state_and_say_why():
     assert apply_control(s, "threshold", "")[0].threshold is None  # emptied: back to the automatic split
     assert apply_control(s, "prefix", " CG ")[0].prefix == "CG"
     # the notice names the control as the page labels it and what it takes, never a Python value (None)
-    assert apply_control(s, "gap_us", None)[1] == "“Gaps of at least (µs)” takes a number of µs from 0 to 10^15: keeping 10."
-    assert apply_control(s, "gap_us", 1e20)[1] == ("“Gaps of at least (µs)” takes a number of µs from 0 to 10^15, not "
-                                                   "1e+20: keeping 10.")
+    assert (
+        apply_control(s, "gap_us", None)[1]
+        == "“Gaps of at least (µs)” takes a number of µs from 0 to 10^15: keeping 10."
+    )
+    assert apply_control(s, "gap_us", 1e20)[1] == (
+        "“Gaps of at least (µs)” takes a number of µs from 0 to 10^15, not 1e+20: keeping 10."
+    )
     assert apply_control(ViewState(), "threshold", -5)[1] == (
         "“Prefill when tokens ≥” takes a token count from 0 to 10^15 (empty: the automatic split), not -5: keeping "
-        "the automatic split.")
+        "the automatic split."
+    )
     assert apply_control(s, "busy", "all")[1] == "“busy” takes a valid value, not all: keeping kernels."
 
 
@@ -167,23 +218,45 @@ def test_relayout_row_click_and_grid_transitions():
     assert changed_fields(s, r) == {"window", "mark"}
 
 
-@pytest.mark.parametrize("model", [
-    {"name": {"filterType": "set", "values": ["x"]}}, {"name": {"filterType": "text", "type": "regex"}},
-    {"count": {"filterType": "number", "type": "equals", "filter": float("inf")}}, [1, 2], "{",
-    {"name": {"filterType": "text", "type": "contains", "filter": "x" * 500}}])
+@pytest.mark.parametrize(
+    "model",
+    [
+        {"name": {"filterType": "set", "values": ["x"]}},
+        {"name": {"filterType": "text", "type": "regex"}},
+        {"count": {"filterType": "number", "type": "equals", "filter": float("inf")}},
+        [1, 2],
+        "{",
+        {"name": {"filterType": "text", "type": "contains", "filter": "x" * 500}},
+    ],
+)
 def test_filters_the_link_cannot_hold_are_refused(model):
     with pytest.raises((ValueError, TypeError)):
         canonical_filter(model, "kernels")
 
 
 def test_every_table_sort_and_filter_travels_in_the_link():
-    s = ViewState(api_sort="count", nvtx_sort="-union_ns", dispatch_sort="-duration_ns", gap_sort="start_ns",
-                  kernels_filter='{"name":{"filter":"gemm","filterType":"text","type":"contains"}}', stats="window",
-                  mark=("kernel", 10, 20), group=False)
+    s = ViewState(
+        api_sort="count",
+        nvtx_sort="-union_ns",
+        dispatch_sort="-duration_ns",
+        gap_sort="start_ns",
+        kernels_filter='{"name":{"filter":"gemm","filterType":"text","type":"contains"}}',
+        stats="window",
+        mark=("kernel", 10, 20),
+        group=False,
+    )
     q = to_query(s)
     assert from_query(q) == s
-    for key in ("api_sort=count", "nvtx_sort=-union_ns", "dispatch_sort=-duration_ns", "gap_sort=start_ns",
-                "kernels_filter=", "stats=window", "mark=kernel:10-20", "group=0"):
+    for key in (
+        "api_sort=count",
+        "nvtx_sort=-union_ns",
+        "dispatch_sort=-duration_ns",
+        "gap_sort=start_ns",
+        "kernels_filter=",
+        "stats=window",
+        "mark=kernel:10-20",
+        "group=0",
+    ):
         assert key in q
 
 
@@ -206,13 +279,30 @@ def test_a_control_change_resends_only_the_views_that_read_it():
     assert touched(apply_control(s, "kernel", "gemm")[0]) == ["kernel_filter"]
     assert touched(apply_control(s, "gap_us", 50)[0]) == ["gaps"]
     assert touched(apply_control(s, "group", "on")[0]) == ["gaps", "nvtx"]  # gap causes are grouped alike
-    assert touched(apply_control(s, "threshold", 100)[0]) == ["compare_link", "dispatches", "findings", "gantt",
-                                                              "phase_figure", "phases"]  # the link carries it
+    assert touched(apply_control(s, "threshold", 100)[0]) == [
+        "compare_link",
+        "dispatches",
+        "findings",
+        "gantt",
+        "phase_figure",
+        "phases",
+    ]  # the link carries it
     assert touched(apply_relayout(s, {"xaxis.range": [1, 2]})) == ["gantt", "timeline"]  # stats: whole trace
     w = apply_control(s, "stats", "window")[0]
     assert touched(w) == []  # no window yet: still the whole trace
     assert touched(apply_relayout(w, {"xaxis.range": [1, 2]})) == [
-        "api", "dispatches", "gantt", "gaps", "gpu", "kernels", "nvtx", "overview", "phase_figure", "phases", "timeline"]
+        "api",
+        "dispatches",
+        "gantt",
+        "gaps",
+        "gpu",
+        "kernels",
+        "nvtx",
+        "overview",
+        "phase_figure",
+        "phases",
+        "timeline",
+    ]
     assert touched(apply_grid(s, "api", column_state=column_state_for("api", "count"))) == []  # sorted in the browser
 
 
@@ -228,17 +318,28 @@ def test_sync_next_state_applies_events_in_order():
     bad = next_state(s, [(ids.THRESHOLD, "value")], {**values, "controls": {"threshold": -1}})
     assert bad[0] == s and bad[1] == [apply_control(s, "threshold", -1)[1]] and bad[1][0].startswith("“Prefill when")
     # A call overtaken by a newer one is dropped by Dash: the newer call still sees every input's value.
-    values = {"controls": {"threshold": 64, "lanes": ["gpu"], "tab": "gaps"},
-              "relayout": {"xaxis.range": [0.03, 0.05], "at": 1}, "row": None,
-              "grids": {"sorts": {"api": column_state_for("api", "count")}, "filters": {}}}
+    values = {
+        "controls": {"threshold": 64, "lanes": ["gpu"], "tab": "gaps"},
+        "relayout": {"xaxis.range": [0.03, 0.05], "at": 1},
+        "row": None,
+        "grids": {"sorts": {"api": column_state_for("api", "count")}, "filters": {}},
+    }
     new, _, seen = next_state(s, [(ids.TABLE_TABS, "value")], values)
     assert (new.threshold, new.lanes, new.tab, new.window(), new.api_sort) == (
-        64, ("gpu",), "gaps", (30_000_000, 50_000_000), "count")
+        64,
+        ("gpu",),
+        "gaps",
+        (30_000_000, 50_000_000),
+        "count",
+    )
     again, _, _ = next_state(replace(new, t0_ns=7, t1_ns=9), [(ids.TABLE_TABS, "value")], values, seen=seen)
     assert again.window() == (7, 9)  # a zoom already applied is not applied twice (a row click moved on since)
-    cleared = next_state(new, [(ids.TRACE_PICKER, "value")],
-                         {**values, "controls": {**values["controls"], "trace": "b.sqlite@89abcdef",
-                                                 "hide_devices": [1]}}, seen=seen)[0]
+    cleared = next_state(
+        new,
+        [(ids.TRACE_PICKER, "value")],
+        {**values, "controls": {**values["controls"], "trace": "b.sqlite@89abcdef", "hide_devices": [1]}},
+        seen=seen,
+    )[0]
     assert (cleared.trace, cleared.window(), cleared.hide_devices) == ("b.sqlite@89abcdef", None, ())
 
 

@@ -8,9 +8,10 @@ import sys
 
 import pytest
 import step_traces as gen
-from paths import DATA, SEED
 
 from dashboard.cli import main
+
+from paths import DATA, SEED
 
 B200 = DATA / "kineto" / "b200_eager.json.gz"
 CAPTURE = DATA / "steps" / "rocm_vllm_decode_graph_capture.json.gz"
@@ -27,24 +28,81 @@ def test_json_of_a_vllm_prefill_step(capsys):
     assert code == 0 and err == ""
     assert json.loads(out) == {
         "source": {"preset": "vllm", "rule": None, "auto": True},
-        "steps": [{"start_ns": 0, "end_ns": 87412863, "name": "execute_context_1(888_788544)_generation_0(0)",
-                   "phase": "prefill", "context_requests": 1, "context_tokens": None, "generation_requests": 0,
-                   "generation_tokens": 0, "tokens": None, "batch_size": 1, "graph_mode": None, "kernels": 768,
-                   "gpu_time_ns": 10793638}],
-        "phases": {"prefill": {"steps": 1, "requests": 1, "tokens": None, "total_ns": 87412863,
-                               "mean_ns": 87412863.0, "p50_ns": 87412863.0, "p90_ns": 87412863.0,
-                               "p99_ns": 87412863.0, "tokens_per_s": None, "kernels": 768,
-                               "gpu_time_ns": 10793638}}}
+        "steps": [
+            {
+                "start_ns": 0,
+                "end_ns": 87412863,
+                "name": "execute_context_1(888_788544)_generation_0(0)",
+                "phase": "prefill",
+                "context_requests": 1,
+                "context_tokens": None,
+                "generation_requests": 0,
+                "generation_tokens": 0,
+                "tokens": None,
+                "batch_size": 1,
+                "graph_mode": None,
+                "kernels": 768,
+                "gpu_time_ns": 10793638,
+            }
+        ],
+        "phases": {
+            "prefill": {
+                "steps": 1,
+                "requests": 1,
+                "tokens": None,
+                "total_ns": 87412863,
+                "mean_ns": 87412863.0,
+                "p50_ns": 87412863.0,
+                "p90_ns": 87412863.0,
+                "p99_ns": 87412863.0,
+                "tokens_per_s": None,
+                "kernels": 768,
+                "gpu_time_ns": 10793638,
+            }
+        },
+    }
 
 
 def test_text_table(capsys):
     code, out, _ = run(capsys, B200)
     lines = out.splitlines()
     assert code == 0 and lines[0] == "b200_eager.json.gz: steps from vLLM annotations (auto) · pid 6583 · 1 step"
-    assert lines[2].split() == ["#", "start", "ms", "duration", "ms", "phase", "ctx", "req", "ctx", "tok", "gen", "req",
-                                "gen", "tok", "tokens", "batch", "graph", "kernels", "GPU", "ms", "name"]
-    assert lines[3].split() == ["0", "0.000", "87.413", "prefill", "1", "0", "0", "1", "768", "10.794",
-                                "execute_context_1(888_788544)_generation_0(0)"]
+    assert lines[2].split() == [
+        "#",
+        "start",
+        "ms",
+        "duration",
+        "ms",
+        "phase",
+        "ctx",
+        "req",
+        "ctx",
+        "tok",
+        "gen",
+        "req",
+        "gen",
+        "tok",
+        "tokens",
+        "batch",
+        "graph",
+        "kernels",
+        "GPU",
+        "ms",
+        "name",
+    ]
+    assert lines[3].split() == [
+        "0",
+        "0.000",
+        "87.413",
+        "prefill",
+        "1",
+        "0",
+        "0",
+        "1",
+        "768",
+        "10.794",
+        "execute_context_1(888_788544)_generation_0(0)",
+    ]
     assert lines[-1].split() == ["prefill", "1", "1", "87.413", "87.413", "87.413", "87.413", "n/a", "768", "10.794"]
 
 
@@ -75,8 +133,7 @@ def test_per_process_choice(tmp_path, capsys):
     assert "2 processes have steps (pid 100: 14, pid 200: 14); showing pid 100 (--pid chooses another)" in err
     code, out, _ = run(capsys, path, "--json", "--pid", "200")
     assert [s["name"] for s in json.loads(out)["steps"]] == [s.name for s in b]
-    assert json.loads(out)["steps"] == [{k: r[k] for k in json.loads(out)["steps"][0]}
-                                        for r in gen.expected_rows(b)]
+    assert json.loads(out)["steps"] == [{k: r[k] for k in json.loads(out)["steps"][0]} for r in gen.expected_rows(b)]
     code, _, err = run(capsys, path, "--pid", "300")
     assert code == 2 and "--pid 300: no steps in that process (processes with steps: 100, 200)" in err
 
@@ -84,15 +141,20 @@ def test_per_process_choice(tmp_path, capsys):
 def test_explicit_preset_that_finds_nothing_says_what_the_trace_holds(capsys):
     code, out, _ = run(capsys, B200, "--steps", "trtllm")
     assert code == 0
-    assert ("note: no TensorRT-LLM annotations in this trace; the trace holds vLLM annotations (--steps vllm, or auto)"
-            in out.splitlines())
+    assert (
+        "note: no TensorRT-LLM annotations in this trace; the trace holds vLLM annotations (--steps vllm, or auto)"
+        in out.splitlines()
+    )
 
 
-@pytest.mark.parametrize("value, message", [
-    ("vlm", "argument --steps: 'vlm': unknown preset; one of auto, seed, vllm, sglang, trtllm, torch"),
-    ("(abc", "argument --steps: '(abc': not a regular expression"),
-    ("^x(?P<tok>\\d+)", "unknown group name(s) tok"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("vlm", "argument --steps: 'vlm': unknown preset; one of auto, seed, vllm, sglang, trtllm, torch"),
+        ("(abc", "argument --steps: '(abc': not a regular expression"),
+        ("^x(?P<tok>\\d+)", "unknown group name(s) tok"),
+    ],
+)
 def test_bad_steps_value_is_a_usage_error(capsys, value, message):
     with pytest.raises(SystemExit) as exc:
         main(["steps", str(B200), "--steps", value])
@@ -105,8 +167,10 @@ def test_missing_trace_exit_2(tmp_path, capsys):
 
 
 def test_steps_imports_neither_findings_nor_plotly():
-    code = ("import sys; from dashboard.cli import main; rc = main(['steps', sys.argv[1], '--json', '--no-cache']); "
-            "bad = sorted(m for m in sys.modules if m.startswith(('plotly', 'dash.', 'dashboard.analysis.findings'))"
-            " or m in ('dash', 'dashboard.render')); print(rc, bad, file=sys.stderr)")
+    code = (
+        "import sys; from dashboard.cli import main; rc = main(['steps', sys.argv[1], '--json', '--no-cache']); "
+        "bad = sorted(m for m in sys.modules if m.startswith(('plotly', 'dash.', 'dashboard.analysis.findings'))"
+        " or m in ('dash', 'dashboard.render')); print(rc, bad, file=sys.stderr)"
+    )
     proc = subprocess.run([sys.executable, "-c", code, str(B200)], capture_output=True, text=True, timeout=120)
     assert proc.stderr.strip().splitlines()[-1] == "0 []"

@@ -1,21 +1,26 @@
 """Thread names for timeline lanes: nsys ThreadNames (via StringIds) and Kineto thread_name metadata."""
 
-from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
-from paths import NSYS_DIR, nsys_trace
-
 from dashboard.analysis.ranks import merge_ranks
 from dashboard.data.cache import TraceCache
 from dashboard.loaders.kineto_json import parse_kineto
 from dashboard.loaders.nsys_sqlite import load_nsys_sqlite
 
+from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
+from paths import nsys_trace
+
 
 def test_nsys_thread_names_last_row_wins_and_bad_rows_skipped(tmp_path):
     other = GLOBAL_PID_1 | 102
-    p = write_nsys_sqlite(tmp_path / "t.sqlite", kernels=[{"start": 1, "end": 9}],
-                          thread_names=[(GLOBAL_TID_1, "old"), (GLOBAL_TID_1, "python3"), (other, "pt_nccl_watchdg")])
+    p = write_nsys_sqlite(
+        tmp_path / "t.sqlite",
+        kernels=[{"start": 1, "end": 9}],
+        thread_names=[(GLOBAL_TID_1, "old"), (GLOBAL_TID_1, "python3"), (other, "pt_nccl_watchdg")],
+    )
     assert load_nsys_sqlite(p).meta.thread_names == {GLOBAL_TID_1: "python3", other: "pt_nccl_watchdg"}
-    assert load_nsys_sqlite(write_nsys_sqlite(tmp_path / "n.sqlite", kernels=[{"start": 1, "end": 9}])
-                            ).meta.thread_names == {}
+    assert (
+        load_nsys_sqlite(write_nsys_sqlite(tmp_path / "n.sqlite", kernels=[{"start": 1, "end": 9}])).meta.thread_names
+        == {}
+    )
 
 
 def test_nsys_thread_names_real_export():
@@ -26,10 +31,12 @@ def test_nsys_thread_names_real_export():
 
 
 def test_kineto_thread_name_metadata():
-    events = [{"ph": "M", "name": "thread_name", "pid": 7, "tid": 8, "args": {"name": "thread 8 (python3)"}},
-              {"ph": "M", "name": "thread_name", "pid": 7, "tid": 9, "args": {"name": "  "}},
-              {"ph": "M", "name": "process_name", "pid": 7, "tid": 0, "args": {"name": "proc"}},
-              {"ph": "X", "cat": "user_annotation", "name": "r", "pid": 7, "tid": 8, "ts": 1, "dur": 2}]
+    events = [
+        {"ph": "M", "name": "thread_name", "pid": 7, "tid": 8, "args": {"name": "thread 8 (python3)"}},
+        {"ph": "M", "name": "thread_name", "pid": 7, "tid": 9, "args": {"name": "  "}},
+        {"ph": "M", "name": "process_name", "pid": 7, "tid": 0, "args": {"name": "proc"}},
+        {"ph": "X", "cat": "user_annotation", "name": "r", "pid": 7, "tid": 8, "ts": 1, "dur": 2},
+    ]
     b = parse_kineto({"traceEvents": events}, "k.json")
     assert b.meta.thread_names == {(7 << 24) | 8: "thread 8 (python3)"}
     assert int(b.nvtx_ranges["global_tid"].iloc[0]) in b.meta.thread_names

@@ -5,14 +5,10 @@ import math
 
 import numpy as np
 import pytest
-from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
-from paths import NSYS_DIR, SAMPLES, SEED, nsys_trace
 
-from dashboard.state import ViewState
-
-from dashboard.analysis.timeline import device_unions, lanes_for_window, nvtx_lane_keys, thread_labeler
+from dashboard.analysis.timeline import lanes_for_window, nvtx_lane_keys, thread_labeler
 from dashboard.app.components import GRAPH_CONFIG, graph_config
-from dashboard.render.export import report_for_url
+from dashboard.data.trace import load_trace
 from dashboard.figures.common import REPORT_FONT_PX, add_caption, report_layout
 from dashboard.figures.phases import build_phase_analysis, decade_ticks
 from dashboard.figures.theme import CATEGORY_COLORS, DEFAULT_THEME, NVTX_PALETTE, category_color, nvtx_color
@@ -25,19 +21,23 @@ from dashboard.figures.timeline import (
     timeline_height,
 )
 from dashboard.render import build_view, timeline_figure
-from dashboard.data.trace import load_trace
+from dashboard.render.export import report_for_url
+from dashboard.state import ViewState
+
+from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
+from paths import SAMPLES, SEED, nsys_trace
 
 OTHER_TID = GLOBAL_PID_1 | 102  # pid 100, tid 102
 
 
 def _hue_deg(color: str) -> float:
-    r, g, b = (int(color.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4))
+    r, g, b = (int(color.lstrip("#")[i : i + 2], 16) / 255 for i in (0, 2, 4))
     return colorsys.rgb_to_hls(r, g, b)[0] * 360
 
 
 def _rgb(text: str) -> tuple[int, ...]:
     if text.startswith("#"):
-        return tuple(int(text[i:i + 2], 16) for i in (1, 3, 5))
+        return tuple(int(text[i : i + 2], 16) for i in (1, 3, 5))
     return tuple(int(v) for v in text[4:-1].split(","))
 
 
@@ -51,17 +51,25 @@ def launch_trace(tmp_path):
     """Two kernels launched from thread 'python3' (correlation ids 5 and 6), one NVTX range around them."""
     path = write_nsys_sqlite(
         tmp_path / "launch.sqlite",
-        kernels=[{"start": 1_000, "end": 3_000, "correlationId": 5, "shortName": "gemm_kernel"},
-                 {"start": 4_000, "end": 4_500, "correlationId": 6, "shortName": "rms_norm_kernel"}],
-        runtime=[{"start": 500, "end": 800, "name": "cudaLaunchKernel_v7000", "correlationId": 5},
-                 {"start": 3_500, "end": 3_600, "name": "cudaLaunchKernel_v7000", "correlationId": 6}],
-        nvtx=[{"start": 400, "end": 5_000, "eventType": 59, "text": "step"},
-              {"start": 450, "end": 900, "eventType": 59, "text": "other", "globalTid": OTHER_TID}],
-        thread_names={GLOBAL_TID_1: "python3"})
+        kernels=[
+            {"start": 1_000, "end": 3_000, "correlationId": 5, "shortName": "gemm_kernel"},
+            {"start": 4_000, "end": 4_500, "correlationId": 6, "shortName": "rms_norm_kernel"},
+        ],
+        runtime=[
+            {"start": 500, "end": 800, "name": "cudaLaunchKernel_v7000", "correlationId": 5},
+            {"start": 3_500, "end": 3_600, "name": "cudaLaunchKernel_v7000", "correlationId": 6},
+        ],
+        nvtx=[
+            {"start": 400, "end": 5_000, "eventType": 59, "text": "step"},
+            {"start": 450, "end": 900, "eventType": 59, "text": "other", "globalTid": OTHER_TID},
+        ],
+        thread_names={GLOBAL_TID_1: "python3"},
+    )
     return load_trace(path)
 
 
 # --- text in bars -------------------------------------------------------------------------------
+
 
 def test_bar_labels_only_where_the_bar_holds_them():
     # 1 ns per px, 10 px font: 6.2 px per character, 3 px padding on each side
@@ -91,14 +99,18 @@ def test_labels_in_a_zoomed_figure_are_elided_never_longer_than_the_bar(launch_t
 
 # --- lanes, size, threads -----------------------------------------------------------------------
 
+
 def test_timeline_height_gives_every_lane_its_pitch():
     assert timeline_height(3, 56, 30) == 470  # at least 47 % of a 1000 px viewport
     assert timeline_height(30, 56, 30) == 56 + 30 + 30 * LANE_PX
     assert LANE_PX >= 18
 
 
-@pytest.mark.parametrize("trace", [SAMPLES / "generated_seed_shaped_108k.sqlite",
-                                   nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "trace",
+    [SAMPLES / "generated_seed_shaped_108k.sqlite", nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")],
+    ids=lambda p: p.name,
+)
 def test_lanes_are_at_least_18_px_and_the_figure_fills_45_percent_of_1000_px(trace):
     view = build_view(load_trace(trace), ViewState())
     fig = view.timeline  # with its caption
@@ -109,14 +121,20 @@ def test_lanes_are_at_least_18_px_and_the_figure_fills_45_percent_of_1000_px(tra
     status = [a for a in fig.layout.annotations if a.name == "status"]
     assert len(status) == 1 and "zoom in to 1,500 or fewer" in status[0].text
     assert view.gantt.layout.title.x <= 0.01  # left (an empty Gantt's title too)
-    for f in [f for f in (fig, view.gantt) if f.data]:  # seconds with SI prefixes glued to the unit: "0.4µs", never "0.4µ s"
+    for f in [
+        f for f in (fig, view.gantt) if f.data
+    ]:  # seconds with SI prefixes glued to the unit: "0.4µs", never "0.4µ s"
         assert (f.layout.xaxis.ticksuffix, f.layout.xaxis.exponentformat, f.layout.xaxis.minexponent) == ("s", "SI", 1)
 
 
 def test_thread_labeler_names_threads_and_disambiguates():
-    names = {(1 << 48) | (144 << 24) | 144: "python3", (1 << 48) | (145 << 24) | 145: "python3",
-             (1 << 48) | (144 << 24) | 245: "watchdog", (1 << 48) | (144 << 24) | 246: "worker",
-             (1 << 48) | (144 << 24) | 247: "worker"}
+    names = {
+        (1 << 48) | (144 << 24) | 144: "python3",
+        (1 << 48) | (145 << 24) | 145: "python3",
+        (1 << 48) | (144 << 24) | 245: "watchdog",
+        (1 << 48) | (144 << 24) | 246: "worker",
+        (1 << 48) | (144 << 24) | 247: "worker",
+    }
     label = thread_labeler(names)
     assert label((1 << 48) | (144 << 24) | 245, 144, 245) == "watchdog"  # unique name
     assert label((1 << 48) | (145 << 24) | 145, 145, 145) == "python3 · pid 145"  # one per process
@@ -132,7 +150,12 @@ def test_nvtx_lanes_and_api_lanes_are_named_by_thread(launch_trace):
     assert dict(zip(lanes["name"], lanes["lane"])) == {"step": "python3 · L0", "other": "pid 100 · tid 102 · L0"}
     fig = timeline_figure(launch_trace, ViewState(), (0, 6_000))
     assert list(reversed(fig.layout.yaxis.categoryarray)) == [
-        "python3 · L0", "CUDA API · python3", "pid 100 · tid 102 · L0", "GPU 0", "GPU 0 · stream 7"]
+        "python3 · L0",
+        "CUDA API · python3",
+        "pid 100 · tid 102 · L0",
+        "GPU 0",
+        "GPU 0 · stream 7",
+    ]
     nvtx = next(tr for tr in fig.data if tr.name == "NVTX ranges (colour = name)" and tr.showlegend is False)
     assert "thread python3 · pid 100 · tid 101" in nvtx.hovertext[list(nvtx.y).index("python3 · L0")]
     other = nvtx.hovertext[list(nvtx.y).index("pid 100 · tid 102 · L0")]
@@ -143,10 +166,13 @@ def test_nvtx_lanes_and_api_lanes_are_named_by_thread(launch_trace):
     assert "correlation id 5" in api.hovertext[0]
     kern = [tr for tr in fig.data if tr.name.startswith("kernels: ")]
     hover = " ".join(h for tr in kern for h in tr.hovertext)
-    assert "correlation id 5 · launched by cudaLaunchKernel on python3 at 0.000000500 s (launch to start 500 ns)" in hover
+    assert (
+        "correlation id 5 · launched by cudaLaunchKernel on python3 at 0.000000500 s (launch to start 500 ns)" in hover
+    )
 
 
 # --- colours ------------------------------------------------------------------------------------
+
 
 def test_nvtx_colour_is_stable_and_never_the_idle_hue():
     assert nvtx_color("PLE_lookup_tokens=1600") == nvtx_color("PLE_lookup_tokens=1600")
@@ -168,7 +194,7 @@ def test_category_colours_are_one_per_category_and_shared():
 
 def test_kernel_colours_never_pass_for_nvtx_colours():
     def rgb(c):
-        return [int(c[i:i + 2], 16) for i in (1, 3, 5)]
+        return [int(c[i : i + 2], 16) for i in (1, 3, 5)]
 
     for k in CATEGORY_COLORS.values():
         assert min(math.dist(rgb(k), rgb(n)) for n in (*NVTX_PALETTE, DEFAULT_THEME.memops)) >= 60, k
@@ -195,12 +221,20 @@ def test_binned_lane_draws_idle_bins_in_the_idle_colour():
     unions = {0: (starts, starts + 10), 1: (np.array([39_000]), np.array([40_000]))}
     lanes = lanes_for_window(unions, lo_ns=0, hi_ns=40_000, budget=100, n_bins=4)[:1]
     assert lanes[0].mode == "bins" and lanes[0].fraction.tolist() == [0.5, 0.5, 0.0, 0.0]
-    from dashboard.figures.timeline import build_gpu_timeline
     import pandas as pd
 
+    from dashboard.figures.timeline import build_gpu_timeline
+
     empty = pd.DataFrame()
-    fig = build_gpu_timeline(lanes, nvtx_lane_keys(empty.assign(global_tid=[], start_ns=[], end_ns=[])), empty,
-                             gpus={}, x_range_ns=(0, 40_000), busy_label="kernels", notes=[])
+    fig = build_gpu_timeline(
+        lanes,
+        nvtx_lane_keys(empty.assign(global_tid=[], start_ns=[], end_ns=[])),
+        empty,
+        gpus={},
+        x_range_ns=(0, 40_000),
+        busy_label="kernels",
+        notes=[],
+    )
     bins = next(tr for tr in fig.data if tr.name.startswith("GPU busy fraction"))
     idle = next(tr for tr in fig.data if tr.name == "GPU idle")
     assert list(bins.base) == [0.0] and list(bins.x) == [20_000 / 1e9]  # two equal bins joined into one bar
@@ -225,11 +259,18 @@ def test_sub_pixel_busy_intervals_are_binned_within_the_budget():
 
 # --- legend -------------------------------------------------------------------------------------
 
+
 def test_legend_lists_kernel_categories_and_one_neutral_nvtx_entry(launch_trace):
     fig = timeline_figure(launch_trace, ViewState(), (0, 6_000))
     shown = [tr.name for tr in fig.data if tr.showlegend is not False]
-    assert shown == ["NVTX ranges (colour = name)", "CUDA API calls", "GPU busy (kernels)", "GPU idle",
-                     "kernels: GEMM", "kernels: normalisation"]
+    assert shown == [
+        "NVTX ranges (colour = name)",
+        "CUDA API calls",
+        "GPU busy (kernels)",
+        "GPU idle",
+        "kernels: GEMM",
+        "kernels: normalisation",
+    ]
     nvtx_swatch = next(tr for tr in fig.data if tr.name.startswith("NVTX") and tr.showlegend is not False)
     assert nvtx_swatch.marker.color == DEFAULT_THEME.nvtx
     gemm = next(tr for tr in fig.data if tr.name == "kernels: GEMM")
@@ -237,6 +278,7 @@ def test_legend_lists_kernel_categories_and_one_neutral_nvtx_entry(launch_trace)
 
 
 # --- highlight and launch link ------------------------------------------------------------------
+
 
 def test_selected_kernel_shows_its_launch_call_and_a_connector(launch_trace):
     hl = Highlight(1_000, 3_000, label="gemm_kernel", kind="kernel")
@@ -264,12 +306,15 @@ def test_highlight_of_a_range_outlines_its_lane(launch_trace):
     fig = timeline_figure(launch_trace, ViewState(), (0, 6_000), highlight=hl)
     shapes = {s.name: s for s in fig.layout.shapes}
     cats = list(fig.layout.yaxis.categoryarray)  # bottom-up
-    assert (shapes["highlight lane"].y0, shapes["highlight lane"].y1) == (cats.index("GPU 0") - 0.45,
-                                                                          cats.index("GPU 0") + 0.45)
+    assert (shapes["highlight lane"].y0, shapes["highlight lane"].y1) == (
+        cats.index("GPU 0") - 0.45,
+        cats.index("GPU 0") + 0.45,
+    )
     assert not [tr for tr in fig.data if (tr.name or "").startswith("launch")]
 
 
 # --- export layout ------------------------------------------------------------------------------
+
 
 def _fonts(fig):
     lay = fig.layout
@@ -319,6 +364,7 @@ def test_add_caption_grows_the_figure_not_the_lanes(launch_trace):
 
 # --- graph config, report -----------------------------------------------------------------------
 
+
 def test_no_cloud_buttons_in_the_graph_config():
     for cfg in (GRAPH_CONFIG, graph_config("f")):
         assert cfg["showSendToCloud"] is False and cfg["showEditInChartStudio"] is False
@@ -337,6 +383,7 @@ def test_report_has_no_control_instructions_empty_headings_or_overflow():
 
 
 # --- phases -------------------------------------------------------------------------------------
+
 
 def test_decade_ticks():
     assert decade_ticks([3.5, 17.0]) == ([1.0, 10.0, 100.0], ["1", "10", "100"], [-0.05, 2.05])
@@ -357,7 +404,7 @@ def test_phase_figure_log_ticks_and_legend_beside_the_bars():
     assert list(fig.layout.yaxis.tickvals) == [10.0, 100.0, 1000.0]  # decode ~16 ms, prefill ~300 ms
     ys = np.concatenate([np.asarray(b.y, dtype=float) for b in boxes])
     lo, hi = fig.layout.yaxis.range
-    assert 10 ** lo < ys.min() and ys.max() < 10 ** hi  # every series inside the plot
+    assert 10**lo < ys.min() and ys.max() < 10**hi  # every series inside the plot
     summary = build_view(load_trace(SEED), ViewState()).phase_figure
     assert summary.layout.showlegend is False and len(summary.layout.yaxis.tickvals) >= 2
 
@@ -376,8 +423,10 @@ def test_report_layout_fits_bar_labels_again_at_its_font_size(launch_trace):
     texts = {t for tr in out.data if tr.name.startswith("kernels: ") for t in tr.text}
     assert texts == {"gemm_kernel", "rms_norm_ke…"}  # 500 ns = 114 px: 12 characters
     assert list(next(tr for tr in out.data if tr.name == "CUDA API calls").text) == ["cudaLa…", ""]
-    assert {t for tr in fig.data if tr.name.startswith("kernels: ") for t in tr.text} == {"gemm_kernel",
-                                                                                          "rms_norm_kernel"}
+    assert {t for tr in fig.data if tr.name.startswith("kernels: ") for t in tr.text} == {
+        "gemm_kernel",
+        "rms_norm_kernel",
+    }
 
 
 def test_compare_step_time_overlay_has_a_tick_at_every_decade():
@@ -404,8 +453,13 @@ def test_phase_without_kernel_time_has_no_category_shares():
     import pandas as pd
 
     d = pd.DataFrame({"duration_ns": [2_000_000, 30_000_000]})
-    cats = pd.DataFrame({"phase": ["decode", "prefill", "prefill"], "category": ["GEMM", "GEMM", "attention"],
-                         "kernel_sum_ns": [0, 300, 100]})
+    cats = pd.DataFrame(
+        {
+            "phase": ["decode", "prefill", "prefill"],
+            "category": ["GEMM", "GEMM", "attention"],
+            "kernel_sum_ns": [0, 300, 100],
+        }
+    )
     fig = build_phase_analysis(d, pd.Series(["decode", "prefill"]), cats)
     bars = {tr.name: dict(zip(tr.x, tr.y)) for tr in fig.data if tr.type == "bar"}
     assert bars["GEMM"] == {"decode": None, "prefill": 75.0} and bars["attention"] == {"decode": None, "prefill": 25.0}
@@ -418,7 +472,8 @@ def test_a_window_outside_the_trace_says_so_instead_of_an_empty_plot():
     trace = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
     fig = timeline_figure(trace, ViewState(), (100_000_000, 101_000_000))
     assert [(a.name, a.text) for a in fig.layout.annotations] == [
-        ("empty", "Nothing recorded in this window: the trace's activity runs from 60.111430 to 60.411416 s")]
+        ("empty", "Nothing recorded in this window: the trace's activity runs from 60.111430 to 60.411416 s")
+    ]
     assert trace.bundle.kernels["end_ns"].max() == 60_411_390_119  # the last end is an NVTX range's, after it
     inside = timeline_figure(trace, ViewState(), (60_200_000_000, 60_201_000_000))
     assert "empty" not in [a.name for a in inside.layout.annotations]

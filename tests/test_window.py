@@ -3,14 +3,14 @@ whole trace (values worked out by hand in tests/window_fixture.py)."""
 
 import pandas as pd
 import pytest
-from window_fixture import WINDOW, write_window_fixture
 
+from dashboard.analysis.tables import api_table
+from dashboard.analysis.window import clip_bundle, clip_dispatches, clip_frame
+from dashboard.data.trace import load_trace
+from dashboard.render import build_view, gpu_rows, kernel_rows, nvtx_rows, records, windowed
 from dashboard.state import ViewState
 
-from dashboard.analysis.window import clip_bundle, clip_dispatches, clip_frame
-from dashboard.render import build_view, gpu_rows, kernel_rows, nvtx_rows, records, windowed
-from dashboard.analysis.tables import api_table
-from dashboard.data.trace import load_trace
+from window_fixture import WINDOW, write_window_fixture
 
 
 @pytest.fixture(scope="module")
@@ -19,8 +19,13 @@ def trace(tmp_path_factory):
 
 
 def test_clip_frame_cuts_at_the_edges_and_keeps_overlapping_rows():
-    f = pd.DataFrame({"start_ns": [0, 60, 100, 500, 520, 300, 300], "end_ns": [100, 80, 200, 600, 530, 300, 200],
-                      "x": list("abcdefg")})
+    f = pd.DataFrame(
+        {
+            "start_ns": [0, 60, 100, 500, 520, 300, 300],
+            "end_ns": [100, 80, 200, 600, 530, 300, 200],
+            "x": list("abcdefg"),
+        }
+    )
     out = clip_frame(f, 80, 520)
     assert out["x"].tolist() == ["a", "c", "d", "f"]  # b ends at t0, e starts at t1, g is invalid (end < start)
     assert out["start_ns"].tolist() == [80, 100, 500, 300] and out["end_ns"].tolist() == [100, 200, 520, 300]
@@ -34,7 +39,12 @@ def test_clipped_bundle_summary_by_hand(trace):
     assert sorted(b.kernels["short_name"].astype(str)) == ["a", "b", "c", "d"]
     w = windowed(trace, WINDOW)
     s = w.summary
-    assert (s.kernel_count, s.gpu_activity_span_ns, s.gpu_busy_union_ns, s.gpu_idle_within_span_ns) == (4, 440, 320, 120)
+    assert (s.kernel_count, s.gpu_activity_span_ns, s.gpu_busy_union_ns, s.gpu_idle_within_span_ns) == (
+        4,
+        440,
+        320,
+        120,
+    )
     assert (s.gpu_start_ns, s.gpu_end_ns) == (80, 520)
     api = api_table(s)
     assert api[["name", "count", "total_ns"]].values.tolist() == [["cudaLaunchKernel", 2, 40]]
@@ -54,8 +64,10 @@ def test_window_panels_use_the_same_definitions(trace):
     assert cards["Kernels"] == "4" and cards["GPU activity span"] == "440 ns"
     assert {c.label: c.value for c in whole.cards}["Kernels"] == "6"
     notes = {c.label: c.hint for c in view.cards}, {c.label: c.hint for c in whole.cards}
-    assert notes == ({**notes[0], "Kernels": "kernel rows overlapping the visible window (clipped at its edges)"},
-                     {**notes[1], "Kernels": "kernel rows in the trace"})
+    assert notes == (
+        {**notes[0], "Kernels": "kernel rows overlapping the visible window (clipped at its edges)"},
+        {**notes[1], "Kernels": "kernel rows in the trace"},
+    )
     rows, cols = gpu_rows(windowed(trace, WINDOW), ViewState())
     busy = next(r for r in rows if r["metric"] == "Busy (union)")
     assert (busy["gpu0"], busy["gpu1"], busy["all"]) == ("290 ns", "60 ns", "320 ns")
@@ -70,8 +82,15 @@ def test_a_summary_has_no_intervals_to_clip():
 
 
 def test_clip_dispatches_recomputes_durations():
-    d = pd.DataFrame({"index": [0, 1, 2], "start_ns": [0, 100, 300], "end_ns": [100, 300, 400],
-                      "duration_ns": [100, 200, 100], "tokens": pd.array([1, 2, 3], dtype="Int64")})
+    d = pd.DataFrame(
+        {
+            "index": [0, 1, 2],
+            "start_ns": [0, 100, 300],
+            "end_ns": [100, 300, 400],
+            "duration_ns": [100, 200, 100],
+            "tokens": pd.array([1, 2, 3], dtype="Int64"),
+        }
+    )
     out = clip_dispatches(d, 50, 320)
     assert out["index"].tolist() == [0, 1, 2]
     assert out["duration_ns"].tolist() == [50, 200, 20] and out["tokens"].tolist() == [1, 2, 3]
@@ -84,14 +103,16 @@ def test_records_never_hold_nan():
 
 def _dispatch_trace(tmp_path):
     from dashboard.data.trace import load_trace
+
     from factories import write_nsys_sqlite
 
     # decode at 0, 100, 200, 400; prefill at 300, 500; the last step ends at the last kernel (900)
     marks = [(0, 1), (100, 1), (200, 1), (300, 1600), (400, 1), (500, 1600)]
-    path = write_nsys_sqlite(tmp_path / "d.sqlite",
-                             kernels=[{"start": 10, "end": 900, "deviceId": 0, "shortName": "k", "demangledName": "k",
-                                       "correlationId": 1}],
-                             nvtx=[{"start": s, "eventType": 34, "text": f"CG_DISPATCH:actual={n}"} for s, n in marks])
+    path = write_nsys_sqlite(
+        tmp_path / "d.sqlite",
+        kernels=[{"start": 10, "end": 900, "deviceId": 0, "shortName": "k", "demangledName": "k", "correlationId": 1}],
+        nvtx=[{"start": s, "eventType": 34, "text": f"CG_DISPATCH:actual={n}"} for s, n in marks],
+    )
     return load_trace(path)
 
 
@@ -113,12 +134,15 @@ def test_window_step_times_are_of_whole_steps(tmp_path):
     fig, _ = phase_figure_view(trace, ViewState(threshold=100, t0_ns=150, t1_ns=350, stats="window"))
     boxes = [t for t in fig.data if t.type == "box"]
     assert [(t.name, len(t.y)) for t in boxes] == [("decode", 1)]  # the box plot holds whole steps only
-    assert "3 dispatches (2 cut by its edges: not in the step times)" in str(fig.layout.annotations[-1].text).replace("<br>", " ")
+    assert "3 dispatches (2 cut by its edges: not in the step times)" in str(fig.layout.annotations[-1].text).replace(
+        "<br>", " "
+    )
     # [120, 180) lies inside one step: the figure says why it has no step time, in the singular
     fig, _ = phase_figure_view(trace, ViewState(threshold=100, t0_ns=120, t1_ns=180, stats="window"))
     texts = [str(a.text).replace("<br>", " ") for a in fig.layout.annotations]
-    assert texts[0] == ("No whole dispatch step in this window: its 1 dispatch is cut by its edges, so no step "
-                        "time can be measured.")
+    assert texts[0] == (
+        "No whole dispatch step in this window: its 1 dispatch is cut by its edges, so no step time can be measured."
+    )
     assert "1 dispatch (1 cut by its edges: not in the step times)" in texts[-1]
     whole = phase_view(trace, ViewState(threshold=100)).stats.set_index("phase")  # no window: every step whole
     assert (whole.loc["decode", "p50_ns"], whole.loc["prefill", "p50_ns"]) == (100.0, 250.0)
@@ -128,8 +152,9 @@ def test_dispatch_rows_cut_by_the_window_measure_no_kernels(tmp_path):
     """A dispatch cut by the stats window's edge shows its step inside the window, flagged, and no kernel
     count or GPU busy: its launch before the window is not counted, and "0 kernels, 0.000 ms busy" read as
     the whole step's (QA: a prefill step cut by the window's left edge)."""
-    from dashboard.render import CUT_NOTE, dispatch_table_rows, phase_view
     from dashboard.data.trace import load_trace
+    from dashboard.render import CUT_NOTE, dispatch_table_rows, phase_view
+
     from factories import write_nsys_sqlite
 
     # steps [0,100) [100,200) [200,300) [300,400); each launches one 50 ns kernel 10 ns after its mark
@@ -137,9 +162,12 @@ def test_dispatch_rows_cut_by_the_window_measure_no_kernels(tmp_path):
     path = write_nsys_sqlite(
         tmp_path / "cut.sqlite",
         kernels=[{"start": m + 10, "end": m + 60, "correlationId": i + 1} for i, m in enumerate(marks)],
-        runtime=[{"start": m + 2, "end": m + 5, "name": "cudaLaunchKernel_v7000", "correlationId": i + 1}
-                 for i, m in enumerate(marks)],
-        nvtx=[{"start": m, "eventType": 34, "text": f"CG_DISPATCH:actual={1600 if m == 100 else 1}"} for m in marks])
+        runtime=[
+            {"start": m + 2, "end": m + 5, "name": "cudaLaunchKernel_v7000", "correlationId": i + 1}
+            for i, m in enumerate(marks)
+        ],
+        nvtx=[{"start": m, "eventType": 34, "text": f"CG_DISPATCH:actual={1600 if m == 100 else 1}"} for m in marks],
+    )
     trace = load_trace(path)
     whole = {r["index"]: r for r in dispatch_table_rows(phase_view(trace, ViewState(threshold=100)))}
     assert [(r["kernels"], r["gpu_busy_ns"], r["launch_lead_ns"]) for r in whole.values()] == [(1, 50, 10)] * 4
@@ -149,8 +177,13 @@ def test_dispatch_rows_cut_by_the_window_measure_no_kernels(tmp_path):
     rows = {r["index"]: r for r in dispatch_table_rows(phase_view(trace, cut))}
     assert sorted(rows) == [1, 2, 3]
     for i in (1, 3):
-        assert (rows[i]["kernels"], rows[i]["gpu_busy_ns"], rows[i]["launch_lead_ns"], rows[i]["ns_per_token"],
-                rows[i]["note"]) == (None, None, None, None, CUT_NOTE)
+        assert (
+            rows[i]["kernels"],
+            rows[i]["gpu_busy_ns"],
+            rows[i]["launch_lead_ns"],
+            rows[i]["ns_per_token"],
+            rows[i]["note"],
+        ) == (None, None, None, None, CUT_NOTE)
     assert (rows[1]["duration_ns"], rows[3]["duration_ns"]) == (70, 50)  # the parts inside the window
     assert (rows[2]["kernels"], rows[2]["gpu_busy_ns"], rows[2]["launch_lead_ns"], rows[2]["note"]) == (1, 50, 10, None)
 
@@ -161,8 +194,14 @@ def test_gantt_legend_counts_the_dispatches_in_a_zoomed_view(tmp_path):
     from dashboard.render import gantt_view
 
     trace = _dispatch_trace(tmp_path)
-    names = lambda w: [t.name for t in gantt_view(trace, ViewState(threshold=100, t0_ns=w and w[0], t1_ns=w and w[1]))[0].data]  # noqa: E731
+
+    def names(w):
+        return [t.name for t in gantt_view(trace, ViewState(threshold=100, t0_ns=w and w[0], t1_ns=w and w[1]))[0].data]  # noqa: E731
+
     assert names(None) == ["prefill (2)", "decode (4)"]
     # [150, 350): the steps [100,200), [200,300) and [300,400) overlap it; [0,100) and [400,500) do not
     assert names((150, 350)) == ["prefill (1 in view of 2)", "decode (2 in view of 4)"]
-    assert names((600, 700)) == ["prefill (1 in view of 2)", "decode (0 in view of 4)"]  # inside the last step [500, 900)
+    assert names((600, 700)) == [
+        "prefill (1 in view of 2)",
+        "decode (0 in view of 4)",
+    ]  # inside the last step [500, 900)

@@ -33,8 +33,9 @@ DISPATCH_METRICS: dict[str, str] = {
 }
 
 
-def attribute_kernels(kernels: pd.DataFrame, api_calls: pd.DataFrame, dispatches: pd.DataFrame,
-                      launches: pd.DataFrame | None = None) -> np.ndarray:
+def attribute_kernels(
+    kernels: pd.DataFrame, api_calls: pd.DataFrame, dispatches: pd.DataFrame, launches: pd.DataFrame | None = None
+) -> np.ndarray:
     """Dispatch index (``dispatches["index"]``) of every kernel, UNATTRIBUTED when unknown.
 
     Args:
@@ -100,17 +101,33 @@ def dispatch_metrics(dispatches: pd.DataFrame, kernels: pd.DataFrame, attributio
     if kernels.empty or not (attribution != UNATTRIBUTED).any():
         for col, dtype in DISPATCH_METRICS.items():
             if col != "index":
-                base[col] = pd.Series([0] * len(base), dtype=dtype) if dtype == "int64" else pd.array(
-                    [pd.NA] * len(base), dtype=dtype)
+                base[col] = (
+                    pd.Series([0] * len(base), dtype=dtype)
+                    if dtype == "int64"
+                    else pd.array([pd.NA] * len(base), dtype=dtype)
+                )
         return base.astype(DISPATCH_METRICS)
     sel = attribution != UNATTRIBUTED
-    k = pd.DataFrame({"d": attribution[sel], "s": kernels["start_ns"].to_numpy()[sel],
-                      "e": kernel_end_ns(kernels)[sel], "dur": kernel_durations(kernels).to_numpy()[sel]})
+    k = pd.DataFrame(
+        {
+            "d": attribution[sel],
+            "s": kernels["start_ns"].to_numpy()[sel],
+            "e": kernel_end_ns(kernels)[sel],
+            "dur": kernel_durations(kernels).to_numpy()[sel],
+        }
+    )
     g = k.groupby("d", sort=True)
-    agg = pd.DataFrame({"kernels": g.size(), "kernel_sum_ns": g["dur"].sum(), "first_kernel_ns": g["s"].min(),
-                        "last_kernel_end_ns": g["e"].max()})
-    busy = dispatch_busy_ns(k["s"].to_numpy(np.int64), k["e"].to_numpy(np.int64), k["d"].to_numpy(np.int64),
-                            int(k["d"].max()) + 1)
+    agg = pd.DataFrame(
+        {
+            "kernels": g.size(),
+            "kernel_sum_ns": g["dur"].sum(),
+            "first_kernel_ns": g["s"].min(),
+            "last_kernel_end_ns": g["e"].max(),
+        }
+    )
+    busy = dispatch_busy_ns(
+        k["s"].to_numpy(np.int64), k["e"].to_numpy(np.int64), k["d"].to_numpy(np.int64), int(k["d"].max()) + 1
+    )
     agg["gpu_busy_ns"] = busy[agg.index.to_numpy(np.int64)]
     out = base.merge(agg, left_on="index", right_index=True, how="left")
     out["kernels"] = out["kernels"].fillna(0)
@@ -121,8 +138,9 @@ def dispatch_metrics(dispatches: pd.DataFrame, kernels: pd.DataFrame, attributio
     return out[list(DISPATCH_METRICS)].astype(DISPATCH_METRICS).reset_index(drop=True)
 
 
-def phase_category_time(kernels: pd.DataFrame, attribution: np.ndarray, dispatch_phase: pd.Series,
-                        categories: pd.Series) -> pd.DataFrame:
+def phase_category_time(
+    kernels: pd.DataFrame, attribution: np.ndarray, dispatch_phase: pd.Series, categories: pd.Series
+) -> pd.DataFrame:
     """Kernel time per (phase, category) over attributed kernels.
 
     Args:
@@ -134,8 +152,14 @@ def phase_category_time(kernels: pd.DataFrame, attribution: np.ndarray, dispatch
     """
     sel = attribution != UNATTRIBUTED
     if not sel.any():
-        return pd.DataFrame({"phase": [], "category": [], "kernel_sum_ns": pd.Series([], dtype="int64"),
-                             "kernels": pd.Series([], dtype="int64")})
+        return pd.DataFrame(
+            {
+                "phase": [],
+                "category": [],
+                "kernel_sum_ns": pd.Series([], dtype="int64"),
+                "kernels": pd.Series([], dtype="int64"),
+            }
+        )
     phases = dispatch_phase.reindex(attribution[sel]).to_numpy()
     cat = pd.Categorical(categories)  # group on integer codes, name the groups afterwards
     df = pd.DataFrame({"phase": phases, "code": cat.codes[sel], "dur": kernel_durations(kernels).to_numpy()[sel]})
@@ -154,8 +178,9 @@ PHASE_GPU_TIME: dict[str, str] = {
 }
 
 
-def phase_gpu_time(dispatches: pd.DataFrame, phases: pd.Series, metrics: pd.DataFrame,
-                   work: pd.DataFrame) -> pd.DataFrame:
+def phase_gpu_time(
+    dispatches: pd.DataFrame, phases: pd.Series, metrics: pd.DataFrame, work: pd.DataFrame
+) -> pd.DataFrame:
     """GPU time per phase, two ways that never mix:
 
     * attributed (by correlation): the GPU time of the kernels each dispatch launched (its
@@ -173,17 +198,28 @@ def phase_gpu_time(dispatches: pd.DataFrame, phases: pd.Series, metrics: pd.Data
     Returns:
         PHASE_GPU_TIME frame, one row per phase present.
     """
-    us, ue = union_intervals(work["start_ns"].to_numpy(), work["end_ns"].to_numpy()) if len(work) else (
-        np.empty(0, np.int64), np.empty(0, np.int64))
+    us, ue = (
+        union_intervals(work["start_ns"].to_numpy(), work["end_ns"].to_numpy())
+        if len(work)
+        else (np.empty(0, np.int64), np.empty(0, np.int64))
+    )
     s = dispatches["start_ns"].to_numpy(np.int64)
     e = dispatches["end_ns"].to_numpy(np.int64)
     inside = covered_before(us, ue, e) - covered_before(us, ue, s)
-    df = pd.DataFrame({"phase": phases.to_numpy(), "attr": metrics["gpu_busy_ns"].to_numpy(np.int64),
-                       "inside": inside, "dur": e - s})
+    df = pd.DataFrame(
+        {"phase": phases.to_numpy(), "attr": metrics["gpu_busy_ns"].to_numpy(np.int64), "inside": inside, "dur": e - s}
+    )
     g = df.groupby("phase", sort=False)
-    out = pd.DataFrame({"gpu_attributed_ns": g["attr"].sum(), "n": g.size(), "gpu_busy_in_window_ns": g["inside"].sum(),
-                        "dur": g["dur"].sum()}).reset_index()
+    out = pd.DataFrame(
+        {
+            "gpu_attributed_ns": g["attr"].sum(),
+            "n": g.size(),
+            "gpu_busy_in_window_ns": g["inside"].sum(),
+            "dur": g["dur"].sum(),
+        }
+    ).reset_index()
     out["gpu_attributed_per_dispatch_ns"] = out["gpu_attributed_ns"] / out["n"]
-    out["gpu_busy_in_window_pct"] = pd.array([share_pct(a, b) for a, b in zip(out["gpu_busy_in_window_ns"], out["dur"])],
-                                             dtype="Float64")
+    out["gpu_busy_in_window_pct"] = pd.array(
+        [share_pct(a, b) for a, b in zip(out["gpu_busy_in_window_ns"], out["dur"])], dtype="Float64"
+    )
     return out[list(PHASE_GPU_TIME)].astype(PHASE_GPU_TIME).reset_index(drop=True)

@@ -12,8 +12,17 @@ import numpy as np
 import pandas as pd
 
 OTHER = "other"
-CATEGORY_ORDER = ("GEMM", "attention", "convolution", "MoE", "normalisation", "communication", "memory",
-                  "elementwise/activation", OTHER)
+CATEGORY_ORDER = (
+    "GEMM",
+    "attention",
+    "convolution",
+    "MoE",
+    "normalisation",
+    "communication",
+    "memory",
+    "elementwise/activation",
+    OTHER,
+)
 
 
 @dataclass(frozen=True)
@@ -87,7 +96,10 @@ def _categorize(short_name: str, full_name: str, rules: RuleSet) -> tuple[str, s
     for name in order:
         for rule in rules.rules:
             if name and rule.regex.search(name):
-                return rule.category, f"{rule.category}: /{rule.pattern}/ on {'short' if name is short_name else 'demangled'} name"
+                return (
+                    rule.category,
+                    f"{rule.category}: /{rule.pattern}/ on {'short' if name is short_name else 'demangled'} name",
+                )
     return OTHER, ""
 
 
@@ -98,20 +110,28 @@ def categorize_kernels(kernels: pd.DataFrame, rules: RuleSet | None = None) -> p
         Frame aligned with ``kernels`` (same index): category and rule, as categoricals of str.
     """
     if kernels.empty:
-        return pd.DataFrame({"category": pd.Series([], dtype=object), "rule": pd.Series([], dtype=object)},
-                            index=kernels.index)
+        return pd.DataFrame(
+            {"category": pd.Series([], dtype=object), "rule": pd.Series([], dtype=object)}, index=kernels.index
+        )
     short = pd.Categorical(kernels["short_name"])
     full = pd.Categorical(kernels["name"])
     # One integer per (short, full) pair from the categorical codes: no string work per row.
     pair = short.codes.astype(np.int64) * (len(full.categories) + 1) + full.codes.astype(np.int64)
     codes, uniques = pd.factorize(pair)
     n_full = len(full.categories) + 1
-    results = [categorize(str(short.categories[u // n_full]) if u // n_full >= 0 else "",
-                          str(full.categories[u % n_full]) if u % n_full < len(full.categories) else "", rules)
-               for u in uniques]
+    results = [
+        categorize(
+            str(short.categories[u // n_full]) if u // n_full >= 0 else "",
+            str(full.categories[u % n_full]) if u % n_full < len(full.categories) else "",
+            rules,
+        )
+        for u in uniques
+    ]
+
     def column(values: list[str]) -> pd.Categorical:
         idx, names = pd.factorize(np.array(values, dtype=object))
         return pd.Categorical.from_codes(idx[codes], categories=names)
 
-    return pd.DataFrame({"category": column([r[0] for r in results]), "rule": column([r[1] for r in results])},
-                        index=kernels.index)
+    return pd.DataFrame(
+        {"category": column([r[0] for r in results]), "rule": column([r[1] for r in results])}, index=kernels.index
+    )

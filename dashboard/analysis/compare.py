@@ -136,13 +136,22 @@ def overview_figures(run, busy_source: str = BUSY_KERNELS) -> dict:
     out = {"kernel_count": int(s.kernel_count), "graph_node_kernel_count": int(s.graph_node_kernel_count)}
     bundle = getattr(run, "bundle", None)
     if bundle is None:
-        out.update(gpu_activity_span_ns=int(s.gpu_activity_span_ns), gpu_busy_union_ns=int(s.gpu_busy_union_ns),
-                   gpu_idle_within_span_ns=int(s.gpu_idle_within_span_ns), utilisation_pct=s.utilisation_pct,
-                   any_gpu_utilisation_pct=s.utilisation_pct)
+        out.update(
+            gpu_activity_span_ns=int(s.gpu_activity_span_ns),
+            gpu_busy_union_ns=int(s.gpu_busy_union_ns),
+            gpu_idle_within_span_ns=int(s.gpu_idle_within_span_ns),
+            utilisation_pct=s.utilisation_pct,
+            any_gpu_utilisation_pct=s.utilisation_pct,
+        )
         return out
     ov = trace_gpu_overview(bundle, busy_source)
-    out.update(gpu_activity_span_ns=ov.span_ns, gpu_busy_union_ns=ov.any_busy_ns, gpu_idle_within_span_ns=ov.any_idle_ns,
-               utilisation_pct=ov.mean_utilisation_pct, any_gpu_utilisation_pct=ov.any_utilisation_pct)
+    out.update(
+        gpu_activity_span_ns=ov.span_ns,
+        gpu_busy_union_ns=ov.any_busy_ns,
+        gpu_idle_within_span_ns=ov.any_idle_ns,
+        utilisation_pct=ov.mean_utilisation_pct,
+        any_gpu_utilisation_pct=ov.any_utilisation_pct,
+    )
     return out
 
 
@@ -163,8 +172,15 @@ def overview_delta(a_run, b_run) -> pd.DataFrame:
         a = int(fa[key]) if (ga if timed else ta) else None
         b = int(fb[key]) if (gb if timed else tb) else None
         known = a is not None and b is not None
-        rows.append({"metric": key, "a": a, "b": b, "delta": b - a if known else None,
-                     "delta_pct": _pct(b, a) if known else math.nan})
+        rows.append(
+            {
+                "metric": key,
+                "a": a,
+                "b": b,
+                "delta": b - a if known else None,
+                "delta_pct": _pct(b, a) if known else math.nan,
+            }
+        )
     return pd.DataFrame(rows, columns=list(OVERVIEW_DELTA)).astype(OVERVIEW_DELTA)
 
 
@@ -176,9 +192,15 @@ def name_delta(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         ``|delta_count|`` descending, then name. A name on one side only gets count 0 and
         total 0 on the other and ``only_in`` = that side.
     """
+
     def agg(f: pd.DataFrame) -> pd.DataFrame:
-        f = pd.DataFrame({"name": f["name"].astype(str), "count": f["count"].astype("int64"),
-                          "total_ns": f["total_ns"].astype("int64")})
+        f = pd.DataFrame(
+            {
+                "name": f["name"].astype(str),
+                "count": f["count"].astype("int64"),
+                "total_ns": f["total_ns"].astype("int64"),
+            }
+        )
         return f.groupby("name", sort=False)[["count", "total_ns"]].sum()
 
     ga, gb = agg(a), agg(b)
@@ -227,6 +249,7 @@ def kernel_delta(a, b) -> pd.DataFrame:
 def category_delta(a, b) -> pd.DataFrame:
     """Per kernel category (``categories.py`` rules): NAME_DELTA with name = category; counts and
     totals are sums over the category's kernels (same source as ``kernel_delta``)."""
+
     def per_category(k: pd.DataFrame) -> pd.DataFrame:
         return k.groupby("category", sort=False)[["count", "total_ns"]].sum().rename_axis("name").reset_index()
 
@@ -236,10 +259,12 @@ def category_delta(a, b) -> pd.DataFrame:
 def nvtx_delta(a, b) -> pd.DataFrame:
     """Per NVTX range name normalised by ``tables.normalize_nvtx_name`` (per-call fields such as
     ``op_id`` stripped): NAME_DELTA with total = sum of range durations (Summary.nvtx sum_ns)."""
+
     def per_name(summary) -> pd.DataFrame:
         n = summary.nvtx
-        return pd.DataFrame({"name": [normalize_nvtx_name(str(x)) for x in n["name"]], "count": n["count"],
-                             "total_ns": n["sum_ns"]})
+        return pd.DataFrame(
+            {"name": [normalize_nvtx_name(str(x)) for x in n["name"]], "count": n["count"], "total_ns": n["sum_ns"]}
+        )
 
     return name_delta(per_name(a.summary), per_name(b.summary))
 
@@ -271,8 +296,7 @@ def common_threshold(a_dispatches: pd.DataFrame, b_dispatches: pd.DataFrame) -> 
 
 def _type_stats(d: pd.DataFrame) -> pd.DataFrame:
     g = d.groupby(["phase", "tokens"], dropna=False, sort=False)["duration_ns"]
-    return pd.DataFrame({"count": g.size(), "total_ns": g.sum(), "mean_ns": g.mean(),
-                         "p50_ns": g.median()})
+    return pd.DataFrame({"count": g.size(), "total_ns": g.sum(), "mean_ns": g.mean(), "p50_ns": g.median()})
 
 
 def dispatch_type_delta(a_dispatches: pd.DataFrame, b_dispatches: pd.DataFrame) -> pd.DataFrame:
@@ -292,26 +316,29 @@ def dispatch_type_delta(a_dispatches: pd.DataFrame, b_dispatches: pd.DataFrame) 
     idx = pd.MultiIndex.from_tuples(keys, names=["phase", "tokens"]) if keys else None
     sa = sa.reindex(idx) if keys else sa
     sb = sb.reindex(idx) if keys else sb
-    out = pd.DataFrame({
-        "phase": [k[0] for k in keys],
-        "tokens": pd.array([None if pd.isna(k[1]) else int(k[1]) for k in keys], dtype="Int64"),
-        "a_count": sa["count"].fillna(0).to_numpy(np.int64) if keys else [],
-        "b_count": sb["count"].fillna(0).to_numpy(np.int64) if keys else [],
-        "a_total_ns": sa["total_ns"].fillna(0).to_numpy(np.int64) if keys else [],
-        "b_total_ns": sb["total_ns"].fillna(0).to_numpy(np.int64) if keys else [],
-        "a_mean_ns": sa["mean_ns"].to_numpy(np.float64) if keys else [],
-        "b_mean_ns": sb["mean_ns"].to_numpy(np.float64) if keys else [],
-        "a_p50_ns": sa["p50_ns"].to_numpy(np.float64) if keys else [],
-        "b_p50_ns": sb["p50_ns"].to_numpy(np.float64) if keys else [],
-    })
+    out = pd.DataFrame(
+        {
+            "phase": [k[0] for k in keys],
+            "tokens": pd.array([None if pd.isna(k[1]) else int(k[1]) for k in keys], dtype="Int64"),
+            "a_count": sa["count"].fillna(0).to_numpy(np.int64) if keys else [],
+            "b_count": sb["count"].fillna(0).to_numpy(np.int64) if keys else [],
+            "a_total_ns": sa["total_ns"].fillna(0).to_numpy(np.int64) if keys else [],
+            "b_total_ns": sb["total_ns"].fillna(0).to_numpy(np.int64) if keys else [],
+            "a_mean_ns": sa["mean_ns"].to_numpy(np.float64) if keys else [],
+            "b_mean_ns": sb["mean_ns"].to_numpy(np.float64) if keys else [],
+            "a_p50_ns": sa["p50_ns"].to_numpy(np.float64) if keys else [],
+            "b_p50_ns": sb["p50_ns"].to_numpy(np.float64) if keys else [],
+        }
+    )
     out["delta_mean_ns"] = out["b_mean_ns"] - out["a_mean_ns"]
     out["delta_mean_pct"] = 100.0 * out["delta_mean_ns"] / out["a_mean_ns"].where(out["a_mean_ns"] != 0)
     out["paired"] = (out["a_count"] > 0) & (out["b_count"] > 0)
     return out[list(DISPATCH_TYPE_DELTA)].astype(DISPATCH_TYPE_DELTA)
 
 
-def phase_delta(a_dispatches: pd.DataFrame, b_dispatches: pd.DataFrame,
-                types: pd.DataFrame | None = None) -> pd.DataFrame:
+def phase_delta(
+    a_dispatches: pd.DataFrame, b_dispatches: pd.DataFrame, types: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Per-phase step-time deltas, raw and matched by dispatch type.
 
     The raw mean compares whatever each run did; the *matched* figures price A's workload mix at
@@ -338,19 +365,32 @@ def phase_delta(a_dispatches: pd.DataFrame, b_dispatches: pd.DataFrame,
             return float(f(x)) if len(x) else math.nan
 
         a_mean, b_mean = stat(da, np.mean), stat(db, np.mean)
-        rows.append({
-            "phase": phase, "a_dispatches": len(da), "b_dispatches": len(db),
-            "a_total_ns": int(da.sum()), "b_total_ns": int(db.sum()), "a_mean_ns": a_mean, "b_mean_ns": b_mean,
-            "a_p50_ns": stat(da, lambda x: np.percentile(x, 50)), "b_p50_ns": stat(db, lambda x: np.percentile(x, 50)),
-            "a_p90_ns": stat(da, lambda x: np.percentile(x, 90)), "b_p90_ns": stat(db, lambda x: np.percentile(x, 90)),
-            "delta_mean_pct": _pct(b_mean, a_mean) if len(da) and len(db) else math.nan,
-            "paired_types": len(t), "matched_a_ns": matched_a, "matched_b_ns": matched_b,
-            "matched_delta_pct": _pct(matched_b, matched_a) if len(t) else math.nan,
-        })
+        rows.append(
+            {
+                "phase": phase,
+                "a_dispatches": len(da),
+                "b_dispatches": len(db),
+                "a_total_ns": int(da.sum()),
+                "b_total_ns": int(db.sum()),
+                "a_mean_ns": a_mean,
+                "b_mean_ns": b_mean,
+                "a_p50_ns": stat(da, lambda x: np.percentile(x, 50)),
+                "b_p50_ns": stat(db, lambda x: np.percentile(x, 50)),
+                "a_p90_ns": stat(da, lambda x: np.percentile(x, 90)),
+                "b_p90_ns": stat(db, lambda x: np.percentile(x, 90)),
+                "delta_mean_pct": _pct(b_mean, a_mean) if len(da) and len(db) else math.nan,
+                "paired_types": len(t),
+                "matched_a_ns": matched_a,
+                "matched_b_ns": matched_b,
+                "matched_delta_pct": _pct(matched_b, matched_a) if len(t) else math.nan,
+            }
+        )
     return pd.DataFrame(rows, columns=list(PHASE_DELTA)).astype(PHASE_DELTA)
 
 
-GATE_MIN_COVERAGE_PCT = 50.0  # the kernel-time gate needs shared kernel names holding this much of each run's kernel time
+GATE_MIN_COVERAGE_PCT = (
+    50.0  # the kernel-time gate needs shared kernel names holding this much of each run's kernel time
+)
 
 
 def regression_gate(phases: pd.DataFrame, kernels: pd.DataFrame) -> Gate:
@@ -367,29 +407,45 @@ def regression_gate(phases: pd.DataFrame, kernels: pd.DataFrame) -> Gate:
     p = phases[phases["paired_types"] > 0]
     if len(p):
         worst = p.loc[p["matched_delta_pct"].idxmax()]
-        return Gate(f"step_time:{worst['phase']}", int(worst["matched_a_ns"]), int(worst["matched_b_ns"]),
-                    float(worst["matched_delta_pct"]),
-                    f"{worst['phase']} total step time (the sum over its dispatches) at the baseline's token mix "
-                    f"({int(worst['paired_types'])} dispatch types paired by phase and token count), the worst phase")
+        return Gate(
+            f"step_time:{worst['phase']}",
+            int(worst["matched_a_ns"]),
+            int(worst["matched_b_ns"]),
+            float(worst["matched_delta_pct"]),
+            f"{worst['phase']} total step time (the sum over its dispatches) at the baseline's token mix "
+            f"({int(worst['paired_types'])} dispatch types paired by phase and token count), the worst phase",
+        )
     k = kernels[(kernels["a_count"] > 0) & (kernels["b_count"] > 0)]
     a_ns = int(k["a_total_ns"].sum())
     b_ns = int(round(float((k["a_count"] * k["b_mean_ns"]).sum())))
-    explanation = (f"kernel time at the baseline's kernel counts ({len(k)} kernel names on both sides): "
-                   "no dispatch types to pair")
+    explanation = (
+        f"kernel time at the baseline's kernel counts ({len(k)} kernel names on both sides): no dispatch types to pair"
+    )
     a_all, b_all = int(kernels["a_total_ns"].sum()), int(kernels["b_total_ns"].sum())
     a_cov = 100.0 * a_ns / a_all if a_all else math.nan
     b_cov = 100.0 * int(k["b_total_ns"].sum()) / b_all if b_all else math.nan
     if a_ns and (a_cov < GATE_MIN_COVERAGE_PCT or b_cov < GATE_MIN_COVERAGE_PCT):
         # a few shared names do not make the same work: no verdict (n/a never fails the gate)
-        return Gate("kernel_time", a_ns, b_ns, math.nan,
-                    f"not measured: the {len(k)} kernel names on both sides hold {a_cov:.1f} % of the baseline's and "
-                    f"{b_cov:.1f} % of the candidate's kernel time (under {GATE_MIN_COVERAGE_PCT:.0f} %): the runs "
-                    "do not run the same work")
+        return Gate(
+            "kernel_time",
+            a_ns,
+            b_ns,
+            math.nan,
+            f"not measured: the {len(k)} kernel names on both sides hold {a_cov:.1f} % of the baseline's and "
+            f"{b_cov:.1f} % of the candidate's kernel time (under {GATE_MIN_COVERAGE_PCT:.0f} %): the runs "
+            "do not run the same work",
+        )
     return Gate("kernel_time", a_ns, b_ns, _pct(b_ns, a_ns), explanation)
 
 
-def compare_runs(a, b, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX, threshold: float | None = None,
-                 steps: tuple[tuple[pd.DataFrame, pd.Series], tuple[pd.DataFrame, pd.Series]] | None = None) -> Comparison:
+def compare_runs(
+    a,
+    b,
+    *,
+    dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
+    threshold: float | None = None,
+    steps: tuple[tuple[pd.DataFrame, pd.Series], tuple[pd.DataFrame, pd.Series]] | None = None,
+) -> Comparison:
     """Compare baseline ``a`` with candidate ``b`` (objects with ``summary`` and ``bundle``).
 
     Args:
@@ -416,12 +472,22 @@ def compare_runs(a, b, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX, thresh
     fa, fb = overview_figures(a), overview_figures(b)
     kernels = kernel_delta(a, b)
     return Comparison(
-        a_file=getattr(a, "name", a.summary.file), b_file=getattr(b, "name", b.summary.file), overview=overview,
+        a_file=getattr(a, "name", a.summary.file),
+        b_file=getattr(b, "name", b.summary.file),
+        overview=overview,
         utilisation_pct=(fa["utilisation_pct"], fb["utilisation_pct"]),
-        any_gpu_utilisation_pct=(fa["any_gpu_utilisation_pct"], fb["any_gpu_utilisation_pct"]), threshold=thr,
-        a_dispatches=da, b_dispatches=db, dispatch_types=types, phases=phases,
-        kernels=kernels, categories=category_delta(a, b), nvtx=nvtx_delta(a, b), api=api_delta(a, b),
-        gate=regression_gate(phases, kernels), cuda_traced=(cuda_traced(a), cuda_traced(b)),
+        any_gpu_utilisation_pct=(fa["any_gpu_utilisation_pct"], fb["any_gpu_utilisation_pct"]),
+        threshold=thr,
+        a_dispatches=da,
+        b_dispatches=db,
+        dispatch_types=types,
+        phases=phases,
+        kernels=kernels,
+        categories=category_delta(a, b),
+        nvtx=nvtx_delta(a, b),
+        api=api_delta(a, b),
+        gate=regression_gate(phases, kernels),
+        cuda_traced=(cuda_traced(a), cuda_traced(b)),
     )
 
 
@@ -464,6 +530,7 @@ def comparison_to_dict(c: Comparison, top: int | None = None) -> dict:
     percentages floats rounded to 4 decimals, NaN as null. ``top`` keeps the first N rows of
     kernels, nvtx and api (they are sorted by absolute change).
     """
+
     def util(pair):
         ua, ub = pair
         delta = None if ua is None or ub is None else ub - ua
@@ -473,8 +540,13 @@ def comparison_to_dict(c: Comparison, top: int | None = None) -> dict:
         "schema": SCHEMA,
         "baseline": c.a_file,
         "candidate": c.b_file,
-        "gate": {"metric": c.gate.metric, "a_ns": c.gate.a_ns, "b_ns": c.gate.b_ns,
-                 "delta_pct": _num(c.gate.delta_pct), "explanation": c.gate.explanation},
+        "gate": {
+            "metric": c.gate.metric,
+            "a_ns": c.gate.a_ns,
+            "b_ns": c.gate.b_ns,
+            "delta_pct": _num(c.gate.delta_pct),
+            "explanation": c.gate.explanation,
+        },
         "overview": {r["metric"]: {k: v for k, v in r.items() if k != "metric"} for r in _records(c.overview)},
         "utilisation_pct": util(c.utilisation_pct),
         "any_gpu_utilisation_pct": util(c.any_gpu_utilisation_pct),
@@ -488,6 +560,20 @@ def comparison_to_dict(c: Comparison, top: int | None = None) -> dict:
     }
 
 
-__all__ = ["Comparison", "Gate", "compare_runs", "comparison_to_dict", "overview_delta", "name_delta",
-           "kernel_delta", "category_delta", "nvtx_delta", "api_delta", "dispatch_type_delta", "phase_delta",
-           "regression_gate", "run_dispatches", "common_threshold"]
+__all__ = [
+    "Comparison",
+    "Gate",
+    "compare_runs",
+    "comparison_to_dict",
+    "overview_delta",
+    "name_delta",
+    "kernel_delta",
+    "category_delta",
+    "nvtx_delta",
+    "api_delta",
+    "dispatch_type_delta",
+    "phase_delta",
+    "regression_gate",
+    "run_dispatches",
+    "common_threshold",
+]

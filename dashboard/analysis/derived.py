@@ -19,8 +19,8 @@ from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import UNATTRIBUTED, attribute_kernels, dispatch_busy_ns
 from dashboard.analysis.categories import categorize_kernels
 from dashboard.analysis.gpu_time import stream_sharing, work_for_source
-from dashboard.analysis.nsys_rules import gpu_ops
 from dashboard.analysis.launches import LaunchIndex, kernel_launches, launch_index
+from dashboard.analysis.nsys_rules import gpu_ops
 from dashboard.analysis.summary import dispatch_marks, kernel_durations, kernel_end_ns, timed_kernels
 from dashboard.analysis.timeline import device_unions
 from dashboard.model import DISPATCH_MARKS, TraceBundle, conform, empty_frame
@@ -68,8 +68,9 @@ class Memo:
 class BundleAnalysis:
     """Derived results of ``bundle`` (None for a summary input: only what a summary has)."""
 
-    def __init__(self, bundle: TraceBundle | None, gpu_end_ns: int | None = None, *,
-                 summary_timeline: pd.DataFrame | None = None):
+    def __init__(
+        self, bundle: TraceBundle | None, gpu_end_ns: int | None = None, *, summary_timeline: pd.DataFrame | None = None
+    ):
         self.bundle = bundle
         self.gpu_end_ns = gpu_end_ns  # closes the last dispatch (phases.build_dispatches)
         self.summary_timeline = summary_timeline  # a summary input's dispatch marks (no bundle)
@@ -116,12 +117,14 @@ class BundleAnalysis:
 
     def launches(self) -> pd.DataFrame:
         """``launches.kernel_launches`` of the kernels and CUDA API calls."""
-        return self.memo.get(("launches",), lambda: kernel_launches(self.bundle.kernels, self.bundle.api_calls,
-                                                                     self.launch_index()))
+        return self.memo.get(
+            ("launches",), lambda: kernel_launches(self.bundle.kernels, self.bundle.api_calls, self.launch_index())
+        )
 
     # ----- dispatches -----------------------------------------------------------------------------------------
     def dispatch_marks(self, prefix: str) -> pd.DataFrame:
         """``summary.dispatch_marks`` for ``prefix`` (a summary input: its dispatch timeline)."""
+
         def compute():
             if self.bundle is not None:
                 return dispatch_marks(self.bundle, prefix)
@@ -133,21 +136,28 @@ class BundleAnalysis:
 
     def dispatches(self, prefix: str) -> pd.DataFrame:
         """Dispatch steps for ``prefix`` (``phases.build_dispatches``, the last closed at ``gpu_end_ns``)."""
-        return self.memo.get(("dispatches", prefix), lambda: ph.build_dispatches(self.dispatch_marks(prefix),
-                                                                                 end_ns=self.gpu_end_ns))
+        return self.memo.get(
+            ("dispatches", prefix), lambda: ph.build_dispatches(self.dispatch_marks(prefix), end_ns=self.gpu_end_ns)
+        )
 
     def attribution(self, prefix: str, dispatches: pd.DataFrame | None = None) -> np.ndarray:
         """Dispatch index per kernel (UNATTRIBUTED when unknown) for the dispatches of ``prefix``
         (``attribution.attribute_kernels`` on ``launches``). ``dispatches``: those steps when the
         caller has cut them (a stats window); they must be this bundle's dispatches of ``prefix``."""
         d = self.dispatches(prefix) if dispatches is None else dispatches
-        return self.memo.get(("attribution", prefix), lambda: attribute_kernels(
-            self.bundle.kernels, self.bundle.api_calls, d, self.launches()))
+        return self.memo.get(
+            ("attribution", prefix),
+            lambda: attribute_kernels(self.bundle.kernels, self.bundle.api_calls, d, self.launches()),
+        )
 
     def dispatch_busy(self, prefix: str, count: int) -> np.ndarray:
         """GPU busy per dispatch of ``prefix`` (union of its own attributed kernels), int64 ns."""
-        return self.memo.get(("dispatch_busy", prefix), lambda: dispatch_busy_ns(
-            self.bundle.kernels["start_ns"].to_numpy(np.int64), self.kernel_end(), self.attribution(prefix), count))
+        return self.memo.get(
+            ("dispatch_busy", prefix),
+            lambda: dispatch_busy_ns(
+                self.bundle.kernels["start_ns"].to_numpy(np.int64), self.kernel_end(), self.attribution(prefix), count
+            ),
+        )
 
 
 __all__ = ["BundleAnalysis", "Memo", "MEMO_ENTRIES", "UNATTRIBUTED"]

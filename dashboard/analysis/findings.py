@@ -42,17 +42,35 @@ SEVERITIES = ("high", "medium", "low", "none")
 HIGH_SHARE, MEDIUM_SHARE = 0.10, 0.02  # cost as a share of the reference time (see severity_of)
 
 NSYS_RULES = tuple(nr.NSYS_RULE_PARAMS)
-SERVING_RULES = ("host-bound-steps", "sync-in-loop", "launch-bound", "decode-no-graphs", "padding-waste",
-                 "exposed-comm", "pageable-in-loop")
+SERVING_RULES = (
+    "host-bound-steps",
+    "sync-in-loop",
+    "launch-bound",
+    "decode-no-graphs",
+    "padding-waste",
+    "exposed-comm",
+    "pageable-in-loop",
+)
 RULES = SERVING_RULES + NSYS_RULES
 
 RULE_PARAMS: dict[str, tuple[nr.Param, ...]] = {
     **nr.NSYS_RULE_PARAMS,
-    "host-bound-steps": (nr.Param("share", 50, "%", 0, 100, "a step is host-bound when its GPU busy time is under "
-                                  "this share of the step"),),
+    "host-bound-steps": (
+        nr.Param(
+            "share", 50, "%", 0, 100, "a step is host-bound when its GPU busy time is under this share of the step"
+        ),
+    ),
     "sync-in-loop": (),
-    "launch-bound": (nr.Param("share", 50, "%", 0, 100, "a phase is launch-bound when at least this share of its "
-                              "kernels run shorter than their launch call"),),
+    "launch-bound": (
+        nr.Param(
+            "share",
+            50,
+            "%",
+            0,
+            100,
+            "a phase is launch-bound when at least this share of its kernels run shorter than their launch call",
+        ),
+    ),
     "decode-no-graphs": (),
     "padding-waste": (),
     "exposed-comm": (),
@@ -60,14 +78,19 @@ RULE_PARAMS: dict[str, tuple[nr.Param, ...]] = {
 }
 
 # Blocking CUDA calls (runtime and driver; HIP's of a ROCm trace): the host waits for the GPU.
-SYNC_CALL = re.compile(r"^(cuda(Stream|Device|Event|Ctx|Thread)Synchronize|cu(Stream|Ctx|Event)Synchronize|"
-                       r"hip(Stream|Device|Event|Ctx)Synchronize)",
-                       re.IGNORECASE)
+SYNC_CALL = re.compile(
+    r"^(cuda(Stream|Device|Event|Ctx|Thread)Synchronize|cu(Stream|Ctx|Event)Synchronize|"
+    r"hip(Stream|Device|Event|Ctx)Synchronize)",
+    re.IGNORECASE,
+)
 # Copies of cuda-sync-memcpy / cuda-async-memcpy issued by runtime, driver or HIP calls (pageable-in-loop reads all).
 MEMCPY_SYNC_CALL = re.compile(r"^(cu(da)?|hip)Memcpy(?!.*async)", re.IGNORECASE)
 MEMCPY_ASYNC_CALL = re.compile(r"^(cu(da)?|hip)Memcpy.*Async", re.IGNORECASE)
-LAUNCH_CALL = re.compile(r"^(cudaLaunch|cuLaunch|cudaGraphLaunch|cuGraphLaunch|hipLaunch|hipModuleLaunch|"
-                         r"hipExtModuleLaunch|hipExtLaunch|hipGraphLaunch)", re.IGNORECASE)
+LAUNCH_CALL = re.compile(
+    r"^(cudaLaunch|cuLaunch|cudaGraphLaunch|cuGraphLaunch|hipLaunch|hipModuleLaunch|"
+    r"hipExtModuleLaunch|hipExtLaunch|hipGraphLaunch)",
+    re.IGNORECASE,
+)
 NEEDS_EVENTS = "needs event rows: a summary JSON holds totals only"
 
 # The event rows each rule reads besides the dispatch marks. A rule whose rows a trace lacks (e.g. a CPU-only
@@ -78,10 +101,18 @@ KERNEL_ROWS = "kernel rows"
 API_CALLS = "CUDA API calls"
 MEMOPS = "memcpy/memset rows"
 RULE_INPUTS: dict[str, tuple[str, ...]] = {
-    "gpu-starv": (GPU_WORK,), "gpu-low-util": (GPU_WORK,), "cuda-sync-api": (API_CALLS,),
-    "cuda-sync-memcpy": (MEMOPS,), "cuda-sync-memset": (MEMOPS,), "cuda-async-memcpy": (MEMOPS,),
-    "host-bound-steps": (GPU_WORK,), "sync-in-loop": (API_CALLS,), "launch-bound": (KERNEL_ROWS, API_CALLS),
-    "decode-no-graphs": (KERNEL_ROWS,), "padding-waste": (), "exposed-comm": (KERNEL_ROWS,),
+    "gpu-starv": (GPU_WORK,),
+    "gpu-low-util": (GPU_WORK,),
+    "cuda-sync-api": (API_CALLS,),
+    "cuda-sync-memcpy": (MEMOPS,),
+    "cuda-sync-memset": (MEMOPS,),
+    "cuda-async-memcpy": (MEMOPS,),
+    "host-bound-steps": (GPU_WORK,),
+    "sync-in-loop": (API_CALLS,),
+    "launch-bound": (KERNEL_ROWS, API_CALLS),
+    "decode-no-graphs": (KERNEL_ROWS,),
+    "padding-waste": (),
+    "exposed-comm": (KERNEL_ROWS,),
     "pageable-in-loop": (MEMOPS,),
 }
 CAUSE_GAPS = 200  # host-bound-steps reads the host cause of this many longest gaps in host-bound steps
@@ -160,8 +191,12 @@ class Context:
     def dispatch_busy(self) -> np.ndarray:
         """GPU busy time per dispatch (union of its own attributed kernels, all devices), int64 ns."""
         if self.step_attribution is not None:
-            return dispatch_busy_ns(self.bundle.kernels["start_ns"].to_numpy(np.int64), self.kernel_end(),
-                                    self.step_attribution, len(self.dispatches))
+            return dispatch_busy_ns(
+                self.bundle.kernels["start_ns"].to_numpy(np.int64),
+                self.kernel_end(),
+                self.step_attribution,
+                len(self.dispatches),
+            )
         return self.derived.dispatch_busy(self.prefix, len(self.dispatches))
 
     def ops(self) -> pd.DataFrame:
@@ -191,9 +226,15 @@ class StepDispatches:
     attribution: np.ndarray | None  # None without kernel rows (a summary input)
 
 
-def build_context(summary: Summary, bundle: TraceBundle | None, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
-                  threshold: float | None = None, derived: BundleAnalysis | None = None,
-                  steps: StepDispatches | None = None) -> Context:
+def build_context(
+    summary: Summary,
+    bundle: TraceBundle | None,
+    *,
+    dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
+    threshold: float | None = None,
+    derived: BundleAnalysis | None = None,
+    steps: StepDispatches | None = None,
+) -> Context:
     """Dispatches (``derived.dispatches``: the dispatch marks closed at the last kernel end), phases
     (``threshold`` or the automatic split) and the reference time for severities: the GPU activity
     span, else the dispatches' total, else the trace's span (``trace_span``), else 0. ``derived``: the
@@ -254,7 +295,7 @@ def _trace_span(ctx: Context) -> tuple[int, int]:
 
 
 def severity_of(cost_ns: int, reference_ns: int) -> str:
-    """"high" when the cost is at least 10 % of the reference time (the whole that holds the cost: GPU
+    """ "high" when the cost is at least 10 % of the reference time (the whole that holds the cost: GPU
     activity span, else the dispatches' total, else the trace's span; host-side rules: the trace's span),
     "medium" from 2 %, "low" above 0, "none" for 0. Without a reference (no time whole at all) a cost
     cannot be a share of anything: "low", never a ratio over a made-up denominator."""
@@ -286,20 +327,29 @@ def _window(start: int, end: int) -> tuple[int, int]:
 HOST_COST_RULES = frozenset({"sync-in-loop", "cuda-sync-api", "launch-bound", "decode-no-graphs"})
 
 
-def _finding(ctx: Context, rule: str, params: dict, cost: int, summary: str, rows: pd.DataFrame,
-             view: FindingView, note: str = "") -> Finding:
+def _finding(
+    ctx: Context,
+    rule: str,
+    params: dict,
+    cost: int,
+    summary: str,
+    rows: pd.DataFrame,
+    view: FindingView,
+    note: str = "",
+) -> Finding:
     ref = host_reference_ns(ctx) if rule in HOST_COST_RULES else ctx.reference_ns
-    return Finding(rule, severity_of(cost, ref), int(cost), summary, params, rows.reset_index(drop=True),
-                   view, note)
+    return Finding(rule, severity_of(cost, ref), int(cost), summary, params, rows.reset_index(drop=True), view, note)
 
 
-def _empty(ctx: Context, rule: str, params: dict, summary: str, view: FindingView | None = None,
-           note: str = "") -> Finding:
+def _empty(
+    ctx: Context, rule: str, params: dict, summary: str, view: FindingView | None = None, note: str = ""
+) -> Finding:
     return Finding(rule, "none", 0, summary, params, pd.DataFrame(), view or FindingView(), note)
 
 
-def _not_evaluated(ctx: Context, rule: str, params: dict, summary: str, view: FindingView | None = None,
-                   note: str = NEEDS_EVENTS) -> Finding:
+def _not_evaluated(
+    ctx: Context, rule: str, params: dict, summary: str, view: FindingView | None = None, note: str = NEEDS_EVENTS
+) -> Finding:
     return Finding(rule, "none", 0, summary, params, pd.DataFrame(), view or FindingView(), note, evaluated=False)
 
 
@@ -308,12 +358,19 @@ def missing_inputs(summary: Summary, bundle: TraceBundle | None, rule: str) -> l
     (``bundle`` None) answers for kernels and CUDA API calls from its totals; its memcpy/memset rows are
     unknown (those rules need event rows anyway)."""
     if bundle is None:
-        have = {GPU_WORK: summary.kernel_count > 0, KERNEL_ROWS: summary.kernel_count > 0,
-                API_CALLS: not summary.api.empty, MEMOPS: True}
+        have = {
+            GPU_WORK: summary.kernel_count > 0,
+            KERNEL_ROWS: summary.kernel_count > 0,
+            API_CALLS: not summary.api.empty,
+            MEMOPS: True,
+        }
     else:
-        have = {GPU_WORK: has_gpu_work(bundle),
-                KERNEL_ROWS: not bundle.kernels.empty, API_CALLS: not bundle.api_calls.empty,
-                MEMOPS: not bundle.memops.empty}
+        have = {
+            GPU_WORK: has_gpu_work(bundle),
+            KERNEL_ROWS: not bundle.kernels.empty,
+            API_CALLS: not bundle.api_calls.empty,
+            MEMOPS: not bundle.memops.empty,
+        }
     return [x for x in RULE_INPUTS[rule] if not have[x]]
 
 
@@ -390,15 +447,19 @@ def nsys_unread(bundle: TraceBundle, rule: str) -> str:
         if a.empty:
             return ""
         names = a["name"] if isinstance(a["name"].dtype, pd.CategoricalDtype) else a["name"].astype("category")
-        other = [i for i, n in enumerate(names.cat.categories)
-                 if SYNC_CALL.match(str(n)) and not nr.NSYS_SYNC_API.match(str(n))]
+        other = [
+            i
+            for i, n in enumerate(names.cat.categories)
+            if SYNC_CALL.match(str(n)) and not nr.NSYS_SYNC_API.match(str(n))
+        ]
         if not other:
             return ""
         hit = names[np.isin(names.cat.codes.to_numpy(), other)]
         if hit.empty:
             return ""
-        return (f"the trace's {count_noun(len(hit), 'other synchronisation call')} ({_names_brief(hit)}): "
-                "see sync-in-loop")
+        return (
+            f"the trace's {count_noun(len(hit), 'other synchronisation call')} ({_names_brief(hit)}): see sync-in-loop"
+        )
     if a.empty or m.empty or rule not in ("cuda-sync-memcpy", "cuda-async-memcpy", "cuda-sync-memset"):
         return ""
     if rule == "cuda-sync-memcpy":
@@ -413,8 +474,10 @@ def nsys_unread(bundle: TraceBundle, rule: str) -> str:
     many = "copies" if what.endswith("copy") else None
     hip = rows["api_name"].astype(str).str.lower().str.startswith("hip")
     family = "HIP" if hip.all() else "driver-API" if not hip.any() else "driver-API/HIP"
-    return (f"the trace's {count_noun(len(rows), f'{family} {what}', many)} ({_names_brief(rows['api_name'])}, "
-            f"{fmt_s(int(rows['duration_ns'].sum()))}): see {see}")
+    return (
+        f"the trace's {count_noun(len(rows), f'{family} {what}', many)} ({_names_brief(rows['api_name'])}, "
+        f"{fmt_s(int(rows['duration_ns'].sum()))}): see {see}"
+    )
 
 
 def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
@@ -431,8 +494,14 @@ def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
     note = f"the nsys rule reads {_NSYS_READS[rule]} only; not looked at: {unread}" if unread else ""
     if rows.empty:
         if unread:
-            return _empty(ctx, rule, params, f"{_NSYS_NONE[rule]} (the CUDA runtime names this nsys rule reads); "
-                          f"it does not look at {unread}.", FindingView(tab=tab), note)
+            return _empty(
+                ctx,
+                rule,
+                params,
+                f"{_NSYS_NONE[rule]} (the CUDA runtime names this nsys rule reads); it does not look at {unread}.",
+                FindingView(tab=tab),
+                note,
+            )
         return _empty(ctx, rule, params, f"No {label}.", FindingView(tab=tab))
     if rule == "gpu-low-util":
         cost = int(sum(int(d) * max(100.0 - p, 0.0) / 100.0 for d, p in zip(rows["duration_ns"], rows["in_use_pct"])))
@@ -442,25 +511,38 @@ def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
         label = _NSYS_ONE[rule].format(**params)
     top = rows.sort_values("duration_ns", ascending=False, kind="stable").iloc[0]
     t0, t1 = _window(int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"]))
-    text = f"{len(rows):,} {label}, {fmt_s(cost)} in all; the longest {fmt_s(int(top['duration_ns']))} at {int(top['start_ns']) / 1e9:.3f} s"
+    text = (
+        f"{len(rows):,} {label}, {fmt_s(cost)} in all; the longest {fmt_s(int(top['duration_ns']))} at "
+        f"{int(top['start_ns']) / 1e9:.3f} s"
+    )
     if rule == "gpu-low-util":
-        text = (f"{len(rows):,} {label} ({fmt_s(int(rows['duration_ns'].sum()))}), {fmt_s(cost)} of it idle; "
-                f"the lowest at {float(rows['in_use_pct'].iloc[0]):.1f} % from {int(rows['start_ns'].iloc[0]) / 1e9:.3f} s")
+        text = (
+            f"{len(rows):,} {label} ({fmt_s(int(rows['duration_ns'].sum()))}), {fmt_s(cost)} of it idle; "
+            f"the lowest at {float(rows['in_use_pct'].iloc[0]):.1f} % from {int(rows['start_ns'].iloc[0]) / 1e9:.3f} s"
+        )
     if unread:
         text += f" (CUDA runtime names only, as nsys; not looked at: {unread})"
     top_s, top_e = int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"])
     mark = ("gap", top_s, top_e) if rule == "gpu-starv" else None
-    return _finding(ctx, rule, params, cost, text + ".", rows, FindingView(tab=tab, t0_ns=t0, t1_ns=t1, mark=mark),
-                    note)
+    return _finding(
+        ctx, rule, params, cost, text + ".", rows, FindingView(tab=tab, t0_ns=t0, t1_ns=t1, mark=mark), note
+    )
 
 
 # ---------------------------------------------------------------------------- serving rules
 
+
 def _no_dispatches(ctx: Context, rule: str, params: dict, view: FindingView) -> Finding:
     """A rule that needs dispatch steps, on a trace without marks of the prefix: not evaluated (never "nothing
     found": the rule could not look)."""
-    return _not_evaluated(ctx, rule, params, f"Not evaluated: no dispatch marks named {ctx.prefix}… in this trace "
-                          "(see --dispatch-prefix).", view, f"no dispatch marks named {ctx.prefix}…")
+    return _not_evaluated(
+        ctx,
+        rule,
+        params,
+        f"Not evaluated: no dispatch marks named {ctx.prefix}… in this trace (see --dispatch-prefix).",
+        view,
+        f"no dispatch marks named {ctx.prefix}…",
+    )
 
 
 def host_bound_steps(ctx: Context, params: dict) -> Finding:
@@ -479,8 +561,13 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
         return _no_dispatches(ctx, rule, params, view)
     b = ctx.bundle
     if b.kernels.empty and b.graph_launches.empty:
-        return _empty(ctx, rule, params, "No GPU work recorded (no kernels or graph launches): nothing to compare "
-                      "the steps with.", view)
+        return _empty(
+            ctx,
+            rule,
+            params,
+            "No GPU work recorded (no kernels or graph launches): nothing to compare the steps with.",
+            view,
+        )
     busy = ctx.dispatch_busy()
     dur = d["duration_ns"].to_numpy(np.int64)
     bound = busy < share * dur
@@ -504,21 +591,38 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
         c = causes[causes["phase"] == phase]
         c = c[c["cause"] != NO_HOST_ACTIVITY] if (c["cause"] != NO_HOST_ACTIVITY).any() else c
         top = c.groupby("cause", sort=False)["duration_ns"].sum().sort_values(ascending=False, kind="stable")
-        rows.append({"phase": phase, "steps": int((phases == phase).sum()), "host_bound_steps": int(sel.sum()),
-                     "step_ns": int(dur[sel].sum()), "gpu_busy_ns": int(busy[sel].sum()),
-                     "idle_ns": int((dur[sel] - busy[sel]).sum()),
-                     "cause": str(top.index[0]) if len(top) else NO_HOST_ACTIVITY,
-                     "cause_idle_ns": int(top.iloc[0]) if len(top) else 0})
+        rows.append(
+            {
+                "phase": phase,
+                "steps": int((phases == phase).sum()),
+                "host_bound_steps": int(sel.sum()),
+                "step_ns": int(dur[sel].sum()),
+                "gpu_busy_ns": int(busy[sel].sum()),
+                "idle_ns": int((dur[sel] - busy[sel]).sum()),
+                "cause": str(top.index[0]) if len(top) else NO_HOST_ACTIVITY,
+                "cause_idle_ns": int(top.iloc[0]) if len(top) else 0,
+            }
+        )
     rows = pd.DataFrame(rows).sort_values("idle_ns", ascending=False, kind="stable")
     cost = int(rows["idle_ns"].sum())
     worst = int(np.argmax(np.where(bound, dur - busy, -1)))
     t0, t1 = _window(int(starts[worst]), int(ends[worst]))
     r0 = rows.iloc[0]
-    text = (f"{int(rows['host_bound_steps'].sum()):,} of {count_noun(len(d), 'step')} keep the GPU busy under {params['share']} % "
-            f"of the step; {fmt_s(cost)} of GPU idle time in them, most in {r0['phase']} "
-            f"({fmt_s(int(r0['idle_ns']))}), mainly {r0['cause']} ({fmt_s(int(r0['cause_idle_ns']))}).")
-    return _finding(ctx, rule, params, cost, text, rows, FindingView(
-        tab="dispatches", t0_ns=t0, t1_ns=t1, mark=("dispatch", int(starts[worst]), int(ends[worst]))))
+    text = (
+        f"{int(rows['host_bound_steps'].sum()):,} of {count_noun(len(d), 'step')} keep the GPU busy under "
+        f"{params['share']} % "
+        f"of the step; {fmt_s(cost)} of GPU idle time in them, most in {r0['phase']} "
+        f"({fmt_s(int(r0['idle_ns']))}), mainly {r0['cause']} ({fmt_s(int(r0['cause_idle_ns']))})."
+    )
+    return _finding(
+        ctx,
+        rule,
+        params,
+        cost,
+        text,
+        rows,
+        FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1, mark=("dispatch", int(starts[worst]), int(ends[worst]))),
+    )
 
 
 def _innermost_ranges(ranges: pd.DataFrame, tid: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -548,7 +652,7 @@ def _innermost_ranges(ranges: pd.DataFrame, tid: np.ndarray, start: np.ndarray, 
                     hit = j
                     break
             if hit < 0 and n > 64:
-                ok = np.flatnonzero(re_[:n - 64] >= end[i])
+                ok = np.flatnonzero(re_[: n - 64] >= end[i])
                 hit = int(ok[-1]) if len(ok) else -1
             if hit >= 0:
                 row = sel[hit]
@@ -567,20 +671,31 @@ def _sync_from_summary(ctx: Context, rule: str, params: dict, view: FindingView)
     for name, count, total in zip(api["name"], api["count"], api["total_ns"]):
         nv = s.nvtx[(s.nvtx["sum_ns"] >= total) & (s.nvtx["sum_ns"] <= total * 1.1)]
         best = nv.sort_values("sum_ns", kind="stable").head(1)
-        rows.append({"api_name": str(name), "calls": int(count), "blocked_ns": int(total),
-                     "nvtx_range": str(best["name"].iloc[0]) if len(best) else "",
-                     "range_count": int(best["count"].iloc[0]) if len(best) else 0,
-                     "range_sum_ns": int(best["sum_ns"].iloc[0]) if len(best) else 0})
+        rows.append(
+            {
+                "api_name": str(name),
+                "calls": int(count),
+                "blocked_ns": int(total),
+                "nvtx_range": str(best["name"].iloc[0]) if len(best) else "",
+                "range_count": int(best["count"].iloc[0]) if len(best) else 0,
+                "range_sum_ns": int(best["sum_ns"].iloc[0]) if len(best) else 0,
+            }
+        )
     rows = pd.DataFrame(rows).sort_values("blocked_ns", ascending=False, kind="stable")
     cost = int(rows["blocked_ns"].sum())
     r0 = rows.iloc[0]
-    where = (f" inside NVTX range {r0['nvtx_range']} ({r0['range_count']:,} ranges, {fmt_s(int(r0['range_sum_ns']))})"
-             if r0["nvtx_range"] else "")
+    where = (
+        f" inside NVTX range {r0['nvtx_range']} ({r0['range_count']:,} ranges, {fmt_s(int(r0['range_sum_ns']))})"
+        if r0["nvtx_range"]
+        else ""
+    )
     # totals are summed over host threads, which a summary does not count: no share of a whole is defined
-    span = (f"; the GPU activity span is {fmt_s(s.gpu_activity_span_ns)}" if s.gpu_activity_span_ns > 0 else "")
-    text = (f"{int(r0['calls']):,} {clean_api_name(r0['api_name'])} calls block the host {fmt_s(int(r0['blocked_ns']))}"
-            f"{where}, summed over host threads{span} (from the summary's totals; shares and per-step numbers "
-            f"need event rows).")
+    span = f"; the GPU activity span is {fmt_s(s.gpu_activity_span_ns)}" if s.gpu_activity_span_ns > 0 else ""
+    text = (
+        f"{int(r0['calls']):,} {clean_api_name(r0['api_name'])} calls block the host {fmt_s(int(r0['blocked_ns']))}"
+        f"{where}, summed over host threads{span} (from the summary's totals; shares and per-step numbers "
+        f"need event rows)."
+    )
     return _finding(ctx, rule, params, cost, text, rows, view, "from totals: " + NEEDS_EVENTS)
 
 
@@ -623,9 +738,17 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
         return _empty(ctx, rule, params, f"{len(a):,} blocking calls, none inside a dispatch.", view)
     rng = _innermost_ranges(ctx.bundle.nvtx_ranges, a["global_tid"].to_numpy()[inside], start[inside], end[inside])
     rng = np.array([normalize_nvtx_name(x) if x else x for x in rng], dtype=object)
-    f = pd.DataFrame({"phase": phase[inside], "api_name": a["name"].astype(str).to_numpy()[inside],
-                      "nvtx_range": rng, "dur": (end - start)[inside], "tid": tid[inside],
-                      "start": start[inside], "end": end[inside]})
+    f = pd.DataFrame(
+        {
+            "phase": phase[inside],
+            "api_name": a["name"].astype(str).to_numpy()[inside],
+            "nvtx_range": rng,
+            "dur": (end - start)[inside],
+            "tid": tid[inside],
+            "start": start[inside],
+            "end": end[inside],
+        }
+    )
     rows, threads = [], {}
     for p, g in f.groupby("phase", sort=False):
         by = g.groupby(["api_name", "nvtx_range"], sort=False)["dur"].sum().sort_values(ascending=False, kind="stable")
@@ -634,37 +757,57 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
         # thread's calls as a union, inside those windows, over threads × window time; at most 100 % by
         # construction (a call that outlasts its step, or two threads blocked at once, cannot push it past)
         ws, we = windows[p]
-        held = sum(intersection_length(t["start"].to_numpy(), t["end"].to_numpy(), ws, we)
-                   for _, t in g.groupby("tid", sort=False))
+        held = sum(
+            intersection_length(t["start"].to_numpy(), t["end"].to_numpy(), ws, we)
+            for _, t in g.groupby("tid", sort=False)
+        )
         threads[p] = int(g["tid"].nunique())
-        rows.append({"phase": p, "steps": steps.get(p, 0), "calls": len(g),
-                     "calls_per_step": round(len(g) / steps[p], 2) if steps.get(p) else float("nan"),
-                     "blocked_ns": blocked, "step_ns": span.get(p, 0) if steps.get(p) else None,
-                     "share_pct": _round_pct(held, span.get(p, 0) * threads[p]),
-                     "api_name": by.index[0][0], "nvtx_range": by.index[0][1], "top_blocked_ns": int(by.iloc[0])})
+        rows.append(
+            {
+                "phase": p,
+                "steps": steps.get(p, 0),
+                "calls": len(g),
+                "calls_per_step": round(len(g) / steps[p], 2) if steps.get(p) else float("nan"),
+                "blocked_ns": blocked,
+                "step_ns": span.get(p, 0) if steps.get(p) else None,
+                "share_pct": _round_pct(held, span.get(p, 0) * threads[p]),
+                "api_name": by.index[0][0],
+                "nvtx_range": by.index[0][1],
+                "top_blocked_ns": int(by.iloc[0]),
+            }
+        )
     rows = pd.DataFrame(rows).sort_values("blocked_ns", ascending=False, kind="stable")
     cost = int(rows["blocked_ns"].sum())
     r0 = rows.iloc[0]
-    share = ("n/a" if r0["share_pct"] is None or pd.isna(r0["share_pct"]) else
-             "under 0.1 %" if 0 < cost and r0["share_pct"] < 0.05 else f"{r0['share_pct']:.1f} %")
+    share = (
+        "n/a"
+        if r0["share_pct"] is None or pd.isna(r0["share_pct"])
+        else "under 0.1 %"
+        if 0 < cost and r0["share_pct"] < 0.05
+        else f"{r0['share_pct']:.1f} %"
+    )
     longest = int(np.argmax(np.where(inside, end - start, -1)))
     t0, t1 = _window(int(start[longest]), int(end[longest]))
     where = f" inside {r0['nvtx_range']}" if r0["nvtx_range"] else ""
     n_threads = threads[r0["phase"]]
     calls = int(rows['calls'].sum())
     if ctx.dispatches.empty:
-        text = (f"No dispatch marks, so the whole trace is the loop (no per-step figures): "
-                f"{count_noun(calls, 'blocking call')} hold{'s' if calls == 1 else ''} "
-                f"{count_noun(n_threads, 'host thread')} {fmt_s(cost)}, {share} of "
-                f"{'its' if n_threads == 1 else 'their'} time over the trace's {fmt_s(span['all'])} span "
-                f"(first to last recorded event), mostly {clean_api_name(r0['api_name'])}{where} "
-                f"({fmt_s(int(r0['top_blocked_ns']))}).")
+        text = (
+            f"No dispatch marks, so the whole trace is the loop (no per-step figures): "
+            f"{count_noun(calls, 'blocking call')} hold{'s' if calls == 1 else ''} "
+            f"{count_noun(n_threads, 'host thread')} {fmt_s(cost)}, {share} of "
+            f"{'its' if n_threads == 1 else 'their'} time over the trace's {fmt_s(span['all'])} span "
+            f"(first to last recorded event), mostly {clean_api_name(r0['api_name'])}{where} "
+            f"({fmt_s(int(r0['top_blocked_ns']))})."
+        )
     else:
         whose = "its step time" if n_threads == 1 else f"its step time on {n_threads} blocking host threads"
-        text = (f"{count_noun(calls, 'blocking call')} in the dispatch loop hold{'s' if calls == 1 else ''} the host "
-                f"{fmt_s(cost)}; "
-                f"{r0['phase']}: {r0['calls_per_step']:g} per step, {share} of {whose}, mostly "
-                f"{clean_api_name(r0['api_name'])}{where} ({fmt_s(int(r0['top_blocked_ns']))}).")
+        text = (
+            f"{count_noun(calls, 'blocking call')} in the dispatch loop hold{'s' if calls == 1 else ''} the host "
+            f"{fmt_s(cost)}; "
+            f"{r0['phase']}: {r0['calls_per_step']:g} per step, {share} of {whose}, mostly "
+            f"{clean_api_name(r0['api_name'])}{where} ({fmt_s(int(r0['top_blocked_ns']))})."
+        )
     return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="api", t0_ns=t0, t1_ns=t1))
 
 
@@ -687,8 +830,9 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
     if not timed.all():
         j = j[timed].reset_index(drop=True)
         if j.empty:
-            return _empty(ctx, rule, params, "No kernel with usable timestamps could be joined to its launch call.",
-                          view)
+            return _empty(
+                ctx, rule, params, "No kernel with usable timestamps could be joined to its launch call.", view
+            )
     kdur = ctx.kernel_duration()[j["kernel_index"].to_numpy()]
     # a call that launched several kernels (a node-traced graph launch) is shared between them
     aidx = j["api_index"].to_numpy()
@@ -715,33 +859,54 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
             continue
         n = steps.get(p, 0)  # no steps (no dispatch marks): no per-step figure (n/a), never one over 0 or 1 step
         share = share_pct(int(short[i]), int(count[i]))  # count > 0 here
-        rows.append({"phase": p, "steps": n, "kernels": int(count[i]),
-                     "kernels_per_step": round(int(count[i]) / n, 2) if n else None,
-                     "short_kernel_pct": round(share, 2),
-                     "launch_ns_per_step": int(lsum[i]) // n if n else None,
-                     "launch_over_kernel_ns": int(over[i]), "launch_bound": share >= params["share"]})
+        rows.append(
+            {
+                "phase": p,
+                "steps": n,
+                "kernels": int(count[i]),
+                "kernels_per_step": round(int(count[i]) / n, 2) if n else None,
+                "short_kernel_pct": round(share, 2),
+                "launch_ns_per_step": int(lsum[i]) // n if n else None,
+                "launch_over_kernel_ns": int(over[i]),
+                "launch_bound": share >= params["share"],
+            }
+        )
     if not rows:
         return _empty(ctx, rule, params, "No kernel launched inside a dispatch.", view)
     rows = pd.DataFrame(rows).sort_values("launch_over_kernel_ns", ascending=False, kind="stable")
     bound = rows[rows["launch_bound"]]
     if bound.empty:
-        return Finding(rule, "none", 0, f"No launch-bound phase: at most {rows['short_kernel_pct'].max():.1f} % of "
-                       f"kernels run shorter than their launch call (threshold {params['share']} %).", params, rows,
-                       view)
+        return Finding(
+            rule,
+            "none",
+            0,
+            f"No launch-bound phase: at most {rows['short_kernel_pct'].max():.1f} % of "
+            f"kernels run shorter than their launch call (threshold {params['share']} %).",
+            params,
+            rows,
+            view,
+        )
     cost = int(bound["launch_over_kernel_ns"].sum())
     r0 = bound.iloc[0]
     if r0["steps"]:
-        text = (f"{r0['phase']} is launch-bound: {r0['kernels_per_step']:g} kernels per step, "
-                f"{r0['short_kernel_pct']:.1f} % shorter than their launch call, "
-                f"{fmt_s(int(r0['launch_ns_per_step']))} of launch calls per step; "
-                f"launches outlast their kernels by {fmt_s(cost)} in all.")
+        text = (
+            f"{r0['phase']} is launch-bound: {r0['kernels_per_step']:g} kernels per step, "
+            f"{r0['short_kernel_pct']:.1f} % shorter than their launch call, "
+            f"{fmt_s(int(r0['launch_ns_per_step']))} of launch calls per step; "
+            f"launches outlast their kernels by {fmt_s(cost)} in all."
+        )
     else:
         n, launch_ns = int(r0["kernels"]), int(lsum[list(names).index(r0["phase"])])
-        which = ("its 1 kernel runs shorter than its launch call" if n == 1 else
-                 f"{r0['short_kernel_pct']:.1f} % of {n:,} kernels run shorter than their launch call")
-        text = (f"No dispatch marks, so the whole trace is one loop (no per-step figures) and it is launch-bound: "
-                f"{which}, {fmt_s(launch_ns)} of launch calls in all; launches outlast their kernels by "
-                f"{fmt_s(cost)} in all.")
+        which = (
+            "its 1 kernel runs shorter than its launch call"
+            if n == 1
+            else f"{r0['short_kernel_pct']:.1f} % of {n:,} kernels run shorter than their launch call"
+        )
+        text = (
+            f"No dispatch marks, so the whole trace is one loop (no per-step figures) and it is launch-bound: "
+            f"{which}, {fmt_s(launch_ns)} of launch calls in all; launches outlast their kernels by "
+            f"{fmt_s(cost)} in all."
+        )
     return _finding(ctx, rule, params, cost, text, rows, view)
 
 
@@ -766,8 +931,9 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
     if ctx.bundle is None:
         nograph = decode & mode_none
         kernels_per_step = ctx.summary.kernel_count / len(d) if len(d) else 0.0
-        launch_total = int(sum(t for n, t in zip(ctx.summary.api["name"], ctx.summary.api["total_ns"])
-                               if LAUNCH_CALL.match(str(n))))
+        launch_total = int(
+            sum(t for n, t in zip(ctx.summary.api["name"], ctx.summary.api["total_ns"]) if LAUNCH_CALL.match(str(n)))
+        )
         cost = int(launch_total * nograph.sum() / len(d))
         # the estimate spreads every launch over every dispatch alike (prefill's heavier launching too); the
         # launch calls of a step cannot outlast the step, so the steps' own time bounds it
@@ -800,21 +966,42 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
     n_ng = int(nograph.sum())
     if not n_ng:
         return _empty(ctx, rule, params, f"All {int(decode.sum()):,} decode dispatches use CUDA graphs.", view)
-    rows = pd.DataFrame([{"phase": ph.DECODE, "steps": int(decode.sum()), "no_graph_steps": n_ng,
-                          "no_graph_pct": _round_pct(n_ng, int(decode.sum())),
-                          "mode_none_steps": int((decode & mode_none).sum()),
-                          "launches_per_step": round(kernels_per_step, 2), "launch_ns": launch_ns}])
+    rows = pd.DataFrame(
+        [
+            {
+                "phase": ph.DECODE,
+                "steps": int(decode.sum()),
+                "no_graph_steps": n_ng,
+                "no_graph_pct": _round_pct(n_ng, int(decode.sum())),
+                "mode_none_steps": int((decode & mode_none).sum()),
+                "launches_per_step": round(kernels_per_step, 2),
+                "launch_ns": launch_ns,
+            }
+        ]
+    )
     first = int(np.flatnonzero(nograph)[0])
     t0, t1 = _window(int(d["start_ns"].iloc[first]), int(d["end_ns"].iloc[first]))
-    text = (f"{n_ng:,} of {int(decode.sum()):,} decode dispatches ({_pct_text(n_ng, int(decode.sum()), '.0f')} %) run without "
-            f"CUDA graphs ({int((decode & mode_none).sum()):,} marked mode=NONE); a graph would replace "
-            f"~{kernels_per_step:.0f} launch{'' if round(kernels_per_step) == 1 else 'es'} per step, "
-            f"{fmt_s(launch_ns)} of launch calls"
-            + ((" (estimated from totals, which spread all launches over all dispatches alike; at most the "
-                "steps' own time)." if capped else " (estimated from totals).") if note else "."))
+    text = (
+        f"{n_ng:,} of {int(decode.sum()):,} decode dispatches ({_pct_text(n_ng, int(decode.sum()), '.0f')} %) run "
+        f"without "
+        f"CUDA graphs ({int((decode & mode_none).sum()):,} marked mode=NONE); a graph would replace "
+        f"~{kernels_per_step:.0f} launch{'' if round(kernels_per_step) == 1 else 'es'} per step, "
+        f"{fmt_s(launch_ns)} of launch calls"
+        + (
+            (
+                " (estimated from totals, which spread all launches over all dispatches alike; at most the "
+                "steps' own time)."
+                if capped
+                else " (estimated from totals)."
+            )
+            if note
+            else "."
+        )
+    )
     mark = ("dispatch", int(d["start_ns"].iloc[first]), int(d["end_ns"].iloc[first]))
-    return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1, mark=mark),
-                    note)
+    return _finding(
+        ctx, rule, params, cost, text, rows, FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1, mark=mark), note
+    )
 
 
 def padding_waste(ctx: Context, params: dict) -> Finding:
@@ -833,29 +1020,49 @@ def padding_waste(ctx: Context, params: dict) -> Finding:
     waste = np.where(ok, np.clip(padded - actual, 0, None), 0)
     wns = np.where(waste > 0, d["duration_ns"].to_numpy(np.int64) * waste // np.maximum(padded, 1), 0)
     if not ok.any():  # nothing to compare: the rule could not look
-        return _not_evaluated(ctx, rule, params, "Not evaluated: no dispatch mark gives both actual= and padded= "
-                              "token counts.", view, "no dispatch mark gives actual= and padded=")
+        return _not_evaluated(
+            ctx,
+            rule,
+            params,
+            "Not evaluated: no dispatch mark gives both actual= and padded= token counts.",
+            view,
+            "no dispatch mark gives actual= and padded=",
+        )
     if not waste.any():
-        return _empty(ctx, rule, params, f"No padding: padded = actual tokens in all {int(ok.sum()):,} dispatches "
-                      "that give both.", view)
+        return _empty(
+            ctx,
+            rule,
+            params,
+            f"No padding: padded = actual tokens in all {int(ok.sum()):,} dispatches that give both.",
+            view,
+        )
     pp = ctx.phases.to_numpy()
     rows = []
     for p in ph.PHASE_ORDER:
         sel = (pp == p) & ok
         if not (sel & (waste > 0)).any():
             continue
-        rows.append({"phase": p, "steps": int(sel.sum()), "padded_steps": int((sel & (waste > 0)).sum()),
-                     "actual_tokens": int(actual[sel].sum()), "padded_tokens": int(padded[sel].sum()),
-                     "waste_tokens": int(waste[sel].sum()),
-                     "waste_pct": _round_pct(int(waste[sel].sum()), int(padded[sel].sum())),
-                     "waste_ns": int(wns[sel].sum())})
+        rows.append(
+            {
+                "phase": p,
+                "steps": int(sel.sum()),
+                "padded_steps": int((sel & (waste > 0)).sum()),
+                "actual_tokens": int(actual[sel].sum()),
+                "padded_tokens": int(padded[sel].sum()),
+                "waste_tokens": int(waste[sel].sum()),
+                "waste_pct": _round_pct(int(waste[sel].sum()), int(padded[sel].sum())),
+                "waste_ns": int(wns[sel].sum()),
+            }
+        )
     rows = pd.DataFrame(rows).sort_values("waste_ns", ascending=False, kind="stable")
     cost = int(rows["waste_ns"].sum())
     r0 = rows.iloc[0]
     worst = int(np.argmax(wns))
     t0, t1 = _window(int(d["start_ns"].iloc[worst]), int(d["end_ns"].iloc[worst]))
-    text = (f"{r0['phase']} pads {r0['waste_tokens']:,} tokens ({r0['waste_pct']:.1f} % of {r0['padded_tokens']:,} "
-            f"padded) over {count_noun(int(r0['padded_steps']), 'step')}; {fmt_s(cost)} of step time goes to padding.")
+    text = (
+        f"{r0['phase']} pads {r0['waste_tokens']:,} tokens ({r0['waste_pct']:.1f} % of {r0['padded_tokens']:,} "
+        f"padded) over {count_noun(int(r0['padded_steps']), 'step')}; {fmt_s(cost)} of step time goes to padding."
+    )
     mark = ("dispatch", int(d["start_ns"].iloc[worst]), int(d["end_ns"].iloc[worst]))
     return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1, mark=mark))
 
@@ -885,8 +1092,15 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
     k = ctx.bundle.kernels
     timed = ctx.kernel_duration() > 0  # zero-length and invalid rows add nothing to a union
     if not timed.any():
-        return _empty(ctx, rule, params, "No kernels." if k.empty else f"No timed kernels: none of the "
-                      f"{count_noun(len(k), 'kernel row')} has a usable duration.", view)
+        return _empty(
+            ctx,
+            rule,
+            params,
+            "No kernels."
+            if k.empty
+            else f"No timed kernels: none of the {count_noun(len(k), 'kernel row')} has a usable duration.",
+            view,
+        )
     comm = _is_communication(k) & timed
     if not comm.any():
         return _empty(ctx, rule, params, "No communication kernels (NCCL or similar).", view)
@@ -896,8 +1110,15 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
         c, o = comm & (dev == dv), ~comm & timed & (dev == dv)
         total = union_length(s[c], e[c])
         overlap = intersection_length(s[c], e[c], s[o], e[o])
-        rows.append({"device_id": int(dv), "comm_ns": total, "overlapped_ns": overlap, "exposed_ns": total - overlap,
-                     "exposed_pct": _round_pct(total - overlap, total)})
+        rows.append(
+            {
+                "device_id": int(dv),
+                "comm_ns": total,
+                "overlapped_ns": overlap,
+                "exposed_ns": total - overlap,
+                "exposed_pct": _round_pct(total - overlap, total),
+            }
+        )
     rows = pd.DataFrame(rows).sort_values("exposed_ns", ascending=False, kind="stable")
     cost = int(rows["exposed_ns"].sum())
     short = pd.Categorical(k["short_name"])
@@ -905,9 +1126,11 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
     top_name = short.categories[int(np.argmax(per_name))]
     view = FindingView(tab="kernels", sort="-total_ns", kernel=str(top_name)[:200])
     r0 = rows.iloc[0]
-    text = (f"Communication kernels run {fmt_s(cost)} not overlapped by compute across {count_noun(len(rows), 'GPU')}; "
-            f"GPU {int(r0['device_id'])}: {fmt_s(int(r0['exposed_ns']))} of {fmt_s(int(r0['comm_ns']))} "
-            f"({r0['exposed_pct']:.1f} %) exposed.")
+    text = (
+        f"Communication kernels run {fmt_s(cost)} not overlapped by compute across {count_noun(len(rows), 'GPU')}; "
+        f"GPU {int(r0['device_id'])}: {fmt_s(int(r0['exposed_ns']))} of {fmt_s(int(r0['comm_ns']))} "
+        f"({r0['exposed_pct']:.1f} %) exposed."
+    )
     return _finding(ctx, rule, params, cost, text, rows, view)
 
 
@@ -922,22 +1145,52 @@ def pageable_in_loop(ctx: Context, params: dict) -> Finding:
     if ctx.bundle is None:
         return _not_evaluated(ctx, rule, params, f"Copies in the loop: not evaluated ({NEEDS_EVENTS}).", view)
     b = ctx.bundle
-    parts = [nr.cuda_sync_memcpy(b.memops, b.api_calls, MEMCPY_SYNC_CALL).assign(rule="cuda-sync-memcpy"),
-             nr.cuda_async_memcpy(b.memops, b.api_calls, MEMCPY_ASYNC_CALL).assign(rule="cuda-async-memcpy")]
+    parts = [
+        nr.cuda_sync_memcpy(b.memops, b.api_calls, MEMCPY_SYNC_CALL).assign(rule="cuda-sync-memcpy"),
+        nr.cuda_async_memcpy(b.memops, b.api_calls, MEMCPY_ASYNC_CALL).assign(rule="cuda-async-memcpy"),
+    ]
     rows = pd.concat(parts, ignore_index=True)
     if rows.empty:
         return _empty(ctx, rule, params, "No synchronous or pageable copies.", view)
     if ctx.dispatches.empty:  # the nsys rules list runtime-API copies only: point there only when all are
-        see = ("see cuda-sync-memcpy, cuda-async-memcpy" if rows["api_name"].astype(str).str.startswith("cuda").all()
-               else "the API tab lists their calls")
-        return _empty(ctx, rule, params, f"{count_noun(len(rows), 'synchronous/pageable copy', 'copies')}; no dispatch "
-                      f"marks to place them in a loop ({see}).", view)
+        see = (
+            "see cuda-sync-memcpy, cuda-async-memcpy"
+            if rows["api_name"].astype(str).str.startswith("cuda").all()
+            else "the API tab lists their calls"
+        )
+        return _empty(
+            ctx,
+            rule,
+            params,
+            f"{count_noun(len(rows), 'synchronous/pageable copy', 'copies')}; no dispatch "
+            f"marks to place them in a loop ({see}).",
+            view,
+        )
     rows.insert(0, "phase", ctx.phase_of_time(rows["start_ns"].to_numpy(np.int64)))
-    rows = rows[["phase", "rule", "duration_ns", "start_ns", "src_kind", "dst_kind", "bytes", "pid", "device_id",
-                 "stream_id", "api_name"]]
+    rows = rows[
+        [
+            "phase",
+            "rule",
+            "duration_ns",
+            "start_ns",
+            "src_kind",
+            "dst_kind",
+            "bytes",
+            "pid",
+            "device_id",
+            "stream_id",
+            "api_name",
+        ]
+    ]
     inside = rows["phase"] != ""
     if not inside.any():
-        return _empty(ctx, rule, params, f"{count_noun(len(rows), 'synchronous/pageable copy', 'copies')}, none inside a dispatch.", view)
+        return _empty(
+            ctx,
+            rule,
+            params,
+            f"{count_noun(len(rows), 'synchronous/pageable copy', 'copies')}, none inside a dispatch.",
+            view,
+        )
     rows = rows.sort_values(["duration_ns", "start_ns"], ascending=[False, True], kind="stable")
     inside = rows["phase"] != ""  # in the sorted order
     cost = int(rows.loc[inside, "duration_ns"].sum())
@@ -945,16 +1198,25 @@ def pageable_in_loop(ctx: Context, params: dict) -> Finding:
     t0, t1 = _window(int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"]))
     by = rows[inside].groupby("phase")["duration_ns"].agg(["size", "sum"]).sort_values("sum", ascending=False)
     copies = int(inside.sum())
-    text = (f"{count_noun(copies, 'synchronous or pageable copy', 'copies')} inside the dispatch loop "
-            f"take{'s' if copies == 1 else ''} "
-            f"{fmt_s(cost)} of GPU copy time, most in {by.index[0]} ({count_noun(int(by['size'].iloc[0]), 'copy', 'copies')}); "
-            f"largest: {int(top['bytes']):,} B {top['src_kind']}→{top['dst_kind']} by {clean_api_name(top['api_name'])}.")
+    text = (
+        f"{count_noun(copies, 'synchronous or pageable copy', 'copies')} inside the dispatch loop "
+        f"take{'s' if copies == 1 else ''} "
+        f"{fmt_s(cost)} of GPU copy time, most in {by.index[0]} "
+        f"({count_noun(int(by['size'].iloc[0]), 'copy', 'copies')}); "
+        f"largest: {int(top['bytes']):,} B {top['src_kind']}→{top['dst_kind']} by {clean_api_name(top['api_name'])}."
+    )
     return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="api", t0_ns=t0, t1_ns=t1))
 
 
-_SERVING = {"host-bound-steps": host_bound_steps, "sync-in-loop": sync_in_loop, "launch-bound": launch_bound,
-            "decode-no-graphs": decode_without_graphs, "padding-waste": padding_waste,
-            "exposed-comm": exposed_communication, "pageable-in-loop": pageable_in_loop}
+_SERVING = {
+    "host-bound-steps": host_bound_steps,
+    "sync-in-loop": sync_in_loop,
+    "launch-bound": launch_bound,
+    "decode-no-graphs": decode_without_graphs,
+    "padding-waste": padding_waste,
+    "exposed-comm": exposed_communication,
+    "pageable-in-loop": pageable_in_loop,
+}
 
 
 def resolve_params(rule: str, given: dict | None = None) -> dict:
@@ -979,10 +1241,17 @@ def resolve_params(rule: str, given: dict | None = None) -> dict:
     return out
 
 
-def evaluate(summary: Summary, bundle: TraceBundle | None, *, rules: list[str] | tuple[str, ...] | None = None,
-             params: dict[str, dict] | None = None, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
-             threshold: float | None = None, derived: BundleAnalysis | None = None,
-             steps: StepDispatches | None = None) -> list[Finding]:
+def evaluate(
+    summary: Summary,
+    bundle: TraceBundle | None,
+    *,
+    rules: list[str] | tuple[str, ...] | None = None,
+    params: dict[str, dict] | None = None,
+    dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
+    threshold: float | None = None,
+    derived: BundleAnalysis | None = None,
+    steps: StepDispatches | None = None,
+) -> list[Finding]:
     """Evaluate ``rules`` (default RULES) and rank them: cost descending, then rule id.
 
     Args:
@@ -1003,20 +1272,32 @@ def evaluate(summary: Summary, bundle: TraceBundle | None, *, rules: list[str] |
         if r not in RULE_PARAMS:
             raise KeyError(r)
     resolved = {r: resolve_params(r, (params or {}).get(r)) for r in chosen}
-    ctx = build_context(summary, bundle, dispatch_prefix=dispatch_prefix, threshold=threshold, derived=derived,
-                        steps=steps)
+    ctx = build_context(
+        summary, bundle, dispatch_prefix=dispatch_prefix, threshold=threshold, derived=derived, steps=steps
+    )
     uncaptured = bool(bundle.meta.gpu_activity_missing if bundle is not None else summary.gpu_activity_missing)
 
     def run(rule: str) -> Finding:
         if missing := missing_inputs(summary, bundle, rule):
             what = " or ".join(missing)
             if uncaptured and (GPU_WORK in missing or KERNEL_ROWS in missing):  # launched, not recorded
-                return _not_evaluated(ctx, rule, resolved[rule], "Not evaluated: GPU activity was not captured "
-                                      "(kernels were launched, but the trace holds no kernel or CUDA-graph "
-                                      "execution).", note="GPU activity was not captured")
+                return _not_evaluated(
+                    ctx,
+                    rule,
+                    resolved[rule],
+                    "Not evaluated: GPU activity was not captured "
+                    "(kernels were launched, but the trace holds no kernel or CUDA-graph "
+                    "execution).",
+                    note="GPU activity was not captured",
+                )
             spelled = what.replace(GPU_WORK, "GPU work (no kernel, CUDA-graph or memcpy/memset row)")
-            return _not_evaluated(ctx, rule, resolved[rule], f"Not evaluated: this trace has no {spelled}.",
-                                  note=f"the trace has no {what}")
+            return _not_evaluated(
+                ctx,
+                rule,
+                resolved[rule],
+                f"Not evaluated: this trace has no {spelled}.",
+                note=f"the trace has no {what}",
+            )
         return _SERVING[rule](ctx, resolved[rule]) if rule in _SERVING else nsys_finding(ctx, rule, resolved[rule])
 
     out = [run(r) for r in chosen]

@@ -76,8 +76,14 @@ def busy_parts(busy_source: str) -> tuple[bool, bool]:
     return busy_source == BUSY_ALL, busy_source != BUSY_KERNEL_ROWS
 
 
-def gpu_work(kernels: pd.DataFrame, memops: pd.DataFrame | None = None, graph_launches: pd.DataFrame | None = None,
-             *, include_memops: bool = False, include_graphs: bool = True) -> pd.DataFrame:
+def gpu_work(
+    kernels: pd.DataFrame,
+    memops: pd.DataFrame | None = None,
+    graph_launches: pd.DataFrame | None = None,
+    *,
+    include_memops: bool = False,
+    include_graphs: bool = True,
+) -> pd.DataFrame:
     """The GPU work intervals that count as busy.
 
     Args:
@@ -92,17 +98,42 @@ def gpu_work(kernels: pd.DataFrame, memops: pd.DataFrame | None = None, graph_la
         {"kernel", "memop", "graph"}, in input order per kind.
     """
     k = timed_kernels(kernels)
-    parts = [pd.DataFrame({"device_id": k["device_id"].to_numpy(), "stream_id": k["stream_id"].to_numpy(),
-                           "start_ns": k["start_ns"].to_numpy(), "end_ns": k["end_ns"].to_numpy(), "kind": "kernel"})]
+    parts = [
+        pd.DataFrame(
+            {
+                "device_id": k["device_id"].to_numpy(),
+                "stream_id": k["stream_id"].to_numpy(),
+                "start_ns": k["start_ns"].to_numpy(),
+                "end_ns": k["end_ns"].to_numpy(),
+                "kind": "kernel",
+            }
+        )
+    ]
     if include_memops and memops is not None and not memops.empty:
-        parts.append(pd.DataFrame({"device_id": memops["device_id"].to_numpy(), "stream_id": memops["stream_id"].to_numpy(),
-                                   "start_ns": memops["start_ns"].to_numpy(), "end_ns": memops["end_ns"].to_numpy(),
-                                   "kind": "memop"}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "device_id": memops["device_id"].to_numpy(),
+                    "stream_id": memops["stream_id"].to_numpy(),
+                    "start_ns": memops["start_ns"].to_numpy(),
+                    "end_ns": memops["end_ns"].to_numpy(),
+                    "kind": "memop",
+                }
+            )
+        )
     if include_graphs and graph_launches is not None and not graph_launches.empty:
         g = graph_launches
-        parts.append(pd.DataFrame({"device_id": g["device_id"].to_numpy(), "stream_id": g["stream_id"].to_numpy(),
-                                   "start_ns": g["start_ns"].to_numpy(), "end_ns": g["end_ns"].to_numpy(),
-                                   "kind": "graph"}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "device_id": g["device_id"].to_numpy(),
+                    "stream_id": g["stream_id"].to_numpy(),
+                    "start_ns": g["start_ns"].to_numpy(),
+                    "end_ns": g["end_ns"].to_numpy(),
+                    "kind": "graph",
+                }
+            )
+        )
     out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     return out.astype({"device_id": "int64", "stream_id": "int64", "start_ns": "int64", "end_ns": "int64"})
 
@@ -133,8 +164,9 @@ def cuda_traced(run) -> bool:
         s = run.summary if hasattr(run, "summary") else run
         return int(s.kernel_count) > 0 or not s.api.empty
     # rows of a CUDA kind that were read but all left out (invalid times) still show CUDA was traced
-    return has_gpu_work(b) or not b.api_calls.empty or any(
-        a.read > 0 for a in b.meta.accounts if a.kind in CUDA_ROW_KINDS)
+    return (
+        has_gpu_work(b) or not b.api_calls.empty or any(a.read > 0 for a in b.meta.accounts if a.kind in CUDA_ROW_KINDS)
+    )
 
 
 CUDA_ROW_KINDS = ("kernels", "CUDA API calls", "memcpy/memset", "CUDA graph launches")  # RowAccount kinds
@@ -143,8 +175,7 @@ CUDA_ROW_KINDS = ("kernels", "CUDA API calls", "memcpy/memset", "CUDA graph laun
 def work_for_source(bundle, busy_source: str) -> pd.DataFrame:
     """``gpu_work`` of a TraceBundle for a busy source (``BUSY_SOURCES``)."""
     memops, graphs = busy_parts(busy_source)
-    return gpu_work(bundle.kernels, bundle.memops, bundle.graph_launches, include_memops=memops,
-                    include_graphs=graphs)
+    return gpu_work(bundle.kernels, bundle.memops, bundle.graph_launches, include_memops=memops, include_graphs=graphs)
 
 
 def stream_count(kernels: pd.DataFrame) -> int:
@@ -161,12 +192,15 @@ def stream_sharing(kernels: pd.DataFrame) -> tuple[frozenset, frozenset]:
     keys used by more than one process, and those one process uses in more than one context."""
     keys = kernels[list(STREAM_KEY)].drop_duplicates()
     per_stream = keys.groupby(["device_id", "stream_id"]).agg(pids=("pid", "nunique"), n=("pid", "size"))
-    return (frozenset(per_stream.index[per_stream["pids"] > 1].tolist()),
-            frozenset(per_stream.index[per_stream["n"] > per_stream["pids"]].tolist()))
+    return (
+        frozenset(per_stream.index[per_stream["pids"] > 1].tolist()),
+        frozenset(per_stream.index[per_stream["n"] > per_stream["pids"]].tolist()),
+    )
 
 
-def stream_names(rows: pd.DataFrame, reference: pd.DataFrame | None = None,
-                 sharing: tuple[frozenset, frozenset] | None = None) -> pd.Series:
+def stream_names(
+    rows: pd.DataFrame, reference: pd.DataFrame | None = None, sharing: tuple[frozenset, frozenset] | None = None
+) -> pd.Series:
     """The name of each row's stream (kernels keyed by ``summary.STREAM_KEY``), for lanes and hovers:
     ``"stream 7"``; ``"pid 200 · stream 7"`` when another process uses stream 7 on the same device;
     ``"pid 200 · ctx 3 · stream 7"`` when one process has that stream id in two contexts.
@@ -182,11 +216,15 @@ def stream_names(rows: pd.DataFrame, reference: pd.DataFrame | None = None,
     """
     shared_pid, shared_ctx = sharing or stream_sharing(rows if reference is None else reference)
     out = []
-    for dev, pid, ctx, st in zip(rows["device_id"].tolist(), rows["pid"].tolist(), rows["context_id"].tolist(),
-                                 rows["stream_id"].tolist()):
+    for dev, pid, ctx, st in zip(
+        rows["device_id"].tolist(), rows["pid"].tolist(), rows["context_id"].tolist(), rows["stream_id"].tolist()
+    ):
         k = (dev, st)
-        parts = ([f"pid {pid}"] if k in shared_pid or k in shared_ctx else []) + (
-            [f"ctx {ctx}"] if k in shared_ctx else []) + [f"stream {st}"]
+        parts = (
+            ([f"pid {pid}"] if k in shared_pid or k in shared_ctx else [])
+            + ([f"ctx {ctx}"] if k in shared_ctx else [])
+            + [f"stream {st}"]
+        )
         out.append(" · ".join(parts))
     return pd.Series(out, index=rows.index, dtype=object)
 
@@ -224,12 +262,31 @@ def gpu_time(work: pd.DataFrame, kernels: pd.DataFrame | None = None) -> pd.Data
         s, e = grp["start_ns"].to_numpy(), grp["end_ns"].to_numpy()
         busy = union_length(s, e)
         own = int(e.max()) - int(s.min())
-        rows.append((int(dev), int(kcount.get(dev, 0)) if kcount is not None else 0,
-                     int(ksum.get(dev, 0)) if ksum is not None else 0, busy, own, own - busy, pct(busy, own),
-                     int(streams.get(dev, 0)) if streams is not None else 0))
+        rows.append(
+            (
+                int(dev),
+                int(kcount.get(dev, 0)) if kcount is not None else 0,
+                int(ksum.get(dev, 0)) if ksum is not None else 0,
+                busy,
+                own,
+                own - busy,
+                pct(busy, own),
+                int(streams.get(dev, 0)) if streams is not None else 0,
+            )
+        )
     busy_all = union_length(work["start_ns"].to_numpy(), work["end_ns"].to_numpy())
-    rows.append((ALL_GPUS, sum(r[1] for r in rows), sum(r[2] for r in rows), busy_all, window, window - busy_all,
-                 pct(busy_all, window), sum(r[7] for r in rows)))
+    rows.append(
+        (
+            ALL_GPUS,
+            sum(r[1] for r in rows),
+            sum(r[2] for r in rows),
+            busy_all,
+            window,
+            window - busy_all,
+            pct(busy_all, window),
+            sum(r[7] for r in rows),
+        )
+    )
     return pd.DataFrame(rows, columns=list(GPU_TIME)).astype(GPU_TIME)
 
 
@@ -253,7 +310,9 @@ class GpuOverview:
     per_gpu: pd.DataFrame  # GPU_TIME
 
 
-def gpu_overview(work: pd.DataFrame, kernels: pd.DataFrame | None = None, busy_source: str = BUSY_KERNELS) -> GpuOverview:
+def gpu_overview(
+    work: pd.DataFrame, kernels: pd.DataFrame | None = None, busy_source: str = BUSY_KERNELS
+) -> GpuOverview:
     """Span, any-GPU busy/idle and per-GPU utilisation (mean and lowest) of ``gpu_work`` output."""
     t = gpu_time(work, kernels)
     if t.empty:
@@ -265,10 +324,18 @@ def gpu_overview(work: pd.DataFrame, kernels: pd.DataFrame | None = None, busy_s
     mean = float(ok["utilisation_pct"].mean()) if len(ok) else None
     low = ok.sort_values(["utilisation_pct", "device_id"], kind="stable").iloc[0] if len(ok) else None
     any_pct = float(allrow["utilisation_pct"])
-    return GpuOverview(busy_source, len(devs), int(allrow["window_ns"]), int(allrow["busy_ns"]),
-                       int(allrow["idle_ns"]), None if math.isnan(any_pct) else any_pct, mean,
-                       None if low is None else int(low["device_id"]),
-                       None if low is None else float(low["utilisation_pct"]), t)
+    return GpuOverview(
+        busy_source,
+        len(devs),
+        int(allrow["window_ns"]),
+        int(allrow["busy_ns"]),
+        int(allrow["idle_ns"]),
+        None if math.isnan(any_pct) else any_pct,
+        mean,
+        None if low is None else int(low["device_id"]),
+        None if low is None else float(low["utilisation_pct"]),
+        t,
+    )
 
 
 def trace_gpu_overview(bundle, busy_source: str = BUSY_KERNELS) -> GpuOverview:

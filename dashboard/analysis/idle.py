@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.intervals import gaps, union_intervals
+from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.tables import clean_api_name
 
 DEFAULT_MIN_GAP_NS = 10_000
@@ -57,16 +57,19 @@ def idle_gaps(work: pd.DataFrame, *, min_gap_ns: int = DEFAULT_MIN_GAP_NS) -> pd
         gs, ge = gaps(*union_intervals(grp["start_ns"].to_numpy(), grp["end_ns"].to_numpy()))
         keep = (ge - gs) >= max(min_gap_ns, 1)
         parts.append(pd.DataFrame({"device_id": int(dev), "start_ns": gs[keep], "end_ns": ge[keep]}))
-    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-        {"device_id": [], "start_ns": [], "end_ns": []})
+    out = (
+        pd.concat(parts, ignore_index=True) if parts else pd.DataFrame({"device_id": [], "start_ns": [], "end_ns": []})
+    )
     out = out.astype({"device_id": "int64", "start_ns": "int64", "end_ns": "int64"})
     out["duration_ns"] = out["end_ns"] - out["start_ns"]
-    return out.sort_values(["duration_ns", "device_id", "start_ns"], ascending=[False, True, True],
-                           kind="stable").reset_index(drop=True)
+    return out.sort_values(
+        ["duration_ns", "device_id", "start_ns"], ascending=[False, True, True], kind="stable"
+    ).reset_index(drop=True)
 
 
-def _launching_threads(kernels: pd.DataFrame, api_calls: pd.DataFrame,
-                       launches: pd.DataFrame | None = None) -> dict[int, np.ndarray]:
+def _launching_threads(
+    kernels: pd.DataFrame, api_calls: pd.DataFrame, launches: pd.DataFrame | None = None
+) -> dict[int, np.ndarray]:
     """device id -> global thread ids that launched kernels on it (via correlation id + process;
     ``launches``: ``kernel_launches(kernels, api_calls)`` when the caller has it)."""
     j = kernel_launches(kernels, api_calls) if launches is None else launches
@@ -103,9 +106,16 @@ def memop_cover(gap_frame: pd.DataFrame, memops: pd.DataFrame | None) -> tuple[l
     return out, covered
 
 
-def gap_causes(gap_frame: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.DataFrame, nvtx_ranges: pd.DataFrame,
-               *, limit: int = 500, memops: pd.DataFrame | None = None,
-               launches: pd.DataFrame | None = None) -> pd.DataFrame:
+def gap_causes(
+    gap_frame: pd.DataFrame,
+    kernels: pd.DataFrame,
+    api_calls: pd.DataFrame,
+    nvtx_ranges: pd.DataFrame,
+    *,
+    limit: int = 500,
+    memops: pd.DataFrame | None = None,
+    launches: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Annotate the first ``limit`` gaps (largest first) with what the launching threads were doing.
 
     Returns:
@@ -126,8 +136,12 @@ def gap_causes(gap_frame: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.Dat
         names = frame["name"]
         if not isinstance(names.dtype, pd.CategoricalDtype):
             names = names.astype("category")
-        return (frame["start_ns"].to_numpy()[keep], frame["end_ns"].to_numpy()[keep],
-                names.cat.codes.to_numpy()[keep], names.cat.categories)
+        return (
+            frame["start_ns"].to_numpy()[keep],
+            frame["end_ns"].to_numpy()[keep],
+            names.cat.codes.to_numpy()[keep],
+            names.cat.categories,
+        )
 
     per_device: dict[int, tuple] = {}
     api_names, range_names = [], []
@@ -135,8 +149,10 @@ def gap_causes(gap_frame: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.Dat
         dev = int(dev)
         tids = threads.get(dev, np.empty(0, np.int64))
         if dev not in per_device:
-            per_device[dev] = (columns(api_calls, tids) if len(tids) and not api_calls.empty else None,
-                               columns(nvtx_ranges, tids) if len(tids) and not nvtx_ranges.empty else None)
+            per_device[dev] = (
+                columns(api_calls, tids) if len(tids) and not api_calls.empty else None,
+                columns(nvtx_ranges, tids) if len(tids) and not nvtx_ranges.empty else None,
+            )
         a, r = per_device[dev]
         best_api = ""
         if a is not None:
@@ -158,8 +174,9 @@ def gap_causes(gap_frame: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.Dat
         range_names.append(best_range)
     g["api_call"] = api_names
     g["nvtx_range"] = range_names
-    g["cause"] = [f"{a_} in {r_}" if a_ and r_ else (a_ or r_ or NO_HOST_ACTIVITY)
-                  for a_, r_ in zip(api_names, range_names)]
+    g["cause"] = [
+        f"{a_} in {r_}" if a_ and r_ else (a_ or r_ or NO_HOST_ACTIVITY) for a_, r_ in zip(api_names, range_names)
+    ]
     g["memop"], g["memop_ns"] = memop_cover(g, memops)
     return g[list(IDLE_GAPS)].astype(IDLE_GAPS).reset_index(drop=True)
 
@@ -167,7 +184,9 @@ def gap_causes(gap_frame: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.Dat
 def idle_by_cause(causes: pd.DataFrame) -> pd.DataFrame:
     """Total idle time per cause label (frame: cause, gaps, idle_ns; largest first)."""
     if causes.empty:
-        return pd.DataFrame({"cause": [], "gaps": pd.Series([], dtype="int64"), "idle_ns": pd.Series([], dtype="int64")})
+        return pd.DataFrame(
+            {"cause": [], "gaps": pd.Series([], dtype="int64"), "idle_ns": pd.Series([], dtype="int64")}
+        )
     g = causes.groupby("cause", sort=False)["duration_ns"]
     out = pd.DataFrame({"gaps": g.size(), "idle_ns": g.sum()}).reset_index()
     return out.sort_values(["idle_ns", "cause"], ascending=[False, True], kind="stable").reset_index(drop=True)

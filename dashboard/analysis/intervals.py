@@ -122,9 +122,13 @@ def gaps(starts, ends, *, within: tuple[int, int] | None = None) -> tuple[np.nda
     if within is not None:
         lo, hi = int(within[0]), int(within[1])
         if us.size == 0:
-            return (np.array([lo], np.int64), np.array([hi], np.int64)) if hi > lo else (
-                np.empty(0, np.int64),
-                np.empty(0, np.int64),
+            return (
+                (np.array([lo], np.int64), np.array([hi], np.int64))
+                if hi > lo
+                else (
+                    np.empty(0, np.int64),
+                    np.empty(0, np.int64),
+                )
             )
         gs = np.r_[lo, ue]
         ge = np.r_[us, hi]
@@ -182,4 +186,3 @@ def union_fraction_bins(union_starts, union_ends, lo: int, hi: int, n_bins: int)
     widths = np.diff(edges)
     frac = np.divide(np.diff(cov), widths, out=np.zeros(n_bins), where=widths > 0)
     return edges, np.clip(frac, 0.0, 1.0)
-

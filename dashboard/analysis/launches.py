@@ -27,8 +27,9 @@ def launch_key(pid, corr) -> np.ndarray | None:
     (pid outside [-1, 2**29), correlation id outside [-1, 2**33 - 1))."""
     pid = np.asarray(pid, dtype=np.int64)
     corr = np.asarray(corr, dtype=np.int64)
-    if pid.size and (pid.min() < -1 or pid.max() >= _MAX_PID or corr.min() < -1
-                     or corr.max() >= (1 << KEY_CORR_BITS) - 1):
+    if pid.size and (
+        pid.min() < -1 or pid.max() >= _MAX_PID or corr.min() < -1 or corr.max() >= (1 << KEY_CORR_BITS) - 1
+    ):
         return None
     return ((pid + 1) << KEY_CORR_BITS) | (corr + 1)
 
@@ -59,8 +60,9 @@ def launch_index(api_calls: pd.DataFrame) -> LaunchIndex:
     return LaunchIndex(keys, rows)
 
 
-def match_launches(kernels: pd.DataFrame, api_calls: pd.DataFrame,
-                   index: LaunchIndex | None = None) -> tuple[np.ndarray, np.ndarray]:
+def match_launches(
+    kernels: pd.DataFrame, api_calls: pd.DataFrame, index: LaunchIndex | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``(kernel_pos, api_pos)``: for every kernel that has a launch call, in kernel order, its row
     position in ``kernels`` and its call's row position in ``api_calls``.
 
@@ -81,10 +83,20 @@ def match_launches(kernels: pd.DataFrame, api_calls: pd.DataFrame,
 
 def _match_by_merge(kernels: pd.DataFrame, api_calls: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """``match_launches`` by a merge on (pid, correlation id), for ids too large for ``launch_key``."""
-    k = pd.DataFrame({"kernel_pos": np.arange(len(kernels)), "correlation_id": kernels["correlation_id"].to_numpy(),
-                      "pid": kernels["pid"].to_numpy()})
-    a = pd.DataFrame({"api_pos": np.arange(len(api_calls)), "correlation_id": api_calls["correlation_id"].to_numpy(),
-                      "pid": api_calls["pid"].to_numpy()})
+    k = pd.DataFrame(
+        {
+            "kernel_pos": np.arange(len(kernels)),
+            "correlation_id": kernels["correlation_id"].to_numpy(),
+            "pid": kernels["pid"].to_numpy(),
+        }
+    )
+    a = pd.DataFrame(
+        {
+            "api_pos": np.arange(len(api_calls)),
+            "correlation_id": api_calls["correlation_id"].to_numpy(),
+            "pid": api_calls["pid"].to_numpy(),
+        }
+    )
     a = a[a["correlation_id"] >= 0].drop_duplicates(["correlation_id", "pid"], keep="first")
     out = k[k["correlation_id"] >= 0].merge(a, on=["correlation_id", "pid"], how="inner", sort=False)
     out = out.sort_values("kernel_pos", kind="stable")
@@ -101,12 +113,19 @@ def kernel_launches(kernels: pd.DataFrame, api_calls: pd.DataFrame, index: Launc
     """
     kpos, apos = match_launches(kernels, api_calls, index)
     a_start = api_calls["start_ns"].to_numpy()
-    return pd.DataFrame({
-        "kernel_index": kpos, "api_index": apos,
-        "correlation_id": kernels["correlation_id"].to_numpy()[kpos], "pid": kernels["pid"].to_numpy()[kpos],
-        "api_name": _names_at(api_calls["name"], apos), "api_start_ns": a_start[apos],
-        "api_ns": api_calls["end_ns"].to_numpy(np.int64)[apos] - a_start[apos].astype(np.int64),
-        "kernel_start_ns": kernels["start_ns"].to_numpy()[kpos]}, copy=False)
+    return pd.DataFrame(
+        {
+            "kernel_index": kpos,
+            "api_index": apos,
+            "correlation_id": kernels["correlation_id"].to_numpy()[kpos],
+            "pid": kernels["pid"].to_numpy()[kpos],
+            "api_name": _names_at(api_calls["name"], apos),
+            "api_start_ns": a_start[apos],
+            "api_ns": api_calls["end_ns"].to_numpy(np.int64)[apos] - a_start[apos].astype(np.int64),
+            "kernel_start_ns": kernels["start_ns"].to_numpy()[kpos],
+        },
+        copy=False,
+    )
 
 
 def _names_at(names: pd.Series, pos: np.ndarray):

@@ -28,18 +28,51 @@ import pandas as pd
 from dashboard.model import TraceBundle
 
 # Row frames (column -> dtype), as the rules report them.
-GAP_ROWS: dict[str, str] = {"duration_ns": "int64", "start_ns": "int64", "pid": "int64", "device_id": "int64",
-                            "context_id": "int64"}
-LOW_UTIL_ROWS: dict[str, str] = {"in_use_pct": "float64", "duration_ns": "int64", "start_ns": "int64", "pid": "int64",
-                                 "device_id": "int64", "context_id": "int64"}
-SYNC_API_ROWS: dict[str, str] = {"duration_ns": "int64", "start_ns": "int64", "pid": "int64", "tid": "int64",
-                                 "api_name": "object"}
-MEMCPY_ROWS: dict[str, str] = {"duration_ns": "int64", "start_ns": "int64", "src_kind": "object",
-                               "dst_kind": "object", "bytes": "int64", "pid": "int64", "device_id": "int64",
-                               "context_id": "int64", "stream_id": "int64", "api_name": "object"}
-MEMSET_ROWS: dict[str, str] = {"duration_ns": "int64", "start_ns": "int64", "dst_kind": "object", "bytes": "int64",
-                               "pid": "int64", "device_id": "int64", "context_id": "int64", "stream_id": "int64",
-                               "api_name": "object"}
+GAP_ROWS: dict[str, str] = {
+    "duration_ns": "int64",
+    "start_ns": "int64",
+    "pid": "int64",
+    "device_id": "int64",
+    "context_id": "int64",
+}
+LOW_UTIL_ROWS: dict[str, str] = {
+    "in_use_pct": "float64",
+    "duration_ns": "int64",
+    "start_ns": "int64",
+    "pid": "int64",
+    "device_id": "int64",
+    "context_id": "int64",
+}
+SYNC_API_ROWS: dict[str, str] = {
+    "duration_ns": "int64",
+    "start_ns": "int64",
+    "pid": "int64",
+    "tid": "int64",
+    "api_name": "object",
+}
+MEMCPY_ROWS: dict[str, str] = {
+    "duration_ns": "int64",
+    "start_ns": "int64",
+    "src_kind": "object",
+    "dst_kind": "object",
+    "bytes": "int64",
+    "pid": "int64",
+    "device_id": "int64",
+    "context_id": "int64",
+    "stream_id": "int64",
+    "api_name": "object",
+}
+MEMSET_ROWS: dict[str, str] = {
+    "duration_ns": "int64",
+    "start_ns": "int64",
+    "dst_kind": "object",
+    "bytes": "int64",
+    "pid": "int64",
+    "device_id": "int64",
+    "context_id": "int64",
+    "stream_id": "int64",
+    "api_name": "object",
+}
 
 DEFAULT_GAP_MS = 500  # gpu-starv (nsys default)
 DEFAULT_THRESHOLD_PCT = 50  # gpu-low-util
@@ -76,8 +109,10 @@ class Param:
 
 NSYS_RULE_PARAMS: dict[str, tuple[Param, ...]] = {
     "gpu-starv": (Param("gap", DEFAULT_GAP_MS, "ms", 0, 10**9, "minimum idle gap reported, in ms"),),
-    "gpu-low-util": (Param("threshold", DEFAULT_THRESHOLD_PCT, "%", 0, 10**6, "chunks under this in-use % are reported"),
-                     Param("chunks", DEFAULT_CHUNKS, "", 1, 1000, "equal chunks per GPU and process", integer=True)),
+    "gpu-low-util": (
+        Param("threshold", DEFAULT_THRESHOLD_PCT, "%", 0, 10**6, "chunks under this in-use % are reported"),
+        Param("chunks", DEFAULT_CHUNKS, "", 1, 1000, "equal chunks per GPU and process", integer=True),
+    ),
     "cuda-sync-api": (),
     "cuda-sync-memcpy": (),
     "cuda-sync-memset": (),
@@ -98,8 +133,10 @@ def gpu_ops(bundle: TraceBundle) -> pd.DataFrame:
     """
     k, m = bundle.kernels, bundle.memops
     cols = ("start_ns", "end_ns", "pid", "device_id", "context_id")
-    arrays = {c: (np.concatenate([k[c].to_numpy(np.int64), m[c].to_numpy(np.int64)]) if len(m)
-                  else k[c].to_numpy(np.int64)) for c in cols}
+    arrays = {
+        c: (np.concatenate([k[c].to_numpy(np.int64), m[c].to_numpy(np.int64)]) if len(m) else k[c].to_numpy(np.int64))
+        for c in cols
+    }
     keep = arrays["start_ns"] > 0
     if not keep.all():
         arrays = {c: v[keep] for c, v in arrays.items()}
@@ -116,7 +153,7 @@ def _groups(ops: pd.DataFrame):
     codes, uniq = pd.factorize(pd.MultiIndex.from_arrays([pid, dev]))
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(len(uniq) + 1))
-    groups = [(int(uniq[i][0]), int(uniq[i][1]), order[bounds[i]:bounds[i + 1]]) for i in range(len(uniq))]
+    groups = [(int(uniq[i][0]), int(uniq[i][1]), order[bounds[i] : bounds[i + 1]]) for i in range(len(uniq))]
     return sorted(groups, key=lambda g: (g[0], g[1]))
 
 
@@ -159,8 +196,9 @@ def _sqlite_round1(x: float) -> float:
     return math.floor(x * 10 + 0.5 + 1e-9) / 10 if x >= 0 else -math.floor(-x * 10 + 0.5 + 1e-9) / 10
 
 
-def gpu_low_utilization(ops: pd.DataFrame, *, threshold: int = DEFAULT_THRESHOLD_PCT,
-                        chunks: int = DEFAULT_CHUNKS) -> pd.DataFrame:
+def gpu_low_utilization(
+    ops: pd.DataFrame, *, threshold: int = DEFAULT_THRESHOLD_PCT, chunks: int = DEFAULT_CHUNKS
+) -> pd.DataFrame:
     """``gpu-low-util``: chunks of each GPU's active window with GPU time under ``threshold`` %.
 
     As nsys: per (device, pid) the window [first op start, last op end] is cut into ``chunks``
@@ -190,7 +228,7 @@ def gpu_low_utilization(ops: pd.DataFrame, *, threshold: int = DEFAULT_THRESHOLD
         cum_s = np.concatenate([[0], np.cumsum(s - lo)])
         cum_e = np.concatenate([[0], np.cumsum(e - lo)])
 
-        def busy_before(x: int) -> int:
+        def busy_before(x: int, s=s, e=e, lo=lo, cum_s=cum_s, cum_e=cum_e) -> int:  # this chunk's arrays
             ns_, ne_ = int(np.searchsorted(s, x, side="left")), int(np.searchsorted(e, x, side="left"))
             return ns_ * (x - lo) - int(cum_s[ns_]) - (ne_ * (x - lo) - int(cum_e[ne_]))
 
@@ -237,10 +275,20 @@ def cuda_sync_api(api_calls: pd.DataFrame) -> pd.DataFrame:
     cats = api_calls["name"].astype("category")
     hit_codes = [i for i, n in enumerate(cats.cat.categories) if _SYNC_API.match(str(n))]
     a = api_calls[np.isin(cats.cat.codes.to_numpy(), hit_codes)]
-    f = pd.DataFrame({"duration_ns": a["end_ns"] - a["start_ns"], "start_ns": a["start_ns"], "pid": a["pid"],
-                      "tid": a["tid"], "api_name": a["name"].astype(str).to_numpy(dtype=object)})
-    return f.astype(SYNC_API_ROWS).sort_values(["duration_ns", "start_ns"], ascending=[False, True],
-                                               kind="stable").reset_index(drop=True)
+    f = pd.DataFrame(
+        {
+            "duration_ns": a["end_ns"] - a["start_ns"],
+            "start_ns": a["start_ns"],
+            "pid": a["pid"],
+            "tid": a["tid"],
+            "api_name": a["name"].astype(str).to_numpy(dtype=object),
+        }
+    )
+    return (
+        f.astype(SYNC_API_ROWS)
+        .sort_values(["duration_ns", "start_ns"], ascending=[False, True], kind="stable")
+        .reset_index(drop=True)
+    )
 
 
 def _join_api(ops: pd.DataFrame, api_calls: pd.DataFrame, pattern: re.Pattern) -> pd.DataFrame:
@@ -251,20 +299,38 @@ def _join_api(ops: pd.DataFrame, api_calls: pd.DataFrame, pattern: re.Pattern) -
     cats = api_calls["name"].astype("category")
     hit_codes = [i for i, n in enumerate(cats.cat.categories) if pattern.match(str(n))]
     a = api_calls[np.isin(cats.cat.codes.to_numpy(), hit_codes)]
-    a = pd.DataFrame({"correlation_id": a["correlation_id"].to_numpy(np.int64), "pid": a["pid"].to_numpy(np.int64),
-                      "api_name": a["name"].astype(str).to_numpy(dtype=object)})
+    a = pd.DataFrame(
+        {
+            "correlation_id": a["correlation_id"].to_numpy(np.int64),
+            "pid": a["pid"].to_numpy(np.int64),
+            "api_name": a["name"].astype(str).to_numpy(dtype=object),
+        }
+    )
     return ops.merge(a, on=["correlation_id", "pid"], how="inner")
 
 
 def _memcpy_rows(m: pd.DataFrame) -> pd.DataFrame:
     if m.empty:
         return _frame({}, MEMCPY_ROWS)
-    f = pd.DataFrame({"duration_ns": m["end_ns"] - m["start_ns"], "start_ns": m["start_ns"],
-                      "src_kind": m["src_kind"].astype(str), "dst_kind": m["dst_kind"].astype(str),
-                      "bytes": m["bytes"], "pid": m["pid"], "device_id": m["device_id"],
-                      "context_id": m["context_id"], "stream_id": m["stream_id"], "api_name": m["api_name"]})
-    return f.astype(MEMCPY_ROWS).sort_values(["duration_ns", "start_ns"], ascending=[False, True],
-                                             kind="stable").reset_index(drop=True)
+    f = pd.DataFrame(
+        {
+            "duration_ns": m["end_ns"] - m["start_ns"],
+            "start_ns": m["start_ns"],
+            "src_kind": m["src_kind"].astype(str),
+            "dst_kind": m["dst_kind"].astype(str),
+            "bytes": m["bytes"],
+            "pid": m["pid"],
+            "device_id": m["device_id"],
+            "context_id": m["context_id"],
+            "stream_id": m["stream_id"],
+            "api_name": m["api_name"],
+        }
+    )
+    return (
+        f.astype(MEMCPY_ROWS)
+        .sort_values(["duration_ns", "start_ns"], ascending=[False, True], kind="stable")
+        .reset_index(drop=True)
+    )
 
 
 def _memcpys(memops: pd.DataFrame) -> pd.DataFrame:
@@ -284,8 +350,9 @@ def _kind_is(memops: pd.DataFrame, column: str, values) -> np.ndarray:
     return np.isin(col.cat.codes.to_numpy(), ok)
 
 
-def cuda_sync_memcpy(memops: pd.DataFrame, api_calls: pd.DataFrame,
-                     api_pattern: re.Pattern = _MEMCPY_SYNC_API) -> pd.DataFrame:
+def cuda_sync_memcpy(
+    memops: pd.DataFrame, api_calls: pd.DataFrame, api_pattern: re.Pattern = _MEMCPY_SYNC_API
+) -> pd.DataFrame:
     """``cuda-sync-memcpy``: copies issued by a synchronous ``cudaMemcpy*`` call (no ``Async`` in the
     name) that block the host: all but device-to-device copies (within one device) and
     host-to-device copies of 64 KiB or less (which return before the copy). ``api_pattern``: the calls
@@ -302,8 +369,9 @@ def cuda_sync_memcpy(memops: pd.DataFrame, api_calls: pd.DataFrame,
     return _memcpy_rows(_join_api(m, api_calls, api_pattern))
 
 
-def cuda_async_memcpy(memops: pd.DataFrame, api_calls: pd.DataFrame,
-                      api_pattern: re.Pattern = _MEMCPY_ASYNC_API) -> pd.DataFrame:
+def cuda_async_memcpy(
+    memops: pd.DataFrame, api_calls: pd.DataFrame, api_pattern: re.Pattern = _MEMCPY_ASYNC_API
+) -> pd.DataFrame:
     """``cuda-async-memcpy``: copies issued by a ``cudaMemcpy*Async*`` call with pageable memory on
     either side, which makes the asynchronous copy synchronous.
 
@@ -317,8 +385,9 @@ def cuda_async_memcpy(memops: pd.DataFrame, api_calls: pd.DataFrame,
     return _memcpy_rows(_join_api(m, api_calls, api_pattern))
 
 
-def cuda_sync_memset(memops: pd.DataFrame, api_calls: pd.DataFrame,
-                     api_pattern: re.Pattern = _MEMSET_SYNC_API) -> pd.DataFrame:
+def cuda_sync_memset(
+    memops: pd.DataFrame, api_calls: pd.DataFrame, api_pattern: re.Pattern = _MEMSET_SYNC_API
+) -> pd.DataFrame:
     """``cuda-sync-memset``: memsets of pinned or managed memory issued by a synchronous ``cudaMemset*``.
 
     Returns:
@@ -329,16 +398,29 @@ def cuda_sync_memset(memops: pd.DataFrame, api_calls: pd.DataFrame,
     if m.empty:
         return _frame({}, MEMSET_ROWS)
     j = _join_api(m, api_calls, api_pattern)
-    f = pd.DataFrame({"duration_ns": j["end_ns"] - j["start_ns"], "start_ns": j["start_ns"],
-                      "dst_kind": j["dst_kind"].astype(str), "bytes": j["bytes"], "pid": j["pid"],
-                      "device_id": j["device_id"], "context_id": j["context_id"], "stream_id": j["stream_id"],
-                      "api_name": j["api_name"]})
-    return f.astype(MEMSET_ROWS).sort_values(["duration_ns", "start_ns"], ascending=[False, True],
-                                             kind="stable").reset_index(drop=True)
+    f = pd.DataFrame(
+        {
+            "duration_ns": j["end_ns"] - j["start_ns"],
+            "start_ns": j["start_ns"],
+            "dst_kind": j["dst_kind"].astype(str),
+            "bytes": j["bytes"],
+            "pid": j["pid"],
+            "device_id": j["device_id"],
+            "context_id": j["context_id"],
+            "stream_id": j["stream_id"],
+            "api_name": j["api_name"],
+        }
+    )
+    return (
+        f.astype(MEMSET_ROWS)
+        .sort_values(["duration_ns", "start_ns"], ascending=[False, True], kind="stable")
+        .reset_index(drop=True)
+    )
 
 
-def run_nsys_rule(rule: str, bundle: TraceBundle, params: dict[str, int] | None = None,
-                  ops: pd.DataFrame | None = None) -> pd.DataFrame:
+def run_nsys_rule(
+    rule: str, bundle: TraceBundle, params: dict[str, int] | None = None, ops: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Evaluate one ``nsys analyze`` rule by id with ``params`` (defaults filled in).
 
     Args:
@@ -352,8 +434,9 @@ def run_nsys_rule(rule: str, bundle: TraceBundle, params: dict[str, int] | None 
     if rule == "gpu-starv":
         return gpu_starvation(gpu_ops(bundle) if ops is None else ops, gap_ms=p["gap"])
     if rule == "gpu-low-util":
-        return gpu_low_utilization(gpu_ops(bundle) if ops is None else ops, threshold=p["threshold"],
-                                   chunks=p["chunks"])
+        return gpu_low_utilization(
+            gpu_ops(bundle) if ops is None else ops, threshold=p["threshold"], chunks=p["chunks"]
+        )
     if rule == "cuda-sync-api":
         return cuda_sync_api(bundle.api_calls)
     if rule == "cuda-sync-memcpy":

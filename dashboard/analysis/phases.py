@@ -103,18 +103,20 @@ def build_dispatches(timeline: pd.DataFrame, *, end_ns: int | None) -> pd.DataFr
         ends[-1] = last_start + (int(pool.median()) if len(pool) else 0)
         estimated[-1] = True
     fields = [parse_dispatch_name(n) for n in tl["name"]]
-    return pd.DataFrame({
-        "index": np.arange(len(tl), dtype=np.int64),
-        "start_ns": starts,
-        "end_ns": ends,
-        "duration_ns": ends - starts,
-        "name": tl["name"].astype(object).to_numpy(),
-        "tokens": pd.array([_to_int(f.get("actual")) for f in fields], dtype="Int64"),
-        "mode": [f.get("mode", "") for f in fields],
-        "padded": pd.array([_to_int(f.get("padded")) for f in fields], dtype="Int64"),
-        "mixed": np.array([is_mixed(f) for f in fields], dtype=bool),
-        "end_estimated": estimated,
-    })
+    return pd.DataFrame(
+        {
+            "index": np.arange(len(tl), dtype=np.int64),
+            "start_ns": starts,
+            "end_ns": ends,
+            "duration_ns": ends - starts,
+            "name": tl["name"].astype(object).to_numpy(),
+            "tokens": pd.array([_to_int(f.get("actual")) for f in fields], dtype="Int64"),
+            "mode": [f.get("mode", "") for f in fields],
+            "padded": pd.array([_to_int(f.get("padded")) for f in fields], dtype="Int64"),
+            "mixed": np.array([is_mixed(f) for f in fields], dtype=bool),
+            "end_estimated": estimated,
+        }
+    )
 
 
 def is_mixed(fields: dict[str, str]) -> bool:
@@ -186,7 +188,8 @@ def phase_stats(dispatches: pd.DataFrame, phases: pd.Series, whole: np.ndarray |
 
     Returns:
         PHASE_STATS frame, one row per phase present, in PHASE_ORDER: dispatches, tokens (sum
-        of ``actual``; NA when no dispatch of the phase gives one), total_ns (sum of dispatch durations), mean_ns, p50_ns and p90_ns of the
+        of ``actual``; NA when no dispatch of the phase gives one), total_ns (sum of dispatch durations), mean_ns,
+        p50_ns and p90_ns of the
         duration (numpy linear percentiles), p99_ns, tokens_per_s = tokens / total seconds (NaN, "n/a",
         when the total is 0 or tokens are NA).
     """
@@ -205,18 +208,20 @@ def phase_stats(dispatches: pd.DataFrame, phases: pd.Series, whole: np.ndarray |
         steps = dur[full]  # step times: whole steps only
         full_total = int(steps.sum())
         full_tokens = int(sel["tokens"][full].fillna(0).sum()) if counted else None
-        pct = (lambda q: float(np.percentile(steps, q))) if steps.size else (lambda q: math.nan)
-        rows.append({
-            "phase": phase,
-            "dispatches": len(sel),
-            "tokens": tokens,
-            "total_ns": total,
-            "mean_ns": float(steps.mean()) if steps.size else math.nan,
-            "p50_ns": pct(50),
-            "p90_ns": pct(90),
-            "p99_ns": pct(99),
-            "tokens_per_s": full_tokens / (full_total / 1e9) if full_total > 0 and counted else math.nan,  # n/a
-        })
+        pct = (lambda q, steps=steps: float(np.percentile(steps, q))) if steps.size else (lambda q: math.nan)
+        rows.append(
+            {
+                "phase": phase,
+                "dispatches": len(sel),
+                "tokens": tokens,
+                "total_ns": total,
+                "mean_ns": float(steps.mean()) if steps.size else math.nan,
+                "p50_ns": pct(50),
+                "p90_ns": pct(90),
+                "p99_ns": pct(99),
+                "tokens_per_s": full_tokens / (full_total / 1e9) if full_total > 0 and counted else math.nan,  # n/a
+            }
+        )
     out = pd.DataFrame(rows, columns=list(PHASE_STATS))
     return out.astype(PHASE_STATS)
 
@@ -235,11 +240,19 @@ def phase_runs(dispatches: pd.DataFrame, phases: pd.Series) -> tuple[pd.DataFram
     p = phases.to_numpy()
     run_id = np.r_[0, np.cumsum(p[1:] != p[:-1])]
     g = dispatches.assign(run=run_id).groupby("run", sort=True)
-    runs = pd.DataFrame({
-        "index": g["index"].first(), "start_ns": g["start_ns"].min(), "end_ns": g["end_ns"].max(),
-        "name": g["name"].first(), "tokens": g["tokens"].sum(min_count=1).astype("Int64"),
-        "mode": g["mode"].first(), "padded": g["padded"].first(), "mixed": g["mixed"].any() if "mixed" in dispatches
-        else False, "end_estimated": g["end_estimated"].any(), "dispatches": g.size(),
-    }).reset_index(drop=True)
+    runs = pd.DataFrame(
+        {
+            "index": g["index"].first(),
+            "start_ns": g["start_ns"].min(),
+            "end_ns": g["end_ns"].max(),
+            "name": g["name"].first(),
+            "tokens": g["tokens"].sum(min_count=1).astype("Int64"),
+            "mode": g["mode"].first(),
+            "padded": g["padded"].first(),
+            "mixed": g["mixed"].any() if "mixed" in dispatches else False,
+            "end_estimated": g["end_estimated"].any(),
+            "dispatches": g.size(),
+        }
+    ).reset_index(drop=True)
     runs.insert(3, "duration_ns", runs["end_ns"] - runs["start_ns"])
     return runs, pd.Series(p[np.r_[0, np.flatnonzero(p[1:] != p[:-1]) + 1]], name="phase")

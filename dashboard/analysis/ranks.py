@@ -21,7 +21,6 @@ from dashboard.model import (
     MEMOPS,
     NVTX_MARKS,
     NVTX_RANGES,
-    RowAccount,
     Summary,
     TraceBundle,
     TraceMeta,
@@ -31,10 +30,12 @@ from dashboard.model import (
 
 MAX_RANKS = 4096
 RANKS_FORMAT = "nsys-ranks"
-RANKS_NOTICE = ("Ranks aligned on their own session start; clocks of different hosts are not comparable to the ns. "
-                "GPU lanes are “rank r · GPU d” and threads “rank r · pid p · tid t”; NVTX ranges are per rank "
-                "(“rank r · name”, GPU overlap against that rank's own GPU work); dispatch marks are per rank "
-                "(“rank r · …”), so the dispatch and phase analysis needs one rank opened alone.")
+RANKS_NOTICE = (
+    "Ranks aligned on their own session start; clocks of different hosts are not comparable to the ns. "
+    "GPU lanes are “rank r · GPU d” and threads “rank r · pid p · tid t”; NVTX ranges are per rank "
+    "(“rank r · name”, GPU overlap against that rank's own GPU work); dispatch marks are per rank "
+    "(“rank r · …”), so the dispatch and phase analysis needs one rank opened alone."
+)
 RANK_COLUMN = "rank"  # every frame of a merged bundle carries the rank each row belongs to (int64)
 
 RANK_TABLE: dict[str, str] = {
@@ -56,8 +57,9 @@ def rank_label(rank: int, device_id: int, name: str = "") -> str:
     return f"rank {rank} · GPU {device_id}" + (f" · {name}" if name else "")
 
 
-def rank_table(summaries: Sequence[Summary | None], files: Sequence[str],
-               ranks: Sequence[int] | None = None) -> pd.DataFrame:
+def rank_table(
+    summaries: Sequence[Summary | None], files: Sequence[str], ranks: Sequence[int] | None = None
+) -> pd.DataFrame:
     """Combined per-rank table of a multi-rank run.
 
     Args:
@@ -84,14 +86,20 @@ def rank_table(summaries: Sequence[Summary | None], files: Sequence[str],
         if s is None:
             continue
         top = s.top_kernels.iloc[0] if len(s.top_kernels) else None
-        rows.append({
-            "rank": rank, "file": str(name), "span_ns": int(s.gpu_activity_span_ns),
-            "busy_ns": int(s.gpu_busy_union_ns), "idle_ns": int(s.gpu_idle_within_span_ns),
-            "utilisation_pct": np.nan if s.utilisation_pct is None else float(s.utilisation_pct),  # NaN: n/a
-            "kernel_count": int(s.kernel_count),
-            "top_kernel": "" if top is None else str(top["name"]),
-            "top_kernel_ns": 0 if top is None else int(top["total_ns"]), "slowest": False,
-        })
+        rows.append(
+            {
+                "rank": rank,
+                "file": str(name),
+                "span_ns": int(s.gpu_activity_span_ns),
+                "busy_ns": int(s.gpu_busy_union_ns),
+                "idle_ns": int(s.gpu_idle_within_span_ns),
+                "utilisation_pct": np.nan if s.utilisation_pct is None else float(s.utilisation_pct),  # NaN: n/a
+                "kernel_count": int(s.kernel_count),
+                "top_kernel": "" if top is None else str(top["name"]),
+                "top_kernel_ns": 0 if top is None else int(top["total_ns"]),
+                "slowest": False,
+            }
+        )
     table = pd.DataFrame(rows, columns=list(RANK_TABLE)).astype(RANK_TABLE)
     if len(table) and int(table["span_ns"].max()) > 0:  # a rank without GPU work is never "the slowest"
         order = table.sort_values(["span_ns", "busy_ns", "rank"], ascending=[False, False, True], kind="stable")
@@ -117,8 +125,10 @@ def declared_ranks(declared: Sequence[int | None], files: Sequence[str]) -> tupl
         return given, []
     if any(r is None for r in declared) or len(set(declared)) != len(declared):
         said = ", ".join(f"{f}: {'none' if r is None else r}" for f, r in zip(files, declared))
-        return given, [f"ranks taken from the order given: the traces' distributedInfo.rank values ({said}) are "
-                       "missing or repeated"]
+        return given, [
+            f"ranks taken from the order given: the traces' distributedInfo.rank values ({said}) are "
+            "missing or repeated"
+        ]
     ranks = [int(r) for r in declared]
     if ranks != given:
         said = ", ".join(f"{f} is rank {r}" for f, r in zip(files, ranks))
@@ -126,8 +136,9 @@ def declared_ranks(declared: Sequence[int | None], files: Sequence[str]) -> tupl
     return ranks, []
 
 
-def merge_ranks(bundles: Sequence[TraceBundle], files: Sequence[str] | None = None,
-                ranks: Sequence[int] | None = None) -> TraceBundle:
+def merge_ranks(
+    bundles: Sequence[TraceBundle], files: Sequence[str] | None = None, ranks: Sequence[int] | None = None
+) -> TraceBundle:
     """One bundle holding every rank, so the single-trace views work on it unchanged.
 
     Times are kept as they are: each trace is already on its own session timeline (t = 0 = its
@@ -177,8 +188,12 @@ def merge_ranks(bundles: Sequence[TraceBundle], files: Sequence[str] | None = No
     thread_names: dict[int, str] = {}  # merged global_tid -> name
     dropped = 0
     for rank, b, name in zip(ranks, bundles, files):
-        devices = set(b.kernels["device_id"].tolist()) | set(b.memops["device_id"].tolist()) \
-            | set(b.graph_launches["device_id"].tolist()) | set(b.meta.gpus)
+        devices = (
+            set(b.kernels["device_id"].tolist())
+            | set(b.memops["device_id"].tolist())
+            | set(b.graph_launches["device_id"].tolist())
+            | set(b.meta.gpus)
+        )
         lane_of = {}
         for d in sorted(devices):
             lane_of[d] = len(rank_devices)
@@ -192,36 +207,53 @@ def merge_ranks(bundles: Sequence[TraceBundle], files: Sequence[str] | None = No
             pid_of[p] = len(rank_pids) + 1
             rank_pids[pid_of[p]] = (rank, p)
 
-        def lanes(series: pd.Series) -> np.ndarray:
+        def lanes(series: pd.Series, lane_of=lane_of) -> np.ndarray:  # this rank's maps
             return series.map(lane_of).to_numpy(dtype=np.int64)
 
-        def procs(series: pd.Series) -> np.ndarray:
+        def procs(series: pd.Series, pid_of=pid_of) -> np.ndarray:
             return series.map(pid_of).to_numpy(dtype=np.int64)
 
         def threads(frame: pd.DataFrame) -> np.ndarray:
             return (procs(frame["pid"]) << 24) | (frame["tid"].to_numpy(dtype=np.int64) & 0xFFFFFF)
 
         k = b.kernels
-        parts["kernels"].append(k.assign(device_id=lanes(k["device_id"]), global_pid=procs(k["pid"]) << 24,
-                                         pid=procs(k["pid"]), rank=rank))
+        parts["kernels"].append(
+            k.assign(device_id=lanes(k["device_id"]), global_pid=procs(k["pid"]) << 24, pid=procs(k["pid"]), rank=rank)
+        )
         a = b.api_calls
         parts["api_calls"].append(a.assign(global_tid=threads(a), pid=procs(a["pid"]), rank=rank))
         r = b.nvtx_ranges
         parts["nvtx_ranges"].append(r.assign(global_tid=threads(r), pid=procs(r["pid"]), rank=rank))
         m = b.nvtx_marks
-        parts["nvtx_marks"].append(m.assign(global_tid=threads(m), pid=procs(m["pid"]), rank=rank,
-                                            name=(f"rank {rank} · " + m["name"].astype(str)).astype(object)
-                                            if len(m) else m["name"].astype(object)))
+        parts["nvtx_marks"].append(
+            m.assign(
+                global_tid=threads(m),
+                pid=procs(m["pid"]),
+                rank=rank,
+                name=(f"rank {rank} · " + m["name"].astype(str)).astype(object) if len(m) else m["name"].astype(object),
+            )
+        )
         parts["memops"].append(b.memops.assign(device_id=lanes(b.memops["device_id"]), rank=rank))
         g = b.graph_launches
         parts["graph_launches"].append(g.assign(device_id=lanes(g["device_id"]), rank=rank))
         tables.update(b.meta.tables)
         warnings.extend(f"rank {rank} ({name}): {w}" for w in b.meta.warnings)
         dropped += b.meta.dropped_zero_ts_kernels
-        thread_names.update({(pid_of[(int(g) >> 24) & 0xFFFFFF] << 24) | (int(g) & 0xFFFFFF): n
-                             for g, n in b.meta.thread_names.items() if (int(g) >> 24) & 0xFFFFFF in pid_of})
-    schemas = {"kernels": KERNELS, "api_calls": API_CALLS, "nvtx_ranges": NVTX_RANGES, "nvtx_marks": NVTX_MARKS,
-               "memops": MEMOPS, "graph_launches": GRAPH_LAUNCHES}
+        thread_names.update(
+            {
+                (pid_of[(int(g) >> 24) & 0xFFFFFF] << 24) | (int(g) & 0xFFFFFF): n
+                for g, n in b.meta.thread_names.items()
+                if (int(g) >> 24) & 0xFFFFFF in pid_of
+            }
+        )
+    schemas = {
+        "kernels": KERNELS,
+        "api_calls": API_CALLS,
+        "nvtx_ranges": NVTX_RANGES,
+        "nvtx_marks": NVTX_MARKS,
+        "memops": MEMOPS,
+        "graph_launches": GRAPH_LAUNCHES,
+    }
     frames = {}
     for key, schema in schemas.items():
         # Categories differ per rank: concatenate as strings, then conform back to the schema.
@@ -234,12 +266,20 @@ def merge_ranks(bundles: Sequence[TraceBundle], files: Sequence[str] | None = No
         for what, n in b.meta.unanalysed_device:
             unanalysed[what] = unanalysed.get(what, 0) + n
     meta = TraceMeta(
-        source=" + ".join(files), format=RANKS_FORMAT, nsys_version=", ".join(versions),
+        source=" + ".join(files),
+        format=RANKS_FORMAT,
+        nsys_version=", ".join(versions),
         schema_version=", ".join(sorted({b.meta.schema_version for b in bundles if b.meta.schema_version})),
-        gpus=gpus, tables=tuple(sorted(tables)), dropped_zero_ts_kernels=dropped, warnings=tuple(warnings),
-        rank_devices=rank_devices, rank_pids=rank_pids,
+        gpus=gpus,
+        tables=tuple(sorted(tables)),
+        dropped_zero_ts_kernels=dropped,
+        warnings=tuple(warnings),
+        rank_devices=rank_devices,
+        rank_pids=rank_pids,
         accounts=merge_accounts([b.meta.accounts for b in bundles]),
-        unanalysed_device=tuple(unanalysed.items()), thread_names=thread_names)
+        unanalysed_device=tuple(unanalysed.items()),
+        thread_names=thread_names,
+    )
     return TraceBundle(meta=meta, **frames)
 
 
@@ -294,10 +334,14 @@ def per_rank_gpu_time(bundle: TraceBundle, work: pd.DataFrame | None = None) -> 
         t = gpu_time(w)  # its all-GPU row is this rank's union over its own window
         a = t[t["device_id"] == ALL_GPUS].iloc[0]
         rows.append((rank, int(a["window_ns"]), int(a["busy_ns"]), float(a["utilisation_pct"])))
-    return pd.DataFrame({"rank": pd.Series([r[0] for r in rows], dtype="int64"),
-                         "span_ns": pd.Series([r[1] for r in rows], dtype="int64"),
-                         "busy_ns": pd.Series([r[2] for r in rows], dtype="int64"),
-                         "utilisation_pct": pd.Series([r[3] for r in rows], dtype="float64")})
+    return pd.DataFrame(
+        {
+            "rank": pd.Series([r[0] for r in rows], dtype="int64"),
+            "span_ns": pd.Series([r[1] for r in rows], dtype="int64"),
+            "busy_ns": pd.Series([r[2] for r in rows], dtype="int64"),
+            "utilisation_pct": pd.Series([r[3] for r in rows], dtype="float64"),
+        }
+    )
 
 
 def _by_rank(work: pd.DataFrame, rank_devices: dict[int, tuple[int, int]]):

@@ -53,8 +53,14 @@ STEP_PHASES = (PREFILL, DECODE, MIXED, IDLE, DRAFT, VERIFY, CAPTURE, STEP)
 
 AUTO = "auto"
 RULE = "rule"  # StepSpec.preset of a user rule
-COUNT_FIELDS = ("context_requests", "context_tokens", "generation_requests", "generation_tokens", "tokens",
-                "batch_size")
+COUNT_FIELDS = (
+    "context_requests",
+    "context_tokens",
+    "generation_requests",
+    "generation_tokens",
+    "tokens",
+    "batch_size",
+)
 # Named groups a user rule may use (the step fields; ``phase`` and ``graph_mode`` are text).
 RULE_GROUPS = ("phase", *COUNT_FIELDS, "graph_mode", "padded")
 
@@ -95,9 +101,17 @@ def _add(a: int | None, b: int | None) -> int | None:
     return None if a is None or b is None else a + b
 
 
-def counted(phase: str | None, ctx_req: int | None, ctx_tok: int | None, gen_req: int | None, gen_tok: int | None,
-            tokens: int | None = None, batch_size: int | None = None, graph_mode: str | None = None,
-            padded: int | None = None) -> StepFields:
+def counted(
+    phase: str | None,
+    ctx_req: int | None,
+    ctx_tok: int | None,
+    gen_req: int | None,
+    gen_tok: int | None,
+    tokens: int | None = None,
+    batch_size: int | None = None,
+    graph_mode: str | None = None,
+    padded: int | None = None,
+) -> StepFields:
     """A step from its request/token counts: a side with 0 requests has 0 tokens; ``tokens`` and
     ``batch_size`` default to the sums when both sides are known; ``phase`` None is derived
     (``phase_of``)."""
@@ -234,9 +248,14 @@ def match_seed(name: str, prefix: str = DEFAULT_DISPATCH_PREFIX) -> StepFields |
     if not name.startswith(prefix):
         return None
     f = parse_dispatch_name(name)
-    return StepFields(None, context_tokens=_int(f.get("prefill", f.get("num_prefill_tokens"))),
-                      generation_tokens=_int(f.get("decode", f.get("num_decode_tokens"))),
-                      tokens=_int(f.get("actual")), graph_mode=f.get("mode") or None, padded=_int(f.get("padded")))
+    return StepFields(
+        None,
+        context_tokens=_int(f.get("prefill", f.get("num_prefill_tokens"))),
+        generation_tokens=_int(f.get("decode", f.get("num_decode_tokens"))),
+        tokens=_int(f.get("actual")),
+        graph_mode=f.get("mode") or None,
+        padded=_int(f.get("padded")),
+    )
 
 
 # --- the table -------------------------------------------------------------------------------------
@@ -256,12 +275,13 @@ class Preset:
 PRESETS: dict[str, Preset] = {
     "seed": Preset("seed", "CG_DISPATCH marks", "marks", match_seed, lambda n: match_seed(n) is not None),
     "vllm": Preset("vllm", "vLLM annotations", "ranges", match_vllm, lambda n: match_vllm(n) is not None),
-    "sglang": Preset("sglang", "SGLang annotations", "ranges", match_sglang,
-                     lambda n: match_sglang_own(n) is not None),
-    "trtllm": Preset("trtllm", "TensorRT-LLM annotations", "ranges", match_trtllm,
-                     lambda n: match_trtllm(n) is not None),
-    "torch": Preset("torch", "PyTorch profiler steps (ProfilerStep#N)", "ranges", match_torch,
-                    lambda n: match_torch(n) is not None),
+    "sglang": Preset("sglang", "SGLang annotations", "ranges", match_sglang, lambda n: match_sglang_own(n) is not None),
+    "trtllm": Preset(
+        "trtllm", "TensorRT-LLM annotations", "ranges", match_trtllm, lambda n: match_trtllm(n) is not None
+    ),
+    "torch": Preset(
+        "torch", "PyTorch profiler steps (ProfilerStep#N)", "ranges", match_torch, lambda n: match_torch(n) is not None
+    ),
 }
 # ``auto``: the framework preset with most annotations in the trace (ties in this order: SGLang's preset
 # also reads the vLLM-style names it may carry); ProfilerStep#N only where no other preset matches.
@@ -278,9 +298,21 @@ def match_name(name: str, preset: str, prefix: str = DEFAULT_DISPATCH_PREFIX) ->
 
 # --- the user rule ---------------------------------------------------------------------------------
 _PHASE_WORDS = {
-    PREFILL: PREFILL, "extend": PREFILL, "context": PREFILL, "ctx": PREFILL, "prompt": PREFILL,
-    DECODE: DECODE, "generation": DECODE, "gen": DECODE, "generate": DECODE,
-    MIXED: MIXED, "chunked": MIXED, IDLE: IDLE, DRAFT: DRAFT, VERIFY: VERIFY, CAPTURE: CAPTURE,
+    PREFILL: PREFILL,
+    "extend": PREFILL,
+    "context": PREFILL,
+    "ctx": PREFILL,
+    "prompt": PREFILL,
+    DECODE: DECODE,
+    "generation": DECODE,
+    "gen": DECODE,
+    "generate": DECODE,
+    MIXED: MIXED,
+    "chunked": MIXED,
+    IDLE: IDLE,
+    DRAFT: DRAFT,
+    VERIFY: VERIFY,
+    CAPTURE: CAPTURE,
 }
 
 
@@ -297,11 +329,14 @@ def compile_rule(text: str) -> re.Pattern:
         raise StepSourceError(f"{text!r}: not a regular expression ({exc})") from None
     unknown = sorted(set(rx.groupindex) - set(RULE_GROUPS))
     if unknown:
-        raise StepSourceError(f"{text!r}: unknown group name(s) {', '.join(unknown)}; a rule's named groups "
-                              f"are {', '.join(RULE_GROUPS)}")
+        raise StepSourceError(
+            f"{text!r}: unknown group name(s) {', '.join(unknown)}; a rule's named groups are {', '.join(RULE_GROUPS)}"
+        )
     if rx.search(""):
-        raise StepSourceError(f"{text!r}: the rule matches an empty name, so every annotation would be a "
-                              "step; anchor it to the names of your steps, e.g. '^forward_(?P<tokens>\\d+)'")
+        raise StepSourceError(
+            f"{text!r}: the rule matches an empty name, so every annotation would be a "
+            "step; anchor it to the names of your steps, e.g. '^forward_(?P<tokens>\\d+)'"
+        )
     return rx
 
 
@@ -315,9 +350,17 @@ def match_rule(name: str, rx: re.Pattern) -> StepFields | None:
     g = {k: v for k, v in m.groupdict().items() if v is not None}
     counts = {k: _int(g.get(k)) for k in COUNT_FIELDS}
     phase = _PHASE_WORDS.get(g["phase"].strip().lower(), STEP) if "phase" in g else None
-    return counted(phase, counts["context_requests"], counts["context_tokens"], counts["generation_requests"],
-                   counts["generation_tokens"], counts["tokens"], counts["batch_size"],
-                   g.get("graph_mode") or None, _int(g.get("padded")))
+    return counted(
+        phase,
+        counts["context_requests"],
+        counts["context_tokens"],
+        counts["generation_requests"],
+        counts["generation_tokens"],
+        counts["tokens"],
+        counts["batch_size"],
+        g.get("graph_mode") or None,
+        _int(g.get("padded")),
+    )
 
 
 @dataclass(frozen=True)
@@ -334,8 +377,9 @@ class StepSpec:
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
 
-def parse_step_source(text: str | None, *, prefix: str = DEFAULT_DISPATCH_PREFIX,
-                      threshold: float | None = None) -> StepSpec:
+def parse_step_source(
+    text: str | None, *, prefix: str = DEFAULT_DISPATCH_PREFIX, threshold: float | None = None
+) -> StepSpec:
     """Read a ``--steps`` value: ``auto`` (default for None/empty), a preset name, or a user rule.
 
     A bare word that is no preset is refused (a typo of a preset, not a rule that would match any name
@@ -350,8 +394,10 @@ def parse_step_source(text: str | None, *, prefix: str = DEFAULT_DISPATCH_PREFIX
     if value.lower() in PRESETS:
         return StepSpec(value.lower(), None, prefix, threshold)
     if _WORD.fullmatch(value):
-        raise StepSourceError(f"{value!r}: unknown preset; one of {AUTO}, {', '.join(PRESETS)}, or a "
-                              f"regular expression with named groups (e.g. '^{value}_(?P<tokens>\\d+)' for steps named "
-                              f"{value}_<tokens>)")
+        raise StepSourceError(
+            f"{value!r}: unknown preset; one of {AUTO}, {', '.join(PRESETS)}, or a "
+            f"regular expression with named groups (e.g. '^{value}_(?P<tokens>\\d+)' for steps named "
+            f"{value}_<tokens>)"
+        )
     compile_rule(value)
     return StepSpec(RULE, value, prefix, threshold)

@@ -119,8 +119,9 @@ def _count(frame: pd.DataFrame | None, col: str, own) -> int:
     return int(hit[codes].sum())
 
 
-def own_counts(ranges: pd.DataFrame | None, marks: pd.DataFrame | None,
-               prefix: str = sp.DEFAULT_DISPATCH_PREFIX) -> dict[str, int]:
+def own_counts(
+    ranges: pd.DataFrame | None, marks: pd.DataFrame | None, prefix: str = sp.DEFAULT_DISPATCH_PREFIX
+) -> dict[str, int]:
     """How many ranges and marks are each preset's own annotations (what ``auto`` chooses by)."""
     out = {}
     for key, preset in sp.PRESETS.items():
@@ -157,9 +158,16 @@ def _range_steps(ranges: pd.DataFrame, match) -> pd.DataFrame:
     if not mask.any():
         return empty_steps()
     sel = ranges[mask]
-    df = pd.DataFrame({"pid": sel["pid"].to_numpy(np.int64), "start_ns": sel["start_ns"].to_numpy(np.int64),
-                       "end_ns": sel["end_ns"].to_numpy(np.int64), "name": sel["message"].astype(str).to_numpy(),
-                       "end_estimated": sel["unclosed"].to_numpy(bool), **_field_columns(fields)})
+    df = pd.DataFrame(
+        {
+            "pid": sel["pid"].to_numpy(np.int64),
+            "start_ns": sel["start_ns"].to_numpy(np.int64),
+            "end_ns": sel["end_ns"].to_numpy(np.int64),
+            "name": sel["message"].astype(str).to_numpy(),
+            "end_estimated": sel["unclosed"].to_numpy(bool),
+            **_field_columns(fields),
+        }
+    )
     df = _merge_nested(df)
     df["duration_ns"] = df["end_ns"] - df["start_ns"]
     return _frame(df)
@@ -207,10 +215,20 @@ def _mark_steps(points: pd.DataFrame, match, end_ns: int | None) -> tuple[pd.Dat
         # build_dispatches sorts by (start_ns, name) stably: apply the same order to the fields
         order = grp.assign(_i=np.arange(len(grp))).sort_values(["start_ns", "name"], kind="stable")["_i"].to_numpy()
         f = fields.iloc[grp.index.to_numpy()[order]].reset_index(drop=True)
-        parts.append(pd.DataFrame({"pid": np.full(len(d), pid, np.int64), "start_ns": d["start_ns"].to_numpy(),
-                                   "end_ns": d["end_ns"].to_numpy(), "duration_ns": d["duration_ns"].to_numpy(),
-                                   "name": d["name"].to_numpy(), "end_estimated": d["end_estimated"].to_numpy(),
-                                   "_mixed": d["mixed"].to_numpy(), **{c: f[c] for c in _FIELDS}}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "pid": np.full(len(d), pid, np.int64),
+                    "start_ns": d["start_ns"].to_numpy(),
+                    "end_ns": d["end_ns"].to_numpy(),
+                    "duration_ns": d["duration_ns"].to_numpy(),
+                    "name": d["name"].to_numpy(),
+                    "end_estimated": d["end_estimated"].to_numpy(),
+                    "_mixed": d["mixed"].to_numpy(),
+                    **{c: f[c] for c in _FIELDS},
+                }
+            )
+        )
     df = pd.concat(parts, ignore_index=True)
     df = df.sort_values(["start_ns", "name"], kind="stable").reset_index(drop=True)  # as build_dispatches
     out = df[[c for c in STEPS if c != "index"]].copy()
@@ -222,27 +240,53 @@ def _points(ranges: pd.DataFrame | None, marks: pd.DataFrame | None) -> pd.DataF
     """Marks and range starts as (start_ns, name, pid) points (``summary.dispatch_marks``, with the process)."""
     parts = []
     if marks is not None and len(marks):
-        parts.append(pd.DataFrame({"start_ns": marks["ts_ns"].to_numpy(np.int64), "name": marks["name"].astype(str),
-                                   "pid": marks["pid"].to_numpy(np.int64)}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "start_ns": marks["ts_ns"].to_numpy(np.int64),
+                    "name": marks["name"].astype(str),
+                    "pid": marks["pid"].to_numpy(np.int64),
+                }
+            )
+        )
     if ranges is not None and len(ranges):
-        parts.append(pd.DataFrame({"start_ns": ranges["start_ns"].to_numpy(np.int64),
-                                   "name": ranges["message"].astype(str), "pid": ranges["pid"].to_numpy(np.int64)}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "start_ns": ranges["start_ns"].to_numpy(np.int64),
+                    "name": ranges["message"].astype(str),
+                    "pid": ranges["pid"].to_numpy(np.int64),
+                }
+            )
+        )
     if not parts:
-        return pd.DataFrame({"start_ns": pd.Series([], dtype="int64"), "name": pd.Series([], dtype=object),
-                             "pid": pd.Series([], dtype="int64")})
+        return pd.DataFrame(
+            {
+                "start_ns": pd.Series([], dtype="int64"),
+                "name": pd.Series([], dtype=object),
+                "pid": pd.Series([], dtype="int64"),
+            }
+        )
     return pd.concat(parts, ignore_index=True).astype({"name": object})
 
 
 def timeline_marks(timeline: pd.DataFrame) -> pd.DataFrame:
     """A summary's DISPATCH_MARKS timeline (no process) as NVTX_MARKS-shaped marks of process -1."""
     n = len(timeline)
-    return pd.DataFrame({"ts_ns": timeline["start_ns"].to_numpy(np.int64), "name": timeline["name"].astype(str),
-                         "global_tid": np.full(n, -1, np.int64), "pid": np.full(n, -1, np.int64),
-                         "tid": np.full(n, -1, np.int64)})
+    return pd.DataFrame(
+        {
+            "ts_ns": timeline["start_ns"].to_numpy(np.int64),
+            "name": timeline["name"].astype(str),
+            "global_tid": np.full(n, -1, np.int64),
+            "pid": np.full(n, -1, np.int64),
+            "tid": np.full(n, -1, np.int64),
+        }
+    )
 
 
-def build_steps(ranges: pd.DataFrame | None, marks: pd.DataFrame | None, spec: sp.StepSpec, *,
-                end_ns: int | None = None) -> tuple[StepSource, pd.DataFrame]:
+def build_steps(
+    ranges: pd.DataFrame | None, marks: pd.DataFrame | None, spec: sp.StepSpec, *, end_ns: int | None = None
+) -> tuple[StepSource, pd.DataFrame]:
     """The steps of a trace for a ``--steps`` choice.
 
     Args:
@@ -264,7 +308,10 @@ def build_steps(ranges: pd.DataFrame | None, marks: pd.DataFrame | None, spec: s
             return StepSource(None, None, True, spec.prefix), empty_steps()
     if preset == sp.RULE:
         rx = sp.compile_rule(spec.rule)
-        match = (lambda n: sp.match_rule(n, rx))
+
+        def match(n):
+            return sp.match_rule(n, rx)
+
         parts = [_range_steps(_or_empty(ranges), match), _mark_steps(_points(None, marks), match, end_ns)[0]]
         return StepSource(None, spec.rule, False, spec.prefix), _concat([p for p in parts if len(p)])
     if preset == "seed":
@@ -277,8 +324,11 @@ def build_steps(ranges: pd.DataFrame | None, marks: pd.DataFrame | None, spec: s
 
 
 def _or_empty(frame: pd.DataFrame | None) -> pd.DataFrame:
-    return frame if frame is not None else pd.DataFrame({"message": pd.Series([], dtype=object),
-                                                         "name": pd.Series([], dtype=object)})
+    return (
+        frame
+        if frame is not None
+        else pd.DataFrame({"message": pd.Series([], dtype=object), "name": pd.Series([], dtype=object)})
+    )
 
 
 def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
@@ -332,8 +382,9 @@ def attribute_to_steps(steps: pd.DataFrame, launches: pd.DataFrame, n_kernels: i
     return out
 
 
-def step_kernels(steps: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.DataFrame,
-                 launches: pd.DataFrame | None = None) -> pd.DataFrame:
+def step_kernels(
+    steps: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.DataFrame, launches: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Kernels and GPU time per step.
 
     Args:
@@ -351,8 +402,13 @@ def step_kernels(steps: pd.DataFrame, kernels: pd.DataFrame, api_calls: pd.DataF
 
         launches = kernel_launches(kernels, api_calls)
     n = len(steps)
-    out = pd.DataFrame({"index": steps["index"].to_numpy(np.int64), "kernels": np.zeros(n, np.int64),
-                        "gpu_time_ns": np.zeros(n, np.int64)})
+    out = pd.DataFrame(
+        {
+            "index": steps["index"].to_numpy(np.int64),
+            "kernels": np.zeros(n, np.int64),
+            "gpu_time_ns": np.zeros(n, np.int64),
+        }
+    )
     if not n or kernels.empty:
         return out
     attr = attribute_to_steps(steps, launches, len(kernels))
@@ -417,14 +473,22 @@ def step_phase_stats(steps: pd.DataFrame, gpu: pd.DataFrame | None = None) -> pd
         total = int(dur.sum())
         req = sel["context_requests"] + sel["generation_requests"]
         tokens = int(sel["tokens"].sum()) if sel["tokens"].notna().all() else None
-        rows.append({
-            "phase": p, "steps": int(m.sum()), "requests": int(req.sum()) if req.notna().all() else None,
-            "tokens": tokens, "total_ns": total, "mean_ns": float(dur.mean()),
-            "p50_ns": float(np.percentile(dur, 50)), "p90_ns": float(np.percentile(dur, 90)),
-            "p99_ns": float(np.percentile(dur, 99)),
-            "tokens_per_s": tokens / (total / 1e9) if tokens is not None and total > 0 else math.nan,
-            "kernels": int(kern[m].sum()), "gpu_time_ns": int(busy[m].sum()),
-        })
+        rows.append(
+            {
+                "phase": p,
+                "steps": int(m.sum()),
+                "requests": int(req.sum()) if req.notna().all() else None,
+                "tokens": tokens,
+                "total_ns": total,
+                "mean_ns": float(dur.mean()),
+                "p50_ns": float(np.percentile(dur, 50)),
+                "p90_ns": float(np.percentile(dur, 90)),
+                "p99_ns": float(np.percentile(dur, 99)),
+                "tokens_per_s": tokens / (total / 1e9) if tokens is not None and total > 0 else math.nan,
+                "kernels": int(kern[m].sum()),
+                "gpu_time_ns": int(busy[m].sum()),
+            }
+        )
     return pd.DataFrame(rows, columns=list(STEP_PHASE_STATS)).astype(STEP_PHASE_STATS)
 
 
@@ -438,10 +502,20 @@ def serving_dispatches(steps: pd.DataFrame, attribution: np.ndarray) -> tuple[pd
     Example: steps 3 (capture), 5, 8 with a kernel in each give dispatches 0, 1 and the kernels of 5
     and 8 attributed to 0 and 1."""
     sel = steps[steps["phase"] != sp.CAPTURE].sort_values("start_ns", kind="stable").reset_index(drop=True)
-    d = pd.DataFrame({"index": np.arange(len(sel), dtype=np.int64), "start_ns": sel["start_ns"],
-                      "end_ns": sel["end_ns"], "duration_ns": sel["duration_ns"], "name": sel["name"],
-                      "tokens": sel["tokens"], "mode": sel["graph_mode"], "padded": sel["padded"],
-                      "mixed": (sel["phase"] == sp.MIXED).to_numpy(), "end_estimated": sel["end_estimated"]})
+    d = pd.DataFrame(
+        {
+            "index": np.arange(len(sel), dtype=np.int64),
+            "start_ns": sel["start_ns"],
+            "end_ns": sel["end_ns"],
+            "duration_ns": sel["duration_ns"],
+            "name": sel["name"],
+            "tokens": sel["tokens"],
+            "mode": sel["graph_mode"],
+            "padded": sel["padded"],
+            "mixed": (sel["phase"] == sp.MIXED).to_numpy(),
+            "end_estimated": sel["end_estimated"],
+        }
+    )
     d = d.astype(ph.DISPATCHES)
     remap = np.full(int(steps["index"].max()) + 2 if len(steps) else 1, UNATTRIBUTED, dtype=np.int64)
     remap[sel["index"].to_numpy(np.int64)] = np.arange(len(sel), dtype=np.int64)

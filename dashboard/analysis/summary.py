@@ -59,8 +59,10 @@ def usable_kernel_mask(kernels: pd.DataFrame) -> np.ndarray:
     return _usable(kernels).to_numpy()
 
 
-UNTIMED_KERNELS = ("no kernel row has usable timestamps (each lacks one or has an invalid one): the GPU span, busy "
-                   "union and idle are unknown (n/a; null in `summarize` JSON), not 0")
+UNTIMED_KERNELS = (
+    "no kernel row has usable timestamps (each lacks one or has an invalid one): the GPU span, busy "
+    "union and idle are unknown (n/a; null in `summarize` JSON), not 0"
+)
 
 
 def kernels_read_not_usable(bundle: TraceBundle) -> str:
@@ -84,8 +86,12 @@ def _stream_groups(keys: list[np.ndarray], n: int) -> np.ndarray:
         codes, uniq = pd.factorize(k)
         radix *= max(len(uniq), 1)
         if radix >= 2**62:  # absurdly many distinct ids: let pandas group the tuples
-            return pd.DataFrame({i: k for i, k in enumerate(keys)}).groupby(list(range(len(keys))),
-                                                                            sort=False).ngroup().to_numpy()
+            return (
+                pd.DataFrame({i: k for i, k in enumerate(keys)})
+                .groupby(list(range(len(keys))), sort=False)
+                .ngroup()
+                .to_numpy()
+            )
         g = g * len(uniq) + codes
     return pd.factorize(g)[0]
 
@@ -286,13 +292,15 @@ def nvtx_stats(nvtx_ranges: pd.DataFrame, busy: tuple[np.ndarray, np.ndarray]) -
     def per_name(codes_: np.ndarray, values: np.ndarray) -> np.ndarray:  # exact int64 sums
         return pd.Series(values, dtype=np.int64).groupby(codes_).sum().reindex(range(n), fill_value=0).to_numpy()
 
-    out = pd.DataFrame({
-        "name": np.asarray(names, dtype=object),
-        "count": np.bincount(c, minlength=n),
-        "sum_ns": per_name(c, e - s),
-        "union_ns": per_name(uc, ue - us),
-        "gpu_overlap_ns": per_name(uc, overlap),
-    })
+    out = pd.DataFrame(
+        {
+            "name": np.asarray(names, dtype=object),
+            "count": np.bincount(c, minlength=n),
+            "sum_ns": per_name(c, e - s),
+            "union_ns": per_name(uc, ue - us),
+            "gpu_overlap_ns": per_name(uc, overlap),
+        }
+    )
     out = out.sort_values(["sum_ns", "name"], ascending=[False, True], kind="stable")
     return conform(out.reset_index(drop=True), NVTX_STATS)
 
@@ -323,14 +331,23 @@ def dispatch_marks(bundle: TraceBundle, prefix: str = DEFAULT_DISPATCH_PREFIX) -
     for frame, t, col in ((bundle.nvtx_marks, "ts_ns", "name"), (bundle.nvtx_ranges, "start_ns", "message")):
         if frame.empty:
             continue
-        names = frame[col] if isinstance(frame[col].dtype, pd.CategoricalDtype) else frame[col].astype(str).astype(
-            "category")
+        names = (
+            frame[col]
+            if isinstance(frame[col].dtype, pd.CategoricalDtype)
+            else frame[col].astype(str).astype("category")
+        )
         # the prefix is tested once per distinct name, not per row
         ok = [i for i, c in enumerate(names.cat.categories) if str(c).startswith(prefix)]
         sel = np.isin(names.cat.codes.to_numpy(), ok) if prefix else np.ones(len(names), dtype=bool)
         if sel.any():
-            parts.append(pd.DataFrame({"start_ns": frame[t].to_numpy(np.int64)[sel],
-                                       "name": np.asarray(names.astype(str).to_numpy()[sel], dtype=object)}))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "start_ns": frame[t].to_numpy(np.int64)[sel],
+                        "name": np.asarray(names.astype(str).to_numpy()[sel], dtype=object),
+                    }
+                )
+            )
     if not parts:
         return empty_frame(DISPATCH_MARKS)
     df = pd.concat(parts, ignore_index=True).sort_values(["start_ns", "name"], kind="stable").reset_index(drop=True)
@@ -343,26 +360,35 @@ def kernel_row_warnings(kernels: pd.DataFrame) -> list[str]:
     (``invalid_kernel_count``). The same sentences go into ``summarize``'s notes and the overview."""
     out = []
     if n := overrun_kernel_count(kernels):
-        out.append(f"{count_noun(n, 'kernel')} ran past the end of a later kernel on the same stream (a timestamp "
-                   "artifact): clipped to the next kernel's start for busy time, span and durations.")
+        out.append(
+            f"{count_noun(n, 'kernel')} ran past the end of a later kernel on the same stream (a timestamp "
+            "artifact): clipped to the next kernel's start for busy time, span and durations."
+        )
     if n := invalid_kernel_count(kernels):
-        out.append(f"{count_noun(n, 'invalid kernel row')} (end < start, a missing or impossible timestamp, or a duration "
-                   "over 24 h) left out of span, busy time and kernel times.")
+        out.append(
+            f"{count_noun(n, 'invalid kernel row')} (end < start, a missing or impossible timestamp, or a duration "
+            "over 24 h) left out of span, busy time and kernel times."
+        )
     return out
 
 
 # How to record the GPU work a trace lacks, per input format (the capture-gap warning ends with it).
 CAPTURE_ADVICE = {
-    "kineto-json": ("record with the CUDA activity on (torch.profiler ProfilerActivity.CUDA), not in CUPTI "
-                    "range-profiler mode"),
+    "kineto-json": (
+        "record with the CUDA activity on (torch.profiler ProfilerActivity.CUDA), not in CUPTI range-profiler mode"
+    ),
 }
-NSYS_CAPTURE_ADVICE = ("record with CUDA tracing on (`nsys profile --trace=cuda ...`); under WSL2, Nsight Systems "
-                       "may not trace GPU activity (see the WSL2 limits in its user guide): profile on native Linux "
-                       "to record kernels")
+NSYS_CAPTURE_ADVICE = (
+    "record with CUDA tracing on (`nsys profile --trace=cuda ...`); under WSL2, Nsight Systems "
+    "may not trace GPU activity (see the WSL2 limits in its user guide): profile on native Linux "
+    "to record kernels"
+)
 
 
-CUDA_TRACE_ADVICE = {"nsys-sqlite": "record it with `nsys profile --trace=cuda,nvtx ...`",
-                     "kineto-json": "record it with torch.profiler's ProfilerActivity.CUDA"}
+CUDA_TRACE_ADVICE = {
+    "nsys-sqlite": "record it with `nsys profile --trace=cuda,nvtx ...`",
+    "kineto-json": "record it with torch.profiler's ProfilerActivity.CUDA",
+}
 
 
 def gpu_activity_not_captured(bundle: TraceBundle) -> str:
@@ -372,11 +398,16 @@ def gpu_activity_not_captured(bundle: TraceBundle) -> str:
     if len(bundle.kernels) or not bundle.meta.gpu_activity_missing:
         return ""
     calls = sum(n for _, n, _ in bundle.meta.launches_by_pid)
-    launched = (f"{count_noun(calls, 'kernel launch call')} {'was' if calls == 1 else 'were'} recorded"
-                if calls else "kernel launch calls were recorded")
-    return (f"GPU activity was not captured: {launched} but no kernel or CUDA graph execution, so the GPU span, "
-            f"busy union and idle are unknown (n/a; null in `summarize` JSON), not 0; "
-            f"{CAPTURE_ADVICE.get(bundle.meta.format, NSYS_CAPTURE_ADVICE)}")
+    launched = (
+        f"{count_noun(calls, 'kernel launch call')} {'was' if calls == 1 else 'were'} recorded"
+        if calls
+        else "kernel launch calls were recorded"
+    )
+    return (
+        f"GPU activity was not captured: {launched} but no kernel or CUDA graph execution, so the GPU span, "
+        f"busy union and idle are unknown (n/a; null in `summarize` JSON), not 0; "
+        f"{CAPTURE_ADVICE.get(bundle.meta.format, NSYS_CAPTURE_ADVICE)}"
+    )
 
 
 def gpu_work_warnings(bundle: TraceBundle) -> list[str]:
@@ -390,25 +421,37 @@ def gpu_work_warnings(bundle: TraceBundle) -> list[str]:
         return []
     if gap := gpu_activity_not_captured(bundle):
         return [gap]
-    others = [what for what, frame in (("CUDA graph launches", bundle.graph_launches), ("memcpy/memset", bundle.memops))
-              if len(frame)]
+    others = [
+        what
+        for what, frame in (("CUDA graph launches", bundle.graph_launches), ("memcpy/memset", bundle.memops))
+        if len(frame)
+    ]
     if others:
-        return [f"no kernel rows (only {' and '.join(others)}): the GPU span, busy union and idle count kernel rows, so "
-                "they are 0 here; the dashboard's other busy sources count the rest"]
+        return [
+            f"no kernel rows (only {' and '.join(others)}): the GPU span, busy union and idle count kernel rows, so "
+            "they are 0 here; the dashboard's other busy sources count the rest"
+        ]
     if other := bundle.meta.unanalysed_device:  # work of an accelerator tracedash does not measure (MTIA, ...)
-        return ["no CUDA or HIP GPU work recorded: the GPU span, busy union and idle are 0 because this capture's "
-                f"accelerator work ({', '.join(f'{n:,} {what}' for what, n in other)}) is not analysed, not because "
-                "a device was idle"]
+        return [
+            "no CUDA or HIP GPU work recorded: the GPU span, busy union and idle are 0 because this capture's "
+            f"accelerator work ({', '.join(f'{n:,} {what}' for what, n in other)}) is not analysed, not because "
+            "a device was idle"
+        ]
     if not any(len(f) for f in (bundle.api_calls, bundle.nvtx_ranges, bundle.nvtx_marks)):
-        return ["no events loaded: no kernel, CUDA API, NVTX or memcpy/memset rows, so every figure "
-                "of this summary is 0"]
+        return [
+            "no events loaded: no kernel, CUDA API, NVTX or memcpy/memset rows, so every figure of this summary is 0"
+        ]
     if bundle.api_calls.empty:  # CUDA not traced (NVTX only): what ran on a GPU is unknown, not "nothing"
         advice = CUDA_TRACE_ADVICE.get(bundle.meta.format, CUDA_TRACE_ADVICE["nsys-sqlite"])
-        return [f"CUDA was not traced (no kernel, CUDA API, CUDA graph or memcpy/memset rows): the GPU span, busy "
-                f"union and idle are 0 by the summary contract's definition, not measured; GPU work, if any ran, was "
-                f"not recorded ({advice})"]
-    return ["no GPU work recorded (no kernel, CUDA graph or memcpy/memset rows): the GPU span, busy union and idle "
-            "are 0 because nothing ran on a GPU in this capture, not because a GPU was idle"]
+        return [
+            f"CUDA was not traced (no kernel, CUDA API, CUDA graph or memcpy/memset rows): the GPU span, busy "
+            f"union and idle are 0 by the summary contract's definition, not measured; GPU work, if any ran, was "
+            f"not recorded ({advice})"
+        ]
+    return [
+        "no GPU work recorded (no kernel, CUDA graph or memcpy/memset rows): the GPU span, busy union and idle "
+        "are 0 because nothing ran on a GPU in this capture, not because a GPU was idle"
+    ]
 
 
 def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX) -> Summary:
@@ -450,8 +493,9 @@ def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PR
         gpu_start_ns=gpu_start,
         gpu_end_ns=gpu_end,
         warnings=(*input_warnings(bundle.meta), *kernel_row_warnings(bundle.kernels), *gpu_work_warnings(bundle)),
-        gpu_activity_missing=(kernels_read_not_usable(bundle) or
-                              ("" if len(bundle.kernels) else bundle.meta.gpu_activity_missing)),
+        gpu_activity_missing=(
+            kernels_read_not_usable(bundle) or ("" if len(bundle.kernels) else bundle.meta.gpu_activity_missing)
+        ),
     )
 
 
@@ -481,7 +525,9 @@ def summary_to_dict(summary: Summary) -> dict:
         "dispatch_timeline": [
             {"start_ns": int(r.start_ns), "name": r.name} for r in summary.dispatch_timeline.itertuples(index=False)
         ],
-        "top_kernels": [[r.name, [int(r.count), ns_to_s(r.total_ns)]] for r in summary.top_kernels.itertuples(index=False)],
+        "top_kernels": [
+            [r.name, [int(r.count), ns_to_s(r.total_ns)]] for r in summary.top_kernels.itertuples(index=False)
+        ],
         "notes": summary.notes,
         "warnings": list(summary.warnings),
     }

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-
 import re
 
 import numpy as np
@@ -23,8 +22,13 @@ _API_FAMILY_RULES = (
     ("sync", re.compile(r"Synchronize|WaitEvent|StreamWait|Query$")),
     ("memcpy", re.compile(r"Memcpy|MemPrefetch")),
     ("memset", re.compile(r"Memset")),
-    ("graph", re.compile(r"Graph|StreamBeginCapture|StreamEndCapture|StreamGetCaptureInfo|StreamIsCapturing|"
-                         r"ThreadExchangeStreamCaptureMode")),
+    (
+        "graph",
+        re.compile(
+            r"Graph|StreamBeginCapture|StreamEndCapture|StreamGetCaptureInfo|StreamIsCapturing|"
+            r"ThreadExchangeStreamCaptureMode"
+        ),
+    ),
 )
 # PyTorch emit_nvtx appends per-call fields: "aten::mul, seq = 12, op_id = 317126, sizes = [[8, 8], []]".
 _NVTX_PER_CALL = re.compile(r",\s*(?:seq|op_id|sizes|input_op_ids|stream)\s*=")
@@ -126,13 +130,24 @@ def graph_rows(graph_launches: pd.DataFrame | None) -> pd.DataFrame:
         Frame (name, full_name, count, total_ns), sorted by graph id; empty without launches.
     """
     if graph_launches is None or graph_launches.empty:
-        return pd.DataFrame({"name": pd.Series([], dtype=object), "full_name": pd.Series([], dtype=object),
-                             "count": pd.Series([], dtype="int64"), "total_ns": pd.Series([], dtype="int64")})
+        return pd.DataFrame(
+            {
+                "name": pd.Series([], dtype=object),
+                "full_name": pd.Series([], dtype=object),
+                "count": pd.Series([], dtype="int64"),
+                "total_ns": pd.Series([], dtype="int64"),
+            }
+        )
     dur = (graph_launches["end_ns"] - graph_launches["start_ns"]).clip(lower=0)
     g = dur.groupby(graph_launches["graph_id"].to_numpy()).agg(["size", "sum"]).sort_index()
-    return pd.DataFrame({"name": [f"CUDA graph {int(i)}" for i in g.index],
-                         "full_name": "graph-level trace: the graph's kernels are not itemised",
-                         "count": g["size"].to_numpy(np.int64), "total_ns": g["sum"].to_numpy(np.int64)})
+    return pd.DataFrame(
+        {
+            "name": [f"CUDA graph {int(i)}" for i in g.index],
+            "full_name": "graph-level trace: the graph's kernels are not itemised",
+            "count": g["size"].to_numpy(np.int64),
+            "total_ns": g["sum"].to_numpy(np.int64),
+        }
+    )
 
 
 def _codes_and_names(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -143,8 +158,9 @@ def _codes_and_names(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return np.where(codes < 0, len(names) - 1, codes), names
 
 
-def kernel_table(kernels: pd.DataFrame | None, summary: Summary, by: str = "short",
-                 graph_launches: pd.DataFrame | None = None) -> pd.DataFrame:
+def kernel_table(
+    kernels: pd.DataFrame | None, summary: Summary, by: str = "short", graph_launches: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Kernels grouped by short name (``by="short"``) or by demangled name (``by="full"``: every
     template instance apart), sorted by total time descending (ties: name).
 
@@ -175,8 +191,14 @@ def kernel_table(kernels: pd.DataFrame | None, summary: Summary, by: str = "shor
         out["full_name"] = out["k"].map(dict(zip(commonest["k"], commonest["full"]))).fillna("")
         out = out.drop(columns="k")
     elif kernels is not None:
-        out = pd.DataFrame({"name": pd.Series([], dtype=object), "count": pd.Series([], dtype="int64"),
-                            "total_ns": pd.Series([], dtype="int64"), "full_name": pd.Series([], dtype=object)})
+        out = pd.DataFrame(
+            {
+                "name": pd.Series([], dtype=object),
+                "count": pd.Series([], dtype="int64"),
+                "total_ns": pd.Series([], dtype="int64"),
+                "full_name": pd.Series([], dtype=object),
+            }
+        )
     else:
         out = summary.top_kernels.copy()
         out["full_name"] = ""
@@ -190,8 +212,9 @@ def kernel_table(kernels: pd.DataFrame | None, summary: Summary, by: str = "shor
         out = pd.concat([out[graphs.columns], graphs], ignore_index=True)
     out["mean_ns"] = _mean(out["total_ns"], out["count"])
     total = int(out["total_ns"].sum())
-    out["kernel_pct"] = pd.array([100.0 * t / total if complete and total > 0 else None for t in out["total_ns"]],
-                                 dtype="Float64")
+    out["kernel_pct"] = pd.array(
+        [100.0 * t / total if complete and total > 0 else None for t in out["total_ns"]], dtype="Float64"
+    )
     out = out.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
     return out[list(KERNEL_TABLE)].astype(KERNEL_TABLE).reset_index(drop=True)
 
@@ -207,16 +230,29 @@ def api_table(summary: Summary, by: str = "name") -> pd.DataFrame:
     api = summary.api
     raw = api["name"].astype(str)
     clean = [clean_api_name(n) for n in raw]
-    df = pd.DataFrame({"name": clean, "raw_name": raw.to_numpy(object), "family": [api_family(n) for n in clean],
-                       "count": api["count"].to_numpy(np.int64), "total_ns": api["total_ns"].to_numpy(np.int64)})
+    df = pd.DataFrame(
+        {
+            "name": clean,
+            "raw_name": raw.to_numpy(object),
+            "family": [api_family(n) for n in clean],
+            "count": api["count"].to_numpy(np.int64),
+            "total_ns": api["total_ns"].to_numpy(np.int64),
+        }
+    )
     if by == "family":
         df["name"] = df["family"]
     elif by != "name":
         raise ValueError(f"api_table: by must be 'name' or 'family', got {by!r}")
     df = df.sort_values(["total_ns", "raw_name"], ascending=[False, True], kind="stable")
     g = df.groupby("name", sort=False)
-    out = pd.DataFrame({"raw_name": g["raw_name"].agg(", ".join), "family": g["family"].first(),
-                        "count": g["count"].sum(), "total_ns": g["total_ns"].sum()}).reset_index()
+    out = pd.DataFrame(
+        {
+            "raw_name": g["raw_name"].agg(", ".join),
+            "family": g["family"].first(),
+            "count": g["count"].sum(),
+            "total_ns": g["total_ns"].sum(),
+        }
+    ).reset_index()
     out["mean_ns"] = _mean(out["total_ns"], out["count"])
     out = out.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
     return out[list(API_TABLE)].astype(API_TABLE).reset_index(drop=True)
@@ -229,7 +265,8 @@ def nvtx_table(summary: Summary, stats: pd.DataFrame | None = None) -> pd.DataFr
         stats: NVTX_STATS rows to show instead of the summary's (e.g. grouped by normalised name).
     """
     out = (summary.nvtx if stats is None else stats).copy()
-    out["overlap_pct"] = pd.array([share_pct(o, u) for o, u in zip(out["gpu_overlap_ns"], out["union_ns"])],
-                                  dtype="Float64")
+    out["overlap_pct"] = pd.array(
+        [share_pct(o, u) for o, u in zip(out["gpu_overlap_ns"], out["union_ns"])], dtype="Float64"
+    )
     out = out.sort_values(["sum_ns", "name"], ascending=[False, True], kind="stable")
     return out[list(NVTX_TABLE)].astype(NVTX_TABLE).reset_index(drop=True)

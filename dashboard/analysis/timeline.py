@@ -24,8 +24,10 @@ def device_unions(work: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]
         device id -> ``(starts_ns, ends_ns)``, disjoint and sorted. The expensive step of a
         timeline: compute it once per trace and busy source, then cut windows from it.
     """
-    return {int(dev): union_intervals(grp["start_ns"].to_numpy(), grp["end_ns"].to_numpy())
-            for dev, grp in work.groupby("device_id", sort=True)}
+    return {
+        int(dev): union_intervals(grp["start_ns"].to_numpy(), grp["end_ns"].to_numpy())
+        for dev, grp in work.groupby("device_id", sort=True)
+    }
 
 
 def _window(us: np.ndarray, ue: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
@@ -46,8 +48,9 @@ def _busy_extents(us_all: np.ndarray, ue_all: np.ndarray, starts: np.ndarray) ->
     return us_all[k], ue_all[k]
 
 
-def _gap_extents(us_all: np.ndarray, ue_all: np.ndarray, gap_ends: np.ndarray, first: int,
-                 last: int) -> tuple[np.ndarray, np.ndarray]:
+def _gap_extents(
+    us_all: np.ndarray, ue_all: np.ndarray, gap_ends: np.ndarray, first: int, last: int
+) -> tuple[np.ndarray, np.ndarray]:
     """The whole idle gap around each (window-cut) gap ending at ``gap_ends``, inside the GPU activity span
     ``[first, last]``: from the busy interval before it (or ``first``) to the one after it (or ``last``)."""
     k = np.searchsorted(us_all, gap_ends, side="left")  # the first busy interval after each gap
@@ -56,8 +59,15 @@ def _gap_extents(us_all: np.ndarray, ue_all: np.ndarray, gap_ends: np.ndarray, f
     return np.maximum(lo, first), np.minimum(hi, last)
 
 
-def lanes_for_window(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, lo_ns: int, hi_ns: int,
-                     budget: int = DEFAULT_MARK_BUDGET, n_bins: int = 400, min_visible_ns: int = 0) -> list[DeviceLane]:
+def lanes_for_window(
+    unions: dict[int, tuple[np.ndarray, np.ndarray]],
+    *,
+    lo_ns: int,
+    hi_ns: int,
+    budget: int = DEFAULT_MARK_BUDGET,
+    n_bins: int = 400,
+    min_visible_ns: int = 0,
+) -> list[DeviceLane]:
     """Cut the per-device unions to a window, within a mark budget.
 
     Args:
@@ -85,7 +95,7 @@ def lanes_for_window(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, lo_ns:
         inside = np.flatnonzero((edges[1:] > first) & (edges[:-1] < last))
         if not len(inside):
             return edges[:1], frac[:0]
-        return edges[inside[0]:inside[-1] + 2], frac[inside[0]:inside[-1] + 1]
+        return edges[inside[0] : inside[-1] + 2], frac[inside[0] : inside[-1] + 1]
 
     # idle is drawn where the window meets the GPU activity span: a gap that runs past an edge of the
     # window is drawn up to that edge, and a window inside one gap is idle throughout
@@ -109,11 +119,27 @@ def lanes_for_window(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, lo_ns:
             edges, frac = bins(us_all, ue_all)
             lanes.append(DeviceLane(dev, "bins", busy, empty, empty, empty, empty, edges, frac))
         elif n_busy + n_gaps <= budget or hi_ns <= lo_ns:
-            lanes.append(DeviceLane(dev, "intervals", busy, us, ue, gs, ge, empty, np.empty(0),
-                                    *_busy_extents(us_all, ue_all, us), *_gap_extents(us_all, ue_all, ge, first, last)))
+            lanes.append(
+                DeviceLane(
+                    dev,
+                    "intervals",
+                    busy,
+                    us,
+                    ue,
+                    gs,
+                    ge,
+                    empty,
+                    np.empty(0),
+                    *_busy_extents(us_all, ue_all, us),
+                    *_gap_extents(us_all, ue_all, ge, first, last),
+                )
+            )
         elif n_busy <= budget:  # idle stays visible as empty space between busy bars
-            lanes.append(DeviceLane(dev, "intervals", busy, us, ue, empty, empty, empty, np.empty(0),
-                                    *_busy_extents(us_all, ue_all, us)))
+            lanes.append(
+                DeviceLane(
+                    dev, "intervals", busy, us, ue, empty, empty, empty, np.empty(0), *_busy_extents(us_all, ue_all, us)
+                )
+            )
         else:
             edges, frac = bins(us_all, ue_all)
             lanes.append(DeviceLane(dev, "bins", busy, empty, empty, empty, empty, edges, frac))
@@ -156,8 +182,9 @@ def thread_labeler(thread_names: dict[int, str] | None = None, ranks: dict[int, 
     return label
 
 
-def nvtx_lane_keys(ranges: pd.DataFrame, ranks: dict[int, tuple[int, int]] | None = None,
-                   thread_names: dict[int, str] | None = None) -> pd.DataFrame:
+def nvtx_lane_keys(
+    ranges: pd.DataFrame, ranks: dict[int, tuple[int, int]] | None = None, thread_names: dict[int, str] | None = None
+) -> pd.DataFrame:
     """Assign every NVTX range a lane: its thread plus nesting depth.
 
     Push/pop ranges nest: depth is the number of enclosing push/pop ranges still open on the
@@ -218,8 +245,11 @@ def nvtx_lane_keys(ranges: pd.DataFrame, ranks: dict[int, tuple[int, int]] | Non
     final = np.lexsort((starts, lane_code))  # by lane name, then start; stable
     out = ranges.iloc[order[final]].reset_index(drop=True)
     # object columns: pandas would store the labels as Arrow strings, converted back per row when drawn
-    return out.assign(depth=depth[final], thread=pd.Series(thread[final], index=out.index, dtype=object),
-                      lane=pd.Series(lane[final], index=out.index, dtype=object))
+    return out.assign(
+        depth=depth[final],
+        thread=pd.Series(thread[final], index=out.index, dtype=object),
+        lane=pd.Series(lane[final], index=out.index, dtype=object),
+    )
 
 
 def in_window(events: pd.DataFrame, lo_ns: int, hi_ns: int, hidden_devices=()) -> np.ndarray:

@@ -69,11 +69,15 @@ def clip_bundle(bundle: TraceBundle, t0_ns: int, t1_ns: int) -> TraceBundle:
     """
     m = bundle.nvtx_marks
     marks = m[(m["ts_ns"] >= t0_ns) & (m["ts_ns"] < t1_ns)].reset_index(drop=True)
-    return replace(bundle, kernels=clip_frame(bundle.kernels, t0_ns, t1_ns),
-                   api_calls=clip_frame(bundle.api_calls, t0_ns, t1_ns),
-                   nvtx_ranges=clip_frame(bundle.nvtx_ranges, t0_ns, t1_ns), nvtx_marks=marks,
-                   memops=clip_frame(bundle.memops, t0_ns, t1_ns),
-                   graph_launches=clip_frame(bundle.graph_launches, t0_ns, t1_ns))
+    return replace(
+        bundle,
+        kernels=clip_frame(bundle.kernels, t0_ns, t1_ns),
+        api_calls=clip_frame(bundle.api_calls, t0_ns, t1_ns),
+        nvtx_ranges=clip_frame(bundle.nvtx_ranges, t0_ns, t1_ns),
+        nvtx_marks=marks,
+        memops=clip_frame(bundle.memops, t0_ns, t1_ns),
+        graph_launches=clip_frame(bundle.graph_launches, t0_ns, t1_ns),
+    )
 
 
 def clip_dispatches(dispatches: pd.DataFrame, t0_ns: int, t1_ns: int) -> pd.DataFrame:

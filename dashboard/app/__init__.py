@@ -23,16 +23,16 @@ from plotly.offline import get_plotlyjs_version
 
 from dashboard.app import ids
 from dashboard.app.compare_callbacks import compare_layout, register_compare_callbacks
+from dashboard.app.export_route import register_export_route
 from dashboard.app.layout import build_layout
+from dashboard.app.security import SecurityConfig, register_security
 from dashboard.app.store import TraceStore, discover, make_upload_dir
 from dashboard.app.sync import register_sync
+from dashboard.app.upload import DEFAULT_MAX_UPLOAD_BYTES, UploadPolicy, register_routes
 from dashboard.app.views import PageCache, ResponseCache, page_outcomes, prerender, register_views
 from dashboard.errors import TraceError
 from dashboard.figures.plotly_js import PARTIAL_BUNDLE, assets_folder, partial_bundle
 from dashboard.state import DEFAULT, ViewState, from_dict, from_query, to_query
-from dashboard.app.export_route import register_export_route
-from dashboard.app.security import SecurityConfig, register_security
-from dashboard.app.upload import DEFAULT_MAX_UPLOAD_BYTES, UploadPolicy, register_routes
 
 __all__ = ["create_app", "assets_folder", "main_state"]
 
@@ -44,8 +44,9 @@ PAGE = "page"
 PAGE_PATHS = frozenset({"", "compare"})  # the app's pages, as strip_relative_path gives them (no slashes)
 
 
-def main_state(search: str | None, store, dispatch_prefix: str = DEFAULT.prefix,
-               steps: str = DEFAULT.steps) -> tuple[ViewState, list[str]]:
+def main_state(
+    search: str | None, store, dispatch_prefix: str = DEFAULT.prefix, steps: str = DEFAULT.steps
+) -> tuple[ViewState, list[str]]:
     """The ViewState a link opens, and its notices: the link's warnings, a trace not served here
     (replaced by the first served trace), the server's dispatch prefix and step source (``serve
     --steps``) when the link sets none."""
@@ -127,11 +128,13 @@ class PageInputs(NamedTuple):
 
 
 # The 404 page in the dashboard's look (assets/tracedash.css colours), inline: it must not depend on a path.
-NOT_FOUND_CSS = ("body{margin:0;background:#f5f7fa;color:#1f2933;font:14px Inter,'Segoe UI',Roboto,Helvetica,Arial,"
-                 "sans-serif}main{max-width:640px;margin:64px auto;padding:20px 24px;background:#fff;"
-                 "border:1px solid #dde3ea;border-radius:8px}.logo{font-weight:700;font-size:22px;color:#1c7ed6}"
-                 "h1{font-size:18px;margin:12px 0 8px}code{background:#eef2f6;padding:1px 4px;border-radius:3px;"
-                 "overflow-wrap:anywhere}a{color:#1c7ed6}")
+NOT_FOUND_CSS = (
+    "body{margin:0;background:#f5f7fa;color:#1f2933;font:14px Inter,'Segoe UI',Roboto,Helvetica,Arial,"
+    "sans-serif}main{max-width:640px;margin:64px auto;padding:20px 24px;background:#fff;"
+    "border:1px solid #dde3ea;border-radius:8px}.logo{font-weight:700;font-size:22px;color:#1c7ed6}"
+    "h1{font-size:18px;margin:12px 0 8px}code{background:#eef2f6;padding:1px 4px;border-radius:3px;"
+    "overflow-wrap:anywhere}a{color:#1c7ed6}"
+)
 
 
 class _PageApp(Dash):
@@ -153,11 +156,13 @@ class _PageApp(Dash):
         if (self.strip_relative_path(path) or "").rstrip("/") in PAGE_PATHS:
             return super().index(*args, **kwargs)
         home = escape(self.get_relative_path("/"))
-        body = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>tracedash: no such page</title>"
-                f"<style>{NOT_FOUND_CSS}</style></head><body><main><div class=\"logo\">tracedash</div>"
-                f"<h1>No page here</h1><p>There is no page at <code>{escape(path)}</code>.</p>"
-                f"<p>Open <a href=\"{home}\">the dashboard</a> or <a href=\"{home}compare/\">compare two runs</a>."
-                "</p></main></body></html>")
+        body = (
+            f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>tracedash: no such page</title>"
+            f"<style>{NOT_FOUND_CSS}</style></head><body><main><div class=\"logo\">tracedash</div>"
+            f"<h1>No page here</h1><p>There is no page at <code>{escape(path)}</code>.</p>"
+            f"<p>Open <a href=\"{home}\">the dashboard</a> or <a href=\"{home}compare/\">compare two runs</a>."
+            "</p></main></body></html>"
+        )
         return self.backend.make_response(body, mimetype="text/html", status=404)
 
     def serve_layout(self):
@@ -166,11 +171,19 @@ class _PageApp(Dash):
         return self.backend.make_response(self.page_json(), mimetype="application/json")
 
 
-def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.PathLike] = (),
-               dispatch_prefix: str = "CG_DISPATCH", store: TraceStore | None = None, cache=None,
-               memory_limit: int | None = None, uploads: bool | str | os.PathLike = True,
-               max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES, upload_policy: UploadPolicy | None = None,
-               security: SecurityConfig | None = None, steps: str = DEFAULT.steps) -> Dash:
+def create_app(
+    paths: list[str | os.PathLike] = (),
+    trace_dirs: list[str | os.PathLike] = (),
+    dispatch_prefix: str = "CG_DISPATCH",
+    store: TraceStore | None = None,
+    cache=None,
+    memory_limit: int | None = None,
+    uploads: bool | str | os.PathLike = True,
+    max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
+    upload_policy: UploadPolicy | None = None,
+    security: SecurityConfig | None = None,
+    steps: str = DEFAULT.steps,
+) -> Dash:
     """Build the dashboard for the given trace files and directories.
 
     Args:
@@ -195,8 +208,14 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
             atexit.register(shutil.rmtree, upload_dir, True)
         elif uploads:
             upload_dir = Path(uploads)
-        store = TraceStore(files, trace_dirs=dirs, memory_limit=memory_limit, dispatch_prefix=dispatch_prefix,
-                           cache=cache, upload_dir=upload_dir)
+        store = TraceStore(
+            files,
+            trace_dirs=dirs,
+            memory_limit=memory_limit,
+            dispatch_prefix=dispatch_prefix,
+            cache=cache,
+            upload_dir=upload_dir,
+        )
     policy = upload_policy or UploadPolicy(max_upload_bytes=max_upload_bytes)
     assets = assets_folder()
     app = _PageApp(
@@ -224,9 +243,16 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
 
     def build_page(inputs: PageInputs) -> tuple[html.Div, bool]:
         """The trace page for ``inputs``, and whether every view on it rendered."""
-        page = build_layout(inputs.state, list(inputs.trace_ids), labels=dict(inputs.labels),
-                            uploads=store.upload_dir is not None, max_upload_bytes=policy.max_upload_bytes,
-                            notices=list(inputs.notices), search=inputs.canonical, prerendered=inputs.drawn)
+        page = build_layout(
+            inputs.state,
+            list(inputs.trace_ids),
+            labels=dict(inputs.labels),
+            uploads=store.upload_dir is not None,
+            max_upload_bytes=policy.max_upload_bytes,
+            notices=list(inputs.notices),
+            search=inputs.canonical,
+            prerendered=inputs.drawn,
+        )
         complete = prerender(page, store, inputs.state, responses) if inputs.drawn else False
         return page, complete
 
@@ -243,9 +269,13 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
         return trace_page(search)
 
     def shell(location: dict | None = None, page=None):
-        return html.Div([dcc.Location(id=PAGE_URL, refresh=False, **(location or {})),
-                         html.Div(id=PAGE, children=[] if page is None else page),
-                         html.Div(id="history-sink", style={"display": "none"})])
+        return html.Div(
+            [
+                dcc.Location(id=PAGE_URL, refresh=False, **(location or {})),
+                html.Div(id=PAGE, children=[] if page is None else page),
+                html.Div(id="history-sink", style={"display": "none"}),
+            ]
+        )
 
     def serve_layout():
         """The app's layout, for the ``_dash-layout`` request: the page of the link the browser shows
@@ -292,8 +322,9 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
     app.layout = serve_layout
     app.validation_layout = html.Div([shell(), trace_page("", draw=False), compare_layout(store, "", home)])
 
-    @app.callback(Output(PAGE, "children"), Input(PAGE_URL, "pathname"), Input(PAGE_URL, "search"),
-                  prevent_initial_call=True)
+    @app.callback(
+        Output(PAGE, "children"), Input(PAGE_URL, "pathname"), Input(PAGE_URL, "search"), prevent_initial_call=True
+    )
     def route(pathname, search):
         # Runs when the browser's location changes under the page (back/forward, a link to another
         # page of the app) or when the layout was served without the page (no Referer).
@@ -320,13 +351,17 @@ def create_app(paths: list[str | os.PathLike] = (), trace_dirs: list[str | os.Pa
 
 
 def register_report(app: Dash, store) -> None:
-    """"Download report": one offline HTML file of the view the page shows (its ViewState)."""
+    """ "Download report": one offline HTML file of the view the page shows (its ViewState)."""
     from flask import request
 
     from dashboard.render.export import report_html
 
-    @app.callback(Output(ids.REPORT_DOWNLOAD, "data"), Input(ids.REPORT_BUTTON, "n_clicks"),
-                  State(ids.STATE, "data"), prevent_initial_call=True)
+    @app.callback(
+        Output(ids.REPORT_DOWNLOAD, "data"),
+        Input(ids.REPORT_BUTTON, "n_clicks"),
+        State(ids.STATE, "data"),
+        prevent_initial_call=True,
+    )
     def download_report(_, data):
         state = from_dict(data)
         if not state.trace:

@@ -9,7 +9,7 @@ import os
 from dataclasses import replace
 from urllib.parse import parse_qs, urlencode
 
-from dash import ClientsideFunction, Dash, Input, Output, ctx, html, no_update
+from dash import ClientsideFunction, Dash, Input, Output, ctx, html
 
 from dashboard.analysis.compare import compare_runs
 from dashboard.app import compare_layout as cl
@@ -59,8 +59,9 @@ def closest_candidate(ids: list[str], a: str) -> str:
     return max(others, key=score)  # max keeps the first of equal scores: the order after A
 
 
-def choose_pair(ids: list[str], a: str | None, b: str | None, explain, store=None
-                ) -> tuple[str | None, str | None, list[str]]:
+def choose_pair(
+    ids: list[str], a: str | None, b: str | None, explain, store=None
+) -> tuple[str | None, str | None, list[str]]:
     """Served ids for A and B with notices: an id whose file changed since the link was made opens that
     file as it is now (``store.same_name``, as the dashboard's links do); other unknown ids are replaced
     (A: the first trace; B: the closest candidate, ``closest_candidate``), and a missing B defaults to
@@ -87,9 +88,11 @@ def choose_pair(ids: list[str], a: str | None, b: str | None, explain, store=Non
     if b is None:
         b = closest_candidate(ids, a)
         if b != a:
-            notices.append(("Comparing instead with " if replaced else "No candidate B in the link: comparing with ")
-                           + f"{b.rsplit('@', 1)[0]}, the served trace closest to A by kind and name. "
-                           "Pick the candidate above.")
+            notices.append(
+                ("Comparing instead with " if replaced else "No candidate B in the link: comparing with ")
+                + f"{b.rsplit('@', 1)[0]}, the served trace closest to A by kind and name. "
+                "Pick the candidate above."
+            )
     return a, b, notices
 
 
@@ -109,8 +112,14 @@ def compare_steps(a, b, state: ViewState):
         return spec, None, ""
     has, lacks = ("A", "B") if sb is None else ("B", "A")
     label = analysis_of(a if sa is not None else b).steps(spec)[0].label
-    return spec, None, (f"Only {has} has steps from {label}; {lacks} has none, so the phases are compared from the "
-                        "dispatch marks of both runs.")
+    return (
+        spec,
+        None,
+        (
+            f"Only {has} has steps from {label}; {lacks} has none, so the phases are compared from the "
+            "dispatch marks of both runs."
+        ),
+    )
 
 
 def compare_findings(a, b, prefix: str, threshold: float | None = None, steps=None) -> list[dict]:
@@ -119,8 +128,10 @@ def compare_findings(a, b, prefix: str, threshold: float | None = None, steps=No
     as ``tracedash diff`` lists them."""
     from dashboard.render.findings import diff_findings, findings_for
 
-    return diff_findings(findings_for(a, prefix=prefix, threshold=threshold, steps=steps),
-                         findings_for(b, prefix=prefix, threshold=threshold, steps=steps))
+    return diff_findings(
+        findings_for(a, prefix=prefix, threshold=threshold, steps=steps),
+        findings_for(b, prefix=prefix, threshold=threshold, steps=steps),
+    )
 
 
 def compare_layout(store: TraceStore, search: str, home: str) -> html.Div:
@@ -131,23 +142,46 @@ def compare_layout(store: TraceStore, search: str, home: str) -> html.Div:
 
 def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: str, home: str) -> None:
     """The one callback of the compare page: link <-> pickers (a link reopens the same pair), then the view."""
-    outputs = [Output(cl.SEARCH, "data"), Output(cl.PICK_A, "value"), Output(cl.PICK_B, "value"),
-               Output(cl.ALERTS, "children"), Output(cl.CARDS, "children"), Output(cl.GATE_NOTE, "children"),
-               Output(cl.PHASE_TABLE, "rowData"), Output(cl.TYPE_TABLE, "rowData"),
-               Output(cl.STEP_FIGURE, "figure"), Output(cl.CATEGORY_FIGURE, "figure"),
-               Output(cl.KERNEL_FIGURE, "figure"), Output(cl.KERNEL_GRID, "rowData"),
-               Output(cl.CATEGORY_GRID, "rowData"), Output(cl.NVTX_GRID, "rowData"), Output(cl.API_GRID, "rowData"),
-               Output(cl.FINDINGS_GRID, "rowData"),
-               Output(cl.OPEN_A, "href"), Output(cl.OPEN_B, "href"), Output(cl.PHASE_SECTION, "style"),
-               # options with the values: a dropdown drops a value it has no option for (uploads are
-               # listed only when the link names them)
-               Output(cl.PICK_A, "options"), Output(cl.PICK_B, "options")]
+    outputs = [
+        Output(cl.SEARCH, "data"),
+        Output(cl.PICK_A, "value"),
+        Output(cl.PICK_B, "value"),
+        Output(cl.ALERTS, "children"),
+        Output(cl.CARDS, "children"),
+        Output(cl.GATE_NOTE, "children"),
+        Output(cl.PHASE_TABLE, "rowData"),
+        Output(cl.TYPE_TABLE, "rowData"),
+        Output(cl.STEP_FIGURE, "figure"),
+        Output(cl.CATEGORY_FIGURE, "figure"),
+        Output(cl.KERNEL_FIGURE, "figure"),
+        Output(cl.KERNEL_GRID, "rowData"),
+        Output(cl.CATEGORY_GRID, "rowData"),
+        Output(cl.NVTX_GRID, "rowData"),
+        Output(cl.API_GRID, "rowData"),
+        Output(cl.FINDINGS_GRID, "rowData"),
+        Output(cl.OPEN_A, "href"),
+        Output(cl.OPEN_B, "href"),
+        Output(cl.PHASE_SECTION, "style"),
+        # options with the values: a dropdown drops a value it has no option for (uploads are
+        # listed only when the link names them)
+        Output(cl.PICK_A, "options"),
+        Output(cl.PICK_B, "options"),
+    ]
 
-    app.clientside_callback(ClientsideFunction(namespace="tracedash", function_name="writeSearch"),
-                            Output(cl.HISTORY_SINK, "children"), Input(cl.SEARCH, "data"), prevent_initial_call=True)
+    app.clientside_callback(
+        ClientsideFunction(namespace="tracedash", function_name="writeSearch"),
+        Output(cl.HISTORY_SINK, "children"),
+        Input(cl.SEARCH, "data"),
+        prevent_initial_call=True,
+    )
 
-    @app.callback(*outputs, Input(cl.URL, "data"), Input(cl.PICK_A, "value"), Input(cl.PICK_B, "value"),
-                  Input(cl.SWAP, "n_clicks"))
+    @app.callback(
+        *outputs,
+        Input(cl.URL, "data"),
+        Input(cl.PICK_A, "value"),
+        Input(cl.PICK_B, "value"),
+        Input(cl.SWAP, "n_clicks"),
+    )
     def update(search, a, b, _swap):
         trigger = ctx.triggered_id
         state = from_query(search)
@@ -161,23 +195,43 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         # the dashboard's settings this page applies (prefix, phase threshold), decoded by the same codec; a bad
         # value in the link is named, as on the dashboard (keys this page does not use are left alone)
         threshold = state.threshold
-        notices = [w for w in state.warnings if w.startswith(("Ignored prefix=", "Ignored threshold=",
-                                                               "Ignored steps="))] + notices
+        notices = [
+            w for w in state.warnings if w.startswith(("Ignored prefix=", "Ignored threshold=", "Ignored steps="))
+        ] + notices
         options = [{"label": store.label(t), "value": t} for t in named]
-        extra = {k: v for k, v in (("prefix", prefix if prefix != DEFAULT.prefix else None),
-                                   ("threshold", None if threshold is None else f"{threshold:g}"),
-                                   ("steps", state.steps if state.steps != DEFAULT.steps else None)) if v is not None}
+        extra = {
+            k: v
+            for k, v in (
+                ("prefix", prefix if prefix != DEFAULT.prefix else None),
+                ("threshold", None if threshold is None else f"{threshold:g}"),
+                ("steps", state.steps if state.steps != DEFAULT.steps else None),
+            )
+            if v is not None
+        }
         query = pair_query(a, b) + (("&" if a or b else "?") + urlencode(extra) if extra else "")
         new_search = {"search": query, "replace": trigger in (None, cl.URL)}  # written only if it differs
         alerts = [alert(n, "info") for n in notices]
-        links = [f"{home}?{to_query(ViewState(trace=t, prefix=prefix, threshold=threshold, steps=state.steps))}"
-                 if t else home
-                 for t in (a, b)]
+        links = [
+            f"{home}?{to_query(ViewState(trace=t, prefix=prefix, threshold=threshold, steps=state.steps))}"
+            if t
+            else home
+            for t in (a, b)
+        ]
         shown, hidden = {}, {"display": "none"}
         blank = empty_figure("Pick two traces to compare.", height=200)
         empty = [[], "", [], [], blank, blank, blank, [], [], [], [], []]
         if a is None:
-            return [new_search, a, b, alerts + [alert("No traces are served here.")], *empty, *links, hidden, options, options]
+            return [
+                new_search,
+                a,
+                b,
+                alerts + [alert("No traces are served here.")],
+                *empty,
+                *links,
+                hidden,
+                options,
+                options,
+            ]
         try:
             spec, steps, note = compare_steps(store.get(a), store.get(b), replace(state, prefix=prefix))
             if note:
@@ -187,25 +241,70 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
             return [new_search, a, b, alerts + [alert(str(exc))], *empty, *links, hidden, options, options]
         except Exception:  # never a traceback in the page; the server keeps serving
             log.exception("comparing %s with %s failed", a, b)
-            return [new_search, a, b, alerts + [alert(f"Comparing {a} with {b} failed (internal error; see the "
-                                                      "server log).")], *empty, *links, hidden, options, options]
+            return [
+                new_search,
+                a,
+                b,
+                alerts + [alert(f"Comparing {a} with {b} failed (internal error; see the server log).")],
+                *empty,
+                *links,
+                hidden,
+                options,
+                options,
+            ]
         if a == b:
-            alerts.append(alert("A and B are the same trace: every delta is zero. Pick another candidate.",
-                                "info"))
+            alerts.append(alert("A and B are the same trace: every delta is zero. Pick another candidate.", "info"))
         if note := untraced_note(c):
             alerts.append(alert(note, "info"))
         if c.phases.empty:
-            alerts.append(alert(f"Neither run has dispatch marks ({prefix}…): no per-phase comparison; "
-                                "the gate compares kernel time instead.", "info"))
+            alerts.append(
+                alert(
+                    f"Neither run has dispatch marks ({prefix}…): no per-phase comparison; "
+                    "the gate compares kernel time instead.",
+                    "info",
+                )
+            )
         v = compare_view(c, a_label=A_LABEL, b_label=B_LABEL)
         moved = compare_findings(store.get(a), store.get(b), prefix, threshold, spec if steps is not None else None)
         g = c.gate
-        split = ([] if c.phases.empty or c.threshold is None else
-                 [f" Phase split for both runs: prefill when tokens >= {c.threshold:.1f} ("
-                  + ("set in the link" if threshold is not None else "automatic") + ")."])
-        note = html.Span([html.B(f"Regression gate ({g.metric}): "), g.explanation,
-                          ". Positive = B slower; this is what ", html.Code("tracedash diff --fail-if-slower"),
-                          " checks.", *split])
-        return [new_search, a, b, alerts, cl.delta_cards(v.cards), note, v.phase_rows, v.type_rows, v.step_figure,
-                v.category_figure, v.kernel_figure, v.kernel_rows, v.category_rows, v.nvtx_rows, v.api_rows, moved, *links,
-                hidden if c.phases.empty else shown, options, options]
+        split = (
+            []
+            if c.phases.empty or c.threshold is None
+            else [
+                f" Phase split for both runs: prefill when tokens >= {c.threshold:.1f} ("
+                + ("set in the link" if threshold is not None else "automatic")
+                + ")."
+            ]
+        )
+        note = html.Span(
+            [
+                html.B(f"Regression gate ({g.metric}): "),
+                g.explanation,
+                ". Positive = B slower; this is what ",
+                html.Code("tracedash diff --fail-if-slower"),
+                " checks.",
+                *split,
+            ]
+        )
+        return [
+            new_search,
+            a,
+            b,
+            alerts,
+            cl.delta_cards(v.cards),
+            note,
+            v.phase_rows,
+            v.type_rows,
+            v.step_figure,
+            v.category_figure,
+            v.kernel_figure,
+            v.kernel_rows,
+            v.category_rows,
+            v.nvtx_rows,
+            v.api_rows,
+            moved,
+            *links,
+            hidden if c.phases.empty else shown,
+            options,
+            options,
+        ]

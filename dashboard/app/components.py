@@ -3,7 +3,6 @@
 Views import this module, never the page builder (``app.layout``), so the page can import the views.
 """
 
-
 from __future__ import annotations
 
 import json
@@ -14,8 +13,13 @@ from dash import html
 from dashboard.app import ids
 from dashboard.render import Card
 
-LANE_LABELS = (("nvtx", "NVTX ranges"), ("marks", "NVTX marks"), ("gpu", "GPU busy / idle"),
-               ("streams", "kernels by stream (when zoomed in)"), ("memops", "memcpy/memset"))
+LANE_LABELS = (
+    ("nvtx", "NVTX ranges"),
+    ("marks", "NVTX marks"),
+    ("gpu", "GPU busy / idle"),
+    ("streams", "kernels by stream (when zoomed in)"),
+    ("memops", "memcpy/memset"),
+)
 
 # No button or link may send a figure off the machine ("Edit in Chart Studio", "Share", "Export to plot.ly").
 NO_CLOUD = {"showEditInChartStudio": False, "showLink": False, "sendData": False}  # + showSendToCloud below
@@ -51,8 +55,7 @@ _US = _fmt("d3.format(',.2f')(params.value / 1e3)")
 _S = _fmt("d3.format(',.4f')(params.value)")
 _INT = _fmt("d3.format(',')(params.value)")
 # A ratio without a value (zero denominator) arrives as null: "n/a", never "0.00 %" (analysis.ratio).
-_PCT = {"function": f"{_MISSING} ? 'n/a' : "
-                    "d3.format('.2f')(params.value) + ' %'"}
+_PCT = {"function": f"{_MISSING} ? 'n/a' : d3.format('.2f')(params.value) + ' %'"}
 
 
 def _why(reason: str) -> dict:
@@ -65,40 +68,79 @@ _NUM_FILTER = "agNumberColumnFilter"
 _NOT_SAID = "—: the step's annotation does not give it (or a seed dispatch mark)"
 
 KERNEL_COLUMNS = [
-    {"headerName": "Kernel (short name)", "field": "name", "tooltipField": "full_name", "flex": 3, "minWidth": 220,
-     "filter": "agTextColumnFilter"},
-    {"headerName": "Category", "field": "category", "tooltipField": "rule", "filter": "agTextColumnFilter",
-     "minWidth": 130},
+    {
+        "headerName": "Kernel (short name)",
+        "field": "name",
+        "tooltipField": "full_name",
+        "flex": 3,
+        "minWidth": 220,
+        "filter": "agTextColumnFilter",
+    },
+    {
+        "headerName": "Category",
+        "field": "category",
+        "tooltipField": "rule",
+        "filter": "agTextColumnFilter",
+        "minWidth": 130,
+    },
     {"headerName": "Count", "field": "count", "valueFormatter": _INT, "filter": _NUM_FILTER},
     {"headerName": "Total (ms)", "field": "total_ns", "valueFormatter": _MS, "filter": _NUM_FILTER, "sort": "desc"},
     {"headerName": "Mean (µs)", "field": "mean_ns", "valueFormatter": _US, "filter": _NUM_FILTER},
-    {"headerName": "% of kernel time", "field": "kernel_pct", "valueFormatter": _PCT, "filter": _NUM_FILTER,
-     "headerTooltip": "this row's kernel time / the kernel time of all rows (sums to 100 %); n/a for a summary "
-                      "JSON, which lists its top kernels only"},
+    {
+        "headerName": "% of kernel time",
+        "field": "kernel_pct",
+        "valueFormatter": _PCT,
+        "filter": _NUM_FILTER,
+        "headerTooltip": "this row's kernel time / the kernel time of all rows (sums to 100 %); n/a for a summary "
+        "JSON, which lists its top kernels only",
+    },
 ]
 API_COLUMNS = [
     {"headerName": "CUDA API call", "field": "name", "flex": 2, "minWidth": 200, "filter": "agTextColumnFilter"},
     {"headerName": "Family", "field": "family", "filter": "agTextColumnFilter", "minWidth": 100},
     {"headerName": "Raw name", "field": "raw_name", "flex": 2, "minWidth": 200, "filter": "agTextColumnFilter"},
     {"headerName": "Count", "field": "count", "valueFormatter": _INT, "filter": _NUM_FILTER},
-    {"headerName": "Total (ms, summed across threads)", "field": "total_ns", "valueFormatter": _MS,
-     "filter": _NUM_FILTER, "sort": "desc", "minWidth": 150},
+    {
+        "headerName": "Total (ms, summed across threads)",
+        "field": "total_ns",
+        "valueFormatter": _MS,
+        "filter": _NUM_FILTER,
+        "sort": "desc",
+        "minWidth": 150,
+    },
     {"headerName": "Mean (µs)", "field": "mean_ns", "valueFormatter": _US, "filter": _NUM_FILTER},
 ]
 NVTX_COLUMNS = [
-    {"headerName": "NVTX range", "field": "name", "tooltipField": "name", "flex": 3, "minWidth": 220,
-     "filter": "agTextColumnFilter"},
+    {
+        "headerName": "NVTX range",
+        "field": "name",
+        "tooltipField": "name",
+        "flex": 3,
+        "minWidth": 220,
+        "filter": "agTextColumnFilter",
+    },
     {"headerName": "Count", "field": "count", "valueFormatter": _INT, "filter": _NUM_FILTER},
     {"headerName": "Sum (ms)", "field": "sum_ns", "valueFormatter": _MS, "filter": _NUM_FILTER, "sort": "desc"},
     {"headerName": "Union (ms)", "field": "union_ns", "valueFormatter": _MS, "filter": _NUM_FILTER},
-    {"headerName": "GPU overlap (ms)", "field": "gpu_overlap_ns", "valueFormatter": _MS, "filter": _NUM_FILTER,
-     "tooltipValueGetter": {"function": "params.data && params.data.overlap_note || undefined"}},
+    {
+        "headerName": "GPU overlap (ms)",
+        "field": "gpu_overlap_ns",
+        "valueFormatter": _MS,
+        "filter": _NUM_FILTER,
+        "tooltipValueGetter": {"function": "params.data && params.data.overlap_note || undefined"},
+    },
     # never measured (CUDA not traced): "—" as the overlap beside it; measured but nothing to divide by: "n/a"
-    {"headerName": "Overlap %", "field": "overlap_pct", "filter": _NUM_FILTER,
-     "valueFormatter": {"function": f"params.data && params.data.overlap_note ? '—' : {_PCT['function']}"},
-     "tooltipValueGetter": {"function": "params.data && params.data.overlap_note || "
-                                        "(params.value == null ? 'n/a: the range has no union time to divide by' "
-                                        ": undefined)"}},
+    {
+        "headerName": "Overlap %",
+        "field": "overlap_pct",
+        "filter": _NUM_FILTER,
+        "valueFormatter": {"function": f"params.data && params.data.overlap_note ? '—' : {_PCT['function']}"},
+        "tooltipValueGetter": {
+            "function": "params.data && params.data.overlap_note || "
+            "(params.value == null ? 'n/a: the range has no union time to divide by' "
+            ": undefined)"
+        },
+    },
 ]
 PHASE_COLUMNS = [
     {"headerName": "", "field": "metric", "minWidth": 110, "sortable": False},
@@ -111,72 +153,185 @@ PHASE_COLUMNS = [
 
 
 DISPATCH_COLUMNS = [
-    {"headerName": "#", "field": "index", "valueFormatter": _INT, "filter": _NUM_FILTER, "minWidth": 110, "maxWidth": 120},
+    {
+        "headerName": "#",
+        "field": "index",
+        "valueFormatter": _INT,
+        "filter": _NUM_FILTER,
+        "minWidth": 110,
+        "maxWidth": 120,
+    },
     {"headerName": "Phase", "field": "phase", "filter": "agTextColumnFilter"},
-    {"headerName": "Tokens", "field": "tokens", "valueFormatter": _INT, "filter": _NUM_FILTER,
-     "tooltipValueGetter": _why("n/a: the mark's name carries no token count")},
-    {"headerName": "Graph mode", "field": "mode", "filter": "agTextColumnFilter", "valueFormatter": _fmt("params.value"),
-     "minWidth": 120,  # PIECEWISE whole
-     "headerTooltip": "the CUDA-graph mode the annotation names (NONE, PIECEWISE, FULL)",
-     "tooltipValueGetter": _why("—: the annotation does not say")},
-    {"headerName": "Padded", "field": "padded", "valueFormatter": _INT, "filter": _NUM_FILTER,
-     "tooltipValueGetter": _why("n/a: the mark's name carries no padded size")},
-    {"headerName": "Start (s)", "field": "start_ns", "valueFormatter": {"function": "d3.format(',.6f')(params.value / 1e9)"},
-     "filter": _NUM_FILTER, "sort": "asc"},
-    {"headerName": "Step (ms)", "field": "duration_ns", "filter": _NUM_FILTER,
-     "valueFormatter": {"function": f"({_MS['function']}) + (params.data && params.data.note ? ' (cut)' : '')"},
-     "headerTooltip": "mark to next mark (the last: to the end of GPU activity, or estimated); "
-                      "(cut): the part inside the stats window",
-     "tooltipValueGetter": {"function": "(params.data && params.data.note) || undefined"}},
-    {"headerName": "Kernels", "field": "kernels", "valueFormatter": _INT, "filter": _NUM_FILTER,
-     "headerTooltip": "kernels launched by API calls inside this dispatch (correlation id + process)",
-     "tooltipValueGetter": _why("n/a: no kernel intervals to attribute (summary input or no kernels)")},
-    {"headerName": "GPU busy (ms)", "field": "gpu_busy_ns", "valueFormatter": _MS, "filter": _NUM_FILTER,
-     "headerTooltip": "union of this dispatch's attributed kernels (by correlation id + process)",
-     "tooltipValueGetter": _why("n/a: no kernel intervals to attribute (summary input or no kernels)")},
-    {"headerName": "Launch lead (µs)", "field": "launch_lead_ns", "valueFormatter": _US, "filter": _NUM_FILTER,
-     "headerTooltip": "first attributed kernel start minus the dispatch mark (the step's start)",
-     "tooltipValueGetter": _why("n/a: no kernel was attributed to this dispatch")},
-    {"headerName": "Time / token (µs)", "field": "ns_per_token", "valueFormatter": _US, "filter": _NUM_FILTER,
-     "tooltipValueGetter": _why("n/a: no token count (or 0 tokens) for this dispatch")},
+    {
+        "headerName": "Tokens",
+        "field": "tokens",
+        "valueFormatter": _INT,
+        "filter": _NUM_FILTER,
+        "tooltipValueGetter": _why("n/a: the mark's name carries no token count"),
+    },
+    {
+        "headerName": "Graph mode",
+        "field": "mode",
+        "filter": "agTextColumnFilter",
+        "valueFormatter": _fmt("params.value"),
+        "minWidth": 120,  # PIECEWISE whole
+        "headerTooltip": "the CUDA-graph mode the annotation names (NONE, PIECEWISE, FULL)",
+        "tooltipValueGetter": _why("—: the annotation does not say"),
+    },
+    {
+        "headerName": "Padded",
+        "field": "padded",
+        "valueFormatter": _INT,
+        "filter": _NUM_FILTER,
+        "tooltipValueGetter": _why("n/a: the mark's name carries no padded size"),
+    },
+    {
+        "headerName": "Start (s)",
+        "field": "start_ns",
+        "valueFormatter": {"function": "d3.format(',.6f')(params.value / 1e9)"},
+        "filter": _NUM_FILTER,
+        "sort": "asc",
+    },
+    {
+        "headerName": "Step (ms)",
+        "field": "duration_ns",
+        "filter": _NUM_FILTER,
+        "valueFormatter": {"function": f"({_MS['function']}) + (params.data && params.data.note ? ' (cut)' : '')"},
+        "headerTooltip": "mark to next mark (the last: to the end of GPU activity, or estimated); "
+        "(cut): the part inside the stats window",
+        "tooltipValueGetter": {"function": "(params.data && params.data.note) || undefined"},
+    },
+    {
+        "headerName": "Kernels",
+        "field": "kernels",
+        "valueFormatter": _INT,
+        "filter": _NUM_FILTER,
+        "headerTooltip": "kernels launched by API calls inside this dispatch (correlation id + process)",
+        "tooltipValueGetter": _why("n/a: no kernel intervals to attribute (summary input or no kernels)"),
+    },
+    {
+        "headerName": "GPU busy (ms)",
+        "field": "gpu_busy_ns",
+        "valueFormatter": _MS,
+        "filter": _NUM_FILTER,
+        "headerTooltip": "union of this dispatch's attributed kernels (by correlation id + process)",
+        "tooltipValueGetter": _why("n/a: no kernel intervals to attribute (summary input or no kernels)"),
+    },
+    {
+        "headerName": "Launch lead (µs)",
+        "field": "launch_lead_ns",
+        "valueFormatter": _US,
+        "filter": _NUM_FILTER,
+        "headerTooltip": "first attributed kernel start minus the dispatch mark (the step's start)",
+        "tooltipValueGetter": _why("n/a: no kernel was attributed to this dispatch"),
+    },
+    {
+        "headerName": "Time / token (µs)",
+        "field": "ns_per_token",
+        "valueFormatter": _US,
+        "filter": _NUM_FILTER,
+        "tooltipValueGetter": _why("n/a: no token count (or 0 tokens) for this dispatch"),
+    },
     # a framework's steps (vLLM, SGLang, TensorRT-LLM): what its annotation says of the batch
-    {"headerName": "Ctx req", "field": "context_requests", "valueFormatter": _INT, "filter": _NUM_FILTER,
-     "headerTooltip": "context (prefill) requests in the step", "tooltipValueGetter": _why(_NOT_SAID)},
-    {"headerName": "Ctx tok", "field": "context_tokens", "valueFormatter": _INT, "filter": _NUM_FILTER,
-     "headerTooltip": "context (prefill) tokens in the step", "tooltipValueGetter": _why(_NOT_SAID)},
-    {"headerName": "Gen req", "field": "generation_requests", "valueFormatter": _INT, "filter": _NUM_FILTER,
-     "headerTooltip": "generation (decode) requests in the step", "tooltipValueGetter": _why(_NOT_SAID)},
-    {"headerName": "Gen tok", "field": "generation_tokens", "valueFormatter": _INT, "filter": _NUM_FILTER,
-     "headerTooltip": "generation (decode) tokens in the step", "tooltipValueGetter": _why(_NOT_SAID)},
-    {"headerName": "Batch", "field": "batch_size", "valueFormatter": _INT, "filter": _NUM_FILTER,
-     "headerTooltip": "requests in the step's batch", "tooltipValueGetter": _why(_NOT_SAID)},
+    {
+        "headerName": "Ctx req",
+        "field": "context_requests",
+        "valueFormatter": _INT,
+        "filter": _NUM_FILTER,
+        "headerTooltip": "context (prefill) requests in the step",
+        "tooltipValueGetter": _why(_NOT_SAID),
+    },
+    {
+        "headerName": "Ctx tok",
+        "field": "context_tokens",
+        "valueFormatter": _INT,
+        "filter": _NUM_FILTER,
+        "headerTooltip": "context (prefill) tokens in the step",
+        "tooltipValueGetter": _why(_NOT_SAID),
+    },
+    {
+        "headerName": "Gen req",
+        "field": "generation_requests",
+        "valueFormatter": _INT,
+        "filter": _NUM_FILTER,
+        "headerTooltip": "generation (decode) requests in the step",
+        "tooltipValueGetter": _why(_NOT_SAID),
+    },
+    {
+        "headerName": "Gen tok",
+        "field": "generation_tokens",
+        "valueFormatter": _INT,
+        "filter": _NUM_FILTER,
+        "headerTooltip": "generation (decode) tokens in the step",
+        "tooltipValueGetter": _why(_NOT_SAID),
+    },
+    {
+        "headerName": "Batch",
+        "field": "batch_size",
+        "valueFormatter": _INT,
+        "filter": _NUM_FILTER,
+        "headerTooltip": "requests in the step's batch",
+        "tooltipValueGetter": _why(_NOT_SAID),
+    },
     {"headerName": "pid", "field": "pid", "filter": _NUM_FILTER, "headerTooltip": "the annotating process"},
-    {"headerName": "Annotation", "field": "name", "flex": 2, "minWidth": 220, "filter": "agTextColumnFilter",
-     "tooltipField": "name"},
+    {
+        "headerName": "Annotation",
+        "field": "name",
+        "flex": 2,
+        "minWidth": 220,
+        "filter": "agTextColumnFilter",
+        "tooltipField": "name",
+    },
 ]
 
 
 GAP_COLUMNS = [
     {"headerName": "GPU", "field": "device_id", "minWidth": 110, "maxWidth": 120, "filter": _NUM_FILTER},
-    {"headerName": "Start (s)", "field": "start_ns", "valueFormatter": {"function": "d3.format(',.6f')(params.value / 1e9)"},
-     "filter": _NUM_FILTER},
+    {
+        "headerName": "Start (s)",
+        "field": "start_ns",
+        "valueFormatter": {"function": "d3.format(',.6f')(params.value / 1e9)"},
+        "filter": _NUM_FILTER,
+    },
     {"headerName": "Idle (µs)", "field": "duration_ns", "valueFormatter": _US, "filter": _NUM_FILTER, "sort": "desc"},
-    {"headerName": "Host cause", "field": "cause", "flex": 2, "minWidth": 220, "filter": "agTextColumnFilter",
-     "tooltipField": "cause"},
-    {"headerName": "Memory op in gap", "field": "memop_cover", "minWidth": 170, "filter": "agTextColumnFilter",
-     "headerTooltip": "memcpy/memset running during the gap (shown when the busy source does not count them)",
-     "tooltipField": "memop_cover"},
-    {"headerName": "CUDA API call", "field": "api_call", "minWidth": 170, "filter": "agTextColumnFilter",
-     "tooltipField": "api_call"},  # wide enough for cudaStreamSynchronize / cuLaunchKernelEx
-    {"headerName": "Innermost NVTX range", "field": "nvtx_range", "flex": 1, "filter": "agTextColumnFilter",
-     "tooltipField": "nvtx_range"},
+    {
+        "headerName": "Host cause",
+        "field": "cause",
+        "flex": 2,
+        "minWidth": 220,
+        "filter": "agTextColumnFilter",
+        "tooltipField": "cause",
+    },
+    {
+        "headerName": "Memory op in gap",
+        "field": "memop_cover",
+        "minWidth": 170,
+        "filter": "agTextColumnFilter",
+        "headerTooltip": "memcpy/memset running during the gap (shown when the busy source does not count them)",
+        "tooltipField": "memop_cover",
+    },
+    {
+        "headerName": "CUDA API call",
+        "field": "api_call",
+        "minWidth": 170,
+        "filter": "agTextColumnFilter",
+        "tooltipField": "api_call",
+    },  # wide enough for cudaStreamSynchronize / cuLaunchKernelEx
+    {
+        "headerName": "Innermost NVTX range",
+        "field": "nvtx_range",
+        "flex": 1,
+        "filter": "agTextColumnFilter",
+        "tooltipField": "nvtx_range",
+    },
 ]
 
 
 def gpu_columns(columns: list[tuple[str, str]]) -> list[dict]:
     """Column definitions of the transposed per-GPU table: a metric column, then one per device."""
     return [{"headerName": "", "field": "metric", "minWidth": 130, "sortable": False}] + [
-        {"headerName": header, "field": key, "sortable": False, "type": "rightAligned"} for key, header in columns]
+        {"headerName": header, "field": key, "sortable": False, "type": "rightAligned"} for key, header in columns
+    ]
 
 
 def metric_table(columns: list[dict], rows: list[dict]) -> list:
@@ -186,10 +341,17 @@ def metric_table(columns: list[dict], rows: list[dict]) -> list:
     rows needs no sorting or filtering: an AG Grid here cost each page load ~0.1 s of browser time."""
     shown = [c for c in columns if not c.get("hide")]
     numeric = {c["field"] for c in shown if c.get("type") == "rightAligned"}
-    head = html.Thead(html.Tr([html.Th(c["headerName"], className="num" if c["field"] in numeric else None)
-                               for c in shown]))
-    body = html.Tbody([html.Tr([html.Td(str(r.get(c["field"], "")), className="num" if c["field"] in numeric else None)
-                                for c in shown]) for r in rows])
+    head = html.Thead(
+        html.Tr([html.Th(c["headerName"], className="num" if c["field"] in numeric else None) for c in shown])
+    )
+    body = html.Tbody(
+        [
+            html.Tr(
+                [html.Td(str(r.get(c["field"], "")), className="num" if c["field"] in numeric else None) for c in shown]
+            )
+            for r in rows
+        ]
+    )
     return [head, body]
 
 
@@ -197,8 +359,7 @@ def graph_config(filename: str) -> dict:
     """Mode-bar config whose camera button saves PNG at 2x under ``filename``; nothing in it can
     send data off the machine (``NO_CLOUD``: no "Edit in Chart Studio", "Share", or "Export to
     plot.ly" button or link)."""
-    return {**GRAPH_CONFIG,
-            "toImageButtonOptions": {**GRAPH_CONFIG["toImageButtonOptions"], "filename": filename}}
+    return {**GRAPH_CONFIG, "toImageButtonOptions": {**GRAPH_CONFIG["toImageButtonOptions"], "filename": filename}}
 
 
 def phase_columns(rows: list[dict]) -> list[dict]:
@@ -230,8 +391,13 @@ def state_grid(table: str, grid_id: str, columns: list[dict], state, quick_filte
     from dashboard.state import FILTER_ATTR, SORT_ATTR
 
     filters = getattr(state, FILTER_ATTR[table])
-    g = grid(grid_id, columns_sorted(columns, getattr(state, SORT_ATTR[table])), no_rows=NO_ROWS[table],
-             no_match=NO_MATCH[table], **extra)
+    g = grid(
+        grid_id,
+        columns_sorted(columns, getattr(state, SORT_ATTR[table])),
+        no_rows=NO_ROWS[table],
+        no_match=NO_MATCH[table],
+        **extra,
+    )
     if filters:
         g.filterModel = json.loads(filters)
     if quick_filter:
@@ -248,10 +414,14 @@ NO_ROWS = {
     "kernels": f"No kernels {_WHERE}",
     "api": f"No CUDA API calls {_WHERE}",
     "nvtx": f"No NVTX ranges {_WHERE}",
-    "dispatches": ("No steps: no annotation of the chosen step source (“Steps from”) in this trace, or none is in "
-                   "the window the statistics are for"),
-    "gaps": ("No idle gaps at or above the threshold in this trace or in the window the statistics are for (a trace "
-             "without GPU work, or a summary JSON, has none to find)"),
+    "dispatches": (
+        "No steps: no annotation of the chosen step source (“Steps from”) in this trace, or none is in "
+        "the window the statistics are for"
+    ),
+    "gaps": (
+        "No idle gaps at or above the threshold in this trace or in the window the statistics are for (a trace "
+        "without GPU work, or a summary JSON, has none to find)"
+    ),
 }
 NO_MATCH = {
     "kernels": "No kernel passes the filters (the “Filter kernels” box and the column filters)",
@@ -262,8 +432,15 @@ NO_MATCH = {
 }
 
 
-def grid(grid_id: str, columns: list[dict], height: str | None = "420px", filters: bool = True,
-         no_rows: str = "No rows", no_match: str = "No row passes the column filters", **extra) -> dag.AgGrid:
+def grid(
+    grid_id: str,
+    columns: list[dict],
+    height: str | None = "420px",
+    filters: bool = True,
+    no_rows: str = "No rows",
+    no_match: str = "No row passes the column filters",
+    **extra,
+) -> dag.AgGrid:
     """A sortable (and, with ``filters``, filterable) AG Grid; cells render as text, never as HTML.
     ``no_rows``: what it says when it was sent no row; ``no_match``: when its filters hide every row (plain
     text)."""
@@ -272,11 +449,21 @@ def grid(grid_id: str, columns: list[dict], height: str | None = "420px", filter
         id=grid_id,
         columnDefs=columns,
         rowData=[],
-        defaultColDef={"sortable": True, "filter": filters, "resizable": True, "floatingFilter": filters,
-                       "minWidth": 100 if filters else 70, "flex": 1, "wrapHeaderText": True,
-                       "autoHeaderHeight": True},
-        dashGridOptions={**GRID_OPTIONS, "localeText": {"noRowsToShow": no_rows, "noMatchingRows": no_match},
-                         **({} if height else {"domLayout": "autoHeight"})},
+        defaultColDef={
+            "sortable": True,
+            "filter": filters,
+            "resizable": True,
+            "floatingFilter": filters,
+            "minWidth": 100 if filters else 70,
+            "flex": 1,
+            "wrapHeaderText": True,
+            "autoHeaderHeight": True,
+        },
+        dashGridOptions={
+            **GRID_OPTIONS,
+            "localeText": {"noRowsToShow": no_rows, "noMatchingRows": no_match},
+            **({} if height else {"domLayout": "autoHeight"}),
+        },
         style={"height": height, "width": "100%"} if height else {"width": "100%"},
         className="ag-theme-alpine" + ("" if filters else " compact"),
         # AG Grid keeps the focused cell by row index: when new rows arrive (a click zoomed the window the
@@ -286,25 +473,43 @@ def grid(grid_id: str, columns: list[dict], height: str | None = "420px", filter
 
 
 def report_image_links(graph_id: str) -> html.Span:
-    """"PNG" and "PDF" links of ``graph_id`` in the report layout (drawn on the server; their hrefs are
+    """ "PNG" and "PDF" links of ``graph_id`` in the report layout (drawn on the server; their hrefs are
     set by the figure's view from its state: ``app.export_route``)."""
-    title = ("Download this figure for a report: {} in the report layout (no on-screen hints, text of at least "
-             "14 px), with the caption and file name of the view shown")
-    return html.Span(className="report-links", children=[
-        html.A(fmt.upper(), id=f"{graph_id}-report-{fmt}", className="button small-button", href="", download="",
-               title=title.format(fmt.upper())) for fmt in ("png", "pdf")])
+    title = (
+        "Download this figure for a report: {} in the report layout (no on-screen hints, text of at least "
+        "14 px), with the caption and file name of the view shown"
+    )
+    return html.Span(
+        className="report-links",
+        children=[
+            html.A(
+                fmt.upper(),
+                id=f"{graph_id}-report-{fmt}",
+                className="button small-button",
+                href="",
+                download="",
+                title=title.format(fmt.upper()),
+            )
+            for fmt in ("png", "pdf")
+        ],
+    )
 
 
 def svg_button(graph_id: str) -> html.Button:
     """A small button that downloads ``graph_id`` as SVG (the mode bar's camera gives PNG at 2x)."""
-    return html.Button("SVG", id={"type": ids.SVG_BUTTON, "graph": graph_id}, className="button small-button",
-                       title="Download this figure as SVG")
+    return html.Button(
+        "SVG",
+        id={"type": ids.SVG_BUTTON, "graph": graph_id},
+        className="button small-button",
+        title="Download this figure as SVG",
+    )
 
 
 def figure_buttons(graph_id: str, **div_args) -> html.Div:
     """One right-aligned row over a figure: its SVG button and its report-layout PNG and PDF links."""
-    return html.Div(className="figure-buttons", children=[svg_button(graph_id), report_image_links(graph_id)],
-                    **div_args)
+    return html.Div(
+        className="figure-buttons", children=[svg_button(graph_id), report_image_links(graph_id)], **div_args
+    )
 
 
 def card_span(hint: str) -> int:
@@ -319,11 +524,15 @@ CARD_HINT_CHARS = 160  # what 5 lines of a one-column card's hint hold (11 px te
 def cards(items: list[Card]) -> list:
     """Overview cards: label, value, and the definition as a tooltip and small print."""
     return [
-        html.Div(className=f"card span-{card_span(c.hint)}", title=c.hint, children=[
-            html.Div(c.label, className="card-label"),
-            html.Div(c.value, className="card-value" + (" long" if len(c.value) > 14 else "")),
-            html.Div(c.hint, className="card-hint"),
-        ])
+        html.Div(
+            className=f"card span-{card_span(c.hint)}",
+            title=c.hint,
+            children=[
+                html.Div(c.label, className="card-label"),
+                html.Div(c.value, className="card-value" + (" long" if len(c.value) > 14 else "")),
+                html.Div(c.hint, className="card-hint"),
+            ],
+        )
         for c in items
     ]
 
@@ -331,5 +540,3 @@ def cards(items: list[Card]) -> list:
 def alert(message: str, kind: str = "error") -> html.Div:
     """A visible, dismissible-looking alert box (text only, never HTML)."""
     return html.Div(role="alert", className=f"alert alert-{kind}", children=message)
-
-

@@ -71,5 +71,6 @@ def register_export_route(server: Flask, store) -> None:
             log.exception("export of %s %s failed", state.trace, which)
             return _error(500, "internal error while drawing this image (see the server log)")
         name = view.filenames.get(which, f"tracedash_{which}")
-        return Response(data, mimetype=MIMETYPES[fmt],
-                        headers={"Content-Disposition": f'attachment; filename="{name}.{fmt}"'})
+        return Response(
+            data, mimetype=MIMETYPES[fmt], headers={"Content-Disposition": f'attachment; filename="{name}.{fmt}"'}
+        )

@@ -13,11 +13,11 @@ import threading
 from pathlib import Path
 
 from dashboard.app.store import TraceStore, discover, trace_id
+from dashboard.data.multirank import load_ranks, ranks_name
+from dashboard.data.trace import LoadedTrace
 from dashboard.errors import TraceError, TraceFormatError
 from dashboard.loaders import sniff_format
 from dashboard.loaders.nsys_sqlite import check_nsys_export
-from dashboard.data.multirank import load_ranks, ranks_name
-from dashboard.data.trace import LoadedTrace
 
 __all__ = ["RanksStore", "check_rank_file", "ranks_store", "ranks_trace_id"]
 
@@ -35,8 +35,15 @@ class RanksStore:
     Every attribute other than ids/label/path/get/explain_missing is the inner store's.
     """
 
-    def __init__(self, inner: TraceStore, rank_files: list[Path], *, dispatch_prefix: str = "CG_DISPATCH",
-                 cache=None, n_ranks: int | None = None):
+    def __init__(
+        self,
+        inner: TraceStore,
+        rank_files: list[Path],
+        *,
+        dispatch_prefix: str = "CG_DISPATCH",
+        cache=None,
+        n_ranks: int | None = None,
+    ):
         self._inner = inner
         self.rank_files = [Path(p).resolve() for p in rank_files]
         self.n_ranks = n_ranks if n_ranks is not None else len(self.rank_files)  # a Kineto file may hold several
@@ -98,8 +105,9 @@ def check_rank_file(path: Path) -> int:
     """
     fmt = sniff_format(Path(path))
     if fmt == "summary-json":
-        raise TraceFormatError(f"{Path(path).name}: a summary JSON has no intervals: only nsys exports can be "
-                               "opened as ranks")
+        raise TraceFormatError(
+            f"{Path(path).name}: a summary JSON has no intervals: only nsys exports can be opened as ranks"
+        )
     if fmt == "nsys-sqlite":
         check_nsys_export(path)
     elif fmt == "kineto-json":  # "looks like JSON" says little: parse it now (seconds), not at the first view
@@ -109,9 +117,16 @@ def check_rank_file(path: Path) -> int:
     return 1
 
 
-def ranks_store(rank_files: list[str | os.PathLike], paths: list[str | os.PathLike] = (),
-                trace_dirs: list[str | os.PathLike] = (), *, dispatch_prefix: str = "CG_DISPATCH",
-                cache=None, memory_limit: int | None = None, upload_dir=None) -> RanksStore:
+def ranks_store(
+    rank_files: list[str | os.PathLike],
+    paths: list[str | os.PathLike] = (),
+    trace_dirs: list[str | os.PathLike] = (),
+    *,
+    dispatch_prefix: str = "CG_DISPATCH",
+    cache=None,
+    memory_limit: int | None = None,
+    upload_dir=None,
+) -> RanksStore:
     """A RanksStore serving the ranks as one view plus every rank file and ``paths``/``trace_dirs``.
 
     Raises:
@@ -126,6 +141,7 @@ def ranks_store(rank_files: list[str | os.PathLike], paths: list[str | os.PathLi
     if n_ranks < 2:
         raise TraceError("--ranks needs at least two different trace files (or one file holding several ranks)")
     files = list(dict.fromkeys([*ranks, *discover(list(paths), list(trace_dirs))]))
-    inner = TraceStore(files, dispatch_prefix=dispatch_prefix, cache=cache, memory_limit=memory_limit,
-                       upload_dir=upload_dir or None)
+    inner = TraceStore(
+        files, dispatch_prefix=dispatch_prefix, cache=cache, memory_limit=memory_limit, upload_dir=upload_dir or None
+    )
     return RanksStore(inner, ranks, dispatch_prefix=dispatch_prefix, cache=cache, n_ranks=n_ranks)

@@ -18,7 +18,8 @@ every request:
    SameSite=Strict session cookie (a browser session). ``/healthz`` stays open (it names no trace).
 4. **Callback bodies** (``/_dash-update-component``): at most ``MAX_CALLBACK_BYTES``; JSON with a
    non-finite number (``NaN``, ``Infinity``, ``1e400``) or an input of another kind than its
-   component has in the page (``prop_kinds``) is refused with a 400 message before any callback runs; an exception in a callback answers JSON 500 with one line,
+   component has in the page (``prop_kinds``) is refused with a 400 message before any callback runs; an exception in a
+   callback answers JSON 500 with one line,
    never Flask's HTML page.
 
 Every answer then gets ``Content-Security-Policy`` (scripts and styles from this server only; Dash's
@@ -96,7 +97,7 @@ def _norm_host(name: str) -> str:
 def _strip_port(host: str) -> str:
     host = host.strip()
     if host.startswith("["):  # [::1]:8050
-        return host[1:host.find("]")] if "]" in host else host
+        return host[1 : host.find("]")] if "]" in host else host
     if host.count(":") == 1:
         return host.split(":", 1)[0]
     return host  # a bare IPv6 address or no port
@@ -208,8 +209,15 @@ def _kind_of(value) -> str | None:
     return None
 
 
-_KIND_WORDS = {"text": "text", "path": "a path starting with /", "number": "a number", "bool": "true or false", "scalars": "a list of values",
-               "list": "a list", "object": "an object"}
+_KIND_WORDS = {
+    "text": "text",
+    "path": "a path starting with /",
+    "number": "a number",
+    "bool": "true or false",
+    "scalars": "a list of values",
+    "list": "a list",
+    "object": "an object",
+}
 
 
 def check_kind(name: str, kind: str | dict, value) -> None:
@@ -217,22 +225,28 @@ def check_kind(name: str, kind: str | dict, value) -> None:
     passes except for a record."""
     if isinstance(kind, dict):
         if not isinstance(value, dict) or not set(kind) <= set(value):
-            raise ValueError(f"{name}: expected an object with keys {', '.join(sorted(kind))}, "
-                             f"got {json.dumps(value)[:60]}")
+            raise ValueError(
+                f"{name}: expected an object with keys {', '.join(sorted(kind))}, got {json.dumps(value)[:60]}"
+            )
         for key, sub in kind.items():
             if sub is not None:
                 check_kind(f"{name}.{key}", sub, value[key])
         return
     if value is None:
         return
-    ok = {"text": lambda v: isinstance(v, str) and len(v) <= MAX_TEXT_CHARS,
-          "path": lambda v: isinstance(v, str) and v.startswith("/") and len(v) <= MAX_TEXT_CHARS,
-          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-          "bool": lambda v: isinstance(v, bool),
-          "scalars": lambda v: isinstance(v, list) and len(v) <= 10_000 and all(
-              isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v),
-          "list": lambda v: isinstance(v, list),
-          "object": lambda v: isinstance(v, dict)}[kind](value)
+    ok = {
+        "text": lambda v: isinstance(v, str) and len(v) <= MAX_TEXT_CHARS,
+        "path": lambda v: isinstance(v, str) and v.startswith("/") and len(v) <= MAX_TEXT_CHARS,
+        "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+        "bool": lambda v: isinstance(v, bool),
+        "scalars": lambda v: (
+            isinstance(v, list)
+            and len(v) <= 10_000
+            and all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v)
+        ),
+        "list": lambda v: isinstance(v, list),
+        "object": lambda v: isinstance(v, dict),
+    }[kind](value)
     if not ok:
         if kind in ("text", "path") and isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
             raise ValueError(f"{name}: text of {len(value):,} characters (at most {MAX_TEXT_CHARS:,})")
@@ -299,14 +313,16 @@ def content_security_policy(script_hashes: list[str]) -> str:
     export build them in the page).
     """
     scripts = " ".join(["'self'", *sorted(set(script_hashes))])
-    return ("default-src 'self'; "
-            f"script-src {scripts}; "
-            "style-src 'self' 'unsafe-inline'; "
-            "img-src 'self' data: blob:; "
-            "font-src 'self' data:; "
-            "connect-src 'self'; "
-            "worker-src 'self' blob:; "
-            "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+    return (
+        "default-src 'self'; "
+        f"script-src {scripts}; "
+        "style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data: blob:; "
+        "font-src 'self' data:; "
+        "connect-src 'self'; "
+        "worker-src 'self' blob:; "
+        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    )
 
 
 SECURITY_HEADERS = {
@@ -354,8 +370,11 @@ def register_security(server: Flask, dash_apps: list, config: SecurityConfig | N
 
     def check_host():
         if not config.host_allowed(request.host):
-            return _plain(421, "this server does not answer to that host name (use its own address, or start "
-                               "it with --allowed-host NAME)")
+            return _plain(
+                421,
+                "this server does not answer to that host name (use its own address, or start "
+                "it with --allowed-host NAME)",
+            )
         return None
 
     def check_token():
@@ -372,8 +391,9 @@ def register_security(server: Flask, dash_apps: list, config: SecurityConfig | N
         if given is not None and hmac.compare_digest(given.encode(), config.auth_token.encode()):
             if form:  # the sign-in form: back to the page asked for, with the session cookie
                 resp = Response(status=303, headers={"Location": request.full_path.rstrip("?")})
-                resp.set_cookie(AUTH_COOKIE, session, httponly=True, samesite="Strict", path="/",
-                                secure=request.is_secure)
+                resp.set_cookie(
+                    AUTH_COOKIE, session, httponly=True, samesite="Strict", path="/", secure=request.is_secure
+                )
                 return resp
             request.environ["tracedash.new_session"] = True
             return None
@@ -484,8 +504,7 @@ def register_security(server: Flask, dash_apps: list, config: SecurityConfig | N
         for k, v in SECURITY_HEADERS.items():
             resp.headers.setdefault(k, v)
         if request.environ.get("tracedash.new_session") and session is not None:
-            resp.set_cookie(AUTH_COOKIE, session, httponly=True, samesite="Strict", path="/",
-                            secure=request.is_secure)
+            resp.set_cookie(AUTH_COOKIE, session, httponly=True, samesite="Strict", path="/", secure=request.is_secure)
         return resp
 
     @server.errorhandler(Exception)

@@ -32,8 +32,10 @@ LIMIT_REQUEST_LINE = 8190  # bytes of "GET /?<link> HTTP/1.1" (gunicorn's larges
 HEAD_TIMEOUT_S = 20
 PREBUFFER_BODY_BYTES = 1024**2
 MAX_HEAD_BYTES = 64 * 1024
-_CUT_OFF = (b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/plain\r\n"
-            b"Content-Length: 36\r\n\r\nthe request was cut off (incomplete)\n")
+_CUT_OFF = (
+    b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/plain\r\n"
+    b"Content-Length: 36\r\n\r\nthe request was cut off (incomplete)\n"
+)
 _CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*(\d{1,19})")
 
 
@@ -113,8 +115,11 @@ class BufferingThreadWorker(ThreadWorker):
         super().murder_pending()
         now = time.monotonic()
         for conn in [c for c, deadline in self._buffering.items() if deadline <= now]:
-            self._drop(conn, b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: text/plain\r\n"
-                             b"Content-Length: 30\r\n\r\nthe request came too slowly.\r\n")
+            self._drop(
+                conn,
+                b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: text/plain\r\n"
+                b"Content-Length: 30\r\n\r\nthe request came too slowly.\r\n",
+            )
 
     def handle(self, conn):
         buf = getattr(conn, "td_buf", None)
@@ -221,21 +226,24 @@ def tune_malloc() -> bool:
 def run_gunicorn(factory, host: str, port: int, workers: int, threads: int = THREADS_PER_WORKER) -> None:
     """Serve ``factory()``'s Dash app on ``host:port`` with ``workers`` processes of ``threads`` threads
     until stopped (SIGINT/SIGTERM). Blocks."""
-    DashboardServer(factory, {
-        "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
-        "workers": workers,
-        "worker_class": "dashboard.app.server.BufferingThreadWorker",
-        "threads": threads,
-        "timeout": WORKER_TIMEOUT_S,
-        "graceful_timeout": 10,
-        "keepalive": 5,
-        # The longest link the state codec writes (five tables filtered to their bound: ~6.5 KB of query) must
-        # open: gunicorn's default request line (4094 bytes) answered 414 to it. 8190 is gunicorn's maximum;
-        # header fields (the Referer of `_dash-layout` carries the link) keep their 8190-byte default.
-        "limit_request_line": LIMIT_REQUEST_LINE,
-        "preload_app": False,
-        "accesslog": None,
-        "errorlog": "-",
-        "loglevel": "warning",
-        "proc_name": "tracedash",
-    }).run()
+    DashboardServer(
+        factory,
+        {
+            "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+            "workers": workers,
+            "worker_class": "dashboard.app.server.BufferingThreadWorker",
+            "threads": threads,
+            "timeout": WORKER_TIMEOUT_S,
+            "graceful_timeout": 10,
+            "keepalive": 5,
+            # The longest link the state codec writes (five tables filtered to their bound: ~6.5 KB of query) must
+            # open: gunicorn's default request line (4094 bytes) answered 414 to it. 8190 is gunicorn's maximum;
+            # header fields (the Referer of `_dash-layout` carries the link) keep their 8190-byte default.
+            "limit_request_line": LIMIT_REQUEST_LINE,
+            "preload_app": False,
+            "accesslog": None,
+            "errorlog": "-",
+            "loglevel": "warning",
+            "proc_name": "tracedash",
+        },
+    ).run()

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from dashboard.errors import TraceError, TraceNotFoundError
 from dashboard.data.trace import LoadedTrace, load_trace
+from dashboard.errors import TraceError, TraceNotFoundError
 
 log = logging.getLogger(__name__)
 
@@ -177,9 +177,17 @@ class TraceStore:
       (see ``prune_uploads``): every use marks an upload as recent, in any worker process.
     """
 
-    def __init__(self, files: list[Path] = (), *, trace_dirs: list[str | os.PathLike] = (),
-                 memory_limit: int | None = None, dispatch_prefix: str = "CG_DISPATCH", cache=None,
-                 upload_dir: str | os.PathLike | None = None, loader=load_trace):
+    def __init__(
+        self,
+        files: list[Path] = (),
+        *,
+        trace_dirs: list[str | os.PathLike] = (),
+        memory_limit: int | None = None,
+        dispatch_prefix: str = "CG_DISPATCH",
+        cache=None,
+        upload_dir: str | os.PathLike | None = None,
+        loader=load_trace,
+    ):
         self._lock = threading.RLock()
         self._paths: dict[str, Path] = {}
         self._by_path: dict[tuple[Path, int, int], str] = {}
@@ -236,8 +244,11 @@ class TraceStore:
         for sub in sorted(self._upload_dir.iterdir()):
             if _TOKEN_RE.match(sub.name) and sub.is_dir() and not sub.is_symlink():
                 try:
-                    out.extend(f.resolve() for f in sorted(sub.iterdir())
-                               if not f.name.startswith(".") and f.is_file() and not f.is_symlink())
+                    out.extend(
+                        f.resolve()
+                        for f in sorted(sub.iterdir())
+                        if not f.name.startswith(".") and f.is_file() and not f.is_symlink()
+                    )
                 except OSError:  # removed meanwhile
                     continue
         return out
@@ -291,8 +302,10 @@ class TraceStore:
 
     def explain_changed(self, trace_id: str, renamed: str) -> str:
         """The notice for a link whose trace id names a served file (``same_name``) that changed since."""
-        return (f"The link asks for trace {str(trace_id)[:120]!r}, which is not served here: the file "
-                f"{renamed.rpartition('@')[0]!r} has changed since the link was made. Showing it as it is now.")
+        return (
+            f"The link asks for trace {str(trace_id)[:120]!r}, which is not served here: the file "
+            f"{renamed.rpartition('@')[0]!r} has changed since the link was made. Showing it as it is now."
+        )
 
     def explain_missing(self, trace_id: str) -> str:
         """The one message for a link whose trace id does not resolve and names no served file
@@ -375,8 +388,13 @@ class TraceStore:
         number is nobody else's business)."""
         with self._lock:
             listed = sum(1 for t in self._paths if not self.is_upload(t))
-            return {"traces": listed, "loaded": len(self._loaded), "loads": self.loads,
-                    "memory_bytes": self.memory_bytes(), "memory_limit_bytes": self.memory_limit}
+            return {
+                "traces": listed,
+                "loaded": len(self._loaded),
+                "loads": self.loads,
+                "memory_bytes": self.memory_bytes(),
+                "memory_limit_bytes": self.memory_limit,
+            }
 
     # ----- uploads ----------------------------------------------------------------------------
     @property
@@ -473,14 +491,16 @@ def upload_folders(upload_dir: Path) -> list[UploadFolder]:
             continue
         reserved = int(meta.get("reserved", 0) or 0) if pending else 0
         stale = pending and time.time() - newest > UPLOAD_STALL_S
-        out.append(UploadFolder(sub, st.st_mtime, max(size, reserved), str(meta.get("client", "")),
-                                pending and not stale))
+        out.append(
+            UploadFolder(sub, st.st_mtime, max(size, reserved), str(meta.get("client", "")), pending and not stale)
+        )
     out.sort(key=lambda f: f.mtime)
     return out
 
 
-def prune_uploads(upload_dir: Path, max_uploads: int = MAX_UPLOADS, max_bytes: int | None = None,
-                  grace_s: float = UPLOAD_GRACE_S) -> list[Path]:
+def prune_uploads(
+    upload_dir: Path, max_uploads: int = MAX_UPLOADS, max_bytes: int | None = None, grace_s: float = UPLOAD_GRACE_S
+) -> list[Path]:
     """Delete the least recently used upload folders beyond ``max_uploads`` folders or ``max_bytes``
     in all, never one used or written in the last ``grace_s`` seconds nor one being written. Safe
     against other threads and worker processes doing the same.

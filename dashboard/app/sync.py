@@ -37,14 +37,20 @@ from dashboard.state import (
 
 log = logging.getLogger(__name__)
 
-GRIDS = {"kernels": ids.KERNEL_TABLE, "api": ids.API_TABLE, "nvtx": ids.NVTX_TABLE,
-         "dispatches": ids.DISPATCH_TABLE, "gaps": ids.GAP_TABLE}
+GRIDS = {
+    "kernels": ids.KERNEL_TABLE,
+    "api": ids.API_TABLE,
+    "nvtx": ids.NVTX_TABLE,
+    "dispatches": ids.DISPATCH_TABLE,
+    "gaps": ids.GAP_TABLE,
+}
 _CONTROL_OF = {f.control[0]: f.name for f in CONTROL_FIELDS}
 assert set(GRIDS) == set(TABLE_COLUMNS)
 
 
-def next_state(state: ViewState, triggered: list[tuple[str, str]], values: dict,
-               seen: dict | None = None) -> tuple[ViewState, list[str], dict]:
+def next_state(
+    state: ViewState, triggered: list[tuple[str, str]], values: dict, seen: dict | None = None
+) -> tuple[ViewState, list[str], dict]:
     """The state after the page's current inputs, and notices for invalid values that were just
     entered, and what was seen of the event inputs (to store with the state).
 
@@ -130,9 +136,13 @@ def register_sync(app: Dash, store) -> None:
         nothing = {v.name: no_update for v in VIEWS}
         # a control value the state took replaces the notice about the last one it did not (never a stale notice)
         accepted = new != old and any(c in _CONTROL_OF for c, _ in triggered)
-        out = {"state": no_update, "search": no_update, "slices": nothing,
-               "notice": [alert(n, "info") for n in notices] if notices else [] if accepted else no_update,
-               "controls": {f.name: no_update for f in echoed}}
+        out = {
+            "state": no_update,
+            "search": no_update,
+            "slices": nothing,
+            "notice": [alert(n, "info") for n in notices] if notices else [] if accepted else no_update,
+            "controls": {f.name: no_update for f in echoed},
+        }
         for f in echoed:  # a control whose value the state did not take shows the state's value again
             value = getattr(new, f.name)
             if not _same_control(f, controls.get(f.name), value):
@@ -143,36 +153,50 @@ def register_sync(app: Dash, store) -> None:
             return out
         out["state"] = {**to_dict(new), "seen": seen}
         out["search"] = {"search": "?" + to_query(new), "replace": False}
-        out["slices"] = {v.name: slice_data(v, new) if view_slice(v, new) != view_slice(v, old) else no_update
-                         for v in VIEWS}
+        out["slices"] = {
+            v.name: slice_data(v, new) if view_slice(v, new) != view_slice(v, old) else no_update for v in VIEWS
+        }
         return out
 
-    @app.callback(Output(ids.STATE_NOTICE, "children", allow_duplicate=True), Input(ids.STATE_NOTICE, "n_clicks"),
-                  prevent_initial_call=True)
+    @app.callback(
+        Output(ids.STATE_NOTICE, "children", allow_duplicate=True),
+        Input(ids.STATE_NOTICE, "n_clicks"),
+        prevent_initial_call=True,
+    )
     def dismiss_notice(_):
         return []
 
     # "Steps from": the preset list and the box show one value (the box is the state's control).
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="stepsSource"),
-        Output(ids.STEPS_SOURCE, "value", allow_duplicate=True), Output(ids.STEPS_PRESET, "value"),
-        Input(ids.STEPS_PRESET, "value"), Input(ids.STEPS_SOURCE, "value"),
-        prevent_initial_call=True)
+        Output(ids.STEPS_SOURCE, "value", allow_duplicate=True),
+        Output(ids.STEPS_PRESET, "value"),
+        Input(ids.STEPS_PRESET, "value"),
+        Input(ids.STEPS_SOURCE, "value"),
+        prevent_initial_call=True,
+    )
     # Only what changes the view reaches the server: a zoom/pan/reset of the timeline or the Gantt (not an
     # autosize), a sort or filter the user made (not the state a grid reports when it is first drawn).
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="xRange"),
-        Output(ids.X_RANGE, "data"), Input(ids.GANTT, "relayoutData"), Input(ids.TIMELINE, "relayoutData"),
-        prevent_initial_call=True)
+        Output(ids.X_RANGE, "data"),
+        Input(ids.GANTT, "relayoutData"),
+        Input(ids.TIMELINE, "relayoutData"),
+        prevent_initial_call=True,
+    )
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="gridEvents"),
         Output(ids.GRID_EVENTS, "data"),
-        *[Input(g, "columnState") for g in GRIDS.values()], *[Input(g, "filterModel") for g in GRIDS.values()],
+        *[Input(g, "columnState") for g in GRIDS.values()],
+        *[Input(g, "filterModel") for g in GRIDS.values()],
         State(ids.GRID_EVENTS, "data"),
-        prevent_initial_call=True)
+        prevent_initial_call=True,
+    )
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="renderKick"),
-        Output(ids.RENDER_KICK, "data"), Input(ids.PRERENDERED, "data"))
+        Output(ids.RENDER_KICK, "data"),
+        Input(ids.PRERENDERED, "data"),
+    )
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="writeSearch"),
         Output("history-sink", "children"),
@@ -182,9 +206,12 @@ def register_sync(app: Dash, store) -> None:
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="rowClick"),
         Output(ids.ROW_CLICK, "data"),
-        Input(ids.GAP_TABLE, "cellClicked"), Input(ids.DISPATCH_TABLE, "cellClicked"),
+        Input(ids.GAP_TABLE, "cellClicked"),
+        Input(ids.DISPATCH_TABLE, "cellClicked"),
         Input(ids.KERNEL_TABLE, "cellClicked"),
-        State(ids.GAP_TABLE, "rowData"), State(ids.DISPATCH_TABLE, "rowData"), State(ids.KERNEL_TABLE, "rowData"),
+        State(ids.GAP_TABLE, "rowData"),
+        State(ids.DISPATCH_TABLE, "rowData"),
+        State(ids.KERNEL_TABLE, "rowData"),
         prevent_initial_call=True,
     )
     # Zooming the Gantt zooms the timeline and the other way round.
@@ -201,4 +228,3 @@ def register_sync(app: Dash, store) -> None:
         Input(ids.COPY_LINK, "n_clicks"),
         prevent_initial_call=True,
     )
-

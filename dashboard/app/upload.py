@@ -168,16 +168,22 @@ def reserve_upload(upload_dir: Path, policy: UploadPolicy, client: str, nbytes: 
             count, total = count - 1, total - f.bytes
             f.removed = True
         if count > policy.max_files or total > policy.space_bytes:
-            raise UploadRefused(507, f"the server's upload space is full ({count - 1} uploads, "
-                                     f"{_mib(total - nbytes)} of {_mib(policy.space_bytes)} in use, all in use in "
-                                     f"the last {UPLOAD_GRACE_S // 60} minutes); try again later")
+            raise UploadRefused(
+                507,
+                f"the server's upload space is full ({count - 1} uploads, "
+                f"{_mib(total - nbytes)} of {_mib(policy.space_bytes)} in use, all in use in "
+                f"the last {UPLOAD_GRACE_S // 60} minutes); try again later",
+            )
         mine = [f for f in folders if f.client == client and not f.removed]
         files_share = max(1, int(policy.max_files * policy.client_share))
         bytes_share = int(policy.space_bytes * policy.client_share)
         if len(mine) + 1 > files_share or sum(f.bytes for f in mine) + nbytes > bytes_share:
-            raise UploadRefused(429, f"you have used your share of this server's upload space ({len(mine)} "
-                                     f"uploads, at most {files_share} and {_mib(bytes_share)} per client); "
-                                     "try again later")
+            raise UploadRefused(
+                429,
+                f"you have used your share of this server's upload space ({len(mine)} "
+                f"uploads, at most {files_share} and {_mib(bytes_share)} per client); "
+                "try again later",
+            )
         free = shutil.disk_usage(upload_dir).free
         if free - nbytes < policy.min_free_bytes:
             raise UploadRefused(507, "the server's disk is nearly full; the upload was not stored")
@@ -218,8 +224,9 @@ def receive(folder: Path, name: str, length: int | None, policy: UploadPolicy) -
                 written += len(chunk)
                 if written > policy.max_upload_bytes:
                     _slow(request.environ.get("gunicorn.socket"))
-                    raise UploadRefused(413, f"{name}: over this server's upload limit of "
-                                             f"{_mib(policy.max_upload_bytes)}")
+                    raise UploadRefused(
+                        413, f"{name}: over this server's upload limit of {_mib(policy.max_upload_bytes)}"
+                    )
                 fh.write(chunk)
                 if fired.is_set():
                     break
@@ -230,8 +237,11 @@ def receive(folder: Path, name: str, length: int | None, policy: UploadPolicy) -
         timer.cancel()
     if fired.is_set():
         _slow(request.environ.get("gunicorn.socket"))
-        raise UploadRefused(408, f"{name}: the upload was too slow (under {policy.min_rate // 1024} KiB/s on "
-                                 "average); the server stopped waiting")
+        raise UploadRefused(
+            408,
+            f"{name}: the upload was too slow (under {policy.min_rate // 1024} KiB/s on "
+            "average); the server stopped waiting",
+        )
     if written == 0:
         raise UploadRefused(400, f"{name}: the file is empty (0 bytes)")
     if length is not None and written != length:
@@ -246,8 +256,12 @@ def _scrub(message: str, *paths: Path) -> str:
     return message
 
 
-def register_routes(server: Flask, store: TraceStore, max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
-                    policy: UploadPolicy | None = None) -> None:
+def register_routes(
+    server: Flask,
+    store: TraceStore,
+    max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
+    policy: UploadPolicy | None = None,
+) -> None:
     """Add ``POST /upload``, ``GET /healthz`` and a guard that answers 404 to any path trying to climb
     out (``..``, encoded or not, backslashes, NUL) before Dash's own handlers see it.
 
@@ -293,29 +307,39 @@ def register_routes(server: Flask, store: TraceStore, max_upload_bytes: int = DE
         length = request.content_length  # None for a chunked upload: then the whole limit is reserved
         if length is not None and length > policy.max_upload_bytes:
             _slow(request.environ.get("gunicorn.socket"))
-            return _fail(413, f"{name}: {_mib(length)} is over this server's upload limit of "
-                              f"{_mib(policy.max_upload_bytes)}")
+            return _fail(
+                413, f"{name}: {_mib(length)} is over this server's upload limit of {_mib(policy.max_upload_bytes)}"
+            )
         if not streaming.acquire(blocking=False):
             _slow(request.environ.get("gunicorn.socket"))
             return _fail(429, f"{name}: the server is busy with other uploads; try again in a moment")
         folder = None
         done = False
         try:
-            folder = reserve_upload(store.upload_dir, policy, client_key(request.remote_addr),
-                                    length if length is not None else policy.max_upload_bytes)
+            folder = reserve_upload(
+                store.upload_dir,
+                policy,
+                client_key(request.remote_addr),
+                length if length is not None else policy.max_upload_bytes,
+            )
             part = receive(folder, name, length, policy)
             with _locked(store.upload_dir / ".load.lock"):  # one load of an upload at a time, in all workers
-                result = check_upload(part, memory_bytes=policy.memory_bytes,
-                                      max_unzipped_bytes=policy.unzipped_bytes,
-                                      allow_nsys_rep=policy.allow_nsys_rep, timeout_s=policy.load_timeout_s)
+                result = check_upload(
+                    part,
+                    memory_bytes=policy.memory_bytes,
+                    max_unzipped_bytes=policy.unzipped_bytes,
+                    allow_nsys_rep=policy.allow_nsys_rep,
+                    timeout_s=policy.load_timeout_s,
+                )
             if result.error:
                 log.info("upload %s refused: %s (peak %s)", name, result.error, _mib(result.peak_rss_bytes))
                 return _fail(415, _scrub(result.error, part.parent, store.upload_dir))
             final = folder / name
             part.rename(final)
             (folder / PENDING).rmdir()
-            (folder / META).write_text(json.dumps({"client": client_key(request.remote_addr), "reserved": 0}),
-                                       encoding="utf-8")
+            (folder / META).write_text(
+                json.dumps({"client": client_key(request.remote_addr), "reserved": 0}), encoding="utf-8"
+            )
             tid = store.add_upload(final)
             done = True
             return jsonify({"trace": tid, "name": name, "format": result.format, "bytes": final.stat().st_size})
@@ -323,8 +347,10 @@ def register_routes(server: Flask, store: TraceStore, max_upload_bytes: int = DE
             return _fail(400, _scrub(str(exc), store.upload_dir))
         except OSError:
             log.exception("storing upload %s failed", name)
-            return _fail(507 if shutil.disk_usage(store.upload_dir).free < policy.min_free_bytes else 500,
-                         f"{name}: could not be stored on the server")
+            return _fail(
+                507 if shutil.disk_usage(store.upload_dir).free < policy.min_free_bytes else 500,
+                f"{name}: could not be stored on the server",
+            )
         finally:
             streaming.release()
             if folder is not None and not done:

@@ -32,8 +32,9 @@ class CheckResult:
     peak_rss_bytes: int = 0
 
 
-def check_upload(path: Path, *, memory_bytes: int, max_unzipped_bytes: int, allow_nsys_rep: bool,
-                 timeout_s: float = 600) -> CheckResult:
+def check_upload(
+    path: Path, *, memory_bytes: int, max_unzipped_bytes: int, allow_nsys_rep: bool, timeout_s: float = 600
+) -> CheckResult:
     """Load ``path`` in a child process limited to ``memory_bytes`` of resident memory.
 
     Returns ``CheckResult(format=...)`` when it loads, else ``CheckResult(error=...)`` with a message
@@ -41,12 +42,25 @@ def check_upload(path: Path, *, memory_bytes: int, max_unzipped_bytes: int, allo
     """
     import psutil
 
-    cmd = [sys.executable, "-m", "dashboard.app.upload_check", str(path), str(memory_bytes),
-           str(max_unzipped_bytes), "1" if allow_nsys_rep else "0"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "dashboard.app.upload_check",
+        str(path),
+        str(memory_bytes),
+        str(max_unzipped_bytes),
+        "1" if allow_nsys_rep else "0",
+    ]
     here = str(Path(__file__).resolve().parent.parent)  # the child runs this very copy of the package
     path_env = os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                            env={**os.environ, **CHILD_ENV, "PYTHONPATH": path_env}, cwd="/")
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **CHILD_ENV, "PYTHONPATH": path_env},
+        cwd="/",
+    )
     peak, killed = 0, None
     deadline = time.monotonic() + timeout_s
     try:
@@ -72,15 +86,21 @@ def check_upload(path: Path, *, memory_bytes: int, max_unzipped_bytes: int, allo
         out = proc.communicate()[0]
     name = path.name
     if killed == "memory":
-        return CheckResult(error=f"{name}: loading it needs more than the {memory_bytes / 1024**2:,.0f} MiB of "
-                                 "memory this server allows for an upload", peak_rss_bytes=peak)
+        return CheckResult(
+            error=f"{name}: loading it needs more than the {memory_bytes / 1024**2:,.0f} MiB of "
+            "memory this server allows for an upload",
+            peak_rss_bytes=peak,
+        )
     if killed == "time":
         return CheckResult(error=f"{name}: loading it took longer than {timeout_s:.0f} s", peak_rss_bytes=peak)
     try:
         answer = json.loads(out.decode("utf-8").strip().splitlines()[-1])
     except (ValueError, IndexError, UnicodeDecodeError):
-        return CheckResult(error=f"{name}: the trace could not be loaded (the loader stopped: out of memory "
-                                 f"or a bug; limit {memory_bytes / 1024**2:,.0f} MiB)", peak_rss_bytes=peak)
+        return CheckResult(
+            error=f"{name}: the trace could not be loaded (the loader stopped: out of memory "
+            f"or a bug; limit {memory_bytes / 1024**2:,.0f} MiB)",
+            peak_rss_bytes=peak,
+        )
     return CheckResult(format=answer.get("format"), error=answer.get("error"), peak_rss_bytes=peak)
 
 
@@ -91,25 +111,31 @@ def _child(path: Path, memory_bytes: int, max_unzipped: int, allow_nsys_rep: boo
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     try:
         import dashboard.loaders.kineto_json as kineto
+        from dashboard.data.trace import load_trace
         from dashboard.errors import TraceError
         from dashboard.loaders import sniff_format
-        from dashboard.data.trace import load_trace
 
         kineto.MAX_JSON_BYTES = max_unzipped  # a .json.gz may not expand past this, whatever its ratio
         kind = sniff_format(path)
         if kind == "nsys-rep" and not allow_nsys_rep:
-            return {"error": f"{path.name}: Nsight Systems reports are not accepted by upload on this server; "
-                             "upload the SQLite export (nsys export --type sqlite REPORT.nsys-rep)"}
+            return {
+                "error": f"{path.name}: Nsight Systems reports are not accepted by upload on this server; "
+                "upload the SQLite export (nsys export --type sqlite REPORT.nsys-rep)"
+            }
         load_trace(path)
         return {"format": kind}
     except MemoryError:
-        return {"error": f"{path.name}: loading it needs more than the {memory_bytes / 1024**2:,.0f} MiB of memory "
-                         "this server allows for an upload"}
+        return {
+            "error": f"{path.name}: loading it needs more than the {memory_bytes / 1024**2:,.0f} MiB of memory "
+            "this server allows for an upload"
+        }
     except TraceError as exc:
         message = str(exc)
         if "gzip bomb" in message:  # the loader's ratio guard, or the absolute cap set above
-            message = (f"{path.name}: expands to more than this server accepts for an upload "
-                       f"({max_unzipped / 1024**2:,.0f} MiB unzipped, or 64x the compressed size)")
+            message = (
+                f"{path.name}: expands to more than this server accepts for an upload "
+                f"({max_unzipped / 1024**2:,.0f} MiB unzipped, or 64x the compressed size)"
+            )
         return {"error": message}
 
 

@@ -65,8 +65,9 @@ class _Progress:
         if self.bar is None:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=self.STAGES, desc=f"loading {self.name}", unit="stage", leave=False,
-                            disable=None, file=sys.stderr)
+            self.bar = tqdm(
+                total=self.STAGES, desc=f"loading {self.name}", unit="stage", leave=False, disable=None, file=sys.stderr
+            )
         else:
             self.bar.update(1)
         self.bar.set_postfix_str(stage)
@@ -79,8 +80,10 @@ class _Progress:
 def _summarize(args) -> int:
     if len(args.trace) > 1 or args.scheduler or args.json:
         if args.steps is not None:
-            raise TraceError("--steps writes a 'steps' section into one file's summary: give one trace, "
-                             "without --json or --scheduler")
+            raise TraceError(
+                "--steps writes a 'steps' section into one file's summary: give one trace, "
+                "without --json or --scheduler"
+            )
         return _summarize_many(args)
     from dashboard.data.multirank import summary_text
 
@@ -151,8 +154,13 @@ def _summarize_many(args) -> int:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise TraceError(f"{out_dir}: cannot create the output folder ({exc.strerror or exc})") from exc
-    results = summarize_many(paths, dispatch_prefix=args.dispatch_prefix, cache=_cache(args),
-                             scheduler=args.scheduler, n_workers=args.workers)
+    results = summarize_many(
+        paths,
+        dispatch_prefix=args.dispatch_prefix,
+        cache=_cache(args),
+        scheduler=args.scheduler,
+        n_workers=args.workers,
+    )
     for r in results:
         if r.error:
             _say(f"tracedash: error: {r.error}", file=sys.stderr)
@@ -197,8 +205,8 @@ def _serve(args) -> int:
     from functools import partial
 
     from dashboard.app import create_app
-    from dashboard.app.store import default_memory_limit, make_upload_dir
     from dashboard.app.server import tune_malloc
+    from dashboard.app.store import default_memory_limit, make_upload_dir
 
     tune_malloc()  # before any trace is loaded or worker forked: freed frames go back to the system
     dirs = list(args.trace_dir or [])
@@ -225,34 +233,67 @@ def _serve(args) -> int:
     except ValueError as exc:
         raise TraceError(str(exc)) from None
     security = SecurityConfig(host=args.host, allowed_hosts=tuple(args.allowed_host or ()), auth_token=token)
-    policy = UploadPolicy(max_upload_bytes=args.max_upload, max_bytes=args.upload_space,
-                          max_unzipped_bytes=args.max_unzipped, allow_nsys_rep=args.upload_nsys_rep,
-                          memory_bytes=args.upload_memory or max(1024**3, min(memory_limit, 4 * 1024**3)))
+    policy = UploadPolicy(
+        max_upload_bytes=args.max_upload,
+        max_bytes=args.upload_space,
+        max_unzipped_bytes=args.max_unzipped,
+        allow_nsys_rep=args.upload_nsys_rep,
+        memory_bytes=args.upload_memory or max(1024**3, min(memory_limit, 4 * 1024**3)),
+    )
     if args.ranks:  # several traces as the ranks of one view (listed first); each rank also on its own
         from dashboard.app.ranks import ranks_store
 
         def factory():
-            return create_app(dispatch_prefix=args.dispatch_prefix, upload_policy=policy, security=security, steps=args.steps,
-                              store=ranks_store(args.ranks, args.traces, dirs, dispatch_prefix=args.dispatch_prefix,
-                                                cache=_cache(args), memory_limit=memory_limit, upload_dir=upload_dir))
+            return create_app(
+                dispatch_prefix=args.dispatch_prefix,
+                upload_policy=policy,
+                security=security,
+                steps=args.steps,
+                store=ranks_store(
+                    args.ranks,
+                    args.traces,
+                    dirs,
+                    dispatch_prefix=args.dispatch_prefix,
+                    cache=_cache(args),
+                    memory_limit=memory_limit,
+                    upload_dir=upload_dir,
+                ),
+            )
     else:
-        factory = partial(create_app, args.traces, dirs, dispatch_prefix=args.dispatch_prefix, cache=_cache(args),
-                          memory_limit=memory_limit, uploads=upload_dir, upload_policy=policy, security=security,
-                          steps=args.steps)
+        factory = partial(
+            create_app,
+            args.traces,
+            dirs,
+            dispatch_prefix=args.dispatch_prefix,
+            cache=_cache(args),
+            memory_limit=memory_limit,
+            uploads=upload_dir,
+            upload_policy=policy,
+            security=security,
+            steps=args.steps,
+        )
     app = factory()  # built here too, so bad paths fail now with one line, before any worker starts
     store = app.server.config["TRACE_STORE"]
     if not store.ids():
         raise TraceError("no .sqlite or .json traces found in " + ", ".join(map(str, dirs or args.traces)))
     if args.host not in ("127.0.0.1", "localhost", "::1") and token is None:
-        _say(f"warning: serving on {args.host}: anyone who can reach this address can read the traces "
-             "(--auth-token FILE asks for a team token)", file=sys.stderr)
-    mode = f"{workers} gunicorn workers" if workers > 1 else ("one process (Flask debug server)" if args.debug
-                                                             else "one gunicorn worker")
+        _say(
+            f"warning: serving on {args.host}: anyone who can reach this address can read the traces "
+            "(--auth-token FILE asks for a team token)",
+            file=sys.stderr,
+        )
+    mode = (
+        f"{workers} gunicorn workers"
+        if workers > 1
+        else ("one process (Flask debug server)" if args.debug else "one gunicorn worker")
+    )
     if not os.environ.get("WERKZEUG_RUN_MAIN"):  # --debug's reloader child: its parent holds the socket already
         _check_bind(args.host, args.port)  # before saying "serving": a taken port is the only line printed
-    _say(f"tracedash {__version__}: serving {len(store.ids())} trace(s) on http://{args.host}:{args.port}/ "
-         f"({mode}, up to {memory_limit / 1024**3:.1f} GiB of loaded traces{' each' if workers > 1 else ''})",
-         file=sys.stderr)
+    _say(
+        f"tracedash {__version__}: serving {len(store.ids())} trace(s) on http://{args.host}:{args.port}/ "
+        f"({mode}, up to {memory_limit / 1024**3:.1f} GiB of loaded traces{' each' if workers > 1 else ''})",
+        file=sys.stderr,
+    )
     if not args.debug:  # gunicorn exits on SIGTERM/SIGINT like Ctrl-C: the upload folder is removed at exit
         from dashboard.app.server import run_gunicorn
 
@@ -342,8 +383,10 @@ def _check_link_trace(link_trace: str, path: Path) -> None:
     name, _, digest = link_trace.rpartition("@") if "@" in link_trace else (link_trace, "", "")
     if (digest and digest == ours.rpartition("@")[2]) or (not digest and name == path.name):
         return
-    raise TraceError(f"the link was made for trace '{link_trace}', not for {path.name} ({ours}): pass the trace "
-                     "it was made for, or remove 'trace=' from the link to apply its settings to this file")
+    raise TraceError(
+        f"the link was made for trace '{link_trace}', not for {path.name} ({ours}): pass the trace "
+        "it was made for, or remove 'trace=' from the link to apply its settings to this file"
+    )
 
 
 def _check_output(path: Path) -> None:
@@ -374,11 +417,14 @@ def _image_format(fmt: str | None, output: Path) -> str:
 
     suffix = output.suffix.lstrip(".").lower()
     if fmt and suffix in FORMATS and suffix != fmt:
-        raise TraceError(f"--format {fmt} but the output {output.name} ends in .{suffix}: name it .{fmt}, "
-                         f"or leave --format out to write {suffix}")
+        raise TraceError(
+            f"--format {fmt} but the output {output.name} ends in .{suffix}: name it .{fmt}, "
+            f"or leave --format out to write {suffix}"
+        )
     if not fmt and suffix and suffix not in FORMATS:
-        raise TraceError(f"{output.name}: .{suffix} is not an image format tracedash writes: name the file "
-                         ".png, .svg or .pdf")
+        raise TraceError(
+            f"{output.name}: .{suffix} is not an image format tracedash writes: name the file .png, .svg or .pdf"
+        )
     return fmt or suffix or "png"
 
 
@@ -420,8 +466,10 @@ def _report(args) -> int:
         _say(f"tracedash: warning: {w}", file=sys.stderr)
     suffix = Path(args.output).suffix.lower()
     if suffix not in ("", ".html", ".htm"):
-        raise TraceError(f"{Path(args.output).name}: a report is one HTML file: name it .html (for an image of a figure, "
-                         "use tracedash export)")
+        raise TraceError(
+            f"{Path(args.output).name}: a report is one HTML file: name it .html (for an image of a figure, "
+            "use tracedash export)"
+        )
     _check_output(Path(args.output))
     _check_link_trace(state.trace, Path(args.trace))
     trace = _load_for_view(args)
@@ -435,11 +483,13 @@ def _report(args) -> int:
 
 
 EXIT_SLOWER = 3  # tracedash diff --fail-if-slower: the candidate is slower than allowed
-SLOWER_HELP = ("exit 3 when the candidate is more than PCT %% slower. Slower means: with dispatch marks, the "
-               "step time of the worst phase (prefill/decode/...) priced at the baseline's token mix (dispatches "
-               "paired by phase and token count); without them, kernel time at the baseline's kernel counts "
-               "(kernel names on both sides). A gate that cannot be measured (n/a) never fails (default: off: the exit "
-               "code does not depend on speed)")
+SLOWER_HELP = (
+    "exit 3 when the candidate is more than PCT %% slower. Slower means: with dispatch marks, the "
+    "step time of the worst phase (prefill/decode/...) priced at the baseline's token mix (dispatches "
+    "paired by phase and token count); without them, kernel time at the baseline's kernel counts "
+    "(kernel names on both sides). A gate that cannot be measured (n/a) never fails (default: off: the exit "
+    "code does not depend on speed)"
+)
 
 
 def _percent(text: str) -> float:
@@ -485,8 +535,8 @@ def _tokens(text: str) -> float:
 def _diff(args) -> int:
     """``tracedash diff A B``: deltas of candidate B against baseline A (text or --json)."""
     from dashboard.analysis.compare import compare_runs, comparison_to_dict
-    from dashboard.render.compare import comparison_text
     from dashboard.data.trace import load_trace
+    from dashboard.render.compare import comparison_text
 
     cache = _cache(args)
     a = load_trace(args.baseline, dispatch_prefix=args.dispatch_prefix, cache=cache)
@@ -495,20 +545,27 @@ def _diff(args) -> int:
     c = compare_runs(a, b, dispatch_prefix=args.dispatch_prefix, threshold=args.threshold, steps=steps)
     from dashboard.render.findings import diff_findings, diff_text, findings_for
 
-    moved = diff_findings(findings_for(a, threshold=args.threshold, steps=spec),
-                          findings_for(b, threshold=args.threshold, steps=spec))
+    moved = diff_findings(
+        findings_for(a, threshold=args.threshold, steps=spec), findings_for(b, threshold=args.threshold, steps=spec)
+    )
     if args.json:
         sys.stdout.write(json.dumps({**comparison_to_dict(c, top=args.top), "findings": moved}, indent=2) + "\n")
     else:
         sys.stdout.write(comparison_text(c, top=args.top) + "\n" + diff_text(moved))
     pct = c.gate.delta_pct
     if args.fail_if_slower is not None and pct != pct:
-        why = (c.gate.explanation.removeprefix("not measured: ") if c.gate.explanation.startswith("not measured: ")
-               else "nothing comparable in both runs")
+        why = (
+            c.gate.explanation.removeprefix("not measured: ")
+            if c.gate.explanation.startswith("not measured: ")
+            else "nothing comparable in both runs"
+        )
         _say(f"tracedash: warning: the gate ({c.gate.metric}) cannot be measured: {why}", file=sys.stderr)
     if args.fail_if_slower is not None and pct == pct and pct > args.fail_if_slower:
-        _say(f"tracedash: candidate {c.b_file} is {pct:.2f} % slower than baseline {c.a_file} "
-             f"({c.gate.metric}), more than the allowed {args.fail_if_slower:g} %", file=sys.stderr)
+        _say(
+            f"tracedash: candidate {c.b_file} is {pct:.2f} % slower than baseline {c.a_file} "
+            f"({c.gate.metric}), more than the allowed {args.fail_if_slower:g} %",
+            file=sys.stderr,
+        )
         return EXIT_SLOWER
     return 0
 
@@ -533,8 +590,10 @@ def _step_sources(args, a, b):
     if sa is None or sb is None:
         other, which = (a, "baseline") if sa is None else (b, "candidate")
         label = analysis_of(other).steps(spec)[0].label
-        raise TraceError(f"--steps {args.steps}: the {which} {Path(other.path).name} has no such steps (steps from: "
-                         f"{label}); both runs need the same step source to align their phases")
+        raise TraceError(
+            f"--steps {args.steps}: the {which} {Path(other.path).name} has no such steps (steps from: "
+            f"{label}); both runs need the same step source to align their phases"
+        )
     return spec, ((sa.dispatches, sa.phases), (sb.dispatches, sb.phases))
 
 
@@ -555,8 +614,8 @@ def _rule_param(text: str) -> tuple[str, str, float]:
 def _findings(args) -> int:
     """``tracedash findings TRACE``: ranked findings as text or JSON (tracedash.findings/1)."""
     from dashboard.analysis.findings import RULES
-    from dashboard.render.findings import findings_for, findings_json, findings_text
     from dashboard.data.trace import load_trace
+    from dashboard.render.findings import findings_for, findings_json, findings_text
 
     rules = list(dict.fromkeys(args.rule or [])) or None
     params: dict[str, dict] = {}
@@ -617,11 +676,11 @@ INPUTS_TEXT = (
     "  - nsys SQLite export (.sqlite: nsys export --type sqlite REPORT.nsys-rep), nsys 2021.5 to 2026.2\n"
     "  - Nsight Systems report (.nsys-rep/.qdrep): exported with the nsys on PATH\n"
     "  - PyTorch profiler (Kineto) trace (.json, .json.gz, .pt.trace.json)\n"
-    "  - tracedash summary JSON (what 'tracedash summarize' writes; no intervals: overview and tables only)")
+    "  - tracedash summary JSON (what 'tracedash summarize' writes; no intervals: overview and tables only)"
+)
 # Inputs of each subcommand (the epilog of its --help); commands not listed take every input above.
 COMMAND_INPUTS = {
-    "cache": "inputs: none (acts on the cache folder: --cache-dir, else $TRACEDASH_CACHE_DIR or the user cache "
-             "folder)",
+    "cache": "inputs: none (acts on the cache folder: --cache-dir, else $TRACEDASH_CACHE_DIR or the user cache folder)",
 }
 
 
@@ -653,73 +712,163 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
     """The argparse parser of every subcommand; ``light``: every subcommand but ``findings`` (whose rule
     list would import the findings rules and with them plotly's neighbours: ~0.3 s), for a command line
     that names another subcommand (``LIGHT_COMMANDS``)."""
-    parser = argparse.ArgumentParser(prog="tracedash", description="GPU profiling trace dashboard for nsys exports, "
-                                     "Nsight Systems reports and PyTorch profiler (Kineto) traces.",
-                                     epilog=INPUTS_TEXT, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="tracedash",
+        description="GPU profiling trace dashboard for nsys exports, "
+        "Nsight Systems reports and PyTorch profiler (Kineto) traces.",
+        epilog=INPUTS_TEXT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"tracedash {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("summarize", help="write the seed-format JSON summary of a trace (or of each rank's trace)")
-    p.add_argument("trace", nargs="+", help="trace file (any input below); "
-                   "several files (a multi-rank run) are summarised in parallel on Dask")
-    p.add_argument("-o", "--output", help="output file (default: stdout); with several files, a folder that gets "
-                   "NAME.summary.json per file (NAME: the whole file name, e.g. r0.sqlite.summary.json)")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="run on an existing dask.distributed scheduler "
-                   "(default: a local cluster, one process per core)")
-    p.add_argument("--workers", type=_dask_workers, help="local cluster size (default: the CPU cores, one per file at most)")
-    p.add_argument("--json", action="store_true", help="print the combined per-rank table as JSON (with each "
-                   "summary unless -o DIR)")
-    p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
-                   help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
-    p.add_argument("--steps", type=_steps_value, metavar="auto|PRESET|REGEX",
-                   help="add a 'steps' section (the step source and per-phase figures of the first annotating "
-                        "process; one file only): " + STEPS_HELP.replace("(default: auto)", "(default: no section)"))
+    p.add_argument(
+        "trace",
+        nargs="+",
+        help="trace file (any input below); several files (a multi-rank run) are summarised in parallel on Dask",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        help="output file (default: stdout); with several files, a folder that gets "
+        "NAME.summary.json per file (NAME: the whole file name, e.g. r0.sqlite.summary.json)",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on an existing dask.distributed scheduler (default: a local cluster, one process per core)",
+    )
+    p.add_argument(
+        "--workers", type=_dask_workers, help="local cluster size (default: the CPU cores, one per file at most)"
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the combined per-rank table as JSON (with each summary unless -o DIR)",
+    )
+    p.add_argument(
+        "--dispatch-prefix",
+        default="CG_DISPATCH",
+        type=_prefix,
+        help="NVTX name prefix of dispatch marks (default CG_DISPATCH)",
+    )
+    p.add_argument(
+        "--steps",
+        type=_steps_value,
+        metavar="auto|PRESET|REGEX",
+        help="add a 'steps' section (the step source and per-phase figures of the first annotating "
+        "process; one file only): " + STEPS_HELP.replace("(default: auto)", "(default: no section)"),
+    )
     _add_cache_options(p)
     p.set_defaults(func=_summarize)
 
     p = sub.add_parser("serve", help="serve the dashboard in the browser")
     p.add_argument("traces", nargs="*", help="trace files (default: the bundled sample_traces/)")
-    p.add_argument("--trace-dir", action="append", help="serve every .sqlite/.json file in DIR (repeatable; default: none, and with no "
-                   "TRACE either, the bundled sample_traces/)")
-    p.add_argument("--ranks", nargs="+", metavar="TRACE", help="open these traces (nsys exports or Kineto JSON: "
-                   "the ranks of one run; a Kineto trace's distributedInfo.rank numbers it, else the order given, "
-                   "rank 0 first; one Kineto file holding several ranks is split into them) as device lanes of one "
-                   "view, each on its own session start (default: none: no ranks view)")
+    p.add_argument(
+        "--trace-dir",
+        action="append",
+        help="serve every .sqlite/.json file in DIR (repeatable; default: none, and with no "
+        "TRACE either, the bundled sample_traces/)",
+    )
+    p.add_argument(
+        "--ranks",
+        nargs="+",
+        metavar="TRACE",
+        help="open these traces (nsys exports or Kineto JSON: "
+        "the ranks of one run; a Kineto trace's distributedInfo.rank numbers it, else the order given, "
+        "rank 0 first; one Kineto file holding several ranks is split into them) as device lanes of one "
+        "view, each on its own session start (default: none: no ranks view)",
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=_port, default=8050, help="port to bind (default 8050)")
-    p.add_argument("--steps", default="auto", type=_steps_value, metavar="auto|PRESET|REGEX",
-                   help="the step source of a page whose link has no 'steps' key: " + STEPS_HELP)
-    p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
-                   help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
-    p.add_argument("--debug", action="store_true", help="Dash debug mode on Flask's development server (one process; never for shared servers)")
-    p.add_argument("--workers", type=_serve_workers, default=1,
-                   help="gunicorn worker processes (default 1; every mode but --debug runs on gunicorn)")
-    p.add_argument("--memory-limit", type=_size, default=None, metavar="SIZE",
-                   help="loaded traces each process keeps, e.g. 4G (default: 40%% of RAM split between workers)")
-    p.add_argument("--max-upload", type=_size, default=2 * 1024**3, metavar="SIZE",
-                   help="largest trace accepted by browser upload (default 2G)")
+    p.add_argument(
+        "--steps",
+        default="auto",
+        type=_steps_value,
+        metavar="auto|PRESET|REGEX",
+        help="the step source of a page whose link has no 'steps' key: " + STEPS_HELP,
+    )
+    p.add_argument(
+        "--dispatch-prefix",
+        default="CG_DISPATCH",
+        type=_prefix,
+        help="NVTX name prefix of dispatch marks (default CG_DISPATCH)",
+    )
+    p.add_argument(
+        "--debug",
+        action="store_true",
+        help="Dash debug mode on Flask's development server (one process; never for shared servers)",
+    )
+    p.add_argument(
+        "--workers",
+        type=_serve_workers,
+        default=1,
+        help="gunicorn worker processes (default 1; every mode but --debug runs on gunicorn)",
+    )
+    p.add_argument(
+        "--memory-limit",
+        type=_size,
+        default=None,
+        metavar="SIZE",
+        help="loaded traces each process keeps, e.g. 4G (default: 40%% of RAM split between workers)",
+    )
+    p.add_argument(
+        "--max-upload",
+        type=_size,
+        default=2 * 1024**3,
+        metavar="SIZE",
+        help="largest trace accepted by browser upload (default 2G)",
+    )
     p.add_argument("--no-upload", action="store_true", help="turn browser uploads off")
-    p.add_argument("--upload-space", type=_size, default=None, metavar="SIZE",
-                   help="disk all uploads may take together, in progress and recent ones included "
-                        "(default 4x --max-upload; at most 32 uploads)")
-    p.add_argument("--max-unzipped", type=_size, default=None, metavar="SIZE",
-                   help="largest size a .json.gz upload may expand to (default: --max-upload)")
-    p.add_argument("--upload-memory", type=_size, default=None, metavar="SIZE",
-                   help="memory the process that checks an upload may use (default: --memory-limit, "
-                        "1-4G)")
-    p.add_argument("--upload-nsys-rep", action="store_true",
-                   help="accept .nsys-rep uploads (runs the installed nsys on them; off by default)")
-    p.add_argument("--allowed-host", action="append", metavar="NAME",
-                   help="a host name clients may use to reach the server (repeatable; loopback names and "
-                        "--host are always allowed); other Host headers are refused (DNS rebinding)")
-    p.add_argument("--auth-token", metavar="FILE",
-                   help="ask for the token in FILE (first line, 16+ characters) once per browser session "
-                        "(default: $TRACEDASH_AUTH_TOKEN if set; else no sign-in)")
+    p.add_argument(
+        "--upload-space",
+        type=_size,
+        default=None,
+        metavar="SIZE",
+        help="disk all uploads may take together, in progress and recent ones included "
+        "(default 4x --max-upload; at most 32 uploads)",
+    )
+    p.add_argument(
+        "--max-unzipped",
+        type=_size,
+        default=None,
+        metavar="SIZE",
+        help="largest size a .json.gz upload may expand to (default: --max-upload)",
+    )
+    p.add_argument(
+        "--upload-memory",
+        type=_size,
+        default=None,
+        metavar="SIZE",
+        help="memory the process that checks an upload may use (default: --memory-limit, 1-4G)",
+    )
+    p.add_argument(
+        "--upload-nsys-rep",
+        action="store_true",
+        help="accept .nsys-rep uploads (runs the installed nsys on them; off by default)",
+    )
+    p.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="NAME",
+        help="a host name clients may use to reach the server (repeatable; loopback names and "
+        "--host are always allowed); other Host headers are refused (DNS rebinding)",
+    )
+    p.add_argument(
+        "--auth-token",
+        metavar="FILE",
+        help="ask for the token in FILE (first line, 16+ characters) once per browser session "
+        "(default: $TRACEDASH_AUTH_TOKEN if set; else no sign-in)",
+    )
     _add_cache_options(p)
     p.set_defaults(func=_serve)
 
-    p = sub.add_parser("inspect", help="how every input row was used (read, loaded, skipped by rule, not recognised), "
-                       "launches per process, warnings; for nsys exports also the tables, columns and loaders")
+    p = sub.add_parser(
+        "inspect",
+        help="how every input row was used (read, loaded, skipped by rule, not recognised), "
+        "launches per process, warnings; for nsys exports also the tables, columns and loaders",
+    )
     p.add_argument("trace", help="the trace file")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     _add_cache_options(p)
@@ -727,49 +876,92 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
 
     p = sub.add_parser("export", help="render a view (from a dashboard link) as png, svg or pdf")
     p.add_argument("trace", help="the trace file (any input below)")
-    p.add_argument("--url", help="a dashboard link (or just its ?query) whose view to render; a link made for another trace is "
-                   "refused (default: no link: the default view)")
-    p.add_argument("--figure", choices=["timeline", "gantt", "phases"], default="timeline",
-                   help="which figure to render (default timeline)")
-    p.add_argument("--format", choices=["png", "svg", "pdf"], help="image format (default: from the output's "
-                   "extension, png when it has none)")
+    p.add_argument(
+        "--url",
+        help="a dashboard link (or just its ?query) whose view to render; a link made for another trace is "
+        "refused (default: no link: the default view)",
+    )
+    p.add_argument(
+        "--figure",
+        choices=["timeline", "gantt", "phases"],
+        default="timeline",
+        help="which figure to render (default timeline)",
+    )
+    p.add_argument(
+        "--format",
+        choices=["png", "svg", "pdf"],
+        help="image format (default: from the output's extension, png when it has none)",
+    )
     p.add_argument("-o", "--output", required=True, help="image file to write")
-    p.add_argument("--steps", type=_steps_value, metavar="auto|PRESET|REGEX",
-                   help="the step source of the phase views (default: the link's 'steps', else auto): " + STEPS_HELP)
+    p.add_argument(
+        "--steps",
+        type=_steps_value,
+        metavar="auto|PRESET|REGEX",
+        help="the step source of the phase views (default: the link's 'steps', else auto): " + STEPS_HELP,
+    )
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the columnar trace cache")
     p.set_defaults(func=_export)
 
     p = sub.add_parser("report", help="write one self-contained offline HTML report of a view")
     p.add_argument("trace", help="the trace file (any input below)")
-    p.add_argument("--url", help="a dashboard link (or just its ?query) whose view to report; a link made for another trace is "
-                   "refused (default: no link: the default view)")
+    p.add_argument(
+        "--url",
+        help="a dashboard link (or just its ?query) whose view to report; a link made for another trace is "
+        "refused (default: no link: the default view)",
+    )
     p.add_argument("-o", "--output", required=True, help="HTML file to write")
-    p.add_argument("--steps", type=_steps_value, metavar="auto|PRESET|REGEX",
-                   help="the step source of the phase views (default: the link's 'steps', else auto): " + STEPS_HELP)
+    p.add_argument(
+        "--steps",
+        type=_steps_value,
+        metavar="auto|PRESET|REGEX",
+        help="the step source of the phase views (default: the link's 'steps', else auto): " + STEPS_HELP,
+    )
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the columnar trace cache")
     p.set_defaults(func=_report)
 
     p = sub.add_parser("cache", help="show or clear the columnar trace cache")
-    p.add_argument("action", choices=["info", "clear"], help="info: cached traces and their size; clear: remove "
-                   "every cached trace")
+    p.add_argument(
+        "action", choices=["info", "clear"], help="info: cached traces and their size; clear: remove every cached trace"
+    )
     p.add_argument("--cache-dir", help="cache folder (default: $TRACEDASH_CACHE_DIR or the user cache folder)")
     p.set_defaults(func=_cache_command, no_cache=False)
     p = sub.add_parser("diff", help="compare two runs: baseline A, candidate B (deltas = B - A)")
     p.add_argument("baseline", help="trace A (any input below)")
     p.add_argument("candidate", help="trace B (any input below)")
-    p.add_argument("--json", action="store_true", help="print the stable JSON form (schema key "
-                   "'tracedash.diff/1'; integers in ns) instead of text")
-    p.add_argument("--top", type=_top, default=10, metavar="N",
-                   help="rows of the kernel, NVTX and API deltas to show (default 10; sorted by |change|)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the stable JSON form (schema key 'tracedash.diff/1'; integers in ns) instead of text",
+    )
+    p.add_argument(
+        "--top",
+        type=_top,
+        default=10,
+        metavar="N",
+        help="rows of the kernel, NVTX and API deltas to show (default 10; sorted by |change|)",
+    )
     p.add_argument("--fail-if-slower", type=_slower_percent, metavar="PCT", help=SLOWER_HELP)
-    p.add_argument("--threshold", type=_tokens, metavar="TOKENS", help="prefill when a dispatch has at least TOKENS "
-                   "tokens, in both runs (default: the widest gap in log(token count) over both runs)")
-    p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
-                   help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
-    p.add_argument("--steps", type=_steps_value, metavar="auto|PRESET|REGEX",
-                   help="read the serving steps from this source (both runs, phase-aligned by the phases the "
-                   "annotations give): " + STEPS_HELP.replace("(default: auto)", "(default: the dispatch marks of "
-                                                              "--dispatch-prefix, as before)"))
+    p.add_argument(
+        "--threshold",
+        type=_tokens,
+        metavar="TOKENS",
+        help="prefill when a dispatch has at least TOKENS "
+        "tokens, in both runs (default: the widest gap in log(token count) over both runs)",
+    )
+    p.add_argument(
+        "--dispatch-prefix",
+        default="CG_DISPATCH",
+        type=_prefix,
+        help="NVTX name prefix of dispatch marks (default CG_DISPATCH)",
+    )
+    p.add_argument(
+        "--steps",
+        type=_steps_value,
+        metavar="auto|PRESET|REGEX",
+        help="read the serving steps from this source (both runs, phase-aligned by the phases the "
+        "annotations give): "
+        + STEPS_HELP.replace("(default: auto)", "(default: the dispatch marks of --dispatch-prefix, as before)"),
+    )
     _add_cache_options(p)
     p.set_defaults(func=_diff)
 
@@ -779,22 +971,47 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
         return parser
     from dashboard.analysis.findings import RULES
 
-    p = sub.add_parser("findings", help="what to fix first: findings ranked by the time they cost, with evidence "
-                       "and a dashboard link each (docs/findings.md)")
+    p = sub.add_parser(
+        "findings",
+        help="what to fix first: findings ranked by the time they cost, with evidence "
+        "and a dashboard link each (docs/findings.md)",
+    )
     p.add_argument("trace", help="nsys SQLite export, Kineto trace or summary JSON")
     p.add_argument("--json", action="store_true", help="print JSON (schema 'tracedash.findings/1'; times in ns)")
-    p.add_argument("--rule", action="append", choices=RULES, metavar="ID",
-                   help="evaluate only this rule (repeatable; default: every rule): " + ", ".join(RULES))
-    p.add_argument("--param", action="append", type=_rule_param, metavar="RULE.NAME=VALUE",
-                   help="a rule parameter, e.g. gpu-starv.gap=1 (ms), gpu-low-util.chunks=60 (repeatable; default: "
-                   "each rule's own defaults, docs/findings.md)")
-    p.add_argument("--threshold", type=_tokens, metavar="TOKENS", help="prefill when a dispatch has at least "
-                   "TOKENS tokens (default: automatic, as the dashboard)")
-    p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
-                   help="NVTX name prefix of dispatch marks (default CG_DISPATCH)")
-    p.add_argument("--steps", type=_steps_value, metavar="auto|PRESET|REGEX",
-                   help="read the serving findings' steps from this source: " + STEPS_HELP.replace(
-                       "(default: auto)", "(default: the dispatch marks of --dispatch-prefix, as before)"))
+    p.add_argument(
+        "--rule",
+        action="append",
+        choices=RULES,
+        metavar="ID",
+        help="evaluate only this rule (repeatable; default: every rule): " + ", ".join(RULES),
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        type=_rule_param,
+        metavar="RULE.NAME=VALUE",
+        help="a rule parameter, e.g. gpu-starv.gap=1 (ms), gpu-low-util.chunks=60 (repeatable; default: "
+        "each rule's own defaults, docs/findings.md)",
+    )
+    p.add_argument(
+        "--threshold",
+        type=_tokens,
+        metavar="TOKENS",
+        help="prefill when a dispatch has at least TOKENS tokens (default: automatic, as the dashboard)",
+    )
+    p.add_argument(
+        "--dispatch-prefix",
+        default="CG_DISPATCH",
+        type=_prefix,
+        help="NVTX name prefix of dispatch marks (default CG_DISPATCH)",
+    )
+    p.add_argument(
+        "--steps",
+        type=_steps_value,
+        metavar="auto|PRESET|REGEX",
+        help="read the serving findings' steps from this source: "
+        + STEPS_HELP.replace("(default: auto)", "(default: the dispatch marks of --dispatch-prefix, as before)"),
+    )
     _add_cache_options(p)
     p.set_defaults(func=_findings)
     _add_steps_parser(sub)
@@ -820,24 +1037,42 @@ def _pid(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a process id: {text!r}") from None
 
 
-STEPS_HELP = ("where steps come from: auto (the preset whose annotations the trace holds), seed (CG_DISPATCH "
-              "marks), vllm, sglang, trtllm, torch (ProfilerStep#N), or a regular expression with named groups "
-              "(phase, tokens, context_requests, context_tokens, generation_requests, generation_tokens, "
-              "batch_size, graph_mode) for any other server (default: auto)")
+STEPS_HELP = (
+    "where steps come from: auto (the preset whose annotations the trace holds), seed (CG_DISPATCH "
+    "marks), vllm, sglang, trtllm, torch (ProfilerStep#N), or a regular expression with named groups "
+    "(phase, tokens, context_requests, context_tokens, generation_requests, generation_tokens, "
+    "batch_size, graph_mode) for any other server (default: auto)"
+)
 
 
 def _add_steps_parser(sub) -> None:
-    p = sub.add_parser("steps", help="the steps of a trace from its own annotations (vLLM, SGLang, TensorRT-LLM, "
-                       "CG_DISPATCH marks, ProfilerStep#N): phase, requests, tokens, kernels and GPU time per step")
+    p = sub.add_parser(
+        "steps",
+        help="the steps of a trace from its own annotations (vLLM, SGLang, TensorRT-LLM, "
+        "CG_DISPATCH marks, ProfilerStep#N): phase, requests, tokens, kernels and GPU time per step",
+    )
     p.add_argument("trace", help="the trace file (any input below)")
     p.add_argument("--steps", default="auto", type=_steps_value, metavar="auto|PRESET|REGEX", help=STEPS_HELP)
-    p.add_argument("--pid", type=_pid, help="the process whose steps to show (default: the lowest pid with steps; "
-                   "statistics of several processes are never merged)")
+    p.add_argument(
+        "--pid",
+        type=_pid,
+        help="the process whose steps to show (default: the lowest pid with steps; "
+        "statistics of several processes are never merged)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON (source, steps, phases; times in ns)")
-    p.add_argument("--threshold", type=_tokens, metavar="TOKENS", help="seed preset: prefill when a dispatch has at "
-                   "least TOKENS tokens (default: the widest gap in log(token count))")
-    p.add_argument("--dispatch-prefix", default="CG_DISPATCH", type=_prefix,
-                   help="seed preset: NVTX name prefix of dispatch marks (default CG_DISPATCH)")
+    p.add_argument(
+        "--threshold",
+        type=_tokens,
+        metavar="TOKENS",
+        help="seed preset: prefill when a dispatch has at "
+        "least TOKENS tokens (default: the widest gap in log(token count))",
+    )
+    p.add_argument(
+        "--dispatch-prefix",
+        default="CG_DISPATCH",
+        type=_prefix,
+        help="seed preset: NVTX name prefix of dispatch marks (default CG_DISPATCH)",
+    )
     _add_cache_options(p)
     p.set_defaults(func=_steps)
 

@@ -22,8 +22,12 @@ from dashboard.model import input_warnings
 
 __all__ = ["inspect_trace", "format_inspect"]
 
-FORMAT_NAMES = {"nsys-sqlite": "nsys SQLite export", "nsys-rep": "Nsight Systems report (.nsys-rep)",
-                "kineto-json": "PyTorch profiler (Kineto) trace", "summary-json": "tracedash summary JSON"}
+FORMAT_NAMES = {
+    "nsys-sqlite": "nsys SQLite export",
+    "nsys-rep": "Nsight Systems report (.nsys-rep)",
+    "kineto-json": "PyTorch profiler (Kineto) trace",
+    "summary-json": "tracedash summary JSON",
+}
 QDREP_NAME = "Nsight Systems report (.qdrep, the report format of older Nsight Systems)"
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
@@ -46,8 +50,8 @@ def _inspect_report(p: Path, cache: TraceCache | None, info: dict):
     import dataclasses
     import tempfile
 
-    from dashboard.loaders.nsys_rep import export_report
     from dashboard.data.trace import load_trace
+    from dashboard.loaders.nsys_rep import export_report
 
     parent = None
     if cache is not None and cache.enabled:
@@ -94,16 +98,32 @@ def inspect_trace(path: str | os.PathLike, cache: TraceCache | None = None) -> d
         trace = load_trace(p, cache=cache)
     meta, b, s = trace.meta, trace.bundle, trace.summary
     if b is not None:
-        info["counts"] = {"kernels": len(b.kernels), "CUDA API calls": len(b.api_calls),
-                          "NVTX ranges": len(b.nvtx_ranges), "NVTX marks": len(b.nvtx_marks),
-                          "memcpy/memset": len(b.memops), "CUDA graph launches": len(b.graph_launches)}
+        info["counts"] = {
+            "kernels": len(b.kernels),
+            "CUDA API calls": len(b.api_calls),
+            "NVTX ranges": len(b.nvtx_ranges),
+            "NVTX marks": len(b.nvtx_marks),
+            "memcpy/memset": len(b.memops),
+            "CUDA graph launches": len(b.graph_launches),
+        }
     else:
-        info["counts"] = {"kernels (kernel_count)": s.kernel_count, "CUDA API names": len(s.api),
-                          "NVTX range names": len(s.nvtx), "dispatch marks": len(s.dispatch_timeline),
-                          "top kernels": len(s.top_kernels)}
-    info["accounts"] = [{"kind": a.kind, "read": a.read, "loaded": a.loaded,
-                         "skipped": [[rule, n] for rule, n in a.skipped], "unrecognised": a.unrecognised}
-                        for a in meta.accounts]
+        info["counts"] = {
+            "kernels (kernel_count)": s.kernel_count,
+            "CUDA API names": len(s.api),
+            "NVTX range names": len(s.nvtx),
+            "dispatch marks": len(s.dispatch_timeline),
+            "top kernels": len(s.top_kernels),
+        }
+    info["accounts"] = [
+        {
+            "kind": a.kind,
+            "read": a.read,
+            "loaded": a.loaded,
+            "skipped": [[rule, n] for rule, n in a.skipped],
+            "unrecognised": a.unrecognised,
+        }
+        for a in meta.accounts
+    ]
     info["processes"] = [{"pid": pid, "launches": n, "gpu_executions": e} for pid, n, e in meta.launches_by_pid]
     info["warnings"] = list(s.warnings) if b is not None else list(input_warnings(meta))
     return info
@@ -114,8 +134,13 @@ def format_inspect(info: dict) -> str:
     out = []
     export = "tables" in info  # an nsys export, or the export of a report
     if export:
-        version = (f"nsys {info['nsys_version']}" if info["nsys_version"]
-                   else predates_text(info["old_schema"]) if info.get("old_schema") else "nsys version unknown")
+        version = (
+            f"nsys {info['nsys_version']}"
+            if info["nsys_version"]
+            else predates_text(info["old_schema"])
+            if info.get("old_schema")
+            else "nsys version unknown"
+        )
         head = f"{info['file']}: " + (f"{info['format_name']}, " if info["format"] == "nsys-rep" else "") + version
         out.append(head + (f" (schema {info['schema_version']})" if info["schema_version"] else ""))
     else:
@@ -130,8 +155,10 @@ def format_inspect(info: dict) -> str:
     out += ["", "loaded:"] + [f"  {k:24s} {v:>12,}" for k, v in info["counts"].items()]
     if info["processes"]:
         out += ["", "launch calls and GPU executions (kernels + graph-level graphs) per process:"]
-        out += [f"  pid {r['pid']:<10} {r['launches']:>10,} launches {r['gpu_executions']:>10,} executed"
-                for r in info["processes"]]
+        out += [
+            f"  pid {r['pid']:<10} {r['launches']:>10,} launches {r['gpu_executions']:>10,} executed"
+            for r in info["processes"]
+        ]
     out += ["", f"warnings ({len(info['warnings'])}):"] + [f"  {w}" for w in info["warnings"] or ["none"]]
     if export:
         out += ["", "loaders:"]

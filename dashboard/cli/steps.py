@@ -71,15 +71,16 @@ def steps_report(trace, spec: sp.StepSpec, pid: int | None = None) -> StepsRepor
         gpu = st.step_kernels(mine, bundle.kernels, bundle.api_calls, analysis_of(trace).launches())
     if len(processes) > 1:
         each = ", ".join(f"pid {p}: {n}" for p, n in processes.items())
-        notes.append(f"{len(processes)} processes have steps ({each}); "
-                     f"showing pid {chosen} (--pid chooses another)")
+        notes.append(f"{len(processes)} processes have steps ({each}); showing pid {chosen} (--pid chooses another)")
     return StepsReport(source, chosen, mine, gpu, st.step_phase_stats(mine, gpu), processes, tuple(notes))
 
 
 def _nothing_found(trace, source: st.StepSource, spec: sp.StepSpec) -> str:
     if source.auto:
-        return (f"no step annotations found: none of the presets ({', '.join(sp.PRESETS)}) matches an NVTX range or "
-                "mark of this trace; a rule (--steps REGEX with named groups) reads other servers' annotations")
+        return (
+            f"no step annotations found: none of the presets ({', '.join(sp.PRESETS)}) matches an NVTX range or "
+            "mark of this trace; a rule (--steps REGEX with named groups) reads other servers' annotations"
+        )
     what = source.label if source.rule is None else f"ranges or marks matching /{source.rule}/"
     other = ""
     if trace.bundle is not None and source.rule is None:
@@ -148,21 +149,86 @@ def steps_text(report: StepsReport, trace_name: str) -> str:
         gpu = report.gpu
         rows = []
         for i, r in enumerate(s.itertuples(index=False)):
-            rows.append([str(i), _ms(r.start_ns), _ms(r.duration_ns), r.phase, _n(r.context_requests),
-                         _n(r.context_tokens), _n(r.generation_requests), _n(r.generation_tokens), _n(r.tokens),
-                         _n(r.batch_size), r.graph_mode or "", _n(gpu["kernels"].iat[i]) if gpu is not None else "n/a",
-                         _ms(gpu["gpu_time_ns"].iat[i]) if gpu is not None else "n/a", r.name])
-        out += ["", *_table(["#", "start ms", "duration ms", "phase", "ctx req", "ctx tok", "gen req", "gen tok",
-                             "tokens", "batch", "graph", "kernels", "GPU ms", "name"], rows, {3, 10, 13})]
+            rows.append(
+                [
+                    str(i),
+                    _ms(r.start_ns),
+                    _ms(r.duration_ns),
+                    r.phase,
+                    _n(r.context_requests),
+                    _n(r.context_tokens),
+                    _n(r.generation_requests),
+                    _n(r.generation_tokens),
+                    _n(r.tokens),
+                    _n(r.batch_size),
+                    r.graph_mode or "",
+                    _n(gpu["kernels"].iat[i]) if gpu is not None else "n/a",
+                    _ms(gpu["gpu_time_ns"].iat[i]) if gpu is not None else "n/a",
+                    r.name,
+                ]
+            )
+        out += [
+            "",
+            *_table(
+                [
+                    "#",
+                    "start ms",
+                    "duration ms",
+                    "phase",
+                    "ctx req",
+                    "ctx tok",
+                    "gen req",
+                    "gen tok",
+                    "tokens",
+                    "batch",
+                    "graph",
+                    "kernels",
+                    "GPU ms",
+                    "name",
+                ],
+                rows,
+                {3, 10, 13},
+            ),
+        ]
     p = report.phases
     if len(p):
-        rows = [[r.phase, _n(r.steps), _n(r.requests), _n(r.tokens), _ms(r.total_ns), _ms(r.p50_ns), _ms(r.p90_ns),
-                 _ms(r.p99_ns), "n/a" if math.isnan(r.tokens_per_s) else f"{r.tokens_per_s:,.1f}",
-                 _n(r.kernels) if report.gpu is not None else "n/a",
-                 _ms(r.gpu_time_ns) if report.gpu is not None else "n/a"] for r in p.itertuples(index=False)]
-        out += ["", "per phase (graph captures left out):",
-                *_table(["phase", "steps", "requests", "tokens", "total ms", "p50 ms", "p90 ms", "p99 ms", "tokens/s",
-                         "kernels", "GPU ms"], rows, {0})]
+        rows = [
+            [
+                r.phase,
+                _n(r.steps),
+                _n(r.requests),
+                _n(r.tokens),
+                _ms(r.total_ns),
+                _ms(r.p50_ns),
+                _ms(r.p90_ns),
+                _ms(r.p99_ns),
+                "n/a" if math.isnan(r.tokens_per_s) else f"{r.tokens_per_s:,.1f}",
+                _n(r.kernels) if report.gpu is not None else "n/a",
+                _ms(r.gpu_time_ns) if report.gpu is not None else "n/a",
+            ]
+            for r in p.itertuples(index=False)
+        ]
+        out += [
+            "",
+            "per phase (graph captures left out):",
+            *_table(
+                [
+                    "phase",
+                    "steps",
+                    "requests",
+                    "tokens",
+                    "total ms",
+                    "p50 ms",
+                    "p90 ms",
+                    "p99 ms",
+                    "tokens/s",
+                    "kernels",
+                    "GPU ms",
+                ],
+                rows,
+                {0},
+            ),
+        ]
     elif len(s):
         out += ["", "per phase: no serving steps (graph captures are left out of the phase statistics)"]
     return "\n".join(out) + "\n"
@@ -185,5 +251,9 @@ def summary_steps(report: StepsReport) -> dict:
             else:
                 out[k] = v
         phases[p] = out
-    return {"source": {**report.source.to_dict(), "label": report.source.label}, "pid": report.pid,
-            "processes": {str(p): n for p, n in report.processes.items()}, "phases": phases}
+    return {
+        "source": {**report.source.to_dict(), "label": report.source.label},
+        "pid": report.pid,
+        "processes": {str(p): n for p, n in report.processes.items()},
+        "phases": phases,
+    }

@@ -55,8 +55,9 @@ class TraceAnalysis(BundleAnalysis):
 
         def clip():
             b = clip_bundle(trace.bundle, int(window[0]), int(window[1]))
-            return LoadedTrace(trace.path, trace.meta, summarize(b, dispatch_prefix=trace.dispatch_prefix), b,
-                               trace.dispatch_prefix)
+            return LoadedTrace(
+                trace.path, trace.meta, summarize(b, dispatch_prefix=trace.dispatch_prefix), b, trace.dispatch_prefix
+            )
 
         return self.memo.get(("window", tuple(window)), clip)
 
@@ -82,8 +83,10 @@ class TraceAnalysis(BundleAnalysis):
         none (``analysis.steps.attribute_to_steps``: the launching call's start, same process)."""
         from dashboard.analysis import steps as st
 
-        return self.memo.get(("step_attribution", spec), lambda: st.attribute_to_steps(
-            self.steps(spec)[1], self.launches(), len(self.bundle.kernels)))
+        return self.memo.get(
+            ("step_attribution", spec),
+            lambda: st.attribute_to_steps(self.steps(spec)[1], self.launches(), len(self.bundle.kernels)),
+        )
 
     def step_gpu(self, spec):
         """Kernels and GPU time per step (``analysis.steps.step_kernels``, STEP_GPU aligned with
@@ -92,8 +95,10 @@ class TraceAnalysis(BundleAnalysis):
 
         if self.bundle is None:
             return None
-        return self.memo.get(("step_gpu", spec), lambda: st.step_kernels(
-            self.steps(spec)[1], self.bundle.kernels, self.bundle.api_calls, self.launches()))
+        return self.memo.get(
+            ("step_gpu", spec),
+            lambda: st.step_kernels(self.steps(spec)[1], self.bundle.kernels, self.bundle.api_calls, self.launches()),
+        )
 
     def step_dispatches(self, spec):
         """A framework's steps as the serving findings' dispatches (``analysis.findings.StepDispatches``:
@@ -127,8 +132,12 @@ class TraceAnalysis(BundleAnalysis):
         trace = self.trace
         steps = self.step_dispatches(spec) if spec is not None else None
         key = ("findings", threshold, prefix) if steps is None else ("findings", spec)
-        return self.memo.get(key, lambda: evaluate(
-            trace.summary, trace.bundle, dispatch_prefix=prefix, threshold=threshold, derived=self, steps=steps))
+        return self.memo.get(
+            key,
+            lambda: evaluate(
+                trace.summary, trace.bundle, dispatch_prefix=prefix, threshold=threshold, derived=self, steps=steps
+            ),
+        )
 
 
 _LOCK = threading.Lock()

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import logging
 import os
+import re
 import shutil
 import tempfile
 import warnings
@@ -37,8 +37,14 @@ FRAME_NAMES = ("kernels", "api_calls", "nvtx_ranges", "nvtx_marks", "memops", "g
 def _schemas() -> dict[str, dict[str, str]]:
     from dashboard import model
 
-    return {"kernels": model.KERNELS, "api_calls": model.API_CALLS, "nvtx_ranges": model.NVTX_RANGES,
-            "nvtx_marks": model.NVTX_MARKS, "memops": model.MEMOPS, "graph_launches": model.GRAPH_LAUNCHES}
+    return {
+        "kernels": model.KERNELS,
+        "api_calls": model.API_CALLS,
+        "nvtx_ranges": model.NVTX_RANGES,
+        "nvtx_marks": model.NVTX_MARKS,
+        "memops": model.MEMOPS,
+        "graph_launches": model.GRAPH_LAUNCHES,
+    }
 
 
 def default_cache_dir() -> Path:
@@ -138,15 +144,18 @@ class TraceCache:
             for name in FRAME_NAMES:  # a flipped byte in a data page must not become a wrong answer
                 if _sha256(entry / f"{name}.parquet") != meta["sha256"][name]:
                     raise ValueError(f"{name}.parquet does not match its checksum")
-            frames = {name: conform(pd.read_parquet(entry / f"{name}.parquet"), schema)
-                      for name, schema in _schemas().items()}
+            frames = {
+                name: conform(pd.read_parquet(entry / f"{name}.parquet"), schema) for name, schema in _schemas().items()
+            }
             m = meta["meta"]
             m["gpus"] = {int(k): v for k, v in m["gpus"].items()}
             m["tables"] = tuple(m["tables"])
             m["thread_names"] = {int(k): v for k, v in m.get("thread_names", {}).items()}
             m["warnings"] = tuple(m.get("warnings", ()))
-            m["accounts"] = tuple(RowAccount(**{**a, "skipped": tuple((str(r), int(n)) for r, n in a["skipped"])})
-                                  for a in m.get("accounts", ()))
+            m["accounts"] = tuple(
+                RowAccount(**{**a, "skipped": tuple((str(r), int(n)) for r, n in a["skipped"])})
+                for a in m.get("accounts", ())
+            )
             m["launches_by_pid"] = tuple(tuple(int(v) for v in t) for t in m.get("launches_by_pid", ()))
             m["unanalysed_device"] = tuple((str(w), int(n)) for w, n in m.get("unanalysed_device", ()))
             m["rank_devices"] = {int(k): (int(v[0]), int(v[1])) for k, v in m.get("rank_devices", {}).items()}
@@ -165,8 +174,10 @@ class TraceCache:
             for name in FRAME_NAMES:
                 getattr(bundle, name).to_parquet(tmp / f"{name}.parquet", index=False, compression=None)
                 digests[name] = _sha256(tmp / f"{name}.parquet")
-            (tmp / "meta.json").write_text(json.dumps({"cache_format": CACHE_FORMAT, "meta": asdict(bundle.meta),
-                                                       "sha256": digests}), encoding="utf-8")
+            (tmp / "meta.json").write_text(
+                json.dumps({"cache_format": CACHE_FORMAT, "meta": asdict(bundle.meta), "sha256": digests}),
+                encoding="utf-8",
+            )
             try:
                 os.rename(tmp, entry)
                 tmp = None
@@ -245,8 +256,9 @@ class TraceCache:
             if not (child.is_dir() and re.fullmatch(r"v\d+", child.name)):
                 continue
             for entry in child.iterdir():
-                if entry.is_file() and (re.fullmatch(r"[0-9a-f]{32}\.sha256", entry.name)
-                                        or entry.name.startswith(".tmp-")):
+                if entry.is_file() and (
+                    re.fullmatch(r"[0-9a-f]{32}\.sha256", entry.name) or entry.name.startswith(".tmp-")
+                ):
                     entry.unlink(missing_ok=True)
                     continue
                 if entry.is_dir() and (re.fullmatch(r"[0-9a-f]{32}", entry.name) or entry.name.startswith(".tmp-")):

@@ -19,11 +19,11 @@ from dashboard.analysis.ranks import declared_ranks, merge_ranks, rank_nvtx_stat
 from dashboard.analysis.ratio import fmt_pct
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize, summary_to_dict
 from dashboard.data.cache import TraceCache
+from dashboard.data.trace import LoadedTrace, load_trace
 from dashboard.errors import TraceError, TraceFormatError, clean_message
 from dashboard.loaders.nsys_sqlite import check_no_writer
 from dashboard.loaders.summary_json import parse_summary
 from dashboard.model import Summary
-from dashboard.data.trace import LoadedTrace, load_trace
 
 CONNECT_TIMEOUT = "10s"  # how long to try an existing scheduler before giving up
 
@@ -94,7 +94,7 @@ def declared_rank(path: Path) -> int | None:
     if not m:
         return None
     try:
-        info, _ = json.JSONDecoder().raw_decode(text[m.end():m.end() + (1 << 20)].decode("utf-8", "replace"))
+        info, _ = json.JSONDecoder().raw_decode(text[m.end() : m.end() + (1 << 20)].decode("utf-8", "replace"))
     except ValueError:
         return None
     rank = info.get("rank") if isinstance(info, dict) else None
@@ -113,16 +113,28 @@ def _local_client(n_workers: int, processes: bool):
     # Every listening socket on a free loopback port: Dask's default binds its HTTP server to port 8787
     # (on all interfaces for thread workers), and its scheduler takes tasks from whoever connects.
     loopback = "127.0.0.1:0"
-    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=processes,
-                           host="127.0.0.1" if processes else None, dashboard_address=None,  # threads: inproc
-                           scheduler_kwargs={"dashboard": False, "dashboard_address": loopback},
-                           worker_dashboard_address=loopback, silence_logs=logging.ERROR)
+    cluster = LocalCluster(
+        n_workers=n_workers,
+        threads_per_worker=1,
+        processes=processes,
+        host="127.0.0.1" if processes else None,
+        dashboard_address=None,  # threads: inproc
+        scheduler_kwargs={"dashboard": False, "dashboard_address": loopback},
+        worker_dashboard_address=loopback,
+        silence_logs=logging.ERROR,
+    )
     return Client(cluster), cluster
 
 
-def summarize_many(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
-                   cache: TraceCache | None = None, scheduler: str | None = None, n_workers: int | None = None,
-                   processes: bool = True) -> list[FileSummary]:
+def summarize_many(
+    paths: list[Path],
+    *,
+    dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
+    cache: TraceCache | None = None,
+    scheduler: str | None = None,
+    n_workers: int | None = None,
+    processes: bool = True,
+) -> list[FileSummary]:
     """Summarise every file as one Dask task (``summary_text``), results in input order.
 
     Args:
@@ -155,8 +167,10 @@ def summarize_many(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         client, cluster = _local_client(max(1, min(n_workers or cores, len(paths))), processes)
     try:
-        futures = [client.submit(_summarize_task, str(p), *args, key=f"summarize-{i}-{Path(p).name}", pure=False)
-                   for i, p in enumerate(paths)]
+        futures = [
+            client.submit(_summarize_task, str(p), *args, key=f"summarize-{i}-{Path(p).name}", pure=False)
+            for i, p in enumerate(paths)
+        ]
         results = []
         for p, fut in zip(paths, futures):
             try:
@@ -167,8 +181,10 @@ def summarize_many(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH
         client.close()
         if cluster is not None:
             cluster.close()
-    return [FileSummary(Path(p), text, error, declared_rank(p) if text is not None else None)
-            for p, (text, error) in zip(paths, results)]
+    return [
+        FileSummary(Path(p), text, error, declared_rank(p) if text is not None else None)
+        for p, (text, error) in zip(paths, results)
+    ]
 
 
 def summaries_of(results: list[FileSummary]) -> list[Summary | None]:
@@ -197,10 +213,19 @@ def format_rank_table(table, failed: dict[int, tuple[str, str]] | None = None) -
     its row, in rank order, reading ``failed: <short reason>`` after the file name.
     """
     header = ["rank", "file", "span_s", "busy_s", "idle_s", "util", "kernels", "top kernel"]
-    rows = [[str(r.rank), r.file, f"{r.span_ns / 1e9:.6f}", f"{r.busy_ns / 1e9:.6f}", f"{r.idle_ns / 1e9:.6f}",
-             fmt_pct(r.utilisation_pct, unit="%"), f"{r.kernel_count:,}",
-             f"{r.top_kernel} ({r.top_kernel_ns / 1e9:.6f} s)" if r.top_kernel else "-",
-             ] for r in table.itertuples(index=False)]
+    rows = [
+        [
+            str(r.rank),
+            r.file,
+            f"{r.span_ns / 1e9:.6f}",
+            f"{r.busy_ns / 1e9:.6f}",
+            f"{r.idle_ns / 1e9:.6f}",
+            fmt_pct(r.utilisation_pct, unit="%"),
+            f"{r.kernel_count:,}",
+            f"{r.top_kernel} ({r.top_kernel_ns / 1e9:.6f} s)" if r.top_kernel else "-",
+        ]
+        for r in table.itertuples(index=False)
+    ]
     failed = failed or {}
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
     widths[0] = max([widths[0], *(len(str(k)) for k in failed)])
@@ -210,10 +235,14 @@ def format_rank_table(table, failed: dict[int, tuple[str, str]] | None = None) -
     def line(cells):
         return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
 
-    body = [(rank, line(cells).rstrip() + ("  <- slowest" if slow else ""))
-            for rank, cells, slow in zip(table["rank"].tolist(), rows, table["slowest"].tolist())]
-    body += [(rank, line([str(rank), name]) + "  failed: " + short_reason(error, name))
-             for rank, (name, error) in failed.items()]
+    body = [
+        (rank, line(cells).rstrip() + ("  <- slowest" if slow else ""))
+        for rank, cells, slow in zip(table["rank"].tolist(), rows, table["slowest"].tolist())
+    ]
+    body += [
+        (rank, line([str(rank), name]) + "  failed: " + short_reason(error, name))
+        for rank, (name, error) in failed.items()
+    ]
     return "\n".join([line(header).rstrip(), *(text for _, text in sorted(body, key=lambda b: b[0]))]) + "\n"
 
 
@@ -241,13 +270,17 @@ def combined_json(results: list[FileSummary], *, include_summaries: bool) -> dic
         "warnings": warnings,
     }
     if include_summaries:
-        doc["summaries"] = [{"rank": i, "file": r.path.name, "summary": json.loads(r.text)}
-                            for i, r in sorted(zip(ranks, results), key=lambda t: t[0]) if r.text is not None]
+        doc["summaries"] = [
+            {"rank": i, "file": r.path.name, "summary": json.loads(r.text)}
+            for i, r in sorted(zip(ranks, results), key=lambda t: t[0])
+            if r.text is not None
+        ]
     return doc
 
 
-def load_ranks(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
-               cache: TraceCache | None = None) -> LoadedTrace:
+def load_ranks(
+    paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX, cache: TraceCache | None = None
+) -> LoadedTrace:
     """Open several traces (nsys exports, Kineto traces) as the ranks of one view.
 
     A Kineto file holding several ranks is split into them (``load_kineto_ranks``). Each file's
@@ -278,7 +311,9 @@ def load_ranks(paths: list[Path], *, dispatch_prefix: str = DEFAULT_DISPATCH_PRE
             names.extend(b.meta.source for b in parts)
             continue
         if trace.bundle is None:
-            raise TraceFormatError(f"{p.name}: a summary JSON has no intervals: only nsys exports can be opened as ranks")
+            raise TraceFormatError(
+                f"{p.name}: a summary JSON has no intervals: only nsys exports can be opened as ranks"
+            )
         bundles.append(trace.bundle)
         names.append(p.name)
     ranks, warnings = declared_ranks([b.meta.rank for b in bundles], names)

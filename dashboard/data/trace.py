@@ -11,8 +11,8 @@ from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize
 from dashboard.data.cache import TraceCache
 from dashboard.errors import TraceError, TraceFormatError, clean_message
 from dashboard.loaders import load_kineto_json, load_nsys_sqlite, load_summary_json, sniff_format
-from dashboard.loaders.nsys_sqlite import check_no_writer
 from dashboard.loaders.nsys_rep import export_report
+from dashboard.loaders.nsys_sqlite import check_no_writer
 from dashboard.loaders.summary_json import summary_meta
 from dashboard.model import Summary, TraceBundle, TraceMeta
 
@@ -38,9 +38,14 @@ class LoadedTrace:
         return self.path.name
 
 
-
-def load_trace(path: str | os.PathLike, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
-               cache: TraceCache | None = None, progress=None, lean: bool = False) -> LoadedTrace:
+def load_trace(
+    path: str | os.PathLike,
+    *,
+    dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX,
+    cache: TraceCache | None = None,
+    progress=None,
+    lean: bool = False,
+) -> LoadedTrace:
     """Load a trace file of either supported format.
 
     Args:
@@ -74,7 +79,8 @@ def _load(p: Path, dispatch_prefix: str, cache: TraceCache | None, progress, lea
 
         if lean:
             bundle = (cache.cached_bundle(p) if cache is not None else None) or load_nsys_sqlite(
-                p, progress=progress, lean=True)
+                p, progress=progress, lean=True
+            )
         else:
             bundle = cache.load_bundle(p, build)[0] if cache is not None else build(p)
         return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle, dispatch_prefix)

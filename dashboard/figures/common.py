@@ -44,12 +44,26 @@ def fmt_ns(ns: float) -> str:
 def empty_figure(message: str, *, title: str = "", theme: Theme = DEFAULT_THEME, height: int = 240) -> go.Figure:
     """A figure with no data and a centred explanation (never a blank box)."""
     fig = go.Figure()
-    fig.update_layout(**theme.base_layout(
-        title=dict(text=title, x=0.01, font=dict(size=14)), height=height,
-        xaxis=dict(visible=False), yaxis=dict(visible=False),
-        annotations=[dict(text=message, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
-                          font=dict(size=13, color="#52606d"), align="center")],
-    ))
+    fig.update_layout(
+        **theme.base_layout(
+            title=dict(text=title, x=0.01, font=dict(size=14)),
+            height=height,
+            xaxis=dict(visible=False),
+            yaxis=dict(visible=False),
+            annotations=[
+                dict(
+                    text=message,
+                    x=0.5,
+                    y=0.5,
+                    xref="paper",
+                    yref="paper",
+                    showarrow=False,
+                    font=dict(size=13, color="#52606d"),
+                    align="center",
+                )
+            ],
+        )
+    )
     return fig
 
 
@@ -109,9 +123,20 @@ def _caption_annotation(caption: str, margin_b: int, wrap: int) -> tuple[dict, i
     """The caption annotation under a plot whose bottom margin is ``margin_b`` px, and the px it adds."""
     # Long captions wrap (a plot narrowed by long tick labels would clip one long line at its right edge).
     lines = textwrap.wrap(caption, width=wrap, break_long_words=False, break_on_hyphens=False) or [""]
-    annotation = dict(text="<br>".join(escape_text(line) for line in lines), xref="paper", yref="paper", x=0, y=0,
-                      xanchor="left", yanchor="top", yshift=-(margin_b + 2), showarrow=False, name="caption",
-                      font=dict(size=10, color="#7b8794"), align="left")
+    annotation = dict(
+        text="<br>".join(escape_text(line) for line in lines),
+        xref="paper",
+        yref="paper",
+        x=0,
+        y=0,
+        xanchor="left",
+        yanchor="top",
+        yshift=-(margin_b + 2),
+        showarrow=False,
+        name="caption",
+        font=dict(size=10, color="#7b8794"),
+        align="left",
+    )
     return annotation, 8 + 13 * len(lines)
 
 
@@ -208,13 +233,21 @@ def report_layout(fig: go.Figure, *, width: int = 1600, aspect_limit: bool = Tru
     for a in caption:  # wrapped again for the image's plot width at f px (0.6 f per character: generous)
         a.font.size = f
         a.yshift = -ticks_px
-        lines = textwrap.wrap(" ".join((a.text or "").split("<br>")), width=max(40, int(plot_w / (0.6 * f))),
-                              break_long_words=False, break_on_hyphens=False) or [""]
+        lines = textwrap.wrap(
+            " ".join((a.text or "").split("<br>")),
+            width=max(40, int(plot_w / (0.6 * f))),
+            break_long_words=False,
+            break_on_hyphens=False,
+        ) or [""]
         a.text = "<br>".join(lines)
         caption_lines += len(lines)
     out.layout.annotations = others + caption
-    out.update_layout(font=dict(size=f), legend=dict(font=dict(size=f)), hoverlabel=dict(font_size=f),
-                      uniformtext=dict(minsize=f) if out.layout.uniformtext.mode else {})
+    out.update_layout(
+        font=dict(size=f),
+        legend=dict(font=dict(size=f)),
+        hoverlabel=dict(font_size=f),
+        uniformtext=dict(minsize=f) if out.layout.uniformtext.mode else {},
+    )
     subtitle = bool(out.layout.title.subtitle.text)
     if out.layout.title.text:
         out.update_layout(title=dict(font=dict(size=REPORT_TITLE_PX)))
@@ -230,8 +263,13 @@ def report_layout(fig: go.Figure, *, width: int = 1600, aspect_limit: bool = Tru
             names = trace.meta.get("label_names") if isinstance(trace.meta, dict) else None
             if names is not None and xr is not None and plot_px > 0:  # labels fitted again at f px
                 base = np.asarray(trace.base, dtype=np.float64) * 1e9
-                trace.text = bar_labels([html.unescape(n) for n in names], base, base + np.asarray(trace.x, dtype=np.float64) * 1e9,
-                                        (xr[1] - xr[0]) * 1e9 / plot_px, font_px=f)
+                trace.text = bar_labels(
+                    [html.unescape(n) for n in names],
+                    base,
+                    base + np.asarray(trace.x, dtype=np.float64) * 1e9,
+                    (xr[1] - xr[0]) * 1e9 / plot_px,
+                    font_px=f,
+                )
     meta = out.layout.meta if isinstance(out.layout.meta, dict) else {}
     margin = out.layout.margin
     names = [t.name for t in out.data if t.showlegend is not False and t.name]

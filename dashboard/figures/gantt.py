@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.figures.theme import DEFAULT_THEME, Theme
 from dashboard.figures.common import empty_figure, escape_text, fmt_ns, legend_rows, s_from_ns
+from dashboard.figures.theme import DEFAULT_THEME, Theme
 
 
-def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range_ns: tuple[int, int] | None = None,
-                         title: str = "Dispatches", prefix: str = "CG_DISPATCH", uirevision: str = "",
-                         in_view: dict[str, int] | None = None, theme: Theme = DEFAULT_THEME) -> go.Figure:
+def build_dispatch_gantt(
+    dispatches: pd.DataFrame,
+    phases: pd.Series,
+    *,
+    x_range_ns: tuple[int, int] | None = None,
+    title: str = "Dispatches",
+    prefix: str = "CG_DISPATCH",
+    uirevision: str = "",
+    in_view: dict[str, int] | None = None,
+    theme: Theme = DEFAULT_THEME,
+) -> go.Figure:
     """Build the dispatch Gantt.
 
     Args:
@@ -32,7 +39,10 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
         return empty_figure(
             f"No dispatch marks found with prefix “{escape_text(prefix)}”<br>"
             "(a dispatch starts at each NVTX mark or range whose name starts with the prefix).",
-            title=title, theme=theme, height=150)  # a message, not a chart: no tall empty box
+            title=title,
+            theme=theme,
+            height=150,
+        )  # a message, not a chart: no tall empty box
     traces = []  # one figure built from them, without plotly's validation of values built here (a zoom redraws it)
     phase_names = [p for p in ("prefill", "decode", "mixed", "unsplit", "unknown") if (phases == p).any()]
     for phase in phase_names:
@@ -44,23 +54,34 @@ def build_dispatch_gantt(dispatches: pd.DataFrame, phases: pd.Series, *, x_range
             (f"<b>{phase}</b> #{i}" if n == 1 else f"<b>{phase}</b>: {n} dispatches from #{i}")
             + f"<br>tokens {t} · padded {p} · mode {escape_text(str(m) or '?')}"
             f"<br>start {s / 1e9:.6f} s · duration {fmt_ns(d)}{' (estimated: last dispatch)' if est else ''}"
-            for i, n, t, p, m, s, d, est in zip(sel["index"], counts, tokens, padded, sel["mode"], sel["start_ns"],
-                                                 sel["duration_ns"], sel["end_estimated"])
+            for i, n, t, p, m, s, d, est in zip(
+                sel["index"],
+                counts,
+                tokens,
+                padded,
+                sel["mode"],
+                sel["start_ns"],
+                sel["duration_ns"],
+                sel["end_estimated"],
+            )
         ]
-        traces.append(go.Bar(
-            _validate=False,
-            name=f"{phase} ({int(counts.sum()):,})" if in_view is None
-            else f"{phase} ({in_view.get(phase, 0):,} in view of {int(counts.sum()):,})",
-            legendgroup=phase,
-            orientation="h",
-            base=s_from_ns(sel["start_ns"]),
-            x=sel["duration_ns"].to_numpy(np.float64) / 1e9,
-            y=[phase] * len(sel),
-            marker=dict(color=theme.phase_colors.get(phase, "#888"), line=dict(width=0.5, color="#ffffff")),
-            hovertext=hover,
-            hoverinfo="text",
-            customdata=sel["index"].to_numpy(),
-        ))
+        traces.append(
+            go.Bar(
+                _validate=False,
+                name=f"{phase} ({int(counts.sum()):,})"
+                if in_view is None
+                else f"{phase} ({in_view.get(phase, 0):,} in view of {int(counts.sum()):,})",
+                legendgroup=phase,
+                orientation="h",
+                base=s_from_ns(sel["start_ns"]),
+                x=sel["duration_ns"].to_numpy(np.float64) / 1e9,
+                y=[phase] * len(sel),
+                marker=dict(color=theme.phase_colors.get(phase, "#888"), line=dict(width=0.5, color="#ffffff")),
+                hovertext=hover,
+                hoverinfo="text",
+                customdata=sel["index"].to_numpy(),
+            )
+        )
     rows = legend_rows([t.name for t in traces], font_px=11, width_px=1300)
     top = 34 + 22 * rows
     xaxis = theme.time_xaxis(x_range_ns)
@@ -89,10 +110,18 @@ def _opt(v) -> str:
     return "?" if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) else f"{int(v):,}"
 
 
-def build_step_gantt(steps: pd.DataFrame, gpu: pd.DataFrame | None, phase_order: tuple[str, ...], *,
-                     x_range_ns: tuple[int, int] | None = None, title: str = "Steps", uirevision: str = "",
-                     in_view: dict[str, int] | None = None, empty_text: str = "No steps found.",
-                     theme: Theme = DEFAULT_THEME) -> go.Figure:
+def build_step_gantt(
+    steps: pd.DataFrame,
+    gpu: pd.DataFrame | None,
+    phase_order: tuple[str, ...],
+    *,
+    x_range_ns: tuple[int, int] | None = None,
+    title: str = "Steps",
+    uirevision: str = "",
+    in_view: dict[str, int] | None = None,
+    empty_text: str = "No steps found.",
+    theme: Theme = DEFAULT_THEME,
+) -> go.Figure:
     """Build the step Gantt: one bar per step over its own [start, end), one row per phase, coloured
     by phase; with several annotating processes, one group of rows per process (``pid N · phase``).
 
@@ -112,8 +141,12 @@ def build_step_gantt(steps: pd.DataFrame, gpu: pd.DataFrame | None, phase_order:
     grouped = len(pids) > 1
     phase = steps["phase"].to_numpy()
     present = [p for p in phase_order if (phase == p).any()]
-    rows = [f"pid {pid} · {p}" if grouped else p for pid in pids for p in present
-            if not grouped or ((phase == p) & (steps["pid"].to_numpy() == pid)).any()]
+    rows = [
+        f"pid {pid} · {p}" if grouped else p
+        for pid in pids
+        for p in present
+        if not grouped or ((phase == p) & (steps["pid"].to_numpy() == pid)).any()
+    ]
     kernels = gpu["kernels"].to_numpy() if gpu is not None else None
     busy = gpu["gpu_time_ns"].to_numpy() if gpu is not None else None
     traces = []
@@ -124,32 +157,47 @@ def build_step_gantt(steps: pd.DataFrame, gpu: pd.DataFrame | None, phase_order:
         g = busy[m] if busy is not None else [None] * len(sel)
         hover = []
         for r, kk, gg in zip(sel.itertuples(index=False), k, g):
-            text = (f"<b>{p}</b> #{r.index}" + (f" · pid {r.pid}" if grouped else "")
-                    + f"<br>{escape_text(r.name[:120])}"
-                    + f"<br>context {_count_text(r.context_requests, r.context_tokens)}"
-                    + f" · generation {_count_text(r.generation_requests, r.generation_tokens)}"
-                    + f"<br>tokens {_opt(r.tokens)} · batch {_opt(r.batch_size)}"
-                    + f" · graph mode {escape_text(r.graph_mode) if isinstance(r.graph_mode, str) and r.graph_mode else '?'}"
-                    + f"<br>start {r.start_ns / 1e9:.6f} s · duration {fmt_ns(r.duration_ns)}"
-                    + (" (end estimated)" if r.end_estimated else ""))
+            text = (
+                f"<b>{p}</b> #{r.index}"
+                + (f" · pid {r.pid}" if grouped else "")
+                + f"<br>{escape_text(r.name[:120])}"
+                + f"<br>context {_count_text(r.context_requests, r.context_tokens)}"
+                + f" · generation {_count_text(r.generation_requests, r.generation_tokens)}"
+                + f"<br>tokens {_opt(r.tokens)} · batch {_opt(r.batch_size)}"
+                + f" · graph mode "
+                f"{escape_text(r.graph_mode) if isinstance(r.graph_mode, str) and r.graph_mode else '?'}"
+                + f"<br>start {r.start_ns / 1e9:.6f} s · duration {fmt_ns(r.duration_ns)}"
+                + (" (end estimated)" if r.end_estimated else "")
+            )
             if kk is not None:
                 text += f"<br>kernels {int(kk):,} · GPU time {fmt_ns(int(gg))} (by correlation)"
             hover.append(text)
         y = [f"pid {int(q)} · {p}" for q in sel["pid"]] if grouped else [p] * len(sel)
         n = int(m.sum())
-        traces.append(go.Bar(
-            _validate=False,
-            name=f"{p} ({n:,})" if in_view is None else f"{p} ({in_view.get(p, 0):,} in view of {n:,})",
-            legendgroup=p, orientation="h", base=s_from_ns(sel["start_ns"]),
-            x=sel["duration_ns"].to_numpy(np.float64) / 1e9, y=y,
-            marker=dict(color=theme.phase_colors.get(p, "#888"), line=dict(width=0.5, color="#ffffff")),
-            hovertext=hover, hoverinfo="text", customdata=sel["index"].to_numpy(),
-        ))
+        traces.append(
+            go.Bar(
+                _validate=False,
+                name=f"{p} ({n:,})" if in_view is None else f"{p} ({in_view.get(p, 0):,} in view of {n:,})",
+                legendgroup=p,
+                orientation="h",
+                base=s_from_ns(sel["start_ns"]),
+                x=sel["duration_ns"].to_numpy(np.float64) / 1e9,
+                y=y,
+                marker=dict(color=theme.phase_colors.get(p, "#888"), line=dict(width=0.5, color="#ffffff")),
+                hovertext=hover,
+                hoverinfo="text",
+                customdata=sel["index"].to_numpy(),
+            )
+        )
     legend = legend_rows([t.name for t in traces], font_px=11, width_px=1300)
     top = 34 + 22 * legend
     layout = theme.time_axis_layout(
-        title=theme.left_title(title), barmode="overlay", height=top + 40 + (36 if grouped else 45) * len(rows),
-        margin=dict(l=theme.time_axis_left_margin, r=20, t=top, b=40), uirevision=uirevision, showlegend=True,
+        title=theme.left_title(title),
+        barmode="overlay",
+        height=top + 40 + (36 if grouped else 45) * len(rows),
+        margin=dict(l=theme.time_axis_left_margin, r=20, t=top, b=40),
+        uirevision=uirevision,
+        showlegend=True,
         xaxis=theme.time_xaxis(x_range_ns),
         yaxis=dict(categoryorder="array", categoryarray=list(reversed(rows)), automargin=False),
     )

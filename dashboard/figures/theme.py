@@ -15,15 +15,31 @@ PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#f
 
 # NVTX range colours: no red, pink or brown (no hue within 25° of the rose GPU idle, see Theme.idle) and no
 # dark green (GPU busy).
-NVTX_PALETTE = ("#4c78a8", "#f58518", "#72b7b2", "#a0a33b", "#eeca3b", "#7f6bb0", "#86bcf0", "#c7a04b",
-                "#8c9aa8", "#3f8f8f")
+NVTX_PALETTE = (
+    "#4c78a8",
+    "#f58518",
+    "#72b7b2",
+    "#a0a33b",
+    "#eeca3b",
+    "#7f6bb0",
+    "#86bcf0",
+    "#c7a04b",
+    "#8c9aa8",
+    "#3f8f8f",
+)
 
 # One colour per kernel category, the same in every figure (timeline, phase breakdown): deep tones, each at least
 # 60 (RGB distance) from every NVTX range colour and from memcpy/memset, so a kernel bar never passes for either;
 # plotly writes their bar labels in white.
 CATEGORY_COLORS = {
-    "GEMM": "#1f4e79", "attention": "#b35900", "MoE": "#4b3a8c", "normalisation": "#006d77",
-    "communication": "#5c6b1f", "memory": "#7d1f5c", "elementwise/activation": "#8a6d00", "other": "#4a5560",
+    "GEMM": "#1f4e79",
+    "attention": "#b35900",
+    "MoE": "#4b3a8c",
+    "normalisation": "#006d77",
+    "communication": "#5c6b1f",
+    "memory": "#7d1f5c",
+    "elementwise/activation": "#8a6d00",
+    "other": "#4a5560",
 }
 KERNEL_PALETTE = tuple(CATEGORY_COLORS.values())
 
@@ -63,9 +79,20 @@ class Theme:
     mark: str = "#444444"
     overlap: str = "#2f6f4f"
     non_overlap: str = "#c9d3df"
-    phase_colors: dict[str, str] = field(default_factory=lambda: {
-        "prefill": "#d9480f", "decode": "#1c7ed6", "mixed": "#9c36b5", "unsplit": "#868e96", "unknown": "#adb5bd",
-        "idle": "#ced4da", "draft": "#2b8a3e", "verify": "#e67700", "capture": "#495057", "step": "#0b7285"})
+    phase_colors: dict[str, str] = field(
+        default_factory=lambda: {
+            "prefill": "#d9480f",
+            "decode": "#1c7ed6",
+            "mixed": "#9c36b5",
+            "unsplit": "#868e96",
+            "unknown": "#adb5bd",
+            "idle": "#ced4da",
+            "draft": "#2b8a3e",
+            "verify": "#e67700",
+            "capture": "#495057",
+            "step": "#0b7285",
+        }
+    )
 
     # Left margin shared by every figure on the session time axis, so stacked figures line up.
     time_axis_left_margin: int = 210
@@ -74,8 +101,15 @@ class Theme:
         """Layout for a figure whose x axis is the session timeline (x axes of such figures sync)."""
         layout = self.base_layout(
             margin=dict(l=self.time_axis_left_margin, r=20, t=56, b=30),
-            legend=dict(orientation="h", x=0, y=1.0, xanchor="left", yanchor="bottom", font=dict(size=11),
-                        bgcolor="rgba(255,255,255,0)"),
+            legend=dict(
+                orientation="h",
+                x=0,
+                y=1.0,
+                xanchor="left",
+                yanchor="bottom",
+                font=dict(size=11),
+                bgcolor="rgba(255,255,255,0)",
+            ),
             meta={"time_axis": True},
         )
         layout.update(extra)
@@ -92,8 +126,17 @@ class Theme:
 
     def left_title(self, text: str) -> dict:
         """A figure title on the left, at the top (the mode bar, top right, never covers it)."""
-        return dict(text=text, x=0, xref="paper", xanchor="left", y=1, yref="container", yanchor="top",
-                    pad=dict(t=8), font=dict(size=14))
+        return dict(
+            text=text,
+            x=0,
+            xref="paper",
+            xanchor="left",
+            y=1,
+            yref="container",
+            yanchor="top",
+            pad=dict(t=8),
+            font=dict(size=14),
+        )
 
     def base_layout(self, **extra) -> dict:
         layout = dict(

@@ -40,8 +40,7 @@ MIN_BAR_PX = 1.5  # CUDA API calls and memcpy/memset are drawn at least this wid
 HIGHLIGHT_COLOR = "#e8590c"
 
 
-def gpu_lane_label(device_id: int, gpus: dict[int, str],
-                   rank_devices: dict[int, tuple[int, int]] | None = None) -> str:
+def gpu_lane_label(device_id: int, gpus: dict[int, str], rank_devices: dict[int, tuple[int, int]] | None = None) -> str:
     """Lane label of a device: "GPU 0 · NVIDIA H100 ..." (the id alone when no name is known); a lane
     of merged ranks is "rank r · GPU d" (``rank_devices``; the GPU's name is on the GPUs card)."""
     if rank_devices:
@@ -56,13 +55,13 @@ def _short_label(label: str, limit: int = 36) -> str:
     Elided first, escaped after (Plotly tick labels are HTML): a cut never splits an ``&lt;`` entity.
     """
     if len(label) > limit:
-        label = label[: limit // 2 - 1] + "…" + label[-(limit // 2):]
+        label = label[: limit // 2 - 1] + "…" + label[-(limit // 2) :]
     return escape_text(label)
 
 
 def _hex_rgb(color: str) -> np.ndarray:
     c = color.lstrip("#")
-    return np.array([int(c[i:i + 2], 16) for i in (0, 2, 4)], dtype=float)
+    return np.array([int(c[i : i + 2], 16) for i in (0, 2, 4)], dtype=float)
 
 
 def fraction_colors(fraction: np.ndarray, low: str, high: str) -> list[str]:
@@ -90,15 +89,19 @@ def merge_equal_bins(edges: np.ndarray, fraction: np.ndarray) -> tuple[np.ndarra
     return np.r_[np.asarray(edges)[starts], np.asarray(edges)[-1]], fraction[starts]
 
 
-def stream_lane_label(device_id: int, stream, gpus: dict[int, str] | None = None,
-                      rank_devices: dict[int, tuple[int, int]] | None = None) -> str:
+def stream_lane_label(
+    device_id: int, stream, gpus: dict[int, str] | None = None, rank_devices: dict[int, tuple[int, int]] | None = None
+) -> str:
     """Lane label of one stream: ``stream`` is a stream id, or the stream's name from
     ``analysis.gpu_time.stream_names`` (streams keyed by device, process, context and stream id)."""
-    return f"{device_label(device_id, gpus, rank_devices)} · {stream if isinstance(stream, str) else f'stream {stream}'}"
+    return (
+        f"{device_label(device_id, gpus, rank_devices)} · {stream if isinstance(stream, str) else f'stream {stream}'}"
+    )
 
 
-def memops_lane_label(device_id: int, gpus: dict[int, str] | None = None,
-                      rank_devices: dict[int, tuple[int, int]] | None = None) -> str:
+def memops_lane_label(
+    device_id: int, gpus: dict[int, str] | None = None, rank_devices: dict[int, tuple[int, int]] | None = None
+) -> str:
     """Lane label of a device's memcpy/memset operations."""
     return f"{device_label(device_id, gpus, rank_devices)} · memcpy/memset"
 
@@ -142,8 +145,9 @@ def api_lane_label(thread: str) -> str:
     return API_LANE_PREFIX + thread
 
 
-def timeline_height(n_lanes: int, top_px: int, bottom_px: int, lane_px: int = LANE_PX,
-                    min_px: int = MIN_HEIGHT_PX) -> int:
+def timeline_height(
+    n_lanes: int, top_px: int, bottom_px: int, lane_px: int = LANE_PX, min_px: int = MIN_HEIGHT_PX
+) -> int:
     """Figure height (px) that gives every lane ``lane_px`` between the margins, at least ``min_px``."""
     return max(min_px, top_px + bottom_px + lane_px * max(n_lanes, 1))
 
@@ -176,8 +180,22 @@ def _texts(column: pd.Series) -> np.ndarray:
     return _objects([v if isinstance(v, str) else str(v) for v in column.tolist()])
 
 
-def _hbar(name: str, start_ns, end_ns, y, *, color, hover, width=0.8, text=None, window=None, min_ns=0,
-          label_names=None, line=None, **extra) -> dict:
+def _hbar(
+    name: str,
+    start_ns,
+    end_ns,
+    y,
+    *,
+    color,
+    hover,
+    width=0.8,
+    text=None,
+    window=None,
+    min_ns=0,
+    label_names=None,
+    line=None,
+    **extra,
+) -> dict:
     """One horizontal bar trace (a plain dict, see ``gpu_timeline_spec``); bars cut to ``window``; with
     ``min_ns`` each is drawn at least that long (about ``MIN_BAR_PX``: short events stay visible; the
     hover gives the true times). ``line``: the bars' outline (default none)."""
@@ -188,12 +206,29 @@ def _hbar(name: str, start_ns, end_ns, y, *, color, hover, width=0.8, text=None,
         color = _objects(color)
     if line is not None and not isinstance(line.get("color", ""), str):
         line = {**line, "color": _objects(line["color"])}
-    bar = dict(type="bar", name=name, orientation="h", base=s_from_ns(start_ns), x=(end_ns - start_ns) / 1e9,
-               y=_objects(y), width=width, marker=dict(color=color, line=line or dict(width=0)),
-               hovertext=_objects(hover), hoverinfo="text", **extra)
+    bar = dict(
+        type="bar",
+        name=name,
+        orientation="h",
+        base=s_from_ns(start_ns),
+        x=(end_ns - start_ns) / 1e9,
+        y=_objects(y),
+        width=width,
+        marker=dict(color=color, line=line or dict(width=0)),
+        hovertext=_objects(hover),
+        hoverinfo="text",
+        **extra,
+    )
     if text is not None:
-        bar.update(text=_objects(text), textposition="inside", insidetextanchor="start", textangle=0,
-                   textfont=dict(size=TEXT_PX), constraintext="inside", cliponaxis=True)
+        bar.update(
+            text=_objects(text),
+            textposition="inside",
+            insidetextanchor="start",
+            textangle=0,
+            textfont=dict(size=TEXT_PX),
+            constraintext="inside",
+            cliponaxis=True,
+        )
     if label_names is not None:  # lets common.report_layout fit the labels again at its own font size
         bar["meta"] = {"label_names": _objects([escape_text(n) for n in label_names])}  # escaped, as every text
     return bar
@@ -203,8 +238,16 @@ def _legend_swatch(name: str, color: str, group: str) -> dict:
     """The legend entry of a many-coloured bar trace (shown with ``showlegend=False`` and ``legendgroup``
     ``group``): a bar trace with no bars in ``color``. The trace's own swatch would take its first bar's
     colour, whatever that happens to be."""
-    return dict(type="bar", name=name, x=[None], y=[None], orientation="h", marker=dict(color=color),
-                legendgroup=group, hoverinfo="skip")
+    return dict(
+        type="bar",
+        name=name,
+        x=[None],
+        y=[None],
+        orientation="h",
+        marker=dict(color=color),
+        legendgroup=group,
+        hoverinfo="skip",
+    )
 
 
 def _thread_hover(thread: str, pid: int, tid: int) -> str:
@@ -246,18 +289,29 @@ def _cut_hover(what: str, s: int, e: int, full_s: int, full_e: int) -> str:
     """Hover of a busy or idle bar; one cut by the window's edges also gives its whole extent."""
     if (int(full_s), int(full_e)) == (int(s), int(e)):
         return f"{what} {fmt_ns(e - s)}<br>{s / 1e9:.6f} – {e / 1e9:.6f} s"
-    return (f"{what} {fmt_ns(e - s)} in view, of {fmt_ns(full_e - full_s)}<br>"
-            f"{full_s / 1e9:.6f} – {full_e / 1e9:.6f} s")
+    return f"{what} {fmt_ns(e - s)} in view, of {fmt_ns(full_e - full_s)}<br>{full_s / 1e9:.6f} – {full_e / 1e9:.6f} s"
 
 
-def gpu_timeline_spec(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.DataFrame, *,
-                       gpus: dict[int, str], x_range_ns: tuple[int, int] | None, busy_label: str,
-                       notes: list[str], uirevision: str = "", title: str = "GPU timeline",
-                       kernels: pd.DataFrame | None = None, memops: pd.DataFrame | None = None,
-                       api: pd.DataFrame | None = None, highlight: Highlight | None = None,
-                       launch: LaunchLink | None = None, plot_width_px: int = PLOT_WIDTH_PX,
-                       theme: Theme = DEFAULT_THEME,
-                       rank_devices: dict[int, tuple[int, int]] | None = None) -> dict:
+def gpu_timeline_spec(
+    lanes: list[DeviceLane],
+    nvtx: pd.DataFrame,
+    marks: pd.DataFrame,
+    *,
+    gpus: dict[int, str],
+    x_range_ns: tuple[int, int] | None,
+    busy_label: str,
+    notes: list[str],
+    uirevision: str = "",
+    title: str = "GPU timeline",
+    kernels: pd.DataFrame | None = None,
+    memops: pd.DataFrame | None = None,
+    api: pd.DataFrame | None = None,
+    highlight: Highlight | None = None,
+    launch: LaunchLink | None = None,
+    plot_width_px: int = PLOT_WIDTH_PX,
+    theme: Theme = DEFAULT_THEME,
+    rank_devices: dict[int, tuple[int, int]] | None = None,
+) -> dict:
     """The GPU timeline as a plain figure dict (``{"data": [trace dicts], "layout": {...}}``, strings
     and colours as numpy object arrays): what the page sends for a zoom, built without Plotly's
     figure objects (their validation and copies were most of a zoom's time). ``build_gpu_timeline``
@@ -301,20 +355,29 @@ def gpu_timeline_spec(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Dat
     memops = memops if memops is not None else pd.DataFrame()
     api = api if api is not None else pd.DataFrame()
     if not lanes and nvtx.empty and marks.empty and kernels.empty and memops.empty and api.empty:
-        return empty_figure("This trace has no kernels, memory operations or NVTX ranges to draw.",
-                            title=title, theme=theme).to_dict()
+        return empty_figure(
+            "This trace has no kernels, memory operations or NVTX ranges to draw.", title=title, theme=theme
+        ).to_dict()
     traces: list = []  # the figure is built once from them: add_trace re-validated every trace
     gpu_labels = [gpu_lane_label(ln.device_id, gpus, rank_devices) for ln in lanes]
-    device_ids = sorted({ln.device_id for ln in lanes} | set(kernels.get("device_id", pd.Series([], dtype=int)))
-                        | set(memops.get("device_id", pd.Series([], dtype=int))))
+    device_ids = sorted(
+        {ln.device_id for ln in lanes}
+        | set(kernels.get("device_id", pd.Series([], dtype=int)))
+        | set(memops.get("device_id", pd.Series([], dtype=int)))
+    )
     gpu_block = []
     if not kernels.empty:  # stream lanes per device; named per (process, context, stream): ordered by that key
-        key_cols = ["device_id"] + ([c for c in ("pid", "context_id", "stream_id") if c in kernels]
-                                    if "stream_lane" in kernels else ["stream_id"])
+        key_cols = ["device_id"] + (
+            [c for c in ("pid", "context_id", "stream_id") if c in kernels]
+            if "stream_lane" in kernels
+            else ["stream_id"]
+        )
         lane_col = "stream_lane" if "stream_lane" in kernels else "stream_id"
         streams_of: dict[int, list] = {}
-        for row in sorted(dict.fromkeys(zip(*(kernels[c].tolist() for c in key_cols), kernels[lane_col].tolist())),
-                          key=lambda r: r[:-1]):
+        for row in sorted(
+            dict.fromkeys(zip(*(kernels[c].tolist() for c in key_cols), kernels[lane_col].tolist())),
+            key=lambda r: r[:-1],
+        ):
             lanes_on = streams_of.setdefault(row[0], [])
             if row[-1] not in lanes_on:
                 lanes_on.append(row[-1])
@@ -344,38 +407,81 @@ def gpu_timeline_spec(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Dat
         unclosed, cross = nvtx["unclosed"].to_numpy(dtype=bool), nvtx["cross_thread"].to_numpy(dtype=bool)
         # names, threads and colours repeat: each distinct one is formatted once
         bold = {n: f"<b>{escape_text(n[:200])}</b><br>" for n in set(names)}
-        threads = {key: _thread_hover(*key) for key in set(zip(nvtx["thread"].tolist(), nvtx["pid"].tolist(),
-                                                                nvtx["tid"].tolist()))}
-        hover = [f"{bold[n]}{fmt_ns(e - s)} · start {s / 1e9:.6f} s"
-                 f"{' · unclosed (ended at last NVTX timestamp)' if u else ''}{' · ended on another thread' if c else ''}"
-                 f"<br>{threads[(th, p, t)]}"
-                 for n, s, e, u, c, th, p, t in zip(names, starts.tolist(), ends.tolist(), unclosed, cross,
-                                                    nvtx["thread"].tolist(), nvtx["pid"].tolist(), nvtx["tid"].tolist())]
+        threads = {
+            key: _thread_hover(*key)
+            for key in set(zip(nvtx["thread"].tolist(), nvtx["pid"].tolist(), nvtx["tid"].tolist()))
+        }
+        hover = [
+            f"{bold[n]}{fmt_ns(e - s)} · start {s / 1e9:.6f} s"
+            f"{' · unclosed (ended at last NVTX timestamp)' if u else ''}{' · ended on another thread' if c else ''}"
+            f"<br>{threads[(th, p, t)]}"
+            for n, s, e, u, c, th, p, t in zip(
+                names,
+                starts.tolist(),
+                ends.tolist(),
+                unclosed,
+                cross,
+                nvtx["thread"].tolist(),
+                nvtx["pid"].tolist(),
+                nvtx["tid"].tolist(),
+            )
+        ]
         colours = {n: nvtx_color(n) for n in bold}
-        traces.append(_hbar("NVTX ranges (colour = name)", starts, ends, nvtx["lane"].to_numpy(),
-                            color=[colours[n] for n in names], hover=hover, window=window, showlegend=False,
-                            legendgroup="nvtx", text=bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px),
-                            label_names=names))
+        traces.append(
+            _hbar(
+                "NVTX ranges (colour = name)",
+                starts,
+                ends,
+                nvtx["lane"].to_numpy(),
+                color=[colours[n] for n in names],
+                hover=hover,
+                window=window,
+                showlegend=False,
+                legendgroup="nvtx",
+                text=bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px),
+                label_names=names,
+            )
+        )
         traces.append(_legend_swatch("NVTX ranges (colour = name)", theme.nvtx, "nvtx"))
     if not api.empty:
         names = api["name"].astype(str).to_numpy()
         starts, ends = api["start_ns"].to_numpy(), api["end_ns"].to_numpy()
-        hover = [f"<b>{escape_text(n[:120])}</b><br>{fmt_ns(e - s)} · start {s / 1e9:.6f} s · correlation id {c}"
-                 f"<br>{_thread_hover(th, p, t)}"
-                 for n, s, e, c, th, p, t in zip(names, starts, ends, api["correlation_id"], api["thread"],
-                                                 api["pid"], api["tid"])]
-        traces.append(_hbar("CUDA API calls", starts, ends, [api_lane_label(t) for t in api["thread"]],
-                            color=theme.api, hover=hover, window=window, min_ns=MIN_BAR_PX * ns_per_px,
-                            text=bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px), label_names=names))
+        hover = [
+            f"<b>{escape_text(n[:120])}</b><br>{fmt_ns(e - s)} · start {s / 1e9:.6f} s · correlation id {c}"
+            f"<br>{_thread_hover(th, p, t)}"
+            for n, s, e, c, th, p, t in zip(
+                names, starts, ends, api["correlation_id"], api["thread"], api["pid"], api["tid"]
+            )
+        ]
+        traces.append(
+            _hbar(
+                "CUDA API calls",
+                starts,
+                ends,
+                [api_lane_label(t) for t in api["thread"]],
+                color=theme.api,
+                hover=hover,
+                window=window,
+                min_ns=MIN_BAR_PX * ns_per_px,
+                text=bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px),
+                label_names=names,
+            )
+        )
     if not marks.empty:
-        traces.append(dict(
-            type="scatter", name="NVTX marks", mode="markers", x=s_from_ns(marks["ts_ns"]),
-            y=_objects([MARKS_LANE] * len(marks)),
-            marker=dict(symbol="line-ns-open", size=14, color=theme.mark, line=dict(width=1.5)),
-            hovertext=_objects([f"{escape_text(str(n)[:200])}<br>{t / 1e9:.6f} s"
-                                for n, t in zip(marks["name"], marks["ts_ns"])]),
-            hoverinfo="text",
-        ))
+        traces.append(
+            dict(
+                type="scatter",
+                name="NVTX marks",
+                mode="markers",
+                x=s_from_ns(marks["ts_ns"]),
+                y=_objects([MARKS_LANE] * len(marks)),
+                marker=dict(symbol="line-ns-open", size=14, color=theme.mark, line=dict(width=1.5)),
+                hovertext=_objects(
+                    [f"{escape_text(str(n)[:200])}<br>{t / 1e9:.6f} s" for n, t in zip(marks["name"], marks["ts_ns"])]
+                ),
+                hoverinfo="text",
+            )
+        )
     interval_lanes = [(ln, lbl) for ln, lbl in zip(lanes, gpu_labels) if ln.mode == "intervals"]
     bin_lanes = [(ln, lbl) for ln, lbl in zip(lanes, gpu_labels) if ln.mode == "bins"]
     idle_s, idle_e, idle_y, idle_hover = [], [], [], []
@@ -385,15 +491,29 @@ def gpu_timeline_spec(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Dat
         ys = np.concatenate([[lbl] * len(ln.starts) for ln, lbl in interval_lanes]).astype(object)
         full_s = np.concatenate([_or(ln.full_starts, ln.starts) for ln, _ in interval_lanes])
         full_e = np.concatenate([_or(ln.full_ends, ln.ends) for ln, _ in interval_lanes])
-        traces.append(_hbar(f"GPU busy ({busy_label})", starts, ends, ys, color=theme.busy,
-                            hover=[_cut_hover("busy", *x) for x in zip(starts, ends, full_s, full_e)]))
+        traces.append(
+            _hbar(
+                f"GPU busy ({busy_label})",
+                starts,
+                ends,
+                ys,
+                color=theme.busy,
+                hover=[_cut_hover("busy", *x) for x in zip(starts, ends, full_s, full_e)],
+            )
+        )
         for ln, lbl in interval_lanes:
             idle_s.append(ln.gap_starts)
             idle_e.append(ln.gap_ends)
             idle_y += [lbl] * len(ln.gap_starts)
-            idle_hover += [_cut_hover("idle", *x) for x in zip(ln.gap_starts, ln.gap_ends,
-                                                               _or(ln.gap_full_starts, ln.gap_starts),
-                                                               _or(ln.gap_full_ends, ln.gap_ends))]
+            idle_hover += [
+                _cut_hover("idle", *x)
+                for x in zip(
+                    ln.gap_starts,
+                    ln.gap_ends,
+                    _or(ln.gap_full_starts, ln.gap_starts),
+                    _or(ln.gap_full_ends, ln.gap_ends),
+                )
+            ]
     if bin_lanes:
         base, ends, frac, ys = [], [], [], []
         for ln, lbl in bin_lanes:
@@ -406,26 +526,48 @@ def gpu_timeline_spec(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Dat
             idle_s.append(edges[:-1][~busy])
             idle_e.append(edges[1:][~busy])
             idle_y += [lbl] * int((~busy).sum())
-            idle_hover += [f"idle (0 % busy) {fmt_ns(e - s)}<br>from {s / 1e9:.6f} s"
-                           for s, e in zip(edges[:-1][~busy], edges[1:][~busy])]
+            idle_hover += [
+                f"idle (0 % busy) {fmt_ns(e - s)}<br>from {s / 1e9:.6f} s"
+                for s, e in zip(edges[:-1][~busy], edges[1:][~busy])
+            ]
         base_a, end_a, frac_a = np.concatenate(base), np.concatenate(ends), np.concatenate(frac)
         colors = fraction_colors(frac_a, theme.busy_min, theme.busy)
-        traces.append(_hbar(
-            BINS_NAME, base_a, end_a, ys, color=colors,
-            line=dict(color=colors, width=0.6),  # adjacent bins: no anti-aliasing seams
-            hover=[f"busy {f:.1%} of {fmt_ns(e - b)}<br>from {b / 1e9:.6f} s" for b, e, f in zip(base_a, end_a, frac_a)],
-            showlegend=False, legendgroup="bins"))
+        traces.append(
+            _hbar(
+                BINS_NAME,
+                base_a,
+                end_a,
+                ys,
+                color=colors,
+                line=dict(color=colors, width=0.6),  # adjacent bins: no anti-aliasing seams
+                hover=[
+                    f"busy {f:.1%} of {fmt_ns(e - b)}<br>from {b / 1e9:.6f} s" for b, e, f in zip(base_a, end_a, frac_a)
+                ],
+                showlegend=False,
+                legendgroup="bins",
+            )
+        )
         traces.append(_legend_swatch(BINS_NAME, theme.busy, "bins"))
     if idle_y:
-        traces.append(_hbar("GPU idle", np.concatenate(idle_s), np.concatenate(idle_e), np.array(idle_y, dtype=object),
-                            color=theme.idle, hover=idle_hover, width=0.5))
+        traces.append(
+            _hbar(
+                "GPU idle",
+                np.concatenate(idle_s),
+                np.concatenate(idle_e),
+                np.array(idle_y, dtype=object),
+                color=theme.idle,
+                hover=idle_hover,
+                width=0.5,
+            )
+        )
     if not kernels.empty:
         cats = _texts(kernels["category"])
         names = _texts(kernels["short_name"])
         starts, ends = kernels["start_ns"].to_numpy(), kernels["end_ns"].to_numpy()
         lane_of = (kernels["stream_lane"] if "stream_lane" in kernels else kernels["stream_id"]).tolist()
-        lane_names = {key: stream_lane_label(*key, gpus, rank_devices)
-                      for key in set(zip(kernels["device_id"].tolist(), lane_of))}
+        lane_names = {
+            key: stream_lane_label(*key, gpus, rank_devices) for key in set(zip(kernels["device_id"].tolist(), lane_of))
+        }
         ys = _objects([lane_names[key] for key in zip(kernels["device_id"].tolist(), lane_of)])
         texts = np.array(bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px), dtype=object)
         if "api_name" in kernels:  # the launch call, where one was found (columns read once, not per kernel)
@@ -436,73 +578,186 @@ def gpu_timeline_spec(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Dat
             api_names = api_threads = api_starts = [None] * len(kernels)
         hover = []
         for n, s, e, st, la, c, r, corr, an, at, a0 in zip(
-                names, starts.tolist(), ends.tolist(), lane_of, kernels["launch"].tolist(), cats,
-                kernels["rule"].tolist(), kernels["correlation_id"].tolist(), api_names, api_threads, api_starts):
-            h = (f"<b>{escape_text(n[:120])}</b><br>{fmt_ns(e - s)} · {st if isinstance(st, str) else f'stream {st}'}"
-                 f" · {escape_text(str(la))}"
-                 f"<br>{escape_text(c)}{' — ' + escape_text(str(r)) if r else ''}<br>correlation id {corr}")
+            names,
+            starts.tolist(),
+            ends.tolist(),
+            lane_of,
+            kernels["launch"].tolist(),
+            cats,
+            kernels["rule"].tolist(),
+            kernels["correlation_id"].tolist(),
+            api_names,
+            api_threads,
+            api_starts,
+        ):
+            h = (
+                f"<b>{escape_text(n[:120])}</b><br>{fmt_ns(e - s)} · {st if isinstance(st, str) else f'stream {st}'}"
+                f" · {escape_text(str(la))}"
+                f"<br>{escape_text(c)}{' — ' + escape_text(str(r)) if r else ''}<br>correlation id {corr}"
+            )
             if isinstance(an, str):
                 a0 = int(a0)
-                h += (f" · launched by {escape_text(an[:120])} on {escape_text(str(at)[:120])}"
-                      f" at {a0 / 1e9:.9f} s (launch to start {fmt_ns(s - a0)})")
+                h += (
+                    f" · launched by {escape_text(an[:120])} on {escape_text(str(at)[:120])}"
+                    f" at {a0 / 1e9:.9f} s (launch to start {fmt_ns(s - a0)})"
+                )
             hover.append(h)
         hover = np.array(hover, dtype=object)
         ordered = sorted(set(cats), key=lambda c: (c == "other", c))
         for cat in ordered:
             sel = cats == cat
-            traces.append(_hbar(f"kernels: {cat}", starts[sel], ends[sel], ys[sel], color=category_color(cat),
-                                hover=hover[sel].tolist(), text=texts[sel].tolist(), window=window,
-                                label_names=names[sel]))
+            traces.append(
+                _hbar(
+                    f"kernels: {cat}",
+                    starts[sel],
+                    ends[sel],
+                    ys[sel],
+                    color=category_color(cat),
+                    hover=hover[sel].tolist(),
+                    text=texts[sel].tolist(),
+                    window=window,
+                    label_names=names[sel],
+                )
+            )
     if not memops.empty:
         dur = (memops["end_ns"] - memops["start_ns"]).to_numpy()
-        traces.append(_hbar(
-            "memcpy/memset", memops["start_ns"], memops["end_ns"],
-            [memops_lane_label(d, gpus, rank_devices) for d in memops["device_id"].tolist()],
-            color=theme.memops, window=window, min_ns=MIN_BAR_PX * ns_per_px,
-            hover=[f"{escape_text(str(k))} · {int(b):,} bytes<br>{fmt_ns(d)}"
-                   for k, b, d in zip(memops["kind"].tolist(), memops["bytes"].tolist(), dur.tolist())]))
+        traces.append(
+            _hbar(
+                "memcpy/memset",
+                memops["start_ns"],
+                memops["end_ns"],
+                [memops_lane_label(d, gpus, rank_devices) for d in memops["device_id"].tolist()],
+                color=theme.memops,
+                window=window,
+                min_ns=MIN_BAR_PX * ns_per_px,
+                hover=[
+                    f"{escape_text(str(k))} · {int(b):,} bytes<br>{fmt_ns(d)}"
+                    for k, b, d in zip(memops["kind"].tolist(), memops["bytes"].tolist(), dur.tolist())
+                ],
+            )
+        )
     if launch is not None:
-        traces.append(_hbar(
-            f"launch call (correlation id {launch.correlation_id})", [launch.api_start_ns], [launch.api_end_ns],
-            [launch.api_lane], color=theme.api, width=0.8,
-            hover=[f"<b>{escape_text(launch.api_name[:120])}</b><br>launched {escape_text(launch.kernel_name[:120])}"
-                   f"<br>correlation id {launch.correlation_id} · {fmt_ns(launch.api_end_ns - launch.api_start_ns)}"],
-            showlegend=False, line=dict(color=HIGHLIGHT_COLOR, width=2)))
-        traces.append(dict(
-            type="scatter", name=f"launch → kernel (correlation id {launch.correlation_id})", mode="lines+markers",
-            x=s_from_ns([launch.api_start_ns, launch.kernel_start_ns]), y=[launch.api_lane, launch.kernel_lane],
-            line=dict(color=HIGHLIGHT_COLOR, width=2, dash="dot"),
-            marker=dict(symbol=["circle", "arrow"], angleref="previous", size=[7, 12], color=HIGHLIGHT_COLOR),
-            hoverinfo="text", hovertext=[f"{escape_text(launch.api_name[:120])} at {launch.api_start_ns / 1e9:.6f} s",
-                                         f"{escape_text(launch.kernel_name[:120])} starts {launch.kernel_start_ns / 1e9:.6f} s"
-                                         f" ({fmt_ns(launch.kernel_start_ns - launch.api_start_ns)} after the call)"],
-        ))
+        traces.append(
+            _hbar(
+                f"launch call (correlation id {launch.correlation_id})",
+                [launch.api_start_ns],
+                [launch.api_end_ns],
+                [launch.api_lane],
+                color=theme.api,
+                width=0.8,
+                hover=[
+                    f"<b>{escape_text(launch.api_name[:120])}</b><br>launched {escape_text(launch.kernel_name[:120])}"
+                    f"<br>correlation id {launch.correlation_id} · {fmt_ns(launch.api_end_ns - launch.api_start_ns)}"
+                ],
+                showlegend=False,
+                line=dict(color=HIGHLIGHT_COLOR, width=2),
+            )
+        )
+        traces.append(
+            dict(
+                type="scatter",
+                name=f"launch → kernel (correlation id {launch.correlation_id})",
+                mode="lines+markers",
+                x=s_from_ns([launch.api_start_ns, launch.kernel_start_ns]),
+                y=[launch.api_lane, launch.kernel_lane],
+                line=dict(color=HIGHLIGHT_COLOR, width=2, dash="dot"),
+                marker=dict(symbol=["circle", "arrow"], angleref="previous", size=[7, 12], color=HIGHLIGHT_COLOR),
+                hoverinfo="text",
+                hovertext=[
+                    f"{escape_text(launch.api_name[:120])} at {launch.api_start_ns / 1e9:.6f} s",
+                    f"{escape_text(launch.kernel_name[:120])} starts {launch.kernel_start_ns / 1e9:.6f} s"
+                    f" ({fmt_ns(launch.kernel_start_ns - launch.api_start_ns)} after the call)",
+                ],
+            )
+        )
     shapes, annotations = [], []
     if highlight is not None:
         x0, x1 = highlight.start_ns / 1e9, highlight.end_ns / 1e9
-        shapes.append(dict(type="rect", name="highlight", xref="x", yref="paper", x0=x0, x1=x1, y0=0, y1=1,
-                           fillcolor="rgba(250,176,5,0.18)", line=dict(color=HIGHLIGHT_COLOR, width=1.5), layer="above"))
+        shapes.append(
+            dict(
+                type="rect",
+                name="highlight",
+                xref="x",
+                yref="paper",
+                x0=x0,
+                x1=x1,
+                y0=0,
+                y1=1,
+                fillcolor="rgba(250,176,5,0.18)",
+                line=dict(color=HIGHLIGHT_COLOR, width=1.5),
+                layer="above",
+            )
+        )
         if highlight.lane is not None and highlight.lane in categories:
             pos = len(categories) - 1 - categories.index(highlight.lane)  # the y axis lists lanes bottom-up
-            shapes.append(dict(type="rect", name="highlight lane", xref="x", yref="y", x0=x0, x1=x1,
-                               y0=pos - 0.45, y1=pos + 0.45, line=dict(color=HIGHLIGHT_COLOR, width=3),
-                               fillcolor="rgba(0,0,0,0)", layer="above"))
+            shapes.append(
+                dict(
+                    type="rect",
+                    name="highlight lane",
+                    xref="x",
+                    yref="y",
+                    x0=x0,
+                    x1=x1,
+                    y0=pos - 0.45,
+                    y1=pos + 0.45,
+                    line=dict(color=HIGHLIGHT_COLOR, width=3),
+                    fillcolor="rgba(0,0,0,0)",
+                    layer="above",
+                )
+            )
         if highlight.label:
-            annotations.append(dict(name="highlight", text=escape_text(highlight.label[:80]), x=(x0 + x1) / 2,
-                                    xref="x", y=1, yref="paper", yanchor="top", showarrow=False,
-                                    bgcolor="rgba(255,255,255,0.85)", bordercolor=HIGHLIGHT_COLOR,
-                                    font=dict(size=TEXT_PX, color="#1f2933")))
+            annotations.append(
+                dict(
+                    name="highlight",
+                    text=escape_text(highlight.label[:80]),
+                    x=(x0 + x1) / 2,
+                    xref="x",
+                    y=1,
+                    yref="paper",
+                    yanchor="top",
+                    showarrow=False,
+                    bgcolor="rgba(255,255,255,0.85)",
+                    bordercolor=HIGHLIGHT_COLOR,
+                    font=dict(size=TEXT_PX, color="#1f2933"),
+                )
+            )
     if notes and not any(t.get("x") is not None and len(t["x"]) for t in traces):
         # nothing drawn: the first note says why, in the middle of the plot (not in the status line)
-        annotations.append(dict(name="empty", text=escape_text(notes[0]), xref="paper", x=0.5, yref="paper", y=0.5,
-                                showarrow=False, font=dict(size=TEXT_PX + 2, color="#52606d")))
+        annotations.append(
+            dict(
+                name="empty",
+                text=escape_text(notes[0]),
+                xref="paper",
+                x=0.5,
+                yref="paper",
+                y=0.5,
+                showarrow=False,
+                font=dict(size=TEXT_PX + 2, color="#52606d"),
+            )
+        )
         notes = notes[1:]
-    status = textwrap.wrap(" · ".join(notes), width=int(plot_width_px / (PROSE_EM * TEXT_PX)),
-                           break_long_words=False) if notes else []
+    status = (
+        textwrap.wrap(" · ".join(notes), width=int(plot_width_px / (PROSE_EM * TEXT_PX)), break_long_words=False)
+        if notes
+        else []
+    )
     if status:
-        annotations.append(dict(name="status", text="<br>".join(escape_text(n) for n in status), xref="paper", x=0,
-                                xanchor="left", yref="paper", y=0, yanchor="top", yshift=-AXIS_PX, showarrow=False,
-                                align="left", font=dict(size=TEXT_PX, color="#52606d")))
+        annotations.append(
+            dict(
+                name="status",
+                text="<br>".join(escape_text(n) for n in status),
+                xref="paper",
+                x=0,
+                xanchor="left",
+                yref="paper",
+                y=0,
+                yanchor="top",
+                yshift=-AXIS_PX,
+                showarrow=False,
+                align="left",
+                font=dict(size=TEXT_PX, color="#52606d"),
+            )
+        )
     names_in_legend = [t["name"] for t in traces if t.get("showlegend") is not False]
     rows = legend_rows(names_in_legend, font_px=TEXT_PX, width_px=plot_width_px)
     top = TITLE_BAND_PX + LEGEND_ROW_PX * rows
@@ -515,14 +770,22 @@ def gpu_timeline_spec(lanes: list[DeviceLane], nvtx: pd.DataFrame, marks: pd.Dat
         uirevision=uirevision,
         bargap=0.15,
         margin=dict(l=theme.time_axis_left_margin, r=20, t=top, b=bottom),
-        shapes=shapes, annotations=annotations,
+        shapes=shapes,
+        annotations=annotations,
         uniformtext=dict(minsize=TEXT_PX - 1, mode="hide"),
         meta={"time_axis": True, "lanes": len(categories)},
         xaxis=xaxis,
-        yaxis=dict(categoryorder="array", categoryarray=list(reversed(categories)),
-                   tickfont=dict(size=TEXT_PX), automargin=False, tickmode="array", tickvals=categories,
-                   ticklabelstandoff=LANE_LABEL_GAP_PX,
-                   ticktext=[_short_label(c) for c in categories], range=[-0.5, len(categories) - 0.5]),
+        yaxis=dict(
+            categoryorder="array",
+            categoryarray=list(reversed(categories)),
+            tickfont=dict(size=TEXT_PX),
+            automargin=False,
+            tickmode="array",
+            tickvals=categories,
+            ticklabelstandoff=LANE_LABEL_GAP_PX,
+            ticktext=[_short_label(c) for c in categories],
+            range=[-0.5, len(categories) - 0.5],
+        ),
         template=default_template(),
     )
     return {"data": traces, "layout": layout}
@@ -533,8 +796,14 @@ def build_gpu_timeline(*args, **kwargs) -> go.Figure:
     return go.Figure(gpu_timeline_spec(*args, **kwargs), _validate=False)
 
 
-def build_nvtx_union_bars(nvtx_table: pd.DataFrame, *, top: int = 30, title: str = "NVTX ranges vs GPU busy",
-                          theme: Theme = DEFAULT_THEME, gpu_measured: bool = True) -> go.Figure:
+def build_nvtx_union_bars(
+    nvtx_table: pd.DataFrame,
+    *,
+    top: int = 30,
+    title: str = "NVTX ranges vs GPU busy",
+    theme: Theme = DEFAULT_THEME,
+    gpu_measured: bool = True,
+) -> go.Figure:
     """For a summary input (no intervals): per range name, union time split into GPU overlap and rest.
 
     Args:
@@ -554,25 +823,61 @@ def build_nvtx_union_bars(nvtx_table: pd.DataFrame, *, top: int = 30, title: str
     labels = [escape_text(str(n)[:80]) for n in t["name"]]
     over = t["gpu_overlap_ns"].to_numpy() / 1e9
     rest = (t["union_ns"] - t["gpu_overlap_ns"]).to_numpy() / 1e9
-    fig = go.Figure([
-        go.Bar(name="GPU busy during range", y=labels, x=over, orientation="h", marker_color=theme.overlap,
-               hovertemplate="%{y}<br>GPU busy %{x:.6f} s<extra></extra>"),
-        go.Bar(name="GPU idle during range", y=labels, x=rest, orientation="h", marker_color=theme.non_overlap,
-               hovertemplate="%{y}<br>GPU idle %{x:.6f} s<extra></extra>"),
-    ] if gpu_measured else [
-        go.Bar(name="union time (GPU not traced: no kernel or CUDA API call in this summary)", y=labels,
-               x=t["union_ns"].to_numpy() / 1e9, orientation="h", marker_color=NVTX_PALETTE[0],
-               hovertemplate="%{y}<br>union %{x:.6f} s<extra></extra>"),
-    ])
-    fig.update_layout(**theme.base_layout(
-        title=dict(text=title, x=0.01, xanchor="left", y=1, yref="container", yanchor="top", pad=dict(t=8),
-                   font=dict(size=14),
-                   subtitle=dict(text="A summary holds per-range totals, not intervals, so there is no interval "
-                                 "timeline: open the nsys SQLite export for one.", font=dict(size=11))),
-        barmode="stack", height=max(280, 130 + 24 * len(t)), margin=dict(l=10, r=20, t=84, b=50),
-        # Under the title on the left: the mode bar (top right) covers neither.
-        legend=dict(orientation="h", y=1.0, x=0, xanchor="left", yanchor="bottom"),
-    ))
+    fig = go.Figure(
+        [
+            go.Bar(
+                name="GPU busy during range",
+                y=labels,
+                x=over,
+                orientation="h",
+                marker_color=theme.overlap,
+                hovertemplate="%{y}<br>GPU busy %{x:.6f} s<extra></extra>",
+            ),
+            go.Bar(
+                name="GPU idle during range",
+                y=labels,
+                x=rest,
+                orientation="h",
+                marker_color=theme.non_overlap,
+                hovertemplate="%{y}<br>GPU idle %{x:.6f} s<extra></extra>",
+            ),
+        ]
+        if gpu_measured
+        else [
+            go.Bar(
+                name="union time (GPU not traced: no kernel or CUDA API call in this summary)",
+                y=labels,
+                x=t["union_ns"].to_numpy() / 1e9,
+                orientation="h",
+                marker_color=NVTX_PALETTE[0],
+                hovertemplate="%{y}<br>union %{x:.6f} s<extra></extra>",
+            ),
+        ]
+    )
+    fig.update_layout(
+        **theme.base_layout(
+            title=dict(
+                text=title,
+                x=0.01,
+                xanchor="left",
+                y=1,
+                yref="container",
+                yanchor="top",
+                pad=dict(t=8),
+                font=dict(size=14),
+                subtitle=dict(
+                    text="A summary holds per-range totals, not intervals, so there is no interval "
+                    "timeline: open the nsys SQLite export for one.",
+                    font=dict(size=11),
+                ),
+            ),
+            barmode="stack",
+            height=max(280, 130 + 24 * len(t)),
+            margin=dict(l=10, r=20, t=84, b=50),
+            # Under the title on the left: the mode bar (top right) covers neither.
+            legend=dict(orientation="h", y=1.0, x=0, xanchor="left", yanchor="bottom"),
+        )
+    )
     # Totals, not times: nothing to zoom (a drag would read as a window of the session's time axis).
     fig.update_xaxes(title="union time of the range (s)", gridcolor=theme.grid, fixedrange=True)
     fig.update_yaxes(automargin=True, tickfont=dict(size=10), fixedrange=True, ticklabelstandoff=LANE_LABEL_GAP_PX)

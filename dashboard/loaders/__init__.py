@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
 from dashboard.errors import TraceFormatError, TraceNotFoundError
-import zlib
-
 from dashboard.loaders.kineto_json import GZIP_MAGIC, load_kineto_json, looks_like_kineto
 from dashboard.loaders.nsys_rep import is_nsys_report
-from dashboard.loaders.producers import other_producer_message
 from dashboard.loaders.nsys_sqlite import SQLITE_MAGIC, load_nsys_sqlite
+from dashboard.loaders.producers import other_producer_message
 from dashboard.loaders.summary_json import REQUIRED_KEYS, load_summary_json
 
 __all__ = ["sniff_format", "load_nsys_sqlite", "load_summary_json", "load_kineto_json"]
@@ -47,8 +46,10 @@ def _utf16_json(text: bytes) -> bool:
 
 def _utf16_message(path: Path, gzipped: bool) -> str:
     inner = " (inside the gzip)" if gzipped else ""
-    return (f"{path.name}: a JSON file in UTF-16{inner}; tracedash reads JSON in UTF-8 (as PyTorch writes it): "
-            f"convert it, e.g. iconv -f UTF-16 -t UTF-8 IN > OUT, or in PowerShell write it with -Encoding utf8")
+    return (
+        f"{path.name}: a JSON file in UTF-16{inner}; tracedash reads JSON in UTF-8 (as PyTorch writes it): "
+        f"convert it, e.g. iconv -f UTF-16 -t UTF-8 IN > OUT, or in PowerShell write it with -Encoding utf8"
+    )
 
 
 def _complete_json(path: Path, text: bytes) -> bool:
@@ -66,10 +67,12 @@ def _complete_json(path: Path, text: bytes) -> bool:
 def unfinished_capture_message(path: Path) -> str:
     """The one sentence for an ``.qdstrm`` file: an nsys capture that was never turned into a report."""
     rep = path.name[: -len(QDSTRM_SUFFIX)] + ".nsys-rep"
-    return (f"{path.name}: an unfinished Nsight Systems capture (.qdstrm: the raw stream nsys writes while recording, "
-            f"left when nsys stopped before importing it into a report); import it with the QdstrmImporter of "
-            f"the Nsight Systems install (host-linux-x64/QdstrmImporter -i {path.name}), then open {rep} or its "
-            f"SQLite export (nsys export --type sqlite {rep})")
+    return (
+        f"{path.name}: an unfinished Nsight Systems capture (.qdstrm: the raw stream nsys writes while recording, "
+        f"left when nsys stopped before importing it into a report); import it with the QdstrmImporter of "
+        f"the Nsight Systems install (host-linux-x64/QdstrmImporter -i {path.name}), then open {rep} or its "
+        f"SQLite export (nsys export --type sqlite {rep})"
+    )
 
 
 def sniff_format(path: Path) -> str:
@@ -113,7 +116,8 @@ def sniff_format(path: Path) -> str:
         if text is None:
             raise TraceFormatError(
                 f"{path.name}: a gzip file whose data cannot be decompressed (corrupt, or not gzip past its "
-                "first bytes); gunzip -t reports where it breaks")
+                "first bytes); gunzip -t reports where it breaks"
+            )
         if looks_like_kineto(text):
             return "kineto-json"
         if other := other_producer_message(path.name, text):
@@ -125,20 +129,24 @@ def sniff_format(path: Path) -> str:
                 if not _gzip_intact(path):
                     raise TraceFormatError(
                         f"{path.name}: a gzip file whose data cannot be decompressed (corrupt, or cut short: it "
-                        "ends before its first block); gunzip -t reports where it breaks")
+                        "ends before its first block); gunzip -t reports where it breaks"
+                    )
                 raise TraceFormatError(f"{path.name}: a gzip file that holds nothing (0 bytes once decompressed)")
             if any(f'"{key}"'.encode() in text for key in SUMMARY_KEYS):
                 raise TraceFormatError(
                     f"{path.name}: a gzipped tracedash summary JSON; summaries are read uncompressed: "
-                    f"gunzip {path.name} and open the .json")
+                    f"gunzip {path.name} and open the .json"
+                )
             raise TraceFormatError(
                 f"{path.name}: a gzip file that is not a PyTorch profiler (Kineto) trace "
-                "(no 'traceEvents' in its first MiB)")
+                "(no 'traceEvents' in its first MiB)"
+            )
         if not any(f'"{key}"'.encode() in text for key in SUMMARY_KEYS) and _complete_json(path, text):
             raise TraceFormatError(
                 f"{path.name}: a JSON file in none of the formats tracedash reads: neither a PyTorch profiler "
                 "(Kineto) trace (no 'traceEvents') nor a tracedash summary (none of its keys, e.g. "
-                "'gpu_busy_union_s')")
+                "'gpu_busy_union_s')"
+            )
         return "summary-json"
     raise TraceFormatError(
         f"{path.name}: neither an nsys SQLite export nor a tracedash summary JSON, a PyTorch profiler "

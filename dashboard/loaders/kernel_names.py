@@ -74,8 +74,13 @@ def kernel_short_name(name: str) -> str:
         return name
     groups, seps = parsed
     end = len(s)
-    if groups and groups[-1][2] == "(" and groups[-1][1] == end - 1 and groups[-1][0] > 0 \
-            and not s[:groups[-1][0]].rstrip().endswith("operator"):
+    if (
+        groups
+        and groups[-1][2] == "("
+        and groups[-1][1] == end - 1
+        and groups[-1][0] > 0
+        and not s[: groups[-1][0]].rstrip().endswith("operator")
+    ):
         end = groups[-1][0]  # the parameter list
         groups = groups[:-1]
     head_end = len(s[:end].rstrip())
@@ -113,7 +118,7 @@ def mangled_function_name(name: str) -> str | None:
             length = int(digits)
             if length == 0 or i + length > n:
                 return None  # cut short inside the name
-            last, i = name[i:i + length], i + length
+            last, i = name[i : i + length], i + length
             if not nested:
                 break
         elif name.startswith("St", i) and last is None:  # std::
@@ -123,7 +128,7 @@ def mangled_function_name(name: str) -> str | None:
             if end < 0:
                 return None
             last, i = None, end + 1
-        elif name[i] == "B" and last is not None and name[i + 1:i + 2].isdigit():  # an ABI tag: B5cxx11
+        elif name[i] == "B" and last is not None and name[i + 1 : i + 2].isdigit():  # an ABI tag: B5cxx11
             digits = _LENGTH.match(name, i + 1).group()
             i += 1 + len(digits) + int(digits)
         else:  # template arguments (I), the end of the nested name (E), a constructor, an operator, ...

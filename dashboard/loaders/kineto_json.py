@@ -11,8 +11,10 @@ What maps where (``cat`` of the trace event -> frame):
   otherwise one stream would show as two streams, "pid 0 · stream 7" and "pid 25286 · stream 7".
   Memcpy/memset rows take their process the same way (by correlation id, else the one CUDA API
   process, else -1): the nsys rules group GPU operations per (process, device), and memsets left in
-  a process of their own made ``gpu-low-util`` report a busy GPU as mostly idle. ``name`` is the event name (demangled, or mangled where CUPTI or ROCm could not demangle it), ``short_name`` derived from
-  it as nsys derives ``shortName``, never longer than ``SHORT_NAME_MAX`` (``kernel_short_names``); ``launch`` from ``args.grid``/``args.block``.
+  a process of their own made ``gpu-low-util`` report a busy GPU as mostly idle. ``name`` is the event name (demangled,
+  or mangled where CUPTI or ROCm could not demangle it), ``short_name`` derived from
+  it as nsys derives ``shortName``, never longer than ``SHORT_NAME_MAX`` (``kernel_short_names``); ``launch`` from
+  ``args.grid``/``args.block``.
   ``graph_node_id`` is always NULL (Kineto does not record it). A kernel with ``ts`` 0 has no
   timestamp (CUPTI's start = end = 0): kept as a 0/0 row and counted in
   ``meta.dropped_zero_ts_kernels``, exactly as the SQLite loader does.
@@ -61,7 +63,8 @@ only, per the Trace Event Format spec; Kineto's ``displayTimeUnit: "ns"`` traces
 with three decimals). Numbers are parsed as ``decimal.Decimal`` (never through a binary float, so
 ``1712195495505583.2`` µs stays exact) and converted to integer ns (round half even past the ns).
 The session origin (t = 0) is the start of the profiler's own ``cat: "Trace"`` span or of the earliest
-mapped event, whichever is first, so frames hold small non-negative int64 ns like an nsys export. ``baseTimeNanoseconds`` only shifts the epoch of
+mapped event, whichever is first, so frames hold small non-negative int64 ns like an nsys export.
+``baseTimeNanoseconds`` only shifts the epoch of
 every event alike, so it does not change any frame.
 """
 
@@ -96,8 +99,17 @@ from dashboard.model import (
     empty_frame,
 )
 
-__all__ = ["GZIP_MAGIC", "looks_like_kineto", "read_json_text", "parse_kineto", "load_kineto_json", "kernel_short_name",
-           "kineto_rank_parts", "load_kineto_ranks", "MultiRankTraceError"]
+__all__ = [
+    "GZIP_MAGIC",
+    "looks_like_kineto",
+    "read_json_text",
+    "parse_kineto",
+    "load_kineto_json",
+    "kernel_short_name",
+    "kineto_rank_parts",
+    "load_kineto_ranks",
+    "MultiRankTraceError",
+]
 
 GZIP_MAGIC = b"\x1f\x8b"
 FORMAT = "kineto-json"
@@ -120,36 +132,77 @@ _THOUSAND = decimal.Decimal(1000)
 # Category names of PyTorch <= 1.13 (Kineto before the ActivityType renames; also what
 # torch-tb-profiler's EventTypeMap accepts, case-insensitively) -> the current name.
 LEGACY_CATEGORIES = {
-    "Kernel": "kernel", "kernel": "kernel",
-    "Runtime": "cuda_runtime", "runtime": "cuda_runtime",
-    "Memcpy": "gpu_memcpy", "memcpy": "gpu_memcpy",
-    "Memset": "gpu_memset", "memset": "gpu_memset",
-    "Operator": "cpu_op", "operator": "cpu_op",
-    "Python": "python_function", "python": "python_function",
-    "Memory": "cpu_instant_event", "memory": "cpu_instant_event",
+    "Kernel": "kernel",
+    "kernel": "kernel",
+    "Runtime": "cuda_runtime",
+    "runtime": "cuda_runtime",
+    "Memcpy": "gpu_memcpy",
+    "memcpy": "gpu_memcpy",
+    "Memset": "gpu_memset",
+    "memset": "gpu_memset",
+    "Operator": "cpu_op",
+    "operator": "cpu_op",
+    "Python": "python_function",
+    "python": "python_function",
+    "Memory": "cpu_instant_event",
+    "memory": "cpu_instant_event",
     "async_gpu": "ac2g",  # the kernel-launch flow arrows
     "trace": TRACE_CAT,
 }
 # Every category current Kineto writes (libkineto ActivityType names, flow categories, the
 # profiler's own span): events of these that no frame holds are skipped by a rule, not unknown.
-KNOWN_CATEGORIES = frozenset({
-    "cpu_op", "user_annotation", "gpu_user_annotation", "gpu_memcpy", "gpu_memset", "kernel",
-    "external_correlation", "cuda_runtime", "cuda_driver", "hip_runtime", "hip_driver", "cpu_instant_event",
-    "python_function", "overhead", "cuda_sync", "mtia_runtime", "mtia_ccp_events", "mtia_insight",
-    "glow_runtime", "cuda_profiler_range", "hpu_op", "xpu_runtime", "xpu_driver", "privateuse1_runtime",
-    "privateuse1_driver", "collective_comm", "gpu_pm_counter", "ac2g", "fwdbwd", TRACE_CAT,
-})
+KNOWN_CATEGORIES = frozenset(
+    {
+        "cpu_op",
+        "user_annotation",
+        "gpu_user_annotation",
+        "gpu_memcpy",
+        "gpu_memset",
+        "kernel",
+        "external_correlation",
+        "cuda_runtime",
+        "cuda_driver",
+        "hip_runtime",
+        "hip_driver",
+        "cpu_instant_event",
+        "python_function",
+        "overhead",
+        "cuda_sync",
+        "mtia_runtime",
+        "mtia_ccp_events",
+        "mtia_insight",
+        "glow_runtime",
+        "cuda_profiler_range",
+        "hpu_op",
+        "xpu_runtime",
+        "xpu_driver",
+        "privateuse1_runtime",
+        "privateuse1_driver",
+        "collective_comm",
+        "gpu_pm_counter",
+        "ac2g",
+        "fwdbwd",
+        TRACE_CAT,
+    }
+)
 # Categories of accelerators whose work tracedash does not analyse (it measures CUDA and HIP GPU work):
 # category -> (accelerator, what its events are, whether they are device work). Counted and named
 # (``TraceMeta.unanalysed_device``, one warning line), never taken for "nothing ran".
 OTHER_ACCELERATOR = {
-    "mtia_ccp_events": ("MTIA", "device events", True), "mtia_insight": ("MTIA", "device insight events", True),
-    "mtia_runtime": ("MTIA", "runtime calls", False), "xpu_runtime": ("XPU", "runtime calls", False),
-    "xpu_driver": ("XPU", "driver calls", False), "privateuse1_runtime": ("PrivateUse1 backend", "runtime calls", False),
-    "privateuse1_driver": ("PrivateUse1 backend", "driver calls", False), "glow_runtime": ("Glow", "runtime calls", False),
+    "mtia_ccp_events": ("MTIA", "device events", True),
+    "mtia_insight": ("MTIA", "device insight events", True),
+    "mtia_runtime": ("MTIA", "runtime calls", False),
+    "xpu_runtime": ("XPU", "runtime calls", False),
+    "xpu_driver": ("XPU", "driver calls", False),
+    "privateuse1_runtime": ("PrivateUse1 backend", "runtime calls", False),
+    "privateuse1_driver": ("PrivateUse1 backend", "driver calls", False),
+    "glow_runtime": ("Glow", "runtime calls", False),
 }
-_LAUNCH_API = re.compile(r"^(cuda|cu|hip)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|ModuleLaunchKernel|"
-                         r"ExtModuleLaunchKernel|ExtLaunchKernel|GraphLaunch)", re.IGNORECASE)
+_LAUNCH_API = re.compile(
+    r"^(cuda|cu|hip)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|ModuleLaunchKernel|"
+    r"ExtModuleLaunchKernel|ExtLaunchKernel|GraphLaunch)",
+    re.IGNORECASE,
+)
 
 # Kinds of RowAccount this loader fills (meta.accounts), in this order.
 KIND_KERNELS = "kernels"
@@ -158,8 +211,13 @@ KIND_API = "CUDA API calls"
 KIND_RANGES = "NVTX ranges"  # user_annotation (record_function) ranges
 KIND_MARKS = "NVTX marks"  # instant user_annotation events
 KIND_OTHER = NOT_SHOWN_KIND  # everything no frame holds by design (CPU ops, flows, metadata, ...)
-_KIND_OF = {KERNEL_CAT: KIND_KERNELS, MEMCPY_CAT: KIND_MEMOPS, MEMSET_CAT: KIND_MEMOPS, RANGE_CAT: KIND_RANGES,
-            **{c: KIND_API for c in API_EVENT_CLASS}}
+_KIND_OF = {
+    KERNEL_CAT: KIND_KERNELS,
+    MEMCPY_CAT: KIND_MEMOPS,
+    MEMSET_CAT: KIND_MEMOPS,
+    RANGE_CAT: KIND_RANGES,
+    **{c: KIND_API for c in API_EVENT_CLASS},
+}
 RULE_BAD_TIME = "missing, non-numeric or out-of-range ts/dur"
 RULE_NEGATIVE = "negative duration (invalid row)"
 RULE_BIG_BYTES = "a byte count beyond the int64 range"
@@ -180,11 +238,11 @@ MAX_JSON_BYTES = 8 * 1024**3
 _GZIP_PIECE = 64 * 1024
 
 
-
 def _event_name(ev: dict) -> str:
     """An event's name as text: a missing, null or empty name is a visible ``<unnamed>``, never "None"."""
     name = ev.get("name")
     return UNNAMED_NVTX if name is None or name == "" else str(name)
+
 
 def read_json_text(path: Path) -> bytes:
     """The JSON bytes of ``path``, gunzipped when the file starts with the gzip magic (any extension).
@@ -208,7 +266,7 @@ def read_json_text(path: Path) -> bytes:
             if not pending:
                 if pos >= len(raw):
                     break
-                pending, pos = raw[pos:pos + _GZIP_PIECE], pos + _GZIP_PIECE
+                pending, pos = raw[pos : pos + _GZIP_PIECE], pos + _GZIP_PIECE
             limit = min(MAX_JSON_BYTES, GZIP_FLOOR_BYTES + MAX_GZIP_RATIO * min(pos, len(raw)))
             out += d.decompress(pending, limit + 1 - len(out))
             pending = d.unconsumed_tail
@@ -216,7 +274,8 @@ def read_json_text(path: Path) -> bytes:
                 raise TraceFormatError(
                     f"{path.name}: expands far more than a profiler trace compresses (over {len(out) / 1024**2:,.0f} "
                     f"MiB from {min(pos, len(raw)) / 1024**2:,.2f} MiB, more than {MAX_GZIP_RATIO}x): refused as a "
-                    "likely gzip bomb. If it is a genuine trace, gunzip it and open the .json")
+                    "likely gzip bomb. If it is a genuine trace, gunzip it and open the .json"
+                )
             if d.eof:
                 rest = d.unused_data + raw[pos:]
                 if rest[:2] != GZIP_MAGIC:  # trailing garbage after the stream is ignored, as gzip does
@@ -226,8 +285,10 @@ def read_json_text(path: Path) -> bytes:
         if not d.eof:
             raise EOFError("compressed file ended before the end-of-stream marker was reached")
     except (OSError, EOFError, zlib.error) as exc:
-        raise TraceFormatError(f"{path.name}: a gzip file that cannot be decompressed "
-                               f"(truncated or corrupt: {clean_message(exc, with_type=False)})") from None
+        raise TraceFormatError(
+            f"{path.name}: a gzip file that cannot be decompressed "
+            f"(truncated or corrupt: {clean_message(exc, with_type=False)})"
+        ) from None
     return bytes(out)
 
 
@@ -292,8 +353,11 @@ def _intish(value, default: int = -1) -> int:
 
 
 def _dims(value) -> tuple[int, int, int] | None:
-    if isinstance(value, list) and len(value) == 3 and all(isinstance(v, int) and not isinstance(v, bool)
-                                                           for v in value):
+    if (
+        isinstance(value, list)
+        and len(value) == 3
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
         return value[0], value[1], value[2]
     return None
 
@@ -308,8 +372,14 @@ def _memcpy_kind(name: str, args: dict) -> str:
     return "memcpy"
 
 
-_JSON_KIND = {int: "a number", float: "a number", str: "a string", list: "a list", bool: "true/false",
-              type(None): "null"}
+_JSON_KIND = {
+    int: "a number",
+    float: "a number",
+    str: "a string",
+    list: "a list",
+    bool: "true/false",
+    type(None): "null",
+}
 
 
 def _in_int64(*values: int) -> bool:
@@ -368,8 +438,15 @@ class _Tally:
             if kind not in self.read:
                 continue
             skipped = tuple(sorted(self.skipped.get(kind, {}).items(), key=lambda kv: (-kv[1], kv[0])))
-            out.append(RowAccount(kind=kind, read=self.read[kind], loaded=loaded.get(kind, 0), skipped=skipped,
-                                  unrecognised=self.unrecognised.get(kind, 0)))
+            out.append(
+                RowAccount(
+                    kind=kind,
+                    read=self.read[kind],
+                    loaded=loaded.get(kind, 0),
+                    skipped=skipped,
+                    unrecognised=self.unrecognised.get(kind, 0),
+                )
+            )
         return tuple(out)
 
 
@@ -391,8 +468,10 @@ def _unanalysed(tally: _Tally) -> tuple[tuple[tuple[str, int], ...], str]:
     line = "; ".join(f"{n:,} {what}, not analysed" for what, n in counts)
     line += ": tracedash measures the GPU work of CUDA and HIP (kernel and memcpy/memset events) only"
     if device:
-        line += (f", so the {' and '.join(device)} device's busy time, idle and utilisation are not measured (its "
-                 "work is in the trace, not shown)")
+        line += (
+            f", so the {' and '.join(device)} device's busy time, idle and utilisation are not measured (its "
+            "work is in the trace, not shown)"
+        )
     return counts, line
 
 
@@ -443,14 +522,17 @@ def parse_kineto(data, name: str) -> TraceBundle:
         raise MultiRankTraceError(
             f"{name}: holds the traces of {len(parts)} ranks ({', '.join(map(str, ranks))}) in one file{how}; one view "
             f"of it would mix their GPUs and clocks. Open it as ranks, each on its own lanes: tracedash serve "
-            f"--ranks {name}", ranks)
+            f"--ranks {name}",
+            ranks,
+        )
     if isinstance(data, dict):
         events = data.get("traceEvents")
         if not isinstance(events, list):
             raise TraceFormatError(
                 f"{name}: neither a PyTorch profiler (Kineto) trace nor a tracedash summary: a JSON object "
                 "without a 'traceEvents' list (expected the JSON written by torch.profiler's "
-                "export_chrome_trace / tensorboard_trace_handler, or by 'tracedash summarize')")
+                "export_chrome_trace / tensorboard_trace_handler, or by 'tracedash summarize')"
+            )
     elif isinstance(data, list):
         events, data = data, {}
     else:
@@ -476,9 +558,11 @@ def parse_kineto(data, name: str) -> TraceBundle:
     unknown_begins: set[int] = set()  # id() of the open 'B' tuples that had such an id
     for ev in events:
         if type(ev) is not dict:
-            raise TraceFormatError(f"{name}: not a Chrome trace: an entry of its event list (traceEvents, or the "
-                                   f"file's top-level array) is "
-                                   f"{_JSON_KIND.get(type(ev), 'a ' + type(ev).__name__)}, not an event object")
+            raise TraceFormatError(
+                f"{name}: not a Chrome trace: an entry of its event list (traceEvents, or the "
+                f"file's top-level array) is "
+                f"{_JSON_KIND.get(type(ev), 'a ' + type(ev).__name__)}, not an event object"
+            )
         ph = ev.get("ph")
         cat = ev.get("cat")
         if type(cat) is str:
@@ -525,7 +609,8 @@ def parse_kineto(data, name: str) -> TraceBundle:
             if start == 0 and kind is KIND_KERNELS:  # CUPTI's start = end = 0: no timestamp
                 # ts 0 with a duration is a real time only in a trace on a relative clock (decided below)
                 (untimed if dur_ns == 0 else zero_start).append(
-                    (cat, _event_name(ev), pid, tid, 0, dur_ns, args, False))
+                    (cat, _event_name(ev), pid, tid, 0, dur_ns, args, False)
+                )
                 continue
             end = start + dur_ns
             unknown_ids[kind] = unknown_ids.get(kind, 0) + unknown
@@ -613,7 +698,8 @@ def parse_kineto(data, name: str) -> TraceBundle:
         raise TraceFormatError(
             f"{name}: a Chrome trace from another producer, not a PyTorch profiler (Kineto) trace: none of its "
             f"{len(events):,} events has a PyTorch profiler category (kernel, cuda_runtime, cpu_op, user_annotation, "
-            f"…); its categories are {shown}")
+            f"…); its categories are {shown}"
+        )
 
     unclosed_begins = 0
     for stack in stacks.values():
@@ -630,8 +716,9 @@ def parse_kineto(data, name: str) -> TraceBundle:
     # when the file has one, else the last event's end (as nsys closes open NVTX ranges).
     stop = max(e for _, e in spans) if spans else latest
     for b_cat, b_name, b_pid, b_tid, b_start, b_args in open_ranges:
-        records.append((b_cat, b_name, b_pid, b_tid, b_start, max(stop if stop is not None else b_start, b_start),
-                        b_args, True))
+        records.append(
+            (b_cat, b_name, b_pid, b_tid, b_start, max(stop if stop is not None else b_start, b_start), b_args, True)
+        )
     # A kernel at ts 0 among epoch timestamps has no timestamp (it would stretch the span over decades);
     # on a relative clock (small timestamps) ts 0 is the first microsecond.
     if any(r[4] >= EPOCH_NS for r in records):
@@ -660,18 +747,24 @@ def parse_kineto(data, name: str) -> TraceBundle:
     warnings = []
     if unmatched_ends:
         warnings.append(f"{unmatched_ends:,} 'E' event(s) without an open 'B' on their thread were ignored")
-    where = ("the end of the profiler's Trace span" if spans else "the last event's end")
+    where = "the end of the profiler's Trace span" if spans else "the last event's end"
     if unclosed_begins:
-        warnings.append(f"{unclosed_begins:,} 'B' event(s) never closed by an 'E' (annotations kept as "
-                        f"unclosed ranges ending at {where}; other events dropped)")
+        warnings.append(
+            f"{unclosed_begins:,} 'B' event(s) never closed by an 'E' (annotations kept as "
+            f"unclosed ranges ending at {where}; other events dropped)"
+        )
     if unfinished:
-        warnings.append(f"{unfinished:,} annotation range(s) still open when profiling stopped (dur -1), kept "
-                        f"as unclosed ranges ending at {where}")
+        warnings.append(
+            f"{unfinished:,} annotation range(s) still open when profiling stopped (dur -1), kept "
+            f"as unclosed ranges ending at {where}"
+        )
     if any(unknown_ids.values()):
         counts = ", ".join(f"{kind} {n:,}" for kind, n in unknown_ids.items() if n)
-        warnings.append("events with an id beyond the int64 range (correlation, stream, device, context, process or "
-                        "thread) loaded with that id unknown, as Perfetto reads them (a stream or device from the "
-                        f"event's track, a correlation from its flow arrow, else -1): {counts}")
+        warnings.append(
+            "events with an id beyond the int64 range (correlation, stream, device, context, process or "
+            "thread) loaded with that id unknown, as Perfetto reads them (a stream or device from the "
+            f"event's track, a correlation from its flow arrow, else -1): {counts}"
+        )
     # Events skipped for bad times, negative durations or byte counts beyond int64 are reported through
     # meta.accounts (model.input_warnings gives one line per kind), not repeated here.
     unanalysed, line = _unanalysed(tally)
@@ -680,10 +773,16 @@ def parse_kineto(data, name: str) -> TraceBundle:
     launches = int(api["name"].astype(str).str.match(_LAUNCH_API).sum()) if len(api) else 0
     missing = ""
     if not tally.read.get(KIND_KERNELS) and launches:
-        missing = (f"no kernel activity although {launches:,} kernel launch(es) were recorded"
-                   + (f": recorded in CUPTI range-profiler mode ({range_profiler:,} cuda_profiler_range events hold "
-                      "counter values, not kernel timing)" if range_profiler else ": kernel tracing was off or lost")
-                   + "; GPU busy, idle and utilisation are unknown (n/a)")
+        missing = (
+            f"no kernel activity although {launches:,} kernel launch(es) were recorded"
+            + (
+                f": recorded in CUPTI range-profiler mode ({range_profiler:,} cuda_profiler_range events hold "
+                "counter values, not kernel timing)"
+                if range_profiler
+                else ": kernel tracing was off or lost"
+            )
+            + "; GPU busy, idle and utilisation are unknown (n/a)"
+        )
         warnings.append(missing)
 
     gpus = {}
@@ -691,8 +790,13 @@ def parse_kineto(data, name: str) -> TraceBundle:
         if isinstance(dev, dict) and isinstance(dev.get("id"), int) and not isinstance(dev.get("id"), bool):
             gpus[dev["id"]] = str(dev.get("name") or f"GPU {dev['id']}")
 
-    loaded = {KIND_KERNELS: len(kernel_recs), KIND_MEMOPS: len(memop_recs), KIND_API: len(api_recs),
-              KIND_RANGES: len(range_recs), KIND_MARKS: len(marks)}
+    loaded = {
+        KIND_KERNELS: len(kernel_recs),
+        KIND_MEMOPS: len(memop_recs),
+        KIND_API: len(api_recs),
+        KIND_RANGES: len(range_recs),
+        KIND_MARKS: len(marks),
+    }
     kernels = _kernel_frame(kernel_recs, origin_ns, flow_end, api_pid, 0 if unlaunched_pid is None else unlaunched_pid)
     meta = TraceMeta(
         source=name,
@@ -747,8 +851,9 @@ def _global_tid(pid: np.ndarray, tid: np.ndarray) -> np.ndarray:
     return (pid.astype(np.int64) << 24) | (tid.astype(np.int64) & 0xFFFFFF)
 
 
-def _kernel_frame(recs: list[tuple], origin_ns: int, flow_end: dict, api_pid: dict,
-                  unlaunched_pid: int = 0) -> pd.DataFrame:
+def _kernel_frame(
+    recs: list[tuple], origin_ns: int, flow_end: dict, api_pid: dict, unlaunched_pid: int = 0
+) -> pd.DataFrame:
     if not recs:
         return empty_frame(KERNELS)
     start, end = _times(recs, origin_ns)
@@ -767,15 +872,22 @@ def _kernel_frame(recs: list[tuple], origin_ns: int, flow_end: dict, api_pid: di
     pid_arr = np.asarray(pid, dtype=np.int64)
     names = pd.Categorical([r[1] for r in recs])
     short_of = np.asarray(kernel_short_names(list(names.categories)) or [""], dtype=object)
-    frame = pd.DataFrame({
-        "start_ns": start, "end_ns": end,
-        "device_id": np.asarray(device, dtype=np.int64), "context_id": np.asarray(context, dtype=np.int64),
-        "stream_id": np.asarray(stream, dtype=np.int64), "correlation_id": np.asarray(corr, dtype=np.int64),
-        "global_pid": pid_arr << 24, "pid": pid_arr,
-        "graph_node_id": pd.array([pd.NA] * len(recs), dtype="Int64"),
-        "short_name": pd.Categorical(short_of[names.codes]), "name": names,
-        "launch": pd.Categorical(launch),
-    })
+    frame = pd.DataFrame(
+        {
+            "start_ns": start,
+            "end_ns": end,
+            "device_id": np.asarray(device, dtype=np.int64),
+            "context_id": np.asarray(context, dtype=np.int64),
+            "stream_id": np.asarray(stream, dtype=np.int64),
+            "correlation_id": np.asarray(corr, dtype=np.int64),
+            "global_pid": pid_arr << 24,
+            "pid": pid_arr,
+            "graph_node_id": pd.array([pd.NA] * len(recs), dtype="Int64"),
+            "short_name": pd.Categorical(short_of[names.codes]),
+            "name": names,
+            "launch": pd.Categorical(launch),
+        }
+    )
     return _sorted(frame, KERNELS)
 
 
@@ -785,13 +897,20 @@ def _api_frame(recs: list[tuple], origin_ns: int) -> pd.DataFrame:
     start, end = _times(recs, origin_ns)
     pid = np.fromiter((r[2] for r in recs), dtype=np.int64, count=len(recs))
     tid = np.fromiter((r[3] for r in recs), dtype=np.int64, count=len(recs))
-    frame = pd.DataFrame({
-        "start_ns": start, "end_ns": end, "global_tid": _global_tid(pid, tid), "pid": pid, "tid": tid,
-        "correlation_id": np.fromiter((_intish(r[6].get("correlation"), -1) for r in recs), dtype=np.int64,
-                                      count=len(recs)),
-        "event_class": np.fromiter((API_EVENT_CLASS[r[0]] for r in recs), dtype=np.int64, count=len(recs)),
-        "name": pd.Categorical([r[1] for r in recs]),
-    })
+    frame = pd.DataFrame(
+        {
+            "start_ns": start,
+            "end_ns": end,
+            "global_tid": _global_tid(pid, tid),
+            "pid": pid,
+            "tid": tid,
+            "correlation_id": np.fromiter(
+                (_intish(r[6].get("correlation"), -1) for r in recs), dtype=np.int64, count=len(recs)
+            ),
+            "event_class": np.fromiter((API_EVENT_CLASS[r[0]] for r in recs), dtype=np.int64, count=len(recs)),
+            "name": pd.Categorical([r[1] for r in recs]),
+        }
+    )
     return _sorted(frame, API_CALLS)
 
 
@@ -802,13 +921,21 @@ def _range_frame(recs: list[tuple], origin_ns: int) -> pd.DataFrame:
     pid = np.fromiter((r[2] for r in recs), dtype=np.int64, count=len(recs))
     tid = np.fromiter((r[3] for r in recs), dtype=np.int64, count=len(recs))
     names = pd.Categorical([r[1] or UNNAMED_NVTX for r in recs])  # no name: a visible <unnamed>, never blank
-    frame = pd.DataFrame({
-        "start_ns": start, "end_ns": end, "name": names, "message": names,
-        "domain": pd.Categorical([""] * len(recs)), "global_tid": _global_tid(pid, tid), "pid": pid, "tid": tid,
-        "kind": pd.Categorical(["push/pop"] * len(recs)),
-        "unclosed": np.fromiter((r[7] for r in recs), dtype=bool, count=len(recs)),
-        "cross_thread": np.zeros(len(recs), dtype=bool),
-    })
+    frame = pd.DataFrame(
+        {
+            "start_ns": start,
+            "end_ns": end,
+            "name": names,
+            "message": names,
+            "domain": pd.Categorical([""] * len(recs)),
+            "global_tid": _global_tid(pid, tid),
+            "pid": pid,
+            "tid": tid,
+            "kind": pd.Categorical(["push/pop"] * len(recs)),
+            "unclosed": np.fromiter((r[7] for r in recs), dtype=bool, count=len(recs)),
+            "cross_thread": np.zeros(len(recs), dtype=bool),
+        }
+    )
     return _sorted(frame, NVTX_RANGES)
 
 
@@ -817,9 +944,15 @@ def _mark_frame(marks: list[tuple], origin_ns: int) -> pd.DataFrame:
         return empty_frame(NVTX_MARKS)
     pid = np.asarray([m[2] for m in marks], dtype=np.int64)
     tid = np.asarray([m[3] for m in marks], dtype=np.int64)
-    frame = pd.DataFrame({"ts_ns": np.asarray([m[0] - origin_ns for m in marks], dtype=np.int64),
-                          "name": pd.Categorical([m[1] for m in marks]), "global_tid": _global_tid(pid, tid),
-                          "pid": pid, "tid": tid})
+    frame = pd.DataFrame(
+        {
+            "ts_ns": np.asarray([m[0] - origin_ns for m in marks], dtype=np.int64),
+            "name": pd.Categorical([m[1] for m in marks]),
+            "global_tid": _global_tid(pid, tid),
+            "pid": pid,
+            "tid": tid,
+        }
+    )
     return _sorted(frame, NVTX_MARKS, key="ts_ns")
 
 
@@ -838,26 +971,31 @@ def _mem_kinds(name) -> tuple[str, str]:
     return "", ""
 
 
-def _memop_frame(recs: list[tuple], origin_ns: int, api_pid: dict | None = None,
-                 unlaunched_pid: int = -1) -> pd.DataFrame:
+def _memop_frame(
+    recs: list[tuple], origin_ns: int, api_pid: dict | None = None, unlaunched_pid: int = -1
+) -> pd.DataFrame:
     if not recs:
         return empty_frame(MEMOPS)
     start, end = _times(recs, origin_ns)
     corr = [_intish(r[6].get("correlation"), -1) for r in recs]
     api_pid = api_pid or {}
-    frame = pd.DataFrame({
-        "start_ns": start, "end_ns": end,
-        "device_id": np.asarray([_intish(r[6].get("device"), r[2]) for r in recs], dtype=np.int64),
-        "stream_id": np.asarray([_intish(r[6].get("stream"), r[3]) for r in recs], dtype=np.int64),
-        "kind": pd.Categorical([_memcpy_kind(r[1], r[6]) if r[0] == MEMCPY_CAT else "memset" for r in recs]),
-        "bytes": np.asarray([max(_intish(r[6].get("bytes"), 0), 0) for r in recs], dtype=np.int64),
-        "pid": np.asarray([api_pid.get(c, unlaunched_pid) if c >= 0 else unlaunched_pid for c in corr],
-                          dtype=np.int64),
-        "context_id": np.asarray([_intish(r[6].get("context"), -1) for r in recs], dtype=np.int64),
-        "correlation_id": np.asarray(corr, dtype=np.int64),
-        "src_kind": pd.Categorical([_mem_kinds(r[1])[0] for r in recs]),
-        "dst_kind": pd.Categorical([_mem_kinds(r[1])[1] for r in recs]),
-    })
+    frame = pd.DataFrame(
+        {
+            "start_ns": start,
+            "end_ns": end,
+            "device_id": np.asarray([_intish(r[6].get("device"), r[2]) for r in recs], dtype=np.int64),
+            "stream_id": np.asarray([_intish(r[6].get("stream"), r[3]) for r in recs], dtype=np.int64),
+            "kind": pd.Categorical([_memcpy_kind(r[1], r[6]) if r[0] == MEMCPY_CAT else "memset" for r in recs]),
+            "bytes": np.asarray([max(_intish(r[6].get("bytes"), 0), 0) for r in recs], dtype=np.int64),
+            "pid": np.asarray(
+                [api_pid.get(c, unlaunched_pid) if c >= 0 else unlaunched_pid for c in corr], dtype=np.int64
+            ),
+            "context_id": np.asarray([_intish(r[6].get("context"), -1) for r in recs], dtype=np.int64),
+            "correlation_id": np.asarray(corr, dtype=np.int64),
+            "src_kind": pd.Categorical([_mem_kinds(r[1])[0] for r in recs]),
+            "dst_kind": pd.Categorical([_mem_kinds(r[1])[1] for r in recs]),
+        }
+    )
     return _sorted(frame, MEMOPS)
 
 
@@ -875,8 +1013,12 @@ def load_kineto_json(path: str | os.PathLike) -> TraceBundle:
     p = Path(path)
     if not p.is_file():
         raise TraceNotFoundError(f"{p}: no such file" if not p.exists() else f"{p}: not a regular file")
-    data = decode_json(read_json_text(p), p.name, exact=True,
-                       too_large="too large to be a timestamp or id (over 4,300 digits, or an exponent out of range)")
+    data = decode_json(
+        read_json_text(p),
+        p.name,
+        exact=True,
+        too_large="too large to be a timestamp or id (over 4,300 digits, or an exponent out of range)",
+    )
     return parse_kineto(data, p.name)
 
 
@@ -891,8 +1033,12 @@ def load_kineto_ranks(path: str | os.PathLike) -> list[TraceBundle]:
     p = Path(path)
     if not p.is_file():
         raise TraceNotFoundError(f"{p}: no such file" if not p.exists() else f"{p}: not a regular file")
-    data = decode_json(read_json_text(p), p.name, exact=True,
-                       too_large="too large to be a timestamp or id (over 4,300 digits, or an exponent out of range)")
+    data = decode_json(
+        read_json_text(p),
+        p.name,
+        exact=True,
+        too_large="too large to be a timestamp or id (over 4,300 digits, or an exponent out of range)",
+    )
     parts = kineto_rank_parts(data, p.name)
     if parts is None:
         return [parse_kineto(data, p.name)]

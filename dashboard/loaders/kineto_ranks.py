@@ -62,8 +62,10 @@ def fused_rank(ev) -> int | None:
     return rank if type(rank) is int and 0 <= rank <= _INT64_MAX else None
 
 
-FUSED_HOW = ("open the per-rank traces TraceFusion merged (one PyTorch profiler trace per rank, as "
-             "tensorboard_trace_handler writes them) with: tracedash serve --ranks FILE...")
+FUSED_HOW = (
+    "open the per-rank traces TraceFusion merged (one PyTorch profiler trace per rank, as "
+    "tensorboard_trace_handler writes them) with: tracedash serve --ranks FILE..."
+)
 
 
 def _fused_parts(events: list, name: str) -> dict[int, list] | None:
@@ -87,10 +89,11 @@ def _fused_parts(events: list, name: str) -> dict[int, list] | None:
         raise TraceFormatError(
             f"{name}: a merge of {len(distinct)} ranks ({', '.join(map(str, distinct))}) by TraceLens TraceFusion "
             f"(args.rank on its events), but {orphans:,} event(s) carry no rank, so it cannot be split safely: "
-            f"{FUSED_HOW}")
+            f"{FUSED_HOW}"
+        )
     parts: dict[int, list] = {r: [] for r in distinct}
     for ev, r in zip(events, ranks):
-        for rank in ([r] if r is not None else distinct):  # rank-less metadata belongs to every rank
+        for rank in [r] if r is not None else distinct:  # rank-less metadata belongs to every rank
             parts[rank].append(ev)
     return parts
 
@@ -114,14 +117,18 @@ def kineto_rank_parts(data, name: str) -> list[tuple[int | None, object]] | None
             process no rank is named for (the file cannot be split reliably): the message says how
             to split it.
     """
-    if isinstance(data, list) and len(data) >= 2 and all(type(d) is dict and isinstance(d.get("traceEvents"), list)
-                                                           for d in data):
+    if (
+        isinstance(data, list)
+        and len(data) >= 2
+        and all(type(d) is dict and isinstance(d.get("traceEvents"), list) for d in data)
+    ):
         return [(distributed_rank(d), d) for d in data]
     events = data.get("traceEvents") if isinstance(data, dict) else data if isinstance(data, list) else None
     if not isinstance(events, list):
         return None
-    meta = {k: v for k, v in data.items() if k not in ("traceEvents", "distributedInfo")} \
-        if isinstance(data, dict) else {}
+    meta = (
+        {k: v for k, v in data.items() if k not in ("traceEvents", "distributedInfo")} if isinstance(data, dict) else {}
+    )
     fused = _fused_parts(events, name)
     if fused is not None:
         return [(r, {**meta, "traceEvents": evs, "distributedInfo": {"rank": r}}) for r, evs in fused.items()]
@@ -129,12 +136,15 @@ def kineto_rank_parts(data, name: str) -> list[tuple[int | None, object]] | None
     ranks = sorted(set(rank_of.values()))
     if len(ranks) < 2:
         return None
-    how = ("save each rank's events to its own file (one PyTorch profiler trace per rank, as "
-           "tensorboard_trace_handler writes) and open them with: tracedash serve --ranks FILE...")
+    how = (
+        "save each rank's events to its own file (one PyTorch profiler trace per rank, as "
+        "tensorboard_trace_handler writes) and open them with: tracedash serve --ranks FILE..."
+    )
     if clashes:
         raise TraceFormatError(
             f"{name}: holds {len(ranks)} ranks ({', '.join(map(str, ranks))}) in one file, but {clashes:,} process "
-            f"id(s) are named for two different ranks, so it cannot be split safely: {how}")
+            f"id(s) are named for two different ranks, so it cannot be split safely: {how}"
+        )
     parts: dict[int, list] = {r: [] for r in ranks}
     orphans = 0
     for ev in events:
@@ -146,5 +156,6 @@ def kineto_rank_parts(data, name: str) -> list[tuple[int | None, object]] | None
     if orphans:
         raise TraceFormatError(
             f"{name}: holds {len(ranks)} ranks ({', '.join(map(str, ranks))}) in one file, but {orphans:,} event(s) "
-            f"belong to a process no rank is named for, so it cannot be split safely: {how}")
+            f"belong to a process no rank is named for, so it cannot be split safely: {how}"
+        )
     return [(r, {**meta, "traceEvents": parts[r], "distributedInfo": {"rank": r}}) for r in ranks]

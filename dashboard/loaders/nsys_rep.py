@@ -74,11 +74,13 @@ def export_report(path: Path, out_dir: Path, key: str) -> Path:
         raise TraceFormatError(
             f"{path.name}: not an Nsight Systems report (it does not start with the report header "
             f"{REP_MAGIC.decode()!r}). Pass an .nsys-rep recorded by nsys, or its SQLite export "
-            f"({manual_export_command(path)})")
+            f"({manual_export_command(path)})"
+        )
     if nsys is None:
         raise TraceFormatError(
             f"{path.name}: an Nsight Systems report; reading it needs 'nsys' on PATH, which was not found. "
-            f"Export it by hand and open the .sqlite instead: {manual_export_command(path)}")
+            f"Export it by hand and open the .sqlite instead: {manual_export_command(path)}"
+        )
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -86,28 +88,42 @@ def export_report(path: Path, out_dir: Path, key: str) -> Path:
     tmp = out_dir / f".tmp-{key}-{os.getpid()}.sqlite"
     cmd = [nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", str(tmp), str(path)]
     try:
-        run = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=EXPORT_TIMEOUT_S,
-                             check=False, stdin=subprocess.DEVNULL)
+        run = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=EXPORT_TIMEOUT_S,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         tmp.unlink(missing_ok=True)
-        raise TraceFormatError(f"{path.name}: 'nsys export' did not finish within {EXPORT_TIMEOUT_S} s; "
-                               f"export it by hand: {manual_export_command(path)}") from None
+        raise TraceFormatError(
+            f"{path.name}: 'nsys export' did not finish within {EXPORT_TIMEOUT_S} s; "
+            f"export it by hand: {manual_export_command(path)}"
+        ) from None
     except OSError as exc:
         raise TraceFormatError(f"{path.name}: cannot run {nsys} ({exc.strerror or exc})") from exc
     if run.returncode != 0 or not tmp.is_file() or tmp.stat().st_size == 0:
         tmp.unlink(missing_ok=True)
-        said = [ln.strip() for ln in (run.stderr + "\n" + run.stdout).replace("\r", "\n").splitlines()
-                if ln.strip() and not ln.strip().startswith("Exporting ")]
+        said = [
+            ln.strip()
+            for ln in (run.stderr + "\n" + run.stdout).replace("\r", "\n").splitlines()
+            if ln.strip() and not ln.strip().startswith("Exporting ")
+        ]
         why = clean_message(' '.join(said[-2:]) or 'no message', 160)
         if not _has_report_magic(path):
             raise TraceFormatError(
                 f"{path.name}: not an Nsight Systems report (it does not start with the report header "
                 f"{REP_MAGIC.decode()!r}; 'nsys export' failed: {why}). Pass an .nsys-rep recorded by nsys, "
-                "or its SQLite export")
+                "or its SQLite export"
+            )
         version = nsys_version(nsys) or nsys
         raise TraceFormatError(
             f"{path.name}: 'nsys export' failed (exit {run.returncode}: {why}). "
             f"The installed {version} cannot read this report; a report recorded by a newer Nsight Systems "
-            f"needs that version (or newer) to export it: {manual_export_command(path)}")
+            f"needs that version (or newer) to export it: {manual_export_command(path)}"
+        )
     os.replace(tmp, target)
     return target

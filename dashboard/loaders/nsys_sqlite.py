@@ -26,8 +26,8 @@ from dashboard.model import (
     MEMOPS,
     NVTX_MARKS,
     NVTX_RANGES,
-    RowAccount,
     UNNAMED_NVTX,
+    RowAccount,
     TraceBundle,
     TraceMeta,
     conform,
@@ -56,8 +56,21 @@ NVTX_RANGE_TYPES = (NVTX_PUSHPOP, NVTX_STARTEND, NVTXT_PUSHPOP, NVTXT_STARTEND)
 EVENT_CLASS_BACKTRACE = 67
 
 # ENUM_CUDA_MEMCPY_OPER, used when the export lacks the enum table.
-_COPY_KINDS = {0: "unknown", 1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD",
-               7: "DtoA", 8: "DtoD", 9: "HtoH", 10: "PtoP", 11: "UVM HtoD", 12: "UVM DtoH"}
+_COPY_KINDS = {
+    0: "unknown",
+    1: "HtoD",
+    2: "DtoH",
+    3: "HtoA",
+    4: "AtoH",
+    5: "AtoA",
+    6: "AtoD",
+    7: "DtoA",
+    8: "DtoD",
+    9: "HtoH",
+    10: "PtoP",
+    11: "UVM HtoD",
+    12: "UVM DtoH",
+}
 
 # NVTX_EVENTS.eventType values that name things rather than record events: category (33), thread
 # name (39), domain create/destroy (75/76), CUDA device/context/stream names (97-99). Used, not shown.
@@ -70,16 +83,25 @@ RULE_BAD_TIME = "with unusable times (NULL, end < start or beyond 2^62 ns)"
 # CUDA API calls that put work on the GPU: kernel launches (runtime and driver, cooperative, Ex/ExC,
 # the legacy cudaLaunch and cuLaunch/cuLaunchGrid[Async]) and CUDA graph launches. Not
 # cudaLaunchHostFunc/cuLaunchHostFunc (CPU work).
-LAUNCH_API = re.compile(r"^(?:cu(?:da)?(?:Launch(?:Cooperative)?Kernel|GraphLaunch)|cudaLaunch(?:_v\d+)?$"
-                        r"|cuLaunch(?:Grid(?:Async)?)?(?:_v\d+)?$)")
+LAUNCH_API = re.compile(
+    r"^(?:cu(?:da)?(?:Launch(?:Cooperative)?Kernel|GraphLaunch)|cudaLaunch(?:_v\d+)?$"
+    r"|cuLaunch(?:Grid(?:Async)?)?(?:_v\d+)?$)"
+)
 
 # Tables of an nvprof database (nvprof --export-profile, .nvvp): not an nsys export.
 _NVPROF_MARKER_TABLES = ("StringTable", "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL")
 
 # Tables whose presence makes a SQLite file an nsys export.
-_NSYS_MARKER_TABLES = ("StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",
-                       "NVTX_EVENTS", "TARGET_INFO_SESSION_START_TIME", "EXPORT_META_DATA",
-                       "META_DATA_EXPORT", "ANALYSIS_DETAILS")
+_NSYS_MARKER_TABLES = (
+    "StringIds",
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "NVTX_EVENTS",
+    "TARGET_INFO_SESSION_START_TIME",
+    "EXPORT_META_DATA",
+    "META_DATA_EXPORT",
+    "ANALYSIS_DETAILS",
+)
 
 
 @dataclass(frozen=True)
@@ -138,7 +160,8 @@ def check_no_writer(path: Path) -> None:
             raise TraceFormatError(
                 f"{path.name}: another program is writing this SQLite file, or stopped while writing it "
                 f"({side.name} exists next to it, {size:,} bytes), so its content may be incomplete. Try again "
-                "when the writer has finished; after a crash, open it once with sqlite3 to recover it.")
+                "when the writer has finished; after a crash, open it once with sqlite3 to recover it."
+            )
 
 
 def readonly_uri(path: Path) -> str:
@@ -277,7 +300,6 @@ def _drop_invalid_times(raw: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return (raw if not dropped else raw[ok].reset_index(drop=True)), dropped
 
 
-
 def _count(con: sqlite3.Connection, table: str | None) -> int:
     """Rows of ``table`` (0 for None)."""
     return int(con.execute(f"SELECT count(*) FROM {_q(table)}").fetchone()[0]) if table else 0
@@ -319,7 +341,11 @@ def capture_gap_warnings(launches: tuple[tuple[int, int, int], ...], unattribute
     (no globalPid); while there are any, only a trace with no execution at all is flagged."""
     if unattributed:
         return ()
-    return tuple(f"pid {p}: {count_noun(n, 'launch', 'launches')}, 0 kernels (possible capture gap)" for p, n, e in launches if e == 0)
+    return tuple(
+        f"pid {p}: {count_noun(n, 'launch', 'launches')}, 0 kernels (possible capture gap)"
+        for p, n, e in launches
+        if e == 0
+    )
 
 
 def gpu_activity_missing(launches: tuple[tuple[int, int, int], ...], executions: int) -> str:
@@ -328,8 +354,11 @@ def gpu_activity_missing(launches: tuple[tuple[int, int, int], ...], executions:
     calls = sum(n for _, n, _ in launches)
     if executions or not calls:
         return ""
-    return (f"no kernel activity although {count_noun(calls, 'launch call')} {'was' if calls == 1 else 'were'} recorded (possible capture gap: no kernel "
-            "or CUDA graph execution in the export); GPU busy, idle and utilisation are unknown (n/a)")
+    return (
+        f"no kernel activity although {count_noun(calls, 'launch call')} {'was' if calls == 1 else 'were'} recorded "
+        f"(possible capture gap: no kernel "
+        "or CUDA graph execution in the export); GPU busy, idle and utilisation are unknown (n/a)"
+    )
 
 
 def _load_strings(con: sqlite3.Connection, probe: SchemaProbe) -> dict[int, str]:
@@ -395,14 +424,39 @@ def _tid_of(global_id: pd.Series) -> pd.Series:
     return pd.Series(global_id.to_numpy(np.int64) & 0xFFFFFF, index=global_id.index, copy=False)
 
 
-_KERNEL_COLUMNS = ["start_ns", "end_ns", "device_id", "context_id", "stream_id", "correlation_id", "global_pid",
-                   "graph_node_id", "short_id", "name_id", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
+_KERNEL_COLUMNS = [
+    "start_ns",
+    "end_ns",
+    "device_id",
+    "context_id",
+    "stream_id",
+    "correlation_id",
+    "global_pid",
+    "graph_node_id",
+    "short_id",
+    "name_id",
+    "grid_x",
+    "grid_y",
+    "grid_z",
+    "block_x",
+    "block_y",
+    "block_z",
+]
 _LAUNCH_COLUMNS = ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ")
 _API_COLUMNS = ["start_ns", "end_ns", "global_tid", "correlation_id", "event_class", "name_id"]
 
 
-_LEAN_KERNEL_COLUMNS = ["start_ns", "end_ns", "device_id", "context_id", "stream_id", "global_pid", "graph_node_id",
-                        "short_id", "name_id"]
+_LEAN_KERNEL_COLUMNS = [
+    "start_ns",
+    "end_ns",
+    "device_id",
+    "context_id",
+    "stream_id",
+    "global_pid",
+    "graph_node_id",
+    "short_id",
+    "name_id",
+]
 _LEAN_API_COLUMNS = ["start_ns", "end_ns", "global_tid", "event_class", "name_id"]
 
 
@@ -414,19 +468,22 @@ def _kernel_sql(probe: SchemaProbe, lean: bool = False) -> str | None:
     if lean:  # what the summary needs: times, stream identity (overrun clipping), graph node, names
         # Both name ids (integers): a row whose shortName is NULL or unknown falls back to its demangled
         # name exactly as the full load does, so `summarize` and the dashboard key kernels alike.
-        return (f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "contextId", "0")}, '
-                f'{_col(cols, "streamId", "0")}, {_col(cols, "globalPid")}, {_col(cols, "graphNodeId")}, '
-                f'{_col(cols, "shortName")}, {_col(cols, "demangledName")} FROM {_q(table)}')
+        return (
+            f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "contextId", "0")}, '
+            f'{_col(cols, "streamId", "0")}, {_col(cols, "globalPid")}, {_col(cols, "graphNodeId")}, '
+            f'{_col(cols, "shortName")}, {_col(cols, "demangledName")} FROM {_q(table)}'
+        )
     return (
         f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "contextId", "0")}, '
         f'{_col(cols, "streamId", "0")}, {_col(cols, "correlationId")}, {_col(cols, "globalPid")}, '
         f'{_col(cols, "graphNodeId")}, {_col(cols, "shortName")}, {_col(cols, "demangledName")}, '
-        + ", ".join(_col(cols, c, "0") for c in _LAUNCH_COLUMNS) + f" FROM {_q(table)}"
+        + ", ".join(_col(cols, c, "0") for c in _LAUNCH_COLUMNS)
+        + f" FROM {_q(table)}"
     )
 
 
 def _launch_configs(raw: pd.DataFrame) -> pd.Categorical:
-    """"grid X×Y×Z · block X×Y×Z" per kernel, built once per distinct configuration."""
+    """ "grid X×Y×Z · block X×Y×Z" per kernel, built once per distinct configuration."""
     cols = ["grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
     if not all(c in raw for c in cols):
         return pd.Categorical.from_codes(np.zeros(len(raw), np.int8), categories=pd.Index([""]))
@@ -498,8 +555,10 @@ def _api_sql(probe: SchemaProbe, lean: bool = False) -> str | None:
         return None
     where = f'WHERE "eventClass" IS NOT {EVENT_CLASS_BACKTRACE}' if "eventClass" in cols else ""
     if lean:
-        return (f'SELECT "start", "end", {_col(cols, "globalTid")}, {_col(cols, "eventClass", "0")}, "nameId" '
-                f'FROM {_q(table)} {where}')
+        return (
+            f'SELECT "start", "end", {_col(cols, "globalTid")}, {_col(cols, "eventClass", "0")}, "nameId" '
+            f'FROM {_q(table)} {where}'
+        )
     return (
         f'SELECT "start", "end", {_col(cols, "globalTid")}, {_col(cols, "correlationId")}, '
         f'{_col(cols, "eventClass", "0")}, "nameId" FROM {_q(table)} {where}'
@@ -527,7 +586,8 @@ def _api_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> tuple[pd.Da
 
 def _rowid_parts(con: sqlite3.Connection, table: str, parts: int) -> list[str] | None:
     """``WHERE`` clauses cutting ``table`` into ``parts`` rowid ranges (None if it cannot be cut)."""
-    try:  # two queries: SQLite answers a lone min() or max() of the rowid from the b-tree's ends, both at once by a scan
+    try:  # two queries: SQLite answers a lone min() or max() of the rowid from the b-tree's ends, both at once by a
+        # scan
         lo = con.execute(f'SELECT min(rowid) FROM {_q(table)}').fetchone()[0]
         hi = con.execute(f'SELECT max(rowid) FROM {_q(table)}').fetchone()[0]
     except sqlite3.Error:
@@ -538,8 +598,9 @@ def _rowid_parts(con: sqlite3.Connection, table: str, parts: int) -> list[str] |
     return [f" WHERE rowid >= {edges[i]} AND rowid < {edges[i + 1]}" for i in range(parts)]
 
 
-def _run_queries(con: sqlite3.Connection, jobs: dict[str, tuple[str | None, list[str], str | None]]
-                 ) -> dict[str, pd.DataFrame | None]:
+def _run_queries(
+    con: sqlite3.Connection, jobs: dict[str, tuple[str | None, list[str], str | None]]
+) -> dict[str, pd.DataFrame | None]:
     """Run independent queries; with ADBC, in parallel threads, each on its own connection.
 
     ``jobs`` maps a name to ``(sql, columns, split_table)``: a query without a WHERE clause on
@@ -553,8 +614,10 @@ def _run_queries(con: sqlite3.Connection, jobs: dict[str, tuple[str | None, list
         return out
     from concurrent.futures import ThreadPoolExecutor
 
-    pieces = {k: [sql + w for w in (_rowid_parts(con, split, 2) if split else None) or [""]]
-              for k, (sql, _, split) in todo.items()}
+    pieces = {
+        k: [sql + w for w in (_rowid_parts(con, split, 2) if split else None) or [""]]
+        for k, (sql, _, split) in todo.items()
+    }
     with ThreadPoolExecutor(max_workers=sum(len(v) for v in pieces.values())) as pool:
         futures = {k: [pool.submit(_fetch_columns, uri, q, len(todo[k][1])) for q in qs] for k, qs in pieces.items()}
         for k, futs in futures.items():
@@ -661,8 +724,16 @@ def _copy_kind_names(con, probe) -> dict[int, str]:
 
 
 # ENUM_CUDA_MEM_KIND labels (as nsys analyze prints them), used when the export lacks the enum table.
-_MEM_KINDS = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
-              6: "Managed Static", 7: "Unknown"}
+_MEM_KINDS = {
+    0: "Pageable",
+    1: "Pinned",
+    2: "Device",
+    3: "Array",
+    4: "Managed",
+    5: "Device Static",
+    6: "Managed Static",
+    7: "Unknown",
+}
 
 
 def _mem_kind_names(con, probe) -> dict[int, str]:
@@ -701,12 +772,29 @@ def _load_memops(con, probe) -> tuple[pd.DataFrame, int, RowAccount]:
             unusable += n
             continue
         src, dst = ("srcKind", "dstKind") if label == "memcpy" else ("NULL", "memKind")
-        sql = (f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "streamId", "0")}, '
-               f'{_col(cols, "bytes", "0")}, {_col(cols, "copyKind")}, {_col(cols, "globalPid")}, '
-               f'{_col(cols, "contextId")}, {_col(cols, "correlationId")}, {_col(cols, src)}, {_col(cols, dst)} '
-               f'FROM {_q(table)}')
-        raw = _query(con, sql, ["start_ns", "end_ns", "device_id", "stream_id", "bytes", "copy_kind", "global_pid",
-                                "context_id", "correlation_id", "src_kind", "dst_kind"])
+        sql = (
+            f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "streamId", "0")}, '
+            f'{_col(cols, "bytes", "0")}, {_col(cols, "copyKind")}, {_col(cols, "globalPid")}, '
+            f'{_col(cols, "contextId")}, {_col(cols, "correlationId")}, {_col(cols, src)}, {_col(cols, dst)} '
+            f'FROM {_q(table)}'
+        )
+        raw = _query(
+            con,
+            sql,
+            [
+                "start_ns",
+                "end_ns",
+                "device_id",
+                "stream_id",
+                "bytes",
+                "copy_kind",
+                "global_pid",
+                "context_id",
+                "correlation_id",
+                "src_kind",
+                "dst_kind",
+            ],
+        )
         read += len(raw)
         if raw.empty:
             continue
@@ -749,8 +837,10 @@ def _load_graph_launches(con, probe) -> tuple[pd.DataFrame, int, RowAccount, np.
     if not {"start", "end"} <= set(cols):
         n = _count(con, table)
         return empty_frame(GRAPH_LAUNCHES), 0, RowAccount("CUDA graph launches", n, 0, unrecognised=n), no_pids
-    sql = (f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "streamId", "0")}, '
-           f'{_col(cols, "graphId")}, {_col(cols, "globalPid")} FROM {_q(table)}')
+    sql = (
+        f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "streamId", "0")}, '
+        f'{_col(cols, "graphId")}, {_col(cols, "globalPid")} FROM {_q(table)}'
+    )
     raw = _query(con, sql, ["start_ns", "end_ns", "device_id", "stream_id", "graph_id", "global_pid"])
     read = len(raw)
     if raw.empty:
@@ -781,10 +871,19 @@ def _thread_names(con, probe, strings: dict[int, str]) -> dict[int, str]:
     return names
 
 
-def _load_meta(con, probe, path: Path, dropped: int, invalid_rows: dict[str, int] | None = None, *,
-               accounts: tuple[RowAccount, ...] = (), launches: tuple[tuple[int, int, int], ...] = (),
-               warnings: tuple[str, ...] = (), gpu_activity_missing: str = "",
-               thread_names: dict[int, str] | None = None) -> TraceMeta:
+def _load_meta(
+    con,
+    probe,
+    path: Path,
+    dropped: int,
+    invalid_rows: dict[str, int] | None = None,
+    *,
+    accounts: tuple[RowAccount, ...] = (),
+    launches: tuple[tuple[int, int, int], ...] = (),
+    warnings: tuple[str, ...] = (),
+    gpu_activity_missing: str = "",
+    thread_names: dict[int, str] | None = None,
+) -> TraceMeta:
     version = schema = ""
     for logical in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
         table = probe.table(logical)
@@ -818,18 +917,40 @@ def _load_meta(con, probe, path: Path, dropped: int, invalid_rows: dict[str, int
 
 # What each loader needs: logical table -> (required columns, optional columns it reads if present).
 LOADER_TABLES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
-    "kernels": ("CUPTI_ACTIVITY_KIND_KERNEL", ("start", "end"),
-                ("deviceId", "contextId", "streamId", "correlationId", "globalPid", "graphNodeId", "shortName",
-                 "demangledName")),
-    "CUDA API calls": ("CUPTI_ACTIVITY_KIND_RUNTIME", ("start", "end", "nameId"),
-                       ("eventClass", "globalTid", "correlationId")),
-    "NVTX ranges and marks": ("NVTX_EVENTS", ("start", "eventType"),
-                              ("end", "text", "textId", "domainId", "globalTid", "endGlobalTid")),
-    "memcpy": ("CUPTI_ACTIVITY_KIND_MEMCPY", ("start", "end"), ("deviceId", "streamId", "bytes", "copyKind",
-                                                              "globalPid", "contextId", "correlationId", "srcKind",
-                                                              "dstKind")),
-    "memset": ("CUPTI_ACTIVITY_KIND_MEMSET", ("start", "end"), ("deviceId", "streamId", "bytes", "globalPid",
-                                                              "contextId", "correlationId", "memKind")),
+    "kernels": (
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        ("start", "end"),
+        (
+            "deviceId",
+            "contextId",
+            "streamId",
+            "correlationId",
+            "globalPid",
+            "graphNodeId",
+            "shortName",
+            "demangledName",
+        ),
+    ),
+    "CUDA API calls": (
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
+        ("start", "end", "nameId"),
+        ("eventClass", "globalTid", "correlationId"),
+    ),
+    "NVTX ranges and marks": (
+        "NVTX_EVENTS",
+        ("start", "eventType"),
+        ("end", "text", "textId", "domainId", "globalTid", "endGlobalTid"),
+    ),
+    "memcpy": (
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        ("start", "end"),
+        ("deviceId", "streamId", "bytes", "copyKind", "globalPid", "contextId", "correlationId", "srcKind", "dstKind"),
+    ),
+    "memset": (
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+        ("start", "end"),
+        ("deviceId", "streamId", "bytes", "globalPid", "contextId", "correlationId", "memKind"),
+    ),
     "CUDA graph launches": ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", ("start", "end"), ("deviceId", "streamId", "graphId")),
     "names": ("StringIds", ("id", "value"), ()),
     "GPU names": ("TARGET_INFO_GPU", ("id", "name"), ()),
@@ -850,12 +971,16 @@ def check_nsys_tables(probe: SchemaProbe, name: str) -> None:
     runtime = probe.table("CUPTI_ACTIVITY_KIND_RUNTIME")
     nvprof_runtime = "cbid" in probe.columns(runtime) and "nameId" not in probe.columns(runtime)  # calls by callback id
     if not probe.table("StringIds") and (nvprof_runtime or any(probe.table(t) for t in _NVPROF_MARKER_TABLES)):
-        found = ", ".join(t for t in (*_NVPROF_MARKER_TABLES, "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME")
-                          if probe.table(t))
+        found = ", ".join(
+            t
+            for t in (*_NVPROF_MARKER_TABLES, "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME")
+            if probe.table(t)
+        )
         raise TraceFormatError(
             f"{name}: an nvprof database, not an nsys export (tables {found}; no StringIds). tracedash reads "
             "Nsight Systems exports: record the run with 'nsys profile' and export it with "
-            "'nsys export --type sqlite REPORT.nsys-rep'.")
+            "'nsys export --type sqlite REPORT.nsys-rep'."
+        )
     if not any(probe.table(t) for t in _NSYS_MARKER_TABLES):
         found = ", ".join(sorted(probe.tables)[:8]) or "no tables"
         raise TraceFormatError(
@@ -879,7 +1004,9 @@ def open_export(path: str | os.PathLike) -> tuple[Path, sqlite3.Connection]:
     if not p.exists():
         raise TraceNotFoundError(f"{p}: no such file")
     if not p.is_file():
-        raise TraceNotFoundError(f"{p}: not a regular file ({'a directory' if p.is_dir() else 'a device, pipe or socket'})")
+        raise TraceNotFoundError(
+            f"{p}: not a regular file ({'a directory' if p.is_dir() else 'a device, pipe or socket'})"
+        )
     check_sqlite_header(p)
     check_no_writer(p)
     try:
@@ -898,7 +1025,9 @@ def check_nsys_export(path: str | os.PathLike) -> None:
     try:
         check_nsys_tables(probe_schema(con), p.name)
     except sqlite3.DatabaseError as exc:
-        raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc, with_type=False)})") from exc
+        raise TraceFormatError(
+            f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc, with_type=False)})"
+        ) from exc
     finally:
         con.close()
 
@@ -911,7 +1040,8 @@ def inspect_export(path: str | os.PathLike) -> dict:
         columns), ``rows`` (row count per table the loaders read), and ``loaders``: one entry per
         loader with ``table`` (resolved name or None), ``status`` ("ok", "absent" or "unusable"),
         ``missing`` (required and optional columns not found); ``old_schema``: the schema traits of an
-        export older than 2021.5 (``nsys_traits.old_schema_traits``; empty otherwise); ``unread``: row count of every other
+        export older than 2021.5 (``nsys_traits.old_schema_traits``; empty otherwise); ``unread``: row count of every
+        other
         table that holds rows (not ``ENUM_*``), which tracedash does not read (OS runtime calls,
         cuDNN/cuBLAS events, CUDA synchronization events, metadata tables, ...).
 
@@ -939,13 +1069,21 @@ def inspect_export(path: str | os.PathLike) -> dict:
                 n = con.execute(f'SELECT count(*) FROM {_q(table)}').fetchone()[0]
                 if n:
                     unread[table] = n
-        return {"file": p.name, "nsys_version": meta.nsys_version, "schema_version": meta.schema_version,
-                "old_schema": old_schema_traits(con, probe.tables),
-                "is_nsys": any(probe.table(t) for t in _NSYS_MARKER_TABLES),
-                "tables": {t: list(c) for t, c in sorted(probe.tables.items())}, "rows": rows, "loaders": loaders,
-                "unread": unread}
+        return {
+            "file": p.name,
+            "nsys_version": meta.nsys_version,
+            "schema_version": meta.schema_version,
+            "old_schema": old_schema_traits(con, probe.tables),
+            "is_nsys": any(probe.table(t) for t in _NSYS_MARKER_TABLES),
+            "tables": {t: list(c) for t, c in sorted(probe.tables.items())},
+            "rows": rows,
+            "loaders": loaders,
+            "unread": unread,
+        }
     except sqlite3.DatabaseError as exc:
-        raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc, with_type=False)})") from exc
+        raise TraceFormatError(
+            f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc, with_type=False)})"
+        ) from exc
     finally:
         con.close()
 
@@ -998,10 +1136,17 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
         step("names")
         strings = _load_strings(con, probe)
         step("kernels and CUDA API calls")
-        raw = _run_queries(con, {
-            "kernels": (_kernel_sql(probe, lean), _LEAN_KERNEL_COLUMNS if lean else _KERNEL_COLUMNS,
-                        probe.table("CUPTI_ACTIVITY_KIND_KERNEL")),
-            "api": (_api_sql(probe, lean), _LEAN_API_COLUMNS if lean else _API_COLUMNS, None)})
+        raw = _run_queries(
+            con,
+            {
+                "kernels": (
+                    _kernel_sql(probe, lean),
+                    _LEAN_KERNEL_COLUMNS if lean else _KERNEL_COLUMNS,
+                    probe.table("CUPTI_ACTIVITY_KIND_KERNEL"),
+                ),
+                "api": (_api_sql(probe, lean), _LEAN_API_COLUMNS if lean else _API_COLUMNS, None),
+            },
+        )
         accounts = [_kernel_account(con, probe, raw["kernels"])]
         api_read = _count(con, probe.table("CUPTI_ACTIVITY_KIND_RUNTIME"))
         api_returned = 0 if raw["api"] is None else len(raw["api"])
@@ -1011,24 +1156,43 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
         if _api_sql(probe) is None:  # a RUNTIME table without start/end/nameId: none of it readable
             accounts.append(RowAccount("CUDA API calls", api_read, 0, unrecognised=api_read))
         else:
-            accounts.append(RowAccount("CUDA API calls", api_read, len(api_calls),
-                                       _rules((RULE_BACKTRACE, api_read - api_returned), (RULE_BAD_TIME, bad_api))))
+            accounts.append(
+                RowAccount(
+                    "CUDA API calls",
+                    api_read,
+                    len(api_calls),
+                    _rules((RULE_BACKTRACE, api_read - api_returned), (RULE_BAD_TIME, bad_api)),
+                )
+            )
         step("NVTX")
         ranges, marks, bad_nvtx, nvtx_accounts = _load_nvtx(con, probe, strings)
         step("memcpy/memset")
         memops, bad_memops, memops_account = _load_memops(con, probe)
         step("graphs")
         graph_launches, bad_graphs, graph_account, graph_pids = _load_graph_launches(con, probe)
-        invalid = {"CUDA API calls": bad_api, "memcpy/memset": bad_memops, "CUDA graph launches": bad_graphs,
-                   **bad_nvtx}
+        invalid = {
+            "CUDA API calls": bad_api,
+            "memcpy/memset": bad_memops,
+            "CUDA graph launches": bad_graphs,
+            **bad_nvtx,
+        }
         accounts += [*nvtx_accounts, memops_account, graph_account]
         executions = np.concatenate([kernels["pid"].to_numpy(np.int64), graph_pids])
         launches = launches_by_pid(api_calls, executions)
         gaps = capture_gap_warnings(launches, unattributed=int((executions == 0).sum()))
         return TraceBundle(
-            meta=_load_meta(con, probe, p, dropped, invalid, accounts=tuple(a for a in accounts if a.read),
-                            launches=launches, warnings=gaps, gpu_activity_missing=gpu_activity_missing(
-                                launches, executions.size), thread_names=_thread_names(con, probe, strings)),
+            meta=_load_meta(
+                con,
+                probe,
+                p,
+                dropped,
+                invalid,
+                accounts=tuple(a for a in accounts if a.read),
+                launches=launches,
+                warnings=gaps,
+                gpu_activity_missing=gpu_activity_missing(launches, executions.size),
+                thread_names=_thread_names(con, probe, strings),
+            ),
             kernels=kernels,
             api_calls=api_calls,
             nvtx_ranges=ranges,
@@ -1037,8 +1201,12 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
             graph_launches=graph_launches,
         )
     except sqlite3.DatabaseError as exc:
-        raise TraceFormatError(f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc, with_type=False)})") from exc
+        raise TraceFormatError(
+            f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc, with_type=False)})"
+        ) from exc
     except (UnicodeDecodeError, MemoryError, OverflowError) as exc:
-        raise TraceFormatError(f"{p.name}: the SQLite file holds unreadable data ({clean_message(exc, with_type=False)})") from exc
+        raise TraceFormatError(
+            f"{p.name}: the SQLite file holds unreadable data ({clean_message(exc, with_type=False)})"
+        ) from exc
     finally:
         con.close()

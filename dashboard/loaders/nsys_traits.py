@@ -53,6 +53,8 @@ def predates_text(traits: list[str] | None = None) -> str:
     if traits and len(traits) > 1:
         text = f"nsys version unknown: the export predates the supported range ({SUPPORTED_RANGE})"
     else:
-        text = (f"nsys version unknown: no export metadata table, so older than the supported range ({SUPPORTED_RANGE}) "
-                "or stripped of that table")
+        text = (
+            f"nsys version unknown: no export metadata table, so older than the supported range ({SUPPORTED_RANGE}) "
+            "or stripped of that table"
+        )
     return text + ", read with the 2021.5 schema" + ("; schema traits found: " + "; ".join(traits) if traits else "")

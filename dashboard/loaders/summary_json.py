@@ -10,19 +10,44 @@ import pandas as pd
 
 from dashboard.errors import TraceFormatError, TraceNotFoundError
 from dashboard.loaders.jsontext import decode_json
-from dashboard.model import (API_STATS, DISPATCH_MARKS, KERNEL_STATS, NVTX_STATS, SUMMARY_NOTE, RowAccount, Summary,
-                             TraceMeta, conform)
+from dashboard.model import (
+    API_STATS,
+    DISPATCH_MARKS,
+    KERNEL_STATS,
+    NVTX_STATS,
+    SUMMARY_NOTE,
+    RowAccount,
+    Summary,
+    TraceMeta,
+    conform,
+)
 
 REQUIRED_KEYS = ("gpu_activity_span_s", "gpu_busy_union_s", "kernel_count")
 # every key ``summarize`` writes (summary_contract.md); any other top-level key is reported, not read
-KNOWN_KEYS = frozenset(("file", "gpu_activity_span_s", "gpu_busy_union_s", "gpu_idle_within_span_s", "kernel_count",
-                        "graph_node_kernel_count", "api", "nvtx", "dispatch", "dispatch_timeline", "top_kernels",
-                        "notes", "warnings"))
+KNOWN_KEYS = frozenset(
+    (
+        "file",
+        "gpu_activity_span_s",
+        "gpu_busy_union_s",
+        "gpu_idle_within_span_s",
+        "kernel_count",
+        "graph_node_kernel_count",
+        "api",
+        "nvtx",
+        "dispatch",
+        "dispatch_timeline",
+        "top_kernels",
+        "notes",
+        "warnings",
+    )
+)
 LIMIT = 2**62  # ns (about 146 years) and counts: anything larger is not a real trace
 
 
-UNKNOWN_GPU_TIME = ("the summary's GPU span, busy union and idle are null: GPU work was launched but not captured; "
-                    "GPU busy, idle and utilisation are unknown (n/a)")
+UNKNOWN_GPU_TIME = (
+    "the summary's GPU span, busy union and idle are null: GPU work was launched but not captured; "
+    "GPU busy, idle and utilisation are unknown (n/a)"
+)
 
 
 def _short(value) -> str:
@@ -73,8 +98,17 @@ def _list(value, where: str, name: str) -> list:
     return value
 
 
-def _consistency_warnings(d: dict, name: str, span: int, busy: int, kernel_count: int, graph_kernels: int,
-                          top_rows: list, dispatch: dict, timeline: list) -> list[str]:
+def _consistency_warnings(
+    d: dict,
+    name: str,
+    span: int,
+    busy: int,
+    kernel_count: int,
+    graph_kernels: int,
+    top_rows: list,
+    dispatch: dict,
+    timeline: list,
+) -> list[str]:
     """Lines for a summary whose fields contradict each other (every ``summarize`` output agrees with
     itself): the file's own ``gpu_idle_within_span_s`` against span − busy (more than 2 ns apart: its
     value is not used), GPU time with no kernel, more kernels in ``top_kernels`` or with a graph node
@@ -83,19 +117,20 @@ def _consistency_warnings(d: dict, name: str, span: int, busy: int, kernel_count
     if "gpu_idle_within_span_s" in d:
         idle = _s_to_ns(d["gpu_idle_within_span_s"], "gpu_idle_within_span_s", name, signed=True)
         if abs(idle - (span - busy)) > 2:
-            out.append(f"summary JSON: gpu_idle_within_span_s ({idle / 1e9} s) is not span - busy "
-                       f"({(span - busy) / 1e9} s); span - busy is used")
+            out.append(
+                f"summary JSON: gpu_idle_within_span_s ({idle / 1e9} s) is not span - busy "
+                f"({(span - busy) / 1e9} s); span - busy is used"
+            )
     if kernel_count == 0 and (span or busy):
-        out.append(f"summary JSON: kernel_count is 0 but the GPU activity span is {span / 1e9} s and busy "
-                   f"{busy / 1e9} s")
+        out.append(
+            f"summary JSON: kernel_count is 0 but the GPU activity span is {span / 1e9} s and busy {busy / 1e9} s"
+        )
     if (top := sum(r[1] for r in top_rows)) > kernel_count:
         out.append(f"summary JSON: top_kernels hold {top:,} kernels, more than kernel_count ({kernel_count:,})")
     if graph_kernels > kernel_count:
-        out.append(f"summary JSON: graph_node_kernel_count ({graph_kernels:,}) exceeds kernel_count "
-                   f"({kernel_count:,})")
+        out.append(f"summary JSON: graph_node_kernel_count ({graph_kernels:,}) exceeds kernel_count ({kernel_count:,})")
     if dispatch and timeline and (n := sum(dispatch.values())) != len(timeline):
-        out.append(f"summary JSON: dispatch counts add up to {n:,} but dispatch_timeline has {len(timeline):,} "
-                   "entries")
+        out.append(f"summary JSON: dispatch counts add up to {n:,} but dispatch_timeline has {len(timeline):,} entries")
     return out
 
 
@@ -124,16 +159,22 @@ def parse_summary(data: object, name: str) -> Summary:
         pair = _list(val, f"api[{key!r}]", name)
         if len(pair) != 2:
             raise TraceFormatError(f"{name}: api[{key!r}] must be [count, total_s]")
-        api_rows.append((str(key), _int(pair[0], f"api[{key!r}] count", name),
-                         _s_to_ns(pair[1], f"api[{key!r}] total", name)))
+        api_rows.append(
+            (str(key), _int(pair[0], f"api[{key!r}] count", name), _s_to_ns(pair[1], f"api[{key!r}] total", name))
+        )
     nvtx_rows = []
     for key, val in _dict(d.get("nvtx", {}), "nvtx", name).items():
         v = _dict(val, f"nvtx[{key!r}]", name)
         try:
-            nvtx_rows.append((str(key), _int(v["count"], f"nvtx[{key!r}].count", name),
-                              _s_to_ns(v["sum_s"], f"nvtx[{key!r}].sum_s", name),
-                              _s_to_ns(v.get("union_s", v["sum_s"]), f"nvtx[{key!r}].union_s", name),
-                              _s_to_ns(v.get("gpu_overlap_s", 0.0), f"nvtx[{key!r}].gpu_overlap_s", name)))
+            nvtx_rows.append(
+                (
+                    str(key),
+                    _int(v["count"], f"nvtx[{key!r}].count", name),
+                    _s_to_ns(v["sum_s"], f"nvtx[{key!r}].sum_s", name),
+                    _s_to_ns(v.get("union_s", v["sum_s"]), f"nvtx[{key!r}].union_s", name),
+                    _s_to_ns(v.get("gpu_overlap_s", 0.0), f"nvtx[{key!r}].gpu_overlap_s", name),
+                )
+            )
         except KeyError as exc:
             raise TraceFormatError(f"{name}: nvtx[{key!r}] lacks {exc.args[0]!r}") from None
         _, _, sum_ns, union_ns, overlap_ns = nvtx_rows[-1]
@@ -143,22 +184,31 @@ def parse_summary(data: object, name: str) -> Summary:
     for i, item in enumerate(_list(d.get("top_kernels", []), "top_kernels", name)):
         if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], list) and len(item[1]) == 2):
             raise TraceFormatError(f"{name}: top_kernels[{i}] must be [name, [count, total_s]]")
-        top_rows.append((str(item[0]), _int(item[1][0], f"top_kernels[{i}] count", name),
-                         _s_to_ns(item[1][1], f"top_kernels[{i}] total", name)))
+        top_rows.append(
+            (
+                str(item[0]),
+                _int(item[1][0], f"top_kernels[{i}] count", name),
+                _s_to_ns(item[1][1], f"top_kernels[{i}] total", name),
+            )
+        )
     timeline = []
     for i, item in enumerate(_list(d.get("dispatch_timeline", []), "dispatch_timeline", name)):
         ev = _dict(item, f"dispatch_timeline[{i}]", name)
         if "start_ns" not in ev or "name" not in ev:
             raise TraceFormatError(f"{name}: dispatch_timeline[{i}] needs start_ns and name")
-        timeline.append((_int(ev["start_ns"], f"dispatch_timeline[{i}].start_ns", name, signed=True),
-                         str(ev["name"])))
-    dispatch = {str(k): _int(v, f"dispatch[{k!r}]", name) for k, v in _dict(d.get("dispatch", {}), "dispatch", name).items()}
+        timeline.append((_int(ev["start_ns"], f"dispatch_timeline[{i}].start_ns", name, signed=True), str(ev["name"])))
+    dispatch = {
+        str(k): _int(v, f"dispatch[{k!r}]", name) for k, v in _dict(d.get("dispatch", {}), "dispatch", name).items()
+    }
     notes = d.get("notes", SUMMARY_NOTE)
     warnings = [str(w) for w in _list(d.get("warnings", []), "warnings", name)]
     unknown = [str(k) for k in d if k not in KNOWN_KEYS]
     if unknown:
-        warnings.append(f"summary JSON: {len(unknown):,} unknown top-level key(s) ignored: "
-                        + ", ".join(_short(k) for k in unknown[:5]) + (", ..." if len(unknown) > 5 else ""))
+        warnings.append(
+            f"summary JSON: {len(unknown):,} unknown top-level key(s) ignored: "
+            + ", ".join(_short(k) for k in unknown[:5])
+            + (", ..." if len(unknown) > 5 else "")
+        )
 
     # null span and busy: GPU work launched but not captured (what `summarize` writes then): unknown, not 0
     unknown = d["gpu_activity_span_s"] is None and d["gpu_busy_union_s"] is None
@@ -169,13 +219,16 @@ def parse_summary(data: object, name: str) -> Summary:
     span = _s_to_ns(d["gpu_activity_span_s"], "gpu_activity_span_s", name)
     busy = _s_to_ns(d["gpu_busy_union_s"], "gpu_busy_union_s", name)
     if busy > span + 1:
-        raise TraceFormatError(f"{name}: gpu_busy_union_s ({busy / 1e9} s) exceeds gpu_activity_span_s "
-                               f"({span / 1e9} s): a busy union cannot be longer than its span")
+        raise TraceFormatError(
+            f"{name}: gpu_busy_union_s ({busy / 1e9} s) exceeds gpu_activity_span_s "
+            f"({span / 1e9} s): a busy union cannot be longer than its span"
+        )
     kernel_count = _int(d["kernel_count"], "kernel_count", name)
     graph_kernels = _int(d.get("graph_node_kernel_count", 0), "graph_node_kernel_count", name)
     warnings += _consistency_warnings(d, name, span, busy, kernel_count, graph_kernels, top_rows, dispatch, timeline)
     api = pd.DataFrame(api_rows, columns=list(API_STATS)).sort_values(
-        ["total_ns", "name"], ascending=[False, True], kind="stable")
+        ["total_ns", "name"], ascending=[False, True], kind="stable"
+    )
     tl = pd.DataFrame(timeline, columns=list(DISPATCH_MARKS)).sort_values(["start_ns", "name"], kind="stable")
     return Summary(
         file=str(d.get("file", name)),
@@ -212,8 +265,16 @@ def summary_meta(summary: Summary, name: str) -> TraceMeta:
     """The TraceMeta of a summary read from JSON: its warnings, and one account per list in it
     ("CUDA API names", "NVTX range names", "dispatch marks", "top kernels"; every entry is read
     and loaded: a malformed one refuses the whole file)."""
-    lists = (("CUDA API names", len(summary.api)), ("NVTX range names", len(summary.nvtx)),
-             ("dispatch marks", len(summary.dispatch_timeline)), ("top kernels", len(summary.top_kernels)))
-    return TraceMeta(source=name, format="summary-json", warnings=tuple(summary.warnings),
-                     accounts=tuple(RowAccount(kind, n, n) for kind, n in lists if n),
-                     gpu_activity_missing=summary.gpu_activity_missing)
+    lists = (
+        ("CUDA API names", len(summary.api)),
+        ("NVTX range names", len(summary.nvtx)),
+        ("dispatch marks", len(summary.dispatch_timeline)),
+        ("top kernels", len(summary.top_kernels)),
+    )
+    return TraceMeta(
+        source=name,
+        format="summary-json",
+        warnings=tuple(summary.warnings),
+        accounts=tuple(RowAccount(kind, n, n) for kind, n in lists if n),
+        gpu_activity_missing=summary.gpu_activity_missing,
+    )

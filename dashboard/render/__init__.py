@@ -21,34 +21,70 @@ from dashboard.analysis.attribution import (
     phase_category_time,
     phase_gpu_time,
 )
-from dashboard.analysis.ratio import NA, fmt_pct, is_na
 from dashboard.analysis.ranks import RANKS_FORMAT, RANKS_NOTICE
+from dashboard.analysis.ratio import NA, fmt_pct, is_na
 from dashboard.analysis.window import clip_dispatches, overlapping
+from dashboard.data.analysis import analysis_of, memo
+from dashboard.data.trace import LoadedTrace
 from dashboard.figures.common import WIDE_CAPTION_WRAP_CHARS, add_caption, escape_text, fmt_ns
 from dashboard.figures.gantt import build_dispatch_gantt
 from dashboard.figures.phases import build_phase_analysis
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 from dashboard.model import device_label
-from dashboard.state import ViewState
-from dashboard.text import count_noun
-from dashboard.data.analysis import analysis_of, memo
-from dashboard.data.trace import LoadedTrace
 
 # The render API: every view's assembly, from the modules of this package.
 from dashboard.render.base import (  # noqa: F401
-    ALL_LANES, API_BUDGET, DISPATCH_ROW_LIMIT, GANTT_BUDGET, GAP_CAUSE_LIMIT, GPU_BUDGET, KERNEL_BUDGET,
-    MARK_TICK_BUDGET, MEMOP_BUDGET, NOT_TRACED, NVTX_BUDGET, UNDEFINED, Card, PhaseView, _records, activity_extent,
-    dispatches_for, figure_filename, fmt_window, launches_of, not_traced, records, scope_text, time_extent,
-    view_caption, windowed, work_for,
+    ALL_LANES,
+    API_BUDGET,
+    DISPATCH_ROW_LIMIT,
+    GANTT_BUDGET,
+    GAP_CAUSE_LIMIT,
+    GPU_BUDGET,
+    KERNEL_BUDGET,
+    MARK_TICK_BUDGET,
+    MEMOP_BUDGET,
+    NOT_TRACED,
+    NVTX_BUDGET,
+    UNDEFINED,
+    Card,
+    PhaseView,
+    _records,
+    activity_extent,
+    dispatches_for,
+    figure_filename,
+    fmt_window,
+    launches_of,
+    not_traced,
+    records,
+    scope_text,
+    time_extent,
+    view_caption,
+    windowed,
+    work_for,
 )
 from dashboard.render.cards import GPU_METRICS, gpu_cards, gpu_columns_key, gpu_rows, overview_cards, rank_cards  # noqa: F401
 from dashboard.render.tables import (  # noqa: F401
-    UNMEASURED_OVERLAP, api_rows, device_ids, effective_group, idle_view, kernel_rows, nvtx_rows,
+    UNMEASURED_OVERLAP,
+    api_rows,
+    device_ids,
+    effective_group,
+    idle_view,
+    kernel_rows,
+    nvtx_rows,
 )
 from dashboard.render.timeline import (  # noqa: F401
-    _launch_calls, kernel_launch, mark_target, timeline_figure, timeline_spec, timeline_view, timeline_view_spec,
-    window_from_relayout, zoomed_timeline,
+    _launch_calls,
+    kernel_launch,
+    mark_target,
+    timeline_figure,
+    timeline_spec,
+    timeline_view,
+    timeline_view_spec,
+    window_from_relayout,
+    zoomed_timeline,
 )
+from dashboard.state import ViewState
+from dashboard.text import count_noun
 
 
 @dataclass
@@ -103,11 +139,11 @@ def _phase_view(trace: LoadedTrace, state: ViewState) -> PhaseView:
     if b is None or b.kernels.empty or d.empty:
         return PhaseView(d, phases, stats, auto, threshold, whole=whole)
     attribution, metrics, categories = attributed(trace, state.prefix, w, d)
-    stats = stats.merge(phase_gpu_time(d, phases, metrics, work_for(b, state.busy)),
-                        on="phase", how="left")
+    stats = stats.merge(phase_gpu_time(d, phases, metrics, work_for(b, state.busy)), on="phase", how="left")
     stats["unattributed_kernels"] = int((attribution == UNATTRIBUTED).sum())
-    category_time = phase_category_time(b.kernels, attribution, pd.Series(phases.to_numpy(), index=d["index"]),
-                                        categories)
+    category_time = phase_category_time(
+        b.kernels, attribution, pd.Series(phases.to_numpy(), index=d["index"]), categories
+    )
     return PhaseView(d, phases, stats, auto, threshold, metrics, category_time, whole)
 
 
@@ -117,8 +153,9 @@ def attributed(trace: LoadedTrace, prefix: str, window: tuple[int, int] | None, 
     the phase threshold, so a threshold change only re-splits the phases."""
     ta = analysis_of(trace).window(window)
     attribution = ta.attribution(prefix, dispatches)
-    metrics = ta.memo.get(("dispatch_metrics", prefix), lambda: dispatch_metrics(dispatches, ta.bundle.kernels,
-                                                                                  attribution))
+    metrics = ta.memo.get(
+        ("dispatch_metrics", prefix), lambda: dispatch_metrics(dispatches, ta.bundle.kernels, attribution)
+    )
     return attribution, metrics, ta.categories()
 
 
@@ -162,13 +199,20 @@ def phase_table_rows(stats: pd.DataFrame) -> list[dict]:
     # counts are a true 0 and every other figure is undefined ("—"), never a blank cell.
     absent = [p for p in ALWAYS_SHOWN_PHASES if p not in set(stats["phase"])]
     # every value that can be missing here is a ratio over zero (tokens/s, busy %): "n/a", never a made-up 0
-    return [{"metric": label, **{r["phase"]: NA if is_na(r.get(col)) else fmt(r[col]) for r in rows},
-             **{p: "0" if col in ("dispatches", "tokens") else UNDEFINED for p in absent}}
-            for label, col, fmt in metrics]
+    return [
+        {
+            "metric": label,
+            **{r["phase"]: NA if is_na(r.get(col)) else fmt(r[col]) for r in rows},
+            **{p: "0" if col in ("dispatches", "tokens") else UNDEFINED for p in absent},
+        }
+        for label, col, fmt in metrics
+    ]
 
 
-CUT_NOTE = ("cut by the window's edges: its step here is the part inside the window; kernels, GPU busy and "
-            "launch lead are not measured on a part (Stats for: whole trace shows them)")
+CUT_NOTE = (
+    "cut by the window's edges: its step here is the part inside the window; kernels, GPU busy and "
+    "launch lead are not measured on a part (Stats for: whole trace shows them)"
+)
 
 
 def dispatch_table_rows(pv: PhaseView) -> list[dict]:
@@ -184,10 +228,20 @@ def dispatch_table_rows(pv: PhaseView) -> list[dict]:
     d = pv.dispatches
     if d.empty:
         return []
-    out = pd.DataFrame({"index": d["index"], "phase": pv.phases.to_numpy(), "tokens": d["tokens"], "mode": d["mode"],
-                        "padded": d["padded"], "start_ns": d["start_ns"], "end_ns": d["end_ns"],
-                        "duration_ns": d["duration_ns"], "end_estimated": d["end_estimated"],
-                        "row_id": d["index"].astype(str)})
+    out = pd.DataFrame(
+        {
+            "index": d["index"],
+            "phase": pv.phases.to_numpy(),
+            "tokens": d["tokens"],
+            "mode": d["mode"],
+            "padded": d["padded"],
+            "start_ns": d["start_ns"],
+            "end_ns": d["end_ns"],
+            "duration_ns": d["duration_ns"],
+            "end_estimated": d["end_estimated"],
+            "row_id": d["index"].astype(str),
+        }
+    )
     if pv.metrics is not None:
         m = pv.metrics
         out["kernels"] = m["kernels"].to_numpy()
@@ -217,8 +271,10 @@ def gantt_view(trace: LoadedTrace, state: ViewState, theme: Theme = DEFAULT_THEM
         gantt = rs.step_gantt(trace, state, sv, x_range, theme)
         if state.mark and state.mark[0] == "dispatch":
             mark_target(gantt, state.mark)
-        return (add_caption(gantt, view_caption(trace, state, state.window()), wrap=WIDE_CAPTION_WRAP_CHARS),
-                figure_filename(trace, "gantt", state.window()))
+        return (
+            add_caption(gantt, view_caption(trace, state, state.window()), wrap=WIDE_CAPTION_WRAP_CHARS),
+            figure_filename(trace, "gantt", state.window()),
+        )
     pv = phase_view(trace, replace(state, stats="trace"))
     x_range = state.window() or time_extent(trace, pv.dispatches)
     title = f"Dispatches · {escape_text(trace.name)}"  # Plotly titles are HTML: a file name is text
@@ -238,17 +294,25 @@ def gantt_view(trace: LoadedTrace, state: ViewState, theme: Theme = DEFAULT_THEM
         keep = np.sort(np.argsort(-gd["duration_ns"].to_numpy(), kind="stable")[:GANTT_BUDGET])
         gd, gp = gd.iloc[keep], gp.iloc[keep]
         title += f" (the {GANTT_BUDGET:,} longest; zoom the timeline for the rest)"
-    gantt = build_dispatch_gantt(gd, gp.reset_index(drop=True).set_axis(gd.index), x_range_ns=x_range, title=title,
-                                 prefix=state.prefix, uirevision=f"{trace.name}|timeline",
-                                 in_view=in_view, theme=theme)
+    gantt = build_dispatch_gantt(
+        gd,
+        gp.reset_index(drop=True).set_axis(gd.index),
+        x_range_ns=x_range,
+        title=title,
+        prefix=state.prefix,
+        uirevision=f"{trace.name}|timeline",
+        in_view=in_view,
+        theme=theme,
+    )
     if state.mark and state.mark[0] == "dispatch":
         mark_target(gantt, state.mark)
-    return (add_caption(gantt, view_caption(trace, state, state.window(), pv), wrap=WIDE_CAPTION_WRAP_CHARS),
-            figure_filename(trace, "gantt", state.window()))
+    return (
+        add_caption(gantt, view_caption(trace, state, state.window(), pv), wrap=WIDE_CAPTION_WRAP_CHARS),
+        figure_filename(trace, "gantt", state.window()),
+    )
 
 
-def phase_figure_view(trace: LoadedTrace, state: ViewState,
-                      theme: Theme = DEFAULT_THEME) -> tuple[go.Figure, str]:
+def phase_figure_view(trace: LoadedTrace, state: ViewState, theme: Theme = DEFAULT_THEME) -> tuple[go.Figure, str]:
     """Step times and kernel time by category per phase, on ``state.stats_window()`` (None: the
     whole trace), captioned with that window and the number of dispatches it holds; and its file name.
     Steps from a framework's annotations: those of the process shown (``render.steps``)."""
@@ -257,19 +321,29 @@ def phase_figure_view(trace: LoadedTrace, state: ViewState,
     w = state.stats_window() if trace.bundle is not None else None
     if (sv := rs.step_view(trace, state)) is not None:
         holds = count_noun(len(sv.steps), "step") + (f" of pid {sv.pid}" if len(sv.processes) > 1 else "")
-        return (rs.step_phase_figure(trace, state, sv, view_caption(trace, state, w, holds=holds), theme),
-                figure_filename(trace, "phases", w))
+        return (
+            rs.step_phase_figure(trace, state, sv, view_caption(trace, state, w, holds=holds), theme),
+            figure_filename(trace, "phases", w),
+        )
     pv = phase_view(trace, state)
     steps, step_phases = pv.whole_steps()  # a step cut by the window's edges is not a step time
     n, cut = len(pv.dispatches), len(pv.dispatches) - len(steps)
-    empty_text = (f"No whole dispatch step in this window: its {count_noun(n, 'dispatch', 'dispatches')} "
-                  f"{'is' if n == 1 else 'are'} cut by its edges, so no step time can be measured." if n
-                  else "No dispatches: nothing to split into phases.")
+    empty_text = (
+        f"No whole dispatch step in this window: its {count_noun(n, 'dispatch', 'dispatches')} "
+        f"{'is' if n == 1 else 'are'} cut by its edges, so no step time can be measured."
+        if n
+        else "No dispatches: nothing to split into phases."
+    )
     fig = build_phase_analysis(steps, step_phases, pv.category_time, theme=theme, empty_text=empty_text)
-    holds = (count_noun(n, "dispatch", "dispatches") + (f" ({cut} cut by its edges: not in the step times)" if cut else "")
-             if n else "")
-    return (add_caption(fig, view_caption(trace, state, w, pv, holds=holds), wrap=WIDE_CAPTION_WRAP_CHARS),
-            figure_filename(trace, "phases", w))
+    holds = (
+        count_noun(n, "dispatch", "dispatches") + (f" ({cut} cut by its edges: not in the step times)" if cut else "")
+        if n
+        else ""
+    )
+    return (
+        add_caption(fig, view_caption(trace, state, w, pv, holds=holds), wrap=WIDE_CAPTION_WRAP_CHARS),
+        figure_filename(trace, "phases", w),
+    )
 
 
 def view_notices(trace: LoadedTrace) -> list[str]:
@@ -284,12 +358,22 @@ def no_kernels_notice(bundle) -> str:
     """The notice for a trace without CUDA kernels, naming what it does hold (NVTX, CUDA API calls,
     memcpy/memset) or saying it holds no events at all."""
     b = bundle
-    held = [what for what, n in (("NVTX ranges", len(b.nvtx_ranges)), ("NVTX marks", len(b.nvtx_marks)),
-                                 ("CUDA API calls", len(b.api_calls)), ("memcpy/memset", len(b.memops))) if n]
+    held = [
+        what
+        for what, n in (
+            ("NVTX ranges", len(b.nvtx_ranges)),
+            ("NVTX marks", len(b.nvtx_marks)),
+            ("CUDA API calls", len(b.api_calls)),
+            ("memcpy/memset", len(b.memops)),
+        )
+        if n
+    ]
     dropped = sum(a.read for a in b.meta.accounts if a.kind == "kernels")
     if dropped:  # kernel rows were read, none could be used
-        return (f"This trace's {count_noun(dropped, 'kernel row')} could not be used (see Input rows): GPU busy, "
-                "idle and kernel tables are empty.")
+        return (
+            f"This trace's {count_noun(dropped, 'kernel row')} could not be used (see Input rows): GPU busy, "
+            "idle and kernel tables are empty."
+        )
     has = f"only {', '.join(held)}" if held else "no events at all"
     return f"This trace has no CUDA kernels ({has}): GPU busy, idle and kernel tables are empty."
 

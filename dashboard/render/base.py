@@ -17,9 +17,9 @@ from dashboard.analysis.timeline import (
     BUSY_KERNELS,
     DEFAULT_MARK_BUDGET,
 )
-from dashboard.state import ViewState
 from dashboard.data.analysis import analysis_of
 from dashboard.data.trace import LoadedTrace
+from dashboard.state import ViewState
 
 # Share of the mark budget per layer of the timeline.
 NVTX_BUDGET = 1500
@@ -129,8 +129,9 @@ def records(frame: pd.DataFrame) -> list[dict]:
 _records = records
 
 
-def view_caption(trace: LoadedTrace, state: ViewState, x_range: tuple[int, int] | None,
-                 pv: PhaseView | None = None, holds: str = "") -> str:
+def view_caption(
+    trace: LoadedTrace, state: ViewState, x_range: tuple[int, int] | None, pv: PhaseView | None = None, holds: str = ""
+) -> str:
     """One line that makes a pasted image explain itself: trace, GPUs, window, phase split.
 
     ``x_range`` is the figure's x range when it is windowed, None for "whole trace"; ``holds``
@@ -187,8 +188,10 @@ def not_traced(trace: LoadedTrace) -> str:
     """Why a trace without CUDA tracing has no GPU figures: ``NOT_TRACED``, or for the work of an
     accelerator tracedash does not analyse (``meta.unanalysed_device``) that work, counted and named."""
     if other := trace.meta.unanalysed_device:
-        return (f"not measured: {', '.join(f'{n:,} {what}' for what, n in other)}, not analysed (tracedash measures "
-                "CUDA and HIP GPU work); no kernel, CUDA API or memcpy/memset rows")
+        return (
+            f"not measured: {', '.join(f'{n:,} {what}' for what, n in other)}, not analysed (tracedash measures "
+            "CUDA and HIP GPU work); no kernel, CUDA API or memcpy/memset rows"
+        )
     return NOT_TRACED
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pandas as pd
 
 from dashboard.analysis.gpu_time import (
@@ -15,11 +14,14 @@ from dashboard.analysis.gpu_time import (
     has_gpu_work,
     trace_gpu_overview,
 )
+from dashboard.analysis.ranks import RANKS_FORMAT, gpu_time_per_rank, per_rank_gpu_time
 from dashboard.analysis.ratio import NA, fmt_pct
-from dashboard.analysis.ranks import (RANKS_FORMAT, gpu_time_per_rank, per_rank_gpu_time)
-from dashboard.analysis.summary import invalid_kernel_count
-from dashboard.analysis.summary import MAX_KERNEL_DURATION_NS, overlong_kernel_count
-from dashboard.analysis.summary import overrun_kernel_count
+from dashboard.analysis.summary import (
+    MAX_KERNEL_DURATION_NS,
+    invalid_kernel_count,
+    overlong_kernel_count,
+    overrun_kernel_count,
+)
 from dashboard.analysis.tables import (
     clean_api_name,
 )
@@ -27,13 +29,13 @@ from dashboard.analysis.timeline import (
     BUSY_ALL,
     BUSY_KERNELS,
 )
+from dashboard.data.trace import LoadedTrace
 from dashboard.figures.common import fmt_ns
 from dashboard.loaders.nsys_traits import predates_supported, predates_text
 from dashboard.model import account_brief, device_label
 from dashboard.render.base import Card, not_traced, work_for
 from dashboard.state import ViewState
 from dashboard.text import count_noun
-from dashboard.data.trace import LoadedTrace
 
 # Share of the mark budget per layer of the timeline.
 GPU_METRICS = (
@@ -69,8 +71,13 @@ def gpu_rows(trace: LoadedTrace, state: ViewState) -> tuple[list[dict], list[tup
     records = list(t.itertuples(index=False))
     if not records:  # no kernel or memory operation (an NVTX-only trace, a window without GPU work)
         return [], []
-    columns = [(gpu_columns_key(r.device_id), "any GPU" if r.device_id == ALL_GPUS
-                else device_label(r.device_id, b.meta.gpus, b.meta.rank_devices)) for r in records]
+    columns = [
+        (
+            gpu_columns_key(r.device_id),
+            "any GPU" if r.device_id == ALL_GPUS else device_label(r.device_id, b.meta.gpus, b.meta.rank_devices),
+        )
+        for r in records
+    ]
     rows = [{"metric": label, **{gpu_columns_key(r.device_id): fmt(r) for r in records}} for label, fmt in GPU_METRICS]
     return rows, columns
 
@@ -86,20 +93,31 @@ def rank_cards(per_rank: pd.DataFrame) -> list[Card]:
         return " · ".join(f"r{int(r.rank)} {fmt(r)}" for r in per_rank.itertuples(index=False))
 
     return [
-        Card("GPU activity span (slowest rank)", fmt_ns(int(slow["span_ns"])),
-             f"rank {int(slow['rank'])}; per rank, each on its own clock: " + each(lambda r: fmt_ns(r.span_ns))),
-        Card("GPU busy (union, per rank)", fmt_ns(int(per_rank["busy_ns"].max())),
-             "busiest rank shown; " + each(lambda r: fmt_ns(r.busy_ns))),
-        Card("Utilisation (lowest rank)", fmt_pct(per_rank["utilisation_pct"].min(), 2),
-             "busy / span of each rank: " + each(lambda r: fmt_pct(r.utilisation_pct, 2))),
+        Card(
+            "GPU activity span (slowest rank)",
+            fmt_ns(int(slow["span_ns"])),
+            f"rank {int(slow['rank'])}; per rank, each on its own clock: " + each(lambda r: fmt_ns(r.span_ns)),
+        ),
+        Card(
+            "GPU busy (union, per rank)",
+            fmt_ns(int(per_rank["busy_ns"].max())),
+            "busiest rank shown; " + each(lambda r: fmt_ns(r.busy_ns)),
+        ),
+        Card(
+            "Utilisation (lowest rank)",
+            fmt_pct(per_rank["utilisation_pct"].min(), 2),
+            "busy / span of each rank: " + each(lambda r: fmt_pct(r.utilisation_pct, 2)),
+        ),
     ]
 
 
-
-
 def _no_gpu_cards(why: str) -> list[Card]:
-    return [Card("GPU activity span", NA, why), Card("GPU busy (union)", NA, why),
-            Card("GPU idle in span", NA, why), Card("Utilisation", NA, why)]
+    return [
+        Card("GPU activity span", NA, why),
+        Card("GPU busy (union)", NA, why),
+        Card("GPU idle in span", NA, why),
+        Card("Utilisation", NA, why),
+    ]
 
 
 def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS, windowed: bool = False) -> list[Card]:
@@ -118,7 +136,9 @@ def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS, windowed: boo
         return _no_gpu_cards("no kernels in this summary")
     if b is None:
         return [
-            Card("GPU activity span", fmt_ns(s.gpu_activity_span_ns), "first kernel start to last kernel end, all GPUs"),
+            Card(
+                "GPU activity span", fmt_ns(s.gpu_activity_span_ns), "first kernel start to last kernel end, all GPUs"
+            ),
             Card("GPU busy (union)", fmt_ns(s.gpu_busy_union_ns), "union of kernel intervals, all devices and streams"),
             Card("GPU idle in span", fmt_ns(s.gpu_idle_within_span_ns), "span minus busy union"),
             Card("Utilisation", fmt_pct(s.utilisation_pct, 2), "busy union / span (never a sum of kernel times)"),
@@ -143,28 +163,37 @@ def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS, windowed: boo
         ]
     else:
         per = ov.per_gpu[ov.per_gpu["device_id"] != ALL_GPUS]
-        each = " · ".join(f"{device_label(int(r.device_id), b.meta.gpus, b.meta.rank_devices)} "
-                          f"{fmt_pct(r.utilisation_pct, 2)}"
-                          for r in per.itertuples(index=False))
+        each = " · ".join(
+            f"{device_label(int(r.device_id), b.meta.gpus, b.meta.rank_devices)} {fmt_pct(r.utilisation_pct, 2)}"
+            for r in per.itertuples(index=False)
+        )
         low = "n/a" if ov.lowest_device is None else device_label(ov.lowest_device, b.meta.gpus, b.meta.rank_devices)
         cards = [
             Card("GPU activity span", fmt_ns(ov.span_ns), f"first start to last end of GPU work ({what}), any GPU"),
             Card("Any GPU busy", fmt_ns(ov.any_busy_ns), f"union of GPU work ({what}) over all {ov.gpus} GPUs"),
             Card("No GPU busy in span", fmt_ns(ov.any_idle_ns), "span minus any-GPU busy"),
-            Card("Utilisation (mean per GPU)", fmt_pct(ov.mean_utilisation_pct, 2),
-                 f"each GPU's busy union over its own window, averaged: {each}; any GPU busy / span: "
-                 f"{fmt_pct(ov.any_utilisation_pct, 2)}"),
+            Card(
+                "Utilisation (mean per GPU)",
+                fmt_pct(ov.mean_utilisation_pct, 2),
+                f"each GPU's busy union over its own window, averaged: {each}; any GPU busy / span: "
+                f"{fmt_pct(ov.any_utilisation_pct, 2)}",
+            ),
             Card("Lowest GPU utilisation", fmt_pct(ov.lowest_utilisation_pct, 2), low),
         ]
     if busy_source != BUSY_KERNEL_ROWS and ov.any_busy_ns != s.gpu_busy_union_ns:
-        cards.append(Card("GPU busy, kernel rows only", fmt_ns(s.gpu_busy_union_ns),
-                          "the summary contract's gpu_busy_union_s (what `summarize` writes): kernel rows only, "
-                          "all GPUs; no graph-level CUDA graphs or memcpy/memset"))
+        cards.append(
+            Card(
+                "GPU busy, kernel rows only",
+                fmt_ns(s.gpu_busy_union_ns),
+                "the summary contract's gpu_busy_union_s (what `summarize` writes): kernel rows only, "
+                "all GPUs; no graph-level CUDA graphs or memcpy/memset",
+            )
+        )
     return cards
 
 
 def _kernels_left_out(trace: LoadedTrace) -> str:
-    """"; N more read but not loaded (see Input rows)" when the loader left kernel rows out, else ""."""
+    """ "; N more read but not loaded (see Input rows)" when the loader left kernel rows out, else ""."""
     n = sum(a.read - a.loaded for a in trace.meta.accounts if a.kind == "kernels")
     return f"; {n:,} more read but not loaded (see Input rows)" if n else ""
 
@@ -175,9 +204,16 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
     state = state or ViewState()
     s = trace.summary
     cards = gpu_cards(trace, state.busy, windowed=state.stats_window() is not None) + [
-        Card("Kernels", f"{s.kernel_count:,}",
-             ("kernel rows in the trace" if state.stats_window() is None or trace.bundle is None
-              else "kernel rows overlapping the visible window (clipped at its edges)") + _kernels_left_out(trace)),
+        Card(
+            "Kernels",
+            f"{s.kernel_count:,}",
+            (
+                "kernel rows in the trace"
+                if state.stats_window() is None or trace.bundle is None
+                else "kernel rows overlapping the visible window (clipped at its edges)"
+            )
+            + _kernels_left_out(trace),
+        ),
         Card("CUDA-graph kernels", f"{s.graph_node_kernel_count:,}", "kernels with a graphNodeId"),
     ]
     if trace.meta.format == RANKS_FORMAT and trace.bundle is not None:
@@ -190,30 +226,55 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
     b = trace.bundle
     if b is not None and not b.graph_launches.empty:
         counted = busy_parts(state.busy)[1]
-        cards.append(Card("CUDA graph launches", f"{len(b.graph_launches):,}",
-                          ("counted as opaque GPU work" if counted else "not counted as busy (kernel rows only)")
-                          + "; graph-level trace: kernels inside graphs are not itemised; re-profile with "
-                          "--cuda-graph-trace=node for per-kernel detail"))
+        cards.append(
+            Card(
+                "CUDA graph launches",
+                f"{len(b.graph_launches):,}",
+                ("counted as opaque GPU work" if counted else "not counted as busy (kernel rows only)")
+                + "; graph-level trace: kernels inside graphs are not itemised; re-profile with "
+                "--cuda-graph-trace=node for per-kernel detail",
+            )
+        )
     if b is not None and not b.memops.empty and not busy_parts(state.busy)[0]:
         if trace.meta.format == RANKS_FORMAT:  # per rank: a union across clocks means nothing
             per_rank = per_rank_gpu_time(b, work_for(b, BUSY_ALL))
-            cards.append(Card("Busy incl. memcpy/memset (per rank)", fmt_ns(int(per_rank["busy_ns"].max())),
-                              "busiest rank shown; " + " · ".join(f"r{int(r.rank)} {fmt_ns(r.busy_ns)}"
-                                                                  for r in per_rank.itertuples(index=False))))
+            cards.append(
+                Card(
+                    "Busy incl. memcpy/memset (per rank)",
+                    fmt_ns(int(per_rank["busy_ns"].max())),
+                    "busiest rank shown; "
+                    + " · ".join(f"r{int(r.rank)} {fmt_ns(r.busy_ns)}" for r in per_rank.itertuples(index=False)),
+                )
+            )
         else:
             ov = trace_gpu_overview(b, BUSY_ALL)
-            cards.append(Card("Busy incl. memcpy/memset", fmt_ns(ov.any_busy_ns),
-                              f"{count_noun(len(b.memops), 'memory operation')} (any GPU); choose that busy source to use it "
-                              "in every panel"))
+            cards.append(
+                Card(
+                    "Busy incl. memcpy/memset",
+                    fmt_ns(ov.any_busy_ns),
+                    f"{count_noun(len(b.memops), 'memory operation')} (any GPU); choose that busy source to use it "
+                    "in every panel",
+                )
+            )
     if not s.api.empty:
         top = s.api.iloc[0]
-        cards.append(Card("Top CUDA API call", clean_api_name(str(top["name"])),
-                          f"{fmt_ns(top['total_ns'])} in {count_noun(int(top['count']), 'call')} (summed across threads)"))
+        cards.append(
+            Card(
+                "Top CUDA API call",
+                clean_api_name(str(top["name"])),
+                f"{fmt_ns(top['total_ns'])} in {count_noun(int(top['count']), 'call')} (summed across threads)",
+            )
+        )
     meta = trace.meta
     if meta.format in ("nsys-sqlite", RANKS_FORMAT):
         old = not meta.nsys_version and meta.format != RANKS_FORMAT and predates_supported(meta.tables)
-        cards.append(Card("nsys export", meta.nsys_version or "unknown version",
-                          f"schema {meta.schema_version}" if meta.schema_version else predates_text() if old else ""))
+        cards.append(
+            Card(
+                "nsys export",
+                meta.nsys_version or "unknown version",
+                f"schema {meta.schema_version}" if meta.schema_version else predates_text() if old else "",
+            )
+        )
         devices = sorted(set(b.kernels["device_id"].unique().tolist())) if b is not None else []
         if not devices:
             gpu_text = "no kernels"
@@ -221,44 +282,85 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
             gpu_text = ", ".join(f"{d}: {meta.gpus.get(d, 'name not recorded')}" for d in devices)
         else:
             gpu_text = "device ids " + ", ".join(map(str, devices)) + " (GPU names not recorded in this export)"
-        cards.append(Card("GPUs with kernels", str(len(devices)), gpu_text) if traced
-                     else Card("GPUs with kernels", NA, not_traced(trace)))
+        cards.append(
+            Card("GPUs with kernels", str(len(devices)), gpu_text)
+            if traced
+            else Card("GPUs with kernels", NA, not_traced(trace))
+        )
     elif meta.format == "kineto-json":
         devices = sorted(set(b.kernels["device_id"].unique().tolist())) if b is not None else []
-        cards.append(Card("Input", "PyTorch profiler (Kineto)",
-                          "GPUs with kernels: " + (", ".join(f"{d}: {meta.gpus.get(d) or 'name not recorded'}"
-                                                            for d in devices) or "none")
-                          + "; user_annotation ranges shown as NVTX, gpu_user_annotation and cuda_sync not shown"))
+        cards.append(
+            Card(
+                "Input",
+                "PyTorch profiler (Kineto)",
+                "GPUs with kernels: "
+                + (", ".join(f"{d}: {meta.gpus.get(d) or 'name not recorded'}" for d in devices) or "none")
+                + "; user_annotation ranges shown as NVTX, gpu_user_annotation and cuda_sync not shown",
+            )
+        )
     else:
         cards.append(Card("Input", "summary JSON", "per-range totals only: no intervals"))
     if meta.warnings:
         cards.append(Card("Input warnings", f"{len(meta.warnings):,}", "; ".join(meta.warnings)))
     if b is not None and (clipped := overrun_kernel_count(b.kernels)):
-        cards.append(Card("Kernels clipped (same-stream overrun)", f"{clipped:,}",
-                          "ran past the end of a later kernel on the same stream (a timestamp artifact): "
-                          "clipped to the next kernel's start for busy, span and durations"))
+        cards.append(
+            Card(
+                "Kernels clipped (same-stream overrun)",
+                f"{clipped:,}",
+                "ran past the end of a later kernel on the same stream (a timestamp artifact): "
+                "clipped to the next kernel's start for busy, span and durations",
+            )
+        )
     if meta.accounts:
         per_pid = meta.launches_by_pid
-        launches = ("; launch calls / GPU executions per process: " + ", ".join(
-            f"pid {p} {n:,}/{e:,}" for p, n, e in per_pid[:8]) + (", ..." if len(per_pid) > 8 else "")) if per_pid else ""
-        cards.append(Card("Input rows", f"{sum(a.read for a in meta.accounts):,}",
-                          "read per kind: " + account_brief(meta.accounts) + launches))
+        launches = (
+            (
+                "; launch calls / GPU executions per process: "
+                + ", ".join(f"pid {p} {n:,}/{e:,}" for p, n, e in per_pid[:8])
+                + (", ..." if len(per_pid) > 8 else "")
+            )
+            if per_pid
+            else ""
+        )
+        cards.append(
+            Card(
+                "Input rows",
+                f"{sum(a.read for a in meta.accounts):,}",
+                "read per kind: " + account_brief(meta.accounts) + launches,
+            )
+        )
     if b is not None and (bad := invalid_kernel_count(b.kernels)):
         long_ = overlong_kernel_count(b.kernels)
         why = "end < start, missing (NULL) or impossible timestamps"
         if long_:
             why += f"; {long_:,} longer than {MAX_KERNEL_DURATION_NS // 3_600_000_000_000} h"
-        cards.append(Card("Invalid kernel rows", f"{bad:,}",
-                          why + ": left out of span, busy, kernel times and the time axis"))
-    if b is not None and (long_nvtx := int((b.nvtx_ranges["end_ns"] - b.nvtx_ranges["start_ns"]
-                                            > MAX_KERNEL_DURATION_NS).sum())):
-        cards.append(Card("NVTX ranges over 24 h", f"{long_nvtx:,}",
-                          "kept in the NVTX table, left out of the time axis's extent"))
+        cards.append(
+            Card("Invalid kernel rows", f"{bad:,}", why + ": left out of span, busy, kernel times and the time axis")
+        )
+    if b is not None and (
+        long_nvtx := int((b.nvtx_ranges["end_ns"] - b.nvtx_ranges["start_ns"] > MAX_KERNEL_DURATION_NS).sum())
+    ):
+        cards.append(
+            Card(
+                "NVTX ranges over 24 h", f"{long_nvtx:,}", "kept in the NVTX table, left out of the time axis's extent"
+            )
+        )
     if meta.invalid_time_rows:
         total = sum(meta.invalid_time_rows.values())
-        cards.append(Card("Rows with unusable times", f"{total:,}", "dropped (NULL time, end < start or beyond "
-                          "2^62 ns): " + ", ".join(f"{k} {v:,}" for k, v in meta.invalid_time_rows.items())))
+        cards.append(
+            Card(
+                "Rows with unusable times",
+                f"{total:,}",
+                "dropped (NULL time, end < start or beyond "
+                "2^62 ns): " + ", ".join(f"{k} {v:,}" for k, v in meta.invalid_time_rows.items()),
+            )
+        )
     if meta.dropped_zero_ts_kernels:
-        cards.append(Card("Kernels without timestamps", f"{meta.dropped_zero_ts_kernels:,}",
-                          "start = end = 0: left out of span and busy"))
+        cards.append(
+            Card(
+                "Kernels without timestamps",
+                f"{meta.dropped_zero_ts_kernels:,}",
+                "start = end = 0: left out of span and busy",
+            )
+        )
     return cards

@@ -52,8 +52,10 @@ def untraced_note(c: Comparison) -> str:
     sides = [x for x, traced in zip(("A (baseline)", "B (candidate)"), c.cuda_traced) if not traced]
     if not sides:
         return ""
-    return (f"{' and '.join(sides)} did not trace CUDA (NVTX only): kernel, category and CUDA API totals are "
-            "missing there, not zero; their −100 % / 'gone' / 'new' rows below only say that.")
+    return (
+        f"{' and '.join(sides)} did not trace CUDA (NVTX only): kernel, category and CUDA API totals are "
+        "missing there, not zero; their −100 % / 'gone' / 'new' rows below only say that."
+    )
 
 
 def gate_values(g) -> tuple[str, str]:
@@ -66,31 +68,48 @@ def gate_values(g) -> tuple[str, str]:
 def delta_cards(c: Comparison) -> list[DeltaCard]:
     """Gate, overview and utilisation deltas as cards (times formatted, counts with separators)."""
     g = c.gate
-    cards = [DeltaCard("Regression gate", *gate_values(g), _pct_text(g.delta_pct),
-                       "worse" if g.delta_pct > 0 else "better" if g.delta_pct < 0 else "same",
-                       f"{g.metric}: {g.explanation}")]
+    cards = [
+        DeltaCard(
+            "Regression gate",
+            *gate_values(g),
+            _pct_text(g.delta_pct),
+            "worse" if g.delta_pct > 0 else "better" if g.delta_pct < 0 else "same",
+            f"{g.metric}: {g.explanation}",
+        )
+    ]
     for r in c.overview.itertuples(index=False):
         is_time = r.metric.endswith("_ns")
         fmt = fmt_ns if is_time else (lambda v: f"{int(v):,}")
         if r.a is pd.NA or r.b is pd.NA:  # a run without GPU work (or CUDA tracing): unmeasured, not 0
             side = " and ".join(x for x, v in (("A", r.a), ("B", r.b)) if v is pd.NA)
-            why = ("recorded no GPU work (no kernel, CUDA-graph or memcpy/memset rows)" if is_time else
-                   "did not trace CUDA (NVTX only)")
-            cards.append(DeltaCard(OVERVIEW_LABELS.get(r.metric, r.metric), NA if r.a is pd.NA else fmt(r.a),
-                                   NA if r.b is pd.NA else fmt(r.b), NA, "same", f"{r.metric}; {side} {why}"))
+            why = (
+                "recorded no GPU work (no kernel, CUDA-graph or memcpy/memset rows)"
+                if is_time
+                else "did not trace CUDA (NVTX only)"
+            )
+            cards.append(
+                DeltaCard(
+                    OVERVIEW_LABELS.get(r.metric, r.metric),
+                    NA if r.a is pd.NA else fmt(r.a),
+                    NA if r.b is pd.NA else fmt(r.b),
+                    NA,
+                    "same",
+                    f"{r.metric}; {side} {why}",
+                )
+            )
             continue
-        tone = "same" if not is_time or r.delta == 0 else (
-            "worse" if r.delta > 0 else "better")
-        change = (f"{'+' if r.delta > 0 else '-' if r.delta < 0 else '±'}{fmt(abs(r.delta))} "
-                  f"({_pct_text(r.delta_pct)})")
+        tone = "same" if not is_time or r.delta == 0 else ("worse" if r.delta > 0 else "better")
+        change = f"{'+' if r.delta > 0 else '-' if r.delta < 0 else '±'}{fmt(abs(r.delta))} ({_pct_text(r.delta_pct)})"
         cards.append(DeltaCard(OVERVIEW_LABELS.get(r.metric, r.metric), fmt(r.a), fmt(r.b), change, tone, r.metric))
     for label, (ua, ub), hint in (
-            ("Utilisation (mean per GPU)", c.utilisation_pct, "each GPU's busy union over its own window, averaged"),
-            ("Any GPU busy / span", c.any_gpu_utilisation_pct, "union over all GPUs / span")):
+        ("Utilisation (mean per GPU)", c.utilisation_pct, "each GPU's busy union over its own window, averaged"),
+        ("Any GPU busy / span", c.any_gpu_utilisation_pct, "union over all GPUs / span"),
+    ):
         d = None if ua is None or ub is None else ub - ua
         tone = "same" if d is None else "better" if d > 0.005 else "worse" if d < -0.005 else "same"
-        cards.append(DeltaCard(label, fmt_pct(ua, 2), fmt_pct(ub, 2), fmt_pct(d, 2, signed=True, unit=" pp"), tone,
-                               hint))
+        cards.append(
+            DeltaCard(label, fmt_pct(ua, 2), fmt_pct(ub, 2), fmt_pct(d, 2, signed=True, unit=" pp"), tone, hint)
+        )
     return cards
 
 
@@ -137,20 +156,27 @@ class CompareView:
     api_rows: list[dict]
 
 
-def compare_view(c: Comparison, *, a_label: str = "A", b_label: str = "B", top: int = 15,
-                 theme: Theme = DEFAULT_THEME) -> CompareView:
+def compare_view(
+    c: Comparison, *, a_label: str = "A", b_label: str = "B", top: int = 15, theme: Theme = DEFAULT_THEME
+) -> CompareView:
     """Cards, figures and grid records of a Comparison (labels name the runs in figures)."""
     return CompareView(
         cards=delta_cards(c),
-        step_figure=build_step_time_overlay(c.a_dispatches, c.b_dispatches, a_label=a_label, b_label=b_label,
-                                            theme=theme),
-        kernel_figure=build_delta_bars(c.kernels, what="kernel", top=top, a_label=a_label, b_label=b_label,
-                                       theme=theme),
-        category_figure=build_delta_bars(c.categories, what="kernel category", top=top, a_label=a_label,
-                                         b_label=b_label, theme=theme),
-        phase_rows=delta_rows(c.phases), type_rows=delta_rows(c.dispatch_types),
-        kernel_rows=delta_rows(c.kernels), category_rows=delta_rows(c.categories),
-        nvtx_rows=delta_rows(c.nvtx), api_rows=delta_rows(c.api),
+        step_figure=build_step_time_overlay(
+            c.a_dispatches, c.b_dispatches, a_label=a_label, b_label=b_label, theme=theme
+        ),
+        kernel_figure=build_delta_bars(
+            c.kernels, what="kernel", top=top, a_label=a_label, b_label=b_label, theme=theme
+        ),
+        category_figure=build_delta_bars(
+            c.categories, what="kernel category", top=top, a_label=a_label, b_label=b_label, theme=theme
+        ),
+        phase_rows=delta_rows(c.phases),
+        type_rows=delta_rows(c.dispatch_types),
+        kernel_rows=delta_rows(c.kernels),
+        category_rows=delta_rows(c.categories),
+        nvtx_rows=delta_rows(c.nvtx),
+        api_rows=delta_rows(c.api),
     )
 
 
@@ -169,20 +195,36 @@ def _name(n: str, width: int = 60) -> str:
 
 
 def _delta_ns(v: float) -> str:
-    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else (
-        ("+" if v > 0 else "-" if v < 0 else "±") + fmt_ns(abs(v)))
+    return (
+        "n/a"
+        if v is None or (isinstance(v, float) and math.isnan(v))
+        else (("+" if v > 0 else "-" if v < 0 else "±") + fmt_ns(abs(v)))
+    )
 
 
 def _name_section(title: str, frame: pd.DataFrame, top: int) -> list[str]:
     rows = []
     for r in frame.head(top).itertuples(index=False):
         pct = "new" if r.only_in == "b" else "gone" if r.only_in == "a" else _pct_text(r.delta_total_pct)
-        rows.append([_name(str(r.name)), f"{r.a_count:,}", f"{r.b_count:,}", fmt_ns(r.a_total_ns),
-                     fmt_ns(r.b_total_ns), _delta_ns(r.delta_total_ns), pct,
-                     _delta_ns(r.delta_mean_ns), _pct_text(r.delta_mean_pct)])
+        rows.append(
+            [
+                _name(str(r.name)),
+                f"{r.a_count:,}",
+                f"{r.b_count:,}",
+                fmt_ns(r.a_total_ns),
+                fmt_ns(r.b_total_ns),
+                _delta_ns(r.delta_total_ns),
+                pct,
+                _delta_ns(r.delta_mean_ns),
+                _pct_text(r.delta_mean_pct),
+            ]
+        )
     more = len(frame) - min(top, len(frame))
-    return [f"{title} (by |change of total|{f', top {top} of {len(frame)}' if more else ''})",
-            *_table(["name", "count A", "count B", "total A", "total B", "Δ total", "Δ %", "Δ mean", "Δ mean %"], rows), ""]
+    return [
+        f"{title} (by |change of total|{f', top {top} of {len(frame)}' if more else ''})",
+        *_table(["name", "count A", "count B", "total A", "total B", "Δ total", "Δ %", "Δ mean", "Δ mean %"], rows),
+        "",
+    ]
 
 
 def comparison_text(c: Comparison, top: int = 10) -> str:
@@ -191,23 +233,53 @@ def comparison_text(c: Comparison, top: int = 10) -> str:
     if note := untraced_note(c):
         out += [note, ""]
     g = c.gate
-    out += [f"Regression gate [{g.metric}]: {' -> '.join(gate_values(g))} ({_pct_text(g.delta_pct)}; "
-            "positive = B slower)", f"  {g.explanation}", ""]
-    out += ["Overview", *_table(["metric", "A", "B", "change"],
-                                [[cd.label, cd.a, cd.b, cd.change] for cd in delta_cards(c)[1:]]), ""]
+    out += [
+        f"Regression gate [{g.metric}]: {' -> '.join(gate_values(g))} ({_pct_text(g.delta_pct)}; positive = B slower)",
+        f"  {g.explanation}",
+        "",
+    ]
+    out += [
+        "Overview",
+        *_table(["metric", "A", "B", "change"], [[cd.label, cd.a, cd.b, cd.change] for cd in delta_cards(c)[1:]]),
+        "",
+    ]
     if len(c.phases):
         thr = "none (one token count)" if c.threshold is None else f"prefill when tokens >= {c.threshold:.1f}"
-        rows = [[r.phase, f"{r.a_dispatches:,}", f"{r.b_dispatches:,}", _fmt_opt(r.a_mean_ns), _fmt_opt(r.b_mean_ns),
-                 _pct_text(r.delta_mean_pct), f"{r.paired_types}", _pct_text(r.matched_delta_pct)]
-                for r in c.phases.itertuples(index=False)]
-        out += [f"Per phase ({thr}; matched = B at A's token mix)",
-                *_table(["phase", "steps A", "steps B", "mean A", "mean B", "Δ mean", "paired types",
-                         "Δ matched"], rows), ""]
-        rows = [[r.phase, "?" if r.tokens is pd.NA else f"{r.tokens}", f"{r.a_count:,}", f"{r.b_count:,}",
-                 _fmt_opt(r.a_mean_ns), _fmt_opt(r.b_mean_ns), _pct_text(r.delta_mean_pct)]
-                for r in c.dispatch_types.head(top * 2).itertuples(index=False)]
-        out += ["Dispatch types (phase, tokens)",
-                *_table(["phase", "tokens", "steps A", "steps B", "mean A", "mean B", "Δ mean"], rows, left=2), ""]
+        rows = [
+            [
+                r.phase,
+                f"{r.a_dispatches:,}",
+                f"{r.b_dispatches:,}",
+                _fmt_opt(r.a_mean_ns),
+                _fmt_opt(r.b_mean_ns),
+                _pct_text(r.delta_mean_pct),
+                f"{r.paired_types}",
+                _pct_text(r.matched_delta_pct),
+            ]
+            for r in c.phases.itertuples(index=False)
+        ]
+        out += [
+            f"Per phase ({thr}; matched = B at A's token mix)",
+            *_table(["phase", "steps A", "steps B", "mean A", "mean B", "Δ mean", "paired types", "Δ matched"], rows),
+            "",
+        ]
+        rows = [
+            [
+                r.phase,
+                "?" if r.tokens is pd.NA else f"{r.tokens}",
+                f"{r.a_count:,}",
+                f"{r.b_count:,}",
+                _fmt_opt(r.a_mean_ns),
+                _fmt_opt(r.b_mean_ns),
+                _pct_text(r.delta_mean_pct),
+            ]
+            for r in c.dispatch_types.head(top * 2).itertuples(index=False)
+        ]
+        out += [
+            "Dispatch types (phase, tokens)",
+            *_table(["phase", "tokens", "steps A", "steps B", "mean A", "mean B", "Δ mean"], rows, left=2),
+            "",
+        ]
     else:
         out += ["Per phase: no dispatch marks in either run.", ""]
     out += _name_section("Kernel categories", c.categories, top)

@@ -21,12 +21,12 @@ import plotly.io as pio
 
 from dashboard import __version__
 from dashboard.analysis.ratio import fmt_pct
+from dashboard.data.trace import LoadedTrace
 from dashboard.errors import TraceError
 from dashboard.figures.common import fmt_ns, report_layout
 from dashboard.figures.plotly_js import partial_bundle
 from dashboard.render import DashboardView, build_view
 from dashboard.state import ViewState, from_query, query_keys, to_query
-from dashboard.data.trace import LoadedTrace
 
 FIGURES = ("timeline", "gantt", "phases")
 # No button of the report's figures may send data off the machine (plotly.js 3 has no "Edit in
@@ -56,9 +56,11 @@ def state_from_url(url: str | None, *, strict: bool = False) -> ViewState:
         known, unknown = query_keys(query)
         if unknown and not known:
             shown = url if len(url) <= 60 else url[:57] + "..."
-            raise TraceError(f"--url {shown!r} is not a dashboard link: none of its keys ({', '.join(unknown)[:80]}) "
-                             "is a view setting (copy the link from the browser's address bar, or pass just its "
-                             "?query; docs/reference.md's \"Link keys\" table lists the keys)")
+            raise TraceError(
+                f"--url {shown!r} is not a dashboard link: none of its keys ({', '.join(unknown)[:80]}) "
+                "is a view setting (copy the link from the browser's address bar, or pass just its "
+                "?query; docs/reference.md's \"Link keys\" table lists the keys)"
+            )
         if unknown:
             note = f"Ignored {', '.join(unknown)[:80]} in the link: not a view setting of this tracedash version."
             state = replace(state, warnings=(*state.warnings, note))
@@ -137,8 +139,12 @@ def _cell(value, fmt) -> str:
 
 def _table(frame: pd.DataFrame, columns: list[tuple[str, str, callable]], limit: int) -> str:
     """A report table: numeric columns right-aligned under right-aligned titles (class ``num``), text left."""
-    num = {key: " class='num'" if key in frame and pd.api.types.is_numeric_dtype(frame[key])
-           and not pd.api.types.is_bool_dtype(frame[key]) else "" for key, _, _ in columns}
+    num = {
+        key: " class='num'"
+        if key in frame and pd.api.types.is_numeric_dtype(frame[key]) and not pd.api.types.is_bool_dtype(frame[key])
+        else ""
+        for key, _, _ in columns
+    }
     rows = []
     for rec in frame.head(limit).to_dict("records"):
         cells = "".join(f"<td{num[key]}>{html.escape(_cell(rec[key], fmt))}</td>" for key, _, fmt in columns)
@@ -159,15 +165,17 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
 
     source = step_source(trace, state)
     steps = reads_steps(source)  # a framework's steps; else the seed's dispatches, as before
-    figs = [("Steps" if steps else "Dispatches", view.gantt), ("GPU timeline", view.timeline),
-            ("Phases", view.phase_figure)]
+    figs = [
+        ("Steps" if steps else "Dispatches", view.gantt),
+        ("GPU timeline", view.timeline),
+        ("Phases", view.phase_figure),
+    ]
     from dashboard.render.findings import findings_for, findings_html
-
     from dashboard.render.steps import step_spec
 
-    findings = findings_html(trace, findings_for(trace, threshold=state.threshold, prefix=state.prefix,
-                                                 steps=step_spec(state)),
-                             state.trace)  # shown first
+    findings = findings_html(
+        trace, findings_for(trace, threshold=state.threshold, prefix=state.prefix, steps=step_spec(state)), state.trace
+    )  # shown first
     parts = []
     first = True
     bundle = partial_bundle()  # plotly.js's cartesian bundle (1.5 MB) when it matches plotly, else the full 4.8 MB
@@ -179,23 +187,46 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
             continue
         # The report layout: no on-screen hints (this file cannot redraw on zoom), >= 14 px text.
         if first and bundle is not None:
-            parts.append("<script>window.PlotlyConfig = {MathJaxConfig: 'local'};</script>"
-                         f"<script>{bundle.read_text(encoding='utf-8')}</script>")
-        parts.append(pio.to_html(report_layout(fig, aspect_limit=False), full_html=False,
-                                 include_plotlyjs="inline" if first and bundle is None else False,
-                                 config={"displaylogo": False, **REPORT_NO_CLOUD}, default_width="100%"))
+            parts.append(
+                "<script>window.PlotlyConfig = {MathJaxConfig: 'local'};</script>"
+                f"<script>{bundle.read_text(encoding='utf-8')}</script>"
+            )
+        parts.append(
+            pio.to_html(
+                report_layout(fig, aspect_limit=False),
+                full_html=False,
+                include_plotlyjs="inline" if first and bundle is None else False,
+                config={"displaylogo": False, **REPORT_NO_CLOUD},
+                default_width="100%",
+            )
+        )
         first = False
-    cards = "".join(f"<div class='card'><div class='l'>{html.escape(c.label)}</div>"
-                    f"<div class='v{' long' if len(c.value) > 16 else ''}'>"
-                    f"{html.escape(c.value)}</div><div class='h'>{html.escape(c.hint)}</div></div>" for c in view.cards)
+    cards = "".join(
+        f"<div class='card'><div class='l'>{html.escape(c.label)}</div>"
+        f"<div class='v{' long' if len(c.value) > 16 else ''}'>"
+        f"{html.escape(c.value)}</div><div class='h'>{html.escape(c.hint)}</div></div>"
+        for c in view.cards
+    )
     # the metric's name on the left, each phase's value right-aligned under its phase
-    phase_rows = "".join("<tr>" + "".join(f"<td{'' if k == 'metric' else ' class=num'}>{html.escape(str(v))}</td>"
-                                          for k, v in r.items()) + "</tr>" for r in view.phase_rows)
-    phase_head = "".join(f"<th{'' if k == 'metric' else ' class=num'}>{html.escape(str(k if k != 'metric' else ''))}</th>"
-                         for k in (view.phase_rows[0].keys() if view.phase_rows else []))
-    phase_section = (f"<h2>Per phase{f' (pid {sv_pid})' if (sv_pid := _steps_pid(trace, state)) is not None else ''}"
-                     f"</h2><table><thead><tr>{phase_head}</tr></thead><tbody>{phase_rows}</tbody>"
-                     "</table>") if view.phase_rows else ""
+    phase_rows = "".join(
+        "<tr>"
+        + "".join(f"<td{'' if k == 'metric' else ' class=num'}>{html.escape(str(v))}</td>" for k, v in r.items())
+        + "</tr>"
+        for r in view.phase_rows
+    )
+    phase_head = "".join(
+        f"<th{'' if k == 'metric' else ' class=num'}>{html.escape(str(k if k != 'metric' else ''))}</th>"
+        for k in (view.phase_rows[0].keys() if view.phase_rows else [])
+    )
+    phase_section = (
+        (
+            f"<h2>Per phase{f' (pid {sv_pid})' if (sv_pid := _steps_pid(trace, state)) is not None else ''}"
+            f"</h2><table><thead><tr>{phase_head}</tr></thead><tbody>{phase_rows}</tbody>"
+            "</table>"
+        )
+        if view.phase_rows
+        else ""
+    )
     kernels = pd.DataFrame(view.kernel_rows)
     api = pd.DataFrame(view.api_rows)
     from dashboard.render import effective_group, nvtx_rows, windowed
@@ -204,28 +235,66 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
     txt = str
     tables = []
     if not kernels.empty:
-        tables.append("<h2>Top kernels</h2>" + _table(kernels, [
-            ("name", "Kernel", txt), ("category", "Category", txt), ("count", "Count", lambda v: f"{v:,}"),
-            ("total_ns", "Total", fmt_ns), ("mean_ns", "Mean", fmt_ns),
-            ("kernel_pct", "% of kernel time", lambda v: fmt_pct(v, 2))], 50))
+        tables.append(
+            "<h2>Top kernels</h2>"
+            + _table(
+                kernels,
+                [
+                    ("name", "Kernel", txt),
+                    ("category", "Category", txt),
+                    ("count", "Count", lambda v: f"{v:,}"),
+                    ("total_ns", "Total", fmt_ns),
+                    ("mean_ns", "Mean", fmt_ns),
+                    ("kernel_pct", "% of kernel time", lambda v: fmt_pct(v, 2)),
+                ],
+                50,
+            )
+        )
     if not api.empty:
-        tables.append("<h2>CUDA API calls (totals summed across threads)</h2>" + _table(api, [
-            ("name", "Call", txt), ("count", "Count", lambda v: f"{v:,}"), ("total_ns", "Total", fmt_ns),
-            ("mean_ns", "Mean", fmt_ns)], 50))
+        tables.append(
+            "<h2>CUDA API calls (totals summed across threads)</h2>"
+            + _table(
+                api,
+                [
+                    ("name", "Call", txt),
+                    ("count", "Count", lambda v: f"{v:,}"),
+                    ("total_ns", "Total", fmt_ns),
+                    ("mean_ns", "Mean", fmt_ns),
+                ],
+                50,
+            )
+        )
     if not nvtx.empty:
-        tables.append("<h2>NVTX ranges</h2>" + _table(nvtx, [
-            ("name", "Range", txt), ("count", "Count", lambda v: f"{v:,}"), ("sum_ns", "Sum", fmt_ns),
-            ("union_ns", "Union", fmt_ns), ("gpu_overlap_ns", "GPU overlap", fmt_ns),
-            ("overlap_pct", "Overlap", fmt_pct)], 100))
+        tables.append(
+            "<h2>NVTX ranges</h2>"
+            + _table(
+                nvtx,
+                [
+                    ("name", "Range", txt),
+                    ("count", "Count", lambda v: f"{v:,}"),
+                    ("sum_ns", "Sum", fmt_ns),
+                    ("union_ns", "Union", fmt_ns),
+                    ("gpu_overlap_ns", "GPU overlap", fmt_ns),
+                    ("overlap_pct", "Overlap", fmt_pct),
+                ],
+                100,
+            )
+        )
     window = state.window()
-    settings = [f"trace: {trace.name}", *([f"steps from: {source.label}"] if steps else []),
-                f"dispatch prefix: {state.prefix}",
-                f"phase split: {'automatic' if state.threshold is None else f'prefill when tokens ≥ {state.threshold:g}'}",
-                f"GPU busy counts: {state.busy}",
-                f"window: {window[0] / 1e9:.6f}–{window[1] / 1e9:.6f} s" if window else "window: whole trace",
-                "statistics (cards, Per phase, tables): " + ("the window, intervals clipped at its edges"
-                                                             if state.stats_window() and trace.bundle is not None
-                                                             else "whole trace")]
+    settings = [
+        f"trace: {trace.name}",
+        *([f"steps from: {source.label}"] if steps else []),
+        f"dispatch prefix: {state.prefix}",
+        f"phase split: {'automatic' if state.threshold is None else f'prefill when tokens ≥ {state.threshold:g}'}",
+        f"GPU busy counts: {state.busy}",
+        f"window: {window[0] / 1e9:.6f}–{window[1] / 1e9:.6f} s" if window else "window: whole trace",
+        "statistics (cards, Per phase, tables): "
+        + (
+            "the window, intervals clipped at its edges"
+            if state.stats_window() and trace.bundle is not None
+            else "whole trace"
+        ),
+    ]
     link = f"<p class='small'>View link: <code>{html.escape(url)}</code></p>" if url else ""
     if state.warnings:  # what the link asked for that this report could not apply
         link += "".join(f"<p class='small'>{html.escape(w)}</p>" for w in state.warnings)

@@ -15,16 +15,23 @@ import pandas as pd
 
 from dashboard.analysis.findings import Finding, evaluate, fmt_s
 from dashboard.data.analysis import analysis_of
-from dashboard.state import SORT_ATTR, ViewState, to_query
 from dashboard.data.trace import LoadedTrace
+from dashboard.state import SORT_ATTR, ViewState, to_query
 
 SCHEMA = "tracedash.findings/1"
 DIFF_SCHEMA = "tracedash.findings-diff/1"
 CHANGE_PCT = 10.0  # a finding "changed" when its cost moved by more than this share (and 1 µs)
 
 
-def findings_for(trace: LoadedTrace, *, rules=None, params=None, threshold: float | None = None,
-                 prefix: str | None = None, steps=None) -> list[Finding]:
+def findings_for(
+    trace: LoadedTrace,
+    *,
+    rules=None,
+    params=None,
+    threshold: float | None = None,
+    prefix: str | None = None,
+    steps=None,
+) -> list[Finding]:
     """``analysis.findings.evaluate`` on a loaded trace (its summary and event rows), with the dispatch
     prefix ``prefix`` (default: the one the trace was loaded with), on the trace's derived results. With
     every rule at its defaults the result is computed once per (trace, threshold, prefix) and shared
@@ -35,8 +42,16 @@ def findings_for(trace: LoadedTrace, *, rules=None, params=None, threshold: floa
     ta = analysis_of(trace)
     if rules is None and params is None:
         return ta.findings(threshold, prefix, steps)
-    return evaluate(trace.summary, trace.bundle, rules=rules, params=params, dispatch_prefix=prefix,
-                    threshold=threshold, derived=ta, steps=ta.step_dispatches(steps) if steps is not None else None)
+    return evaluate(
+        trace.summary,
+        trace.bundle,
+        rules=rules,
+        params=params,
+        dispatch_prefix=prefix,
+        threshold=threshold,
+        derived=ta,
+        steps=ta.step_dispatches(steps) if steps is not None else None,
+    )
 
 
 def link_for(finding: Finding, trace_id: str = "", prefix: str = "CG_DISPATCH", steps: str = "auto") -> str:
@@ -120,8 +135,9 @@ def is_id_field(field: str) -> bool:
 
 def evidence_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """Evidence rows as text: ``evidence_header`` titles, ``evidence_cell`` values (same rows, same order)."""
-    return pd.DataFrame({evidence_header(c): [evidence_cell(c, v) for v in frame[c].tolist()] for c in frame.columns},
-                        index=frame.index)
+    return pd.DataFrame(
+        {evidence_header(c): [evidence_cell(c, v) for v in frame[c].tolist()] for c in frame.columns}, index=frame.index
+    )
 
 
 def evidence_html(frame: pd.DataFrame) -> str:
@@ -131,11 +147,17 @@ def evidence_html(frame: pd.DataFrame) -> str:
         return ""
     cols = list(frame.columns)
     # numbers right-aligned under right-aligned titles, text left-aligned under left-aligned ones
-    num = {c: " class='num'" if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
-           else "" for c in cols}
+    num = {
+        c: " class='num'"
+        if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
+        else ""
+        for c in cols
+    }
     head = "".join(f"<th{num[c]}>{html.escape(evidence_header(c))}</th>" for c in cols)
-    body = "".join("<tr>" + "".join(f"<td{num[c]}>{html.escape(evidence_cell(c, v))}</td>" for c, v in zip(cols, row))
-                   + "</tr>" for row in frame.itertuples(index=False, name=None))
+    body = "".join(
+        "<tr>" + "".join(f"<td{num[c]}>{html.escape(evidence_cell(c, v))}</td>" for c, v in zip(cols, row)) + "</tr>"
+        for row in frame.itertuples(index=False, name=None)
+    )
     return f"<table class='findings-rows'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -150,9 +172,15 @@ def not_evaluated(findings: list[Finding]) -> dict[str, list[str]]:
 
 def finding_dict(f: Finding, trace_id: str = "", prefix: str = "CG_DISPATCH") -> dict:
     """One finding in the JSON form: rule, severity, cost_ns, summary, link, params, rows (fixed key order)."""
-    out = {"rule": f.rule, "severity": f.severity, "cost_ns": int(f.cost_ns), "summary": f.summary,
-           "link": link_for(f, trace_id, prefix), "params": {k: _cell(v) for k, v in f.params.items()},
-           "rows": rows_of(f.rows)}
+    out = {
+        "rule": f.rule,
+        "severity": f.severity,
+        "cost_ns": int(f.cost_ns),
+        "summary": f.summary,
+        "link": link_for(f, trace_id, prefix),
+        "params": {k: _cell(v) for k, v in f.params.items()},
+        "rows": rows_of(f.rows),
+    }
     if f.note:
         out["note"] = f.note
     if not f.evaluated:
@@ -162,8 +190,11 @@ def finding_dict(f: Finding, trace_id: str = "", prefix: str = "CG_DISPATCH") ->
 
 def findings_json(trace: LoadedTrace, findings: list[Finding], trace_id: str = "") -> dict:
     """``{"schema": "tracedash.findings/1", "trace": NAME, "findings": [...]}``, ranked by cost."""
-    return {"schema": SCHEMA, "trace": trace.name,
-            "findings": [finding_dict(f, trace_id, trace.dispatch_prefix) for f in findings]}
+    return {
+        "schema": SCHEMA,
+        "trace": trace.name,
+        "findings": [finding_dict(f, trace_id, trace.dispatch_prefix) for f in findings],
+    }
 
 
 def findings_text(trace: LoadedTrace, findings: list[Finding], trace_id: str = "", max_rows: int = 5) -> str:
@@ -191,13 +222,17 @@ def findings_html(trace: LoadedTrace, findings: list[Finding], trace_id: str = "
             continue
         link = link_for(f, trace_id, trace.dispatch_prefix)
         table = evidence_html(f.rows.head(max_rows))
-        items.append(f"<li><b>[{html.escape(f.severity)}] {html.escape(f.rule)}</b> · {html.escape(fmt_s(f.cost_ns))}"
-                     f"<br>{html.escape(f.summary)}<br><span class='small'>view: <code>{html.escape(link)}</code>"
-                     f"</span>{table}</li>")
+        items.append(
+            f"<li><b>[{html.escape(f.severity)}] {html.escape(f.rule)}</b> · {html.escape(fmt_s(f.cost_ns))}"
+            f"<br>{html.escape(f.summary)}<br><span class='small'>view: <code>{html.escape(link)}</code>"
+            f"</span>{table}</li>"
+        )
     quiet = [f.rule for f in findings if f.severity == "none" and f.evaluated]
-    tail = (f"<p class='small'>Nothing found by: {html.escape(', '.join(quiet))}.</p>" if quiet else "")
-    tail += "".join(f"<p class='small'>Not evaluated ({html.escape(note)}): {html.escape(', '.join(rules))}.</p>"
-                    for note, rules in not_evaluated(findings).items())
+    tail = f"<p class='small'>Nothing found by: {html.escape(', '.join(quiet))}.</p>" if quiet else ""
+    tail += "".join(
+        f"<p class='small'>Not evaluated ({html.escape(note)}): {html.escape(', '.join(rules))}.</p>"
+        for note, rules in not_evaluated(findings).items()
+    )
     body = f"<ol>{''.join(items)}</ol>" if items else "<p>No finding with a cost.</p>"
     return f"<h2>Findings (what to fix first)</h2>{body}{tail}"
 
@@ -234,11 +269,18 @@ def diff_findings(a: list[Finding], b: list[Finding]) -> list[dict]:
             change = "changed"
         else:
             change = "same"
-        out.append({"rule": rule, "change": change, "a_cost_ns": None if na else int(ca),
-                    "b_cost_ns": None if nb else int(cb), "delta_ns": None if na or nb else int(cb - ca),
-                    "a_severity": "not evaluated" if na else fa[rule].severity if rule in fa else "none",
-                    "b_severity": "not evaluated" if nb else fb[rule].severity if rule in fb else "none",
-                    "b_summary": fb[rule].summary if rule in fb else ""})
+        out.append(
+            {
+                "rule": rule,
+                "change": change,
+                "a_cost_ns": None if na else int(ca),
+                "b_cost_ns": None if nb else int(cb),
+                "delta_ns": None if na or nb else int(cb - ca),
+                "a_severity": "not evaluated" if na else fa[rule].severity if rule in fa else "none",
+                "b_severity": "not evaluated" if nb else fb[rule].severity if rule in fb else "none",
+                "b_summary": fb[rule].summary if rule in fb else "",
+            }
+        )
     return sorted(out, key=lambda d: (d["delta_ns"] is None, -abs(d["delta_ns"] or 0), d["rule"]))
 
 
@@ -253,6 +295,8 @@ def diff_text(rows: list[dict]) -> str:
             lines.append(f"  {r['change']:11s} {r['rule']}")
             continue
         sign = "+" if r["delta_ns"] >= 0 else "-"
-        lines.append(f"  {r['change']:11s} {r['rule']:18s} {fmt_s(r['a_cost_ns']):>10s} -> "
-                     f"{fmt_s(r['b_cost_ns']):>10s} ({sign}{fmt_s(abs(r['delta_ns']))})")
+        lines.append(
+            f"  {r['change']:11s} {r['rule']:18s} {fmt_s(r['a_cost_ns']):>10s} -> "
+            f"{fmt_s(r['b_cost_ns']):>10s} ({sign}{fmt_s(abs(r['delta_ns']))})"
+        )
     return "\n".join(lines) + "\n"

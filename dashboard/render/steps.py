@@ -21,11 +21,11 @@ from dashboard.analysis import steps as st
 from dashboard.analysis.attribution import phase_category_time
 from dashboard.analysis.ratio import NA, is_na
 from dashboard.data.analysis import analysis_of, memo
-from dashboard.render.base import records
 from dashboard.figures.common import WIDE_CAPTION_WRAP_CHARS, add_caption, escape_text, fmt_ns
 from dashboard.figures.gantt import build_step_gantt
 from dashboard.figures.phases import build_phase_analysis
 from dashboard.figures.theme import DEFAULT_THEME, Theme
+from dashboard.render.base import records
 from dashboard.state import DEFAULT, ViewState
 from dashboard.text import count_noun
 
@@ -116,8 +116,9 @@ def _step_view(trace, spec: sp.StepSpec, pid: int | None, w: tuple[int, int] | N
         first = _first_kernel(attr, trace.bundle.kernels["start_ns"].to_numpy(np.int64), sel["index"].to_numpy())
         attr = attr.copy()
         attr[~np.isin(attr, sel["index"].to_numpy())] = st.UNATTRIBUTED  # this process's (window's) steps only
-        category_time = phase_category_time(trace.bundle.kernels, attr,
-                                            pd.Series(sel["phase"].to_numpy(), index=sel["index"]), ta.categories())
+        category_time = phase_category_time(
+            trace.bundle.kernels, attr, pd.Series(sel["phase"].to_numpy(), index=sel["index"]), ta.categories()
+        )
     return StepView(source, chosen, processes, sel, g, stats, category_time, steps, gpu, w, cut, first)
 
 
@@ -138,20 +139,25 @@ def _no_steps_text(sv: StepView) -> str:
 
 def step_scope_text(sv: StepView) -> str:
     """The "Stats for" line of a steps panel: the process shown and, with a window, which steps count."""
-    who = f"pid {sv.pid} ({len(sv.processes)} processes with steps: statistics of one, never merged)" \
-        if len(sv.processes) > 1 else ""
+    who = (
+        f"pid {sv.pid} ({len(sv.processes)} processes with steps: statistics of one, never merged)"
+        if len(sv.processes) > 1
+        else ""
+    )
     if sv.window is None:
         text = "Stats for: whole trace"
     else:
         a, b = sv.window
-        text = (f"Stats for: steps wholly inside the window {a / 1e9:.6f}–{b / 1e9:.6f} s"
-                + (f" ({count_noun(sv.cut, 'step')} cut by its edges left out)" if sv.cut else ""))
+        text = f"Stats for: steps wholly inside the window {a / 1e9:.6f}–{b / 1e9:.6f} s" + (
+            f" ({count_noun(sv.cut, 'step')} cut by its edges left out)" if sv.cut else ""
+        )
     return text + (f" · {who}" if who else "")
 
 
 # ----- the Gantt ---------------------------------------------------------------------------------------------
-def step_gantt(trace, state: ViewState, sv: StepView, x_range: tuple[int, int] | None,
-               theme: Theme = DEFAULT_THEME) -> go.Figure:
+def step_gantt(
+    trace, state: ViewState, sv: StepView, x_range: tuple[int, int] | None, theme: Theme = DEFAULT_THEME
+) -> go.Figure:
     """One bar per step of every process (grouped per process), coloured by phase, on the timeline's x
     axis; the legend counts the whole trace, or "N in view of M" when zoomed."""
     steps, gpu = sv.all_steps, sv.all_gpu
@@ -166,9 +172,17 @@ def step_gantt(trace, state: ViewState, sv: StepView, x_range: tuple[int, int] |
         title += f" · the {GANTT_STEP_BUDGET:,} longest of {len(steps):,} steps (zoom the timeline for the rest)"
         steps = steps.iloc[keep].reset_index(drop=True)
         gpu = gpu.iloc[keep].reset_index(drop=True) if gpu is not None else None
-    return build_step_gantt(steps, gpu, GANTT_ORDER, x_range_ns=x_range, title=title,
-                            uirevision=f"{trace.name}|timeline", in_view=in_view, empty_text=_no_steps_text(sv),
-                            theme=theme)
+    return build_step_gantt(
+        steps,
+        gpu,
+        GANTT_ORDER,
+        x_range_ns=x_range,
+        title=title,
+        uirevision=f"{trace.name}|timeline",
+        in_view=in_view,
+        empty_text=_no_steps_text(sv),
+        theme=theme,
+    )
 
 
 # ----- Per phase ---------------------------------------------------------------------------------------------
@@ -195,8 +209,10 @@ def step_phase_rows(sv: StepView) -> list[dict]:
         return []
     recs = sv.stats.to_dict("records")
     metrics = STEP_METRICS if sv.gpu is not None else STEP_METRICS[:-2]
-    return [{"metric": label, **{r["phase"]: UNKNOWN_COUNT if is_na(r.get(col)) else fmt(r[col]) for r in recs}}
-            for label, col, fmt in metrics]
+    return [
+        {"metric": label, **{r["phase"]: UNKNOWN_COUNT if is_na(r.get(col)) else fmt(r[col]) for r in recs}}
+        for label, col, fmt in metrics
+    ]
 
 
 # ----- the phase figure ---------------------------------------------------------------------------------------
@@ -206,8 +222,9 @@ def step_phase_figure(trace, state: ViewState, sv: StepView, caption: str, theme
     empty = "No steps in this window." if sv.window is not None else _no_steps_text(sv)
     if len(sv.steps) and serving.empty:
         empty = "Only graph captures: no serving step to split into phases."
-    fig = build_phase_analysis(serving, serving["phase"], sv.category_time if len(serving) else None, theme=theme,
-                               empty_text=empty)
+    fig = build_phase_analysis(
+        serving, serving["phase"], sv.category_time if len(serving) else None, theme=theme, empty_text=empty
+    )
     return add_caption(fig, caption, wrap=WIDE_CAPTION_WRAP_CHARS)
 
 
@@ -220,13 +237,27 @@ def step_table_rows(sv: StepView) -> list[dict]:
     s = sv.steps
     if s.empty:
         return []
-    out = pd.DataFrame({"index": s["index"], "phase": s["phase"], "tokens": s["tokens"], "mode": s["graph_mode"],
-                        "padded": s["padded"], "start_ns": s["start_ns"], "end_ns": s["end_ns"],
-                        "duration_ns": s["duration_ns"], "end_estimated": s["end_estimated"],
-                        "row_id": s["index"].astype(str), "pid": s["pid"], "name": s["name"],
-                        "context_requests": s["context_requests"], "context_tokens": s["context_tokens"],
-                        "generation_requests": s["generation_requests"],
-                        "generation_tokens": s["generation_tokens"], "batch_size": s["batch_size"]})
+    out = pd.DataFrame(
+        {
+            "index": s["index"],
+            "phase": s["phase"],
+            "tokens": s["tokens"],
+            "mode": s["graph_mode"],
+            "padded": s["padded"],
+            "start_ns": s["start_ns"],
+            "end_ns": s["end_ns"],
+            "duration_ns": s["duration_ns"],
+            "end_estimated": s["end_estimated"],
+            "row_id": s["index"].astype(str),
+            "pid": s["pid"],
+            "name": s["name"],
+            "context_requests": s["context_requests"],
+            "context_tokens": s["context_tokens"],
+            "generation_requests": s["generation_requests"],
+            "generation_tokens": s["generation_tokens"],
+            "batch_size": s["batch_size"],
+        }
+    )
     if sv.gpu is not None:
         out["kernels"] = sv.gpu["kernels"].to_numpy()
         out["gpu_busy_ns"] = sv.gpu["gpu_time_ns"].to_numpy()
@@ -247,5 +278,18 @@ def process_options(sv: StepView | None) -> list[dict]:
     return [{"label": f"pid {p} ({count_noun(n, 'step')})", "value": p} for p, n in sv.processes.items()]
 
 
-__all__ = ["StepView", "step_spec", "step_source", "steps_from_text", "reads_steps", "step_view", "step_gantt",
-           "step_phase_rows", "step_phase_figure", "step_table_rows", "step_scope_text", "process_options", "NA"]
+__all__ = [
+    "StepView",
+    "step_spec",
+    "step_source",
+    "steps_from_text",
+    "reads_steps",
+    "step_view",
+    "step_gantt",
+    "step_phase_rows",
+    "step_phase_figure",
+    "step_table_rows",
+    "step_scope_text",
+    "process_options",
+    "NA",
+]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -12,9 +11,8 @@ from dashboard.analysis.gpu_time import (
     cuda_traced,
 )
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_by_cause, idle_gaps
-from dashboard.analysis.ranks import (RANKS_FORMAT, rank_nvtx_stats)
-from dashboard.analysis.summary import kernel_durations, timed_kernels
-from dashboard.analysis.summary import kernel_busy_union, nvtx_stats
+from dashboard.analysis.ranks import RANKS_FORMAT, rank_nvtx_stats
+from dashboard.analysis.summary import kernel_busy_union, kernel_durations, nvtx_stats, timed_kernels
 from dashboard.analysis.tables import (
     api_table,
     group_nvtx_stats,
@@ -25,13 +23,14 @@ from dashboard.analysis.tables import (
 from dashboard.analysis.timeline import (
     BUSY_KERNELS,
 )
+from dashboard.data.analysis import memo
+from dashboard.data.trace import LoadedTrace
 from dashboard.figures.common import fmt_ns
 from dashboard.figures.idle import build_idle_causes
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 from dashboard.render.base import GAP_CAUSE_LIMIT, _records, launches_of, not_traced, work_for
 from dashboard.state import ViewState
-from dashboard.data.analysis import memo
-from dashboard.data.trace import LoadedTrace
+
 
 # Share of the mark budget per layer of the timeline.
 def device_ids(trace: LoadedTrace) -> list[int]:
@@ -57,18 +56,26 @@ def kernel_rows(trace: LoadedTrace, by: str = "short", busy_source: str = BUSY_K
         dur = kernel_durations(kernels).to_numpy()
         key = kernels["name"] if by == "full" else kernels["short_name"]
         codes, names = pd.factorize(key, sort=False)  # by code, not by string: no per-row str copies
-        longest = pd.DataFrame({"code": codes, "dur": dur,
-                                "s": kernels["start_ns"].to_numpy(), "e": kernels["end_ns"].to_numpy()})
+        longest = pd.DataFrame(
+            {"code": codes, "dur": dur, "s": kernels["start_ns"].to_numpy(), "e": kernels["end_ns"].to_numpy()}
+        )
         longest = longest[longest["code"] >= 0]
         longest = longest.sort_values("dur", ascending=False, kind="stable").drop_duplicates("code")
         where = longest.set_index(pd.Index(np.asarray(names, dtype=object)[longest["code"].to_numpy()]).astype(str))
         if graphs is not None and not graphs.empty:
-            g = graphs.assign(dur=graphs["end_ns"] - graphs["start_ns"]).sort_values("dur", ascending=False,
-                                                                                   kind="stable")
+            g = graphs.assign(dur=graphs["end_ns"] - graphs["start_ns"]).sort_values(
+                "dur", ascending=False, kind="stable"
+            )
             g = g.drop_duplicates("graph_id")
-            where = pd.concat([where[["s", "e"]], pd.DataFrame(
-                {"s": g["start_ns"].to_numpy(), "e": g["end_ns"].to_numpy()},
-                index=pd.Index([f"CUDA graph {int(i)}" for i in g["graph_id"]]))])
+            where = pd.concat(
+                [
+                    where[["s", "e"]],
+                    pd.DataFrame(
+                        {"s": g["start_ns"].to_numpy(), "e": g["end_ns"].to_numpy()},
+                        index=pd.Index([f"CUDA graph {int(i)}" for i in g["graph_id"]]),
+                    ),
+                ]
+            )
         table["start_ns"] = table["name"].map(where["s"]).astype("Int64")
         table["end_ns"] = table["name"].map(where["e"]).astype("Int64")
     return _records(table)
@@ -80,8 +87,9 @@ def api_rows(trace: LoadedTrace, by: str = "name") -> list[dict]:
     return _records(api_table(trace.summary, by=by))
 
 
-def idle_view(trace: LoadedTrace, state: ViewState, min_gap_ns: int,
-              theme: Theme = DEFAULT_THEME, grouped: bool = False) -> tuple[list[dict], go.Figure, str]:
+def idle_view(
+    trace: LoadedTrace, state: ViewState, min_gap_ns: int, theme: Theme = DEFAULT_THEME, grouped: bool = False
+) -> tuple[list[dict], go.Figure, str]:
     """Largest GPU idle gaps with host causes (table rows, at most ``GAP_CAUSE_LIMIT``), total idle
     time by cause (figure), and a line saying how many gaps there are and, when over the limit, that
     the rows are the largest ones ("" without intervals or kernels).
@@ -90,26 +98,44 @@ def idle_view(trace: LoadedTrace, state: ViewState, min_gap_ns: int,
     PyTorch's per-call names (``aten::mul, op_id = 317126``) add up to one cause."""
     b = trace.bundle
     if b is None or b.kernels.empty:
-        why = "This summary has no intervals: idle gaps need an nsys SQLite export." if b is None else \
-            "This trace has no kernels, so the GPU has no idle gaps to explain."
+        why = (
+            "This summary has no intervals: idle gaps need an nsys SQLite export."
+            if b is None
+            else "This trace has no kernels, so the GPU has no idle gaps to explain."
+        )
         return [], build_idle_causes(idle_by_cause(pd.DataFrame()), note=why, theme=theme), ""
     gaps_all = idle_gaps(work_for(b, state.busy), min_gap_ns=min_gap_ns)
     memops = None if busy_parts(state.busy)[0] else b.memops  # counted as busy: no gap to cover
-    causes = gap_causes(gaps_all, b.kernels, b.api_calls, b.nvtx_ranges, limit=GAP_CAUSE_LIMIT, memops=memops,
-                        launches=launches_of(trace, None))
+    causes = gap_causes(
+        gaps_all,
+        b.kernels,
+        b.api_calls,
+        b.nvtx_ranges,
+        limit=GAP_CAUSE_LIMIT,
+        memops=memops,
+        launches=launches_of(trace, None),
+    )
     if grouped and not causes.empty:
         ranges = [normalize_nvtx_name(r) if isinstance(r, str) and r else r for r in causes["nvtx_range"]]
         apis = causes["api_call"].tolist()
-        causes = causes.assign(nvtx_range=ranges, cause=[
-            f"{a} in {r}" if a and r else (a or r or NO_HOST_ACTIVITY) for a, r in zip(apis, ranges)])
+        causes = causes.assign(
+            nvtx_range=ranges,
+            cause=[f"{a} in {r}" if a and r else (a or r or NO_HOST_ACTIVITY) for a, r in zip(apis, ranges)],
+        )
     note = f"{len(gaps_all):,} gap{'' if len(gaps_all) == 1 else 's'} ≥ {fmt_ns(min_gap_ns)}"
     if len(gaps_all) > GAP_CAUSE_LIMIT:
         note += f"; causes of the {GAP_CAUSE_LIMIT:,} largest"
-    listed = (f"{len(gaps_all):,} gaps ≥ {fmt_ns(min_gap_ns)}: the table and chart hold the {GAP_CAUSE_LIMIT:,} "
-              "largest" if len(gaps_all) > GAP_CAUSE_LIMIT else note)
-    rows = _records(causes.assign(row_id=[str(i) for i in range(len(causes))],
-                                  memop_cover=[f"{k} covers {fmt_ns(n)}" if k else ""
-                                               for k, n in zip(causes["memop"], causes["memop_ns"])]))
+    listed = (
+        f"{len(gaps_all):,} gaps ≥ {fmt_ns(min_gap_ns)}: the table and chart hold the {GAP_CAUSE_LIMIT:,} largest"
+        if len(gaps_all) > GAP_CAUSE_LIMIT
+        else note
+    )
+    rows = _records(
+        causes.assign(
+            row_id=[str(i) for i in range(len(causes))],
+            memop_cover=[f"{k} covers {fmt_ns(n)}" if k else "" for k, n in zip(causes["memop"], causes["memop_ns"])],
+        )
+    )
     return rows, build_idle_causes(idle_by_cause(causes), note=note, theme=theme), listed
 
 
@@ -138,8 +164,11 @@ def _unmeasured_overlap(trace: LoadedTrace, rows: list[dict]) -> list[dict]:
     if not cuda_traced(trace):
         for r in rows:
             r["gpu_overlap_ns"] = r["overlap_pct"] = None
-            r["overlap_note"] = (f"—: not measured, {not_traced(trace)[len('not measured: '):]}"
-                                 if trace.meta.unanalysed_device else UNMEASURED_OVERLAP)
+            r["overlap_note"] = (
+                f"—: not measured, {not_traced(trace)[len('not measured: ') :]}"
+                if trace.meta.unanalysed_device
+                else UNMEASURED_OVERLAP
+            )
     return rows
 
 
@@ -151,6 +180,12 @@ def effective_group(trace: LoadedTrace, group: bool | None) -> bool:
     the trace's NVTX names carry ``op_id`` (PyTorch's emit_nvtx / Kineto names are unique per call)."""
     if group is not None:
         return bool(group)
-    return memo(trace, ("nvtx_has_op_id",), lambda: bool(
-        trace.summary.nvtx["name"].astype(str).str.contains("op_id", regex=False).any()) if len(trace.summary.nvtx)
-        else False)
+    return memo(
+        trace,
+        ("nvtx_has_op_id",),
+        lambda: (
+            bool(trace.summary.nvtx["name"].astype(str).str.contains("op_id", regex=False).any())
+            if len(trace.summary.nvtx)
+            else False
+        ),
+    )

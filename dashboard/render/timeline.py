@@ -16,7 +16,7 @@ from dashboard.analysis.gpu_time import (
     stream_names,
 )
 from dashboard.analysis.launches import LaunchIndex, match_launches
-from dashboard.analysis.ranks import (RANKS_FORMAT)
+from dashboard.analysis.ranks import RANKS_FORMAT
 from dashboard.analysis.tables import (
     clean_api_name,
     nvtx_table,
@@ -28,6 +28,8 @@ from dashboard.analysis.timeline import (
     select_ranges,
     thread_labeler,
 )
+from dashboard.data.analysis import analysis_of
+from dashboard.data.trace import LoadedTrace
 from dashboard.figures.common import WIDE_CAPTION_WRAP_CHARS, add_caption_spec
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 from dashboard.figures.timeline import (
@@ -35,17 +37,27 @@ from dashboard.figures.timeline import (
     Highlight,
     LaunchLink,
     api_lane_label,
-    gpu_timeline_spec,
     build_nvtx_union_bars,
     gpu_lane_label,
+    gpu_timeline_spec,
     stream_lane_label,
 )
-from dashboard.render.base import (API_BUDGET, GPU_BUDGET, KERNEL_BUDGET, MARK_TICK_BUDGET, MEMOP_BUDGET, NVTX_BUDGET,
-                                    activity_extent, dispatches_for, figure_filename, time_extent, view_caption)
+from dashboard.render.base import (
+    API_BUDGET,
+    GPU_BUDGET,
+    KERNEL_BUDGET,
+    MARK_TICK_BUDGET,
+    MEMOP_BUDGET,
+    NVTX_BUDGET,
+    activity_extent,
+    dispatches_for,
+    figure_filename,
+    time_extent,
+    view_caption,
+)
 from dashboard.state import ViewState
 from dashboard.state import window_from_relayout as state_window_from_relayout
-from dashboard.data.analysis import analysis_of
-from dashboard.data.trace import LoadedTrace
+
 
 # Share of the mark budget per layer of the timeline.
 def _launch_calls(kernels: pd.DataFrame, api_calls: pd.DataFrame, index: LaunchIndex | None = None) -> pd.DataFrame:
@@ -63,8 +75,13 @@ def _launch_calls(kernels: pd.DataFrame, api_calls: pd.DataFrame, index: LaunchI
     names = np.full(len(kernels), None, dtype=object)
     names[kpos] = [clean_api_name(str(n)) for n in api_calls["name"].iloc[apos].tolist()]
     columns = {"api_name": pd.Series(names, index=kernels.index, dtype=object)}  # not Arrow strings: read per row
-    for col, src in (("api_start_ns", "start_ns"), ("api_end_ns", "end_ns"), ("api_global_tid", "global_tid"),
-                     ("api_pid", "pid"), ("api_tid", "tid")):
+    for col, src in (
+        ("api_start_ns", "start_ns"),
+        ("api_end_ns", "end_ns"),
+        ("api_global_tid", "global_tid"),
+        ("api_pid", "pid"),
+        ("api_tid", "tid"),
+    ):
         values = api_calls[src].to_numpy(np.int64)[apos]
         if found.all():
             columns[col] = values
@@ -74,8 +91,9 @@ def _launch_calls(kernels: pd.DataFrame, api_calls: pd.DataFrame, index: LaunchI
     return pd.DataFrame(columns, index=kernels.index)
 
 
-def kernel_launch(trace: LoadedTrace, highlight: Highlight, gpus: dict[int, str],
-                  kernel_lanes: bool) -> LaunchLink | None:
+def kernel_launch(
+    trace: LoadedTrace, highlight: Highlight, gpus: dict[int, str], kernel_lanes: bool
+) -> LaunchLink | None:
     """The launch link of the kernel a ``Highlight`` of kind "kernel" points at: the kernel whose
     start and end equal the highlight's (the first such row), and its launch call (same process
     and correlation id). None when no kernel or no call matches.
@@ -98,22 +116,42 @@ def kernel_launch(trace: LoadedTrace, highlight: Highlight, gpus: dict[int, str]
     thread = labeler(int(call["api_global_tid"]), int(call["api_pid"]), int(call["api_tid"]))
     dev = int(row["device_id"])
     rank_devices = b.meta.rank_devices or None
-    lane = stream_lane_label(dev, int(row["stream_id"]), gpus, rank_devices) if kernel_lanes \
+    lane = (
+        stream_lane_label(dev, int(row["stream_id"]), gpus, rank_devices)
+        if kernel_lanes
         else gpu_lane_label(dev, gpus, rank_devices)
-    return LaunchLink(correlation_id=int(row["correlation_id"]), api_name=str(call["api_name"]),
-                      api_start_ns=int(call["api_start_ns"]), api_end_ns=int(call["api_end_ns"]),
-                      api_lane=api_lane_label(thread), kernel_name=str(row["short_name"]),
-                      kernel_start_ns=int(row["start_ns"]), kernel_end_ns=int(row["end_ns"]), kernel_lane=lane)
+    )
+    return LaunchLink(
+        correlation_id=int(row["correlation_id"]),
+        api_name=str(call["api_name"]),
+        api_start_ns=int(call["api_start_ns"]),
+        api_end_ns=int(call["api_end_ns"]),
+        api_lane=api_lane_label(thread),
+        kernel_name=str(row["short_name"]),
+        kernel_start_ns=int(row["start_ns"]),
+        kernel_end_ns=int(row["end_ns"]),
+        kernel_lane=lane,
+    )
 
 
-def timeline_figure(trace: LoadedTrace, state: ViewState, x_range: tuple[int, int] | None,
-                    theme: Theme = DEFAULT_THEME, highlight: Highlight | None = None) -> go.Figure:
+def timeline_figure(
+    trace: LoadedTrace,
+    state: ViewState,
+    x_range: tuple[int, int] | None,
+    theme: Theme = DEFAULT_THEME,
+    highlight: Highlight | None = None,
+) -> go.Figure:
     """``timeline_spec`` as a Plotly figure."""
     return go.Figure(timeline_spec(trace, state, x_range, theme, highlight), _validate=False)
 
 
-def timeline_spec(trace: LoadedTrace, state: ViewState, x_range: tuple[int, int] | None,
-                  theme: Theme = DEFAULT_THEME, highlight: Highlight | None = None) -> dict:
+def timeline_spec(
+    trace: LoadedTrace,
+    state: ViewState,
+    x_range: tuple[int, int] | None,
+    theme: Theme = DEFAULT_THEME,
+    highlight: Highlight | None = None,
+) -> dict:
     """GPU busy/idle per device with the NVTX overlay, within the mark budget (see analysis.timeline),
     as a plain figure dict (figures.timeline.gpu_timeline_spec).
 
@@ -124,8 +162,7 @@ def timeline_spec(trace: LoadedTrace, state: ViewState, x_range: tuple[int, int]
     """
     uirev = f"{trace.name}|timeline"
     if trace.bundle is None:
-        return build_nvtx_union_bars(nvtx_table(trace.summary), theme=theme,
-                                     gpu_measured=cuda_traced(trace)).to_dict()
+        return build_nvtx_union_bars(nvtx_table(trace.summary), theme=theme, gpu_measured=cuda_traced(trace)).to_dict()
     b = trace.bundle
     show = set(state.lanes)
     lo, hi = x_range if x_range is not None else (0, 0)
@@ -133,8 +170,11 @@ def timeline_spec(trace: LoadedTrace, state: ViewState, x_range: tuple[int, int]
     hidden_devices = set(state.hide_devices)
     unions = {d: u for d, u in unions.items() if d not in hidden_devices}
     min_visible = (hi - lo) // PLOT_WIDTH_PX if x_range is not None else 0
-    lanes = lanes_for_window(unions, lo_ns=lo, hi_ns=hi, budget=GPU_BUDGET, min_visible_ns=min_visible) \
-        if x_range is not None and "gpu" in show else []
+    lanes = (
+        lanes_for_window(unions, lo_ns=lo, hi_ns=hi, budget=GPU_BUDGET, min_visible_ns=min_visible)
+        if x_range is not None and "gpu" in show
+        else []
+    )
     ranges = b.nvtx_ranges[b.nvtx_ranges["start_ns"] >= 0] if "nvtx" in show else b.nvtx_ranges.iloc[0:0]
     selected, hidden = select_ranges(ranges, lo_ns=lo, hi_ns=hi, budget=NVTX_BUDGET)
     marks = b.nvtx_marks if "marks" in show else b.nvtx_marks.iloc[0:0]
@@ -150,26 +190,45 @@ def timeline_spec(trace: LoadedTrace, state: ViewState, x_range: tuple[int, int]
         if 0 < len(vis) <= KERNEL_BUDGET:
             calls = _launch_calls(vis, b.api_calls, analysis_of(trace).launch_index())
             calls["api_thread"] = pd.Series(  # object dtype: pandas' Arrow strings cost a conversion each way
-                [labeler(int(g), int(p), int(t)) if n is not None else None
-                 for n, g, p, t in zip(calls["api_name"].tolist(), calls["api_global_tid"].fillna(-1).tolist(),
-                                       calls["api_pid"].fillna(-1).tolist(), calls["api_tid"].fillna(-1).tolist())],
-                index=calls.index, dtype=object)
+                [
+                    labeler(int(g), int(p), int(t)) if n is not None else None
+                    for n, g, p, t in zip(
+                        calls["api_name"].tolist(),
+                        calls["api_global_tid"].fillna(-1).tolist(),
+                        calls["api_pid"].fillna(-1).tolist(),
+                        calls["api_tid"].fillna(-1).tolist(),
+                    )
+                ],
+                index=calls.index,
+                dtype=object,
+            )
             # (device, process, context, stream): one lane each, named alike at every zoom
             lanes_of = stream_names(vis, sharing=analysis_of(trace).stream_sharing())
             kernels = pd.concat([vis, categorize_kernels(vis), calls, lanes_of.rename("stream_lane")], axis=1)
         elif len(vis):
-            notes.append(f"{len(vis):,} kernels in view: zoom in to {KERNEL_BUDGET:,} or fewer to see each one "
-                         "by stream with its CUDA API calls")
+            notes.append(
+                f"{len(vis):,} kernels in view: zoom in to {KERNEL_BUDGET:,} or fewer to see each one "
+                "by stream with its CUDA API calls"
+            )
         a = b.api_calls
         rows = in_window(a, lo, hi)
         if 0 < len(rows) <= API_BUDGET and kernels is not None:
-            col = {c: a[c].to_numpy()[rows] for c in ("start_ns", "end_ns", "global_tid", "pid", "tid", "correlation_id")}
-            api = pd.DataFrame({**col,
-                                "name": pd.Series([clean_api_name(str(n)) for n in a["name"].iloc[rows].tolist()],
-                                                  dtype=object),
-                                "thread": pd.Series([labeler(int(g), int(p), int(t)) for g, p, t in
-                                                     zip(col["global_tid"].tolist(), col["pid"].tolist(),
-                                                         col["tid"].tolist())], dtype=object)})
+            col = {
+                c: a[c].to_numpy()[rows] for c in ("start_ns", "end_ns", "global_tid", "pid", "tid", "correlation_id")
+            }
+            api = pd.DataFrame(
+                {
+                    **col,
+                    "name": pd.Series([clean_api_name(str(n)) for n in a["name"].iloc[rows].tolist()], dtype=object),
+                    "thread": pd.Series(
+                        [
+                            labeler(int(g), int(p), int(t))
+                            for g, p, t in zip(col["global_tid"].tolist(), col["pid"].tolist(), col["tid"].tolist())
+                        ],
+                        dtype=object,
+                    ),
+                }
+            )
         elif len(rows) > API_BUDGET and kernels is not None:
             notes.append(f"{len(rows):,} CUDA API calls in view: zoom in to {API_BUDGET:,} or fewer to see them")
     if "memops" in show and x_range is not None and not b.memops.empty:
@@ -193,27 +252,60 @@ def timeline_spec(trace: LoadedTrace, state: ViewState, x_range: tuple[int, int]
         notes.append("GPU idle shown as the space between busy bars (too many gaps to draw at this scale)")
     busy_label = busy_source_label(state.busy, not b.graph_launches.empty)
     if not b.graph_launches.empty and busy_parts(state.busy)[1]:
-        notes.append(f"{len(b.graph_launches):,} CUDA graph launches shown as opaque busy intervals (graph-level "
-                     "trace): re-profile with --cuda-graph-trace=node for per-kernel detail")
+        notes.append(
+            f"{len(b.graph_launches):,} CUDA graph launches shown as opaque busy intervals (graph-level "
+            "trace): re-profile with --cuda-graph-trace=node for per-kernel detail"
+        )
     drawn = [f for f in (kernels, api, memops) if f is not None and not f.empty]
-    busy_or_idle = any(len(ln.starts) or len(ln.gap_starts) or (ln.mode == "bins" and ln.fraction.any()) for ln in lanes)
-    if x_range is not None and not busy_or_idle and selected.empty and marks.empty and not drawn \
-            and (extent := activity_extent(trace, dispatches_for(trace, state.prefix))) is not None:
-        notes.insert(0, f"Nothing recorded in this window: the trace's activity runs from {extent[0] / 1e9:.6f} "
-                        f"to {extent[1] / 1e9:.6f} s")
+    busy_or_idle = any(
+        len(ln.starts) or len(ln.gap_starts) or (ln.mode == "bins" and ln.fraction.any()) for ln in lanes
+    )
+    if (
+        x_range is not None
+        and not busy_or_idle
+        and selected.empty
+        and marks.empty
+        and not drawn
+        and (extent := activity_extent(trace, dispatches_for(trace, state.prefix))) is not None
+    ):
+        notes.insert(
+            0,
+            f"Nothing recorded in this window: the trace's activity runs from {extent[0] / 1e9:.6f} "
+            f"to {extent[1] / 1e9:.6f} s",
+        )
     lane_keys = nvtx_lane_keys(selected, ranks=ranks, thread_names=b.meta.thread_names)
     if ranks:  # hovers give each rank's own pid (the label says which rank)
         lane_keys["pid"] = [ranks.get(int(p), (0, int(p)))[1] for p in lane_keys["pid"]]
         if api is not None:
             api["pid"] = [ranks.get(int(p), (0, int(p)))[1] for p in api["pid"]]
     launch = kernel_launch(trace, highlight, b.meta.gpus, kernels is not None) if highlight is not None else None
-    title = "GPU timeline" if cuda_traced(trace) else "Timeline (NVTX only: CUDA was not traced)" \
-        if not b.meta.unanalysed_device else "Timeline (NVTX only: the work of " + " and ".join(
-            dict.fromkeys(what.split()[0] for what, _n in b.meta.unanalysed_device)) + " is not analysed)"
-    return gpu_timeline_spec(lanes, lane_keys, marks, gpus=b.meta.gpus, x_range_ns=x_range, title=title,
-                              busy_label=busy_label, notes=notes, uirevision=uirev, kernels=kernels,
-                              memops=memops, api=api, highlight=highlight, launch=launch, theme=theme,
-                              rank_devices=b.meta.rank_devices or None)
+    title = (
+        "GPU timeline"
+        if cuda_traced(trace)
+        else "Timeline (NVTX only: CUDA was not traced)"
+        if not b.meta.unanalysed_device
+        else "Timeline (NVTX only: the work of "
+        + " and ".join(dict.fromkeys(what.split()[0] for what, _n in b.meta.unanalysed_device))
+        + " is not analysed)"
+    )
+    return gpu_timeline_spec(
+        lanes,
+        lane_keys,
+        marks,
+        gpus=b.meta.gpus,
+        x_range_ns=x_range,
+        title=title,
+        busy_label=busy_label,
+        notes=notes,
+        uirevision=uirev,
+        kernels=kernels,
+        memops=memops,
+        api=api,
+        highlight=highlight,
+        launch=launch,
+        theme=theme,
+        rank_devices=b.meta.rank_devices or None,
+    )
 
 
 def window_from_relayout(relayout: dict | None, extent: tuple[int, int] | None) -> tuple[int, int] | None:
@@ -229,8 +321,9 @@ def window_from_relayout(relayout: dict | None, extent: tuple[int, int] | None) 
     return extent if w is None else w
 
 
-def zoomed_timeline(trace: LoadedTrace, state: ViewState, relayout: dict | None,
-                    theme: Theme = DEFAULT_THEME) -> go.Figure | None:
+def zoomed_timeline(
+    trace: LoadedTrace, state: ViewState, relayout: dict | None, theme: Theme = DEFAULT_THEME
+) -> go.Figure | None:
     """The timeline re-drawn for the window a zoom/pan selected (None: nothing to redraw).
 
     Redrawing at the new window keeps the mark budget while adding detail: bins become busy
@@ -241,7 +334,11 @@ def zoomed_timeline(trace: LoadedTrace, state: ViewState, relayout: dict | None,
     w = state_window_from_relayout(relayout)
     if w is False:
         return None
-    return timeline_view(trace, replace(state, t0_ns=w[0], t1_ns=w[1]) if w is not None else replace(state, t0_ns=None, t1_ns=None), theme)[0]
+    return timeline_view(
+        trace,
+        replace(state, t0_ns=w[0], t1_ns=w[1]) if w is not None else replace(state, t0_ns=None, t1_ns=None),
+        theme,
+    )[0]
 
 
 def mark_target(fig: go.Figure, mark: tuple[str, int, int] | None) -> go.Figure:
@@ -249,13 +346,18 @@ def mark_target(fig: go.Figure, mark: tuple[str, int, int] | None) -> go.Figure:
     if not mark:
         return fig
     kind, s, e = mark
-    fig.add_vrect(x0=s / 1e9, x1=e / 1e9, line=dict(color="#111827", width=2), fillcolor="rgba(250, 204, 21, 0.18)",
-                  layer="above", name=f"selected {kind}")
+    fig.add_vrect(
+        x0=s / 1e9,
+        x1=e / 1e9,
+        line=dict(color="#111827", width=2),
+        fillcolor="rgba(250, 204, 21, 0.18)",
+        layer="above",
+        name=f"selected {kind}",
+    )
     return fig
 
 
-def timeline_view(trace: LoadedTrace, state: ViewState,
-                  theme: Theme = DEFAULT_THEME) -> tuple[go.Figure, str]:
+def timeline_view(trace: LoadedTrace, state: ViewState, theme: Theme = DEFAULT_THEME) -> tuple[go.Figure, str]:
     """``timeline_view_spec`` with the figure as a Plotly figure (exports, reports)."""
     spec, filename = timeline_view_spec(trace, state, theme)
     return go.Figure(spec, _validate=False), filename
@@ -267,9 +369,13 @@ def timeline_view_spec(trace: LoadedTrace, state: ViewState, theme: Theme = DEFA
     file name."""
     x_range = state.window() or time_extent(trace, dispatches_for(trace, state.prefix))
     # the marked row: outlined, and for a kernel its launch call linked to it (figures.timeline.Highlight)
-    highlight = Highlight(state.mark[1], state.mark[2], label=f"selected {state.mark[0]}",
-                          kind=state.mark[0]) if state.mark else None
+    highlight = (
+        Highlight(state.mark[1], state.mark[2], label=f"selected {state.mark[0]}", kind=state.mark[0])
+        if state.mark
+        else None
+    )
     # it draws no phases: its caption names no threshold
     spec = timeline_spec(trace, state, x_range, theme, highlight=highlight)
-    return add_caption_spec(spec, view_caption(trace, state, state.window()), wrap=WIDE_CAPTION_WRAP_CHARS), \
-        figure_filename(trace, "timeline", state.window())
+    return add_caption_spec(
+        spec, view_caption(trace, state, state.window()), wrap=WIDE_CAPTION_WRAP_CHARS
+    ), figure_filename(trace, "timeline", state.window())

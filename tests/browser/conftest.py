@@ -17,21 +17,45 @@ CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/
 # so it carries that list too. The test_dashboard.py browser tests took 88 CPU-s against 92 with ours alone
 # (two runs each, alternated).
 PLAYWRIGHT_DISABLED_FEATURES = (
-    "AvoidUnnecessaryBeforeUnloadCheckSync", "DestroyProfileOnBrowserClose", "HttpsUpgrades",
-    "HttpsFirstBalancedModeAutoEnable", "LensOverlay", "MediaRouter", "PaintHolding", "ThirdPartyStoragePartitioning",
-    "AvoidCorsURLLoaderRestartOnRedirect", "TcpPortRandomizationWin", "OptimizationHints", "NetworkTimeServiceQuerying",
-    "AimEnabled", "PreconnectToSearch")
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose",
+    "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable",
+    "LensOverlay",
+    "MediaRouter",
+    "PaintHolding",
+    "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect",
+    "TcpPortRandomizationWin",
+    "OptimizationHints",
+    "NetworkTimeServiceQuerying",
+    "AimEnabled",
+    "PreconnectToSearch",
+)
 # One renderer per page, no spare one started beside it: the tests open only this server's pages (one origin),
 # and Chromium then spends ~7 % less CPU per test (measured on the view-state tests).
-DISABLED_FEATURES = ("IsolateOrigins", "site-per-process", "SpareRendererForSitePerProcess", *PLAYWRIGHT_DISABLED_FEATURES)
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-extensions", "--disable-quic",
-                 "--no-first-run",
-                 # No TurboFan: a test page lives seconds, and optimising its hot functions costs more CPU than
-                 # it saves (the browser tests took 9 % less CPU in all, back to back: 221 against 242 CPU-s).
-                 "--js-flags=--no-opt",
-                 "--disable-site-isolation-trials",
-                 "--disable-features=" + ",".join(DISABLED_FEATURES)]
+DISABLED_FEATURES = (
+    "IsolateOrigins",
+    "site-per-process",
+    "SpareRendererForSitePerProcess",
+    *PLAYWRIGHT_DISABLED_FEATURES,
+)
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-quic",
+    "--no-first-run",
+    # No TurboFan: a test page lives seconds, and optimising its hot functions costs more CPU than
+    # it saves (the browser tests took 9 % less CPU in all, back to back: 221 against 242 CPU-s).
+    "--js-flags=--no-opt",
+    "--disable-site-isolation-trials",
+    "--disable-features=" + ",".join(DISABLED_FEATURES),
+]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 # `make test` keeps both cores busy for its whole run: a lazily loaded component (dcc.Dropdown's chunk) can take
 # longer than Playwright's 5 s default to appear, so assertions without their own timeout wait up to 20 s.

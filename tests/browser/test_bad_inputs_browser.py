@@ -14,8 +14,9 @@ from playwright.sync_api import Page, expect
 from dashboard.app import create_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bad_inputs import IMG_NAME, SCRIPT_NAME, write_case  # noqa: E402
 from waits import figure_js, grid_js, present  # noqa: E402
+
+from bad_inputs import IMG_NAME, SCRIPT_NAME, write_case  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -42,20 +43,19 @@ def test_damaged_sqlite_files_show_an_alert_naming_the_file(page: Page, serve, t
     app = create_app([corrupt, truncated])
     page.goto(serve(app))
     expect(present(page.locator("#alerts .alert"))).to_have_text(
-        "corrupt.sqlite: the SQLite file is damaged or truncated (database disk image is malformed)",
-        timeout=30000)
+        "corrupt.sqlite: the SQLite file is damaged or truncated (database disk image is malformed)", timeout=30000
+    )
     page.click("#trace-picker")
     page.get_by_text("truncated.sqlite", exact=True).click()
     expect(present(page.locator("#alerts .alert"))).to_have_text(
-        "truncated.sqlite: the SQLite file is damaged or truncated (database disk image is malformed)",
-        timeout=30000)
+        "truncated.sqlite: the SQLite file is damaged or truncated (database disk image is malformed)", timeout=30000
+    )
     assert {p: digest(p) for p in (truncated, corrupt)} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corrupt.sqlite", "truncated.sqlite"]
     assert console_errors == []
 
 
-def test_html_and_script_names_render_as_text_everywhere(page: Page, serve, tmp_path, tmp_path_factory,
-                                                         console_errors):
+def test_html_and_script_names_render_as_text_everywhere(page: Page, serve, tmp_path, tmp_path_factory, console_errors):
     path = write_case("html_and_script_names", tmp_path)
     before = digest(path)
     dialogs = []
@@ -74,17 +74,24 @@ def test_html_and_script_names_render_as_text_everywhere(page: Page, serve, tmp_
     assert sorted(c.strip() for c in cells) == sorted(HOSTILE)
 
     # timeline: per-stream kernels are drawn at this window; tick labels and hovers show literal text
-    page.wait_for_function(figure_js("timeline", "gd._fullData.some(t => t.name.startsWith('kernels: '))"),
-                           timeout=30000)
+    page.wait_for_function(
+        figure_js("timeline", "gd._fullData.some(t => t.name.startsWith('kernels: '))"), timeout=30000
+    )
     ticks = page.evaluate(figure_js("timeline", "[...gd.querySelectorAll('.ytick text')].map(t => t.textContent)"))
     assert "GPU 0 · <script>w…__pwned=1</script>" in ticks  # the GPU's name, elided, as text
+
     def hover(graph_id: str, find_trace: str, point: int) -> str:
         """Hover one point through Plotly and return the hover label's text (Plotly throttles hovers: pause)."""
         page.wait_for_timeout(120)
-        return page.evaluate(figure_js(graph_id, f"""(() => {{
+        return page.evaluate(
+            figure_js(
+                graph_id,
+                f"""(() => {{
             const i = gd._fullData.findIndex({find_trace});
             Plotly.Fx.hover(gd, [{{curveNumber: i, pointNumber: {point}}}]);
-            return [...gd.querySelectorAll('.hoverlayer .hovertext')].map(h => h.textContent).join(' | '); }})()"""))
+            return [...gd.querySelectorAll('.hoverlayer .hovertext')].map(h => h.textContent).join(' | '); }})()""",
+            )
+        )
 
     kernels = "t => t.name.startsWith('kernels: ')"  # one trace per kernel category: both are 'other'
     hovered = [hover("timeline", kernels, p) for p in range(2)]

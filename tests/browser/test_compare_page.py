@@ -11,9 +11,10 @@ from dashboard.app import create_app
 from dashboard.app.store import trace_id
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from compare_fixtures import write_pair  # noqa: E402
-from paths import NSYS_DIR, nsys_trace  # noqa: E402
 from waits import figure_js, grid_js, present  # noqa: E402
+
+from compare_fixtures import write_pair  # noqa: E402
+from paths import nsys_trace  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -22,8 +23,10 @@ AFTER = nsys_trace("nsys2026.2_2gpu_nccl_after.sqlite")
 
 
 def grid_rows(page: Page, grid_id: str, field: str) -> list:
-    return page.evaluate(f"() => {{ const api = dash_ag_grid.getApi('{grid_id}'); const out = []; "
-                         f"api.forEachNodeAfterFilterAndSort(n => out.push(n.data.{field})); return out; }}")
+    return page.evaluate(
+        f"() => {{ const api = dash_ag_grid.getApi('{grid_id}'); const out = []; "
+        f"api.forEachNodeAfterFilterAndSort(n => out.push(n.data.{field})); return out; }}"
+    )
 
 
 def wait_rows(page: Page, grid_id: str, n: int):
@@ -39,7 +42,12 @@ def test_compare_page_from_a_link(page: Page, serve, artifacts, console_errors, 
     expect(page.locator("#cmp-cards")).to_contain_text("1.60 µs → 1.70 µs")
     wait_rows(page, "cmp-kernel-grid", 5)
     assert grid_rows(page, "cmp-kernel-grid", "name") == [
-        "onlyA_kernel", "flash_fwd_kernel", "ncclDevKernel_AllReduce", "onlyB_kernel", "ampere_sgemm_128x64"]
+        "onlyA_kernel",
+        "flash_fwd_kernel",
+        "ncclDevKernel_AllReduce",
+        "onlyB_kernel",
+        "ampere_sgemm_128x64",
+    ]
     wait_rows(page, "cmp-type-table", 4)
     assert grid_rows(page, "cmp-type-table", "tokens") == [512, 1, 3, 5]
     assert grid_rows(page, "cmp-phase-table", "matched_b_ns") == [900, 700]
@@ -82,17 +90,20 @@ def test_compare_link_and_bad_ids(page: Page, serve, console_errors, tmp_path):
     assert page.evaluate("() => location.search") == "?" + urlencode({"a": trace_id(a), "b": trace_id(b)})
     expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("+16.67 %")
     page.click("#cmp-swap")  # B becomes the baseline (its mix: decode 1/3/5): prefill is now the worst phase
-    page.wait_for_function(f"() => location.search === '?{urlencode({'a': trace_id(b), 'b': trace_id(a)})}'",
-                           timeout=30000)
+    page.wait_for_function(
+        f"() => location.search === '?{urlencode({'a': trace_id(b), 'b': trace_id(a)})}'", timeout=30000
+    )
     expect(page.locator("#cmp-cards .delta-card").first).to_contain_text("900 ns → 1.00 µs+11.11 %")
 
     # the dashboard's phase threshold travels to the compare page and back to each run's dashboard link
     page.goto(f"{url}/?{urlencode({'trace': trace_id(a), 'threshold': 600})}")
-    expect(present(link)).to_have_attribute("href", f"compare/?{urlencode({'a': trace_id(a), 'threshold': 600})}",
-                                            timeout=30000)
+    expect(present(link)).to_have_attribute(
+        "href", f"compare/?{urlencode({'a': trace_id(a), 'threshold': 600})}", timeout=30000
+    )
     link.click()
     expect(present(page.locator("#cmp-gate-note"))).to_contain_text(
-        "Phase split for both runs: prefill when tokens >= 600.0 (set in the link).", timeout=30000)
+        "Phase split for both runs: prefill when tokens >= 600.0 (set in the link).", timeout=30000
+    )
     assert "threshold=600" in page.evaluate("() => location.search")
     assert "threshold=600" in page.get_attribute("#cmp-open-a", "href")
 

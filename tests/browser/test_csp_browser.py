@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
+from waits import present
 
 from dashboard.app import create_app
-from waits import present
 
 pytestmark = pytest.mark.browser
 
@@ -75,12 +75,18 @@ def test_team_token_sign_in_opens_the_linked_view(page: Page, serve, app_dir, co
     assert "script-src 'self' 'sha256-" in csp and "'unsafe-eval'" not in csp and "frame-ancestors 'none'" in csp
     for graph in ("#timeline", "#gantt"):  # Plotly drew its SVG
         page.locator(f"{graph} .main-svg").first.wait_for(state="attached", timeout=60000)
-    page.wait_for_function("() => document.querySelectorAll('#timeline .cartesianlayer path').length > 50",
-                           timeout=60000)  # lanes drawn
+    page.wait_for_function(
+        "() => document.querySelectorAll('#timeline .cartesianlayer path').length > 50", timeout=60000
+    )  # lanes drawn
     page.locator("#gap-table .ag-row").first.wait_for(state="attached", timeout=60000)  # rows filled
     page.wait_for_timeout(1000)
     assert page.evaluate("() => window.__csp") == []
     cookie = next(c for c in page.context.cookies() if c["name"] == "tracedash_session")
-    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["expires"] == -1 and token not in cookie["value"]
+    assert (
+        cookie["httpOnly"]
+        and cookie["sameSite"] == "Strict"
+        and cookie["expires"] == -1
+        and token not in cookie["value"]
+    )
     assert refused == []
     assert [e for e in console_errors[before:] if "Content Security Policy" in e] == []

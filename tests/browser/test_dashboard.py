@@ -4,13 +4,12 @@ import time
 
 import pytest
 from playwright.sync_api import Page, expect
+from waits import figure_js, grid_js, present, until, zoom
 
 from dashboard.app import create_app
 from dashboard.app.components import NO_MATCH, NO_ROWS
-from waits import figure_js, grid_js, present, until, zoom
 
 pytestmark = pytest.mark.browser
-
 
 
 def samples_dir():
@@ -39,7 +38,10 @@ def test_seed_gantt_phases_sorting_threshold_and_the_sort_link(page: Page, serve
     """One page of the seed summary (each page load costs ~4 CPU-s): the Gantt, cards and kernel table; a sort
     that travels in the link to a new browser; a threshold that moves dispatches between phases."""
     external = []
-    page.on("request", lambda r: None if r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else external.append(r.url))
+    page.on(
+        "request",
+        lambda r: None if r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else external.append(r.url),
+    )
     url = serve(create_app(trace_dirs=[samples_dir()]))
     t0 = time.monotonic()
     page.goto(url)
@@ -87,8 +89,9 @@ def test_seed_gantt_phases_sorting_threshold_and_the_sort_link(page: Page, serve
     p2.locator("#kernel-table").scroll_into_view_if_needed()
     p2.wait_for_function(grid_js("kernel-table", "n === 20"), timeout=30000)
     p2.wait_for_function(until(f"{api}.getDisplayedRowAtIndex(0).data.count === 184"), timeout=30000)
-    counts = p2.evaluate(f"() => {{ const out = []; {api}.forEachNodeAfterFilterAndSort(n => out.push(n.data.count));"
-                         " return out; }")
+    counts = p2.evaluate(
+        f"() => {{ const out = []; {api}.forEachNodeAfterFilterAndSort(n => out.push(n.data.count)); return out; }}"
+    )
     assert counts == sorted(counts)
     other.close()
 
@@ -107,7 +110,8 @@ def test_seed_gantt_phases_sorting_threshold_and_the_sort_link(page: Page, serve
 
 
 def test_nvtx_sample_timeline_zoom_follows_gantt_and_a_copied_link_reproduces_the_view(
-        page: Page, serve, browser, artifacts, console_errors):
+    page: Page, serve, browser, artifacts, console_errors
+):
     open_trace(page, serve, "nsys2022.4_cpu_llm_server_nvtx.sqlite")
     expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (3)", timeout=30000)
     page.locator("#timeline .legendtext").first.wait_for(state="visible")
@@ -127,13 +131,19 @@ def test_nvtx_sample_timeline_zoom_follows_gantt_and_a_copied_link_reproduces_th
     assert page.evaluate(figure_js("timeline", "gd.layout.xaxis.range")) == [0.03, 0.05]
     # the zoom's round (state, link, both views redrawn at the window) is over before the next zoom: a
     # figure arriving late would otherwise replace the range a programmatic relayout set
-    page.wait_for_function("() => location.search.includes('t0_ns=30000000') && "
-                           "!document.querySelector('[data-dash-is-loading=\"true\"]')", timeout=30000)
+    page.wait_for_function(
+        "() => location.search.includes('t0_ns=30000000') && "
+        "!document.querySelector('[data-dash-is-loading=\"true\"]')",
+        timeout=30000,
+    )
     zoom(page, "timeline", 0.04, 0.06)
     page.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[0] - 0.04) < 1e-9"), timeout=30000)
     page.screenshot(path=str(artifacts / "nvtx_sample_zoomed.png"), full_page=True)
-    page.wait_for_function("() => location.search.includes('t0_ns=40000000') && "
-                           "!document.querySelector('[data-dash-is-loading=\"true\"]')", timeout=30000)
+    page.wait_for_function(
+        "() => location.search.includes('t0_ns=40000000') && "
+        "!document.querySelector('[data-dash-is-loading=\"true\"]')",
+        timeout=30000,
+    )
 
     # a copied link reproduces the view in a new browser (on the same page: one page load fewer)
     page.fill("#phase-threshold", "2")
@@ -169,17 +179,22 @@ def test_nvtx_sample_timeline_zoom_follows_gantt_and_a_copied_link_reproduces_th
 
 
 def test_two_gpu_trace_shows_device_lanes_and_hidden_gpus_and_kernel_filter_travel_in_the_link(
-        page: Page, serve, browser, artifacts, console_errors):
+    page: Page, serve, browser, artifacts, console_errors
+):
     open_trace(page, serve, "nsys2026.2_2gpu_nccl_before.sqlite")
     expect(present(page.locator("#overview"))).to_contain_text("4,010", timeout=30000)
     expect(page.locator("#gantt")).to_contain_text("No dispatch marks found")
-    page.wait_for_function(figure_js("timeline", "gd.layout.yaxis.categoryarray && "
-                                                 "gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=30000)
+    page.wait_for_function(
+        figure_js("timeline", "gd.layout.yaxis.categoryarray && gd.layout.yaxis.categoryarray.includes('GPU 1')"),
+        timeout=30000,
+    )
     lanes = page.evaluate(figure_js("timeline", "gd.layout.yaxis.categoryarray"))
     assert lanes[:2] == ["GPU 1", "GPU 0"]  # bottom-up order of a categorical axis
     # no card hint is cut off at 1600 px: the 179-character input rows hint spans two columns
-    cut = page.evaluate("() => [...document.querySelectorAll('#overview .card-hint')]"
-                        ".filter(h => h.scrollHeight > h.clientHeight + 1).map(h => h.innerText)")
+    cut = page.evaluate(
+        "() => [...document.querySelectorAll('#overview .card-hint')]"
+        ".filter(h => h.scrollHeight > h.clientHeight + 1).map(h => h.innerText)"
+    )
     assert cut == []
     assert page.locator("#overview .card.span-2").count() == 1
     # a panel that does not apply says so in one line (no empty figure box)
@@ -202,8 +217,13 @@ def test_two_gpu_trace_shows_device_lanes_and_hidden_gpus_and_kernel_filter_trav
     p2 = other.new_page()
     p2.goto(url)
     expect(present(p2.locator("#overview"))).to_contain_text("4,010", timeout=30000)
-    p2.wait_for_function(figure_js("timeline", "gd.layout.yaxis.categoryarray.includes('GPU 0') && "
-                                               "!gd.layout.yaxis.categoryarray.includes('GPU 1')"), timeout=30000)
+    p2.wait_for_function(
+        figure_js(
+            "timeline",
+            "gd.layout.yaxis.categoryarray.includes('GPU 0') && !gd.layout.yaxis.categoryarray.includes('GPU 1')",
+        ),
+        timeout=30000,
+    )
     assert p2.input_value("#kernel-filter") == "flash"
     p2.locator("#kernel-table").scroll_into_view_if_needed()
     p2.wait_for_function(grid_js("kernel-table", "n === 1"), timeout=30000)
@@ -212,8 +232,7 @@ def test_two_gpu_trace_shows_device_lanes_and_hidden_gpus_and_kernel_filter_trav
     page.fill("#kernel-filter", "no-such-kernel")
     page.press("#kernel-filter", "Enter")
     page.locator("#kernel-table").scroll_into_view_if_needed()
-    expect(present(page.locator("#kernel-table .ag-overlay-no-matching-rows-center"))).to_have_text(
-        NO_MATCH["kernels"])
+    expect(present(page.locator("#kernel-table .ag-overlay-no-matching-rows-center"))).to_have_text(NO_MATCH["kernels"])
     assert console_errors == []
 
 
@@ -222,40 +241,52 @@ def test_bad_trace_shows_alert_and_server_keeps_serving(page: Page, serve, tmp_p
     bad.write_text("hello")
     page.goto(serve(create_app([bad, samples_dir() / "000_746bee52f7bbcc80_seed_summary.json"])))
     expect(present(page.locator("#alerts .alert"))).to_contain_text(
-        "not_a_trace.sqlite: neither an nsys SQLite export nor a tracedash summary JSON", timeout=30000)
+        "not_a_trace.sqlite: neither an nsys SQLite export nor a tracedash summary JSON", timeout=30000
+    )
     choose_trace(page, "000_746bee52f7bbcc80_seed_summary.json")
     expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (42)", timeout=30000)
     expect(page.locator("#alerts .alert")).to_have_count(0)
     assert console_errors == []
 
 
-def test_108k_zoom_fetches_detail_and_row_clicks_zoom_to_their_gap_and_dispatch(page: Page, serve, artifacts,
-                                                                                console_errors):
+def test_108k_zoom_fetches_detail_and_row_clicks_zoom_to_their_gap_and_dispatch(
+    page: Page, serve, artifacts, console_errors
+):
     """One page of the 108k sample (a page load costs ~5 CPU-s here): a zoom fetches kernel detail and the
     Gantt follows; a clicked idle-gap row zooms the timeline to that gap; a clicked dispatch row writes a
     window around that dispatch into the link."""
     open_trace(page, serve, "generated_seed_shaped_108k.sqlite")
     expect(present(page.locator("#overview"))).to_contain_text("108,000", timeout=30000)
-    page.wait_for_function(figure_js("timeline", "gd._fullData.some(t => t.name.startsWith('GPU busy fraction'))"),
-                           timeout=30000)
+    page.wait_for_function(
+        figure_js("timeline", "gd._fullData.some(t => t.name.startsWith('GPU busy fraction'))"), timeout=30000
+    )
     # the level-of-detail status line, as drawn: inside the figure, on one line at this width
-    status = page.evaluate(figure_js("timeline", "(() => { const i = gd.layout.annotations.findIndex(a => a.name === "
-                                                 "'status'); const el = gd.querySelectorAll('.annotation')[i]; "
-                                                 "const r = el.getBoundingClientRect(), f = gd.getBoundingClientRect(); "
-                                                 "return {text: gd.layout.annotations[i].text, left: r.left - f.left, "
-                                                 "right: r.right - f.left, width: f.width}; })()"))
+    status = page.evaluate(
+        figure_js(
+            "timeline",
+            "(() => { const i = gd.layout.annotations.findIndex(a => a.name === "
+            "'status'); const el = gd.querySelectorAll('.annotation')[i]; "
+            "const r = el.getBoundingClientRect(), f = gd.getBoundingClientRect(); "
+            "return {text: gd.layout.annotations[i].text, left: r.left - f.left, "
+            "right: r.right - f.left, width: f.width}; })()",
+        )
+    )
     assert status["text"].startswith("108,000 kernels in view") and "<br>" not in status["text"]
     assert 0 <= status["left"] and status["right"] <= status["width"]
     zoom(page, "timeline", 1.0, 1.02)
-    page.wait_for_function(figure_js("timeline", "gd._fullData.some(t => t.name === 'GPU busy (kernels)')"),
-                           timeout=30000)
+    page.wait_for_function(
+        figure_js("timeline", "gd._fullData.some(t => t.name === 'GPU busy (kernels)')"), timeout=30000
+    )
     page.wait_for_function(figure_js("gantt", "Math.abs(gd.layout.xaxis.range[0] - 1.0) < 1e-9"), timeout=30000)
     marks = page.evaluate(figure_js("timeline", "gd._fullData.reduce((n, t) => n + (t.x ? t.x.length : 0), 0)"))
     assert 0 < marks <= 5000
     assert page.evaluate(figure_js("timeline", "gd.layout.xaxis.range")) == [1.0, 1.02]
     page.screenshot(path=str(artifacts / "generated_zoomed.png"))
-    page.wait_for_function("() => location.search.includes('t0_ns=1000000000') && "
-                           "!document.querySelector('[data-dash-is-loading=\"true\"]')", timeout=30000)
+    page.wait_for_function(
+        "() => location.search.includes('t0_ns=1000000000') && "
+        "!document.querySelector('[data-dash-is-loading=\"true\"]')",
+        timeout=30000,
+    )
 
     # an idle-gap row (the tables cover the whole trace, whatever the zoom)
     page.locator("#table-tabs").get_by_text("Idle gaps", exact=True).click()
@@ -265,9 +296,14 @@ def test_108k_zoom_fetches_detail_and_row_clicks_zoom_to_their_gap_and_dispatch(
     page.locator("#gap-table").scroll_into_view_if_needed()
     page.locator("#gap-table .ag-center-cols-container .ag-row[row-index='0'] .ag-cell").nth(3).click()
     s, e = top["start_ns"] / 1e9, top["end_ns"] / 1e9
-    page.wait_for_function(figure_js("timeline", f"gd.layout.xaxis.range[0] < {s} && gd.layout.xaxis.range[1] > {e}"
-                                                 f" && gd.layout.xaxis.range[1] - gd.layout.xaxis.range[0] < {4 * (e - s) + 1e-5}"),
-                           timeout=30000)
+    page.wait_for_function(
+        figure_js(
+            "timeline",
+            f"gd.layout.xaxis.range[0] < {s} && gd.layout.xaxis.range[1] > {e}"
+            f" && gd.layout.xaxis.range[1] - gd.layout.xaxis.range[0] < {4 * (e - s) + 1e-5}",
+        ),
+        timeout=30000,
+    )
     page.wait_for_function(figure_js("gantt", f"gd.layout.xaxis.range[0] < {s}"), timeout=30000)
     expect(page.locator("#gap-causes")).to_contain_text("GPU idle by host cause")
     page.screenshot(path=str(artifacts / "idle_gaps.png"), full_page=True)
@@ -278,10 +314,12 @@ def test_108k_zoom_fetches_detail_and_row_clicks_zoom_to_their_gap_and_dispatch(
     page.wait_for_function(grid_js("dispatch-table", "n === 144"), timeout=30000)
     row = page.evaluate("() => dash_ag_grid.getApi('dispatch-table').getDisplayedRowAtIndex(5).data")
     page.locator("#dispatch-table .ag-center-cols-container .ag-row[row-index='5'] .ag-cell").nth(1).click()
-    page.wait_for_function(f"() => window.location.search.includes('t0_ns=') && "
-                           f"Number(new URLSearchParams(window.location.search).get('t0_ns')) < {row['start_ns']} && "
-                           f"Number(new URLSearchParams(window.location.search).get('t1_ns')) > {row['end_ns']}",
-                           timeout=30000)
+    page.wait_for_function(
+        f"() => window.location.search.includes('t0_ns=') && "
+        f"Number(new URLSearchParams(window.location.search).get('t0_ns')) < {row['start_ns']} && "
+        f"Number(new URLSearchParams(window.location.search).get('t1_ns')) > {row['end_ns']}",
+        timeout=30000,
+    )
     assert console_errors == []
 
 
@@ -293,7 +331,9 @@ def test_back_restores_the_previous_view_and_bad_links_explain_themselves(page: 
     page.press("#phase-threshold", "Enter")
     expect(present(page.locator("#state-notice"))).to_contain_text(
         "“Prefill when tokens ≥” takes a token count from 0 to 10^15 (empty: the automatic split), not -5: keeping "
-        "the automatic split.", timeout=30000)
+        "the automatic split.",
+        timeout=30000,
+    )
     page.fill("#phase-threshold", "1000")
     page.press("#phase-threshold", "Enter")
     expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (40)", timeout=30000)
@@ -317,8 +357,9 @@ def test_report_opens_offline_and_downloads_from_the_page(page: Page, serve, tmp
     from dashboard.cli import main
 
     report = tmp_path / "r.html"
-    assert main(["report", str(samples_dir() / "generated_seed_shaped_108k.sqlite"), "-o", str(report),
-                 "--no-cache"]) == 0
+    assert (
+        main(["report", str(samples_dir() / "generated_seed_shaped_108k.sqlite"), "-o", str(report), "--no-cache"]) == 0
+    )
     requests = []
     page.on("request", lambda r: requests.append(r.url))
     page.goto(report.as_uri())
@@ -342,5 +383,3 @@ def test_report_opens_offline_and_downloads_from_the_page(page: Page, serve, tmp
     assert dl.value.suggested_filename.endswith(".svg")
     assert open(dl.value.path(), encoding="utf-8").read().lstrip().startswith("<svg")
     assert console_errors == []
-
-

@@ -3,9 +3,9 @@ view they name (tab, window, marked row), in headless Chromium."""
 
 import pytest
 from playwright.sync_api import Page, expect
+from waits import figure_js, grid_js, present, until
 
 from dashboard.app import create_app
-from waits import figure_js, grid_js, present, until
 
 pytestmark = pytest.mark.browser
 
@@ -18,12 +18,27 @@ def test_findings_panel_links_open_their_view(page: Page, serve, tmp_path, artif
     panel = page.locator("#findings-panel")
     expect(present(panel)).to_contain_text("padding-waste", timeout=30000)
     # above the overview cards, ranked by cost (the fixture's numbers, tests/test_findings.py)
-    assert page.evaluate("() => document.querySelector('#findings-panel').compareDocumentPosition("
-                         "document.querySelector('#overview')) & Node.DOCUMENT_POSITION_FOLLOWING") > 0
+    assert (
+        page.evaluate(
+            "() => document.querySelector('#findings-panel').compareDocumentPosition("
+            "document.querySelector('#overview')) & Node.DOCUMENT_POSITION_FOLLOWING"
+        )
+        > 0
+    )
     rules = panel.locator("details.finding summary b").all_inner_texts()
-    assert rules == ["gpu-low-util", "padding-waste", "host-bound-steps", "sync-in-loop", "cuda-sync-api",
-                     "exposed-comm", "decode-no-graphs", "launch-bound", "cuda-sync-memcpy", "pageable-in-loop",
-                     "cuda-async-memcpy"]
+    assert rules == [
+        "gpu-low-util",
+        "padding-waste",
+        "host-bound-steps",
+        "sync-in-loop",
+        "cuda-sync-api",
+        "exposed-comm",
+        "decode-no-graphs",
+        "launch-bound",
+        "cuda-sync-memcpy",
+        "pageable-in-loop",
+        "cuda-async-memcpy",
+    ]
     expect(panel).to_contain_text("Nothing found by: gpu-starv, cuda-sync-memset")
     # evidence rows: open one finding, its grid is sortable
     panel.locator("details.finding", has_text="padding-waste").locator("summary .sentence").click()
@@ -41,8 +56,13 @@ def test_findings_panel_links_open_their_view(page: Page, serve, tmp_path, artif
     page.wait_for_function("() => window.location.search.includes('mark=dispatch')", timeout=30000)
     assert "tab=dispatches" in page.url and "t0_ns=10000" in page.url and "t1_ns=22000" in page.url
     expect(present(page.locator("#table-tabs .tab--selected"))).to_have_text("Dispatches", timeout=30000)
-    page.wait_for_function(figure_js("timeline", "Math.abs(gd.layout.xaxis.range[0] - 1e-5) < 1e-12 && "
-                                                 "Math.abs(gd.layout.xaxis.range[1] - 2.2e-5) < 1e-12"), timeout=30000)
+    page.wait_for_function(
+        figure_js(
+            "timeline",
+            "Math.abs(gd.layout.xaxis.range[0] - 1e-5) < 1e-12 && Math.abs(gd.layout.xaxis.range[1] - 2.2e-5) < 1e-12",
+        ),
+        timeout=30000,
+    )
     assert console_errors == []
 
 
@@ -52,8 +72,11 @@ def test_samples_findings_panel_screenshots(page: Page, serve, artifacts, consol
     from pathlib import Path
 
     samples = Path(__file__).resolve().parents[2] / "sample_traces"
-    cost = {"000_746bee52f7bbcc80_seed_summary.json": "sync-in-loop · 6.4 s", "generated_seed_shaped_108k.sqlite":
-            "sync-in-loop · 6.67 s", "nsys2026.2_2gpu_nccl_before.sqlite": "sync-in-loop · 325 ms"}
+    cost = {
+        "000_746bee52f7bbcc80_seed_summary.json": "sync-in-loop · 6.4 s",
+        "generated_seed_shaped_108k.sqlite": "sync-in-loop · 6.67 s",
+        "nsys2026.2_2gpu_nccl_before.sqlite": "sync-in-loop · 325 ms",
+    }
     names = list(cost)
     page.goto(serve(create_app([samples / n for n in names])))
     panel = page.locator("#findings-panel")
@@ -62,13 +85,15 @@ def test_samples_findings_panel_screenshots(page: Page, serve, artifacts, consol
             page.click("#trace-picker")
             page.get_by_text(name, exact=True).click()
             expect(present(page.locator("#overview"), 60000)).to_contain_text(
-                {1: "108,000", 2: "4,010"}[i], timeout=60000)
+                {1: "108,000", 2: "4,010"}[i], timeout=60000
+            )
         first = panel.locator("details.finding summary").first  # this trace's first finding, not the last one's
         expect(present(first, 60000)).to_contain_text(cost[name], timeout=60000)
         assert first.locator("b").inner_text() == "sync-in-loop"
         if name.endswith(".json"):  # a summary: rules that need intervals say so
-            expect(panel).to_contain_text("Not evaluated (needs event rows: a summary JSON holds totals only): "
-                                          "host-bound-steps, launch-bound")
+            expect(panel).to_contain_text(
+                "Not evaluated (needs event rows: a summary JSON holds totals only): host-bound-steps, launch-bound"
+            )
             expect(panel).to_contain_text("Nothing found by: padding-waste")
         else:
             expect(panel).not_to_contain_text("needs event rows")

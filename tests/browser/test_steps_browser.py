@@ -3,9 +3,9 @@ three phases, the table tab reads "Steps", and a link with a step source reopens
 
 import pytest
 from playwright.sync_api import Page, expect
+from waits import figure_js, present, until
 
 from dashboard.app import create_app
-from waits import figure_js, present, until
 
 pytestmark = pytest.mark.browser
 
@@ -18,8 +18,9 @@ def test_vllm_steps_in_every_phase_view_and_the_link(page: Page, serve, tmp_path
     base = serve(create_app(trace_dirs=[tmp_path]))
     page.goto(base)
     expect(present(page.locator("#steps-from"))).to_have_text("Steps from: vLLM annotations (auto)")
-    page.wait_for_function(figure_js("gantt", "gd.layout.yaxis.categoryarray.join() === "
-                                              "'capture,mixed,decode,prefill'"), timeout=30000)
+    page.wait_for_function(
+        figure_js("gantt", "gd.layout.yaxis.categoryarray.join() === 'capture,mixed,decode,prefill'"), timeout=30000
+    )
     legend = page.evaluate(figure_js("gantt", "gd.data.map(t => t.name).join('|')"))
     assert legend == "prefill (1)|decode (2)|mixed (1)|capture (1)"
     head = page.locator("#phase-table thead th").all_inner_texts()
@@ -33,8 +34,9 @@ def test_vllm_steps_in_every_phase_view_and_the_link(page: Page, serve, tmp_path
     box = page.locator("#steps-source")
     box.fill("(abc")
     box.press("Enter")
-    expect(present(page.locator("#state-notice"))).to_contain_text("“Steps from” takes auto, a preset or a rule: "
-                                                                   "'(abc': not a regular expression")
+    expect(present(page.locator("#state-notice"))).to_contain_text(
+        "“Steps from” takes auto, a preset or a rule: '(abc': not a regular expression"
+    )
     expect(page.locator("#steps-from")).to_have_text("Steps from: vLLM annotations (auto)")
 
     # the preset list writes the box; the link holds it and reopens with it
@@ -51,6 +53,8 @@ def test_vllm_steps_in_every_phase_view_and_the_link(page: Page, serve, tmp_path
     other.goto(link)
     expect(present(other.locator("#steps-from"))).to_have_text("Steps from: vLLM annotations")
     assert other.locator("#steps-source").input_value() == "vllm"
-    other.wait_for_function(figure_js("gantt", "gd.data.map(t => t.name).join('|') === "
-                                               "'prefill (1)|decode (2)|mixed (1)|capture (1)'"), timeout=30000)
+    other.wait_for_function(
+        figure_js("gantt", "gd.data.map(t => t.name).join('|') === 'prefill (1)|decode (2)|mixed (1)|capture (1)'"),
+        timeout=30000,
+    )
     assert console_errors == []

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
+from waits import present
 
 from dashboard.app import create_app
-from waits import present
 
 pytestmark = pytest.mark.browser
 
@@ -23,8 +23,9 @@ def app_dir(tmp_path):
     return d
 
 
-def test_dropped_bad_files_get_an_alert_then_open_file_uploads_and_opens_the_trace(page: Page, serve, app_dir,
-                                                                                   console_errors):
+def test_dropped_bad_files_get_an_alert_then_open_file_uploads_and_opens_the_trace(
+    page: Page, serve, app_dir, console_errors
+):
     """One page: dropped empty and wrong files get a specific alert (dismissed with a click) and open nothing;
     then "Open file…" uploads a real export and the page opens it."""
     page.goto(serve(create_app(trace_dirs=[app_dir])))
@@ -39,7 +40,8 @@ def test_dropped_bad_files_get_an_alert_then_open_file_uploads_and_opens_the_tra
     expect(page.locator("#upload-alert [role=alert]")).to_have_text("empty.sqlite: the file is empty (0 bytes)")
     page.evaluate(drop, ["notes.sqlite", "just some text"])
     expect(present(page.locator("#upload-alert [role=alert]"))).to_contain_text(
-        "notes.sqlite: neither an nsys SQLite export nor a tracedash summary JSON", timeout=30000)
+        "notes.sqlite: neither an nsys SQLite export nor a tracedash summary JSON", timeout=30000
+    )
     page.locator("#upload-alert [role=alert]").click()  # dismiss
     expect(page.locator("#upload-alert [role=alert]")).to_have_count(0)
     assert "trace=" not in page.url or "notes" not in page.url
@@ -62,8 +64,12 @@ def test_compare_link_naming_an_upload_opens_it(page: Page, serve, app_dir):
 
     app = create_app(trace_dirs=[app_dir])
     base = serve(app)
-    up = requests.post(base + "/upload", data=GRAPH_TRACE.read_bytes(), timeout=60,
-                       headers={"X-Requested-With": "tracedash", "X-Trace-Name": "mine.sqlite"})
+    up = requests.post(
+        base + "/upload",
+        data=GRAPH_TRACE.read_bytes(),
+        timeout=60,
+        headers={"X-Requested-With": "tracedash", "X-Trace-Name": "mine.sqlite"},
+    )
     tid = up.json()["trace"]
     seed_id = app.server.config["TRACE_STORE"].listed_ids()[0]
     page.goto(f"{base}/compare/?a={seed_id}&b={tid}")

@@ -21,15 +21,26 @@ from dashboard.app.store import trace_id
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from window_fixture import WINDOW, write_window_fixture  # noqa: E402
 from waits import figure_js, grid_js, present, zoom  # noqa: E402
+
+from window_fixture import WINDOW, write_window_fixture  # noqa: E402
 
 pytestmark = pytest.mark.browser
 GRAPHS = ("timeline", "gantt", "phase-analysis")
-GRIDS = {"kernels": "kernel-table", "api": "api-table", "dispatches": "dispatch-table", "gaps": "gap-table",
-         "nvtx": "nvtx-table"}
-TAB_LABELS = {"kernels": "Kernels", "api": "CUDA API calls", "dispatches": "Dispatches", "gaps": "Idle gaps",
-              "nvtx": "NVTX ranges"}
+GRIDS = {
+    "kernels": "kernel-table",
+    "api": "api-table",
+    "dispatches": "dispatch-table",
+    "gaps": "gap-table",
+    "nvtx": "nvtx-table",
+}
+TAB_LABELS = {
+    "kernels": "Kernels",
+    "api": "CUDA API calls",
+    "dispatches": "Dispatches",
+    "gaps": "Idle gaps",
+    "nvtx": "NVTX ranges",
+}
 
 
 @pytest.fixture(scope="session")  # the long test runs first, apart from the others (tests/conftest.py)
@@ -71,7 +82,8 @@ def wait_idle(page: Page, box: dict, quiet_ms: int = 500, timeout_ms: int = 3000
 
 def view_of(page: Page) -> dict:
     """What the page shows: figure x ranges, captions and download names, controls, tables."""
-    return page.evaluate("""() => {
+    return page.evaluate(
+        """() => {
       const out = {figures: {}, grids: {}, controls: {}};
       for (const id of %s) {
         const gd = document.querySelector('#' + id + ' .js-plotly-plot');
@@ -95,7 +107,9 @@ def view_of(page: Page) -> dict:
                       names: checked('kernel-names'), group: checked('nvtx-group'),
                       tab: (document.querySelector('#table-tabs .tab--selected') || {}).innerText};
       return out;
-    }""" % (list(GRAPHS), GRIDS))
+    }"""
+        % (list(GRAPHS), GRIDS)
+    )
 
 
 def params(page: Page) -> dict:
@@ -132,8 +146,9 @@ def open_tab(page: Page, box: dict, tab: str):
 
 
 @pytest.mark.long
-def test_random_sequence_then_the_link_reproduces_the_view(page: Page, serve, browser, small_trace, artifacts,
-                                                           console_errors):
+def test_random_sequence_then_the_link_reproduces_the_view(
+    page: Page, serve, browser, small_trace, artifacts, console_errors
+):
     page.set_viewport_size({"width": 1600, "height": 1000})
     box = track_callbacks(page)
     base = serve(create_app([small_trace]))
@@ -149,14 +164,15 @@ def test_random_sequence_then_the_link_reproduces_the_view(page: Page, serve, br
     lo, hi = page.evaluate("() => document.querySelector('#timeline .js-plotly-plot').layout.xaxis.range")
     rng = random.Random(20261201)
     steps = []
-    for step in range(9):
+    for _step in range(9):
         kind = rng.choice(["zoom", "control", "row", "sort"])
         if kind == "zoom":
             a = lo + (hi - lo) * rng.uniform(0, 0.6)
             b = a + (hi - lo) * rng.uniform(0.05, 0.3)
             zoom(page, "timeline", a, b)
-            page.wait_for_function(f"() => new URLSearchParams(location.search).get('t0_ns') == '{round(a * 1e9)}'",
-                                   timeout=30000)
+            page.wait_for_function(
+                f"() => new URLSearchParams(location.search).get('t0_ns') == '{round(a * 1e9)}'", timeout=30000
+            )
         elif kind == "control":
             which = rng.choice(["threshold", "busy", "stats", "names", "gap", "lanes"])
             if which == "threshold":
@@ -181,8 +197,10 @@ def test_random_sequence_then_the_link_reproduces_the_view(page: Page, serve, br
             tab = rng.choice(["dispatches", "gaps", "kernels"])
             open_tab(page, box, tab)
             grid = GRIDS[tab]
-            n = page.evaluate(f"() => {{ try {{ return dash_ag_grid.getApi('{grid}').getDisplayedRowCount(); }}"
-                              " catch (e) { return -1; } }")
+            n = page.evaluate(
+                f"() => {{ try {{ return dash_ag_grid.getApi('{grid}').getDisplayedRowCount(); }}"
+                " catch (e) { return -1; } }"
+            )
             assert n >= 0, steps
             kind += ":" + tab
             if n > 0:  # a window may hold no rows of this table (stats for the visible window)
@@ -192,15 +210,19 @@ def test_random_sequence_then_the_link_reproduces_the_view(page: Page, serve, br
                 page.locator(f"#{grid} .ag-center-cols-container .ag-row[row-index='0'] .ag-cell").nth(1).click()
                 if row.get("end_ns") is not None and row["end_ns"] > row["start_ns"]:
                     want = {"gaps": "gap", "dispatches": "dispatch", "kernels": "kernel"}[tab]
-                    page.wait_for_function(f"() => (new URLSearchParams(location.search).get('mark') || '')"
-                                           f".startsWith('{want}:{row['start_ns']}-')", timeout=30000)
+                    page.wait_for_function(
+                        f"() => (new URLSearchParams(location.search).get('mark') || '')"
+                        f".startsWith('{want}:{row['start_ns']}-')",
+                        timeout=30000,
+                    )
                     assert params(page)["mark"] == f"{want}:{row['start_ns']}-{row['end_ns']}", (before, steps)
         else:
             tab = rng.choice(list(GRIDS))
             open_tab(page, box, tab)
             grid = GRIDS[tab]
-            cols = page.evaluate(f"() => dash_ag_grid.getApi('{grid}').getColumnState().filter(c => !c.hide)"
-                                 ".map(c => c.colId)")
+            cols = page.evaluate(
+                f"() => dash_ag_grid.getApi('{grid}').getColumnState().filter(c => !c.hide).map(c => c.colId)"
+            )
             col = rng.choice([c for c in cols if c != "metric"])
             page.locator(f"#{grid}").scroll_into_view_if_needed()
             page.locator(f"#{grid} .ag-header-cell[col-id='{col}'] .ag-header-cell-label").click()
@@ -224,8 +246,11 @@ def test_random_sequence_then_the_link_reproduces_the_view(page: Page, serve, br
     wait_idle(p2, box2)
     for tab in GRIDS:  # a grid reports its state once drawn
         open_tab(p2, box2, tab)
-    open_tab(p2, box2, shown["controls"]["tab"] and next(t for t, label in TAB_LABELS.items()
-                                                          if label == shown["controls"]["tab"]))
+    open_tab(
+        p2,
+        box2,
+        shown["controls"]["tab"] and next(t for t, label in TAB_LABELS.items() if label == shown["controls"]["tab"]),
+    )
     again = view_of(p2)
     assert p2.url == url, steps  # opening a link never rewrites it
     for gid in GRAPHS:
@@ -250,22 +275,29 @@ def test_window_statistics_match_the_hand_computed_values(page: Page, serve, tmp
     overview = page.locator("#overview")
     # busy union of [80,100) ∪ [120,400) ∪ [500,520)
     expect(present(overview)).to_contain_text("320 ns", timeout=30000)
-    cards = {c.locator(".card-label").inner_text().strip().lower(): c.locator(".card-value").inner_text()
-             for c in overview.locator(".card").all()}
+    cards = {
+        c.locator(".card-label").inner_text().strip().lower(): c.locator(".card-value").inner_text()
+        for c in overview.locator(".card").all()
+    }
     assert cards["gpu activity span"] == "440 ns" and cards["any gpu busy"] == "320 ns"  # two GPUs
     assert cards["kernels"] == "4"
     expect(page.locator("#overview-scope")).to_have_text("Stats for: window 80–520 ns (intervals clipped at its edges)")
     expect(page.locator("#gpu-scope")).to_contain_text("window 80–520 ns")
     expect(page.locator("#findings-scope")).to_have_text(  # findings never follow the window, and say so
-        "Stats for: whole trace (findings rank the whole trace, also when the panels below show the visible window)")
+        "Stats for: whole trace (findings rank the whole trace, also when the panels below show the visible window)"
+    )
     page.wait_for_function(grid_js("kernel-table", "n === 4"), timeout=30000)
-    rows = page.evaluate("() => { const o = {}; dash_ag_grid.getApi('kernel-table').forEachNode(n => "
-                         "o[n.data.name] = [n.data.count, n.data.total_ns]); return o; }")
+    rows = page.evaluate(
+        "() => { const o = {}; dash_ag_grid.getApi('kernel-table').forEachNode(n => "
+        "o[n.data.name] = [n.data.count, n.data.total_ns]); return o; }"
+    )
     assert rows == {"a": [1, 20], "b": [1, 250], "c": [1, 20], "d": [1, 60]}
-    gpu = page.evaluate("() => { const t = document.getElementById('gpu-table');"
-                        " const head = [...t.querySelectorAll('th')].map(h => h.innerText.trim()); const o = {};"
-                        " t.querySelectorAll('tbody tr').forEach(r => { const c = [...r.cells].map(x => x.innerText);"
-                        " o[c[0]] = Object.fromEntries(head.map((h, i) => [h, c[i]])); }); return o; }")
+    gpu = page.evaluate(
+        "() => { const t = document.getElementById('gpu-table');"
+        " const head = [...t.querySelectorAll('th')].map(h => h.innerText.trim()); const o = {};"
+        " t.querySelectorAll('tbody tr').forEach(r => { const c = [...r.cells].map(x => x.innerText);"
+        " o[c[0]] = Object.fromEntries(head.map((h, i) => [h, c[i]])); }); return o; }"
+    )
     busy = gpu["Busy (union)"]
     assert [h for h in busy if h] == ["GPU 0", "GPU 1", "any GPU"], busy
     assert (busy["GPU 0"], busy["GPU 1"], busy["any GPU"]) == ("290 ns", "60 ns", "320 ns")
@@ -281,8 +313,12 @@ def _open_counting(page: Page, url: str, scripts: list[str] | None = None) -> li
     """Open ``url``; the outputs of every callback request sent until the page is drawn and quiet (and in
     ``scripts`` the path of every script fetched)."""
     sent: list[str] = []
-    page.on("request", lambda r: sent.append((r.post_data_json or {}).get("output", ""))
-            if "_dash-update-component" in r.url else None)
+    page.on(
+        "request",
+        lambda r: (
+            sent.append((r.post_data_json or {}).get("output", "")) if "_dash-update-component" in r.url else None
+        ),
+    )
     if scripts is not None:
         page.on("request", lambda r: scripts.append(urlsplit(r.url).path) if r.resource_type == "script" else None)
     box = track_callbacks(page)
@@ -293,8 +329,7 @@ def _open_counting(page: Page, url: str, scripts: list[str] | None = None) -> li
 
 
 @pytest.mark.parametrize("how", ["referer", "no-referer", "large"])
-def test_a_link_opens_drawn_with_the_fewest_callbacks(page: Page, serve, small_trace, monkeypatch, how,
-                                                      console_errors):
+def test_a_link_opens_drawn_with_the_fewest_callbacks(page: Page, serve, small_trace, monkeypatch, how, console_errors):
     """The page of a link arrives drawn in the layout response (no view callback on load); without a
     Referer the shell is routed once; a large trace not yet in memory gets its frame at once and its
     views through one callback each. In every case the page shows the link's view. (On the first page,
@@ -343,11 +378,14 @@ def assert_no_cloud_buttons(page: Page):
     any graph config that would; no "Reset axes" (after a zoom it reset to the zoom itself: the figure is
     redrawn with the window)."""
     page.locator("#timeline .js-plotly-plot").hover()
-    titles = page.evaluate("() => Array.from(document.querySelectorAll('.modebar-btn')).map(b => "
-                           "b.getAttribute('data-title') || '')")
+    titles = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.modebar-btn')).map(b => b.getAttribute('data-title') || '')"
+    )
     assert titles and not [t for t in titles if re.search(r"cloud|chart studio|share|edit in|plotly", t, re.I)]
     assert "Autoscale" in titles and "Reset axes" not in titles
-    contexts = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => "
-                             "[gd._context.showSendToCloud, gd._context.showEditInChartStudio, gd._context.showLink,"
-                             " gd._context.plotlyServerURL])")
+    contexts = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => "
+        "[gd._context.showSendToCloud, gd._context.showEditInChartStudio, gd._context.showLink,"
+        " gd._context.plotlyServerURL])"
+    )
     assert contexts and not any(v for c in contexts for v in c)  # nothing that could upload is switched on

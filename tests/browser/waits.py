@@ -24,15 +24,19 @@ def figure_js(graph_id: str, expr: str) -> str:
     """A function of the drawn figure ``gd`` under ``#graph_id``: ``expr``, or false while none is drawn.
 
     For ``page.evaluate`` too, which does not wait: there it answers false when no figure is drawn yet."""
-    return (f"() => {{ const gd = document.querySelector('#{graph_id} .js-plotly-plot'); "
-            f"if (!gd || !gd.layout || !gd._fullData) return false; "
-            f"try {{ return {expr}; }} catch (e) {{ return false; }} }}")
+    return (
+        f"() => {{ const gd = document.querySelector('#{graph_id} .js-plotly-plot'); "
+        f"if (!gd || !gd.layout || !gd._fullData) return false; "
+        f"try {{ return {expr}; }} catch (e) {{ return false; }} }}"
+    )
 
 
 def grid_js(grid_id: str, condition: str) -> str:
     """A predicate on an AG Grid's displayed row count ``n`` (and its ``api``); false before the grid exists."""
-    return (f"() => {{ try {{ const api = dash_ag_grid.getApi('{grid_id}'); const n = api.getDisplayedRowCount(); "
-            f"return Boolean({condition}); }} catch (e) {{ return false; }} }}")
+    return (
+        f"() => {{ try {{ const api = dash_ag_grid.getApi('{grid_id}'); const n = api.getDisplayedRowCount(); "
+        f"return Boolean({condition}); }} catch (e) {{ return false; }} }}"
+    )
 
 
 def zoom(page, graph_id: str, lo_s: float, hi_s: float, timeout: float = 30000) -> None:
@@ -43,7 +47,11 @@ def zoom(page, graph_id: str, lo_s: float, hi_s: float, timeout: float = 30000) 
     # dcc.Graph binds its handlers together (bindEvents), after the draw; 'plotly_clickannotation' is bound by it
     # alone (Plotly and our own script may listen to 'plotly_relayout' earlier), and a graph being redrawn or
     # resized carries the class dash-graph--pending.
-    bound = ("gd._ev && gd._ev.listeners('plotly_clickannotation').length > 0 && "
-             "!gd.classList.contains('dash-graph--pending')")
-    page.wait_for_function(figure_js(graph_id, f"{bound} && (Plotly.relayout(gd, {{'xaxis.range': [{lo_s}, {hi_s}]}}), "
-                                               "true)"), timeout=timeout)
+    bound = (
+        "gd._ev && gd._ev.listeners('plotly_clickannotation').length > 0 && "
+        "!gd.classList.contains('dash-graph--pending')"
+    )
+    page.wait_for_function(
+        figure_js(graph_id, f"{bound} && (Plotly.relayout(gd, {{'xaxis.range': [{lo_s}, {hi_s}]}}), true)"),
+        timeout=timeout,
+    )

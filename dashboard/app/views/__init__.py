@@ -119,5 +119,18 @@ def in_slot(slot: str, state) -> list:
     return [v.layout(state) for v in VIEWS if v.slot == slot and v.layout is not None]
 
 
-__all__ = ["VIEWS", "BY_NAME", "View", "ResponseCache", "PageCache", "page_outcomes", "render_outcome", "register_views", "render_view",
-           "slice_data", "view_slice", "in_slot", "prerender"]
+__all__ = [
+    "VIEWS",
+    "BY_NAME",
+    "View",
+    "ResponseCache",
+    "PageCache",
+    "page_outcomes",
+    "render_outcome",
+    "register_views",
+    "render_view",
+    "slice_data",
+    "view_slice",
+    "in_slot",
+    "prerender",
+]

@@ -8,7 +8,9 @@ from dashboard.app.views.base import View
 from dashboard.render import view_notices
 
 VIEW = View(
-    name="alerts", fields=(), slot="alerts",
+    name="alerts",
+    fields=(),
+    slot="alerts",
     outputs={"alerts": (ids.ALERTS, "children")},
     render=lambda trace, state: {"alerts": [alert(n, "info") for n in view_notices(trace)]},
     empty=lambda message: {"alerts": alert(message)},

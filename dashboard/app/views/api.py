@@ -17,14 +17,33 @@ def render(trace, state):
 
 
 VIEW = View(
-    name="api", fields=("api_by", STATS_WINDOW), slot="tabs", tab="CUDA API calls",
+    name="api",
+    fields=("api_by", STATS_WINDOW),
+    slot="tabs",
+    tab="CUDA API calls",
     outputs={"rows": (ids.API_TABLE, "rowData"), "scope": (ids.scope("api"), "children")},
-    render=render, empty=lambda message: {"rows": [], "scope": ""},
-    layout=lambda state: html.Div(children=[
-        html.Label(className="inline-control", children=["Rows ", dcc.RadioItems(
-            id=ids.API_GROUP, value=state.api_by, inline=True, className="radio",
-            options=[{"label": " per call", "value": "name"},
-                     {"label": " per family (launch, sync, memcpy, memset, graph, other)", "value": "family"}])]),
-        html.Div(id=ids.scope("api"), className="scope"),
-        state_grid("api", ids.API_TABLE, API_COLUMNS, state)]),
+    render=render,
+    empty=lambda message: {"rows": [], "scope": ""},
+    layout=lambda state: html.Div(
+        children=[
+            html.Label(
+                className="inline-control",
+                children=[
+                    "Rows ",
+                    dcc.RadioItems(
+                        id=ids.API_GROUP,
+                        value=state.api_by,
+                        inline=True,
+                        className="radio",
+                        options=[
+                            {"label": " per call", "value": "name"},
+                            {"label": " per family (launch, sync, memcpy, memset, graph, other)", "value": "family"},
+                        ],
+                    ),
+                ],
+            ),
+            html.Div(id=ids.scope("api"), className="scope"),
+            state_grid("api", ids.API_TABLE, API_COLUMNS, state),
+        ]
+    ),
 )

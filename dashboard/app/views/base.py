@@ -13,10 +13,10 @@ from dash import Dash, Input, Output, no_update
 from plotly.basedatatypes import BaseFigure
 
 from dashboard.app import ids
-from dashboard.errors import TraceError
 from dashboard.data.analysis import trace_gate
-from dashboard.state import DEFAULT, ViewState, from_dict, to_dict, to_query
 from dashboard.data.trace import LoadedTrace
+from dashboard.errors import TraceError
+from dashboard.state import DEFAULT, ViewState, from_dict, to_dict, to_query
 
 log = logging.getLogger(__name__)
 
@@ -160,8 +160,13 @@ def render_outcome(view: View, store, state: ViewState, cache: ResponseCache | N
     if cache is not None and view.memoise and (hit := cache.get(key)) is not None:
         return hit, True
     if view.needs_trace and not state.trace:
-        return wire_values(view.empty(" ".join(problems) if problems else
-                                      "No trace selected. Start the server with a trace file or --trace-dir DIR.")), True
+        return wire_values(
+            view.empty(
+                " ".join(problems)
+                if problems
+                else "No trace selected. Start the server with a trace file or --trace-dir DIR."
+            )
+        ), True
     try:
         trace = store.get(state.trace) if view.needs_trace else None
         # A page's views render one at a time per trace (a large trace's first page renders each view
@@ -176,8 +181,9 @@ def render_outcome(view: View, store, state: ViewState, cache: ResponseCache | N
         return wire_values(view.empty(str(exc))), False
     except Exception:  # never a traceback in the page; the server keeps serving
         log.exception("view %s of %s failed", view.name, state.trace)
-        return wire_values(view.empty(f"{state.trace}: internal error while reading or showing this trace "
-                                      "(see the server log).")), False
+        return wire_values(
+            view.empty(f"{state.trace}: internal error while reading or showing this trace (see the server log).")
+        ), False
     if cache is not None and view.memoise:
         cache.put(key, values)
     return values, True
@@ -194,8 +200,11 @@ def register_view(app: Dash, store, view: View, cache: ResponseCache | None = No
     if view.on_load:  # a page that arrived without its views drawn (a big trace not yet loaded) asks once
         inputs["kick"] = Input(ids.RENDER_KICK, "data")
 
-    @app.callback(output={k: Output(cid, prop) for k, (cid, prop) in view.outputs.items()},
-                  inputs=inputs, prevent_initial_call=True)
+    @app.callback(
+        output={k: Output(cid, prop) for k, (cid, prop) in view.outputs.items()},
+        inputs=inputs,
+        prevent_initial_call=True,
+    )
     def update(data, kick=None):
         values = render_view(view, store, from_dict(data), cache)
         return {k: values.get(k, no_update) for k in view.outputs}

@@ -1,9 +1,9 @@
 """The header's "Compare…" link: this trace as baseline A, with this view's dispatch prefix."""
 
-from dashboard.app import ids
-from dashboard.app.views.base import View
 from urllib.parse import urlencode
 
+from dashboard.app import ids
+from dashboard.app.views.base import View
 from dashboard.state import DEFAULT, ViewState
 
 COMPARE_PATH = "compare/"
@@ -23,7 +23,11 @@ def compare_href(state: ViewState) -> str:
 
 
 VIEW = View(
-    name="compare_link", fields=("trace", "prefix", "threshold", "steps"), slot="none", needs_trace=False, on_load=False,
+    name="compare_link",
+    fields=("trace", "prefix", "threshold", "steps"),
+    slot="none",
+    needs_trace=False,
+    on_load=False,
     outputs={"href": (ids.COMPARE_LINK, "href")},
     render=lambda trace, state: {"href": compare_href(state)},
 )

@@ -18,11 +18,17 @@ def render(trace, state):
 
 
 VIEW = View(
-    name="dispatches", fields=("prefix", "threshold", "steps", "step_pid", STATS_WINDOW), slot="tabs",
+    name="dispatches",
+    fields=("prefix", "threshold", "steps", "step_pid", STATS_WINDOW),
+    slot="tabs",
     tab="Dispatches",  # "Steps" for a framework's steps (the step_source view sets it)
     outputs={"rows": (ids.DISPATCH_TABLE, "rowData"), "scope": (ids.scope("dispatches"), "children")},
-    render=render, empty=lambda message: {"rows": [], "scope": ""},
-    layout=lambda state: html.Div(children=[
-        html.Div(id=ids.scope("dispatches"), className="scope"),
-        state_grid("dispatches", ids.DISPATCH_TABLE, DISPATCH_COLUMNS, state, getRowId="params.data.row_id")]),
+    render=render,
+    empty=lambda message: {"rows": [], "scope": ""},
+    layout=lambda state: html.Div(
+        children=[
+            html.Div(id=ids.scope("dispatches"), className="scope"),
+            state_grid("dispatches", ids.DISPATCH_TABLE, DISPATCH_COLUMNS, state, getRowId="params.data.row_id"),
+        ]
+    ),
 )

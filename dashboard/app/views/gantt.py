@@ -3,8 +3,8 @@
 from dash import dcc, html
 
 from dashboard.app import ids
-from dashboard.app.export_route import report_hrefs
 from dashboard.app.components import figure_buttons, graph_config
+from dashboard.app.export_route import report_hrefs
 from dashboard.app.views.base import WINDOW, View
 from dashboard.figures.common import empty_figure
 from dashboard.render import gantt_view
@@ -17,12 +17,24 @@ def render(trace, state):
 
 
 VIEW = View(
-    name="gantt", fields=("prefix", "threshold", "steps", "busy", "mark", WINDOW), slot="main",
-    outputs={"figure": (ids.GANTT, "figure"), "config": (ids.GANTT, "config"), "png": (f"{ids.GANTT}-report-png", "href"),
-             "pdf": (f"{ids.GANTT}-report-pdf", "href")},
+    name="gantt",
+    fields=("prefix", "threshold", "steps", "busy", "mark", WINDOW),
+    slot="main",
+    outputs={
+        "figure": (ids.GANTT, "figure"),
+        "config": (ids.GANTT, "config"),
+        "png": (f"{ids.GANTT}-report-png", "href"),
+        "pdf": (f"{ids.GANTT}-report-pdf", "href"),
+    },
     render=render,
     empty=lambda message: {"figure": empty_figure("No trace to show.", height=200)},
-    layout=lambda state: html.Div(className="panel", children=[
-        figure_buttons(ids.GANTT),
-        dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(id=ids.GANTT, config=graph_config("tracedash-gantt")))]),
+    layout=lambda state: html.Div(
+        className="panel",
+        children=[
+            figure_buttons(ids.GANTT),
+            dcc.Loading(
+                type="dot", delay_show=300, children=dcc.Graph(id=ids.GANTT, config=graph_config("tracedash-gantt"))
+            ),
+        ],
+    ),
 )

@@ -15,16 +15,28 @@ def render(trace, state):
     """The step source line, the process options and the footnotes' visibility for ``state``."""
     sv = step_view(trace, state)
     options = process_options(sv)
-    return {"text": steps_from_text(trace, state), "options": options,
-            "box": SHOWN if options else HIDDEN, "steps_note": HIDDEN if sv is None else SHOWN,
-            "dispatch_note": SHOWN if sv is None else HIDDEN, "tab": "Dispatches" if sv is None else "Steps"}
+    return {
+        "text": steps_from_text(trace, state),
+        "options": options,
+        "box": SHOWN if options else HIDDEN,
+        "steps_note": HIDDEN if sv is None else SHOWN,
+        "dispatch_note": SHOWN if sv is None else HIDDEN,
+        "tab": "Dispatches" if sv is None else "Steps",
+    }
 
 
 VIEW = View(
-    name="step_source", fields=("prefix", "steps", "step_pid"), slot="none",
-    outputs={"text": (ids.STEPS_FROM, "children"), "options": (ids.STEP_PID, "options"),
-             "box": (STEP_PID_BOX, "style"), "steps_note": (ids.STEPS_NOTE, "style"),
-             "dispatch_note": (ids.DISPATCH_NOTE, "style"), "tab": (ids.tab_id("dispatches"), "label")},
+    name="step_source",
+    fields=("prefix", "steps", "step_pid"),
+    slot="none",
+    outputs={
+        "text": (ids.STEPS_FROM, "children"),
+        "options": (ids.STEP_PID, "options"),
+        "box": (STEP_PID_BOX, "style"),
+        "steps_note": (ids.STEPS_NOTE, "style"),
+        "dispatch_note": (ids.DISPATCH_NOTE, "style"),
+        "tab": (ids.tab_id("dispatches"), "label"),
+    },
     render=render,
     empty=lambda message: {"text": "", "options": [], "box": HIDDEN},
 )

@@ -4,8 +4,8 @@ from dash import dcc, html
 
 from dashboard.analysis.gpu_time import has_gpu_work
 from dashboard.app import ids
-from dashboard.app.export_route import report_hrefs
 from dashboard.app.components import LANE_LABELS, figure_buttons, graph_config
+from dashboard.app.export_route import report_hrefs
 from dashboard.app.views.base import WINDOW, View
 from dashboard.figures.common import empty_figure, wire_figure
 from dashboard.model import device_label
@@ -23,8 +23,12 @@ def render(trace, state):
     has_lanes = trace.bundle is not None
     return {
         "lanes_options": lane_options(trace),
-        "figure": fig, "config": graph_config(filename), **report_hrefs("timeline", state),
-        "devices": [{"label": f" {device_label(d, trace.meta.gpus, trace.meta.rank_devices)}", "value": d} for d in devices],
+        "figure": fig,
+        "config": graph_config(filename),
+        **report_hrefs("timeline", state),
+        "devices": [
+            {"label": f" {device_label(d, trace.meta.gpus, trace.meta.rank_devices)}", "value": d} for d in devices
+        ],
         "devices_style": {} if len(devices) > 1 else {"display": "none"},
         "lanes_style": {} if has_lanes else {"display": "none"},
     }
@@ -36,34 +40,76 @@ def lane_options(trace) -> list[dict]:
     b = trace.bundle
     if b is None:
         return []
-    has = {"nvtx": not b.nvtx_ranges.empty, "marks": not b.nvtx_marks.empty,
-           "gpu": has_gpu_work(b),
-           "streams": not b.kernels.empty, "memops": not b.memops.empty}
+    has = {
+        "nvtx": not b.nvtx_ranges.empty,
+        "marks": not b.nvtx_marks.empty,
+        "gpu": has_gpu_work(b),
+        "streams": not b.kernels.empty,
+        "memops": not b.memops.empty,
+    }
     return [{"label": f" {label}", "value": v} for v, label in LANE_LABELS if has[v]]
 
 
 def layout(state):
     """The timeline view's layout fragment for the page built from ``state``."""
-    return html.Div(className="panel timeline-panel", children=[
-        figure_buttons(ids.TIMELINE),
-        html.Div(id=ids.LANE_CONTROLS, className="lanes", children=[
-            dcc.Checklist(id=ids.LANES, value=list(state.lanes), inline=True, className="radio lanes",
-                          options=[{"label": f" {label}", "value": v} for v, label in LANE_LABELS]),
-            html.Div(id="hide-devices-box", className="lanes", children=[
-                "Hide GPUs: ", dcc.Checklist(id=ids.HIDE_DEVICES, value=list(state.hide_devices),
-                                             options=[{"label": f" GPU {d}", "value": d} for d in state.hide_devices],
-                                             inline=True, className="radio")])]),
-        dcc.Loading(type="dot", delay_show=300, children=dcc.Graph(
-            id=ids.TIMELINE, config=graph_config("tracedash-timeline"), style={"minHeight": f"{MIN_HEIGHT_PX}px"})),
-    ])
+    return html.Div(
+        className="panel timeline-panel",
+        children=[
+            figure_buttons(ids.TIMELINE),
+            html.Div(
+                id=ids.LANE_CONTROLS,
+                className="lanes",
+                children=[
+                    dcc.Checklist(
+                        id=ids.LANES,
+                        value=list(state.lanes),
+                        inline=True,
+                        className="radio lanes",
+                        options=[{"label": f" {label}", "value": v} for v, label in LANE_LABELS],
+                    ),
+                    html.Div(
+                        id="hide-devices-box",
+                        className="lanes",
+                        children=[
+                            "Hide GPUs: ",
+                            dcc.Checklist(
+                                id=ids.HIDE_DEVICES,
+                                value=list(state.hide_devices),
+                                options=[{"label": f" GPU {d}", "value": d} for d in state.hide_devices],
+                                inline=True,
+                                className="radio",
+                            ),
+                        ],
+                    ),
+                ],
+            ),
+            dcc.Loading(
+                type="dot",
+                delay_show=300,
+                children=dcc.Graph(
+                    id=ids.TIMELINE,
+                    config=graph_config("tracedash-timeline"),
+                    style={"minHeight": f"{MIN_HEIGHT_PX}px"},
+                ),
+            ),
+        ],
+    )
 
 
 VIEW = View(
-    name="timeline", fields=("prefix", "busy", "lanes", "hide_devices", "mark", WINDOW), slot="main",
-    outputs={"figure": (ids.TIMELINE, "figure"), "config": (ids.TIMELINE, "config"), "png": (f"{ids.TIMELINE}-report-png", "href"),
-             "pdf": (f"{ids.TIMELINE}-report-pdf", "href"),
-             "devices": (ids.HIDE_DEVICES, "options"), "devices_style": ("hide-devices-box", "style"),
-             "lanes_style": (ids.LANE_CONTROLS, "style"), "lanes_options": (ids.LANES, "options")},
+    name="timeline",
+    fields=("prefix", "busy", "lanes", "hide_devices", "mark", WINDOW),
+    slot="main",
+    outputs={
+        "figure": (ids.TIMELINE, "figure"),
+        "config": (ids.TIMELINE, "config"),
+        "png": (f"{ids.TIMELINE}-report-png", "href"),
+        "pdf": (f"{ids.TIMELINE}-report-pdf", "href"),
+        "devices": (ids.HIDE_DEVICES, "options"),
+        "devices_style": ("hide-devices-box", "style"),
+        "lanes_style": (ids.LANE_CONTROLS, "style"),
+        "lanes_options": (ids.LANES, "options"),
+    },
     render=render,
     empty=lambda message: {"figure": empty_figure("No trace to show.", height=200)},
     layout=layout,
