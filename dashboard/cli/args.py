@@ -1,0 +1,308 @@
+"""What every subcommand shares: exit codes, messages, argument types (each refuses a bad value by name) and options."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from dashboard.errors import TraceError
+
+EXIT_INPUT_ERROR = 2
+
+
+def _say(*parts, file=None) -> None:
+    """Write one line to stdout (or ``file``): the CLI's only output path."""
+    (file or sys.stdout).write(" ".join(str(p) for p in parts) + "\n")
+
+
+def default_trace_dir() -> Path | None:
+    """``./sample_traces`` if present, else the repository's bundled ``sample_traces/``."""
+    for candidate in (Path.cwd() / "sample_traces", Path(__file__).resolve().parent.parent / "sample_traces"):
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 1-65535, got {port}")
+    return port
+
+
+def _prefix(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the dispatch prefix must not be empty (every NVTX mark would count)")
+    return text
+
+
+def _cache(args):
+    from dashboard.data.cache import TraceCache
+
+    return TraceCache(Path(args.cache_dir) if args.cache_dir else None, enabled=not args.no_cache)
+
+
+class _Progress:
+    """A tqdm bar over loading stages, on stderr, only when stderr is a terminal."""
+
+    STAGES = 5
+
+    def __init__(self, name: str):
+        self.name = name
+        self.bar = None
+
+    def __call__(self, stage: str) -> None:
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=self.STAGES, desc=f"loading {self.name}", unit="stage", leave=False, disable=None, file=sys.stderr
+            )
+        else:
+            self.bar.update(1)
+        self.bar.set_postfix_str(stage)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _dask_workers(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of workers: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"at least 1 worker, got {n}")
+    return n
+
+
+def _size(text: str) -> int:
+    """A byte count from ``512M``, ``2G``, ``1.5GiB``, ``4096`` (binary units)."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", text, re.IGNORECASE)
+    if not m:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 512M, 2G, 1.5GiB)")
+    value = float(m.group(1)) * 1024 ** " kmgt".index(m.group(2).lower() or " ")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"size must be positive, got {text!r}")
+    return int(value)
+
+
+def _serve_workers(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of workers: {text!r}") from None
+    if not 1 <= n <= 64:
+        raise argparse.ArgumentTypeError(f"--workers must be 1-64, got {n}")
+    return n
+
+
+def _load_for_view(args):
+    from dashboard.data.cache import TraceCache
+    from dashboard.data.trace import load_trace
+
+    cache = TraceCache(enabled=not getattr(args, "no_cache", False))
+    return load_trace(args.trace, dispatch_prefix="CG_DISPATCH", cache=cache)
+
+
+def _check_link_trace(link_trace: str, path: Path) -> None:
+    """Refuse a link made for another trace than ``path``.
+
+    A link's ``trace`` is ``NAME@HASH`` (``app.store.trace_id``: file name + hash of size and first
+    64 KiB). With a hash, the file must have the same one (a renamed copy is the same trace; another
+    run saved under the same name, e.g. nsys' default ``report1``, is not); without one, the same name.
+
+    Raises:
+        TraceError: the link names another trace (exit 2), with the way to use its settings anyway.
+    """
+    if not link_trace or not path.is_file():
+        return  # no trace in the link; a missing file is reported by the loader
+    from dashboard.app.store import trace_id
+
+    ours = trace_id(path)
+    name, _, digest = link_trace.rpartition("@") if "@" in link_trace else (link_trace, "", "")
+    if (digest and digest == ours.rpartition("@")[2]) or (not digest and name == path.name):
+        return
+    raise TraceError(
+        f"the link was made for trace '{link_trace}', not for {path.name} ({ours}): pass the trace "
+        "it was made for, or remove 'trace=' from the link to apply its settings to this file"
+    )
+
+
+def _check_output(path: Path) -> None:
+    """Refuse an output path that cannot be written, before any loading or rendering.
+
+    Raises:
+        TraceError: its folder does not exist or is not a folder, or the path is a folder (exit 2).
+    """
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise TraceError(f"{path}: is a folder; give the file to write")
+    if parent.exists() and not parent.is_dir():
+        raise TraceError(f"{path}: cannot write: {parent} is a file, not a folder")
+    if not parent.is_dir():
+        raise TraceError(f"{path}: cannot write: its folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise TraceError(f"{path}: cannot write: no permission to write in {parent}")
+
+
+def _image_format(fmt: str | None, output: Path) -> str:
+    """The image format of ``export``: ``--format``, else the output's suffix, else png.
+
+    Raises:
+        TraceError: the suffix is not an image format we write, or names another format than ``--format``
+            (``--format pdf -o x.png`` would write a PDF under a .png name).
+    """
+    from dashboard.render.export import FORMATS
+
+    suffix = output.suffix.lstrip(".").lower()
+    if fmt and suffix in FORMATS and suffix != fmt:
+        raise TraceError(
+            f"--format {fmt} but the output {output.name} ends in .{suffix}: name it .{fmt}, "
+            f"or leave --format out to write {suffix}"
+        )
+    if not fmt and suffix and suffix not in FORMATS:
+        raise TraceError(
+            f"{output.name}: .{suffix} is not an image format tracedash writes: name the file .png, .svg or .pdf"
+        )
+    return fmt or suffix or "png"
+
+
+def _with_steps(state, args):
+    """The view state with ``--steps`` (when given) as its step source: the option wins over the link's key."""
+    if getattr(args, "steps", None) is None:
+        return state
+    from dataclasses import replace
+
+    from dashboard.state import BY_NAME
+
+    return replace(state, steps=BY_NAME["steps"].parse(args.steps))
+
+
+EXIT_SLOWER = 3  # tracedash diff --fail-if-slower: the candidate is slower than allowed
+
+
+SLOWER_HELP = (
+    "exit 3 when the candidate is more than PCT %% slower. Slower means: with dispatch marks, the "
+    "step time of the worst phase (prefill/decode/...) priced at the baseline's token mix (dispatches "
+    "paired by phase and token count); without them, kernel time at the baseline's kernel counts "
+    "(kernel names on both sides). A gate that cannot be measured (n/a) never fails (default: off: the exit "
+    "code does not depend on speed)"
+)
+
+
+def _percent(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a percentage: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite percentage: {text!r}")
+    return value
+
+
+def _slower_percent(text: str) -> float:
+    """``--fail-if-slower PCT``: a finite percentage >= 0."""
+    value = _percent(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"PCT must be 0 or more (how much slower is allowed), got {text}")
+    return value
+
+
+def _top(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a row count: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"--top must be at least 1, got {n}")
+    return n
+
+
+def _tokens(text: str) -> float:
+    try:
+        value = _percent(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"not a token count: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"the threshold must be above 0 tokens, got {text}")
+    return value
+
+
+def _rule_param(text: str) -> tuple[str, str, float]:
+    """``--param RULE.NAME=VALUE`` -> (rule, name, number)."""
+    import re
+
+    m = re.fullmatch(r"\s*([a-z][a-z0-9-]*)\.([a-z_]+)\s*=\s*(-?[0-9.]+(?:e[0-9]+)?)\s*", text, re.IGNORECASE)
+    if not m:
+        raise argparse.ArgumentTypeError(f"expected RULE.NAME=NUMBER (e.g. gpu-starv.gap=1), got {text!r}")
+    try:
+        value = float(m.group(3))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number in {text!r}") from None
+    return m.group(1), m.group(2), int(value) if value.is_integer() else value
+
+
+def _trace_id(path: Path, cache=None) -> str:
+    """The dashboard's id of a trace file (``app.store.trace_id``: name@content hash), for links."""
+    from dashboard.app.store import trace_id
+
+    return trace_id(path, cache)
+
+
+def _add_cache_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the columnar trace cache")
+    p.add_argument("--cache-dir", help="cache folder (default: $TRACEDASH_CACHE_DIR or the user cache folder)")
+
+
+def _steps_value(text: str) -> str:
+    """``--steps auto|PRESET|REGEX``, checked (an unknown preset or unusable rule is a usage error)."""
+    from dashboard.analysis.step_presets import StepSourceError, parse_step_source
+
+    try:
+        parse_step_source(text)
+    except StepSourceError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _pid(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a process id: {text!r}") from None
+
+
+STEPS_HELP = (
+    "where steps come from: auto (the preset whose annotations the trace holds), seed (CG_DISPATCH "
+    "marks), vllm, sglang, trtllm, torch (ProfilerStep#N), or a regular expression with named groups "
+    "(phase, tokens, context_requests, context_tokens, generation_requests, generation_tokens, "
+    "batch_size, graph_mode) for any other server (default: auto)"
+)
+
+
+SIZE_OPTIONS = ("--memory-limit", "--max-upload", "--upload-space", "--max-unzipped", "--upload-memory")
+
+
+def _join_negative_sizes(argv: list[str]) -> list[str]:
+    """``--memory-limit -1G`` -> ``--memory-limit=-1G``, so the size check ("not a size") answers,
+    not argparse's "expected one argument" (it takes ``-1G`` for an option)."""
+    import re
+
+    out = []
+    for arg in argv:
+        if out and out[-1] in SIZE_OPTIONS and re.match(r"-[\d.]", arg):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out

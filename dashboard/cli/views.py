@@ -1,0 +1,52 @@
+"""tracedash export and report: a figure of a view, or the offline HTML report of a link."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from dashboard.cli.args import _check_link_trace, _check_output, _image_format, _load_for_view, _say, _with_steps
+from dashboard.errors import TraceError
+
+
+def _export(args) -> int:
+    from dashboard.render.export import figure_for, image_bytes, state_from_url, view_for
+
+    state = _with_steps(state_from_url(args.url, strict=True), args)
+    for w in state.warnings:
+        _say(f"tracedash: warning: {w}", file=sys.stderr)
+    fmt = _image_format(args.format, Path(args.output))
+    _check_output(Path(args.output))
+    _check_link_trace(state.trace, Path(args.trace))
+    trace = _load_for_view(args)
+    data = image_bytes(figure_for(view_for(trace, state), args.figure), fmt, which=args.figure)
+    try:
+        Path(args.output).write_bytes(data)
+    except OSError as exc:
+        raise TraceError(f"{args.output}: cannot write ({exc.strerror or exc})") from exc
+    _say(f"wrote {args.output} ({len(data):,} bytes, {fmt}, {args.figure})", file=sys.stderr)
+    return 0
+
+
+def _report(args) -> int:
+    from dashboard.render.export import report_for_url, state_from_url
+
+    state = _with_steps(state_from_url(args.url, strict=True), args)
+    for w in state.warnings:  # as `export` does
+        _say(f"tracedash: warning: {w}", file=sys.stderr)
+    suffix = Path(args.output).suffix.lower()
+    if suffix not in ("", ".html", ".htm"):
+        raise TraceError(
+            f"{Path(args.output).name}: a report is one HTML file: name it .html (for an image of a figure, "
+            "use tracedash export)"
+        )
+    _check_output(Path(args.output))
+    _check_link_trace(state.trace, Path(args.trace))
+    trace = _load_for_view(args)
+    text = report_for_url(trace, args.url, state=state)
+    try:
+        Path(args.output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise TraceError(f"{args.output}: cannot write ({exc.strerror or exc})") from exc
+    _say(f"wrote {args.output} ({len(text.encode()) / 2**20:.1f} MiB)", file=sys.stderr)
+    return 0
