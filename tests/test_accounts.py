@@ -437,7 +437,7 @@ def test_readme_says_how_to_change_host_and_port():
 
 
 def test_launch_api_names():
-    from dashboard.loaders.nsys_sqlite import LAUNCH_API
+    from dashboard.loaders.nsys_tables import LAUNCH_API
 
     launches = [
         "cudaLaunchKernel_v7000",

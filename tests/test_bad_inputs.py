@@ -363,7 +363,7 @@ def test_lane_labels_are_elided_before_escaping():
     """An elided lane label never cuts an HTML entity in two (Plotly would show '&l' or '&g')."""
     import html as html_mod
 
-    from dashboard.figures.timeline import _short_label
+    from dashboard.figures.lanes import _short_label
 
     label = "GPU 0 · " + SCRIPT_NAME
     short = _short_label(label)

@@ -10,16 +10,10 @@ from dashboard.analysis.timeline import lanes_for_window, nvtx_lane_keys, thread
 from dashboard.app.components import GRAPH_CONFIG, graph_config
 from dashboard.data.trace import load_trace
 from dashboard.figures.common import REPORT_FONT_PX, add_caption, report_layout
+from dashboard.figures.lanes import LANE_PX, Highlight, fraction_colors, merge_equal_bins, timeline_height
 from dashboard.figures.phases import build_phase_analysis, decade_ticks
 from dashboard.figures.theme import CATEGORY_COLORS, DEFAULT_THEME, NVTX_PALETTE, category_color, nvtx_color
-from dashboard.figures.timeline import (
-    LANE_PX,
-    Highlight,
-    bar_labels,
-    fraction_colors,
-    merge_equal_bins,
-    timeline_height,
-)
+from dashboard.figures.timeline import bar_labels
 from dashboard.render import build_view, timeline_figure
 from dashboard.render.export import report_for_url
 from dashboard.state import ViewState
@@ -441,7 +435,7 @@ def test_compare_step_time_overlay_has_a_tick_at_every_decade():
 
 
 def test_thread_hover_names_each_id_once():
-    from dashboard.figures.timeline import _thread_hover
+    from dashboard.figures.lanes import _thread_hover
 
     assert _thread_hover("python3 · tid 145", 145, 145) == "thread python3 · pid 145 · tid 145"
     assert _thread_hover("python3 · pid 145", 145, 146) == "thread python3 · pid 145 · tid 146"

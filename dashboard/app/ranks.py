@@ -17,7 +17,7 @@ from dashboard.data.multirank import load_ranks, ranks_name
 from dashboard.data.trace import LoadedTrace
 from dashboard.errors import TraceError, TraceFormatError
 from dashboard.loaders import sniff_format
-from dashboard.loaders.nsys_sqlite import check_nsys_export
+from dashboard.loaders.nsys_schema import check_nsys_export
 
 __all__ = ["RanksStore", "check_rank_file", "ranks_store", "ranks_trace_id"]
 

@@ -9,8 +9,9 @@ from pathlib import Path
 from dashboard.errors import TraceFormatError, TraceNotFoundError
 from dashboard.loaders.kineto_json import GZIP_MAGIC, load_kineto_json, looks_like_kineto
 from dashboard.loaders.nsys_rep import is_nsys_report
-from dashboard.loaders.nsys_sqlite import SQLITE_MAGIC, load_nsys_sqlite
+from dashboard.loaders.nsys_sqlite import load_nsys_sqlite
 from dashboard.loaders.producers import other_producer_message
+from dashboard.loaders.sqlite_access import SQLITE_MAGIC
 from dashboard.loaders.summary_json import REQUIRED_KEYS, load_summary_json
 
 __all__ = ["sniff_format", "load_nsys_sqlite", "load_summary_json", "load_kineto_json"]

@@ -31,16 +31,18 @@ from dashboard.analysis.timeline import (
 from dashboard.data.analysis import analysis_of
 from dashboard.data.trace import LoadedTrace
 from dashboard.figures.common import WIDE_CAPTION_WRAP_CHARS, add_caption_spec
-from dashboard.figures.theme import DEFAULT_THEME, Theme
-from dashboard.figures.timeline import (
+from dashboard.figures.lanes import (
     PLOT_WIDTH_PX,
     Highlight,
     LaunchLink,
     api_lane_label,
-    build_nvtx_union_bars,
     gpu_lane_label,
-    gpu_timeline_spec,
     stream_lane_label,
+)
+from dashboard.figures.theme import DEFAULT_THEME, Theme
+from dashboard.figures.timeline import (
+    build_nvtx_union_bars,
+    gpu_timeline_spec,
 )
 from dashboard.render.base import (
     API_BUDGET,
