@@ -145,7 +145,7 @@ def test_rank_table_exact_values_and_slowest(rank_files):
     summaries = summaries_of([FileSummary(p, t, None) for p, t in zip(rank_files, texts)])
     table = rank_table([summaries[0], None, summaries[1]], ["r0.sqlite", "bad.sqlite", "r1.sqlite"])
     assert list(table.columns) == list(RANK_TABLE)
-    assert table["span_ns"].dtype == "int64" and table["slowest"].dtype == "bool"
+    assert table["span_ns"].dtype == "Int64" and table["slowest"].dtype == "bool"  # Int64: NA for a capture gap
     assert table.to_dict("records") == [
         {
             "rank": 0,
@@ -809,3 +809,26 @@ def test_a_rank_arg_on_a_few_events_of_one_trace_is_not_a_merge(tmp_path):
     p = tmp_path / "one.json"
     p.write_text(json.dumps({"traceEvents": events}), encoding="utf-8")
     assert load_trace(p, cache=None).summary.kernel_count == 6
+
+
+def test_a_rank_whose_gpu_work_was_not_captured_reads_na_in_the_rank_table(tmp_path, capsys):
+    """Issue 26 class 1: a rank that launched kernels none of which were recorded has an unknown span, busy and
+    idle (its own summary writes null); the rank table said 0 s and 0 ns for it."""
+    gap = write_nsys_sqlite(
+        tmp_path / "gap.sqlite",
+        runtime=[{"start": 1, "end": 5, "name": "cudaLaunchKernel_v7000", "correlationId": 1}],
+    )
+    ok = write_nsys_sqlite(
+        tmp_path / "ok.sqlite",
+        kernels=[{"start": 100, "end": 400, "correlationId": 1}],
+        runtime=[{"start": 90, "end": 95, "name": "cudaLaunchKernel_v7000", "correlationId": 1}],
+    )
+    assert main(["summarize", str(ok), str(gap), "--json", "--no-cache"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = {r["file"]: r for r in doc["ranks"]}
+    assert (rows["gap.sqlite"]["span_ns"], rows["gap.sqlite"]["busy_ns"], rows["gap.sqlite"]["idle_ns"]) == (None,) * 3
+    assert rows["gap.sqlite"]["utilisation_pct"] is None and rows["gap.sqlite"]["slowest"] is False
+    assert (rows["ok.sqlite"]["span_ns"], rows["ok.sqlite"]["slowest"], doc["slowest_rank"]) == (300, True, 0)
+    assert main(["summarize", str(ok), str(gap), "--no-cache"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.split()[:2] == ["1", "gap.sqlite"])
+    assert line.split() == ["1", "gap.sqlite", "n/a", "n/a", "n/a", "n/a", "0", "-"]

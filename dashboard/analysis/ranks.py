@@ -41,9 +41,9 @@ RANK_COLUMN = "rank"  # every frame of a merged bundle carries the rank each row
 RANK_TABLE: dict[str, str] = {
     "rank": "int64",
     "file": "object",
-    "span_ns": "int64",  # gpu_activity_span: first kernel start to last kernel end
-    "busy_ns": "int64",  # union of kernel intervals
-    "idle_ns": "int64",  # span - busy
+    "span_ns": "Int64",  # gpu_activity_span: first kernel start to last kernel end (NA: GPU work not captured)
+    "busy_ns": "Int64",  # union of kernel intervals (NA: GPU work not captured)
+    "idle_ns": "Int64",  # span - busy (NA: GPU work not captured)
     "utilisation_pct": "float64",  # 100 * busy / span (0.0 without kernels)
     "kernel_count": "int64",
     "top_kernel": "object",  # short name with the largest total kernel time ("" without kernels)
@@ -86,14 +86,15 @@ def rank_table(
         if s is None:
             continue
         top = s.top_kernels.iloc[0] if len(s.top_kernels) else None
+        unknown = bool(s.gpu_activity_missing)  # launched, not captured: n/a, as its own summary writes null
         rows.append(
             {
                 "rank": rank,
                 "file": str(name),
-                "span_ns": int(s.gpu_activity_span_ns),
-                "busy_ns": int(s.gpu_busy_union_ns),
-                "idle_ns": int(s.gpu_idle_within_span_ns),
-                "utilisation_pct": np.nan if s.utilisation_pct is None else float(s.utilisation_pct),  # NaN: n/a
+                "span_ns": pd.NA if unknown else int(s.gpu_activity_span_ns),
+                "busy_ns": pd.NA if unknown else int(s.gpu_busy_union_ns),
+                "idle_ns": pd.NA if unknown else int(s.gpu_idle_within_span_ns),
+                "utilisation_pct": np.nan if unknown or s.utilisation_pct is None else float(s.utilisation_pct),
                 "kernel_count": int(s.kernel_count),
                 "top_kernel": "" if top is None else str(top["name"]),
                 "top_kernel_ns": 0 if top is None else int(top["total_ns"]),
@@ -101,8 +102,10 @@ def rank_table(
             }
         )
     table = pd.DataFrame(rows, columns=list(RANK_TABLE)).astype(RANK_TABLE)
-    if len(table) and int(table["span_ns"].max()) > 0:  # a rank without GPU work is never "the slowest"
-        order = table.sort_values(["span_ns", "busy_ns", "rank"], ascending=[False, False, True], kind="stable")
+    if len(table) and int(table["span_ns"].fillna(0).max()) > 0:  # a rank without GPU work is never "the slowest"
+        order = table.sort_values(
+            ["span_ns", "busy_ns", "rank"], ascending=[False, False, True], kind="stable", na_position="last"
+        )
         table.loc[order.index[0], "slowest"] = True
     return table
 

@@ -15,6 +15,8 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import pandas as pd
+
 from dashboard.analysis.ranks import declared_ranks, merge_ranks, rank_nvtx_stats, rank_table
 from dashboard.analysis.ratio import fmt_pct
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize, summary_to_dict
@@ -204,6 +206,11 @@ def short_reason(error: str, name: str, limit: int = 80) -> str:
     return clean_message(error, limit)
 
 
+def _seconds(ns) -> str:
+    """A table time in seconds with 6 decimals; "n/a" for an unknown one (GPU work not captured)."""
+    return "n/a" if ns is pd.NA or ns is None else f"{ns / 1e9:.6f}"
+
+
 def format_rank_table(table, failed: dict[int, tuple[str, str]] | None = None) -> str:
     """The combined per-rank table as aligned text lines (a ``rank_table`` frame in, a string out).
 
@@ -217,9 +224,9 @@ def format_rank_table(table, failed: dict[int, tuple[str, str]] | None = None) -
         [
             str(r.rank),
             r.file,
-            f"{r.span_ns / 1e9:.6f}",
-            f"{r.busy_ns / 1e9:.6f}",
-            f"{r.idle_ns / 1e9:.6f}",
+            _seconds(r.span_ns),
+            _seconds(r.busy_ns),
+            _seconds(r.idle_ns),
             fmt_pct(r.utilisation_pct, unit="%"),
             f"{r.kernel_count:,}",
             f"{r.top_kernel} ({r.top_kernel_ns / 1e9:.6f} s)" if r.top_kernel else "-",
@@ -249,6 +256,8 @@ def format_rank_table(table, failed: dict[int, tuple[str, str]] | None = None) -
 def _json_value(v):
     """A table cell as JSON takes it: numpy scalars as Python ones, NaN (n/a, e.g. the utilisation of a
     rank without GPU work) as None: ``json.dumps`` would write ``NaN``, which is not JSON."""
+    if v is pd.NA:  # an unknown time (GPU work not captured)
+        return None
     v = v.item() if hasattr(v, "item") else v
     return None if isinstance(v, float) and v != v else v
 
