@@ -568,6 +568,15 @@ def from_query(search: str | None) -> ViewState:
     return state
 
 
+def unknown_keys_note(search: str | None) -> str:
+    """The notice for a link's keys that are not view settings (a typo, another tool's parameter), or "" when
+    it has none: they are ignored, and the page and ``tracedash export --url`` say so alike."""
+    unknown = query_keys(search)[1]
+    if not unknown:
+        return ""
+    return f"Ignored {', '.join(unknown)[:80]} in the link: not a view setting of this tracedash version."
+
+
 def query_keys(search: str | None) -> tuple[list[str], list[str]]:
     """``(known, unknown)`` keys of a link's query string, each in order of first appearance.
 

@@ -795,6 +795,11 @@ def test_the_page_is_built_from_the_link():
     assert state.trace == store.listed_ids()[0] and state.window() is None and state.threshold == 3.0
     assert state.prefix == "MY_DISPATCH" and "which is not served here" in notices[0]
     assert main_state("?prefix=CG_X&v=1", store, "MY_DISPATCH")[0].prefix == "CG_X"
+    # QA: keys that are not view settings were dropped without a word in the page (export --url warned)
+    assert main_state("?tab=gaps&foo=bar&zzz=1", store)[1] == [
+        "Ignored foo, zzz in the link: not a view setting of this tracedash version."
+    ]
+    assert main_state("?tab=gaps&v=1", store)[1] == []
     assert compare_href(ViewState(trace="a.sqlite@0123abcd")) == "compare/?a=a.sqlite%400123abcd"
     assert compare_href(ViewState(trace="a.sqlite@0123abcd", prefix="X")) == "compare/?a=a.sqlite%400123abcd&prefix=X"
     assert compare_href(ViewState(trace="a.sqlite@0123abcd", threshold=600.0)) == (

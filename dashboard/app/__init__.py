@@ -32,7 +32,7 @@ from dashboard.app.upload import DEFAULT_MAX_UPLOAD_BYTES, UploadPolicy, registe
 from dashboard.app.views import PageCache, ResponseCache, page_outcomes, prerender, register_views
 from dashboard.errors import TraceError
 from dashboard.figures.plotly_js import PARTIAL_BUNDLE, assets_folder, partial_bundle
-from dashboard.state import DEFAULT, ViewState, from_dict, from_query, to_query
+from dashboard.state import DEFAULT, ViewState, from_dict, from_query, to_query, unknown_keys_note
 
 __all__ = ["create_app", "assets_folder", "main_state"]
 
@@ -54,6 +54,8 @@ def main_state(
 
     state = from_query(search)
     notices = list(state.warnings)
+    if note := unknown_keys_note(search):
+        notices.append(note)
     if "prefix=" not in (search or "") and dispatch_prefix != DEFAULT.prefix:
         state = replace(state, prefix=dispatch_prefix)
     if "steps=" not in (search or "") and steps != DEFAULT.steps:

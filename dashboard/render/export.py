@@ -26,7 +26,7 @@ from dashboard.errors import TraceError
 from dashboard.figures.common import fmt_ns, report_layout
 from dashboard.figures.plotly_js import partial_bundle
 from dashboard.render import DashboardView, build_view
-from dashboard.state import ViewState, from_query, query_keys, to_query
+from dashboard.state import ViewState, from_query, query_keys, to_query, unknown_keys_note
 
 FIGURES = ("timeline", "gantt", "phases")
 # No button of the report's figures may send data off the machine (plotly.js 3 has no "Edit in
@@ -61,8 +61,7 @@ def state_from_url(url: str | None, *, strict: bool = False) -> ViewState:
                 "is a view setting (copy the link from the browser's address bar, or pass just its "
                 "?query; docs/reference.md's \"Link keys\" table lists the keys)"
             )
-        if unknown:
-            note = f"Ignored {', '.join(unknown)[:80]} in the link: not a view setting of this tracedash version."
+        if note := unknown_keys_note(query):
             state = replace(state, warnings=(*state.warnings, note))
     return state
 
