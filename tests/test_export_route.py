@@ -46,4 +46,9 @@ def test_export_route_draws_the_linked_view_in_the_report_layout():
     assert client.get("/export/nope.png?trace=" + tid.replace("@", "%40")).status_code == 404
     missing = client.get("/export/gantt.png?trace=gone.sqlite%40" + "0" * 32)
     assert missing.status_code == 404 and "is not served here" in missing.get_json()["error"]
-    assert client.get("/export/gantt.png").status_code == 400
+    none = client.get("/export/gantt.png")
+    assert none.status_code == 400 and none.get_json()["error"] == "the link names no trace (?trace=NAME@HASH)"
+    bogus = client.get("/export/timeline.png?trace=bogus%40123")  # QA: was "the link names no trace"
+    assert bogus.status_code == 400 and bogus.get_json()["error"] == (
+        "Ignored trace='bogus@123' in the link: not a trace id (expected NAME@HASH); using the default."
+    )

@@ -55,8 +55,9 @@ def register_export_route(server: Flask, store) -> None:
         if which not in FIGURES or fmt not in MIMETYPES:
             return _error(404, f"no such export: choose /export/{{{','.join(FIGURES)}}}.{{{','.join(MIMETYPES)}}}")
         state = from_query(request.query_string.decode("utf-8", "replace"))
-        if not state.trace:
-            return _error(400, "the link names no trace (?trace=NAME@HASH)")
+        if not state.trace:  # none, or one that is not a trace id (its warning says which)
+            why = next((w for w in state.warnings if w.startswith("Ignored trace=")), "")
+            return _error(400, why or "the link names no trace (?trace=NAME@HASH)")
         try:
             trace = store.get(state.trace)
         except TraceError as exc:
