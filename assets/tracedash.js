@@ -88,6 +88,13 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
         return "Copy failed: see address bar";
       }
     },
+    // Previous / Next of the timeline search: {n, dir} for the view state (the server goes to the occurrence).
+    searchStep: function (prev, next, submit) {
+      const ctx = window.dash_clientside.callback_context;
+      const trig = (ctx && ctx.triggered && ctx.triggered.length) ? ctx.triggered[0].prop_id : "";
+      if (!trig) { return window.dash_clientside.no_update; }
+      return {n: Date.now() + Math.random(), dir: trig.indexOf("search-prev.") === 0 ? -1 : 1};
+    },
     // The x range of the timeline or the dispatch Gantt (they share the session time axis) after a zoom,
     // pan or reset (double-click); nothing for an autosize, and nothing from a figure that is not on the
     // time axis (a summary's bar chart of totals). The Gantt's own range is taken here: the timeline
@@ -261,3 +268,15 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
     send(e.dataTransfer.files[0]);
   });
 })();
+
+// Shift+Enter in the search box goes to the previous occurrence (Enter, the box's own submit, to the next).
+document.addEventListener("keydown", (e) => {
+  const box = e.target;
+  if (!box || box.id !== "timeline-search" || e.key !== "Enter" || !e.shiftKey) { return; }
+  const dc = window.dash_clientside;
+  if (!dc || !dc.set_props) { return; }
+  e.preventDefault();
+  e.stopPropagation();
+  dc.set_props("timeline-search", {value: box.value});
+  dc.set_props("search-step", {data: {n: Date.now() + Math.random(), dir: -1}});
+}, true);

@@ -21,11 +21,13 @@ from dashboard.analysis.categories import categorize_kernels
 from dashboard.analysis.gpu_time import stream_sharing, work_for_source
 from dashboard.analysis.launches import LaunchIndex, kernel_launches, launch_index
 from dashboard.analysis.nsys_rules import gpu_ops
+from dashboard.analysis.search import Occurrences, find, parse_query
 from dashboard.analysis.summary import dispatch_marks, kernel_durations, kernel_end_ns, timed_kernels
 from dashboard.analysis.timeline import device_unions
 from dashboard.model import DISPATCH_MARKS, TraceBundle, conform, empty_frame
 
 MEMO_ENTRIES = 48  # results kept per bundle (least recently used dropped first)
+SEARCH_ENTRIES = 8  # searches kept per bundle
 
 
 class Memo:
@@ -75,6 +77,7 @@ class BundleAnalysis:
         self.gpu_end_ns = gpu_end_ns  # closes the last dispatch (phases.build_dispatches)
         self.summary_timeline = summary_timeline  # a summary input's dispatch marks (no bundle)
         self.memo = Memo()
+        self.searches = Memo(SEARCH_ENTRIES)  # apart: typed searches never push out the other results
 
     # ----- kernels --------------------------------------------------------------------------------------------
     def kernel_end(self) -> np.ndarray:
@@ -88,6 +91,11 @@ class BundleAnalysis:
     def timed_kernels(self) -> pd.DataFrame:
         """``summary.timed_kernels``: the rows that count for span and busy, ends clipped."""
         return self.memo.get(("timed_kernels",), lambda: timed_kernels(self.bundle.kernels))
+
+    def search(self, text: str) -> Occurrences:
+        """The occurrences of a search (``search.find``; raises ``search.SearchError`` for a bad query)."""
+        query = parse_query(text)
+        return self.searches.get(query.text, lambda: find(self.bundle, self.timed_kernels(), query))
 
     def stream_sharing(self):
         """``gpu_time.stream_sharing`` of the timed kernels (how stream lanes are named)."""

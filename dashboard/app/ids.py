@@ -8,6 +8,11 @@ STEPS_FROM = "steps-from"  # "Steps from: vLLM annotations (auto)" in the Per ph
 STEP_PID = "step-pid"  # the process whose step statistics are shown
 STEPS_NOTE = "phases-note-steps"
 DISPATCH_NOTE = "phases-note-dispatch"
+TIMELINE_SEARCH = "timeline-search"  # the search box over the timeline (state.search)
+SEARCH_PREV = "search-prev"
+SEARCH_NEXT = "search-next"
+SEARCH_STATUS = "search-status"  # "gemm: 43,077 in the trace, 212 in view (…)"
+SEARCH_STEP = "search-step"  # {"n", "dir"}: the last Next (+1) / Previous (-1), from buttons or Enter / Shift+Enter
 THRESHOLD = "phase-threshold"
 BUSY_SOURCE = "busy-source"
 ALERTS = "alerts"
@@ -121,4 +126,9 @@ ALL = [
     STEP_PID,
     STEPS_NOTE,
     DISPATCH_NOTE,
+    TIMELINE_SEARCH,
+    SEARCH_PREV,
+    SEARCH_NEXT,
+    SEARCH_STATUS,
+    SEARCH_STEP,
 ]

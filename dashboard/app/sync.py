@@ -22,6 +22,8 @@ from dashboard.app import ids
 from dashboard.app.components import alert
 from dashboard.app.views import VIEWS, view_slice
 from dashboard.app.views.base import slice_data
+from dashboard.errors import TraceError
+from dashboard.render.search import go_to as search_go_to
 from dashboard.state import (
     CONTROL_FIELDS,
     TABLE_COLUMNS,
@@ -49,7 +51,7 @@ assert set(GRIDS) == set(TABLE_COLUMNS)
 
 
 def next_state(
-    state: ViewState, triggered: list[tuple[str, str]], values: dict, seen: dict | None = None
+    state: ViewState, triggered: list[tuple[str, str]], values: dict, seen: dict | None = None, go_to=None
 ) -> tuple[ViewState, list[str], dict]:
     """The state after the page's current inputs, and notices for invalid values that were just
     entered, and what was seen of the event inputs (to store with the state).
@@ -60,8 +62,10 @@ def next_state(
     GPUs), every table's sort and filters (``values["grids"]``: ``{"sorts": {table: column
     state}, "filters": {table: filter model}}`` for the tables the user changed since the page was
     built), then the timeline's x range (``values["relayout"]``) and the last row click when they
-    differ from the ones already applied (``seen``). ``triggered`` (``(component id, property)``
-    pairs) only decides which invalid values get a notice.
+    differ from the ones already applied (``seen``), then the search's last Next / Previous
+    (``values["step"]``: ``{"n", "dir"}``), applied by ``go_to(state, direction) -> (state,
+    notice)`` (``render.search.go_to`` on the state's trace). ``triggered`` (``(component id,
+    property)`` pairs) only decides which invalid values get a notice.
     """
     seen = dict(seen or {})
     notices: list[str] = []
@@ -92,6 +96,12 @@ def next_state(
     if row is not None and row != seen.get("row"):
         state = apply_row_click(state, row)
         seen["row"] = row
+    step = values.get("step")
+    if isinstance(step, dict) and step != seen.get("step") and step.get("dir") in (1, -1) and go_to is not None:
+        state, notice = go_to(state, step["dir"])
+        if notice:
+            notices.append(notice)
+        seen["step"] = step
     return state, notices, seen
 
 
@@ -106,6 +116,14 @@ def register_sync(app: Dash, store) -> None:
     """Register the state callback and the client-side helpers (address bar, row clicks, x sync)."""
     echoed = [f for f in CONTROL_FIELDS if f.name not in ("trace", "group")]
 
+    def go_to(state: ViewState, direction: int):
+        """Next / Previous of the search on the state's trace (``render.search.go_to``)."""
+        try:
+            trace = store.get(state.trace) if state.trace else None
+        except TraceError as exc:
+            return state, str(exc)
+        return search_go_to(trace, state, direction)
+
     @app.callback(
         output={
             "state": Output(ids.STATE, "data"),
@@ -119,20 +137,21 @@ def register_sync(app: Dash, store) -> None:
             "relayout": Input(ids.X_RANGE, "data"),
             "row": Input(ids.ROW_CLICK, "data"),
             "grids": Input(ids.GRID_EVENTS, "data"),
+            "step": Input(ids.SEARCH_STEP, "data"),
             "current": State(ids.STATE, "data"),
         },
         prevent_initial_call=True,
     )
-    def sync(controls, relayout, row, grids, current):
+    def sync(controls, relayout, row, grids, step, current):
         old = from_dict(current)
         triggered = []
         for t in ctx.triggered:
             cid, _, prop = t["prop_id"].rpartition(".")
             triggered.append((cid, prop))
 
-        values = {"controls": controls, "relayout": relayout, "row": row, "grids": grids}
+        values = {"controls": controls, "relayout": relayout, "row": row, "grids": grids, "step": step}
         seen = current.get("seen") if isinstance(current, dict) else None
-        new, notices, seen = next_state(old, triggered, values, seen)
+        new, notices, seen = next_state(old, triggered, values, seen, go_to)
         nothing = {v.name: no_update for v in VIEWS}
         # a control value the state took replaces the notice about the last one it did not (never a stale notice)
         accepted = new != old and any(c in _CONTROL_OF for c, _ in triggered)
@@ -220,6 +239,15 @@ def register_sync(app: Dash, store) -> None:
         Output(ids.SYNC_SINK, "children"),
         Input(ids.GANTT, "relayoutData"),
         Input(ids.TIMELINE, "relayoutData"),
+        prevent_initial_call=True,
+    )
+    # Previous / Next (buttons; Enter in the search box, and Shift+Enter through tracedash.js) -> ids.SEARCH_STEP.
+    app.clientside_callback(
+        ClientsideFunction(namespace="tracedash", function_name="searchStep"),
+        Output(ids.SEARCH_STEP, "data"),
+        Input(ids.SEARCH_PREV, "n_clicks"),
+        Input(ids.SEARCH_NEXT, "n_clicks"),
+        Input(ids.TIMELINE_SEARCH, "n_submit"),
         prevent_initial_call=True,
     )
     app.clientside_callback(

@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 
-from dashboard.analysis.derived import BundleAnalysis, Memo
+from dashboard.analysis.derived import SEARCH_ENTRIES, BundleAnalysis, Memo
 from dashboard.analysis.summary import summarize
 from dashboard.analysis.window import clip_bundle
 from dashboard.data.trace import LoadedTrace
@@ -25,6 +25,7 @@ class TraceAnalysis(BundleAnalysis):
     def __init__(self, trace):
         self._trace = weakref.ref(trace)
         self.memo = Memo()
+        self.searches = Memo(SEARCH_ENTRIES)
 
     @property
     def trace(self):

@@ -139,6 +139,25 @@ class Highlight:
 
 
 @dataclass(frozen=True)
+class SearchLane:
+    """The search's occurrences in view, drawn in a lane of their own at the top of the timeline.
+
+    Attributes:
+        label: the lane's label ("search: gemm").
+        start_ns, end_ns: one bar each (an occurrence, or a bin of the window holding some).
+        hover: one hover text each (already escaped).
+    """
+
+    label: str
+    start_ns: np.ndarray
+    end_ns: np.ndarray
+    hover: list[str]
+
+
+SEARCH_COLOR = "#e8590c"  # the search's marks: orange, apart from every category and phase colour
+
+
+@dataclass(frozen=True)
 class LaunchLink:
     """A kernel and the CUDA API call that launched it (same process and correlation id)."""
 

@@ -27,11 +27,13 @@ from dashboard.figures.lanes import (
     MARKS_LANE,
     MIN_BAR_PX,
     PLOT_WIDTH_PX,
+    SEARCH_COLOR,
     STATUS_LINE_PX,
     TEXT_PX,
     TITLE_BAND_PX,
     Highlight,
     LaunchLink,
+    SearchLane,
     _cpu_block,
     _cut_hover,
     _hbar,
@@ -70,6 +72,7 @@ def gpu_timeline_spec(
     api: pd.DataFrame | None = None,
     highlight: Highlight | None = None,
     launch: LaunchLink | None = None,
+    search: SearchLane | None = None,
     plot_width_px: int = PLOT_WIDTH_PX,
     theme: Theme = DEFAULT_THEME,
     rank_devices: dict[int, tuple[int, int]] | None = None,
@@ -104,6 +107,8 @@ def gpu_timeline_spec(
             named "highlight"), its lane outlined too when given.
         launch: a kernel's launch call: the call is outlined in its API lane and joined to the
             kernel by an arrow (trace "launch → kernel"), drawn even when the lanes are not.
+        search: the search's occurrences in view (see ``SearchLane``), in the top lane (trace
+            "search matches").
         plot_width_px: plot width the bar labels are fitted to.
 
     Returns:
@@ -157,6 +162,8 @@ def gpu_timeline_spec(
         if launch.kernel_lane not in gpu_block:
             gpu_block.append(launch.kernel_lane)
     categories = cpu_block + ([MARKS_LANE] if not marks.empty else []) + gpu_block
+    if search is not None:
+        categories.insert(0, search.label)
     if x_range_ns is not None and x_range_ns[1] > x_range_ns[0]:
         window = (int(x_range_ns[0]), int(x_range_ns[1]))
         ns_per_px = (window[1] - window[0]) / plot_width_px
@@ -227,6 +234,21 @@ def gpu_timeline_spec(
                 min_ns=MIN_BAR_PX * ns_per_px,
                 text=bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px),
                 label_names=names,
+            )
+        )
+    if search is not None and len(search.start_ns):
+        traces.append(
+            _hbar(
+                "search matches",
+                search.start_ns,
+                search.end_ns,
+                [search.label] * len(search.start_ns),
+                color=SEARCH_COLOR,
+                hover=search.hover,
+                width=0.5,
+                window=window,
+                min_ns=MIN_BAR_PX * ns_per_px,
+                showlegend=False,
             )
         )
     if not marks.empty:

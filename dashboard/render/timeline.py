@@ -57,6 +57,7 @@ from dashboard.render.base import (
     time_extent,
     view_caption,
 )
+from dashboard.render.search import search_lane
 from dashboard.state import ViewState
 from dashboard.state import window_from_relayout as state_window_from_relayout
 
@@ -281,6 +282,9 @@ def timeline_spec(
         if api is not None:
             api["pid"] = [ranks.get(int(p), (0, int(p)))[1] for p in api["pid"]]
     launch = kernel_launch(trace, highlight, b.meta.gpus, kernels is not None) if highlight is not None else None
+    search, search_note = search_lane(trace, state, x_range)
+    if search_note:
+        notes.append(search_note)
     title = (
         "GPU timeline"
         if cuda_traced(trace)
@@ -305,6 +309,7 @@ def timeline_spec(
         api=api,
         highlight=highlight,
         launch=launch,
+        search=search,
         theme=theme,
         rank_devices=b.meta.rank_devices or None,
     )

@@ -207,7 +207,9 @@ def apply_control(state: ViewState, name: str, raw: Any) -> tuple[ViewState, str
     if value == getattr(state, name):
         return state, None
     if name == "trace":
-        return replace(state, trace=value, t0_ns=None, t1_ns=None, mark=None, hide_devices=()), None
+        return replace(state, trace=value, t0_ns=None, t1_ns=None, mark=None, hide_devices=(), hit=None), None
+    if name == "search":  # a new search starts before its first occurrence
+        return replace(state, search=value, hit=None), None
     return replace(state, **{name: value}), None
 
 
@@ -253,8 +255,22 @@ def apply_row_click(state: ViewState, row: Any) -> ViewState:
         return state
     if not (0 <= s < e < 2**61):
         return state
+    return _zoom_to(state, (row["kind"], s, e))
+
+
+def _zoom_to(state: ViewState, mark: tuple[str, int, int], **also) -> ViewState:
+    """``state`` zoomed to ``mark``'s interval with its width of context on each side (at least 1 µs), marked."""
+    _, s, e = mark
     pad = max(e - s, 1000)
-    return replace(state, t0_ns=s - pad, t1_ns=e + pad, mark=(row["kind"], s, e))
+    return replace(state, t0_ns=s - pad, t1_ns=e + pad, mark=mark, **also)
+
+
+def apply_go_to(state: ViewState, hit: int, mark: tuple[str, int, int]) -> ViewState:
+    """The state after Next / Previous went to search occurrence ``hit`` (1-based) at ``mark``
+    (``(kind, start_ns, end_ns)``): zoomed to it and marked, as a row click does."""
+    if mark[0] not in MARK_KINDS or not (0 <= mark[1] < mark[2] < 2**61) or hit < 1:
+        return state
+    return _zoom_to(state, mark, hit=hit)
 
 
 def sort_from_column_state(column_state: Any) -> str | None:

@@ -84,6 +84,19 @@ def _parse_text(raw: str) -> str:
     return raw
 
 
+def _parse_search(raw: str) -> str:
+    text = raw.strip()
+    if len(text) > _MAX_TEXT or not text.isprintable():
+        raise ValueError(raw)
+    return text
+
+
+def _parse_hit(raw: str) -> int:
+    if not _INT.fullmatch(raw) or not 1 <= int(raw) < 2**62:
+        raise ValueError(raw)
+    return int(raw)
+
+
 def _parse_lanes(raw: str) -> tuple[str, ...]:
     chosen = [v for v in raw.split(",") if v]
     if not all(v in LANES for v in chosen):
@@ -380,6 +393,22 @@ FIELDS: tuple[Field, ...] = (
         "the table row marked in the timeline: kind:start_ns-end_ns (kind: " + ", ".join(MARK_KINDS) + ")",
         _parse_mark,
         fmt=lambda v: f"{v[0]}:{v[1]}-{v[2]}",
+    ),
+    Field(
+        "search",
+        "search",
+        "the timeline search: a case-insensitive substring of kernel, NVTX or CUDA API names, or /a regular "
+        "expression/ (RE2)",
+        _parse_search,
+        control=("timeline-search", "value"),
+        from_control=lambda r: _parse_search(str(r or "")),
+        invalid=f"not printable text of at most {_MAX_TEXT} characters",
+    ),
+    Field(
+        "hit",
+        "hit",
+        "the search occurrence gone to last (1-based, in time order; Next/Previous step from it)",
+        _parse_hit,
     ),
 )
 

@@ -20,7 +20,7 @@ BUSY = ("kernel-rows", "kernels", "kernels+memops")  # analysis.gpu_time.BUSY_SO
 STATS = ("trace", "window")
 
 
-MARK_KINDS = ("kernel", "dispatch", "gap")
+MARK_KINDS = ("kernel", "dispatch", "gap", "nvtx", "api")  # nvtx, api: a search occurrence
 
 
 # Sortable columns of every table (AG Grid column ids), and each table's default sort.
@@ -138,6 +138,8 @@ class ViewState:
     nvtx_filter: str = ""
     dispatches_filter: str = ""
     gaps_filter: str = ""
+    search: str = ""  # the timeline search (analysis.search.parse_query: substring or /regex/)
+    hit: int | None = None  # the search occurrence last gone to (1-based, in time order)
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self):  # lanes and devices are sets: keep them in one canonical order

@@ -10,6 +10,7 @@ from dashboard.app.views.base import WINDOW, View
 from dashboard.figures.common import empty_figure, wire_figure
 from dashboard.model import device_label
 from dashboard.render import device_ids, timeline_view_spec
+from dashboard.render.search import search_status
 
 MIN_HEIGHT_PX = 470  # at least 45 % of a 1000 px high viewport
 
@@ -23,6 +24,7 @@ def render(trace, state):
     has_lanes = trace.bundle is not None
     return {
         "lanes_options": lane_options(trace),
+        "search_status": search_status(trace, state),
         "figure": fig,
         "config": graph_config(filename),
         **report_hrefs("timeline", state),
@@ -50,12 +52,39 @@ def lane_options(trace) -> list[dict]:
     return [{"label": f" {label}", "value": v} for v, label in LANE_LABELS if has[v]]
 
 
+def search_box(state) -> html.Div:
+    """The search over the timeline: a box, Previous / Next, and the count of occurrences."""
+    return html.Div(
+        className="search-box",
+        title="A case-insensitive substring of a kernel (short or demangled), NVTX range or mark, or CUDA API "
+        "call name; /…/ for a regular expression (RE2). Enter: next occurrence, Shift+Enter: previous.",
+        children=[
+            dcc.Input(
+                id=ids.TIMELINE_SEARCH,
+                type="search",
+                value=state.search,
+                debounce=True,
+                spellCheck=False,
+                placeholder="Search kernels, NVTX, CUDA API calls (text or /regex/)",
+                className="text-input search-input",
+            ),
+            html.Button(
+                "◀", id=ids.SEARCH_PREV, className="button search-step", title="Previous occurrence (Shift+Enter)"
+            ),
+            html.Button("▶", id=ids.SEARCH_NEXT, className="button search-step", title="Next occurrence (Enter)"),
+            html.Span(id=ids.SEARCH_STATUS, className="hint search-status", **{"aria-live": "polite"}),
+            dcc.Store(id=ids.SEARCH_STEP),
+        ],
+    )
+
+
 def layout(state):
     """The timeline view's layout fragment for the page built from ``state``."""
     return html.Div(
         className="panel timeline-panel",
         children=[
             figure_buttons(ids.TIMELINE),
+            search_box(state),
             html.Div(
                 id=ids.LANE_CONTROLS,
                 className="lanes",
@@ -98,7 +127,7 @@ def layout(state):
 
 VIEW = View(
     name="timeline",
-    fields=("prefix", "busy", "lanes", "hide_devices", "mark", WINDOW),
+    fields=("prefix", "busy", "lanes", "hide_devices", "mark", "search", "hit", WINDOW),
     slot="main",
     outputs={
         "figure": (ids.TIMELINE, "figure"),
@@ -109,6 +138,7 @@ VIEW = View(
         "devices_style": ("hide-devices-box", "style"),
         "lanes_style": (ids.LANE_CONTROLS, "style"),
         "lanes_options": (ids.LANES, "options"),
+        "search_status": (ids.SEARCH_STATUS, "children"),
     },
     render=render,
     empty=lambda message: {"figure": empty_figure("No trace to show.", height=200)},
