@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from search_fixture import ELEMENTWISE, write_search_fixture
 
-from dashboard.analysis.search import SearchError, count_text, find, parse_query, step_to
+from dashboard.analysis.search import SearchError, count_text, parse_query, step_to
 from dashboard.data.analysis import analysis_of
 from dashboard.data.trace import load_trace
 from dashboard.state import DEFAULT, from_query, to_query
@@ -139,7 +139,8 @@ def test_go_to_zooms_and_marks_the_occurrence_and_the_link_holds_it(trace):
     assert "hit=2" in query and "search=elementwise" in query and "mark=kernel:10000-12000" in query
     assert from_query(query) == second
     assert search_status(trace, second) == (
-        "elementwise: 7 in the trace, 2 in view (5 kernels, 2 NVTX annotations) · at #2: elementwise_kernel at 0.000010 s"
+        "elementwise: 7 in the trace, 2 in view (5 kernels, 2 NVTX annotations)"
+        " · at #2: elementwise_kernel at 0.000010 s"
     )
     assert go_to(trace, replace(state, search="/(/"), 1) == (
         replace(state, search="/(/"),

@@ -117,20 +117,18 @@ class Occurrences:
         return KINDS[int(self.kind[position])], s, max(e, s + 1)
 
 
-def _matching_codes(names: pd.Series, query: Query, also=None) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Positions of the matching categories of a categorical ``names`` column, and those names.
+def _matching(names: pd.Series, query: Query, also=None) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Which rows of a categorical ``names`` column match (a bool mask), and the matching names.
     ``also``: another spelling of each name that may match instead (a CUDA API call's display name)."""
-    cats = names.cat.categories.astype(str).tolist() if isinstance(names.dtype, pd.CategoricalDtype) else None
-    if cats is None:  # a frame built without categoricals (tests, old caches): factorize once
+    if isinstance(names.dtype, pd.CategoricalDtype):
+        cats = names.cat.categories.astype(str).tolist()
+        codes = names.cat.codes.to_numpy()
+    else:  # a frame built without categoricals (tests, old caches): factorize once
         codes, uniques = pd.factorize(names.astype(str))
         cats = [str(u) for u in uniques]
-    else:
-        codes = names.cat.codes.to_numpy()
-    hit = [i for i, n in enumerate(cats) if query.matches(n) or (also is not None and query.matches(also(n)))]
-    if not hit:
-        return np.zeros(0, dtype=np.int64), ()
-    rows = np.flatnonzero(np.isin(codes, np.asarray(hit, dtype=codes.dtype)))
-    return rows, tuple(cats[i] for i in hit)
+    hit = np.array([query.matches(n) or (also is not None and query.matches(also(n))) for n in cats] + [False])
+    # one lookup per row (code -1, a missing name, reads the last entry: no match)
+    return hit[codes], tuple(n for n, h in zip(cats, hit) if h)
 
 
 def find(bundle: TraceBundle, kernels: pd.DataFrame, query: Query) -> Occurrences:
@@ -139,22 +137,24 @@ def find(bundle: TraceBundle, kernels: pd.DataFrame, query: Query) -> Occurrence
     and marks by name (with its domain); CUDA API calls by raw or display name."""
     parts = []  # (kind, rows, start, end)
     names: dict[str, tuple[str, ...]] = {}
-    rows_short, n_short = _matching_codes(kernels["short_name"], query)
-    rows_full, n_full = _matching_codes(kernels["name"], query) if "name" in kernels else (np.zeros(0, int), ())
-    krows = np.union1d(rows_short, rows_full)
+    short, n_short = _matching(kernels["short_name"], query)
+    full, n_full = _matching(kernels["name"], query) if "name" in kernels else (short, ())
+    krows = np.flatnonzero(short | full)
     parts.append((0, krows, kernels["start_ns"].to_numpy()[krows], kernels["end_ns"].to_numpy()[krows]))
     names["kernel"] = tuple(dict.fromkeys(n_short + n_full))
     r = bundle.nvtx_ranges
-    rrows, n_ranges = _matching_codes(r["name"], query)
-    rrows = rrows[r["start_ns"].to_numpy()[rrows] >= 0]
+    ranges, n_ranges = _matching(r["name"], query)
+    rrows = np.flatnonzero(ranges & (r["start_ns"].to_numpy() >= 0))
     m = bundle.nvtx_marks
-    mrows, n_marks = _matching_codes(m["name"], query)
+    marks, n_marks = _matching(m["name"], query)
+    mrows = np.flatnonzero(marks)
     ts = m["ts_ns"].to_numpy()[mrows]
     parts.append((1, rrows, r["start_ns"].to_numpy()[rrows], r["end_ns"].to_numpy()[rrows]))
     parts.append((1, len(r) + mrows, ts, ts))
     names["nvtx"] = tuple(dict.fromkeys(n_ranges + n_marks))
     a = bundle.api_calls
-    arows, names["api"] = _matching_codes(a["name"], query, also=clean_api_name)
+    calls, names["api"] = _matching(a["name"], query, also=clean_api_name)
+    arows = np.flatnonzero(calls)
     parts.append((2, arows, a["start_ns"].to_numpy()[arows], a["end_ns"].to_numpy()[arows]))
     start = np.concatenate([p[2] for p in parts]).astype(np.int64, copy=False)
     end = np.concatenate([p[3] for p in parts]).astype(np.int64, copy=False)

@@ -33,7 +33,8 @@ def test_search_counts_walks_in_time_order_and_the_link_brings_it_back(
     mark_in_link(page, *ELEMENTWISE[0])
     status = page.locator("#search-status")
     expect(status).to_have_text(
-        "elementwise: 7 in the trace, 2 in view (5 kernels, 2 NVTX annotations) · at #1: elementwise phase at 0.000005 s"
+        "elementwise: 7 in the trace, 2 in view (5 kernels, 2 NVTX annotations)"
+        " · at #1: elementwise phase at 0.000005 s"
     )
     page.wait_for_function(figure_js("timeline", "gd.data.some(t => t.name === 'search matches')"), timeout=30000)
     for i in range(1, 7):  # Next walks them in time order
