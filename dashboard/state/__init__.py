@@ -11,7 +11,8 @@ the README's list of link keys from it.
 never raises: a bad value falls back to its key's default and is reported as a warning the page shows.
 
 State transitions on UI events are pure functions (``apply_control``, ``apply_relayout``,
-``apply_row_click``, ``apply_grid``): a control change keeps the zoom window, except a change of trace,
+``apply_row_click``, ``apply_grid``; notes: ``apply_add_note``, ``apply_remove_note``, ``apply_note_zoom``
+in ``state.notes``): a control change keeps the zoom window, except a change of trace,
 which clears the window, the marked row and the hidden GPUs in one step (view and link together).
 """
 
@@ -30,6 +31,16 @@ from dashboard.state.field_table import (  # noqa: F401 (the state API)
     Field,
     canonical_filter,
 )
+from dashboard.state.notes import (  # noqa: F401 (the state API)
+    MAX_NOTE_TEXT,
+    MAX_NOTES,
+    MAX_NOTES_CHARS,
+    apply_add_note,
+    apply_note_zoom,
+    apply_remove_note,
+    note_anchor,
+    point_from_click,
+)
 from dashboard.state.schema import (  # noqa: F401 (the state API)
     _INT,
     BUSY,
@@ -46,6 +57,8 @@ from dashboard.state.schema import (  # noqa: F401 (the state API)
     TABS,
     ViewState,
 )
+
+REPEATABLE_KEYS = frozenset(f.key for f in FIELDS if f.repeat is not None)
 
 
 def query_key_table() -> str:
@@ -71,14 +84,16 @@ def to_query(state: ViewState) -> str:
         >>> to_query(ViewState(trace="a.sqlite@0123abcd", tab="gaps"))
         'tab=gaps&trace=a.sqlite%400123abcd&v=1'
     """
-    items: dict[str, str] = {"v": str(STATE_VERSION)}
+    items: dict[str, str | list[str]] = {"v": str(STATE_VERSION)}
     if state.window() is not None:
         items["t0_ns"], items["t1_ns"] = str(state.t0_ns), str(state.t1_ns)
     for f in FIELDS:
         value = getattr(state, f.name)
         if value != f.default and value is not None:
-            items[f.key] = f.fmt(value)
-    return urlencode(sorted(items.items()), safe=",:")
+            items[f.key] = [f.fmt(v) for v in value] if f.repeat else f.fmt(value)
+    # a repeatable key (note) once per value, in the state's canonical order, at its key's place
+    pairs = [(k, x) for k, v in sorted(items.items()) for x in (v if isinstance(v, list) else [v])]
+    return urlencode(pairs, safe=",:")
 
 
 def from_query(search: str | None) -> ViewState:
@@ -87,10 +102,13 @@ def from_query(search: str | None) -> ViewState:
     Unknown keys are ignored; a bad value keeps that key's default and adds a warning (in
     ``ViewState.warnings``, which does not take part in equality).
     """
-    params: dict[str, str] = {}
+    params: dict[str, str | list[str]] = {}
     repeated: list[str] = []
     try:
         for key, value in parse_qsl((search or "").lstrip("?"), keep_blank_values=True):
+            if key in REPEATABLE_KEYS:  # every value of a repeatable key, in the link's order
+                params.setdefault(key, []).append(value)  # type: ignore[union-attr]
+                continue
             if key in params and key not in repeated:
                 repeated.append(key)
             params.setdefault(key, value)
@@ -165,6 +183,11 @@ def from_params(params: dict) -> ViewState:
             else:
                 warnings.append(_bad("t0_ns/t1_ns", f"{t0},{t1}", "not a window in integer ns with t0 < t1"))
     for f in FIELDS:
+        if f.repeat is not None:
+            if (given := params.get(f.key)) is not None:
+                values[f.name], more = f.repeat(list(given) if isinstance(given, (list, tuple)) else [str(given)])
+                warnings.extend(more)
+            continue
         raw = get(f.key)
         if raw is None:
             continue
@@ -188,7 +211,7 @@ def apply_control(state: ViewState, name: str, raw: Any) -> tuple[ViewState, str
     """The state after the control of field ``name`` changed to ``raw``, and a notice (or None).
 
     An invalid value keeps the previous value and returns a notice. A new trace clears the window,
-    the marked row and the hidden GPUs (they belong to the old trace); every other control keeps
+    the marked row, the hidden GPUs and the notes (they belong to the old trace); every other control keeps
     the zoom window, so the view and the link never disagree.
     """
     f = BY_NAME[name]
@@ -207,7 +230,7 @@ def apply_control(state: ViewState, name: str, raw: Any) -> tuple[ViewState, str
     if value == getattr(state, name):
         return state, None
     if name == "trace":
-        return replace(state, trace=value, t0_ns=None, t1_ns=None, mark=None, hide_devices=(), hit=None), None
+        return replace(state, trace=value, t0_ns=None, t1_ns=None, mark=None, hide_devices=(), hit=None, notes=()), None
     if name == "search":  # a new search starts before its first occurrence
         return replace(state, search=value, hit=None), None
     return replace(state, **{name: value}), None

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from dashboard.state.notes import MAX_NOTE_TEXT, MAX_NOTES, MAX_NOTES_CHARS, format_note, notes_from_link, parse_note
 from dashboard.state.schema import (
     _FILTER_OPS,
     _INT,
@@ -215,6 +216,9 @@ class Field:
     to_control: Callable[[Any], Any] = lambda v: v
     from_control: Callable[[Any], Any] | None = None
     invalid: str = "not a valid value"  # what the link's warning says of a bad value
+    # A repeatable key (``note``): reads every value the link gives, in order, into the state value and its
+    # warnings; the state value is a tuple whose items ``parse`` reads and ``fmt`` writes one link value each.
+    repeat: Callable[[list[str]], tuple[Any, list[str]]] | None = None
 
     @property
     def default(self):
@@ -409,6 +413,16 @@ FIELDS: tuple[Field, ...] = (
         "hit",
         "the search occurrence gone to last (1-based, in time order; Next/Previous step from it)",
         _parse_hit,
+    ),
+    Field(
+        "notes",
+        "note",
+        "a note pinned to an interval or a point: T0_NS-T1_NS:TEXT or T_NS:TEXT (repeatable; TEXT UTF-8, "
+        f"percent-encoded, 1 to {MAX_NOTE_TEXT} characters; at most {MAX_NOTES} notes and "
+        f"{MAX_NOTES_CHARS:,} characters of notes in a link)",
+        parse_note,
+        fmt=format_note,
+        repeat=notes_from_link,
     ),
 )
 

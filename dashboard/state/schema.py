@@ -141,10 +141,12 @@ class ViewState:
     search: str = ""  # the timeline search (analysis.search.parse_query: substring or /regex/)
     hit: int | None = None  # the search occurrence last gone to (1-based, in time order)
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    notes: tuple[tuple[int, int, str], ...] = ()  # (t0_ns, t1_ns, text); t0 == t1: a point (state.notes)
 
-    def __post_init__(self):  # lanes and devices are sets: keep them in one canonical order
+    def __post_init__(self):  # lanes, devices and notes are sets: keep them in one canonical order
         object.__setattr__(self, "lanes", tuple(v for v in LANES if v in set(self.lanes)))
         object.__setattr__(self, "hide_devices", tuple(sorted(set(int(d) for d in self.hide_devices))))
+        object.__setattr__(self, "notes", tuple(sorted({(int(a), int(b), str(t)) for a, b, t in self.notes})))
 
     def window(self) -> tuple[int, int] | None:
         """``(t0_ns, t1_ns)`` when both are set, else None."""
