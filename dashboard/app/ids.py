@@ -58,6 +58,11 @@ LANE_CONTROLS = "lane-controls"
 PRERENDERED = "page-prerendered"  # True when the page arrived with every view drawn (views.prerender)
 RENDER_KICK = "render-kick"  # set client-side on load when it did not: every view's callback then renders
 VIEW_SLICE = "view-slice"  # pattern-matching type: {"type": VIEW_SLICE, "view": name}: the fields a view reads
+NOTE_TEXT = "note-text"  # the text box of "Add note"
+NOTE_ADD = "note-add"
+NOTES_LIST = "notes-list"  # the Notes panel's list
+NOTE_ZOOM = "note-zoom"  # pattern-matching type: {"type": NOTE_ZOOM, "index": i}: zoom to note i
+NOTE_REMOVE = "note-remove"  # pattern-matching type: {"type": NOTE_REMOVE, "index": i}: the × of note i
 
 
 def scope(view: str) -> str:
@@ -120,6 +125,9 @@ ALL = [
     GRID_EVENTS,
     PRERENDERED,
     RENDER_KICK,
+    NOTE_TEXT,
+    NOTE_ADD,
+    NOTES_LIST,
     STEPS_SOURCE,
     STEPS_PRESET,
     STEPS_FROM,

@@ -3,7 +3,8 @@ what changed, and the address bar. Thin: the transitions are the pure functions 
 
 Events: a control (any ``state.CONTROL_FIELDS`` control), a zoom/pan/reset of the timeline or the
 Gantt (``ids.X_RANGE``; the other follows client-side, see assets/tracedash.js), a click on a table row
-(``ids.ROW_CLICK``), a table's sort or column filters (``ids.GRID_EVENTS``). Those three stores are
+(``ids.ROW_CLICK``), a table's sort or column filters (``ids.GRID_EVENTS``), and the notes' "Add note",
+zoom and × buttons (``state.notes``). Those three stores are
 filled client-side with only what changes the view: an autosize, or the state a grid reports when
 it is first drawn (the link's own sort and filters), never reaches the server.
 The page is built from the link (``layout.build_layout``), so on load nothing here runs; the
@@ -13,26 +14,33 @@ canonical form of the link that was opened).
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
-from dash import ClientsideFunction, Dash, Input, Output, State, ctx, no_update
+from dash import ALL, ClientsideFunction, Dash, Input, Output, State, ctx, no_update
 
 from dashboard.app import ids
 from dashboard.app.components import alert
 from dashboard.app.views import VIEWS, view_slice
 from dashboard.app.views.base import slice_data
 from dashboard.errors import TraceError
+from dashboard.render.notes import trace_extent
 from dashboard.render.search import go_to as search_go_to
 from dashboard.state import (
     CONTROL_FIELDS,
     TABLE_COLUMNS,
     ViewState,
+    apply_add_note,
     apply_control,
     apply_grid,
+    apply_note_zoom,
     apply_relayout,
+    apply_remove_note,
     apply_row_click,
     from_dict,
+    note_anchor,
+    point_from_click,
     to_dict,
     to_query,
 )
@@ -102,7 +110,41 @@ def next_state(
         if notice:
             notices.append(notice)
         seen["step"] = step
+    state = _note_events(state, values.get("note") or {}, seen, notices)
     return state, notices, seen
+
+
+def _note_events(state: ViewState, note: dict, seen: dict, notices: list[str]) -> ViewState:
+    """Apply the notes' events (``values["note"]``): "Add note" (its clicks and Enters, ``adds``, once each:
+    ``seen``), then a zoom to or the removal of a note (``zoom`` / ``remove``: the index whose button fired).
+    ``extent(state)`` gives the whole trace's extent, asked only when a note has nothing else to pin to."""
+    adds = note.get("adds") or 0
+    if adds and adds != seen.get("note_adds"):
+        seen["note_adds"] = adds
+        clicked = point_from_click(note.get("click"))
+        if clicked is not None and clicked == seen.get("note_click"):
+            clicked = None  # the click a note was already pinned to: not a new point
+        extent = note.get("extent")
+        anchor = note_anchor(state, clicked, (lambda: extent(state)) if extent else None)
+        state, notice = apply_add_note(state, note.get("text"), anchor)
+        if notice:
+            notices.append(notice)
+        elif clicked is not None:
+            seen["note_click"] = clicked
+    if note.get("zoom") is not None:
+        state = apply_note_zoom(state, note["zoom"])
+    if note.get("remove") is not None:
+        state = apply_remove_note(state, note["remove"])
+    return state
+
+
+def _trace_extent(store, state: ViewState) -> tuple[int, int] | None:
+    """The whole trace's extent for a note with nothing else to pin to (None: no trace, or it cannot be read:
+    the page already says why)."""
+    try:
+        return trace_extent(store.get(state.trace), state) if state.trace else None
+    except TraceError:
+        return None
 
 
 def _same_control(f, raw: Any, value: Any) -> bool:
@@ -131,6 +173,7 @@ def register_sync(app: Dash, store) -> None:
             "notice": Output(ids.STATE_NOTICE, "children", allow_duplicate=True),
             "slices": {v.name: Output(ids.slice_id(v.name), "data") for v in VIEWS},
             "controls": {f.name: Output(*f.control, allow_duplicate=True) for f in echoed},
+            "note_text": Output(ids.NOTE_TEXT, "value"),
         },
         inputs={
             "controls": {f.name: Input(*f.control) for f in CONTROL_FIELDS},
@@ -138,19 +181,33 @@ def register_sync(app: Dash, store) -> None:
             "row": Input(ids.ROW_CLICK, "data"),
             "grids": Input(ids.GRID_EVENTS, "data"),
             "step": Input(ids.SEARCH_STEP, "data"),
+            "notes": {
+                "add": Input(ids.NOTE_ADD, "n_clicks"),
+                "enter": Input(ids.NOTE_TEXT, "n_submit"),
+                "zoom": Input({"type": ids.NOTE_ZOOM, "index": ALL}, "n_clicks"),
+                "remove": Input({"type": ids.NOTE_REMOVE, "index": ALL}, "n_clicks"),
+                "text": State(ids.NOTE_TEXT, "value"),
+                "click": State(ids.TIMELINE, "clickData"),
+            },
             "current": State(ids.STATE, "data"),
         },
         prevent_initial_call=True,
     )
-    def sync(controls, relayout, row, grids, step, current):
+    def sync(controls, relayout, row, grids, step, notes, current):
         old = from_dict(current)
         triggered = []
+        note = {"adds": (notes["add"] or 0) + (notes["enter"] or 0), "text": notes["text"], "click": notes["click"]}
+        note["extent"] = lambda state: _trace_extent(store, state)
         for t in ctx.triggered:
             cid, _, prop = t["prop_id"].rpartition(".")
             triggered.append((cid, prop))
+            if cid.startswith("{") and t.get("value"):  # a note's button: {"type": NOTE_ZOOM, "index": i}
+                button = json.loads(cid)
+                note[{ids.NOTE_ZOOM: "zoom", ids.NOTE_REMOVE: "remove"}[button["type"]]] = button["index"]
 
-        values = {"controls": controls, "relayout": relayout, "row": row, "grids": grids, "step": step}
+        values = {"controls": controls, "relayout": relayout, "row": row, "grids": grids, "step": step, "note": note}
         seen = current.get("seen") if isinstance(current, dict) else None
+        old_adds = (seen or {}).get("note_adds")
         new, notices, seen = next_state(old, triggered, values, seen, go_to)
         nothing = {v.name: no_update for v in VIEWS}
         # a control value the state took replaces the notice about the last one it did not (never a stale notice)
@@ -161,6 +218,8 @@ def register_sync(app: Dash, store) -> None:
             "slices": nothing,
             "notice": [alert(n, "info") for n in notices] if notices else [] if accepted else no_update,
             "controls": {f.name: no_update for f in echoed},
+            # a note just added empties its box; one refused keeps the text to fix
+            "note_text": "" if new.notes != old.notes and seen.get("note_adds") != old_adds else no_update,
         }
         for f in echoed:  # a control whose value the state did not take shows the state's value again
             value = getattr(new, f.name)

@@ -7,6 +7,12 @@ from pathlib import Path
 
 from dashboard.cli.args import _check_link_trace, _check_output, _image_format, _load_for_view, _say, _with_steps
 from dashboard.errors import TraceError
+from dashboard.text import count_noun
+
+
+def _notes_said(state) -> str:
+    """ ", 2 notes" when the link carries notes (they are in the file written), else ""."""
+    return f", {count_noun(len(state.notes), 'note')}" if state.notes else ""
 
 
 def _export(args) -> int:
@@ -24,7 +30,7 @@ def _export(args) -> int:
         Path(args.output).write_bytes(data)
     except OSError as exc:
         raise TraceError(f"{args.output}: cannot write ({exc.strerror or exc})") from exc
-    _say(f"wrote {args.output} ({len(data):,} bytes, {fmt}, {args.figure})", file=sys.stderr)
+    _say(f"wrote {args.output} ({len(data):,} bytes, {fmt}, {args.figure}{_notes_said(state)})", file=sys.stderr)
     return 0
 
 
@@ -48,5 +54,5 @@ def _report(args) -> int:
         Path(args.output).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise TraceError(f"{args.output}: cannot write ({exc.strerror or exc})") from exc
-    _say(f"wrote {args.output} ({len(text.encode()) / 2**20:.1f} MiB)", file=sys.stderr)
+    _say(f"wrote {args.output} ({len(text.encode()) / 2**20:.1f} MiB{_notes_said(state)})", file=sys.stderr)
     return 0

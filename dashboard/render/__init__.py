@@ -28,6 +28,7 @@ from dashboard.data.analysis import analysis_of, memo
 from dashboard.data.trace import LoadedTrace
 from dashboard.figures.common import WIDE_CAPTION_WRAP_CHARS, add_caption, escape_text, fmt_ns
 from dashboard.figures.gantt import build_dispatch_gantt
+from dashboard.figures.notes import add_note_flags
 from dashboard.figures.phases import build_phase_analysis
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 from dashboard.model import device_label
@@ -271,6 +272,7 @@ def gantt_view(trace: LoadedTrace, state: ViewState, theme: Theme = DEFAULT_THEM
         gantt = rs.step_gantt(trace, state, sv, x_range, theme)
         if state.mark and state.mark[0] == "dispatch":
             mark_target(gantt, state.mark)
+        add_note_flags(gantt, state.notes, x_range)
         return (
             add_caption(gantt, view_caption(trace, state, state.window()), wrap=WIDE_CAPTION_WRAP_CHARS),
             figure_filename(trace, "gantt", state.window()),
@@ -306,6 +308,7 @@ def gantt_view(trace: LoadedTrace, state: ViewState, theme: Theme = DEFAULT_THEM
     )
     if state.mark and state.mark[0] == "dispatch":
         mark_target(gantt, state.mark)
+    add_note_flags(gantt, state.notes, x_range)
     return (
         add_caption(gantt, view_caption(trace, state, state.window(), pv), wrap=WIDE_CAPTION_WRAP_CHARS),
         figure_filename(trace, "gantt", state.window()),

@@ -26,6 +26,7 @@ from dashboard.errors import TraceError
 from dashboard.figures.common import fmt_ns, report_layout
 from dashboard.figures.plotly_js import partial_bundle
 from dashboard.render import DashboardView, build_view
+from dashboard.render.notes import notes_html
 from dashboard.state import ViewState, from_query, query_keys, to_query, unknown_keys_note
 
 FIGURES = ("timeline", "gantt", "phases")
@@ -316,11 +317,14 @@ td, th {{ overflow-wrap: anywhere; }}
 table {{ border-collapse: collapse; font-size: 12px; width: 100%; }}
 th, td {{ border-bottom: 1px solid #e6e8eb; padding: 4px 8px; text-align: left; }}
 td.num, th.num {{ text-align: right; }} th {{ background: #f5f7fa; }}
+ul.notes {{ font-size: 13px; padding-left: 20px; }}
+ul.notes .t {{ color: #6d28d9; font-weight: 600; margin-right: 6px; }}
 </style></head><body>
 <h1>tracedash report · {html.escape(trace.name)}</h1>
 <p class="small">{html.escape(" · ".join(settings))}<br>made {made} by tracedash {__version__}. GPU busy is an interval
 union, not a sum of kernel times; CUDA API and NVTX totals overlap GPU work and each other.</p>
 {link}
+{notes_html(state.notes)}
 {findings}
 <div class="cards">{cards}</div>
 {phase_section}

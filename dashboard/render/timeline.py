@@ -39,6 +39,7 @@ from dashboard.figures.lanes import (
     gpu_lane_label,
     stream_lane_label,
 )
+from dashboard.figures.notes import add_note_flags
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 from dashboard.figures.timeline import (
     build_nvtx_union_bars,
@@ -382,7 +383,7 @@ def timeline_view_spec(trace: LoadedTrace, state: ViewState, theme: Theme = DEFA
         else None
     )
     # it draws no phases: its caption names no threshold
-    spec = timeline_spec(trace, state, x_range, theme, highlight=highlight)
+    spec = add_note_flags(timeline_spec(trace, state, x_range, theme, highlight=highlight), state.notes, x_range)
     return add_caption_spec(
         spec, view_caption(trace, state, state.window()), wrap=WIDE_CAPTION_WRAP_CHARS
     ), figure_filename(trace, "timeline", state.window())

@@ -32,6 +32,7 @@ from dashboard.app.views import (
     gaps,
     gpu,
     kernels,
+    notes,
     nvtx,
     overview,
     phase_figure,
@@ -56,6 +57,7 @@ VIEWS: list[View] = [
     overview.VIEW,
     timeline.VIEW,  # directly under the overview cards, full width; the Gantt below on the same x axis
     gantt.VIEW,
+    notes.VIEW,  # "Add note" and the Notes panel, under the Gantt
     phases.VIEW,
     gpu.VIEW,
     phase_figure.VIEW,

@@ -18,7 +18,7 @@ def render(trace, state):
 
 VIEW = View(
     name="gantt",
-    fields=("prefix", "threshold", "steps", "busy", "mark", WINDOW),
+    fields=("prefix", "threshold", "steps", "busy", "mark", WINDOW, "notes"),
     slot="main",
     outputs={
         "figure": (ids.GANTT, "figure"),

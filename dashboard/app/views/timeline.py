@@ -127,7 +127,7 @@ def layout(state):
 
 VIEW = View(
     name="timeline",
-    fields=("prefix", "busy", "lanes", "hide_devices", "mark", "search", "hit", WINDOW),
+    fields=("prefix", "busy", "lanes", "hide_devices", "mark", "search", "hit", WINDOW, "notes"),
     slot="main",
     outputs={
         "figure": (ids.TIMELINE, "figure"),

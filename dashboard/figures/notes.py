@@ -1,0 +1,128 @@
+"""Note flags on a figure of the session time axis (the timeline, the Gantt): a vertical line for a point
+note, a shaded band for a range, each with its text as a label at the top of the plot."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from dashboard.figures.common import CHAR_EM, escape_text
+from dashboard.figures.lanes import PLOT_WIDTH_PX
+
+NOTE_COLOR = "#6d28d9"  # violet: apart from the mark's amber outline, busy green, idle rose and NVTX hues
+NOTE_FILL = "rgba(109,40,217,0.10)"
+FLAG_CHARS = 40  # a flag shows the first 40 characters of its text (the Notes panel shows all of it)
+FLAG_FONT_PX = 11
+FLAG_ROW_PX = 20  # one row of labels; labels that would overlap go one row lower
+FLAG_ROWS = 4
+
+
+def flag_text(text: str) -> str:
+    """A note's text as its flag shows it: at most ``FLAG_CHARS`` characters ("…" when cut), as text
+    (escaped for Plotly's HTML-like labels: a ``<b>`` or ``<a href>`` in a note is shown, never applied)."""
+    short = text if len(text) <= FLAG_CHARS else text[: FLAG_CHARS - 1] + "…"
+    return escape_text(short)
+
+
+def note_flags(notes, x_range_ns: tuple[int, int] | None = None, first_row: int = 0) -> tuple[list, list]:
+    """``(shapes, annotations)`` of the flags of ``notes`` (``(t0_ns, t1_ns, text)``, x in seconds).
+
+    A label sits at the note's start, or at the window's left edge for a band that begins before it;
+    labels that would overlap (widths estimated at ``CHAR_EM`` per character, against ``x_range_ns`` on
+    ``PLOT_WIDTH_PX``) go one row lower, up to ``FLAG_ROWS`` rows, from ``first_row`` down.
+    """
+    shapes: list[dict] = []
+    annotations: list[dict] = []
+    lo, hi = x_range_ns if x_range_ns is not None else (None, None)
+    ns_per_px = (hi - lo) / PLOT_WIDTH_PX if lo is not None and hi > lo else None
+    row_end = [float("-inf")] * FLAG_ROWS  # the right end (ns) of the last label in each row
+    for i, (a, b, text) in enumerate(notes):
+        name = f"note {i + 1}"
+        if a == b:
+            shapes.append(
+                dict(
+                    type="line",
+                    name=name,
+                    xref="x",
+                    yref="paper",
+                    x0=a / 1e9,
+                    x1=a / 1e9,
+                    y0=0,
+                    y1=1,
+                    line=dict(color=NOTE_COLOR, width=2),
+                    layer="above",
+                )
+            )
+        else:
+            shapes.append(
+                dict(
+                    type="rect",
+                    name=name,
+                    xref="x",
+                    yref="paper",
+                    x0=a / 1e9,
+                    x1=b / 1e9,
+                    y0=0,
+                    y1=1,
+                    fillcolor=NOTE_FILL,
+                    line=dict(color=NOTE_COLOR, width=1, dash="dot"),
+                    layer="above",
+                )
+            )
+        at = max(a, lo) if lo is not None and a < lo <= b else a
+        label = flag_text(text)
+        row = i % FLAG_ROWS
+        if ns_per_px is not None:
+            width_ns = (len(text[:FLAG_CHARS]) * CHAR_EM * FLAG_FONT_PX + 10) * ns_per_px
+            row = next((r for r in range(FLAG_ROWS) if row_end[r] < at), min(range(FLAG_ROWS), key=row_end.__getitem__))
+            row_end[row] = at + width_ns
+        annotations.append(
+            dict(
+                name=name,
+                text=label,
+                hovertext=escape_text(text),
+                x=at / 1e9,
+                xref="x",
+                xanchor="left",
+                y=1,
+                yref="paper",
+                yanchor="top",
+                yshift=-FLAG_ROW_PX * (first_row + row) - 2,
+                showarrow=False,
+                bgcolor=NOTE_COLOR,
+                bordercolor=NOTE_COLOR,
+                borderpad=2,
+                font=dict(size=FLAG_FONT_PX, color="#ffffff"),
+                align="left",
+            )
+        )
+    return shapes, annotations
+
+
+def _on_time_axis(layout) -> bool:
+    xaxis = layout.get("xaxis") or {}
+    return (xaxis.get("ticksuffix") if isinstance(xaxis, dict) else xaxis.ticksuffix) == "s"
+
+
+def add_note_flags(fig, notes, x_range_ns: tuple[int, int] | None = None):
+    """``fig`` (a figure dict or a ``go.Figure``, changed in place and returned) with the flags of ``notes``.
+
+    Only a figure that draws data on the session time axis (``Theme.time_xaxis``) gets them: an empty state
+    or a figure of another axis (a summary's NVTX bars) is returned as it is. Labels start one row lower
+    when the figure labels a marked row at the top (``highlight``)."""
+    if not notes:
+        return fig
+    if isinstance(fig, dict):
+        layout = fig.setdefault("layout", {})
+        if not fig.get("data") or not _on_time_axis(layout):
+            return fig
+        marked = any(a.get("name") == "highlight" for a in layout.get("annotations") or [])
+        shapes, annotations = note_flags(notes, x_range_ns, first_row=int(marked))
+        layout["shapes"] = [*(layout.get("shapes") or []), *shapes]
+        layout["annotations"] = [*(layout.get("annotations") or []), *annotations]
+        return fig
+    if not isinstance(fig, go.Figure) or not fig.data or not _on_time_axis(fig.layout):
+        return fig
+    marked = any(a.name == "highlight" for a in fig.layout.annotations)
+    shapes, annotations = note_flags(notes, x_range_ns, first_row=int(marked))
+    fig.update_layout(shapes=[*fig.layout.shapes, *shapes], annotations=[*fig.layout.annotations, *annotations])
+    return fig
