@@ -9,7 +9,7 @@ from dashboard.figures.common import CHAR_EM, escape_text
 from dashboard.figures.lanes import PLOT_WIDTH_PX
 
 NOTE_COLOR = "#6d28d9"  # violet: apart from the mark's amber outline, busy green, idle rose and NVTX hues
-NOTE_FILL = "rgba(109,40,217,0.10)"
+NOTE_FILL = "rgba(109,40,217,0.16)"
 FLAG_CHARS = 40  # a flag shows the first 40 characters of its text (the Notes panel shows all of it)
 FLAG_FONT_PX = 11
 FLAG_ROW_PX = 20  # one row of labels; labels that would overlap go one row lower
@@ -24,7 +24,9 @@ def flag_text(text: str) -> str:
 
 
 def note_flags(notes, x_range_ns: tuple[int, int] | None = None, first_row: int = 0) -> tuple[list, list]:
-    """``(shapes, annotations)`` of the flags of ``notes`` (``(t0_ns, t1_ns, text)``, x in seconds).
+    """``(shapes, annotations)`` of the flags of ``notes`` (``(t0_ns, t1_ns, text)``, x in seconds): for note
+    ``i`` (from 1) a point gets a line named ``note i``, a range a band under the traces (``note i``) and its
+    dotted outline over them (``note i edges``); each note one label (annotation ``note i``).
 
     A label sits at the note's start, or at the window's left edge for a band that begins before it;
     labels that would overlap (widths estimated at ``CHAR_EM`` per character, against ``x_range_ns`` on
@@ -52,19 +54,15 @@ def note_flags(notes, x_range_ns: tuple[int, int] | None = None, first_row: int 
                     layer="above",
                 )
             )
-        else:
+        else:  # the band under the lanes (tinting the space between them), its edges over them
+            box = dict(type="rect", xref="x", yref="paper", x0=a / 1e9, x1=b / 1e9, y0=0, y1=1)
+            shapes.append(dict(box, name=name, fillcolor=NOTE_FILL, line=dict(width=0), layer="below"))
             shapes.append(
                 dict(
-                    type="rect",
-                    name=name,
-                    xref="x",
-                    yref="paper",
-                    x0=a / 1e9,
-                    x1=b / 1e9,
-                    y0=0,
-                    y1=1,
-                    fillcolor=NOTE_FILL,
-                    line=dict(color=NOTE_COLOR, width=1, dash="dot"),
+                    box,
+                    name=f"{name} edges",
+                    fillcolor="rgba(0,0,0,0)",
+                    line=dict(color=NOTE_COLOR, width=1.5, dash="dot"),
                     layer="above",
                 )
             )
@@ -99,8 +97,9 @@ def note_flags(notes, x_range_ns: tuple[int, int] | None = None, first_row: int 
 
 
 def _on_time_axis(layout) -> bool:
-    xaxis = layout.get("xaxis") or {}
-    return (xaxis.get("ticksuffix") if isinstance(xaxis, dict) else xaxis.ticksuffix) == "s"
+    if isinstance(layout, dict):
+        return (layout.get("xaxis") or {}).get("ticksuffix") == "s"
+    return layout.xaxis.ticksuffix == "s"
 
 
 def add_note_flags(fig, notes, x_range_ns: tuple[int, int] | None = None):
