@@ -192,6 +192,9 @@ def test_flags_are_a_line_or_a_band_with_a_label_of_text():
     close = {"data": [{"x": [1]}], "layout": {"xaxis": {"ticksuffix": "s"}}}
     add_note_flags(close, ((1_000_000_000, 1_000_000_000, "a"), (1_001_000_000, 1_001_000_000, "b")), (1e9, 2e9))
     assert [a["yshift"] for a in close["layout"]["annotations"]] == [-2, -22]  # 1 ms apart: one row lower
+    edge = {"data": [{"x": [1]}], "layout": {"xaxis": {"ticksuffix": "s"}}}
+    add_note_flags(edge, ((1_100_000_000, 1_100_000_000, "a"), (1_990_000_000, 1_990_000_000, "b" * 30)), (1e9, 2e9))
+    assert [a["xanchor"] for a in edge["layout"]["annotations"]] == ["left", "right"]  # ends at its note
     empty = {"data": [], "layout": {"xaxis": {"ticksuffix": "s"}}}
     other_axis = {"data": [{"x": [1]}], "layout": {"xaxis": {"title": "ms"}}}
     for f in (empty, other_axis):

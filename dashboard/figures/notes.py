@@ -10,6 +10,7 @@ from dashboard.figures.lanes import PLOT_WIDTH_PX
 
 NOTE_COLOR = "#6d28d9"  # violet: apart from the mark's amber outline, busy green, idle rose and NVTX hues
 NOTE_FILL = "rgba(109,40,217,0.16)"
+LABEL_COLOR = "#4c1d95"  # darker than every lane colour under it (NVTX purple #7f6bb0 included); white text
 FLAG_CHARS = 40  # a flag shows the first 40 characters of its text (the Notes panel shows all of it)
 FLAG_FONT_PX = 11
 FLAG_ROW_PX = 20  # one row of labels; labels that would overlap go one row lower
@@ -28,7 +29,8 @@ def note_flags(notes, x_range_ns: tuple[int, int] | None = None, first_row: int 
     ``i`` (from 1) a point gets a line named ``note i``, a range a band under the traces (``note i``) and its
     dotted outline over them (``note i edges``); each note one label (annotation ``note i``).
 
-    A label sits at the note's start, or at the window's left edge for a band that begins before it;
+    A label sits at the note's start, or at the window's left edge for a band that begins before it (one that
+    would run past the window's right edge ends at its note instead);
     labels that would overlap (widths estimated at ``CHAR_EM`` per character, against ``x_range_ns`` on
     ``PLOT_WIDTH_PX``) go one row lower, up to ``FLAG_ROWS`` rows, from ``first_row`` down.
     """
@@ -69,10 +71,15 @@ def note_flags(notes, x_range_ns: tuple[int, int] | None = None, first_row: int 
         at = max(a, lo) if lo is not None and a < lo <= b else a
         label = flag_text(text)
         row = i % FLAG_ROWS
+        right = False  # a label near the right edge ends at its note instead of running out of the plot
         if ns_per_px is not None:
             width_ns = (len(text[:FLAG_CHARS]) * CHAR_EM * FLAG_FONT_PX + 10) * ns_per_px
-            row = next((r for r in range(FLAG_ROWS) if row_end[r] < at), min(range(FLAG_ROWS), key=row_end.__getitem__))
-            row_end[row] = at + width_ns
+            right = at + width_ns > hi and at - width_ns >= lo
+            left_ns = at - width_ns if right else at
+            row = next(
+                (r for r in range(FLAG_ROWS) if row_end[r] < left_ns), min(range(FLAG_ROWS), key=row_end.__getitem__)
+            )
+            row_end[row] = at if right else at + width_ns
         annotations.append(
             dict(
                 name=name,
@@ -80,14 +87,15 @@ def note_flags(notes, x_range_ns: tuple[int, int] | None = None, first_row: int 
                 hovertext=escape_text(text),
                 x=at / 1e9,
                 xref="x",
-                xanchor="left",
+                xanchor="right" if right else "left",
                 y=1,
                 yref="paper",
                 yanchor="top",
                 yshift=-FLAG_ROW_PX * (first_row + row) - 2,
                 showarrow=False,
-                bgcolor=NOTE_COLOR,
-                bordercolor=NOTE_COLOR,
+                bgcolor=LABEL_COLOR,
+                bordercolor="#ffffff",
+                borderwidth=1,
                 borderpad=2,
                 font=dict(size=FLAG_FONT_PX, color="#ffffff"),
                 align="left",
