@@ -165,7 +165,9 @@ def test_sync_applies_each_add_once_and_the_panel_buttons():
     assert s2.notes == ((1_000, 9_000, "win"), (4_000, 4_000, "here"))
     s3, notices, seen = next_state(s2, [("note-add", "n_clicks")], {"note": {**note, "adds": 3, "text": ""}}, seen)
     assert s3 == s2 and notices == ["Type the note's text in the box first: an empty note is not added."]
-    zoomed = next_state(s2, [('{"index":1,"type":"note-zoom"}', "n_clicks")], {"note": {**note, "adds": 3, "zoom": 1}}, seen)[0]
+    zoomed = next_state(
+        s2, [('{"index":1,"type":"note-zoom"}', "n_clicks")], {"note": {**note, "adds": 3, "zoom": 1}}, seen
+    )[0]
     assert zoomed.window() == (3_000, 5_000) and zoomed.notes == s2.notes
     removed = next_state(s2, [], {"note": {**note, "adds": 3, "remove": 0}}, seen)[0]
     assert removed.notes == ((4_000, 4_000, "here"),)
@@ -191,7 +193,7 @@ def test_flags_are_a_line_or_a_band_with_a_label_of_text():
     assert labels[0]["hovertext"] == ESCAPED and labels[1]["hovertext"] == long
     close = {"data": [{"x": [1]}], "layout": {"xaxis": {"ticksuffix": "s"}}}
     add_note_flags(close, ((1_000_000_000, 1_000_000_000, "a"), (1_001_000_000, 1_001_000_000, "b")), (1e9, 2e9))
-    assert [a["yshift"] for a in close["layout"]["annotations"]] == [-2, -22]  # 1 ms apart: one row lower
+    assert [a["yshift"] for a in close["layout"]["annotations"]] == [-2, -26]  # 1 ms apart: one row lower
     edge = {"data": [{"x": [1]}], "layout": {"xaxis": {"ticksuffix": "s"}}}
     add_note_flags(edge, ((1_100_000_000, 1_100_000_000, "a"), (1_990_000_000, 1_990_000_000, "b" * 30)), (1e9, 2e9))
     assert [a["xanchor"] for a in edge["layout"]["annotations"]] == ["left", "right"]  # ends at its note

@@ -13,7 +13,8 @@ NOTE_FILL = "rgba(109,40,217,0.16)"
 LABEL_COLOR = "#4c1d95"  # darker than every lane colour under it (NVTX purple #7f6bb0 included); white text
 FLAG_CHARS = 40  # a flag shows the first 40 characters of its text (the Notes panel shows all of it)
 FLAG_FONT_PX = 11
-FLAG_ROW_PX = 20  # one row of labels; labels that would overlap go one row lower
+FLAG_ROW_PX = 24  # one row of labels (at the report layout's 14 px too); labels that would overlap go one row lower
+FIT_FONT_PX = 14  # label widths are estimated at the exports' 14 px text: apart on screen, apart in a PNG
 FLAG_ROWS = 4
 
 
@@ -73,7 +74,7 @@ def note_flags(notes, x_range_ns: tuple[int, int] | None = None, first_row: int 
         row = i % FLAG_ROWS
         right = False  # a label near the right edge ends at its note instead of running out of the plot
         if ns_per_px is not None:
-            width_ns = (len(text[:FLAG_CHARS]) * CHAR_EM * FLAG_FONT_PX + 10) * ns_per_px
+            width_ns = (len(text[:FLAG_CHARS]) * CHAR_EM * FIT_FONT_PX + 10) * ns_per_px
             right = at + width_ns > hi and at - width_ns >= lo
             left_ns = at - width_ns if right else at
             row = next(

@@ -317,6 +317,7 @@ td, th {{ overflow-wrap: anywhere; }}
 table {{ border-collapse: collapse; font-size: 12px; width: 100%; }}
 th, td {{ border-bottom: 1px solid #e6e8eb; padding: 4px 8px; text-align: left; }}
 td.num, th.num {{ text-align: right; }} th {{ background: #f5f7fa; }}
+.small code {{ overflow-wrap: anywhere; }}  /* a view link with notes is long: wrapped, never past the page */
 ul.notes {{ font-size: 13px; padding-left: 20px; }}
 ul.notes .t {{ color: #6d28d9; font-weight: 600; margin-right: 6px; }}
 </style></head><body>
