@@ -72,8 +72,9 @@ def next_state(
     built), then the timeline's x range (``values["relayout"]``) and the last row click when they
     differ from the ones already applied (``seen``), then the search's last Next / Previous
     (``values["step"]``: ``{"n", "dir"}``), applied by ``go_to(state, direction) -> (state,
-    notice)`` (``render.search.go_to`` on the state's trace). ``triggered`` (``(component id,
-    property)`` pairs) only decides which invalid values get a notice.
+    notice)`` (``render.search.go_to`` on the state's trace), then the notes' events (``values["note"]``,
+    see ``_note_events``). ``triggered`` (``(component id, property)`` pairs) only decides which invalid
+    values get a notice.
     """
     seen = dict(seen or {})
     notices: list[str] = []
