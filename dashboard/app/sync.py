@@ -3,7 +3,8 @@ what changed, and the address bar. Thin: the transitions are the pure functions 
 
 Events: a control (any ``state.CONTROL_FIELDS`` control), a zoom/pan/reset of the timeline or the
 Gantt (``ids.X_RANGE``; the other follows client-side, see assets/tracedash.js), a click on a table row
-(``ids.ROW_CLICK``), a table's sort or column filters (``ids.GRID_EVENTS``). Those three stores are
+(``ids.ROW_CLICK``), a table's sort or column filters (``ids.GRID_EVENTS``), the F / Escape keys
+(``ids.KEY_EVENT``: fit / clear the mark; W/S/A/D zoom and pan as a drag does). Those stores are
 filled client-side with only what changes the view: an autosize, or the state a grid reports when
 it is first drawn (the link's own sort and filters), never reaches the server.
 The page is built from the link (``layout.build_layout``), so on load nothing here runs; the
@@ -26,7 +27,9 @@ from dashboard.state import (
     CONTROL_FIELDS,
     TABLE_COLUMNS,
     ViewState,
+    apply_clear_mark,
     apply_control,
+    apply_fit_mark,
     apply_grid,
     apply_relayout,
     apply_row_click,
@@ -45,6 +48,7 @@ GRIDS = {
     "gaps": ids.GAP_TABLE,
 }
 _CONTROL_OF = {f.control[0]: f.name for f in CONTROL_FIELDS}
+KEY_ACTIONS = {"fit": apply_fit_mark, "clear": apply_clear_mark}  # ids.KEY_EVENT {"key", "n"} (assets/tracedash.js)
 assert set(GRIDS) == set(TABLE_COLUMNS)
 
 
@@ -60,7 +64,8 @@ def next_state(
     GPUs), every table's sort and filters (``values["grids"]``: ``{"sorts": {table: column
     state}, "filters": {table: filter model}}`` for the tables the user changed since the page was
     built), then the timeline's x range (``values["relayout"]``) and the last row click when they
-    differ from the ones already applied (``seen``). ``triggered`` (``(component id, property)``
+    differ from the ones already applied (``seen``), and last the F / Escape key (``values["key"]``:
+    ``{"key": "fit" | "clear", "n": count}``) when it is a new press. ``triggered`` (``(component id, property)``
     pairs) only decides which invalid values get a notice.
     """
     seen = dict(seen or {})
@@ -92,6 +97,10 @@ def next_state(
     if row is not None and row != seen.get("row"):
         state = apply_row_click(state, row)
         seen["row"] = row
+    key = values.get("key")
+    if isinstance(key, dict) and key != seen.get("key"):
+        state = KEY_ACTIONS.get(key.get("key"), lambda s: s)(state)
+        seen["key"] = key
     return state, notices, seen
 
 
@@ -119,18 +128,19 @@ def register_sync(app: Dash, store) -> None:
             "relayout": Input(ids.X_RANGE, "data"),
             "row": Input(ids.ROW_CLICK, "data"),
             "grids": Input(ids.GRID_EVENTS, "data"),
+            "key": Input(ids.KEY_EVENT, "data"),
             "current": State(ids.STATE, "data"),
         },
         prevent_initial_call=True,
     )
-    def sync(controls, relayout, row, grids, current):
+    def sync(controls, relayout, row, grids, key, current):
         old = from_dict(current)
         triggered = []
         for t in ctx.triggered:
             cid, _, prop = t["prop_id"].rpartition(".")
             triggered.append((cid, prop))
 
-        values = {"controls": controls, "relayout": relayout, "row": row, "grids": grids}
+        values = {"controls": controls, "relayout": relayout, "row": row, "grids": grids, "key": key}
         seen = current.get("seen") if isinstance(current, dict) else None
         new, notices, seen = next_state(old, triggered, values, seen)
         nothing = {v.name: no_update for v in VIEWS}
