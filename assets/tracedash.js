@@ -330,8 +330,8 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
     return true;
   }
   function sendKey(key) {
-    const dc = window.dash_clientside;
-    if (!dc || !dc.set_props || !document.getElementById("key-event")) { return false; }
+    const dc = window.dash_clientside;  // a dcc.Store draws no element: the page has one when it has a timeline
+    if (!dc || !dc.set_props || !document.getElementById("timeline")) { return false; }
     presses += 1;
     dc.set_props("key-event", {data: {key: key, n: presses}});
     return true;
@@ -343,7 +343,7 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
       if (box && box.contains(e.target)) { active = id; }
     }
     bindFlows();
-  }, {passive: true});
+  }, {passive: true, capture: true});  // capture: bound before Plotly's own handler makes the first hover
   document.addEventListener("click", (e) => {
     if (e.target && e.target.id === "keys-button") { toggleHelp(); }
   });
@@ -369,7 +369,7 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
       done = true;
     }
     if (done) { e.preventDefault(); }
-  });
+  }, true);  // capture: a focused table cell (after a row click) stops the keys it handles from bubbling
 
   // Flows: hovering a kernel draws the line from its launch call on the CUDA API lane to the kernel, as Perfetto
   // draws flow arrows (one layout shape named "hover flow", the figure's own shapes kept). Each kernel bar's
@@ -386,7 +386,7 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
       const cd = pt && pt.customdata;
       const cats = gd.layout.yaxis && gd.layout.yaxis.categoryarray;
       if (!cd || cd.length !== 2 || !isFinite(cd[0]) || !isFinite(cd[1]) || !Array.isArray(cats)) { return; }
-      const base = pt.data && pt.data.base;  // the bar's drawn start (cut to the window)
+      const base = pt.fullData && pt.fullData.base;  // the bar's drawn start (cut to the window), decoded
       const y1 = cats.indexOf(pt.y), x1 = Number(base ? base[pt.pointNumber] : NaN);
       const key = [pt.curveNumber, pt.pointNumber].join(":");
       if (y1 < 0 || !isFinite(x1)) { return; }
@@ -394,7 +394,7 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
       shown = key;
       window.Plotly.relayout(gd, {shapes: others().concat([{
         type: "line", name: FLOW, xref: "x", yref: "y", x0: Number(cd[0]), y0: Number(cd[1]), x1: x1, y1: y1,
-        layer: "above", line: {color: "#e8590c", width: 2, dash: "dot"}}])});  // figures.lanes.HIGHLIGHT_COLOR
+        layer: "above", line: {color: "#111827", width: 2}}])});  // dark: kernels and the mark are orange
     };
     gd.on("plotly_hover", gd._tracedashHover);
     gd.on("plotly_unhover", () => {

@@ -17,7 +17,7 @@ KEYS = (
     ("S", f"zoom out: the width × {ZOOM_FACTOR}, kept inside the trace; at its full extent, the whole trace"),
     ("A / D", f"pan left / right by {PAN_SHARE:.0%} of the window's width (stops at the trace's ends)"),
     ("F", "fit the marked item: its row click's window (the item with its own width on each side, ≥ 1 µs)"),
-    ("Esc", "clear the mark"),
+    ("Esc", "clear the mark (while this list is open: close it)"),
     ("?", "show or hide this list"),
 )
 
