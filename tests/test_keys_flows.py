@@ -157,3 +157,11 @@ def test_the_timeline_tells_the_keys_the_whole_traces_window(tmp_path):
     # activity 0..1960 ns padded by 1 % (19 ns) on each side: the window of the whole-trace view
     assert fig.layout.meta["x_extent_s"] == [-19 / 1e9, 1_979 / 1e9]
     assert list(timeline_view(trace, ViewState())[0].layout.xaxis.range) == [-19 / 1e9, 1_979 / 1e9]
+
+
+def test_reference_lists_the_keys_of_keys_help():
+    from pathlib import Path
+
+    reference = (Path(__file__).resolve().parents[1] / "docs" / "reference.md").read_text(encoding="utf-8")
+    listed = reference.split("<!-- keys:start -->\n", 1)[1].split("\n<!-- keys:end -->", 1)[0]
+    assert listed.strip() == keys_markdown().strip()
