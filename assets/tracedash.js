@@ -280,3 +280,145 @@ document.addEventListener("keydown", (e) => {
   dc.set_props("timeline-search", {value: box.value});
   dc.set_props("search-step", {data: {n: Date.now() + Math.random(), dir: -1}});
 }, true);
+// Keyboard navigation of the timeline and the step Gantt (the amounts and the list: dashboard/app/keys_help.py,
+// read from the overlay's data attributes). W/S/A/D move the x axis with Plotly.relayout, as a drag does (the
+// other figure follows, syncX; the window reaches the state and the link through xRange); F and Escape go to the
+// state callback (ids.KEY_EVENT). Nothing while typing in a box, nor with Ctrl, Alt or Meta held.
+(function () {
+  const GRAPHS = ["timeline", "gantt"];
+  let active = "timeline";  // the graph the pointer was last over
+  let pointer = null;       // the pointer's last position (client px)
+  let presses = 0;
+  const plotOf = id => document.querySelector("#" + id + " .js-plotly-plot");
+  const onTimeAxis = gd => !!(gd && gd.layout && gd.layout.meta && gd.layout.meta.time_axis && gd._fullLayout &&
+                              gd._fullLayout.xaxis && gd._fullLayout._size);
+  function amounts() {
+    const d = (document.getElementById("keys-help") || {}).dataset || {};
+    return {zoom: Number(d.zoom) || 2, pan: Number(d.pan) || 0.25, minNs: Number(d.minNs) || 100};
+  }
+  function extentNs() {  // the whole trace's window, from the timeline's meta (render.timeline_view_spec)
+    for (const id of GRAPHS) {
+      const gd = plotOf(id);
+      const e = gd && gd.layout && gd.layout.meta && gd.layout.meta.x_extent_s;
+      if (Array.isArray(e) && e.length === 2) { return [Math.round(e[0] * 1e9), Math.round(e[1] * 1e9)]; }
+    }
+    return null;
+  }
+  function pointerNs(gd, a, b) {  // the time under the pointer when it is over gd's plot area, else null
+    if (!pointer) { return null; }
+    const r = gd.getBoundingClientRect(), s = gd._fullLayout._size;
+    const x = pointer.x - r.left - s.l, y = pointer.y - r.top - s.t;
+    if (x < 0 || x > s.w || y < 0 || y > s.h) { return null; }
+    return a + (b - a) * x / s.w;
+  }
+  // The new window [lo, hi] (integer ns) for key k, "all" for the whole trace, or null for no change.
+  function nextWindow(k, gd, a, b) {
+    const am = amounts(), w = b - a, ext = extentNs();
+    let lo, hi;
+    if (k === "w" || k === "s") {
+      const f = k === "w" ? 1 / am.zoom : am.zoom;
+      if (k === "w" && w * f < am.minNs) { return null; }
+      const p = pointerNs(gd, a, b);
+      const c = p === null ? (a + b) / 2 : p;
+      lo = Math.round(c - (c - a) * f); hi = Math.round(c + (b - c) * f);
+    } else {
+      const step = Math.round(w * am.pan) * (k === "a" ? -1 : 1);
+      lo = a + step; hi = b + step;
+    }
+    if (ext) {
+      if (hi - lo >= ext[1] - ext[0]) {
+        if (k !== "s") { return [lo, hi]; }  // a window wider than the trace (from a link) pans as it is
+        return (a <= ext[0] && b >= ext[1]) ? null : "all";
+      }
+      if (lo < ext[0]) { hi += ext[0] - lo; lo = ext[0]; }
+      if (hi > ext[1]) { lo -= hi - ext[1]; hi = ext[1]; }
+    }
+    return (lo === a && hi === b) ? null : [lo, hi];
+  }
+  function typing(e) {
+    const TEXTLESS = ["checkbox", "radio", "button", "submit", "reset", "range", "color", "file", "image"];
+    return [e.target, document.activeElement].some(el => el && el.nodeType === 1 && (el.isContentEditable ||
+      el.tagName === "TEXTAREA" || el.tagName === "SELECT" ||
+      (el.tagName === "INPUT" && TEXTLESS.indexOf(String(el.type).toLowerCase()) < 0)));
+  }
+  function toggleHelp(show) {
+    const el = document.getElementById("keys-help");
+    if (!el) { return false; }
+    el.hidden = show === undefined ? !el.hidden : !show;
+    return true;
+  }
+  function sendKey(key) {
+    const dc = window.dash_clientside;  // a dcc.Store draws no element: the page has one when it has a timeline
+    if (!dc || !dc.set_props || !document.getElementById("timeline")) { return false; }
+    presses += 1;
+    dc.set_props("key-event", {data: {key: key, n: presses}});
+    return true;
+  }
+  document.addEventListener("mousemove", (e) => {
+    pointer = {x: e.clientX, y: e.clientY};
+    for (const id of GRAPHS) {
+      const box = document.getElementById(id);
+      if (box && box.contains(e.target)) { active = id; }
+    }
+    bindFlows();
+  }, {passive: true, capture: true});  // capture: bound before Plotly's own handler makes the first hover
+  document.addEventListener("click", (e) => {
+    if (e.target && e.target.id === "keys-button") { toggleHelp(); }
+  });
+  document.addEventListener("keydown", (e) => {
+    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || typing(e)) { return; }
+    const k = e.key === "Escape" || e.key === "?" ? e.key : String(e.key || "").toLowerCase();
+    let done = false;
+    if (k === "?") {
+      done = toggleHelp();
+    } else if (k === "Escape") {
+      const help = document.getElementById("keys-help");
+      done = (help && !help.hidden) ? toggleHelp(false) : sendKey("clear");
+    } else if (k === "f") {
+      done = sendKey("fit");
+    } else if (["w", "s", "a", "d"].indexOf(k) >= 0 && window.Plotly) {
+      const ids = [active].concat(GRAPHS.filter(id => id !== active));
+      const gd = ids.map(plotOf).find(onTimeAxis);
+      if (!gd) { return; }
+      const r = gd._fullLayout.xaxis.range;
+      const w = nextWindow(k, gd, Math.round(Number(r[0]) * 1e9), Math.round(Number(r[1]) * 1e9));
+      if (w === "all") { window.Plotly.relayout(gd, {"xaxis.autorange": true}); }
+      else if (w) { window.Plotly.relayout(gd, {"xaxis.range": [w[0] / 1e9, w[1] / 1e9]}); }
+      done = true;
+    }
+    if (done) { e.preventDefault(); }
+  }, true);  // capture: a focused table cell (after a row click) stops the keys it handles from bubbling
+
+  // Flows: hovering a kernel draws the line from its launch call on the CUDA API lane to the kernel, as Perfetto
+  // draws flow arrows (one layout shape named "hover flow", the figure's own shapes kept). Each kernel bar's
+  // customdata holds [call start (s), the API lane's y position] (figures.timeline.launch_flows), NaN for none.
+  const FLOW = "hover flow";
+  function bindFlows() {
+    const gd = plotOf("timeline");
+    if (!gd || !gd.on || !gd._ev) { return; }  // _ev: Plotly's event emitter, there once the figure is drawn
+    if (gd._tracedashHover && gd._ev.listeners("plotly_hover").indexOf(gd._tracedashHover) >= 0) { return; }
+    let shown = null;
+    const others = () => (gd.layout.shapes || []).filter(s => s.name !== FLOW);
+    gd._tracedashHover = (ev) => {
+      const pt = ev && ev.points && ev.points[0];
+      const cd = pt && pt.customdata;
+      const cats = gd.layout.yaxis && gd.layout.yaxis.categoryarray;
+      if (!cd || cd.length !== 2 || !isFinite(cd[0]) || !isFinite(cd[1]) || !Array.isArray(cats)) { return; }
+      const base = pt.fullData && pt.fullData.base;  // the bar's drawn start (cut to the window), decoded
+      const y1 = cats.indexOf(pt.y), x1 = Number(base ? base[pt.pointNumber] : NaN);
+      const key = [pt.curveNumber, pt.pointNumber].join(":");
+      if (y1 < 0 || !isFinite(x1)) { return; }
+      if (key === shown && others().length !== (gd.layout.shapes || []).length) { return; }  // drawn already
+      shown = key;
+      window.Plotly.relayout(gd, {shapes: others().concat([{
+        type: "line", name: FLOW, xref: "x", yref: "y", x0: Number(cd[0]), y0: Number(cd[1]), x1: x1, y1: y1,
+        layer: "above", line: {color: "#111827", width: 2}}])});  // dark: kernels and the mark are orange
+    };
+    gd.on("plotly_hover", gd._tracedashHover);
+    gd.on("plotly_unhover", () => {
+      if (shown === null) { return; }
+      shown = null;
+      if ((gd.layout.shapes || []).some(s => s.name === FLOW)) { window.Plotly.relayout(gd, {shapes: others()}); }
+    });
+  }
+})();

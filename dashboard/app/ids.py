@@ -53,6 +53,7 @@ SEARCH = "view-search"  # {"search": "?query", "replace": bool}: written to the 
 ROW_CLICK = "row-click"  # {"kind", "start_ns", "end_ns"} of the last clicked table row (client-side)
 STATS_FOR = "stats-for"
 X_RANGE = "x-range"  # the timeline's new x range after a zoom/pan/reset (client-side, autosize left out)
+KEY_EVENT = "key-event"  # {"key": "fit" | "clear", "n": press count}: the F / Escape key (client-side)
 GRID_EVENTS = "grid-events"  # {"sorts": {table: column state}, "filters": {table: model}} the user changed
 LANE_CONTROLS = "lane-controls"
 PRERENDERED = "page-prerendered"  # True when the page arrived with every view drawn (views.prerender)
@@ -123,6 +124,7 @@ ALL = [
     API_GROUP,
     X_RANGE,
     GRID_EVENTS,
+    KEY_EVENT,
     PRERENDERED,
     RENDER_KICK,
     NOTE_TEXT,

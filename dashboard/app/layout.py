@@ -206,6 +206,7 @@ def build_layout(
             dcc.Store(id=ids.ROW_CLICK),
             dcc.Store(id=ids.X_RANGE),
             dcc.Store(id=ids.GRID_EVENTS),
+            dcc.Store(id=ids.KEY_EVENT),
             dcc.Store(id=ids.PRERENDERED, data=prerendered),
             dcc.Store(id=ids.RENDER_KICK),
             *[dcc.Store(id=ids.slice_id(v.name), data=slice_data(v, state)) for v in VIEWS],

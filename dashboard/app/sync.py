@@ -3,8 +3,9 @@ what changed, and the address bar. Thin: the transitions are the pure functions 
 
 Events: a control (any ``state.CONTROL_FIELDS`` control), a zoom/pan/reset of the timeline or the
 Gantt (``ids.X_RANGE``; the other follows client-side, see assets/tracedash.js), a click on a table row
-(``ids.ROW_CLICK``), a table's sort or column filters (``ids.GRID_EVENTS``), and the notes' "Add note",
-zoom and × buttons (``state.notes``). Those three stores are
+(``ids.ROW_CLICK``), a table's sort or column filters (``ids.GRID_EVENTS``), the notes' "Add note",
+zoom and × buttons (``state.notes``), the F / Escape keys (``ids.KEY_EVENT``: fit / clear the mark; W/S/A/D
+zoom and pan as a drag does). Those stores are
 filled client-side with only what changes the view: an autosize, or the state a grid reports when
 it is first drawn (the link's own sort and filters), never reaches the server.
 The page is built from the link (``layout.build_layout``), so on load nothing here runs; the
@@ -32,7 +33,9 @@ from dashboard.state import (
     TABLE_COLUMNS,
     ViewState,
     apply_add_note,
+    apply_clear_mark,
     apply_control,
+    apply_fit_mark,
     apply_grid,
     apply_note_zoom,
     apply_relayout,
@@ -55,6 +58,7 @@ GRIDS = {
     "gaps": ids.GAP_TABLE,
 }
 _CONTROL_OF = {f.control[0]: f.name for f in CONTROL_FIELDS}
+KEY_ACTIONS = {"fit": apply_fit_mark, "clear": apply_clear_mark}  # ids.KEY_EVENT {"key", "n"} (assets/tracedash.js)
 assert set(GRIDS) == set(TABLE_COLUMNS)
 
 
@@ -73,8 +77,9 @@ def next_state(
     differ from the ones already applied (``seen``), then the search's last Next / Previous
     (``values["step"]``: ``{"n", "dir"}``), applied by ``go_to(state, direction) -> (state,
     notice)`` (``render.search.go_to`` on the state's trace), then the notes' events (``values["note"]``,
-    see ``_note_events``). ``triggered`` (``(component id, property)`` pairs) only decides which invalid
-    values get a notice.
+    see ``_note_events``), and last the F / Escape key (``values["key"]``: ``{"key": "fit" | "clear", "n":
+    count}``) when it is a new press. ``triggered`` (``(component id, property)`` pairs) only decides which
+    invalid values get a notice.
     """
     seen = dict(seen or {})
     notices: list[str] = []
@@ -112,6 +117,10 @@ def next_state(
             notices.append(notice)
         seen["step"] = step
     state = _note_events(state, values.get("note") or {}, seen, notices)
+    key = values.get("key")
+    if isinstance(key, dict) and key != seen.get("key"):
+        state = KEY_ACTIONS.get(key.get("key"), lambda s: s)(state)
+        seen["key"] = key
     return state, notices, seen
 
 
@@ -190,11 +199,12 @@ def register_sync(app: Dash, store) -> None:
                 "text": State(ids.NOTE_TEXT, "value"),
                 "click": State(ids.TIMELINE, "clickData"),
             },
+            "key": Input(ids.KEY_EVENT, "data"),
             "current": State(ids.STATE, "data"),
         },
         prevent_initial_call=True,
     )
-    def sync(controls, relayout, row, grids, step, notes, current):
+    def sync(controls, relayout, row, grids, step, notes, key, current):
         old = from_dict(current)
         triggered = []
         note = {"adds": (notes["add"] or 0) + (notes["enter"] or 0), "text": notes["text"], "click": notes["click"]}
@@ -206,7 +216,15 @@ def register_sync(app: Dash, store) -> None:
                 button = json.loads(cid)
                 note[{ids.NOTE_ZOOM: "zoom", ids.NOTE_REMOVE: "remove"}[button["type"]]] = button["index"]
 
-        values = {"controls": controls, "relayout": relayout, "row": row, "grids": grids, "step": step, "note": note}
+        values = {
+            "controls": controls,
+            "relayout": relayout,
+            "row": row,
+            "grids": grids,
+            "step": step,
+            "note": note,
+            "key": key,
+        }
         seen = current.get("seen") if isinstance(current, dict) else None
         old_adds = (seen or {}).get("note_adds")
         new, notices, seen = next_state(old, triggered, values, seen, go_to)

@@ -97,7 +97,9 @@ def gpu_timeline_spec(
             nothing is drawn, the first note is the plot's message instead (annotation named "empty").
         kernels: individual kernels to draw in per-(device, stream) lanes (zoomed in), with
             device_id, stream_id, start_ns, end_ns, short_name, category, rule, launch,
-            correlation_id and optionally ``api_name``, ``api_start_ns``, ``api_thread`` (the launch call).
+            correlation_id and optionally ``api_name``, ``api_start_ns``, ``api_thread`` (the launch call:
+            each bar's ``customdata`` then holds where its flow arrow starts, ``launch_flows``) and
+            ``in_marked_step`` (bool: outlined in one more trace, ``MARKED_STEP_KERNELS``).
         memops: memcpy/memset rows to draw in a per-device lane (device_id, start_ns, end_ns,
             kind, bytes).
         api: CUDA API calls to draw, one lane per calling thread: start_ns, end_ns, name (display
@@ -387,6 +389,7 @@ def gpu_timeline_spec(
                 )
             hover.append(h)
         hover = np.array(hover, dtype=object)
+        flows = launch_flows(kernels, categories)
         ordered = sorted(set(cats), key=lambda c: (c == "other", c))
         for cat in ordered:
             sel = cats == cat
@@ -401,8 +404,24 @@ def gpu_timeline_spec(
                     text=texts[sel].tolist(),
                     window=window,
                     label_names=names[sel],
+                    **({"customdata": flows[sel]} if flows is not None else {}),
                 )
             )
+        if "in_marked_step" in kernels and kernels["in_marked_step"].any():
+            sel = kernels["in_marked_step"].to_numpy(dtype=bool)
+            outline = _hbar(
+                MARKED_STEP_KERNELS,
+                starts[sel],
+                ends[sel],
+                ys[sel],
+                color="rgba(0,0,0,0)",
+                hover=[],
+                window=window,
+                line=dict(color=HIGHLIGHT_COLOR, width=2),
+            )
+            del outline["hovertext"]
+            outline["hoverinfo"] = "skip"  # the kernel under the outline keeps its hover (and its flow)
+            traces.append(outline)
     if not memops.empty:
         dur = (memops["end_ns"] - memops["start_ns"]).to_numpy()
         traces.append(
@@ -573,6 +592,25 @@ def gpu_timeline_spec(
         template=default_template(),
     )
     return {"data": traces, "layout": layout}
+
+
+def launch_flows(kernels: pd.DataFrame, categories: list[str]) -> np.ndarray | None:
+    """Per drawn kernel, where its launch call's flow arrow starts (assets/tracedash.js draws it on hover):
+    ``[call start (s), y position of the call's API lane]`` (the lane's place on the categorical y axis,
+    bottom lane 0), NaN where no call was found or its lane is not drawn. None without launch columns."""
+    if "api_name" not in kernels or "api_thread" not in kernels:
+        return None
+    pos = {lane: len(categories) - 1 - i for i, lane in enumerate(categories)}
+    out = np.full((len(kernels), 2), np.nan)
+    for i, (name, thread, a0) in enumerate(
+        zip(kernels["api_name"].tolist(), kernels["api_thread"].tolist(), kernels["api_start_ns"].tolist())
+    ):
+        if isinstance(name, str) and (y := pos.get(api_lane_label(str(thread)))) is not None:
+            out[i] = (int(a0) / 1e9, y)
+    return out
+
+
+MARKED_STEP_KERNELS = "kernels of the marked step"
 
 
 def build_gpu_timeline(*args, **kwargs) -> go.Figure:

@@ -59,8 +59,10 @@ from dashboard.render.base import (
     view_caption,
 )
 from dashboard.render.search import search_lane
+from dashboard.render.steps import reads_steps, step_spec
 from dashboard.state import ViewState
 from dashboard.state import window_from_relayout as state_window_from_relayout
+from dashboard.text import count_noun
 
 
 # Share of the mark budget per layer of the timeline.
@@ -136,6 +138,26 @@ def kernel_launch(
         kernel_end_ns=int(row["end_ns"]),
         kernel_lane=lane,
     )
+
+
+def marked_step_kernels(trace: LoadedTrace, state: ViewState) -> np.ndarray | None:
+    """For a marked step (``state.mark`` of kind "dispatch": a row of the steps table), which kernel rows of
+    the bundle its launches issued: the steps' own attribution by correlation (``attribute_to_steps`` for a
+    framework's steps, ``attribute_kernels`` for the seed's dispatches). None without such a mark, or when no
+    step has the marked interval."""
+    if trace.bundle is None or not state.mark or state.mark[0] != "dispatch":
+        return None
+    _, s, e = state.mark
+    ta = analysis_of(trace)
+    spec = step_spec(state)
+    source, steps = ta.steps(spec)
+    if not reads_steps(source):
+        steps = dispatches_for(trace, state.prefix)
+    hit = steps["index"].to_numpy()[((steps["start_ns"] == s) & (steps["end_ns"] == e)).to_numpy()]
+    if not len(hit):
+        return None
+    attribution = ta.step_attribution(spec) if reads_steps(source) else ta.attribution(state.prefix)
+    return np.isin(attribution, hit)
 
 
 def timeline_figure(
@@ -214,6 +236,13 @@ def timeline_spec(
                 f"{len(vis):,} kernels in view: zoom in to {KERNEL_BUDGET:,} or fewer to see each one "
                 "by stream with its CUDA API calls"
             )
+        if (step := marked_step_kernels(trace, state)) is not None:
+            rows = b.kernels.index.get_indexer(vis.index)  # the attribution is aligned with the bundle's rows
+            mine = step[rows] if kernels is not None else np.zeros(0, bool)
+            if kernels is not None:
+                kernels["in_marked_step"] = mine
+            shown = f"{int(mine.sum()):,} in view, outlined" if kernels is not None else "zoom in to see them outlined"
+            notes.append(f"the marked step launched {count_noun(int(step.sum()), 'kernel')} (by correlation): {shown}")
         a = b.api_calls
         rows = in_window(a, lo, hi)
         if 0 < len(rows) <= API_BUDGET and kernels is not None:
@@ -384,6 +413,10 @@ def timeline_view_spec(trace: LoadedTrace, state: ViewState, theme: Theme = DEFA
     )
     # it draws no phases: its caption names no threshold
     spec = add_note_flags(timeline_spec(trace, state, x_range, theme, highlight=highlight), state.notes, x_range)
+    meta = spec["layout"].get("meta")
+    full = time_extent(trace, dispatches_for(trace, state.prefix)) if trace.bundle is not None else None
+    if isinstance(meta, dict) and meta.get("time_axis") and full is not None:
+        meta["x_extent_s"] = [full[0] / 1e9, full[1] / 1e9]  # the whole trace: where the S key stops
     return add_caption_spec(
         spec, view_caption(trace, state, state.window()), wrap=WIDE_CAPTION_WRAP_CHARS
     ), figure_filename(trace, "timeline", state.window())

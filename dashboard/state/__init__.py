@@ -11,9 +11,10 @@ the README's list of link keys from it.
 never raises: a bad value falls back to its key's default and is reported as a warning the page shows.
 
 State transitions on UI events are pure functions (``apply_control``, ``apply_relayout``,
-``apply_row_click``, ``apply_grid``; notes: ``apply_add_note``, ``apply_remove_note``, ``apply_note_zoom``
-in ``state.notes``): a control change keeps the zoom window, except a change of trace,
-which clears the window, the marked row and the hidden GPUs in one step (view and link together).
+``apply_row_click``, ``apply_grid``, the F / Escape keys' ``apply_fit_mark`` / ``apply_clear_mark``; notes:
+``apply_add_note``, ``apply_remove_note``, ``apply_note_zoom`` in ``state.notes``): a control change keeps the
+zoom window, except a change of trace, which clears the window, the marked row and the hidden GPUs in one step
+(view and link together).
 """
 
 from __future__ import annotations
@@ -282,10 +283,9 @@ def apply_row_click(state: ViewState, row: Any) -> ViewState:
 
 
 def _zoom_to(state: ViewState, mark: tuple[str, int, int], **also) -> ViewState:
-    """``state`` zoomed to ``mark``'s interval with its width of context on each side (at least 1 µs), marked."""
-    _, s, e = mark
-    pad = max(e - s, 1000)
-    return replace(state, t0_ns=s - pad, t1_ns=e + pad, mark=mark, **also)
+    """``state`` zoomed to ``mark``'s interval (``mark_window``), marked."""
+    t0, t1 = mark_window(mark[1], mark[2])
+    return replace(state, t0_ns=t0, t1_ns=t1, mark=mark, **also)
 
 
 def apply_go_to(state: ViewState, hit: int, mark: tuple[str, int, int]) -> ViewState:
@@ -294,6 +294,26 @@ def apply_go_to(state: ViewState, hit: int, mark: tuple[str, int, int]) -> ViewS
     if mark[0] not in MARK_KINDS or not (0 <= mark[1] < mark[2] < 2**61) or hit < 1:
         return state
     return _zoom_to(state, mark, hit=hit)
+
+
+def mark_window(start_ns: int, end_ns: int) -> tuple[int, int]:
+    """The window a row click (and the F key) shows for a marked interval: the interval with its own
+    width of context on each side, at least 1 µs."""
+    pad = max(end_ns - start_ns, 1000)
+    return start_ns - pad, end_ns + pad
+
+
+def apply_fit_mark(state: ViewState) -> ViewState:
+    """The state after the F key: the window fits the marked item as its row click did; no mark, no change."""
+    if not state.mark:
+        return state
+    t0, t1 = mark_window(state.mark[1], state.mark[2])
+    return replace(state, t0_ns=t0, t1_ns=t1)
+
+
+def apply_clear_mark(state: ViewState) -> ViewState:
+    """The state after the Escape key: no marked item; the window stays."""
+    return replace(state, mark=None)
 
 
 def sort_from_column_state(column_state: Any) -> str | None:

@@ -6,6 +6,7 @@ from dashboard.analysis.gpu_time import has_gpu_work
 from dashboard.app import ids
 from dashboard.app.components import LANE_LABELS, figure_buttons, graph_config
 from dashboard.app.export_route import report_hrefs
+from dashboard.app.keys_help import keys_button, keys_overlay
 from dashboard.app.views.base import WINDOW, View
 from dashboard.figures.common import empty_figure, wire_figure
 from dashboard.model import device_label
@@ -83,7 +84,8 @@ def layout(state):
     return html.Div(
         className="panel timeline-panel",
         children=[
-            figure_buttons(ids.TIMELINE),
+            _with_keys(figure_buttons(ids.TIMELINE)),
+            keys_overlay(),
             search_box(state),
             html.Div(
                 id=ids.LANE_CONTROLS,
@@ -123,6 +125,11 @@ def layout(state):
             ),
         ],
     )
+
+
+def _with_keys(buttons: html.Div) -> html.Div:
+    buttons.children.insert(0, keys_button())  # the keys (assets/tracedash.js) are found from the timeline
+    return buttons
 
 
 VIEW = View(

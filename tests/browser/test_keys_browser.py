@@ -1,0 +1,221 @@
+"""Keyboard navigation and flows in the page (issue 28, parts 2 and 4): W/S/A/D change the window by exactly the
+documented amounts (dashboard/app/keys_help.py) and the link follows, F fits the marked row again, Escape clears
+the mark, ``?`` shows the keys, typing in a box moves nothing; hovering a kernel draws its launch call's flow."""
+
+import math
+import sys
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from dashboard.app import create_app
+from dashboard.data.trace import load_trace
+from dashboard.render.base import dispatches_for, time_extent
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from waits import figure_js, present, zoom  # noqa: E402
+
+pytestmark = pytest.mark.browser
+SHOTS = Path("/work/notes/shots")
+WIDTH_NS = 8_000_000  # the link's window: divisible by 4, so every amount below is a whole ns
+BOUND = (  # the figure is drawn and dcc.Graph listens to it (see waits.zoom)
+    "gd._ev && gd._ev.listeners('plotly_clickannotation').length > 0 && !gd.classList.contains('dash-graph--pending')"
+)
+
+
+@pytest.fixture(scope="module")
+def small_trace(tmp_path_factory):
+    from make_trace import generate
+
+    path = tmp_path_factory.mktemp("keys") / "keys_seed_shaped.sqlite"
+    generate(path, 12_000, seed=3)
+    return path
+
+
+def window(page: Page) -> tuple[int, int] | None:
+    q = parse_qs(urlsplit(page.url).query)
+    return (int(q["t0_ns"][0]), int(q["t1_ns"][0])) if "t0_ns" in q else None
+
+
+def param(page: Page, key: str) -> str | None:
+    return parse_qs(urlsplit(page.url).query).get(key, [None])[0]
+
+
+def js_round(x: float) -> int:
+    return math.floor(x + 0.5)  # Math.round: halves up
+
+
+def zoomed(a: int, b: int, f: float, c: float | None = None) -> tuple[int, int]:
+    """The window W (f = 1/2) or S (f = 2) gives around time ``c`` (the centre when None), in whole ns."""
+    c = (a + b) / 2 if c is None else c
+    return js_round(c - (c - a) * f), js_round(c + (b - c) * f)
+
+
+def drawn_at(page: Page, want: tuple[int, int]) -> None:
+    """Wait until the timeline shows ``want`` (ns), redrawn by the server for it (its download name says the
+    window: a relayout moves the axis at once, the figure's data come later), and listens to events."""
+    page.wait_for_function(
+        figure_js(
+            "timeline",
+            f"{BOUND} && Math.abs(gd._fullLayout.xaxis.range[0] * 1e9 - {want[0]}) < 1 && "
+            f"Math.abs(gd._fullLayout.xaxis.range[1] * 1e9 - {want[1]}) < 1 && "
+            f"(gd._context.toImageButtonOptions || {{}}).filename.endsWith('_{want[0]}-{want[1]}ns')",
+        )
+    )
+
+
+def press(page: Page, key: str, want: tuple[int, int] | None) -> None:
+    """Press ``key`` and wait until the link holds the window ``want`` (None: the whole trace) and the timeline
+    is drawn at it, ready for the next key."""
+    page.keyboard.press(key)
+    cond = "!p.has('t0_ns')" if want is None else f"p.get('t0_ns') === '{want[0]}' && p.get('t1_ns') === '{want[1]}'"
+    page.wait_for_function(f"() => {{ const p = new URLSearchParams(location.search); return {cond}; }}")
+    if want is not None:
+        drawn_at(page, want)
+
+
+def test_keys_move_the_window_by_the_documented_amounts(page: Page, serve, small_trace, console_errors):
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    lo_ext, hi_ext = time_extent(t := load_trace(small_trace), dispatches_for(t, "CG_DISPATCH"))
+    mid = (lo_ext + hi_ext) // 2
+    a, b = mid - WIDTH_NS // 2, mid + WIDTH_NS // 2
+    base = serve(create_app([small_trace]))
+    page.goto(f"{base}/?t0_ns={a}&t1_ns={b}")
+    drawn_at(page, (a, b))
+    page.mouse.move(5, 5)  # off every plot: W and S zoom around the centre
+    q = WIDTH_NS // 4
+    press(page, "w", (a + q, b - q))  # W: width / 2 around the centre
+    press(page, "s", (a, b))  # S: width x 2
+    press(page, "d", (a + WIDTH_NS // 4, b + WIDTH_NS // 4))  # D: 25 % of the width to the right
+    press(page, "a", (a, b))  # A: back
+    press(page, "Shift+A", (a - WIDTH_NS // 4, b - WIDTH_NS // 4))  # the letter either case
+    press(page, "d", (a, b))
+
+    # W around the pointer: the time under it stays under it
+    page.locator("#timeline").scroll_into_view_if_needed()
+    geo = page.evaluate(
+        figure_js(
+            "timeline",
+            "(() => { const r = gd.getBoundingClientRect(), s = gd._fullLayout._size; "
+            "return {left: r.left + s.l, top: r.top + s.t, w: s.w, h: s.h}; })()",
+        )
+    )
+    px = geo["left"] + 0.3 * geo["w"]
+    page.mouse.move(px, geo["top"] + min(geo["h"], 1000 - geo["top"]) / 2)
+    near = zoomed(a, b, 0.5, a + (b - a) * (px - geo["left"]) / geo["w"])
+    press(page, "w", near)
+    page.mouse.move(5, 5)
+    press(page, "s", zoomed(*near, 2))
+
+    # typing in a text box moves nothing
+    before = page.url
+    box = page.locator("#dispatch-prefix")
+    box.click()
+    page.keyboard.press("End")
+    page.keyboard.type("w")
+    page.wait_for_timeout(600)
+    assert page.url == before and box.input_value() == "CG_DISPATCHw"
+    page.keyboard.press("Backspace")
+    page.evaluate("() => document.activeElement.blur()")  # the box's value as it was: nothing to apply
+
+    # at the trace's end: D stops there, S keeps the window inside, and past the full extent opens the whole trace
+    e0 = hi_ext - WIDTH_NS - WIDTH_NS // 8
+    zoom(page, "timeline", e0 / 1e9, (e0 + WIDTH_NS) / 1e9)
+    page.wait_for_function(f"() => new URLSearchParams(location.search).get('t0_ns') === '{e0}'")
+    drawn_at(page, (e0, e0 + WIDTH_NS))
+    press(page, "d", (hi_ext - WIDTH_NS, hi_ext))  # 25 % would pass the end by 1/8 of the width
+    press(page, "s", (hi_ext - 2 * WIDTH_NS, hi_ext))  # doubled around the centre, then shifted inside
+    w, widths = window(page), []
+    while True:
+        page.keyboard.press("s")
+        page.wait_for_function(
+            "() => { const p = new URLSearchParams(location.search); "
+            f"return !p.has('t0_ns') || p.get('t0_ns') !== '{w[0]}'; }}"
+        )
+        if (nxt := window(page)) is None:
+            break
+        assert nxt[1] == hi_ext and lo_ext <= nxt[0], (w, nxt)
+        widths.append(nxt[1] - nxt[0])
+        drawn_at(page, nxt)
+        w = nxt
+    # 16 ms doubled to 1.024 s; 2.048 s would pass the 1.344 s extent: the whole trace, no window in the link
+    assert widths == [WIDTH_NS * 2**i for i in range(2, 8)] and hi_ext - lo_ext < 2 * widths[-1]
+    assert param(page, "t1_ns") is None
+    assert console_errors == []
+
+
+def test_f_fits_the_mark_escape_clears_it_and_question_mark_lists_the_keys(
+    page: Page, serve, small_trace, console_errors
+):
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    base = serve(create_app([small_trace]))
+    page.goto(f"{base}/?tab=dispatches")
+    grid = present(page.locator("#dispatch-table .ag-center-cols-container .ag-row[row-index='2'] .ag-cell"))
+    row = page.evaluate("() => dash_ag_grid.getApi('dispatch-table').getDisplayedRowAtIndex(2).data")
+    page.locator("#dispatch-table").scroll_into_view_if_needed()
+    grid.nth(1).click()
+    s, e = row["start_ns"], row["end_ns"]
+    pad = max(e - s, 1000)
+    page.wait_for_function(f"() => new URLSearchParams(location.search).get('mark') === 'dispatch:{s}-{e}'")
+    assert window(page) == (s - pad, e + pad)
+    page.mouse.move(5, 5)
+    w = s - pad, e + pad
+    drawn_at(page, w)
+    for _ in range(3):  # in to where kernels are drawn one by one (the step's 1,800 are too many at first)
+        w = zoomed(*w, 0.5)
+        press(page, "w", w)
+    outlined = "gd._fullData.some(t => t.name === 'kernels of the marked step' && t.base.length > 0)"
+    page.wait_for_function(figure_js("timeline", f"{BOUND} && {outlined}"))
+
+    # hovering a kernel draws its launch call's flow: from the call's start on its API lane to the kernel's start
+    pick = page.evaluate(
+        figure_js(
+            "timeline",
+            """(() => { let best = null;
+          gd._fullData.forEach((t, c) => { if (!t.name.startsWith('kernels: ') || !t.customdata) return;
+            for (let i = 0; i < t.base.length; i++) { const cd = t.customdata[i];
+              if (isFinite(cd[0]) && (!best || t.x[i] > best.w)) best = {c, i, w: t.x[i], base: t.base[i], y: t.y[i],
+                                                                       cd: [cd[0], cd[1]]}; } });
+          const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, r = gd.getBoundingClientRect();
+          const s = gd._fullLayout._size;
+          best.lane = gd.layout.yaxis.categoryarray.indexOf(best.y);
+          best.px = r.left + s.l + xa.l2p(best.base + best.w / 2); best.py = r.top + s.t + ya.l2p(best.lane);
+          return best; })()""",
+        )
+    )
+    page.mouse.move(pick["px"], pick["py"])
+    flow = "(gd.layout.shapes || []).find(s => s.name === 'hover flow')"
+    page.wait_for_function(figure_js("timeline", flow))
+    got = page.evaluate(figure_js("timeline", f"(s => [s.x0, s.y0, s.x1, s.y1])({flow})"))
+    assert got == [pick["cd"][0], pick["cd"][1], pick["base"], pick["lane"]]
+    api_lane = page.evaluate(figure_js("timeline", f"gd.layout.yaxis.categoryarray[{int(pick['cd'][1])}]"))
+    assert api_lane.startswith("CUDA API · ")
+    if SHOTS.parent.is_dir():
+        SHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SHOTS / "keys_flow.png"))
+    page.mouse.move(5, 5)
+    page.wait_for_function(figure_js("timeline", f"!{flow}"))  # unhover: the flow goes, the other shapes stay
+    assert page.evaluate(figure_js("timeline", "(gd.layout.shapes || []).some(s => s.name === 'highlight')"))
+    press(page, "f", (s - pad, e + pad))  # F: the row click's window again
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => !new URLSearchParams(location.search).has('mark')")
+    assert window(page) == (s - pad, e + pad)  # the window stays
+
+    help_box = page.locator("#keys-help")
+    expect(help_box).to_be_hidden()
+    page.keyboard.press("?")
+    expect(help_box).to_be_visible()
+    expect(help_box).to_contain_text("zoom in: the window's width ÷ 2")
+    if SHOTS.parent.is_dir():
+        SHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SHOTS / "keys_overlay.png"))
+    page.keyboard.press("?")
+    expect(help_box).to_be_hidden()
+    page.locator("#keys-button").click()
+    expect(help_box).to_be_visible()
+    page.keyboard.press("Escape")  # closes the list first
+    expect(help_box).to_be_hidden()
+    assert console_errors == []
