@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 
 from dashboard.errors import TraceFormatError, clean_message
+from dashboard.loaders.nsys_gpu_ops import _load_graph_launches, _load_memops
+from dashboard.loaders.nsys_nvtx import _load_nvtx
 from dashboard.loaders.nsys_schema import (
     _NSYS_MARKER_TABLES,
     LOADER_TABLES,
@@ -33,10 +35,7 @@ from dashboard.loaders.nsys_tables import (
     _kernel_account,
     _kernel_frame,
     _kernel_sql,
-    _load_graph_launches,
-    _load_memops,
     _load_meta,
-    _load_nvtx,
     _load_strings,
     _rules,
     _thread_names,

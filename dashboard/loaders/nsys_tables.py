@@ -1,4 +1,6 @@
-"""Per-table readers of an nsys export: kernels, CUDA API calls, NVTX, memcpy/memset, CUDA graphs, threads, metadata."""
+"""Per-table readers of an nsys export: kernels, CUDA API calls, threads and metadata, with the helpers every
+reader shares (integer columns, unusable times, names from StringIds). NVTX is read in ``nsys_nvtx``,
+memcpy/memset and CUDA graph launches in ``nsys_gpu_ops``."""
 
 from __future__ import annotations
 
@@ -10,15 +12,10 @@ import numpy as np
 import pandas as pd
 
 from dashboard.loaders.nsys_schema import SchemaProbe
-from dashboard.loaders.sqlite_access import _col, _count, _q, _query
+from dashboard.loaders.sqlite_access import _col, _count, _q
 from dashboard.model import (
     API_CALLS,
-    GRAPH_LAUNCHES,
     KERNELS,
-    MEMOPS,
-    NVTX_MARKS,
-    NVTX_RANGES,
-    UNNAMED_NVTX,
     RowAccount,
     TraceMeta,
     conform,
@@ -26,54 +23,8 @@ from dashboard.model import (
 )
 from dashboard.text import count_noun
 
-# NVTX_EVENTS.eventType values (ENUM_NSYS_EVENT_TYPE; unchanged 2021.5 -> 2026.2).
-NVTX_MARK = 34
-
-
-NVTX_PUSHPOP = 59
-
-
-NVTX_STARTEND = 60
-
-
-NVTXT_PUSHPOP = 70
-
-
-NVTXT_STARTEND = 71
-
-
-NVTX_DOMAIN_CREATE = 75
-
-
-NVTX_RANGE_TYPES = (NVTX_PUSHPOP, NVTX_STARTEND, NVTXT_PUSHPOP, NVTXT_STARTEND)
-
-
 # CUPTI_ACTIVITY_KIND_RUNTIME.eventClass of CUDA backtrace duplicates of an API call.
 EVENT_CLASS_BACKTRACE = 67
-
-
-# ENUM_CUDA_MEMCPY_OPER, used when the export lacks the enum table.
-_COPY_KINDS = {
-    0: "unknown",
-    1: "HtoD",
-    2: "DtoH",
-    3: "HtoA",
-    4: "AtoH",
-    5: "AtoA",
-    6: "AtoD",
-    7: "DtoA",
-    8: "DtoD",
-    9: "HtoH",
-    10: "PtoP",
-    11: "UVM HtoD",
-    12: "UVM DtoH",
-}
-
-
-# NVTX_EVENTS.eventType values that name things rather than record events: category (33), thread
-# name (39), domain create/destroy (75/76), CUDA device/context/stream names (97-99). Used, not shown.
-NVTX_METADATA_TYPES = (33, 39, NVTX_DOMAIN_CREATE, 76, 97, 98, 99)
-
 
 # Documented rules for rows left out (the ``skipped`` entries of ``RowAccount``).
 RULE_BACKTRACE = "CUDA backtrace duplicates (eventClass 67)"
@@ -396,234 +347,6 @@ def _api_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> tuple[pd.Da
     raw["event_class"] = _int(raw["event_class"], 0)
     raw["name"] = _names(raw["name_id"], strings)
     return conform(raw, API_CALLS), dropped
-
-
-def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, int], list[RowAccount]]:
-    """NVTX_RANGES, NVTX_MARKS, how many range/mark rows were dropped for unusable times, and the
-    accounts of NVTX rows ("NVTX ranges", "NVTX marks", "NVTX metadata"; the last has the naming
-    rows of ``NVTX_METADATA_TYPES`` as loaded, i.e. used, and rows of any other event type as not
-    recognised).
-
-    Dropped: a start that is NULL, not a number or beyond 2**62 ns; an end that is not a number or
-    beyond 2**62 ns (a NULL end is an open range, closed as the contract says); ``end < start``.
-    """
-    table = probe.table("NVTX_EVENTS")
-    cols = probe.columns(table)
-    if not table:
-        return empty_frame(NVTX_RANGES), empty_frame(NVTX_MARKS), {}, []
-    if not {"start", "eventType"} <= set(cols):
-        n = _count(con, table)
-        accounts = [RowAccount("NVTX events", n, 0, unrecognised=n)] if n else []
-        return empty_frame(NVTX_RANGES), empty_frame(NVTX_MARKS), {}, accounts
-    sql = (
-        f'SELECT "start", {_col(cols, "end")}, "eventType", {_col(cols, "text")}, {_col(cols, "textId")}, '
-        f'{_col(cols, "domainId", "0")}, {_col(cols, "globalTid", "0")}, {_col(cols, "endGlobalTid")} '
-        f'FROM {_q(table)}'
-    )
-    raw = _query(con, sql, ["start", "end", "event_type", "text", "text_id", "domain_id", "global_tid", "end_tid"])
-    if raw.empty:
-        return empty_frame(NVTX_RANGES), empty_frame(NVTX_MARKS), {}, []
-    raw["event_type"] = _int(raw["event_type"])
-    raw["global_tid"] = _int(raw["global_tid"], 0)
-    raw["domain_id"] = _int(raw["domain_id"], 0)
-    raw["process"] = raw["global_tid"].to_numpy(np.int64) >> 24
-    has_text_id = pd.to_numeric(raw["text_id"], errors="coerce").notna()
-    message = raw["text"].astype(object).where(raw["text"].notna(), "")
-    if has_text_id.any():
-        resolved = _names(raw.loc[has_text_id, "text_id"], strings, fallback=message[has_text_id])
-        message = message.copy()
-        message.loc[has_text_id] = np.asarray(resolved, dtype=object)
-    raw["message"] = message.astype(str)
-    start = pd.to_numeric(raw["start"], errors="coerce")
-    end = pd.to_numeric(raw["end"], errors="coerce")
-    # Open ranges close at the largest NVTX timestamp (start or end) in the file, as nsys stats does.
-    stamps = np.r_[start.to_numpy(dtype=float, na_value=np.nan), end.to_numpy(dtype=float, na_value=np.nan)]
-    stamps = stamps[np.isfinite(stamps) & (np.abs(stamps) < 2.0**62)]
-    close_at = int(stamps.max()) if stamps.size else 0
-    bad_end = raw["end"].notna().to_numpy() & ~(end.abs() < 2**62).to_numpy()  # set, but not a usable time
-    start = start.where(start.abs() < 2**62)  # non-numeric or absurd timestamps: not an event
-    end = end.where(end.abs() < 2**62)
-
-    domains = raw[raw["event_type"] == NVTX_DOMAIN_CREATE]
-    domain_name = {(int(p), int(d)): m for p, d, m in zip(domains["process"], domains["domain_id"], domains["message"])}
-
-    range_rows = raw["event_type"].isin(NVTX_RANGE_TYPES)
-    is_range = range_rows & start.notna() & ~bad_end
-    r = raw[is_range].copy()
-    r["start_ns"] = start[is_range].astype("int64")
-    r["unclosed"] = end[is_range].isna()
-    r["end_ns"] = end[is_range].fillna(close_at).astype("int64")
-    r = r[r["end_ns"] >= r["start_ns"]]
-    r["message"] = r["message"].mask(r["message"] == "", UNNAMED_NVTX)  # neither text nor a registered string
-    dropped = {"NVTX ranges": int(range_rows.sum()) - len(r)}
-    doms = [domain_name.get((int(p), int(d)), "") if d else "" for p, d in zip(r["process"], r["domain_id"])]
-    r["domain"] = doms
-    r["name"] = [f"{d}:{m}" if d else m for d, m in zip(doms, r["message"])]
-    r["pid"] = _pid_of(r["global_tid"])
-    r["tid"] = _tid_of(r["global_tid"])
-    r["kind"] = np.where(r["event_type"].isin((NVTX_PUSHPOP, NVTXT_PUSHPOP)), "push/pop", "start/end")
-    end_tid = pd.to_numeric(r["end_tid"], errors="coerce")
-    r["cross_thread"] = (end_tid.notna() & (end_tid != r["global_tid"])).to_numpy()
-    ranges = conform(r, NVTX_RANGES)
-
-    mark_rows = raw["event_type"] == NVTX_MARK
-    m = raw[mark_rows & start.notna()].copy()
-    dropped["NVTX marks"] = int(mark_rows.sum()) - len(m)
-    m["ts_ns"] = start[m.index].astype("int64")
-    m["name"] = m["message"].mask(m["message"] == "", UNNAMED_NVTX)
-    m["pid"] = _pid_of(m["global_tid"])
-    m["tid"] = _tid_of(m["global_tid"])
-    n_meta = int(raw["event_type"].isin(NVTX_METADATA_TYPES).sum())
-    other = len(raw) - int(range_rows.sum()) - int(mark_rows.sum()) - n_meta
-    accounts = [
-        RowAccount("NVTX ranges", int(range_rows.sum()), len(ranges), _rules((RULE_BAD_TIME, dropped["NVTX ranges"]))),
-        RowAccount("NVTX marks", int(mark_rows.sum()), len(m), _rules((RULE_BAD_TIME, dropped["NVTX marks"]))),
-        RowAccount("NVTX metadata", n_meta + other, n_meta, unrecognised=other),
-    ]
-    return ranges, conform(m, NVTX_MARKS), dropped, [a for a in accounts if a.read]
-
-
-def _copy_kind_names(con, probe) -> dict[int, str]:
-    """Copy-kind id -> short name (HtoD ...), as nsys stats prints; the enum table fills unknown ids."""
-    kinds = {}
-    table = probe.table("ENUM_CUDA_MEMCPY_OPER")
-    if table and {"id", "label"} <= set(probe.columns(table)):
-        kinds = {int(i): str(label) for i, label in con.execute(f'SELECT id, label FROM {_q(table)}') if i is not None}
-    return {**kinds, **_COPY_KINDS}
-
-
-# ENUM_CUDA_MEM_KIND labels (as nsys analyze prints them), used when the export lacks the enum table.
-_MEM_KINDS = {
-    0: "Pageable",
-    1: "Pinned",
-    2: "Device",
-    3: "Array",
-    4: "Managed",
-    5: "Device Static",
-    6: "Managed Static",
-    7: "Unknown",
-}
-
-
-def _mem_kind_names(con, probe) -> dict[int, str]:
-    """Memory-kind id -> label ("Pageable", "Device", ...): the export's enum table, else the built-in copy."""
-    table = probe.table("ENUM_CUDA_MEM_KIND")
-    names = dict(_MEM_KINDS)
-    if table and {"id", "label"} <= set(probe.columns(table)):
-        for i, label in con.execute(f"SELECT id, label FROM {_q(table)}"):
-            if isinstance(i, int) and not isinstance(i, bool) and label:
-                names[i] = str(label)
-    return names
-
-
-def _mem_kind_labels(ids: pd.Series, names: dict[int, str]) -> pd.Categorical:
-    """Labels of memory-kind ids; "" for a NULL/absent kind (-1), "kind N" for an id no table names."""
-    labels = {i: names.get(i, f"kind {i}") for i in pd.unique(ids.to_numpy()).tolist()}
-    labels[-1] = ""
-    return pd.Categorical(ids.map(labels))
-
-
-def _load_memops(con, probe) -> tuple[pd.DataFrame, int, RowAccount]:
-    """MEMOPS frame, the number of rows dropped for unusable times (NULL, end < start), and the
-    "memcpy/memset" account (rows of a table without start/end columns are not recognised)."""
-    frames = []
-    dropped = read = unusable = 0
-    kinds = _copy_kind_names(con, probe)
-    mem_kinds = _mem_kind_names(con, probe)
-    for logical, label in (("CUPTI_ACTIVITY_KIND_MEMCPY", "memcpy"), ("CUPTI_ACTIVITY_KIND_MEMSET", "memset")):
-        table = probe.table(logical)
-        cols = probe.columns(table)
-        if not table:
-            continue
-        if not {"start", "end"} <= set(cols):
-            n = _count(con, table)
-            read += n
-            unusable += n
-            continue
-        src, dst = ("srcKind", "dstKind") if label == "memcpy" else ("NULL", "memKind")
-        sql = (
-            f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "streamId", "0")}, '
-            f'{_col(cols, "bytes", "0")}, {_col(cols, "copyKind")}, {_col(cols, "globalPid")}, '
-            f'{_col(cols, "contextId")}, {_col(cols, "correlationId")}, {_col(cols, src)}, {_col(cols, dst)} '
-            f'FROM {_q(table)}'
-        )
-        raw = _query(
-            con,
-            sql,
-            [
-                "start_ns",
-                "end_ns",
-                "device_id",
-                "stream_id",
-                "bytes",
-                "copy_kind",
-                "global_pid",
-                "context_id",
-                "correlation_id",
-                "src_kind",
-                "dst_kind",
-            ],
-        )
-        read += len(raw)
-        if raw.empty:
-            continue
-        raw["start_ns"] = _int(raw["start_ns"], _MISSING)
-        raw["end_ns"] = _int(raw["end_ns"], _MISSING)
-        raw, n_bad = _drop_invalid_times(raw)
-        dropped += n_bad
-        if raw.empty:
-            continue
-        raw["bytes"] = _int(raw["bytes"], 0)
-        raw["device_id"] = _int(raw["device_id"])
-        raw["stream_id"] = _int(raw["stream_id"])
-        gpid = _int(raw["global_pid"], -1)
-        raw["pid"] = _pid_of(gpid).where(gpid >= 0, -1)
-        raw["context_id"] = _int(raw["context_id"])
-        raw["correlation_id"] = _int(raw["correlation_id"])
-        for c in ("src_kind", "dst_kind"):
-            raw[c] = _mem_kind_labels(_int(raw[c]), mem_kinds)
-        if label == "memcpy":
-            ck = _int(raw["copy_kind"], 0)
-            raw["kind"] = ["memcpy " + kinds.get(int(k), str(k)).replace("CUDA_MEMCPY_OPER_", "") for k in ck]
-        else:
-            raw["kind"] = "memset"
-        frames.append(raw)
-    account = RowAccount("memcpy/memset", read, read - dropped - unusable, _rules((RULE_BAD_TIME, dropped)), unusable)
-    if not frames:
-        return empty_frame(MEMOPS), dropped, account
-    out = pd.concat(frames, ignore_index=True).sort_values("start_ns", kind="stable")
-    return conform(out.reset_index(drop=True), MEMOPS), dropped, account
-
-
-def _load_graph_launches(con, probe) -> tuple[pd.DataFrame, int, RowAccount, np.ndarray]:
-    """GRAPH_LAUNCHES frame, the number of rows dropped for unusable times (NULL, end < start), the
-    "CUDA graph launches" account, and the pid of every row read (0 when globalPid is absent)."""
-    table = probe.table("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
-    cols = probe.columns(table)
-    no_pids = np.zeros(0, np.int64)
-    if not table:
-        return empty_frame(GRAPH_LAUNCHES), 0, RowAccount("CUDA graph launches", 0, 0), no_pids
-    if not {"start", "end"} <= set(cols):
-        n = _count(con, table)
-        return empty_frame(GRAPH_LAUNCHES), 0, RowAccount("CUDA graph launches", n, 0, unrecognised=n), no_pids
-    sql = (
-        f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "streamId", "0")}, '
-        f'{_col(cols, "graphId")}, {_col(cols, "globalPid")} FROM {_q(table)}'
-    )
-    raw = _query(con, sql, ["start_ns", "end_ns", "device_id", "stream_id", "graph_id", "global_pid"])
-    read = len(raw)
-    if raw.empty:
-        return empty_frame(GRAPH_LAUNCHES), 0, RowAccount("CUDA graph launches", 0, 0), no_pids
-    pids = _pid_of(_int(raw["global_pid"], 0)).to_numpy()
-    for c in ("start_ns", "end_ns"):
-        raw[c] = _int(raw[c], _MISSING)
-    raw, dropped = _drop_invalid_times(raw)
-    account = RowAccount("CUDA graph launches", read, read - dropped, _rules((RULE_BAD_TIME, dropped)))
-    if raw.empty:
-        return empty_frame(GRAPH_LAUNCHES), dropped, account, pids
-    for c in ("device_id", "stream_id", "graph_id"):
-        raw[c] = _int(raw[c])
-    return conform(raw, GRAPH_LAUNCHES), dropped, account, pids
 
 
 def _thread_names(con, probe, strings: dict[int, str]) -> dict[int, str]:
