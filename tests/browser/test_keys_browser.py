@@ -19,7 +19,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from waits import figure_js, present, zoom  # noqa: E402
 
 pytestmark = pytest.mark.browser
-SHOTS = Path("/work/notes/shots")
 WIDTH_NS = 8_000_000  # the link's window: divisible by 4, so every amount below is a whole ns
 BOUND = (  # the figure is drawn and dcc.Graph listens to it (see waits.zoom)
     "gd._ev && gd._ev.listeners('plotly_clickannotation').length > 0 && !gd.classList.contains('dash-graph--pending')"
@@ -110,6 +109,23 @@ def test_keys_move_the_window_by_the_documented_amounts(page: Page, serve, small
     page.mouse.move(5, 5)
     press(page, "s", zoomed(*near, 2))
 
+    # over the step Gantt the keys move it (the timeline follows): the window in the link moves alike
+    page.locator("#gantt").scroll_into_view_if_needed()
+    gantt = page.evaluate(
+        figure_js(
+            "gantt",
+            "(() => { const r = gd.getBoundingClientRect(), s = gd._fullLayout._size; "
+            "return {x: r.left + s.l + s.w / 2, y: r.top + s.t + s.h / 2, bottom: r.top + s.t + s.h}; })()",
+        )
+    )
+    assert gantt["bottom"] < 1000, gantt  # on screen
+    page.mouse.move(gantt["x"], gantt["y"])
+    w = window(page)
+    step = js_round((w[1] - w[0]) * 0.25)
+    press(page, "d", (w[0] + step, w[1] + step))
+    press(page, "a", w)
+    page.mouse.move(5, 5)
+
     # typing in a text box moves nothing
     before = page.url
     box = page.locator("#dispatch-prefix")
@@ -148,7 +164,7 @@ def test_keys_move_the_window_by_the_documented_amounts(page: Page, serve, small
 
 
 def test_f_fits_the_mark_escape_clears_it_and_question_mark_lists_the_keys(
-    page: Page, serve, small_trace, console_errors
+    page: Page, serve, small_trace, artifacts, console_errors
 ):
     page.set_viewport_size({"width": 1600, "height": 1000})
     base = serve(create_app([small_trace]))
@@ -193,9 +209,7 @@ def test_f_fits_the_mark_escape_clears_it_and_question_mark_lists_the_keys(
     assert got == [pick["cd"][0], pick["cd"][1], pick["base"], pick["lane"]]
     api_lane = page.evaluate(figure_js("timeline", f"gd.layout.yaxis.categoryarray[{int(pick['cd'][1])}]"))
     assert api_lane.startswith("CUDA API · ")
-    if SHOTS.parent.is_dir():
-        SHOTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(SHOTS / "keys_flow.png"))
+    page.screenshot(path=str(artifacts / "keys_flow.png"))
     page.mouse.move(5, 5)
     page.wait_for_function(figure_js("timeline", f"!{flow}"))  # unhover: the flow goes, the other shapes stay
     assert page.evaluate(figure_js("timeline", "(gd.layout.shapes || []).some(s => s.name === 'highlight')"))
@@ -209,9 +223,7 @@ def test_f_fits_the_mark_escape_clears_it_and_question_mark_lists_the_keys(
     page.keyboard.press("?")
     expect(help_box).to_be_visible()
     expect(help_box).to_contain_text("zoom in: the window's width ÷ 2")
-    if SHOTS.parent.is_dir():
-        SHOTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(SHOTS / "keys_overlay.png"))
+    page.screenshot(path=str(artifacts / "keys_overlay.png"))
     page.keyboard.press("?")
     expect(help_box).to_be_hidden()
     page.locator("#keys-button").click()
