@@ -286,7 +286,9 @@ document.addEventListener("keydown", (e) => {
 // state callback (ids.KEY_EVENT). Nothing while typing in a box, nor with Ctrl, Alt or Meta held.
 (function () {
   const GRAPHS = ["timeline", "gantt"];
-  let active = "timeline";  // the graph the pointer was last over
+  // The graph under the pointer, else the timeline: the link's window is drawn there first. (The one the pointer
+  // was last over could be the Gantt with an older window still arriving from the server.)
+  let active = "timeline";
   let pointer = null;       // the pointer's last position (client px)
   let presses = 0;
   const plotOf = id => document.querySelector("#" + id + " .js-plotly-plot");
@@ -356,6 +358,7 @@ document.addEventListener("keydown", (e) => {
   }
   document.addEventListener("mousemove", (e) => {
     pointer = {x: e.clientX, y: e.clientY};
+    active = "timeline";
     for (const id of GRAPHS) {
       const box = document.getElementById(id);
       if (box && box.contains(e.target)) { active = id; }

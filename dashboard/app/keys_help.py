@@ -51,7 +51,7 @@ def keys_overlay() -> html.Div:
             "data-min-ns": str(MIN_WIDTH_NS),
         },
         children=[
-            html.Div("Keys: timeline and step Gantt (the one the pointer was last over)", className="keys-title"),
+            html.Div("Keys: timeline and step Gantt (the one under the pointer)", className="keys-title"),
             html.Table([html.Tr([html.Td(html.Kbd(k)), html.Td(what)]) for k, what in KEYS]),
             html.Div("Not while typing in a box; not with Ctrl, Alt or ⌘ held.", className="keys-foot"),
         ],
