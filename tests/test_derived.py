@@ -8,6 +8,7 @@ import pandas as pd
 
 from dashboard.analysis.attribution import UNATTRIBUTED, dispatch_busy_ns
 from dashboard.analysis.launches import _match_by_merge, kernel_launches, launch_index, launch_key, match_launches
+from dashboard.analysis.window import clip_dispatches
 from dashboard.data import analysis as data_analysis
 from dashboard.data.analysis import analysis_of
 from dashboard.data.trace import load_trace
@@ -91,6 +92,31 @@ def test_views_and_findings_share_one_join_one_memo_per_trace(monkeypatch):
     clipped = ta.windowed(w)
     assert ta.windowed(w) is clipped and analysis_of(clipped) is ta.window(w) and ta.window(w) is not ta
     assert ta.window(None) is ta
+
+
+def test_a_windows_attribution_to_the_cut_steps_is_kept_apart_from_its_own_marks_steps():
+    # A window from the middle of step 10 to the middle of step 13 of the 108k sample: cut from the trace's
+    # steps, its kernels go to steps 11-13; its own marks make steps numbered from 0. Either may be asked first.
+    trace = load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite")
+    ta = analysis_of(trace)
+    d = ta.dispatches("CG_DISPATCH")
+    s, e = d["start_ns"].to_numpy(), d["end_ns"].to_numpy()
+    w = (int(s[10] + (e[10] - s[10]) // 2), int(e[12] + (e[13] - e[12]) // 2))
+    assert w == (1_363_128_767, 1_412_136_569)
+    counts = [279, 600, 600, 314]
+    for win, own_first in ((w, True), ((w[0], w[1] + 1), False)):  # a fresh window analysis for each order
+        wa = ta.window(win)
+        if own_first:
+            own = wa.attribution("CG_DISPATCH")
+            cut = wa.attribution("CG_DISPATCH", clip_dispatches(d, *win))
+        else:
+            cut = wa.attribution("CG_DISPATCH", clip_dispatches(d, *win))
+            own = wa.attribution("CG_DISPATCH")
+        assert [np.unique(own, return_counts=True)[i].tolist() for i in (0, 1)] == [[-1, 0, 1, 2], counts]
+        assert [np.unique(cut, return_counts=True)[i].tolist() for i in (0, 1)] == [
+            [-1, 11, 12, 13],
+            [279, 600, 600, 314],
+        ]
 
 
 def test_an_analysis_dies_with_its_trace(tmp_path):

@@ -150,11 +150,12 @@ class BundleAnalysis:
 
     def attribution(self, prefix: str, dispatches: pd.DataFrame | None = None) -> np.ndarray:
         """Dispatch index per kernel (UNATTRIBUTED when unknown) for the dispatches of ``prefix``
-        (``attribution.attribute_kernels`` on ``launches``). ``dispatches``: those steps when the
-        caller has cut them (a stats window); they must be this bundle's dispatches of ``prefix``."""
+        (``attribution.attribute_kernels`` on ``launches``). ``dispatches``: the trace's steps of ``prefix``
+        cut to this analysis's window (a stats window), kept apart from the steps this bundle's own marks
+        make (a window's marks miss the step that began before it, and number the steps from 0)."""
         d = self.dispatches(prefix) if dispatches is None else dispatches
         return self.memo.get(
-            ("attribution", prefix),
+            ("attribution", prefix, dispatches is None),
             lambda: attribute_kernels(self.bundle.kernels, self.bundle.api_calls, d, self.launches()),
         )
 
