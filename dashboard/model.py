@@ -120,11 +120,27 @@ def empty_frame(schema: dict[str, str]) -> pd.DataFrame:
     return _empty(tuple(schema.items())).copy()
 
 
+# Id columns kept as int32 when every value fits (the schema's int64 otherwise): a stream, device, context,
+# process or thread id and a correlation id are small numbers, and the event frames are most of a big trace's
+# memory. Readers take them with ``to_numpy(np.int64)`` before any arithmetic.
+NARROW_IDS = frozenset({"device_id", "context_id", "stream_id", "correlation_id", "pid", "tid", "event_class"})
+_I32 = np.iinfo(np.int32)
+
+
+def _narrowed(series: pd.Series) -> pd.Series:
+    if series.dtype != np.int64 or series.empty:
+        return series
+    values = series.to_numpy()
+    if values.min() < _I32.min or values.max() > _I32.max:
+        return series
+    return series.astype(np.int32)
+
+
 def conform(frame: pd.DataFrame, schema: dict[str, str]) -> pd.DataFrame:
     """Return ``frame`` restricted to the columns of ``schema``, in order, cast to its dtypes.
 
     Columns already of their dtype are taken as they are (copy-on-write: the result never changes
-    ``frame``).
+    ``frame``). An int64 id column of ``NARROW_IDS`` whose values all fit is int32.
 
     Raises:
         KeyError: if a column of the schema is missing (a loader bug, not a user error).
@@ -132,8 +148,11 @@ def conform(frame: pd.DataFrame, schema: dict[str, str]) -> pd.DataFrame:
     out = {}
     for col, dtype in schema.items():
         series = frame[col]
-        if series.dtype != dtype:
+        narrow = dtype == "int64" and col in NARROW_IDS
+        if series.dtype != dtype and not (narrow and series.dtype == np.int32):
             series = series.astype(dtype)
+        if narrow:
+            series = _narrowed(series)
         if dtype == "category" and series.cat.categories.dtype == object:
             series = series.cat.rename_categories(series.cat.categories.astype("str"))
         out[col] = series

@@ -83,7 +83,7 @@ def test_merge_ranks_keys_rows_by_a_real_rank_column_and_keeps_own_origins(rank_
     # each rank on its own session timeline: times unchanged
     assert k["start_ns"].tolist() == [100, 250, 1000, 1100] and k["end_ns"].tolist() == [300, 400, 1600, 1300]
     assert k["short_name"].astype(str).tolist() == ["gemm", "gemm", "attn", "gemm"]
-    assert list(k.columns) == [*KERNELS, "rank"] and k["device_id"].dtype == "int64" and k["rank"].dtype == "int64"
+    assert list(k.columns) == [*KERNELS, "rank"] and k["device_id"].dtype == "int32" and k["rank"].dtype == "int64"
     for frame in (merged.api_calls, merged.nvtx_ranges, merged.nvtx_marks, merged.memops, merged.graph_launches):
         assert frame.columns[-1] == "rank" and frame["rank"].dtype == "int64"
     assert merged.nvtx_ranges["rank"].tolist() == [0, 1]
