@@ -8,7 +8,7 @@ import pytest
 
 from dashboard.cli import main
 
-from paths import SEED, nsys_trace
+from paths import SAMPLES, SEED, nsys_trace
 
 
 def test_summarize_to_stdout(capsys):
@@ -235,3 +235,31 @@ def test_findings_and_help_still_parse_with_the_full_parser(capsys):
     with pytest.raises(SystemExit):
         main(["findings", "--help"])
     assert "gpu-starv" in capsys.readouterr().out
+
+
+def test_a_warm_summarize_answers_from_the_cache_without_importing_pandas(tmp_path):
+    cache = tmp_path / "cache"
+    trace = SAMPLES / "generated_seed_shaped_108k.sqlite"
+    run = [
+        sys.executable,
+        "-c",
+        "import sys; from dashboard.cli import main; rc = main(sys.argv[1:]); "
+        "print(rc, 'pandas' in sys.modules, file=sys.stderr)",
+        "summarize",
+        str(trace),
+        "--cache-dir",
+        str(cache),
+    ]
+    cold = subprocess.run(run, capture_output=True, text=True, check=True)
+    warm = subprocess.run(run, capture_output=True, text=True, check=True)
+    assert cold.stderr.splitlines()[-1] == "0 True" and warm.stderr.splitlines()[-1] == "0 False"
+    assert warm.stdout == cold.stdout and json.loads(warm.stdout)["kernel_count"] == 108_000
+    (tmp_path / "w.sqlite").write_bytes(trace.read_bytes())
+    (tmp_path / "w.sqlite-wal").write_bytes(b"x")  # being written: refused before the cache is asked
+    run[4] = str(tmp_path / "w.sqlite")
+    busy = subprocess.run(run, capture_output=True, text=True)
+    assert (
+        busy.returncode == 0
+        and busy.stderr.splitlines()[-1] == "2 False"
+        and "another program is writing" in busy.stderr
+    )

@@ -18,17 +18,19 @@ def _summarize(args) -> int:
                 "without --json or --scheduler"
             )
         return _summarize_many(args)
-    from dashboard.data.multirank import summary_text
-
     cache = _cache(args)
     path = Path(args.trace[0])
     if args.output not in (None, "-"):
         _check_output(Path(args.output))  # before the trace is read, not after
-    progress = _Progress(path.name)
-    try:
-        text = summary_text(path, args.dispatch_prefix, cache, progress=progress)
-    finally:
-        progress.close()
+    text = _cached_text(path, args.dispatch_prefix, cache)
+    if text is None:
+        from dashboard.data.multirank import summary_text
+
+        progress = _Progress(path.name)
+        try:
+            text = summary_text(path, args.dispatch_prefix, cache, progress=progress)
+        finally:
+            progress.close()
     _say_summary_warnings(path, text)
     if args.steps is not None:
         text = _with_steps_section(text, path, args, cache)
@@ -41,6 +43,15 @@ def _summarize(args) -> int:
         except OSError as exc:
             raise TraceError(f"{out}: cannot write ({exc.strerror or exc})") from exc
     return 0
+
+
+def _cached_text(path: Path, dispatch_prefix: str, cache) -> str | None:
+    """The cached output for an unchanged file, checked as ``multirank.summary_text`` checks it (a file being
+    written is refused first), without importing the loaders and pandas: a warm run answers at once."""
+    from dashboard.loaders.side_files import check_no_writer
+
+    check_no_writer(path)
+    return cache.load_summary_text(path, dispatch_prefix) if path.is_file() else None
 
 
 def _with_steps_section(text: str, path: Path, args, cache) -> str:

@@ -23,7 +23,7 @@ from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize, summa
 from dashboard.data.cache import TraceCache
 from dashboard.data.trace import LoadedTrace, load_trace
 from dashboard.errors import TraceError, TraceFormatError, clean_message
-from dashboard.loaders.sqlite_access import check_no_writer
+from dashboard.loaders.side_files import check_no_writer
 from dashboard.loaders.summary_json import parse_summary
 from dashboard.model import Summary
 

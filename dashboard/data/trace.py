@@ -12,7 +12,7 @@ from dashboard.data.cache import TraceCache
 from dashboard.errors import TraceError, TraceFormatError, clean_message
 from dashboard.loaders import load_kineto_json, load_nsys_sqlite, load_summary_json, sniff_format
 from dashboard.loaders.nsys_rep import export_report
-from dashboard.loaders.sqlite_access import check_no_writer
+from dashboard.loaders.side_files import check_no_writer
 from dashboard.loaders.summary_json import summary_meta
 from dashboard.model import Summary, TraceBundle, TraceMeta
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dashboard.errors import TraceFormatError, TraceNotFoundError, clean_message
-from dashboard.loaders.sqlite_access import _q, check_no_writer, check_sqlite_header, connect_readonly
+from dashboard.loaders.side_files import check_no_writer
+from dashboard.loaders.sqlite_access import _q, check_sqlite_header, connect_readonly
 
 # Tables of an nvprof database (nvprof --export-profile, .nvvp): not an nsys export.
 _NVPROF_MARKER_TABLES = ("StringTable", "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL")

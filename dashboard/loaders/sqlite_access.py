@@ -38,32 +38,6 @@ def check_sqlite_header(path: Path) -> None:
         )
 
 
-WRITER_SIDE_FILES = ("-wal", "-journal")
-
-
-def check_no_writer(path: Path) -> None:
-    """Raise ``TraceFormatError`` when another program is writing ``path`` (or crashed while writing).
-
-    A non-empty ``NAME-journal`` (rollback mode: the file may hold uncommitted pages) or ``NAME-wal``
-    (WAL mode: committed changes not yet in the file) next to it means the file alone is not a
-    consistent database. Reading it immutable would silently give partial data, and opening it
-    normally would write (recover the journal, create ``-shm``), which tracedash never does.
-    An exclusive lock alone, with nothing written yet, leaves no side file: the file is read as is.
-    """
-    for suffix in WRITER_SIDE_FILES:
-        side = path.with_name(path.name + suffix)
-        try:
-            size = side.stat().st_size
-        except OSError:
-            continue
-        if size > 0:
-            raise TraceFormatError(
-                f"{path.name}: another program is writing this SQLite file, or stopped while writing it "
-                f"({side.name} exists next to it, {size:,} bytes), so its content may be incomplete. Try again "
-                "when the writer has finished; after a crash, open it once with sqlite3 to recover it."
-            )
-
-
 def readonly_uri(path: Path) -> str:
     """SQLite URI that opens ``path`` read-only and immutable (no lock, no side files)."""
     return "file:" + quote(str(Path(path).resolve())) + "?mode=ro&immutable=1"
