@@ -598,7 +598,7 @@ def test_findings_diff_never_reads_an_unevaluated_rule_as_gone(tmp_path):
 
 def test_nvtx_overlap_without_kernels_is_unmeasured(tmp_path, capsys):
     from dashboard.analysis.tables import nvtx_table
-    from dashboard.figures.timeline import build_nvtx_union_bars
+    from dashboard.figures.nvtx_bars import build_nvtx_union_bars
 
     path = write_nsys_sqlite(
         tmp_path / "cpu.sqlite", nvtx=[{"start": 100, "end": 900, "eventType": 59, "text": "step"}]

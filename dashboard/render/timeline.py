@@ -40,11 +40,9 @@ from dashboard.figures.lanes import (
     stream_lane_label,
 )
 from dashboard.figures.notes import add_note_flags
+from dashboard.figures.nvtx_bars import build_nvtx_union_bars
 from dashboard.figures.theme import DEFAULT_THEME, Theme
-from dashboard.figures.timeline import (
-    build_nvtx_union_bars,
-    gpu_timeline_spec,
-)
+from dashboard.figures.timeline import gpu_timeline_spec
 from dashboard.render.base import (
     API_BUDGET,
     GPU_BUDGET,
