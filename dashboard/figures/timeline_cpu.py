@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dashboard.figures.common import bar_labels, escape_text, fmt_ns, s_from_ns
+from dashboard import units
+from dashboard.figures.common import (
+    bar_labels,
+    escape_text,
+    s_from_ns,
+)
 from dashboard.figures.lanes import (
     MARKS_LANE,
     MIN_BAR_PX,
@@ -37,7 +42,7 @@ def nvtx_traces(nvtx: pd.DataFrame, *, window, ns_per_px: float, theme: Theme) -
         for key in set(zip(nvtx["thread"].tolist(), nvtx["pid"].tolist(), nvtx["tid"].tolist()))
     }
     hover = [
-        f"{bold[n]}{fmt_ns(e - s)} · start {s / 1e9:.6f} s"
+        f"{bold[n]}{units.duration(e - s)} · start {units.instant(s)}"
         f"{' · unclosed (ended at last NVTX timestamp)' if u else ''}{' · ended on another thread' if c else ''}"
         f"<br>{threads[(th, p, t)]}"
         for n, s, e, u, c, th, p, t in zip(
@@ -77,7 +82,7 @@ def api_traces(api: pd.DataFrame, *, window, ns_per_px: float, theme: Theme) -> 
     names = api["name"].astype(str).to_numpy()
     starts, ends = api["start_ns"].to_numpy(), api["end_ns"].to_numpy()
     hover = [
-        f"<b>{escape_text(n[:120])}</b><br>{fmt_ns(e - s)} · start {s / 1e9:.6f} s · correlation id {c}"
+        f"<b>{escape_text(n[:120])}</b><br>{units.duration(e - s)} · start {units.instant(s)} · correlation id {c}"
         f"<br>{_thread_hover(th, p, t)}"
         for n, s, e, c, th, p, t in zip(
             names, starts, ends, api["correlation_id"], api["thread"], api["pid"], api["tid"]
@@ -132,7 +137,7 @@ def mark_traces(marks: pd.DataFrame, *, theme: Theme) -> list[dict]:
             y=_objects([MARKS_LANE] * len(marks)),
             marker=dict(symbol="line-ns-open", size=14, color=theme.mark, line=dict(width=1.5)),
             hovertext=_objects(
-                [f"{escape_text(str(n)[:200])}<br>{t / 1e9:.6f} s" for n, t in zip(marks["name"], marks["ts_ns"])]
+                [f"{escape_text(str(n)[:200])}<br>{units.instant(t)}" for n, t in zip(marks["name"], marks["ts_ns"])]
             ),
             hoverinfo="text",
         )

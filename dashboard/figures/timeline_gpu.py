@@ -6,7 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dashboard.figures.common import bar_labels, escape_text, fmt_ns, s_from_ns
+from dashboard import units
+from dashboard.figures.common import (
+    bar_labels,
+    escape_text,
+    s_from_ns,
+)
 from dashboard.figures.lanes import (
     BINS_NAME,
     HIGHLIGHT_COLOR,
@@ -80,7 +85,7 @@ def busy_traces(lanes: list[DeviceLane], gpu_labels: list[str], *, busy_label: s
             idle_e.append(edges[1:][~busy])
             idle_y += [lbl] * int((~busy).sum())
             idle_hover += [
-                f"idle (0 % busy) {fmt_ns(e - s)}<br>from {s / 1e9:.6f} s"
+                f"idle (0 % busy) {units.duration(e - s)}<br>from {units.instant(s)}"
                 for s, e in zip(edges[:-1][~busy], edges[1:][~busy])
             ]
         base_a, end_a, frac_a = np.concatenate(base), np.concatenate(ends), np.concatenate(frac)
@@ -94,7 +99,8 @@ def busy_traces(lanes: list[DeviceLane], gpu_labels: list[str], *, busy_label: s
                 color=colors,
                 line=dict(color=colors, width=0.6),  # adjacent bins: no anti-aliasing seams
                 hover=[
-                    f"busy {f:.1%} of {fmt_ns(e - b)}<br>from {b / 1e9:.6f} s" for b, e, f in zip(base_a, end_a, frac_a)
+                    f"busy {f:.1%} of {units.duration(e - b)}<br>from {units.instant(b)}"
+                    for b, e, f in zip(base_a, end_a, frac_a)
                 ],
                 showlegend=False,
                 legendgroup="bins",
@@ -140,7 +146,8 @@ def _kernel_hovers(kernels: pd.DataFrame, names: np.ndarray, cats: np.ndarray, l
         api_starts,
     ):
         h = (
-            f"<b>{escape_text(n[:120])}</b><br>{fmt_ns(e - s)} · {st if isinstance(st, str) else f'stream {st}'}"
+            f"<b>{escape_text(n[:120])}</b><br>{units.duration(e - s)} · "
+            f"{st if isinstance(st, str) else f'stream {st}'}"
             f" · {escape_text(str(la))}"
             f"<br>{escape_text(c)}{' — ' + escape_text(str(r)) if r else ''}<br>correlation id {corr}"
         )
@@ -148,7 +155,7 @@ def _kernel_hovers(kernels: pd.DataFrame, names: np.ndarray, cats: np.ndarray, l
             a0 = int(a0)
             h += (
                 f" · launched by {escape_text(an[:120])} on {escape_text(str(at)[:120])}"
-                f" at {a0 / 1e9:.9f} s (launch to start {fmt_ns(s - a0)})"
+                f" at {a0 / 1e9:.9f} s (launch to start {units.duration(s - a0)})"
             )
         hover.append(h)
     return np.array(hover, dtype=object)
@@ -253,7 +260,7 @@ def memop_traces(
             window=window,
             min_ns=MIN_BAR_PX * ns_per_px,
             hover=[
-                f"{escape_text(str(k))} · {int(b):,} bytes<br>{fmt_ns(d)}"
+                f"{escape_text(str(k))} · {int(b):,} bytes<br>{units.duration(d)}"
                 for k, b, d in zip(memops["kind"].tolist(), memops["bytes"].tolist(), dur.tolist())
             ],
         )
@@ -274,7 +281,8 @@ def launch_traces(launch: LaunchLink | None, *, theme: Theme) -> list[dict]:
             width=0.8,
             hover=[
                 f"<b>{escape_text(launch.api_name[:120])}</b><br>launched {escape_text(launch.kernel_name[:120])}"
-                f"<br>correlation id {launch.correlation_id} · {fmt_ns(launch.api_end_ns - launch.api_start_ns)}"
+                f"<br>correlation id {launch.correlation_id} · "
+                f"{units.duration(launch.api_end_ns - launch.api_start_ns)}"
             ],
             showlegend=False,
             line=dict(color=HIGHLIGHT_COLOR, width=2),
@@ -289,9 +297,9 @@ def launch_traces(launch: LaunchLink | None, *, theme: Theme) -> list[dict]:
             marker=dict(symbol=["circle", "arrow"], angleref="previous", size=[7, 12], color=HIGHLIGHT_COLOR),
             hoverinfo="text",
             hovertext=[
-                f"{escape_text(launch.api_name[:120])} at {launch.api_start_ns / 1e9:.6f} s",
-                f"{escape_text(launch.kernel_name[:120])} starts {launch.kernel_start_ns / 1e9:.6f} s"
-                f" ({fmt_ns(launch.kernel_start_ns - launch.api_start_ns)} after the call)",
+                f"{escape_text(launch.api_name[:120])} at {units.instant(launch.api_start_ns)}",
+                f"{escape_text(launch.kernel_name[:120])} starts {units.instant(launch.kernel_start_ns)}"
+                f" ({units.duration(launch.kernel_start_ns - launch.api_start_ns)} after the call)",
             ],
         ),
     ]
