@@ -9,6 +9,7 @@ import re
 import pandas as pd
 import pytest
 
+from dashboard import units
 from dashboard.analysis.gpu_time import (
     BUSY_ALL,
     BUSY_KERNEL_ROWS,
@@ -18,7 +19,7 @@ from dashboard.analysis.gpu_time import (
     stream_count,
     stream_names,
 )
-from dashboard.analysis.ratio import fmt_pct, share_pct
+from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import (
     invalid_kernel_count,
     kernel_durations,
@@ -29,7 +30,6 @@ from dashboard.analysis.summary import (
 from dashboard.analysis.tables import api_family, api_table, clean_api_name
 from dashboard.cli import main
 from dashboard.data.trace import load_trace
-from dashboard.figures.common import fmt_ns
 from dashboard.model import KERNELS, conform
 from dashboard.render import (
     build_view,
@@ -318,8 +318,8 @@ def test_dispatch_busy_over_100_case():
 
 
 def test_zero_denominator_is_na(tmp_path, capsys):
-    assert share_pct(1, 0) is None and fmt_pct(None) == "n/a" and fmt_pct(float("nan")) == "n/a"
-    assert fmt_pct(share_pct(1, 4)) == "25.0 %"
+    assert share_pct(1, 0) is None and units.pct(None) == "n/a" and units.pct(float("nan")) == "n/a"
+    assert units.pct(share_pct(1, 4)) == "25.0 %"
     path = write_nsys_sqlite(
         tmp_path / "api_only.sqlite",
         runtime=[{"start": 0, "end": 10, "name": "cudaMalloc"}],
@@ -344,15 +344,15 @@ def test_multi_gpu_overview_compare_and_diff_agree(capsys):
     b = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_after.sqlite"))
     cards = {c.label: c for c in overview_cards(a)}
     assert cards["Any GPU busy"].value == "285.206 ms"  # = the summary contract's union over all GPUs
-    assert fmt_ns(a.summary.gpu_busy_union_ns) == "285.206 ms"
+    assert units.duration(a.summary.gpu_busy_union_ns) == "285.206 ms"
     assert cards["Utilisation (mean per GPU)"].value == "89.42 %"
     assert (cards["Lowest GPU utilisation"].value, cards["Lowest GPU utilisation"].hint) == ("88.50 %", "GPU 1")
     per_gpu = {r["metric"]: r for r in gpu_rows(a, ViewState())[0]}
     assert (per_gpu["Utilisation"]["gpu0"], per_gpu["Utilisation"]["gpu1"]) == ("90.33 %", "88.50 %")
     c = compare_runs(a, b)
-    assert fmt_pct(c.utilisation_pct[0], 2) == "89.42 %"
+    assert units.pct(c.utilisation_pct[0], 2) == "89.42 %"
     o = c.overview.set_index("metric")
-    assert fmt_ns(int(o.loc["gpu_busy_union_ns", "a"])) == "285.206 ms"
+    assert units.duration(int(o.loc["gpu_busy_union_ns", "a"])) == "285.206 ms"
     assert (
         main(
             [
@@ -456,7 +456,7 @@ def test_panels_and_summarize_agree(path):
         cards = {c.label: c.value for c in overview_cards(t, ViewState(busy=source))}
         busy_card = cards.get("Any GPU busy", cards.get("GPU busy (union)"))
         if ov.gpus:
-            assert per_gpu["Busy (union)"] == busy_card == fmt_ns(ov.any_busy_ns)
+            assert per_gpu["Busy (union)"] == busy_card == units.duration(ov.any_busy_ns)
         assert overview_figures(t, source)["gpu_busy_union_ns"] == ov.any_busy_ns
         if source == BUSY_KERNEL_ROWS:  # the contract's definition: summarize's numbers exactly
             assert (ov.any_busy_ns, ov.span_ns) == (s.gpu_busy_union_ns, s.gpu_activity_span_ns)
@@ -598,7 +598,7 @@ def test_findings_diff_never_reads_an_unevaluated_rule_as_gone(tmp_path):
 
 def test_nvtx_overlap_without_kernels_is_unmeasured(tmp_path, capsys):
     from dashboard.analysis.tables import nvtx_table
-    from dashboard.figures.timeline import build_nvtx_union_bars
+    from dashboard.figures.nvtx_bars import build_nvtx_union_bars
 
     path = write_nsys_sqlite(
         tmp_path / "cpu.sqlite", nvtx=[{"start": 100, "end": 900, "eventType": 59, "text": "step"}]

@@ -9,7 +9,7 @@ from dashboard.app import ids
 from dashboard.app.keys_help import KEYS, MIN_WIDTH_NS, PAN_SHARE, ZOOM_FACTOR, keys_markdown, keys_overlay
 from dashboard.app.sync import next_state
 from dashboard.data.trace import load_trace
-from dashboard.figures.timeline import MARKED_STEP_KERNELS
+from dashboard.figures.timeline_gpu import MARKED_STEP_KERNELS
 from dashboard.render import timeline_figure
 from dashboard.render.timeline import timeline_view
 from dashboard.state import ViewState, apply_clear_mark, apply_fit_mark, apply_row_click, mark_window, to_query

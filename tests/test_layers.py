@@ -31,6 +31,7 @@ def modules(sub: str) -> list[Path]:
     [
         ("model", ("dash", "plotly", "dashboard.")),
         ("errors", ("dash", "plotly", "dashboard.")),
+        ("units", ("dash", "plotly", "pandas", "numpy", "dashboard.")),
         ("loaders", ("dash", "plotly", "dashboard.analysis", "dashboard.figures", "dashboard.app", "dashboard.render")),
         (
             "analysis",

@@ -9,11 +9,10 @@ import pytest
 from dashboard.analysis.timeline import lanes_for_window, nvtx_lane_keys, thread_labeler
 from dashboard.app.components import GRAPH_CONFIG, graph_config
 from dashboard.data.trace import load_trace
-from dashboard.figures.common import REPORT_FONT_PX, add_caption, report_layout
+from dashboard.figures.common import REPORT_FONT_PX, add_caption, bar_labels, report_layout
 from dashboard.figures.lanes import LANE_PX, Highlight, fraction_colors, merge_equal_bins, timeline_height
 from dashboard.figures.phases import build_phase_analysis, decade_ticks
 from dashboard.figures.theme import CATEGORY_COLORS, DEFAULT_THEME, NVTX_PALETTE, category_color, nvtx_color
-from dashboard.figures.timeline import bar_labels
 from dashboard.render import build_view, timeline_figure
 from dashboard.render.export import report_for_url
 from dashboard.state import ViewState

@@ -8,6 +8,7 @@ import weakref
 import numpy as np
 import pandas as pd
 
+from dashboard import units
 from dashboard.analysis.intervals import covered_before, union_intervals
 from dashboard.model import (
     API_STATS,
@@ -22,7 +23,6 @@ from dashboard.model import (
     input_warnings,
     ns_to_s,
 )
-from dashboard.text import count_noun
 
 DEFAULT_DISPATCH_PREFIX = "CG_DISPATCH"
 TOP_KERNELS = 20
@@ -361,12 +361,12 @@ def kernel_row_warnings(kernels: pd.DataFrame) -> list[str]:
     out = []
     if n := overrun_kernel_count(kernels):
         out.append(
-            f"{count_noun(n, 'kernel')} ran past the end of a later kernel on the same stream (a timestamp "
+            f"{units.count(n, 'kernel')} ran past the end of a later kernel on the same stream (a timestamp "
             "artifact): clipped to the next kernel's start for busy time, span and durations."
         )
     if n := invalid_kernel_count(kernels):
         out.append(
-            f"{count_noun(n, 'invalid kernel row')} (end < start, a missing or impossible timestamp, or a duration "
+            f"{units.count(n, 'invalid kernel row')} (end < start, a missing or impossible timestamp, or a duration "
             "over 24 h) left out of span, busy time and kernel times."
         )
     return out
@@ -399,7 +399,7 @@ def gpu_activity_not_captured(bundle: TraceBundle) -> str:
         return ""
     calls = sum(n for _, n, _ in bundle.meta.launches_by_pid)
     launched = (
-        f"{count_noun(calls, 'kernel launch call')} {'was' if calls == 1 else 'were'} recorded"
+        f"{units.count(calls, 'kernel launch call')} {'was' if calls == 1 else 'were'} recorded"
         if calls
         else "kernel launch calls were recorded"
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -25,14 +26,44 @@ def default_trace_dir() -> Path | None:
     return None
 
 
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 1 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"port must be 1-65535, got {port}")
-    return port
+def bounded(kind: type, what: str, *, lo=None, hi=None, above=None, error: str = "", not_finite: str = ""):
+    """An argparse ``type``: the text as ``kind`` (int or a finite float), within ``lo``..``hi`` (inclusive)
+    and above ``above`` (exclusive), each bound optional.
+
+    Args:
+        what: the value's name in the error for text that is not one ("not a port number: 'x'").
+        error: the error for a value out of bounds, formatted with ``value`` (the number) and ``text``.
+        not_finite: the error for inf/nan (default: the same as for text that is not a number).
+    """
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
+        if kind is float and not math.isfinite(value):
+            raise argparse.ArgumentTypeError((not_finite or f"not {what}: {{text!r}}").format(text=text))
+        if (lo is not None and value < lo) or (hi is not None and value > hi) or (above is not None and value <= above):
+            raise argparse.ArgumentTypeError(error.format(value=value, text=text))
+        return value
+
+    return parse
+
+
+_port = bounded(int, "a port number", lo=1, hi=65535, error="port must be 1-65535, got {value}")
+_dask_workers = bounded(int, "a number of workers", lo=1, error="at least 1 worker, got {value}")
+_serve_workers = bounded(int, "a number of workers", lo=1, hi=64, error="--workers must be 1-64, got {value}")
+_top = bounded(int, "a row count", lo=1, error="--top must be at least 1, got {value}")
+_pid = bounded(int, "a process id")
+# --fail-if-slower PCT: a finite percentage >= 0
+_slower_percent = bounded(
+    float,
+    "a percentage",
+    lo=0,
+    error="PCT must be 0 or more (how much slower is allowed), got {text}",
+    not_finite="not a finite percentage: {text!r}",
+)
+_tokens = bounded(float, "a token count", above=0, error="the threshold must be above 0 tokens, got {text}")
 
 
 def _prefix(text: str) -> str:
@@ -72,16 +103,6 @@ class _Progress:
             self.bar.close()
 
 
-def _dask_workers(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of workers: {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"at least 1 worker, got {n}")
-    return n
-
-
 def _size(text: str) -> int:
     """A byte count from ``512M``, ``2G``, ``1.5GiB``, ``4096`` (binary units)."""
     import re
@@ -93,16 +114,6 @@ def _size(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"size must be positive, got {text!r}")
     return int(value)
-
-
-def _serve_workers(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of workers: {text!r}") from None
-    if not 1 <= n <= 64:
-        raise argparse.ArgumentTypeError(f"--workers must be 1-64, got {n}")
-    return n
 
 
 def _load_for_view(args):
@@ -199,46 +210,6 @@ SLOWER_HELP = (
 )
 
 
-def _percent(text: str) -> float:
-    import math
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a percentage: {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"not a finite percentage: {text!r}")
-    return value
-
-
-def _slower_percent(text: str) -> float:
-    """``--fail-if-slower PCT``: a finite percentage >= 0."""
-    value = _percent(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"PCT must be 0 or more (how much slower is allowed), got {text}")
-    return value
-
-
-def _top(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a row count: {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"--top must be at least 1, got {n}")
-    return n
-
-
-def _tokens(text: str) -> float:
-    try:
-        value = _percent(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"not a token count: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"the threshold must be above 0 tokens, got {text}")
-    return value
-
-
 def _rule_param(text: str) -> tuple[str, str, float]:
     """``--param RULE.NAME=VALUE`` -> (rule, name, number)."""
     import re
@@ -274,13 +245,6 @@ def _steps_value(text: str) -> str:
     except StepSourceError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text
-
-
-def _pid(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a process id: {text!r}") from None
 
 
 STEPS_HELP = (

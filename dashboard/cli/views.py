@@ -5,14 +5,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from dashboard import units
 from dashboard.cli.args import _check_link_trace, _check_output, _image_format, _load_for_view, _say, _with_steps
 from dashboard.errors import TraceError
-from dashboard.text import count_noun
 
 
 def _notes_said(state) -> str:
     """ ", 2 notes" when the link carries notes (they are in the file written), else ""."""
-    return f", {count_noun(len(state.notes), 'note')}" if state.notes else ""
+    return f", {units.count(len(state.notes), 'note')}" if state.notes else ""
 
 
 def _export(args) -> int:

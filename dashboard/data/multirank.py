@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from dashboard import units
 from dashboard.analysis.ranks import declared_ranks, merge_ranks, rank_nvtx_stats, rank_table
-from dashboard.analysis.ratio import fmt_pct
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize, summary_to_dict
 from dashboard.data.cache import TraceCache
 from dashboard.data.trace import LoadedTrace, load_trace
@@ -227,7 +227,7 @@ def format_rank_table(table, failed: dict[int, tuple[str, str]] | None = None) -
             _seconds(r.span_ns),
             _seconds(r.busy_ns),
             _seconds(r.idle_ns),
-            fmt_pct(r.utilisation_pct, unit="%"),
+            units.pct(r.utilisation_pct, unit="%"),
             f"{r.kernel_count:,}",
             f"{r.top_kernel} ({r.top_kernel_ns / 1e9:.6f} s)" if r.top_kernel else "-",
         ]

@@ -29,18 +29,6 @@ def s_from_ns(values) -> np.ndarray:
     return np.asarray(values, dtype=np.int64).astype(np.float64) / 1e9
 
 
-def fmt_ns(ns: float) -> str:
-    """Human duration: '812 ns', '4.21 µs', '3.507 ms', '1.234 s'."""
-    ns = float(ns)
-    if abs(ns) < 1e3:
-        return f"{ns:.0f} ns"
-    if abs(ns) < 1e6:
-        return f"{ns / 1e3:.2f} µs"
-    if abs(ns) < 1e9:
-        return f"{ns / 1e6:.3f} ms"
-    return f"{ns / 1e9:.3f} s"
-
-
 def empty_figure(message: str, *, title: str = "", theme: Theme = DEFAULT_THEME, height: int = 240) -> go.Figure:
     """A figure with no data and a centred explanation (never a blank box)."""
     fig = go.Figure()

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.figures.common import add_caption, empty_figure, escape_text, fmt_ns
+from dashboard import units
+from dashboard.figures.common import add_caption, empty_figure, escape_text
 from dashboard.figures.phases import decade_ticks
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 
@@ -141,17 +142,17 @@ def build_delta_bars(
     custom = np.column_stack(
         [
             d["name"].astype(str).map(escape_text),
-            [fmt_ns(v) for v in d["a_total_ns"]],
-            [fmt_ns(v) for v in d["b_total_ns"]],
+            [units.duration(v) for v in d["a_total_ns"]],
+            [units.duration(v) for v in d["b_total_ns"]],
             d["a_count"].astype(str),
             d["b_count"].astype(str),
-            [fmt_ns(v) for v in d["a_mean_ns"]],
-            [fmt_ns(v) for v in d["b_mean_ns"]],
+            [units.duration(v) for v in d["a_mean_ns"]],
+            [units.duration(v) for v in d["b_mean_ns"]],
             [("new" if a == 0 else f"{p:+.1f} %") for a, p in zip(d["a_total_ns"], d["delta_total_pct"])],
         ]
     )
     labels = [
-        f"{'+' if v > 0 else '-'}{fmt_ns(abs(v))}  ({p}{'' if m != m else f'; per call {m:+.1f} %'})"
+        f"{'+' if v > 0 else '-'}{units.duration(abs(v))}  ({p}{'' if m != m else f'; per call {m:+.1f} %'})"
         for v, p, m in zip(d["delta_total_ns"], custom[:, 7], d["delta_mean_pct"])
     ]
     fig = go.Figure(

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.figures.common import empty_figure, escape_text, fmt_ns, legend_rows, s_from_ns
+from dashboard import units
+from dashboard.figures.common import empty_figure, escape_text, legend_rows, s_from_ns
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 
 
@@ -53,7 +54,7 @@ def build_dispatch_gantt(
         hover = [
             (f"<b>{phase}</b> #{i}" if n == 1 else f"<b>{phase}</b>: {n} dispatches from #{i}")
             + f"<br>tokens {t} · padded {p} · mode {escape_text(str(m) or '?')}"
-            f"<br>start {s / 1e9:.6f} s · duration {fmt_ns(d)}{' (estimated: last dispatch)' if est else ''}"
+            f"<br>start {units.instant(s)} · duration {units.duration(d)}{' (estimated: last dispatch)' if est else ''}"
             for i, n, t, p, m, s, d, est in zip(
                 sel["index"],
                 counts,
@@ -166,11 +167,11 @@ def build_step_gantt(
                 + f"<br>tokens {_opt(r.tokens)} · batch {_opt(r.batch_size)}"
                 + f" · graph mode "
                 f"{escape_text(r.graph_mode) if isinstance(r.graph_mode, str) and r.graph_mode else '?'}"
-                + f"<br>start {r.start_ns / 1e9:.6f} s · duration {fmt_ns(r.duration_ns)}"
+                + f"<br>start {units.instant(r.start_ns)} · duration {units.duration(r.duration_ns)}"
                 + (" (end estimated)" if r.end_estimated else "")
             )
             if kk is not None:
-                text += f"<br>kernels {int(kk):,} · GPU time {fmt_ns(int(gg))} (by correlation)"
+                text += f"<br>kernels {int(kk):,} · GPU time {units.duration(int(gg))} (by correlation)"
             hover.append(text)
         y = [f"pid {int(q)} · {p}" for q in sel["pid"]] if grouped else [p] * len(sel)
         n = int(m.sum())

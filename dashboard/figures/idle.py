@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.figures.common import empty_figure, escape_text, fmt_ns
+from dashboard import units
+from dashboard.figures.common import empty_figure, escape_text
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 
 
@@ -30,7 +31,7 @@ def build_idle_causes(
             orientation="h",
             marker_color=theme.idle,
             marker_line=dict(color="#c0605a", width=1),
-            customdata=[[g, fmt_ns(n)] for g, n in zip(t["gaps"], t["idle_ns"])],
+            customdata=[[g, units.duration(n)] for g, n in zip(t["gaps"], t["idle_ns"])],
             hovertemplate="%{y}<br>%{customdata[1]} in %{customdata[0]} gaps<extra></extra>",
         )
     )

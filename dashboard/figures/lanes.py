@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dashboard.figures.common import escape_text, fmt_ns, s_from_ns
+from dashboard import units
+from dashboard.figures.common import escape_text, s_from_ns
 from dashboard.model import device_label
 
 MARKS_LANE = "NVTX marks"
@@ -320,5 +321,8 @@ def _or(full: np.ndarray, cut: np.ndarray) -> np.ndarray:
 def _cut_hover(what: str, s: int, e: int, full_s: int, full_e: int) -> str:
     """Hover of a busy or idle bar; one cut by the window's edges also gives its whole extent."""
     if (int(full_s), int(full_e)) == (int(s), int(e)):
-        return f"{what} {fmt_ns(e - s)}<br>{s / 1e9:.6f} – {e / 1e9:.6f} s"
-    return f"{what} {fmt_ns(e - s)} in view, of {fmt_ns(full_e - full_s)}<br>{full_s / 1e9:.6f} – {full_e / 1e9:.6f} s"
+        return f"{what} {units.duration(e - s)}<br>{s / 1e9:.6f} – {e / 1e9:.6f} s"
+    return (
+        f"{what} {units.duration(e - s)} in view, of {units.duration(full_e - full_s)}"
+        f"<br>{full_s / 1e9:.6f} – {full_e / 1e9:.6f} s"
+    )

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dashboard import units
 from dashboard.loaders.nsys_schema import SchemaProbe
 from dashboard.loaders.sqlite_access import _col, _count, _q
 from dashboard.model import (
@@ -21,7 +22,6 @@ from dashboard.model import (
     conform,
     empty_frame,
 )
-from dashboard.text import count_noun
 
 # CUPTI_ACTIVITY_KIND_RUNTIME.eventClass of CUDA backtrace duplicates of an API call.
 EVENT_CLASS_BACKTRACE = 67
@@ -101,7 +101,7 @@ def capture_gap_warnings(launches: tuple[tuple[int, int, int], ...], unattribute
     if unattributed:
         return ()
     return tuple(
-        f"pid {p}: {count_noun(n, 'launch', 'launches')}, 0 kernels (possible capture gap)"
+        f"pid {p}: {units.count(n, 'launch', 'launches')}, 0 kernels (possible capture gap)"
         for p, n, e in launches
         if e == 0
     )
@@ -114,7 +114,7 @@ def gpu_activity_missing(launches: tuple[tuple[int, int, int], ...], executions:
     if executions or not calls:
         return ""
     return (
-        f"no kernel activity although {count_noun(calls, 'launch call')} {'was' if calls == 1 else 'were'} recorded "
+        f"no kernel activity although {units.count(calls, 'launch call')} {'was' if calls == 1 else 'were'} recorded "
         f"(possible capture gap: no kernel "
         "or CUDA graph execution in the export); GPU busy, idle and utilisation are unknown (n/a)"
     )

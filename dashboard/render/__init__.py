@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dashboard import units
 from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import (
     UNATTRIBUTED,
@@ -22,11 +23,10 @@ from dashboard.analysis.attribution import (
     phase_gpu_time,
 )
 from dashboard.analysis.ranks import RANKS_FORMAT, RANKS_NOTICE
-from dashboard.analysis.ratio import NA, fmt_pct, is_na
 from dashboard.analysis.window import clip_dispatches, overlapping
 from dashboard.data.analysis import analysis_of, memo
 from dashboard.data.trace import LoadedTrace
-from dashboard.figures.common import WIDE_CAPTION_WRAP_CHARS, add_caption, escape_text, fmt_ns
+from dashboard.figures.common import WIDE_CAPTION_WRAP_CHARS, add_caption, escape_text
 from dashboard.figures.gantt import build_dispatch_gantt
 from dashboard.figures.notes import add_note_flags
 from dashboard.figures.phases import build_phase_analysis
@@ -53,7 +53,6 @@ from dashboard.render.base import (  # noqa: F401
     activity_extent,
     dispatches_for,
     figure_filename,
-    fmt_window,
     launches_of,
     not_traced,
     records,
@@ -85,7 +84,6 @@ from dashboard.render.timeline import (  # noqa: F401
     zoomed_timeline,
 )
 from dashboard.state import ViewState
-from dashboard.text import count_noun
 
 
 @dataclass
@@ -168,11 +166,11 @@ def kernel_categories(trace: LoadedTrace, window: tuple[int, int] | None = None)
 PHASE_METRICS = (  # (label, stats column, format)
     ("Dispatches", "dispatches", lambda v: f"{int(v):,}"),
     ("Tokens", "tokens", lambda v: f"{int(v):,}"),
-    ("Total time", "total_ns", fmt_ns),
-    ("Mean step", "mean_ns", fmt_ns),
-    ("p50 step", "p50_ns", fmt_ns),
-    ("p90 step", "p90_ns", fmt_ns),
-    ("p99 step", "p99_ns", fmt_ns),
+    ("Total time", "total_ns", units.duration),
+    ("Mean step", "mean_ns", units.duration),
+    ("p50 step", "p50_ns", units.duration),
+    ("p90 step", "p90_ns", units.duration),
+    ("p99 step", "p99_ns", units.duration),
     ("Tokens / s", "tokens_per_s", lambda v: f"{v:,.0f}"),
 )
 
@@ -193,9 +191,9 @@ def phase_table_rows(stats: pd.DataFrame) -> list[dict]:
     rows = stats.to_dict("records")
     metrics = list(PHASE_METRICS)
     if "gpu_attributed_ns" in stats.columns:  # ns: attributed work can run after the phase's own windows
-        metrics.append(("GPU time attributed (by correlation)", "gpu_attributed_ns", fmt_ns))
-        metrics.append(("… per dispatch", "gpu_attributed_per_dispatch_ns", fmt_ns))
-        metrics.append(("GPU busy within its dispatches", "gpu_busy_in_window_pct", fmt_pct))
+        metrics.append(("GPU time attributed (by correlation)", "gpu_attributed_ns", units.duration))
+        metrics.append(("… per dispatch", "gpu_attributed_per_dispatch_ns", units.duration))
+        metrics.append(("GPU busy within its dispatches", "gpu_busy_in_window_pct", units.pct))
     # A phase the table always shows (prefill, decode) with no step here, e.g. a window of decode steps only: its
     # counts are a true 0 and every other figure is undefined ("—"), never a blank cell.
     absent = [p for p in ALWAYS_SHOWN_PHASES if p not in set(stats["phase"])]
@@ -203,7 +201,7 @@ def phase_table_rows(stats: pd.DataFrame) -> list[dict]:
     return [
         {
             "metric": label,
-            **{r["phase"]: NA if is_na(r.get(col)) else fmt(r[col]) for r in rows},
+            **{r["phase"]: units.NA if units.is_na(r.get(col)) else fmt(r[col]) for r in rows},
             **{p: "0" if col in ("dispatches", "tokens") else UNDEFINED for p in absent},
         }
         for label, col, fmt in metrics
@@ -323,7 +321,7 @@ def phase_figure_view(trace: LoadedTrace, state: ViewState, theme: Theme = DEFAU
 
     w = state.stats_window() if trace.bundle is not None else None
     if (sv := rs.step_view(trace, state)) is not None:
-        holds = count_noun(len(sv.steps), "step") + (f" of pid {sv.pid}" if len(sv.processes) > 1 else "")
+        holds = units.count(len(sv.steps), "step") + (f" of pid {sv.pid}" if len(sv.processes) > 1 else "")
         return (
             rs.step_phase_figure(trace, state, sv, view_caption(trace, state, w, holds=holds), theme),
             figure_filename(trace, "phases", w),
@@ -332,14 +330,14 @@ def phase_figure_view(trace: LoadedTrace, state: ViewState, theme: Theme = DEFAU
     steps, step_phases = pv.whole_steps()  # a step cut by the window's edges is not a step time
     n, cut = len(pv.dispatches), len(pv.dispatches) - len(steps)
     empty_text = (
-        f"No whole dispatch step in this window: its {count_noun(n, 'dispatch', 'dispatches')} "
+        f"No whole dispatch step in this window: its {units.count(n, 'dispatch', 'dispatches')} "
         f"{'is' if n == 1 else 'are'} cut by its edges, so no step time can be measured."
         if n
         else "No dispatches: nothing to split into phases."
     )
     fig = build_phase_analysis(steps, step_phases, pv.category_time, theme=theme, empty_text=empty_text)
     holds = (
-        count_noun(n, "dispatch", "dispatches") + (f" ({cut} cut by its edges: not in the step times)" if cut else "")
+        units.count(n, "dispatch", "dispatches") + (f" ({cut} cut by its edges: not in the step times)" if cut else "")
         if n
         else ""
     )
@@ -374,7 +372,7 @@ def no_kernels_notice(bundle) -> str:
     dropped = sum(a.read for a in b.meta.accounts if a.kind == "kernels")
     if dropped:  # kernel rows were read, none could be used
         return (
-            f"This trace's {count_noun(dropped, 'kernel row')} could not be used (see Input rows): GPU busy, "
+            f"This trace's {units.count(dropped, 'kernel row')} could not be used (see Input rows): GPU busy, "
             "idle and kernel tables are empty."
         )
     has = f"only {', '.join(held)}" if held else "no events at all"

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from dashboard import units
 from dashboard.analysis.gpu_time import (
     busy_source_label,
     work_for_source,
@@ -40,22 +41,13 @@ def windowed(trace: LoadedTrace, window: tuple[int, int] | None) -> LoadedTrace:
     return analysis_of(trace).windowed(window)
 
 
-def fmt_window(window: tuple[int, int]) -> str:
-    """A window as a caption writes it: seconds to the µs (``1.000000–1.020000 s``), or integer ns
-    when it is shorter than 10 µs (``80–520 ns``), so its edges always read exactly."""
-    a, b = window
-    if b - a < 10_000:
-        return f"{a:,}–{b:,} ns"
-    return f"{a / 1e9:.6f}–{b / 1e9:.6f} s"
-
-
 def scope_text(trace: LoadedTrace, window: tuple[int, int] | None) -> str:
     """What a statistics panel covers, in one line: "whole trace", or the window it is clipped to."""
     if window is None:
         return "Stats for: whole trace"
     if trace.bundle is None:
         return "Stats for: whole trace (a summary JSON has no intervals to clip to the window)"
-    return f"Stats for: window {fmt_window(window)} (intervals clipped at its edges)"
+    return f"Stats for: window {units.window(window)} (intervals clipped at its edges)"
 
 
 @dataclass(frozen=True)
@@ -141,7 +133,7 @@ def view_caption(
     if trace.meta.gpus:
         names = sorted(set(trace.meta.gpus.values()))
         parts.append(", ".join(names[:2]) + (f" (+{len(names) - 2})" if len(names) > 2 else ""))
-    parts.append("whole trace" if x_range is None else f"window {fmt_window(x_range)}")
+    parts.append("whole trace" if x_range is None else f"window {units.window(x_range)}")
     if holds:
         parts.append(holds)
     if pv is not None and pv.threshold is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from dashboard import units
 from dashboard.analysis.gpu_time import (
     ALL_GPUS,
     BUSY_KERNEL_ROWS,
@@ -15,7 +16,6 @@ from dashboard.analysis.gpu_time import (
     trace_gpu_overview,
 )
 from dashboard.analysis.ranks import RANKS_FORMAT, gpu_time_per_rank, per_rank_gpu_time
-from dashboard.analysis.ratio import NA, fmt_pct
 from dashboard.analysis.summary import (
     MAX_KERNEL_DURATION_NS,
     invalid_kernel_count,
@@ -30,21 +30,19 @@ from dashboard.analysis.timeline import (
     BUSY_KERNELS,
 )
 from dashboard.data.trace import LoadedTrace
-from dashboard.figures.common import fmt_ns
 from dashboard.loaders.nsys_traits import predates_supported, predates_text
 from dashboard.model import account_brief, device_label
 from dashboard.render.base import Card, not_traced, work_for
 from dashboard.state import ViewState
-from dashboard.text import count_noun
 
 # Share of the mark budget per layer of the timeline.
 GPU_METRICS = (
     ("Kernels", lambda r: f"{r.kernels:,}"),
-    ("Kernel time (sum)", lambda r: fmt_ns(r.kernel_sum_ns)),
-    ("Busy (union)", lambda r: fmt_ns(r.busy_ns)),
-    ("Window", lambda r: fmt_ns(r.window_ns)),
-    ("Idle in window", lambda r: fmt_ns(r.idle_ns)),
-    ("Utilisation", lambda r: fmt_pct(r.utilisation_pct, 2)),
+    ("Kernel time (sum)", lambda r: units.duration(r.kernel_sum_ns)),
+    ("Busy (union)", lambda r: units.duration(r.busy_ns)),
+    ("Window", lambda r: units.duration(r.window_ns)),
+    ("Idle in window", lambda r: units.duration(r.idle_ns)),
+    ("Utilisation", lambda r: units.pct(r.utilisation_pct, 2)),
     ("Streams", lambda r: f"{r.streams:,}"),
 )
 
@@ -95,28 +93,28 @@ def rank_cards(per_rank: pd.DataFrame) -> list[Card]:
     return [
         Card(
             "GPU activity span (slowest rank)",
-            fmt_ns(int(slow["span_ns"])),
-            f"rank {int(slow['rank'])}; per rank, each on its own clock: " + each(lambda r: fmt_ns(r.span_ns)),
+            units.duration(int(slow["span_ns"])),
+            f"rank {int(slow['rank'])}; per rank, each on its own clock: " + each(lambda r: units.duration(r.span_ns)),
         ),
         Card(
             "GPU busy (union, per rank)",
-            fmt_ns(int(per_rank["busy_ns"].max())),
-            "busiest rank shown; " + each(lambda r: fmt_ns(r.busy_ns)),
+            units.duration(int(per_rank["busy_ns"].max())),
+            "busiest rank shown; " + each(lambda r: units.duration(r.busy_ns)),
         ),
         Card(
             "Utilisation (lowest rank)",
-            fmt_pct(per_rank["utilisation_pct"].min(), 2),
-            "busy / span of each rank: " + each(lambda r: fmt_pct(r.utilisation_pct, 2)),
+            units.pct(per_rank["utilisation_pct"].min(), 2),
+            "busy / span of each rank: " + each(lambda r: units.pct(r.utilisation_pct, 2)),
         ),
     ]
 
 
 def _no_gpu_cards(why: str) -> list[Card]:
     return [
-        Card("GPU activity span", NA, why),
-        Card("GPU busy (union)", NA, why),
-        Card("GPU idle in span", NA, why),
-        Card("Utilisation", NA, why),
+        Card("GPU activity span", units.NA, why),
+        Card("GPU busy (union)", units.NA, why),
+        Card("GPU idle in span", units.NA, why),
+        Card("Utilisation", units.NA, why),
     ]
 
 
@@ -137,11 +135,17 @@ def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS, windowed: boo
     if b is None:
         return [
             Card(
-                "GPU activity span", fmt_ns(s.gpu_activity_span_ns), "first kernel start to last kernel end, all GPUs"
+                "GPU activity span",
+                units.duration(s.gpu_activity_span_ns),
+                "first kernel start to last kernel end, all GPUs",
             ),
-            Card("GPU busy (union)", fmt_ns(s.gpu_busy_union_ns), "union of kernel intervals, all devices and streams"),
-            Card("GPU idle in span", fmt_ns(s.gpu_idle_within_span_ns), "span minus busy union"),
-            Card("Utilisation", fmt_pct(s.utilisation_pct, 2), "busy union / span (never a sum of kernel times)"),
+            Card(
+                "GPU busy (union)",
+                units.duration(s.gpu_busy_union_ns),
+                "union of kernel intervals, all devices and streams",
+            ),
+            Card("GPU idle in span", units.duration(s.gpu_idle_within_span_ns), "span minus busy union"),
+            Card("Utilisation", units.pct(s.utilisation_pct, 2), "busy union / span (never a sum of kernel times)"),
         ]
     ov = trace_gpu_overview(b, busy_source)
     what = busy_source_label(busy_source, not b.graph_launches.empty)
@@ -156,35 +160,43 @@ def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS, windowed: boo
         return _no_gpu_cards(f"no GPU work in {where} for the busy source ({what})")
     if ov.gpus <= 1:
         cards = [
-            Card("GPU activity span", fmt_ns(ov.span_ns), f"first start to last end of GPU work ({what})"),
-            Card("GPU busy (union)", fmt_ns(ov.any_busy_ns), f"union of GPU work intervals ({what}), all streams"),
-            Card("GPU idle in span", fmt_ns(ov.any_idle_ns), "span minus busy union"),
-            Card("Utilisation", fmt_pct(ov.any_utilisation_pct, 2), "busy union / span (never a sum of kernel times)"),
+            Card("GPU activity span", units.duration(ov.span_ns), f"first start to last end of GPU work ({what})"),
+            Card(
+                "GPU busy (union)", units.duration(ov.any_busy_ns), f"union of GPU work intervals ({what}), all streams"
+            ),
+            Card("GPU idle in span", units.duration(ov.any_idle_ns), "span minus busy union"),
+            Card(
+                "Utilisation", units.pct(ov.any_utilisation_pct, 2), "busy union / span (never a sum of kernel times)"
+            ),
         ]
     else:
         per = ov.per_gpu[ov.per_gpu["device_id"] != ALL_GPUS]
         each = " · ".join(
-            f"{device_label(int(r.device_id), b.meta.gpus, b.meta.rank_devices)} {fmt_pct(r.utilisation_pct, 2)}"
+            f"{device_label(int(r.device_id), b.meta.gpus, b.meta.rank_devices)} {units.pct(r.utilisation_pct, 2)}"
             for r in per.itertuples(index=False)
         )
         low = "n/a" if ov.lowest_device is None else device_label(ov.lowest_device, b.meta.gpus, b.meta.rank_devices)
         cards = [
-            Card("GPU activity span", fmt_ns(ov.span_ns), f"first start to last end of GPU work ({what}), any GPU"),
-            Card("Any GPU busy", fmt_ns(ov.any_busy_ns), f"union of GPU work ({what}) over all {ov.gpus} GPUs"),
-            Card("No GPU busy in span", fmt_ns(ov.any_idle_ns), "span minus any-GPU busy"),
+            Card(
+                "GPU activity span",
+                units.duration(ov.span_ns),
+                f"first start to last end of GPU work ({what}), any GPU",
+            ),
+            Card("Any GPU busy", units.duration(ov.any_busy_ns), f"union of GPU work ({what}) over all {ov.gpus} GPUs"),
+            Card("No GPU busy in span", units.duration(ov.any_idle_ns), "span minus any-GPU busy"),
             Card(
                 "Utilisation (mean per GPU)",
-                fmt_pct(ov.mean_utilisation_pct, 2),
+                units.pct(ov.mean_utilisation_pct, 2),
                 f"each GPU's busy union over its own window, averaged: {each}; any GPU busy / span: "
-                f"{fmt_pct(ov.any_utilisation_pct, 2)}",
+                f"{units.pct(ov.any_utilisation_pct, 2)}",
             ),
-            Card("Lowest GPU utilisation", fmt_pct(ov.lowest_utilisation_pct, 2), low),
+            Card("Lowest GPU utilisation", units.pct(ov.lowest_utilisation_pct, 2), low),
         ]
     if busy_source != BUSY_KERNEL_ROWS and ov.any_busy_ns != s.gpu_busy_union_ns:
         cards.append(
             Card(
                 "GPU busy, kernel rows only",
-                fmt_ns(s.gpu_busy_union_ns),
+                units.duration(s.gpu_busy_union_ns),
                 "the summary contract's gpu_busy_union_s (what `summarize` writes): kernel rows only, "
                 "all GPUs; no graph-level CUDA graphs or memcpy/memset",
             )
@@ -222,7 +234,7 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
         cards[:-2] = [Card(c.label, "n/a", trace.meta.gpu_activity_missing) for c in cards[:-2]]
     traced = state.stats_window() is not None or cuda_traced(trace)  # a window's trace holds only the window
     if not traced:  # no kernel count was taken: unknown, not 0
-        cards[-2:] = [Card(c.label, NA, not_traced(trace)) for c in cards[-2:]]
+        cards[-2:] = [Card(c.label, units.NA, not_traced(trace)) for c in cards[-2:]]
     b = trace.bundle
     if b is not None and not b.graph_launches.empty:
         counted = busy_parts(state.busy)[1]
@@ -241,9 +253,11 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
             cards.append(
                 Card(
                     "Busy incl. memcpy/memset (per rank)",
-                    fmt_ns(int(per_rank["busy_ns"].max())),
+                    units.duration(int(per_rank["busy_ns"].max())),
                     "busiest rank shown; "
-                    + " · ".join(f"r{int(r.rank)} {fmt_ns(r.busy_ns)}" for r in per_rank.itertuples(index=False)),
+                    + " · ".join(
+                        f"r{int(r.rank)} {units.duration(r.busy_ns)}" for r in per_rank.itertuples(index=False)
+                    ),
                 )
             )
         else:
@@ -251,8 +265,8 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
             cards.append(
                 Card(
                     "Busy incl. memcpy/memset",
-                    fmt_ns(ov.any_busy_ns),
-                    f"{count_noun(len(b.memops), 'memory operation')} (any GPU); choose that busy source to use it "
+                    units.duration(ov.any_busy_ns),
+                    f"{units.count(len(b.memops), 'memory operation')} (any GPU); choose that busy source to use it "
                     "in every panel",
                 )
             )
@@ -262,7 +276,8 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
             Card(
                 "Top CUDA API call",
                 clean_api_name(str(top["name"])),
-                f"{fmt_ns(top['total_ns'])} in {count_noun(int(top['count']), 'call')} (summed across threads)",
+                f"{units.duration(top['total_ns'])} in {units.count(int(top['count']), 'call')} (summed across "
+                "threads)",
             )
         )
     meta = trace.meta
@@ -285,7 +300,7 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
         cards.append(
             Card("GPUs with kernels", str(len(devices)), gpu_text)
             if traced
-            else Card("GPUs with kernels", NA, not_traced(trace))
+            else Card("GPUs with kernels", units.NA, not_traced(trace))
         )
     elif meta.format == "kineto-json":
         devices = sorted(set(b.kernels["device_id"].unique().tolist())) if b is not None else []

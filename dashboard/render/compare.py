@@ -11,9 +11,8 @@ from dataclasses import dataclass
 import pandas as pd
 import plotly.graph_objects as go
 
+from dashboard import units
 from dashboard.analysis.compare import Comparison
-from dashboard.analysis.ratio import NA, fmt_pct
-from dashboard.figures.common import fmt_ns
 from dashboard.figures.compare import build_delta_bars, build_step_time_overlay
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 
@@ -62,7 +61,7 @@ def gate_values(g) -> tuple[str, str]:
     """The gate's A and B times as text: n/a for a side at 0 ns when the gate could not be measured
     (nothing comparable in both runs), since that 0 was never measured."""
     unmeasured = g.delta_pct is None or (isinstance(g.delta_pct, float) and math.isnan(g.delta_pct))
-    return tuple(NA if unmeasured and v == 0 else fmt_ns(v) for v in (g.a_ns, g.b_ns))
+    return tuple(units.NA if unmeasured and v == 0 else units.duration(v) for v in (g.a_ns, g.b_ns))
 
 
 def delta_cards(c: Comparison) -> list[DeltaCard]:
@@ -79,7 +78,7 @@ def delta_cards(c: Comparison) -> list[DeltaCard]:
     ]
     for r in c.overview.itertuples(index=False):
         is_time = r.metric.endswith("_ns")
-        fmt = fmt_ns if is_time else (lambda v: f"{int(v):,}")
+        fmt = units.duration if is_time else (lambda v: f"{int(v):,}")
         if r.a is pd.NA or r.b is pd.NA:  # a run without GPU work (or CUDA tracing): unmeasured, not 0
             side = " and ".join(x for x, v in (("A", r.a), ("B", r.b)) if v is pd.NA)
             why = (
@@ -90,9 +89,9 @@ def delta_cards(c: Comparison) -> list[DeltaCard]:
             cards.append(
                 DeltaCard(
                     OVERVIEW_LABELS.get(r.metric, r.metric),
-                    NA if r.a is pd.NA else fmt(r.a),
-                    NA if r.b is pd.NA else fmt(r.b),
-                    NA,
+                    units.NA if r.a is pd.NA else fmt(r.a),
+                    units.NA if r.b is pd.NA else fmt(r.b),
+                    units.NA,
                     "same",
                     f"{r.metric}; {side} {why}",
                 )
@@ -108,7 +107,7 @@ def delta_cards(c: Comparison) -> list[DeltaCard]:
         d = None if ua is None or ub is None else ub - ua
         tone = "same" if d is None else "better" if d > 0.005 else "worse" if d < -0.005 else "same"
         cards.append(
-            DeltaCard(label, fmt_pct(ua, 2), fmt_pct(ub, 2), fmt_pct(d, 2, signed=True, unit=" pp"), tone, hint)
+            DeltaCard(label, units.pct(ua, 2), units.pct(ub, 2), units.pct(d, 2, signed=True, unit=" pp"), tone, hint)
         )
     return cards
 
@@ -198,7 +197,7 @@ def _delta_ns(v: float) -> str:
     return (
         "n/a"
         if v is None or (isinstance(v, float) and math.isnan(v))
-        else (("+" if v > 0 else "-" if v < 0 else "±") + fmt_ns(abs(v)))
+        else (("+" if v > 0 else "-" if v < 0 else "±") + units.duration(abs(v)))
     )
 
 
@@ -211,8 +210,8 @@ def _name_section(title: str, frame: pd.DataFrame, top: int) -> list[str]:
                 _name(str(r.name)),
                 f"{r.a_count:,}",
                 f"{r.b_count:,}",
-                fmt_ns(r.a_total_ns),
-                fmt_ns(r.b_total_ns),
+                units.duration(r.a_total_ns),
+                units.duration(r.b_total_ns),
                 _delta_ns(r.delta_total_ns),
                 pct,
                 _delta_ns(r.delta_mean_ns),
@@ -290,4 +289,4 @@ def comparison_text(c: Comparison, top: int = 10) -> str:
 
 
 def _fmt_opt(v: float) -> str:
-    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt_ns(v)
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else units.duration(v)

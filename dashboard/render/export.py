@@ -19,11 +19,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from dashboard import __version__
-from dashboard.analysis.ratio import fmt_pct
+from dashboard import __version__, units
 from dashboard.data.trace import LoadedTrace
 from dashboard.errors import TraceError
-from dashboard.figures.common import fmt_ns, report_layout
+from dashboard.figures.common import report_layout
 from dashboard.figures.plotly_js import partial_bundle
 from dashboard.render import DashboardView, build_view
 from dashboard.render.notes import notes_html
@@ -243,9 +242,9 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
                     ("name", "Kernel", txt),
                     ("category", "Category", txt),
                     ("count", "Count", lambda v: f"{v:,}"),
-                    ("total_ns", "Total", fmt_ns),
-                    ("mean_ns", "Mean", fmt_ns),
-                    ("kernel_pct", "% of kernel time", lambda v: fmt_pct(v, 2)),
+                    ("total_ns", "Total", units.duration),
+                    ("mean_ns", "Mean", units.duration),
+                    ("kernel_pct", "% of kernel time", lambda v: units.pct(v, 2)),
                 ],
                 50,
             )
@@ -258,8 +257,8 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
                 [
                     ("name", "Call", txt),
                     ("count", "Count", lambda v: f"{v:,}"),
-                    ("total_ns", "Total", fmt_ns),
-                    ("mean_ns", "Mean", fmt_ns),
+                    ("total_ns", "Total", units.duration),
+                    ("mean_ns", "Mean", units.duration),
                 ],
                 50,
             )
@@ -272,10 +271,10 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
                 [
                     ("name", "Range", txt),
                     ("count", "Count", lambda v: f"{v:,}"),
-                    ("sum_ns", "Sum", fmt_ns),
-                    ("union_ns", "Union", fmt_ns),
-                    ("gpu_overlap_ns", "GPU overlap", fmt_ns),
-                    ("overlap_pct", "Overlap", fmt_pct),
+                    ("sum_ns", "Sum", units.duration),
+                    ("union_ns", "Union", units.duration),
+                    ("gpu_overlap_ns", "GPU overlap", units.duration),
+                    ("overlap_pct", "Overlap", units.pct),
                 ],
                 100,
             )
@@ -287,7 +286,7 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
         f"dispatch prefix: {state.prefix}",
         f"phase split: {'automatic' if state.threshold is None else f'prefill when tokens ≥ {state.threshold:g}'}",
         f"GPU busy counts: {state.busy}",
-        f"window: {window[0] / 1e9:.6f}–{window[1] / 1e9:.6f} s" if window else "window: whole trace",
+        f"window: {units.window(window, exact=False)}" if window else "window: whole trace",
         "statistics (cards, Per phase, tables): "
         + (
             "the window, intervals clipped at its edges"

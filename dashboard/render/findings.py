@@ -13,7 +13,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from dashboard.analysis.findings import Finding, evaluate, fmt_s
+from dashboard import units
+from dashboard.analysis.findings import Finding, evaluate
 from dashboard.data.analysis import analysis_of
 from dashboard.data.trace import LoadedTrace
 from dashboard.state import SORT_ATTR, ViewState, to_query
@@ -108,10 +109,9 @@ _ACRONYMS = {"nvtx": "NVTX", "api": "API", "gpu": "GPU", "cpu": "CPU", "cuda": "
 
 
 def evidence_cell(field: str, value) -> str:
-    """One evidence value as the report prints it: ``*_ns`` as a duration with its unit (``fmt_ns``),
+    """One evidence value as the report prints it: ``*_ns`` as a duration with its unit (``units.duration``),
     ``*_pct`` as a percentage, counts with thousands separators, a missing value as "—"."""
-    from dashboard.analysis.ratio import fmt_pct, is_na
-    from dashboard.figures.common import fmt_ns
+    from dashboard import units
 
     if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
         return "—"
@@ -119,9 +119,9 @@ def evidence_cell(field: str, value) -> str:
         return "yes" if value else "no"
     if isinstance(value, (int, float, np.integer, np.floating)):
         if is_duration_field(field):
-            return fmt_ns(value)
+            return units.duration(value)
         if field.endswith("_pct"):
-            return "—" if is_na(value) else fmt_pct(value)
+            return "—" if units.is_na(value) else units.pct(value)
         if isinstance(value, (int, np.integer)):
             return str(int(value)) if is_id_field(field) else f"{int(value):,}"
         return f"{float(value):,.2f}"
@@ -201,7 +201,7 @@ def findings_text(trace: LoadedTrace, findings: list[Finding], trace_id: str = "
     """Plain-text listing: one block per finding (severity, cost, sentence, link, first rows)."""
     out = [f"Findings for {trace.name} (ranked by the time they cost)", ""]
     for i, f in enumerate(findings, 1):
-        cost = fmt_s(f.cost_ns) if f.cost_ns else "no cost" if f.evaluated else "not evaluated"
+        cost = units.duration_short(f.cost_ns) if f.cost_ns else "no cost" if f.evaluated else "not evaluated"
         out.append(f"{i:2d}. [{f.severity}] {f.rule}: {cost}")
         out.append(f"    {f.summary}")
         if not f.rows.empty:
@@ -223,7 +223,8 @@ def findings_html(trace: LoadedTrace, findings: list[Finding], trace_id: str = "
         link = link_for(f, trace_id, trace.dispatch_prefix)
         table = evidence_html(f.rows.head(max_rows))
         items.append(
-            f"<li><b>[{html.escape(f.severity)}] {html.escape(f.rule)}</b> · {html.escape(fmt_s(f.cost_ns))}"
+            f"<li><b>[{html.escape(f.severity)}] {html.escape(f.rule)}</b> · "
+            f"{html.escape(units.duration_short(f.cost_ns))}"
             f"<br>{html.escape(f.summary)}<br><span class='small'>view: <code>{html.escape(link)}</code>"
             f"</span>{table}</li>"
         )
@@ -296,7 +297,7 @@ def diff_text(rows: list[dict]) -> str:
             continue
         sign = "+" if r["delta_ns"] >= 0 else "-"
         lines.append(
-            f"  {r['change']:11s} {r['rule']:18s} {fmt_s(r['a_cost_ns']):>10s} -> "
-            f"{fmt_s(r['b_cost_ns']):>10s} ({sign}{fmt_s(abs(r['delta_ns']))})"
+            f"  {r['change']:11s} {r['rule']:18s} {units.duration_short(r['a_cost_ns']):>10s} -> "
+            f"{units.duration_short(r['b_cost_ns']):>10s} ({sign}{units.duration_short(abs(r['delta_ns']))})"
         )
     return "\n".join(lines) + "\n"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import html
 
+from dashboard import units
 from dashboard.data.trace import LoadedTrace
-from dashboard.render.base import activity_extent, dispatches_for, fmt_window
+from dashboard.render.base import activity_extent, dispatches_for
 from dashboard.state import ViewState
 
 
@@ -13,8 +14,8 @@ def note_range_text(t0_ns: int, t1_ns: int) -> str:
     """A note's time as the page writes times: ``1.234567 s`` for a point, a window as captions write it
     (``1.000000–1.020000 s``, or integer ns under 10 µs) for a range."""
     if t0_ns == t1_ns:
-        return f"{t0_ns / 1e9:.6f} s"
-    return fmt_window((t0_ns, t1_ns))
+        return units.instant(t0_ns)
+    return units.window((t0_ns, t1_ns))
 
 
 def trace_extent(trace: LoadedTrace | None, state: ViewState) -> tuple[int, int] | None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from dashboard import units
 from dashboard.analysis.search import KIND_WORDS, KINDS, Occurrences, SearchError, count_text, step_to
 from dashboard.analysis.tables import clean_api_name
 from dashboard.data.analysis import analysis_of
 from dashboard.data.trace import LoadedTrace
-from dashboard.figures.common import escape_text, fmt_ns
+from dashboard.figures.common import escape_text
 from dashboard.figures.lanes import PLOT_WIDTH_PX, SearchLane
 from dashboard.state import ViewState, apply_go_to
 
@@ -41,7 +42,7 @@ def search_status(trace: LoadedTrace | None, state: ViewState) -> str:
     text = count_text(occ, state.window())
     if state.hit is not None and len(occ) and state.hit <= len(occ):
         kind, s, e = occ.interval(state.hit - 1)
-        text += f" · at #{state.hit:,}: {occurrence_name(trace, occ, state.hit - 1)} at {s / 1e9:.6f} s"
+        text += f" · at #{state.hit:,}: {occurrence_name(trace, occ, state.hit - 1)} at {units.instant(s)}"
     return text
 
 
@@ -77,8 +78,8 @@ def search_lane(
         s, e = occ.start_ns[pos], occ.end_ns[pos]
         hover = [
             f"<b>{escape_text(occurrence_name(trace, occ, int(p))[:120])}</b><br>"
-            f"{KIND_WORDS[KINDS[int(occ.kind[p])]][0]} · #{int(p) + 1:,} of {len(occ):,} · {fmt_ns(int(b - a))}"
-            f" · start {int(a) / 1e9:.6f} s"
+            f"{KIND_WORDS[KINDS[int(occ.kind[p])]][0]} · #{int(p) + 1:,} of {len(occ):,} · {units.duration(int(b - a))}"
+            f" · start {units.instant(int(a))}"
             for p, a, b in zip(pos.tolist(), s.tolist(), e.tolist())
         ]
         return SearchLane(label, s, e, hover), None
@@ -95,7 +96,7 @@ def search_lane(
     counts = np.cumsum(cover)[:bins]
     held = np.flatnonzero(counts)
     hover = [
-        f"<b>{int(counts[i]):,} matches</b> in {int(edges[i]) / 1e9:.6f}–{int(edges[i + 1]) / 1e9:.6f} s"
+        f"<b>{int(counts[i]):,} matches</b> in {units.window((int(edges[i]), int(edges[i + 1])), exact=False)}"
         for i in held.tolist()
     ]
     note = f"{len(pos):,} search matches in view: each mark is a bin holding some (zoom in to see each one)"

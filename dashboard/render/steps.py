@@ -16,18 +16,17 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dashboard import units
 from dashboard.analysis import step_presets as sp
 from dashboard.analysis import steps as st
 from dashboard.analysis.attribution import phase_category_time
-from dashboard.analysis.ratio import NA, is_na
 from dashboard.data.analysis import analysis_of, memo
-from dashboard.figures.common import WIDE_CAPTION_WRAP_CHARS, add_caption, escape_text, fmt_ns
+from dashboard.figures.common import WIDE_CAPTION_WRAP_CHARS, add_caption, escape_text
 from dashboard.figures.gantt import build_step_gantt
 from dashboard.figures.phases import build_phase_analysis
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 from dashboard.render.base import records
 from dashboard.state import DEFAULT, ViewState
-from dashboard.text import count_noun
 
 GANTT_STEP_BUDGET = 3000  # step bars in one Gantt figure (the longest; zoom for the rest)
 STEP_ROW_LIMIT = 20_000  # rows of the Steps table sent to the browser (the longest steps)
@@ -148,8 +147,8 @@ def step_scope_text(sv: StepView) -> str:
         text = "Stats for: whole trace"
     else:
         a, b = sv.window
-        text = f"Stats for: steps wholly inside the window {a / 1e9:.6f}–{b / 1e9:.6f} s" + (
-            f" ({count_noun(sv.cut, 'step')} cut by its edges left out)" if sv.cut else ""
+        text = f"Stats for: steps wholly inside the window {units.window((a, b), exact=False)}" + (
+            f" ({units.count(sv.cut, 'step')} cut by its edges left out)" if sv.cut else ""
         )
     return text + (f" · {who}" if who else "")
 
@@ -190,14 +189,14 @@ STEP_METRICS = (  # (label, STEP_PHASE_STATS column, format)
     ("Steps", "steps", lambda v: f"{int(v):,}"),
     ("Requests", "requests", lambda v: f"{int(v):,}"),
     ("Tokens", "tokens", lambda v: f"{int(v):,}"),
-    ("Total time", "total_ns", fmt_ns),
-    ("Mean step", "mean_ns", fmt_ns),
-    ("p50 step", "p50_ns", fmt_ns),
-    ("p90 step", "p90_ns", fmt_ns),
-    ("p99 step", "p99_ns", fmt_ns),
+    ("Total time", "total_ns", units.duration),
+    ("Mean step", "mean_ns", units.duration),
+    ("p50 step", "p50_ns", units.duration),
+    ("p90 step", "p90_ns", units.duration),
+    ("p99 step", "p99_ns", units.duration),
     ("Tokens / s", "tokens_per_s", lambda v: f"{v:,.0f}"),
     ("Kernels (by correlation)", "kernels", lambda v: f"{int(v):,}"),
-    ("GPU time attributed (by correlation)", "gpu_time_ns", fmt_ns),
+    ("GPU time attributed (by correlation)", "gpu_time_ns", units.duration),
 )
 UNKNOWN_COUNT = "n/a"  # requests or tokens an annotation of the phase does not give (never a made-up 0)
 
@@ -210,7 +209,7 @@ def step_phase_rows(sv: StepView) -> list[dict]:
     recs = sv.stats.to_dict("records")
     metrics = STEP_METRICS if sv.gpu is not None else STEP_METRICS[:-2]
     return [
-        {"metric": label, **{r["phase"]: UNKNOWN_COUNT if is_na(r.get(col)) else fmt(r[col]) for r in recs}}
+        {"metric": label, **{r["phase"]: UNKNOWN_COUNT if units.is_na(r.get(col)) else fmt(r[col]) for r in recs}}
         for label, col, fmt in metrics
     ]
 
@@ -275,7 +274,7 @@ def process_options(sv: StepView | None) -> list[dict]:
     """The process selector's options (``pid N (M steps)``), empty with one process or none."""
     if sv is None or len(sv.processes) < 2:
         return []
-    return [{"label": f"pid {p} ({count_noun(n, 'step')})", "value": p} for p, n in sv.processes.items()]
+    return [{"label": f"pid {p} ({units.count(n, 'step')})", "value": p} for p, n in sv.processes.items()]
 
 
 __all__ = [
@@ -291,5 +290,4 @@ __all__ = [
     "step_table_rows",
     "step_scope_text",
     "process_options",
-    "NA",
 ]

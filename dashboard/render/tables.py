@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dashboard import units
 from dashboard.analysis.gpu_time import (
     busy_parts,
     cuda_traced,
@@ -25,7 +26,6 @@ from dashboard.analysis.timeline import (
 )
 from dashboard.data.analysis import memo
 from dashboard.data.trace import LoadedTrace
-from dashboard.figures.common import fmt_ns
 from dashboard.figures.idle import build_idle_causes
 from dashboard.figures.theme import DEFAULT_THEME, Theme
 from dashboard.render.base import GAP_CAUSE_LIMIT, _records, launches_of, not_traced, work_for
@@ -122,18 +122,21 @@ def idle_view(
             nvtx_range=ranges,
             cause=[f"{a} in {r}" if a and r else (a or r or NO_HOST_ACTIVITY) for a, r in zip(apis, ranges)],
         )
-    note = f"{len(gaps_all):,} gap{'' if len(gaps_all) == 1 else 's'} ≥ {fmt_ns(min_gap_ns)}"
+    note = f"{len(gaps_all):,} gap{'' if len(gaps_all) == 1 else 's'} ≥ {units.duration(min_gap_ns)}"
     if len(gaps_all) > GAP_CAUSE_LIMIT:
         note += f"; causes of the {GAP_CAUSE_LIMIT:,} largest"
     listed = (
-        f"{len(gaps_all):,} gaps ≥ {fmt_ns(min_gap_ns)}: the table and chart hold the {GAP_CAUSE_LIMIT:,} largest"
+        f"{len(gaps_all):,} gaps ≥ {units.duration(min_gap_ns)}: the table and chart hold the {GAP_CAUSE_LIMIT:,} "
+        "largest"
         if len(gaps_all) > GAP_CAUSE_LIMIT
         else note
     )
     rows = _records(
         causes.assign(
             row_id=[str(i) for i in range(len(causes))],
-            memop_cover=[f"{k} covers {fmt_ns(n)}" if k else "" for k, n in zip(causes["memop"], causes["memop_ns"])],
+            memop_cover=[
+                f"{k} covers {units.duration(n)}" if k else "" for k, n in zip(causes["memop"], causes["memop_ns"])
+            ],
         )
     )
     return rows, build_idle_causes(idle_by_cause(causes), note=note, theme=theme), listed

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dashboard import units
 from dashboard.analysis.categories import categorize_kernels
 from dashboard.analysis.gpu_time import (
     busy_parts,
@@ -40,11 +41,9 @@ from dashboard.figures.lanes import (
     stream_lane_label,
 )
 from dashboard.figures.notes import add_note_flags
+from dashboard.figures.nvtx_bars import build_nvtx_union_bars
 from dashboard.figures.theme import DEFAULT_THEME, Theme
-from dashboard.figures.timeline import (
-    build_nvtx_union_bars,
-    gpu_timeline_spec,
-)
+from dashboard.figures.timeline import gpu_timeline_spec
 from dashboard.render.base import (
     API_BUDGET,
     GPU_BUDGET,
@@ -62,7 +61,6 @@ from dashboard.render.search import search_lane
 from dashboard.render.steps import reads_steps, step_spec
 from dashboard.state import ViewState
 from dashboard.state import window_from_relayout as state_window_from_relayout
-from dashboard.text import count_noun
 
 
 # Share of the mark budget per layer of the timeline.
@@ -242,7 +240,7 @@ def timeline_spec(
             if kernels is not None:
                 kernels["in_marked_step"] = mine
             shown = f"{int(mine.sum()):,} in view, outlined" if kernels is not None else "zoom in to see them outlined"
-            notes.append(f"the marked step launched {count_noun(int(step.sum()), 'kernel')} (by correlation): {shown}")
+            notes.append(f"the marked step launched {units.count(int(step.sum()), 'kernel')} (by correlation): {shown}")
         a = b.api_calls
         rows = in_window(a, lo, hi)
         if 0 < len(rows) <= API_BUDGET and kernels is not None:

@@ -45,7 +45,6 @@ from dashboard.analysis.findings.base import (  # noqa: F401 (the findings API)
     _pct_text,
     _round_pct,
     build_context,
-    fmt_s,
     host_reference_ns,
     missing_inputs,
     severity_of,

@@ -334,15 +334,6 @@ def severity_of(cost_ns: int, reference_ns: int) -> str:
     return "high" if share >= HIGH_SHARE else "medium" if share >= MEDIUM_SHARE else "low"
 
 
-def fmt_s(ns: int) -> str:
-    """ns as seconds with 3 significant decimals in the unit that fits (``6.39 s``, ``12.3 ms``, ``850 µs``)."""
-    ns = int(ns)
-    for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if abs(ns) >= div:
-            return f"{ns / div:.3g} {unit}"
-    return f"{ns} ns"
-
-
 def _window(start: int, end: int) -> tuple[int, int]:
     """A window showing [start, end) with 10 % margin on each side (at least 1 µs)."""
     pad = max((end - start) // 10, 1000)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dashboard import units
 from dashboard.analysis import nsys_rules as nr
 from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import UNATTRIBUTED
@@ -24,11 +25,9 @@ from dashboard.analysis.findings.base import (
     _pct_text,
     _round_pct,
     _window,
-    fmt_s,
 )
 from dashboard.analysis.intervals import intersection_length, union_length
 from dashboard.analysis.tables import clean_api_name
-from dashboard.text import count_noun
 
 
 def decode_without_graphs(ctx: Context, params: dict) -> Finding:
@@ -107,7 +106,7 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
         f"without "
         f"CUDA graphs ({int((decode & mode_none).sum()):,} marked mode=NONE); a graph would replace "
         f"~{kernels_per_step:.0f} launch{'' if round(kernels_per_step) == 1 else 'es'} per step, "
-        f"{fmt_s(launch_ns)} of launch calls"
+        f"{units.duration_short(launch_ns)} of launch calls"
         + (
             (
                 " (estimated from totals, which spread all launches over all dispatches alike; at most the "
@@ -182,7 +181,8 @@ def padding_waste(ctx: Context, params: dict) -> Finding:
     t0, t1 = _window(int(d["start_ns"].iloc[worst]), int(d["end_ns"].iloc[worst]))
     text = (
         f"{r0['phase']} pads {r0['waste_tokens']:,} tokens ({r0['waste_pct']:.1f} % of {r0['padded_tokens']:,} "
-        f"padded) over {count_noun(int(r0['padded_steps']), 'step')}; {fmt_s(cost)} of step time goes to padding."
+        f"padded) over {units.count(int(r0['padded_steps']), 'step')}; {units.duration_short(cost)} of step time goes "
+        "to padding."
     )
     mark = ("dispatch", int(d["start_ns"].iloc[worst]), int(d["end_ns"].iloc[worst]))
     return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="dispatches", t0_ns=t0, t1_ns=t1, mark=mark))
@@ -219,7 +219,7 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
             params,
             "No kernels."
             if k.empty
-            else f"No timed kernels: none of the {count_noun(len(k), 'kernel row')} has a usable duration.",
+            else f"No timed kernels: none of the {units.count(len(k), 'kernel row')} has a usable duration.",
             view,
         )
     comm = _is_communication(k) & timed
@@ -248,8 +248,10 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
     view = FindingView(tab="kernels", sort="-total_ns", kernel=str(top_name)[:200])
     r0 = rows.iloc[0]
     text = (
-        f"Communication kernels run {fmt_s(cost)} not overlapped by compute across {count_noun(len(rows), 'GPU')}; "
-        f"GPU {int(r0['device_id'])}: {fmt_s(int(r0['exposed_ns']))} of {fmt_s(int(r0['comm_ns']))} "
+        f"Communication kernels run {units.duration_short(cost)} not overlapped by compute across "
+        f"{units.count(len(rows), 'GPU')}; "
+        f"GPU {int(r0['device_id'])}: {units.duration_short(int(r0['exposed_ns']))} of "
+        f"{units.duration_short(int(r0['comm_ns']))} "
         f"({r0['exposed_pct']:.1f} %) exposed."
     )
     return _finding(ctx, rule, params, cost, text, rows, view)
@@ -283,7 +285,7 @@ def pageable_in_loop(ctx: Context, params: dict) -> Finding:
             ctx,
             rule,
             params,
-            f"{count_noun(len(rows), 'synchronous/pageable copy', 'copies')}; no dispatch "
+            f"{units.count(len(rows), 'synchronous/pageable copy', 'copies')}; no dispatch "
             f"marks to place them in a loop ({see}).",
             view,
         )
@@ -309,7 +311,7 @@ def pageable_in_loop(ctx: Context, params: dict) -> Finding:
             ctx,
             rule,
             params,
-            f"{count_noun(len(rows), 'synchronous/pageable copy', 'copies')}, none inside a dispatch.",
+            f"{units.count(len(rows), 'synchronous/pageable copy', 'copies')}, none inside a dispatch.",
             view,
         )
     rows = rows.sort_values(["duration_ns", "start_ns"], ascending=[False, True], kind="stable")
@@ -320,10 +322,10 @@ def pageable_in_loop(ctx: Context, params: dict) -> Finding:
     by = rows[inside].groupby("phase")["duration_ns"].agg(["size", "sum"]).sort_values("sum", ascending=False)
     copies = int(inside.sum())
     text = (
-        f"{count_noun(copies, 'synchronous or pageable copy', 'copies')} inside the dispatch loop "
+        f"{units.count(copies, 'synchronous or pageable copy', 'copies')} inside the dispatch loop "
         f"take{'s' if copies == 1 else ''} "
-        f"{fmt_s(cost)} of GPU copy time, most in {by.index[0]} "
-        f"({count_noun(int(by['size'].iloc[0]), 'copy', 'copies')}); "
+        f"{units.duration_short(cost)} of GPU copy time, most in {by.index[0]} "
+        f"({units.count(int(by['size'].iloc[0]), 'copy', 'copies')}); "
         f"largest: {int(top['bytes']):,} B {top['src_kind']}→{top['dst_kind']} by {clean_api_name(top['api_name'])}."
     )
     return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="api", t0_ns=t0, t1_ns=t1))

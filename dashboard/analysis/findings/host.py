@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dashboard import units
 from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import UNATTRIBUTED
 from dashboard.analysis.findings.base import (
@@ -21,7 +22,6 @@ from dashboard.analysis.findings.base import (
     _round_pct,
     _trace_span,
     _window,
-    fmt_s,
 )
 from dashboard.analysis.gpu_time import gpu_work
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
@@ -29,7 +29,6 @@ from dashboard.analysis.intervals import intersection_length
 from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import usable_kernel_mask
 from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
-from dashboard.text import count_noun
 
 
 def host_bound_steps(ctx: Context, params: dict) -> Finding:
@@ -96,10 +95,11 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
     t0, t1 = _window(int(starts[worst]), int(ends[worst]))
     r0 = rows.iloc[0]
     text = (
-        f"{int(rows['host_bound_steps'].sum()):,} of {count_noun(len(d), 'step')} keep the GPU busy under "
+        f"{int(rows['host_bound_steps'].sum()):,} of {units.count(len(d), 'step')} keep the GPU busy under "
         f"{params['share']} % "
-        f"of the step; {fmt_s(cost)} of GPU idle time in them, most in {r0['phase']} "
-        f"({fmt_s(int(r0['idle_ns']))}), mainly {r0['cause']} ({fmt_s(int(r0['cause_idle_ns']))})."
+        f"of the step; {units.duration_short(cost)} of GPU idle time in them, most in {r0['phase']} "
+        f"({units.duration_short(int(r0['idle_ns']))}), mainly {r0['cause']} "
+        f"({units.duration_short(int(r0['cause_idle_ns']))})."
     )
     return _finding(
         ctx,
@@ -172,14 +172,20 @@ def _sync_from_summary(ctx: Context, rule: str, params: dict, view: FindingView)
     cost = int(rows["blocked_ns"].sum())
     r0 = rows.iloc[0]
     where = (
-        f" inside NVTX range {r0['nvtx_range']} ({r0['range_count']:,} ranges, {fmt_s(int(r0['range_sum_ns']))})"
+        f" inside NVTX range {r0['nvtx_range']} ({r0['range_count']:,} ranges, "
+        f"{units.duration_short(int(r0['range_sum_ns']))})"
         if r0["nvtx_range"]
         else ""
     )
     # totals are summed over host threads, which a summary does not count: no share of a whole is defined
-    span = f"; the GPU activity span is {fmt_s(s.gpu_activity_span_ns)}" if s.gpu_activity_span_ns > 0 else ""
+    span = (
+        f"; the GPU activity span is {units.duration_short(s.gpu_activity_span_ns)}"
+        if s.gpu_activity_span_ns > 0
+        else ""
+    )
     text = (
-        f"{int(r0['calls']):,} {clean_api_name(r0['api_name'])} calls block the host {fmt_s(int(r0['blocked_ns']))}"
+        f"{int(r0['calls']):,} {clean_api_name(r0['api_name'])} calls block the host "
+        f"{units.duration_short(int(r0['blocked_ns']))}"
         f"{where}, summed over host threads{span} (from the summary's totals; shares and per-step numbers "
         f"need event rows)."
     )
@@ -281,19 +287,19 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
     if ctx.dispatches.empty:
         text = (
             f"No dispatch marks, so the whole trace is the loop (no per-step figures): "
-            f"{count_noun(calls, 'blocking call')} hold{'s' if calls == 1 else ''} "
-            f"{count_noun(n_threads, 'host thread')} {fmt_s(cost)}, {share} of "
-            f"{'its' if n_threads == 1 else 'their'} time over the trace's {fmt_s(span['all'])} span "
+            f"{units.count(calls, 'blocking call')} hold{'s' if calls == 1 else ''} "
+            f"{units.count(n_threads, 'host thread')} {units.duration_short(cost)}, {share} of "
+            f"{'its' if n_threads == 1 else 'their'} time over the trace's {units.duration_short(span['all'])} span "
             f"(first to last recorded event), mostly {clean_api_name(r0['api_name'])}{where} "
-            f"({fmt_s(int(r0['top_blocked_ns']))})."
+            f"({units.duration_short(int(r0['top_blocked_ns']))})."
         )
     else:
         whose = "its step time" if n_threads == 1 else f"its step time on {n_threads} blocking host threads"
         text = (
-            f"{count_noun(calls, 'blocking call')} in the dispatch loop hold{'s' if calls == 1 else ''} the host "
-            f"{fmt_s(cost)}; "
+            f"{units.count(calls, 'blocking call')} in the dispatch loop hold{'s' if calls == 1 else ''} the host "
+            f"{units.duration_short(cost)}; "
             f"{r0['phase']}: {r0['calls_per_step']:g} per step, {share} of {whose}, mostly "
-            f"{clean_api_name(r0['api_name'])}{where} ({fmt_s(int(r0['top_blocked_ns']))})."
+            f"{clean_api_name(r0['api_name'])}{where} ({units.duration_short(int(r0['top_blocked_ns']))})."
         )
     return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="api", t0_ns=t0, t1_ns=t1))
 
@@ -379,8 +385,8 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
         text = (
             f"{r0['phase']} is launch-bound: {r0['kernels_per_step']:g} kernels per step, "
             f"{r0['short_kernel_pct']:.1f} % shorter than their launch call, "
-            f"{fmt_s(int(r0['launch_ns_per_step']))} of launch calls per step; "
-            f"launches outlast their kernels by {fmt_s(cost)} in all."
+            f"{units.duration_short(int(r0['launch_ns_per_step']))} of launch calls per step; "
+            f"launches outlast their kernels by {units.duration_short(cost)} in all."
         )
     else:
         n, launch_ns = int(r0["kernels"]), int(lsum[list(names).index(r0["phase"])])
@@ -391,7 +397,7 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
         )
         text = (
             f"No dispatch marks, so the whole trace is one loop (no per-step figures) and it is launch-bound: "
-            f"{which}, {fmt_s(launch_ns)} of launch calls in all; launches outlast their kernels by "
-            f"{fmt_s(cost)} in all."
+            f"{which}, {units.duration_short(launch_ns)} of launch calls in all; launches outlast their kernels by "
+            f"{units.duration_short(cost)} in all."
         )
     return _finding(ctx, rule, params, cost, text, rows, view)

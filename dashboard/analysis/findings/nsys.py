@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dashboard import units
 from dashboard.analysis import nsys_rules as nr
 from dashboard.analysis.findings.base import (
     NEEDS_EVENTS,
@@ -16,11 +17,9 @@ from dashboard.analysis.findings.base import (
     _finding,
     _not_evaluated,
     _window,
-    fmt_s,
 )
 from dashboard.analysis.tables import clean_api_name
 from dashboard.model import TraceBundle
-from dashboard.text import count_noun
 
 _NSYS_TEXT = {
     "gpu-starv": "GPU idle gaps over {gap} ms",
@@ -95,7 +94,7 @@ def nsys_unread(bundle: TraceBundle, rule: str) -> str:
         if hit.empty:
             return ""
         return (
-            f"the trace's {count_noun(len(hit), 'other synchronisation call')} ({_names_brief(hit)}): see sync-in-loop"
+            f"the trace's {units.count(len(hit), 'other synchronisation call')} ({_names_brief(hit)}): see sync-in-loop"
         )
     if a.empty or m.empty or rule not in ("cuda-sync-memcpy", "cuda-async-memcpy", "cuda-sync-memset"):
         return ""
@@ -112,8 +111,8 @@ def nsys_unread(bundle: TraceBundle, rule: str) -> str:
     hip = rows["api_name"].astype(str).str.lower().str.startswith("hip")
     family = "HIP" if hip.all() else "driver-API" if not hip.any() else "driver-API/HIP"
     return (
-        f"the trace's {count_noun(len(rows), f'{family} {what}', many)} ({_names_brief(rows['api_name'])}, "
-        f"{fmt_s(int(rows['duration_ns'].sum()))}): see {see}"
+        f"the trace's {units.count(len(rows), f'{family} {what}', many)} ({_names_brief(rows['api_name'])}, "
+        f"{units.duration_short(int(rows['duration_ns'].sum()))}): see {see}"
     )
 
 
@@ -149,12 +148,14 @@ def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
     top = rows.sort_values("duration_ns", ascending=False, kind="stable").iloc[0]
     t0, t1 = _window(int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"]))
     text = (
-        f"{len(rows):,} {label}, {fmt_s(cost)} in all; the longest {fmt_s(int(top['duration_ns']))} at "
+        f"{len(rows):,} {label}, {units.duration_short(cost)} in all; the longest "
+        f"{units.duration_short(int(top['duration_ns']))} at "
         f"{int(top['start_ns']) / 1e9:.3f} s"
     )
     if rule == "gpu-low-util":
         text = (
-            f"{len(rows):,} {label} ({fmt_s(int(rows['duration_ns'].sum()))}), {fmt_s(cost)} of it idle; "
+            f"{len(rows):,} {label} ({units.duration_short(int(rows['duration_ns'].sum()))}), "
+            f"{units.duration_short(cost)} of it idle; "
             f"the lowest at {float(rows['in_use_pct'].iloc[0]):.1f} % from {int(rows['start_ns'].iloc[0]) / 1e9:.3f} s"
         )
     if unread:

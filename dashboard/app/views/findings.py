@@ -7,7 +7,7 @@ from __future__ import annotations
 import dash_ag_grid as dag
 from dash import MATCH, ClientsideFunction, Input, Output, State, dcc, html
 
-from dashboard.analysis.findings import fmt_s
+from dashboard import units
 from dashboard.app import ids
 from dashboard.app.components import _INT, _PCT, _fmt
 from dashboard.app.views.base import View
@@ -21,7 +21,6 @@ from dashboard.render.findings import (
     rows_of,
 )
 from dashboard.render.steps import step_spec
-from dashboard.text import count_noun
 
 PANEL = "findings-panel"
 FINDING = "finding"  # pattern-matching ids {"type": FINDING | EVIDENCE | EVIDENCE_GRID, "index": i}
@@ -91,7 +90,7 @@ def render(trace, state):
                             html.Span(f.severity, className=f"badge sev-{f.severity}"),
                             " ",
                             html.B(f.rule),
-                            html.Span(f" · {fmt_s(f.cost_ns)} · ", className="cost"),
+                            html.Span(f" · {units.duration_short(f.cost_ns)} · ", className="cost"),
                             html.Span(f.summary, className="sentence"),
                             " ",
                             html.A(
@@ -103,7 +102,7 @@ def render(trace, state):
                             ),
                         ]
                     ),
-                    html.Div(f"Evidence: {count_noun(len(f.rows), 'row')}{more}", className="hint"),
+                    html.Div(f"Evidence: {units.count(len(f.rows), 'row')}{more}", className="hint"),
                     # A grid is costly to build in the browser: it is mounted when the finding is first opened.
                     html.Div(id={"type": EVIDENCE, "index": i}),
                     dcc.Store(id={"type": EVIDENCE_GRID, "index": i}, data=_grid(i, rows).to_plotly_json()),

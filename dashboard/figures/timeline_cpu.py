@@ -1,0 +1,144 @@
+"""The timeline's host-side layers as trace dicts: NVTX ranges, CUDA API calls, NVTX marks and search matches."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from dashboard import units
+from dashboard.figures.common import (
+    bar_labels,
+    escape_text,
+    s_from_ns,
+)
+from dashboard.figures.lanes import (
+    MARKS_LANE,
+    MIN_BAR_PX,
+    SEARCH_COLOR,
+    SearchLane,
+    _hbar,
+    _legend_swatch,
+    _objects,
+    _texts,
+    _thread_hover,
+    api_lane_label,
+    clip_to_window,
+)
+from dashboard.figures.theme import Theme, nvtx_color
+
+NVTX_RANGES = "NVTX ranges (colour = name)"
+
+
+def nvtx_traces(nvtx: pd.DataFrame, *, window, ns_per_px: float, theme: Theme) -> list[dict]:
+    """The NVTX ranges in their lanes (coloured by name, labelled where they fit) and their legend swatch."""
+    if nvtx.empty:
+        return []
+    names = _texts(nvtx["name"])
+    starts, ends = nvtx["start_ns"].to_numpy(), nvtx["end_ns"].to_numpy()
+    unclosed, cross = nvtx["unclosed"].to_numpy(dtype=bool), nvtx["cross_thread"].to_numpy(dtype=bool)
+    # names, threads and colours repeat: each distinct one is formatted once
+    bold = {n: f"<b>{escape_text(n[:200])}</b><br>" for n in set(names)}
+    threads = {
+        key: _thread_hover(*key)
+        for key in set(zip(nvtx["thread"].tolist(), nvtx["pid"].tolist(), nvtx["tid"].tolist()))
+    }
+    hover = [
+        f"{bold[n]}{units.duration(e - s)} · start {units.instant(s)}"
+        f"{' · unclosed (ended at last NVTX timestamp)' if u else ''}{' · ended on another thread' if c else ''}"
+        f"<br>{threads[(th, p, t)]}"
+        for n, s, e, u, c, th, p, t in zip(
+            names,
+            starts.tolist(),
+            ends.tolist(),
+            unclosed,
+            cross,
+            nvtx["thread"].tolist(),
+            nvtx["pid"].tolist(),
+            nvtx["tid"].tolist(),
+        )
+    ]
+    colours = {n: nvtx_color(n) for n in bold}
+    return [
+        _hbar(
+            NVTX_RANGES,
+            starts,
+            ends,
+            nvtx["lane"].to_numpy(),
+            color=[colours[n] for n in names],
+            hover=hover,
+            window=window,
+            showlegend=False,
+            legendgroup="nvtx",
+            text=bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px),
+            label_names=names,
+        ),
+        _legend_swatch(NVTX_RANGES, theme.nvtx, "nvtx"),
+    ]
+
+
+def api_traces(api: pd.DataFrame, *, window, ns_per_px: float, theme: Theme) -> list[dict]:
+    """The CUDA API calls, one lane per calling thread, each at least ``MIN_BAR_PX`` wide."""
+    if api.empty:
+        return []
+    names = api["name"].astype(str).to_numpy()
+    starts, ends = api["start_ns"].to_numpy(), api["end_ns"].to_numpy()
+    hover = [
+        f"<b>{escape_text(n[:120])}</b><br>{units.duration(e - s)} · start {units.instant(s)} · correlation id {c}"
+        f"<br>{_thread_hover(th, p, t)}"
+        for n, s, e, c, th, p, t in zip(
+            names, starts, ends, api["correlation_id"], api["thread"], api["pid"], api["tid"]
+        )
+    ]
+    return [
+        _hbar(
+            "CUDA API calls",
+            starts,
+            ends,
+            [api_lane_label(t) for t in api["thread"]],
+            color=theme.api,
+            hover=hover,
+            window=window,
+            min_ns=MIN_BAR_PX * ns_per_px,
+            text=bar_labels(names, *clip_to_window(starts, ends, window), ns_per_px),
+            label_names=names,
+        )
+    ]
+
+
+def search_traces(search: SearchLane | None, *, window, ns_per_px: float) -> list[dict]:
+    """The search's occurrences in its lane (none without a search or with nothing found in view)."""
+    if search is None or not len(search.start_ns):
+        return []
+    return [
+        _hbar(
+            "search matches",
+            search.start_ns,
+            search.end_ns,
+            [search.label] * len(search.start_ns),
+            color=SEARCH_COLOR,
+            hover=search.hover,
+            width=0.5,
+            window=window,
+            min_ns=MIN_BAR_PX * ns_per_px,
+            showlegend=False,
+        )
+    ]
+
+
+def mark_traces(marks: pd.DataFrame, *, theme: Theme) -> list[dict]:
+    """The NVTX marks as ticks in their lane."""
+    if marks.empty:
+        return []
+    return [
+        dict(
+            type="scatter",
+            name="NVTX marks",
+            mode="markers",
+            x=s_from_ns(marks["ts_ns"]),
+            y=_objects([MARKS_LANE] * len(marks)),
+            marker=dict(symbol="line-ns-open", size=14, color=theme.mark, line=dict(width=1.5)),
+            hovertext=_objects(
+                [f"{escape_text(str(n)[:200])}<br>{units.instant(t)}" for n, t in zip(marks["name"], marks["ts_ns"])]
+            ),
+            hoverinfo="text",
+        )
+    ]
