@@ -12,6 +12,7 @@ from dash import html
 
 from dashboard.app import ids
 from dashboard.render import Card
+from dashboard.render.columns import API_CALLS, KERNELS, NVTX_RANGES, Column
 
 LANE_LABELS = (
     ("nvtx", "NVTX ranges"),
@@ -67,73 +68,39 @@ def _why(reason: str) -> dict:
 _NUM_FILTER = "agNumberColumnFilter"
 _NOT_SAID = "—: the step's annotation does not give it (or a seed dispatch mark)"
 
-KERNEL_COLUMNS = [
-    {
-        "headerName": "Kernel (short name)",
-        "field": "name",
-        "tooltipField": "full_name",
-        "flex": 3,
-        "minWidth": 220,
-        "filter": "agTextColumnFilter",
-    },
-    {
-        "headerName": "Category",
-        "field": "category",
-        "tooltipField": "rule",
-        "filter": "agTextColumnFilter",
-        "minWidth": 130,
-    },
-    {"headerName": "Count", "field": "count", "valueFormatter": _INT, "filter": _NUM_FILTER},
-    {"headerName": "Total (ms)", "field": "total_ns", "valueFormatter": _MS, "filter": _NUM_FILTER, "sort": "desc"},
-    {"headerName": "Mean (µs)", "field": "mean_ns", "valueFormatter": _US, "filter": _NUM_FILTER},
-    {
-        "headerName": "% of kernel time",
-        "field": "kernel_pct",
-        "valueFormatter": _PCT,
-        "filter": _NUM_FILTER,
-        "headerTooltip": "this row's kernel time / the kernel time of all rows (sums to 100 %); n/a for a summary "
-        "JSON, which lists its top kernels only",
-    },
-]
-API_COLUMNS = [
-    {"headerName": "CUDA API call", "field": "name", "flex": 2, "minWidth": 200, "filter": "agTextColumnFilter"},
-    {"headerName": "Family", "field": "family", "filter": "agTextColumnFilter", "minWidth": 100},
-    {"headerName": "Raw name", "field": "raw_name", "flex": 2, "minWidth": 200, "filter": "agTextColumnFilter"},
-    {"headerName": "Count", "field": "count", "valueFormatter": _INT, "filter": _NUM_FILTER},
-    {
-        "headerName": "Total (ms, summed across threads)",
-        "field": "total_ns",
-        "valueFormatter": _MS,
-        "filter": _NUM_FILTER,
-        "sort": "desc",
-        "minWidth": 150,
-    },
-    {"headerName": "Mean (µs)", "field": "mean_ns", "valueFormatter": _US, "filter": _NUM_FILTER},
-]
-NVTX_COLUMNS = [
-    {
-        "headerName": "NVTX range",
-        "field": "name",
-        "tooltipField": "name",
-        "flex": 3,
-        "minWidth": 220,
-        "filter": "agTextColumnFilter",
-    },
-    {"headerName": "Count", "field": "count", "valueFormatter": _INT, "filter": _NUM_FILTER},
-    {"headerName": "Sum (ms)", "field": "sum_ns", "valueFormatter": _MS, "filter": _NUM_FILTER, "sort": "desc"},
-    {"headerName": "Union (ms)", "field": "union_ns", "valueFormatter": _MS, "filter": _NUM_FILTER},
-    {
-        "headerName": "GPU overlap (ms)",
-        "field": "gpu_overlap_ns",
-        "valueFormatter": _MS,
-        "filter": _NUM_FILTER,
-        "tooltipValueGetter": {"function": "params.data && params.data.overlap_note || undefined"},
-    },
+_GRID_FORMAT = {"count": _INT, "pct": _PCT}
+_GRID_UNIT_FORMAT = {"ms": _MS, "µs": _US}
+
+
+def grid_columns(columns: tuple[Column, ...], **extra: dict) -> list[dict]:
+    """AG Grid column definitions of a declared table (``render.columns``): the kind gives the value formatter
+    and filter. ``extra``: per field, grid settings a declaration has no word for (JavaScript tooltips, a
+    formatter that reads another field), over the derived ones."""
+    defs = []
+    for c in columns:
+        d = {"headerName": c.grid_header, "field": c.field}
+        for key, value in (("tooltipField", c.tooltip_field), ("flex", c.flex), ("minWidth", c.min_width)):
+            if value is not None:
+                d[key] = value
+        if c.kind == "text":
+            d["filter"] = "agTextColumnFilter"
+        else:
+            d["valueFormatter"] = _GRID_UNIT_FORMAT[c.unit] if c.kind == "duration" else _GRID_FORMAT[c.kind]
+            d["filter"] = _NUM_FILTER
+        for key, value in (("sort", c.sort), ("headerTooltip", c.header_tooltip)):
+            if value is not None:
+                d[key] = value
+        defs.append({**d, **extra.get(c.field, {})})
+    return defs
+
+
+KERNEL_COLUMNS = grid_columns(KERNELS)
+API_COLUMNS = grid_columns(API_CALLS)
+NVTX_COLUMNS = grid_columns(
+    NVTX_RANGES,
+    gpu_overlap_ns={"tooltipValueGetter": {"function": "params.data && params.data.overlap_note || undefined"}},
     # never measured (CUDA not traced): "—" as the overlap beside it; measured but nothing to divide by: "n/a"
-    {
-        "headerName": "Overlap %",
-        "field": "overlap_pct",
-        "filter": _NUM_FILTER,
+    overlap_pct={
         "valueFormatter": {"function": f"params.data && params.data.overlap_note ? '—' : {_PCT['function']}"},
         "tooltipValueGetter": {
             "function": "params.data && params.data.overlap_note || "
@@ -141,7 +108,7 @@ NVTX_COLUMNS = [
             ": undefined)"
         },
     },
-]
+)
 PHASE_COLUMNS = [
     {"headerName": "", "field": "metric", "minWidth": 110, "sortable": False},
     {"headerName": "prefill", "field": "prefill", "sortable": False, "type": "rightAligned"},
