@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dashboard.app.components import API_COLUMNS, KERNEL_COLUMNS, NVTX_COLUMNS, grid_columns
-from dashboard.render.columns import API_CALLS, KERNELS, NVTX_RANGES, Column, report_columns
+from dashboard.render.columns import API_CALLS, KERNELS, NVTX_RANGES, Column, report_columns, report_format
 from dashboard.render.export import _table
 
 MS = "params.value == null || params.value !== params.value ? '—' : d3.format(',.3f')(params.value / 1e6)"
@@ -91,8 +91,39 @@ def test_the_report_writes_each_kind_in_the_unit_that_fits():
         "<p class='small'>First 1 of 2 rows.</p>"
     )
     assert "<td class='num'>4.21 µs</td><td class='num'>—</td>" in _table(frame, KERNELS, 2)
+    assert report_format(Column("start_ns", "Start", "instant"))(1_234_567_890) == "1.234568 s"
+    assert report_format(Column("pid", "pid", "number"))(4242) == "4242"
 
 
 def test_an_unknown_kind_is_refused_where_it_is_declared():
     with pytest.raises(ValueError, match="column 'x': unknown kind 'bytes'"):
         Column("x", "X", "bytes")
+
+
+def test_a_reason_for_a_missing_value_becomes_the_grids_tooltip():
+    declared = (
+        Column("mode", "Graph mode", missing="—: the annotation does not say"),
+        Column("start_ns", "Start", "instant"),
+        Column("pid", "pid", "number", max_width=120),
+    )
+    assert grid_columns(declared) == [
+        {
+            "headerName": "Graph mode",
+            "field": "mode",
+            "filter": "agTextColumnFilter",
+            "valueFormatter": {
+                "function": "params.value == null || params.value !== params.value ? '—' : params.value"
+            },
+            "tooltipValueGetter": {
+                "function": "params.value == null ? ((params.data && params.data.note) || "
+                "'—: the annotation does not say') : undefined"
+            },
+        },
+        {
+            "headerName": "Start (s)",
+            "field": "start_ns",
+            "valueFormatter": {"function": "d3.format(',.6f')(params.value / 1e9)"},
+            "filter": "agNumberColumnFilter",
+        },
+        {"headerName": "pid", "field": "pid", "filter": "agNumberColumnFilter", "maxWidth": 120},
+    ]
