@@ -12,6 +12,7 @@ from dash import html
 
 from dashboard.app import ids
 from dashboard.render import Card
+from dashboard.render.columns import API_CALLS, DISPATCHES, GAPS, KERNELS, NVTX_RANGES, Column
 
 LANE_LABELS = (
     ("nvtx", "NVTX ranges"),
@@ -65,75 +66,50 @@ def _why(reason: str) -> dict:
 
 
 _NUM_FILTER = "agNumberColumnFilter"
-_NOT_SAID = "—: the step's annotation does not give it (or a seed dispatch mark)"
 
-KERNEL_COLUMNS = [
-    {
-        "headerName": "Kernel (short name)",
-        "field": "name",
-        "tooltipField": "full_name",
-        "flex": 3,
-        "minWidth": 220,
-        "filter": "agTextColumnFilter",
-    },
-    {
-        "headerName": "Category",
-        "field": "category",
-        "tooltipField": "rule",
-        "filter": "agTextColumnFilter",
-        "minWidth": 130,
-    },
-    {"headerName": "Count", "field": "count", "valueFormatter": _INT, "filter": _NUM_FILTER},
-    {"headerName": "Total (ms)", "field": "total_ns", "valueFormatter": _MS, "filter": _NUM_FILTER, "sort": "desc"},
-    {"headerName": "Mean (µs)", "field": "mean_ns", "valueFormatter": _US, "filter": _NUM_FILTER},
-    {
-        "headerName": "% of kernel time",
-        "field": "kernel_pct",
-        "valueFormatter": _PCT,
-        "filter": _NUM_FILTER,
-        "headerTooltip": "this row's kernel time / the kernel time of all rows (sums to 100 %); n/a for a summary "
-        "JSON, which lists its top kernels only",
-    },
-]
-API_COLUMNS = [
-    {"headerName": "CUDA API call", "field": "name", "flex": 2, "minWidth": 200, "filter": "agTextColumnFilter"},
-    {"headerName": "Family", "field": "family", "filter": "agTextColumnFilter", "minWidth": 100},
-    {"headerName": "Raw name", "field": "raw_name", "flex": 2, "minWidth": 200, "filter": "agTextColumnFilter"},
-    {"headerName": "Count", "field": "count", "valueFormatter": _INT, "filter": _NUM_FILTER},
-    {
-        "headerName": "Total (ms, summed across threads)",
-        "field": "total_ns",
-        "valueFormatter": _MS,
-        "filter": _NUM_FILTER,
-        "sort": "desc",
-        "minWidth": 150,
-    },
-    {"headerName": "Mean (µs)", "field": "mean_ns", "valueFormatter": _US, "filter": _NUM_FILTER},
-]
-NVTX_COLUMNS = [
-    {
-        "headerName": "NVTX range",
-        "field": "name",
-        "tooltipField": "name",
-        "flex": 3,
-        "minWidth": 220,
-        "filter": "agTextColumnFilter",
-    },
-    {"headerName": "Count", "field": "count", "valueFormatter": _INT, "filter": _NUM_FILTER},
-    {"headerName": "Sum (ms)", "field": "sum_ns", "valueFormatter": _MS, "filter": _NUM_FILTER, "sort": "desc"},
-    {"headerName": "Union (ms)", "field": "union_ns", "valueFormatter": _MS, "filter": _NUM_FILTER},
-    {
-        "headerName": "GPU overlap (ms)",
-        "field": "gpu_overlap_ns",
-        "valueFormatter": _MS,
-        "filter": _NUM_FILTER,
-        "tooltipValueGetter": {"function": "params.data && params.data.overlap_note || undefined"},
-    },
+_DASH = _fmt("params.value")
+_GRID_FORMAT = {"count": _INT, "pct": _PCT, "instant": {"function": "d3.format(',.6f')(params.value / 1e9)"}}
+_GRID_UNIT_FORMAT = {"ms": _MS, "µs": _US}
+
+
+def grid_columns(columns: tuple[Column, ...], **extra: dict) -> list[dict]:
+    """AG Grid column definitions of a declared table (``render.columns``): the kind gives the value formatter
+    and filter. ``extra``: per field, grid settings a declaration has no word for (JavaScript tooltips, a
+    formatter that reads another field), over the derived ones."""
+    defs = []
+    for c in columns:
+        d = {"headerName": c.grid_header, "field": c.field}
+        if c.kind == "text":
+            d["filter"] = "agTextColumnFilter"
+            if c.missing is not None:
+                d["valueFormatter"] = _DASH
+        else:
+            if c.kind != "number":
+                d["valueFormatter"] = _GRID_UNIT_FORMAT[c.unit] if c.kind == "duration" else _GRID_FORMAT[c.kind]
+            d["filter"] = _NUM_FILTER
+        for key, value in (
+            ("tooltipField", c.tooltip_field),
+            ("flex", c.flex),
+            ("minWidth", c.min_width),
+            ("maxWidth", c.max_width),
+            ("sort", c.sort),
+            ("headerTooltip", c.header_tooltip),
+        ):
+            if value is not None:
+                d[key] = value
+        if c.missing is not None:
+            d["tooltipValueGetter"] = _why(c.missing)
+        defs.append({**d, **extra.get(c.field, {})})
+    return defs
+
+
+KERNEL_COLUMNS = grid_columns(KERNELS)
+API_COLUMNS = grid_columns(API_CALLS)
+NVTX_COLUMNS = grid_columns(
+    NVTX_RANGES,
+    gpu_overlap_ns={"tooltipValueGetter": {"function": "params.data && params.data.overlap_note || undefined"}},
     # never measured (CUDA not traced): "—" as the overlap beside it; measured but nothing to divide by: "n/a"
-    {
-        "headerName": "Overlap %",
-        "field": "overlap_pct",
-        "filter": _NUM_FILTER,
+    overlap_pct={
         "valueFormatter": {"function": f"params.data && params.data.overlap_note ? '—' : {_PCT['function']}"},
         "tooltipValueGetter": {
             "function": "params.data && params.data.overlap_note || "
@@ -141,7 +117,7 @@ NVTX_COLUMNS = [
             ": undefined)"
         },
     },
-]
+)
 PHASE_COLUMNS = [
     {"headerName": "", "field": "metric", "minWidth": 110, "sortable": False},
     {"headerName": "prefill", "field": "prefill", "sortable": False, "type": "rightAligned"},
@@ -152,179 +128,14 @@ PHASE_COLUMNS = [
 ]
 
 
-DISPATCH_COLUMNS = [
-    {
-        "headerName": "#",
-        "field": "index",
-        "valueFormatter": _INT,
-        "filter": _NUM_FILTER,
-        "minWidth": 110,
-        "maxWidth": 120,
-    },
-    {"headerName": "Phase", "field": "phase", "filter": "agTextColumnFilter"},
-    {
-        "headerName": "Tokens",
-        "field": "tokens",
-        "valueFormatter": _INT,
-        "filter": _NUM_FILTER,
-        "tooltipValueGetter": _why("n/a: the mark's name carries no token count"),
-    },
-    {
-        "headerName": "Graph mode",
-        "field": "mode",
-        "filter": "agTextColumnFilter",
-        "valueFormatter": _fmt("params.value"),
-        "minWidth": 120,  # PIECEWISE whole
-        "headerTooltip": "the CUDA-graph mode the annotation names (NONE, PIECEWISE, FULL)",
-        "tooltipValueGetter": _why("—: the annotation does not say"),
-    },
-    {
-        "headerName": "Padded",
-        "field": "padded",
-        "valueFormatter": _INT,
-        "filter": _NUM_FILTER,
-        "tooltipValueGetter": _why("n/a: the mark's name carries no padded size"),
-    },
-    {
-        "headerName": "Start (s)",
-        "field": "start_ns",
-        "valueFormatter": {"function": "d3.format(',.6f')(params.value / 1e9)"},
-        "filter": _NUM_FILTER,
-        "sort": "asc",
-    },
-    {
-        "headerName": "Step (ms)",
-        "field": "duration_ns",
-        "filter": _NUM_FILTER,
+DISPATCH_COLUMNS = grid_columns(
+    DISPATCHES,
+    duration_ns={
         "valueFormatter": {"function": f"({_MS['function']}) + (params.data && params.data.note ? ' (cut)' : '')"},
-        "headerTooltip": "mark to next mark (the last: to the end of GPU activity, or estimated); "
-        "(cut): the part inside the stats window",
         "tooltipValueGetter": {"function": "(params.data && params.data.note) || undefined"},
     },
-    {
-        "headerName": "Kernels",
-        "field": "kernels",
-        "valueFormatter": _INT,
-        "filter": _NUM_FILTER,
-        "headerTooltip": "kernels launched by API calls inside this dispatch (correlation id + process)",
-        "tooltipValueGetter": _why("n/a: no kernel intervals to attribute (summary input or no kernels)"),
-    },
-    {
-        "headerName": "GPU busy (ms)",
-        "field": "gpu_busy_ns",
-        "valueFormatter": _MS,
-        "filter": _NUM_FILTER,
-        "headerTooltip": "union of this dispatch's attributed kernels (by correlation id + process)",
-        "tooltipValueGetter": _why("n/a: no kernel intervals to attribute (summary input or no kernels)"),
-    },
-    {
-        "headerName": "Launch lead (µs)",
-        "field": "launch_lead_ns",
-        "valueFormatter": _US,
-        "filter": _NUM_FILTER,
-        "headerTooltip": "first attributed kernel start minus the dispatch mark (the step's start)",
-        "tooltipValueGetter": _why("n/a: no kernel was attributed to this dispatch"),
-    },
-    {
-        "headerName": "Time / token (µs)",
-        "field": "ns_per_token",
-        "valueFormatter": _US,
-        "filter": _NUM_FILTER,
-        "tooltipValueGetter": _why("n/a: no token count (or 0 tokens) for this dispatch"),
-    },
-    # a framework's steps (vLLM, SGLang, TensorRT-LLM): what its annotation says of the batch
-    {
-        "headerName": "Ctx req",
-        "field": "context_requests",
-        "valueFormatter": _INT,
-        "filter": _NUM_FILTER,
-        "headerTooltip": "context (prefill) requests in the step",
-        "tooltipValueGetter": _why(_NOT_SAID),
-    },
-    {
-        "headerName": "Ctx tok",
-        "field": "context_tokens",
-        "valueFormatter": _INT,
-        "filter": _NUM_FILTER,
-        "headerTooltip": "context (prefill) tokens in the step",
-        "tooltipValueGetter": _why(_NOT_SAID),
-    },
-    {
-        "headerName": "Gen req",
-        "field": "generation_requests",
-        "valueFormatter": _INT,
-        "filter": _NUM_FILTER,
-        "headerTooltip": "generation (decode) requests in the step",
-        "tooltipValueGetter": _why(_NOT_SAID),
-    },
-    {
-        "headerName": "Gen tok",
-        "field": "generation_tokens",
-        "valueFormatter": _INT,
-        "filter": _NUM_FILTER,
-        "headerTooltip": "generation (decode) tokens in the step",
-        "tooltipValueGetter": _why(_NOT_SAID),
-    },
-    {
-        "headerName": "Batch",
-        "field": "batch_size",
-        "valueFormatter": _INT,
-        "filter": _NUM_FILTER,
-        "headerTooltip": "requests in the step's batch",
-        "tooltipValueGetter": _why(_NOT_SAID),
-    },
-    {"headerName": "pid", "field": "pid", "filter": _NUM_FILTER, "headerTooltip": "the annotating process"},
-    {
-        "headerName": "Annotation",
-        "field": "name",
-        "flex": 2,
-        "minWidth": 220,
-        "filter": "agTextColumnFilter",
-        "tooltipField": "name",
-    },
-]
-
-
-GAP_COLUMNS = [
-    {"headerName": "GPU", "field": "device_id", "minWidth": 110, "maxWidth": 120, "filter": _NUM_FILTER},
-    {
-        "headerName": "Start (s)",
-        "field": "start_ns",
-        "valueFormatter": {"function": "d3.format(',.6f')(params.value / 1e9)"},
-        "filter": _NUM_FILTER,
-    },
-    {"headerName": "Idle (µs)", "field": "duration_ns", "valueFormatter": _US, "filter": _NUM_FILTER, "sort": "desc"},
-    {
-        "headerName": "Host cause",
-        "field": "cause",
-        "flex": 2,
-        "minWidth": 220,
-        "filter": "agTextColumnFilter",
-        "tooltipField": "cause",
-    },
-    {
-        "headerName": "Memory op in gap",
-        "field": "memop_cover",
-        "minWidth": 170,
-        "filter": "agTextColumnFilter",
-        "headerTooltip": "memcpy/memset running during the gap (shown when the busy source does not count them)",
-        "tooltipField": "memop_cover",
-    },
-    {
-        "headerName": "CUDA API call",
-        "field": "api_call",
-        "minWidth": 170,
-        "filter": "agTextColumnFilter",
-        "tooltipField": "api_call",
-    },  # wide enough for cudaStreamSynchronize / cuLaunchKernelEx
-    {
-        "headerName": "Innermost NVTX range",
-        "field": "nvtx_range",
-        "flex": 1,
-        "filter": "agTextColumnFilter",
-        "tooltipField": "nvtx_range",
-    },
-]
+)
+GAP_COLUMNS = grid_columns(GAPS)
 
 
 def gpu_columns(columns: list[tuple[str, str]]) -> list[dict]:

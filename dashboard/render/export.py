@@ -25,6 +25,7 @@ from dashboard.errors import TraceError
 from dashboard.figures.common import report_layout
 from dashboard.figures.plotly_js import partial_bundle
 from dashboard.render import DashboardView, build_view
+from dashboard.render.columns import API_CALLS, KERNELS, NVTX_RANGES, Column, report_columns, report_format
 from dashboard.render.notes import notes_html
 from dashboard.state import ViewState, from_query, query_keys, to_query, unknown_keys_note
 
@@ -136,19 +137,24 @@ def _cell(value, fmt) -> str:
     return "—" if value is None or value is pd.NA or (isinstance(value, float) and value != value) else fmt(value)
 
 
-def _table(frame: pd.DataFrame, columns: list[tuple[str, str, callable]], limit: int) -> str:
-    """A report table: numeric columns right-aligned under right-aligned titles (class ``num``), text left."""
+def _table(frame: pd.DataFrame, columns: tuple[Column, ...], limit: int) -> str:
+    """A report table of a declared table's report columns (``render.columns``): numeric columns right-aligned
+    under right-aligned titles (class ``num``), text left."""
+    columns = report_columns(columns)
     num = {
-        key: " class='num'"
-        if key in frame and pd.api.types.is_numeric_dtype(frame[key]) and not pd.api.types.is_bool_dtype(frame[key])
+        c.field: " class='num'"
+        if c.field in frame
+        and pd.api.types.is_numeric_dtype(frame[c.field])
+        and not pd.api.types.is_bool_dtype(frame[c.field])
         else ""
-        for key, _, _ in columns
+        for c in columns
     }
+    fmts = [(c.field, report_format(c)) for c in columns]
     rows = []
     for rec in frame.head(limit).to_dict("records"):
-        cells = "".join(f"<td{num[key]}>{html.escape(_cell(rec[key], fmt))}</td>" for key, _, fmt in columns)
+        cells = "".join(f"<td{num[key]}>{html.escape(_cell(rec[key], fmt))}</td>" for key, fmt in fmts)
         rows.append(f"<tr>{cells}</tr>")
-    head = "".join(f"<th{num[key]}>{html.escape(label)}</th>" for key, label, _ in columns)
+    head = "".join(f"<th{num[c.field]}>{html.escape(c.title)}</th>" for c in columns)
     more = f"<p class='small'>First {limit:,} of {len(frame):,} rows.</p>" if len(frame) > limit else ""
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
 
@@ -231,54 +237,13 @@ def report_html(trace: LoadedTrace, state: ViewState, *, url: str = "") -> str:
     from dashboard.render import effective_group, nvtx_rows, windowed
 
     nvtx = pd.DataFrame(nvtx_rows(windowed(trace, state.stats_window()), grouped=effective_group(trace, state.group)))
-    txt = str
     tables = []
     if not kernels.empty:
-        tables.append(
-            "<h2>Top kernels</h2>"
-            + _table(
-                kernels,
-                [
-                    ("name", "Kernel", txt),
-                    ("category", "Category", txt),
-                    ("count", "Count", lambda v: f"{v:,}"),
-                    ("total_ns", "Total", units.duration),
-                    ("mean_ns", "Mean", units.duration),
-                    ("kernel_pct", "% of kernel time", lambda v: units.pct(v, 2)),
-                ],
-                50,
-            )
-        )
+        tables.append("<h2>Top kernels</h2>" + _table(kernels, KERNELS, 50))
     if not api.empty:
-        tables.append(
-            "<h2>CUDA API calls (totals summed across threads)</h2>"
-            + _table(
-                api,
-                [
-                    ("name", "Call", txt),
-                    ("count", "Count", lambda v: f"{v:,}"),
-                    ("total_ns", "Total", units.duration),
-                    ("mean_ns", "Mean", units.duration),
-                ],
-                50,
-            )
-        )
+        tables.append("<h2>CUDA API calls (totals summed across threads)</h2>" + _table(api, API_CALLS, 50))
     if not nvtx.empty:
-        tables.append(
-            "<h2>NVTX ranges</h2>"
-            + _table(
-                nvtx,
-                [
-                    ("name", "Range", txt),
-                    ("count", "Count", lambda v: f"{v:,}"),
-                    ("sum_ns", "Sum", units.duration),
-                    ("union_ns", "Union", units.duration),
-                    ("gpu_overlap_ns", "GPU overlap", units.duration),
-                    ("overlap_pct", "Overlap", units.pct),
-                ],
-                100,
-            )
-        )
+        tables.append("<h2>NVTX ranges</h2>" + _table(nvtx, NVTX_RANGES, 100))
     window = state.window()
     settings = [
         f"trace: {trace.name}",
