@@ -425,3 +425,15 @@ document.addEventListener("keydown", (e) => {
     });
   }
 })();
+
+// A finding's "open view" link keeps the page's notes: they are pinned to times of the same trace, and the
+// finding's own view (dashboard/render/findings.link_for) is built without them.
+document.addEventListener("click", (e) => {
+  const a = e.target && e.target.closest ? e.target.closest("a.finding-link") : null;
+  const notes = new URLSearchParams(window.location.search).getAll("note");
+  if (!a || !notes.length) { return; }
+  const url = new URL(a.getAttribute("href"), window.location.href);
+  url.searchParams.delete("note");
+  notes.forEach(n => url.searchParams.append("note", n));
+  a.setAttribute("href", url.pathname + url.search);
+}, true);

@@ -1,6 +1,8 @@
 """The Findings panel above the overview: ranked findings, sortable evidence, and links that open the
 view they name (tab, window, marked row), in headless Chromium."""
 
+from urllib.parse import parse_qs, urlsplit
+
 import pytest
 from playwright.sync_api import Page, expect
 from waits import figure_js, grid_js, present, until
@@ -14,7 +16,7 @@ def test_findings_panel_links_open_their_view(page: Page, serve, tmp_path, artif
     from test_findings import build_fixture
 
     build_fixture(tmp_path / "serving.sqlite")
-    page.goto(serve(create_app(trace_dirs=[tmp_path])))
+    page.goto(serve(create_app(trace_dirs=[tmp_path])) + "/?note=15000%3Alook%20here&note=1000-2000%3Aa%2Bb")
     panel = page.locator("#findings-panel")
     expect(present(panel)).to_contain_text("padding-waste", timeout=30000)
     # above the overview cards, ranked by cost (the fixture's numbers, tests/test_findings.py)
@@ -55,6 +57,9 @@ def test_findings_panel_links_open_their_view(page: Page, serve, tmp_path, artif
     page.locator("#findings-panel-link-host-bound-steps").click()
     page.wait_for_function("() => window.location.search.includes('mark=dispatch')", timeout=30000)
     assert "tab=dispatches" in page.url and "t0_ns=10000" in page.url and "t1_ns=22000" in page.url
+    # the page's notes go with it (the finding's own link has none)
+    assert parse_qs(urlsplit(page.url).query)["note"] == ["1000-2000:a+b", "15000:look here"]
+    expect(page.locator(".notes-list li .note-body")).to_have_text(["a+b", "look here"])
     expect(present(page.locator("#table-tabs .tab--selected"))).to_have_text("Dispatches", timeout=30000)
     page.wait_for_function(
         figure_js(
