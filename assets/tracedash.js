@@ -392,6 +392,32 @@ document.addEventListener("keydown", (e) => {
     if (done) { e.preventDefault(); }
   }, true);  // capture: a focused table cell (after a row click) stops the keys it handles from bubbling
 
+  // A click on the timeline's plot area where no bar is (Plotly reports clicks on points only) is a point of
+  // the time axis too: it becomes the graph's clickData, which "Add note" reads (app/sync.py). A drag (the
+  // pointer moved) or Plotly's own click on a bar (plotly_click, after the mouseup) is left alone.
+  let down = null, pointClickAt = 0;
+  document.addEventListener("mousedown", (e) => {
+    const gd = plotOf("timeline");
+    down = gd && gd.contains(e.target) ? {x: e.clientX, y: e.clientY} : null;
+    if (gd && gd.on && gd._ev && !gd._tracedashClick) {
+      gd._tracedashClick = () => { pointClickAt = performance.now(); };
+      gd.on("plotly_click", gd._tracedashClick);
+    }
+  }, true);
+  document.addEventListener("mouseup", (e) => {
+    const gd = plotOf("timeline"), dc = window.dash_clientside, at = performance.now();
+    if (!down || !onTimeAxis(gd) || !dc || !dc.set_props) { return; }
+    const moved = Math.abs(e.clientX - down.x) > 3 || Math.abs(e.clientY - down.y) > 3;
+    down = null;
+    const r = gd._fullLayout.xaxis.range, rect = gd.getBoundingClientRect(), s = gd._fullLayout._size;
+    const x = e.clientX - rect.left - s.l, y = e.clientY - rect.top - s.t;
+    if (moved || x < 0 || x > s.w || y < 0 || y > s.h) { return; }
+    const t = Number(r[0]) + (Number(r[1]) - Number(r[0])) * x / s.w;
+    setTimeout(() => {
+      if (pointClickAt < at) { dc.set_props("timeline", {clickData: {points: [{x: t}]}}); }
+    }, 0);
+  }, true);
+
   // Flows: hovering a kernel draws the line from its launch call on the CUDA API lane to the kernel, as Perfetto
   // draws flow arrows (one layout shape named "hover flow", the figure's own shapes kept). Each kernel bar's
   // customdata holds [call start (s), the API lane's y position] (figures.timeline.launch_flows), NaN for none.

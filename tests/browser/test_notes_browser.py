@@ -97,3 +97,47 @@ def test_a_note_added_in_the_page_travels_in_the_link(page: Page, browser, serve
     page.locator(".note-time").first.click()  # zoom to it: its width of context on each side
     page.wait_for_function("() => location.search.includes('t0_ns=1100000&t1_ns=1400000')")
     assert dialogs == [] and console_errors == []
+
+
+def plot_area(page: Page) -> dict:
+    """The timeline's plot area in client px and its x range in s."""
+    return page.evaluate(
+        figure_js(
+            "timeline",
+            "(() => { const r = gd.getBoundingClientRect(), s = gd._fullLayout._size, a = gd._fullLayout.xaxis.range;"
+            " return {left: r.left + s.l, top: r.top + s.t, w: s.w, h: s.h, a: a[0], b: a[1]}; })()",
+        )
+    )
+
+
+def test_a_click_where_no_bar_is_pins_the_note_to_that_time(page: Page, serve, notes_trace, console_errors):
+    # the window runs past the last kernel (it ends at 1.75 ms): at 80 % of its width no bar is drawn
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    base = serve(create_app([notes_trace]))
+    page.goto(f"{base}/?trace={trace_id(notes_trace)}&t0_ns=1700000&t1_ns=2000000")
+    page.wait_for_function(figure_js("timeline", "gd._fullData.length > 0 && !!gd._ev"), timeout=30000)
+    page.locator("#timeline").scroll_into_view_if_needed()
+    geo = plot_area(page)
+    px, py = round(geo["left"] + 0.8 * geo["w"]), round(geo["top"] + geo["h"] / 2)
+    page.mouse.click(px, py)
+    page.fill("#note-text", "nothing runs here")
+    page.click("#note-add")
+    page.wait_for_function("() => location.search.includes('note=')")
+    t_s = geo["a"] + (geo["b"] - geo["a"]) * (px - geo["left"]) / geo["w"]  # the page's own arithmetic
+    assert parse_qs(urlsplit(page.url).query)["note"] == [f"{round(t_s * 1e9)}:nothing runs here"]
+    assert 1_930_000 < round(t_s * 1e9) < 1_950_000
+    # a drag over the plot zooms and pins nothing: the next note goes to the new window
+    page.locator("#timeline").scroll_into_view_if_needed()  # the new note's row moved it down
+    geo = plot_area(page)
+    px, py = round(geo["left"] + 0.8 * geo["w"]), round(geo["top"] + geo["h"] / 2)
+    page.mouse.move(px - 200, py)
+    page.mouse.down()
+    page.mouse.move(px - 100, py, steps=5)
+    page.mouse.up()
+    page.wait_for_function("() => !location.search.includes('t0_ns=1700000')")
+    page.fill("#note-text", "window")
+    page.click("#note-add")
+    page.wait_for_function("() => (location.search.match(/note=/g) || []).length === 2")
+    q = parse_qs(urlsplit(page.url).query)
+    assert f"{q['t0_ns'][0]}-{q['t1_ns'][0]}:window" in q["note"]
+    assert console_errors == []
