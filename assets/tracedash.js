@@ -409,6 +409,10 @@ document.addEventListener("keydown", (e) => {
     if (!down || !onTimeAxis(gd) || !dc || !dc.set_props) { return; }
     const moved = Math.abs(e.clientX - down.x) > 3 || Math.abs(e.clientY - down.y) > 3;
     down = null;
+    if (e.detail >= 2) {  // a double click resets the zoom: its first click was no point to pin to
+      setTimeout(() => dc.set_props("timeline", {clickData: null}), 0);
+      return;
+    }
     const r = gd._fullLayout.xaxis.range, rect = gd.getBoundingClientRect(), s = gd._fullLayout._size;
     const x = e.clientX - rect.left - s.l, y = e.clientY - rect.top - s.t;
     if (moved || x < 0 || x > s.w || y < 0 || y > s.h) { return; }

@@ -140,4 +140,11 @@ def test_a_click_where_no_bar_is_pins_the_note_to_that_time(page: Page, serve, n
     page.wait_for_function("() => (location.search.match(/note=/g) || []).length === 2")
     q = parse_qs(urlsplit(page.url).query)
     assert f"{q['t0_ns'][0]}-{q['t1_ns'][0]}:window" in q["note"]
+    # a double click resets the zoom and pins nothing either: the next note goes to the whole trace's activity
+    page.mouse.dblclick(px, py)
+    page.wait_for_function("() => !location.search.includes('t0_ns=')")
+    page.fill("#note-text", "all")
+    page.click("#note-add")
+    page.wait_for_function("() => (location.search.match(/note=/g) || []).length === 3")
+    assert "1000000-1750000:all" in parse_qs(urlsplit(page.url).query)["note"]
     assert console_errors == []
