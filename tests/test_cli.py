@@ -63,6 +63,20 @@ def test_serve_missing_trace_exit_2(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("args", [["{bad}"], [str(SEED), "{bad}"], ["--ranks", str(SEED), "{bad}"]])
+def test_serve_refuses_a_named_file_that_is_no_trace_before_serving(tmp_path, capsys, args):
+    bad = tmp_path / "t.sqlite"
+    bad.write_bytes(b"hello")
+    assert main(["serve", *[a.format(bad=bad) for a in args], "--port", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "tracedash: error: t.sqlite: neither an nsys SQLite export nor a tracedash summary JSON, a PyTorch profiler "
+        "(Kineto) trace or an Nsight Systems report (export nsys reports with: nsys export --type sqlite "
+        "REPORT.nsys-rep)\n"
+    )
+    assert bad.read_bytes() == b"hello"
+
+
 def test_console_script_runs_as_module(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "dashboard", "summarize", str(tmp_path / "x.sqlite")],

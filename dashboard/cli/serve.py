@@ -10,6 +10,18 @@ from dashboard.cli.args import _cache, _say, default_trace_dir
 from dashboard.errors import TraceError
 
 
+def _check_named_files(paths) -> None:
+    """A file named on the command line that is no trace is refused now, with the message ``summarize`` gives
+    (a folder is scanned for traces instead; a bad file found in one shows its error in the page)."""
+    from pathlib import Path
+
+    from dashboard.loaders import sniff_format
+
+    for p in map(Path, paths):
+        if not p.is_dir():
+            sniff_format(p)
+
+
 def _serve(args) -> int:
     from functools import partial
 
@@ -24,6 +36,7 @@ def _serve(args) -> int:
         if d is None:
             raise TraceError("no traces given and no sample_traces/ folder found: pass TRACE files or --trace-dir DIR")
         dirs = [d]
+    _check_named_files([*args.traces, *(args.ranks or [])])
     workers = args.workers or 1
     if workers > 1 and args.debug:
         raise TraceError("--debug runs one process: leave out --workers")
