@@ -154,6 +154,28 @@ def test_go_to_zooms_and_marks_the_occurrence_and_the_link_holds_it(trace):
     )
 
 
+def test_a_link_whose_search_cannot_be_applied_says_so_in_the_status_and_for_export(trace):
+    from dashboard.render.search import search_status, search_warnings
+
+    state = replace(DEFAULT, trace="search.sqlite@0123abcd", search="elementwise")
+    assert search_warnings(trace, state) == [] == search_warnings(trace, replace(state, hit=7))
+    past = replace(state, hit=8)
+    assert search_status(trace, past) == (
+        "elementwise: 7 in the trace, 7 in view (5 kernels, 2 NVTX annotations)"
+        " · #8 of the link is past the last one: Next goes to the first"
+    )
+    assert search_warnings(trace, past) == [
+        "Ignored hit=8 in the link: the search finds 7 occurrences; nothing is marked as gone to"
+    ]
+    assert search_warnings(trace, replace(state, search="/(/")) == [
+        "Ignored search='/(/' in the link: /(/ is not a regular expression RE2 reads: missing ): ("
+    ]
+    none = replace(state, search="zzz", hit=1)
+    assert search_warnings(trace, none) == [
+        "Ignored hit=1 in the link: the search finds 0 occurrences; nothing is marked as gone to"
+    ]
+
+
 def test_a_new_search_or_trace_forgets_the_occurrence():
     from dashboard.state import apply_control
 
@@ -216,3 +238,19 @@ def test_the_state_callback_applies_each_next_once(trace):
     typed = {"controls": {"search": "gemm"}, "step": {"n": 2.5, "dir": 1}}  # Enter: the text and Next at once
     first, _, _ = next_state(new, [(ids.TIMELINE_SEARCH, "n_submit")], typed, seen, lambda s, d: go_to(trace, s, d))
     assert (first.search, first.hit, first.mark) == ("gemm", 1, ("kernel", 20_000, 25_000))
+
+
+def test_report_warns_of_a_search_it_cannot_apply(tmp_path, capsys):
+    from dashboard.cli import main
+
+    path = write_search_fixture(tmp_path / "search.sqlite")
+    out = tmp_path / "r.html"
+    assert main(["report", str(path), "--url", "?search=/(/", "-o", str(out), "--no-cache"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == (
+        "tracedash: warning: Ignored search='/(/' in the link: /(/ is not a regular expression RE2 reads: missing ): ("
+    )
+    assert main(["report", str(path), "--url", "?search=elementwise&hit=9", "-o", str(out), "--no-cache"]) == 0
+    assert capsys.readouterr().err.splitlines()[0] == (
+        "tracedash: warning: Ignored hit=9 in the link: the search finds 7 occurrences; nothing is marked as gone to"
+    )

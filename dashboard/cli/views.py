@@ -15,6 +15,14 @@ def _notes_said(state) -> str:
     return f", {units.count(len(state.notes), 'note')}" if state.notes else ""
 
 
+def _say_search_warnings(trace, state) -> None:
+    """The link's search as the trace answers it: a query it cannot run, an occurrence past the last one."""
+    from dashboard.render.search import search_warnings
+
+    for w in search_warnings(trace, state):
+        _say(f"tracedash: warning: {w}", file=sys.stderr)
+
+
 def _export(args) -> int:
     from dashboard.render.export import figure_for, image_bytes, state_from_url, view_for
 
@@ -25,6 +33,7 @@ def _export(args) -> int:
     _check_output(Path(args.output))
     _check_link_trace(state.trace, Path(args.trace))
     trace = _load_for_view(args)
+    _say_search_warnings(trace, state)
     data = image_bytes(figure_for(view_for(trace, state), args.figure), fmt, which=args.figure)
     try:
         Path(args.output).write_bytes(data)
@@ -49,6 +58,7 @@ def _report(args) -> int:
     _check_output(Path(args.output))
     _check_link_trace(state.trace, Path(args.trace))
     trace = _load_for_view(args)
+    _say_search_warnings(trace, state)
     text = report_for_url(trace, args.url, state=state)
     try:
         Path(args.output).write_text(text, encoding="utf-8")

@@ -43,7 +43,26 @@ def search_status(trace: LoadedTrace | None, state: ViewState) -> str:
     if state.hit is not None and len(occ) and state.hit <= len(occ):
         kind, s, e = occ.interval(state.hit - 1)
         text += f" · at #{state.hit:,}: {occurrence_name(trace, occ, state.hit - 1)} at {units.instant(s)}"
+    elif state.hit is not None:
+        text += f" · #{state.hit:,} of the link is past the last one: Next goes to the first"
     return text
+
+
+def search_warnings(trace: LoadedTrace, state: ViewState) -> list[str]:
+    """What of a link's search a headless view (``tracedash export`` / ``report``) cannot apply, in the words
+    of the link's other ignored keys: a query that is no usable search, an occurrence past the last one."""
+    if not state.search:
+        return []
+    if trace.bundle is None:
+        return [f"Ignored search={state.search!r} in the link: this input is a summary, with no timeline to search"]
+    try:
+        occ = occurrences(trace, state)
+    except SearchError as exc:
+        return [f"Ignored search={state.search!r} in the link: {exc}"]
+    if state.hit is not None and state.hit > len(occ):
+        found = units.count(len(occ), "occurrence")
+        return [f"Ignored hit={state.hit} in the link: the search finds {found}; nothing is marked as gone to"]
+    return []
 
 
 def occurrence_name(trace: LoadedTrace, occ: Occurrences, position: int) -> str:
