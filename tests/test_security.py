@@ -366,6 +366,7 @@ def test_healthz_reports_memory_and_counts(served):
         "loads": 0,
         "memory_bytes": 0,
         "memory_limit_bytes": 10**9,
+        "cache_writes_pending": 0,
     }
 
 

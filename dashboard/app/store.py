@@ -14,13 +14,16 @@ import re
 import shutil
 import tempfile
 import threading
+import time
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from dashboard.data.trace import LoadedTrace, load_trace
+from dashboard.data.trace import LoadedTrace, LoadStatus, load_trace
 from dashboard.errors import TraceError, TraceNotFoundError
 
 log = logging.getLogger(__name__)
@@ -163,6 +166,27 @@ def default_memory_limit(workers: int = 1) -> int:
     return int(psutil.virtual_memory().total * DEFAULT_MEMORY_SHARE / max(1, workers))
 
 
+def _takes(fn, name: str) -> bool:
+    """Whether ``fn`` accepts the keyword argument ``name`` (a test's loader may take fewer than ``load_trace``)."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
+@dataclass
+class _Loading:
+    """A load in progress (``TraceStore.load_status``): its stage and when it and the load began (monotonic s)."""
+
+    started_s: float
+    stage: str = ""
+    stage_started_s: float = 0.0
+    rows: tuple[tuple[str, int], ...] = ()
+
+
 class TraceStore:
     """Thread-safe map of trace id -> file, with loaded traces kept while they fit in ``memory_limit`` bytes.
 
@@ -187,6 +211,7 @@ class TraceStore:
         cache=None,
         upload_dir: str | os.PathLike | None = None,
         loader=load_trace,
+        clock=time.monotonic,
     ):
         self._lock = threading.RLock()
         self._paths: dict[str, Path] = {}
@@ -201,6 +226,13 @@ class TraceStore:
         self._prefix = dispatch_prefix
         self._trace_cache = cache
         self._loader = loader
+        self._loader_progress = _takes(loader, "progress")
+        self._loader_writer = _takes(loader, "cache_writer")
+        self._clock = clock
+        self._progress: dict[str, _Loading] = {}  # trace id -> its load in progress
+        self._failed: dict[str, str] = {}  # trace id -> the error of its last load, until the next one starts
+        self._writer: ThreadPoolExecutor | None = None  # writes new cache entries, one at a time
+        self._writes: set[Future] = set()
         self.loads = 0  # how many times a file was actually read (for tests and /healthz)
         self.refresh()
 
@@ -354,18 +386,89 @@ class TraceStore:
                 if trace_id in self._loaded:
                     self._loaded.move_to_end(trace_id)
                     return self._loaded[trace_id][0]
-            if self.is_upload(trace_id):  # never the disk cache; one at a time
-                with self._upload_gate:
-                    trace = self._loader(path, dispatch_prefix=self._prefix, cache=None)
-            else:
-                trace = self._loader(path, dispatch_prefix=self._prefix, cache=self._trace_cache)
+                loading = self._progress[trace_id] = _Loading(self._clock())
+                self._failed.pop(trace_id, None)
+            try:
+                trace = self._load(path, trace_id, loading)
+            except Exception as exc:
+                with self._lock:
+                    self._progress.pop(trace_id, None)
+                    self._failed[trace_id] = str(exc) if isinstance(exc, TraceError) else "internal error"
+                    self._loading.pop(trace_id, None)
+                raise
             size = trace_nbytes(trace)
             with self._lock:
                 self.loads += 1
                 self._loaded[trace_id] = (trace, size)
                 self._evict(keep=trace_id)
                 self._loading.pop(trace_id, None)
+                self._progress.pop(trace_id, None)
             return trace
+
+    def _load(self, path: Path, trace_id: str, loading: _Loading) -> LoadedTrace:
+        """Read ``path`` with the loader, recording its stages in ``loading``."""
+
+        def stage(name: str, rows=None) -> None:
+            with self._lock:
+                loading.stage, loading.stage_started_s = name, self._clock()
+                loading.rows += tuple(rows or ())
+
+        kw = {"dispatch_prefix": self._prefix}
+        if self._loader_progress:
+            kw["progress"] = stage
+        if self.is_upload(trace_id):  # never the disk cache; one at a time
+            stage("waiting")
+            with self._upload_gate:
+                stage("")
+                return self._loader(path, cache=None, **kw)
+        if self._loader_writer and self._trace_cache is not None:
+            kw["cache_writer"] = self._defer_cache_write
+        return self._loader(path, cache=self._trace_cache, **kw)
+
+    def load_status(self, trace_id: str) -> LoadStatus:
+        """Where ``trace_id`` stands: in memory, being loaded (stage, rows, seconds), failed, or idle. Cheap:
+        reads no file (a page polls it while it waits)."""
+        with self._lock:
+            p = self._paths.get(trace_id)
+            name = p.name if p is not None else str(trace_id).rpartition("@")[0]
+            if trace_id in self._loaded:
+                return LoadStatus(name, "loaded")
+            loading = self._progress.get(trace_id)
+            if loading is not None:
+                now = self._clock()
+                stage_s = now - loading.stage_started_s if loading.stage else 0.0
+                return LoadStatus(name, "loading", loading.stage, now - loading.started_s, stage_s, loading.rows)
+            if trace_id in self._failed:
+                return LoadStatus(name, "failed", error=self._failed[trace_id])
+            return LoadStatus(name, "idle")
+
+    # ----- cache entries written after the page is served ------------------------------------
+    def _defer_cache_write(self, write) -> None:
+        """Run ``write`` (a new cache entry's write) on the store's writer thread; a failure is logged."""
+
+        def run() -> None:
+            try:
+                write()
+            except Exception:  # the trace is served all the same; the next load builds the entry again
+                log.exception("writing a cache entry failed")
+
+        with self._lock:
+            if self._writer is None:
+                self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tracedash-cache-write")
+            future = self._writer.submit(run)
+            self._writes.add(future)
+        future.add_done_callback(self._write_done)
+
+    def _write_done(self, future: Future) -> None:
+        with self._lock:
+            self._writes.discard(future)
+
+    def flush_cache_writes(self, timeout: float | None = None) -> bool:
+        """Wait until every cache write asked for so far has finished (or ``timeout`` seconds); returns
+        whether none is left."""
+        with self._lock:
+            pending = set(self._writes)
+        return not wait_futures(pending, timeout=timeout).not_done
 
     def is_loaded(self, trace_id: str) -> bool:
         """Whether ``trace_id`` is in memory now (``get`` returns it without reading a file)."""
@@ -394,6 +497,7 @@ class TraceStore:
                 "loads": self.loads,
                 "memory_bytes": self.memory_bytes(),
                 "memory_limit_bytes": self.memory_limit,
+                "cache_writes_pending": len(self._writes),
             }
 
     # ----- uploads ----------------------------------------------------------------------------

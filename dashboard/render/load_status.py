@@ -1,0 +1,42 @@
+"""The status line a page shows while its trace loads: "Loading big.sqlite: reading kernels … · 4.2 s"."""
+
+from __future__ import annotations
+
+from dashboard.data.trace import LoadStatus
+
+# What each stage of ``load_trace`` (its ``progress`` names, and the store's "waiting") is doing, in words.
+STAGE_WORDS = {
+    "": "starting",
+    "waiting": "waiting for another upload to finish loading",
+    "nsys export": "exporting the report with nsys",
+    "cached frames": "reading the Parquet cache",
+    "names": "reading names",
+    "kernels and CUDA API calls": "reading kernels and CUDA API calls",
+    "NVTX": "reading NVTX ranges and marks",
+    "memcpy/memset": "reading memcpy/memset",
+    "graphs": "reading CUDA graph launches",
+    "PyTorch trace": "reading the PyTorch trace",
+    "summary JSON": "reading the summary JSON",
+    "summary": "computing the summary",
+}
+# Polls of a trace that is neither in memory nor loading before the page stops asking: its views start the
+# load as they ask for it, so an idle trace past this is one another worker process loads (or none does).
+IDLE_POLLS = 20
+
+
+def load_status_line(status: LoadStatus) -> str | None:
+    """The page's status line for ``status``: ``Loading NAME: STAGE (ROWS) · SECONDS s`` while it loads,
+    ``Loading NAME…`` while no load has started yet (idle), None once it is in memory or its load failed
+    (the views show the error)."""
+    if status.state == "idle":
+        return f"Loading {status.name}…"
+    if status.state != "loading":
+        return None
+    words = STAGE_WORDS.get(status.stage, status.stage)
+    rows = ", ".join(f"{n:,} {kind}" for kind, n in status.rows)
+    return f"Loading {status.name}: {words}{f' ({rows})' if rows else ''} · {status.elapsed_s:.1f} s"
+
+
+def keep_polling(status: LoadStatus, polls: int) -> bool:
+    """Whether the page asks again: while the load runs, and for ``IDLE_POLLS`` polls of an idle trace."""
+    return status.state == "loading" or (status.state == "idle" and polls < IDLE_POLLS)
