@@ -1,6 +1,7 @@
 """Page load against the floor, for this tree and a baseline commit, in one run on one machine.
 
-Run: ``.venv/bin/python benchmarks/page_load.py [TRACE ...] [--runs 4] [--baseline 5b1e355] [--big] [--quick]``
+Run: ``.venv/bin/python benchmarks/page_load.py [TRACE ...] [--runs 4] [--baseline 5b1e355] [--big] [--quick]
+[--empty-cache]``
 (``--quick``: the tiny NVTX sample, 2 loads, no baseline: seconds; `make test` runs it with the browser tests)
 
 What is measured (the way the speed targets state it, as ../shared/tools/page_ready.py does):
@@ -19,6 +20,10 @@ What is measured (the way the speed targets state it, as ../shared/tools/page_re
   (``server.start_warming``: it reads the default trace and renders its page) is still running; for this tree
   the same load with that warming off (``TRACEDASH_NO_WARM=1``) is printed after it. The median of the later
   loads is "in memory".
+
+``--empty-cache`` measures instead the first page from an empty Parquet cache: per run a fresh server with a new, empty
+cache folder, opened as soon as ``/healthz`` answers (its start-up warming on, as ``tracedash serve`` runs), the
+median of ``--runs`` such first loads (settled and drawn).
 
 Each figure prints as ``floor + extra``; beside them the server's peak memory (PSS summed over its processes,
 see ``sample_rss``) over the loads of the fresh server. ``--big`` adds a 2M-kernel trace from ``benchmarks/make_trace.py``.
@@ -177,6 +182,22 @@ def measure_trace(browser, tree: Path, trace: Path, runs: int, env: dict) -> dic
             "drawn": statistics.median(x[1] for x in rest), "loads": loads, "rss": peak[0], "cold": cold}
 
 
+def measure_empty_cache(browser, tree: Path, trace: Path, runs: int, env: dict, work: Path) -> dict:
+    """``runs`` first loads, each of a fresh server whose Parquet cache folder is new and empty."""
+    loads = []
+    for i in range(runs):
+        cache = work / f"empty-cache-{tree.name}-{trace.stem}-{i}"
+        proc, port = serve(tree, trace, {**env, "TRACEDASH_CACHE_DIR": str(cache)})
+        try:
+            loads.append(load_once(browser, f"http://127.0.0.1:{port}/"))
+        finally:
+            proc.terminate()
+            proc.wait(60)
+            shutil.rmtree(cache, ignore_errors=True)
+    return {"settled": statistics.median(x[0] for x in loads), "drawn": statistics.median(x[1] for x in loads),
+            "loads": loads}
+
+
 def sample_rss(pid: int, stop: threading.Event, peak: list) -> None:
     """Peak memory of the server and all its processes (gunicorn master and workers), every 0.2 s: the sum of
     their PSS (proportional set size: pages a forked worker shares with its master count once, where a sum of
@@ -221,6 +242,8 @@ def main() -> int:
     parser.add_argument("--baseline", default="5b1e355", help="commit to compare with (default 5b1e355; '' for none)")
     parser.add_argument("--big", action="store_true", help="also a 2M-kernel trace from benchmarks/make_trace.py")
     parser.add_argument("--quick", action="store_true", help="the tiny NVTX sample, 2 loads, no baseline (seconds)")
+    parser.add_argument("--empty-cache", action="store_true",
+                        help="only the first page of a fresh server with an empty cache (median of --runs)")
     args = parser.parse_args()
     if args.quick:
         args.runs, args.baseline, args.big = 2, "", False
@@ -245,6 +268,18 @@ def main() -> int:
             floor_settled = statistics.median(x[0] for x in floors[1:])
             floor_drawn = statistics.median(x[1] for x in floors[1:])
             print(f"floor (2 dcc.Graph + 1 AG Grid): settled {floor_settled:.2f} s, drawn {floor_drawn:.2f} s")
+            if args.empty_cache:
+                print(f"{'trace':44s} {'tree':16s} {'settled (empty cache)':>24s} {'drawn (empty cache)':>22s} "
+                      f"  each load (settled, drawn)")
+                for trace in traces:
+                    for label, tree in trees:
+                        r = measure_empty_cache(browser, tree, trace, args.runs, env, work)
+                        each = ", ".join(f"({a:.2f}, {b:.2f})" for a, b in r["loads"])
+                        print(f"{trace.name[:44]:44s} {label:16s} "
+                              f"{floor_settled:>11.2f} {extra(r['settled'] - floor_settled)} s "
+                              f"{floor_drawn:>9.2f} {extra(r['drawn'] - floor_drawn)} s   {each}", flush=True)
+                browser.close()
+                return 0
             print(f"{'trace':44s} {'tree':16s} {'settled (in memory)':>22s} {'drawn (in memory)':>20s} "
                   f"{'fresh server, cache warm':>26s} {'server peak PSS':>16s}")
             for trace in traces:

@@ -71,7 +71,7 @@ def served(tmp_path, name="t.sqlite"):
 
 def test_store_reports_the_stage_rows_and_seconds_of_a_load_in_progress(tmp_path):
     now = [100.0]
-    at_kernels, release = threading.Event(), threading.Event()
+    at_kernels, at_nvtx, release, release_nvtx = (threading.Event() for _ in range(4))
 
     def loader(path, *, dispatch_prefix, cache, progress):
         progress("names")
@@ -79,6 +79,9 @@ def test_store_reports_the_stage_rows_and_seconds_of_a_load_in_progress(tmp_path
         progress("kernels and CUDA API calls", rows=(("kernels", 4010),))
         at_kernels.set()
         assert release.wait(30)
+        progress("NVTX")
+        at_nvtx.set()
+        assert release_nvtx.wait(30)
         return load_trace(path, dispatch_prefix=dispatch_prefix, cache=cache)
 
     store = TraceStore(trace_dirs=[served(tmp_path)], loader=loader, clock=lambda: now[0])
@@ -93,6 +96,9 @@ def test_store_reports_the_stage_rows_and_seconds_of_a_load_in_progress(tmp_path
         "t.sqlite", "loading", "kernels and CUDA API calls", 4.25, 3.25, (("kernels", 4010),)
     )
     release.set()
+    assert at_nvtx.wait(30)  # the rows were the kernel stage's: the NVTX stage says none
+    assert store.load_status(tid) == LoadStatus("t.sqlite", "loading", "NVTX", 4.25, 0.0)
+    release_nvtx.set()
     thread.join(30)
     assert got[0].summary.kernel_count == 4010
     assert store.load_status(tid) == LoadStatus("t.sqlite", "loaded")

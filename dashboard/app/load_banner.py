@@ -1,12 +1,19 @@
-"""The page's load status line: where the load of its trace stands, polled only while it runs."""
+"""The page's load status line: where the load of its trace stands, polled only while it runs.
+
+While the trace of a page is not in memory its views' callbacks return at once (``views.base.waiting``)
+and start the load in the background: a browser opens only ~6 connections to a server, so views waiting
+on the load would hold them all and the poll could not get through. When the load ends the poll asks
+every view to render (``ids.RENDER_KICK``).
+"""
 
 from __future__ import annotations
+
+import time
 
 from dash import Dash, Input, Output, ctx, dcc, html, no_update
 
 from dashboard.app import ids
-from dashboard.data.trace import LoadStatus
-from dashboard.render.load_status import keep_polling, load_status_line
+from dashboard.render.load_status import poll_step
 
 POLL_MS = 500
 
@@ -21,34 +28,36 @@ def load_banner(line: str | None) -> list:
 
 def initial_line(store, trace_id: str, drawn: bool) -> str | None:
     """The line a page is sent with: none for a page drawn on the server (its trace is in memory) or
-    without a trace; else the load's status as it stands (a failed load is retried by the views: idle)."""
+    without a trace; else the load's status as it stands."""
     if drawn or not trace_id:
         return None
-    status = store.load_status(trace_id)
-    if status.state == "failed":
-        status = LoadStatus(status.name, "idle")
-    return load_status_line(status)
+    return poll_step(store.load_status(trace_id), 0, picked=True)[0]
 
 
 def register_load_banner(app: Dash, store) -> None:
-    """The poll's callback: reads ``store.load_status`` for the picked trace, shows its line, and turns
-    the poll off once the trace is in memory or its load failed. Picking another trace starts it again."""
+    """The poll's callback: reads ``store.load_status`` of the picked trace, shows its line, turns the
+    poll off once the trace is in memory or its load failed, and then asks every view to render. Picking
+    another trace starts it again."""
 
     @app.callback(
         Output(ids.LOAD_STATUS, "children"),
         Output(ids.LOAD_STATUS, "hidden"),
         Output(ids.LOAD_POLL, "disabled"),
         Output(ids.LOAD_POLL, "n_intervals"),
+        Output(ids.RENDER_KICK, "data", allow_duplicate=True),
         Input(ids.LOAD_POLL, "n_intervals"),
         Input(ids.TRACE_PICKER, "value"),
         prevent_initial_call=True,
     )
     def poll(n_intervals, trace_id):
         if not trace_id:
-            return "", True, True, no_update
+            return "", True, True, no_update, no_update
         picked = ctx.triggered_id == ids.TRACE_PICKER
-        status = store.load_status(trace_id)
-        line = load_status_line(status)
-        more = keep_polling(status, 0 if picked else n_intervals or 0)
-        shown = line is not None and more
-        return (line if shown else ""), not shown, not more, (0 if picked else no_update)
+        line, more, kick = poll_step(store.load_status(trace_id), 0 if picked else n_intervals or 0, picked)
+        return (
+            line or "",
+            line is None,
+            not more,
+            0 if picked else no_update,
+            time.time() * 1000 if kick else no_update,
+        )

@@ -179,7 +179,8 @@ def _takes(fn, name: str) -> bool:
 
 @dataclass
 class _Loading:
-    """A load in progress (``TraceStore.load_status``): its stage and when it and the load began (monotonic s)."""
+    """A load in progress (``TraceStore.load_status``): its stage, when it and the load began (monotonic s), and
+    the rows the stage reads where the loader said."""
 
     started_s: float
     stage: str = ""
@@ -231,6 +232,8 @@ class TraceStore:
         self._clock = clock
         self._progress: dict[str, _Loading] = {}  # trace id -> its load in progress
         self._failed: dict[str, str] = {}  # trace id -> the error of its last load, until the next one starts
+        self._ended: dict[str, float] = {}  # trace id -> when its last load ended (clock s)
+        self._background: set[str] = set()  # trace ids a load_in_background thread is loading
         self._writer: ThreadPoolExecutor | None = None  # writes new cache entries, one at a time
         self._writes: set[Future] = set()
         self.loads = 0  # how many times a file was actually read (for tests and /healthz)
@@ -266,6 +269,8 @@ class TraceStore:
                 live.add(self._register(f))
             for tid in [t for t in self._paths if t not in live]:  # deleted/changed files
                 del self._paths[tid]
+                self._failed.pop(tid, None)
+                self._ended.pop(tid, None)
             for key in [k for k, t in self._by_path.items() if t not in live]:
                 del self._by_path[key]
 
@@ -394,6 +399,7 @@ class TraceStore:
                 with self._lock:
                     self._progress.pop(trace_id, None)
                     self._failed[trace_id] = str(exc) if isinstance(exc, TraceError) else "internal error"
+                    self._ended[trace_id] = self._clock()
                     self._loading.pop(trace_id, None)
                 raise
             size = trace_nbytes(trace)
@@ -403,6 +409,7 @@ class TraceStore:
                 self._evict(keep=trace_id)
                 self._loading.pop(trace_id, None)
                 self._progress.pop(trace_id, None)
+                self._ended[trace_id] = self._clock()
             return trace
 
     def _load(self, path: Path, trace_id: str, loading: _Loading) -> LoadedTrace:
@@ -410,8 +417,7 @@ class TraceStore:
 
         def stage(name: str, rows=None) -> None:
             with self._lock:
-                loading.stage, loading.stage_started_s = name, self._clock()
-                loading.rows += tuple(rows or ())
+                loading.stage, loading.stage_started_s, loading.rows = name, self._clock(), tuple(rows or ())
 
         kw = {"dispatch_prefix": self._prefix}
         if self._loader_progress:
@@ -426,21 +432,47 @@ class TraceStore:
         return self._loader(path, cache=self._trace_cache, **kw)
 
     def load_status(self, trace_id: str) -> LoadStatus:
-        """Where ``trace_id`` stands: in memory, being loaded (stage, rows, seconds), failed, or idle. Cheap:
-        reads no file (a page polls it while it waits)."""
+        """Where ``trace_id`` stands: in memory, being loaded (stage, rows, seconds), failed, or idle; for
+        loaded and failed, ``age_s`` is the seconds since the load ended. Cheap: reads no file (a page polls
+        it while it waits)."""
         with self._lock:
             p = self._paths.get(trace_id)
             name = p.name if p is not None else str(trace_id).rpartition("@")[0]
+            now = self._clock()
+            age = now - self._ended[trace_id] if trace_id in self._ended else float("inf")
             if trace_id in self._loaded:
-                return LoadStatus(name, "loaded")
+                return LoadStatus(name, "loaded", age_s=age)
             loading = self._progress.get(trace_id)
             if loading is not None:
-                now = self._clock()
                 stage_s = now - loading.stage_started_s if loading.stage else 0.0
                 return LoadStatus(name, "loading", loading.stage, now - loading.started_s, stage_s, loading.rows)
             if trace_id in self._failed:
-                return LoadStatus(name, "failed", error=self._failed[trace_id])
+                return LoadStatus(name, "failed", error=self._failed[trace_id], age_s=age)
+            if trace_id in self._background:  # its thread has not reached the loader yet
+                return LoadStatus(name, "loading")
             return LoadStatus(name, "idle")
+
+    def load_in_background(self, trace_id: str) -> None:
+        """Start loading ``trace_id`` in a thread of its own unless it is in memory or being loaded (a page's
+        views then return at once, and the page polls ``load_status`` instead of holding connections open).
+        The outcome is in ``load_status``; a bug is logged."""
+        with self._lock:
+            if trace_id in self._loaded or trace_id in self._progress or trace_id in self._background:
+                return
+            self._background.add(trace_id)
+
+        def run() -> None:
+            try:
+                self.get(trace_id)
+            except TraceError:  # recorded by get for the page's status
+                pass
+            except Exception:
+                log.exception("loading %s failed", trace_id)
+            finally:
+                with self._lock:
+                    self._background.discard(trace_id)
+
+        threading.Thread(target=run, name="tracedash-load", daemon=True).start()
 
     # ----- cache entries written after the page is served ------------------------------------
     def _defer_cache_write(self, write) -> None:

@@ -46,7 +46,8 @@ class LoadStatus:
     ``"failed"`` (the last load raised ``error``). While loading: ``stage`` is the stage running, as
     ``load_trace`` reports it (``""`` before the first, ``"waiting"`` while another upload loads),
     ``elapsed_s`` the seconds since the load began, ``stage_s`` since the stage began, ``rows`` the
-    row counts known so far (``(("kernels", 2000000),)``).
+    rows the stage reads where the loader says (``(("kernels", 2000000),)``). Loaded or failed:
+    ``age_s``, the seconds since that load ended (``inf``: not known).
     """
 
     name: str
@@ -56,6 +57,7 @@ class LoadStatus:
     stage_s: float = 0.0
     rows: tuple[tuple[str, int], ...] = ()
     error: str = ""
+    age_s: float = 0.0
 
 
 def load_trace(

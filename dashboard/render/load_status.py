@@ -40,3 +40,21 @@ def load_status_line(status: LoadStatus) -> str | None:
 def keep_polling(status: LoadStatus, polls: int) -> bool:
     """Whether the page asks again: while the load runs, and for ``IDLE_POLLS`` polls of an idle trace."""
     return status.state == "loading" or (status.state == "idle" and polls < IDLE_POLLS)
+
+
+# A load that ended this recently is the one a waiting page asked for: its views render now, and a failure is
+# shown as it is rather than tried again (a later page tries again).
+FRESH_S = 10.0
+
+
+def poll_step(status: LoadStatus, polls: int, picked: bool) -> tuple[str | None, bool, bool]:
+    """One poll of a waiting page: ``(line, keep_polling, kick)``. ``line`` is the status line to show (None:
+    hide it); ``kick``: every view renders now (its trace's load ended: loaded, or failed with its error). A
+    failure older than ``FRESH_S`` reads as idle (the views load again when they ask). ``picked``: the poll
+    ran because a trace was just picked (its views may have asked before or after its load ended), else
+    because the page was waiting on it."""
+    if status.state == "failed" and status.age_s >= FRESH_S:
+        status = LoadStatus(status.name, "idle")
+    more = keep_polling(status, polls)
+    kick = status.state in ("loaded", "failed") and (not picked or status.age_s < FRESH_S)
+    return (load_status_line(status) if more else None), more, kick

@@ -16,6 +16,7 @@ from dashboard.app import ids
 from dashboard.data.analysis import trace_gate
 from dashboard.data.trace import LoadedTrace
 from dashboard.errors import TraceError
+from dashboard.render.load_status import FRESH_S
 from dashboard.state import DEFAULT, ViewState, from_dict, to_dict, to_query
 
 log = logging.getLogger(__name__)
@@ -189,12 +190,35 @@ def render_outcome(view: View, store, state: ViewState, cache: ResponseCache | N
     return values, True
 
 
+def waiting(view: View, store, state: ViewState) -> dict | None:
+    """What a view's callback returns while its trace is not in memory, or None when it renders now.
+
+    Not in memory: the load starts in the background (``store.load_in_background``) and the view keeps
+    what it shows (``{}``) until the page's load poll asks again (``app.load_banner``); a load that failed
+    moments ago (``FRESH_S``) gives ``view.empty`` with its error at once, never a second load. An id the
+    store does not serve renders as usual (it says why at once)."""
+    if not view.needs_trace or not state.trace:
+        return None
+    try:
+        store.path(state.trace)
+    except TraceError:
+        return None
+    status = store.load_status(state.trace)
+    if status.state == "loaded":
+        return None
+    if status.state == "failed" and status.age_s < FRESH_S:
+        return wire_values(view.empty(status.error))
+    store.load_in_background(state.trace)
+    return {}
+
+
 def register_view(app: Dash, store, view: View, cache: ResponseCache | None = None) -> None:
     """The view's one callback: its slice store in, its named outputs out.
 
     It never runs on page load: the page arrives drawn (``views.prerender``), or, when it could not be
     (a large trace not in memory yet), ``ids.RENDER_KICK`` is set client-side once and every view
-    renders through its callback. Afterwards it runs when the sync callback changes its slice."""
+    renders through its callback. Afterwards it runs when the sync callback changes its slice. While its
+    trace is not in memory it returns at once (``waiting``) and runs again when the load poll kicks."""
 
     inputs = {"data": Input(ids.slice_id(view.name), "data")}
     if view.on_load:  # a page that arrived without its views drawn (a big trace not yet loaded) asks once
@@ -206,7 +230,9 @@ def register_view(app: Dash, store, view: View, cache: ResponseCache | None = No
         prevent_initial_call=True,
     )
     def update(data, kick=None):
-        values = render_view(view, store, from_dict(data), cache)
+        state = from_dict(data)
+        if (values := waiting(view, store, state)) is None:
+            values = render_view(view, store, state, cache)
         return {k: values.get(k, no_update) for k in view.outputs}
 
     update.__name__ = f"update_{view.name}"
