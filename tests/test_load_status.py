@@ -12,7 +12,7 @@ from dashboard.app.store import TraceStore
 from dashboard.data.cache import TraceCache, file_identity
 from dashboard.data.trace import LoadStatus, load_trace
 from dashboard.errors import TraceFormatError
-from dashboard.render.load_status import IDLE_POLLS, keep_polling, load_status_line
+from dashboard.render.load_status import FRESH_S, IDLE_POLLS, keep_polling, load_status_line, poll_step
 from tests.paths import SAMPLES
 
 NCCL = SAMPLES / "nsys2026.2_2gpu_nccl_before.sqlite"  # 4,010 kernels
@@ -45,6 +45,28 @@ def test_the_page_polls_while_loading_and_a_bounded_while_idle():
     assert keep_polling(LoadStatus("a", "idle"), IDLE_POLLS) is False
     assert keep_polling(LoadStatus("a", "loaded"), 0) is False
     assert keep_polling(LoadStatus("a", "failed", error="x"), 0) is False
+
+
+def test_a_poll_shows_the_line_stops_when_done_and_kicks_the_views():
+    loading = LoadStatus("b.sqlite", "loading", "NVTX", 2.0)
+    assert poll_step(loading, 7, picked=False) == (
+        "Loading b.sqlite: reading NVTX ranges and marks · 2.0 s",
+        True,
+        False,
+    )
+    assert poll_step(LoadStatus("b.sqlite", "loaded", age_s=0.3), 8, picked=False) == (None, False, True)
+    assert poll_step(LoadStatus("b.sqlite", "failed", error="b.sqlite: broken", age_s=0.3), 8, False) == (
+        None,
+        False,
+        True,
+    )
+    # a trace just picked that is already in memory: its views render themselves, unless it loaded moments ago
+    assert poll_step(LoadStatus("b.sqlite", "loaded", age_s=FRESH_S), 0, picked=True) == (None, False, False)
+    assert poll_step(LoadStatus("b.sqlite", "loaded", age_s=1.0), 0, picked=True) == (None, False, True)
+    # an old failure is tried again by the views: the page waits for that load
+    old = LoadStatus("b.sqlite", "failed", error="b.sqlite: broken", age_s=FRESH_S + 1)
+    assert poll_step(old, 0, picked=True) == ("Loading b.sqlite…", True, False)
+    assert poll_step(LoadStatus("b.sqlite", "idle"), IDLE_POLLS, picked=False) == (None, False, False)
 
 
 def test_load_trace_reports_every_stage_and_the_kernel_rows(tmp_path):
@@ -101,11 +123,12 @@ def test_store_reports_the_stage_rows_and_seconds_of_a_load_in_progress(tmp_path
     release_nvtx.set()
     thread.join(30)
     assert got[0].summary.kernel_count == 4010
-    assert store.load_status(tid) == LoadStatus("t.sqlite", "loaded")
+    now[0] = 106.0
+    assert store.load_status(tid) == LoadStatus("t.sqlite", "loaded", age_s=1.75)
 
 
 def test_a_failed_load_is_reported_until_the_next_one_starts(tmp_path):
-    fail = [True]
+    fail, now = [True], [50.0]
 
     def loader(path, *, dispatch_prefix, cache, progress):
         progress("names")
@@ -113,16 +136,38 @@ def test_a_failed_load_is_reported_until_the_next_one_starts(tmp_path):
             raise TraceFormatError("t.sqlite: the SQLite file is damaged or truncated (file is not a database)")
         return load_trace(path, dispatch_prefix=dispatch_prefix, cache=cache)
 
-    store = TraceStore(trace_dirs=[served(tmp_path)], loader=loader)
+    store = TraceStore(trace_dirs=[served(tmp_path)], loader=loader, clock=lambda: now[0])
     tid = store.ids()[0]
     with pytest.raises(TraceFormatError):
         store.get(tid)
+    now[0] = 52.5
     assert store.load_status(tid) == LoadStatus(
-        "t.sqlite", "failed", error="t.sqlite: the SQLite file is damaged or truncated (file is not a database)"
+        "t.sqlite",
+        "failed",
+        error="t.sqlite: the SQLite file is damaged or truncated (file is not a database)",
+        age_s=2.5,
     )
     fail[0] = False
     assert store.get(tid).summary.kernel_count == 4010
-    assert store.load_status(tid) == LoadStatus("t.sqlite", "loaded")
+    assert store.load_status(tid) == LoadStatus("t.sqlite", "loaded", age_s=0.0)
+
+
+def test_a_background_load_starts_once_and_its_outcome_is_in_the_status(tmp_path):
+    calls, release = [], threading.Event()
+
+    def loader(path, *, dispatch_prefix, cache, progress):
+        calls.append(path.name)
+        assert release.wait(30)
+        return load_trace(path, dispatch_prefix=dispatch_prefix, cache=cache)
+
+    store = TraceStore(trace_dirs=[served(tmp_path)], loader=loader)
+    tid = store.ids()[0]
+    for _ in range(5):  # every view of a page asks
+        store.load_in_background(tid)
+    assert store.load_status(tid).state == "loading"
+    release.set()
+    assert store.get(tid).summary.kernel_count == 4010  # waits on the background load, never a second one
+    assert calls == ["t.sqlite"] and store.loads == 1
 
 
 class HeldCache(TraceCache):

@@ -211,7 +211,7 @@ def build_layout(
             dcc.Store(id=ids.GRID_EVENTS),
             dcc.Store(id=ids.KEY_EVENT),
             dcc.Store(id=ids.PRERENDERED, data=prerendered),
-            dcc.Store(id=ids.RENDER_KICK),
+            dcc.Store(id=ids.RENDER_KICK, data=0),  # never None on a page: see views.base.register_view
             *[dcc.Store(id=ids.slice_id(v.name), data=slice_data(v, state)) for v in VIEWS],
             html.Header(
                 className="topbar",

@@ -231,7 +231,8 @@ def register_view(app: Dash, store, view: View, cache: ResponseCache | None = No
     )
     def update(data, kick=None):
         state = from_dict(data)
-        if (values := waiting(view, store, state)) is None:
+        # Every page's kick store holds a value (0 until kicked); a caller without one (a script) waits as before.
+        if kick is None or (values := waiting(view, store, state)) is None:
             values = render_view(view, store, state, cache)
         return {k: values.get(k, no_update) for k in view.outputs}
 
