@@ -66,7 +66,7 @@ def test_a_poll_shows_the_line_stops_when_done_and_kicks_the_views():
     # an old failure is tried again by the views: the page waits for that load
     old = LoadStatus("b.sqlite", "failed", error="b.sqlite: broken", age_s=FRESH_S + 1)
     assert poll_step(old, 0, picked=True) == ("Loading b.sqlite…", True, False)
-    assert poll_step(LoadStatus("b.sqlite", "idle"), IDLE_POLLS, picked=False) == (None, False, False)
+    assert poll_step(LoadStatus("b.sqlite", "idle"), IDLE_POLLS, picked=False) == (None, False, True)
 
 
 def test_load_trace_reports_every_stage_and_the_kernel_rows(tmp_path):
@@ -239,3 +239,37 @@ def test_load_trace_without_a_writer_stores_the_entry_before_returning(tmp_path)
     cache = TraceCache(tmp_path / "c")
     load_trace(NCCL, cache=cache)  # the CLI's way: a command may exit right after
     assert (cache.entries_dir / file_identity(NCCL) / "meta.json").is_file()
+
+
+def test_a_view_waits_without_holding_a_connection_and_shows_a_fresh_failure(tmp_path):
+    from dashboard.app.components import alert
+    from dashboard.app.views import BY_NAME
+    from dashboard.app.views.base import waiting
+    from dashboard.state import ViewState
+
+    now, release, fail = [10.0], threading.Event(), [False]
+
+    def loader(path, *, dispatch_prefix, cache, progress):
+        assert release.wait(30)
+        if fail[0]:
+            raise TraceFormatError("t.sqlite: broken")
+        return load_trace(path, dispatch_prefix=dispatch_prefix, cache=cache)
+
+    store = TraceStore(trace_dirs=[served(tmp_path)], loader=loader, clock=lambda: now[0])
+    state = ViewState(trace=store.ids()[0])
+    overview, alerts = BY_NAME["overview"], BY_NAME["alerts"]
+    fail[0] = True
+    assert waiting(overview, store, state) == {}  # returns at once; the load runs in the background
+    assert store.load_status(state.trace).state == "loading"
+    release.set()
+    with pytest.raises(TraceFormatError):
+        store.get(state.trace)  # the same failure, awaited
+    now[0] = 10.0 + FRESH_S - 1
+    assert str(waiting(alerts, store, state)) == str({"alerts": alert("t.sqlite: broken")})
+    assert waiting(overview, store, state) == {"cards": [], "scope": ""}
+    now[0] = 10.0 + FRESH_S  # an old failure: tried again, in the background
+    fail[0] = False
+    assert waiting(overview, store, state) == {}
+    assert store.get(state.trace).summary.kernel_count == 4010
+    assert waiting(overview, store, state) is None  # in memory: it renders
+    assert waiting(overview, store, ViewState(trace="gone.sqlite@" + "0" * 32)) is None  # not served: says why

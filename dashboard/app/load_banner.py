@@ -3,7 +3,9 @@
 While the trace of a page is not in memory its views' callbacks return at once (``views.base.waiting``)
 and start the load in the background: a browser opens only ~6 connections to a server, so views waiting
 on the load would hold them all and the poll could not get through. When the load ends the poll asks
-every view to render (``ids.RENDER_KICK``).
+every view to render (``ids.RENDER_KICK`` = ``{"trace", "at_ms"}``: views kicked so wait for the load in
+their own worker process). The poll itself starts the load in its worker process when none runs there, so
+the stages it shows are that process's.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import time
 from dash import Dash, Input, Output, ctx, dcc, html, no_update
 
 from dashboard.app import ids
+from dashboard.errors import TraceError
 from dashboard.render.load_status import poll_step
 
 POLL_MS = 500
@@ -53,11 +56,23 @@ def register_load_banner(app: Dash, store) -> None:
         if not trace_id:
             return "", True, True, no_update, no_update
         picked = ctx.triggered_id == ids.TRACE_PICKER
-        line, more, kick = poll_step(store.load_status(trace_id), 0 if picked else n_intervals or 0, picked)
+        status = store.load_status(trace_id)
+        if status.state == "idle" and _served(store, trace_id):  # this worker process may not be loading it yet
+            store.load_in_background(trace_id)
+            status = store.load_status(trace_id)
+        line, more, kick = poll_step(status, 0 if picked else n_intervals or 0, picked)
         return (
             line or "",
             line is None,
             not more,
             0 if picked else no_update,
-            time.time() * 1000 if kick else no_update,
+            {"trace": trace_id, "at_ms": int(time.time() * 1000)} if kick else no_update,
         )
+
+
+def _served(store, trace_id: str) -> bool:
+    try:
+        store.path(trace_id)
+    except TraceError:
+        return False
+    return True

@@ -49,12 +49,14 @@ FRESH_S = 10.0
 
 def poll_step(status: LoadStatus, polls: int, picked: bool) -> tuple[str | None, bool, bool]:
     """One poll of a waiting page: ``(line, keep_polling, kick)``. ``line`` is the status line to show (None:
-    hide it); ``kick``: every view renders now (its trace's load ended: loaded, or failed with its error). A
+    hide it); ``kick``: every view renders now (its trace's load ended: loaded, or failed with its error; or
+    the page stops waiting on an idle trace, and the views wait for the load themselves). A
     failure older than ``FRESH_S`` reads as idle (the views load again when they ask). ``picked``: the poll
     ran because a trace was just picked (its views may have asked before or after its load ended), else
     because the page was waiting on it."""
     if status.state == "failed" and status.age_s >= FRESH_S:
         status = LoadStatus(status.name, "idle")
     more = keep_polling(status, polls)
-    kick = status.state in ("loaded", "failed") and (not picked or status.age_s < FRESH_S)
+    ended = status.state in ("loaded", "failed") and (not picked or status.age_s < FRESH_S)
+    kick = ended or (status.state == "idle" and not more)  # given up waiting: the views wait for the load instead
     return (load_status_line(status) if more else None), more, kick

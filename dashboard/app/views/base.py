@@ -190,13 +190,14 @@ def render_outcome(view: View, store, state: ViewState, cache: ResponseCache | N
     return values, True
 
 
-def waiting(view: View, store, state: ViewState) -> dict | None:
+def waiting(view: View, store, state: ViewState, defer: bool = True) -> dict | None:
     """What a view's callback returns while its trace is not in memory, or None when it renders now.
 
-    Not in memory: the load starts in the background (``store.load_in_background``) and the view keeps
-    what it shows (``{}``) until the page's load poll asks again (``app.load_banner``); a load that failed
-    moments ago (``FRESH_S``) gives ``view.empty`` with its error at once, never a second load. An id the
-    store does not serve renders as usual (it says why at once)."""
+    A load that failed moments ago (``FRESH_S``) gives ``view.empty`` with its error at once, never a second
+    load. Otherwise, with ``defer``, a trace not in memory starts loading in the background
+    (``store.load_in_background``) and the view keeps what it shows (``{}``) until the page's load poll asks
+    again (``app.load_banner``); without, the view renders (waiting for the load). An id the store does not
+    serve renders as usual (it says why at once)."""
     if not view.needs_trace or not state.trace:
         return None
     try:
@@ -204,10 +205,10 @@ def waiting(view: View, store, state: ViewState) -> dict | None:
     except TraceError:
         return None
     status = store.load_status(state.trace)
-    if status.state == "loaded":
-        return None
     if status.state == "failed" and status.age_s < FRESH_S:
         return wire_values(view.empty(status.error))
+    if status.state == "loaded" or not defer:
+        return None
     store.load_in_background(state.trace)
     return {}
 
@@ -231,8 +232,14 @@ def register_view(app: Dash, store, view: View, cache: ResponseCache | None = No
     )
     def update(data, kick=None):
         state = from_dict(data)
-        # Every page's kick store holds a value (0 until kicked); a caller without one (a script) waits as before.
-        if kick is None or (values := waiting(view, store, state)) is None:
+        # Every page's kick store holds a value (0 until kicked); a caller without one (a script) waits as before,
+        # and so does a view kicked by the poll after this trace loaded (another worker process may still load it).
+        if kick is None:
+            values = None
+        else:
+            polled = isinstance(kick, dict) and kick.get("trace") == state.trace
+            values = waiting(view, store, state, defer=not polled)
+        if values is None:
             values = render_view(view, store, state, cache)
         return {k: values.get(k, no_update) for k in view.outputs}
 
