@@ -13,8 +13,9 @@ import pytest
 from test_app import page_json, update_payload
 
 from dashboard.app import create_app
-from dashboard.app.store import TraceStore, prune_uploads, scan_dir, trace_nbytes
+from dashboard.app.store import TraceStore, scan_dir, trace_nbytes
 from dashboard.app.upload import safe_upload_name
+from dashboard.app.upload_folders import prune_uploads
 from dashboard.data.trace import load_trace
 from dashboard.errors import TraceError, TraceNotFoundError
 from dashboard.state import from_dict

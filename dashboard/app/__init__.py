@@ -27,9 +27,10 @@ from dashboard.app.export_route import register_export_route
 from dashboard.app.layout import build_layout
 from dashboard.app.load_banner import initial_line, register_load_banner
 from dashboard.app.security import SecurityConfig, register_security
-from dashboard.app.store import TraceStore, discover, make_upload_dir
+from dashboard.app.store import TraceStore, discover
 from dashboard.app.sync import register_sync
 from dashboard.app.upload import DEFAULT_MAX_UPLOAD_BYTES, UploadPolicy, register_routes
+from dashboard.app.upload_folders import make_upload_dir
 from dashboard.app.views import PageCache, ResponseCache, page_outcomes, prerender, register_views
 from dashboard.errors import TraceError
 from dashboard.figures.plotly_js import PARTIAL_BUNDLE, assets_folder, partial_bundle
