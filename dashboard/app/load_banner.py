@@ -3,9 +3,9 @@
 While the trace of a page is not in memory its views' callbacks return at once (``views.base.waiting``)
 and start the load in the background: a browser opens only ~6 connections to a server, so views waiting
 on the load would hold them all and the poll could not get through. When the load ends the poll asks
-every view to render (``ids.RENDER_KICK`` = ``{"trace", "at_ms"}``: views kicked so wait for the load in
-their own worker process). The poll itself starts the load in its worker process when none runs there, so
-the stages it shows are that process's.
+every view to render (``ids.RENDER_KICK`` = ``after_load_kick``, a number like the page's own first kick:
+views so kicked wait for the load in their own worker process). The poll itself starts the load in its
+worker process when none runs there, so the stages it shows are that process's.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dash import Dash, Input, Output, ctx, dcc, html, no_update
 
 from dashboard.app import ids
 from dashboard.errors import TraceError
-from dashboard.render.load_status import poll_step
+from dashboard.render.load_status import after_load_kick, poll_step
 
 POLL_MS = 500
 
@@ -66,7 +66,7 @@ def register_load_banner(app: Dash, store) -> None:
             line is None,
             not more,
             0 if picked else no_update,
-            {"trace": trace_id, "at_ms": int(time.time() * 1000)} if kick else no_update,
+            after_load_kick(time.time() * 1000) if kick else no_update,
         )
 
 

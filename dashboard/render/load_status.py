@@ -60,3 +60,15 @@ def poll_step(status: LoadStatus, polls: int, picked: bool) -> tuple[str | None,
     ended = status.state in ("loaded", "failed") and (not picked or status.age_s < FRESH_S)
     kick = ended or (status.state == "idle" and not more)  # given up waiting: the views wait for the load instead
     return (load_status_line(status) if more else None), more, kick
+
+
+def after_load_kick(now_ms: int) -> int:
+    """The value the poll kicks the views with when a load ended: minus the server's time in ms (the page's
+    own first kick is the browser's time, positive; a page starts at 0)."""
+    return -int(now_ms)
+
+
+def kicked_after_load(kick, now_ms: int) -> bool:
+    """Whether a view's kick is the poll's after a load ended, in the last ``FRESH_S``: the view then waits
+    for the load in its own worker process (another may have loaded it first) instead of returning at once."""
+    return isinstance(kick, (int, float)) and not isinstance(kick, bool) and kick < 0 and now_ms + kick < FRESH_S * 1000

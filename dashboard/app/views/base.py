@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Callable
@@ -16,7 +17,7 @@ from dashboard.app import ids
 from dashboard.data.analysis import trace_gate
 from dashboard.data.trace import LoadedTrace
 from dashboard.errors import TraceError
-from dashboard.render.load_status import FRESH_S
+from dashboard.render.load_status import FRESH_S, kicked_after_load
 from dashboard.state import DEFAULT, ViewState, from_dict, to_dict, to_query
 
 log = logging.getLogger(__name__)
@@ -232,13 +233,12 @@ def register_view(app: Dash, store, view: View, cache: ResponseCache | None = No
     )
     def update(data, kick=None):
         state = from_dict(data)
-        # Every page's kick store holds a value (0 until kicked); a caller without one (a script) waits as before,
-        # and so does a view kicked by the poll after this trace loaded (another worker process may still load it).
+        # Every page's kick store holds a number (0 until kicked); a caller without one (a script) waits as before,
+        # and so does a view kicked by the poll as a load ended (another worker process may still be loading it).
         if kick is None:
             values = None
         else:
-            polled = isinstance(kick, dict) and kick.get("trace") == state.trace
-            values = waiting(view, store, state, defer=not polled)
+            values = waiting(view, store, state, defer=not kicked_after_load(kick, time.time() * 1000))
         if values is None:
             values = render_view(view, store, state, cache)
         return {k: values.get(k, no_update) for k in view.outputs}
