@@ -31,7 +31,8 @@ def load_banner(line: str | None) -> list:
 
 def initial_line(store, trace_id: str, drawn: bool) -> str | None:
     """The line a page is sent with: none for a page drawn on the server (its trace is in memory) or
-    without a trace; else the load's status as it stands."""
+    without a trace; else the load's status as it stands. (No load starts here: the app's validation
+    layout is built this way too; the page's first poll starts it.)"""
     if drawn or not trace_id:
         return None
     return poll_step(store.load_status(trace_id), 0, picked=True)[0]
