@@ -153,9 +153,10 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
       const has = Array.isArray(mounted) ? mounted.length > 0 : !!mounted;
       return (n && component && !has) ? component : window.dash_clientside.no_update;
     },
-    // A page that arrived without its views drawn asks each view's callback once (see views.prerender).
-    renderKick: function (prerendered) {
-      return prerendered ? window.dash_clientside.no_update : Date.now();
+    // A page that arrived without its views drawn asks each view's callback once (see views.prerender); one
+    // waiting on its trace's load leaves that to the load poll, which asks them as the load ends (load_banner.py).
+    renderKick: function (prerendered, pollDisabled) {
+      return (prerendered || pollDisabled === false) ? window.dash_clientside.no_update : Date.now();
     },
     // Write the view's query to the address bar (the server computed it from the view state):
     // replaceState for the canonical form of an opened link, pushState for a change (Back undoes it).

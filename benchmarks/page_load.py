@@ -1,6 +1,7 @@
 """Page load against the floor, for this tree and a baseline commit, in one run on one machine.
 
-Run: ``.venv/bin/python benchmarks/page_load.py [TRACE ...] [--runs 4] [--baseline 5b1e355] [--big] [--quick]``
+Run: ``.venv/bin/python benchmarks/page_load.py [TRACE ...] [--runs 4] [--baseline 5b1e355] [--big] [--quick]
+[--empty-cache]``
 (``--quick``: the tiny NVTX sample, 2 loads, no baseline: seconds; `make test` runs it with the browser tests)
 
 What is measured (the way the speed targets state it, as ../shared/tools/page_ready.py does):
@@ -19,6 +20,11 @@ What is measured (the way the speed targets state it, as ../shared/tools/page_re
   (``server.start_warming``: it reads the default trace and renders its page) is still running; for this tree
   the same load with that warming off (``TRACEDASH_NO_WARM=1``) is printed after it. The median of the later
   loads is "in memory".
+
+``--empty-cache`` measures instead the first page from an empty Parquet cache: per run a fresh server with a new, empty
+cache folder, opened as soon as ``/healthz`` answers (its start-up warming on, as ``tracedash serve`` runs), until the
+trace's numbers are on it (``READY``: overview cards and a timeline with data), and when the load status line first
+showed; the trees take turns, ``--runs`` loads each, the median printed against the floor's settled time.
 
 Each figure prints as ``floor + extra``; beside them the server's peak memory (PSS summed over its processes,
 see ``sample_rss``) over the loads of the fresh server. ``--big`` adds a 2M-kernel trace from ``benchmarks/make_trace.py``.
@@ -177,6 +183,53 @@ def measure_trace(browser, tree: Path, trace: Path, runs: int, env: dict) -> dic
             "drawn": statistics.median(x[1] for x in rest), "loads": loads, "rss": peak[0], "cold": cold}
 
 
+# The trace's own numbers are on the page: overview cards and a timeline with data (a placeholder figure or an
+# empty grid, which `DRAWN` accepts, is not enough for a page sent before its trace loaded).
+READY = """() => {
+  if (document.querySelector('.alert-error')) return true;
+  const gd = document.querySelector('#timeline .js-plotly-plot');
+  return !!document.querySelector('#overview .card-value') && !!gd && !!gd._fullData && gd._fullData.length > 0;
+}"""
+
+
+def first_ready(browser, url: str) -> tuple[float, float | None]:
+    """(ready_s, status_s) of one page load at 1600×1000: until ``READY``, and until the load status line shows
+    text (None: it never did, as on trees without it)."""
+    ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
+    page = ctx.new_page()
+    t0 = time.perf_counter()
+    page.goto(url, timeout=300_000)
+    status = None
+    while time.perf_counter() - t0 < 300:
+        if status is None and page.evaluate(
+            "() => { const e = document.getElementById('load-status'); return !!e && !e.hidden && !!e.textContent; }"
+        ):
+            status = time.perf_counter() - t0
+        if page.evaluate(READY):
+            break
+        page.wait_for_timeout(25)
+    ready = time.perf_counter() - t0
+    ctx.close()
+    return ready, status
+
+
+def measure_empty_cache(browser, trees: list, trace: Path, runs: int, env: dict, work: Path) -> dict:
+    """``runs`` first loads per tree (the trees taking turns), each of a fresh server whose Parquet cache folder is
+    new and empty: {tree label: [(ready_s, status_s), ...]}."""
+    loads = {label: [] for label, _ in trees}
+    for i in range(runs):
+        for label, tree in trees:
+            cache = work / f"empty-cache-{i}"
+            proc, port = serve(tree, trace, {**env, "TRACEDASH_CACHE_DIR": str(cache)})
+            try:
+                loads[label].append(first_ready(browser, f"http://127.0.0.1:{port}/"))
+            finally:
+                proc.terminate()
+                proc.wait(60)
+                shutil.rmtree(cache, ignore_errors=True)
+    return loads
+
+
 def sample_rss(pid: int, stop: threading.Event, peak: list) -> None:
     """Peak memory of the server and all its processes (gunicorn master and workers), every 0.2 s: the sum of
     their PSS (proportional set size: pages a forked worker shares with its master count once, where a sum of
@@ -221,6 +274,8 @@ def main() -> int:
     parser.add_argument("--baseline", default="5b1e355", help="commit to compare with (default 5b1e355; '' for none)")
     parser.add_argument("--big", action="store_true", help="also a 2M-kernel trace from benchmarks/make_trace.py")
     parser.add_argument("--quick", action="store_true", help="the tiny NVTX sample, 2 loads, no baseline (seconds)")
+    parser.add_argument("--empty-cache", action="store_true",
+                        help="only the first page of a fresh server with an empty cache (median of --runs)")
     args = parser.parse_args()
     if args.quick:
         args.runs, args.baseline, args.big = 2, "", False
@@ -245,6 +300,16 @@ def main() -> int:
             floor_settled = statistics.median(x[0] for x in floors[1:])
             floor_drawn = statistics.median(x[1] for x in floors[1:])
             print(f"floor (2 dcc.Graph + 1 AG Grid): settled {floor_settled:.2f} s, drawn {floor_drawn:.2f} s")
+            if args.empty_cache:
+                print(f"{'trace':44s} {'tree':16s} {'ready (median)':>22s}   each load: ready s (status line shown s)")
+                for trace in traces:
+                    for label, loads in measure_empty_cache(browser, trees, trace, args.runs, env, work).items():
+                        ready = statistics.median(r for r, _ in loads)
+                        each = ", ".join(f"{r:.2f}" + (f" ({s:.2f})" if s is not None else "") for r, s in loads)
+                        print(f"{trace.name[:44]:44s} {label:16s} {floor_settled:>11.2f} {extra(ready - floor_settled)} s"
+                              f"   {each}", flush=True)
+                browser.close()
+                return 0
             print(f"{'trace':44s} {'tree':16s} {'settled (in memory)':>22s} {'drawn (in memory)':>20s} "
                   f"{'fresh server, cache warm':>26s} {'server peak PSS':>16s}")
             for trace in traces:

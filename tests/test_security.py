@@ -13,8 +13,9 @@ import pytest
 from test_app import page_json, update_payload
 
 from dashboard.app import create_app
-from dashboard.app.store import TraceStore, prune_uploads, scan_dir, trace_nbytes
+from dashboard.app.store import TraceStore, scan_dir, trace_nbytes
 from dashboard.app.upload import safe_upload_name
+from dashboard.app.upload_folders import prune_uploads
 from dashboard.data.trace import load_trace
 from dashboard.errors import TraceError, TraceNotFoundError
 from dashboard.state import from_dict
@@ -366,6 +367,7 @@ def test_healthz_reports_memory_and_counts(served):
         "loads": 0,
         "memory_bytes": 0,
         "memory_limit_bytes": 10**9,
+        "cache_writes_pending": 0,
     }
 
 

@@ -25,10 +25,12 @@ from dashboard.app import ids
 from dashboard.app.compare_callbacks import compare_layout, register_compare_callbacks
 from dashboard.app.export_route import register_export_route
 from dashboard.app.layout import build_layout
+from dashboard.app.load_banner import initial_line, register_load_banner
 from dashboard.app.security import SecurityConfig, register_security
-from dashboard.app.store import TraceStore, discover, make_upload_dir
+from dashboard.app.store import TraceStore, discover
 from dashboard.app.sync import register_sync
 from dashboard.app.upload import DEFAULT_MAX_UPLOAD_BYTES, UploadPolicy, register_routes
+from dashboard.app.upload_folders import make_upload_dir
 from dashboard.app.views import PageCache, ResponseCache, page_outcomes, prerender, register_views
 from dashboard.errors import TraceError
 from dashboard.figures.plotly_js import PARTIAL_BUNDLE, assets_folder, partial_bundle
@@ -254,6 +256,7 @@ def create_app(
             notices=list(inputs.notices),
             search=inputs.canonical,
             prerendered=inputs.drawn,
+            load_line=initial_line(store, inputs.state.trace, inputs.drawn),
         )
         complete = prerender(page, store, inputs.state, responses) if inputs.drawn else False
         return page, complete
@@ -334,6 +337,7 @@ def create_app(
 
     register_views(app, store, responses)
     register_sync(app, store)
+    register_load_banner(app, store)
     register_compare_callbacks(app, store, dispatch_prefix, home)
     register_report(app, store)
     app.clientside_callback(

@@ -10,6 +10,7 @@ from dash import dcc, html
 from dashboard.analysis.gpu_time import BUSY_SOURCES
 from dashboard.app import ids
 from dashboard.app.components import PICKER_MAX_HEIGHT_PX, alert
+from dashboard.app.load_banner import load_banner
 from dashboard.app.views import VIEWS, in_slot, slice_data
 from dashboard.app.views.compare_link import compare_href
 from dashboard.state import to_dict
@@ -185,6 +186,7 @@ def build_layout(
     notices: list[str] = (),
     search: str = "",
     prerendered: bool = False,
+    load_line: str | None = None,
 ) -> html.Div:
     """The whole page for ``state``: header controls, alerts, overview, the timeline (full width, the
     dispatch Gantt above it on the same x axis), per-phase and per-GPU panels, the phase figure and
@@ -193,7 +195,8 @@ def build_layout(
 
     ``search`` is the canonical query written to the address bar (replacing what was typed);
     ``notices`` are the link's warnings; ``uploads`` adds the "Open file…" control; ``prerendered``:
-    the caller fills the views' outputs (``views.prerender``), else the page asks for them on load.
+    the caller fills the views' outputs (``views.prerender``), else the page asks for them on load;
+    ``load_line``: the status line of its trace's load (``load_banner.initial_line``), polled until done.
     """
     labels = labels or {}
     options = [{"label": labels.get(t, t), "value": t} for t in trace_ids]
@@ -208,7 +211,7 @@ def build_layout(
             dcc.Store(id=ids.GRID_EVENTS),
             dcc.Store(id=ids.KEY_EVENT),
             dcc.Store(id=ids.PRERENDERED, data=prerendered),
-            dcc.Store(id=ids.RENDER_KICK),
+            dcc.Store(id=ids.RENDER_KICK, data=0),  # never None on a page: see views.base.register_view
             *[dcc.Store(id=ids.slice_id(v.name), data=slice_data(v, state)) for v in VIEWS],
             html.Header(
                 className="topbar",
@@ -223,6 +226,7 @@ def build_layout(
                     html.Div(className="controls", children=header_controls(state, options, uploads, max_upload_bytes)),
                 ],
             ),
+            *load_banner(load_line),
             *in_slot("alerts", state),
             html.Div(id=ids.UPLOAD_ALERT, className="alerts"),
             html.Div(

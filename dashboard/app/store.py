@@ -12,15 +12,18 @@ import logging
 import os
 import re
 import shutil
-import tempfile
 import threading
+import time
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from dashboard.data.trace import LoadedTrace, load_trace
+from dashboard.app.upload_folders import TOKEN_HEX, TOKEN_RE, touch_upload
+from dashboard.data.trace import LoadedTrace, LoadStatus, load_trace
 from dashboard.errors import TraceError, TraceNotFoundError
 
 log = logging.getLogger(__name__)
@@ -31,9 +34,8 @@ TRACE_SUFFIXES = (".sqlite", ".json", ".json.gz", ".nsys-rep", ".qdrep", ".xplan
 DEFAULT_MEMORY_SHARE = 0.4
 _WARNED: set[tuple[Path, Path]] = set()
 # An id: the file's base name, "@", 32 hex digits (128 bits: the content's SHA-256, or an upload's random token).
-ID_HEX = 32
+ID_HEX = TOKEN_HEX
 _ID_RE = re.compile(r"^[^/\\\x00]{1,300}@[0-9a-f]{%d}$" % ID_HEX)
-_TOKEN_RE = re.compile(r"^[0-9a-f]{%d}$" % ID_HEX)
 _DIGESTS: dict[tuple[Path, int, int], str] = {}
 _DIGESTS_LOCK = threading.Lock()
 
@@ -163,6 +165,28 @@ def default_memory_limit(workers: int = 1) -> int:
     return int(psutil.virtual_memory().total * DEFAULT_MEMORY_SHARE / max(1, workers))
 
 
+def _takes(fn, name: str) -> bool:
+    """Whether ``fn`` accepts the keyword argument ``name`` (a test's loader may take fewer than ``load_trace``)."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
+@dataclass
+class _Loading:
+    """A load in progress (``TraceStore.load_status``): its stage, when it and the load began (monotonic s), and
+    the rows the stage reads where the loader said."""
+
+    started_s: float
+    stage: str = ""
+    stage_started_s: float = 0.0
+    rows: tuple[tuple[str, int], ...] = ()
+
+
 class TraceStore:
     """Thread-safe map of trace id -> file, with loaded traces kept while they fit in ``memory_limit`` bytes.
 
@@ -174,7 +198,7 @@ class TraceStore:
       database connection is shared between threads (every load opens its own, read-only).
     - Least recently used traces are dropped when the total exceeds the bound; the trace just asked
       for is always kept, even alone over the bound. Uploaded files have their own bound on disk
-      (see ``prune_uploads``): every use marks an upload as recent, in any worker process.
+      (see ``upload_folders.prune_uploads``): every use marks an upload as recent, in any worker process.
     """
 
     def __init__(
@@ -187,6 +211,7 @@ class TraceStore:
         cache=None,
         upload_dir: str | os.PathLike | None = None,
         loader=load_trace,
+        clock=time.monotonic,
     ):
         self._lock = threading.RLock()
         self._paths: dict[str, Path] = {}
@@ -201,6 +226,15 @@ class TraceStore:
         self._prefix = dispatch_prefix
         self._trace_cache = cache
         self._loader = loader
+        self._loader_progress = _takes(loader, "progress")
+        self._loader_writer = _takes(loader, "cache_writer")
+        self._clock = clock
+        self._progress: dict[str, _Loading] = {}  # trace id -> its load in progress
+        self._failed: dict[str, str] = {}  # trace id -> the error of its last load, until the next one starts
+        self._ended: dict[str, float] = {}  # trace id -> when its last load ended (clock s)
+        self._background: set[str] = set()  # trace ids a load_in_background thread is loading
+        self._writer: ThreadPoolExecutor | None = None  # writes new cache entries, one at a time
+        self._writes: set[Future] = set()
         self.loads = 0  # how many times a file was actually read (for tests and /healthz)
         self.refresh()
 
@@ -234,6 +268,8 @@ class TraceStore:
                 live.add(self._register(f))
             for tid in [t for t in self._paths if t not in live]:  # deleted/changed files
                 del self._paths[tid]
+                self._failed.pop(tid, None)
+                self._ended.pop(tid, None)
             for key in [k for k, t in self._by_path.items() if t not in live]:
                 del self._by_path[key]
 
@@ -242,7 +278,7 @@ class TraceStore:
             return []
         out = []
         for sub in sorted(self._upload_dir.iterdir()):
-            if _TOKEN_RE.match(sub.name) and sub.is_dir() and not sub.is_symlink():
+            if TOKEN_RE.match(sub.name) and sub.is_dir() and not sub.is_symlink():
                 try:
                     out.extend(
                         f.resolve()
@@ -354,18 +390,116 @@ class TraceStore:
                 if trace_id in self._loaded:
                     self._loaded.move_to_end(trace_id)
                     return self._loaded[trace_id][0]
-            if self.is_upload(trace_id):  # never the disk cache; one at a time
-                with self._upload_gate:
-                    trace = self._loader(path, dispatch_prefix=self._prefix, cache=None)
-            else:
-                trace = self._loader(path, dispatch_prefix=self._prefix, cache=self._trace_cache)
+                loading = self._progress[trace_id] = _Loading(self._clock())
+                self._failed.pop(trace_id, None)
+            try:
+                trace = self._load(path, trace_id, loading)
+            except Exception as exc:
+                with self._lock:
+                    self._progress.pop(trace_id, None)
+                    self._failed[trace_id] = str(exc) if isinstance(exc, TraceError) else "internal error"
+                    self._ended[trace_id] = self._clock()
+                    self._loading.pop(trace_id, None)
+                raise
             size = trace_nbytes(trace)
             with self._lock:
                 self.loads += 1
                 self._loaded[trace_id] = (trace, size)
                 self._evict(keep=trace_id)
                 self._loading.pop(trace_id, None)
+                self._progress.pop(trace_id, None)
+                self._ended[trace_id] = self._clock()
             return trace
+
+    def _load(self, path: Path, trace_id: str, loading: _Loading) -> LoadedTrace:
+        """Read ``path`` with the loader, recording its stages in ``loading``."""
+
+        def stage(name: str, rows=None) -> None:
+            with self._lock:
+                loading.stage, loading.stage_started_s, loading.rows = name, self._clock(), tuple(rows or ())
+
+        kw = {"dispatch_prefix": self._prefix}
+        if self._loader_progress:
+            kw["progress"] = stage
+        if self.is_upload(trace_id):  # never the disk cache; one at a time
+            stage("waiting")
+            with self._upload_gate:
+                stage("")
+                return self._loader(path, cache=None, **kw)
+        if self._loader_writer and self._trace_cache is not None:
+            kw["cache_writer"] = self._defer_cache_write
+        return self._loader(path, cache=self._trace_cache, **kw)
+
+    def load_status(self, trace_id: str) -> LoadStatus:
+        """Where ``trace_id`` stands: in memory, being loaded (stage, rows, seconds), failed, or idle; for
+        loaded and failed, ``age_s`` is the seconds since the load ended. Cheap: reads no file (a page polls
+        it while it waits)."""
+        with self._lock:
+            p = self._paths.get(trace_id)
+            name = p.name if p is not None else str(trace_id).rpartition("@")[0]
+            now = self._clock()
+            age = now - self._ended[trace_id] if trace_id in self._ended else float("inf")
+            if trace_id in self._loaded:
+                return LoadStatus(name, "loaded", age_s=age)
+            loading = self._progress.get(trace_id)
+            if loading is not None:
+                stage_s = now - loading.stage_started_s if loading.stage else 0.0
+                return LoadStatus(name, "loading", loading.stage, now - loading.started_s, stage_s, loading.rows)
+            if trace_id in self._failed:
+                return LoadStatus(name, "failed", error=self._failed[trace_id], age_s=age)
+            if trace_id in self._background:  # its thread has not reached the loader yet
+                return LoadStatus(name, "loading")
+            return LoadStatus(name, "idle")
+
+    def load_in_background(self, trace_id: str) -> None:
+        """Start loading ``trace_id`` in a thread of its own unless it is in memory or being loaded (a page's
+        views then return at once, and the page polls ``load_status`` instead of holding connections open).
+        The outcome is in ``load_status``; a bug is logged."""
+        with self._lock:
+            if trace_id in self._loaded or trace_id in self._progress or trace_id in self._background:
+                return
+            self._background.add(trace_id)
+
+        def run() -> None:
+            try:
+                self.get(trace_id)
+            except TraceError:  # recorded by get for the page's status
+                pass
+            except Exception:
+                log.exception("loading %s failed", trace_id)
+            finally:
+                with self._lock:
+                    self._background.discard(trace_id)
+
+        threading.Thread(target=run, name="tracedash-load", daemon=True).start()
+
+    # ----- cache entries written after the page is served ------------------------------------
+    def _defer_cache_write(self, write) -> None:
+        """Run ``write`` (a new cache entry's write) on the store's writer thread; a failure is logged."""
+
+        def run() -> None:
+            try:
+                write()
+            except Exception:  # the trace is served all the same; the next load builds the entry again
+                log.exception("writing a cache entry failed")
+
+        with self._lock:
+            if self._writer is None:
+                self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tracedash-cache-write")
+            future = self._writer.submit(run)
+            self._writes.add(future)
+        future.add_done_callback(self._write_done)
+
+    def _write_done(self, future: Future) -> None:
+        with self._lock:
+            self._writes.discard(future)
+
+    def flush_cache_writes(self, timeout: float | None = None) -> bool:
+        """Wait until every cache write asked for so far has finished (or ``timeout`` seconds); returns
+        whether none is left."""
+        with self._lock:
+            pending = set(self._writes)
+        return not wait_futures(pending, timeout=timeout).not_done
 
     def is_loaded(self, trace_id: str) -> bool:
         """Whether ``trace_id`` is in memory now (``get`` returns it without reading a file)."""
@@ -394,6 +528,7 @@ class TraceStore:
                 "loads": self.loads,
                 "memory_bytes": self.memory_bytes(),
                 "memory_limit_bytes": self.memory_limit,
+                "cache_writes_pending": len(self._writes),
             }
 
     # ----- uploads ----------------------------------------------------------------------------
@@ -425,102 +560,3 @@ class TraceStore:
                 del self._by_path[key]
         if p is not None and self._upload_dir is not None and _inside(p, self._upload_dir):
             shutil.rmtree(p.parent if p.parent != self._upload_dir else p, ignore_errors=True)
-
-
-def make_upload_dir() -> Path:
-    """A new private (mode 0700) temporary directory for browser uploads."""
-    return Path(tempfile.mkdtemp(prefix="tracedash-uploads-"))
-
-
-# Uploads on disk: an LRU by last use (the folder's mtime, touched on every use by any worker), kept
-# to MAX_UPLOADS files and a byte budget that count uploads in progress and recent ones (see
-# dashboard.app.upload.reserve_upload); one used or written in the last UPLOAD_GRACE_S is never removed
-# to make room (the new upload is refused instead). A folder still being written and untouched for
-# UPLOAD_STALL_S is a leftover of a killed process.
-MAX_UPLOADS = 32
-UPLOAD_GRACE_S = 300
-UPLOAD_STALL_S = 3600
-_TOUCH_EVERY_S = 10
-
-
-def touch_upload(folder: Path) -> None:
-    """Mark an upload folder as just used (its mtime), at most every few seconds; races are harmless."""
-    import time
-
-    try:
-        if time.time() - folder.stat().st_mtime > _TOUCH_EVERY_S:
-            os.utime(folder)
-    except OSError:
-        pass
-
-
-@dataclass
-class UploadFolder:
-    """One upload on disk: its folder, last use (mtime, s), bytes it counts for (the file, or while
-    in progress the larger of what is written and what was reserved), the client key, whether it
-    is still being written."""
-
-    path: Path
-    mtime: float
-    bytes: int
-    client: str
-    in_progress: bool
-    removed: bool = False
-
-
-def upload_folders(upload_dir: Path) -> list[UploadFolder]:
-    """Every upload folder (a 32-hex token name) in ``upload_dir``, least recently used first."""
-    import json
-    import time
-
-    out = []
-    for sub in upload_dir.iterdir() if upload_dir.is_dir() else []:
-        if not _TOKEN_RE.match(sub.name) or sub.is_symlink() or not sub.is_dir():
-            continue
-        try:
-            st = sub.stat()
-            files = [f for f in sub.rglob("*") if f.is_file()]
-            size = sum(f.stat().st_size for f in files if f.name != ".meta.json")
-            try:
-                meta = json.loads((sub / ".meta.json").read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                meta = {}
-            pending = (sub / ".pending").is_dir()
-            newest = max([st.st_mtime, *(f.stat().st_mtime for f in files)])
-        except OSError:  # removed meanwhile by another worker
-            continue
-        reserved = int(meta.get("reserved", 0) or 0) if pending else 0
-        stale = pending and time.time() - newest > UPLOAD_STALL_S
-        out.append(
-            UploadFolder(sub, st.st_mtime, max(size, reserved), str(meta.get("client", "")), pending and not stale)
-        )
-    out.sort(key=lambda f: f.mtime)
-    return out
-
-
-def prune_uploads(
-    upload_dir: Path, max_uploads: int = MAX_UPLOADS, max_bytes: int | None = None, grace_s: float = UPLOAD_GRACE_S
-) -> list[Path]:
-    """Delete the least recently used upload folders beyond ``max_uploads`` folders or ``max_bytes``
-    in all, never one used or written in the last ``grace_s`` seconds nor one being written. Safe
-    against other threads and worker processes doing the same.
-
-    Returns the folders removed, oldest first.
-    """
-    import time
-
-    folders = upload_folders(upload_dir)
-    now = time.time()
-    total = sum(f.bytes for f in folders)
-    count = len(folders)
-    removed = []
-    for f in folders:
-        if count <= max_uploads and (max_bytes is None or total <= max_bytes):
-            break
-        if f.in_progress or now - f.mtime < grace_s:
-            continue
-        shutil.rmtree(f.path, ignore_errors=True)
-        removed.append(f.path)
-        count -= 1
-        total -= f.bytes
-    return removed

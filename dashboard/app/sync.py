@@ -293,6 +293,7 @@ def register_sync(app: Dash, store) -> None:
         ClientsideFunction(namespace="tracedash", function_name="renderKick"),
         Output(ids.RENDER_KICK, "data"),
         Input(ids.PRERENDERED, "data"),
+        State(ids.LOAD_POLL, "disabled"),  # a page waiting on its trace's load is kicked by the poll (load_banner)
     )
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="writeSearch"),

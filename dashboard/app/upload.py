@@ -44,7 +44,8 @@ from urllib.parse import unquote
 from flask import Flask, jsonify, request
 from werkzeug.exceptions import ClientDisconnected
 
-from dashboard.app.store import MAX_UPLOADS, UPLOAD_GRACE_S, TraceStore, upload_folders
+from dashboard.app.store import TraceStore
+from dashboard.app.upload_folders import MAX_UPLOADS, UPLOAD_GRACE_S, upload_folders
 from dashboard.errors import TraceError
 
 log = logging.getLogger(__name__)

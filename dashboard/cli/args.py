@@ -81,13 +81,13 @@ def _cache(args):
 class _Progress:
     """A tqdm bar over loading stages, on stderr, only when stderr is a terminal."""
 
-    STAGES = 5
+    STAGES = 6  # the SQLite reader's five (see ``load_nsys_sqlite``), then the summary
 
     def __init__(self, name: str):
         self.name = name
         self.bar = None
 
-    def __call__(self, stage: str) -> None:
+    def __call__(self, stage: str, rows=None) -> None:
         if self.bar is None:
             from tqdm import tqdm
 
@@ -96,7 +96,8 @@ class _Progress:
             )
         else:
             self.bar.update(1)
-        self.bar.set_postfix_str(stage)
+        counts = ", ".join(f"{n:,} {kind}" for kind, n in rows or ())
+        self.bar.set_postfix_str(f"{stage} ({counts})" if counts else stage)
 
     def close(self) -> None:
         if self.bar is not None:

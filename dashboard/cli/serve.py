@@ -27,7 +27,8 @@ def _serve(args) -> int:
 
     from dashboard.app import create_app
     from dashboard.app.server import tune_malloc
-    from dashboard.app.store import default_memory_limit, make_upload_dir
+    from dashboard.app.store import default_memory_limit
+    from dashboard.app.upload_folders import make_upload_dir
 
     tune_malloc()  # before any trace is loaded or worker forked: freed frames go back to the system
     dirs = list(args.trace_dir or [])

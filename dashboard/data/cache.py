@@ -20,6 +20,7 @@ import tempfile
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -99,8 +100,22 @@ class TraceCache:
             self._warned = True
         self.enabled = False
 
-    def load_bundle(self, path: Path, build: Callable[[Path], TraceBundle]) -> tuple[TraceBundle, bool]:
+    def load_bundle(
+        self,
+        path: Path,
+        build: Callable[[Path], TraceBundle],
+        *,
+        progress: Callable[[str], None] | None = None,
+        defer: Callable[[Callable[[], None]], object] | None = None,
+    ) -> tuple[TraceBundle, bool]:
         """Return ``(bundle, from_cache)``: the cached frames of ``path``, or ``build(path)`` stored.
+
+        Args:
+            progress: called with the stage ``"cached frames"`` as a stored entry is read.
+            defer: runs the write of a new entry: called with a function of no arguments that writes it
+                (e.g. an executor's ``submit``), so the bundle is returned before it is written; None writes
+                it before returning (a command that exits right after must not lose it). Either way the
+                entry appears whole or not at all (see ``_write``).
 
         Raises:
             Whatever ``build`` raises (the trace's own errors); cache problems never raise.
@@ -114,12 +129,17 @@ class TraceCache:
         entry = self.entries_dir / key
         # An entry may hold only the output of `summarize` (no frames yet): not an error, just a miss.
         if (entry / "meta.json").is_file():
+            if progress is not None:
+                progress("cached frames")
             bundle = self._read(entry)
             if bundle is not None:
                 return bundle, True
             shutil.rmtree(entry, ignore_errors=True)  # corrupt: rebuild, never trust
         bundle = build(path)
-        self._write(entry, bundle)
+        if defer is None:
+            self._write(entry, bundle)
+        else:
+            defer(partial(self._write, entry, bundle))
         return bundle, False
 
     def cached_bundle(self, path: Path) -> TraceBundle | None:

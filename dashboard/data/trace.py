@@ -16,7 +16,7 @@ from dashboard.loaders.side_files import check_no_writer
 from dashboard.loaders.summary_json import summary_meta
 from dashboard.model import Summary, TraceBundle, TraceMeta
 
-__all__ = ["LoadedTrace", "load_trace"]
+__all__ = ["LoadStatus", "LoadedTrace", "load_trace"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,28 @@ class LoadedTrace:
         return self.path.name
 
 
+@dataclass(frozen=True)
+class LoadStatus:
+    """Where the load of one trace stands, for a page waiting on it (``TraceStore.load_status``).
+
+    ``state``: ``"idle"`` (not in memory and no load running), ``"loading"``, ``"loaded"`` or
+    ``"failed"`` (the last load raised ``error``). While loading: ``stage`` is the stage running, as
+    ``load_trace`` reports it (``""`` before the first, ``"waiting"`` while another upload loads),
+    ``elapsed_s`` the seconds since the load began, ``stage_s`` since the stage began, ``rows`` the
+    rows the stage reads where the loader says (``(("kernels", 2000000),)``). Loaded or failed:
+    ``age_s``, the seconds since that load ended (``inf``: not known).
+    """
+
+    name: str
+    state: str
+    stage: str = ""
+    elapsed_s: float = 0.0
+    stage_s: float = 0.0
+    rows: tuple[tuple[str, int], ...] = ()
+    error: str = ""
+    age_s: float = 0.0
+
+
 def load_trace(
     path: str | os.PathLike,
     *,
@@ -45,6 +67,7 @@ def load_trace(
     cache: TraceCache | None = None,
     progress=None,
     lean: bool = False,
+    cache_writer=None,
 ) -> LoadedTrace:
     """Load a trace file of either supported format.
 
@@ -52,16 +75,22 @@ def load_trace(
         path: an nsys SQLite export or a seed-format summary JSON (any extension).
         dispatch_prefix: NVTX name prefix of dispatch marks (used for nsys input).
         cache: where to keep the columnar copy of an nsys export (None: no cache).
-        progress: optional callable taking a stage name (see ``load_nsys_sqlite``).
+        progress: optional callable taking a stage name, called as each stage starts (and a ``rows``
+            keyword if it takes one: see ``load_nsys_sqlite``). The stages: ``"nsys export"`` (a report),
+            ``"cached frames"``, the SQLite reader's (``"names"``, ``"kernels and CUDA API calls"``,
+            ``"NVTX"``, ``"memcpy/memset"``, ``"graphs"``), ``"PyTorch trace"``, ``"summary JSON"``, then
+            ``"summary"`` (the Summary model computed from the frames).
         lean: for a summary only: use cached frames if there are any, else read just the columns
             the summary needs and do not build the frame cache (the dashboard builds it).
+        cache_writer: how a new cache entry is written (``TraceCache.load_bundle``'s ``defer``): None
+            before returning (the CLI); the server passes a background writer.
 
     Raises:
         TraceNotFoundError, TraceFormatError: with a message naming the file and the problem.
     """
     p = Path(path)
     try:
-        return _load(p, dispatch_prefix, cache, progress, lean)
+        return _load(p, dispatch_prefix, cache, progress, lean, cache_writer)
     except TraceError:
         raise
     except (ValueError, TypeError, KeyError, IndexError, ArithmeticError, MemoryError, OSError, sqlite3.Error) as exc:
@@ -69,7 +98,10 @@ def load_trace(
         raise TraceFormatError(f"{p.name}: cannot be read: {clean_message(exc)}") from exc
 
 
-def _load(p: Path, dispatch_prefix: str, cache: TraceCache | None, progress, lean: bool) -> LoadedTrace:
+def _load(
+    p: Path, dispatch_prefix: str, cache: TraceCache | None, progress, lean: bool, cache_writer=None
+) -> LoadedTrace:
+    step = progress or (lambda stage: None)
     kind = sniff_format(p)
     if kind == "nsys-sqlite":
         check_no_writer(p)  # before the cache: a file being written must not be served from an old copy
@@ -81,21 +113,32 @@ def _load(p: Path, dispatch_prefix: str, cache: TraceCache | None, progress, lea
             bundle = (cache.cached_bundle(p) if cache is not None else None) or load_nsys_sqlite(
                 p, progress=progress, lean=True
             )
+        elif cache is not None:
+            bundle = cache.load_bundle(p, build, progress=progress, defer=cache_writer)[0]
         else:
-            bundle = cache.load_bundle(p, build)[0] if cache is not None else build(p)
-        return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle, dispatch_prefix)
-    if kind == "kineto-json":
-        bundle = cache.load_bundle(p, load_kineto_json)[0] if cache is not None else load_kineto_json(p)
-        return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle, dispatch_prefix)
-    if kind == "nsys-rep":
-        bundle = _load_report(p, cache, progress)
-        return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle, dispatch_prefix)
-    summary = load_summary_json(p)
-    meta = summary_meta(summary, p.name)
-    return LoadedTrace(p, meta, summary, None, dispatch_prefix)
+            bundle = build(p)
+    elif kind == "kineto-json":
+
+        def build_kineto(path: Path):
+            step("PyTorch trace")
+            return load_kineto_json(path)
+
+        if cache is not None:
+            bundle = cache.load_bundle(p, build_kineto, progress=progress, defer=cache_writer)[0]
+        else:
+            bundle = build_kineto(p)
+    elif kind == "nsys-rep":
+        bundle = _load_report(p, cache, progress, cache_writer)
+    else:
+        step("summary JSON")
+        summary = load_summary_json(p)
+        meta = summary_meta(summary, p.name)
+        return LoadedTrace(p, meta, summary, None, dispatch_prefix)
+    step("summary")
+    return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle, dispatch_prefix)
 
 
-def _load_report(p: Path, cache: TraceCache | None, progress) -> TraceBundle:
+def _load_report(p: Path, cache: TraceCache | None, progress, cache_writer=None) -> TraceBundle:
     """An .nsys-rep report: exported with the installed nsys into a temporary folder inside the cache
     folder (the system temp folder without a usable cache; never next to the report), loaded as
     SQLite, then the export is deleted: the Parquet cache keeps the frames. ``meta.source`` is the
@@ -117,4 +160,6 @@ def _load_report(p: Path, cache: TraceCache | None, progress) -> TraceBundle:
             bundle = load_nsys_sqlite(export_report(path, Path(tmp), "export"), progress=progress)
         return dataclasses.replace(bundle, meta=dataclasses.replace(bundle.meta, source=path.name))
 
-    return cache.load_bundle(p, build)[0] if cache is not None else build(p)
+    if cache is None:
+        return build(p)
+    return cache.load_bundle(p, build, progress=progress, defer=cache_writer)[0]

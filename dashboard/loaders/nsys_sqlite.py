@@ -7,6 +7,7 @@ frame, a missing optional column a default value. See ``shared/reference/nsys_sc
 
 from __future__ import annotations
 
+import inspect
 import os
 import sqlite3
 
@@ -46,6 +47,22 @@ from dashboard.loaders.nsys_tables import (
 from dashboard.loaders.nsys_traits import old_schema_traits
 from dashboard.loaders.sqlite_access import _HAVE_ADBC, _chunks_to_frame, _count, _fetch_columns, _q, _query_sqlite3
 from dashboard.model import RowAccount, TraceBundle
+
+
+def stage_reporter(progress):
+    """``progress`` as a callable ``(stage, rows=None)``: a callback that takes a ``rows`` keyword gets the
+    row counts known as a stage starts (``(("kernels", n), ...)``), one that takes only the stage name
+    (as before rows were reported) gets just that. None gives a callable that does nothing."""
+    if progress is None:
+        return lambda stage, rows=None: None
+    try:
+        params = inspect.signature(progress).parameters.values()
+        takes_rows = any(p.name == "rows" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    except (TypeError, ValueError):  # a builtin without a signature
+        takes_rows = False
+    if not takes_rows:
+        return lambda stage, rows=None: progress(stage)
+    return lambda stage, rows=None: progress(stage, rows=rows)
 
 
 def _rowid_parts(con: sqlite3.Connection, table: str, parts: int) -> list[str] | None:
@@ -179,7 +196,9 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
         nothing at all executed (``gpu_activity_missing``).
 
     Args:
-        progress: optional callable taking a stage name, called as each stage starts.
+        progress: optional callable taking a stage name, called as each stage starts; one that also takes a
+            ``rows`` keyword gets the row counts known then (see ``stage_reporter``): the kernel table's
+            rows as "kernels and CUDA API calls" starts.
         lean: read only the kernel and API columns the seed-format summary needs (times, names,
             graph node, event class); ids are left at their defaults (device/stream 0,
             correlation -1) and the demangled name equals the short name. Never cache it.
@@ -189,21 +208,23 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
         TraceFormatError: not SQLite, corrupt, SQLite without any nsys table, or being written by
             another program (a non-empty ``-journal``/``-wal`` next to it; see ``check_no_writer``).
     """
-    step = progress or (lambda stage: None)
+    step = stage_reporter(progress)
     p, con = open_export(path)
     try:
         probe = probe_schema(con)
         check_nsys_tables(probe, p.name)
         step("names")
         strings = _load_strings(con, probe)
-        step("kernels and CUDA API calls")
+        kernel_table = probe.table("CUPTI_ACTIVITY_KIND_KERNEL")
+        # count(*) walks the b-tree without decoding a row: cheap next to the read, and it lets the page show the size
+        step("kernels and CUDA API calls", rows=(("kernels", _count(con, kernel_table)),))
         raw = _run_queries(
             con,
             {
                 "kernels": (
                     _kernel_sql(probe, lean),
                     _LEAN_KERNEL_COLUMNS if lean else _KERNEL_COLUMNS,
-                    probe.table("CUPTI_ACTIVITY_KIND_KERNEL"),
+                    kernel_table,
                 ),
                 "api": (_api_sql(probe, lean), _LEAN_API_COLUMNS if lean else _API_COLUMNS, None),
             },

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Callable
@@ -16,6 +17,7 @@ from dashboard.app import ids
 from dashboard.data.analysis import trace_gate
 from dashboard.data.trace import LoadedTrace
 from dashboard.errors import TraceError
+from dashboard.render.load_status import FRESH_S, kicked_after_load
 from dashboard.state import DEFAULT, ViewState, from_dict, to_dict, to_query
 
 log = logging.getLogger(__name__)
@@ -189,12 +191,36 @@ def render_outcome(view: View, store, state: ViewState, cache: ResponseCache | N
     return values, True
 
 
+def waiting(view: View, store, state: ViewState, defer: bool = True) -> dict | None:
+    """What a view's callback returns while its trace is not in memory, or None when it renders now.
+
+    A load that failed moments ago (``FRESH_S``) gives ``view.empty`` with its error at once, never a second
+    load. Otherwise, with ``defer``, a trace not in memory starts loading in the background
+    (``store.load_in_background``) and the view keeps what it shows (``{}``) until the page's load poll asks
+    again (``app.load_banner``); without, the view renders (waiting for the load). An id the store does not
+    serve renders as usual (it says why at once)."""
+    if not view.needs_trace or not state.trace:
+        return None
+    try:
+        store.path(state.trace)
+    except TraceError:
+        return None
+    status = store.load_status(state.trace)
+    if status.state == "failed" and status.age_s < FRESH_S:
+        return wire_values(view.empty(status.error))
+    if status.state == "loaded" or not defer:
+        return None
+    store.load_in_background(state.trace)
+    return {}
+
+
 def register_view(app: Dash, store, view: View, cache: ResponseCache | None = None) -> None:
     """The view's one callback: its slice store in, its named outputs out.
 
     It never runs on page load: the page arrives drawn (``views.prerender``), or, when it could not be
     (a large trace not in memory yet), ``ids.RENDER_KICK`` is set client-side once and every view
-    renders through its callback. Afterwards it runs when the sync callback changes its slice."""
+    renders through its callback. Afterwards it runs when the sync callback changes its slice. While its
+    trace is not in memory it returns at once (``waiting``) and runs again when the load poll kicks."""
 
     inputs = {"data": Input(ids.slice_id(view.name), "data")}
     if view.on_load:  # a page that arrived without its views drawn (a big trace not yet loaded) asks once
@@ -206,7 +232,15 @@ def register_view(app: Dash, store, view: View, cache: ResponseCache | None = No
         prevent_initial_call=True,
     )
     def update(data, kick=None):
-        values = render_view(view, store, from_dict(data), cache)
+        state = from_dict(data)
+        # Every page's kick store holds a number (0 until kicked); a caller without one (a script) waits as before,
+        # and so does a view kicked by the poll as a load ended (another worker process may still be loading it).
+        if kick is None:
+            values = None
+        else:
+            values = waiting(view, store, state, defer=not kicked_after_load(kick, time.time() * 1000))
+        if values is None:
+            values = render_view(view, store, state, cache)
         return {k: values.get(k, no_update) for k in view.outputs}
 
     update.__name__ = f"update_{view.name}"

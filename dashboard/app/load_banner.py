@@ -1,0 +1,79 @@
+"""The page's load status line: where the load of its trace stands, polled only while it runs.
+
+While the trace of a page is not in memory its views' callbacks return at once (``views.base.waiting``)
+and start the load in the background: a browser opens only ~6 connections to a server, so views waiting
+on the load would hold them all and the poll could not get through. When the load ends the poll asks
+every view to render (``ids.RENDER_KICK`` = ``after_load_kick``, a number like the page's own first kick:
+views so kicked wait for the load in their own worker process). The poll itself starts the load in its
+worker process when none runs there, so the stages it shows are that process's.
+"""
+
+from __future__ import annotations
+
+import time
+
+from dash import Dash, Input, Output, ctx, dcc, html, no_update
+
+from dashboard.app import ids
+from dashboard.errors import TraceError
+from dashboard.render.load_status import after_load_kick, poll_step
+
+POLL_MS = 500
+
+
+def load_banner(line: str | None) -> list:
+    """The status line (hidden without ``line``) and its poll (enabled only with one)."""
+    return [
+        html.Div(line or "", id=ids.LOAD_STATUS, className="load-status", role="status", hidden=line is None),
+        dcc.Interval(id=ids.LOAD_POLL, interval=POLL_MS, disabled=line is None),
+    ]
+
+
+def initial_line(store, trace_id: str, drawn: bool) -> str | None:
+    """The line a page is sent with: none for a page drawn on the server (its trace is in memory) or
+    without a trace; else the load's status as it stands. (No load starts here: the app's validation
+    layout is built this way too; the page's first poll starts it.)"""
+    if drawn or not trace_id:
+        return None
+    return poll_step(store.load_status(trace_id), 0, picked=True)[0]
+
+
+def register_load_banner(app: Dash, store) -> None:
+    """The poll's callback: reads ``store.load_status`` of the picked trace, shows its line, turns the
+    poll off once the trace is in memory or its load failed, and then asks every view to render. Picking
+    another trace starts it again."""
+
+    @app.callback(
+        Output(ids.LOAD_STATUS, "children"),
+        Output(ids.LOAD_STATUS, "hidden"),
+        Output(ids.LOAD_POLL, "disabled"),
+        Output(ids.LOAD_POLL, "n_intervals"),
+        Output(ids.RENDER_KICK, "data", allow_duplicate=True),
+        Input(ids.LOAD_POLL, "n_intervals"),
+        Input(ids.TRACE_PICKER, "value"),
+        prevent_initial_call=True,
+    )
+    def poll(n_intervals, trace_id):
+        if not trace_id:
+            return "", True, True, no_update, no_update
+        picked = ctx.triggered_id == ids.TRACE_PICKER
+        status = store.load_status(trace_id)
+        if status.state == "idle" and _served(store, trace_id):  # this worker process may not be loading it yet
+            store.load_in_background(trace_id)
+            status = store.load_status(trace_id)
+        line, more, kick = poll_step(status, 0 if picked else n_intervals or 0, picked)
+        return (
+            line or "",
+            line is None,
+            not more,
+            0 if picked else no_update,
+            after_load_kick(time.time() * 1000) if kick else no_update,
+        )
+
+
+def _served(store, trace_id: str) -> bool:
+    try:
+        store.path(trace_id)
+    except TraceError:
+        return False
+    return True

@@ -1,0 +1,295 @@
+"""The load's status for a waiting page (stages, rows, seconds) and cache entries written after the load."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+import time
+
+import pytest
+
+from dashboard.app.store import TraceStore
+from dashboard.data.cache import TraceCache, file_identity
+from dashboard.data.trace import LoadStatus, load_trace
+from dashboard.errors import TraceFormatError
+from dashboard.render.load_status import (
+    FRESH_S,
+    IDLE_POLLS,
+    after_load_kick,
+    keep_polling,
+    kicked_after_load,
+    load_status_line,
+    poll_step,
+)
+from tests.paths import SAMPLES
+
+NCCL = SAMPLES / "nsys2026.2_2gpu_nccl_before.sqlite"  # 4,010 kernels
+STAGES = ["names", "kernels and CUDA API calls", "NVTX", "memcpy/memset", "graphs", "summary"]
+
+
+def test_status_line_names_the_stage_the_rows_and_the_seconds():
+    loading = LoadStatus("big.sqlite", "loading", "kernels and CUDA API calls", 4.25, 3.0, (("kernels", 2_000_000),))
+    assert load_status_line(loading) == (
+        "Loading big.sqlite: reading kernels and CUDA API calls (2,000,000 kernels) · 4.2 s"
+    )
+    assert load_status_line(LoadStatus("a.json", "loading", "summary", 12.96)) == (
+        "Loading a.json: computing the summary · 13.0 s"
+    )
+    assert load_status_line(LoadStatus("a.sqlite", "loading", "", 0.04)) == "Loading a.sqlite: starting · 0.0 s"
+    assert load_status_line(LoadStatus("u.sqlite", "loading", "waiting", 1.5)) == (
+        "Loading u.sqlite: waiting for another upload to finish loading · 1.5 s"
+    )
+    assert load_status_line(LoadStatus("a.sqlite", "loading", "new stage", 1.0)) == (
+        "Loading a.sqlite: new stage · 1.0 s"
+    )
+    assert load_status_line(LoadStatus("a.sqlite", "idle")) == "Loading a.sqlite…"
+    assert load_status_line(LoadStatus("a.sqlite", "loaded")) is None
+    assert load_status_line(LoadStatus("a.sqlite", "failed", error="a.sqlite: broken")) is None
+
+
+def test_the_page_polls_while_loading_and_a_bounded_while_idle():
+    assert keep_polling(LoadStatus("a", "loading", "NVTX", 99.0), 10_000) is True
+    assert keep_polling(LoadStatus("a", "idle"), IDLE_POLLS - 1) is True
+    assert keep_polling(LoadStatus("a", "idle"), IDLE_POLLS) is False
+    assert keep_polling(LoadStatus("a", "loaded"), 0) is False
+    assert keep_polling(LoadStatus("a", "failed", error="x"), 0) is False
+
+
+def test_a_poll_shows_the_line_stops_when_done_and_kicks_the_views():
+    loading = LoadStatus("b.sqlite", "loading", "NVTX", 2.0)
+    assert poll_step(loading, 7, picked=False) == (
+        "Loading b.sqlite: reading NVTX ranges and marks · 2.0 s",
+        True,
+        False,
+    )
+    assert poll_step(LoadStatus("b.sqlite", "loaded", age_s=0.3), 8, picked=False) == (None, False, True)
+    assert poll_step(LoadStatus("b.sqlite", "failed", error="b.sqlite: broken", age_s=0.3), 8, False) == (
+        None,
+        False,
+        True,
+    )
+    # a trace just picked that is already in memory: its views render themselves, unless it loaded moments ago
+    assert poll_step(LoadStatus("b.sqlite", "loaded", age_s=FRESH_S), 0, picked=True) == (None, False, False)
+    assert poll_step(LoadStatus("b.sqlite", "loaded", age_s=1.0), 0, picked=True) == (None, False, True)
+    # an old failure is tried again by the views: the page waits for that load
+    old = LoadStatus("b.sqlite", "failed", error="b.sqlite: broken", age_s=FRESH_S + 1)
+    assert poll_step(old, 0, picked=True) == ("Loading b.sqlite…", True, False)
+    assert poll_step(LoadStatus("b.sqlite", "idle"), IDLE_POLLS, picked=False) == (None, False, True)
+
+
+def test_a_kick_after_a_load_is_told_from_the_page_s_own_for_a_while():
+    kick = after_load_kick(1_000_000)
+    assert kick == -1_000_000
+    assert kicked_after_load(kick, 1_000_000 + FRESH_S * 1000 - 1) is True
+    assert kicked_after_load(kick, 1_000_000 + FRESH_S * 1000) is False  # a trace picked later returns at once
+    assert kicked_after_load(1_764_000_000_000, 1_764_000_000_500) is False  # the page's first kick (browser time)
+    assert kicked_after_load(0, 5) is False
+
+
+def test_load_trace_reports_every_stage_and_the_kernel_rows(tmp_path):
+    calls = []
+    t = load_trace(NCCL, progress=lambda stage, rows=None: calls.append((stage, rows)))
+    assert calls == [(s, (("kernels", 4010),) if s == "kernels and CUDA API calls" else None) for s in STAGES]
+    assert t.summary.kernel_count == 4010
+    names = []
+    load_trace(NCCL, progress=names.append)  # a callback of the stage name alone, as before rows were reported
+    assert names == STAGES
+    cache = TraceCache(tmp_path / "c")
+    load_trace(NCCL, cache=cache)
+    cached = []
+    load_trace(NCCL, cache=cache, progress=cached.append)
+    assert cached == ["cached frames", "summary"]
+
+
+def served(tmp_path, name="t.sqlite"):
+    d = tmp_path / "traces"
+    d.mkdir()
+    shutil.copy(NCCL, d / name)
+    return d
+
+
+def test_store_reports_the_stage_rows_and_seconds_of_a_load_in_progress(tmp_path):
+    now = [100.0]
+    at_kernels, at_nvtx, release, release_nvtx = (threading.Event() for _ in range(4))
+
+    def loader(path, *, dispatch_prefix, cache, progress):
+        progress("names")
+        now[0] = 101.0
+        progress("kernels and CUDA API calls", rows=(("kernels", 4010),))
+        at_kernels.set()
+        assert release.wait(30)
+        progress("NVTX")
+        at_nvtx.set()
+        assert release_nvtx.wait(30)
+        return load_trace(path, dispatch_prefix=dispatch_prefix, cache=cache)
+
+    store = TraceStore(trace_dirs=[served(tmp_path)], loader=loader, clock=lambda: now[0])
+    tid = store.ids()[0]
+    assert store.load_status(tid) == LoadStatus("t.sqlite", "idle")
+    got = []
+    thread = threading.Thread(target=lambda: got.append(store.get(tid)))
+    thread.start()
+    assert at_kernels.wait(30)
+    now[0] = 104.25
+    assert store.load_status(tid) == LoadStatus(
+        "t.sqlite", "loading", "kernels and CUDA API calls", 4.25, 3.25, (("kernels", 4010),)
+    )
+    release.set()
+    assert at_nvtx.wait(30)  # the rows were the kernel stage's: the NVTX stage says none
+    assert store.load_status(tid) == LoadStatus("t.sqlite", "loading", "NVTX", 4.25, 0.0)
+    release_nvtx.set()
+    thread.join(30)
+    assert got[0].summary.kernel_count == 4010
+    now[0] = 106.0
+    assert store.load_status(tid) == LoadStatus("t.sqlite", "loaded", age_s=1.75)
+
+
+def test_a_failed_load_is_reported_until_the_next_one_starts(tmp_path):
+    fail, now = [True], [50.0]
+
+    def loader(path, *, dispatch_prefix, cache, progress):
+        progress("names")
+        if fail[0]:
+            raise TraceFormatError("t.sqlite: the SQLite file is damaged or truncated (file is not a database)")
+        return load_trace(path, dispatch_prefix=dispatch_prefix, cache=cache)
+
+    store = TraceStore(trace_dirs=[served(tmp_path)], loader=loader, clock=lambda: now[0])
+    tid = store.ids()[0]
+    with pytest.raises(TraceFormatError):
+        store.get(tid)
+    now[0] = 52.5
+    assert store.load_status(tid) == LoadStatus(
+        "t.sqlite",
+        "failed",
+        error="t.sqlite: the SQLite file is damaged or truncated (file is not a database)",
+        age_s=2.5,
+    )
+    fail[0] = False
+    assert store.get(tid).summary.kernel_count == 4010
+    assert store.load_status(tid) == LoadStatus("t.sqlite", "loaded", age_s=0.0)
+
+
+def test_a_background_load_starts_once_and_its_outcome_is_in_the_status(tmp_path):
+    calls, release = [], threading.Event()
+
+    def loader(path, *, dispatch_prefix, cache, progress):
+        calls.append(path.name)
+        assert release.wait(30)
+        return load_trace(path, dispatch_prefix=dispatch_prefix, cache=cache)
+
+    store = TraceStore(trace_dirs=[served(tmp_path)], loader=loader)
+    tid = store.ids()[0]
+    for _ in range(5):  # every view of a page asks
+        store.load_in_background(tid)
+    assert store.load_status(tid).state == "loading"
+    release.set()
+    assert store.get(tid).summary.kernel_count == 4010  # waits on the background load, never a second one
+    assert calls == ["t.sqlite"] and store.loads == 1
+
+
+class HeldCache(TraceCache):
+    """A cache whose entry writes wait for ``release`` (or fail with ``error``)."""
+
+    def __init__(self, root, error=None):
+        super().__init__(root)
+        self.release, self.error = threading.Event(), error
+
+    def _write(self, entry, bundle):
+        assert self.release.wait(30)
+        if self.error is not None:
+            raise self.error
+        super()._write(entry, bundle)
+
+
+def test_the_cache_entry_is_written_after_get_returns(tmp_path):
+    traces = served(tmp_path)
+    cache = HeldCache(tmp_path / "c")
+    store = TraceStore(trace_dirs=[traces], cache=cache)
+    trace = store.get(store.ids()[0])  # returns while the entry's write still waits
+    entry = cache.entries_dir / file_identity(traces / "t.sqlite")
+    assert not (entry / "meta.json").exists()
+    assert store.stats()["cache_writes_pending"] == 1
+    cache.release.set()
+    assert store.flush_cache_writes(timeout=60) is True
+    assert store.stats()["cache_writes_pending"] == 0
+    stored = TraceCache(tmp_path / "c").cached_bundle(traces / "t.sqlite")
+    assert stored is not None and stored.kernels.equals(trace.bundle.kernels)
+    assert sorted(p.name for p in cache.entries_dir.iterdir() if p.name.startswith(".tmp-")) == []
+
+
+def test_a_failing_cache_write_is_logged_and_the_trace_still_served(tmp_path, caplog):
+    traces = served(tmp_path)
+    cache = HeldCache(tmp_path / "c", error=RuntimeError("disk on fire"))
+    cache.release.set()
+    store = TraceStore(trace_dirs=[traces], cache=cache)
+    tid = store.ids()[0]
+    with caplog.at_level(logging.ERROR, logger="dashboard.app.store"):
+        assert store.get(tid).summary.kernel_count == 4010
+        assert store.flush_cache_writes(timeout=60) is True
+    assert [r.getMessage() for r in caplog.records] == ["writing a cache entry failed"]
+    assert "disk on fire" in caplog.records[0].exc_text
+    assert not (cache.entries_dir / file_identity(traces / "t.sqlite")).exists()
+    assert store.get(tid).summary.kernel_count == 4010 and store.load_status(tid).state == "loaded"
+
+
+def test_two_writers_of_one_entry_leave_one_whole_entry(tmp_path):
+    cache = TraceCache(tmp_path / "c")
+    bundle = load_trace(NCCL).bundle
+    entry = cache.entries_dir / file_identity(NCCL)
+    start = threading.Barrier(2)
+
+    def write():
+        start.wait()
+        cache._write(entry, bundle)
+
+    threads = [threading.Thread(target=write) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    stored = cache.cached_bundle(NCCL)
+    assert stored is not None and stored.kernels.equals(bundle.kernels) and stored.meta == bundle.meta
+    assert [p.name for p in cache.entries_dir.iterdir()] == [entry.name]  # no temporary folder left
+
+
+def test_load_trace_without_a_writer_stores_the_entry_before_returning(tmp_path):
+    cache = TraceCache(tmp_path / "c")
+    load_trace(NCCL, cache=cache)  # the CLI's way: a command may exit right after
+    assert (cache.entries_dir / file_identity(NCCL) / "meta.json").is_file()
+
+
+def test_a_view_waits_without_holding_a_connection_and_shows_a_fresh_failure(tmp_path):
+    from dashboard.app.components import alert
+    from dashboard.app.views import BY_NAME
+    from dashboard.app.views.base import waiting
+    from dashboard.state import ViewState
+
+    now, release, fail = [10.0], threading.Event(), [False]
+
+    def loader(path, *, dispatch_prefix, cache, progress):
+        assert release.wait(30)
+        if fail[0]:
+            raise TraceFormatError("t.sqlite: broken")
+        return load_trace(path, dispatch_prefix=dispatch_prefix, cache=cache)
+
+    store = TraceStore(trace_dirs=[served(tmp_path)], loader=loader, clock=lambda: now[0])
+    state = ViewState(trace=store.ids()[0])
+    overview, alerts = BY_NAME["overview"], BY_NAME["alerts"]
+    fail[0] = True
+    assert waiting(overview, store, state) == {}  # returns at once; the load runs in the background
+    assert store.load_status(state.trace).state == "loading"
+    release.set()
+    for _ in range(3000):  # the background load's end
+        if store.load_status(state.trace).state == "failed":
+            break
+        time.sleep(0.01)
+    now[0] = 10.0 + FRESH_S - 1
+    assert str(waiting(alerts, store, state)) == str({"alerts": alert("t.sqlite: broken")})
+    assert waiting(overview, store, state) == {"cards": [], "scope": ""}
+    now[0] = 10.0 + FRESH_S  # an old failure: tried again, in the background
+    fail[0] = False
+    assert waiting(overview, store, state) == {}
+    assert store.get(state.trace).summary.kernel_count == 4010
+    assert waiting(overview, store, state) is None  # in memory: it renders
+    assert waiting(overview, store, ViewState(trace="gone.sqlite@" + "0" * 32)) is None  # not served: says why
