@@ -99,8 +99,27 @@ def _ensure_kaleido() -> None:
             kaleido.start_sync_server(mathjax=False, silence_warnings=True)
         except Exception as exc:  # noqa: BLE001 - no Chromium on this machine
             raise TraceError(f"image export needs Chromium (apt-get install chromium): {exc}") from exc
-        atexit.register(lambda: kaleido.stop_sync_server(silence_warnings=True))
+        atexit.register(stop_image_export)
         _kaleido_started = True
+
+
+def stop_image_export() -> None:
+    """Stop the export Chromium (if started) and wait, up to 5 s, for its helper processes: they write its
+    profile folder for a moment after it stops. ``tracedash export`` calls it before exiting; at interpreter
+    exit the folder's removal could run first and fail with a traceback."""
+    global _kaleido_started
+    with _kaleido_lock:
+        if not _kaleido_started:
+            return
+        import kaleido
+        import psutil
+
+        kaleido.stop_sync_server(silence_warnings=True)
+        _kaleido_started = False
+        try:
+            psutil.wait_procs(psutil.Process().children(recursive=True), timeout=5)
+        except psutil.Error:
+            pass
 
 
 def image_bytes(fig: go.Figure, fmt: str, *, which: str = "timeline", scale: float = 2.0) -> bytes:
