@@ -785,6 +785,23 @@ def test_an_undefined_phase_ratio_is_na_not_zero():
     assert {prefill[m] for m in prefill if m not in ("Dispatches", "Tokens")} == {"—"}
 
 
+def test_a_page_without_a_trace_opens_the_folders_first_readable_file_and_marks_the_others(tmp_path):
+    from dashboard.app import main_state
+
+    (tmp_path / "a_bad.json").write_text("{}")  # first by name: JSON that is no trace
+    (tmp_path / "b_empty.sqlite").write_bytes(b"")
+    good = tmp_path / "c_good.json"
+    good.write_bytes((SAMPLES / "000_746bee52f7bbcc80_seed_summary.json").read_bytes())
+    store = create_app(trace_dirs=[tmp_path]).server.config["TRACE_STORE"]
+    ids = store.listed_ids()
+    state, notices = main_state("", store)
+    assert state.trace == ids[2] and notices == []
+    bad = "(cannot be read)"
+    assert [store.label(t) for t in ids] == [f"a_bad.json {bad}", f"b_empty.sqlite {bad}", "c_good.json"]
+    good.write_text("{}")  # the file changed: looked at again
+    assert not store.readable(ids[2]) and main_state("", store)[0].trace == ids[0]  # none readable: the first
+
+
 def test_the_page_is_built_from_the_link():
     from dashboard.app import main_state
     from dashboard.app.views.compare_link import compare_href

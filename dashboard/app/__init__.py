@@ -71,7 +71,8 @@ def main_state(
             notices.append(store.explain_missing(state.trace))
             state = replace(state, trace="", t0_ns=None, t1_ns=None, mark=None, hide_devices=())
     if not state.trace and served:
-        first = next((t for t in served if not store.is_upload(t)), served[0])
+        files = [t for t in served if not store.is_upload(t)] or served
+        first = next((t for t in files if store.readable(t)), files[0])  # a folder's broken file is not the default
         state = replace(state, trace=first)
     return state, notices
 

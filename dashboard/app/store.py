@@ -137,6 +137,29 @@ def content_digest(path: Path, cache=None) -> str:
     return digest
 
 
+_SNIFFS: dict[tuple[Path, int, int], bool] = {}  # (path, size, mtime) -> whether it reads as a trace
+
+
+def _identity(path: Path) -> tuple[Path, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return path, st.st_size, st.st_mtime_ns
+
+
+def _sniffed(path: Path) -> bool | None:
+    """What ``TraceStore.readable`` found for this version of the file, None when not looked at (or gone:
+    False)."""
+    key = _identity(path)
+    return False if key is None else _SNIFFS.get(key)
+
+
+def _remember_sniff(path: Path, ok: bool) -> None:
+    if (key := _identity(path)) is not None:
+        _SNIFFS[key] = ok
+
+
 def trace_id(path: Path, cache=None) -> str:
     """Id of a served trace for links: base name + ``@`` + the first 32 hex digits (128 bits) of the
     SHA-256 of the whole file (see ``content_digest``). Never a path; equal ids mean equal content, on
@@ -321,12 +344,35 @@ class TraceStore:
         return bool(p is not None and self._upload_dir is not None and _inside(p, self._upload_dir))
 
     def label(self, trace_id: str) -> str:
-        """What the trace picker shows for an id: the file's base name (``uploaded`` marked)."""
+        """What the trace picker shows for an id: the file's base name (``uploaded`` marked, and a file known
+        not to read as a trace, see ``readable``, marked "cannot be read")."""
         with self._lock:
             p = self._paths.get(trace_id)
         if p is None:
             return trace_id
-        return f"{p.name} (uploaded)" if self.is_upload(trace_id) else p.name
+        if self.is_upload(trace_id):
+            return f"{p.name} (uploaded)"
+        return f"{p.name} (cannot be read)" if _sniffed(p) is False else p.name
+
+    def readable(self, trace_id: str) -> bool:
+        """Whether the file of ``trace_id`` reads as a trace by its first bytes (``sniff_format``, once per
+        file identity): a page without a trace in its link opens the first readable one. An id not served
+        here reads as readable (its page says why it is not)."""
+        with self._lock:
+            p = self._paths.get(trace_id)
+        if p is None:
+            return True
+        known = _sniffed(p)
+        if known is None:
+            from dashboard.loaders import sniff_format
+
+            try:
+                sniff_format(p)
+                known = True
+            except TraceError:
+                known = False
+            _remember_sniff(p, known)
+        return known
 
     def same_name(self, trace_id: str) -> str | None:
         """The id of the served file (never an upload) with the file name of ``trace_id`` when its
