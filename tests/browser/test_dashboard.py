@@ -1,6 +1,7 @@
 """What a user sees and clicks, in headless Chromium."""
 
 import time
+from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -8,6 +9,7 @@ from waits import figure_js, grid_js, present, until, zoom
 
 from dashboard.app import create_app
 from dashboard.app.components import NO_MATCH, NO_ROWS
+from dashboard.app.store import trace_id
 
 pytestmark = pytest.mark.browser
 
@@ -239,7 +241,11 @@ def test_two_gpu_trace_shows_device_lanes_and_hidden_gpus_and_kernel_filter_trav
 def test_bad_trace_shows_alert_and_server_keeps_serving(page: Page, serve, tmp_path, console_errors):
     bad = tmp_path / "not_a_trace.sqlite"
     bad.write_text("hello")
-    page.goto(serve(create_app([bad, samples_dir() / "000_746bee52f7bbcc80_seed_summary.json"])))
+    base = serve(create_app([bad, samples_dir() / "000_746bee52f7bbcc80_seed_summary.json"]))
+    page.goto(base)  # no trace in the link: the first file that reads as a trace, never the broken one
+    expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (42)", timeout=30000)
+    expect(page.locator("#trace-picker")).to_contain_text("000_746bee52f7bbcc80_seed_summary.json")
+    page.goto(f"{base}/?trace={quote(trace_id(bad))}")  # a link to it: its error
     expect(present(page.locator("#alerts .alert"))).to_contain_text(
         "not_a_trace.sqlite: neither an nsys SQLite export nor a tracedash summary JSON", timeout=30000
     )
