@@ -55,6 +55,15 @@ def empty_figure(message: str, *, title: str = "", theme: Theme = DEFAULT_THEME,
     return fig
 
 
+PENDING_TEXT = "Drawn when the trace has loaded."
+
+
+def pending_figure(height: int = 240) -> go.Figure:
+    """What a figure shows before its view first renders (a page sent before its trace was in memory): a
+    line that says so, never Plotly's empty axes."""
+    return empty_figure(PENDING_TEXT, height=height)
+
+
 CHAR_EM = 0.62  # average character width / font size (generous for the UI fonts)
 PROSE_EM = 0.54  # the same for a sentence (lower case and spaces: Arial/Helvetica run ~0.5)
 LABEL_PAD_PX = 3

@@ -6,7 +6,7 @@ from dashboard.app import ids
 from dashboard.app.components import figure_buttons, graph_config
 from dashboard.app.export_route import report_hrefs
 from dashboard.app.views.base import WINDOW, View
-from dashboard.figures.common import empty_figure
+from dashboard.figures.common import empty_figure, pending_figure
 from dashboard.render import gantt_view
 
 
@@ -33,7 +33,9 @@ VIEW = View(
         children=[
             figure_buttons(ids.GANTT),
             dcc.Loading(
-                type="dot", delay_show=300, children=dcc.Graph(id=ids.GANTT, config=graph_config("tracedash-gantt"))
+                type="dot",
+                delay_show=300,
+                children=dcc.Graph(id=ids.GANTT, figure=pending_figure(200), config=graph_config("tracedash-gantt")),
             ),
         ],
     ),

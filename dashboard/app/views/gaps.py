@@ -5,7 +5,7 @@ from dash import dcc, html
 from dashboard.app import ids
 from dashboard.app.components import GAP_COLUMNS, GRAPH_CONFIG, state_grid
 from dashboard.app.views.base import STATS_WINDOW, View
-from dashboard.figures.common import empty_figure
+from dashboard.figures.common import empty_figure, pending_figure
 from dashboard.render import effective_group, idle_view, scope_text, windowed
 
 
@@ -49,7 +49,10 @@ def layout(state):
                             "gaps", ids.GAP_TABLE, GAP_COLUMNS, state, height="380px", getRowId="params.data.row_id"
                         ),
                     ),
-                    html.Div(className="side", children=dcc.Graph(id=ids.GAP_FIGURE, config=GRAPH_CONFIG)),
+                    html.Div(
+                        className="side",
+                        children=dcc.Graph(id=ids.GAP_FIGURE, figure=pending_figure(380), config=GRAPH_CONFIG),
+                    ),
                 ],
             ),
         ]

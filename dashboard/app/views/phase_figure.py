@@ -6,7 +6,7 @@ from dashboard.app import ids
 from dashboard.app.components import figure_buttons, graph_config
 from dashboard.app.export_route import report_hrefs
 from dashboard.app.views.base import STATS_WINDOW, View
-from dashboard.figures.common import empty_figure
+from dashboard.figures.common import empty_figure, pending_figure
 from dashboard.render import phase_figure_view, phase_view
 from dashboard.render.steps import step_view
 
@@ -78,7 +78,9 @@ VIEW = View(
                 children=dcc.Loading(
                     type="dot",
                     delay_show=300,
-                    children=dcc.Graph(id=ids.PHASE_FIGURE, config=graph_config("tracedash-phases")),
+                    children=dcc.Graph(
+                        id=ids.PHASE_FIGURE, figure=pending_figure(200), config=graph_config("tracedash-phases")
+                    ),
                 ),
             ),
         ],

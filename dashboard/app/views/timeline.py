@@ -8,7 +8,7 @@ from dashboard.app.components import LANE_LABELS, figure_buttons, graph_config
 from dashboard.app.export_route import report_hrefs
 from dashboard.app.keys_help import keys_button, keys_overlay
 from dashboard.app.views.base import WINDOW, View
-from dashboard.figures.common import empty_figure, wire_figure
+from dashboard.figures.common import empty_figure, pending_figure, wire_figure
 from dashboard.model import device_label
 from dashboard.render import device_ids, timeline_view_spec
 from dashboard.render.search import search_status
@@ -119,6 +119,7 @@ def layout(state):
                 delay_show=300,
                 children=dcc.Graph(
                     id=ids.TIMELINE,
+                    figure=pending_figure(MIN_HEIGHT_PX),
                     config=graph_config("tracedash-timeline"),
                     style={"minHeight": f"{MIN_HEIGHT_PX}px"},
                 ),
