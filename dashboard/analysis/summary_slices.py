@@ -221,9 +221,10 @@ def dispatch_part(part: SlicePartial, marks: pd.DataFrame, ranges: pd.DataFrame,
     part.dispatch = list(zip(rows["start_ns"].tolist(), rows["name"].tolist()))
 
 
-def merge_accounts(parts: list[list[RowAccount]]) -> tuple[RowAccount, ...]:
-    """The accounts of the whole export from those of its slices: added per kind and rule (kinds in
-    their first order, rules in the loaders' order), kinds without rows left out."""
+def merge_accounts(parts: list[list[RowAccount]], rule_order: tuple[str, ...] = ()) -> tuple[RowAccount, ...]:
+    """The accounts of the whole export from those of its slices: added per kind and rule, kinds in their
+    first order, rules in ``rule_order`` (the loaders' order; a slice lists only the rules it applied),
+    then any other in first order; kinds without rows left out."""
     kinds: dict[str, list] = {}
     rules: dict[str, dict[str, int]] = {}
     for accounts in parts:
@@ -235,10 +236,14 @@ def merge_accounts(parts: list[list[RowAccount]]) -> tuple[RowAccount, ...]:
             r = rules.setdefault(a.kind, {})
             for rule, n in a.skipped:
                 r[rule] = r.get(rule, 0) + n
+    rank = {rule: i for i, rule in enumerate(rule_order)}
+
+    def ordered(kind: str) -> tuple[tuple[str, int], ...]:
+        items = sorted(rules[kind].items(), key=lambda item: rank.get(item[0], len(rank)))  # stable: first order
+        return tuple((rule, n) for rule, n in items if n)
+
     return tuple(
-        RowAccount(kind, read, loaded, tuple((rule, n) for rule, n in rules[kind].items() if n), unrec)
-        for kind, (read, loaded, unrec) in kinds.items()
-        if read
+        RowAccount(kind, read, loaded, ordered(kind), unrec) for kind, (read, loaded, unrec) in kinds.items() if read
     )
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summary_to_dict
+from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, MAX_KERNEL_DURATION_NS, summary_to_dict
 from dashboard.analysis.summary_slices import (
     SlicePartial,
     api_part,
@@ -28,7 +28,7 @@ from dashboard.analysis.summary_slices import (
 )
 from dashboard.errors import TraceError, TraceFormatError, clean_message
 from dashboard.loaders.nsys_slices import SliceReader, owned_condition
-from dashboard.loaders.nsys_tables import launches_by_pid
+from dashboard.loaders.nsys_tables import RULE_BACKTRACE, RULE_BAD_TIME, launches_by_pid
 from dashboard.model import RowAccount, Summary
 
 # Peak memory of a single-pass `summarize` per row of the export (kernels, CUDA API calls, NVTX events,
@@ -65,7 +65,7 @@ def plan_slices(path: Path, slices: int, dispatch_prefix: str = DEFAULT_DISPATCH
     with SliceReader(path) as r:
         if reason := r.unsliceable():
             return reason
-        span = r.kernel_time_range()
+        span = r.kernel_time_range(MAX_KERNEL_DURATION_NS)
         edges: tuple[int, ...] = ()
         if span is not None and slices > 1:
             lo, hi = span
@@ -129,7 +129,7 @@ def combine_slices(plan: SlicePlan, parts: list[SlicePartial]) -> Summary:
         meta = r.meta(
             sum(p.counts.get("zero_ts_kernels", 0) for p in parts),
             invalid,
-            merge_accounts([p.accounts for p in parts]),
+            merge_accounts([p.accounts for p in parts], (RULE_BACKTRACE, RULE_BAD_TIME)),
             launch_calls,
             executions,
         )

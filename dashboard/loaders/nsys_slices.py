@@ -118,15 +118,16 @@ class SliceReader:
                 return f"{t} holds times that are not integers"
         return ""
 
-    def kernel_time_range(self) -> tuple[int, int] | None:
-        """``(first start, last end)`` of the kernels with plausible times (None without any): where the
-        slices are cut. Any cut gives the same summary; an even one gives slices of similar size."""
+    def kernel_time_range(self, max_duration_ns: int) -> tuple[int, int] | None:
+        """``(first start, last end)`` of the kernels with plausible times (at most ``max_duration_ns`` long;
+        None without any): where the slices are cut. Any cut gives the same summary; an even one gives
+        slices of similar size, which one corrupt kernel of centuries would not."""
         t = self._table("CUPTI_ACTIVITY_KIND_KERNEL")
         if not t or _kernel_sql(self.probe, True) is None:
             return None
         lo, hi = self.con.execute(
             f'SELECT min("start"), max("end") FROM {_q(t)} WHERE "start" > 0 AND "end" >= "start" '
-            f'AND "end" < {_TIME_LIMIT}'
+            f'AND "end" < {_TIME_LIMIT} AND "end" - "start" <= {int(max_duration_ns)}'
         ).fetchone()
         return None if lo is None else (int(lo), int(hi))
 
