@@ -102,16 +102,6 @@ def lookahead(kernels: pd.DataFrame, hi: int | None, limit: int = 1000) -> tuple
     return int(e.max()), (streams.tolist() if streams.size <= limit else None)
 
 
-def _stream_codes(*frames: pd.DataFrame) -> list[np.ndarray]:
-    keys = pd.concat([f[list(STREAM_KEY)] for f in frames], ignore_index=True)
-    codes = keys.groupby(list(STREAM_KEY), sort=False).ngroup().to_numpy()
-    out, at = [], 0
-    for f in frames:
-        out.append(codes[at : at + len(f)])
-        at += len(f)
-    return out
-
-
 def _clip(a: np.ndarray, lo: int | None, hi: int | None) -> np.ndarray:
     return np.clip(a, np.iinfo(np.int64).min if lo is None else lo, _BIG if hi is None else hi)
 
@@ -125,14 +115,16 @@ def candidate_ends(before: pd.DataFrame, owned: pd.DataFrame, after: pd.DataFram
         return []
     b = before[ok_b]
     cands = set(_clip(b["end_ns"].to_numpy(np.int64), lo, hi).tolist())
-    cols = ["start_ns", "end_ns", "graph_node_id", *STREAM_KEY]
-    later = pd.concat([owned[cols], after[cols]], ignore_index=True)
-    take = (_usable(later) & later["graph_node_id"].isna()).to_numpy()
-    codes_b, codes_l = _stream_codes(b, later)
-    if take.any():
-        first = pd.Series(later["start_ns"].to_numpy(np.int64)[take]).groupby(codes_l[take]).min()
-        hit = pd.Series(codes_b).map(first).dropna().to_numpy(np.int64)
-        cands |= set(_clip(hit, lo, hi).tolist())
+    for frame in (owned, after):
+        take = (_usable(frame) & frame["graph_node_id"].isna()).to_numpy()
+        if not take.any():
+            continue
+        starts = frame["start_ns"].to_numpy(np.int64)[take]
+        keys = [frame[c].to_numpy(np.int64)[take] for c in STREAM_KEY]
+        for stream in set(b[list(STREAM_KEY)].itertuples(index=False, name=None)):  # few: kernels crossing lo
+            on = np.logical_and.reduce([k == v for k, v in zip(keys, stream)])
+            if on.any():
+                cands.add(int(_clip(starts[on].min(keepdims=True), lo, hi)[0]))
     return sorted(c for c in cands if c > lo)
 
 

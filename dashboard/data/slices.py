@@ -33,7 +33,7 @@ from dashboard.model import RowAccount, Summary
 
 # Peak memory of a single-pass `summarize` per row of the export (kernels, CUDA API calls, NVTX events,
 # memcpy/memset), measured on generated traces (docs/benchmarks.md, "Summarize per time slice"), rounded up.
-BYTES_PER_ROW = 800
+BYTES_PER_ROW = 160
 # The share of a worker's memory a slice may take (the rest: Python, the string table, Dask itself).
 WORKER_SHARE = 0.5
 
