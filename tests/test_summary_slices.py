@@ -238,3 +238,20 @@ def test_cli_slices_refuses_several_files_and_other_formats(capsys):
     assert "--slices cuts one trace into time slices" in capsys.readouterr().err
     assert main(["summarize", "--no-cache", "--slices", "2", str(SAMPLES / "h100_qwen1.5_0.5b_chat.json.gz")]) == 2
     assert "only nsys SQLite exports can be summarised per time slice" in capsys.readouterr().err
+
+
+def test_cli_slices_on_an_existing_scheduler(hard_trace, tmp_path, capsys):
+    """--slices with --scheduler: the tasks run on that cluster (in-process here); -o gets the summary, and the
+    cache then answers a second run without the cluster."""
+    from dask.distributed import LocalCluster
+
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    out = tmp_path / "s.json"
+    with LocalCluster(n_workers=2, processes=False, dashboard_address=None, scheduler_port=0) as cluster:
+        argv = ["summarize", "--slices", "7", "--scheduler", cluster.scheduler_address, str(hard_trace), "-o", str(out)]
+        assert main([*argv, *cache]) == 0
+    assert "in 7 time slices on Dask" in capsys.readouterr().err
+    assert out.read_text() == single_pass(hard_trace)
+    assert main(["summarize", str(hard_trace), *cache]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == single_pass(hard_trace) and "time slices" not in captured.err
