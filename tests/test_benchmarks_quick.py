@@ -184,3 +184,11 @@ def test_page_load_quick_measures_the_floor_and_the_page():
         row,
     ), row
     assert "failed" not in out
+
+
+def test_slices_quick_gives_the_one_pass_summary(tmp_path):
+    out = run(tmp_path, "slices.py", "--quick")
+    first = line(out, "seed_20000")
+    assert re.fullmatch(r"seed_20000\.sqlite \(\d+ MiB\); \d+ usable cores, 1 Dask workers", first), out
+    for label in ("one pass", "2 slices on Dask"):
+        assert line(out, label).endswith("identical output: True"), out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ from dashboard.model import (
     SUMMARY_NOTE,
     Summary,
     TraceBundle,
+    TraceMeta,
     conform,
     empty_frame,
     input_warnings,
@@ -69,10 +71,40 @@ def kernels_read_not_usable(bundle: TraceBundle) -> str:
     """``UNTIMED_KERNELS`` when kernel rows were read but none counts for span and busy (every one without a
     usable timestamp, kept as an invalid row or left out by the loader), else "": the GPU ran work whose
     time is unknown, never "nothing ran"."""
+    return _untimed(bundle.meta, frame_counts(bundle))
+
+
+class FrameCounts(NamedTuple):
+    """Rows of each frame of a bundle (and the kernel rows that count for span and busy): what the
+    warnings about missing GPU work need, also when a summary is combined from time slices."""
+
+    kernels: int
+    usable_kernels: int
+    api_calls: int
+    nvtx_ranges: int
+    nvtx_marks: int
+    memops: int
+    graph_launches: int
+
+
+def frame_counts(bundle: TraceBundle) -> FrameCounts:
+    """The ``FrameCounts`` of a bundle."""
     k = bundle.kernels
-    if len(k):
-        return "" if _usable(k).any() else UNTIMED_KERNELS
-    read = sum(a.read for a in bundle.meta.accounts if a.kind == "kernels")
+    return FrameCounts(
+        len(k),
+        int(_usable(k).sum()) if len(k) else 0,
+        len(bundle.api_calls),
+        len(bundle.nvtx_ranges),
+        len(bundle.nvtx_marks),
+        len(bundle.memops),
+        len(bundle.graph_launches),
+    )
+
+
+def _untimed(meta: TraceMeta, n: FrameCounts) -> str:
+    if n.kernels:
+        return "" if n.usable_kernels else UNTIMED_KERNELS
+    read = sum(a.read for a in meta.accounts if a.kind == "kernels")
     return UNTIMED_KERNELS if read else ""
 
 
@@ -279,13 +311,7 @@ def nvtx_stats(nvtx_ranges: pd.DataFrame, busy: tuple[np.ndarray, np.ndarray]) -
     e = nvtx_ranges["end_ns"].to_numpy(np.int64)
     order = np.lexsort((s, codes))
     c, s, e = codes[order], s[order], e[order]
-    # Per-name union, vectorised: running max of ends within each name; a new merged interval
-    # starts where the name changes or the start is past every earlier end of that name.
-    run_max = pd.Series(e).groupby(c).cummax().to_numpy()
-    new = np.ones(len(s), dtype=bool)
-    new[1:] = (c[1:] != c[:-1]) | (s[1:] > run_max[:-1])
-    last = np.flatnonzero(np.r_[new[1:], True])
-    us, ue, uc = s[new], run_max[last], c[new]
+    us, ue, uc = name_unions(c, s, e)
     overlap = covered_before(busy[0], busy[1], ue) - covered_before(busy[0], busy[1], us)
     n = len(names)
 
@@ -303,6 +329,20 @@ def nvtx_stats(nvtx_ranges: pd.DataFrame, busy: tuple[np.ndarray, np.ndarray]) -
     )
     out = out.sort_values(["sum_ns", "name"], ascending=[False, True], kind="stable")
     return conform(out.reset_index(drop=True), NVTX_STATS)
+
+
+def name_unions(c: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-name union of intervals, vectorised: ``(starts, ends, codes)`` of the merged intervals of each name.
+
+    ``c, s, e``: name codes, starts and ends sorted by code, then start (``np.lexsort((s, c))``).
+    """
+    # Running max of ends within each name; a new merged interval starts where the name changes or the
+    # start is past every earlier end of that name.
+    run_max = pd.Series(e).groupby(c).cummax().to_numpy()
+    new = np.ones(len(s), dtype=bool)
+    new[1:] = (c[1:] != c[:-1]) | (s[1:] > run_max[:-1])
+    last = np.flatnonzero(np.r_[new[1:], True])
+    return s[new], run_max[last], c[new]
 
 
 def kernel_stats_by_short_name(kernels: pd.DataFrame, top: int | None = TOP_KERNELS) -> pd.DataFrame:
@@ -327,8 +367,13 @@ def dispatch_marks(bundle: TraceBundle, prefix: str = DEFAULT_DISPATCH_PREFIX) -
     Returns:
         DISPATCH_MARKS frame (start_ns, name) sorted by start_ns, then name.
     """
+    return dispatch_rows(bundle.nvtx_marks, bundle.nvtx_ranges, prefix)
+
+
+def dispatch_rows(nvtx_marks: pd.DataFrame, nvtx_ranges: pd.DataFrame, prefix: str) -> pd.DataFrame:
+    """``dispatch_marks`` of the given NVTX marks and ranges (a trace's, or one time slice's)."""
     parts = []
-    for frame, t, col in ((bundle.nvtx_marks, "ts_ns", "name"), (bundle.nvtx_ranges, "start_ns", "message")):
+    for frame, t, col in ((nvtx_marks, "ts_ns", "name"), (nvtx_ranges, "start_ns", "message")):
         if frame.empty:
             continue
         names = (
@@ -358,13 +403,18 @@ def kernel_row_warnings(kernels: pd.DataFrame) -> list[str]:
     """One sentence per kind of kernel row that is not used as recorded (empty when all are):
     same-stream overruns clipped (``overrun_kernel_count``) and invalid rows left out
     (``invalid_kernel_count``). The same sentences go into ``summarize``'s notes and the overview."""
+    return kernel_row_lines(overrun_kernel_count(kernels), invalid_kernel_count(kernels))
+
+
+def kernel_row_lines(overruns: int, invalid: int) -> list[str]:
+    """``kernel_row_warnings`` from the two counts (``overrun_kernel_count``, ``invalid_kernel_count``)."""
     out = []
-    if n := overrun_kernel_count(kernels):
+    if n := overruns:
         out.append(
             f"{units.count(n, 'kernel')} ran past the end of a later kernel on the same stream (a timestamp "
             "artifact): clipped to the next kernel's start for busy time, span and durations."
         )
-    if n := invalid_kernel_count(kernels):
+    if n := invalid:
         out.append(
             f"{units.count(n, 'invalid kernel row')} (end < start, a missing or impossible timestamp, or a duration "
             "over 24 h) left out of span, busy time and kernel times."
@@ -395,9 +445,13 @@ def gpu_activity_not_captured(bundle: TraceBundle) -> str:
     """The capture-gap sentence, "" unless launch calls were recorded but no GPU execution
     (``TraceMeta.gpu_activity_missing``, set by the loaders): GPU work was launched and not recorded, so the
     span, busy union and idle are unknown (``summary_to_dict`` writes null), never "nothing ran on a GPU"."""
-    if len(bundle.kernels) or not bundle.meta.gpu_activity_missing:
+    return _not_captured(bundle.meta, frame_counts(bundle))
+
+
+def _not_captured(meta: TraceMeta, counts: FrameCounts) -> str:
+    if counts.kernels or not meta.gpu_activity_missing:
         return ""
-    calls = sum(n for _, n, _ in bundle.meta.launches_by_pid)
+    calls = sum(n for _, n, _ in meta.launches_by_pid)
     launched = (
         f"{units.count(calls, 'kernel launch call')} {'was' if calls == 1 else 'were'} recorded"
         if calls
@@ -406,7 +460,7 @@ def gpu_activity_not_captured(bundle: TraceBundle) -> str:
     return (
         f"GPU activity was not captured: {launched} but no kernel or CUDA graph execution, so the GPU span, "
         f"busy union and idle are unknown (n/a; null in `summarize` JSON), not 0; "
-        f"{CAPTURE_ADVICE.get(bundle.meta.format, NSYS_CAPTURE_ADVICE)}"
+        f"{CAPTURE_ADVICE.get(meta.format, NSYS_CAPTURE_ADVICE)}"
     )
 
 
@@ -415,34 +469,37 @@ def gpu_work_warnings(bundle: TraceBundle) -> list[str]:
     has span, busy union and idle 0 by definition (summary_contract.md), not because a GPU sat idle; when
     kernels were launched but not recorded (``gpu_activity_not_captured``) they are unknown instead.
     Empty when there are kernel rows."""
-    if untimed := kernels_read_not_usable(bundle):
+    return gpu_work_lines(bundle.meta, frame_counts(bundle))
+
+
+def gpu_work_lines(meta: TraceMeta, counts: FrameCounts) -> list[str]:
+    """``gpu_work_warnings`` from a trace's meta and frame sizes."""
+    if untimed := _untimed(meta, counts):
         return [untimed]
-    if len(bundle.kernels):
+    if counts.kernels:
         return []
-    if gap := gpu_activity_not_captured(bundle):
+    if gap := _not_captured(meta, counts):
         return [gap]
     others = [
-        what
-        for what, frame in (("CUDA graph launches", bundle.graph_launches), ("memcpy/memset", bundle.memops))
-        if len(frame)
+        what for what, n in (("CUDA graph launches", counts.graph_launches), ("memcpy/memset", counts.memops)) if n
     ]
     if others:
         return [
             f"no kernel rows (only {' and '.join(others)}): the GPU span, busy union and idle count kernel rows, so "
             "they are 0 here; the dashboard's other busy sources count the rest"
         ]
-    if other := bundle.meta.unanalysed_device:  # work of an accelerator tracedash does not measure (MTIA, ...)
+    if other := meta.unanalysed_device:  # work of an accelerator tracedash does not measure (MTIA, ...)
         return [
             "no CUDA or HIP GPU work recorded: the GPU span, busy union and idle are 0 because this capture's "
             f"accelerator work ({', '.join(f'{n:,} {what}' for what, n in other)}) is not analysed, not because "
             "a device was idle"
         ]
-    if not any(len(f) for f in (bundle.api_calls, bundle.nvtx_ranges, bundle.nvtx_marks)):
+    if not (counts.api_calls or counts.nvtx_ranges or counts.nvtx_marks):
         return [
             "no events loaded: no kernel, CUDA API, NVTX or memcpy/memset rows, so every figure of this summary is 0"
         ]
-    if bundle.api_calls.empty:  # CUDA not traced (NVTX only): what ran on a GPU is unknown, not "nothing"
-        advice = CUDA_TRACE_ADVICE.get(bundle.meta.format, CUDA_TRACE_ADVICE["nsys-sqlite"])
+    if not counts.api_calls:  # CUDA not traced (NVTX only): what ran on a GPU is unknown, not "nothing"
+        advice = CUDA_TRACE_ADVICE.get(meta.format, CUDA_TRACE_ADVICE["nsys-sqlite"])
         return [
             f"CUDA was not traced (no kernel, CUDA API, CUDA graph or memcpy/memset rows): the GPU span, busy "
             f"union and idle are 0 by the summary contract's definition, not measured; GPU work, if any ran, was "

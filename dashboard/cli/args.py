@@ -52,6 +52,7 @@ def bounded(kind: type, what: str, *, lo=None, hi=None, above=None, error: str =
 
 _port = bounded(int, "a port number", lo=1, hi=65535, error="port must be 1-65535, got {value}")
 _dask_workers = bounded(int, "a number of workers", lo=1, error="at least 1 worker, got {value}")
+_slices = bounded(int, "a number of time slices", lo=1, hi=4096, error="--slices must be 1-4096, got {value}")
 _serve_workers = bounded(int, "a number of workers", lo=1, hi=64, error="--workers must be 1-64, got {value}")
 _top = bounded(int, "a row count", lo=1, error="--top must be at least 1, got {value}")
 _pid = bounded(int, "a process id")

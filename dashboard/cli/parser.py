@@ -16,6 +16,7 @@ from dashboard.cli.args import (
     _rule_param,
     _serve_workers,
     _size,
+    _slices,
     _slower_percent,
     _steps_value,
     _tokens,
@@ -99,6 +100,14 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--workers", type=_dask_workers, help="local cluster size (default: the CPU cores, one per file at most)"
+    )
+    p.add_argument(
+        "--slices",
+        type=_slices,
+        metavar="N",
+        help="summarise one nsys export in N time slices, one Dask task each (a local cluster, or --scheduler), "
+        "with the same numbers as one pass; default: sliced by itself when the trace's estimated frames exceed "
+        "half the memory available (one slice per worker's share)",
     )
     p.add_argument(
         "--json",

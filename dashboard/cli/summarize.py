@@ -11,7 +11,9 @@ from dashboard.errors import TraceError
 
 
 def _summarize(args) -> int:
-    if len(args.trace) > 1 or args.scheduler or args.json:
+    if args.slices is not None and (len(args.trace) > 1 or args.json):
+        raise TraceError("--slices cuts one trace into time slices: give one file, without --json")
+    if len(args.trace) > 1 or (args.scheduler and args.slices is None) or args.json:
         if args.steps is not None:
             raise TraceError(
                 "--steps writes a 'steps' section into one file's summary: give one trace, "
@@ -23,6 +25,8 @@ def _summarize(args) -> int:
     if args.output not in (None, "-"):
         _check_output(Path(args.output))  # before the trace is read, not after
     text = _cached_text(path, args.dispatch_prefix, cache)
+    if text is None:
+        text = _sliced_text(path, args, cache)
     if text is None:
         from dashboard.data.multirank import summary_text
 
@@ -43,6 +47,31 @@ def _summarize(args) -> int:
         except OSError as exc:
             raise TraceError(f"{out}: cannot write ({exc.strerror or exc})") from exc
     return 0
+
+
+def _sliced_text(path: Path, args, cache) -> str | None:
+    """The summary computed per time slice on Dask (``data.slices``) when ``--slices`` asks for it or the
+    trace is too big for one pass (``auto_slice_count``); None to summarise it in one pass."""
+    from dashboard.loaders import sniff_format
+
+    if not path.is_file() or sniff_format(path) != "nsys-sqlite":
+        if args.slices is not None:
+            raise TraceError(f"{path.name}: only nsys SQLite exports can be summarised per time slice")
+        return None
+    from dashboard.data.slices import auto_slice_count, combine_slices, plan_slices, run_on_dask, summary_json_text
+
+    n = args.slices or auto_slice_count(path, args.workers)
+    if args.slices is None and n == 1:
+        return None
+    plan = plan_slices(path, n, args.dispatch_prefix)
+    if isinstance(plan, str):
+        _say(f"tracedash: {path.name}: {plan}: cannot be cut into time slices exactly; one pass", file=sys.stderr)
+        return None
+    _say(f"tracedash: summarising {path.name} in {plan.count} time slices on Dask", file=sys.stderr)
+    parts = run_on_dask(plan, scheduler=args.scheduler, n_workers=args.workers)
+    text = summary_json_text(combine_slices(plan, parts))
+    cache.store_summary_text(path, args.dispatch_prefix, text)
+    return text
 
 
 def _cached_text(path: Path, dispatch_prefix: str, cache) -> str | None:

@@ -128,6 +128,23 @@ def _local_client(n_workers: int, processes: bool):
     return Client(cluster), cluster
 
 
+def dask_client(scheduler: str | None, n_workers: int, processes: bool = True):
+    """``(client, local cluster or None)``: a client of the scheduler at ``scheduler``, or of a new local
+    cluster of ``n_workers`` (see ``_local_client``); the caller closes both.
+
+    Raises:
+        TraceError: the scheduler cannot be reached.
+    """
+    from dask.distributed import Client
+
+    if scheduler:
+        try:
+            return Client(scheduler, timeout=CONNECT_TIMEOUT), None
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise TraceError(f"cannot reach the Dask scheduler at {scheduler}: {clean_message(exc)}") from None
+    return _local_client(max(1, n_workers), processes)
+
+
 def summarize_many(
     paths: list[Path],
     *,
@@ -155,19 +172,10 @@ def summarize_many(
     Raises:
         TraceError: the scheduler cannot be reached.
     """
-    from dask.distributed import Client
-
     cache = cache or TraceCache(enabled=False)
     args = (dispatch_prefix, str(cache.root), bool(cache.enabled))
-    cluster = None
-    if scheduler:
-        try:
-            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise TraceError(f"cannot reach the Dask scheduler at {scheduler}: {clean_message(exc)}") from None
-    else:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        client, cluster = _local_client(max(1, min(n_workers or cores, len(paths))), processes)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    client, cluster = dask_client(scheduler, max(1, min(n_workers or cores, len(paths))), processes)
     try:
         futures = [
             client.submit(_summarize_task, str(p), *args, key=f"summarize-{i}-{Path(p).name}", pure=False)

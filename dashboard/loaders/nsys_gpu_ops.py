@@ -68,9 +68,10 @@ def _mem_kind_labels(ids: pd.Series, names: dict[int, str]) -> pd.Categorical:
     return pd.Categorical(ids.map(labels))
 
 
-def _load_memops(con, probe) -> tuple[pd.DataFrame, int, RowAccount]:
+def _load_memops(con, probe, where: str = "") -> tuple[pd.DataFrame, int, RowAccount]:
     """MEMOPS frame, the number of rows dropped for unusable times (NULL, end < start), and the
-    "memcpy/memset" account (rows of a table without start/end columns are not recognised)."""
+    "memcpy/memset" account (rows of a table without start/end columns are not recognised).
+    ``where``: an SQL condition on the rows read (a time slice); not applied to an unrecognised table."""
     frames = []
     dropped = read = unusable = 0
     kinds = _copy_kind_names(con, probe)
@@ -90,7 +91,7 @@ def _load_memops(con, probe) -> tuple[pd.DataFrame, int, RowAccount]:
             f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "streamId", "0")}, '
             f'{_col(cols, "bytes", "0")}, {_col(cols, "copyKind")}, {_col(cols, "globalPid")}, '
             f'{_col(cols, "contextId")}, {_col(cols, "correlationId")}, {_col(cols, src)}, {_col(cols, dst)} '
-            f'FROM {_q(table)}'
+            f'FROM {_q(table)}' + (f" WHERE {where}" if where else "")
         )
         raw = _query(
             con,
@@ -140,9 +141,10 @@ def _load_memops(con, probe) -> tuple[pd.DataFrame, int, RowAccount]:
     return conform(out.reset_index(drop=True), MEMOPS), dropped, account
 
 
-def _load_graph_launches(con, probe) -> tuple[pd.DataFrame, int, RowAccount, np.ndarray]:
+def _load_graph_launches(con, probe, where: str = "") -> tuple[pd.DataFrame, int, RowAccount, np.ndarray]:
     """GRAPH_LAUNCHES frame, the number of rows dropped for unusable times (NULL, end < start), the
-    "CUDA graph launches" account, and the pid of every row read (0 when globalPid is absent)."""
+    "CUDA graph launches" account, and the pid of every row read (0 when globalPid is absent).
+    ``where``: an SQL condition on the rows read (a time slice); not applied to an unrecognised table."""
     table = probe.table("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
     cols = probe.columns(table)
     no_pids = np.zeros(0, np.int64)
@@ -153,7 +155,7 @@ def _load_graph_launches(con, probe) -> tuple[pd.DataFrame, int, RowAccount, np.
         return empty_frame(GRAPH_LAUNCHES), 0, RowAccount("CUDA graph launches", n, 0, unrecognised=n), no_pids
     sql = (
         f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "streamId", "0")}, '
-        f'{_col(cols, "graphId")}, {_col(cols, "globalPid")} FROM {_q(table)}'
+        f'{_col(cols, "graphId")}, {_col(cols, "globalPid")} FROM {_q(table)}' + (f" WHERE {where}" if where else "")
     )
     raw = _query(con, sql, ["start_ns", "end_ns", "device_id", "stream_id", "graph_id", "global_pid"])
     read = len(raw)

@@ -25,7 +25,9 @@ NVTX_RANGE_TYPES = (NVTX_PUSHPOP, NVTX_STARTEND, NVTXT_PUSHPOP, NVTXT_STARTEND)
 NVTX_METADATA_TYPES = (33, 39, NVTX_DOMAIN_CREATE, 76, 97, 98, 99)
 
 
-def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, int], list[RowAccount]]:
+def _load_nvtx(
+    con, probe, strings, *, where: str = "", close_at: int | None = None, domain_names: dict | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, int], list[RowAccount]]:
     """NVTX_RANGES, NVTX_MARKS, how many range/mark rows were dropped for unusable times, and the
     accounts of NVTX rows ("NVTX ranges", "NVTX marks", "NVTX metadata"; the last has the naming
     rows of ``NVTX_METADATA_TYPES`` as loaded, i.e. used, and rows of any other event type as not
@@ -33,6 +35,10 @@ def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame, dict[st
 
     Dropped: a start that is NULL, not a number or beyond 2**62 ns; an end that is not a number or
     beyond 2**62 ns (a NULL end is an open range, closed as the contract says); ``end < start``.
+
+    A time slice (``data.slices``) reads only some rows (``where``, an SQL condition) and passes what
+    depends on the whole table: ``close_at`` (where open ranges close) and ``domain_names``
+    (``nvtx_domain_names``); by default both come from the rows read.
     """
     table = probe.table("NVTX_EVENTS")
     cols = probe.columns(table)
@@ -42,37 +48,21 @@ def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame, dict[st
         n = _count(con, table)
         accounts = [RowAccount("NVTX events", n, 0, unrecognised=n)] if n else []
         return empty_frame(NVTX_RANGES), empty_frame(NVTX_MARKS), {}, accounts
-    sql = (
-        f'SELECT "start", {_col(cols, "end")}, "eventType", {_col(cols, "text")}, {_col(cols, "textId")}, '
-        f'{_col(cols, "domainId", "0")}, {_col(cols, "globalTid", "0")}, {_col(cols, "endGlobalTid")} '
-        f'FROM {_q(table)}'
-    )
-    raw = _query(con, sql, ["start", "end", "event_type", "text", "text_id", "domain_id", "global_tid", "end_tid"])
+    raw = _nvtx_raw(con, probe, strings, where)
     if raw.empty:
         return empty_frame(NVTX_RANGES), empty_frame(NVTX_MARKS), {}, []
-    raw["event_type"] = _int(raw["event_type"])
-    raw["global_tid"] = _int(raw["global_tid"], 0)
-    raw["domain_id"] = _int(raw["domain_id"], 0)
-    raw["process"] = raw["global_tid"].to_numpy(np.int64) >> 24
-    has_text_id = pd.to_numeric(raw["text_id"], errors="coerce").notna()
-    message = raw["text"].astype(object).where(raw["text"].notna(), "")
-    if has_text_id.any():
-        resolved = _names(raw.loc[has_text_id, "text_id"], strings, fallback=message[has_text_id])
-        message = message.copy()
-        message.loc[has_text_id] = np.asarray(resolved, dtype=object)
-    raw["message"] = message.astype(str)
     start = pd.to_numeric(raw["start"], errors="coerce")
     end = pd.to_numeric(raw["end"], errors="coerce")
-    # Open ranges close at the largest NVTX timestamp (start or end) in the file, as nsys stats does.
-    stamps = np.r_[start.to_numpy(dtype=float, na_value=np.nan), end.to_numpy(dtype=float, na_value=np.nan)]
-    stamps = stamps[np.isfinite(stamps) & (np.abs(stamps) < 2.0**62)]
-    close_at = int(stamps.max()) if stamps.size else 0
+    if close_at is None:
+        # Open ranges close at the largest NVTX timestamp (start or end) in the file, as nsys stats does.
+        stamps = np.r_[start.to_numpy(dtype=float, na_value=np.nan), end.to_numpy(dtype=float, na_value=np.nan)]
+        stamps = stamps[np.isfinite(stamps) & (np.abs(stamps) < 2.0**62)]
+        close_at = int(stamps.max()) if stamps.size else 0
     bad_end = raw["end"].notna().to_numpy() & ~(end.abs() < 2**62).to_numpy()  # set, but not a usable time
     start = start.where(start.abs() < 2**62)  # non-numeric or absurd timestamps: not an event
     end = end.where(end.abs() < 2**62)
 
-    domains = raw[raw["event_type"] == NVTX_DOMAIN_CREATE]
-    domain_name = {(int(p), int(d)): m for p, d, m in zip(domains["process"], domains["domain_id"], domains["message"])}
+    domain_name = _domain_names(raw) if domain_names is None else domain_names
 
     range_rows = raw["event_type"].isin(NVTX_RANGE_TYPES)
     is_range = range_rows & start.notna() & ~bad_end
@@ -108,3 +98,46 @@ def _load_nvtx(con, probe, strings) -> tuple[pd.DataFrame, pd.DataFrame, dict[st
         RowAccount("NVTX metadata", n_meta + other, n_meta, unrecognised=other),
     ]
     return ranges, conform(m, NVTX_MARKS), dropped, [a for a in accounts if a.read]
+
+
+def _nvtx_raw(con, probe, strings, where: str = "") -> pd.DataFrame:
+    """The NVTX_EVENTS rows (``where``: an SQL condition), with int event type, thread, domain, process and
+    resolved message (``StringIds[textId]`` when set, else ``text``)."""
+    table = probe.table("NVTX_EVENTS")
+    cols = probe.columns(table)
+    sql = (
+        f'SELECT "start", {_col(cols, "end")}, "eventType", {_col(cols, "text")}, {_col(cols, "textId")}, '
+        f'{_col(cols, "domainId", "0")}, {_col(cols, "globalTid", "0")}, {_col(cols, "endGlobalTid")} '
+        f"FROM {_q(table)}" + (f" WHERE {where}" if where else "")
+    )
+    raw = _query(con, sql, ["start", "end", "event_type", "text", "text_id", "domain_id", "global_tid", "end_tid"])
+    if raw.empty:
+        return raw
+    raw["event_type"] = _int(raw["event_type"])
+    raw["global_tid"] = _int(raw["global_tid"], 0)
+    raw["domain_id"] = _int(raw["domain_id"], 0)
+    raw["process"] = raw["global_tid"].to_numpy(np.int64) >> 24
+    has_text_id = pd.to_numeric(raw["text_id"], errors="coerce").notna()
+    message = raw["text"].astype(object).where(raw["text"].notna(), "")
+    if has_text_id.any():
+        resolved = _names(raw.loc[has_text_id, "text_id"], strings, fallback=message[has_text_id])
+        message = message.copy()
+        message.loc[has_text_id] = np.asarray(resolved, dtype=object)
+    raw["message"] = message.astype(str)
+    return raw
+
+
+def _domain_names(raw: pd.DataFrame) -> dict[tuple[int, int], str]:
+    """(process, domain id) -> domain name, from the domain-create rows among ``raw`` (``_nvtx_raw``)."""
+    domains = raw[raw["event_type"] == NVTX_DOMAIN_CREATE]
+    return {(int(p), int(d)): m for p, d, m in zip(domains["process"], domains["domain_id"], domains["message"])}
+
+
+def nvtx_domain_names(con, probe, strings) -> dict[tuple[int, int], str]:
+    """(process, domain id) -> domain name of the whole export (its domain-create rows): what a time slice
+    of NVTX_EVENTS passes to ``_load_nvtx``. Empty without a usable NVTX_EVENTS table."""
+    table = probe.table("NVTX_EVENTS")
+    if not table or not {"start", "eventType"} <= set(probe.columns(table)):
+        return {}
+    raw = _nvtx_raw(con, probe, strings, f'"eventType" = {NVTX_DOMAIN_CREATE}')
+    return _domain_names(raw) if len(raw) else {}

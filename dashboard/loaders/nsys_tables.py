@@ -225,7 +225,8 @@ _LEAN_KERNEL_COLUMNS = [
 _LEAN_API_COLUMNS = ["start_ns", "end_ns", "global_tid", "event_class", "name_id"]
 
 
-def _kernel_sql(probe: SchemaProbe, lean: bool = False) -> str | None:
+def _kernel_sql(probe: SchemaProbe, lean: bool = False, where: str = "") -> str | None:
+    """The kernel query (``where``: an SQL condition on the table's columns, e.g. a time slice)."""
     table = probe.table("CUPTI_ACTIVITY_KIND_KERNEL")
     cols = probe.columns(table)
     if not table or not {"start", "end"} <= set(cols):
@@ -237,6 +238,7 @@ def _kernel_sql(probe: SchemaProbe, lean: bool = False) -> str | None:
             f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "contextId", "0")}, '
             f'{_col(cols, "streamId", "0")}, {_col(cols, "globalPid")}, {_col(cols, "graphNodeId")}, '
             f'{_col(cols, "shortName")}, {_col(cols, "demangledName")} FROM {_q(table)}'
+            + (f" WHERE {where}" if where else "")
         )
     return (
         f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "contextId", "0")}, '
@@ -244,6 +246,7 @@ def _kernel_sql(probe: SchemaProbe, lean: bool = False) -> str | None:
         f'{_col(cols, "graphNodeId")}, {_col(cols, "shortName")}, {_col(cols, "demangledName")}, '
         + ", ".join(_col(cols, c, "0") for c in _LAUNCH_COLUMNS)
         + f" FROM {_q(table)}"
+        + (f" WHERE {where}" if where else "")
     )
 
 
@@ -313,12 +316,15 @@ def _kernel_account(con, probe: SchemaProbe, raw: pd.DataFrame | None) -> RowAcc
     return RowAccount("kernels", n, 0, unrecognised=n)
 
 
-def _api_sql(probe: SchemaProbe, lean: bool = False) -> str | None:
+def _api_sql(probe: SchemaProbe, lean: bool = False, where: str = "") -> str | None:
+    """The CUDA API query without backtrace duplicates (``where``: a further SQL condition, e.g. a time slice)."""
     table = probe.table("CUPTI_ACTIVITY_KIND_RUNTIME")
     cols = probe.columns(table)
     if not table or not {"start", "end", "nameId"} <= set(cols):
         return None
-    where = f'WHERE "eventClass" IS NOT {EVENT_CLASS_BACKTRACE}' if "eventClass" in cols else ""
+    conds = [f'"eventClass" IS NOT {EVENT_CLASS_BACKTRACE}'] if "eventClass" in cols else []
+    conds += [f"({where})"] if where else []
+    where = "WHERE " + " AND ".join(conds) if conds else ""
     if lean:
         return (
             f'SELECT "start", "end", {_col(cols, "globalTid")}, {_col(cols, "eventClass", "0")}, "nameId" '
