@@ -344,7 +344,7 @@ def test_every_help_lists_the_inputs_and_every_default(command, capsys):
 
 
 def test_export_and_report_refuse_a_link_made_for_another_trace(tmp_path, capsys):
-    from dashboard.app.store import trace_id
+    from dashboard.app.trace_files import trace_id
 
     trace = tmp_path / CASE.name
     shutil.copy(CASE, trace)

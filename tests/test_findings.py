@@ -317,7 +317,7 @@ def test_cli_json_rule_and_param(fixture_path):
     assert [f["rule"] for f in doc["findings"]] == ["host-bound-steps"]
     f = doc["findings"][0]
     assert f["params"] == {"share": 1} and f["rows"] == [] and f["cost_ns"] == 0  # 200 / 10000 = 2 % is not < 1 %
-    from dashboard.app.store import trace_id
+    from dashboard.app.trace_files import trace_id
 
     assert from_query(f["link"]).trace == trace_id(fixture_path)  # the id the dashboard serves the file under
 

@@ -13,7 +13,8 @@ import pytest
 from test_app import page_json, update_payload
 
 from dashboard.app import create_app
-from dashboard.app.store import TraceStore, scan_dir, trace_nbytes
+from dashboard.app.store import TraceStore, trace_nbytes
+from dashboard.app.trace_files import scan_dir
 from dashboard.app.upload import safe_upload_name
 from dashboard.app.upload_folders import prune_uploads
 from dashboard.data.trace import load_trace
@@ -382,7 +383,7 @@ def test_a_trace_id_hashes_the_whole_file_once_and_keeps_it_beside_the_parquet_c
     """Issue #14, 6: equal ids mean equal content; the digest is computed once and cached with the Parquet key."""
     import hashlib
 
-    import dashboard.app.store as store_mod
+    import dashboard.app.trace_files as store_mod
     from dashboard.data.cache import TraceCache, file_identity
 
     a, b = tmp_path / "a.json", tmp_path / "b.json"

@@ -27,8 +27,9 @@ from dashboard.app.export_route import register_export_route
 from dashboard.app.layout import build_layout
 from dashboard.app.load_banner import initial_line, register_load_banner
 from dashboard.app.security import SecurityConfig, register_security
-from dashboard.app.store import TraceStore, discover
+from dashboard.app.store import TraceStore
 from dashboard.app.sync import register_sync
+from dashboard.app.trace_files import discover
 from dashboard.app.upload import DEFAULT_MAX_UPLOAD_BYTES, UploadPolicy, register_routes
 from dashboard.app.upload_folders import make_upload_dir
 from dashboard.app.views import PageCache, ResponseCache, page_outcomes, prerender, register_views

@@ -12,7 +12,8 @@ import os
 import threading
 from pathlib import Path
 
-from dashboard.app.store import TraceStore, discover, trace_id
+from dashboard.app.store import TraceStore
+from dashboard.app.trace_files import discover, trace_id
 from dashboard.data.multirank import load_ranks, ranks_name
 from dashboard.data.trace import LoadedTrace
 from dashboard.errors import TraceError, TraceFormatError

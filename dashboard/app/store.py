@@ -7,10 +7,8 @@ or to uploads in the server's private upload directory. Anything else is "not se
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
-import re
 import shutil
 import threading
 import time
@@ -22,154 +20,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from dashboard.app.upload_folders import TOKEN_HEX, TOKEN_RE, touch_upload
+from dashboard.app.trace_files import ID_RE, is_inside, remember_sniff, scan_dir, sniffed, trace_id
+from dashboard.app.upload_folders import TOKEN_RE, touch_upload
 from dashboard.data.trace import LoadedTrace, LoadStatus, load_trace
 from dashboard.errors import TraceError, TraceNotFoundError
 
 log = logging.getLogger(__name__)
 
-# .xplane.pb: a JAX profile's own file, offered so that opening it says what to record instead
-TRACE_SUFFIXES = (".sqlite", ".json", ".json.gz", ".nsys-rep", ".qdrep", ".xplane.pb")
 # The memory bound when none is configured: this share of the machine's RAM, split between workers.
 DEFAULT_MEMORY_SHARE = 0.4
-_WARNED: set[tuple[Path, Path]] = set()
-# An id: the file's base name, "@", 32 hex digits (128 bits: the content's SHA-256, or an upload's random token).
-ID_HEX = TOKEN_HEX
-_ID_RE = re.compile(r"^[^/\\\x00]{1,300}@[0-9a-f]{%d}$" % ID_HEX)
-_DIGESTS: dict[tuple[Path, int, int], str] = {}
-_DIGESTS_LOCK = threading.Lock()
-
-
-def is_trace_name(name: str) -> bool:
-    """Whether a file name has a suffix the server offers (``TRACE_SUFFIXES``: ``.sqlite``, ``.json``, ...)."""
-    return name.lower().endswith(TRACE_SUFFIXES)
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-        return True
-    except ValueError:
-        return False
-
-
-def scan_dir(directory: Path) -> list[Path]:
-    """Trace files directly in ``directory`` (sorted, resolved), as served.
-
-    Regular files only (no FIFOs or devices, which would hang a reader); a symlink is followed only
-    when its target lies inside ``directory`` itself; other symlinks are skipped with a log line.
-    """
-    root = directory.resolve()
-    out: list[Path] = []
-    try:
-        entries = sorted(directory.iterdir())
-    except OSError as exc:
-        log.warning("cannot list %s: %s", directory, exc)
-        return out
-    for f in entries:
-        if not is_trace_name(f.name):
-            continue
-        try:
-            real = f.resolve(strict=True)
-        except (OSError, RuntimeError):
-            continue
-        if not _inside(real, root):
-            if (f, real) not in _WARNED:  # once per link, not at every rescan
-                _WARNED.add((f, real))
-                log.warning("skipping %s: it links outside the trace directory (%s)", f, real)
-            continue
-        if real.is_file():
-            out.append(real)
-    return list(dict.fromkeys(out))
-
-
-def discover(paths: list[str | os.PathLike], trace_dirs: list[str | os.PathLike]) -> list[Path]:
-    """Trace files from explicit paths plus every trace file in the directories (see ``scan_dir``).
-
-    Returns resolved paths, first occurrence kept.
-
-    Raises:
-        TraceNotFoundError: an explicit path or directory does not exist, or is not a regular file.
-    """
-    found: list[Path] = []
-    for p in map(Path, paths):
-        if not p.exists():
-            raise TraceNotFoundError(f"{p}: no such file")
-        if p.is_dir():
-            trace_dirs = [*trace_dirs, p]
-            continue
-        if not p.is_file():
-            raise TraceNotFoundError(f"{p}: not a regular file")
-        found.append(p.resolve())
-    for d in map(Path, trace_dirs):
-        if not d.exists():
-            raise TraceNotFoundError(f"{d}: no such directory")
-        if not d.is_dir():
-            raise TraceNotFoundError(f"{d}: not a directory (pass trace files without --trace-dir)")
-        found.extend(scan_dir(d))
-    return list(dict.fromkeys(found))
-
-
-def content_digest(path: Path, cache=None) -> str:
-    """SHA-256 (hex) of the whole file, computed once per (path, size, mtime) in this process and,
-    with a ``TraceCache``, stored beside its Parquet entries under the same key (other workers and
-    later runs read it instead of hashing again).
-
-    Raises:
-        OSError: the file cannot be read.
-    """
-    st = path.stat()
-    key = (path, st.st_size, st.st_mtime_ns)
-    with _DIGESTS_LOCK:
-        if key in _DIGESTS:
-            return _DIGESTS[key]
-    digest = cache.content_digest(path) if cache is not None else None
-    if digest is None:
-        h = hashlib.sha256()
-        with open(path, "rb") as fh:
-            while block := fh.read(1 << 20):
-                h.update(block)
-        digest = h.hexdigest()
-        if cache is not None:
-            cache.store_content_digest(path, digest)
-    with _DIGESTS_LOCK:
-        _DIGESTS[key] = digest
-    return digest
-
-
-_SNIFFS: dict[tuple[Path, int, int], bool] = {}  # (path, size, mtime) -> whether it reads as a trace
-
-
-def _identity(path: Path) -> tuple[Path, int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return path, st.st_size, st.st_mtime_ns
-
-
-def _sniffed(path: Path) -> bool | None:
-    """What ``TraceStore.readable`` found for this version of the file, None when not looked at (or gone:
-    False)."""
-    key = _identity(path)
-    return False if key is None else _SNIFFS.get(key)
-
-
-def _remember_sniff(path: Path, ok: bool) -> None:
-    if (key := _identity(path)) is not None:
-        _SNIFFS[key] = ok
-
-
-def trace_id(path: Path, cache=None) -> str:
-    """Id of a served trace for links: base name + ``@`` + the first 32 hex digits (128 bits) of the
-    SHA-256 of the whole file (see ``content_digest``). Never a path; equal ids mean equal content, on
-    any server and in any worker. A file that cannot be read gets a hash of its name (it is then
-    refused when opened)."""
-    try:
-        digest = content_digest(path, cache)
-    except OSError:
-        digest = hashlib.sha256(b"unreadable\0" + path.name.encode("utf-8", "surrogateescape")).hexdigest()
-    return f"{path.name}@{digest[:ID_HEX]}"
 
 
 def trace_nbytes(trace: LoadedTrace) -> int:
@@ -322,7 +181,7 @@ class TraceStore:
         if real in self._explicit:
             return True
         roots = [d.resolve() for d in self._dirs] + ([self._upload_dir] if self._upload_dir else [])
-        return any(_inside(real, r) for r in roots) and real.is_file()
+        return any(is_inside(real, r) for r in roots) and real.is_file()
 
     def ids(self) -> list[str]:
         """Trace ids served now, in the order files were given, then directory order, then uploads."""
@@ -341,7 +200,7 @@ class TraceStore:
         """Whether ``trace_id`` names a file uploaded through the browser."""
         with self._lock:
             p = self._paths.get(trace_id)
-        return bool(p is not None and self._upload_dir is not None and _inside(p, self._upload_dir))
+        return bool(p is not None and self._upload_dir is not None and is_inside(p, self._upload_dir))
 
     def label(self, trace_id: str) -> str:
         """What the trace picker shows for an id: the file's base name (``uploaded`` marked, and a file known
@@ -352,7 +211,7 @@ class TraceStore:
             return trace_id
         if self.is_upload(trace_id):
             return f"{p.name} (uploaded)"
-        return f"{p.name} (cannot be read)" if _sniffed(p) is False else p.name
+        return f"{p.name} (cannot be read)" if sniffed(p) is False else p.name
 
     def readable(self, trace_id: str) -> bool:
         """Whether the file of ``trace_id`` reads as a trace by its first bytes (``sniff_format``, once per
@@ -362,7 +221,7 @@ class TraceStore:
             p = self._paths.get(trace_id)
         if p is None:
             return True
-        known = _sniffed(p)
+        known = sniffed(p)
         if known is None:
             from dashboard.loaders import sniff_format
 
@@ -371,7 +230,7 @@ class TraceStore:
                 known = True
             except TraceError:
                 known = False
-            _remember_sniff(p, known)
+            remember_sniff(p, known)
         return known
 
     def same_name(self, trace_id: str) -> str | None:
@@ -404,7 +263,7 @@ class TraceStore:
                 has left the served directories.
         """
         missing = TraceNotFoundError(f"trace {str(trace_id)[:120]!r} is not served here")
-        if not isinstance(trace_id, str) or not _ID_RE.match(trace_id) or trace_id.startswith("."):
+        if not isinstance(trace_id, str) or not ID_RE.match(trace_id) or trace_id.startswith("."):
             raise missing
         with self._lock:
             p = self._paths.get(trace_id)
@@ -592,7 +451,7 @@ class TraceStore:
         if self._upload_dir is None:
             raise TraceError("uploads are turned off on this server")
         real = Path(file).resolve()
-        if not _inside(real, self._upload_dir) or not real.is_file():
+        if not is_inside(real, self._upload_dir) or not real.is_file():
             raise TraceError("an upload must be stored in the server's upload directory")
         with self._lock:
             return self._register(real)
@@ -604,5 +463,5 @@ class TraceStore:
             self._loaded.pop(trace_id, None)
             for key in [k for k, t in self._by_path.items() if t == trace_id]:
                 del self._by_path[key]
-        if p is not None and self._upload_dir is not None and _inside(p, self._upload_dir):
+        if p is not None and self._upload_dir is not None and is_inside(p, self._upload_dir):
             shutil.rmtree(p.parent if p.parent != self._upload_dir else p, ignore_errors=True)

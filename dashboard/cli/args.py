@@ -129,7 +129,7 @@ def _load_for_view(args):
 def _check_link_trace(link_trace: str, path: Path) -> None:
     """Refuse a link made for another trace than ``path``.
 
-    A link's ``trace`` is ``NAME@HASH`` (``app.store.trace_id``: file name + hash of size and first
+    A link's ``trace`` is ``NAME@HASH`` (``app.trace_files.trace_id``: file name + hash of size and first
     64 KiB). With a hash, the file must have the same one (a renamed copy is the same trace; another
     run saved under the same name, e.g. nsys' default ``report1``, is not); without one, the same name.
 
@@ -138,7 +138,7 @@ def _check_link_trace(link_trace: str, path: Path) -> None:
     """
     if not link_trace or not path.is_file():
         return  # no trace in the link; a missing file is reported by the loader
-    from dashboard.app.store import trace_id
+    from dashboard.app.trace_files import trace_id
 
     ours = trace_id(path)
     name, _, digest = link_trace.rpartition("@") if "@" in link_trace else (link_trace, "", "")
@@ -227,8 +227,8 @@ def _rule_param(text: str) -> tuple[str, str, float]:
 
 
 def _trace_id(path: Path, cache=None) -> str:
-    """The dashboard's id of a trace file (``app.store.trace_id``: name@content hash), for links."""
-    from dashboard.app.store import trace_id
+    """The dashboard's id of a trace file (``app.trace_files.trace_id``: name@content hash), for links."""
+    from dashboard.app.trace_files import trace_id
 
     return trace_id(path, cache)
 

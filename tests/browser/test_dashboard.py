@@ -9,7 +9,7 @@ from waits import figure_js, grid_js, present, until, zoom
 
 from dashboard.app import create_app
 from dashboard.app.components import NO_MATCH, NO_ROWS
-from dashboard.app.store import trace_id
+from dashboard.app.trace_files import trace_id
 
 pytestmark = pytest.mark.browser
 

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.app import create_app
-from dashboard.app.store import trace_id
+from dashboard.app.trace_files import trace_id
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from waits import figure_js, present  # noqa: E402

@@ -17,7 +17,7 @@ from playwright.sync_api import Page, expect
 from plotly.offline import get_plotlyjs_version
 
 from dashboard.app import create_app
-from dashboard.app.store import trace_id
+from dashboard.app.trace_files import trace_id
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
