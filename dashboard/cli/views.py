@@ -24,7 +24,7 @@ def _say_search_warnings(trace, state) -> None:
 
 
 def _export(args) -> int:
-    from dashboard.render.export import figure_for, image_bytes, state_from_url, stop_image_export, view_for
+    from dashboard.render.export import figure_for, image_bytes, state_from_url, view_for
 
     state = _with_steps(state_from_url(args.url, strict=True), args)
     for w in state.warnings:
@@ -34,10 +34,7 @@ def _export(args) -> int:
     _check_link_trace(state.trace, Path(args.trace))
     trace = _load_for_view(args)
     _say_search_warnings(trace, state)
-    try:
-        data = image_bytes(figure_for(view_for(trace, state), args.figure), fmt, which=args.figure)
-    finally:
-        stop_image_export()
+    data = image_bytes(figure_for(view_for(trace, state), args.figure), fmt, which=args.figure)
     try:
         Path(args.output).write_bytes(data)
     except OSError as exc:

@@ -11,6 +11,7 @@ import html
 import threading
 import time
 import warnings
+import weakref
 from dataclasses import replace
 from datetime import datetime, timezone
 from urllib.parse import urlsplit
@@ -99,14 +100,16 @@ def _ensure_kaleido() -> None:
             kaleido.start_sync_server(mathjax=False, silence_warnings=True)
         except Exception as exc:  # noqa: BLE001 - no Chromium on this machine
             raise TraceError(f"image export needs Chromium (apt-get install chromium): {exc}") from exc
+        # atexit runs its handlers last registered first: weakref's (which removes the browser's temporary
+        # profile folder) is registered now if it was not yet, so that the browser stops before it
+        weakref.finalize(_ensure_kaleido, lambda: None)
         atexit.register(stop_image_export)
         _kaleido_started = True
 
 
 def stop_image_export() -> None:
     """Stop the export Chromium (if started) and wait, up to 5 s, for its helper processes: they write its
-    profile folder for a moment after it stops. ``tracedash export`` calls it before exiting; at interpreter
-    exit the folder's removal could run first and fail with a traceback."""
+    profile folder for a moment after it stops, and its removal at exit failed with a traceback."""
     global _kaleido_started
     with _kaleido_lock:
         if not _kaleido_started:
