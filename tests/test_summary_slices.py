@@ -192,7 +192,7 @@ def test_an_overrun_clipped_past_a_boundary(tmp_path):
 @pytest.mark.parametrize("trace", [SAMPLE_108K, *NSYS_TRACES], ids=lambda p: p.name)
 def test_shared_traces_sliced_equal_single_pass(trace):
     expected = single_pass(trace)
-    for n in COUNTS:
+    for n in (2, 7):  # every count of COUNTS on the built fixtures; two on each real trace
         assert sliced(trace, n) == expected, n
 
 
