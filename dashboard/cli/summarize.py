@@ -24,15 +24,17 @@ def _summarize(args) -> int:
     path = Path(args.trace[0])
     if args.output not in (None, "-"):
         _check_output(Path(args.output))  # before the trace is read, not after
-    text = _cached_text(path, args.dispatch_prefix, cache)
+    from dashboard.data.cache import cached_summary_text
+
+    text = cached_summary_text(cache, path, args.dispatch_prefix)
     if text is None:
         text = _sliced_text(path, args, cache)
     if text is None:
-        from dashboard.data.multirank import summary_text
+        from dashboard.data.multirank import computed_summary_text
 
         progress = _Progress(path.name)
         try:
-            text = summary_text(path, args.dispatch_prefix, cache, progress=progress)
+            text = computed_summary_text(path, args.dispatch_prefix, cache, progress=progress)
         finally:
             progress.close()
     _say_summary_warnings(path, text)
@@ -72,15 +74,6 @@ def _sliced_text(path: Path, args, cache) -> str | None:
     text = summary_json_text(combine_slices(plan, parts))
     cache.store_summary_text(path, args.dispatch_prefix, text)
     return text
-
-
-def _cached_text(path: Path, dispatch_prefix: str, cache) -> str | None:
-    """The cached output for an unchanged file, checked as ``multirank.summary_text`` checks it (a file being
-    written is refused first), without importing the loaders and pandas: a warm run answers at once."""
-    from dashboard.loaders.side_files import check_no_writer
-
-    check_no_writer(path)
-    return cache.load_summary_text(path, dispatch_prefix) if path.is_file() else None
 
 
 def _with_steps_section(text: str, path: Path, args, cache) -> str:

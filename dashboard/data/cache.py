@@ -76,6 +76,20 @@ def file_identity(path: Path) -> str:
     return hashlib.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
+def cached_summary_text(cache: "TraceCache", path: Path, dispatch_prefix: str) -> str | None:
+    """The cached ``summarize`` output of ``path`` for ``dispatch_prefix``, or None. A file another program is
+    writing is refused first (``side_files.check_no_writer``), never answered from an older summary. Needs
+    only the standard library: a warm ``summarize`` answers before the loaders and pandas are imported.
+
+    Raises:
+        TraceFormatError: a writer's side file is next to ``path``.
+    """
+    from dashboard.loaders.side_files import check_no_writer
+
+    check_no_writer(path)
+    return cache.load_summary_text(path, dispatch_prefix) if path.is_file() else None
+
+
 class TraceCache:
     """Load-or-build cache of TraceBundles and summary JSON texts.
 

@@ -20,10 +20,9 @@ import pandas as pd
 from dashboard import units
 from dashboard.analysis.ranks import declared_ranks, merge_ranks, rank_nvtx_stats, rank_table
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize, summary_to_dict
-from dashboard.data.cache import TraceCache
+from dashboard.data.cache import TraceCache, cached_summary_text
 from dashboard.data.trace import LoadedTrace, load_trace
 from dashboard.errors import TraceError, TraceFormatError, clean_message
-from dashboard.loaders.side_files import check_no_writer
 from dashboard.loaders.summary_json import parse_summary
 from dashboard.model import Summary
 
@@ -35,20 +34,24 @@ __all__ = ["FileSummary", "summary_text", "summarize_many", "summaries_of", "for
 def summary_text(path: Path, dispatch_prefix: str, cache: TraceCache, progress=None) -> str:
     """The ``tracedash summarize`` output of one file: seed-format JSON, indent 2, final newline.
 
-    Served from the cache when the same file and prefix were summarised before; otherwise the
-    trace is loaded lean (see ``load_trace``), summarised, and the text stored in the cache.
+    Served from the cache when the same file and prefix were summarised before (``cached_summary_text``);
+    otherwise computed (``computed_summary_text``).
 
     Raises:
         TraceNotFoundError, TraceFormatError: the file is missing or unreadable.
     """
     path = Path(path)
-    check_no_writer(path)  # a file being written is refused, never answered from an older cached summary
-    text = cache.load_summary_text(path, dispatch_prefix) if path.is_file() else None
-    if text is None:  # cold: load (through the frame cache), summarise, remember the output
-        trace = load_trace(path, dispatch_prefix=dispatch_prefix, cache=cache, progress=progress, lean=True)
-        text = json.dumps(summary_to_dict(trace.summary), indent=2) + "\n"
-        if trace.bundle is not None:
-            cache.store_summary_text(path, dispatch_prefix, text)
+    text = cached_summary_text(cache, path, dispatch_prefix)
+    return text if text is not None else computed_summary_text(path, dispatch_prefix, cache, progress)
+
+
+def computed_summary_text(path: Path, dispatch_prefix: str, cache: TraceCache, progress=None) -> str:
+    """``summary_text`` without the cache lookup: the trace loaded lean (through the frame cache, see
+    ``load_trace``), summarised, and the text stored in the cache."""
+    trace = load_trace(path, dispatch_prefix=dispatch_prefix, cache=cache, progress=progress, lean=True)
+    text = json.dumps(summary_to_dict(trace.summary), indent=2) + "\n"
+    if trace.bundle is not None:
+        cache.store_summary_text(path, dispatch_prefix, text)
     return text
 
 
