@@ -13,7 +13,7 @@ from dashboard.app import create_app
 from dashboard.app.trace_files import trace_id
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from waits import figure_js, present  # noqa: E402
+from waits import figure_js, present, settled  # noqa: E402
 
 from factories import write_nsys_sqlite  # noqa: E402
 
@@ -115,7 +115,7 @@ def test_a_click_where_no_bar_is_pins_the_note_to_that_time(page: Page, serve, n
     page.set_viewport_size({"width": 1600, "height": 1000})
     base = serve(create_app([notes_trace]))
     page.goto(f"{base}/?trace={trace_id(notes_trace)}&t0_ns=1700000&t1_ns=2000000")
-    page.wait_for_function(figure_js("timeline", "gd._fullData.length > 0 && !!gd._ev"), timeout=30000)
+    settled(page, "timeline", "gd._fullData.length > 0")
     page.locator("#timeline").scroll_into_view_if_needed()
     geo = plot_area(page)
     px, py = round(geo["left"] + 0.8 * geo["w"]), round(geo["top"] + geo["h"] / 2)
@@ -126,7 +126,9 @@ def test_a_click_where_no_bar_is_pins_the_note_to_that_time(page: Page, serve, n
     t_s = geo["a"] + (geo["b"] - geo["a"]) * (px - geo["left"]) / geo["w"]  # the page's own arithmetic
     assert parse_qs(urlsplit(page.url).query)["note"] == [f"{round(t_s * 1e9)}:nothing runs here"]
     assert 1_930_000 < round(t_s * 1e9) < 1_950_000
-    # a drag over the plot zooms and pins nothing: the next note goes to the new window
+    # a drag over the plot zooms and pins nothing: the next note goes to the new window (drawn with the note's
+    # flag first: a drag on a figure being replaced is lost)
+    settled(page, "timeline", f"{NOTE_LABELS}.includes('nothing runs here')")
     page.locator("#timeline").scroll_into_view_if_needed()  # the new note's row moved it down
     geo = plot_area(page)
     px, py = round(geo["left"] + 0.8 * geo["w"]), round(geo["top"] + geo["h"] / 2)
@@ -141,6 +143,7 @@ def test_a_click_where_no_bar_is_pins_the_note_to_that_time(page: Page, serve, n
     q = parse_qs(urlsplit(page.url).query)
     assert f"{q['t0_ns'][0]}-{q['t1_ns'][0]}:window" in q["note"]
     # a double click resets the zoom and pins nothing either: the next note goes to the whole trace's activity
+    settled(page, "timeline", f"{NOTE_LABELS}.includes('window')")
     page.mouse.dblclick(px, py)
     page.wait_for_function("() => !location.search.includes('t0_ns=')")
     page.fill("#note-text", "all")

@@ -44,14 +44,22 @@ def zoom(page, graph_id: str, lo_s: float, hi_s: float, timeout: float = 30000) 
     drawn and dcc.Graph listens to it: a relayout sent to a figure that is not drawn yet (or being replaced), or
     before dcc.Graph has bound its ``plotly_relayout`` handler (it does so after the draw's promise resolves,
     which a busy machine can delay), would be lost without a word."""
-    # dcc.Graph binds its handlers together (bindEvents), after the draw; 'plotly_clickannotation' is bound by it
-    # alone (Plotly and our own script may listen to 'plotly_relayout' earlier), and a graph being redrawn or
-    # resized carries the class dash-graph--pending.
-    bound = (
-        "gd._ev && gd._ev.listeners('plotly_clickannotation').length > 0 && "
-        "!gd.classList.contains('dash-graph--pending')"
-    )
     page.wait_for_function(
-        figure_js(graph_id, f"{bound} && (Plotly.relayout(gd, {{'xaxis.range': [{lo_s}, {hi_s}]}}), true)"),
+        figure_js(graph_id, f"{BOUND} && (Plotly.relayout(gd, {{'xaxis.range': [{lo_s}, {hi_s}]}}), true)"),
         timeout=timeout,
     )
+
+
+def settled(page, graph_id: str, expr: str = "true", timeout: float = 30000) -> None:
+    """Wait until figure ``graph_id`` is drawn, listened to and not being replaced, and ``expr`` holds of it: do
+    this before a real pointer gesture (a drag, a double click), which a figure being replaced by a server answer
+    loses without a word, as it would a user's."""
+    page.wait_for_function(figure_js(graph_id, f"{BOUND} && ({expr})"), timeout=timeout)
+
+
+# dcc.Graph binds its handlers together (bindEvents), after the draw; 'plotly_clickannotation' is bound by it alone
+# (Plotly and our own script may listen to 'plotly_relayout' earlier), and a graph being redrawn or resized carries
+# the class dash-graph--pending.
+BOUND = (
+    "gd._ev && gd._ev.listeners('plotly_clickannotation').length > 0 && !gd.classList.contains('dash-graph--pending')"
+)
