@@ -324,6 +324,9 @@ def _open_counting(page: Page, url: str, scripts: list[str] | None = None) -> li
     box = track_callbacks(page)
     page.goto(url)
     page.wait_for_function(figure_js("timeline", "gd._fullLayout && gd.querySelector('.main-svg')"), timeout=60000)
+    # a page whose trace is still loading polls its status every 500 ms, which can look quiet between two polls:
+    # its views are asked for only once the line is hidden (the load has ended)
+    page.wait_for_function("() => (e => e && e.hidden)(document.getElementById('load-status'))", timeout=60000)
     wait_idle(page, box)
     return sent
 
