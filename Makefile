@@ -44,9 +44,11 @@ run: $(VENV)/.installed
 # Debian's Chromium drives the browser tests (never `playwright install`). Its recommended packages (printing,
 # Samba, udev, a notification daemon: 115 packages against 19) serve nothing headless; without them it takes 13 s
 # against 34 s. Liberation fonts (a recommendation) are installed on purpose: they give the figures' Arial metrics.
+# The browser tests run in its headless shell (lighter); the page-load benchmark in the browser users have.
 chromium:
-	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -qq --no-install-recommends chromium fonts-liberation; }
+	@command -v chromium >/dev/null 2>&1 && command -v chromium-headless-shell >/dev/null 2>&1 || { \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		chromium chromium-headless-shell fonts-liberation; }
 
 # Tests run in 3 parallel workers (pytest-xdist); an idle worker takes tests queued for a busy one (worksteal),
 # so a few long browser tests do not finish alone at the end.

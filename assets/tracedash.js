@@ -71,22 +71,24 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
                                        width: gd._fullLayout.width, height: gd._fullLayout.height});
       return "Download this figure as SVG";
     },
-    // Copy the address bar (which always holds the current view) to the clipboard.
+    // Copy the address bar (which always holds the current view) to the clipboard. A browser or a policy may refuse
+    // the Clipboard API: the old way is tried then, and the button says what happened.
     copyLink: function (n) {
       const href = window.location.href;
-      try {
-        if (navigator.clipboard && navigator.clipboard.writeText) {
-          navigator.clipboard.writeText(href);
-        } else {
+      window.tracedashLastCopiedLink = href;
+      const copied = "Link copied", failed = "Copy failed: see address bar";
+      const byCommand = function () {
+        try {
           const t = document.createElement("textarea"); t.value = href; document.body.appendChild(t);
-          t.select(); document.execCommand("copy"); document.body.removeChild(t);
-        }
-        window.tracedashLastCopiedLink = href;
-        return "Link copied";
-      } catch (e) {
-        window.tracedashLastCopiedLink = href;
-        return "Copy failed: see address bar";
+          t.select(); const ok = document.execCommand("copy"); document.body.removeChild(t);
+          return ok;
+        } catch (e) { return false; }
+      };
+      if (navigator.clipboard && navigator.clipboard.writeText) {  // Dash waits for the promise's answer
+        return navigator.clipboard.writeText(href).then(
+          function () { return copied; }, function () { return byCommand() ? copied : failed; });
       }
+      return byCommand() ? copied : failed;
     },
     // Previous / Next of the timeline search: {n, dir} for the view state (the server goes to the occurrence).
     searchStep: function (prev, next, submit) {

@@ -11,7 +11,14 @@ import pytest
 from playwright.sync_api import expect
 from werkzeug.serving import make_server
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+# Debian's headless shell (Chromium's old headless mode, without the browser's own UI layers) when it is there:
+# the same Blink and V8 draw the pages for less CPU than `chromium --headless` (docs/benchmarks.md, `make test`).
+CHROMIUM = (
+    os.environ.get("CHROMIUM_PATH")
+    or shutil.which("chromium-headless-shell")
+    or shutil.which("chromium")
+    or "/usr/bin/chromium"
+)
 # Chromium keeps only the last --disable-features switch: ours would replace Playwright's own list (its
 # chromiumSwitches: MediaRouter, OptimizationHints, PaintHolding, HttpsUpgrades… switched off for automation),
 # so it carries that list too. The test_dashboard.py browser tests took 88 CPU-s against 92 with ours alone

@@ -161,6 +161,13 @@ def test_nvtx_sample_timeline_zoom_follows_gantt_and_a_copied_link_reproduces_th
     page.click("#copy-link")
     expect(page.locator("#copy-link")).to_have_text("Link copied")
     assert page.evaluate("window.tracedashLastCopiedLink") == url
+    # a browser that refuses both ways of copying gets told so (the Clipboard API answers later), not a console error
+    page.evaluate(
+        "() => { navigator.clipboard.writeText = () => Promise.reject(new DOMException('denied', 'NotAllowedError'));"
+        " document.execCommand = () => false; }"
+    )
+    page.click("#copy-link")
+    expect(page.locator("#copy-link")).to_have_text("Copy failed: see address bar")
 
     other = browser.new_context(viewport={"width": 1500, "height": 1000})
     p2 = other.new_page()
