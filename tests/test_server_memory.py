@@ -184,3 +184,54 @@ def test_at_most_render_slots_views_render_at_once_and_cached_ones_never_wait():
     for t in threads:
         t.join()
     assert peak[0] == RENDER_SLOTS
+
+
+def test_a_pages_waiting_views_render_by_priority_the_overview_and_timeline_first():
+    """A big trace's first page asks for every view at once and they render in turn under the trace's gate:
+    the waiting ones get in by ``View.priority`` (overview and alerts, then the timeline, the rest as they
+    came, the findings last), whatever order their requests arrived in."""
+    import threading
+    import time
+
+    from dashboard.app.views import BY_NAME
+    from dashboard.app.views.base import View, render_view
+    from dashboard.data.analysis import trace_gate
+    from dashboard.state import ViewState
+
+    class Trace:
+        pass
+
+    trace, state = Trace(), ViewState(trace="a@" + "0" * 32)
+
+    class Store:
+        def get(self, trace_id):
+            return trace
+
+    gate, order, holding, release = trace_gate(trace), [], threading.Event(), threading.Event()
+
+    def hold(t, s):  # holds the gate while the others queue
+        holding.set()
+        release.wait(10)
+        return {"out": 0}
+
+    def view(name, render):
+        priority = BY_NAME[name].priority if name in BY_NAME else 0
+        return View(name=name, fields=(), outputs={"out": ("x", "children")}, render=render, priority=priority)
+
+    threads = [threading.Thread(target=render_view, args=(view("holder", hold), Store(), state))]
+    threads[0].start()
+    assert holding.wait(10)
+    for name in ["findings", "kernels", "gantt", "timeline", "api", "overview", "alerts"]:
+        t = threading.Thread(
+            target=render_view, args=(view(name, lambda t, s, n=name: order.append(n) or {"out": 1}), Store(), state)
+        )
+        t.start()
+        threads.append(t)
+        while gate.waiting < len(threads) - 1:  # queued in this order
+            time.sleep(0.001)
+    release.set()
+    for t in threads:
+        t.join(10)
+    assert order == ["overview", "alerts", "timeline", "kernels", "gantt", "api", "findings"]
+    with gate.hold(5), gate.hold(0):  # re-entrant for its holder
+        assert gate.waiting == 0

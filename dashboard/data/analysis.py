@@ -16,6 +16,7 @@ import numpy as np
 from dashboard.analysis.derived import SEARCH_ENTRIES, BundleAnalysis, Memo
 from dashboard.analysis.summary import summarize
 from dashboard.analysis.window import clip_bundle
+from dashboard.data.gate import PriorityGate
 from dashboard.data.trace import LoadedTrace
 
 
@@ -143,7 +144,7 @@ class TraceAnalysis(BundleAnalysis):
 
 _LOCK = threading.Lock()
 _ANALYSES: dict[int, tuple[weakref.ref, TraceAnalysis]] = {}
-_GATES: dict[int, tuple[weakref.ref, threading.RLock]] = {}
+_GATES: dict[int, tuple[weakref.ref, PriorityGate]] = {}
 
 
 def _prune(table: dict) -> None:
@@ -170,18 +171,18 @@ def memo(trace, key: tuple, compute):
     return analysis_of(trace).memo.get(key, compute)
 
 
-def trace_gate(trace) -> threading.RLock:
-    """The lock under which ``trace``'s page views render one at a time (``app.views.base.render_view``):
+def trace_gate(trace) -> PriorityGate:
+    """The gate under which ``trace``'s page views render one at a time (``app.views.base.render_view``):
     a large trace's first page renders each view through its own request, all at once, and their
-    working memory would add up. Zooms do not take it, and the memo does not either (a zoom never
-    waits for a page's analyses). Re-entrant."""
+    working memory would add up; waiting views get in by their priority (what the page shows first).
+    Zooms do not take it, and the memo does not either (a zoom never waits for a page's analyses)."""
     key = id(trace)
     with _LOCK:
         hit = _GATES.get(key)
         if hit is not None and hit[0]() is trace:
             return hit[1]
         _prune(_GATES)
-        gate = threading.RLock()
+        gate = PriorityGate()
         _GATES[key] = (weakref.ref(trace), gate)
         return gate
 

@@ -4,11 +4,12 @@ from dash import html
 
 from dashboard.app import ids
 from dashboard.app.components import alert
-from dashboard.app.views.base import View
+from dashboard.app.views.base import FIRST, View
 from dashboard.render import view_notices
 
 VIEW = View(
     name="alerts",
+    priority=FIRST,
     fields=(),
     slot="alerts",
     outputs={"alerts": (ids.ALERTS, "children")},

@@ -29,6 +29,12 @@ log = logging.getLogger(__name__)
 RENDER_SLOTS = 2
 _RENDER_SLOTS = threading.BoundedSemaphore(RENDER_SLOTS)
 
+# View priorities (``View.priority``): what a page whose views render in turn (a big trace's first page) shows first.
+FIRST = 0  # the overview cards, the alerts
+TIMELINE = 1
+PAGE_ORDER = 5  # the rest, as they come
+LAST = 9  # the findings: the costliest, on analyses the others have computed by then
+
 WINDOW = "window"  # pseudo field: the zoom window (t0_ns, t1_ns)
 STATS_WINDOW = "stats_window"  # pseudo field: the window statistics are computed on (stats=window), else none
 
@@ -65,6 +71,7 @@ class View:
     memoise: bool = True
     on_load: bool = True  # False: the layout already shows the right value, so the callback skips the page load
     client: Callable[[Dash], None] | None = None  # registers the view's client-side callbacks, if it has any
+    priority: int = PAGE_ORDER  # among a page's views waiting to render, the lower go first (``trace_gate``)
 
 
 def view_slice(view: View, state: ViewState) -> ViewState:
@@ -173,7 +180,7 @@ def render_outcome(view: View, store, state: ViewState, cache: ResponseCache | N
         trace = store.get(state.trace) if view.needs_trace else None
         # A page's views render one at a time per trace (a large trace's first page renders each view
         # through its own request, all at once: their working memory would add up); zooms do not wait.
-        gate = trace_gate(trace) if trace is not None and state.window() is None else nullcontext()
+        gate = trace_gate(trace).hold(view.priority) if trace is not None and state.window() is None else nullcontext()
         with gate:
             if cache is not None and view.memoise and (hit := cache.get(key)) is not None:
                 return hit, True  # rendered by another request while this one waited

@@ -10,7 +10,7 @@ from dash import MATCH, ClientsideFunction, Input, Output, State, dcc, html
 from dashboard import units
 from dashboard.app import ids
 from dashboard.app.components import _INT, _PCT, _fmt
-from dashboard.app.views.base import View
+from dashboard.app.views.base import LAST, View
 from dashboard.render.findings import (
     evidence_header,
     findings_for,
@@ -137,6 +137,7 @@ SCOPE = "Stats for: whole trace (findings rank the whole trace, also when the pa
 
 VIEW = View(
     name="findings",
+    priority=LAST,
     fields=("prefix", "threshold", "steps"),
     slot="cards",
     outputs={"children": (PANEL + "-list", "children")},

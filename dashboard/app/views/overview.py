@@ -5,7 +5,7 @@ from dash import dcc, html
 from dashboard.analysis.gpu_time import BUSY_SOURCES, cuda_traced
 from dashboard.app import ids
 from dashboard.app.components import cards
-from dashboard.app.views.base import STATS_WINDOW, View
+from dashboard.app.views.base import FIRST, STATS_WINDOW, View
 from dashboard.render import overview_cards, scope_text, windowed
 
 
@@ -37,6 +37,7 @@ def render(trace, state):
 
 VIEW = View(
     name="overview",
+    priority=FIRST,
     fields=("busy", STATS_WINDOW),
     slot="cards",  # the busy source applies here too
     outputs={

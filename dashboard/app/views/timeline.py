@@ -7,7 +7,7 @@ from dashboard.app import ids
 from dashboard.app.components import LANE_LABELS, figure_buttons, graph_config
 from dashboard.app.export_route import report_hrefs
 from dashboard.app.keys_help import keys_button, keys_overlay
-from dashboard.app.views.base import WINDOW, View
+from dashboard.app.views.base import TIMELINE, WINDOW, View
 from dashboard.figures.common import empty_figure, pending_figure, wire_figure
 from dashboard.model import device_label
 from dashboard.render import device_ids, timeline_view_spec
@@ -135,6 +135,7 @@ def _with_keys(buttons: html.Div) -> html.Div:
 
 VIEW = View(
     name="timeline",
+    priority=TIMELINE,
     fields=("prefix", "busy", "lanes", "hide_devices", "mark", "search", "hit", WINDOW, "notes"),
     slot="main",
     outputs={
