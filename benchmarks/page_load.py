@@ -192,25 +192,47 @@ READY = """() => {
 }"""
 
 
-def first_ready(browser, url: str) -> tuple[float, float | None]:
-    """(ready_s, status_s) of one page load at 1600×1000: until ``READY``, and until the load status line shows
-    text (None: it never did, as on trees without it)."""
+def first_ready(browser, url: str) -> tuple[float, float | None, float | None]:
+    """(ready_s, status_s, complete_s) of one page load at 1600×1000: until ``READY``, until the load status line
+    shows text (None: it never did, as on trees without it), and until the last view's answer arrived (the last
+    callback response once the status line is gone and none has been in flight for 2 s; None: not within 300 s)."""
     ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
     page = ctx.new_page()
+    calls = {"open": 0, "last": None}
+
+    def started(r):
+        if "_dash-update-component" in r.url:
+            calls["open"] += 1
+
+    def ended(r):
+        if "_dash-update-component" in r.url:
+            calls["open"] -= 1
+            calls["last"] = time.perf_counter()
+
+    page.on("request", started)
+    page.on("requestfinished", ended)
+    page.on("requestfailed", ended)
     t0 = time.perf_counter()
     page.goto(url, timeout=300_000)
-    status = None
-    while time.perf_counter() - t0 < 300:
+    status = ready = complete = None
+    while time.perf_counter() - t0 < 300 and complete is None:
         if status is None and page.evaluate(
             "() => { const e = document.getElementById('load-status'); return !!e && !e.hidden && !!e.textContent; }"
         ):
             status = time.perf_counter() - t0
-        if page.evaluate(READY):
-            break
+        if ready is None and page.evaluate(READY):
+            ready = time.perf_counter() - t0
+        if (
+            ready is not None
+            and calls["open"] == 0
+            and calls["last"] is not None
+            and time.perf_counter() - calls["last"] > 2
+            and page.evaluate("() => { const e = document.getElementById('load-status'); return !e || e.hidden; }")
+        ):
+            complete = calls["last"] - t0
         page.wait_for_timeout(25)
-    ready = time.perf_counter() - t0
     ctx.close()
-    return ready, status
+    return (ready if ready is not None else time.perf_counter() - t0), status, complete
 
 
 def measure_empty_cache(browser, trees: list, trace: Path, runs: int, env: dict, work: Path) -> dict:
@@ -301,13 +323,20 @@ def main() -> int:
             floor_drawn = statistics.median(x[1] for x in floors[1:])
             print(f"floor (2 dcc.Graph + 1 AG Grid): settled {floor_settled:.2f} s, drawn {floor_drawn:.2f} s")
             if args.empty_cache:
-                print(f"{'trace':44s} {'tree':16s} {'ready (median)':>22s}   each load: ready s (status line shown s)")
+                print(f"{'trace':44s} {'tree':16s} {'ready (median)':>22s} {'every view (median)':>22s}"
+                      "   each load: ready s (status line shown s; every view s)")
                 for trace in traces:
                     for label, loads in measure_empty_cache(browser, trees, trace, args.runs, env, work).items():
-                        ready = statistics.median(r for r, _ in loads)
-                        each = ", ".join(f"{r:.2f}" + (f" ({s:.2f})" if s is not None else "") for r, s in loads)
+                        ready = statistics.median(r for r, _, _ in loads)
+                        done = [c for _, _, c in loads if c is not None]
+                        whole = (f"{floor_settled:.2f} {extra(statistics.median(done) - floor_settled)} s" if done
+                                 else "-")
+                        each = ", ".join(
+                            f"{r:.2f} ({s:.2f}; {c:.2f})" if s is not None and c is not None else f"{r:.2f}"
+                            for r, s, c in loads
+                        )
                         print(f"{trace.name[:44]:44s} {label:16s} {floor_settled:>11.2f} {extra(ready - floor_settled)} s"
-                              f"   {each}", flush=True)
+                              f" {whole:>22s}   {each}", flush=True)
                 browser.close()
                 return 0
             print(f"{'trace':44s} {'tree':16s} {'settled (in memory)':>22s} {'drawn (in memory)':>20s} "
