@@ -68,7 +68,9 @@ def test_run_quick_times_summarize_against_the_bare_scan(tmp_path):
         "warm",
     ):
         assert re.search(r"\d+\.\d\d", line(out, label)), line(out, label)
-    assert re.fullmatch(r"cold peak RSS\s+=\s+[\d,]+ MiB", line(out, "cold peak RSS"))
+    assert re.fullmatch(
+        r"cold peak RSS\s+=\s+[\d,]+ MiB \(target for 10M kernels <= 1\.2 GB\)", line(out, "cold peak RSS")
+    )
     assert ("nsys stats (3 reports)" in out) == ("cold / nsys stats" in out)
 
 
