@@ -125,3 +125,57 @@ def test_cause_labels_stand_off_their_bars():
     fig = build_idle_causes(pd.DataFrame({"cause": ["a", "b"], "gaps": [2, 1], "idle_ns": [5_000_000, 1_000_000]}))
     assert fig.layout.yaxis.ticklabelstandoff == 6 and list(fig.data[0].y) == ["b", "a"]  # largest on top
     assert list(fig.data[0].x) == [1.0, 5.0]
+
+
+def _scan_causes(gaps, api_calls, nvtx_ranges, threads):
+    """The causes by a scan of every row per gap (the definition: first row in frame order wins a tie)."""
+    out = []
+    for dev, gs, ge in gaps:
+        on = lambda f, d=dev: f[f["global_tid"].isin(threads.get(d, [])) & f["name"].notna()]  # noqa: E731
+        a, r = on(api_calls), on(nvtx_ranges)
+        a = a[(a["start_ns"] < ge) & (a["end_ns"] > gs)]
+        api = ""
+        if len(a):
+            overlap = (a["end_ns"].clip(upper=ge) - a["start_ns"].clip(lower=gs)).to_numpy()
+            top = int(overlap.argmax())
+            api = str(a["name"].iloc[top]) if overlap[top] >= 0.5 * (ge - gs) else ""
+        mid = (gs + ge) // 2
+        r = r[(r["start_ns"] <= mid) & (r["end_ns"] > mid)]
+        rng = str(r["name"].iloc[int((r["end_ns"] - r["start_ns"]).to_numpy().argmin())]) if len(r) else ""
+        out.append([api, rng])
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_causes_match_a_scan_of_every_row_ties_and_nesting_included(seed):
+    """gap_causes finds the rows overlapping a gap by binary search over rows sorted by start (a scan of every
+    row per gap took 1.4 s for 500 gaps over 2M calls): the same answers as the scan, on random calls and nested
+    ranges with equal overlaps and lengths, rows on other threads and rows without a name."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+
+    def rows(n, span, longest):
+        start = rng.integers(0, span, n) // 10 * 10  # coarse: many equal starts, ends and overlaps
+        end = start + rng.integers(1, longest, n) // 10 * 10 + 10
+        names = pd.Categorical(rng.choice(["a", "b", "c", None], n, p=[0.4, 0.3, 0.2, 0.1]))
+        return pd.DataFrame({"global_tid": rng.integers(1, 4, n), "name": names, "start_ns": start, "end_ns": end})
+
+    api_calls = rows(400, 20_000, 600)
+    nvtx_ranges = pd.concat([rows(60, 20_000, 4_000), rows(3, 2_000, 30_000)], ignore_index=True)  # long, early
+    threads = {0: np.array([1, 2]), 1: np.array([3])}
+    kernels = pd.DataFrame({"device_id": [0, 0, 1]})
+    launches = pd.DataFrame({"kernel_index": [0, 1, 2], "api_index": [0, 1, 2]})
+    api_calls.loc[:2, "global_tid"] = [1, 2, 3]  # the launches: threads 1 and 2 on device 0, 3 on device 1
+    starts = rng.integers(0, 20_000, 80) // 10 * 10
+    gaps = [
+        (int(d), int(s), int(s + w)) for d, s, w in zip(rng.integers(0, 2, 80), starts, rng.integers(1, 45, 80) * 20)
+    ]
+    g = pd.DataFrame(gaps, columns=["device_id", "start_ns", "end_ns"]).assign(
+        duration_ns=lambda f: f.end_ns - f.start_ns
+    )
+    got = gap_causes(g, kernels, api_calls, nvtx_ranges, limit=len(g), launches=launches)
+    want = _scan_causes(gaps, api_calls, nvtx_ranges, threads)
+    assert got[["api_call", "nvtx_range"]].values.tolist() == want
+    assert sum(1 for a, r in want if a) > 10 and sum(1 for a, r in want if r) > 20  # the cases are exercised

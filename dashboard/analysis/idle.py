@@ -106,6 +106,49 @@ def memop_cover(gap_frame: pd.DataFrame, memops: pd.DataFrame | None) -> tuple[l
     return out, covered
 
 
+class _ByStart:
+    """The named rows of ``frame`` on threads ``tids``, sorted by start (stable), with the running maximum of
+    their ends: the rows overlapping a time span lie in one slice, found by two binary searches instead of a
+    scan of every row per gap."""
+
+    def __init__(self, frame: pd.DataFrame, tids: np.ndarray):
+        keep = np.flatnonzero(np.isin(frame["global_tid"].to_numpy(), tids))
+        names = frame["name"]
+        if not isinstance(names.dtype, pd.CategoricalDtype):
+            names = names.astype("category")
+        codes = names.cat.codes.to_numpy()[keep]
+        keep = keep[codes >= 0]  # rows without a name explain nothing
+        start = frame["start_ns"].to_numpy()[keep]
+        order = np.argsort(start, kind="stable")
+        self.row = keep[order]  # position in ``frame``: ties go to the earlier row, as a scan in order would
+        self.start = start[order]
+        self.end = frame["end_ns"].to_numpy()[self.row]
+        self.codes = names.cat.codes.to_numpy()[self.row]
+        self.categories = names.cat.categories
+        self.end_max = np.maximum.accumulate(self.end) if len(self.end) else self.end
+
+    def _slice(self, lo_end_after: int, hi: int) -> np.ndarray | None:
+        lo = int(np.searchsorted(self.end_max, lo_end_after, side="right"))  # before lo every row ends by then
+        hit = lo + np.flatnonzero(self.end[lo:hi] > lo_end_after)
+        return hit if len(hit) else None
+
+    def overlapping(self, t0: int, t1: int) -> np.ndarray | None:
+        """Indices (into the sorted rows) of the rows with start < t1 and end > t0; None when there are none."""
+        return self._slice(t0, int(np.searchsorted(self.start, t1, side="left")))
+
+    def containing(self, t: int) -> np.ndarray | None:
+        """Indices of the rows with start <= t < end; None when there are none."""
+        return self._slice(t, int(np.searchsorted(self.start, t, side="right")))
+
+    def first(self, hit: np.ndarray, best: np.ndarray) -> int:
+        """Of the rows ``hit[best]``, the one earliest in the frame."""
+        cand = hit[best]
+        return int(cand[np.argmin(self.row[cand])])
+
+    def name(self, i: int) -> str:
+        return str(self.categories[self.codes[i]])
+
+
 def gap_causes(
     gap_frame: pd.DataFrame,
     kernels: pd.DataFrame,
@@ -130,19 +173,6 @@ def gap_causes(
     g = gap_frame.head(limit).copy()
     threads = _launching_threads(kernels, api_calls, launches)
 
-    def columns(frame: pd.DataFrame, tids: np.ndarray):
-        """start, end, name codes and category names of the rows on ``tids`` (numpy, for speed)."""
-        keep = np.isin(frame["global_tid"].to_numpy(), tids)
-        names = frame["name"]
-        if not isinstance(names.dtype, pd.CategoricalDtype):
-            names = names.astype("category")
-        return (
-            frame["start_ns"].to_numpy()[keep],
-            frame["end_ns"].to_numpy()[keep],
-            names.cat.codes.to_numpy()[keep],
-            names.cat.categories,
-        )
-
     per_device: dict[int, tuple] = {}
     api_names, range_names = [], []
     for dev, gs, ge in zip(g["device_id"], g["start_ns"], g["end_ns"]):
@@ -150,26 +180,21 @@ def gap_causes(
         tids = threads.get(dev, np.empty(0, np.int64))
         if dev not in per_device:
             per_device[dev] = (
-                columns(api_calls, tids) if len(tids) and not api_calls.empty else None,
-                columns(nvtx_ranges, tids) if len(tids) and not nvtx_ranges.empty else None,
+                _ByStart(api_calls, tids) if len(tids) and not api_calls.empty else None,
+                _ByStart(nvtx_ranges, tids) if len(tids) and not nvtx_ranges.empty else None,
             )
         a, r = per_device[dev]
         best_api = ""
-        if a is not None:
-            s_, e_, codes, cats = a
-            hit = np.flatnonzero((s_ < ge) & (e_ > gs) & (codes >= 0))
-            if len(hit):
-                overlap = np.minimum(e_[hit], ge) - np.maximum(s_[hit], gs)
-                top = int(np.argmax(overlap))
-                if overlap[top] >= API_COVER_SHARE * (ge - gs):
-                    best_api = clean_api_name(str(cats[codes[hit[top]]]))
+        if a is not None and (hit := a.overlapping(gs, ge)) is not None:
+            overlap = np.minimum(a.end[hit], ge) - np.maximum(a.start[hit], gs)
+            top = a.first(hit, overlap == overlap.max())
+            if overlap.max() >= API_COVER_SHARE * (ge - gs):
+                best_api = clean_api_name(a.name(top))
         best_range = ""
-        if r is not None:
-            s_, e_, codes, cats = r
-            mid = (gs + ge) // 2
-            hit = np.flatnonzero((s_ <= mid) & (e_ > mid) & (codes >= 0))
-            if len(hit):
-                best_range = str(cats[codes[hit[int(np.argmin(e_[hit] - s_[hit]))]]])
+        mid = (gs + ge) // 2
+        if r is not None and (hit := r.containing(mid)) is not None:
+            length = r.end[hit] - r.start[hit]
+            best_range = r.name(r.first(hit, length == length.min()))
         api_names.append(best_api)
         range_names.append(best_range)
     g["api_call"] = api_names
