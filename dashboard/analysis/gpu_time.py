@@ -28,10 +28,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from dashboard.analysis.intervals import union_length
-from dashboard.analysis.summary import STREAM_KEY, kernel_durations, timed_kernels
+from dashboard.analysis.summary import (
+    STREAM_KEY,
+    kernel_durations,
+    stream_group_ids,
+    timed_kernels,
+    usable_kernel_mask,
+)
 
 ALL_GPUS = -(1 << 62)  # device_id of the all-GPU ("any GPU busy") row: never a device's id (-1 is "not recorded")
 
@@ -181,10 +188,8 @@ def work_for_source(bundle, busy_source: str) -> pd.DataFrame:
 def stream_count(kernels: pd.DataFrame) -> int:
     """Distinct streams with kernels, keyed by ``summary.STREAM_KEY`` (device, process, context,
     stream): two processes on one GPU that both use stream 7 are two streams."""
-    k = timed_kernels(kernels)
-    if k.empty:
-        return 0
-    return int(k.drop_duplicates([c for c in STREAM_KEY if c in k]).shape[0])
+    g = stream_group_ids(kernels, usable_kernel_mask(kernels))
+    return int(g.max()) + 1 if len(g) else 0  # the ids are 0, 1, ... (factorized)
 
 
 def stream_sharing(kernels: pd.DataFrame) -> tuple[frozenset, frozenset]:
@@ -229,6 +234,16 @@ def stream_names(
     return pd.Series(out, index=rows.index, dtype=object)
 
 
+def _streams_per_device(kernels: pd.DataFrame) -> pd.Series:
+    """Device id -> distinct streams among its timed kernels (a stream is on one device: each stream's rows
+    write the same device into its slot)."""
+    ok = usable_kernel_mask(kernels)
+    g = stream_group_ids(kernels, ok)
+    device_of = np.zeros(int(g.max()) + 1 if len(g) else 0, dtype=np.int64)
+    device_of[g] = kernels["device_id"].to_numpy()[ok]
+    return pd.Series(device_of).value_counts()
+
+
 def gpu_time(work: pd.DataFrame, kernels: pd.DataFrame | None = None) -> pd.DataFrame:
     """Busy, idle and utilisation per device (each over its own window) and for any GPU.
 
@@ -251,8 +266,7 @@ def gpu_time(work: pd.DataFrame, kernels: pd.DataFrame | None = None) -> pd.Data
         dur = kernel_durations(kernels)
         ksum = dur.groupby(kernels["device_id"].to_numpy()).sum()
         kcount = kernels.groupby("device_id").size()
-        k = timed_kernels(kernels)
-        streams = k.drop_duplicates([c for c in STREAM_KEY if c in k]).groupby("device_id").size()
+        streams = _streams_per_device(kernels)
 
     def pct(busy: int, win: int) -> float:
         return 100.0 * busy / win if win > 0 else math.nan

@@ -128,6 +128,15 @@ def _stream_groups(keys: list[np.ndarray], n: int) -> np.ndarray:
     return pd.factorize(g)[0]
 
 
+def stream_group_ids(kernels: pd.DataFrame, pick: np.ndarray) -> np.ndarray:
+    """One integer per distinct stream (``STREAM_KEY``) for the kernel rows ``pick`` (a boolean mask): 0, 1, ...
+    (dense), in no particular order."""
+    n = int(np.count_nonzero(pick))
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    return _stream_groups([kernels[c].to_numpy(np.int64)[pick] for c in STREAM_KEY if c in kernels], n)
+
+
 def _stream_order(g: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     """Rows ordered by stream, then start, then end, ties in row order (``np.lexsort`` of the same keys).
 
