@@ -76,7 +76,8 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
     copyLink: function (n) {
       const href = window.location.href;
       window.tracedashLastCopiedLink = href;
-      const copied = "Link copied", failed = "Copy failed: see address bar";
+      // "Copy failed" is short so the header keeps its one row (the address bar holds the link)
+      const copied = "Link copied", failed = "Copy failed";
       const byCommand = function () {
         try {
           const t = document.createElement("textarea"); t.value = href; document.body.appendChild(t);
