@@ -79,11 +79,8 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
       // "Copy failed" is short so the header keeps its one row (the address bar holds the link)
       const copied = "Link copied", failed = "Copy failed";
       const byCommand = function () {
-        try {
-          const t = document.createElement("textarea"); t.value = href; document.body.appendChild(t);
-          t.select(); const ok = document.execCommand("copy"); document.body.removeChild(t);
-          return ok;
-        } catch (e) { return false; }
+        const t = document.createElement("textarea"); t.value = href; document.body.appendChild(t);
+        try { t.select(); return document.execCommand("copy"); } catch (e) { return false; } finally { t.remove(); }
       };
       if (navigator.clipboard && navigator.clipboard.writeText) {  // Dash waits for the promise's answer
         return navigator.clipboard.writeText(href).then(

@@ -227,11 +227,48 @@ def test_a_pages_waiting_views_render_by_priority_the_overview_and_timeline_firs
         )
         t.start()
         threads.append(t)
+        deadline = time.monotonic() + 10
         while gate.waiting < len(threads) - 1:  # queued in this order
+            assert time.monotonic() < deadline, "a view never queued"
             time.sleep(0.001)
     release.set()
     for t in threads:
         t.join(10)
+        assert not t.is_alive()
     assert order == ["overview", "alerts", "timeline", "kernels", "gantt", "api", "findings"]
-    with gate.hold(5), gate.hold(0):  # re-entrant for its holder
-        assert gate.waiting == 0
+
+    def nested():  # re-entrant for its holder, whatever the inner priority
+        with gate.hold(5), gate.hold(0):
+            order.append("nested")
+
+    t = threading.Thread(target=nested)
+    t.start()
+    t.join(10)
+    assert not t.is_alive() and order[-1] == "nested"
+
+    # a waiter whose wait is interrupted leaves the queue: later waiters still get in
+    holding.clear()
+    release.clear()
+    holder = threading.Thread(target=render_view, args=(view("holder", hold), Store(), state))
+    holder.start()
+    assert holding.wait(10)
+
+    def interrupted(timeout=None):
+        raise KeyboardInterrupt
+
+    gate._cond.wait = interrupted  # noqa: SLF001 - as an interrupt in the waiting thread would
+    with pytest.raises(KeyboardInterrupt), gate.hold(1):
+        pass
+    del gate._cond.wait  # noqa: SLF001
+    assert gate.waiting == 0
+    release.set()
+    holder.join(10)
+
+    def later():
+        with gate.hold(5):
+            order.append("later")
+
+    t = threading.Thread(target=later, daemon=True)
+    t.start()
+    t.join(10)
+    assert not t.is_alive() and order[-1] == "later"

@@ -109,7 +109,8 @@ def memop_cover(gap_frame: pd.DataFrame, memops: pd.DataFrame | None) -> tuple[l
 class _ByStart:
     """The named rows of ``frame`` on threads ``tids``, sorted by start (stable), with the running maximum of
     their ends: the rows overlapping a time span lie in one slice, found by two binary searches instead of a
-    scan of every row per gap."""
+    scan of every row per gap. (A long row that starts early, such as an outer NVTX range, widens every later
+    slice back towards all the rows: the worst case is the scan's.)"""
 
     def __init__(self, frame: pd.DataFrame, tids: np.ndarray):
         keep = np.flatnonzero(np.isin(frame["global_tid"].to_numpy(), tids))

@@ -1,8 +1,9 @@
 """``PriorityGate``: a re-entrant lock that lets its waiters in by priority, then by arrival.
 
 A large trace's first page asks for every view at once, and they render one at a time under the trace's gate
-(``data.analysis.trace_gate``): the order they get in decides what the user sees first. With this gate the
-overview and the timeline render before the tables and the findings, whatever order the requests came in.
+(``data.analysis.trace_gate``): the order they get in decides what the user sees first. With this gate, of the
+requests waiting, the overview and the timeline render before the tables and the findings (a render that holds
+the gate is never interrupted: the first request to come takes a free gate, whatever its priority).
 """
 
 from __future__ import annotations
@@ -39,8 +40,14 @@ class PriorityGate:
             else:
                 ticket = (priority, next(self._arrivals))
                 heapq.heappush(self._waiting, ticket)
-                while self._owner is not None or self._waiting[0] != ticket:
-                    self._cond.wait()
+                try:
+                    while self._owner is not None or self._waiting[0] != ticket:
+                        self._cond.wait()
+                except BaseException:  # a waiter that gives up must not stay at the head of the queue
+                    self._waiting.remove(ticket)
+                    heapq.heapify(self._waiting)
+                    self._cond.notify_all()
+                    raise
                 heapq.heappop(self._waiting)
                 self._owner, self._depth = me, 1
         try:

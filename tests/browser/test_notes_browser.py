@@ -144,7 +144,9 @@ def test_a_click_where_no_bar_is_pins_the_note_to_that_time(page: Page, serve, n
     assert f"{q['t0_ns'][0]}-{q['t1_ns'][0]}:window" in q["note"]
     # a double click resets the zoom and pins nothing either: the next note goes to the whole trace's activity
     settled(page, "timeline", f"{NOTE_LABELS}.includes('window')")
-    page.mouse.dblclick(px, py)
+    page.locator("#timeline").scroll_into_view_if_needed()  # the new note's row may have moved it again
+    geo = plot_area(page)
+    page.mouse.dblclick(round(geo["left"] + 0.8 * geo["w"]), round(geo["top"] + geo["h"] / 2))
     page.wait_for_function("() => !location.search.includes('t0_ns=')")
     page.fill("#note-text", "all")
     page.click("#note-add")
