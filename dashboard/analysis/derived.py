@@ -18,7 +18,7 @@ import pandas as pd
 from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import UNATTRIBUTED, attribute_kernels, dispatch_busy_ns
 from dashboard.analysis.categories import categorize_kernels
-from dashboard.analysis.gpu_time import stream_sharing, work_for_source
+from dashboard.analysis.gpu_time import GpuOverview, gpu_time, overview_of, stream_sharing, work_for_source
 from dashboard.analysis.launches import LaunchIndex, kernel_launches, launch_index
 from dashboard.analysis.nsys_rules import gpu_ops
 from dashboard.analysis.search import Occurrences, find, parse_query
@@ -113,6 +113,14 @@ class BundleAnalysis:
     def work(self, busy_source: str) -> pd.DataFrame:
         """GPU work counted as busy for a busy source (``gpu_time.work_for_source``)."""
         return work_for_source(self.bundle, busy_source)
+
+    def gpu_time(self, busy_source: str) -> pd.DataFrame:
+        """``gpu_time.gpu_time`` of the work a busy source counts: the Per GPU table and the overview's cards."""
+        return self.memo.get(("gpu_time", busy_source), lambda: gpu_time(self.work(busy_source), self.bundle.kernels))
+
+    def gpu_overview(self, busy_source: str) -> GpuOverview:
+        """``gpu_time.trace_gpu_overview`` of the bundle, from the memoised per-GPU table."""
+        return overview_of(self.gpu_time(busy_source), busy_source)
 
     def busy_unions(self, busy_source: str) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         """Per-device busy unions for a busy source, reused by every zoom of the timeline."""

@@ -328,7 +328,11 @@ def gpu_overview(
     work: pd.DataFrame, kernels: pd.DataFrame | None = None, busy_source: str = BUSY_KERNELS
 ) -> GpuOverview:
     """Span, any-GPU busy/idle and per-GPU utilisation (mean and lowest) of ``gpu_work`` output."""
-    t = gpu_time(work, kernels)
+    return overview_of(gpu_time(work, kernels), busy_source)
+
+
+def overview_of(t: pd.DataFrame, busy_source: str = BUSY_KERNELS) -> GpuOverview:
+    """``gpu_overview`` read off a ``gpu_time`` frame (GPU_TIME) computed already."""
     if t.empty:
         return GpuOverview(busy_source, 0, 0, 0, 0, None, None, None, None, t)
     devs = t[t["device_id"] != ALL_GPUS]

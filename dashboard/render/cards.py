@@ -11,9 +11,7 @@ from dashboard.analysis.gpu_time import (
     busy_parts,
     busy_source_label,
     cuda_traced,
-    gpu_time,
     has_gpu_work,
-    trace_gpu_overview,
 )
 from dashboard.analysis.ranks import RANKS_FORMAT, gpu_time_per_rank, per_rank_gpu_time
 from dashboard.analysis.summary import (
@@ -29,6 +27,7 @@ from dashboard.analysis.timeline import (
     BUSY_ALL,
     BUSY_KERNELS,
 )
+from dashboard.data.analysis import analysis_of
 from dashboard.data.trace import LoadedTrace
 from dashboard.loaders.nsys_traits import predates_supported, predates_text
 from dashboard.model import account_brief, device_label
@@ -65,7 +64,7 @@ def gpu_rows(trace: LoadedTrace, state: ViewState) -> tuple[list[dict], list[tup
     if b.meta.format == RANKS_FORMAT:  # each device within its own rank's window; no union across clocks
         t = gpu_time_per_rank(b, work_for(b, state.busy))
     else:
-        t = gpu_time(work_for(b, state.busy), b.kernels)
+        t = analysis_of(trace).gpu_time(state.busy)
     records = list(t.itertuples(index=False))
     if not records:  # no kernel or memory operation (an NVTX-only trace, a window without GPU work)
         return [], []
@@ -147,7 +146,7 @@ def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS, windowed: boo
             Card("GPU idle in span", units.duration(s.gpu_idle_within_span_ns), "span minus busy union"),
             Card("Utilisation", units.pct(s.utilisation_pct, 2), "busy union / span (never a sum of kernel times)"),
         ]
-    ov = trace_gpu_overview(b, busy_source)
+    ov = analysis_of(trace).gpu_overview(busy_source)
     what = busy_source_label(busy_source, not b.graph_launches.empty)
     if ov.span_ns == 0 and ov.any_busy_ns == 0:
         where = "the visible window" if windowed else "this trace"
@@ -261,7 +260,7 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
                 )
             )
         else:
-            ov = trace_gpu_overview(b, BUSY_ALL)
+            ov = analysis_of(trace).gpu_overview(BUSY_ALL)
             cards.append(
                 Card(
                     "Busy incl. memcpy/memset",
