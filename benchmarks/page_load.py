@@ -92,11 +92,10 @@ def floor_server():
     return srv, f"http://127.0.0.1:{srv.server_port}/"
 
 
-def load_once(browser, url: str) -> tuple[float, float]:
-    """(settled_s, drawn_s) of one page load in a fresh context at 1600×1000."""
-    ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
-    page = ctx.new_page()
-    state = {"inflight": 0, "last": None, "drawn": None}
+def track_callbacks(page) -> dict:
+    """Dash callback requests of ``page`` as they go: ``inflight`` (how many), ``last`` (when the last one ended,
+    perf_counter s) and ``layout`` (when the ``_dash-layout`` response ended)."""
+    state = {"inflight": 0, "last": None, "layout": None}
 
     def req(r):
         if "_dash-update-component" in r.url:
@@ -112,6 +111,15 @@ def load_once(browser, url: str) -> tuple[float, float]:
     page.on("request", req)
     page.on("requestfinished", done)
     page.on("requestfailed", done)
+    return state
+
+
+def load_once(browser, url: str) -> tuple[float, float]:
+    """(settled_s, drawn_s) of one page load in a fresh context at 1600×1000."""
+    ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
+    page = ctx.new_page()
+    state = track_callbacks(page)  # the handlers write into this dict: add to it, never copy it
+    state["drawn"] = None
     t0 = time.perf_counter()
     page.goto(url, timeout=300_000)
     page.wait_for_function("() => !!document.querySelector('.js-plotly-plot .main-svg')", timeout=300_000,
@@ -126,7 +134,7 @@ def load_once(browser, url: str) -> tuple[float, float]:
         page.wait_for_timeout(25)
     ctx.close()
     # A page whose views arrive drawn (in the layout) sends no callback on load: its last data response is the layout.
-    settled = max(x for x in (state["last"], state.get("layout"), t0) if x is not None) - t0
+    settled = max(x for x in (state["last"], state["layout"], t0) if x is not None) - t0
     return settled, state["drawn"] if state["drawn"] is not None else float("nan")
 
 
@@ -198,20 +206,7 @@ def first_ready(browser, url: str) -> tuple[float, float | None, float | None]:
     callback response once the status line is gone and none has been in flight for 2 s; None: not within 300 s)."""
     ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
     page = ctx.new_page()
-    calls = {"open": 0, "last": None}
-
-    def started(r):
-        if "_dash-update-component" in r.url:
-            calls["open"] += 1
-
-    def ended(r):
-        if "_dash-update-component" in r.url:
-            calls["open"] -= 1
-            calls["last"] = time.perf_counter()
-
-    page.on("request", started)
-    page.on("requestfinished", ended)
-    page.on("requestfailed", ended)
+    calls = track_callbacks(page)
     t0 = time.perf_counter()
     page.goto(url, timeout=300_000)
     status = ready = complete = None
@@ -224,7 +219,7 @@ def first_ready(browser, url: str) -> tuple[float, float | None, float | None]:
             ready = time.perf_counter() - t0
         if (
             ready is not None
-            and calls["open"] == 0
+            and calls["inflight"] == 0
             and calls["last"] is not None
             and time.perf_counter() - calls["last"] > 2
             and page.evaluate("() => { const e = document.getElementById('load-status'); return !e || e.hidden; }")
