@@ -293,3 +293,45 @@ def test_a_view_waits_without_holding_a_connection_and_shows_a_fresh_failure(tmp
     assert store.get(state.trace).summary.kernel_count == 4010
     assert waiting(overview, store, state) is None  # in memory: it renders
     assert waiting(overview, store, ViewState(trace="gone.sqlite@" + "0" * 32)) is None  # not served: says why
+
+
+def test_the_cli_bar_knows_each_loads_stage_count_from_its_first_stage(tmp_path):
+    """`summarize`'s progress bar (``cli.args._Progress``) sizes itself from a load's first stage: for every kind
+    of input its total is the number of stages ``load_trace`` reports (it assumed six, the SQLite reader's)."""
+    from dashboard.cli.args import _Progress
+
+    cache = TraceCache(tmp_path / "c")
+    loads = {
+        "SQLite": lambda p: load_trace(NCCL, cache=cache, progress=p),
+        "SQLite, cached": lambda p: load_trace(NCCL, cache=cache, progress=p),
+        "PyTorch": lambda p: load_trace(SAMPLES / "h100_qwen1.5_0.5b_chat.json.gz", progress=p),
+        "summary JSON": lambda p: load_trace(SAMPLES / "000_746bee52f7bbcc80_seed_summary.json", progress=p),
+    }
+    seen = {}
+    for what, load in loads.items():
+        stages = []
+        load(stages.append)
+        seen[what] = (stages[0], len(stages))
+        assert _Progress.STAGES[stages[0]] == len(stages), (what, stages)
+    assert seen == {
+        "SQLite": ("names", 6),
+        "SQLite, cached": ("cached frames", 2),
+        "PyTorch": ("PyTorch trace", 2),
+        "summary JSON": ("summary JSON", 1),
+    }
+    bar = _Progress("x")
+    bar("an unknown first stage")
+    assert bar.bar.total is None  # a count without a made-up fraction
+    bar.close()
+
+
+@pytest.mark.skipif(shutil.which("nsys") is None, reason="needs nsys on PATH (../shared/tools/install_nsys.sh)")
+def test_the_cli_bar_knows_a_reports_stage_count(tmp_path):
+    from dashboard.cli.args import _Progress
+    from tests.paths import DATA
+
+    stages = []
+    load_trace(
+        DATA / "nsys_rep" / "nsys2022.4_cpu_llm_sim_nvtx.nsys-rep", cache=TraceCache(tmp_path), progress=stages.append
+    )
+    assert (stages[0], len(stages)) == ("nsys export", 7) and _Progress.STAGES[stages[0]] == 7

@@ -82,7 +82,9 @@ def _cache(args):
 class _Progress:
     """A tqdm bar over loading stages, on stderr, only when stderr is a terminal."""
 
-    STAGES = 6  # the SQLite reader's five (see ``load_nsys_sqlite``), then the summary
+    # How many stages a load has, known from its first (``data.trace.load_trace``): a report is exported, then
+    # read as SQLite (the reader's five stages), then summarised; cached frames and PyTorch traces are read in one.
+    STAGES = {"nsys export": 7, "names": 6, "cached frames": 2, "PyTorch trace": 2, "summary JSON": 1}
 
     def __init__(self, name: str):
         self.name = name
@@ -93,7 +95,12 @@ class _Progress:
             from tqdm import tqdm
 
             self.bar = tqdm(
-                total=self.STAGES, desc=f"loading {self.name}", unit="stage", leave=False, disable=None, file=sys.stderr
+                total=self.STAGES.get(stage),  # None (a count, no fraction) for a load this does not know
+                desc=f"loading {self.name}",
+                unit="stage",
+                leave=False,
+                disable=None,
+                file=sys.stderr,
             )
         else:
             self.bar.update(1)
