@@ -82,11 +82,20 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
         const t = document.createElement("textarea"); t.value = href; document.body.appendChild(t);
         try { t.select(); return document.execCommand("copy"); } catch (e) { return false; } finally { t.remove(); }
       };
+      // The answer shows for a few seconds, then the button reads "Copy link" again: after a zoom the address bar
+      // holds another link, which "Link copied" would claim too.
+      const shown = function (text) {
+        clearTimeout(window.tracedashCopyTimer);
+        window.tracedashCopyTimer = setTimeout(function () {
+          window.dash_clientside.set_props("copy-link", {children: "Copy link"});
+        }, 3000);
+        return text;
+      };
       if (navigator.clipboard && navigator.clipboard.writeText) {  // Dash waits for the promise's answer
         return navigator.clipboard.writeText(href).then(
-          function () { return copied; }, function () { return byCommand() ? copied : failed; });
+          function () { return shown(copied); }, function () { return shown(byCommand() ? copied : failed); });
       }
-      return byCommand() ? copied : failed;
+      return shown(byCommand() ? copied : failed);
     },
     // Previous / Next of the timeline search: {n, dir} for the view state (the server goes to the occurrence).
     searchStep: function (prev, next, submit) {
