@@ -55,7 +55,7 @@ def empty_figure(message: str, *, title: str = "", theme: Theme = DEFAULT_THEME,
     return fig
 
 
-PENDING_TEXT = "Drawn when the trace has loaded."
+PENDING_TEXT = "Drawn once the trace is loaded and this view computed."  # true during both waits
 
 
 def pending_figure(height: int = 240) -> go.Figure:
