@@ -188,9 +188,9 @@ def gap_causes(
         best_api = ""
         if a is not None and (hit := a.overlapping(gs, ge)) is not None:
             overlap = np.minimum(a.end[hit], ge) - np.maximum(a.start[hit], gs)
-            top = a.first(hit, overlap == overlap.max())
-            if overlap.max() >= API_COVER_SHARE * (ge - gs):
-                best_api = clean_api_name(a.name(top))
+            most = overlap.max()
+            if most >= API_COVER_SHARE * (ge - gs):
+                best_api = clean_api_name(a.name(a.first(hit, overlap == most)))
         best_range = ""
         mid = (gs + ge) // 2
         if r is not None and (hit := r.containing(mid)) is not None:

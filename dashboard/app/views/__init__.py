@@ -71,6 +71,7 @@ VIEWS: list[View] = [
     step_source.VIEW,
 ]
 BY_NAME = {v.name: v for v in VIEWS}
+_BY_PRIORITY = tuple(sorted(VIEWS, key=lambda v: v.priority))  # stable: page order within a priority
 
 
 def register_views(app, store, cache: ResponseCache | None = None) -> ResponseCache:
@@ -90,7 +91,7 @@ def page_outcomes(store, state, cache: ResponseCache | None = None):
     ``render_outcome`` (so through ``cache``): what ``prerender`` fills a page with and what the server's
     start-up warming renders ahead of the first visitor. By ``View.priority``: what the page shows first is
     cached first."""
-    for view in sorted(VIEWS, key=lambda v: v.priority):
+    for view in _BY_PRIORITY:
         if view.on_load:
             yield (view, *render_outcome(view, store, state, cache))
 
