@@ -29,6 +29,7 @@ from dashboard.loaders.nsys_tables import (
     _KERNEL_COLUMNS,
     _LEAN_API_COLUMNS,
     _LEAN_KERNEL_COLUMNS,
+    NARROW_READ_COLUMNS,
     RULE_BACKTRACE,
     RULE_BAD_TIME,
     _api_frame,
@@ -79,30 +80,39 @@ def _rowid_parts(con: sqlite3.Connection, table: str, parts: int) -> list[str] |
     return [f" WHERE rowid >= {edges[i]} AND rowid < {edges[i + 1]}" for i in range(parts)]
 
 
+def _narrow(columns: list[str]) -> tuple[bool, ...]:
+    """Which columns of a read are ids held as int32 while they fit (the typed frames narrow them anyway)."""
+    return tuple(c in NARROW_READ_COLUMNS for c in columns)
+
+
 def _run_queries(
-    con: sqlite3.Connection, jobs: dict[str, tuple[str | None, list[str], str | None]]
+    con: sqlite3.Connection, jobs: dict[str, tuple[str | None, list[str], str | None, int]]
 ) -> dict[str, pd.DataFrame | None]:
     """Run independent queries; with ADBC, in parallel threads, each on its own connection.
 
-    ``jobs`` maps a name to ``(sql, columns, split_table)``: a query without a WHERE clause on
-    ``split_table`` is cut into two rowid ranges read in parallel and joined in order.
+    ``jobs`` maps a name to ``(sql, columns, split_table, rows)``: a query without a WHERE clause on
+    ``split_table`` is cut into two rowid ranges read in parallel and joined in order; ``rows`` is an
+    upper bound of its result's rows (its table's), so each column is allocated once.
     """
     out: dict[str, pd.DataFrame | None] = {k: None for k in jobs}
     todo = {k: v for k, v in jobs.items() if v[0] is not None}
     uri = getattr(con, "tracedash_uri", None)
     if not (_HAVE_ADBC and uri and todo):
-        out.update({k: _query_sqlite3(con, sql, cols) for k, (sql, cols, _) in todo.items()})
+        out.update({k: _query_sqlite3(con, sql, cols) for k, (sql, cols, _, _) in todo.items()})
         return out
     from concurrent.futures import ThreadPoolExecutor
 
     pieces = {
         k: [sql + w for w in (_rowid_parts(con, split, 2) if split else None) or [""]]
-        for k, (sql, _, split) in todo.items()
+        for k, (sql, _, split, _) in todo.items()
     }
     with ThreadPoolExecutor(max_workers=sum(len(v) for v in pieces.values())) as pool:
-        futures = {k: [pool.submit(_fetch_columns, uri, q, len(todo[k][1])) for q in qs] for k, qs in pieces.items()}
+        futures = {
+            k: [pool.submit(_fetch_columns, uri, q, len(todo[k][1]), todo[k][3], _narrow(todo[k][1])) for q in qs]
+            for k, qs in pieces.items()
+        }
         for k, futs in futures.items():
-            sql, cols, _ = todo[k]
+            sql, cols, _, _ = todo[k]
             try:
                 out[k] = _chunks_to_frame([f.result() for f in futs], cols)
             except Exception:  # noqa: BLE001 - ADBC could not type a column: exact sqlite3 path
@@ -217,7 +227,9 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
         strings = _load_strings(con, probe)
         kernel_table = probe.table("CUPTI_ACTIVITY_KIND_KERNEL")
         # count(*) walks the b-tree without decoding a row: cheap next to the read, and it lets the page show the size
-        step("kernels and CUDA API calls", rows=(("kernels", _count(con, kernel_table)),))
+        kernel_rows = _count(con, kernel_table)
+        api_read = _count(con, probe.table("CUPTI_ACTIVITY_KIND_RUNTIME"))
+        step("kernels and CUDA API calls", rows=(("kernels", kernel_rows),))
         raw = _run_queries(
             con,
             {
@@ -225,16 +237,16 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
                     _kernel_sql(probe, lean),
                     _LEAN_KERNEL_COLUMNS if lean else _KERNEL_COLUMNS,
                     kernel_table,
+                    kernel_rows,
                 ),
-                "api": (_api_sql(probe, lean), _LEAN_API_COLUMNS if lean else _API_COLUMNS, None),
+                "api": (_api_sql(probe, lean), _LEAN_API_COLUMNS if lean else _API_COLUMNS, None, api_read),
             },
         )
         accounts = [_kernel_account(con, probe, raw["kernels"])]
-        api_read = _count(con, probe.table("CUPTI_ACTIVITY_KIND_RUNTIME"))
         api_returned = 0 if raw["api"] is None else len(raw["api"])
-        kernels, dropped = _kernel_frame(raw["kernels"], strings)
-        api_calls, bad_api = _api_frame(raw["api"], strings)
-        del raw
+        # Popped: each raw frame is freed as soon as its typed frame is built (a 10M-kernel read is ~1.3 GB raw).
+        kernels, dropped = _kernel_frame(raw.pop("kernels"), strings)
+        api_calls, bad_api = _api_frame(raw.pop("api"), strings)
         if _api_sql(probe) is None:  # a RUNTIME table without start/end/nameId: none of it readable
             accounts.append(RowAccount("CUDA API calls", api_read, 0, unrecognised=api_read))
         else:

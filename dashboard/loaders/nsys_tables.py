@@ -43,8 +43,9 @@ LAUNCH_API = re.compile(
 
 
 def _int(series: pd.Series, default: int = -1) -> pd.Series:
-    """int64 column with NULL/non-numeric values replaced by ``default`` (no copy when already int64)."""
-    if series.dtype == np.int64:
+    """Integer column with NULL/non-numeric values replaced by ``default``: as it is when already a numpy
+    integer column (int32 for ids read narrow), else int64."""
+    if series.dtype in (np.int64, np.int32):
         return series
     return pd.to_numeric(series, errors="coerce").fillna(default).astype("int64")
 
@@ -159,7 +160,7 @@ def _dense_names(ids: pd.Series, strings: dict[int, str]) -> pd.Categorical | No
     """``_names`` for the usual column: int64 ids, no NULL, every id in StringIds, ids below a few times
     the row count (nsys numbers strings from 0). One table lookup per row instead of a hash per row;
     the same categories (sorted distinct names) and codes. None when the column is not like that."""
-    if ids.dtype != np.int64 or not len(ids):
+    if ids.dtype not in (np.int64, np.int32) or not len(ids):
         return None
     values = ids.to_numpy()
     lo, hi = int(values.min()), int(values.max())
@@ -204,9 +205,17 @@ _KERNEL_COLUMNS = [
 
 
 _LAUNCH_COLUMNS = ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ")
+_LAUNCH_FRAME_COLUMNS = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
 
 
 _API_COLUMNS = ["start_ns", "end_ns", "global_tid", "correlation_id", "event_class", "name_id"]
+
+
+# Read as int32 while their values fit: ids, name ids and launch dimensions, never times or global ids.
+NARROW_READ_COLUMNS = frozenset(
+    {"device_id", "context_id", "stream_id", "correlation_id", "short_id", "name_id", "event_class"}
+    | set(_LAUNCH_FRAME_COLUMNS)
+)
 
 
 _LEAN_KERNEL_COLUMNS = [
@@ -252,7 +261,7 @@ def _kernel_sql(probe: SchemaProbe, lean: bool = False, where: str = "") -> str 
 
 def _launch_configs(raw: pd.DataFrame) -> pd.Categorical:
     """ "grid X×Y×Z · block X×Y×Z" per kernel, built once per distinct configuration."""
-    cols = ["grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
+    cols = list(_LAUNCH_FRAME_COLUMNS)
     if not all(c in raw for c in cols):
         return pd.Categorical.from_codes(np.zeros(len(raw), np.int8), categories=pd.Index([""]))
     # Hash-factorize each dimension, combine the small codes into one key, factorize that: no sort.
@@ -303,6 +312,10 @@ def _kernel_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> tuple[pd
         raw["name"] = full
         raw["short_name"] = _names(raw["short_id"], strings, fallback=full)  # no shortName: demangled name
     raw["launch"] = _launch_configs(raw)
+    # The ids and launch dimensions are folded into categoricals: free them before the typed frame is built.
+    for c in ("name_id", "short_id", *_LAUNCH_FRAME_COLUMNS):
+        if c in raw:
+            del raw[c]
     zero_ts = int(((raw["start_ns"] == 0) & (raw["end_ns"] == 0)).sum())
     return conform(raw, KERNELS), zero_ts
 

@@ -1,0 +1,73 @@
+"""The columnar SQLite reader (``loaders.sqlite_access``): each ADBC batch copied into numpy as it arrives,
+ids held as int32 while they fit, exact against the row-wise sqlite3 reader."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from dashboard.loaders import load_nsys_sqlite, nsys_sqlite, sqlite_access
+from dashboard.loaders.sqlite_access import _chunks_to_frame, _Sink
+
+from factories import write_nsys_sqlite
+
+
+def _sink(batches, *, narrow=False, capacity=None) -> _Sink:
+    s = _Sink(capacity, narrow)
+    for b in batches:
+        s.add(pa.array(b, type=pa.int64()))
+    return s
+
+
+def test_an_id_column_is_int32_while_it_fits_and_widens_exactly_when_a_batch_does_not():
+    s = _sink([[1, 2], [-3]], narrow=True, capacity=2)  # the capacity hint is short: the array grows
+    assert s.result().dtype == np.int32 and s.result().tolist() == [1, 2, -3]
+    s.add(pa.array([2**40, 5], type=pa.int64()))
+    assert s.result().dtype == np.int64 and s.result().tolist() == [1, 2, -3, 2**40, 5]
+    assert _sink([[1], [2]]).result().dtype == np.int64  # a time column is never narrowed
+
+
+def test_nulls_in_a_later_batch_give_a_masked_integer_column():
+    out = _sink([[7, 8], [None, 9]], narrow=True).result()
+    assert isinstance(out, pd.arrays.IntegerArray) and out.dtype == "Int32"
+    assert out.tolist() == [7, 8, pd.NA, 9]
+
+
+def test_parts_join_in_order_with_the_widest_type_and_every_mask():
+    first = [_sink([[1, 2]], narrow=True), _sink([[10, 11]], narrow=True)]
+    second = [_sink([[3, 2**33]], narrow=True), _sink([[None, 12]], narrow=True)]
+    frame = _chunks_to_frame([first, second], ["a", "b"])
+    assert frame["a"].dtype == np.int64 and frame["a"].tolist() == [1, 2, 3, 2**33]
+    assert frame["b"].dtype == "Int32" and frame["b"].tolist() == [10, 11, pd.NA, 12]
+
+
+def test_a_column_that_mixes_integers_and_text_is_refused_so_the_caller_reads_it_row_by_row():
+    s = _sink([[1]])
+    with pytest.raises(TypeError, match="mixes"):
+        s.add(pa.array(["x"]))
+    text = _Sink(None)
+    text.add(pa.array(["a", None]))
+    assert text.result().tolist() == ["a", None]
+    with pytest.raises(TypeError, match="mixes"):
+        text.add(pa.array([1], type=pa.int64()))
+
+
+def test_many_small_batches_read_exactly_what_sqlite3_reads(tmp_path, monkeypatch):
+    kernels = [
+        {"start": 10 * i, "end": 10 * i + 5, "streamId": 7 if i != 8 else 2**40, "correlationId": i if i != 9 else None}
+        for i in range(11)
+    ]
+    runtime = [{"start": i, "end": i + 1, "name": "cudaLaunchKernel", "correlationId": i} for i in range(11)]
+    path = write_nsys_sqlite(tmp_path / "t.sqlite", kernels=kernels, runtime=runtime)
+    monkeypatch.setattr(sqlite_access, "ADBC_BATCH_ROWS", 3)
+    fast = load_nsys_sqlite(path)
+    assert fast.kernels["stream_id"].tolist() == [7] * 8 + [2**40] + [7, 7]
+    assert fast.kernels["stream_id"].dtype == np.int64  # 2**40 does not fit int32
+    assert fast.kernels["correlation_id"].tolist() == list(range(9)) + [-1, 10]
+    assert fast.kernels["correlation_id"].dtype == np.int32
+    monkeypatch.setattr(nsys_sqlite, "_HAVE_ADBC", False)
+    slow = load_nsys_sqlite(path)
+    for attr in ("kernels", "api_calls"):
+        pd.testing.assert_frame_equal(getattr(fast, attr), getattr(slow, attr), check_categorical=False)
