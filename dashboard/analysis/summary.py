@@ -134,7 +134,7 @@ def stream_group_ids(kernels: pd.DataFrame, pick: np.ndarray) -> np.ndarray:
     n = int(np.count_nonzero(pick))
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    return _stream_groups([kernels[c].to_numpy(np.int64)[pick] for c in STREAM_KEY if c in kernels], n)
+    return _stream_groups([kernels[c].to_numpy()[pick] for c in STREAM_KEY if c in kernels], n)
 
 
 def _stream_order(g: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -153,7 +153,7 @@ def _suffix_min(values: np.ndarray, first: np.ndarray) -> np.ndarray:
     start at the rows ``first``)."""
     if first.size > 4096:  # many tiny groups: one grouped pass beats a loop of small ones
         group = np.repeat(np.arange(first.size), np.diff(np.r_[first, values.size]))
-        return pd.Series(values[::-1]).groupby(group[::-1]).cummin().to_numpy()[::-1]
+        return pd.Series(values[::-1]).groupby(group[::-1]).cummin().to_numpy()[::-1].copy()  # writable
     out = np.empty_like(values)
     for lo, hi in zip(first.tolist(), np.r_[first[1:], values.size].tolist()):
         out[lo:hi] = np.minimum.accumulate(values[lo:hi][::-1])[::-1]
@@ -164,25 +164,34 @@ def _compute_overruns(kernels: pd.DataFrame) -> tuple[np.ndarray | None, int]:
     ok = _usable(kernels).to_numpy()
     if "graph_node_id" in kernels:
         ok = ok & kernels["graph_node_id"].isna().to_numpy()
-    rows = np.flatnonzero(ok)
-    if rows.size < 2:
+    n = int(np.count_nonzero(ok))
+    if n < 2:
         return None, 0
-    pick = slice(None) if rows.size == len(kernels) else rows  # a slice: no copy when every row takes part
+    # Every array below is one column of the usable rows: a 10M-kernel trace holds a few at a time, not a dozen.
+    rows = None if n == len(kernels) else np.flatnonzero(ok)  # None: every row takes part (no copy)
+    pick = slice(None) if rows is None else rows
     s = kernels["start_ns"].to_numpy(np.int64)[pick]
     e = kernels["end_ns"].to_numpy(np.int64)[pick]
-    g = _stream_groups([kernels[c].to_numpy(np.int64)[pick] for c in STREAM_KEY if c in kernels], rows.size)
+    g = _stream_groups([kernels[c].to_numpy()[pick] for c in STREAM_KEY if c in kernels], n)
+    g = g.astype(np.int32) if g.max(initial=0) < 2**31 else g
     order = _stream_order(g, s, e)  # by stream, then start, then end
-    s, e, rows, g = s[order], e[order], rows[order], g[order]
+    g = g[order]
     same = g[1:] == g[:-1]  # row i and i + 1 are on the same stream
+    first = np.r_[0, np.flatnonzero(~same) + 1]
+    del g
+    e = e[order]
     # Smallest end among the kernels that start after row i on its stream (stream order: they ran after it).
-    suffix_min = _suffix_min(e, np.r_[0, np.flatnonzero(~same) + 1])
-    later_min = np.full(rows.size, np.iinfo(np.int64).max, dtype=np.int64)
-    later_min[:-1] = np.where(same, suffix_min[1:], later_min[:-1])
+    later_min = _suffix_min(e, first)
+    later_min[:-1] = later_min[1:]
+    later_min[:-1][~same] = np.iinfo(np.int64).max
+    later_min[-1] = np.iinfo(np.int64).max
     over = np.flatnonzero(e > later_min)  # ends after a later kernel ended: a timestamp artifact
+    del later_min, e
     if over.size == 0:
         return None, 0
     ends = kernels["end_ns"].to_numpy(np.int64).copy()
-    ends[rows[over]] = s[over + 1]  # clipped to the next kernel's start on the same stream
+    clipped = order[over] if rows is None else rows[order[over]]
+    ends[clipped] = s[order[over + 1]]  # clipped to the next kernel's start on the same stream
     return ends, int(over.size)
 
 
