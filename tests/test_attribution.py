@@ -69,6 +69,22 @@ def test_phase_category_time(tmp_path):
     ]
 
 
+def test_phase_category_time_groups_in_first_seen_order_and_leaves_out_unknown_phases():
+    durations = [100, 200, 100, 50, 300, 70, 200, 40]
+    kernels = pd.DataFrame({"start_ns": [0] * 8, "end_ns": durations})
+    # dispatch 9 is not among the phases, dispatch 7 has none, kernel 3 is unattributed
+    attribution = np.array([5, 2, 5, UNATTRIBUTED, 9, 2, 5, 7])
+    phases = pd.Series(["decode", "prefill", None], index=[5, 2, 7])
+    cats = pd.Series(pd.Categorical(["A", "B", "A", "A", "B", "A", "B", "A"]))
+    t = phase_category_time(kernels, attribution, phases, cats)
+    assert t.values.tolist() == [  # a tie keeps the order first seen: A before B
+        ["decode", "A", 200, 2],
+        ["decode", "B", 200, 1],
+        ["prefill", "B", 200, 1],
+        ["prefill", "A", 70, 1],
+    ]
+
+
 def test_no_dispatches_or_no_api_means_unattributed(tmp_path):
     b, d = fixture(tmp_path)
     assert (attribute_kernels(b.kernels, b.api_calls.iloc[0:0], d) == UNATTRIBUTED).all()

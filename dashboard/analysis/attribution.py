@@ -114,7 +114,8 @@ def dispatch_metrics(dispatches: pd.DataFrame, kernels: pd.DataFrame, attributio
             "s": kernels["start_ns"].to_numpy()[sel],
             "e": kernel_end_ns(kernels)[sel],
             "dur": kernel_durations(kernels).to_numpy()[sel],
-        }
+        },
+        copy=False,  # a block per column: no 2D copy of every attributed kernel
     )
     g = k.groupby("d", sort=True)
     agg = pd.DataFrame(
@@ -160,13 +161,37 @@ def phase_category_time(
                 "kernels": pd.Series([], dtype="int64"),
             }
         )
-    phases = dispatch_phase.reindex(attribution[sel]).to_numpy()
-    cat = pd.Categorical(categories)  # group on integer codes, name the groups afterwards
-    df = pd.DataFrame({"phase": phases, "code": cat.codes[sel], "dur": kernel_durations(kernels).to_numpy()[sel]})
-    g = df.groupby(["phase", "code"], sort=False)["dur"]
-    out = pd.DataFrame({"kernel_sum_ns": g.sum(), "kernels": g.size()}).reset_index()
-    out.insert(1, "category", np.asarray(cat.categories.astype(str), dtype=object)[out.pop("code").to_numpy()])
+    # Group on integer codes (phase per dispatch, category per kernel) and name the groups afterwards: no string
+    # per kernel (10M kernels: 0.2 s, not 3.4 s).
+    phase_code, phase_names = pd.factorize(dispatch_phase.to_numpy())  # a missing phase: -1, left out
+    code = _dispatch_positions(dispatch_phase.index.to_numpy(np.int64), attribution[sel])
+    code[code >= 0] = phase_code[code[code >= 0]]
+    cat = pd.Categorical(categories)
+    width = len(cat.categories) + 1
+    key = code.astype(np.int64) * width + (cat.codes[sel].astype(np.int64) + 1)
+    dur = kernel_durations(kernels).to_numpy()[sel]
+    keep = code >= 0
+    g = pd.Series(dur[keep]).groupby(key[keep], sort=False)  # groups in order of first appearance, as before
+    groups = g.sum()
+    keys = groups.index.to_numpy(np.int64)
+    out = pd.DataFrame(
+        {
+            "phase": np.asarray(phase_names, dtype=object)[keys // width],
+            "kernel_sum_ns": groups.to_numpy(),
+            "kernels": g.size().to_numpy(),
+        }
+    )
+    out.insert(1, "category", np.asarray(cat.categories.astype(str), dtype=object)[keys % width - 1])
     return out.sort_values(["phase", "kernel_sum_ns"], ascending=[True, False], kind="stable").reset_index(drop=True)
+
+
+def _dispatch_positions(index: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Position in ``index`` (dispatch indices, unique) of each of ``wanted``, -1 where absent."""
+    order = np.argsort(index, kind="stable")
+    ordered = index[order]
+    pos = np.clip(np.searchsorted(ordered, wanted), 0, max(len(ordered) - 1, 0))
+    found = (ordered[pos] == wanted) if len(ordered) else np.zeros(len(wanted), dtype=bool)
+    return np.where(found, order[pos] if len(ordered) else -1, -1)
 
 
 PHASE_GPU_TIME: dict[str, str] = {

@@ -129,12 +129,9 @@ def kernel_launches(kernels: pd.DataFrame, api_calls: pd.DataFrame, index: Launc
 
 
 def _names_at(names: pd.Series, pos: np.ndarray):
-    """``names.iloc[pos].astype(str)`` as its values: for a categorical column, Arrow takes the category
-    strings by code (~20 ms for 2M kernels against ~0.8 s of building one Python string per row)."""
+    """``names.iloc[pos].astype(str)`` as its values; for a categorical column, a categorical of the same
+    names: one small code per kernel, never one string per kernel (10M launches: 20 MB, not 300 MB of
+    Arrow strings)."""
     if not len(pos) or not isinstance(names.dtype, pd.CategoricalDtype) or names.cat.codes.min() < 0:
         return names.iloc[pos].astype(str).to_numpy()
-    import pyarrow as pa
-
-    str_dtype = pd.Series([""], dtype=str).dtype
-    categories = pa.array(np.asarray(names.cat.categories.astype(str), dtype=object), type=pa.large_string())
-    return pd.array(categories.take(pa.array(names.cat.codes.to_numpy()[pos])), dtype=str_dtype)
+    return pd.Categorical.from_codes(names.cat.codes.to_numpy()[pos], categories=names.cat.categories.astype(str))
