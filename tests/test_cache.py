@@ -11,7 +11,7 @@ from dashboard import cli
 from dashboard.data.cache import FRAME_NAMES, TraceCache, file_identity
 from dashboard.loaders import load_nsys_sqlite
 
-from paths import nsys_trace
+from paths import SAMPLES, nsys_trace
 
 TRACE = nsys_trace("nsys2024.6_h100_nvfuser.sqlite")
 
@@ -210,3 +210,20 @@ def test_summarize_reuses_frames_the_dashboard_cached(trace, tmp_path, capsys, m
     monkeypatch.setattr(dashboard.data.trace, "load_nsys_sqlite", lambda *a, **k: pytest.fail("must use the cache"))
     assert cli.main(["summarize", str(trace), "--cache-dir", str(c)]) == 0
     assert json.loads(capsys.readouterr().out)["kernel_count"] == 19
+
+
+@pytest.mark.parametrize(
+    "src",
+    [SAMPLES / "generated_seed_shaped_108k.sqlite", nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite"), TRACE],
+    ids=lambda p: p.stem,
+)
+def test_a_cached_load_gives_back_the_frames_of_a_fresh_one_index_included(src, tmp_path):
+    """NVTX rows that are not ranges or marks (metadata, unusable times) once left gaps in the fresh frames' index,
+    which the cache gave back as 0, 1, 2, ...: now both are row positions."""
+    cache = TraceCache(tmp_path / "cache")
+    fresh, from_cache = cache.load_bundle(src, load_nsys_sqlite)
+    again, again_from_cache = cache.load_bundle(src, load_nsys_sqlite)
+    assert (from_cache, again_from_cache) == (False, True)
+    assert_same(fresh, again)
+    for frame in (fresh.nvtx_ranges, fresh.nvtx_marks):
+        assert frame.index.equals(pd.RangeIndex(len(frame)))

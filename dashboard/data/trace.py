@@ -9,6 +9,7 @@ from pathlib import Path
 
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize
 from dashboard.data.cache import TraceCache
+from dashboard.data.memory import release_freed_arrow_memory
 from dashboard.errors import TraceError, TraceFormatError, clean_message
 from dashboard.loaders import load_kineto_json, load_nsys_sqlite, load_summary_json, sniff_format
 from dashboard.loaders.nsys_rep import export_report
@@ -96,6 +97,8 @@ def load_trace(
     except (ValueError, TypeError, KeyError, IndexError, ArithmeticError, MemoryError, OSError, sqlite3.Error) as exc:
         # A file this malformed is still the input's fault: say so, never show a traceback.
         raise TraceFormatError(f"{p.name}: cannot be read: {clean_message(exc)}") from exc
+    finally:
+        release_freed_arrow_memory()
 
 
 def _load(

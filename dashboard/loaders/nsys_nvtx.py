@@ -81,7 +81,7 @@ def _load_nvtx(
     r["kind"] = np.where(r["event_type"].isin((NVTX_PUSHPOP, NVTXT_PUSHPOP)), "push/pop", "start/end")
     end_tid = pd.to_numeric(r["end_tid"], errors="coerce")
     r["cross_thread"] = (end_tid.notna() & (end_tid != r["global_tid"])).to_numpy()
-    ranges = conform(r, NVTX_RANGES)
+    ranges = conform(r, NVTX_RANGES).reset_index(drop=True)  # row positions, as the Parquet cache gives them back
 
     mark_rows = raw["event_type"] == NVTX_MARK
     m = raw[mark_rows & start.notna()].copy()
@@ -97,7 +97,7 @@ def _load_nvtx(
         RowAccount("NVTX marks", int(mark_rows.sum()), len(m), _rules((RULE_BAD_TIME, dropped["NVTX marks"]))),
         RowAccount("NVTX metadata", n_meta + other, n_meta, unrecognised=other),
     ]
-    return ranges, conform(m, NVTX_MARKS), dropped, [a for a in accounts if a.read]
+    return ranges, conform(m, NVTX_MARKS).reset_index(drop=True), dropped, [a for a in accounts if a.read]
 
 
 def _nvtx_raw(con, probe, strings, where: str = "") -> pd.DataFrame:

@@ -15,6 +15,7 @@ from plotly.basedatatypes import BaseFigure
 
 from dashboard.app import ids
 from dashboard.data.analysis import trace_gate
+from dashboard.data.memory import release_freed_arrow_memory
 from dashboard.data.trace import LoadedTrace
 from dashboard.errors import TraceError
 from dashboard.render.load_status import FRESH_S, kicked_after_load
@@ -185,7 +186,10 @@ def render_outcome(view: View, store, state: ViewState, cache: ResponseCache | N
             if cache is not None and view.memoise and (hit := cache.get(key)) is not None:
                 return hit, True  # rendered by another request while this one waited
             with _RENDER_SLOTS:
-                values = wire_values(view.render(trace, state))
+                try:
+                    values = wire_values(view.render(trace, state))
+                finally:
+                    release_freed_arrow_memory()  # this thread's share of what the view's work freed
     except TraceError as exc:
         return wire_values(view.empty(str(exc))), False
     except Exception:  # never a traceback in the page; the server keeps serving
