@@ -61,3 +61,28 @@ def test_many_streams_take_the_grouped_path():
     )
     ends, clipped = _compute_overruns(k)
     assert clipped == n // 2 and ends[:4].tolist() == [10, 20, 10, 20]
+
+
+def test_the_longest_instance_of_each_name_is_the_first_of_the_longest_usable_rows_with_its_clipped_end():
+    from dashboard.analysis.tables import longest_instances
+
+    k = pd.DataFrame(
+        {
+            "start_ns": [0, 10, 100, 200, 300, 50, 400],
+            "end_ns": [500, 20, 150, 250, 100, 60, 450],  # row 0 overruns rows 1 and 5; row 4 ends before it starts
+            "device_id": 0,
+            "pid": 1,
+            "context_id": 1,
+            "stream_id": 7,
+            "graph_node_id": pd.array([None] * 7, dtype="Int64"),
+            "short_name": pd.Categorical(["a", "b", "b", "b", "b", "c", "c"]),
+            "name": pd.Categorical(["A", "B1", "B2", "B1", "B2", "C", "C"]),
+        }
+    )
+    short = longest_instances(k)
+    assert short.to_dict("index") == {  # a: its end clipped to the next start (10); b: 150 and 250 tie, 150 first
+        "a": {"s": 0, "e": 10, "dur": 10},
+        "b": {"s": 100, "e": 150, "dur": 50},
+        "c": {"s": 400, "e": 450, "dur": 50},
+    }
+    assert longest_instances(k, "full").loc["B2"].tolist() == [100, 150, 50]  # row 4 is invalid: never picked

@@ -10,7 +10,7 @@ import pandas as pd
 
 from dashboard.analysis.categories import categorize
 from dashboard.analysis.ratio import share_pct
-from dashboard.analysis.summary import kernel_durations
+from dashboard.analysis.summary import kernel_durations, kernel_end_ns, usable_kernel_mask
 from dashboard.model import Summary
 
 # CUDA-version suffix (_v7000) and per-thread default-stream variants (_ptsz, _ptds), in any order at the end.
@@ -156,6 +156,32 @@ def _codes_and_names(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     names = np.array([str(u) for u in np.asarray(uniques, dtype=object)] + ["nan"], dtype=object)
     return np.where(codes < 0, len(names) - 1, codes), names
+
+
+def longest_instances(kernels: pd.DataFrame, by: str = "short") -> pd.DataFrame:
+    """The longest instance of each kernel name (short name, or demangled with ``by="full"``) among the rows that
+    count for span and busy (never an invalid row: a click zooms to it): frame indexed by name with ``s``, ``e``
+    (start and overrun-clipped end, ns) and ``dur``. Of equally long instances, the first in row order.
+
+    One grouped pass over name codes (10M kernels: no sort of every row, no per-row string)."""
+    ok = usable_kernel_mask(kernels)
+    key = kernels["name"] if by == "full" else kernels["short_name"]
+    if isinstance(key.dtype, pd.CategoricalDtype):  # the loaders' frames: group on the codes there are
+        codes, names = key.cat.codes.to_numpy()[ok], key.cat.categories
+    else:
+        codes, names = pd.factorize(key[ok], sort=False)
+    dur = pd.Series(kernel_durations(kernels).to_numpy()[ok])
+    rows = dur.groupby(codes, sort=False).idxmax()  # the first row of the largest duration, per code (-1: dropped)
+    rows = rows[rows.index >= 0]
+    pos = np.flatnonzero(ok)[rows.to_numpy()]
+    return pd.DataFrame(
+        {
+            "s": kernels["start_ns"].to_numpy()[pos],
+            "e": kernel_end_ns(kernels)[pos],
+            "dur": dur.to_numpy()[rows.to_numpy()],
+        },
+        index=pd.Index(np.asarray(names, dtype=object)[rows.index.to_numpy()]).astype(str),
+    )
 
 
 def kernel_table(

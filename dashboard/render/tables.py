@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -13,11 +12,12 @@ from dashboard.analysis.gpu_time import (
 )
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_by_cause, idle_gaps
 from dashboard.analysis.ranks import RANKS_FORMAT, rank_nvtx_stats
-from dashboard.analysis.summary import kernel_busy_union, kernel_durations, nvtx_stats, timed_kernels
+from dashboard.analysis.summary import kernel_busy_union, nvtx_stats
 from dashboard.analysis.tables import (
     api_table,
     group_nvtx_stats,
     kernel_table,
+    longest_instances,
     normalize_nvtx_name,
     nvtx_table,
 )
@@ -52,16 +52,7 @@ def kernel_rows(trace: LoadedTrace, by: str = "short", busy_source: str = BUSY_K
     table = kernel_table(kernels, trace.summary, by=by, graph_launches=graphs)
     table["row_id"] = [str(i) for i in range(len(table))]
     if kernels is not None and not kernels.empty:
-        kernels = timed_kernels(kernels)  # never zoom to an invalid row (end < start, centuries)
-        dur = kernel_durations(kernels).to_numpy()
-        key = kernels["name"] if by == "full" else kernels["short_name"]
-        codes, names = pd.factorize(key, sort=False)  # by code, not by string: no per-row str copies
-        longest = pd.DataFrame(
-            {"code": codes, "dur": dur, "s": kernels["start_ns"].to_numpy(), "e": kernels["end_ns"].to_numpy()}
-        )
-        longest = longest[longest["code"] >= 0]
-        longest = longest.sort_values("dur", ascending=False, kind="stable").drop_duplicates("code")
-        where = longest.set_index(pd.Index(np.asarray(names, dtype=object)[longest["code"].to_numpy()]).astype(str))
+        where = longest_instances(kernels, by)
         if graphs is not None and not graphs.empty:
             g = graphs.assign(dur=graphs["end_ns"] - graphs["start_ns"]).sort_values(
                 "dur", ascending=False, kind="stable"
