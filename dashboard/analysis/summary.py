@@ -113,10 +113,15 @@ def _stream_groups(keys: list[np.ndarray], n: int) -> np.ndarray:
     g = np.zeros(n, dtype=np.int64)
     radix = 1
     for k in keys:
-        if k.min() == k.max():  # one device, process or context: nothing to tell apart
+        lo, hi = int(k.min()), int(k.max())
+        if lo == hi:  # one device, process or context: nothing to tell apart
             continue
-        codes, uniq = pd.factorize(k)
-        radix *= max(len(uniq), 1)
+        if hi - lo < 1 << 16:  # ids in a small range (devices, streams): offsets, no hashing of every row
+            codes, size = k - lo, hi - lo + 1
+        else:
+            codes, uniq = pd.factorize(k)
+            size = len(uniq)
+        radix *= max(size, 1)
         if radix >= 2**62:  # absurdly many distinct ids: let pandas group the tuples
             return (
                 pd.DataFrame({i: k for i, k in enumerate(keys)})
@@ -124,8 +129,8 @@ def _stream_groups(keys: list[np.ndarray], n: int) -> np.ndarray:
                 .ngroup()
                 .to_numpy()
             )
-        g = g * len(uniq) + codes
-    return pd.factorize(g)[0]
+        g = g * size + codes
+    return pd.factorize(g)[0]  # dense, in order of first appearance: the same numbering whatever the codes
 
 
 def stream_group_ids(kernels: pd.DataFrame, pick: np.ndarray) -> np.ndarray:
