@@ -111,8 +111,9 @@ class BundleAnalysis:
 
     # ----- busy -----------------------------------------------------------------------------------------------
     def work(self, busy_source: str) -> pd.DataFrame:
-        """GPU work counted as busy for a busy source (``gpu_time.work_for_source``)."""
-        return work_for_source(self.bundle, busy_source)
+        """GPU work counted as busy for a busy source (``gpu_time.work_for_source``): views of the frames'
+        columns, so kept (the overview, timeline, Gantt and idle gaps each asked for their own)."""
+        return self.memo.get(("work", busy_source), lambda: work_for_source(self.bundle, busy_source))
 
     def gpu_time(self, busy_source: str) -> pd.DataFrame:
         """``gpu_time.gpu_time`` of the work a busy source counts: the Per GPU table and the overview's cards."""

@@ -101,48 +101,37 @@ def gpu_work(
             ``include_graphs``: each launch is one opaque interval.
 
     Returns:
-        Frame (device_id, stream_id, start_ns, end_ns, kind) with kind in
-        {"kernel", "memop", "graph"}, in input order per kind.
+        Frame (device_id, stream_id, start_ns, end_ns, kind) with kind a categorical of
+        ``WORK_KINDS`` ("kernel", "memop", "graph"), in input order per kind; ids keep the frames' integer
+        dtypes.
     """
-    k = timed_kernels(kernels)
-    parts = [
-        pd.DataFrame(
-            {
-                "device_id": k["device_id"].to_numpy(),
-                "stream_id": k["stream_id"].to_numpy(),
-                "start_ns": k["start_ns"].to_numpy(),
-                "end_ns": k["end_ns"].to_numpy(),
-                "kind": "kernel",
-            }
-        )
-    ]
+    parts = [_work_part(timed_kernels(kernels), "kernel")]
     if include_memops and memops is not None and not memops.empty:
-        parts.append(
-            pd.DataFrame(
-                {
-                    "device_id": memops["device_id"].to_numpy(),
-                    "stream_id": memops["stream_id"].to_numpy(),
-                    "start_ns": memops["start_ns"].to_numpy(),
-                    "end_ns": memops["end_ns"].to_numpy(),
-                    "kind": "memop",
-                }
-            )
-        )
+        parts.append(_work_part(memops, "memop"))
     if include_graphs and graph_launches is not None and not graph_launches.empty:
-        g = graph_launches
-        parts.append(
-            pd.DataFrame(
-                {
-                    "device_id": g["device_id"].to_numpy(),
-                    "stream_id": g["stream_id"].to_numpy(),
-                    "start_ns": g["start_ns"].to_numpy(),
-                    "end_ns": g["end_ns"].to_numpy(),
-                    "kind": "graph",
-                }
-            )
-        )
-    out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    return out.astype({"device_id": "int64", "stream_id": "int64", "start_ns": "int64", "end_ns": "int64"})
+        parts.append(_work_part(graph_launches, "graph"))
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+
+
+WORK_KINDS = pd.Index(["kernel", "memop", "graph"], dtype=object)
+
+
+def _work_part(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
+    """One kind's rows of ``gpu_work``: its columns as they are (no copy: a 10M-kernel trace's work frame
+    costs its ``kind`` codes) and ``kind`` as a categorical of ``WORK_KINDS``."""
+    n = len(frame)
+    return pd.DataFrame(
+        {
+            "device_id": frame["device_id"].to_numpy(),
+            "stream_id": frame["stream_id"].to_numpy(),
+            "start_ns": frame["start_ns"].to_numpy(np.int64),
+            "end_ns": frame["end_ns"].to_numpy(np.int64),
+            "kind": pd.Categorical.from_codes(
+                np.full(n, WORK_KINDS.get_loc(kind), dtype=np.int8), categories=WORK_KINDS
+            ),
+        },
+        copy=False,
+    )
 
 
 def has_gpu_work(bundle) -> bool:

@@ -138,7 +138,7 @@ def _phase_view(trace: LoadedTrace, state: ViewState) -> PhaseView:
     if b is None or b.kernels.empty or d.empty:
         return PhaseView(d, phases, stats, auto, threshold, whole=whole)
     attribution, metrics, categories = attributed(trace, state.prefix, w, d)
-    stats = stats.merge(phase_gpu_time(d, phases, metrics, work_for(b, state.busy)), on="phase", how="left")
+    stats = stats.merge(phase_gpu_time(d, phases, metrics, work_for(trace, state.busy, w)), on="phase", how="left")
     stats["unattributed_kernels"] = int((attribution == UNATTRIBUTED).sum())
     category_time = phase_category_time(
         b.kernels, attribution, pd.Series(phases.to_numpy(), index=d["index"]), categories

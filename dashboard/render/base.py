@@ -11,7 +11,6 @@ import pandas as pd
 from dashboard import units
 from dashboard.analysis.gpu_time import (
     busy_source_label,
-    work_for_source,
 )
 from dashboard.analysis.summary import MAX_KERNEL_DURATION_NS
 from dashboard.analysis.timeline import (
@@ -98,9 +97,10 @@ def activity_extent(trace: LoadedTrace, dispatches: pd.DataFrame) -> tuple[int, 
     return min(lo), max(hi)
 
 
-def work_for(bundle, busy_source: str) -> pd.DataFrame:
-    """GPU work counted as busy for a busy source (``gpu_time.BUSY_SOURCES``; see ``work_for_source``)."""
-    return work_for_source(bundle, busy_source)
+def work_for(trace: LoadedTrace, busy_source: str, window: tuple[int, int] | None = None) -> pd.DataFrame:
+    """GPU work of the (window's) trace counted as busy for a busy source (``gpu_time.BUSY_SOURCES``; see
+    ``work_for_source``), from the trace's derived data."""
+    return analysis_of(trace).window(window).work(busy_source)
 
 
 UNDEFINED = "—"  # an undefined value (a ratio over zero, no data): never NaN, never a made-up 0

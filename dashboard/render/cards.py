@@ -62,7 +62,7 @@ def gpu_rows(trace: LoadedTrace, state: ViewState) -> tuple[list[dict], list[tup
     if b is None:
         return [], []
     if b.meta.format == RANKS_FORMAT:  # each device within its own rank's window; no union across clocks
-        t = gpu_time_per_rank(b, work_for(b, state.busy))
+        t = gpu_time_per_rank(b, work_for(trace, state.busy))
     else:
         t = analysis_of(trace).gpu_time(state.busy)
     records = list(t.itertuples(index=False))
@@ -228,7 +228,7 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
         Card("CUDA-graph kernels", f"{s.graph_node_kernel_count:,}", "kernels with a graphNodeId"),
     ]
     if trace.meta.format == RANKS_FORMAT and trace.bundle is not None:
-        cards = rank_cards(per_rank_gpu_time(trace.bundle, work_for(trace.bundle, state.busy))) + cards[-2:]
+        cards = rank_cards(per_rank_gpu_time(trace.bundle, work_for(trace, state.busy))) + cards[-2:]
     elif trace.meta.gpu_activity_missing:  # kernels launched, none recorded (range-profiler mode): unknown, not 0
         cards[:-2] = [Card(c.label, "n/a", trace.meta.gpu_activity_missing) for c in cards[:-2]]
     traced = state.stats_window() is not None or cuda_traced(trace)  # a window's trace holds only the window
@@ -248,7 +248,7 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
         )
     if b is not None and not b.memops.empty and not busy_parts(state.busy)[0]:
         if trace.meta.format == RANKS_FORMAT:  # per rank: a union across clocks means nothing
-            per_rank = per_rank_gpu_time(b, work_for(b, BUSY_ALL))
+            per_rank = per_rank_gpu_time(b, work_for(trace, BUSY_ALL))
             cards.append(
                 Card(
                     "Busy incl. memcpy/memset (per rank)",

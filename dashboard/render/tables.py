@@ -95,7 +95,7 @@ def idle_view(
             else "This trace has no kernels, so the GPU has no idle gaps to explain."
         )
         return [], build_idle_causes(idle_by_cause(pd.DataFrame()), note=why, theme=theme), ""
-    gaps_all = idle_gaps(work_for(b, state.busy), min_gap_ns=min_gap_ns)
+    gaps_all = idle_gaps(work_for(trace, state.busy), min_gap_ns=min_gap_ns)
     memops = None if busy_parts(state.busy)[0] else b.memops  # counted as busy: no gap to cover
     causes = gap_causes(
         gaps_all,
