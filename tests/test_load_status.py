@@ -335,3 +335,84 @@ def test_the_cli_bar_knows_a_reports_stage_count(tmp_path):
         DATA / "nsys_rep" / "nsys2022.4_cpu_llm_sim_nvtx.nsys-rep", cache=TraceCache(tmp_path), progress=stages.append
     )
     assert (stages[0], len(stages)) == ("nsys export", 7) and _Progress.STAGES[stages[0]] == 7
+
+
+def test_the_compare_line_names_each_run_still_loading():
+    from dashboard.render.load_status import IDLE_POLLS, pair_status_line
+
+    loading = LoadStatus("a.sqlite", "loading", "kernels and CUDA API calls", 4.25, 3.25, (("kernels", 4010),))
+    loaded = LoadStatus("b.sqlite", "loaded", age_s=1.0)
+    idle = LoadStatus("b.sqlite", "idle")
+    assert pair_status_line([("A", loading), ("B", loaded)], 3) == (
+        "A: Loading a.sqlite: reading kernels and CUDA API calls (4,010 kernels) · 4.2 s",
+        True,
+    )
+    assert pair_status_line([("A", loading), ("B", idle)], 3) == (
+        "A: Loading a.sqlite: reading kernels and CUDA API calls (4,010 kernels) · 4.2 s · B: Loading b.sqlite…",
+        True,
+    )
+    assert pair_status_line([("A", loaded), ("B", idle)], IDLE_POLLS) == (None, False)  # no load started: given up
+    assert pair_status_line([("A", loaded), ("B", LoadStatus("b.sqlite", "failed", error="bad"))], 0) == (None, False)
+
+
+def _post_compare_poll(app, n_intervals, a, b, trigger):
+    from dashboard.app.compare_callbacks import cl
+
+    outputs = [
+        {"id": cl.LOAD_STATUS, "property": "children"},
+        {"id": cl.LOAD_STATUS, "property": "hidden"},
+        {"id": cl.LOAD_POLL, "property": "disabled"},
+        {"id": cl.LOAD_POLL, "property": "n_intervals"},
+    ]
+    payload = {
+        "output": ".." + "...".join(f"{o['id']}.{o['property']}" for o in outputs) + "..",
+        "outputs": outputs,
+        "inputs": [
+            {"id": cl.LOAD_POLL, "property": "n_intervals", "value": n_intervals},
+            {"id": cl.PICK_A, "property": "value", "value": a},
+            {"id": cl.PICK_B, "property": "value", "value": b},
+        ],
+        "changedPropIds": [f"{trigger}.n_intervals" if trigger == cl.LOAD_POLL else f"{trigger}.value"],
+        "state": [],
+    }
+    resp = app.server.test_client().post("/_dash-update-component", json=payload)
+    assert resp.status_code == 200, resp.get_data(as_text=True)[:500]
+    return resp.get_json()["response"]
+
+
+def test_the_compare_page_shows_which_run_loads_until_both_are_in_memory(tmp_path):
+    from dashboard.app import create_app
+    from dashboard.app.compare_callbacks import cl, compare_layout
+
+    d = served(tmp_path, "a.sqlite")
+    shutil.copy(NCCL, d / "b.sqlite")
+    at_kernels, release = threading.Event(), threading.Event()
+
+    def loader(path, *, dispatch_prefix, cache, progress):
+        if path.name == "a.sqlite":
+            progress("kernels and CUDA API calls", rows=(("kernels", 4010),))
+            at_kernels.set()
+            assert release.wait(30)
+        return load_trace(path, dispatch_prefix=dispatch_prefix, cache=cache)
+
+    store = TraceStore(trace_dirs=[d], loader=loader)
+    app = create_app(store=store)
+    a, b = sorted(store.ids())
+    store.get(b)
+    page = compare_layout(store, f"?a={a}&b={b}", "/")
+    line = next(c for c in page.children if getattr(c, "id", None) == cl.LOAD_STATUS)
+    assert (line.children, line.hidden) == ("A (baseline): Loading a.sqlite…", False)  # B is in memory already
+    store.load_in_background(a)
+    assert at_kernels.wait(30)
+    out = _post_compare_poll(app, 1, a, b, cl.LOAD_POLL)
+    assert out[cl.LOAD_STATUS]["children"].startswith(
+        "A (baseline): Loading a.sqlite: reading kernels and CUDA API calls (4,010 kernels) · "
+    )
+    assert (out[cl.LOAD_STATUS]["hidden"], out[cl.LOAD_POLL]["disabled"]) == (False, False)
+    release.set()
+    store.get(a)
+    out = _post_compare_poll(app, 2, a, b, cl.LOAD_POLL)
+    assert out[cl.LOAD_STATUS] == {"children": "", "hidden": True} and out[cl.LOAD_POLL]["disabled"] is True
+    page = compare_layout(store, f"?a={a}&b={b}", "/")
+    line = next(c for c in page.children if getattr(c, "id", None) == cl.LOAD_STATUS)
+    assert line.hidden is True  # both in memory: a page opened now has no line

@@ -22,7 +22,7 @@ from flask import request
 from plotly.offline import get_plotlyjs_version
 
 from dashboard.app import ids
-from dashboard.app.compare_callbacks import compare_layout, register_compare_callbacks
+from dashboard.app.compare_callbacks import compare_layout, register_compare_callbacks, register_compare_load_poll
 from dashboard.app.export_route import register_export_route
 from dashboard.app.layout import build_layout
 from dashboard.app.load_banner import initial_line, register_load_banner
@@ -341,6 +341,7 @@ def create_app(
     register_sync(app, store)
     register_load_banner(app, store)
     register_compare_callbacks(app, store, dispatch_prefix, home)
+    register_compare_load_poll(app, store)
     register_report(app, store)
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="downloadSvg"),

@@ -9,7 +9,7 @@ import os
 from dataclasses import replace
 from urllib.parse import parse_qs, urlencode
 
-from dash import ClientsideFunction, Dash, Input, Output, ctx, html
+from dash import ClientsideFunction, Dash, Input, Output, ctx, html, no_update
 
 from dashboard.analysis.compare import compare_runs
 from dashboard.app import compare_layout as cl
@@ -18,6 +18,7 @@ from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
 from dashboard.render.compare import compare_view, untraced_note
+from dashboard.render.load_status import pair_status_line
 from dashboard.state import DEFAULT, ViewState, from_query, to_query
 
 log = logging.getLogger(__name__)
@@ -135,9 +136,43 @@ def compare_findings(a, b, prefix: str, threshold: float | None = None, steps=No
 
 
 def compare_layout(store: TraceStore, search: str, home: str) -> html.Div:
-    """The compare page for the query ``search``."""
+    """The compare page for the query ``search``; with the load status line when a run of the pair the page
+    will show is not in memory (the page's one callback waits for both loads)."""
     trace_ids = store.listed_ids()  # uploads appear only when the link names them (see update)
-    return cl.build_compare_layout(trace_ids, {t: store.label(t) for t in trace_ids}, home, search)
+    a, b = parse_pair(search)
+    a, b, _ = choose_pair(store.listed_ids([a, b]), a, b, store.explain_missing, store)
+    line = pair_status_line(_pair_statuses(store, a, b), 0)[0]
+    return cl.build_compare_layout(trace_ids, {t: store.label(t) for t in trace_ids}, home, search, line)
+
+
+def _pair_statuses(store: TraceStore, a: str | None, b: str | None) -> list:
+    """``(label, load status)`` of each run picked (a run picked as both once, as A)."""
+    picked = [(A_LABEL, a)] + ([(B_LABEL, b)] if b != a else [])
+    return [(label, store.load_status(t)) for label, t in picked if t]
+
+
+def register_compare_load_poll(app: Dash, store: TraceStore) -> None:
+    """The compare page's load poll: while a picked run loads, its stage, rows and seconds (``pair_status_line``);
+    off once both are in memory or failed (the page's callback then shows them, or the error). A run this worker
+    process does not hold nor load is loaded here in the background, as the dashboard's poll does."""
+
+    @app.callback(
+        Output(cl.LOAD_STATUS, "children"),
+        Output(cl.LOAD_STATUS, "hidden"),
+        Output(cl.LOAD_POLL, "disabled"),
+        Output(cl.LOAD_POLL, "n_intervals"),
+        Input(cl.LOAD_POLL, "n_intervals"),
+        Input(cl.PICK_A, "value"),
+        Input(cl.PICK_B, "value"),
+        prevent_initial_call=True,
+    )
+    def poll(n_intervals, a, b):
+        picked = ctx.triggered_id in (cl.PICK_A, cl.PICK_B)
+        for t in (a, b):
+            if t and store.load_status(t).state == "idle" and t in store.listed_ids([t]):
+                store.load_in_background(t)
+        line, more = pair_status_line(_pair_statuses(store, a, b), 0 if picked else n_intervals or 0)
+        return line or "", line is None, not more, 0 if picked else no_update
 
 
 def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: str, home: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dash import dcc, html
 
 from dashboard.app.components import GRAPH_CONFIG, grid
+from dashboard.app.load_banner import load_banner
 from dashboard.render.compare import DeltaCard
 
 # Component ids of the compare page (a page of the same app: prefixed so they cannot clash with the main page's).
@@ -32,6 +33,8 @@ FINDINGS_GRID = "cmp-findings-grid"
 OPEN_A = "cmp-open-a"
 OPEN_B = "cmp-open-b"
 PHASE_SECTION = "cmp-phase-section"
+LOAD_STATUS = "cmp-load-status"  # which run is loading, and where its load stands
+LOAD_POLL = "cmp-load-poll"
 ALL = [
     PHASE_SECTION,
     URL,
@@ -211,10 +214,13 @@ def _graph(graph_id: str, filename: str) -> dcc.Graph:
     )
 
 
-def build_compare_layout(trace_ids: list[str], labels: dict[str, str], home_href: str, search: str = "") -> html.Div:
+def build_compare_layout(
+    trace_ids: list[str], labels: dict[str, str], home_href: str, search: str = "", load_line: str | None = None
+) -> html.Div:
     """The compare page opened with ``search`` (``?a=<id>&b=<id>``, plus view-state keys such as
-    ``prefix``): two pickers (A baseline, B candidate), delta cards, per-phase tables, step-time
-    figure, delta bars and per-name delta grids."""
+    ``prefix``): two pickers (A baseline, B candidate), the load status line (shown with ``load_line``:
+    a run is not in memory yet), delta cards, per-phase tables, step-time figure, delta bars and per-name
+    delta grids."""
     options = [{"label": labels.get(t, t), "value": t} for t in trace_ids]
     return html.Div(
         className="app compare",
@@ -267,6 +273,7 @@ def build_compare_layout(trace_ids: list[str], labels: dict[str, str], home_href
                 ],
             ),
             html.Div(id=ALERTS, className="alerts"),
+            *load_banner(load_line, LOAD_STATUS, LOAD_POLL),
             dcc.Loading(
                 type="dot",
                 delay_show=300,

@@ -21,11 +21,12 @@ from dashboard.render.load_status import after_load_kick, poll_step
 POLL_MS = 500
 
 
-def load_banner(line: str | None) -> list:
-    """The status line (hidden without ``line``) and its poll (enabled only with one)."""
+def load_banner(line: str | None, status_id: str = ids.LOAD_STATUS, poll_id: str = ids.LOAD_POLL) -> list:
+    """The status line (hidden without ``line``) and its poll (enabled only with one); the compare page
+    passes its own ids."""
     return [
-        html.Div(line or "", id=ids.LOAD_STATUS, className="load-status", role="status", hidden=line is None),
-        dcc.Interval(id=ids.LOAD_POLL, interval=POLL_MS, disabled=line is None),
+        html.Div(line or "", id=status_id, className="load-status", role="status", hidden=line is None),
+        dcc.Interval(id=poll_id, interval=POLL_MS, disabled=line is None),
     ]
 
 

@@ -42,6 +42,15 @@ def keep_polling(status: LoadStatus, polls: int) -> bool:
     return status.state == "loading" or (status.state == "idle" and polls < IDLE_POLLS)
 
 
+def pair_status_line(statuses: list[tuple[str, LoadStatus]], polls: int) -> tuple[str | None, bool]:
+    """The compare page's status line while either run loads: ``(line, keep_polling)``. ``statuses``:
+    ``(label, status)`` of each run (a run picked twice once); the line names each run still loading,
+    ``"A (baseline): Loading a.sqlite: reading kernels … · 4.2 s"``, runs apart by ``" · "``; None when none is."""
+    lines = [(label, load_status_line(status)) for label, status in statuses if keep_polling(status, polls)]
+    parts = [f"{label}: {line}" for label, line in lines if line]
+    return (" · ".join(parts) or None), bool(parts)
+
+
 # A load that ended this recently is the one a waiting page asked for: its views render now, and a failure is
 # shown as it is rather than tried again (a later page tries again).
 FRESH_S = 10.0
