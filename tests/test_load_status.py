@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 import threading
@@ -355,32 +356,28 @@ def test_the_compare_line_names_each_run_still_loading():
     assert pair_status_line([("A", loaded), ("B", LoadStatus("b.sqlite", "failed", error="bad"))], 0) == (None, False)
 
 
-def _post_compare_poll(app, n_intervals, a, b, trigger):
-    from dashboard.app.compare_callbacks import cl
-
-    outputs = [
-        {"id": cl.LOAD_STATUS, "property": "children"},
-        {"id": cl.LOAD_STATUS, "property": "hidden"},
-        {"id": cl.LOAD_POLL, "property": "disabled"},
-        {"id": cl.LOAD_POLL, "property": "n_intervals"},
-    ]
+def _post(app, output_has: str, values: dict, trigger: str) -> dict:
+    """POST one callback of ``app`` (the one whose outputs include ``output_has``) as the browser does: ``values``
+    maps each input and state "id.property" to its value; returns the response's outputs by id."""
+    key = next(k for k in app.callback_map if output_has in k)
+    spec = app.callback_map[key]
+    outputs = []
+    for part in key.strip(".").split("..."):
+        cid, prop = part.rsplit(".", 1)
+        outputs.append({"id": cid, "property": prop})
     payload = {
-        "output": ".." + "...".join(f"{o['id']}.{o['property']}" for o in outputs) + "..",
+        "output": key,
         "outputs": outputs,
-        "inputs": [
-            {"id": cl.LOAD_POLL, "property": "n_intervals", "value": n_intervals},
-            {"id": cl.PICK_A, "property": "value", "value": a},
-            {"id": cl.PICK_B, "property": "value", "value": b},
-        ],
-        "changedPropIds": [f"{trigger}.n_intervals" if trigger == cl.LOAD_POLL else f"{trigger}.value"],
-        "state": [],
+        "inputs": [{**i, "value": values.get(f"{i['id']}.{i['property']}")} for i in spec["inputs"]],
+        "state": [{**i, "value": values.get(f"{i['id']}.{i['property']}")} for i in spec["state"]],
+        "changedPropIds": [trigger],
     }
     resp = app.server.test_client().post("/_dash-update-component", json=payload)
-    assert resp.status_code == 200, resp.get_data(as_text=True)[:500]
-    return resp.get_json()["response"]
+    assert resp.status_code in (200, 204), resp.get_data(as_text=True)[:500]
+    return resp.get_json()["response"] if resp.status_code == 200 else {}
 
 
-def test_the_compare_page_shows_which_run_loads_until_both_are_in_memory(tmp_path):
+def test_the_compare_page_waits_for_a_run_without_holding_a_connection_and_shows_its_load(tmp_path):
     from dashboard.app import create_app
     from dashboard.app.compare_callbacks import cl, compare_layout
 
@@ -399,20 +396,62 @@ def test_the_compare_page_shows_which_run_loads_until_both_are_in_memory(tmp_pat
     app = create_app(store=store)
     a, b = sorted(store.ids())
     store.get(b)
-    page = compare_layout(store, f"?a={a}&b={b}", "/")
+    search = f"?a={a}&b={b}"
+    page = compare_layout(store, search, "/")
     line = next(c for c in page.children if getattr(c, "id", None) == cl.LOAD_STATUS)
     assert (line.children, line.hidden) == ("A (baseline): Loading a.sqlite…", False)  # B is in memory already
-    store.load_in_background(a)
+    # the page's callback returns at once: A loads in the background, the content stays, the poll runs
+    out = _post(app, "cmp-pending", {f"{cl.URL}.data": search}, f"{cl.URL}.data")
+    assert out[cl.PENDING]["data"] == [a, b] and cl.CARDS not in out
+    assert out[cl.CONTENT]["hidden"] is True  # no empty grid says "no dispatches in either run" meanwhile
     assert at_kernels.wait(30)
-    out = _post_compare_poll(app, 1, a, b, cl.LOAD_POLL)
+    polled = {f"{cl.LOAD_POLL}.n_intervals": 1, f"{cl.PENDING}.data": [a, b]}
+    out = _post(app, "cmp-kick", polled, f"{cl.LOAD_POLL}.n_intervals")
     assert out[cl.LOAD_STATUS]["children"].startswith(
         "A (baseline): Loading a.sqlite: reading kernels and CUDA API calls (4,010 kernels) · "
     )
-    assert (out[cl.LOAD_STATUS]["hidden"], out[cl.LOAD_POLL]["disabled"]) == (False, False)
+    assert (out[cl.LOAD_STATUS]["hidden"], out[cl.LOAD_POLL]["disabled"], cl.KICK in out) == (False, False, False)
     release.set()
     store.get(a)
-    out = _post_compare_poll(app, 2, a, b, cl.LOAD_POLL)
+    out = _post(app, "cmp-kick", {**polled, f"{cl.LOAD_POLL}.n_intervals": 2}, f"{cl.LOAD_POLL}.n_intervals")
     assert out[cl.LOAD_STATUS] == {"children": "", "hidden": True} and out[cl.LOAD_POLL]["disabled"] is True
-    page = compare_layout(store, f"?a={a}&b={b}", "/")
+    kick = out[cl.KICK]["data"]
+    assert kick < 0  # the load is over: the page's callback shows the pair
+    values = {f"{cl.URL}.data": search, f"{cl.PICK_A}.value": a, f"{cl.PICK_B}.value": b, f"{cl.KICK}.data": kick}
+    out = _post(app, "cmp-pending", values, f"{cl.KICK}.data")
+    assert out[cl.PENDING]["data"] is None and len(out[cl.CARDS]["children"]) > 0
+    assert out[cl.CONTENT]["hidden"] is False and out[cl.LOAD_POLL]["disabled"] is True
+    page = compare_layout(store, search, "/")
     line = next(c for c in page.children if getattr(c, "id", None) == cl.LOAD_STATUS)
     assert line.hidden is True  # both in memory: a page opened now has no line
+
+
+def test_a_run_that_failed_to_load_is_shown_as_failed_on_the_compare_page_and_not_loaded_again(tmp_path):
+    from dashboard.app import create_app
+    from dashboard.app.compare_callbacks import cl
+
+    d = served(tmp_path, "a.sqlite")
+    shutil.copy(NCCL, d / "b.sqlite")
+    calls = []
+
+    def loader(path, *, dispatch_prefix, cache, progress):
+        calls.append(path.name)
+        if path.name == "a.sqlite":
+            raise TraceFormatError("a.sqlite: the SQLite file is damaged")
+        return load_trace(path, dispatch_prefix=dispatch_prefix, cache=cache)
+
+    store = TraceStore(trace_dirs=[d], loader=loader)
+    app = create_app(store=store)
+    a, b = sorted(store.ids())
+    search = f"?a={a}&b={b}"
+    assert _post(app, "cmp-pending", {f"{cl.URL}.data": search}, f"{cl.URL}.data")[cl.PENDING]["data"] == [a, b]
+    for _ in range(300):
+        if store.load_status(a).state == "failed" and store.is_loaded(b):
+            break
+        time.sleep(0.05)
+    out = _post(app, "cmp-kick", {f"{cl.LOAD_POLL}.n_intervals": 1, f"{cl.PENDING}.data": [a, b]}, "x")
+    assert out[cl.LOAD_POLL]["disabled"] is True and out[cl.KICK]["data"] < 0
+    values = {f"{cl.URL}.data": search, f"{cl.PICK_A}.value": a, f"{cl.PICK_B}.value": b, f"{cl.KICK}.data": -1}
+    out = _post(app, "cmp-pending", values, f"{cl.KICK}.data")
+    assert "a.sqlite: the SQLite file is damaged" in json.dumps(out[cl.ALERTS]["children"])
+    assert sorted(calls) == ["a.sqlite", "b.sqlite"]  # the failed run was not read a second time

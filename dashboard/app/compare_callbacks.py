@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from dataclasses import replace
 from urllib.parse import parse_qs, urlencode
 
-from dash import ClientsideFunction, Dash, Input, Output, ctx, html, no_update
+from dash import ClientsideFunction, Dash, Input, Output, State, ctx, html, no_update
 
 from dashboard.analysis.compare import compare_runs
 from dashboard.app import compare_layout as cl
@@ -18,7 +19,7 @@ from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
 from dashboard.render.compare import compare_view, untraced_note
-from dashboard.render.load_status import pair_status_line
+from dashboard.render.load_status import FRESH_S, after_load_kick, pair_status_line
 from dashboard.state import DEFAULT, ViewState, from_query, to_query
 
 log = logging.getLogger(__name__)
@@ -152,27 +153,46 @@ def _pair_statuses(store: TraceStore, a: str | None, b: str | None) -> list:
 
 
 def register_compare_load_poll(app: Dash, store: TraceStore) -> None:
-    """The compare page's load poll: while a picked run loads, its stage, rows and seconds (``pair_status_line``);
-    off once both are in memory or failed (the page's callback then shows them, or the error). A run this worker
-    process does not hold nor load is loaded here in the background, as the dashboard's poll does."""
+    """The compare page's load poll: while a run of the pair the page waits for (``cl.PENDING``) loads, its stage,
+    rows and seconds (``pair_status_line``); once both are in memory or one failed, off, and the page's callback
+    is kicked (``cl.KICK``) to show them, or the error. A run this worker process neither holds nor loads is
+    loaded here in the background, as the dashboard's poll does."""
 
     @app.callback(
         Output(cl.LOAD_STATUS, "children"),
         Output(cl.LOAD_STATUS, "hidden"),
         Output(cl.LOAD_POLL, "disabled"),
-        Output(cl.LOAD_POLL, "n_intervals"),
+        Output(cl.KICK, "data"),
         Input(cl.LOAD_POLL, "n_intervals"),
-        Input(cl.PICK_A, "value"),
-        Input(cl.PICK_B, "value"),
+        State(cl.PENDING, "data"),
         prevent_initial_call=True,
     )
-    def poll(n_intervals, a, b):
-        picked = ctx.triggered_id in (cl.PICK_A, cl.PICK_B)
+    def poll(n_intervals, pending):
+        if not (isinstance(pending, list) and len(pending) == 2):  # the page's callback has not answered yet
+            return (no_update,) * 4
+        a, b = pending
         for t in (a, b):
-            if t and store.load_status(t).state == "idle" and t in store.listed_ids([t]):
+            if isinstance(t, str) and store.load_status(t).state == "idle" and t in store.listed_ids([t]):
                 store.load_in_background(t)
-        line, more = pair_status_line(_pair_statuses(store, a, b), 0 if picked else n_intervals or 0)
-        return line or "", line is None, not more, 0 if picked else no_update
+        line, more = pair_status_line(_pair_statuses(store, a, b), n_intervals or 0)
+        return line or "", line is None, not more, no_update if more else after_load_kick(time.time() * 1000)
+
+
+def _waiting_for(store: TraceStore, a: str, b: str) -> list[str]:
+    """The runs of the pair not in memory (each starts loading in the background), in A, B order."""
+    missing = [t for t in dict.fromkeys((a, b)) if t and not store.is_loaded(t)]
+    for t in missing:
+        store.load_in_background(t)
+    return missing
+
+
+def _fresh_failure(store: TraceStore, a: str, b: str) -> str | None:
+    """The error of a run whose load failed moments ago (``FRESH_S``): shown as it is, never loaded again at once."""
+    for t in (a, b):
+        status = store.load_status(t)
+        if status.state == "failed" and status.age_s < FRESH_S:
+            return status.error
+    return None
 
 
 def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: str, home: str) -> None:
@@ -201,7 +221,15 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         # listed only when the link names them)
         Output(cl.PICK_A, "options"),
         Output(cl.PICK_B, "options"),
+        # the wait for a run not in memory: the pair the load poll watches (register_compare_load_poll), the line
+        # and the poll's switch. Never the poll's input (n_intervals): the poll kicks this callback, a cycle.
+        Output(cl.PENDING, "data"),
+        Output(cl.CONTENT, "hidden"),
+        Output(cl.LOAD_STATUS, "children", allow_duplicate=True),
+        Output(cl.LOAD_STATUS, "hidden", allow_duplicate=True),
+        Output(cl.LOAD_POLL, "disabled", allow_duplicate=True),
     ]
+    done = [None, False, "", True, True]  # the pair is shown: no line, no poll
 
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="writeSearch"),
@@ -216,8 +244,14 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         Input(cl.PICK_A, "value"),
         Input(cl.PICK_B, "value"),
         Input(cl.SWAP, "n_clicks"),
+        Input(cl.KICK, "data"),
+        prevent_initial_call="initial_duplicate",  # it runs on page load; the poll writes the line too
     )
-    def update(search, a, b, _swap):
+    def update(search, a, b, _swap, _kick):
+        out = _update(search, a, b)
+        return out if len(out) == len(outputs) else out + done  # a wait sets its own outputs
+
+    def _update(search, a, b):
         trigger = ctx.triggered_id
         state = from_query(search)
         prefix = state.prefix if "prefix=" in (search or "") else dispatch_prefix
@@ -267,6 +301,13 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
                 options,
                 options,
             ]
+        if trigger != cl.KICK:  # a run not in memory yet: the page polls its load instead of holding a connection
+            if _waiting_for(store, a, b):
+                line = pair_status_line(_pair_statuses(store, a, b), 0)[0]
+                wait = [[a, b], True, line or "", line is None, line is None]
+                return [new_search, a, b, alerts, *[no_update] * len(empty), *links, no_update, options, options] + wait
+        elif failure := _fresh_failure(store, a, b):
+            return [new_search, a, b, alerts + [alert(failure)], *empty, *links, hidden, options, options]
         try:
             spec, steps, note = compare_steps(store.get(a), store.get(b), replace(state, prefix=prefix))
             if note:

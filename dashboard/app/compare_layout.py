@@ -35,6 +35,9 @@ OPEN_B = "cmp-open-b"
 PHASE_SECTION = "cmp-phase-section"
 LOAD_STATUS = "cmp-load-status"  # which run is loading, and where its load stands
 LOAD_POLL = "cmp-load-poll"
+PENDING = "cmp-pending"  # the pair the page waits for while a run loads
+KICK = "cmp-kick"  # set by the load poll when the wait is over: the page's callback shows the pair
+CONTENT = "cmp-content"  # everything the comparison fills in
 ALL = [
     PHASE_SECTION,
     URL,
@@ -227,6 +230,8 @@ def build_compare_layout(
         children=[
             dcc.Store(id=URL, data=search),
             dcc.Store(id=SEARCH),
+            dcc.Store(id=PENDING),
+            dcc.Store(id=KICK),
             html.Div(id=HISTORY_SINK, style={"display": "none"}),
             html.Header(
                 className="topbar",
@@ -274,6 +279,24 @@ def build_compare_layout(
             ),
             html.Div(id=ALERTS, className="alerts"),
             *load_banner(load_line, LOAD_STATUS, LOAD_POLL),
+            _comparison(hidden=load_line is not None),
+            html.Footer(
+                "Deltas are B − A (candidate minus baseline); red = more time in B, green = less. Kernel and "
+                "category totals sum all devices and streams; API totals are summed across threads; NVTX "
+                "names are grouped with per-call fields (seq, op_id, sizes) stripped.",
+                className="footer",
+            ),
+        ],
+    )
+
+
+def _comparison(hidden: bool) -> html.Div:
+    """Everything the comparison fills in; hidden while a run loads (its empty grids would say "no dispatches in
+    either run", which is not known yet)."""
+    return html.Div(
+        id=CONTENT,
+        hidden=hidden,
+        children=[
             dcc.Loading(
                 type="dot",
                 delay_show=300,
@@ -364,12 +387,6 @@ def build_compare_layout(
                         ),
                     ],
                 ),
-            ),
-            html.Footer(
-                "Deltas are B − A (candidate minus baseline); red = more time in B, green = less. Kernel and "
-                "category totals sum all devices and streams; API totals are summed across threads; NVTX "
-                "names are grouped with per-call fields (seq, op_id, sizes) stripped.",
-                className="footer",
             ),
         ],
     )
