@@ -79,11 +79,20 @@ def dispatch_busy_ns(starts: np.ndarray, ends: np.ndarray, attribution: np.ndarr
     sel = (attribution != UNATTRIBUTED) & (starts >= 0) & (ends >= starts)
     if not sel.any():
         return busy
-    g, s, e = attribution[sel], starts[sel], ends[sel]
+    if sel.all():  # the caller passes attributed kernels only: no copies
+        g, s, e = attribution, starts, ends
+    else:
+        g, s, e = attribution[sel], starts[sel], ends[sel]
     lo = int(s.min())
     off = int(e.max()) - lo + 1
     if off * (int(g.max()) + 1) < 2**62:
-        us, ue = union_intervals((s - lo) + g * off, (e - lo) + g * off)
+        # one shift per kernel, applied to both ends: three 10M-row temporaries at most, not eight
+        shift = g.astype(np.int64) * off
+        shift -= lo
+        shifted_s = s + shift
+        shift += e
+        us, ue = union_intervals(shifted_s, shift)
+        del shifted_s, shift
         return np.bincount(us // off, weights=ue - us, minlength=count).astype(np.int64)
     for d in np.unique(g):
         busy[d] = union_length(s[g == d], e[g == d])
@@ -108,28 +117,28 @@ def dispatch_metrics(dispatches: pd.DataFrame, kernels: pd.DataFrame, attributio
                 )
         return base.astype(DISPATCH_METRICS)
     sel = attribution != UNATTRIBUTED
-    k = pd.DataFrame(
-        {
-            "d": attribution[sel],
-            "s": kernels["start_ns"].to_numpy()[sel],
-            "e": kernel_end_ns(kernels)[sel],
-            "dur": kernel_durations(kernels).to_numpy()[sel],
-        },
-        copy=False,  # a block per column: no 2D copy of every attributed kernel
-    )
-    g = k.groupby("d", sort=True)
+    # Per dispatch by one stable sort of the dispatch ids (kernels come nearly in dispatch order) and reductions
+    # over its runs: exact int64, and a few 10M-row columns at a time where a grouped frame held a dozen.
+    d = attribution[sel]
+    s = kernels["start_ns"].to_numpy(np.int64)[sel]
+    e = kernel_end_ns(kernels)[sel]
+    order = np.argsort(d, kind="stable")
+    runs = d[order]
+    first = np.flatnonzero(np.r_[True, runs[1:] != runs[:-1]])
+    ids = runs[first]
+    del runs
     agg = pd.DataFrame(
         {
-            "kernels": g.size(),
-            "kernel_sum_ns": g["dur"].sum(),
-            "first_kernel_ns": g["s"].min(),
-            "last_kernel_end_ns": g["e"].max(),
-        }
+            "kernels": np.diff(np.r_[first, len(order)]),
+            "kernel_sum_ns": np.add.reduceat(kernel_durations(kernels).to_numpy(np.int64)[sel][order], first),
+            "first_kernel_ns": np.minimum.reduceat(s[order], first),
+            "last_kernel_end_ns": np.maximum.reduceat(e[order], first),
+        },
+        index=pd.Index(ids, name="d"),
     )
-    busy = dispatch_busy_ns(
-        k["s"].to_numpy(np.int64), k["e"].to_numpy(np.int64), k["d"].to_numpy(np.int64), int(k["d"].max()) + 1
-    )
-    agg["gpu_busy_ns"] = busy[agg.index.to_numpy(np.int64)]
+    del order
+    busy = dispatch_busy_ns(s, e, d, int(ids.max()) + 1)
+    agg["gpu_busy_ns"] = busy[ids]
     out = base.merge(agg, left_on="index", right_index=True, how="left")
     out["kernels"] = out["kernels"].fillna(0)
     out["kernel_sum_ns"] = out["kernel_sum_ns"].fillna(0)
