@@ -138,7 +138,7 @@ def compare_findings(a, b, prefix: str, threshold: float | None = None, steps=No
 
 def compare_layout(store: TraceStore, search: str, home: str) -> html.Div:
     """The compare page for the query ``search``; with the load status line when a run of the pair the page
-    will show is not in memory (the page's one callback waits for both loads)."""
+    will show is not in memory (the page then polls the loads: ``register_compare_load_poll``)."""
     trace_ids = store.listed_ids()  # uploads appear only when the link names them (see update)
     a, b = parse_pair(search)
     a, b, _ = choose_pair(store.listed_ids([a, b]), a, b, store.explain_missing, store)
