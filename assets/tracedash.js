@@ -167,6 +167,11 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
     renderKick: function (prerendered, pollDisabled) {
       return (prerendered || pollDisabled === false) ? window.dash_clientside.no_update : Date.now();
     },
+    // The load preview the poll sent (load_banner.py) into the overview and the timeline, until their views render.
+    showPreview: function (data) {
+      const none = window.dash_clientside.no_update;
+      return (data && data.figure) ? [data.cards, data.figure] : [none, none];
+    },
     // Write the view's query to the address bar (the server computed it from the view state):
     // replaceState for the canonical form of an opened link, pushState for a change (Back undoes it).
     writeSearch: function (data) {

@@ -230,20 +230,48 @@ def first_ready(browser, url: str) -> tuple[float, float | None, float | None]:
     return (ready if ready is not None else time.perf_counter() - t0), status, complete
 
 
-def measure_empty_cache(browser, trees: list, trace: Path, runs: int, env: dict, work: Path) -> dict:
+def fill_cache(tree: Path, trace: Path, env: dict, cache: Path) -> None:
+    """Have a server of ``tree`` load ``trace`` and write its Parquet cache entry into ``cache`` (``/healthz`` counts
+    the writes still pending), then stop it."""
+    import json
+
+    proc, port = serve(tree, trace, {**env, "TRACEDASH_CACHE_DIR": str(cache)})
+    try:
+        for _ in range(2400):
+            health = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read())
+            store = health.get("store", health)
+            if store.get("loads", 0) >= 1 and not store.get("cache_writes_pending", 0):
+                return
+            time.sleep(0.25)
+        raise RuntimeError("the cache entry was not written within 600 s")
+    finally:
+        proc.terminate()
+        proc.wait(60)
+
+
+def measure_empty_cache(
+    browser, trees: list, trace: Path, runs: int, env: dict, work: Path, warm: bool = False
+) -> dict:
     """``runs`` first loads per tree (the trees taking turns), each of a fresh server whose Parquet cache folder is
-    new and empty: {tree label: [(ready_s, status_s), ...]}."""
+    new and empty (``warm``: holds the trace's entry, written by a server of that tree beforehand):
+    {tree label: [(ready_s, status_s, complete_s), ...]}."""
     loads = {label: [] for label, _ in trees}
+    warmed = {}
+    if warm:
+        for label, tree in trees:
+            warmed[label] = work / f"warm-cache-{len(warmed)}"
+            fill_cache(tree, trace, env, warmed[label])
     for i in range(runs):
         for label, tree in trees:
-            cache = work / f"empty-cache-{i}"
+            cache = warmed.get(label) or work / f"empty-cache-{i}"
             proc, port = serve(tree, trace, {**env, "TRACEDASH_CACHE_DIR": str(cache)})
             try:
                 loads[label].append(first_ready(browser, f"http://127.0.0.1:{port}/"))
             finally:
                 proc.terminate()
                 proc.wait(60)
-                shutil.rmtree(cache, ignore_errors=True)
+                if not warm:
+                    shutil.rmtree(cache, ignore_errors=True)
     return loads
 
 
@@ -293,6 +321,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="the tiny NVTX sample, 2 loads, no baseline (seconds)")
     parser.add_argument("--empty-cache", action="store_true",
                         help="only the first page of a fresh server with an empty cache (median of --runs)")
+    parser.add_argument("--warm-cache", action="store_true",
+                        help="as --empty-cache, but each fresh server finds the trace's Parquet cache entry")
     args = parser.parse_args()
     if args.quick:
         args.runs, args.baseline, args.big = 2, "", False
@@ -317,11 +347,13 @@ def main() -> int:
             floor_settled = statistics.median(x[0] for x in floors[1:])
             floor_drawn = statistics.median(x[1] for x in floors[1:])
             print(f"floor (2 dcc.Graph + 1 AG Grid): settled {floor_settled:.2f} s, drawn {floor_drawn:.2f} s")
-            if args.empty_cache:
+            if args.empty_cache or args.warm_cache:
                 print(f"{'trace':44s} {'tree':16s} {'ready (median)':>22s} {'every view (median)':>22s}"
                       "   each load: ready s (status line shown s; every view s)")
                 for trace in traces:
-                    for label, loads in measure_empty_cache(browser, trees, trace, args.runs, env, work).items():
+                    for label, loads in measure_empty_cache(
+                        browser, trees, trace, args.runs, env, work, warm=args.warm_cache
+                    ).items():
                         ready = statistics.median(r for r, _, _ in loads)
                         done = [c for _, _, c in loads if c is not None]
                         whole = (f"{floor_settled:.2f} {extra(statistics.median(done) - floor_settled)} s" if done

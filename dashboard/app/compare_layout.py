@@ -278,7 +278,7 @@ def build_compare_layout(
                 ],
             ),
             html.Div(id=ALERTS, className="alerts"),
-            *load_banner(load_line, LOAD_STATUS, LOAD_POLL),
+            *load_banner(load_line, LOAD_STATUS, LOAD_POLL, preview_id=None),
             _comparison(hidden=load_line is not None),
             html.Footer(
                 "Deltas are B − A (candidate minus baseline); red = more time in B, green = less. Kernel and "

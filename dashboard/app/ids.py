@@ -59,6 +59,7 @@ LANE_CONTROLS = "lane-controls"
 PRERENDERED = "page-prerendered"  # True when the page arrived with every view drawn (views.prerender)
 LOAD_STATUS = "load-status"  # "Loading big.sqlite: reading kernels … · 4.2 s" while the page's trace loads
 LOAD_POLL = "load-poll"  # the dcc.Interval that updates it, enabled only while a load runs
+LOAD_PREVIEW = "load-preview"  # the load preview the poll sent ({"trace", "cards", "figure"}), shown once per load
 RENDER_KICK = "render-kick"  # set client-side on load when it did not: every view's callback then renders
 VIEW_SLICE = "view-slice"  # pattern-matching type: {"type": VIEW_SLICE, "view": name}: the fields a view reads
 NOTE_TEXT = "note-text"  # the text box of "Add note"

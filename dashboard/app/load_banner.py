@@ -6,28 +6,52 @@ on the load would hold them all and the poll could not get through. When the loa
 every view to render (``ids.RENDER_KICK`` = ``after_load_kick``, a number like the page's own first kick:
 views so kicked wait for the load in their own worker process). The poll itself starts the load in its
 worker process when none runs there, so the stages it shows are that process's.
+
+Once the loader has read the kernel rows' times (``LoadStatus.preview``) the poll sends their preview once
+(``ids.LOAD_PREVIEW``): overview cards and a coarse timeline (``render.preview``), which a clientside callback
+puts where the overview and the timeline go until their views render.
 """
 
 from __future__ import annotations
 
 import time
 
-from dash import Dash, Input, Output, ctx, dcc, html, no_update
+from dash import ClientsideFunction, Dash, Input, Output, State, ctx, dcc, html, no_update
 
 from dashboard.app import ids
+from dashboard.app.components import cards
 from dashboard.errors import TraceError
 from dashboard.render.load_status import after_load_kick, poll_step
+from dashboard.render.preview import preview_cards, preview_figure
 
 POLL_MS = 500
 
 
-def load_banner(line: str | None, status_id: str = ids.LOAD_STATUS, poll_id: str = ids.LOAD_POLL) -> list:
-    """The status line (hidden without ``line``) and its poll (enabled only with one); the compare page
-    passes its own ids."""
+PREVIEW_HEIGHT_PX = 470  # the timeline view's least height (views.timeline.MIN_HEIGHT_PX): the page does not jump
+
+
+def load_banner(
+    line: str | None,
+    status_id: str = ids.LOAD_STATUS,
+    poll_id: str = ids.LOAD_POLL,
+    preview_id: str | None = ids.LOAD_PREVIEW,
+) -> list:
+    """The status line (hidden without ``line``), its poll (enabled only with one) and the store of the load
+    preview it sends; the compare page passes its own ids and no preview."""
     return [
         html.Div(line or "", id=status_id, className="load-status", role="status", hidden=line is None),
         dcc.Interval(id=poll_id, interval=POLL_MS, disabled=line is None),
+        *([dcc.Store(id=preview_id)] if preview_id else []),
     ]
+
+
+def preview_payload(trace_id: str, preview) -> dict:
+    """What the poll sends of a load preview: the trace it is of, the overview's cards and the timeline figure."""
+    return {
+        "trace": trace_id,
+        "cards": cards(preview_cards(preview)),
+        "figure": preview_figure(preview, PREVIEW_HEIGHT_PX),
+    }
 
 
 def initial_line(store, trace_id: str, drawn: bool) -> str | None:
@@ -50,26 +74,43 @@ def register_load_banner(app: Dash, store) -> None:
         Output(ids.LOAD_POLL, "disabled"),
         Output(ids.LOAD_POLL, "n_intervals"),
         Output(ids.RENDER_KICK, "data", allow_duplicate=True),
+        Output(ids.LOAD_PREVIEW, "data"),
         Input(ids.LOAD_POLL, "n_intervals"),
         Input(ids.TRACE_PICKER, "value"),
+        State(ids.LOAD_PREVIEW, "data"),
         prevent_initial_call=True,
     )
-    def poll(n_intervals, trace_id):
+    def poll(n_intervals, trace_id, shown):
         if not trace_id:
-            return "", True, True, no_update, no_update
+            return "", True, True, no_update, no_update, no_update
         picked = ctx.triggered_id == ids.TRACE_PICKER
         status = store.load_status(trace_id)
         if status.state == "idle" and _served(store, trace_id):  # this worker process may not be loading it yet
             store.load_in_background(trace_id)
             status = store.load_status(trace_id)
         line, more, kick = poll_step(status, 0 if picked else n_intervals or 0, picked)
+        sent = (shown or {}).get("trace") == trace_id and not picked
+        preview = (
+            preview_payload(trace_id, status.preview)
+            if status.state == "loading" and status.preview is not None and not sent
+            else no_update
+        )
         return (
             line or "",
             line is None,
             not more,
             0 if picked else no_update,
             after_load_kick(time.time() * 1000) if kick else no_update,
+            preview,
         )
+
+    app.clientside_callback(
+        ClientsideFunction(namespace="tracedash", function_name="showPreview"),
+        Output(ids.OVERVIEW, "children", allow_duplicate=True),
+        Output(ids.TIMELINE, "figure", allow_duplicate=True),
+        Input(ids.LOAD_PREVIEW, "data"),
+        prevent_initial_call=True,
+    )
 
 
 def _served(store, trace_id: str) -> bool:

@@ -60,13 +60,14 @@ def _takes(fn, name: str) -> bool:
 
 @dataclass
 class _Loading:
-    """A load in progress (``TraceStore.load_status``): its stage, when it and the load began (monotonic s), and
-    the rows the stage reads where the loader said."""
+    """A load in progress (``TraceStore.load_status``): its stage, when it and the load began (monotonic s), the
+    rows the stage reads where the loader said, and the kernel rows' preview once the loader gave one."""
 
     started_s: float
     stage: str = ""
     stage_started_s: float = 0.0
     rows: tuple[tuple[str, int], ...] = ()
+    preview: object = None
 
 
 class TraceStore:
@@ -110,6 +111,7 @@ class TraceStore:
         self._loader = loader
         self._loader_progress = _takes(loader, "progress")
         self._loader_writer = _takes(loader, "cache_writer")
+        self._loader_preview = _takes(loader, "preview")
         self._clock = clock
         self._progress: dict[str, _Loading] = {}  # trace id -> its load in progress
         self._failed: dict[str, str] = {}  # trace id -> the error of its last load, until the next one starts
@@ -323,9 +325,15 @@ class TraceStore:
             with self._lock:
                 loading.stage, loading.stage_started_s, loading.rows = name, self._clock(), tuple(rows or ())
 
+        def preview(p) -> None:
+            with self._lock:
+                loading.preview = p
+
         kw = {"dispatch_prefix": self._prefix}
         if self._loader_progress:
             kw["progress"] = stage
+        if self._loader_preview:
+            kw["preview"] = preview
         if self.is_upload(trace_id):  # never the disk cache; one at a time
             stage("waiting")
             with self._upload_gate:
@@ -349,7 +357,15 @@ class TraceStore:
             loading = self._progress.get(trace_id)
             if loading is not None:
                 stage_s = now - loading.stage_started_s if loading.stage else 0.0
-                return LoadStatus(name, "loading", loading.stage, now - loading.started_s, stage_s, loading.rows)
+                return LoadStatus(
+                    name,
+                    "loading",
+                    loading.stage,
+                    now - loading.started_s,
+                    stage_s,
+                    loading.rows,
+                    preview=loading.preview,
+                )
             if trace_id in self._failed:
                 return LoadStatus(name, "failed", error=self._failed[trace_id], age_s=age)
             if trace_id in self._background:  # its thread has not reached the loader yet

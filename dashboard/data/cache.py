@@ -37,6 +37,9 @@ ENV_DIR = "TRACEDASH_CACHE_DIR"
 FRAME_NAMES = ("kernels", "api_calls", "nvtx_ranges", "nvtx_marks", "memops", "graph_launches")
 
 
+PREVIEW_COLUMNS = ("start_ns", "end_ns", "device_id")  # what analysis.preview reads of the kernels
+
+
 def _schemas() -> dict[str, dict[str, str]]:
     from dashboard import model
 
@@ -126,6 +129,7 @@ class TraceCache:
         *,
         progress: Callable[[str], None] | None = None,
         defer: Callable[[Callable[[], None]], object] | None = None,
+        on_kernel_times: Callable | None = None,
     ) -> tuple[TraceBundle, bool]:
         """Return ``(bundle, from_cache)``: the cached frames of ``path``, or ``build(path)`` stored.
 
@@ -135,6 +139,8 @@ class TraceCache:
                 (e.g. an executor's ``submit``), so the bundle is returned before it is written; None writes
                 it before returning (a command that exits right after must not lose it). Either way the
                 entry appears whole or not at all (see ``_write``).
+            on_kernel_times: as ``load_nsys_sqlite``'s: called with the cached kernels' ``start_ns``, ``end_ns``
+                and ``device_id`` columns before the frames are read (a hit only; ``build`` gets its own).
 
         Raises:
             Whatever ``build`` raises (the trace's own errors); cache problems never raise.
@@ -150,7 +156,7 @@ class TraceCache:
         if (entry / "meta.json").is_file():
             if progress is not None:
                 progress("cached frames")
-            bundle = self._read(entry)
+            bundle = self._read(entry, on_kernel_times)
             if bundle is not None:
                 return bundle, True
             shutil.rmtree(entry, ignore_errors=True)  # corrupt: rebuild, never trust
@@ -171,7 +177,7 @@ class TraceCache:
             return None
         return self._read(entry) if (entry / "meta.json").is_file() else None
 
-    def _read(self, entry: Path) -> TraceBundle | None:
+    def _read(self, entry: Path, on_kernel_times: Callable | None = None) -> TraceBundle | None:
         import pandas as pd
 
         from dashboard.model import RowAccount, TraceBundle, TraceMeta, conform
@@ -183,6 +189,10 @@ class TraceCache:
             for name in FRAME_NAMES:  # a flipped byte in a data page must not become a wrong answer
                 if _sha256(entry / f"{name}.parquet") != meta["sha256"][name]:
                     raise ValueError(f"{name}.parquet does not match its checksum")
+            if on_kernel_times is not None:  # three columns first: a page previews them while the rest is read
+                times = pd.read_parquet(entry / "kernels.parquet", columns=list(PREVIEW_COLUMNS))
+                on_kernel_times(*(times[c] for c in PREVIEW_COLUMNS))
+                del times
             frames = {}
             for name, schema in _schemas().items():
                 # Arrow's copy of each column is freed as pandas takes it, and the pool's freed pages go back to

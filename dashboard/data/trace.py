@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from dashboard.analysis.preview import LoadPreview, load_preview
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize
 from dashboard.data.cache import TraceCache
 from dashboard.data.memory import release_freed_arrow_memory
@@ -18,6 +21,8 @@ from dashboard.loaders.summary_json import summary_meta
 from dashboard.model import Summary, TraceBundle, TraceMeta
 
 __all__ = ["LoadStatus", "LoadedTrace", "load_trace"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -47,8 +52,9 @@ class LoadStatus:
     ``"failed"`` (the last load raised ``error``). While loading: ``stage`` is the stage running, as
     ``load_trace`` reports it (``""`` before the first, ``"waiting"`` while another upload loads),
     ``elapsed_s`` the seconds since the load began, ``stage_s`` since the stage began, ``rows`` the
-    rows the stage reads where the loader says (``(("kernels", 2000000),)``). Loaded or failed:
-    ``age_s``, the seconds since that load ended (``inf``: not known).
+    rows the stage reads where the loader says (``(("kernels", 2000000),)``), ``preview`` the kernel rows'
+    preview once the loader has read their times (``analysis.preview``; None before, and for inputs without
+    one). Loaded or failed: ``age_s``, the seconds since that load ended (``inf``: not known).
     """
 
     name: str
@@ -59,6 +65,7 @@ class LoadStatus:
     rows: tuple[tuple[str, int], ...] = ()
     error: str = ""
     age_s: float = 0.0
+    preview: LoadPreview | None = None
 
 
 def load_trace(
@@ -69,6 +76,7 @@ def load_trace(
     progress=None,
     lean: bool = False,
     cache_writer=None,
+    preview=None,
 ) -> LoadedTrace:
     """Load a trace file of either supported format.
 
@@ -85,13 +93,16 @@ def load_trace(
             the summary needs and do not build the frame cache (the dashboard builds it).
         cache_writer: how a new cache entry is written (``TraceCache.load_bundle``'s ``defer``): None
             before returning (the CLI); the server passes a background writer.
+        preview: optional callable taking a ``LoadPreview`` of the kernel rows, computed in a thread of its own
+            as soon as the loader has their times (an nsys export or its cached frames, not ``lean``); never
+            called when the preview cannot be computed. The server shows it while the rest loads.
 
     Raises:
         TraceNotFoundError, TraceFormatError: with a message naming the file and the problem.
     """
     p = Path(path)
     try:
-        return _load(p, dispatch_prefix, cache, progress, lean, cache_writer)
+        return _load(p, dispatch_prefix, cache, progress, lean, cache_writer, _preview_from_times(preview))
     except TraceError:
         raise
     except (ValueError, TypeError, KeyError, IndexError, ArithmeticError, MemoryError, OSError, sqlite3.Error) as exc:
@@ -101,8 +112,32 @@ def load_trace(
         release_freed_arrow_memory()
 
 
+def _preview_from_times(preview):
+    """The loaders' ``on_kernel_times`` for a ``preview`` callback (None without one): the preview is computed in
+    a daemon thread, so the read goes on meanwhile; a failure there is logged, never the load's."""
+    if preview is None:
+        return None
+
+    def on_times(start_ns, end_ns, device_id) -> None:
+        def run() -> None:
+            try:
+                preview(load_preview(start_ns, end_ns, device_id))
+            except Exception:  # noqa: BLE001 - a preview is optional: the load goes on without it
+                log.exception("the load preview failed")
+
+        threading.Thread(target=run, name="tracedash-preview", daemon=True).start()
+
+    return on_times
+
+
 def _load(
-    p: Path, dispatch_prefix: str, cache: TraceCache | None, progress, lean: bool, cache_writer=None
+    p: Path,
+    dispatch_prefix: str,
+    cache: TraceCache | None,
+    progress,
+    lean: bool,
+    cache_writer=None,
+    on_kernel_times=None,
 ) -> LoadedTrace:
     step = progress or (lambda stage: None)
     kind = sniff_format(p)
@@ -110,14 +145,16 @@ def _load(
         check_no_writer(p)  # before the cache: a file being written must not be served from an old copy
 
         def build(path: Path):
-            return load_nsys_sqlite(path, progress=progress)
+            return load_nsys_sqlite(path, progress=progress, on_kernel_times=on_kernel_times)
 
         if lean:
             bundle = (cache.cached_bundle(p) if cache is not None else None) or load_nsys_sqlite(
                 p, progress=progress, lean=True
             )
         elif cache is not None:
-            bundle = cache.load_bundle(p, build, progress=progress, defer=cache_writer)[0]
+            bundle = cache.load_bundle(
+                p, build, progress=progress, defer=cache_writer, on_kernel_times=on_kernel_times
+            )[0]
         else:
             bundle = build(p)
     elif kind == "kineto-json":
@@ -131,7 +168,7 @@ def _load(
         else:
             bundle = build_kineto(p)
     elif kind == "nsys-rep":
-        bundle = _load_report(p, cache, progress, cache_writer)
+        bundle = _load_report(p, cache, progress, cache_writer, on_kernel_times)
     else:
         step("summary JSON")
         summary = load_summary_json(p)
@@ -141,7 +178,7 @@ def _load(
     return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle, dispatch_prefix)
 
 
-def _load_report(p: Path, cache: TraceCache | None, progress, cache_writer=None) -> TraceBundle:
+def _load_report(p: Path, cache: TraceCache | None, progress, cache_writer=None, on_kernel_times=None) -> TraceBundle:
     """An .nsys-rep report: exported with the installed nsys into a temporary folder inside the cache
     folder (the system temp folder without a usable cache; never next to the report), loaded as
     SQLite, then the export is deleted: the Parquet cache keeps the frames. ``meta.source`` is the
@@ -160,9 +197,11 @@ def _load_report(p: Path, cache: TraceCache | None, progress, cache_writer=None)
             except OSError:
                 parent = None
         with tempfile.TemporaryDirectory(prefix=".nsys-rep-", dir=parent) as tmp:
-            bundle = load_nsys_sqlite(export_report(path, Path(tmp), "export"), progress=progress)
+            bundle = load_nsys_sqlite(
+                export_report(path, Path(tmp), "export"), progress=progress, on_kernel_times=on_kernel_times
+            )
         return dataclasses.replace(bundle, meta=dataclasses.replace(bundle.meta, source=path.name))
 
     if cache is None:
         return build(p)
-    return cache.load_bundle(p, build, progress=progress, defer=cache_writer)[0]
+    return cache.load_bundle(p, build, progress=progress, defer=cache_writer, on_kernel_times=on_kernel_times)[0]

@@ -29,6 +29,8 @@ from dashboard.loaders.nsys_tables import (
     _KERNEL_COLUMNS,
     _LEAN_API_COLUMNS,
     _LEAN_KERNEL_COLUMNS,
+    KERNEL_REST_COLUMNS,
+    KERNEL_TIME_COLUMNS,
     NARROW_READ_COLUMNS,
     RULE_BACKTRACE,
     RULE_BAD_TIME,
@@ -43,6 +45,7 @@ from dashboard.loaders.nsys_tables import (
     _thread_names,
     capture_gap_warnings,
     gpu_activity_missing,
+    kernel_sql_parts,
     launches_by_pid,
 )
 from dashboard.loaders.nsys_traits import old_schema_traits
@@ -120,6 +123,13 @@ def _run_queries(
     return out
 
 
+def _join_columns(left: pd.DataFrame, right: pd.DataFrame, name: str) -> pd.DataFrame:
+    """Two column groups of one table's rows, read in the same (rowid) order, as one frame (no copy)."""
+    if len(left) != len(right):  # the file changed between the two reads
+        raise TraceFormatError(f"{name}: the kernel table changed while it was read (is it still being written?)")
+    return pd.DataFrame({c: f[c].array for f in (left, right) for c in f.columns}, copy=False)
+
+
 def inspect_export(path: str | os.PathLike) -> dict:
     """Describe what tracedash finds in an nsys export, without loading the events.
 
@@ -176,7 +186,9 @@ def inspect_export(path: str | os.PathLike) -> dict:
         con.close()
 
 
-def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = False) -> TraceBundle:
+def load_nsys_sqlite(
+    path: str | os.PathLike, progress=None, *, lean: bool = False, on_kernel_times=None
+) -> TraceBundle:
     """Load an nsys SQLite export into canonical frames.
 
     Args:
@@ -212,6 +224,10 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
         lean: read only the kernel and API columns the seed-format summary needs (times, names,
             graph node, event class); ids are left at their defaults (device/stream 0,
             correlation -1) and the demangled name equals the short name. Never cache it.
+        on_kernel_times: optional callable ``(start_ns, end_ns, device_id)``, called with the kernel rows'
+            recorded times and devices (aligned columns; NULL as NA) as soon as they are read, before the rest of
+            the kernel columns and the CUDA API calls (a full read only): what a page previews while the
+            rest loads (``analysis.preview``). The kernel table is then read in two column groups.
 
     Raises:
         TraceNotFoundError: the path does not exist or is not a regular file.
@@ -230,18 +246,23 @@ def load_nsys_sqlite(path: str | os.PathLike, progress=None, *, lean: bool = Fal
         kernel_rows = _count(con, kernel_table)
         api_read = _count(con, probe.table("CUPTI_ACTIVITY_KIND_RUNTIME"))
         step("kernels and CUDA API calls", rows=(("kernels", kernel_rows),))
+        kernel_job = (_kernel_sql(probe, lean), _LEAN_KERNEL_COLUMNS if lean else _KERNEL_COLUMNS)
+        parts = kernel_sql_parts(probe) if on_kernel_times is not None and not lean else None
+        times = None
+        if parts is not None:
+            times = _run_queries(con, {"times": (parts[0], KERNEL_TIME_COLUMNS, kernel_table, kernel_rows)})["times"]
+            on_kernel_times(*(times[c] for c in KERNEL_TIME_COLUMNS))
+            kernel_job = (parts[1], KERNEL_REST_COLUMNS)
         raw = _run_queries(
             con,
             {
-                "kernels": (
-                    _kernel_sql(probe, lean),
-                    _LEAN_KERNEL_COLUMNS if lean else _KERNEL_COLUMNS,
-                    kernel_table,
-                    kernel_rows,
-                ),
+                "kernels": (*kernel_job, kernel_table, kernel_rows),
                 "api": (_api_sql(probe, lean), _LEAN_API_COLUMNS if lean else _API_COLUMNS, None, api_read),
             },
         )
+        if times is not None:
+            raw["kernels"] = _join_columns(times, raw["kernels"], p.name)
+            del times
         accounts = [_kernel_account(con, probe, raw["kernels"])]
         api_returned = 0 if raw["api"] is None else len(raw["api"])
         # Popped: each raw frame is freed as soon as its typed frame is built (a 10M-kernel read is ~1.3 GB raw).

@@ -249,14 +249,42 @@ def _kernel_sql(probe: SchemaProbe, lean: bool = False, where: str = "") -> str 
             f'{_col(cols, "shortName")}, {_col(cols, "demangledName")} FROM {_q(table)}'
             + (f" WHERE {where}" if where else "")
         )
-    return (
-        f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "contextId", "0")}, '
-        f'{_col(cols, "streamId", "0")}, {_col(cols, "correlationId")}, {_col(cols, "globalPid")}, '
-        f'{_col(cols, "graphNodeId")}, {_col(cols, "shortName")}, {_col(cols, "demangledName")}, '
-        + ", ".join(_col(cols, c, "0") for c in _LAUNCH_COLUMNS)
-        + f" FROM {_q(table)}"
-        + (f" WHERE {where}" if where else "")
-    )
+    return f"SELECT {', '.join(_kernel_items(cols))} FROM {_q(table)}" + (f" WHERE {where}" if where else "")
+
+
+def _kernel_items(cols: tuple[str, ...]) -> list[str]:
+    """The full kernel query's select items, one per ``_KERNEL_COLUMNS`` entry (a missing column's default)."""
+    return [
+        '"start"',
+        '"end"',
+        _col(cols, "deviceId", "0"),
+        _col(cols, "contextId", "0"),
+        _col(cols, "streamId", "0"),
+        _col(cols, "correlationId"),
+        _col(cols, "globalPid"),
+        _col(cols, "graphNodeId"),
+        _col(cols, "shortName"),
+        _col(cols, "demangledName"),
+        *(_col(cols, c, "0") for c in _LAUNCH_COLUMNS),
+    ]
+
+
+# The full kernel read in two queries when the page wants a preview: the times and devices first (what
+# ``analysis.preview`` needs), then the rest; both scan the table in rowid order, so their rows line up.
+KERNEL_TIME_COLUMNS = _KERNEL_COLUMNS[:3]
+KERNEL_REST_COLUMNS = _KERNEL_COLUMNS[3:]
+
+
+def kernel_sql_parts(probe: SchemaProbe) -> tuple[str, str] | None:
+    """``(times_sql, rest_sql)``: the full kernel query split into ``KERNEL_TIME_COLUMNS`` and
+    ``KERNEL_REST_COLUMNS`` (None when the table cannot be read: see ``_kernel_sql``)."""
+    table = probe.table("CUPTI_ACTIVITY_KIND_KERNEL")
+    cols = probe.columns(table)
+    if not table or not {"start", "end"} <= set(cols):
+        return None
+    items = _kernel_items(cols)
+    k = len(KERNEL_TIME_COLUMNS)
+    return (f"SELECT {', '.join(items[:k])} FROM {_q(table)}", f"SELECT {', '.join(items[k:])} FROM {_q(table)}")
 
 
 def _launch_configs(raw: pd.DataFrame) -> pd.Categorical:

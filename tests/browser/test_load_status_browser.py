@@ -97,3 +97,40 @@ def test_a_load_that_fails_shows_the_error_and_the_status_line_goes(
     expect(present(page.locator("#alerts .alert-error"))).to_have_text(DAMAGED, timeout=30000)
     expect(status).to_be_hidden()
     assert console_errors == []
+
+
+def test_a_slow_load_shows_the_kernel_preview_until_the_views_replace_it(
+    page: Page, serve, tmp_path, monkeypatch, console_errors
+):
+    """Issue 27: the overview and a coarse timeline from the kernel rows' times while the rest loads."""
+    from dashboard.analysis.preview import load_preview
+
+    at_preview, release = threading.Event(), threading.Event()
+
+    def loader(path, *, dispatch_prefix, cache, progress, preview):
+        progress("kernels and CUDA API calls", rows=(("kernels", 4010),))
+        k = load_trace(path).bundle.kernels
+        preview(load_preview(k["start_ns"], k["end_ns"], k["device_id"]))
+        at_preview.set()
+        assert release.wait(60)
+        return load_trace(path, dispatch_prefix=dispatch_prefix, cache=cache)
+
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    page.goto(serve(slow_app(tmp_path, monkeypatch, loader)))
+    status = present(page.locator("#load-status"))
+    cards = page.locator("#overview .card")
+    expect(cards.first).to_contain_text("Kernel span", timeout=30000)
+    expect(page.locator("#overview")).to_contain_text("Any GPU busy285.206 ms")
+    expect(page.locator("#overview")).to_contain_text("Busy per GPU2 GPUs")
+    expect(page.locator("#timeline .gtitle")).to_have_text("GPU timeline: preview while the trace loads")
+    expect(page.locator("#timeline")).to_contain_text("GPU 1")
+    expect(status).to_contain_text("Loading slow.sqlite: reading kernels and CUDA API calls (4,010 kernels)")
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / "preview.png"))
+    release.set()
+    expect(status).to_be_hidden(timeout=60000)
+    expect(page.locator("#overview")).to_contain_text("Any GPU busy285.206 ms", timeout=60000)
+    expect(page.locator("#overview")).not_to_contain_text("Kernel span")  # the preview's cards are gone
+    expect(page.locator("#timeline .gtitle")).not_to_contain_text("preview", timeout=60000)
+    page.screenshot(path=str(SHOTS / "preview_replaced.png"))
+    assert console_errors == []
