@@ -1,7 +1,7 @@
 """Page load against the floor, for this tree and a baseline commit, in one run on one machine.
 
 Run: ``.venv/bin/python benchmarks/page_load.py [TRACE ...] [--runs 4] [--baseline 5b1e355] [--big] [--quick]
-[--empty-cache]``
+[--empty-cache | --warm-cache]``
 (``--quick``: the tiny NVTX sample, 2 loads, no baseline: seconds; `make test` runs it with the browser tests)
 
 What is measured (the way the speed targets state it, as ../shared/tools/page_ready.py does):
@@ -25,6 +25,8 @@ What is measured (the way the speed targets state it, as ../shared/tools/page_re
 cache folder, opened as soon as ``/healthz`` answers (its start-up warming on, as ``tracedash serve`` runs), until the
 trace's numbers are on it (``READY``: overview cards and a timeline with data), and when the load status line first
 showed; the trees take turns, ``--runs`` loads each, the median printed against the floor's settled time.
+``--warm-cache`` measures the same with the trace's Parquet cache entry in place (written by a server of that tree
+first): a fresh server's first page when the trace was opened before.
 
 Each figure prints as ``floor + extra``; beside them the server's peak memory (PSS summed over its processes,
 see ``sample_rss``) over the loads of the fresh server. ``--big`` adds a 2M-kernel trace from ``benchmarks/make_trace.py``.

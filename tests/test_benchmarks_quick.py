@@ -188,6 +188,14 @@ def test_page_load_quick_measures_the_floor_and_the_page():
     assert "failed" not in out
 
 
+@pytest.mark.browser
+def test_page_load_quick_with_a_warm_cache_measures_the_first_page_of_a_fresh_server():
+    """``--warm-cache`` (the ``--empty-cache`` code path): a server fills the cache, then fresh servers are timed."""
+    out = run(None, "page_load.py", "--quick", "--warm-cache", timeout=300)
+    row = line(out, "nsys2022.4_cpu_llm_server_nvtx.sqlite")
+    assert re.search(r"this tree\s+\d+\.\d\d [+−]\s+\d+\.\d\d s\s+.*\s(\d+\.\d\d, \d+\.\d\d)$", row), row
+
+
 def test_slices_quick_gives_the_one_pass_summary(tmp_path):
     out = run(tmp_path, "slices.py", "--quick")
     first = line(out, "seed_20000")
