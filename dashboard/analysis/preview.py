@@ -74,15 +74,19 @@ def load_preview(start_ns, end_ns, device_id) -> LoadPreview:
         for k, dev in enumerate(devices.tolist()):
             rows = order[bounds[k] : bounds[k + 1]]
             unions[int(dev)] = union_intervals(s[rows], e[rows])
-    all_s = np.concatenate([u[0] for u in unions.values()]) if unions else s
-    all_e = np.concatenate([u[1] for u in unions.values()]) if unions else e
+    if len(unions) > 1:
+        busy = union_length(
+            np.concatenate([u[0] for u in unions.values()]), np.concatenate([u[1] for u in unions.values()])
+        )
+    else:  # one GPU: its union is the whole union
+        busy = sum(int((ue - us).sum()) for us, ue in unions.values())
     return LoadPreview(
         kernel_rows=int(len(ok)),
         timed_rows=int(s.size),
         first_ns=int(s.min()) if s.size else None,
         last_ns=int(e.max()) if s.size else None,
         unions=dict(sorted(unions.items())),
-        busy_ns=union_length(all_s, all_e),
+        busy_ns=busy,
     )
 
 
