@@ -250,7 +250,38 @@ def test_the_page_poll_sends_the_preview_once_while_loading(tmp_path):
     assert ids.LOAD_PREVIEW not in _post(app, "load-preview", shown, trigger)  # once per load
     picked = _post(app, "load-preview", shown, f"{ids.TRACE_PICKER}.value")  # picked again: shown again
     assert picked[ids.LOAD_PREVIEW]["data"]["trace"] == tid
+    other = {**shown, f"{ids.LOAD_PREVIEW}.data": {**sent, "trace": "another.sqlite@0"}}
+    replaced = _post(app, "load-preview", other, trigger)[ids.LOAD_PREVIEW]["data"]  # another trace's preview shown
+    assert replaced["trace"] == tid
     release.set()
     store.get(tid)
+    assert ids.LOAD_PREVIEW not in _post(app, "load-preview", other, trigger)  # loaded: its views replace it
     out = _post(app, "load-preview", {**poll, f"{ids.LOAD_POLL}.n_intervals": 4}, trigger)
     assert ids.LOAD_PREVIEW not in out and out[ids.LOAD_POLL]["disabled"] is True  # loaded: the views render
+
+
+def test_another_traces_preview_is_cleared_while_a_trace_without_one_loads(tmp_path):
+    from dashboard.app import create_app, ids
+    from dashboard.render.preview import PREVIEW_TITLE as TITLE
+    from tests.test_load_status import _post
+
+    at_names, release = threading.Event(), threading.Event()
+
+    def loader(path, *, dispatch_prefix, cache, progress, preview):
+        progress("names")  # no preview yet
+        at_names.set()
+        assert release.wait(30)
+        return load_trace(path, dispatch_prefix=dispatch_prefix, cache=cache)
+
+    store = TraceStore(trace_dirs=[served(tmp_path)], loader=loader)
+    app = create_app(store=store)
+    tid = store.ids()[0]
+    shown = {"trace": "big.sqlite@0", "cards": [], "figure": {"layout": {"title": TITLE}}}
+    values = {f"{ids.TRACE_PICKER}.value": tid, f"{ids.LOAD_PREVIEW}.data": shown}
+    out = _post(app, "load-preview", values, f"{ids.TRACE_PICKER}.value")  # picked: its load starts
+    cleared = out[ids.LOAD_PREVIEW]["data"]
+    assert (cleared["trace"], cleared["cards"]) == (None, [])
+    assert "Drawn once the trace is loaded" in str(cleared["figure"]["layout"])
+    assert at_names.wait(30)
+    release.set()
+    store.get(tid)

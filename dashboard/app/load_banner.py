@@ -21,6 +21,7 @@ from dash import ClientsideFunction, Dash, Input, Output, State, ctx, dcc, html,
 from dashboard.app import ids
 from dashboard.app.components import cards
 from dashboard.errors import TraceError
+from dashboard.figures.common import pending_figure
 from dashboard.render.load_status import after_load_kick, poll_step
 from dashboard.render.preview import preview_cards, preview_figure
 
@@ -46,12 +47,21 @@ def load_banner(
 
 
 def preview_payload(trace_id: str, preview) -> dict:
-    """What the poll sends of a load preview: the trace it is of, the overview's cards and the timeline figure."""
+    """What the poll sends of a load preview: the trace it is of, the overview's cards and the timeline figure
+    (the cards marked as the loading trace's own: tracedash.css does not dim them, nor the timeline beside them)."""
+    shown = cards(preview_cards(preview))
+    for card in shown:
+        card.className += " preview-card"
     return {
         "trace": trace_id,
-        "cards": cards(preview_cards(preview)),
+        "cards": shown,
         "figure": preview_figure(preview, PREVIEW_HEIGHT_PX),
     }
+
+
+def cleared_preview() -> dict:
+    """What replaces another trace's preview when a trace without one is picked: no cards, the waiting figure."""
+    return {"trace": None, "cards": [], "figure": pending_figure(PREVIEW_HEIGHT_PX).to_plotly_json()}
 
 
 def initial_line(store, trace_id: str, drawn: bool) -> str | None:
@@ -89,12 +99,12 @@ def register_load_banner(app: Dash, store) -> None:
             store.load_in_background(trace_id)
             status = store.load_status(trace_id)
         line, more, kick = poll_step(status, 0 if picked else n_intervals or 0, picked)
-        sent = (shown or {}).get("trace") == trace_id and not picked
-        preview = (
-            preview_payload(trace_id, status.preview)
-            if status.state == "loading" and status.preview is not None and not sent
-            else no_update
-        )
+        on_page = (shown or {}).get("trace")
+        preview = no_update
+        if status.state == "loading" and status.preview is not None and (on_page != trace_id or picked):
+            preview = preview_payload(trace_id, status.preview)
+        elif on_page not in (None, trace_id) and status.state in ("idle", "loading"):
+            preview = cleared_preview()  # another trace's preview must not stand for this one (its views wait)
         return (
             line or "",
             line is None,

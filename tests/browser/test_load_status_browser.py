@@ -125,6 +125,12 @@ def test_a_slow_load_shows_the_kernel_preview_until_the_views_replace_it(
     expect(page.locator("#timeline .gtitle")).to_have_text("GPU timeline: preview while the trace loads")
     expect(page.locator("#timeline")).to_contain_text("GPU 1")
     expect(status).to_contain_text("Loading slow.sqlite: reading kernels and CUDA API calls (4,010 kernels)")
+    # the preview is the loading trace's own: not dimmed as what another trace left on the page is
+    seen = "e => { let o = 1; for (let x = e; x; x = x.parentElement) o *= +getComputedStyle(x).opacity; return o; }"
+    page.wait_for_timeout(300)  # the dimming's transition
+    assert page.locator("#overview").evaluate(seen) == 1
+    assert page.locator("#timeline").evaluate(seen) == 1
+    assert page.locator("#gantt").evaluate(seen) == 0.45
     SHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SHOTS / "preview.png"))
     release.set()
