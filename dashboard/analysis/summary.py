@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from dashboard import units
 from dashboard.analysis.intervals import covered_before, union_intervals
+from dashboard.analysis.summary_warnings import (
+    FrameCounts,
+    gpu_work_lines,
+    kernel_row_lines,
+    not_captured_line,
+    untimed_line,
+)
 from dashboard.model import (
     API_STATS,
     DISPATCH_MARKS,
@@ -19,7 +24,6 @@ from dashboard.model import (
     SUMMARY_NOTE,
     Summary,
     TraceBundle,
-    TraceMeta,
     conform,
     empty_frame,
     input_warnings,
@@ -50,10 +54,14 @@ _OVERRUNS: dict[int, tuple[weakref.ref, np.ndarray | None, int]] = {}
 _OVERRUNS_LOCK = threading.Lock()
 
 
-def _usable(kernels: pd.DataFrame) -> pd.Series:
-    s = kernels["start_ns"]
-    e = kernels["end_ns"]
+def usable_times(s, e):
+    """Which kernel rows count for span and busy time, from their start and end ns (Series or arrays alike): not
+    both 0 (no timestamps recorded) and not invalid (see ``invalid_kernel_count``)."""
     return ~((s == 0) & (e == 0)) & ~_invalid(s, e)
+
+
+def _usable(kernels: pd.DataFrame) -> pd.Series:
+    return usable_times(kernels["start_ns"], kernels["end_ns"])
 
 
 def usable_kernel_mask(kernels: pd.DataFrame) -> np.ndarray:
@@ -61,30 +69,11 @@ def usable_kernel_mask(kernels: pd.DataFrame) -> np.ndarray:
     return _usable(kernels).to_numpy()
 
 
-UNTIMED_KERNELS = (
-    "no kernel row has usable timestamps (each lacks one or has an invalid one): the GPU span, busy "
-    "union and idle are unknown (n/a; null in `summarize` JSON), not 0"
-)
-
-
 def kernels_read_not_usable(bundle: TraceBundle) -> str:
     """``UNTIMED_KERNELS`` when kernel rows were read but none counts for span and busy (every one without a
     usable timestamp, kept as an invalid row or left out by the loader), else "": the GPU ran work whose
     time is unknown, never "nothing ran"."""
-    return _untimed(bundle.meta, frame_counts(bundle))
-
-
-class FrameCounts(NamedTuple):
-    """Rows of each frame of a bundle (and the kernel rows that count for span and busy): what the
-    warnings about missing GPU work need, also when a summary is combined from time slices."""
-
-    kernels: int
-    usable_kernels: int
-    api_calls: int
-    nvtx_ranges: int
-    nvtx_marks: int
-    memops: int
-    graph_launches: int
+    return untimed_line(bundle.meta, frame_counts(bundle))
 
 
 def frame_counts(bundle: TraceBundle) -> FrameCounts:
@@ -99,13 +88,6 @@ def frame_counts(bundle: TraceBundle) -> FrameCounts:
         len(bundle.memops),
         len(bundle.graph_launches),
     )
-
-
-def _untimed(meta: TraceMeta, n: FrameCounts) -> str:
-    if n.kernels:
-        return "" if n.usable_kernels else UNTIMED_KERNELS
-    read = sum(a.read for a in meta.accounts if a.kind == "kernels")
-    return UNTIMED_KERNELS if read else ""
 
 
 def _stream_groups(keys: list[np.ndarray], n: int) -> np.ndarray:
@@ -429,62 +411,11 @@ def kernel_row_warnings(kernels: pd.DataFrame) -> list[str]:
     return kernel_row_lines(overrun_kernel_count(kernels), invalid_kernel_count(kernels))
 
 
-def kernel_row_lines(overruns: int, invalid: int) -> list[str]:
-    """``kernel_row_warnings`` from the two counts (``overrun_kernel_count``, ``invalid_kernel_count``)."""
-    out = []
-    if n := overruns:
-        out.append(
-            f"{units.count(n, 'kernel')} ran past the end of a later kernel on the same stream (a timestamp "
-            "artifact): clipped to the next kernel's start for busy time, span and durations."
-        )
-    if n := invalid:
-        out.append(
-            f"{units.count(n, 'invalid kernel row')} (end < start, a missing or impossible timestamp, or a duration "
-            "over 24 h) left out of span, busy time and kernel times."
-        )
-    return out
-
-
-# How to record the GPU work a trace lacks, per input format (the capture-gap warning ends with it).
-CAPTURE_ADVICE = {
-    "kineto-json": (
-        "record with the CUDA activity on (torch.profiler ProfilerActivity.CUDA), not in CUPTI range-profiler mode"
-    ),
-}
-NSYS_CAPTURE_ADVICE = (
-    "record with CUDA tracing on (`nsys profile --trace=cuda ...`); under WSL2, Nsight Systems "
-    "may not trace GPU activity (see the WSL2 limits in its user guide): profile on native Linux "
-    "to record kernels"
-)
-
-
-CUDA_TRACE_ADVICE = {
-    "nsys-sqlite": "record it with `nsys profile --trace=cuda,nvtx ...`",
-    "kineto-json": "record it with torch.profiler's ProfilerActivity.CUDA",
-}
-
-
-def gpu_activity_not_captured(bundle: TraceBundle) -> str:
+def gpu_activitynot_captured_line(bundle: TraceBundle) -> str:
     """The capture-gap sentence, "" unless launch calls were recorded but no GPU execution
     (``TraceMeta.gpu_activity_missing``, set by the loaders): GPU work was launched and not recorded, so the
     span, busy union and idle are unknown (``summary_to_dict`` writes null), never "nothing ran on a GPU"."""
-    return _not_captured(bundle.meta, frame_counts(bundle))
-
-
-def _not_captured(meta: TraceMeta, counts: FrameCounts) -> str:
-    if counts.kernels or not meta.gpu_activity_missing:
-        return ""
-    calls = sum(n for _, n, _ in meta.launches_by_pid)
-    launched = (
-        f"{units.count(calls, 'kernel launch call')} {'was' if calls == 1 else 'were'} recorded"
-        if calls
-        else "kernel launch calls were recorded"
-    )
-    return (
-        f"GPU activity was not captured: {launched} but no kernel or CUDA graph execution, so the GPU span, "
-        f"busy union and idle are unknown (n/a; null in `summarize` JSON), not 0; "
-        f"{CAPTURE_ADVICE.get(meta.format, NSYS_CAPTURE_ADVICE)}"
-    )
+    return not_captured_line(bundle.meta, frame_counts(bundle))
 
 
 def gpu_work_warnings(bundle: TraceBundle) -> list[str]:
@@ -493,45 +424,6 @@ def gpu_work_warnings(bundle: TraceBundle) -> list[str]:
     kernels were launched but not recorded (``gpu_activity_not_captured``) they are unknown instead.
     Empty when there are kernel rows."""
     return gpu_work_lines(bundle.meta, frame_counts(bundle))
-
-
-def gpu_work_lines(meta: TraceMeta, counts: FrameCounts) -> list[str]:
-    """``gpu_work_warnings`` from a trace's meta and frame sizes."""
-    if untimed := _untimed(meta, counts):
-        return [untimed]
-    if counts.kernels:
-        return []
-    if gap := _not_captured(meta, counts):
-        return [gap]
-    others = [
-        what for what, n in (("CUDA graph launches", counts.graph_launches), ("memcpy/memset", counts.memops)) if n
-    ]
-    if others:
-        return [
-            f"no kernel rows (only {' and '.join(others)}): the GPU span, busy union and idle count kernel rows, so "
-            "they are 0 here; the dashboard's other busy sources count the rest"
-        ]
-    if other := meta.unanalysed_device:  # work of an accelerator tracedash does not measure (MTIA, ...)
-        return [
-            "no CUDA or HIP GPU work recorded: the GPU span, busy union and idle are 0 because this capture's "
-            f"accelerator work ({', '.join(f'{n:,} {what}' for what, n in other)}) is not analysed, not because "
-            "a device was idle"
-        ]
-    if not (counts.api_calls or counts.nvtx_ranges or counts.nvtx_marks):
-        return [
-            "no events loaded: no kernel, CUDA API, NVTX or memcpy/memset rows, so every figure of this summary is 0"
-        ]
-    if not counts.api_calls:  # CUDA not traced (NVTX only): what ran on a GPU is unknown, not "nothing"
-        advice = CUDA_TRACE_ADVICE.get(meta.format, CUDA_TRACE_ADVICE["nsys-sqlite"])
-        return [
-            f"CUDA was not traced (no kernel, CUDA API, CUDA graph or memcpy/memset rows): the GPU span, busy "
-            f"union and idle are 0 by the summary contract's definition, not measured; GPU work, if any ran, was "
-            f"not recorded ({advice})"
-        ]
-    return [
-        "no GPU work recorded (no kernel, CUDA graph or memcpy/memset rows): the GPU span, busy union and idle "
-        "are 0 because nothing ran on a GPU in this capture, not because a GPU was idle"
-    ]
 
 
 def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX) -> Summary:

@@ -27,17 +27,14 @@ from dashboard.analysis.intervals import covered_before, union_intervals
 from dashboard.analysis.summary import (
     STREAM_KEY,
     TOP_KERNELS,
-    FrameCounts,
     _compute_overruns,
     _count_and_total,
     _invalid,
-    _untimed,
     _usable,
     dispatch_rows,
-    gpu_work_lines,
-    kernel_row_lines,
     name_unions,
 )
+from dashboard.analysis.summary_warnings import FrameCounts, gpu_work_lines, kernel_row_lines, untimed_line
 from dashboard.model import (
     API_STATS,
     DISPATCH_MARKS,
@@ -310,7 +307,7 @@ def combine(parts: list[SlicePartial], meta: TraceMeta, dispatch_prefix: str) ->
             *kernel_row_lines(add_counts(parts, "overrun_kernels"), add_counts(parts, "invalid_kernels")),
             *gpu_work_lines(meta, counts),
         ),
-        gpu_activity_missing=_untimed(meta, counts) or ("" if n_kernels else meta.gpu_activity_missing),
+        gpu_activity_missing=untimed_line(meta, counts) or ("" if n_kernels else meta.gpu_activity_missing),
     )
 
 

@@ -3,6 +3,8 @@ recorded (``analysis.preview``), each saying it is a preview and what the full v
 
 from __future__ import annotations
 
+import pandas as pd
+
 from dashboard import units
 from dashboard.analysis.preview import PREVIEW_BINS, LoadPreview, preview_lanes
 from dashboard.figures.common import empty_figure, wire_figure
@@ -66,8 +68,8 @@ def preview_figure(preview: LoadPreview, height_px: int) -> dict:
     else:
         spec = gpu_timeline_spec(
             lanes,
-            _no_rows(),
-            _no_rows(),
+            pd.DataFrame(),  # no NVTX ranges or marks are read yet
+            pd.DataFrame(),
             gpus={},
             x_range_ns=(preview.first_ns, preview.last_ns),
             busy_label=PREVIEW_BUSY_LABEL,
@@ -77,9 +79,3 @@ def preview_figure(preview: LoadPreview, height_px: int) -> dict:
         )
     spec["layout"]["height"] = max(int(spec["layout"].get("height") or 0), height_px)
     return wire_figure(spec)
-
-
-def _no_rows():
-    import pandas as pd
-
-    return pd.DataFrame()
