@@ -94,7 +94,8 @@ def test_samples_findings_panel_screenshots(page: Page, serve, artifacts, consol
             )
         first = panel.locator("details.finding summary").first  # this trace's first finding, not the last one's
         expect(present(first, 60000)).to_contain_text(cost[name], timeout=60000)
-        assert first.locator("b").inner_text() == "sync-in-loop"
+        # waits too: under load the panel was seen re-rendered between the line above and this read ('' once)
+        expect(first.locator("b")).to_have_text("sync-in-loop")
         if name.endswith(".json"):  # a summary: rules that need intervals say so
             expect(panel).to_contain_text(
                 "Not evaluated (needs event rows: a summary JSON holds totals only): host-bound-steps, launch-bound"
