@@ -85,6 +85,14 @@ GRAPH_LAUNCHES: dict[str, str] = {
 
 # Summary-model frames (see Summary below).
 API_STATS: dict[str, str] = {"name": "object", "count": "int64", "total_ns": "int64"}
+# CUDA API calls reduced as they are read, for a summary: usable calls per (thread, raw name), never one row a call.
+API_TOTALS: dict[str, str] = {
+    "global_tid": "int64",
+    "pid": "int64",
+    "name": "category",
+    "count": "int64",
+    "total_ns": "int64",
+}
 NVTX_STATS: dict[str, str] = {
     "name": "object",
     "count": "int64",
@@ -304,6 +312,10 @@ class TraceBundle:
 
     A value: analysis never mutates it, so the app may share one bundle between sessions.
     Missing tables give typed empty frames, never ``None``.
+
+    ``api_totals`` is set only by a load for a summary (``load_nsys_sqlite(lean=True)``): the CUDA API calls
+    as ``API_TOTALS`` (counts and summed durations per thread and name), and ``api_calls`` is then empty.
+    Such a bundle answers ``summarize`` and nothing else: it is never cached or shown.
     """
 
     meta: TraceMeta
@@ -313,6 +325,7 @@ class TraceBundle:
     nvtx_marks: pd.DataFrame
     memops: pd.DataFrame
     graph_launches: pd.DataFrame
+    api_totals: pd.DataFrame | None = None
 
 
 @dataclass(frozen=True)

@@ -43,14 +43,18 @@ def union_intervals(starts, ends) -> tuple[np.ndarray, np.ndarray]:
     if s.shape != e.shape:
         raise ValueError(f"starts and ends differ in length: {s.shape} vs {e.shape}")
     keep = e > s
-    if not keep.all():
+    owned = not keep.all()  # e is a copy made here (the caller's arrays are never written)
+    if owned:
         s, e = s[keep], e[keep]
+    del keep
     if s.size == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
     if s.size > 1 and not (s[1:] >= s[:-1]).all():
         order = np.argsort(s, kind="stable")
         s, e = s[order], e[order]
-    run_max = np.maximum.accumulate(e)
+        del order  # 10M kernels: each of these arrays is 80 MB
+        owned = True
+    run_max = np.maximum.accumulate(e, out=e if owned else None)
     # A new group starts where the start is past every end seen so far (touching merges).
     new_group = np.empty(s.size, dtype=bool)
     new_group[0] = True

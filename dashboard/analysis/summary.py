@@ -82,7 +82,7 @@ def frame_counts(bundle: TraceBundle) -> FrameCounts:
     return FrameCounts(
         len(k),
         int(_usable(k).sum()) if len(k) else 0,
-        len(bundle.api_calls),
+        len(bundle.api_calls) if bundle.api_totals is None else int(bundle.api_totals["count"].sum()),
         len(bundle.nvtx_ranges),
         len(bundle.nvtx_marks),
         len(bundle.memops),
@@ -111,7 +111,9 @@ def _stream_groups(keys: list[np.ndarray], n: int) -> np.ndarray:
                 .ngroup()
                 .to_numpy()
             )
-        g = g * size + codes
+        g *= size  # in place: on 10M kernels each temporary would be 80 MB
+        g += codes
+        del codes
     return pd.factorize(g)[0]  # dense, in order of first appearance: the same numbering whatever the codes
 
 
@@ -130,7 +132,9 @@ def _stream_order(g: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     Three stable sorts: kernels come nearly ordered by start and end (timsort is linear there), and the
     stream groups are few (radix sort of small integers)."""
     order = np.argsort(e, kind="stable")
-    order = order[np.argsort(s[order], kind="stable")]
+    step = np.argsort(s[order], kind="stable")
+    order = order[step]
+    del step  # 10M kernels: each index array is 80 MB
     small = g.astype(np.int16) if g.max(initial=0) < 2**15 else g
     return order[np.argsort(small[order], kind="stable")]
 
@@ -143,7 +147,7 @@ def _suffix_min(values: np.ndarray, first: np.ndarray) -> np.ndarray:
         return pd.Series(values[::-1]).groupby(group[::-1]).cummin().to_numpy()[::-1].copy()  # writable
     out = np.empty_like(values)
     for lo, hi in zip(first.tolist(), np.r_[first[1:], values.size].tolist()):
-        out[lo:hi] = np.minimum.accumulate(values[lo:hi][::-1])[::-1]
+        np.minimum.accumulate(values[lo:hi][::-1], out=out[lo:hi][::-1])  # straight into out: no temporary
     return out
 
 
@@ -255,10 +259,15 @@ def overlong_kernel_count(kernels: pd.DataFrame) -> int:
 def kernel_durations(kernels: pd.DataFrame) -> pd.Series:
     """``end - start`` per kernel in ns (end clipped for same-stream overruns, see ``kernel_end_ns``),
     0 for invalid rows (so a bad row never adds negative time). int64 Series aligned with ``kernels``."""
-    s = kernels["start_ns"]
-    e = kernels["end_ns"]
-    dur = pd.Series(kernel_end_ns(kernels) - s.to_numpy(np.int64), index=kernels.index, copy=False)
-    return dur.where(~_invalid(s, e), 0)
+    s = kernels["start_ns"].to_numpy(np.int64)
+    e = kernels["end_ns"].to_numpy(np.int64)
+    dur = e - s  # as recorded, for the validity test; then (in place: 10M kernels, one 80 MB array) as used
+    invalid = (s < 0) | (dur < 0) | (e >= MAX_TIMESTAMP_NS) | (dur > MAX_KERNEL_DURATION_NS)  # ``_invalid``
+    ends, _ = _overruns(kernels)
+    if ends is not None:
+        np.subtract(ends, s, out=dur)
+    dur[invalid] = 0
+    return pd.Series(dur, index=kernels.index, copy=False)
 
 
 def kernel_busy_union(kernels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -287,12 +296,21 @@ def _count_and_total(names: pd.Series, durations: pd.Series) -> pd.DataFrame:
 def api_stats(api_calls: pd.DataFrame) -> pd.DataFrame:
     """Per raw API name: count and total duration (summed across threads, not wall time).
 
+    Args:
+        api_calls: API_CALLS, or ``API_TOTALS`` (a summary's read: counts and totals per thread and name).
+
     Returns:
         API_STATS frame (name, count, total_ns), sorted by total_ns descending, then name.
     """
     if api_calls.empty:
         return empty_frame(API_STATS)
-    out = _count_and_total(api_calls["name"], api_calls["end_ns"] - api_calls["start_ns"])
+    if "count" in api_calls:
+        g = api_calls.groupby("name", observed=True, sort=False)
+        out = pd.DataFrame({"count": g["count"].sum(), "total_ns": g["total_ns"].sum()})
+        out.index = out.index.astype(str)
+        out = out.rename_axis("name").reset_index()
+    else:
+        out = _count_and_total(api_calls["name"], api_calls["end_ns"] - api_calls["start_ns"])
     out = out.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
     return conform(out.reset_index(drop=True), API_STATS)
 
@@ -438,8 +456,10 @@ def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PR
     """
     # The timed kernels' times as arrays, once (``timed_kernels`` would copy the frame for each use).
     ok = _usable(bundle.kernels).to_numpy()
-    starts = bundle.kernels["start_ns"].to_numpy(np.int64)[ok]
-    ends = kernel_end_ns(bundle.kernels)[ok]
+    starts = bundle.kernels["start_ns"].to_numpy(np.int64)
+    ends = kernel_end_ns(bundle.kernels)
+    if not ok.all():  # else the columns themselves (10M kernels: no 160 MB of copies)
+        starts, ends = starts[ok], ends[ok]
     busy = union_intervals(starts, ends)
     if starts.size:
         gpu_start, gpu_end = int(starts.min()), int(ends.max())
@@ -456,7 +476,7 @@ def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PR
         gpu_busy_union_ns=int((busy[1] - busy[0]).sum()),
         kernel_count=len(bundle.kernels),
         graph_node_kernel_count=int(bundle.kernels["graph_node_id"].notna().sum()),
-        api=api_stats(bundle.api_calls),
+        api=api_stats(bundle.api_calls if bundle.api_totals is None else bundle.api_totals),
         nvtx=nvtx_stats(bundle.nvtx_ranges, busy),
         dispatch=dispatch,
         dispatch_timeline=marks,

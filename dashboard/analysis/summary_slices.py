@@ -31,6 +31,7 @@ from dashboard.analysis.summary import (
     _count_and_total,
     _invalid,
     _usable,
+    api_stats,
     dispatch_rows,
     name_unions,
 )
@@ -196,11 +197,11 @@ def nvtx_part(part: SlicePartial, owned: pd.DataFrame, before: pd.DataFrame, bus
         part.nvtx_gap_ns[r] = {str(names[i]): v for i, v in enumerate(per_name(gap)) if v}
 
 
-def api_part(part: SlicePartial, api_calls: pd.DataFrame) -> None:
-    """Fill the CUDA API statistics (count and total per raw name) of ``part``."""
-    part.counts["api_calls"] = len(api_calls)
-    if len(api_calls):
-        stats = _count_and_total(api_calls["name"], api_calls["end_ns"] - api_calls["start_ns"])
+def api_part(part: SlicePartial, api_totals: pd.DataFrame) -> None:
+    """Fill the CUDA API statistics (count and total per raw name) of ``part`` from its calls' ``API_TOTALS``."""
+    part.counts["api_calls"] = int(api_totals["count"].sum())
+    if len(api_totals):
+        stats = api_stats(api_totals)
         part.api = {n: [int(c), int(t)] for n, c, t in stats.itertuples(index=False)}
 
 

@@ -220,6 +220,8 @@ class TraceCache:
             return None
 
     def _write(self, entry: Path, bundle: TraceBundle) -> None:
+        if bundle.api_totals is not None:  # a summary's read: its CUDA API calls are totals, not the rows a view needs
+            raise ValueError("a bundle read for a summary (lean) is never cached")
         tmp = None
         try:
             self.entries_dir.mkdir(parents=True, exist_ok=True)

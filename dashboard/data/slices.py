@@ -90,7 +90,7 @@ def slice_partial(plan: SlicePlan, i: int) -> SlicePartial:
         busy, cands = kernel_part(part, owned, before, after)
         kernel_rows = len(owned)
         del owned, before, after
-        api, api_account, bad_api = r.api_calls(where)
+        api, api_account, bad_api = r.api_totals(where)
         api_part(part, api)
         part.launch_calls = {p: n for p, n, _ in launches_by_pid(api, np.zeros(0, np.int64))}
         del api

@@ -17,15 +17,14 @@ import numpy as np
 import pandas as pd
 
 from dashboard.errors import TraceFormatError, clean_message
+from dashboard.loaders.nsys_api_totals import read_api_totals
 from dashboard.loaders.nsys_gpu_ops import _load_graph_launches, _load_memops
 from dashboard.loaders.nsys_nvtx import NVTX_RANGE_TYPES, _load_nvtx, nvtx_domain_names
 from dashboard.loaders.nsys_schema import check_nsys_tables, open_export, probe_schema
 from dashboard.loaders.nsys_tables import (
-    _LEAN_API_COLUMNS,
     _LEAN_KERNEL_COLUMNS,
     RULE_BACKTRACE,
     RULE_BAD_TIME,
-    _api_frame,
     _api_sql,
     _kernel_frame,
     _kernel_sql,
@@ -36,7 +35,7 @@ from dashboard.loaders.nsys_tables import (
     gpu_activity_missing,
 )
 from dashboard.loaders.sqlite_access import _q, _query
-from dashboard.model import RowAccount, TraceMeta
+from dashboard.model import API_TOTALS, RowAccount, TraceMeta, empty_frame
 
 _TIME_LIMIT = 2**62
 # The largest integer whose float64 value is below 2**62: ``_load_nvtx`` keeps timestamps whose float is
@@ -192,21 +191,20 @@ class SliceReader:
             where += ' AND "streamId" IN (' + ", ".join(str(int(s)) for s in stream_ids) + ")"
         return self.kernels(where)
 
-    def api_calls(self, where: str) -> tuple[pd.DataFrame, RowAccount | None, int]:
-        """CUDA API calls matching ``where`` (lean, without backtrace duplicates), their "CUDA API calls"
-        account and the rows dropped for unusable times."""
+    def api_totals(self, where: str) -> tuple[pd.DataFrame, RowAccount | None, int]:
+        """The CUDA API calls matching ``where`` (without backtrace duplicates) as ``API_TOTALS`` (see
+        ``nsys_api_totals``), their "CUDA API calls" account and the rows dropped for unusable times."""
         t = self._table("CUPTI_ACTIVITY_KIND_RUNTIME")
-        sql = _api_sql(self.probe, True, where)
+        sql = _api_sql(self.probe, where=where, totals=True)
         if not t or sql is None:
-            return _api_frame(None, self.strings)[0], None, 0
+            return empty_frame(API_TOTALS), None, 0
         read = int(self._scalar(f"SELECT count(*) FROM {_q(t)}" + (f" WHERE {where}" if where else "")))
-        raw = _query(self.con, sql, _LEAN_API_COLUMNS)
-        returned = len(raw)
-        frame, bad = _api_frame(raw, self.strings)
+        totals, returned, bad = read_api_totals(self.con, sql, self.strings)
+        kept = int(totals["count"].sum())
         account = RowAccount(
-            "CUDA API calls", read, len(frame), _rules((RULE_BACKTRACE, read - returned), (RULE_BAD_TIME, bad))
+            "CUDA API calls", read, kept, _rules((RULE_BACKTRACE, read - returned), (RULE_BAD_TIME, bad))
         )
-        return frame, account, bad
+        return totals, account, bad
 
     def nvtx(self, where: str, close_at: int, domains: dict):
         """``_load_nvtx`` of the NVTX rows matching ``where``, closing open ranges at ``close_at``."""

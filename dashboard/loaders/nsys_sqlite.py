@@ -10,11 +10,13 @@ from __future__ import annotations
 import inspect
 import os
 import sqlite3
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
 from dashboard.errors import TraceFormatError, clean_message
+from dashboard.loaders.nsys_api_totals import read_api_totals
 from dashboard.loaders.nsys_gpu_ops import _load_graph_launches, _load_memops
 from dashboard.loaders.nsys_nvtx import _load_nvtx
 from dashboard.loaders.nsys_schema import (
@@ -27,7 +29,6 @@ from dashboard.loaders.nsys_schema import (
 from dashboard.loaders.nsys_tables import (
     _API_COLUMNS,
     _KERNEL_COLUMNS,
-    _LEAN_API_COLUMNS,
     _LEAN_KERNEL_COLUMNS,
     KERNEL_REST_COLUMNS,
     KERNEL_TIME_COLUMNS,
@@ -50,7 +51,7 @@ from dashboard.loaders.nsys_tables import (
 )
 from dashboard.loaders.nsys_traits import old_schema_traits
 from dashboard.loaders.sqlite_access import _HAVE_ADBC, _chunks_to_frame, _count, _fetch_columns, _q, _query_sqlite3
-from dashboard.model import RowAccount, TraceBundle
+from dashboard.model import API_CALLS, API_TOTALS, RowAccount, TraceBundle, empty_frame
 
 
 def stage_reporter(progress):
@@ -89,19 +90,24 @@ def _narrow(columns: list[str]) -> tuple[bool, ...]:
 
 
 def _run_queries(
-    con: sqlite3.Connection, jobs: dict[str, tuple[str | None, list[str], str | None, int]]
-) -> dict[str, pd.DataFrame | None]:
+    con: sqlite3.Connection,
+    jobs: dict[str, tuple[str | None, list[str], str | None, int]],
+    also: dict[str, Callable[[], object]] | None = None,
+) -> dict[str, object]:
     """Run independent queries; with ADBC, in parallel threads, each on its own connection.
 
     ``jobs`` maps a name to ``(sql, columns, split_table, rows)``: a query without a WHERE clause on
     ``split_table`` is cut into two rowid ranges read in parallel and joined in order; ``rows`` is an
-    upper bound of its result's rows (its table's), so each column is allocated once.
+    upper bound of its result's rows (its table's), so each column is allocated once. ``also``: further
+    reads (callables that open their own connections), run beside them; their results under their names.
     """
-    out: dict[str, pd.DataFrame | None] = {k: None for k in jobs}
+    out: dict[str, object] = {k: None for k in jobs}
     todo = {k: v for k, v in jobs.items() if v[0] is not None}
+    also = also or {}
     uri = getattr(con, "tracedash_uri", None)
-    if not (_HAVE_ADBC and uri and todo):
+    if not (_HAVE_ADBC and uri and (todo or also)):
         out.update({k: _query_sqlite3(con, sql, cols) for k, (sql, cols, _, _) in todo.items()})
+        out.update({k: read() for k, read in also.items()})
         return out
     from concurrent.futures import ThreadPoolExecutor
 
@@ -109,7 +115,8 @@ def _run_queries(
         k: [sql + w for w in (_rowid_parts(con, split, 2) if split else None) or [""]]
         for k, (sql, _, split, _) in todo.items()
     }
-    with ThreadPoolExecutor(max_workers=sum(len(v) for v in pieces.values())) as pool:
+    with ThreadPoolExecutor(max_workers=sum(len(v) for v in pieces.values()) + len(also)) as pool:
+        others = {k: pool.submit(read) for k, read in also.items()}
         futures = {
             k: [pool.submit(_fetch_columns, uri, q, len(todo[k][1]), todo[k][3], _narrow(todo[k][1])) for q in qs]
             for k, qs in pieces.items()
@@ -120,6 +127,7 @@ def _run_queries(
                 out[k] = _chunks_to_frame([f.result() for f in futs], cols)
             except Exception:  # noqa: BLE001 - ADBC could not type a column: exact sqlite3 path
                 out[k] = _query_sqlite3(con, sql, cols)
+        out.update({k: f.result() for k, f in others.items()})
     return out
 
 
@@ -221,9 +229,10 @@ def load_nsys_sqlite(
         progress: optional callable taking a stage name, called as each stage starts; one that also takes a
             ``rows`` keyword gets the row counts known then (see ``stage_reporter``): the kernel table's
             rows as "kernels and CUDA API calls" starts.
-        lean: read only the kernel and API columns the seed-format summary needs (times, names,
-            graph node, event class); ids are left at their defaults (device/stream 0,
-            correlation -1) and the demangled name equals the short name. Never cache it.
+        lean: read only what the seed-format summary needs: the kernel columns of times, stream identity,
+            graph node and names (correlation ids left at -1), and the CUDA API calls as totals per thread
+            and name (``api_totals``, reduced as they are read: ``nsys_api_totals``; ``api_calls`` is empty).
+            Never cache it.
         on_kernel_times: optional callable ``(start_ns, end_ns, device_id)``, called with the kernel rows'
             recorded times and devices (aligned columns; NULL as NA) as soon as they are read, before the rest of
             the kernel columns and the CUDA API calls (a full read only): what a page previews while the
@@ -253,21 +262,26 @@ def load_nsys_sqlite(
             times = _run_queries(con, {"times": (parts[0], KERNEL_TIME_COLUMNS, kernel_table, kernel_rows)})["times"]
             on_kernel_times(*(times[c] for c in KERNEL_TIME_COLUMNS))
             kernel_job = (parts[1], KERNEL_REST_COLUMNS)
-        raw = _run_queries(
-            con,
-            {
-                "kernels": (*kernel_job, kernel_table, kernel_rows),
-                "api": (_api_sql(probe, lean), _LEAN_API_COLUMNS if lean else _API_COLUMNS, None, api_read),
-            },
-        )
+        jobs = {"kernels": (*kernel_job, kernel_table, kernel_rows)}
+        totals_sql = _api_sql(probe, totals=True) if lean else None
+        also = {"api_totals": lambda: read_api_totals(con, totals_sql, strings)} if totals_sql else None
+        if not lean:
+            jobs["api"] = (_api_sql(probe), _API_COLUMNS, None, api_read)
+        raw = _run_queries(con, jobs, also)
         if times is not None:
             raw["kernels"] = _join_columns(times, raw["kernels"], p.name)
             del times
         accounts = [_kernel_account(con, probe, raw["kernels"])]
-        api_returned = 0 if raw["api"] is None else len(raw["api"])
         # Popped: each raw frame is freed as soon as its typed frame is built (a 10M-kernel read is ~1.3 GB raw).
         kernels, dropped = _kernel_frame(raw.pop("kernels"), strings)
-        api_calls, bad_api = _api_frame(raw.pop("api"), strings)
+        api_totals = None
+        if lean:  # a summary's read: the calls as totals per thread and name, never a row per call
+            api_totals, api_returned, bad_api = raw.pop("api_totals", None) or (empty_frame(API_TOTALS), 0, 0)
+            api_calls, api_kept = empty_frame(API_CALLS), int(api_totals["count"].sum())
+        else:
+            api_returned = 0 if raw["api"] is None else len(raw["api"])
+            api_calls, bad_api = _api_frame(raw.pop("api"), strings)
+            api_kept = len(api_calls)
         if _api_sql(probe) is None:  # a RUNTIME table without start/end/nameId: none of it readable
             accounts.append(RowAccount("CUDA API calls", api_read, 0, unrecognised=api_read))
         else:
@@ -275,7 +289,7 @@ def load_nsys_sqlite(
                 RowAccount(
                     "CUDA API calls",
                     api_read,
-                    len(api_calls),
+                    api_kept,
                     _rules((RULE_BACKTRACE, api_read - api_returned), (RULE_BAD_TIME, bad_api)),
                 )
             )
@@ -293,7 +307,7 @@ def load_nsys_sqlite(
         }
         accounts += [*nvtx_accounts, memops_account, graph_account]
         executions = np.concatenate([kernels["pid"].to_numpy(np.int64), graph_pids])
-        launches = launches_by_pid(api_calls, executions)
+        launches = launches_by_pid(api_calls if api_totals is None else api_totals, executions)
         gaps = capture_gap_warnings(launches, unattributed=int((executions == 0).sum()))
         return TraceBundle(
             meta=_load_meta(
@@ -314,6 +328,7 @@ def load_nsys_sqlite(
             nvtx_marks=marks,
             memops=memops,
             graph_launches=graph_launches,
+            api_totals=api_totals,
         )
     except sqlite3.DatabaseError as exc:
         raise TraceFormatError(

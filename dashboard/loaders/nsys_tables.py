@@ -4,6 +4,7 @@ memcpy/memset and CUDA graph launches in ``nsys_gpu_ops``."""
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
 from pathlib import Path
@@ -44,10 +45,39 @@ LAUNCH_API = re.compile(
 
 def _int(series: pd.Series, default: int = -1) -> pd.Series:
     """Integer column with NULL/non-numeric values replaced by ``default``: as it is when already a numpy
-    integer column (int32 for ids read narrow), else int64."""
+    integer column (int32 for ids read narrow), else int64. A column of mixed SQLite types (Python objects, or
+    text where ADBC gave one) is converted value by value, so its integers stay exact (through float64 a time
+    above 2**53 ns rounds)."""
     if series.dtype in (np.int64, np.int32):
         return series
-    return pd.to_numeric(series, errors="coerce").fillna(default).astype("int64")
+    if not pd.api.types.is_numeric_dtype(series.dtype):  # object, or pandas' str for a column ADBC read as text
+        values = np.fromiter((_exact_int(v, default) for v in series), dtype=np.int64, count=len(series))
+        return pd.Series(values, index=series.index, copy=False)
+    numeric = pd.to_numeric(series, errors="coerce")
+    if numeric.dtype.kind == "f":  # NaN, inf and values past int64 are not numbers here
+        numeric = numeric.where(np.isfinite(numeric) & (numeric.abs() < 2.0**63))
+    return numeric.fillna(default).astype("int64")
+
+
+def _exact_int(value, default: int) -> int:
+    """One SQLite value as an int64: an integer as it is, a REAL or numeric text truncated like ``astype``,
+    anything else (NULL, a BLOB, text that is no number, beyond int64) ``default``."""
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = int(text)
+        except ValueError:
+            try:
+                value = float(text)
+            except ValueError:
+                return default
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value if -(2**63) <= value < 2**63 else default
+    if isinstance(value, float) and math.isfinite(value) and abs(value) < 2.0**63:
+        return int(value)
+    return default
 
 
 INVALID_TIME_LIMIT_NS = 2**62  # a start/end at or beyond this is corrupt (about 146 years)
@@ -74,7 +104,8 @@ def launches_by_pid(api_calls: pd.DataFrame, execution_pids: np.ndarray) -> tupl
     """Per process that called a launch API (``LAUNCH_API``): ``(pid, launch calls, GPU executions)``.
 
     Args:
-        api_calls: API_CALLS frame (``pid``, ``name``).
+        api_calls: API_CALLS frame (``pid``, ``name``), or an ``API_TOTALS`` frame, whose rows count ``count``
+            calls each.
         execution_pids: pid of every GPU execution recorded (kernel rows, graph-level graph
             executions), int64.
 
@@ -88,8 +119,13 @@ def launches_by_pid(api_calls: pd.DataFrame, execution_pids: np.ndarray) -> tupl
     launch_names = [c for c in cats if LAUNCH_API.match(str(c))]
     if not launch_names:
         return ()
-    pids = api_calls.loc[names.isin(launch_names), "pid"].to_numpy(np.int64)
-    lp, ln = np.unique(pids, return_counts=True)
+    launching = names.isin(launch_names).to_numpy(bool)
+    pids = api_calls.loc[launching, "pid"].to_numpy(np.int64)
+    if "count" in api_calls:  # totals: one row per thread and name
+        counts = pd.Series(api_calls.loc[launching, "count"].to_numpy(np.int64)).groupby(pids).sum()
+        lp, ln = counts.index.to_numpy(np.int64), counts.to_numpy(np.int64)
+    else:
+        lp, ln = np.unique(pids, return_counts=True)
     ep, en = np.unique(np.asarray(execution_pids, np.int64), return_counts=True)
     execs = dict(zip(ep.tolist(), en.tolist()))
     return tuple((int(p), int(n), int(execs.get(int(p), 0))) for p, n in zip(lp.tolist(), ln.tolist()))
@@ -232,6 +268,7 @@ _LEAN_KERNEL_COLUMNS = [
 
 
 _LEAN_API_COLUMNS = ["start_ns", "end_ns", "global_tid", "event_class", "name_id"]
+API_TOTALS_READ = ("start_ns", "end_ns", "global_tid", "name_id")  # _api_sql(totals=True)'s columns
 
 
 def _kernel_sql(probe: SchemaProbe, lean: bool = False, where: str = "") -> str | None:
@@ -357,8 +394,9 @@ def _kernel_account(con, probe: SchemaProbe, raw: pd.DataFrame | None) -> RowAcc
     return RowAccount("kernels", n, 0, unrecognised=n)
 
 
-def _api_sql(probe: SchemaProbe, lean: bool = False, where: str = "") -> str | None:
-    """The CUDA API query without backtrace duplicates (``where``: a further SQL condition, e.g. a time slice)."""
+def _api_sql(probe: SchemaProbe, lean: bool = False, where: str = "", *, totals: bool = False) -> str | None:
+    """The CUDA API query without backtrace duplicates (``where``: a further SQL condition, e.g. a time slice);
+    ``totals``: only what ``nsys_api_totals`` reduces (``API_TOTALS_READ``: times, thread, name id)."""
     table = probe.table("CUPTI_ACTIVITY_KIND_RUNTIME")
     cols = probe.columns(table)
     if not table or not {"start", "end", "nameId"} <= set(cols):
@@ -366,6 +404,8 @@ def _api_sql(probe: SchemaProbe, lean: bool = False, where: str = "") -> str | N
     conds = [f'"eventClass" IS NOT {EVENT_CLASS_BACKTRACE}'] if "eventClass" in cols else []
     conds += [f"({where})"] if where else []
     where = "WHERE " + " AND ".join(conds) if conds else ""
+    if totals:
+        return f'SELECT "start", "end", {_col(cols, "globalTid")}, "nameId" FROM {_q(table)} {where}'
     if lean:
         return (
             f'SELECT "start", "end", {_col(cols, "globalTid")}, {_col(cols, "eventClass", "0")}, "nameId" '

@@ -60,7 +60,23 @@ def _query_sqlite3(con: sqlite3.Connection, sql: str, columns: list[str]) -> pd.
     rows = con.execute(sql).fetchall()
     if not rows:
         return pd.DataFrame({c: pd.Series([], dtype="object") for c in columns})
-    return pd.DataFrame.from_records(rows, columns=columns)
+    return records_frame(rows, columns)
+
+
+_EXACT_IN_FLOAT = 2**53
+
+
+def records_frame(rows: list[tuple], columns: list[str]) -> pd.DataFrame:
+    """sqlite3 rows as a frame, each column typed as pandas infers it, except that a column pandas would make
+    float64 (integers with NULLs or REALs) stays Python objects when it holds an integer beyond 2**53, which a
+    float would round (a time in ns since the epoch); ``nsys_tables._int`` converts such a column exactly."""
+    data = {}
+    for name, values in zip(columns, zip(*rows)):
+        col = pd.Series(values)
+        if col.dtype.kind == "f" and any(type(v) is int and abs(v) > _EXACT_IN_FLOAT for v in values):
+            col = pd.Series(values, dtype=object)
+        data[name] = col
+    return pd.DataFrame(data, copy=False)
 
 
 ADBC_BATCH_ROWS = 1 << 18
@@ -182,19 +198,27 @@ def _fetch_columns(
     as it arrives: memory peaks at about the size of the result. ``capacity``: the rows expected (an
     upper bound: a table's row count), so each integer column is allocated once; ``narrow[i]``: column i
     is an id, held as int32 while its values fit."""
+    sinks = [_Sink(capacity, i < len(narrow) and narrow[i]) for i in range(n_columns)]
+    for batch in adbc_batches(uri, sql):
+        for sink, col in zip(sinks, batch.columns):
+            sink.add(col)
+        del batch
+    return sinks
+
+
+def adbc_batches(uri: str, sql: str):
+    """The Arrow record batches of a query through ADBC, ``ADBC_BATCH_ROWS`` rows each (the last fewer).
+
+    Raises:
+        Exception: whatever ADBC raises, e.g. for a column that mixes types (callers read with sqlite3 then).
+    """
     import adbc_driver_sqlite.dbapi as adbc
 
-    sinks = [_Sink(capacity, i < len(narrow) and narrow[i]) for i in range(n_columns)]
     with adbc.connect(uri) as conn, conn.cursor() as cur:
         # Large batches: few big copies instead of ~1,000-row crumbs.
         cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(ADBC_BATCH_ROWS)})
         cur.execute(sql)
-        reader = cur.fetch_record_batch()
-        for batch in reader:
-            for sink, col in zip(sinks, batch.columns):
-                sink.add(col)
-            del batch
-    return sinks
+        yield from cur.fetch_record_batch()
 
 
 def _chunks_to_frame(parts: list[list[_Sink]], columns: list[str]) -> pd.DataFrame:
