@@ -2,7 +2,8 @@
 
 Run: ``.venv/bin/python benchmarks/page_load.py [TRACE ...] [--runs 4] [--baseline 5b1e355] [--big] [--quick]
 [--empty-cache | --warm-cache]``
-(``--quick``: the tiny NVTX sample, 2 loads, no baseline: seconds; `make test` runs it with the browser tests)
+(``--quick``: the tiny NVTX sample, 2 loads, no baseline, then one ``--warm-cache`` load: seconds; `make test` runs
+it with the browser tests)
 
 What is measured (the way the speed targets state it, as ../shared/tools/page_ready.py does):
 
@@ -277,6 +278,22 @@ def measure_empty_cache(
     return loads
 
 
+def first_page_table(browser, trees, traces, runs: int, env: dict, work: Path, warm: bool, floor: float) -> None:
+    """Print ``measure_empty_cache``'s medians per trace and tree against the floor's settled time."""
+    print(f"{'trace':44s} {'tree':16s} {'ready (median)':>22s} {'every view (median)':>22s}"
+          "   each load: ready s (status line shown s; every view s)")
+    for trace in traces:
+        for label, loads in measure_empty_cache(browser, trees, trace, runs, env, work, warm=warm).items():
+            ready = statistics.median(r for r, _, _ in loads)
+            done = [c for _, _, c in loads if c is not None]
+            whole = f"{floor:.2f} {extra(statistics.median(done) - floor)} s" if done else "-"
+            each = ", ".join(
+                f"{r:.2f} ({s:.2f}; {c:.2f})" if s is not None and c is not None else f"{r:.2f}" for r, s, c in loads
+            )
+            print(f"{trace.name[:44]:44s} {label:16s} {floor:>11.2f} {extra(ready - floor)} s"
+                  f" {whole:>22s}   {each}", flush=True)
+
+
 def sample_rss(pid: int, stop: threading.Event, peak: list) -> None:
     """Peak memory of the server and all its processes (gunicorn master and workers), every 0.2 s: the sum of
     their PSS (proportional set size: pages a forked worker shares with its master count once, where a sum of
@@ -350,22 +367,7 @@ def main() -> int:
             floor_drawn = statistics.median(x[1] for x in floors[1:])
             print(f"floor (2 dcc.Graph + 1 AG Grid): settled {floor_settled:.2f} s, drawn {floor_drawn:.2f} s")
             if args.empty_cache or args.warm_cache:
-                print(f"{'trace':44s} {'tree':16s} {'ready (median)':>22s} {'every view (median)':>22s}"
-                      "   each load: ready s (status line shown s; every view s)")
-                for trace in traces:
-                    for label, loads in measure_empty_cache(
-                        browser, trees, trace, args.runs, env, work, warm=args.warm_cache
-                    ).items():
-                        ready = statistics.median(r for r, _, _ in loads)
-                        done = [c for _, _, c in loads if c is not None]
-                        whole = (f"{floor_settled:.2f} {extra(statistics.median(done) - floor_settled)} s" if done
-                                 else "-")
-                        each = ", ".join(
-                            f"{r:.2f} ({s:.2f}; {c:.2f})" if s is not None and c is not None else f"{r:.2f}"
-                            for r, s, c in loads
-                        )
-                        print(f"{trace.name[:44]:44s} {label:16s} {floor_settled:>11.2f} {extra(ready - floor_settled)} s"
-                              f" {whole:>22s}   {each}", flush=True)
+                first_page_table(browser, trees, traces, args.runs, env, work, args.warm_cache, floor_settled)
                 browser.close()
                 return 0
             print(f"{'trace':44s} {'tree':16s} {'settled (in memory)':>22s} {'drawn (in memory)':>20s} "
@@ -384,6 +386,9 @@ def main() -> int:
                           f"{r['rss'] / 1024**2:>12,.0f} MiB"
                           + (f"   (fresh, no warming: {extra(r['cold'][0] - floor_settled)} s)" if r["cold"] else ""),
                           flush=True)
+            if args.quick:  # the --warm-cache path too, one fresh server: `make test` keeps both working, one browser
+                print("--warm-cache:")
+                first_page_table(browser, trees, traces, 1, env, work, True, floor_settled)
             browser.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
