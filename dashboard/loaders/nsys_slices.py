@@ -95,7 +95,7 @@ class SliceReader:
         p = self.probe
         if self._table("CUPTI_ACTIVITY_KIND_KERNEL") and _kernel_sql(p, True) is None:
             return "the kernel table lacks its start/end columns"
-        if self._table("CUPTI_ACTIVITY_KIND_RUNTIME") and _api_sql(p, True) is None:
+        if self._table("CUPTI_ACTIVITY_KIND_RUNTIME") and _api_sql(p) is None:
             return "the CUDA API table lacks its start/end/nameId columns"
         nvtx = self._table("NVTX_EVENTS")
         if nvtx and not {"start", "eventType"} <= set(p.columns(nvtx)):

@@ -267,7 +267,6 @@ _LEAN_KERNEL_COLUMNS = [
 ]
 
 
-_LEAN_API_COLUMNS = ["start_ns", "end_ns", "global_tid", "event_class", "name_id"]
 API_TOTALS_READ = ("start_ns", "end_ns", "global_tid", "name_id")  # _api_sql(totals=True)'s columns
 
 
@@ -394,7 +393,7 @@ def _kernel_account(con, probe: SchemaProbe, raw: pd.DataFrame | None) -> RowAcc
     return RowAccount("kernels", n, 0, unrecognised=n)
 
 
-def _api_sql(probe: SchemaProbe, lean: bool = False, where: str = "", *, totals: bool = False) -> str | None:
+def _api_sql(probe: SchemaProbe, where: str = "", *, totals: bool = False) -> str | None:
     """The CUDA API query without backtrace duplicates (``where``: a further SQL condition, e.g. a time slice);
     ``totals``: only what ``nsys_api_totals`` reduces (``API_TOTALS_READ``: times, thread, name id)."""
     table = probe.table("CUPTI_ACTIVITY_KIND_RUNTIME")
@@ -406,11 +405,6 @@ def _api_sql(probe: SchemaProbe, lean: bool = False, where: str = "", *, totals:
     where = "WHERE " + " AND ".join(conds) if conds else ""
     if totals:
         return f'SELECT "start", "end", {_col(cols, "globalTid")}, "nameId" FROM {_q(table)} {where}'
-    if lean:
-        return (
-            f'SELECT "start", "end", {_col(cols, "globalTid")}, {_col(cols, "eventClass", "0")}, "nameId" '
-            f'FROM {_q(table)} {where}'
-        )
     return (
         f'SELECT "start", "end", {_col(cols, "globalTid")}, {_col(cols, "correlationId")}, '
         f'{_col(cols, "eventClass", "0")}, "nameId" FROM {_q(table)} {where}'
