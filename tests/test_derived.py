@@ -54,7 +54,8 @@ def test_the_first_call_of_a_key_is_the_launch_and_an_unknown_correlation_id_nev
         [1, 2, 50, 3],
         [2, 1, 10, 3],
     ]
-    assert j["api_name"].tolist() == ["call30", "call50", "call10"]
+    assert api["name"].iloc[j["api_index"]].tolist() == ["call30", "call50", "call10"]
+    assert list(j.columns) == ["kernel_index", "api_index", "pid", "api_start_ns", "api_ns"]
 
 
 def test_ids_too_large_to_pack_join_by_merge_with_the_same_answer():
@@ -117,6 +118,16 @@ def test_a_windows_attribution_to_the_cut_steps_is_kept_apart_from_its_own_marks
             [-1, 11, 12, 13],
             [279, 600, 600, 314],
         ]
+
+
+def test_the_whole_traces_steps_asked_for_by_value_share_the_one_attribution():
+    # The phase views pass the trace's own steps as a frame of their own: one int32 array per kernel, not two.
+    trace = load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite")
+    ta = analysis_of(trace)
+    own = ta.attribution("CG_DISPATCH")
+    assert ta.attribution("CG_DISPATCH", ta.dispatches("CG_DISPATCH").copy()) is own
+    assert own.dtype == np.int32 and len(own) == 108_000 and int((own == UNATTRIBUTED).sum()) == 0
+    assert sum(1 for k in ta.memo._values if k[0] == "attribution") == 1
 
 
 def test_an_analysis_dies_with_its_trace(tmp_path):

@@ -113,7 +113,9 @@ class BundleAnalysis:
     def work(self, busy_source: str) -> pd.DataFrame:
         """GPU work counted as busy for a busy source (``gpu_time.work_for_source``): views of the frames'
         columns, so kept (the overview, timeline, Gantt and idle gaps each asked for their own)."""
-        return self.memo.get(("work", busy_source), lambda: work_for_source(self.bundle, busy_source))
+        return self.memo.get(
+            ("work", busy_source), lambda: work_for_source(self.bundle, busy_source, self.timed_kernels())
+        )
 
     def gpu_time(self, busy_source: str) -> pd.DataFrame:
         """``gpu_time.gpu_time`` of the work a busy source counts: the Per GPU table and the overview's cards."""
@@ -162,7 +164,10 @@ class BundleAnalysis:
         (``attribution.attribute_kernels`` on ``launches``). ``dispatches``: the trace's steps of ``prefix``
         cut to this analysis's window (a stats window), kept apart from the steps this bundle's own marks
         make (a window's marks miss the step that began before it, and number the steps from 0)."""
-        d = self.dispatches(prefix) if dispatches is None else dispatches
+        own = self.dispatches(prefix)
+        if dispatches is not None and dispatches is not own and len(dispatches) == len(own) and dispatches.equals(own):
+            dispatches = None  # the whole trace's own steps, asked for by a view: one attribution, not two
+        d = own if dispatches is None else dispatches
         return self.memo.get(
             ("attribution", prefix, dispatches is None),
             lambda: attribute_kernels(self.bundle.kernels, self.bundle.api_calls, d, self.launches()),

@@ -90,6 +90,7 @@ def gpu_work(
     *,
     include_memops: bool = False,
     include_graphs: bool = True,
+    timed: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """The GPU work intervals that count as busy.
 
@@ -99,13 +100,14 @@ def gpu_work(
         memops: MEMOPS frame, counted when ``include_memops``.
         graph_launches: GRAPH_LAUNCHES frame (graph-level CUDA graph tracing), counted when
             ``include_graphs``: each launch is one opaque interval.
+        timed: ``summary.timed_kernels(kernels)`` when the caller keeps it (its columns are then shared).
 
     Returns:
         Frame (device_id, stream_id, start_ns, end_ns, kind) with kind a categorical of
         ``WORK_KINDS`` ("kernel", "memop", "graph"), in input order per kind; ids keep the frames' integer
         dtypes.
     """
-    parts = [_work_part(timed_kernels(kernels), "kernel")]
+    parts = [_work_part(timed_kernels(kernels) if timed is None else timed, "kernel")]
     if include_memops and memops is not None and not memops.empty:
         parts.append(_work_part(memops, "memop"))
     if include_graphs and graph_launches is not None and not graph_launches.empty:
@@ -168,10 +170,12 @@ def cuda_traced(run) -> bool:
 CUDA_ROW_KINDS = ("kernels", "CUDA API calls", "memcpy/memset", "CUDA graph launches")  # RowAccount kinds
 
 
-def work_for_source(bundle, busy_source: str) -> pd.DataFrame:
-    """``gpu_work`` of a TraceBundle for a busy source (``BUSY_SOURCES``)."""
+def work_for_source(bundle, busy_source: str, timed: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``gpu_work`` of a TraceBundle for a busy source (``BUSY_SOURCES``); ``timed``: as ``gpu_work``'s."""
     memops, graphs = busy_parts(busy_source)
-    return gpu_work(bundle.kernels, bundle.memops, bundle.graph_launches, include_memops=memops, include_graphs=graphs)
+    return gpu_work(
+        bundle.kernels, bundle.memops, bundle.graph_launches, include_memops=memops, include_graphs=graphs, timed=timed
+    )
 
 
 def stream_count(kernels: pd.DataFrame) -> int:

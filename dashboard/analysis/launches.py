@@ -50,7 +50,7 @@ def launch_index(api_calls: pd.DataFrame) -> LaunchIndex:
     keys = launch_key(api_calls["pid"].to_numpy(), corr)
     if keys is None:
         return LaunchIndex(None, None)
-    rows = np.flatnonzero(corr >= 0)
+    rows = _narrow(np.flatnonzero(corr >= 0), len(corr))
     keys = keys[rows]
     if keys.size > 1 and not (keys[1:] > keys[:-1]).all():  # usually file order is key order already
         order = np.argsort(keys, kind="stable")  # equal keys keep file order: the first call comes first
@@ -108,30 +108,25 @@ def kernel_launches(kernels: pd.DataFrame, api_calls: pd.DataFrame, index: Launc
 
     Returns:
         Frame with one row per matched kernel, in kernel order: kernel_index (row position in
-        ``kernels``), api_index (row position in ``api_calls``), correlation_id, pid, api_name,
-        api_start_ns, api_ns (the call's duration), kernel_start_ns.
+        ``kernels``), api_index (row position in ``api_calls``), both int32 when the frames allow, pid,
+        api_start_ns and api_ns (the call's duration). Anything else of the call or the kernel is a lookup by
+        position (``api_calls["name"].iloc[api_index]``): a trace keeps this frame, and 10M launches cost
+        ~28 bytes each, not ~50.
     """
     kpos, apos = match_launches(kernels, api_calls, index)
-    a_start = api_calls["start_ns"].to_numpy()
+    a_start = api_calls["start_ns"].to_numpy(np.int64)[apos]
     return pd.DataFrame(
         {
-            "kernel_index": kpos,
-            "api_index": apos,
-            "correlation_id": kernels["correlation_id"].to_numpy()[kpos],
+            "kernel_index": _narrow(kpos, len(kernels)),
+            "api_index": _narrow(apos, len(api_calls)),
             "pid": kernels["pid"].to_numpy()[kpos],
-            "api_name": _names_at(api_calls["name"], apos),
-            "api_start_ns": a_start[apos],
-            "api_ns": api_calls["end_ns"].to_numpy(np.int64)[apos] - a_start[apos].astype(np.int64),
-            "kernel_start_ns": kernels["start_ns"].to_numpy()[kpos],
+            "api_start_ns": a_start,
+            "api_ns": api_calls["end_ns"].to_numpy(np.int64)[apos] - a_start,
         },
         copy=False,
     )
 
 
-def _names_at(names: pd.Series, pos: np.ndarray):
-    """``names.iloc[pos].astype(str)`` as its values; for a categorical column, a categorical of the same
-    names: one small code per kernel, never one string per kernel (10M launches: 20 MB, not 300 MB of
-    Arrow strings)."""
-    if not len(pos) or not isinstance(names.dtype, pd.CategoricalDtype) or names.cat.codes.min() < 0:
-        return names.iloc[pos].astype(str).to_numpy()
-    return pd.Categorical.from_codes(names.cat.codes.to_numpy()[pos], categories=names.cat.categories.astype(str))
+def _narrow(positions: np.ndarray, rows: int) -> np.ndarray:
+    """Row positions as int32 when the frame has fewer than 2**31 rows."""
+    return positions.astype(np.int32, copy=False) if rows < np.iinfo(np.int32).max else positions

@@ -128,24 +128,36 @@ def gpu_ops(bundle: TraceBundle) -> pd.DataFrame:
     """GPU operations as the nsys rules see them: kernels, memcpy and memset rows with ``start > 0``.
 
     Returns:
-        Frame (start_ns, end_ns, pid, device_id, context_id), int64, kernels first then memops,
-        each in file order. Kernels with an invalid time (start -1) are left out.
+        Frame (start_ns, end_ns, pid, device_id, context_id), times int64, ids in the frames' integer dtype
+        (int32 from the loaders: a trace keeps this frame), kernels first then memops, each in file order.
+        Kernels with an invalid time (start -1) are left out.
     """
     k, m = bundle.kernels, bundle.memops
     cols = ("start_ns", "end_ns", "pid", "device_id", "context_id")
-    arrays = {
-        c: (np.concatenate([k[c].to_numpy(np.int64), m[c].to_numpy(np.int64)]) if len(m) else k[c].to_numpy(np.int64))
-        for c in cols
-    }
+
+    def column(c: str) -> np.ndarray:
+        kc = k[c].to_numpy(np.int64) if c.endswith("_ns") else _ids(k[c])
+        if not len(m):
+            return kc
+        mc = m[c].to_numpy(np.int64) if c.endswith("_ns") else _ids(m[c])
+        return np.concatenate([kc, mc])  # numpy promotes to the wider of the two id dtypes
+
+    arrays = {c: column(c) for c in cols}
     keep = arrays["start_ns"] > 0
     if not keep.all():
         arrays = {c: v[keep] for c, v in arrays.items()}
     return pd.DataFrame(arrays, copy=False)
 
 
+def _ids(col: pd.Series) -> np.ndarray:
+    """An id column as a numpy integer array, without a copy when it already is one."""
+    a = col.to_numpy()
+    return a if a.dtype.kind in "iu" else col.to_numpy(np.int64)
+
+
 def _groups(ops: pd.DataFrame):
     """(pid, device_id, row positions) per process and GPU of ``ops``, sorted by (pid, device_id)."""
-    pid, dev = ops["pid"].to_numpy(np.int64), ops["device_id"].to_numpy(np.int64)
+    pid, dev = ops["pid"].to_numpy(), ops["device_id"].to_numpy()
     if len(pid) == 0:
         return []
     if (pid == pid[0]).all() and (dev == dev[0]).all():
@@ -179,7 +191,7 @@ def gpu_starvation(ops: pd.DataFrame, *, gap_ms: int = DEFAULT_GAP_MS) -> pd.Dat
         e = ops["end_ns"].to_numpy(np.int64)[rows]
         order = np.argsort(e, kind="stable")
         ends = e[order]
-        ctx = ops["context_id"].to_numpy(np.int64)[rows][order]
+        ctx = ops["context_id"].to_numpy()[rows][order].astype(np.int64)
         dur = starts[1:] - ends[:-1]
         keep = np.flatnonzero(dur > threshold)
         out["duration_ns"] += dur[keep].tolist()
@@ -222,7 +234,7 @@ def gpu_low_utilization(
         e = np.sort(ops["end_ns"].to_numpy(np.int64)[rows])
         lo, hi = int(s[0]), int(e[-1])
         size = math.ceil(float(hi - lo) / chunks)
-        ctx = int(ops["context_id"].to_numpy(np.int64)[rows][0])
+        ctx = int(ops["context_id"].to_numpy()[rows][0])
         # Operation time before x (overlaps summed, not a union): F(x) = Σ_{s<x} (x − s) − Σ_{e<x} (x − e),
         # from prefix sums over the sorted starts and ends; a chunk's op time is F(ce) − F(cs).
         cum_s = np.concatenate([[0], np.cumsum(s - lo)])
