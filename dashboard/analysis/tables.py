@@ -153,9 +153,14 @@ def graph_rows(graph_launches: pd.DataFrame | None) -> pd.DataFrame:
 def _codes_and_names(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """``(codes, names)``: an int code per row and the name string of each code, where a missing value
     is the name "nan" (what ``astype(str)`` made of it); ``names[codes]`` gives the rows' strings."""
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    if isinstance(values.dtype, pd.CategoricalDtype):  # the loaders' frames: their small codes, no hashing
+        codes, uniques = values.cat.codes.to_numpy(), values.cat.categories
+    else:
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
     names = np.array([str(u) for u in np.asarray(uniques, dtype=object)] + ["nan"], dtype=object)
-    return np.where(codes < 0, len(names) - 1, codes), names
+    if (codes < 0).any():
+        codes = np.where(codes < 0, len(names) - 1, codes)
+    return codes, names
 
 
 def longest_instances(kernels: pd.DataFrame, by: str = "short") -> pd.DataFrame:
