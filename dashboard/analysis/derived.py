@@ -165,7 +165,7 @@ class BundleAnalysis:
         cut to this analysis's window (a stats window), kept apart from the steps this bundle's own marks
         make (a window's marks miss the step that began before it, and number the steps from 0)."""
         own = self.dispatches(prefix)
-        if dispatches is not None and dispatches is not own and len(dispatches) == len(own) and dispatches.equals(own):
+        if dispatches is not None and (dispatches is own or dispatches.equals(own)):
             dispatches = None  # the whole trace's own steps, asked for by a view: one attribution, not two
         d = own if dispatches is None else dispatches
         return self.memo.get(
