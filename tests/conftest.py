@@ -32,18 +32,6 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: the rest keep their order
 
 
-@pytest.fixture(autouse=True)
-def _dask_local_clusters_in_threads(request, monkeypatch):
-    """A local Dask cluster a test starts through the CLI runs its workers as threads: a cluster of processes
-    costs ~3 s to start, and the summaries are the same. Tests marked ``dask_processes`` (the default path
-    itself) get real worker processes."""
-    if request.node.get_closest_marker("dask_processes") is None:
-        import dashboard.data.multirank as multirank
-
-        local = multirank._local_client
-        monkeypatch.setattr(multirank, "_local_client", lambda n_workers, processes: local(n_workers, False))
-
-
 @pytest.fixture(scope="session")
 def seed_dict() -> dict:
     return json.loads(SEED.read_text(encoding="utf-8"))

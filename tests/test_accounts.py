@@ -411,7 +411,16 @@ def test_inspect_lists_tables_no_loader_reads(capsys):
     assert "  OSRT_API                                        1,831 rows\n" in capsys.readouterr().out
 
 
-def test_summarize_several_files_repeats_each_files_warnings_on_stderr(tmp_path, capsys):
+def test_summarize_several_files_repeats_each_files_warnings_on_stderr(tmp_path, capsys, monkeypatch):
+    import functools
+
+    import dashboard.data.multirank
+
+    monkeypatch.setattr(
+        dashboard.data.multirank,
+        "summarize_many",
+        functools.partial(dashboard.data.multirank.summarize_many, processes=False),
+    )
     other = nsys_trace("nsys2024.6_h100_nvfuser.sqlite")
     assert main(["summarize", str(CASE), str(other), "--workers", "1", "--no-cache", "-o", str(tmp_path / "out")]) == 0
     err = capsys.readouterr().err

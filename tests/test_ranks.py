@@ -212,7 +212,6 @@ def test_summarize_many_in_threads_keeps_order_and_reports_failures(rank_files, 
     assert [results[0].text, results[2].text] == single
 
 
-@pytest.mark.dask_processes
 def test_cli_multi_file_default_local_cluster(rank_files, tmp_path, capsys):
     """The real default path: a LocalCluster of processes; -o DIR gets one summary per file."""
     bad = tmp_path / "bad.sqlite"
@@ -380,7 +379,6 @@ def test_serve_ranks_checks_every_file_before_serving(rank_files, tmp_path, caps
     assert err.startswith(f"tracedash: error: {message}") and err.count("\n") == 1
 
 
-@pytest.mark.dask_processes
 @pytest.mark.parametrize("processes", [True, False])
 def test_local_dask_cluster_listens_only_on_free_loopback_ports(processes):
     import psutil

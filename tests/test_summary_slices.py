@@ -223,7 +223,6 @@ def test_auto_slice_count():
     assert auto_slice_count(SAMPLE_108K, workers=2, available=need * 2) == 1
 
 
-@pytest.mark.dask_processes
 def test_cli_slices_on_a_local_dask_cluster(hard_trace, capsys):
     """The real path: --slices N runs N tasks on a local cluster (one worker process); the output is the summary."""
     assert main(["summarize", "--no-cache", str(hard_trace)]) == 0
