@@ -21,6 +21,7 @@ from dashboard.render.load_status import (
     keep_polling,
     kicked_after_load,
     load_status_line,
+    next_poll_limit,
     poll_step,
 )
 from tests.paths import SAMPLES
@@ -77,6 +78,14 @@ def test_a_poll_shows_the_line_stops_when_done_and_kicks_the_views():
     old = LoadStatus("b.sqlite", "failed", error="b.sqlite: broken", age_s=FRESH_S + 1)
     assert poll_step(old, 0, picked=True) == ("Loading b.sqlite…", True, False)
     assert poll_step(LoadStatus("b.sqlite", "idle"), IDLE_POLLS, picked=False) == (None, False, True)
+
+
+def test_the_poll_may_tick_once_past_the_tick_answered():
+    # the next tick waits for the answer: one poll in flight at a time (dcc.Interval stops at max_intervals)
+    assert next_poll_limit(0) == 1
+    assert next_poll_limit(7) == 8
+    assert next_poll_limit(None) == 1  # the page's first answer, before any tick
+    assert [next_poll_limit(bad) for bad in ("x", True, -3, 2.5)] == [1, 1, 1, 1]  # a forged request
 
 
 def test_a_kick_after_a_load_is_told_from_the_page_s_own_for_a_while():

@@ -19,7 +19,7 @@ from dashboard.app.store import TraceStore
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
 from dashboard.render.compare import compare_view, untraced_note
-from dashboard.render.load_status import FRESH_S, after_load_kick, pair_status_line
+from dashboard.render.load_status import FRESH_S, after_load_kick, next_poll_limit, pair_status_line
 from dashboard.state import DEFAULT, ViewState, from_query, to_query
 
 log = logging.getLogger(__name__)
@@ -162,6 +162,7 @@ def register_compare_load_poll(app: Dash, store: TraceStore) -> None:
         Output(cl.LOAD_STATUS, "children"),
         Output(cl.LOAD_STATUS, "hidden"),
         Output(cl.LOAD_POLL, "disabled"),
+        Output(cl.LOAD_POLL, "max_intervals"),
         Output(cl.KICK, "data"),
         Input(cl.LOAD_POLL, "n_intervals"),
         State(cl.PENDING, "data"),
@@ -169,13 +170,14 @@ def register_compare_load_poll(app: Dash, store: TraceStore) -> None:
     )
     def poll(n_intervals, pending):
         if not (isinstance(pending, list) and len(pending) == 2):  # the page's callback has not answered yet
-            return (no_update,) * 4
+            return (no_update,) * 5
         a, b = pending
         for t in (a, b):
             if isinstance(t, str) and store.load_status(t).state == "idle" and t in store.listed_ids([t]):
                 store.load_in_background(t)
         line, more = pair_status_line(_pair_statuses(store, a, b), n_intervals or 0)
-        return line or "", line is None, not more, no_update if more else after_load_kick(time.time() * 1000)
+        kick = no_update if more else after_load_kick(time.time() * 1000)
+        return line or "", line is None, not more, next_poll_limit(n_intervals), kick
 
 
 def _waiting_for(store: TraceStore, a: str, b: str) -> list[str]:
@@ -228,8 +230,9 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         Output(cl.LOAD_STATUS, "children", allow_duplicate=True),
         Output(cl.LOAD_STATUS, "hidden", allow_duplicate=True),
         Output(cl.LOAD_POLL, "disabled", allow_duplicate=True),
+        Output(cl.LOAD_POLL, "max_intervals", allow_duplicate=True),
     ]
-    done = [None, False, "", True, True]  # the pair is shown: no line, no poll
+    done = [None, False, "", True, True, no_update]  # the pair is shown: no line, no poll
 
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="writeSearch"),
@@ -245,13 +248,14 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         Input(cl.PICK_B, "value"),
         Input(cl.SWAP, "n_clicks"),
         Input(cl.KICK, "data"),
+        State(cl.LOAD_POLL, "n_intervals"),
         prevent_initial_call="initial_duplicate",  # it runs on page load; the poll writes the line too
     )
-    def update(search, a, b, _swap, _kick):
-        out = _update(search, a, b)
+    def update(search, a, b, _swap, _kick, polls):
+        out = _update(search, a, b, polls)
         return out if len(out) == len(outputs) else out + done  # a wait sets its own outputs
 
-    def _update(search, a, b):
+    def _update(search, a, b, polls):
         trigger = ctx.triggered_id
         state = from_query(search)
         prefix = state.prefix if "prefix=" in (search or "") else dispatch_prefix
@@ -304,7 +308,7 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         if trigger != cl.KICK:  # a run not in memory yet: the page polls its load instead of holding a connection
             if _waiting_for(store, a, b):
                 line = pair_status_line(_pair_statuses(store, a, b), 0)[0]
-                wait = [[a, b], True, line or "", line is None, line is None]
+                wait = [[a, b], True, line or "", line is None, line is None, next_poll_limit(polls)]
                 return [new_search, a, b, alerts, *[no_update] * len(empty), *links, no_update, options, options] + wait
         elif failure := _fresh_failure(store, a, b):
             return [new_search, a, b, alerts + [alert(failure)], *empty, *links, hidden, options, options]

@@ -22,12 +22,10 @@ from dashboard.app import ids
 from dashboard.app.components import cards
 from dashboard.errors import TraceError
 from dashboard.figures.common import pending_figure
-from dashboard.render.load_status import after_load_kick, poll_step
+from dashboard.render.load_status import after_load_kick, next_poll_limit, poll_step
 from dashboard.render.preview import preview_cards, preview_figure
 
 POLL_MS = 500
-
-
 PREVIEW_HEIGHT_PX = 470  # the timeline view's least height (views.timeline.MIN_HEIGHT_PX): the page does not jump
 
 
@@ -41,7 +39,7 @@ def load_banner(
     preview it sends; the compare page passes its own ids and no preview."""
     return [
         html.Div(line or "", id=status_id, className="load-status", role="status", hidden=line is None),
-        dcc.Interval(id=poll_id, interval=POLL_MS, disabled=line is None),
+        dcc.Interval(id=poll_id, interval=POLL_MS, disabled=line is None, max_intervals=1),
         *([dcc.Store(id=preview_id)] if preview_id else []),
     ]
 
@@ -83,6 +81,7 @@ def register_load_banner(app: Dash, store) -> None:
         Output(ids.LOAD_STATUS, "hidden"),
         Output(ids.LOAD_POLL, "disabled"),
         Output(ids.LOAD_POLL, "n_intervals"),
+        Output(ids.LOAD_POLL, "max_intervals"),
         Output(ids.RENDER_KICK, "data", allow_duplicate=True),
         Output(ids.LOAD_PREVIEW, "data"),
         Input(ids.LOAD_POLL, "n_intervals"),
@@ -92,7 +91,7 @@ def register_load_banner(app: Dash, store) -> None:
     )
     def poll(n_intervals, trace_id, shown):
         if not trace_id:
-            return "", True, True, no_update, no_update, no_update
+            return "", True, True, no_update, no_update, no_update, no_update
         picked = ctx.triggered_id == ids.TRACE_PICKER
         status = store.load_status(trace_id)
         if status.state == "idle" and _served(store, trace_id):  # this worker process may not be loading it yet
@@ -110,6 +109,7 @@ def register_load_banner(app: Dash, store) -> None:
             line is None,
             not more,
             0 if picked else no_update,
+            next_poll_limit(0 if picked else n_intervals),
             after_load_kick(time.time() * 1000) if kick else no_update,
             preview,
         )

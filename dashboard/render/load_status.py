@@ -81,3 +81,14 @@ def kicked_after_load(kick, now_ms: int) -> bool:
     """Whether a view's kick is the poll's after a load ended, in the last ``FRESH_S``: the view then waits
     for the load in its own worker process (another may have loaded it first) instead of returning at once."""
     return isinstance(kick, (int, float)) and not isinstance(kick, bool) and kick < 0 and now_ms + kick < FRESH_S * 1000
+
+
+def next_poll_limit(n_intervals) -> int:
+    """The poll's ``max_intervals`` once its answer to tick ``n_intervals`` is on the page: one tick more.
+
+    Dash drops the answer of a callback still running when the same callback is asked again, so a poll that
+    ticked on a fixed period while the server took longer than the period to answer (a load busying both
+    cores) never had an answer shown, and one tick landing between a load's end and the poll's switch-off
+    asked the views twice. Gated this way one poll is in flight at a time: the next tick waits for the answer."""
+    ticks = n_intervals if isinstance(n_intervals, int) and not isinstance(n_intervals, bool) else 0
+    return max(ticks, 0) + 1

@@ -9,6 +9,7 @@ import json
 import random
 import re
 import sys
+import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -17,6 +18,7 @@ from playwright.sync_api import Page, expect
 from plotly.offline import get_plotlyjs_version
 
 from dashboard.app import create_app
+from dashboard.app.load_banner import POLL_MS
 from dashboard.app.trace_files import trace_id
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -331,17 +333,31 @@ def _open_counting(page: Page, url: str, scripts: list[str] | None = None) -> li
     return sent
 
 
-@pytest.mark.parametrize("how", ["referer", "no-referer", "large"])
+@pytest.mark.parametrize("how", ["referer", "no-referer", "large", "large-slow-polls"])
 def test_a_link_opens_drawn_with_the_fewest_callbacks(page: Page, serve, small_trace, monkeypatch, how, console_errors):
     """The page of a link arrives drawn in the layout response (no view callback on load); without a
     Referer the shell is routed once; a large trace not yet in memory gets its frame at once, its load
     status polled, and its views through one callback each. In every case the page shows the link's
-    view. (On the first page, no mode-bar button sends data off the machine: ``assert_no_cloud_buttons``.)"""
+    view. (On the first page, no mode-bar button sends data off the machine: ``assert_no_cloud_buttons``.)
+
+    ``large-slow-polls``: each poll answer takes longer than the poll's period, as on a server busy loading.
+    Dash drops a callback's answer when the same callback is asked again before it arrives, so a poll on a
+    fixed period never showed an answer and the page stayed on its status line."""
     import dashboard.app as appmod
 
-    if how == "large":
+    if how.startswith("large"):
         monkeypatch.setattr(appmod, "QUICK_LOAD_BYTES", 0)
     app = create_app([small_trace])
+    if how == "large-slow-polls":
+        store = app.server.config["TRACE_STORE"]
+        load_status = store.load_status
+
+        def slow_load_status(trace_id):
+            status = load_status(trace_id)
+            time.sleep(POLL_MS / 1000 * 2.4)
+            return status
+
+        monkeypatch.setattr(store, "load_status", slow_load_status)
     if how == "no-referer":  # as a proxy or a browser setting that strips it would
         inner = app.server.wsgi_app
 
