@@ -170,7 +170,7 @@ def register_compare_load_poll(app: Dash, store: TraceStore) -> None:
     )
     def poll(n_intervals, pending):
         if not (isinstance(pending, list) and len(pending) == 2):  # the page's callback has not answered yet
-            return (no_update,) * 5
+            return no_update, no_update, no_update, next_poll_limit(n_intervals), no_update
         a, b = pending
         for t in (a, b):
             if isinstance(t, str) and store.load_status(t).state == "idle" and t in store.listed_ids([t]):
@@ -230,9 +230,8 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         Output(cl.LOAD_STATUS, "children", allow_duplicate=True),
         Output(cl.LOAD_STATUS, "hidden", allow_duplicate=True),
         Output(cl.LOAD_POLL, "disabled", allow_duplicate=True),
-        Output(cl.LOAD_POLL, "max_intervals", allow_duplicate=True),
     ]
-    done = [None, False, "", True, True, no_update]  # the pair is shown: no line, no poll
+    done = [None, False, "", True, True]  # the pair is shown: no line, no poll
 
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="writeSearch"),
@@ -248,14 +247,13 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         Input(cl.PICK_B, "value"),
         Input(cl.SWAP, "n_clicks"),
         Input(cl.KICK, "data"),
-        State(cl.LOAD_POLL, "n_intervals"),
         prevent_initial_call="initial_duplicate",  # it runs on page load; the poll writes the line too
     )
-    def update(search, a, b, _swap, _kick, polls):
-        out = _update(search, a, b, polls)
+    def update(search, a, b, _swap, _kick):
+        out = _update(search, a, b)
         return out if len(out) == len(outputs) else out + done  # a wait sets its own outputs
 
-    def _update(search, a, b, polls):
+    def _update(search, a, b):
         trigger = ctx.triggered_id
         state = from_query(search)
         prefix = state.prefix if "prefix=" in (search or "") else dispatch_prefix
@@ -308,7 +306,7 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         if trigger != cl.KICK:  # a run not in memory yet: the page polls its load instead of holding a connection
             if _waiting_for(store, a, b):
                 line = pair_status_line(_pair_statuses(store, a, b), 0)[0]
-                wait = [[a, b], True, line or "", line is None, line is None, next_poll_limit(polls)]
+                wait = [[a, b], True, line or "", line is None, line is None]
                 return [new_search, a, b, alerts, *[no_update] * len(empty), *links, no_update, options, options] + wait
         elif failure := _fresh_failure(store, a, b):
             return [new_search, a, b, alerts + [alert(failure)], *empty, *links, hidden, options, options]

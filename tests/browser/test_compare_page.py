@@ -1,6 +1,7 @@
 """The compare page (/compare/?a=..&b=..) in headless Chromium."""
 
 import sys
+import time
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -8,6 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.app import create_app
+from dashboard.app.load_banner import POLL_MS
 from dashboard.app.trace_files import trace_id
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -31,6 +33,29 @@ def grid_rows(page: Page, grid_id: str, field: str) -> list:
 
 def wait_rows(page: Page, grid_id: str, n: int):
     page.wait_for_function(grid_js(grid_id, f"n === {n}"), timeout=30000)
+
+
+def test_compare_page_from_a_link_when_its_first_answer_is_slower_than_a_poll(
+    page: Page, serve, console_errors, tmp_path, monkeypatch
+):
+    """The pair's status line polls from the first paint; the page's own callback, slower here than the poll's
+    period (a busy server), tells the poll which runs to wait for. A poll that ticked before then stopped for
+    good (its next tick was gated on an answer that said nothing): the page stayed on its status line."""
+    a, b = write_pair(tmp_path)
+    app = create_app([a, b, BEFORE, AFTER])
+    store = app.server.config["TRACE_STORE"]
+    is_loaded = store.is_loaded
+
+    def slow_is_loaded(trace_id):
+        time.sleep(POLL_MS / 1000 * 2.4)
+        return is_loaded(trace_id)
+
+    url = serve(app)
+    page.goto(f"{url}/compare/?{urlencode({'a': trace_id(a), 'b': trace_id(b)})}")  # the layout asks quickly
+    monkeypatch.setattr(store, "is_loaded", slow_is_loaded)
+    expect(present(page.locator("#cmp-cards .delta-card").first)).to_contain_text("+16.67 %", timeout=30000)
+    assert page.locator("#cmp-load-status").is_hidden()
+    assert console_errors == []
 
 
 def test_compare_page_from_a_link(page: Page, serve, artifacts, console_errors, tmp_path):
