@@ -12,42 +12,6 @@
 })();
 window.dash_clientside = Object.assign({}, window.dash_clientside, {
   tracedash: {
-    // Keep the x axes of the dispatch Gantt and the GPU timeline in step: zooming one zooms both.
-    syncX: function (ganttRelayout, timelineRelayout) {
-      const ctx = window.dash_clientside.callback_context;
-      const trig = (ctx && ctx.triggered && ctx.triggered.length) ? ctx.triggered[0].prop_id : "";
-      const fromGantt = trig.indexOf("gantt.") === 0;
-      const src = fromGantt ? ganttRelayout : timelineRelayout;
-      const target = document.querySelector((fromGantt ? "#timeline" : "#gantt") + " .js-plotly-plot");
-      const source = document.querySelector((fromGantt ? "#gantt" : "#timeline") + " .js-plotly-plot");
-      const onTimeAxis = gd => gd && gd.layout && gd.layout.meta && gd.layout.meta.time_axis;
-      // Only figures on the session time axis follow each other (not, e.g., a bar chart of totals).
-      if (!src || !onTimeAxis(target) || !onTimeAxis(source) || !window.Plotly) {
-        return window.dash_clientside.no_update;
-      }
-      let update = null;
-      if (src["xaxis.range[0]"] !== undefined && src["xaxis.range[1]"] !== undefined) {
-        update = {"xaxis.range": [src["xaxis.range[0]"], src["xaxis.range[1]"]]};
-      } else if (Array.isArray(src["xaxis.range"])) {
-        update = {"xaxis.range": src["xaxis.range"].slice()};
-      } else if (src["xaxis.autorange"]) {
-        update = {"xaxis.autorange": true};
-      }
-      if (!update) { return window.dash_clientside.no_update; }
-      const cur = target.layout.xaxis && target.layout.xaxis.range;
-      if (update["xaxis.range"] && cur) {
-        const a = Number(update["xaxis.range"][0]), b = Number(update["xaxis.range"][1]);
-        const eps = Math.abs(b - a) * 1e-9;
-        if (Math.abs(Number(cur[0]) - a) <= eps && Math.abs(Number(cur[1]) - b) <= eps) {
-          return window.dash_clientside.no_update;  // already there: stop the ping-pong
-        }
-      }
-      if (update["xaxis.autorange"] && target.layout.xaxis && target.layout.xaxis.autorange) {
-        return window.dash_clientside.no_update;
-      }
-      window.Plotly.relayout(target, update);
-      return window.dash_clientside.no_update;
-    },
     // Download a figure as SVG under the same meaningful file name as its PNG.
     // "Steps from": a preset picked in the list goes into the box (the state's control); a value typed in
     // the box shows as its preset in the list, or as "rule" for a regular expression.
@@ -106,8 +70,9 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
     },
     // The x range of the timeline or the dispatch Gantt (they share the session time axis) after a zoom,
     // pan or reset (double-click); nothing for an autosize, and nothing from a figure that is not on the
-    // time axis (a summary's bar chart of totals). The Gantt's own range is taken here: the timeline
-    // follows it (syncX), but the relayout event of that programmatic follow did not always reach Dash.
+    // time axis (a summary's bar chart of totals). The other figure follows when the server redraws it at
+    // the window: redrawing it here as well (it was, with Plotly.relayout) held the browser's one thread
+    // for as long again before the zoom's request could leave (docs/benchmarks.md, zoom round trip).
     xRange: function (ganttRelayout, timelineRelayout) {
       const nu = window.dash_clientside.no_update;
       const ctx = window.dash_clientside.callback_context;
@@ -297,7 +262,7 @@ document.addEventListener("keydown", (e) => {
 }, true);
 // Keyboard navigation of the timeline and the step Gantt (the amounts and the list: dashboard/app/keys_help.py,
 // read from the overlay's data attributes). W/S/A/D move the x axis with Plotly.relayout, as a drag does (the
-// other figure follows, syncX; the window reaches the state and the link through xRange); F and Escape go to the
+// window reaches the state and the link through xRange, and the server redraws both figures at it); F and Escape go to the
 // state callback (ids.KEY_EVENT). Nothing while typing in a box, nor with Ctrl, Alt or Meta held.
 (function () {
   const GRAPHS = ["timeline", "gantt"];

@@ -1,7 +1,7 @@
 """Page load against the floor, for this tree and a baseline commit, in one run on one machine.
 
 Run: ``.venv/bin/python benchmarks/page_load.py [TRACE ...] [--runs 4] [--baseline 5b1e355] [--big] [--quick]
-[--empty-cache | --warm-cache]``
+[--empty-cache | --warm-cache | --zoom]``
 (``--quick``: the tiny NVTX sample, 2 loads, no baseline, then one ``--warm-cache`` load: seconds; `make test` runs
 it with the browser tests)
 
@@ -21,6 +21,12 @@ What is measured (the way the speed targets state it, as ../shared/tools/page_re
   (``server.start_warming``: it reads the default trace and renders its page) is still running; for this tree
   the same load with that warming off (``TRACEDASH_NO_WARM=1``) is printed after it. The median of the later
   loads is "in memory".
+
+``--zoom`` measures instead the timeline's zoom round trip in the browser: a fresh server of this tree (start-up
+warming on), the page opened and left until every view has answered, then zooms of the timeline from the whole GPU
+activity down to 10 µs (as ``benchmarks/timeline.py``), each timed from ``Plotly.relayout`` (what a drag does) until
+the timeline's figure is replaced and drawn; printed per zoom with the median, and the server's peak PSS over the
+load and the zooms.
 
 ``--empty-cache`` measures instead the first page from an empty Parquet cache: per run a fresh server with a new, empty
 cache folder, opened as soon as ``/healthz`` answers (its start-up warming on, as ``tracedash serve`` runs), until the
@@ -208,7 +214,14 @@ def first_ready(browser, url: str) -> tuple[float, float | None, float | None]:
     shows text (None: it never did, as on trees without it), and until the last view's answer arrived (the last
     callback response once the status line is gone and none has been in flight for 2 s; None: not within 300 s)."""
     ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
-    page = ctx.new_page()
+    try:
+        return first_ready_on(ctx.new_page(), url)
+    finally:
+        ctx.close()
+
+
+def first_ready_on(page, url: str) -> tuple[float, float | None, float | None]:
+    """``first_ready`` in ``page`` (left open)."""
     calls = track_callbacks(page)
     t0 = time.perf_counter()
     page.goto(url, timeout=300_000)
@@ -229,7 +242,6 @@ def first_ready(browser, url: str) -> tuple[float, float | None, float | None]:
         ):
             complete = calls["last"] - t0
         page.wait_for_timeout(25)
-    ctx.close()
     return (ready if ready is not None else time.perf_counter() - t0), status, complete
 
 
@@ -294,6 +306,73 @@ def first_page_table(browser, trees, traces, runs: int, env: dict, work: Path, w
                   f" {whole:>22s}   {each}", flush=True)
 
 
+ZOOM_WIDTHS = ("span", "span/10", "span/100", "span/1000", 10_000_000, 1_000_000, 100_000, 10_000)
+# dcc.Graph has bound its handlers and is not redrawing (tests/browser/waits.BOUND)
+BOUND = "gd._ev && gd._ev.listeners('plotly_clickannotation').length > 0 && !gd.classList.contains('dash-graph--pending')"
+TIMELINE = "document.querySelector('#timeline .js-plotly-plot')"
+
+
+def zoom_round_trips(browser, tree: Path, trace: Path, env: dict, rounds: int = 2) -> tuple[list, int, float]:
+    """``([(width_ns, ms), ...], peak PSS bytes, seconds until the page had every view)``: the page of a fresh
+    server opened at 1600×1000 until every view answered, then each of ``ZOOM_WIDTHS`` ``rounds`` times, centred
+    on the GPU activity (the timeline's first x range), each timed from the relayout to the new figure drawn."""
+    proc, port = serve(tree, trace, env)
+    peak, stop = [0], threading.Event()
+    sampler = threading.Thread(target=sample_rss, args=(proc.pid, stop, peak), daemon=True)
+    sampler.start()
+    ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
+    try:
+        page = ctx.new_page()
+        ready, _, complete = first_ready_on(page, f"http://127.0.0.1:{port}/")
+        wait_cache_written(port)  # a zoom beside the cache write would time the write too
+        lo_s, hi_s = page.evaluate(f"() => {TIMELINE}.layout.xaxis.range.map(Number)")
+        span_ns = int((hi_s - lo_s) * 1e9)
+        out = []
+        for _ in range(rounds):
+            for w in ZOOM_WIDTHS:
+                width_ns = span_ns // int(w.split("/")[1]) if isinstance(w, str) and "/" in w else (
+                    span_ns if w == "span" else min(int(w), span_ns))
+                start_s = lo_s + (span_ns - width_ns) / 2e9
+                page.wait_for_function(f"() => {{ const gd = {TIMELINE}; return !!gd && {BOUND}; }}", timeout=120_000)
+                t0 = time.perf_counter()
+                page.evaluate(f"() => {{ const gd = {TIMELINE}; window.__before = gd.data; "
+                              f"Plotly.relayout(gd, {{'xaxis.range': [{start_s}, {start_s + width_ns / 1e9}]}}); }}")
+                page.wait_for_function(
+                    f"() => {{ const gd = {TIMELINE}; return gd.data !== window.__before && {BOUND}"
+                    " && !!gd.querySelector('.main-svg'); }", timeout=120_000, polling="raf")
+                out.append((width_ns, (time.perf_counter() - t0) * 1000))
+        return out, peak[0], complete if complete is not None else ready
+    finally:
+        ctx.close()
+        stop.set()
+        sampler.join()
+        proc.terminate()
+        proc.wait(60)
+
+
+def wait_cache_written(port: int) -> None:
+    """Until the server at ``port`` has loaded a trace and has no Parquet cache write pending (``/healthz``)."""
+    import json
+
+    for _ in range(2400):
+        health = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read())
+        store = health.get("store", health)
+        if store.get("loads", 0) >= 1 and not store.get("cache_writes_pending", 0):
+            return
+        time.sleep(0.25)
+    raise RuntimeError("the cache entry was not written within 600 s")
+
+
+def zoom_table(browser, traces, env: dict) -> None:
+    """Print ``zoom_round_trips`` per trace (this tree): each zoom's width and round trip, the median."""
+    for trace in traces:
+        zooms, rss, loaded = zoom_round_trips(browser, ROOT, trace, env)
+        each = ", ".join(f"{w / 1e9:g} s: {ms:.0f}" for w, ms in zooms)
+        print(f"{trace.name[:44]:44s} zoom round trip p50 {statistics.median(ms for _, ms in zooms):.0f} ms, "
+              f"worst {max(ms for _, ms in zooms):.0f} ms (target p50 <= 250 ms); every view after {loaded:.1f} s; "
+              f"server peak PSS {rss / 1024**2:,.0f} MiB\n    ms per zoom: {each}", flush=True)
+
+
 def sample_rss(pid: int, stop: threading.Event, peak: list) -> None:
     """Peak memory of the server and all its processes (gunicorn master and workers), every 0.2 s: the sum of
     their PSS (proportional set size: pages a forked worker shares with its master count once, where a sum of
@@ -340,6 +419,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="the tiny NVTX sample, 2 loads, no baseline (seconds)")
     parser.add_argument("--empty-cache", action="store_true",
                         help="only the first page of a fresh server with an empty cache (median of --runs)")
+    parser.add_argument("--zoom", action="store_true",
+                        help="the timeline's zoom round trip in the browser, per trace (this tree), after its first page")
     parser.add_argument("--warm-cache", action="store_true",
                         help="as --empty-cache, but each fresh server finds the trace's Parquet cache entry")
     args = parser.parse_args()
@@ -366,6 +447,10 @@ def main() -> int:
             floor_settled = statistics.median(x[0] for x in floors[1:])
             floor_drawn = statistics.median(x[1] for x in floors[1:])
             print(f"floor (2 dcc.Graph + 1 AG Grid): settled {floor_settled:.2f} s, drawn {floor_drawn:.2f} s")
+            if args.zoom:
+                zoom_table(browser, traces, env)
+                browser.close()
+                return 0
             if args.empty_cache or args.warm_cache:
                 first_page_table(browser, trees, traces, args.runs, env, work, args.warm_cache, floor_settled)
                 browser.close()

@@ -24,7 +24,6 @@ TABLE_TABS = "table-tabs"
 KERNEL_TABLE = "kernel-table"
 API_TABLE = "api-table"
 NVTX_TABLE = "nvtx-table"
-SYNC_SINK = "x-sync-sink"
 THRESHOLD_HINT = "threshold-hint"
 GPU_TABLE = "gpu-table"
 NVTX_GROUP = "nvtx-group"
@@ -98,7 +97,6 @@ ALL = [
     KERNEL_TABLE,
     API_TABLE,
     NVTX_TABLE,
-    SYNC_SINK,
     THRESHOLD_HINT,
     GPU_TABLE,
     NVTX_GROUP,

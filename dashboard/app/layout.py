@@ -255,7 +255,6 @@ def build_layout(
                     ],
                 ),
             ),
-            html.Div(id=ids.SYNC_SINK, style={"display": "none"}),
             html.Footer(
                 "Times are on the trace's own timeline (nsys: the session's, 0 = capture start). GPU busy is an "
                 "interval union, not a sum of kernel times; CUDA API and NVTX totals overlap GPU work and each "

@@ -312,14 +312,6 @@ def register_sync(app: Dash, store) -> None:
         State(ids.KERNEL_TABLE, "rowData"),
         prevent_initial_call=True,
     )
-    # Zooming the Gantt zooms the timeline and the other way round.
-    app.clientside_callback(
-        ClientsideFunction(namespace="tracedash", function_name="syncX"),
-        Output(ids.SYNC_SINK, "children"),
-        Input(ids.GANTT, "relayoutData"),
-        Input(ids.TIMELINE, "relayoutData"),
-        prevent_initial_call=True,
-    )
     # Previous / Next (buttons; Enter in the search box, and Shift+Enter through tracedash.js) -> ids.SEARCH_STEP.
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="searchStep"),

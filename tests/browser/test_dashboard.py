@@ -117,7 +117,7 @@ def test_nvtx_sample_timeline_zoom_follows_gantt_and_a_copied_link_reproduces_th
     open_trace(page, serve, "nsys2022.4_cpu_llm_server_nvtx.sqlite")
     expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (3)", timeout=30000)
     page.locator("#timeline .legendtext").first.wait_for(state="visible")
-    # both figures drawn before the Gantt is zoomed: the timeline follows a figure it can see (syncX)
+    # both figures drawn before the Gantt is zoomed: the timeline follows (the server redraws it at the window)
     page.wait_for_function(figure_js("timeline", "gd._fullLayout.xaxis.range.length === 2"), timeout=30000)
     lanes = page.evaluate(figure_js("timeline", "gd.layout.yaxis.categoryarray"))
     assert "NVTX marks" in lanes and any("L1" in lane for lane in lanes)
