@@ -139,6 +139,22 @@ def test_vllm_gantt_bars_and_hover(vllm):
     assert fig.layout.title.text.startswith("Steps · v.json · from vLLM annotations (auto)")
 
 
+def test_a_zoomed_step_gantt_draws_the_steps_near_its_window_and_keeps_every_row(vllm):
+    """Zoomed to [6100, 6300) µs, widened to [5900, 6500): the prefill [5000, 6000) and decode [6100, 6400) steps
+    are drawn; mixed and capture keep their rows and legend entries, with no bar (the figure keeps its height)."""
+    whole = render(vllm, "gantt")["figure"]
+    fig = render(vllm, "gantt", t0_ns=6_100_000, t1_ns=6_300_000)["figure"]
+    drawn = {t.name: [b for b in (t.base or ()) if b is not None] for t in fig.data}
+    assert drawn == {
+        "prefill (0 in view of 1)": [0.005],
+        "decode (1 in view of 2)": [0.0061],
+        "mixed (0 in view of 1)": [],
+        "capture (0 in view of 1)": [],
+    }
+    assert list(fig.layout.yaxis.categoryarray) == list(whole.layout.yaxis.categoryarray)
+    assert fig.layout.height == whole.layout.height
+
+
 def test_vllm_steps_table_rows(vllm):
     rows = render(vllm, "dispatches")["rows"]
     assert [r["phase"] for r in rows] == ["capture", "prefill", "decode", "mixed", "decode"]

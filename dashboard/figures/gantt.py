@@ -20,6 +20,7 @@ def build_dispatch_gantt(
     prefix: str = "CG_DISPATCH",
     uirevision: str = "",
     in_view: dict[str, int] | None = None,
+    totals: dict[str, int] | None = None,
     theme: Theme = DEFAULT_THEME,
 ) -> go.Figure:
     """Build the dispatch Gantt.
@@ -31,6 +32,9 @@ def build_dispatch_gantt(
         prefix: the dispatch prefix, named in the empty-state message.
         in_view: for a zoomed view, the number of dispatches of each phase that overlap the window;
             the legend then reads "decode (12 in view of 126)" (else "decode (126)", the whole trace).
+        totals: dispatches of each phase in the whole trace, when ``dispatches`` holds only those near a zoom
+            window: the legend's counts, and a phase none of them has keeps its row and legend entry (the
+            figure keeps its height while zooming). Default: counted from ``dispatches``.
 
     Returns:
         Figure with one horizontal bar trace per phase present (legend entries named after the
@@ -45,12 +49,20 @@ def build_dispatch_gantt(
             height=150,
         )  # a message, not a chart: no tall empty box
     traces = []  # one figure built from them, without plotly's validation of values built here (a zoom redraws it)
-    phase_names = [p for p in ("prefill", "decode", "mixed", "unsplit", "unknown") if (phases == p).any()]
+    phase_names = [
+        p for p in ("prefill", "decode", "mixed", "unsplit", "unknown") if p in (totals or ()) or (phases == p).any()
+    ]
     for phase in phase_names:
         sel = dispatches[(phases == phase).to_numpy()]
+        counts = sel["dispatches"] if "dispatches" in sel else pd.Series(1, index=sel.index)
+        total = totals[phase] if totals is not None else int(counts.sum())
+        shown = f"{total:,}" if in_view is None else f"{in_view.get(phase, 0):,} in view of {total:,}"
+        name = f"{phase} ({shown})"
+        if sel.empty:  # a row kept for a phase with no dispatch drawn: its legend entry, no bar
+            traces.append(_legend_entry(name, phase, theme))
+            continue
         tokens = sel["tokens"].astype(object).where(sel["tokens"].notna(), "?")
         padded = sel["padded"].astype(object).where(sel["padded"].notna(), "?")
-        counts = sel["dispatches"] if "dispatches" in sel else pd.Series(1, index=sel.index)
         hover = [
             (f"<b>{phase}</b> #{i}" if n == 1 else f"<b>{phase}</b>: {n} dispatches from #{i}")
             + f"<br>tokens {t} · padded {p} · mode {escape_text(str(m) or '?')}"
@@ -69,9 +81,7 @@ def build_dispatch_gantt(
         traces.append(
             go.Bar(
                 _validate=False,
-                name=f"{phase} ({int(counts.sum()):,})"
-                if in_view is None
-                else f"{phase} ({in_view.get(phase, 0):,} in view of {int(counts.sum()):,})",
+                name=name,
                 legendgroup=phase,
                 orientation="h",
                 base=s_from_ns(sel["start_ns"]),
@@ -121,6 +131,7 @@ def build_step_gantt(
     uirevision: str = "",
     in_view: dict[str, int] | None = None,
     empty_text: str = "No steps found.",
+    whole: pd.DataFrame | None = None,
     theme: Theme = DEFAULT_THEME,
 ) -> go.Figure:
     """Build the step Gantt: one bar per step over its own [start, end), one row per phase, coloured
@@ -131,6 +142,8 @@ def build_step_gantt(
             (kernels and GPU time in the hover), or None.
         phase_order: phases in row order (top first); phases absent from ``steps`` get no row.
         in_view: steps per phase overlapping the zoom window (legend "decode (12 in view of 126)").
+        whole: the whole trace's steps (``pid`` and ``phase``) when ``steps`` holds only those near a zoom
+            window: the rows and the legend's counts come from it (the figure keeps its height while zooming).
 
     Returns:
         Figure with one bar trace per phase (legend entry ``phase (count)``), hover with the request
@@ -138,16 +151,18 @@ def build_step_gantt(
     """
     if steps.empty:
         return empty_figure(escape_text(empty_text), title=title, theme=theme, height=150)
-    pids = sorted(int(p) for p in pd.unique(steps["pid"]))
+    every = steps if whole is None else whole
+    pids = sorted(int(p) for p in pd.unique(every["pid"]))
     grouped = len(pids) > 1
-    phase = steps["phase"].to_numpy()
-    present = [p for p in phase_order if (phase == p).any()]
+    every_phase = every["phase"].to_numpy()
+    present = [p for p in phase_order if (every_phase == p).any()]
     rows = [
         f"pid {pid} · {p}" if grouped else p
         for pid in pids
         for p in present
-        if not grouped or ((phase == p) & (steps["pid"].to_numpy() == pid)).any()
+        if not grouped or ((every_phase == p) & (every["pid"].to_numpy() == pid)).any()
     ]
+    phase = steps["phase"].to_numpy()
     kernels = gpu["kernels"].to_numpy() if gpu is not None else None
     busy = gpu["gpu_time_ns"].to_numpy() if gpu is not None else None
     traces = []
@@ -174,7 +189,10 @@ def build_step_gantt(
                 text += f"<br>kernels {int(kk):,} · GPU time {units.duration(int(gg))} (by correlation)"
             hover.append(text)
         y = [f"pid {int(q)} · {p}" for q in sel["pid"]] if grouped else [p] * len(sel)
-        n = int(m.sum())
+        n = int((every_phase == p).sum())
+        if sel.empty:  # a row kept for a phase with no step drawn: its legend entry, no bar
+            traces.append(_legend_entry(f"{p} ({in_view.get(p, 0) if in_view else 0:,} in view of {n:,})", p, theme))
+            continue
         traces.append(
             go.Bar(
                 _validate=False,
@@ -203,3 +221,17 @@ def build_step_gantt(
         yaxis=dict(categoryorder="array", categoryarray=list(reversed(rows)), automargin=False),
     )
     return go.Figure(data=traces, layout=layout, _validate=False)
+
+
+def _legend_entry(name: str, phase: str, theme: Theme) -> go.Bar:
+    """A legend entry of ``phase`` without bars (as ``figures.lanes._legend_swatch``)."""
+    return go.Bar(
+        _validate=False,
+        name=name,
+        legendgroup=phase,
+        orientation="h",
+        x=[None],
+        y=[None],
+        marker=dict(color=theme.phase_colors.get(phase, "#888")),
+        hoverinfo="skip",
+    )

@@ -54,6 +54,7 @@ from dashboard.render.base import (  # noqa: F401
     dispatches_for,
     figure_filename,
     launches_of,
+    near_window,
     not_traced,
     records,
     scope_text,
@@ -282,11 +283,15 @@ def gantt_view(trace: LoadedTrace, state: ViewState, theme: Theme = DEFAULT_THEM
         how = "automatic" if state.threshold is None else "set by you"
         title += f" · prefill when tokens ≥ {pv.threshold:.1f} ({how})"
     gd, gp = pv.dispatches, pv.phases
-    in_view = None
+    in_view = totals = None
     if state.window() is not None:  # the legend counts what the window shows, next to the whole trace's count
         lo, hi = state.window()
         overlaps = ((gd["start_ns"] < hi) & (gd["start_ns"] + gd["duration_ns"] > lo)).to_numpy()
         in_view = gp[overlaps].value_counts().to_dict()
+        near = near_window(gd["start_ns"], gd["start_ns"] + gd["duration_ns"], (lo, hi))
+        if near.any() and not near.all():  # a zoom redraws the Gantt: only what it can show, and a pan's worth
+            totals = gp.value_counts().to_dict()
+            gd, gp = gd[near], gp[near]
     if len(gd) > GANTT_BUDGET:  # too many bars to draw: one bar per run of same-phase dispatches
         gd, gp = ph.phase_runs(gd, gp)
         title += f" · {len(pv.dispatches):,} dispatches drawn as {len(gd):,} same-phase runs"
@@ -302,6 +307,7 @@ def gantt_view(trace: LoadedTrace, state: ViewState, theme: Theme = DEFAULT_THEM
         prefix=state.prefix,
         uirevision=f"{trace.name}|timeline",
         in_view=in_view,
+        totals=totals,
         theme=theme,
     )
     if state.mark and state.mark[0] == "dispatch":

@@ -191,3 +191,14 @@ def launches_of(trace: LoadedTrace, window: tuple[int, int] | None) -> pd.DataFr
     """The kernel -> launch join of the (window's) kernels and CUDA API calls (``TraceAnalysis.launches``):
     dispatch attribution and the idle gaps' launching threads both read it."""
     return analysis_of(trace).window(window).launches()
+
+
+def near_window(start_ns, end_ns, window: tuple[int, int]) -> np.ndarray:
+    """Which of the intervals ``[start_ns, end_ns)`` a Gantt zoomed to ``window`` draws: those overlapping the
+    window widened by its width on each side. The server redraws the Gantt at every zoom and pan; drawing every
+    step each time cost the browser ~0.4 s per zoom at 2,745 steps (docs/benchmarks.md, zoom round trip), and
+    the margin keeps bars under a pan of up to a window's width until that redraw arrives."""
+    lo, hi = window
+    pad = hi - lo
+    start, end = np.asarray(start_ns, dtype=np.int64), np.asarray(end_ns, dtype=np.int64)
+    return (start < hi + pad) & (end > lo - pad)

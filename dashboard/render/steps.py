@@ -25,7 +25,7 @@ from dashboard.figures.common import WIDE_CAPTION_WRAP_CHARS, add_caption, escap
 from dashboard.figures.gantt import build_step_gantt
 from dashboard.figures.phases import build_phase_analysis
 from dashboard.figures.theme import DEFAULT_THEME, Theme
-from dashboard.render.base import records
+from dashboard.render.base import near_window, records
 from dashboard.state import DEFAULT, ViewState
 
 GANTT_STEP_BUDGET = 3000  # step bars in one Gantt figure (the longest; zoom for the rest)
@@ -161,14 +161,22 @@ def step_gantt(
     axis; the legend counts the whole trace, or "N in view of M" when zoomed."""
     steps, gpu = sv.all_steps, sv.all_gpu
     title = f"Steps · {escape_text(trace.name)} · from {escape_text(sv.source.label)}"
-    in_view = None
+    in_view = whole = None
     if state.window() is not None:
         lo, hi = state.window()
         over = ((steps["start_ns"] < hi) & (steps["end_ns"] > lo)).to_numpy()
         in_view = steps["phase"][over].value_counts().to_dict()
+        near = near_window(steps["start_ns"], steps["end_ns"], (lo, hi))
+        if near.any() and not near.all():  # a zoom redraws the Gantt: only what it can show, and a pan's worth
+            whole = steps[["pid", "phase"]]
+            steps = steps[near].reset_index(drop=True)
+            gpu = gpu[near].reset_index(drop=True) if gpu is not None else None
     if len(steps) > GANTT_STEP_BUDGET:
         keep = np.sort(np.argsort(-steps["duration_ns"].to_numpy(), kind="stable")[:GANTT_STEP_BUDGET])
-        title += f" · the {GANTT_STEP_BUDGET:,} longest of {len(steps):,} steps (zoom the timeline for the rest)"
+        near_text = " near this window" if whole is not None else ""
+        title += (
+            f" · the {GANTT_STEP_BUDGET:,} longest of {len(steps):,} steps{near_text} (zoom the timeline for the rest)"
+        )
         steps = steps.iloc[keep].reset_index(drop=True)
         gpu = gpu.iloc[keep].reset_index(drop=True) if gpu is not None else None
     return build_step_gantt(
@@ -180,6 +188,7 @@ def step_gantt(
         uirevision=f"{trace.name}|timeline",
         in_view=in_view,
         empty_text=_no_steps_text(sv),
+        whole=whole,
         theme=theme,
     )
 
