@@ -5,6 +5,7 @@ report with exact values; the seed preset's views are today's; the link's ``step
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 
 import pytest
@@ -144,7 +145,7 @@ def test_a_zoomed_step_gantt_draws_the_steps_near_its_window_and_keeps_every_row
     are drawn; mixed and capture keep their rows and legend entries, with no bar (the figure keeps its height)."""
     whole = render(vllm, "gantt")["figure"]
     fig = render(vllm, "gantt", t0_ns=6_100_000, t1_ns=6_300_000)["figure"]
-    drawn = {t.name: [b for b in (t.base or ()) if b is not None] for t in fig.data}
+    drawn = {t.name: [b for b in t.base if not math.isnan(b)] for t in fig.data}
     assert drawn == {
         "prefill (0 in view of 1)": [0.005],
         "decode (1 in view of 2)": [0.0061],
@@ -152,6 +153,7 @@ def test_a_zoomed_step_gantt_draws_the_steps_near_its_window_and_keeps_every_row
         "capture (0 in view of 1)": [],
     }
     assert list(fig.layout.yaxis.categoryarray) == list(whole.layout.yaxis.categoryarray)
+    assert {y for t in fig.data for y in t.y} == set(fig.layout.yaxis.categoryarray)  # each row holds a bar
     assert fig.layout.height == whole.layout.height
 
 

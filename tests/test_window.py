@@ -1,6 +1,7 @@
 """Statistics for a window: frames clipped exactly at [t0, t1), then the same functions as for the
 whole trace (values worked out by hand in tests/window_fixture.py)."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -217,9 +218,9 @@ def test_a_zoomed_gantt_draws_the_steps_near_its_window_and_keeps_every_row(tmp_
 
     def bars(w):
         fig = gantt_view(trace, ViewState(threshold=100, t0_ns=w and w[0], t1_ns=w and w[1]))[0]
-        drawn = {
-            t.name.split(" ")[0]: [b for b in (t.base if t.base is not None else ()) if b is not None] for t in fig.data
-        }
+        drawn = {t.name.split(" ")[0]: [b for b in t.base if not np.isnan(b)] for t in fig.data}
+        # every row is on the figure's y axis: an empty bar holds each row no drawn step is on
+        assert {y for t in fig.data for y in t.y} == set(fig.layout.yaxis.categoryarray)
         return drawn, list(fig.layout.yaxis.categoryarray), fig.layout.height
 
     whole, rows, height = bars(None)

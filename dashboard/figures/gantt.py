@@ -58,9 +58,6 @@ def build_dispatch_gantt(
         total = totals[phase] if totals is not None else int(counts.sum())
         shown = f"{total:,}" if in_view is None else f"{in_view.get(phase, 0):,} in view of {total:,}"
         name = f"{phase} ({shown})"
-        if sel.empty:  # a row kept for a phase with no dispatch drawn: its legend entry, no bar
-            traces.append(_legend_entry(name, phase, theme))
-            continue
         tokens = sel["tokens"].astype(object).where(sel["tokens"].notna(), "?")
         padded = sel["padded"].astype(object).where(sel["padded"].notna(), "?")
         hover = [
@@ -84,13 +81,9 @@ def build_dispatch_gantt(
                 name=name,
                 legendgroup=phase,
                 orientation="h",
-                base=s_from_ns(sel["start_ns"]),
-                x=sel["duration_ns"].to_numpy(np.float64) / 1e9,
-                y=[phase] * len(sel),
+                **_bars(sel, sel["duration_ns"].to_numpy(np.float64), [phase] * len(sel), hover, [phase]),
                 marker=dict(color=theme.phase_colors.get(phase, "#888"), line=dict(width=0.5, color="#ffffff")),
-                hovertext=hover,
                 hoverinfo="text",
-                customdata=sel["index"].to_numpy(),
             )
         )
     rows = legend_rows([t.name for t in traces], font_px=11, width_px=1300)
@@ -190,22 +183,15 @@ def build_step_gantt(
             hover.append(text)
         y = [f"pid {int(q)} · {p}" for q in sel["pid"]] if grouped else [p] * len(sel)
         n = int((every_phase == p).sum())
-        if sel.empty:  # a row kept for a phase with no step drawn: its legend entry, no bar
-            traces.append(_legend_entry(f"{p} ({in_view.get(p, 0) if in_view else 0:,} in view of {n:,})", p, theme))
-            continue
         traces.append(
             go.Bar(
                 _validate=False,
                 name=f"{p} ({n:,})" if in_view is None else f"{p} ({in_view.get(p, 0):,} in view of {n:,})",
                 legendgroup=p,
                 orientation="h",
-                base=s_from_ns(sel["start_ns"]),
-                x=sel["duration_ns"].to_numpy(np.float64) / 1e9,
-                y=y,
+                **_bars(sel, sel["duration_ns"].to_numpy(np.float64), y, hover, [r for r in rows if _phase_of(r) == p]),
                 marker=dict(color=theme.phase_colors.get(p, "#888"), line=dict(width=0.5, color="#ffffff")),
-                hovertext=hover,
                 hoverinfo="text",
-                customdata=sel["index"].to_numpy(),
             )
         )
     legend = legend_rows([t.name for t in traces], font_px=11, width_px=1300)
@@ -223,15 +209,21 @@ def build_step_gantt(
     return go.Figure(data=traces, layout=layout, _validate=False)
 
 
-def _legend_entry(name: str, phase: str, theme: Theme) -> go.Bar:
-    """A legend entry of ``phase`` without bars (as ``figures.lanes._legend_swatch``)."""
-    return go.Bar(
-        _validate=False,
-        name=name,
-        legendgroup=phase,
-        orientation="h",
-        x=[None],
-        y=[None],
-        marker=dict(color=theme.phase_colors.get(phase, "#888")),
-        hoverinfo="skip",
+def _bars(sel: pd.DataFrame, duration_ns: np.ndarray, y: list, hover: list, rows: list[str]) -> dict:
+    """A phase's bar arrays (``base``, ``x``, ``y``, ``hovertext``, ``customdata``) with an empty bar for each of
+    its ``rows`` no drawn step is on: a zoomed Gantt draws only the steps near its window, and a row (or a
+    phase's legend entry) with no bar of its own would drop out of the figure."""
+    missing = [r for r in rows if r not in set(y)]
+    nan = np.full(len(missing), np.nan)
+    return dict(
+        base=np.concatenate([s_from_ns(sel["start_ns"]), nan]),
+        x=np.concatenate([duration_ns / 1e9, nan]),
+        y=list(y) + missing,
+        hovertext=list(hover) + [""] * len(missing),
+        customdata=np.concatenate([sel["index"].to_numpy(np.int64), np.full(len(missing), -1)]),
     )
+
+
+def _phase_of(row: str) -> str:
+    """The phase of a step Gantt row (``decode``, or ``pid 7 · decode`` when grouped per process)."""
+    return row.rsplit(" · ", 1)[-1]
