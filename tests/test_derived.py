@@ -7,7 +7,14 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis.attribution import UNATTRIBUTED, dispatch_busy_ns
-from dashboard.analysis.launches import _match_by_merge, kernel_launches, launch_index, launch_key, match_launches
+from dashboard.analysis.launches import (
+    _match_by_merge,
+    kernel_launches,
+    launch_call_ns,
+    launch_index,
+    launch_key,
+    match_launches,
+)
 from dashboard.analysis.window import clip_dispatches
 from dashboard.data import analysis as data_analysis
 from dashboard.data.analysis import analysis_of
@@ -49,13 +56,12 @@ def test_the_first_call_of_a_key_is_the_launch_and_an_unknown_correlation_id_nev
     assert (kpos.tolist(), apos.tolist()) == ([0, 1, 2], [0, 2, 1])
     assert [a.tolist() for a in _match_by_merge(kernels, api)] == [[0, 1, 2], [0, 2, 1]]
     j = kernel_launches(kernels, api)
-    assert j[["kernel_index", "api_index", "api_start_ns", "api_ns"]].values.tolist() == [
-        [0, 0, 30, 3],
-        [1, 2, 50, 3],
-        [2, 1, 10, 3],
-    ]
+    assert j[["kernel_index", "api_index", "api_start_ns"]].values.tolist() == [[0, 0, 30], [1, 2, 50], [2, 1, 10]]
     assert api["name"].iloc[j["api_index"]].tolist() == ["call30", "call50", "call10"]
-    assert list(j.columns) == ["kernel_index", "api_index", "pid", "api_start_ns", "api_ns"]
+    assert list(j.columns) == ["kernel_index", "api_index", "pid", "api_start_ns"]  # kept per trace: lean
+    timed = api.assign(end_ns=api["start_ns"] + [7, 14, 21, 28, 35])  # each call's own duration, by api_index
+    assert launch_call_ns(j, timed).tolist() == [7, 21, 14]
+    assert launch_call_ns(j.iloc[[2]], timed).tolist() == [14]
 
 
 def test_ids_too_large_to_pack_join_by_merge_with_the_same_answer():

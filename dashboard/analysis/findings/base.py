@@ -197,7 +197,7 @@ class Context:
 
     def launches(self) -> pd.DataFrame:
         """Each kernel joined to its launch call (``launches.kernel_launches``: kernel_index, api_index,
-        api_start_ns, api_ns, ...), in kernel order."""
+        pid, api_start_ns; the call's duration: ``launches.launch_call_ns``), in kernel order."""
         return self.derived.launches()
 
     def attribution(self) -> np.ndarray:

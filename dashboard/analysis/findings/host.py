@@ -26,6 +26,7 @@ from dashboard.analysis.findings.base import (
 from dashboard.analysis.gpu_time import gpu_work
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
 from dashboard.analysis.intervals import intersection_length
+from dashboard.analysis.launches import launch_call_ns
 from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import usable_kernel_mask
 from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
@@ -330,7 +331,7 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
     # a call that launched several kernels (a node-traced graph launch) is shared between them
     aidx = j["api_index"].to_numpy()
     per_call = np.bincount(aidx, minlength=int(aidx.max()) + 1)[aidx]
-    ldur = j["api_ns"].to_numpy() // per_call
+    ldur = launch_call_ns(j, ctx.bundle.api_calls) // per_call
     if ctx.dispatches.empty:
         codes, names = np.zeros(len(j), dtype=np.int64), np.array(["all"], dtype=object)
         steps = {"all": 0}
