@@ -23,8 +23,7 @@ KERNELS: dict[str, str] = {
     "context_id": "int64",
     "stream_id": "int64",
     "correlation_id": "int64",
-    "global_pid": "int64",
-    "pid": "int64",
+    "pid": "int64",  # the process (nsys: globalPid >> 24 & 0xFFFFFF); nothing reads the 64-bit globalPid itself
     "graph_node_id": "Int64",  # nullable: NULL for kernels launched outside a CUDA graph
     "short_name": "category",
     "name": "category",  # demangled name

@@ -158,7 +158,6 @@ def _kernels(rows) -> pd.DataFrame:
             "context_id": 1,
             "stream_id": [r[2] for r in rows],
             "correlation_id": -1,
-            "global_pid": 0,
             "pid": [r[3] if len(r) > 3 else 100 for r in rows],
             "graph_node_id": pd.array([r[4] if len(r) > 4 else None for r in rows], dtype="Int64"),
             "short_name": [f"k{i}" for i in range(len(rows))],

@@ -98,7 +98,7 @@ def test_merge_ranks_ids_never_collide(rank_files):
     # both ranks ran pid 100: two processes, told apart through the explicit table
     assert merged.meta.rank_pids == {1: (0, 100), 2: (1, 100)}
     assert merged.kernels["pid"].tolist() == [1, 1, 2, 2]
-    assert merged.kernels["global_pid"].tolist() == [1 << 24] * 2 + [2 << 24] * 2
+    assert "global_pid" not in merged.kernels  # the frames carry the process as ``pid`` only
     tid = GLOBAL_TID_1 & 0xFFFFFF
     assert merged.api_calls["global_tid"].tolist() == [(1 << 24) | tid] * 2 + [(2 << 24) | tid] * 2
     assert merged.nvtx_ranges["pid"].tolist() == [1, 2]

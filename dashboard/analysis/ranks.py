@@ -154,7 +154,7 @@ def merge_ranks(
         ``meta.rank_devices`` maps each lane id back to ``(rank, device id)`` and ``meta.gpus`` names
         it ``"rank r · GPU d[ · name]"`` (for display only: nothing parses it back);
       * ``pid`` becomes a process id numbered 1, 2, ... over the (rank, pid) pairs, and
-        ``global_pid``/``global_tid`` are rebuilt from it (``pid << 24 | tid``, nsys's layout), so
+        ``global_tid`` is rebuilt from it (``pid << 24 | tid``, nsys's layout), so
         correlation-id joins (keyed by pid) and NVTX thread lanes stay per rank; ``meta.rank_pids``
         maps it back to ``(rank, pid)``;
       * NVTX mark names get the prefix ``"rank r · "``: dispatch marks of different ranks are never
@@ -221,7 +221,7 @@ def merge_ranks(
 
         k = b.kernels
         parts["kernels"].append(
-            k.assign(device_id=lanes(k["device_id"]), global_pid=procs(k["pid"]) << 24, pid=procs(k["pid"]), rank=rank)
+            k.assign(device_id=lanes(k["device_id"]), pid=procs(k["pid"]), rank=rank)
         )
         a = b.api_calls
         parts["api_calls"].append(a.assign(global_tid=threads(a), pid=procs(a["pid"]), rank=rank))

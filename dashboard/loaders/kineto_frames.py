@@ -160,7 +160,6 @@ def kernel_frame(
             "context_id": np.asarray(context, dtype=np.int64),
             "stream_id": np.asarray(stream, dtype=np.int64),
             "correlation_id": np.asarray(corr, dtype=np.int64),
-            "global_pid": pid_arr << 24,
             "pid": pid_arr,
             "graph_node_id": pd.array([pd.NA] * len(recs), dtype="Int64"),
             "short_name": pd.Categorical(short_of[names.codes]),
