@@ -220,9 +220,7 @@ def merge_ranks(
             return (procs(frame["pid"]) << 24) | (frame["tid"].to_numpy(dtype=np.int64) & 0xFFFFFF)
 
         k = b.kernels
-        parts["kernels"].append(
-            k.assign(device_id=lanes(k["device_id"]), pid=procs(k["pid"]), rank=rank)
-        )
+        parts["kernels"].append(k.assign(device_id=lanes(k["device_id"]), pid=procs(k["pid"]), rank=rank))
         a = b.api_calls
         parts["api_calls"].append(a.assign(global_tid=threads(a), pid=procs(a["pid"]), rank=rank))
         r = b.nvtx_ranges
