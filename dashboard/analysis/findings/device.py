@@ -227,7 +227,8 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
     if not comm.any():
         return _empty(ctx, rule, params, "No communication kernels (NCCL or similar).", view)
     rows = []
-    s, e, dev = k["start_ns"].to_numpy(np.int64), ctx.kernel_end(), k["device_id"].to_numpy(np.int64)
+    # device ids as the frame holds them (int32 while they fit): no 10M-row copy beside the unions below
+    s, e, dev = k["start_ns"].to_numpy(np.int64), ctx.kernel_end(), k["device_id"].to_numpy()
     for dv in np.unique(dev[comm]):
         c, o = comm & (dev == dv), ~comm & timed & (dev == dv)
         total = union_length(s[c], e[c])
@@ -244,7 +245,7 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
     rows = pd.DataFrame(rows).sort_values("exposed_ns", ascending=False, kind="stable")
     cost = int(rows["exposed_ns"].sum())
     short = pd.Categorical(k["short_name"])
-    per_name = np.bincount(short.codes[comm], weights=(e - s)[comm], minlength=len(short.categories))
+    per_name = np.bincount(short.codes[comm], weights=e[comm] - s[comm], minlength=len(short.categories))
     top_name = short.categories[int(np.argmax(per_name))]
     view = FindingView(tab="kernels", sort="-total_ns", kernel=str(top_name)[:200])
     r0 = rows.iloc[0]
