@@ -85,6 +85,24 @@ def test_phase_category_time_groups_in_first_seen_order_and_leaves_out_unknown_p
     ]
 
 
+def test_phase_category_time_of_dispatches_numbered_from_0():
+    """Dispatches numbered 0, 1, ... (a whole trace's): the attribution is the position, no search; a value
+    past the last dispatch is no dispatch. The same sums as the searched path of the test above."""
+    durations = [100, 200, 100, 50, 300, 70, 200, 40]
+    kernels = pd.DataFrame({"start_ns": [0] * 8, "end_ns": durations})
+    attribution = np.array([0, 1, 0, UNATTRIBUTED, 3, 1, 0, 2], dtype=np.int32)
+    phases = pd.Series(["decode", "prefill", None], index=[0, 1, 2])
+    cats = pd.Series(pd.Categorical(["A", "B", "A", "A", "B", "A", "B", "A"]))
+    t = phase_category_time(kernels, attribution, phases, cats)
+    assert t.values.tolist() == [
+        ["decode", "A", 200, 2],
+        ["decode", "B", 200, 1],
+        ["prefill", "B", 200, 1],
+        ["prefill", "A", 70, 1],
+    ]
+    assert t["kernel_sum_ns"].dtype == np.int64 and t["kernels"].dtype == np.int64
+
+
 def test_no_dispatches_or_no_api_means_unattributed(tmp_path):
     b, d = fixture(tmp_path)
     assert (attribute_kernels(b.kernels, b.api_calls.iloc[0:0], d) == UNATTRIBUTED).all()

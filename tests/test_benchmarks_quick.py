@@ -159,6 +159,18 @@ def test_timeline_quick_stays_within_the_mark_budget(tmp_path):
     assert re.search(r"^worst: \d+ ms \(target <= 300\), [\d,]+ marks \(budget 5,000\)", out, re.M)
 
 
+def test_memory_quick_reports_the_load_and_every_first_page_view(tmp_path):
+    from dashboard.app.views import VIEWS
+
+    out = run(tmp_path, "memory.py", "--quick")
+    assert GENERATED_5000 in out
+    assert line(out, "generated_5000.sqlite:").startswith("generated_5000.sqlite: 5,000 kernels, 5,003 CUDA API calls")
+    steps = re.findall(r"^(\w+)\s+\d+\.\d{2}\s+[\d,]+\s+[\d,]+$", out, re.M)
+    assert steps == ["load"] + [v.name for v in VIEWS if v.on_load]
+    assert re.search(r"^worst peak: [\d,]+ MiB = \d+\.\d\d GB \(\w+; target <= 2 GB\)$", out, re.M)
+    assert line(out, "derived data kept:").startswith("derived data kept: ")
+
+
 def test_load_quick_serves_every_request_without_error(tmp_path):
     out = run(tmp_path, "load.py", "--quick")
     assert re.fullmatch(
