@@ -51,8 +51,8 @@ chromium:
 		chromium chromium-headless-shell fonts-liberation; }
 
 # Tests run in 3 parallel workers (pytest-xdist); an idle worker takes tests queued for a busy one (worksteal),
-# so a few long browser tests do not finish alone at the end. (4 workers were ~15 % quicker, but a browser test
-# of a page's load timing then failed once from a fresh clone: docs/benchmarks.md, `make test`.)
+# so a few long browser tests do not finish alone at the end. (4 workers were not quicker on 2026-12-06, 288-298 s
+# against 264-272 s of pytest: docs/benchmarks.md, `make test`.)
 # The venv and Chromium (when it is missing) are installed side by side: both wait on downloads.
 # ruff (configured in pyproject.toml) checks and format-checks the package and the tests first.
 # The package is byte-compiled once before the run: where PYTHONDONTWRITEBYTECODE is set, each of the ~50 Python
