@@ -2,8 +2,8 @@
 
 Run: ``.venv/bin/python benchmarks/page_load.py [TRACE ...] [--runs 4] [--baseline 5b1e355] [--big] [--quick]
 [--empty-cache | --warm-cache | --zoom]``
-(``--quick``: the tiny NVTX sample, 2 loads, no baseline, then one ``--warm-cache`` load: seconds; `make test` runs
-it with the browser tests)
+(``--quick``: the tiny NVTX sample, 2 loads, no baseline, then one ``--warm-cache`` load and one round of ``--zoom``:
+seconds; `make test` runs it with the browser tests)
 
 What is measured (the way the speed targets state it, as ../shared/tools/page_ready.py does):
 
@@ -363,10 +363,10 @@ def wait_cache_written(port: int) -> None:
     raise RuntimeError("the cache entry was not written within 600 s")
 
 
-def zoom_table(browser, traces, env: dict) -> None:
+def zoom_table(browser, traces, env: dict, rounds: int = 2) -> None:
     """Print ``zoom_round_trips`` per trace (this tree): each zoom's width and round trip, the median."""
     for trace in traces:
-        zooms, rss, loaded = zoom_round_trips(browser, ROOT, trace, env)
+        zooms, rss, loaded = zoom_round_trips(browser, ROOT, trace, env, rounds)
         each = ", ".join(f"{w / 1e9:g} s: {ms:.0f}" for w, ms in zooms)
         print(f"{trace.name[:44]:44s} zoom round trip p50 {statistics.median(ms for _, ms in zooms):.0f} ms, "
               f"worst {max(ms for _, ms in zooms):.0f} ms (target p50 <= 250 ms); every view after {loaded:.1f} s; "
@@ -474,6 +474,8 @@ def main() -> int:
             if args.quick:  # the --warm-cache path too, one fresh server: `make test` keeps both working, one browser
                 print("--warm-cache:")
                 first_page_table(browser, trees, traces, 1, env, work, True, floor_settled)
+                print("--zoom:")
+                zoom_table(browser, traces, env, rounds=1)
             browser.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -189,12 +189,13 @@ def test_load_quick_serves_every_request_without_error(tmp_path):
 @pytest.mark.browser
 @pytest.mark.long  # ~20 s: started first (tests/conftest.py)
 def test_page_load_quick_measures_the_floor_the_page_and_a_fresh_servers_first_page():
-    """One run covers both code paths: the in-memory table, then ``--warm-cache`` (a server fills the cache, then a
-    fresh server's first page is timed)."""
+    """One run covers every code path: the in-memory table, then ``--warm-cache`` (a server fills the cache, then a
+    fresh server's first page is timed), then ``--zoom`` (the timeline zoomed from the whole trace to 10 µs)."""
     out = run(None, "page_load.py", "--quick", timeout=300)  # it removes its own temporary folder
     assert re.search(r"^floor \(2 dcc.Graph \+ 1 AG Grid\): settled \d+\.\d\d s, drawn \d+\.\d\d s$", out, re.M), out
     assert "failed" not in out
-    in_memory, warm = out.split("\n--warm-cache:\n")
+    in_memory, rest = out.split("\n--warm-cache:\n")
+    warm, zoom = rest.split("\n--zoom:\n")
     row = line(in_memory, "nsys2022.4_cpu_llm_server_nvtx.sqlite")
     assert re.search(
         r"this tree\s+(\d+\.\d\d [+−]\s+\d+\.\d\d s\s+){3}\s*[\d,]+ MiB\s+\(fresh, no warming: [+−]\s+"
@@ -203,6 +204,9 @@ def test_page_load_quick_measures_the_floor_the_page_and_a_fresh_servers_first_p
     ), row
     row = line(warm, "nsys2022.4_cpu_llm_server_nvtx.sqlite")
     assert re.search(r"this tree\s+\d+\.\d\d [+−]\s+\d+\.\d\d s\s+.*\s\d+\.\d\d( \(\d+\.\d\d; \d+\.\d\d\))?$", row), row
+    row = line(zoom, "nsys2022.4_cpu_llm_server_nvtx.sqlite")
+    assert re.search(r"zoom round trip p50 \d+ ms, worst \d+ ms \(target p50 <= 250 ms\); every view after", row), row
+    assert len(re.findall(r"\d s: \d+", line(zoom, "ms per zoom:"))) == 8  # whole activity down to 10 µs
 
 
 def test_slices_quick_gives_the_one_pass_summary(tmp_path):
