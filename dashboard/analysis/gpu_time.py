@@ -188,7 +188,13 @@ def stream_count(kernels: pd.DataFrame) -> int:
 def stream_sharing(kernels: pd.DataFrame) -> tuple[frozenset, frozenset]:
     """Which stream ids ``stream_names`` must qualify: ``(by_pid, by_ctx)``, the (device_id, stream_id)
     keys used by more than one process, and those one process uses in more than one context."""
-    keys = kernels[list(STREAM_KEY)].drop_duplicates()
+    # The first row of each stream, from the factorized stream ids (numbered in order of first appearance):
+    # a drop_duplicates of the four key columns hashed every row (10M kernels: 0.46 s, the first zoom's wait).
+    n = len(kernels)
+    g = stream_group_ids(kernels, np.ones(n, dtype=bool))
+    first = np.full(int(g.max()) + 1 if n else 0, n, dtype=np.int64)
+    np.minimum.at(first, g, np.arange(n))
+    keys = kernels[list(STREAM_KEY)].iloc[first]
     per_stream = keys.groupby(["device_id", "stream_id"]).agg(pids=("pid", "nunique"), n=("pid", "size"))
     return (
         frozenset(per_stream.index[per_stream["pids"] > 1].tolist()),
