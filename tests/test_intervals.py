@@ -101,6 +101,17 @@ def test_gaps_with_window_and_empty():
     assert pairs(gaps([0, 10], [10, 20])) == []  # touching leaves no gap
 
 
+def test_gaps_of_a_union_already_made_are_the_gaps_of_its_intervals():
+    """``is_union``: a union (or a window cut of one) is not merged again; the gaps are the same."""
+    rng = np.random.default_rng(3)
+    s = rng.integers(0, 10_000, 500)
+    e = s + rng.integers(1, 60, 500)
+    us, ue = union_intervals(s, e)
+    for within in (None, (0, 10_100), (2_000, 3_000), (int(us[3]), int(ue[7]))):
+        assert pairs(gaps(us, ue, within=within, is_union=True)) == pairs(gaps(s, e, within=within))
+    assert pairs(gaps([], [], within=(0, 100), is_union=True)) == [(0, 100)]
+
+
 def test_covered_before():
     assert covered_before([0, 200], [100, 300], [-5, 0, 50, 100, 150, 250, 300, 400]).tolist() == [
         0,

@@ -106,7 +106,9 @@ def intersection_length(a_starts, a_ends, b_starts, b_ends) -> int:
     return int((e - s).sum())
 
 
-def gaps(starts, ends, *, within: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+def gaps(
+    starts, ends, *, within: tuple[int, int] | None = None, is_union: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Idle gaps between the intervals' union.
 
     Args:
@@ -114,6 +116,8 @@ def gaps(starts, ends, *, within: tuple[int, int] | None = None) -> tuple[np.nda
         within: optional ``(lo, hi)`` window; gaps before the first and after the last interval
             up to the window's edges are included, and everything is clipped to it. Without it,
             only gaps between the first start and the last end are returned.
+        is_union: the intervals are a union already (``union_intervals``' output, or a window cut of it): not
+            merged again (a timeline zoom cuts millions of busy intervals from a kept union).
 
     Returns:
         ``(gap_starts, gap_ends)`` int64 arrays sorted by start; every gap has positive length.
@@ -122,7 +126,7 @@ def gaps(starts, ends, *, within: tuple[int, int] | None = None) -> tuple[np.nda
         >>> gaps([0, 200], [100, 300])
         (array([100]), array([200]))
     """
-    us, ue = union_intervals(starts, ends)
+    us, ue = (_as_int64(starts), _as_int64(ends)) if is_union else union_intervals(starts, ends)
     if within is not None:
         lo, hi = int(within[0]), int(within[1])
         if us.size == 0:
@@ -134,14 +138,19 @@ def gaps(starts, ends, *, within: tuple[int, int] | None = None) -> tuple[np.nda
                     np.empty(0, np.int64),
                 )
             )
-        gs = np.r_[lo, ue]
-        ge = np.r_[us, hi]
-        gs = np.maximum(gs, lo)
-        ge = np.minimum(ge, hi)
+        # a zoom's union holds millions of intervals: each array made once, clipped in place
+        gs = np.empty(us.size + 1, np.int64)
+        gs[0], gs[1:] = lo, ue
+        ge = np.empty(us.size + 1, np.int64)
+        ge[:-1], ge[-1] = us, hi
+        np.maximum(gs, lo, out=gs)
+        np.minimum(ge, hi, out=ge)
     else:
         gs, ge = ue[:-1], us[1:]
     keep = ge > gs
-    return gs[keep].astype(np.int64), ge[keep].astype(np.int64)
+    if keep.all():
+        return gs.copy() if within is None else gs, ge.copy() if within is None else ge
+    return gs[keep], ge[keep]
 
 
 def covered_before(union_starts, union_ends, t) -> np.ndarray:

@@ -104,7 +104,7 @@ def lanes_for_window(
     for dev, (us_all, ue_all) in sorted(unions.items()):
         us, ue = _window(us_all, ue_all, lo_ns, hi_ns)
         if idle_hi > idle_lo:
-            gs, ge = gaps(us, ue, within=(idle_lo, idle_hi))
+            gs, ge = gaps(us, ue, within=(idle_lo, idle_hi), is_union=True)
         else:
             gs, ge = np.empty(0, np.int64), np.empty(0, np.int64)
         per_device.append((dev, us_all, ue_all, us, ue, gs, ge))
