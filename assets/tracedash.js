@@ -10,6 +10,49 @@
   Object.defineProperty(window, "_dashPlotlyJSURL", {configurable: true, get: function () { return url; },
                                                      set: function () {}});
 })();
+
+// Numeric arrays arrive base64-encoded ({dtype, bdata}) and Plotly decodes them into new typed arrays at every
+// Plotly.react. After a zoom or pan dcc.Graph reacts again with the same figure (its layout now holds the new
+// range), and new arrays read to Plotly as new data: the whole figure was recomputed and redrawn for nothing
+// (~0.2 s of a 2M-kernel timeline, docs/benchmarks.md, zoom round trip). Once a figure is drawn its traces keep
+// the arrays Plotly decoded, so that second react finds the same arrays and only lays the figure out again.
+(function () {
+  const isSpec = v => !!v && typeof v === "object" && !Array.isArray(v) && !ArrayBuffer.isView(v) &&
+                      typeof v.dtype === "string" && v.bdata !== undefined;
+  const isPlain = v => !!v && typeof v === "object" && !Array.isArray(v) && !ArrayBuffer.isView(v);
+  function keepDecoded(input, full) {
+    Object.keys(input).forEach(k => {
+      const v = input[k], f = full[k];
+      if (isSpec(v)) {
+        if (Array.isArray(f) || ArrayBuffer.isView(f)) { input[k] = f; }
+      } else if (isPlain(v) && isPlain(f)) {
+        keepDecoded(v, f);
+      }
+    });
+  }
+  function wrap(P) {
+    if (!P || P.tracedashKeepsDecoded || typeof P.react !== "function") { return P; }
+    const react = P.react;
+    P.react = function (gd) {
+      const out = react.apply(this, arguments);
+      Promise.resolve(out).then(() => {
+        const g = typeof gd === "string" ? document.getElementById(gd) : gd;
+        ((g && g._fullData) || []).forEach(t => { if (t && t._input) { keepDecoded(t._input, t); } });
+      }, () => {});
+      return out;
+    };
+    P.tracedashKeepsDecoded = true;
+    return P;
+  }
+  if (window.Plotly) {
+    wrap(window.Plotly);
+  } else {  // plotly.js loads later (dcc.Graph adds its script): wrapped as it sets window.Plotly
+    let plotly;
+    Object.defineProperty(window, "Plotly", {configurable: true, enumerable: true,
+                                             get: function () { return plotly; },
+                                             set: function (v) { plotly = wrap(v); }});
+  }
+})();
 window.dash_clientside = Object.assign({}, window.dash_clientside, {
   tracedash: {
     // Download a figure as SVG under the same meaningful file name as its PNG.

@@ -23,10 +23,11 @@ LANE_LABELS = (
 )
 
 # No button or link may send a figure off the machine ("Edit in Chart Studio", "Share", "Export to plot.ly").
-NO_CLOUD = {"showEditInChartStudio": False, "showLink": False, "sendData": False}  # + showSendToCloud below
-
+# Only keys the bundled plotly.js knows (``Plotly.PlotSchema.get().config``, a browser test checks): Plotly drops
+# others from the graph's context, so at every Plotly.react dcc.Graph's config differed from the context and the
+# figure was drawn anew instead of updated (a zoom's redraw of a 2M-kernel timeline: ~0.25 s more). plotly.js 3
+# no longer has showEditInChartStudio, showLink or sendData: nothing of theirs can upload.
 GRAPH_CONFIG = {
-    **NO_CLOUD,
     "displaylogo": False,
     "scrollZoom": False,
     "toImageButtonOptions": {"format": "png", "scale": 2},
@@ -168,8 +169,7 @@ def metric_table(columns: list[dict], rows: list[dict]) -> list:
 
 def graph_config(filename: str) -> dict:
     """Mode-bar config whose camera button saves PNG at 2x under ``filename``; nothing in it can
-    send data off the machine (``NO_CLOUD``: no "Edit in Chart Studio", "Share", or "Export to
-    plot.ly" button or link)."""
+    send data off the machine (no cloud button, no server address to send to)."""
     return {**GRAPH_CONFIG, "toImageButtonOptions": {**GRAPH_CONFIG["toImageButtonOptions"], "filename": filename}}
 
 

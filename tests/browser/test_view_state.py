@@ -411,3 +411,17 @@ def assert_no_cloud_buttons(page: Page):
         " gd._context.plotlyServerURL])"
     )
     assert contexts and not any(v for c in contexts for v in c)  # nothing that could upload is switched on
+    # every key of the graphs' config is one the bundled plotly.js knows: it drops the others, and dcc.Graph's
+    # config then differed from the graph's at every update, which Plotly.react answers with a whole new plot
+    known = set(page.evaluate("() => Object.keys(Plotly.PlotSchema.get().config)"))
+    from dashboard.app.components import graph_config
+
+    assert set(graph_config("f")) <= known, set(graph_config("f")) - known
+    # a drawn figure's traces keep the arrays Plotly decoded (tracedash.js): dcc.Graph's second Plotly.react after
+    # a zoom finds them unchanged instead of decoding new ones, which Plotly takes for new data
+    kinds = page.evaluate(
+        "() => document.querySelector('#timeline .js-plotly-plot').data.flatMap(t => ['base', 'x']"
+        ".filter(k => t[k] && typeof t[k] === 'object' && !Array.isArray(t[k]))"
+        ".map(k => ArrayBuffer.isView(t[k]) ? 'typed' : 'encoded'))"
+    )
+    assert kinds and set(kinds) == {"typed"}, kinds
