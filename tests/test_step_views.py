@@ -157,6 +157,24 @@ def test_a_zoomed_step_gantt_draws_the_steps_near_its_window_and_keeps_every_row
     assert fig.layout.height == whole.layout.height
 
 
+def test_the_step_gantt_legend_counts_the_whole_trace_when_only_the_longest_steps_are_drawn(vllm, monkeypatch):
+    """Over its budget the step Gantt draws the longest steps; its legend still counts every step (it counted the
+    drawn ones: "prefill (1,021)" of 1,367, and "1,367 in view of 1,021" zoomed out)."""
+    import dashboard.render.steps as rs
+
+    monkeypatch.setattr(rs, "GANTT_STEP_BUDGET", 2)
+    fig = render(vllm, "gantt")["figure"]
+    assert [t.name for t in fig.data] == ["prefill (1)", "decode (2)", "mixed (1)", "capture (1)"]
+    assert sum(1 for t in fig.data for b in t.base if not math.isnan(b)) == 2  # the 2 longest drawn
+    wide = render(vllm, "gantt", t0_ns=0, t1_ns=20_000_000)["figure"]
+    assert [t.name for t in wide.data] == [
+        "prefill (1 in view of 1)",
+        "decode (2 in view of 2)",
+        "mixed (1 in view of 1)",
+        "capture (1 in view of 1)",
+    ]
+
+
 def test_vllm_steps_table_rows(vllm):
     rows = render(vllm, "dispatches")["rows"]
     assert [r["phase"] for r in rows] == ["capture", "prefill", "decode", "mixed", "decode"]

@@ -208,6 +208,24 @@ def test_gantt_legend_counts_the_dispatches_in_a_zoomed_view(tmp_path):
     ]  # inside the last step [500, 900)
 
 
+def test_the_gantt_legend_counts_the_whole_trace_when_only_the_longest_bars_are_drawn(tmp_path, monkeypatch):
+    """Over its bar budget the Gantt draws the longest same-phase runs; its legend still counts every dispatch of
+    the trace (it counted the drawn runs' dispatches: a zoom could read "3 in view of 2")."""
+    import dashboard.render as render
+
+    monkeypatch.setattr(render, "GANTT_BUDGET", 2)
+    trace = _dispatch_trace(tmp_path)
+
+    def names(w):
+        return [
+            t.name
+            for t in render.gantt_view(trace, ViewState(threshold=100, t0_ns=w and w[0], t1_ns=w and w[1]))[0].data
+        ]  # noqa: E731
+
+    assert names(None) == ["prefill (2)", "decode (4)"]
+    assert names((0, 900)) == ["prefill (2 in view of 2)", "decode (4 in view of 4)"]
+
+
 def test_a_zoomed_gantt_draws_the_steps_near_its_window_and_keeps_every_row(tmp_path):
     """A zoom redraws the Gantt: it draws the steps overlapping the window widened by its width on each side
     (all 6 drew at every zoom: ~0.4 s of the browser per zoom at 2,745 steps), and a phase with none of them

@@ -283,14 +283,14 @@ def gantt_view(trace: LoadedTrace, state: ViewState, theme: Theme = DEFAULT_THEM
         how = "automatic" if state.threshold is None else "set by you"
         title += f" · prefill when tokens ≥ {pv.threshold:.1f} ({how})"
     gd, gp = pv.dispatches, pv.phases
-    in_view = totals = None
+    totals = gp.value_counts().to_dict()  # the legend counts the whole trace's dispatches, whatever is drawn
+    in_view = None
     if state.window() is not None:  # the legend counts what the window shows, next to the whole trace's count
         lo, hi = state.window()
         overlaps = ((gd["start_ns"] < hi) & (gd["start_ns"] + gd["duration_ns"] > lo)).to_numpy()
         in_view = gp[overlaps].value_counts().to_dict()
         near = near_window(gd["start_ns"], gd["start_ns"] + gd["duration_ns"], (lo, hi))
         if near.any() and not near.all():  # a zoom redraws the Gantt: only what it can show, and a pan's worth
-            totals = gp.value_counts().to_dict()
             gd, gp = gd[near], gp[near]
     if len(gd) > GANTT_BUDGET:  # too many bars to draw: one bar per run of same-phase dispatches
         gd, gp = ph.phase_runs(gd, gp)

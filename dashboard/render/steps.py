@@ -161,19 +161,19 @@ def step_gantt(
     axis; the legend counts the whole trace, or "N in view of M" when zoomed."""
     steps, gpu = sv.all_steps, sv.all_gpu
     title = f"Steps · {escape_text(trace.name)} · from {escape_text(sv.source.label)}"
-    in_view = whole = None
+    whole = steps[["pid", "phase"]]  # the legend counts and rows are the whole trace's, whatever is drawn
+    in_view, near_text = None, ""
     if state.window() is not None:
         lo, hi = state.window()
         over = ((steps["start_ns"] < hi) & (steps["end_ns"] > lo)).to_numpy()
         in_view = steps["phase"][over].value_counts().to_dict()
         near = near_window(steps["start_ns"], steps["end_ns"], (lo, hi))
         if near.any() and not near.all():  # a zoom redraws the Gantt: only what it can show, and a pan's worth
-            whole = steps[["pid", "phase"]]
+            near_text = " near this window"
             steps = steps[near].reset_index(drop=True)
             gpu = gpu[near].reset_index(drop=True) if gpu is not None else None
     if len(steps) > GANTT_STEP_BUDGET:
         keep = np.sort(np.argsort(-steps["duration_ns"].to_numpy(), kind="stable")[:GANTT_STEP_BUDGET])
-        near_text = " near this window" if whole is not None else ""
         title += (
             f" · the {GANTT_STEP_BUDGET:,} longest of {len(steps):,} steps{near_text} (zoom the timeline for the rest)"
         )
