@@ -125,7 +125,20 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
       if (!relayout) { return nu; }
       const gd = document.querySelector((fromGantt ? "#gantt" : "#timeline") + " .js-plotly-plot");
       if (gd && gd.layout && !(gd.layout.meta && gd.layout.meta.time_axis)) { return nu; }
-      if (relayout["xaxis.autorange"]) { return {"xaxis.autorange": true, at: Date.now()}; }
+      if (gd && gd._tracedashRestoring) { gd._tracedashRestoring = false; return nu; }  // the relayout just below
+      if (relayout["xaxis.autorange"]) {
+        // A double-click on a page that shows the whole trace already changes no state, so the server redraws
+        // nothing: Plotly's own autorange (padded) would leave this figure out of step with the other one. It
+        // goes back to the whole trace's window (the timeline's meta.x_extent_s, where the S key stops) instead.
+        const tl = document.querySelector("#timeline .js-plotly-plot");
+        const whole = tl && tl.layout && tl.layout.meta && tl.layout.meta.x_extent_s;
+        if (gd && Array.isArray(whole) && whole.length === 2 && !/[?&]t0_ns=/.test(window.location.search)) {
+          gd._tracedashRestoring = true;
+          setTimeout(() => window.Plotly.relayout(gd, {"xaxis.range": whole.slice()}), 0);
+          return nu;
+        }
+        return {"xaxis.autorange": true, at: Date.now()};
+      }
       let r = null;
       if (relayout["xaxis.range[0]"] !== undefined && relayout["xaxis.range[1]"] !== undefined) {
         r = [relayout["xaxis.range[0]"], relayout["xaxis.range[1]"]];

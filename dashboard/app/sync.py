@@ -2,7 +2,7 @@
 what changed, and the address bar. Thin: the transitions are the pure functions of dashboard.state.
 
 Events: a control (any ``state.CONTROL_FIELDS`` control), a zoom/pan/reset of the timeline or the
-Gantt (``ids.X_RANGE``; the other follows client-side, see assets/tracedash.js), a click on a table row
+Gantt (``ids.X_RANGE``; both are redrawn at the new window, see assets/tracedash.js), a click on a table row
 (``ids.ROW_CLICK``), a table's sort or column filters (``ids.GRID_EVENTS``), the notes' "Add note",
 zoom and × buttons (``state.notes``), the F / Escape keys (``ids.KEY_EVENT``: fit / clear the mark; W/S/A/D
 zoom and pan as a drag does). Those stores are

@@ -231,3 +231,40 @@ def test_f_fits_the_mark_escape_clears_it_and_question_mark_lists_the_keys(
     page.keyboard.press("Escape")  # closes the list first
     expect(help_box).to_be_hidden()
     assert console_errors == []
+
+
+def test_a_double_click_on_the_whole_trace_keeps_both_figures_on_its_window(
+    page: Page, serve, small_trace, console_errors
+):
+    """Unzoomed, a double-click changes no state and the server redraws nothing: Plotly's own autorange (padded)
+    left the double-clicked figure out of step with the other one (QA, 2026-12-06). It goes back to the whole
+    trace's window, the link keeps no window, and both figures share the axis; zoomed, it still shows the whole
+    trace."""
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    lo_ext, hi_ext = time_extent(t := load_trace(small_trace), dispatches_for(t, "CG_DISPATCH"))
+    page.goto(serve(create_app([small_trace])) + "/")
+    for graph in ("timeline", "gantt"):
+        page.wait_for_function(figure_js(graph, BOUND), timeout=60000)
+
+    def ranges() -> list[list[int]]:
+        return [
+            [round(x * 1e9) for x in page.evaluate(figure_js(g, "gd._fullLayout.xaxis.range.map(Number)"))]
+            for g in ("timeline", "gantt")
+        ]
+
+    assert ranges() == [[lo_ext, hi_ext]] * 2
+    for graph in ("timeline", "gantt"):
+        page.locator(f"#{graph}").scroll_into_view_if_needed()
+        box = page.evaluate(
+            figure_js(
+                graph,
+                "(() => { const r = gd.getBoundingClientRect(), s = gd._fullLayout._size;"
+                " return [r.left + s.l + 0.5 * s.w, r.top + s.t + 0.5 * s.h]; })()",
+            )
+        )
+        page.mouse.dblclick(*box)
+        page.wait_for_timeout(500)  # an autorange, then the relayout back to the whole trace
+        page.wait_for_function(figure_js(graph, BOUND))
+        assert ranges() == [[lo_ext, hi_ext]] * 2, graph
+        assert window(page) is None
+    assert console_errors == []
