@@ -37,6 +37,9 @@ from dashboard.data.memory import release_freed_arrow_memory  # noqa: E402
 from dashboard.data.trace import load_trace  # noqa: E402
 from dashboard.state import ViewState  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from timeline import OneTrace  # noqa: E402  (a store serving one loaded trace)
+
 MIB = 2**20
 
 
@@ -73,16 +76,6 @@ class Peak:
             print(f"    peak at {self.at}")
         self.at = ""
         return peak
-
-
-class OneTrace:
-    """A store serving one loaded trace (what ``TraceStore.get`` returns once it is in memory)."""
-
-    def __init__(self, trace):
-        self.trace = trace
-
-    def get(self, _trace_id):
-        return self.trace
 
 
 def buffers(value, out: dict[int, int]) -> None:

@@ -245,20 +245,25 @@ def first_ready_on(page, url: str) -> tuple[float, float | None, float | None]:
     return (ready if ready is not None else time.perf_counter() - t0), status, complete
 
 
+def wait_cache_written(port: int) -> None:
+    """Until the server at ``port`` has loaded a trace and has no Parquet cache write pending (``/healthz``)."""
+    import json
+
+    for _ in range(2400):
+        health = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read())
+        store = health.get("store", health)
+        if store.get("loads", 0) >= 1 and not store.get("cache_writes_pending", 0):
+            return
+        time.sleep(0.25)
+    raise RuntimeError("the cache entry was not written within 600 s")
+
+
 def fill_cache(tree: Path, trace: Path, env: dict, cache: Path) -> None:
     """Have a server of ``tree`` load ``trace`` and write its Parquet cache entry into ``cache`` (``/healthz`` counts
     the writes still pending), then stop it."""
-    import json
-
     proc, port = serve(tree, trace, {**env, "TRACEDASH_CACHE_DIR": str(cache)})
     try:
-        for _ in range(2400):
-            health = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read())
-            store = health.get("store", health)
-            if store.get("loads", 0) >= 1 and not store.get("cache_writes_pending", 0):
-                return
-            time.sleep(0.25)
-        raise RuntimeError("the cache entry was not written within 600 s")
+        wait_cache_written(port)
     finally:
         proc.terminate()
         proc.wait(60)
@@ -348,19 +353,6 @@ def zoom_round_trips(browser, tree: Path, trace: Path, env: dict, rounds: int = 
         sampler.join()
         proc.terminate()
         proc.wait(60)
-
-
-def wait_cache_written(port: int) -> None:
-    """Until the server at ``port`` has loaded a trace and has no Parquet cache write pending (``/healthz``)."""
-    import json
-
-    for _ in range(2400):
-        health = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read())
-        store = health.get("store", health)
-        if store.get("loads", 0) >= 1 and not store.get("cache_writes_pending", 0):
-            return
-        time.sleep(0.25)
-    raise RuntimeError("the cache entry was not written within 600 s")
 
 
 def zoom_table(browser, traces, env: dict, rounds: int = 2) -> None:
