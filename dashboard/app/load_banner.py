@@ -25,7 +25,10 @@ from dashboard.figures.common import pending_figure
 from dashboard.render.load_status import after_load_kick, next_poll_limit, poll_step
 from dashboard.render.preview import preview_cards, preview_figure
 
-POLL_MS = 500
+# The wait after each poll's answer (one poll is in flight at a time: render.load_status.next_poll_limit). At
+# 500 ms a fresh server's first page came ~0.25 s later than with the fixed 500 ms period before (the answer's
+# round trip adds to every wait); 250 ms gave that back (docs/benchmarks.md, page load).
+POLL_MS = 250
 PREVIEW_HEIGHT_PX = 470  # the timeline view's least height (views.timeline.MIN_HEIGHT_PX): the page does not jump
 
 

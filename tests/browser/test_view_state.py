@@ -326,7 +326,8 @@ def _open_counting(page: Page, url: str, scripts: list[str] | None = None) -> li
     box = track_callbacks(page)
     page.goto(url)
     page.wait_for_function(figure_js("timeline", "gd._fullLayout && gd.querySelector('.main-svg')"), timeout=60000)
-    # a page whose trace is still loading polls its status every 500 ms, which can look quiet between two polls:
+    # a page whose trace is still loading polls its status (load_banner.POLL_MS after each answer), which can look
+    # quiet between two polls:
     # its views are asked for only once the line is hidden (the load has ended)
     page.wait_for_function("() => (e => e && e.hidden)(document.getElementById('load-status'))", timeout=60000)
     wait_idle(page, box)
