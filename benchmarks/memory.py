@@ -68,6 +68,7 @@ class Peak:
                 if self.where and (frame := sys._current_frames().get(self.main)) is not None:
                     lines = [f for f in traceback.extract_stack(frame) if "/dashboard/" in f.filename]
                     self.at = " <- ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in lines[::-1][:4])
+                frame = None  # a frame held here would keep the main thread's arrays alive past their use
             time.sleep(0.005)
 
     def take(self) -> int:

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -50,13 +51,37 @@ def test_tables_from_seed():
     assert n.loc["PLE_wait_for_GPU", "overlap_pct"] == pytest.approx(100 * 6341070402 / 6389229296)
 
 
-def test_kernel_table_from_events_covers_all_kernels():
+def test_kernel_table_from_events_covers_all_kernels(monkeypatch):
+    import dashboard.analysis.tables as tables
+
     t = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
     k = kernel_table(t.bundle.kernels, t.summary)
     assert int(k["count"].sum()) == 4010
     assert k.iloc[0]["name"] == "flash_fwd_kernel" and k.iloc[0]["full_name"].startswith(
         "void flash::flash_fwd_kernel<"
     )
+    for by in ("short", "full"):  # counted 1,000 rows at a time (as 10M kernels are): the same table
+        whole = kernel_table(t.bundle.kernels, t.summary, by=by)
+        monkeypatch.setattr(tables._kernel_counts, "__defaults__", (1000,))
+        assert kernel_table(t.bundle.kernels, t.summary, by=by).equals(whole)
+        monkeypatch.undo()
+
+
+def test_kernel_table_when_a_short_name_is_not_a_function_of_the_full_name():
+    """Short name "a" for full names x and y, and full name x under short names a and b: each short name's
+    full name is its commonest one (ties: the first name in order)."""
+    kernels = pd.DataFrame(
+        {
+            "short_name": pd.Categorical(["a", "a", "a", "b", "b"]),
+            "name": pd.Categorical(["y", "x", "y", "x", "x"]),
+            "start_ns": np.array([0, 10, 20, 30, 40], np.int64),
+            "end_ns": np.array([5, 17, 29, 31, 50], np.int64),
+        }
+    )
+    for c in ("device_id", "pid", "context_id", "stream_id"):
+        kernels[c] = np.zeros(5, np.int64)
+    k = kernel_table(kernels, None)
+    assert k[["name", "count", "total_ns", "full_name"]].values.tolist() == [["a", 3, 21, "y"], ["b", 2, 11, "x"]]
 
 
 def test_copies_are_not_idle(tmp_path):

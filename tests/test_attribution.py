@@ -140,3 +140,17 @@ def test_rules_file_is_versioned_and_validated():
         parse_rules('[[rule]]\ncategory = "x"\npattern = "("\n')
     with pytest.raises(ValueError, match="needs a category"):
         parse_rules('[[rule]]\npattern = "x"\n')
+
+
+@pytest.mark.parametrize("part_rows", [1, 2])  # dispatch id ranges of one dispatch each, as 10M kernels are worked
+def test_dispatch_metrics_in_dispatch_id_ranges_are_the_one_pass_values(tmp_path, monkeypatch, part_rows):
+    import dashboard.analysis.attribution as attribution_module
+
+    b, d = fixture(tmp_path)
+    attr = attribute_kernels(b.kernels, b.api_calls, d)
+    whole = dispatch_metrics(d, b.kernels, attr)
+    monkeypatch.setattr(attribution_module.dispatch_id_ranges, "__defaults__", (part_rows,))
+    assert [(lo, hi) for lo, hi, _ in attribution_module.dispatch_id_ranges(attr, len(d))] == [(0, 1), (1, 2)]
+    parts = dispatch_metrics(d, b.kernels, attr)
+    assert parts.equals(whole)
+    assert parts["kernel_sum_ns"].tolist() == [500, 600] and parts["first_kernel_ns"].tolist() == [100, 1300]

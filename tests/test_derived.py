@@ -5,6 +5,7 @@ import gc
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from dashboard.analysis.attribution import UNATTRIBUTED, dispatch_busy_ns
 from dashboard.analysis.launches import (
@@ -72,11 +73,19 @@ def test_ids_too_large_to_pack_join_by_merge_with_the_same_answer():
     assert (kpos.tolist(), apos.tolist()) == ([0, 1], [2, 0])
 
 
-def test_dispatch_busy_is_the_union_of_each_dispatchs_own_kernels():
-    starts = np.array([0, 50, 200, 210, -5, 400], dtype=np.int64)
-    ends = np.array([100, 120, 300, 250, 10, 390], dtype=np.int64)  # -5: invalid start; 400 > 390: invalid
-    attribution = np.array([0, 0, 2, 2, 0, 2], dtype=np.int64)
+@pytest.mark.parametrize("part_rows", [1 << 21, 2, 1])  # one part; dispatch id ranges of about 2 and 1 kernels
+def test_dispatch_busy_is_the_union_of_each_dispatchs_own_kernels(monkeypatch, part_rows):
+    import dashboard.analysis.attribution as attribution_module
+
+    monkeypatch.setattr(attribution_module.dispatch_id_ranges, "__defaults__", (part_rows,))
+    starts = np.array([0, 50, 200, 210, -5, 400, 500], dtype=np.int64)
+    ends = np.array([100, 120, 300, 250, 10, 390, 510], dtype=np.int64)  # -5: invalid start; 400 > 390: invalid
+    attribution = np.array([0, 0, 2, 2, 0, 2, UNATTRIBUTED], dtype=np.int64)
     assert dispatch_busy_ns(starts, ends, attribution, 3).tolist() == [120, 0, 100]
+    ranges = list(attribution_module.dispatch_id_ranges(attribution, 3))
+    assert [(lo, hi, rows.tolist()) for lo, hi, rows in ranges] == (
+        [(0, 3, [0, 1, 2, 3, 4, 5])] if part_rows > len(attribution) else [(0, 1, [0, 1, 4]), (2, 3, [2, 3, 5])]
+    )
     none = np.full(6, UNATTRIBUTED, dtype=np.int64)
     assert dispatch_busy_ns(starts, ends, none, 2).tolist() == [0, 0]
 

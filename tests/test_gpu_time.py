@@ -148,3 +148,23 @@ def test_gpu_time_empty():
     from dashboard.model import KERNELS, empty_frame
 
     assert gpu_time(gpu_work(empty_frame(KERNELS))).empty
+
+
+def test_kernel_time_per_device_a_part_of_the_rows_at_a_time(tmp_path, monkeypatch):
+    """Per-device kernel counts and times summed 1 and 2 rows at a time (as 10M kernels are) equal one pass."""
+    import dashboard.analysis.gpu_time as gt
+
+    b = load(
+        tmp_path,
+        kernels=[
+            {"start": 0, "end": 100, "deviceId": 1},
+            {"start": 10, "end": 40, "deviceId": 0},
+            {"start": 50, "end": 20, "deviceId": 1},  # invalid: no time
+            {"start": 60, "end": 90, "deviceId": 0},
+        ],
+    )
+    whole = gpu_time(gpu_work(b.kernels), b.kernels)
+    assert [(r.kernels, r.kernel_sum_ns) for r in rows(whole).values()] == [(2, 60), (2, 100), (4, 160)]
+    for part in (1, 2):
+        monkeypatch.setattr(gt._kernels_per_device, "__defaults__", (part,))
+        assert gpu_time(gpu_work(b.kernels), b.kernels).equals(whole)

@@ -116,6 +116,18 @@ def test_generated_sample_gaps_are_waits_and_cpu_work():
     }
 
 
+def test_launching_threads_found_a_part_of_the_launches_at_a_time_give_the_same_causes(monkeypatch):
+    """10M launches are worked through 2M at a time: parts of 1,000 launches give the same causes."""
+    import dashboard.analysis.idle as idle
+
+    b = load_nsys_sqlite(SAMPLES / "generated_seed_shaped_108k.sqlite")
+    gaps = idle_gaps(gpu_work(b.kernels), min_gap_ns=100_000)
+    whole = gap_causes(gaps, b.kernels, b.api_calls, b.nvtx_ranges)
+    assert {d: t.tolist() for d, t in idle._launching_threads(b.kernels, b.api_calls).items()} == {0: [281543763300356]}
+    monkeypatch.setattr(idle, "PART_ROWS", 1000)
+    assert gap_causes(gaps, b.kernels, b.api_calls, b.nvtx_ranges).equals(whole)
+
+
 def test_cause_labels_stand_off_their_bars():
     """The fresh-clone QA saw "cudaStreamSynchronize" touching its bar in the idle-by-cause figure."""
     import pandas as pd

@@ -18,7 +18,7 @@ import pandas as pd
 from dashboard.analysis.intervals import covered_before, union_intervals, union_length
 from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.ratio import share_pct
-from dashboard.analysis.summary import kernel_durations, kernel_end_ns
+from dashboard.analysis.summary import kernel_durations, kernel_durations_at, kernel_end_ns
 
 UNATTRIBUTED = -1
 
@@ -67,28 +67,50 @@ def attribute_kernels(
     return out
 
 
-def dispatch_busy_ns(starts: np.ndarray, ends: np.ndarray, attribution: np.ndarray, count: int) -> np.ndarray:
-    """GPU busy per dispatch: the union of its own attributed kernels over all devices, int64 ns.
+# Dispatches are worked through in ranges of ids holding about this many attributed kernels each: a 10M-kernel
+# trace's per-dispatch figures then hold a few arrays of 2M rows at a time, not a dozen of 10M.
+PART_ROWS = 1 << 21
 
-    Args:
-        starts, ends: kernel start and (overrun-clipped, ``summary.kernel_end_ns``) end, aligned with
-            ``attribution`` (``attribute_kernels``). count: number of dispatches (indices 0..count-1).
 
-    Kernels with a negative start or an end before their start take no part. One pass over all
-    dispatches: each dispatch's kernels are offset apart so that one union separates them.
-    """
+def dispatch_id_ranges(attribution: np.ndarray, count: int, part_rows: int = PART_ROWS):
+    """``(lo, hi, rows)`` per range ``[lo, hi)`` of dispatch ids (``0 <= lo < hi <= count``) whose kernels
+    (``attribution`` values in the range) number about ``part_rows`` or fewer, unless one dispatch has more:
+    ``rows`` are their row positions, in row order. Ranges without kernels are skipped; ids outside
+    ``[0, count)`` (``UNATTRIBUTED``) belong to none."""
+    n = len(attribution)
+    if n <= part_rows:
+        rows = np.flatnonzero((attribution >= 0) & (attribution < count))
+        if len(rows):
+            yield 0, count, rows
+        return
+    per_id = np.zeros(count, np.int64)
+    for a in range(0, n, part_rows):
+        part = attribution[a : a + part_rows]
+        part = part[(part >= 0) & (part < count)]
+        per_id += np.bincount(part, minlength=count)[:count]
+    cum = np.cumsum(per_id)
+    lo = 0
+    while lo < count:
+        before = int(cum[lo - 1]) if lo else 0
+        hi = max(int(np.searchsorted(cum, before + part_rows, side="right")), lo + 1)
+        hi = min(hi, count)
+        if int(cum[hi - 1]) > before:
+            yield lo, hi, np.flatnonzero((attribution >= lo) & (attribution < hi))
+        lo = hi
+
+
+def _range_busy_ns(s: np.ndarray, e: np.ndarray, g: np.ndarray, count: int) -> np.ndarray:
+    """``dispatch_busy_ns`` of kernels already picked (``g``: dispatch id from 0 to ``count - 1``)."""
     busy = np.zeros(count, dtype=np.int64)
-    sel = (attribution != UNATTRIBUTED) & (starts >= 0) & (ends >= starts)
+    sel = (s >= 0) & (e >= s)
     if not sel.any():
         return busy
-    if sel.all():  # the caller passes attributed kernels only: no copies
-        g, s, e = attribution, starts, ends
-    else:
-        g, s, e = attribution[sel], starts[sel], ends[sel]
+    if not sel.all():
+        g, s, e = g[sel], s[sel], e[sel]
     lo = int(s.min())
     off = int(e.max()) - lo + 1
     if off * (int(g.max()) + 1) < 2**62:
-        # one shift per kernel, applied to both ends: three 10M-row temporaries at most, not eight
+        # each dispatch's kernels offset apart, so that one union separates them
         shift = g.astype(np.int64) * off
         shift -= lo
         shifted_s = s + shift
@@ -98,6 +120,22 @@ def dispatch_busy_ns(starts: np.ndarray, ends: np.ndarray, attribution: np.ndarr
         return np.bincount(us // off, weights=ue - us, minlength=count).astype(np.int64)
     for d in np.unique(g):
         busy[d] = union_length(s[g == d], e[g == d])
+    return busy
+
+
+def dispatch_busy_ns(starts: np.ndarray, ends: np.ndarray, attribution: np.ndarray, count: int) -> np.ndarray:
+    """GPU busy per dispatch: the union of its own attributed kernels over all devices, int64 ns.
+
+    Args:
+        starts, ends: kernel start and (overrun-clipped, ``summary.kernel_end_ns``) end, aligned with
+            ``attribution`` (``attribute_kernels``). count: number of dispatches (indices 0..count-1).
+
+    Kernels with a negative start or an end before their start take no part. Dispatches are worked through in
+    ranges of ids (``dispatch_id_ranges``).
+    """
+    busy = np.zeros(count, dtype=np.int64)
+    for lo, hi, rows in dispatch_id_ranges(attribution, count):
+        busy[lo:hi] = _range_busy_ns(starts[rows], ends[rows], attribution[rows] - lo, hi - lo)
     return busy
 
 
@@ -118,29 +156,36 @@ def dispatch_metrics(dispatches: pd.DataFrame, kernels: pd.DataFrame, attributio
                     else pd.array([pd.NA] * len(base), dtype=dtype)
                 )
         return base.astype(DISPATCH_METRICS)
-    sel = attribution != UNATTRIBUTED
-    # Per dispatch by one stable sort of the dispatch ids (kernels come nearly in dispatch order) and reductions
-    # over its runs: exact int64, and a few 10M-row columns at a time where a grouped frame held a dozen.
-    d = attribution[sel]
-    s = kernels["start_ns"].to_numpy(np.int64)[sel]
-    e = kernel_end_ns(kernels)[sel]
-    order = np.argsort(d, kind="stable")
-    runs = d[order]
-    first = np.flatnonzero(np.r_[True, runs[1:] != runs[:-1]])
-    ids = runs[first]
-    del runs
+    # Per dispatch id, by ranges of ids (``dispatch_id_ranges``) and reductions at each kernel's id: exact int64,
+    # and a few columns of one range's kernels at a time.
+    count = int(attribution.max()) + 1
+    s_all = kernels["start_ns"].to_numpy(np.int64)
+    e_all = kernel_end_ns(kernels)
+    n = np.zeros(count, np.int64)
+    kernel_sum = np.zeros(count, np.int64)
+    first = np.full(count, np.iinfo(np.int64).max, np.int64)
+    last = np.full(count, np.iinfo(np.int64).min, np.int64)
+    busy = np.zeros(count, np.int64)
+    for lo, hi, rows in dispatch_id_ranges(attribution, count):
+        d = attribution[rows] - lo
+        s, e = s_all[rows], e_all[rows]
+        n[lo:hi] = np.bincount(d, minlength=hi - lo)
+        np.add.at(kernel_sum[lo:hi], d, kernel_durations_at(kernels, rows))
+        np.minimum.at(first[lo:hi], d, s)
+        np.maximum.at(last[lo:hi], d, e)
+        busy[lo:hi] = _range_busy_ns(s, e, d, hi - lo)
+        del d, s, e, rows
+    ids = np.flatnonzero(n)
     agg = pd.DataFrame(
         {
-            "kernels": np.diff(np.r_[first, len(order)]),
-            "kernel_sum_ns": np.add.reduceat(kernel_durations(kernels).to_numpy(np.int64)[sel][order], first),
-            "first_kernel_ns": np.minimum.reduceat(s[order], first),
-            "last_kernel_end_ns": np.maximum.reduceat(e[order], first),
+            "kernels": n[ids],
+            "kernel_sum_ns": kernel_sum[ids],
+            "first_kernel_ns": first[ids],
+            "last_kernel_end_ns": last[ids],
+            "gpu_busy_ns": busy[ids],
         },
         index=pd.Index(ids, name="d"),
     )
-    del order
-    busy = dispatch_busy_ns(s, e, d, int(ids.max()) + 1)
-    agg["gpu_busy_ns"] = busy[ids]
     out = base.merge(agg, left_on="index", right_index=True, how="left")
     out["kernels"] = out["kernels"].fillna(0)
     out["kernel_sum_ns"] = out["kernel_sum_ns"].fillna(0)

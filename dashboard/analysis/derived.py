@@ -121,7 +121,10 @@ class BundleAnalysis:
 
     def gpu_time(self, busy_source: str) -> pd.DataFrame:
         """``gpu_time.gpu_time`` of the work a busy source counts: the Per GPU table and the overview's cards."""
-        return self.memo.get(("gpu_time", busy_source), lambda: gpu_time(self.work(busy_source), self.bundle.kernels))
+        return self.memo.get(
+            ("gpu_time", busy_source),
+            lambda: gpu_time(self.work(busy_source), self.bundle.kernels, self.busy_unions(busy_source)),
+        )
 
     def gpu_overview(self, busy_source: str) -> GpuOverview:
         """``gpu_time.trace_gpu_overview`` of the bundle, from the memoised per-GPU table."""

@@ -34,7 +34,7 @@ import pandas as pd
 from dashboard.analysis.intervals import union_length
 from dashboard.analysis.summary import (
     STREAM_KEY,
-    kernel_durations,
+    kernel_durations_at,
     stream_group_ids,
     timed_kernels,
     usable_kernel_mask,
@@ -233,6 +233,31 @@ def stream_names(
     return pd.Series(out, index=rows.index, dtype=object)
 
 
+def _kernels_per_device(kernels: pd.DataFrame, part_rows: int = 1 << 21) -> tuple[dict, dict]:
+    """``({device id: kernel rows}, {device id: kernel time, ns})``, kernel time from ``summary.kernel_durations``
+    (exact int64 sums), a part of the rows at a time."""
+    dev = kernels["device_id"].to_numpy()
+    ids, codes = None, None
+    if len(dev) and dev.dtype.kind in "iu" and int(dev.min()) >= 0 and int(dev.max()) < 1 << 16:
+        size = int(dev.max()) + 1  # device ids are small: they index the sums themselves
+    else:
+        codes, ids = pd.factorize(dev)  # a missing id (-1) counts in a last slot, left out as a grouping leaves it
+        codes = np.where(codes < 0, len(ids), codes)
+        size = len(ids) + 1
+    count = np.zeros(size, np.int64)
+    total = np.zeros(size, np.int64)
+    for a in range(0, len(dev), part_rows):
+        at = (dev if codes is None else codes)[a : a + part_rows]
+        count += np.bincount(at, minlength=size)
+        np.add.at(total, at, kernel_durations_at(kernels, slice(a, a + part_rows)))
+    present = np.flatnonzero(count[: size if ids is None else len(ids)])
+    keys = present if ids is None else np.asarray(ids)[present]
+    return (
+        {k: int(c) for k, c in zip(keys.tolist(), count[present].tolist())},
+        {k: int(t) for k, t in zip(keys.tolist(), total[present].tolist())},
+    )
+
+
 def _streams_per_device(kernels: pd.DataFrame) -> pd.Series:
     """Device id -> distinct streams among its timed kernels (a stream is on one device: each stream's rows
     write the same device into its slot)."""
@@ -243,12 +268,17 @@ def _streams_per_device(kernels: pd.DataFrame) -> pd.Series:
     return pd.Series(device_of).value_counts()
 
 
-def gpu_time(work: pd.DataFrame, kernels: pd.DataFrame | None = None) -> pd.DataFrame:
+def gpu_time(
+    work: pd.DataFrame,
+    kernels: pd.DataFrame | None = None,
+    unions: dict[int, tuple[np.ndarray, np.ndarray]] | None = None,
+) -> pd.DataFrame:
     """Busy, idle and utilisation per device (each over its own window) and for any GPU.
 
     Args:
         work: frame from ``gpu_work``.
         kernels: KERNELS frame for the kernel count, kernel time and stream columns (optional).
+        unions: each device's busy union of ``work`` (``timeline.device_unions``), when the caller keeps them.
 
     Returns:
         GPU_TIME frame: one row per device with work (sorted by id), then the ALL_GPUS row (busy =
@@ -257,24 +287,30 @@ def gpu_time(work: pd.DataFrame, kernels: pd.DataFrame | None = None) -> pd.Data
     """
     if work.empty:
         return pd.DataFrame({c: pd.Series([], dtype=t) for c, t in GPU_TIME.items()})
-    lo = int(work["start_ns"].min())
-    hi = int(work["end_ns"].max())
+    from dashboard.analysis.timeline import device_unions  # timeline imports this module
+
+    unions = device_unions(work) if unions is None else unions
+    ws, we = work["start_ns"].to_numpy(), work["end_ns"].to_numpy()
+    lo, hi = int(ws.min()), int(we.max())
     window = hi - lo
     ksum = kcount = streams = None
     if kernels is not None:
-        dur = kernel_durations(kernels)
-        ksum = dur.groupby(kernels["device_id"].to_numpy()).sum()
-        kcount = kernels.groupby("device_id").size()
+        kcount, ksum = _kernels_per_device(kernels)
         streams = _streams_per_device(kernels)
 
     def pct(busy: int, win: int) -> float:
         return 100.0 * busy / win if win > 0 else math.nan
 
     rows = []
-    for dev, grp in work.groupby("device_id", sort=True):
-        s, e = grp["start_ns"].to_numpy(), grp["end_ns"].to_numpy()
-        busy = union_length(s, e)
-        own = int(e.max()) - int(s.min())
+    wdev = work["device_id"].to_numpy()
+    for dev in sorted(unions):
+        us, ue = unions[dev]
+        busy = int((ue - us).sum())
+        if len(unions) == 1:
+            own = window
+        else:
+            mine = wdev == dev
+            own = int(we[mine].max()) - int(ws[mine].min())
         rows.append(
             (
                 int(dev),
@@ -287,7 +323,12 @@ def gpu_time(work: pd.DataFrame, kernels: pd.DataFrame | None = None) -> pd.Data
                 int(streams.get(dev, 0)) if streams is not None else 0,
             )
         )
-    busy_all = union_length(work["start_ns"].to_numpy(), work["end_ns"].to_numpy())
+    if len(unions) == 1:
+        busy_all = rows[0][3]
+    else:  # the devices' unions merged: a few intervals per busy stretch, not a row per kernel
+        busy_all = union_length(
+            np.concatenate([u[0] for u in unions.values()]), np.concatenate([u[1] for u in unions.values()])
+        )
     rows.append(
         (
             ALL_GPUS,

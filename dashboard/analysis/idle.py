@@ -19,10 +19,12 @@ import pandas as pd
 from dashboard.analysis.intervals import gaps, union_intervals
 from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.tables import clean_api_name
+from dashboard.analysis.timeline import device_unions
 
 DEFAULT_MIN_GAP_NS = 10_000
 NO_HOST_ACTIVITY = "no host activity recorded"
 API_COVER_SHARE = 0.5  # a CUDA API call is a gap's cause only when it covers at least this share of the gap
+PART_ROWS = 1 << 21  # launches worked through a part at a time (``_launching_threads``)
 
 IDLE_GAPS: dict[str, str] = {
     "device_id": "int64",
@@ -50,11 +52,16 @@ def idle_gaps(work: pd.DataFrame, *, min_gap_ns: int = DEFAULT_MIN_GAP_NS) -> pd
     Raises:
         ValueError: if ``min_gap_ns`` < 0.
     """
+    return idle_gaps_of(device_unions(work), min_gap_ns=min_gap_ns)
+
+
+def idle_gaps_of(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, min_gap_ns: int) -> pd.DataFrame:
+    """``idle_gaps`` from each device's busy union (``timeline.device_unions``, as a trace keeps them)."""
     if min_gap_ns < 0:
         raise ValueError(f"min_gap_ns must be >= 0, got {min_gap_ns}")
     parts = []
-    for dev, grp in work.groupby("device_id", sort=True):
-        gs, ge = gaps(*union_intervals(grp["start_ns"].to_numpy(), grp["end_ns"].to_numpy()))
+    for dev in sorted(unions):
+        gs, ge = gaps(*unions[dev], is_union=True)
         keep = (ge - gs) >= max(min_gap_ns, 1)
         parts.append(pd.DataFrame({"device_id": int(dev), "start_ns": gs[keep], "end_ns": ge[keep]}))
     out = (
@@ -75,9 +82,17 @@ def _launching_threads(
     j = kernel_launches(kernels, api_calls) if launches is None else launches
     if j.empty:
         return {}
-    dev = kernels["device_id"].to_numpy()[j["kernel_index"].to_numpy()]
-    tid = api_calls["global_tid"].to_numpy()[j["api_index"].to_numpy()]
-    frame = pd.DataFrame({"dev": dev, "tid": tid}).drop_duplicates()
+    kidx, aidx = j["kernel_index"].to_numpy(), j["api_index"].to_numpy()
+    devices, threads = kernels["device_id"].to_numpy(), api_calls["global_tid"].to_numpy()
+    # the distinct (device, thread) pairs of a part of the launches at a time: a handful of pairs, never two
+    # columns of every launch (10M launches: 150 MB and a hash of them)
+    parts = [
+        pd.DataFrame(
+            {"dev": devices[kidx[a : a + PART_ROWS]], "tid": threads[aidx[a : a + PART_ROWS]]}
+        ).drop_duplicates()
+        for a in range(0, len(j), PART_ROWS)
+    ]
+    frame = pd.concat(parts, ignore_index=True).drop_duplicates() if len(parts) > 1 else parts[0]
     return {int(d): g["tid"].to_numpy() for d, g in frame.groupby("dev")}
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from dashboard.analysis.categories import categorize
 from dashboard.analysis.ratio import share_pct
-from dashboard.analysis.summary import kernel_durations, kernel_end_ns, usable_kernel_mask
+from dashboard.analysis.summary import kernel_durations, kernel_durations_at, kernel_end_ns, usable_kernel_mask
 from dashboard.model import Summary
 
 # CUDA-version suffix (_v7000) and per-thread default-stream variants (_ptsz, _ptds), in any order at the end.
@@ -163,6 +163,41 @@ def _codes_and_names(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return codes, names
 
 
+def _kernel_counts(
+    kernels: pd.DataFrame, key: np.ndarray, keys: int, full: np.ndarray, fulls: int, part_rows: int = 1 << 21
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(per key: k, count, total_ns; per (key, full name) pair: k, f, n)`` for integer codes ``key`` (of
+    ``keys``) and ``full`` (of ``fulls``) per kernel row, keys and pairs in order of first appearance. Counted
+    by bincounts and exact int64 sums a part of the rows at a time: 10M kernels never make a grouping index
+    or a duration column of every row."""
+    count = np.zeros(keys, np.int64)
+    total = np.zeros(keys, np.int64)
+    per_full = np.zeros(fulls, np.int64)
+    first_key = np.full(keys, len(key), np.int64)
+    key_of_full = np.full(fulls, -1, np.int64)
+    one_key_per_full = True  # the short name is a function of the demangled one (always so in nsys exports)
+    for a in range(0, len(key), part_rows):
+        k, f = key[a : a + part_rows], full[a : a + part_rows]
+        count += np.bincount(k, minlength=keys)
+        np.add.at(total, k, kernel_durations_at(kernels, slice(a, a + part_rows)))
+        per_full += np.bincount(f, minlength=fulls)
+        np.minimum.at(first_key, k, np.arange(a, a + len(k)))
+        if one_key_per_full:
+            seen = key_of_full[f]
+            fresh = seen < 0
+            key_of_full[f[fresh]] = k[fresh]
+            one_key_per_full = bool((key_of_full[f] == k).all())
+    ks = np.flatnonzero(count)
+    ks = ks[np.argsort(first_key[ks], kind="stable")]
+    out = pd.DataFrame({"k": ks, "count": count[ks], "total_ns": total[ks]})
+    if one_key_per_full:
+        fs = np.flatnonzero(per_full)
+        pairs = pd.DataFrame({"k": key_of_full[fs], "f": fs, "n": per_full[fs]})
+    else:  # a short name shared across full names both ways: count the pairs themselves
+        pairs = pd.DataFrame({"k": key, "f": full}).groupby(["k", "f"], sort=False).size().reset_index(name="n")
+    return out, pairs
+
+
 def longest_instances(kernels: pd.DataFrame, by: str = "short") -> pd.DataFrame:
     """The longest instance of each kernel name (short name, or demangled with ``by="full"``) among the rows that
     count for span and busy (never an invalid row: a click zooms to it): frame indexed by name with ``s``, ``e``
@@ -212,10 +247,7 @@ def kernel_table(
         # name is the group "nan", as its string was.
         key_codes, key_names = _codes_and_names(key)
         full_codes, full_names = _codes_and_names(kernels["name"])
-        df = pd.DataFrame({"k": key_codes, "f": full_codes, "dur": kernel_durations(kernels).to_numpy()})
-        g = df.groupby("k", sort=False)
-        out = pd.DataFrame({"count": g.size(), "total_ns": g["dur"].sum()}).reset_index()
-        pairs = df.groupby(["k", "f"], sort=False).size().reset_index(name="n")
+        out, pairs = _kernel_counts(kernels, key_codes, len(key_names), full_codes, len(full_names))
         pairs["full"] = full_names[pairs["f"].to_numpy()]
         commonest = pairs.sort_values(["n", "full"], ascending=[False, True], kind="stable").drop_duplicates("k")
         out["name"] = key_names[out["k"].to_numpy()]

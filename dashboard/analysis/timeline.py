@@ -24,10 +24,19 @@ def device_unions(work: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]
         device id -> ``(starts_ns, ends_ns)``, disjoint and sorted. The expensive step of a
         timeline: compute it once per trace and busy source, then cut windows from it.
     """
-    return {
-        int(dev): union_intervals(grp["start_ns"].to_numpy(), grp["end_ns"].to_numpy())
-        for dev, grp in work.groupby("device_id", sort=True)
-    }
+    if work.empty:
+        return {}
+    dev = work["device_id"].to_numpy()
+    s, e = work["start_ns"].to_numpy(), work["end_ns"].to_numpy()
+    first = dev[0]
+    if (dev == first).all():  # one GPU: its union straight from the columns, no copy of them
+        return {int(first): union_intervals(s, e)}
+    # one device's rows at a time (a grouping would hold every device's copy and index at once)
+    out = {}
+    for d in np.sort(pd.unique(dev)):
+        rows = dev == d
+        out[int(d)] = union_intervals(s[rows], e[rows])
+    return out
 
 
 def _window(us: np.ndarray, ue: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:

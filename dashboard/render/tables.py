@@ -10,7 +10,7 @@ from dashboard.analysis.gpu_time import (
     busy_parts,
     cuda_traced,
 )
-from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_by_cause, idle_gaps
+from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_by_cause, idle_gaps_of
 from dashboard.analysis.ranks import RANKS_FORMAT, rank_nvtx_stats
 from dashboard.analysis.summary import kernel_busy_union, nvtx_stats
 from dashboard.analysis.tables import (
@@ -24,11 +24,11 @@ from dashboard.analysis.tables import (
 from dashboard.analysis.timeline import (
     BUSY_KERNELS,
 )
-from dashboard.data.analysis import memo
+from dashboard.data.analysis import analysis_of, memo
 from dashboard.data.trace import LoadedTrace
 from dashboard.figures.idle import build_idle_causes
 from dashboard.figures.theme import DEFAULT_THEME, Theme
-from dashboard.render.base import GAP_CAUSE_LIMIT, _records, launches_of, not_traced, work_for
+from dashboard.render.base import GAP_CAUSE_LIMIT, _records, launches_of, not_traced
 from dashboard.state import ViewState
 
 
@@ -99,7 +99,7 @@ def idle_view(
             else "This trace has no kernels, so the GPU has no idle gaps to explain."
         )
         return [], build_idle_causes(idle_by_cause(pd.DataFrame()), note=why, theme=theme), ""
-    gaps_all = idle_gaps(work_for(trace, state.busy), min_gap_ns=min_gap_ns)
+    gaps_all = idle_gaps_of(analysis_of(trace).busy_unions(state.busy), min_gap_ns=min_gap_ns)
     memops = None if busy_parts(state.busy)[0] else b.memops  # counted as busy: no gap to cover
     causes = gap_causes(
         gaps_all,
