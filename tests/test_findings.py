@@ -206,6 +206,16 @@ def test_launch_bound(found):
     assert f.view.sort == "-count" and from_query(link_for(f)).sort == "-count"
 
 
+def test_launch_bound_a_launch_at_a_time_is_the_one_pass_finding(fixture_path, monkeypatch):
+    """10M launches are worked through 2M at a time: parts of one launch give the same rows and text."""
+    import dashboard.analysis.findings.host as host
+
+    whole = {f.rule: f for f in findings_for(load_trace(fixture_path))}["launch-bound"]
+    monkeypatch.setattr(host, "PART_ROWS", 1)
+    parts = {f.rule: f for f in findings_for(load_trace(fixture_path))}["launch-bound"]
+    assert (rows(parts), parts.summary, parts.cost_ns) == (rows(whole), whole.summary, 400)
+
+
 def test_decode_without_graphs(found):
     f = found["decode-no-graphs"]
     assert rows(f) == [

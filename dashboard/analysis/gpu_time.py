@@ -258,14 +258,23 @@ def _kernels_per_device(kernels: pd.DataFrame, part_rows: int = 1 << 21) -> tupl
     )
 
 
-def _streams_per_device(kernels: pd.DataFrame) -> pd.Series:
+def _streams_per_device(kernels: pd.DataFrame, part_rows: int = 1 << 21) -> pd.Series:
     """Device id -> distinct streams among its timed kernels (a stream is on one device: each stream's rows
     write the same device into its slot)."""
     ok = usable_kernel_mask(kernels)
-    g = stream_group_ids(kernels, ok)
-    device_of = np.zeros(int(g.max()) + 1 if len(g) else 0, dtype=np.int64)
-    device_of[g] = kernels["device_id"].to_numpy()[ok]
-    return pd.Series(device_of).value_counts()
+    columns = [c for c in STREAM_KEY if c in kernels]
+    parts = []
+    for a in range(0, len(kernels), part_rows):  # each part's distinct streams: 10M kernels hold a few MB at a time
+        pick = np.zeros(len(kernels), dtype=bool)
+        pick[a : a + part_rows] = ok[a : a + part_rows]
+        g = stream_group_ids(kernels, pick)
+        if len(g):
+            rows = np.flatnonzero(pick)[np.unique(g, return_index=True)[1]]
+            parts.append(pd.DataFrame({c: kernels[c].to_numpy()[rows] for c in columns}))
+    if not parts:
+        return pd.Series([], dtype=np.int64)
+    streams = pd.concat(parts, ignore_index=True).drop_duplicates()
+    return streams["device_id"].astype(np.int64).value_counts()
 
 
 def gpu_time(

@@ -26,7 +26,7 @@ from dashboard.analysis.findings.base import (
     _round_pct,
     _window,
 )
-from dashboard.analysis.intervals import intersection_length, union_length
+from dashboard.analysis.intervals import masked_union_length
 from dashboard.analysis.launches import launch_call_ns
 from dashboard.analysis.tables import clean_api_name
 
@@ -231,8 +231,9 @@ def exposed_communication(ctx: Context, params: dict) -> Finding:
     s, e, dev = k["start_ns"].to_numpy(np.int64), ctx.kernel_end(), k["device_id"].to_numpy()
     for dv in np.unique(dev[comm]):
         c, o = comm & (dev == dv), ~comm & timed & (dev == dv)
-        total = union_length(s[c], e[c])
-        overlap = intersection_length(s[c], e[c], s[o], e[o])
+        total = masked_union_length(s, e, c)
+        # |∪comm ∩ ∪other| = |∪comm| + |∪other| − |∪(comm and other)|: three unions of masked rows, no copies
+        overlap = total + masked_union_length(s, e, o) - masked_union_length(s, e, c | o)
         rows.append(
             {
                 "device_id": int(dv),

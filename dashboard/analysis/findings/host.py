@@ -26,10 +26,11 @@ from dashboard.analysis.findings.base import (
 from dashboard.analysis.gpu_time import gpu_work
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
 from dashboard.analysis.intervals import intersection_length
-from dashboard.analysis.launches import launch_call_ns
 from dashboard.analysis.ratio import share_pct
-from dashboard.analysis.summary import usable_kernel_mask
+from dashboard.analysis.summary import kernel_durations_at, usable_kernel_mask
 from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
+
+PART_ROWS = 1 << 21  # launches worked through a part at a time (``launch_bound``)
 
 
 def host_bound_steps(ctx: Context, params: dict) -> Finding:
@@ -327,26 +328,44 @@ def launch_bound(ctx: Context, params: dict) -> Finding:
             return _empty(
                 ctx, rule, params, "No kernel with usable timestamps could be joined to its launch call.", view
             )
-    kdur = ctx.kernel_duration()[j["kernel_index"].to_numpy()]
+    kidx, aidx = j["kernel_index"].to_numpy(), j["api_index"].to_numpy()
     # a call that launched several kernels (a node-traced graph launch) is shared between them
-    aidx = j["api_index"].to_numpy()
-    per_call = np.bincount(aidx, minlength=int(aidx.max()) + 1)[aidx]
-    ldur = launch_call_ns(j, ctx.bundle.api_calls) // per_call
+    seen = np.zeros(len(ctx.bundle.api_calls), dtype=bool)
+    seen[aidx] = True
+    per_call = None
+    if int(np.count_nonzero(seen)) < len(aidx):
+        per_call = np.zeros(len(seen), dtype=np.int32)
+        np.add.at(per_call, aidx, 1)
+    del seen
     if ctx.dispatches.empty:
-        codes, names = np.zeros(len(j), dtype=np.int64), np.array(["all"], dtype=object)
+        attr, pcode = None, None
+        names = np.array(["all"], dtype=object)
         steps = {"all": 0}
     else:
-        attr = ctx.attribution()[j["kernel_index"].to_numpy()]
+        attr = ctx.attribution()
         pp = ctx.phases.to_numpy()
         pcode, pnames = pd.factorize(pp)  # per dispatch: small
-        codes = np.where(attr != UNATTRIBUTED, pcode[np.clip(attr, 0, None)], len(pnames))
         names = np.append(np.asarray(pnames, dtype=object), "")
         steps = {p: int((pp == p).sum()) for p in set(pp)}
     m = len(names)
-    count = np.bincount(codes, minlength=m)
-    short = np.bincount(codes, weights=(kdur < ldur), minlength=m)
-    over = np.bincount(codes, weights=np.clip(ldur - kdur, 0, None), minlength=m)
-    lsum = np.bincount(codes, weights=ldur, minlength=m)
+    count, short, over, lsum = np.zeros(m, np.int64), np.zeros(m), np.zeros(m), np.zeros(m)
+    api_end = ctx.bundle.api_calls["end_ns"].to_numpy(np.int64)
+    api_start = j["api_start_ns"].to_numpy(np.int64)
+    for a in range(0, len(j), PART_ROWS):  # a part of the launches at a time: 10M hold no dozen 80 MB columns
+        k, c = kidx[a : a + PART_ROWS], aidx[a : a + PART_ROWS]
+        kdur = kernel_durations_at(ctx.bundle.kernels, k)
+        ldur = api_end[c] - api_start[a : a + PART_ROWS]
+        if per_call is not None:
+            ldur //= per_call[c]
+        if attr is None:
+            codes = np.zeros(len(k), dtype=np.int64)
+        else:
+            at = attr[k]
+            codes = np.where(at != UNATTRIBUTED, pcode[np.clip(at, 0, None)], m - 1)
+        count += np.bincount(codes, minlength=m)
+        short += np.bincount(codes, weights=(kdur < ldur), minlength=m)
+        over += np.bincount(codes, weights=np.clip(ldur - kdur, 0, None), minlength=m)
+        lsum += np.bincount(codes, weights=ldur, minlength=m)
     rows = []
     for i, p in enumerate(names):
         if p == "" or not count[i]:
