@@ -121,16 +121,36 @@ def memop_cover(gap_frame: pd.DataFrame, memops: pd.DataFrame | None) -> tuple[l
     return out, covered
 
 
+def _rows_on_threads(frame: pd.DataFrame, tids: np.ndarray, windows: tuple[np.ndarray, np.ndarray] | None):
+    """Positions of the rows of ``frame`` on threads ``tids`` (and overlapping one of ``windows``, when given: a
+    row ``[s, e)`` overlaps ``[ws, we)`` when ``ws < e`` and ``s < we``), in row order; int32 while they fit.
+    Worked through a part of the rows at a time: 10M rows never make a column of 10M positions."""
+    tid, start, end = frame["global_tid"].to_numpy(), frame["start_ns"].to_numpy(), frame["end_ns"].to_numpy()
+    dtype = np.int32 if len(frame) < np.iinfo(np.int32).max else np.int64
+    parts = []
+    for a in range(0, len(frame), PART_ROWS):
+        m = np.isin(tid[a : a + PART_ROWS], tids)
+        if windows is not None:
+            ws, we = windows
+            if not len(ws):
+                break
+            s, e = start[a : a + PART_ROWS], end[a : a + PART_ROWS]
+            i = np.minimum(np.searchsorted(we, s, side="right"), len(we) - 1)  # the first window ending after s
+            m &= (we[i] > s) & (ws[i] < e)
+        parts.append((np.flatnonzero(m) + a).astype(dtype))
+    return np.concatenate(parts) if parts else np.empty(0, dtype)
+
+
 class _ByStart:
     """The named rows of ``frame`` on threads ``tids``, sorted by start (stable), with the running maximum of
     their ends: the rows overlapping a time span lie in one slice, found by two binary searches instead of a
     scan of every row per gap. (A long row that starts early, such as an outer NVTX range, widens every later
     slice back towards all the rows: the worst case is the scan's.)"""
 
-    def __init__(self, frame: pd.DataFrame, tids: np.ndarray):
-        keep = np.flatnonzero(np.isin(frame["global_tid"].to_numpy(), tids))
-        if len(frame) < np.iinfo(np.int32).max:  # row positions of 10M CUDA API calls: 40 MB, not 80
-            keep = keep.astype(np.int32)
+    def __init__(self, frame: pd.DataFrame, tids: np.ndarray, windows: tuple[np.ndarray, np.ndarray] | None = None):
+        """``windows``: disjoint sorted ``(starts, ends)`` every later question falls in (the gaps asked about):
+        only the rows overlapping one are kept (of 10M CUDA API calls, those near the 500 largest gaps)."""
+        keep = _rows_on_threads(frame, tids, windows)
         names = frame["name"]
         if not isinstance(names.dtype, pd.CategoricalDtype):
             names = names.astype("category")
@@ -192,6 +212,7 @@ def gap_causes(
     """
     g = gap_frame.head(limit).copy()
     threads = _launching_threads(kernels, api_calls, launches)
+    windows = union_intervals(g["start_ns"].to_numpy(), g["end_ns"].to_numpy())  # what is asked about
 
     per_device: dict[int, tuple] = {}
     api_names, range_names = [], []
@@ -200,8 +221,8 @@ def gap_causes(
         tids = threads.get(dev, np.empty(0, np.int64))
         if dev not in per_device:
             per_device[dev] = (
-                _ByStart(api_calls, tids) if len(tids) and not api_calls.empty else None,
-                _ByStart(nvtx_ranges, tids) if len(tids) and not nvtx_ranges.empty else None,
+                _ByStart(api_calls, tids, windows) if len(tids) and not api_calls.empty else None,
+                _ByStart(nvtx_ranges, tids, windows) if len(tids) and not nvtx_ranges.empty else None,
             )
         a, r = per_device[dev]
         best_api = ""
