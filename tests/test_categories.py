@@ -373,3 +373,16 @@ def test_generic_launcher_uses_the_demangled_name():
     assert default_rules().version == 2 and default_rules().generic is not None
     with pytest.raises(ValueError, match="generic_short_names"):
         parse_rules("version = 1\ngeneric_short_names = '('\n")
+
+
+def test_categories_found_a_part_of_the_rows_at_a_time_are_the_one_pass_categories(monkeypatch):
+    """10M kernels are categorised 2M rows at a time: parts of 1,000 rows give the same categories and rules."""
+    from dashboard.analysis import categories
+
+    from paths import nsys_trace
+
+    kernels = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")).bundle.kernels
+    whole = categories.categorize_kernels(kernels)
+    assert whole["category"].value_counts().to_dict()["communication"] == 66
+    monkeypatch.setattr(categories, "PART_ROWS", 1000)
+    assert categories.categorize_kernels(kernels).equals(whole)

@@ -63,8 +63,14 @@ def test_many_streams_take_the_grouped_path():
     assert clipped == n // 2 and ends[:4].tolist() == [10, 20, 10, 20]
 
 
-def test_the_longest_instance_of_each_name_is_the_first_of_the_longest_usable_rows_with_its_clipped_end():
+@pytest.mark.parametrize("part_rows", [1 << 21, 1, 2, 3])  # parts of the rows, ties across parts included
+def test_the_longest_instance_of_each_name_is_the_first_of_the_longest_usable_rows_with_its_clipped_end(
+    monkeypatch, part_rows
+):
+    from dashboard.analysis import tables
     from dashboard.analysis.tables import longest_instances
+
+    monkeypatch.setattr(tables._longest_by_codes, "__defaults__", (part_rows,))
 
     k = pd.DataFrame(
         {

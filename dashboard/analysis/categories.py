@@ -103,6 +103,16 @@ def _categorize(short_name: str, full_name: str, rules: RuleSet) -> tuple[str, s
     return OTHER, ""
 
 
+PART_ROWS = 1 << 21  # kernel rows worked through a part at a time (``categorize_kernels``)
+
+
+def _pairs(short_codes: np.ndarray, full_codes: np.ndarray, n_full: int, a: int) -> np.ndarray:
+    """The (short, full) pair numbers of rows ``a`` to ``a + PART_ROWS``."""
+    pair = short_codes[a : a + PART_ROWS].astype(np.int64) * n_full
+    pair += full_codes[a : a + PART_ROWS]
+    return pair
+
+
 def categorize_kernels(kernels: pd.DataFrame, rules: RuleSet | None = None) -> pd.DataFrame:
     """Category and matching rule of every kernel row (evaluated once per distinct name pair).
 
@@ -115,10 +125,14 @@ def categorize_kernels(kernels: pd.DataFrame, rules: RuleSet | None = None) -> p
         )
     short = pd.Categorical(kernels["short_name"])
     full = pd.Categorical(kernels["name"])
-    # One integer per (short, full) pair from the categorical codes: no string work per row.
-    pair = short.codes.astype(np.int64) * (len(full.categories) + 1) + full.codes.astype(np.int64)
-    codes, uniques = pd.factorize(pair)
     n_full = len(full.categories) + 1
+    # One integer per (short, full) pair from the categorical codes: no string work per row. The distinct pairs
+    # (in order of first appearance) a part of the rows at a time: 10M kernels never hash 10M pairs at once.
+    uniques = pd.unique(
+        np.concatenate(
+            [pd.unique(_pairs(short.codes, full.codes, n_full, a)) for a in range(0, len(kernels), PART_ROWS)]
+        )
+    )
     results = [
         categorize(
             str(short.categories[u // n_full]) if u // n_full >= 0 else "",
@@ -128,9 +142,16 @@ def categorize_kernels(kernels: pd.DataFrame, rules: RuleSet | None = None) -> p
         for u in uniques
     ]
 
+    order = np.argsort(uniques, kind="stable")
+    ordered = uniques[order]
+
     def column(values: list[str]) -> pd.Categorical:
         idx, names = pd.factorize(np.array(values, dtype=object))
-        return pd.Categorical.from_codes(idx[codes], categories=names)
+        per_pair = idx[order].astype(np.int8 if len(names) < 128 else np.int32)  # by sorted pair
+        out = np.empty(len(kernels), dtype=per_pair.dtype)
+        for a in range(0, len(kernels), PART_ROWS):
+            out[a : a + PART_ROWS] = per_pair[np.searchsorted(ordered, _pairs(short.codes, full.codes, n_full, a))]
+        return pd.Categorical.from_codes(out, categories=names)
 
     return pd.DataFrame(
         {"category": column([r[0] for r in results]), "rule": column([r[1] for r in results])}, index=kernels.index

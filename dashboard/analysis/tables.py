@@ -206,10 +206,9 @@ def longest_instances(kernels: pd.DataFrame, by: str = "short") -> pd.DataFrame:
     One grouped pass over name codes (10M kernels: no sort of every row, no per-row string)."""
     ok = usable_kernel_mask(kernels)
     key = kernels["name"] if by == "full" else kernels["short_name"]
-    if isinstance(key.dtype, pd.CategoricalDtype):  # the loaders' frames: group on the codes there are
-        codes, names = key.cat.codes.to_numpy()[ok], key.cat.categories
-    else:
-        codes, names = pd.factorize(key[ok], sort=False)
+    if isinstance(key.dtype, pd.CategoricalDtype):  # the loaders' frames: a part of the rows at a time
+        return _longest_by_codes(kernels, key.cat.codes.to_numpy(), key.cat.categories, np.asarray(ok))
+    codes, names = pd.factorize(key[ok], sort=False)
     dur = pd.Series(kernel_durations(kernels).to_numpy()[ok])
     rows = dur.groupby(codes, sort=False).idxmax()  # the first row of the largest duration, per code (-1: dropped)
     rows = rows[rows.index >= 0]
@@ -221,6 +220,39 @@ def longest_instances(kernels: pd.DataFrame, by: str = "short") -> pd.DataFrame:
             "dur": dur.to_numpy()[rows.to_numpy()],
         },
         index=pd.Index(np.asarray(names, dtype=object)[rows.index.to_numpy()]).astype(str),
+    )
+
+
+def _longest_by_codes(
+    kernels: pd.DataFrame, codes: np.ndarray, names, ok: np.ndarray, part_rows: int = 1 << 21
+) -> pd.DataFrame:
+    """``longest_instances`` for name codes per row (-1: no name, left out): per code the longest duration and
+    the first row holding it, kept over parts of the rows (10M kernels: no duration column or grouping of
+    every row); names in order of their first usable row."""
+    n = len(names)
+    best = np.full(n, -1, np.int64)  # durations are >= 0
+    best_row = np.zeros(n, np.int64)
+    first_row = np.full(n, len(codes), np.int64)
+    for a in range(0, len(codes), part_rows):
+        rows = a + np.flatnonzero(ok[a : a + part_rows])
+        c = codes[rows]
+        named = c >= 0
+        rows, c = rows[named], c[named]
+        d = kernel_durations_at(kernels, rows)
+        most = np.full(n, -1, np.int64)
+        np.maximum.at(most, c, d)
+        top = d == most[c]
+        at = np.full(n, len(codes), np.int64)
+        np.minimum.at(at, c[top], rows[top])
+        better = most > best  # a tie keeps the earlier part's row
+        best[better], best_row[better] = most[better], at[better]
+        np.minimum.at(first_row, c, rows)
+    found = np.flatnonzero(best >= 0)
+    found = found[np.argsort(first_row[found], kind="stable")]
+    pos = best_row[found]
+    return pd.DataFrame(
+        {"s": kernels["start_ns"].to_numpy()[pos], "e": kernel_end_ns(kernels)[pos], "dur": best[found]},
+        index=pd.Index(np.asarray(names, dtype=object)[found]).astype(str),
     )
 
 
