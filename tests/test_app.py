@@ -1036,3 +1036,18 @@ def test_a_long_card_hint_spans_columns_instead_of_being_cut():
     assert [card_span("x" * n) for n in (0, 160, 161, 320, 321)] == [1, 1, 2, 2, 3]
     (div,) = cards([rows])
     assert div.className == "card span-3" and div.title == rows.hint
+
+
+def test_a_window_with_more_busy_intervals_than_the_budget_bins_every_lane_with_its_exact_busy_time():
+    """Two devices, 4 busy intervals in the window against a budget of 3: both lanes binned (no interval copied),
+    busy clipped to the window: device 0 [5, 10) [20, 30) [40, 42) = 17 ns, device 1 [25, 35) = 10 ns."""
+    unions = {
+        0: (np.array([0, 20, 40], np.int64), np.array([10, 30, 50], np.int64)),
+        1: (np.array([25], np.int64), np.array([35], np.int64)),
+    }
+    lanes = lanes_for_window(unions, lo_ns=5, hi_ns=42, budget=3, n_bins=4)
+    assert [(x.device_id, x.mode, x.busy_ns) for x in lanes] == [(0, "bins", 17), (1, "bins", 10)]
+    assert lanes[0].edges.tolist() == [5, 14, 24, 33, 42] and lanes[1].gap_starts.size == 0
+    assert lanes[1].fraction.tolist() == pytest.approx([0, 0, 8 / 9, 2 / 9])  # [25, 35) in each bin
+    within = lanes_for_window(unions, lo_ns=5, hi_ns=42, budget=100, n_bins=4)  # within the budget: intervals
+    assert [(x.mode, x.busy_ns) for x in within] == [("intervals", 17), ("intervals", 10)]

@@ -41,14 +41,27 @@ def device_unions(work: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]
 
 def _window(us: np.ndarray, ue: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
     """The part of a disjoint sorted union inside ``[lo, hi)`` (binary search, no full scan)."""
-    i0 = int(np.searchsorted(ue, lo, side="right"))
-    i1 = int(np.searchsorted(us, hi, side="left"))
+    i0, i1 = _window_bounds(us, ue, lo, hi)
     s = us[i0:i1].copy()
     e = ue[i0:i1].copy()
     if s.size:
         s[0] = max(s[0], lo)
         e[-1] = min(e[-1], hi)
     return s, e
+
+
+def _window_bounds(us: np.ndarray, ue: np.ndarray, lo: int, hi: int) -> tuple[int, int]:
+    """``(i0, i1)``: the intervals of a disjoint sorted union that ``_window`` keeps are ``i0`` to ``i1 - 1``."""
+    return int(np.searchsorted(ue, lo, side="right")), int(np.searchsorted(us, hi, side="left"))
+
+
+def _busy_in(us: np.ndarray, ue: np.ndarray, i0: int, i1: int, lo: int, hi: int, part: int = 1 << 21) -> int:
+    """Busy time of the union inside ``[lo, hi)`` (``_window``'s intervals ``i0`` to ``i1 - 1``, the first and
+    last clipped to the window), summed a part at a time: no copy of the window's intervals."""
+    if i1 <= i0:
+        return 0
+    total = sum(int((ue[a : min(a + part, i1)] - us[a : min(a + part, i1)]).sum()) for a in range(i0, i1, part))
+    return total - (max(int(us[i0]), lo) - int(us[i0])) - (int(ue[i1 - 1]) - min(int(ue[i1 - 1]), hi))
 
 
 def _busy_extents(us_all: np.ndarray, ue_all: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -109,6 +122,24 @@ def lanes_for_window(
     # idle is drawn where the window meets the GPU activity span: a gap that runs past an edge of the
     # window is drawn up to that edge, and a window inside one gap is idle throughout
     idle_lo, idle_hi = max(lo_ns, first), min(hi_ns, last)
+    bounds = {dev: _window_bounds(us_all, ue_all, lo_ns, hi_ns) for dev, (us_all, ue_all) in unions.items()}
+    if hi_ns > lo_ns and sum(i1 - i0 for i0, i1 in bounds.values()) > budget:
+        # more busy intervals than the budget: every lane is binned, and no interval of the window is copied
+        # (the whole span of 10M kernels holds millions of them)
+        empty = np.empty(0, np.int64)
+        return [
+            DeviceLane(
+                dev,
+                "bins",
+                _busy_in(us_all, ue_all, *bounds[dev], lo_ns, hi_ns),
+                empty,
+                empty,
+                empty,
+                empty,
+                *bins(us_all, ue_all),
+            )
+            for dev, (us_all, ue_all) in sorted(unions.items())
+        ]
     per_device = []
     for dev, (us_all, ue_all) in sorted(unions.items()):
         us, ue = _window(us_all, ue_all, lo_ns, hi_ns)
