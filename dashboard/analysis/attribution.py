@@ -281,7 +281,7 @@ PHASE_GPU_TIME: dict[str, str] = {
 
 
 def phase_gpu_time(
-    dispatches: pd.DataFrame, phases: pd.Series, metrics: pd.DataFrame, work: pd.DataFrame
+    dispatches: pd.DataFrame, phases: pd.Series, metrics: pd.DataFrame, busy: tuple[np.ndarray, np.ndarray]
 ) -> pd.DataFrame:
     """GPU time per phase, two ways that never mix:
 
@@ -295,16 +295,13 @@ def phase_gpu_time(
 
     Args:
         dispatches: DISPATCHES frame. phases: phase per dispatch (aligned).
-        metrics: DISPATCH_METRICS frame of the same dispatches. work: ``gpu_time.gpu_work`` frame.
+        metrics: DISPATCH_METRICS frame of the same dispatches. busy: the any-GPU busy union of the GPU work
+            (``gpu_time.any_device_union``).
 
     Returns:
         PHASE_GPU_TIME frame, one row per phase present.
     """
-    us, ue = (
-        union_intervals(work["start_ns"].to_numpy(), work["end_ns"].to_numpy())
-        if len(work)
-        else (np.empty(0, np.int64), np.empty(0, np.int64))
-    )
+    us, ue = busy
     s = dispatches["start_ns"].to_numpy(np.int64)
     e = dispatches["end_ns"].to_numpy(np.int64)
     inside = covered_before(us, ue, e) - covered_before(us, ue, s)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dashboard.analysis.intervals import union_length
+from dashboard.analysis.intervals import union_intervals
 from dashboard.analysis.summary import (
     STREAM_KEY,
     kernel_durations_at,
@@ -277,6 +277,40 @@ def _streams_per_device(kernels: pd.DataFrame, part_rows: int = 1 << 21) -> pd.S
     return streams["device_id"].astype(np.int64).value_counts()
 
 
+def device_unions(work: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Busy union per device (keyed by device id: streams of all devices never mix).
+
+    Returns:
+        device id -> ``(starts_ns, ends_ns)``, disjoint and sorted. The expensive step of a
+        timeline: compute it once per trace and busy source, then cut windows from it.
+    """
+    if work.empty:
+        return {}
+    dev = work["device_id"].to_numpy()
+    s, e = work["start_ns"].to_numpy(), work["end_ns"].to_numpy()
+    first = dev[0]
+    if (dev == first).all():  # one GPU: its union straight from the columns, no copy of them
+        return {int(first): union_intervals(s, e)}
+    # one device's rows at a time (a grouping would hold every device's copy and index at once)
+    out = {}
+    for d in np.sort(pd.unique(dev)):
+        rows = dev == d
+        out[int(d)] = union_intervals(s[rows], e[rows])
+    return out
+
+
+def any_device_union(unions: dict[int, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """The union over every device of ``device_unions``' unions ("any GPU busy"): one device's own union, or
+    theirs merged (a few intervals per busy stretch, not a row per kernel)."""
+    if not unions:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    if len(unions) == 1:
+        return next(iter(unions.values()))
+    return union_intervals(
+        np.concatenate([u[0] for u in unions.values()]), np.concatenate([u[1] for u in unions.values()])
+    )
+
+
 def gpu_time(
     work: pd.DataFrame,
     kernels: pd.DataFrame | None = None,
@@ -287,7 +321,7 @@ def gpu_time(
     Args:
         work: frame from ``gpu_work``.
         kernels: KERNELS frame for the kernel count, kernel time and stream columns (optional).
-        unions: each device's busy union of ``work`` (``timeline.device_unions``), when the caller keeps them.
+        unions: each device's busy union of ``work`` (``device_unions``), when the caller keeps them.
 
     Returns:
         GPU_TIME frame: one row per device with work (sorted by id), then the ALL_GPUS row (busy =
@@ -296,8 +330,6 @@ def gpu_time(
     """
     if work.empty:
         return pd.DataFrame({c: pd.Series([], dtype=t) for c, t in GPU_TIME.items()})
-    from dashboard.analysis.timeline import device_unions  # timeline imports this module
-
     unions = device_unions(work) if unions is None else unions
     ws, we = work["start_ns"].to_numpy(), work["end_ns"].to_numpy()
     lo, hi = int(ws.min()), int(we.max())
@@ -332,12 +364,8 @@ def gpu_time(
                 int(streams.get(dev, 0)) if streams is not None else 0,
             )
         )
-    if len(unions) == 1:
-        busy_all = rows[0][3]
-    else:  # the devices' unions merged: a few intervals per busy stretch, not a row per kernel
-        busy_all = union_length(
-            np.concatenate([u[0] for u in unions.values()]), np.concatenate([u[1] for u in unions.values()])
-        )
+    us, ue = any_device_union(unions)
+    busy_all = int((ue - us).sum())
     rows.append(
         (
             ALL_GPUS,

@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dashboard.analysis.gpu_time import device_unions
 from dashboard.analysis.intervals import gaps, union_intervals
 from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.tables import clean_api_name
-from dashboard.analysis.timeline import device_unions
 
 DEFAULT_MIN_GAP_NS = 10_000
 NO_HOST_ACTIVITY = "no host activity recorded"
@@ -56,7 +56,7 @@ def idle_gaps(work: pd.DataFrame, *, min_gap_ns: int = DEFAULT_MIN_GAP_NS) -> pd
 
 
 def idle_gaps_of(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, min_gap_ns: int) -> pd.DataFrame:
-    """``idle_gaps`` from each device's busy union (``timeline.device_unions``, as a trace keeps them)."""
+    """``idle_gaps`` from each device's busy union (``gpu_time.device_unions``, as a trace keeps them)."""
     if min_gap_ns < 0:
         raise ValueError(f"min_gap_ns must be >= 0, got {min_gap_ns}")
     parts = []

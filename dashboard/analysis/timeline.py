@@ -10,33 +10,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dashboard.analysis.gpu_time import BUSY_ALL, BUSY_KERNEL_ROWS, BUSY_KERNELS  # noqa: F401 (re-exported)
-from dashboard.analysis.intervals import gaps, union_fraction_bins, union_intervals
+from dashboard.analysis.gpu_time import (  # noqa: F401 (re-exported)
+    BUSY_ALL,
+    BUSY_KERNEL_ROWS,
+    BUSY_KERNELS,
+    any_device_union,
+    device_unions,
+)
+from dashboard.analysis.intervals import gaps, union_fraction_bins
 from dashboard.model import DeviceLane
 
 DEFAULT_MARK_BUDGET = 5000
-
-
-def device_unions(work: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """Busy union per device (keyed by device id: streams of all devices never mix).
-
-    Returns:
-        device id -> ``(starts_ns, ends_ns)``, disjoint and sorted. The expensive step of a
-        timeline: compute it once per trace and busy source, then cut windows from it.
-    """
-    if work.empty:
-        return {}
-    dev = work["device_id"].to_numpy()
-    s, e = work["start_ns"].to_numpy(), work["end_ns"].to_numpy()
-    first = dev[0]
-    if (dev == first).all():  # one GPU: its union straight from the columns, no copy of them
-        return {int(first): union_intervals(s, e)}
-    # one device's rows at a time (a grouping would hold every device's copy and index at once)
-    out = {}
-    for d in np.sort(pd.unique(dev)):
-        rows = dev == d
-        out[int(d)] = union_intervals(s[rows], e[rows])
-    return out
 
 
 def _window(us: np.ndarray, ue: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:

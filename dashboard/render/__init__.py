@@ -23,6 +23,7 @@ from dashboard.analysis.attribution import (
     phase_gpu_time,
 )
 from dashboard.analysis.ranks import RANKS_FORMAT, RANKS_NOTICE
+from dashboard.analysis.timeline import any_device_union
 from dashboard.analysis.window import clip_dispatches, overlapping
 from dashboard.data.analysis import analysis_of, memo
 from dashboard.data.trace import LoadedTrace
@@ -139,7 +140,8 @@ def _phase_view(trace: LoadedTrace, state: ViewState) -> PhaseView:
     if b is None or b.kernels.empty or d.empty:
         return PhaseView(d, phases, stats, auto, threshold, whole=whole)
     attribution, metrics, categories = attributed(trace, state.prefix, w, d)
-    stats = stats.merge(phase_gpu_time(d, phases, metrics, work_for(trace, state.busy, w)), on="phase", how="left")
+    busy = any_device_union(analysis_of(trace).window(w).busy_unions(state.busy))
+    stats = stats.merge(phase_gpu_time(d, phases, metrics, busy), on="phase", how="left")
     stats["unattributed_kernels"] = int((attribution == UNATTRIBUTED).sum())
     category_time = phase_category_time(
         b.kernels, attribution, pd.Series(phases.to_numpy(), index=d["index"]), categories

@@ -27,7 +27,7 @@ from dashboard.analysis.findings.base import (
     _window,
 )
 from dashboard.analysis.intervals import masked_union_length
-from dashboard.analysis.launches import launch_call_ns
+from dashboard.analysis.launches import launch_call_total
 from dashboard.analysis.tables import clean_api_name
 
 
@@ -82,7 +82,7 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
         kernels_per_step = float(per_step[nograph].mean()) if nograph.any() else 0.0
         jattr = attr[j["kernel_index"].to_numpy()]
         in_ng = (jattr != UNATTRIBUTED) & nograph[np.clip(jattr, 0, None)]
-        launch_ns = int(launch_call_ns(j[in_ng], b.api_calls).sum())
+        launch_ns = launch_call_total(j, b.api_calls, np.flatnonzero(in_ng))
         cost = launch_ns
     n_ng = int(nograph.sum())
     if not n_ng:
