@@ -69,7 +69,11 @@ def test_phase_category_time(tmp_path):
     ]
 
 
-def test_phase_category_time_groups_in_first_seen_order_and_leaves_out_unknown_phases():
+@pytest.mark.parametrize("part_rows", [1 << 21, 1, 3])  # one part; parts of 1 and 3 kernels
+def test_phase_category_time_groups_in_first_seen_order_and_leaves_out_unknown_phases(monkeypatch, part_rows):
+    import dashboard.analysis.attribution as attribution_module
+
+    monkeypatch.setattr(attribution_module, "PART_ROWS", part_rows)
     durations = [100, 200, 100, 50, 300, 70, 200, 40]
     kernels = pd.DataFrame({"start_ns": [0] * 8, "end_ns": durations})
     # dispatch 9 is not among the phases, dispatch 7 has none, kernel 3 is unattributed
@@ -85,9 +89,13 @@ def test_phase_category_time_groups_in_first_seen_order_and_leaves_out_unknown_p
     ]
 
 
-def test_phase_category_time_of_dispatches_numbered_from_0():
+@pytest.mark.parametrize("part_rows", [1 << 21, 1, 3])  # one part; parts of 1 and 3 kernels
+def test_phase_category_time_of_dispatches_numbered_from_0(monkeypatch, part_rows):
     """Dispatches numbered 0, 1, ... (a whole trace's): the attribution is the position, no search; a value
     past the last dispatch is no dispatch. The same sums as the searched path of the test above."""
+    import dashboard.analysis.attribution as attribution_module
+
+    monkeypatch.setattr(attribution_module, "PART_ROWS", part_rows)
     durations = [100, 200, 100, 50, 300, 70, 200, 40]
     kernels = pd.DataFrame({"start_ns": [0] * 8, "end_ns": durations})
     attribution = np.array([0, 1, 0, UNATTRIBUTED, 3, 1, 0, 2], dtype=np.int32)

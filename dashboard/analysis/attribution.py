@@ -18,7 +18,7 @@ import pandas as pd
 from dashboard.analysis.intervals import covered_before, union_intervals, union_length
 from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.ratio import share_pct
-from dashboard.analysis.summary import kernel_durations, kernel_durations_at, kernel_end_ns
+from dashboard.analysis.summary import kernel_durations_at, kernel_end_ns
 
 UNATTRIBUTED = -1
 
@@ -223,32 +223,33 @@ def phase_category_time(
     # (this view's peak at 10M was its grouping, ~0.45 GB).
     phase_code, phase_names = pd.factorize(dispatch_phase.to_numpy())  # a missing phase: -1, left out
     index = dispatch_phase.index.to_numpy(np.int64)
-    wanted = attribution[sel]
-    if len(index) and (index == np.arange(len(index))).all():  # the usual dispatch numbering 0, 1, ...: positions
-        pos = wanted
-        known = pos < len(index)
-    else:
-        pos = _dispatch_positions(index, wanted)
-        known = pos >= 0
+    numbered = len(index) and (index == np.arange(len(index))).all()  # the usual dispatch numbering 0, 1, ...
     cat = pd.Categorical(categories)
     width = len(cat.categories) + 1
     left_out = len(phase_names) * width  # a handful of phases times the categories: int32 holds every key
-    code = np.full(len(wanted), -1, dtype=np.int32)  # phase code per attributed kernel, -1: none
-    code[known] = phase_code[pos[known]]
-    del pos, wanted, known
-    part = code * width  # 10M attributed kernels: int32 arrays worked in place, not int64 temporaries
-    part += cat.codes[sel]
-    part += 1
-    part[code < 0] = left_out
-    del code
-    key = np.full(len(attribution), left_out, dtype=np.int32)
-    key[sel] = part
-    del part
     sums = np.zeros(left_out + 1, np.int64)
-    np.add.at(sums, key, kernel_durations(kernels).to_numpy())  # exact int64 sums
-    counts = np.bincount(key, minlength=left_out + 1)
-    first = np.full(left_out + 1, len(key), np.int64)
-    np.minimum.at(first, key, np.arange(len(key), dtype=key.dtype))
+    counts = np.zeros(left_out + 1, np.int64)
+    first = np.full(left_out + 1, len(attribution), np.int64)
+    for a in range(0, len(attribution), PART_ROWS):  # a part of the kernels at a time: int32 keys, no 10M column
+        at = attribution[a : a + PART_ROWS]
+        mine = at != UNATTRIBUTED
+        wanted = at[mine]
+        if numbered:  # dispatch indices are positions
+            pos, known = wanted, wanted < len(index)
+        else:
+            pos = _dispatch_positions(index, wanted)
+            known = pos >= 0
+        code = np.full(len(wanted), -1, dtype=np.int32)  # phase code per attributed kernel, -1: none
+        code[known] = phase_code[pos[known]]
+        part = code * width
+        part += cat.codes[a : a + PART_ROWS][mine]
+        part += 1
+        part[code < 0] = left_out
+        key = np.full(len(at), left_out, dtype=np.int32)
+        key[mine] = part
+        np.add.at(sums, key, kernel_durations_at(kernels, slice(a, a + PART_ROWS)))  # exact int64 sums
+        counts += np.bincount(key, minlength=left_out + 1)
+        np.minimum.at(first, key, np.arange(a, a + len(key), dtype=np.int64))
     keys = np.flatnonzero(counts[:left_out])
     keys = keys[np.argsort(first[keys], kind="stable")]  # groups in order of first appearance, as before
     out = pd.DataFrame(
