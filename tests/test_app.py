@@ -1006,6 +1006,17 @@ def test_launch_calls_join_on_process_and_correlation_id_taking_the_first_call(p
         True,
     ]
     assert out["api_tid"].tolist()[:2] == [6, 5] and out["api_pid"].tolist()[:2] == [p1, p0]
+    # a zoom's drawn kernels (index labels: row positions in the trace's frame) looked up in the kept join
+    from dashboard.analysis.launches import kernel_launches
+
+    frame = kernels.reset_index(drop=True)
+    drawn = frame.iloc[[3, 0, 1]]
+    assert _launch_calls(drawn, api, kernel_launches(frame, api)).equals(_launch_calls(drawn, api))
+    assert _launch_calls(drawn, api, kernel_launches(frame, api))["api_name"].tolist() == [
+        None,
+        "cuLaunchKernelEx",
+        "cudaLaunchKernel",
+    ]
 
 
 def test_per_phase_says_whether_the_trace_or_the_window_holds_no_dispatch():

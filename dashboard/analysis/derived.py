@@ -19,7 +19,7 @@ from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import UNATTRIBUTED, attribute_kernels, dispatch_busy_ns
 from dashboard.analysis.categories import categorize_kernels
 from dashboard.analysis.gpu_time import GpuOverview, gpu_time, overview_of, stream_sharing, work_for_source
-from dashboard.analysis.launches import LaunchIndex, kernel_launches, launch_index
+from dashboard.analysis.launches import kernel_launches, launch_index
 from dashboard.analysis.nsys_rules import gpu_ops
 from dashboard.analysis.search import Occurrences, find, parse_query
 from dashboard.analysis.summary import dispatch_marks, kernel_durations, kernel_end_ns, timed_kernels
@@ -135,14 +135,12 @@ class BundleAnalysis:
         return self.memo.get(("busy_unions", busy_source), lambda: device_unions(self.work(busy_source)))
 
     # ----- launches -------------------------------------------------------------------------------------------
-    def launch_index(self) -> LaunchIndex:
-        """The CUDA API calls indexed by (pid, correlation id) (``launches.launch_index``)."""
-        return self.memo.get(("launch_index",), lambda: launch_index(self.bundle.api_calls))
-
     def launches(self) -> pd.DataFrame:
-        """``launches.kernel_launches`` of the kernels and CUDA API calls."""
+        """``launches.kernel_launches`` of the kernels and CUDA API calls. The index of the calls it is made with
+        is not kept (10M calls: 114 MiB): a zoom looks its drawn kernels up in this join (``launches_at``)."""
         return self.memo.get(
-            ("launches",), lambda: kernel_launches(self.bundle.kernels, self.bundle.api_calls, self.launch_index())
+            ("launches",),
+            lambda: kernel_launches(self.bundle.kernels, self.bundle.api_calls, launch_index(self.bundle.api_calls)),
         )
 
     # ----- dispatches -----------------------------------------------------------------------------------------

@@ -81,6 +81,20 @@ def match_launches(
     return np.flatnonzero(hit), rows[pos[hit]]
 
 
+def launches_at(launches: pd.DataFrame, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``match_launches`` for the kernel rows at ``positions`` (row positions in the kernel frame), looked up in
+    the trace's ``kernel_launches`` frame (kernel order: a binary search): ``(i, api_pos)``, ``i`` the indices
+    into ``positions`` of the kernels with a launch call. A zoom's few hundred drawn kernels need no index of
+    every CUDA API call."""
+    kernel_index = launches["kernel_index"].to_numpy()
+    positions = np.asarray(positions, dtype=np.int64)
+    if not len(kernel_index) or not len(positions):
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    at = np.minimum(np.searchsorted(kernel_index, positions), len(kernel_index) - 1)
+    hit = kernel_index[at] == positions
+    return np.flatnonzero(hit), launches["api_index"].to_numpy()[at[hit]].astype(np.int64)
+
+
 def _match_by_merge(kernels: pd.DataFrame, api_calls: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """``match_launches`` by a merge on (pid, correlation id), for ids too large for ``launch_key``."""
     k = pd.DataFrame(

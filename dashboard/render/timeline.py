@@ -16,7 +16,7 @@ from dashboard.analysis.gpu_time import (
     cuda_traced,
     stream_names,
 )
-from dashboard.analysis.launches import LaunchIndex, match_launches
+from dashboard.analysis.launches import launches_at, match_launches
 from dashboard.analysis.ranks import RANKS_FORMAT
 from dashboard.analysis.tables import (
     clean_api_name,
@@ -64,16 +64,19 @@ from dashboard.state import window_from_relayout as state_window_from_relayout
 
 
 # Share of the mark budget per layer of the timeline.
-def _launch_calls(kernels: pd.DataFrame, api_calls: pd.DataFrame, index: LaunchIndex | None = None) -> pd.DataFrame:
-    """The launch call of each kernel (``launches.match_launches``). ``index``: the trace's
-    ``launch_index`` (a zoom looks up a few kernels).
+def _launch_calls(kernels: pd.DataFrame, api_calls: pd.DataFrame, launches: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The launch call of each kernel (``launches.match_launches``). ``launches``: the trace's kernel -> launch
+    join (``TraceAnalysis.launches``), when ``kernels``' index labels are row positions in the trace's kernel
+    frame: a zoom looks up its few drawn kernels there.
 
     Returns:
         Frame aligned with ``kernels`` (same index): ``api_name`` (display name, None when no call
         matches), ``api_start_ns``, ``api_end_ns``, ``api_global_tid``, ``api_pid``, ``api_tid``
         (int64; float64 with NaN where some kernel has no call).
     """
-    kpos, apos = match_launches(kernels, api_calls, index)
+    kpos, apos = (
+        match_launches(kernels, api_calls) if launches is None else launches_at(launches, kernels.index.to_numpy())
+    )
     found = np.zeros(len(kernels), dtype=bool)
     found[kpos] = True
     names = np.full(len(kernels), None, dtype=object)
@@ -95,6 +98,14 @@ def _launch_calls(kernels: pd.DataFrame, api_calls: pd.DataFrame, index: LaunchI
     return pd.DataFrame(columns, index=kernels.index)
 
 
+def _join_by_position(trace: LoadedTrace) -> pd.DataFrame | None:
+    """The trace's kept kernel -> launch join when its kernel frame's index labels are row positions (as the
+    loaders make them), else None (``_launch_calls`` then joins the few kernels itself)."""
+    index = trace.bundle.kernels.index
+    positional = isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+    return analysis_of(trace).launches() if positional else None
+
+
 def kernel_launch(
     trace: LoadedTrace, highlight: Highlight, gpus: dict[int, str], kernel_lanes: bool
 ) -> LaunchLink | None:
@@ -113,7 +124,7 @@ def kernel_launch(
     if hit.empty:
         return None
     row = hit.iloc[0]
-    call = _launch_calls(hit.iloc[:1], b.api_calls, analysis_of(trace).launch_index()).iloc[0]
+    call = _launch_calls(hit.iloc[:1], b.api_calls, _join_by_position(trace)).iloc[0]
     if call["api_name"] is None:
         return None
     labeler = thread_labeler(b.meta.thread_names, ranks=b.meta.rank_pids if b.meta.format == RANKS_FORMAT else None)
@@ -212,7 +223,7 @@ def timeline_spec(
         k = analysis_of(trace).timed_kernels()  # invalid rows are never drawn
         vis = k.iloc[in_window(k, lo, hi, hidden_devices)]
         if 0 < len(vis) <= KERNEL_BUDGET:
-            calls = _launch_calls(vis, b.api_calls, analysis_of(trace).launch_index())
+            calls = _launch_calls(vis, b.api_calls, _join_by_position(trace))
             calls["api_thread"] = pd.Series(  # object dtype: pandas' Arrow strings cost a conversion each way
                 [
                     labeler(int(g), int(p), int(t)) if n is not None else None
