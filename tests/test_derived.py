@@ -47,8 +47,12 @@ def test_launch_key_packs_pid_and_correlation_id_in_order_and_refuses_what_does_
     assert launch_key([-2], [1]) is None
 
 
-def test_the_first_call_of_a_key_is_the_launch_and_an_unknown_correlation_id_never_matches():
+@pytest.mark.parametrize("part_rows", [1 << 21, 1, 2])  # kernels matched in one part, or 1 and 2 at a time
+def test_the_first_call_of_a_key_is_the_launch_and_an_unknown_correlation_id_never_matches(monkeypatch, part_rows):
     # calls out of key order, the key (pid 7, corr 3) twice: the first one in file order (start 30) wins
+    import dashboard.analysis.launches as launches_module
+
+    monkeypatch.setattr(launches_module, "PART_ROWS", part_rows)
     api = api_frame([7, 7, 8, 7, 7], [3, 1, 3, 3, -1], [30, 10, 50, 60, 70])
     kernels = pd.DataFrame({"pid": [7, 8, 7, 7, 9], "correlation_id": [3, 3, 1, -1, 3], "start_ns": [1, 2, 3, 4, 5]})
     idx = launch_index(api)

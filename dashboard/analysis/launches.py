@@ -27,11 +27,22 @@ def launch_key(pid, corr) -> np.ndarray | None:
     (pid outside [-1, 2**29), correlation id outside [-1, 2**33 - 1))."""
     pid = np.asarray(pid, dtype=np.int64)
     corr = np.asarray(corr, dtype=np.int64)
-    if pid.size and (
-        pid.min() < -1 or pid.max() >= _MAX_PID or corr.min() < -1 or corr.max() >= (1 << KEY_CORR_BITS) - 1
-    ):
+    if not _key_fits(pid, corr):
         return None
     return ((pid + 1) << KEY_CORR_BITS) | (corr + 1)
+
+
+def _key_fits(pid: np.ndarray, corr: np.ndarray) -> bool:
+    """Whether every (pid, correlation id) pair fits ``launch_key`` (no copy of the columns)."""
+    return not len(pid) or not (
+        int(pid.min()) < -1
+        or int(pid.max()) >= _MAX_PID
+        or int(corr.min()) < -1
+        or int(corr.max()) >= (1 << KEY_CORR_BITS) - 1
+    )
+
+
+PART_ROWS = 1 << 21  # kernels matched a part at a time (``match_launches``)
 
 
 @dataclass(frozen=True)
@@ -69,16 +80,21 @@ def match_launches(
     ``index``: ``launch_index(api_calls)`` when the caller keeps it (a zoom looks up a few kernels).
     """
     index = index if index is not None else launch_index(api_calls)
-    kcorr = kernels["correlation_id"].to_numpy(np.int64)
-    wanted = launch_key(kernels["pid"].to_numpy(), kcorr)
-    if index.keys is None or wanted is None:
+    kpid, kcorr = kernels["pid"].to_numpy(), kernels["correlation_id"].to_numpy()
+    if index.keys is None or not _key_fits(kpid, kcorr):
         return _match_by_merge(kernels, api_calls)
     keys, rows = index.keys, index.rows
-    if not len(keys) or not len(wanted):
+    if not len(keys) or not len(kernels):
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    pos = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
-    hit = (kcorr >= 0) & (keys[pos] == wanted)
-    return np.flatnonzero(hit), rows[pos[hit]]
+    kernel_pos, api_pos = [], []
+    for a in range(0, len(kernels), PART_ROWS):  # a part of the kernels at a time: 10M make no 80 MB temporaries
+        corr = kcorr[a : a + PART_ROWS].astype(np.int64)
+        wanted = launch_key(kpid[a : a + PART_ROWS], corr)
+        pos = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+        hit = (corr >= 0) & (keys[pos] == wanted)
+        kernel_pos.append(_narrow(np.flatnonzero(hit) + a, len(kernels)))
+        api_pos.append(rows[pos[hit]])
+    return np.concatenate(kernel_pos), np.concatenate(api_pos)
 
 
 def launches_at(launches: pd.DataFrame, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
