@@ -328,6 +328,11 @@ def _launch_configs(raw: pd.DataFrame) -> pd.Categorical:
     cols = list(_LAUNCH_FRAME_COLUMNS)
     if not all(c in raw for c in cols):
         return pd.Categorical.from_codes(np.zeros(len(raw), np.int8), categories=pd.Index([""]))
+    dims = [_int(raw[c], 0).to_numpy() for c in cols]
+    lows = [int(d.min()) for d in dims]
+    spans = [int(d.max()) - lo + 1 for d, lo in zip(dims, lows)]
+    if len(raw) and math.prod(spans) < 2**62:
+        return _launch_configs_in_parts(dims, lows, spans)
     # Hash-factorize each dimension, combine the small codes into one key, factorize that: no sort.
     key = np.zeros(len(raw), dtype=np.int64)
     values = []
@@ -350,6 +355,41 @@ def _launch_configs(raw: pd.DataFrame) -> pd.Categorical:
         labels.append(f"grid {a}×{b}×{c} · block {d}×{e}×{f}" if any(digits) else "")
     idx, names = pd.factorize(np.array(labels, dtype=object))
     return pd.Categorical.from_codes(idx[combo], categories=pd.Index(names))
+
+
+LAUNCH_PART_ROWS = 1 << 21  # kernel rows labelled a part at a time (``_launch_configs_in_parts``)
+
+
+def _launch_configs_in_parts(dims: list[np.ndarray], lows: list[int], spans: list[int]) -> pd.Categorical:
+    """``_launch_configs`` where the six dimensions' value ranges multiply to under 2**62: one mixed-radix key per
+    row, the distinct keys found (in order of first appearance) and looked up a part of the rows at a time, so
+    10M kernels make no 80 MB key, code or hash columns."""
+    n = len(dims[0])
+
+    def keys(a: int) -> np.ndarray:
+        key = np.zeros(len(dims[0][a : a + LAUNCH_PART_ROWS]), dtype=np.int64)
+        for d, lo, span in zip(dims, lows, spans):
+            key *= span
+            key += d[a : a + LAUNCH_PART_ROWS]
+            key -= lo
+        return key
+
+    uniques = pd.unique(np.concatenate([pd.unique(keys(a)) for a in range(0, n, LAUNCH_PART_ROWS)]))
+    labels = []
+    for k in uniques.tolist():
+        values = []
+        for lo, span in zip(reversed(lows), reversed(spans)):
+            k, r = divmod(k, span)
+            values.append(lo + r)
+        a, b, c, d, e, f = reversed(values)
+        labels.append(f"grid {a}×{b}×{c} · block {d}×{e}×{f}" if any(values) else "")
+    idx, names = pd.factorize(np.array(labels, dtype=object))
+    order = np.argsort(uniques, kind="stable")
+    ordered, per_key = uniques[order], idx[order].astype(np.int8 if len(names) < 128 else np.int32)
+    codes = np.empty(n, dtype=per_key.dtype)
+    for a in range(0, n, LAUNCH_PART_ROWS):
+        codes[a : a + LAUNCH_PART_ROWS] = per_key[np.searchsorted(ordered, keys(a))]
+    return pd.Categorical.from_codes(codes, categories=pd.Index(names))
 
 
 def _kernel_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> tuple[pd.DataFrame, int]:
