@@ -842,6 +842,10 @@ def test_the_page_is_built_from_the_link():
         "Ignored foo, zzz in the link: not a view setting of this tracedash version."
     ]
     assert main_state("?tab=gaps&v=1", store)[1] == []
+    # QA: an empty key ("&==") was named as nothing ("Ignored  in the link")
+    assert main_state("?tab=gaps&==&zzz=1", store)[1] == [
+        "Ignored a value without a name, zzz in the link: not a view setting of this tracedash version."
+    ]
     assert compare_href(ViewState(trace="a.sqlite@0123abcd")) == "compare/?a=a.sqlite%400123abcd"
     assert compare_href(ViewState(trace="a.sqlite@0123abcd", prefix="X")) == "compare/?a=a.sqlite%400123abcd&prefix=X"
     assert compare_href(ViewState(trace="a.sqlite@0123abcd", threshold=600.0)) == (

@@ -50,5 +50,6 @@ def test_export_route_draws_the_linked_view_in_the_report_layout():
     assert none.status_code == 400 and none.get_json()["error"] == "the link names no trace (?trace=NAME@HASH)"
     bogus = client.get("/export/timeline.png?trace=bogus%40123")  # QA: was "the link names no trace"
     assert bogus.status_code == 400 and bogus.get_json()["error"] == (
-        "Ignored trace='bogus@123' in the link: not a trace id (expected NAME@HASH); using the default."
+        "Ignored trace='bogus@123' in the link: not a trace id (expected NAME@HASH, a file name and 32 hexadecimal "
+        "digits); using the default."
     )

@@ -128,7 +128,8 @@ def unknown_keys_note(search: str | None) -> str:
     unknown = query_keys(search)[1]
     if not unknown:
         return ""
-    return f"Ignored {', '.join(unknown)[:80]} in the link: not a view setting of this tracedash version."
+    names = ", ".join(k if k else "a value without a name" for k in unknown)  # "?==" has an empty key
+    return f"Ignored {names[:80]} in the link: not a view setting of this tracedash version."
 
 
 def query_keys(search: str | None) -> tuple[list[str], list[str]]:
