@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dashboard.analysis.intervals import covered_before, union_intervals, union_length
+from dashboard.analysis.intervals import PART_ROWS, covered_before, union_intervals, union_length
 from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import kernel_durations_at, kernel_end_ns
@@ -65,11 +65,6 @@ def attribute_kernels(
     idx = dispatches["index"].to_numpy(out.dtype)
     out[launches["kernel_index"].to_numpy()[ok]] = idx[pos[ok]]
     return out
-
-
-# Dispatches are worked through in ranges of ids holding about this many attributed kernels each: a 10M-kernel
-# trace's per-dispatch figures then hold a few arrays of 2M rows at a time, not a dozen of 10M.
-PART_ROWS = 1 << 21
 
 
 def dispatch_id_ranges(attribution: np.ndarray, count: int, part_rows: int = PART_ROWS):

@@ -11,6 +11,8 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
+from dashboard.analysis.intervals import PART_ROWS
+
 OTHER = "other"
 CATEGORY_ORDER = (
     "GEMM",
@@ -101,9 +103,6 @@ def _categorize(short_name: str, full_name: str, rules: RuleSet) -> tuple[str, s
                     f"{rule.category}: /{rule.pattern}/ on {'short' if name is short_name else 'demangled'} name",
                 )
     return OTHER, ""
-
-
-PART_ROWS = 1 << 21  # kernel rows worked through a part at a time (``categorize_kernels``)
 
 
 def _pairs(short_codes: np.ndarray, full_codes: np.ndarray, n_full: int, a: int) -> np.ndarray:

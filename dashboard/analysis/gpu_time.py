@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dashboard.analysis.intervals import union_intervals
+from dashboard.analysis.intervals import PART_ROWS, union_intervals
 from dashboard.analysis.summary import (
     STREAM_KEY,
     kernel_durations_at,
@@ -233,7 +233,7 @@ def stream_names(
     return pd.Series(out, index=rows.index, dtype=object)
 
 
-def _kernels_per_device(kernels: pd.DataFrame, part_rows: int = 1 << 21) -> tuple[dict, dict]:
+def _kernels_per_device(kernels: pd.DataFrame, part_rows: int = PART_ROWS) -> tuple[dict, dict]:
     """``({device id: kernel rows}, {device id: kernel time, ns})``, kernel time from ``summary.kernel_durations``
     (exact int64 sums), a part of the rows at a time."""
     dev = kernels["device_id"].to_numpy()
@@ -258,7 +258,7 @@ def _kernels_per_device(kernels: pd.DataFrame, part_rows: int = 1 << 21) -> tupl
     )
 
 
-def _streams_per_device(kernels: pd.DataFrame, part_rows: int = 1 << 21) -> pd.Series:
+def _streams_per_device(kernels: pd.DataFrame, part_rows: int = PART_ROWS) -> pd.Series:
     """Device id -> distinct streams among its timed kernels (a stream is on one device: each stream's rows
     write the same device into its slot)."""
     ok = usable_kernel_mask(kernels)

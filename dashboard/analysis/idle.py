@@ -17,14 +17,13 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis.gpu_time import device_unions
-from dashboard.analysis.intervals import gaps, union_intervals
+from dashboard.analysis.intervals import PART_ROWS, gaps, union_intervals
 from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.tables import clean_api_name
 
 DEFAULT_MIN_GAP_NS = 10_000
 NO_HOST_ACTIVITY = "no host activity recorded"
 API_COVER_SHARE = 0.5  # a CUDA API call is a gap's cause only when it covers at least this share of the gap
-PART_ROWS = 1 << 21  # launches worked through a part at a time (``_launching_threads``)
 
 IDLE_GAPS: dict[str, str] = {
     "device_id": "int64",

@@ -15,9 +15,18 @@ from __future__ import annotations
 
 import numpy as np
 
+# Rows worked through at a time by the part-wise passes over a trace's frames (this module's and the analyses'):
+# 10M kernels then hold a few 16 MB columns at a time, never a dozen 80 MB ones.
+PART_ROWS = 1 << 21
+
 
 def _as_int64(values) -> np.ndarray:
     return np.asarray(values, dtype=np.int64)
+
+
+def is_sorted(values: np.ndarray) -> bool:
+    """Whether ``values`` never decrease (a loader's columns usually come in start order: no sort, no copy)."""
+    return values.size < 2 or bool((values[1:] >= values[:-1]).all())
 
 
 def union_intervals(starts, ends) -> tuple[np.ndarray, np.ndarray]:
@@ -49,7 +58,7 @@ def union_intervals(starts, ends) -> tuple[np.ndarray, np.ndarray]:
     del keep
     if s.size == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    if s.size > 1 and not (s[1:] >= s[:-1]).all():
+    if not is_sorted(s):
         order = np.argsort(s, kind="stable")
         s, e = s[order], e[order]
         del order  # 10M kernels: each of these arrays is 80 MB
@@ -71,7 +80,7 @@ def union_length(starts, ends) -> int:
     return int((ue - us).sum())
 
 
-def masked_union_length(starts, ends, mask=None, *, part_rows: int = 1 << 21) -> int:
+def masked_union_length(starts, ends, mask=None, *, part_rows: int = PART_ROWS) -> int:
     """``union_length(starts[mask], ends[mask])`` (every row without ``mask``), worked through a part of the rows
     at a time when ``starts`` is sorted (as the loaders' kernel frames are): 10M kernels never make a copy
     of their columns or a running maximum of every row.
@@ -80,7 +89,7 @@ def masked_union_length(starts, ends, mask=None, *, part_rows: int = 1 << 21) ->
     s, e = _as_int64(starts), _as_int64(ends)
     if s.shape != e.shape:
         raise ValueError(f"starts and ends differ in length: {s.shape} vs {e.shape}")
-    if s.size <= part_rows or not (s[1:] >= s[:-1]).all():
+    if s.size <= part_rows or not is_sorted(s):
         return union_length(s, e) if mask is None else union_length(s[mask], e[mask])
     total, open_s, open_e = 0, None, None
     for a in range(0, s.size, part_rows):

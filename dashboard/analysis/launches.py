@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from dashboard.analysis.intervals import PART_ROWS
+
 KEY_CORR_BITS = 33  # key = (pid + 1) << 33 | (correlation id + 1)
 _MAX_PID = 1 << 29  # keeps the key below 2**62
 
@@ -40,9 +42,6 @@ def _key_fits(pid: np.ndarray, corr: np.ndarray) -> bool:
         or int(corr.min()) < -1
         or int(corr.max()) >= (1 << KEY_CORR_BITS) - 1
     )
-
-
-PART_ROWS = 1 << 21  # kernels matched a part at a time (``match_launches``)
 
 
 @dataclass(frozen=True)
@@ -163,7 +162,7 @@ def launch_call_ns(launches: pd.DataFrame, api_calls: pd.DataFrame) -> np.ndarra
     )
 
 
-def launch_call_total(launches: pd.DataFrame, api_calls: pd.DataFrame, rows: np.ndarray, part: int = 1 << 21) -> int:
+def launch_call_total(launches: pd.DataFrame, api_calls: pd.DataFrame, rows: np.ndarray, part: int = PART_ROWS) -> int:
     """Σ of ``launch_call_ns`` over the launches at positions ``rows``, a part at a time (10M launches: no copy of
     the join and no column of every call's duration)."""
     api_end = api_calls["end_ns"].to_numpy(np.int64)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from dashboard.analysis.intervals import is_sorted
 from dashboard.model import TraceBundle
 
 # Row frames (column -> dtype), as the rules report them.
@@ -169,13 +170,9 @@ def _groups(ops: pd.DataFrame):
     return sorted(groups, key=lambda g: (g[0], g[1]))
 
 
-def _is_sorted(a: np.ndarray) -> bool:
-    return a.size < 2 or bool((a[1:] >= a[:-1]).all())
-
-
 def _sorted(a: np.ndarray) -> np.ndarray:
     """``np.sort(a)``, or ``a`` itself when it is in order already (10M operations: no 80 MB copy)."""
-    return a if _is_sorted(a) else np.sort(a)
+    return a if is_sorted(a) else np.sort(a)
 
 
 def _sums_before(values: np.ndarray, lo: int, edges: list[int]) -> dict[int, tuple[int, int]]:
@@ -210,7 +207,7 @@ def gpu_starvation(ops: pd.DataFrame, *, gap_ms: int = DEFAULT_GAP_MS) -> pd.Dat
     for pid, dev, rows in _groups(ops):
         starts = _sorted(ops["start_ns"].to_numpy(np.int64)[rows])
         e = ops["end_ns"].to_numpy(np.int64)[rows]
-        order = None if _is_sorted(e) else np.argsort(e, kind="stable")  # usually in order already: no copies
+        order = None if is_sorted(e) else np.argsort(e, kind="stable")  # usually in order already: no copies
         ends = e if order is None else e[order]
         dur = starts[1:] - ends[:-1]
         keep = np.flatnonzero(dur > threshold)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis.categories import categorize
+from dashboard.analysis.intervals import PART_ROWS
 from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import kernel_durations, kernel_durations_at, kernel_end_ns, usable_kernel_mask
 from dashboard.model import Summary
@@ -164,7 +165,7 @@ def _codes_and_names(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _kernel_counts(
-    kernels: pd.DataFrame, key: np.ndarray, keys: int, full: np.ndarray, fulls: int, part_rows: int = 1 << 21
+    kernels: pd.DataFrame, key: np.ndarray, keys: int, full: np.ndarray, fulls: int, part_rows: int = PART_ROWS
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(per key: k, count, total_ns; per (key, full name) pair: k, f, n)`` for integer codes ``key`` (of
     ``keys``) and ``full`` (of ``fulls``) per kernel row, keys and pairs in order of first appearance. Counted
@@ -224,7 +225,7 @@ def longest_instances(kernels: pd.DataFrame, by: str = "short") -> pd.DataFrame:
 
 
 def _longest_by_codes(
-    kernels: pd.DataFrame, codes: np.ndarray, names, ok: np.ndarray, part_rows: int = 1 << 21
+    kernels: pd.DataFrame, codes: np.ndarray, names, ok: np.ndarray, part_rows: int = PART_ROWS
 ) -> pd.DataFrame:
     """``longest_instances`` for name codes per row (-1: no name, left out): per code the longest duration and
     the first row holding it, kept over parts of the rows (10M kernels: no duration column or grouping of

@@ -17,7 +17,7 @@ from dashboard.analysis.gpu_time import (  # noqa: F401 (re-exported)
     any_device_union,
     device_unions,
 )
-from dashboard.analysis.intervals import gaps, union_fraction_bins
+from dashboard.analysis.intervals import PART_ROWS, gaps, union_fraction_bins
 from dashboard.model import DeviceLane
 
 DEFAULT_MARK_BUDGET = 5000
@@ -39,7 +39,7 @@ def _window_bounds(us: np.ndarray, ue: np.ndarray, lo: int, hi: int) -> tuple[in
     return int(np.searchsorted(ue, lo, side="right")), int(np.searchsorted(us, hi, side="left"))
 
 
-def _busy_in(us: np.ndarray, ue: np.ndarray, i0: int, i1: int, lo: int, hi: int, part: int = 1 << 21) -> int:
+def _busy_in(us: np.ndarray, ue: np.ndarray, i0: int, i1: int, lo: int, hi: int, part: int = PART_ROWS) -> int:
     """Busy time of the union inside ``[lo, hi)`` (``_window``'s intervals ``i0`` to ``i1 - 1``, the first and
     last clipped to the window), summed a part at a time: no copy of the window's intervals."""
     if i1 <= i0:

@@ -25,12 +25,10 @@ from dashboard.analysis.findings.base import (
 )
 from dashboard.analysis.gpu_time import gpu_work
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
-from dashboard.analysis.intervals import intersection_length
+from dashboard.analysis.intervals import PART_ROWS, intersection_length
 from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import kernel_durations_at, usable_kernel_mask
 from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
-
-PART_ROWS = 1 << 21  # launches worked through a part at a time (``launch_bound``)
 
 
 def host_bound_steps(ctx: Context, params: dict) -> Finding:
