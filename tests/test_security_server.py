@@ -263,7 +263,7 @@ def test_2_a_trace_needing_more_memory_than_allowed_is_refused_in_a_child(server
                     sum(
                         p.memory_info().rss
                         for p in [proc, *proc.children()]
-                        if "upload_check" not in " ".join(p.cmdline())
+                        if "limited_load" not in " ".join(p.cmdline())
                     ),
                 )
             except psutil.Error:

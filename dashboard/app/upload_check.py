@@ -1,4 +1,4 @@
-"""Load an uploaded trace in a child process whose memory is limited: ``python -m dashboard.app.upload_check``.
+"""Load an uploaded trace in a child process whose memory is limited (``dashboard.data.limited_load``).
 
 The parent (``dashboard.app.upload``) runs this on every upload before it is served, one at a time,
 and watches the child's resident memory (``check_upload``). The child sets its own address-space
@@ -16,9 +16,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-# Address space a Python process with pandas and pyarrow reserves without using it (thread arenas,
-# allocator pools): measured 1.4-1.6 GiB here. The RSS watchdog is the real bound; RLIMIT_AS is the backstop.
-ADDRESS_SPACE_OVERHEAD = 2 * 1024**3
 POLL_S = 0.05
 CHILD_ENV = {"MALLOC_ARENA_MAX": "2", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
@@ -45,7 +42,7 @@ def check_upload(
     cmd = [
         sys.executable,
         "-m",
-        "dashboard.app.upload_check",
+        "dashboard.data.limited_load",  # the data layer only: importing dashboard.app (dash) cost 0.5 s a check
         str(path),
         str(memory_bytes),
         str(max_unzipped_bytes),
@@ -102,47 +99,3 @@ def check_upload(
             peak_rss_bytes=peak,
         )
     return CheckResult(format=answer.get("format"), error=answer.get("error"), peak_rss_bytes=peak)
-
-
-def _child(path: Path, memory_bytes: int, max_unzipped: int, allow_nsys_rep: bool) -> dict:
-    import resource
-
-    limit = memory_bytes + ADDRESS_SPACE_OVERHEAD
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    try:
-        import dashboard.loaders.kineto_json as kineto
-        from dashboard.data.trace import load_trace
-        from dashboard.errors import TraceError
-        from dashboard.loaders import sniff_format
-
-        kineto.MAX_JSON_BYTES = max_unzipped  # a .json.gz may not expand past this, whatever its ratio
-        kind = sniff_format(path)
-        if kind == "nsys-rep" and not allow_nsys_rep:
-            return {
-                "error": f"{path.name}: Nsight Systems reports are not accepted by upload on this server; "
-                "upload the SQLite export (nsys export --type sqlite REPORT.nsys-rep)"
-            }
-        load_trace(path)
-        return {"format": kind}
-    except MemoryError:
-        return {
-            "error": f"{path.name}: loading it needs more than the {memory_bytes / 1024**2:,.0f} MiB of memory "
-            "this server allows for an upload"
-        }
-    except TraceError as exc:
-        message = str(exc)
-        if "gzip bomb" in message:  # the loader's ratio guard, or the absolute cap set above
-            message = (
-                f"{path.name}: expands to more than this server accepts for an upload "
-                f"({max_unzipped / 1024**2:,.0f} MiB unzipped, or 64x the compressed size)"
-            )
-        return {"error": message}
-
-
-if __name__ == "__main__":
-    p, mem, unz, rep = sys.argv[1:5]
-    try:
-        result = _child(Path(p), int(mem), int(unz), rep == "1")
-    except Exception as exc:  # noqa: BLE001 - a bug: the parent answers with a generic line
-        result = {"error": f"{Path(p).name}: the trace could not be loaded (internal error: {type(exc).__name__})"}
-    sys.stdout.write(json.dumps(result) + "\n")
