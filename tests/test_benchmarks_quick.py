@@ -189,13 +189,14 @@ def test_load_quick_serves_every_request_without_error(tmp_path):
 @pytest.mark.browser
 @pytest.mark.long  # ~20 s: started first (tests/conftest.py)
 def test_page_load_quick_measures_the_floor_the_page_and_a_fresh_servers_first_page():
-    """One run covers every code path: the in-memory table, then ``--warm-cache`` (a fresh server's first page, timed,
-    in the cache the table's servers wrote), then ``--zoom`` (the timeline zoomed from the whole trace to 10 µs)."""
+    """One run covers every code path: ``--zoom`` (the timeline zoomed from the whole trace to 10 µs; its fresh
+    server writes the Parquet cache), the floor and the in-memory table, then ``--warm-cache`` (a fresh server's first
+    page, timed, in that cache)."""
     out = run(None, "page_load.py", "--quick", timeout=300)  # it removes its own temporary folder
     assert re.search(r"^floor \(2 dcc.Graph \+ 1 AG Grid\): settled \d+\.\d\d s, drawn \d+\.\d\d s$", out, re.M), out
     assert "failed" not in out
-    in_memory, rest = out.split("\n--warm-cache:\n")
-    warm, zoom = rest.split("\n--zoom:\n")
+    zoom, rest = out.split("--zoom:\n")[1].split("\nfloor (")
+    in_memory, warm = rest.split("\n--warm-cache:\n")
     row = line(in_memory, "nsys2022.4_cpu_llm_server_nvtx.sqlite")
     assert re.search(
         r"this tree\s+(\d+\.\d\d [+−]\s+\d+\.\d\d s\s+){3}\s*[\d,]+ MiB$",  # quick: no load without warming
