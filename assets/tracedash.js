@@ -11,11 +11,15 @@
                                                      set: function () {}});
 })();
 
-// Numeric arrays arrive base64-encoded ({dtype, bdata}) and Plotly decodes them into new typed arrays at every
-// Plotly.react. After a zoom or pan dcc.Graph reacts again with the same figure (its layout now holds the new
-// range), and new arrays read to Plotly as new data: the whole figure was recomputed and redrawn for nothing
-// (~0.2 s of a 2M-kernel timeline, docs/benchmarks.md, zoom round trip). Once a figure is drawn its traces keep
-// the arrays Plotly decoded, so that second react finds the same arrays and only lays the figure out again.
+// Two things after every Plotly.react of a figure:
+// - Numeric arrays arrive base64-encoded ({dtype, bdata}) and Plotly decodes them into new typed arrays at every
+//   Plotly.react, where new arrays read as new data: the whole figure recomputed. Once a figure is drawn its
+//   traces keep the arrays Plotly decoded, so a react with the same figure only lays it out again.
+// - After a relayout (a zoom, a pan, W/S/A/D, a hover's flow line) dcc.Graph copies the changed layout keys into
+//   its figure prop, and that new prop makes it react again with the whole figure: a second redraw of what the
+//   relayout just drew (40-140 ms of a 108k-kernel timeline, before the zoom's request could leave;
+//   docs/benchmarks.md, zoom round trip). A listener that runs before dcc.Graph's writes those keys into the
+//   prop's layout first, so dcc.Graph finds them equal and the prop, the drawing and the store stay as they were.
 (function () {
   const isSpec = v => !!v && typeof v === "object" && !Array.isArray(v) && !ArrayBuffer.isView(v) &&
                       typeof v.dtype === "string" && v.bdata !== undefined;
@@ -30,6 +34,31 @@
       }
     });
   }
+  function graphOf(gd) {  // the dcc.Graph component drawing into gd (its React instance: it holds gd as a ref)
+    const key = Object.keys(gd).find(k => k.indexOf("__reactFiber$") === 0);
+    for (let f = key ? gd[key] : null; f; f = f.return) {
+      const s = f.stateNode;
+      if (s && s.gd && s.gd.current === gd && s.props) { return s; }
+    }
+    return null;
+  }
+  const SIZE_KEYS = ["autosize", "width", "height"];  // dcc.Graph's resize machinery: not copied by it either
+  function keepFigureInStep(gd) {
+    if (!gd || !gd._ev || typeof gd._ev.prependListener !== "function" || gd._tracedashInStep) { return; }
+    const graph = graphOf(gd);
+    if (!graph) { return; }
+    gd._tracedashInStep = (ev) => {
+      const fig = graph.props.figure;
+      if (!ev || !fig || !fig.layout || !gd.layout) { return; }
+      Object.keys(ev).forEach(k => {
+        const top = k.split(".")[0].split("[")[0];  // 'xaxis.range[0]' -> 'xaxis', as dcc.Graph reads it
+        if (SIZE_KEYS.indexOf(top) < 0 && gd.layout[top] !== undefined) {
+          fig.layout[top] = structuredClone(gd.layout[top]);
+        }
+      });
+    };
+    gd._ev.prependListener("plotly_relayout", gd._tracedashInStep);
+  }
   function wrap(P) {
     if (!P || P.tracedashKeepsDecoded || typeof P.react !== "function") { return P; }
     const react = P.react;
@@ -38,6 +67,7 @@
       Promise.resolve(out).then(() => {
         const g = typeof gd === "string" ? document.getElementById(gd) : gd;
         ((g && g._fullData) || []).forEach(t => { if (t && t._input) { keepDecoded(t._input, t); } });
+        keepFigureInStep(g);
       }, () => {});
       return out;
     };

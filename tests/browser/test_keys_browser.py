@@ -66,6 +66,15 @@ def drawn_at(page: Page, want: tuple[int, int]) -> None:
     )
 
 
+def count_reacts(page: Page) -> None:
+    """From now on ``window.__reacts`` counts the ``Plotly.react`` calls per graph id."""
+    page.evaluate(
+        """() => { window.__reacts = {}; const react = Plotly.react;
+        Plotly.react = function (gd) { const g = gd.closest('.dash-graph'), id = g ? g.id : '?';
+          window.__reacts[id] = (window.__reacts[id] || 0) + 1; return react.apply(this, arguments); }; }"""
+    )
+
+
 def press(page: Page, key: str, want: tuple[int, int] | None) -> None:
     """Press ``key`` and wait until the link holds the window ``want`` (None: the whole trace) and the timeline
     is drawn at it, ready for the next key."""
@@ -86,7 +95,10 @@ def test_keys_move_the_window_by_the_documented_amounts(page: Page, serve, small
     drawn_at(page, (a, b))
     page.mouse.move(5, 5)  # off every plot: W and S zoom around the centre
     q = WIDTH_NS // 4
+    count_reacts(page)
     press(page, "w", (a + q, b - q))  # W: width / 2 around the centre
+    # drawn once: the relayout, then the server's figure (dcc.Graph no longer reacts to its own relayout first)
+    assert page.evaluate("() => window.__reacts") == {"timeline": 1, "gantt": 1}
     press(page, "s", (a, b))  # S: width x 2
     press(page, "d", (a + WIDTH_NS // 4, b + WIDTH_NS // 4))  # D: 25 % of the width to the right
     press(page, "a", (a, b))  # A: back
@@ -202,6 +214,7 @@ def test_f_fits_the_mark_escape_clears_it_and_question_mark_lists_the_keys(
           return best; })()""",
         )
     )
+    count_reacts(page)
     page.mouse.move(pick["px"], pick["py"])
     flow = "(gd.layout.shapes || []).find(s => s.name === 'hover flow')"
     page.wait_for_function(figure_js("timeline", flow))
@@ -212,6 +225,8 @@ def test_f_fits_the_mark_escape_clears_it_and_question_mark_lists_the_keys(
     page.screenshot(path=str(artifacts / "keys_flow.png"))
     page.mouse.move(5, 5)
     page.wait_for_function(figure_js("timeline", f"!{flow}"))  # unhover: the flow goes, the other shapes stay
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => window.__reacts") == {}  # the flow's relayouts drew the figure again: never
     assert page.evaluate(figure_js("timeline", "(gd.layout.shapes || []).some(s => s.name === 'highlight')"))
     press(page, "f", (s - pad, e + pad))  # F: the row click's window again
     page.keyboard.press("Escape")
