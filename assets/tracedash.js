@@ -11,6 +11,24 @@
                                                      set: function () {}});
 })();
 
+// String.prototype.trim at the engine's speed. Dash's polyfill bundle (core-js 2, loaded first) replaces the
+// browser's own with two regular-expression replaces, because its list of white space still holds U+180E, which
+// Unicode 6.3 took out. Plotly parses every bar's colour at every draw and trims it: 30 ms of each zoom of the
+// 108k sample's figures went there (docs/benchmarks.md, zoom round trip). This is the specification's trim.
+(function () {
+  const space = c => c === 32 || (c >= 9 && c <= 13) || c === 160 || c === 5760 || (c >= 8192 && c <= 8202) ||
+    c === 8232 || c === 8233 || c === 8239 || c === 8287 || c === 12288 || c === 65279;
+  Object.defineProperty(String.prototype, "trim", {configurable: true, writable: true, value: function trim() {
+    "use strict";  // a null or undefined `this` reaches the check as it is
+    if (this === null || this === undefined) { throw new TypeError("String.prototype.trim called on null or undefined"); }
+    const s = String(this);
+    let a = 0, b = s.length;
+    while (a < b && space(s.charCodeAt(a))) { a += 1; }
+    while (b > a && space(s.charCodeAt(b - 1))) { b -= 1; }
+    return a === 0 && b === s.length ? s : s.slice(a, b);
+  }});
+})();
+
 // Two things after every Plotly.react of a figure:
 // - Numeric arrays arrive base64-encoded ({dtype, bdata}) and Plotly decodes them into new typed arrays at every
 //   Plotly.react, where new arrays read as new data: the whole figure recomputed. Once a figure is drawn its

@@ -431,7 +431,9 @@ def assert_no_cloud_buttons(page: Page):
 def test_the_browser_writes_a_zooms_slices_as_the_state_callback_would(page: Page, serve, small_trace, console_errors):
     """assets/tracedash.js writes the timeline's and the Gantt's slices at a zoom's window itself (``windowNs``,
     ``withSlices``); they must be the slices app/sync.py computes (``window_from_relayout``, ``to_query``) to
-    the character, halves of a ns and windows past 2^53 ns included, or the state callback writes them again."""
+    the character, halves of a ns and windows past 2^53 ns included, or the state callback writes them again. And
+    the page's String.prototype.trim (tracedash.js puts the specification's back over the polyfill's) trims as the
+    specification says."""
     from dashboard.app.sync import WINDOW_VIEWS
     from dashboard.app.views import slice_data
     from dashboard.state import ViewState, apply_relayout, window_from_relayout
@@ -474,4 +476,11 @@ def test_the_browser_writes_a_zooms_slices_as_the_state_callback_would(page: Pag
             [old, None if w is None else [str(w[0]), str(w[1])]],
         )
         assert js == [slice_data(v, apply_relayout(state, relayout))["q"] for v in WINDOW_VIEWS], relayout
+
+    # String.prototype.trim as the specification defines it (tracedash.js replaces the polyfill's slow one)
+    cases = {"  a b  ": "a b", "\ufeff\u00a0x\u2029\u3000": "x", "\u180ex\u180e": "\u180ex\u180e", "\x85x": "\x85x"}
+    assert page.evaluate("cs => cs.map(c => c.trim())", list(cases)) == list(cases.values())
+    assert (
+        page.evaluate("() => { try { String.prototype.trim.call(null); } catch (e) { return e.name; } }") == "TypeError"
+    )
     assert console_errors == []
