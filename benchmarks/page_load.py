@@ -411,6 +411,14 @@ def baseline_tree(commit: str, where: Path) -> Path:
     return tree
 
 
+def quick_browser() -> dict:
+    """The launch arguments of tests/browser/conftest.py (Debian's headless shell where it is installed)."""
+    sys.path.insert(0, str(ROOT / "tests" / "browser"))
+    from conftest import CHROMIUM, CHROMIUM_ARGS
+
+    return {"executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("traces", nargs="*", type=Path)
@@ -441,7 +449,10 @@ def main() -> int:
         trees.append((f"main {args.baseline}", baseline_tree(args.baseline, work)))
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+            # quick (a check that every path runs, in `make test`): the browser tests' headless shell and switches,
+            # which draw the same pages for less CPU; the figures of a quick run are not measurements
+            browser = p.chromium.launch(**quick_browser()) if args.quick else p.chromium.launch(
+                executable_path="/usr/bin/chromium", args=ARGS)
             if args.quick:  # the --zoom path first: its fresh server writes the cache the table's servers find, and
                 # the browser's own first page (slower) is not the floor's one load
                 print("--zoom:")
