@@ -4,7 +4,7 @@
     python benchmarks/load.py --workers 2          # the same under gunicorn with 2 workers
     python benchmarks/load.py --duration 10 --users 4 --max-requests 500
     python benchmarks/load.py --slow-clients 0       # without the 10 slow clients
-    python benchmarks/load.py --quick              # seconds: 2 users, 1 slow client, 3 s, two small traces
+    python benchmarks/load.py --quick              # seconds: 2 users, 1 slow client, 1.5 s, two small traces
 
 The server is a real ``tracedash serve`` subprocess bound to 127.0.0.1 on a free port (nothing leaves the
 machine). Each user opens one of two traces (users alternate), then loops: the full page (its ``_dash-layout``
@@ -226,10 +226,10 @@ def main() -> int:
     ap.add_argument("--slow-clients", type=int, default=10, help="slow sockets beside the users (default 10)")
     ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
     ap.add_argument("--quick", action="store_true",
-                    help="seconds, for `make test`: 2 users, 1 slow client, 3 s, two small traces")
+                    help="seconds, for `make test`: 2 users, 1 slow client, 1.5 s, two small traces")
     args = ap.parse_args()
     if args.quick:
-        args.users, args.duration, args.slow_clients, args.traces = 2, 3.0, 1, QUICK_TRACES
+        args.users, args.duration, args.slow_clients, args.traces = 2, 1.5, 1, QUICK_TRACES
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
