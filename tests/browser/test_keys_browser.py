@@ -97,8 +97,10 @@ def test_keys_move_the_window_by_the_documented_amounts(page: Page, serve, small
     q = WIDTH_NS // 4
     count_reacts(page)
     press(page, "w", (a + q, b - q))  # W: width / 2 around the centre
-    # drawn once: the relayout, then the server's figure (dcc.Graph no longer reacts to its own relayout first)
-    assert page.evaluate("() => window.__reacts") == {"timeline": 1, "gantt": 1}
+    # drawn once: the relayout, then the server's figure (dcc.Graph no longer reacts to its own relayout first);
+    # the Gantt follows through the state callback, once or not yet
+    reacts = page.evaluate("() => window.__reacts")
+    assert reacts["timeline"] == 1 and reacts.get("gantt", 0) <= 1 and set(reacts) <= {"timeline", "gantt"}, reacts
     press(page, "s", (a, b))  # S: width x 2
     press(page, "d", (a + WIDTH_NS // 4, b + WIDTH_NS // 4))  # D: 25 % of the width to the right
     press(page, "a", (a, b))  # A: back
