@@ -114,28 +114,22 @@ function windowNs(r) {
   if (!(ns[1] > ns[0]) || Math.abs(ns[0]) >= lim || Math.abs(ns[1]) >= lim) { return false; }
   return ns.map(v => BigInt(v).toString());
 }
-// A view slice's query (dashboard.state.to_query: keys sorted, a repeated key's values in order) at window w (null:
-// none).
-function windowQuery(data, w) {
-  const pairs = String((data && data.q) || "").split("&").filter(p => p && !/^t[01]_ns=/.test(p));
-  if (w) { pairs.push("t0_ns=" + w[0], "t1_ns=" + w[1]); }
-  return pairs.map((p, i) => [p.split("=")[0], i, p])
-    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1])).map(x => x[2]).join("&");
-}
-// xRange's outputs for a zoom to window w of the figure of view `only`: that view's slice store (of `slices`, the
-// stores' data, named `names`) gets its query at w and the range carries it ({view: query}); the other views on the
-// time axis follow through the state callback, so the figure the user moved asks the server first and alone.
-function withSlices(range, slices, names, w, only) {
-  const none = window.dash_clientside.no_update, dc = window.dash_clientside;
-  const out = slices.map(() => none), i = names.indexOf(only);
-  range.slices = {};
-  if (i < 0) { return [range].concat(out); }
-  const q = windowQuery(slices[i], w);
-  range.slices[only] = q;
-  if ((slices[i] && slices[i].q === q) || !dc.set_props) { return [range].concat(out); }
-  out[i] = {q: q};
-  // The range goes to the state callback after the view's request left: Dash holds a callback back while another
-  // one in flight may still write its inputs, and the state callback writes every view's slice.
+// A slice's query (dashboard.state.to_query: keys sorted, a repeated key's values in order) at window w (null:
+// none); the range's data get the new queries, and each store that changes its new data.
+function withSlices(range, slices, w) {
+  const none = window.dash_clientside.no_update;
+  const queries = slices.map(data => {
+    const pairs = String((data && data.q) || "").split("&").filter(p => p && !/^t[01]_ns=/.test(p));
+    if (w) { pairs.push("t0_ns=" + w[0], "t1_ns=" + w[1]); }
+    return pairs.map((p, i) => [p.split("=")[0], i, p])
+      .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1])).map(x => x[2]).join("&");
+  });
+  range.slices = queries;
+  const out = queries.map((q, i) => (slices[i] && slices[i].q === q) ? none : {q: q});
+  const dc = window.dash_clientside;
+  if (out.every(x => x === none) || !dc.set_props) { return [range].concat(out); }
+  // The range goes to the state callback after the views' requests left: Dash holds a callback back while
+  // another one in flight may still write its inputs, and the state callback writes every view's slice.
   setTimeout(() => dc.set_props("x-range", {data: range}), 0);
   return [none].concat(out);
 }
@@ -202,19 +196,18 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
     // time axis (a summary's bar chart of totals). The other figure follows when the server redraws it at
     // the window: redrawing it here as well (it was, with Plotly.relayout) held the browser's one thread
     // for as long again before the zoom's request could leave (docs/benchmarks.md, zoom round trip).
-    // The slice of the view whose figure moved (of app/sync.WINDOW_VIEWS: their stores' data follow the two
-    // relayouts) is written here too, at the new window, so it asks the server at once instead of after the state
-    // callback's answer; the range carries it, and the state callback writes it again only where its own differs.
+    // The slices of the views that read the window (app/sync.WINDOW_VIEWS, their stores' data after the two
+    // relayouts) are written here too, at the new window, so those views ask the server at once instead of after
+    // the state callback's answer; the range carries them, and the state callback writes a slice again only
+    // where its own differs.
     xRange: function (ganttRelayout, timelineRelayout) {
       const slices = Array.prototype.slice.call(arguments, 2);
       const none = window.dash_clientside.no_update;
       const nu = [none].concat(slices.map(() => none));
       const ctx = window.dash_clientside.callback_context;
-      const names = ((ctx && ctx.states_list) || []).map(s => (s && s.id && s.id.view) || "");
       const trig = (ctx && ctx.triggered && ctx.triggered.length) ? ctx.triggered[0].prop_id : "";
       const fromGantt = trig.indexOf("gantt.") === 0;
       const relayout = fromGantt ? ganttRelayout : timelineRelayout;
-      const moved = fromGantt ? "gantt" : "timeline";  // the view drawing that graph (its id is the view's name)
       if (!relayout) { return nu; }
       const gd = document.querySelector((fromGantt ? "#gantt" : "#timeline") + " .js-plotly-plot");
       if (gd && gd.layout && !(gd.layout.meta && gd.layout.meta.time_axis)) { return nu; }
@@ -230,7 +223,7 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
           setTimeout(() => window.Plotly.relayout(gd, {"xaxis.range": whole.slice()}), 0);
           return nu;
         }
-        return withSlices({"xaxis.autorange": true, at: Date.now()}, slices, names, null, moved);
+        return withSlices({"xaxis.autorange": true, at: Date.now()}, slices, null);
       }
       let r = null;
       if (relayout["xaxis.range[0]"] !== undefined && relayout["xaxis.range[1]"] !== undefined) {
@@ -239,7 +232,7 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
       if (!r) { return nu; }
       const w = windowNs(r);
       return w === false ? [{"xaxis.range": r, at: Date.now()}].concat(slices.map(() => none))
-        : withSlices({"xaxis.range": r, at: Date.now()}, slices, names, w, moved);
+        : withSlices({"xaxis.range": r, at: Date.now()}, slices, w);
     },
     // Sorts and filters the user makes, per table. The first state a grid reports (when drawn) is the
     // link's own: it is recorded, not sent, so opening a link starts no second round of callbacks.

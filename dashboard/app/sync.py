@@ -2,8 +2,9 @@
 what changed, and the address bar. Thin: the transitions are the pure functions of dashboard.state.
 
 Events: a control (any ``state.CONTROL_FIELDS`` control), a zoom/pan/reset of the timeline or the
-Gantt (``ids.X_RANGE``; both are redrawn at the new window: the browser writes the slice of the view whose figure
-moved itself, and this callback only corrects it, see ``slice_outputs``), a click on a table row
+Gantt (``ids.X_RANGE``; both are redrawn at the new window: the browser writes the slices of the views that
+read the window itself, ``WINDOW_VIEWS``, and this callback only corrects them, see ``slice_outputs``), a click on a
+table row
 (``ids.ROW_CLICK``), a table's sort or column filters (``ids.GRID_EVENTS``), the notes' "Add note",
 zoom and × buttons (``state.notes``), the F / Escape keys (``ids.KEY_EVENT``: fit / clear the mark; W/S/A/D
 zoom and pan as a drag does). Those stores are
@@ -59,8 +60,8 @@ GRIDS = {
     "gaps": ids.GAP_TABLE,
 }
 _CONTROL_OF = {f.control[0]: f.name for f in CONTROL_FIELDS}
-# The views that read the zoom window: a zoom writes the slice of the one whose figure moved client-side
-# (assets/tracedash.js, xRange), and the range it sends carries that slice's query.
+# The views that read the zoom window: a zoom writes their slices client-side (assets/tracedash.js, xRange), and
+# the range it sends carries those slices' queries, in this order.
 WINDOW_VIEWS = tuple(v for v in VIEWS if WINDOW in v.fields)
 KEY_ACTIONS = {"fit": apply_fit_mark, "clear": apply_clear_mark}  # ids.KEY_EVENT {"key", "n"} (assets/tracedash.js)
 assert set(GRIDS) == set(TABLE_COLUMNS)
@@ -130,15 +131,17 @@ def next_state(
 
 def written_slices(relayout: Any, seen: dict | None) -> dict[str, str]:
     """``{view name: query}`` of the slices the browser wrote with a zoom it has not sent before (the range's
-    ``slices``: the view whose figure moved, one of ``WINDOW_VIEWS``); empty for any other event, or a range that
-    carries none."""
+    ``slices``, in ``WINDOW_VIEWS`` order); empty for any other event, or a range that carries none."""
     if not isinstance(relayout, dict) or relayout == (seen or {}).get("relayout"):
         return {}
     queries = relayout.get("slices")
-    names = {v.name for v in WINDOW_VIEWS}
-    if not isinstance(queries, dict) or not all(k in names and isinstance(q, str) for k, q in queries.items()):
+    if (
+        not isinstance(queries, list)
+        or len(queries) != len(WINDOW_VIEWS)
+        or not all(isinstance(q, str) for q in queries)
+    ):
         return {}
-    return dict(queries)
+    return {v.name: q for v, q in zip(WINDOW_VIEWS, queries)}
 
 
 def slice_outputs(old: ViewState, new: ViewState, written: dict[str, str]) -> dict:

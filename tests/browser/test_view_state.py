@@ -429,10 +429,9 @@ def assert_no_cloud_buttons(page: Page):
 
 
 def test_the_browser_writes_a_zooms_slices_as_the_state_callback_would(page: Page, serve, small_trace, console_errors):
-    """assets/tracedash.js writes the moved figure's slice (the timeline's or the Gantt's) at a zoom's window
-    itself (``windowNs``, ``windowQuery``); it must be the slice app/sync.py computes (``window_from_relayout``,
-    ``to_query``) to the character, halves of a ns and windows past 2^53 ns included, or the state callback writes
-    it again. And
+    """assets/tracedash.js writes the timeline's and the Gantt's slices at a zoom's window itself (``windowNs``,
+    ``withSlices``); they must be the slices app/sync.py computes (``window_from_relayout``, ``to_query``) to
+    the character, halves of a ns and windows past 2^53 ns included, or the state callback writes them again. And
     the page's String.prototype.trim (tracedash.js puts the specification's back over the polyfill's) trims as the
     specification says."""
     from dashboard.app.sync import WINDOW_VIEWS
@@ -468,10 +467,13 @@ def test_the_browser_writes_a_zooms_slices_as_the_state_callback_would(page: Pag
         t1_ns=40,
     )
     for relayout in ({"xaxis.range": [0.25, 0.5]}, {"xaxis.autorange": True}):
+        old = [slice_data(v, state) for v in WINDOW_VIEWS]
         w = window_from_relayout(relayout)
         js = page.evaluate(
-            "([old, w]) => old.map(d => windowQuery(d, w))",
-            [[slice_data(v, state) for v in WINDOW_VIEWS], None if w is None else [str(w[0]), str(w[1])]],
+            """([old, w]) => { const dc = window.dash_clientside, set = dc.set_props; dc.set_props = undefined;
+               try { const range = {}; withSlices(range, old, w); return range.slices; }
+               finally { dc.set_props = set; } }""",
+            [old, None if w is None else [str(w[0]), str(w[1])]],
         )
         assert js == [slice_data(v, apply_relayout(state, relayout))["q"] for v in WINDOW_VIEWS], relayout
 
