@@ -101,38 +101,6 @@
                                              set: function (v) { plotly = wrap(v); }});
   }
 })();
-// The window (ns, as decimal strings) a relayout's x range asks for, as dashboard.state.window_from_relayout
-// reads it: round(x * 1e9) with halves to even, exact past 2^53 (BigInt), false for a range the state refuses.
-function windowNs(r) {
-  const ns = r.map(x => {
-    const v = Number(x) * 1e9;
-    if (typeof x === "boolean" || x === null || x === "" || !isFinite(v)) { return NaN; }
-    const f = Math.floor(v), d = v - f;
-    return d > 0.5 ? f + 1 : d < 0.5 ? f : (f % 2 === 0 ? f : f + 1);
-  });
-  const lim = 2 ** 62;
-  if (!(ns[1] > ns[0]) || Math.abs(ns[0]) >= lim || Math.abs(ns[1]) >= lim) { return false; }
-  return ns.map(v => BigInt(v).toString());
-}
-// A slice's query (dashboard.state.to_query: keys sorted, a repeated key's values in order) at window w (null:
-// none); the range's data get the new queries, and each store that changes its new data.
-function withSlices(range, slices, w) {
-  const none = window.dash_clientside.no_update;
-  const queries = slices.map(data => {
-    const pairs = String((data && data.q) || "").split("&").filter(p => p && !/^t[01]_ns=/.test(p));
-    if (w) { pairs.push("t0_ns=" + w[0], "t1_ns=" + w[1]); }
-    return pairs.map((p, i) => [p.split("=")[0], i, p])
-      .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1])).map(x => x[2]).join("&");
-  });
-  range.slices = queries;
-  const out = queries.map((q, i) => (slices[i] && slices[i].q === q) ? none : {q: q});
-  const dc = window.dash_clientside;
-  if (out.every(x => x === none) || !dc.set_props) { return [range].concat(out); }
-  // The range goes to the state callback after the views' requests left: Dash holds a callback back while
-  // another one in flight may still write its inputs, and the state callback writes every view's slice.
-  setTimeout(() => dc.set_props("x-range", {data: range}), 0);
-  return [none].concat(out);
-}
 window.dash_clientside = Object.assign({}, window.dash_clientside, {
   tracedash: {
     // Download a figure as SVG under the same meaningful file name as its PNG.
@@ -196,14 +164,8 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
     // time axis (a summary's bar chart of totals). The other figure follows when the server redraws it at
     // the window: redrawing it here as well (it was, with Plotly.relayout) held the browser's one thread
     // for as long again before the zoom's request could leave (docs/benchmarks.md, zoom round trip).
-    // The slices of the views that read the window (app/sync.WINDOW_VIEWS, their stores' data after the two
-    // relayouts) are written here too, at the new window, so those views ask the server at once instead of after
-    // the state callback's answer; the range carries them, and the state callback writes a slice again only
-    // where its own differs.
     xRange: function (ganttRelayout, timelineRelayout) {
-      const slices = Array.prototype.slice.call(arguments, 2);
-      const none = window.dash_clientside.no_update;
-      const nu = [none].concat(slices.map(() => none));
+      const nu = window.dash_clientside.no_update;
       const ctx = window.dash_clientside.callback_context;
       const trig = (ctx && ctx.triggered && ctx.triggered.length) ? ctx.triggered[0].prop_id : "";
       const fromGantt = trig.indexOf("gantt.") === 0;
@@ -223,16 +185,13 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
           setTimeout(() => window.Plotly.relayout(gd, {"xaxis.range": whole.slice()}), 0);
           return nu;
         }
-        return withSlices({"xaxis.autorange": true, at: Date.now()}, slices, null);
+        return {"xaxis.autorange": true, at: Date.now()};
       }
       let r = null;
       if (relayout["xaxis.range[0]"] !== undefined && relayout["xaxis.range[1]"] !== undefined) {
         r = [relayout["xaxis.range[0]"], relayout["xaxis.range[1]"]];
       } else if (Array.isArray(relayout["xaxis.range"])) { r = relayout["xaxis.range"].slice(); }
-      if (!r) { return nu; }
-      const w = windowNs(r);
-      return w === false ? [{"xaxis.range": r, at: Date.now()}].concat(slices.map(() => none))
-        : withSlices({"xaxis.range": r, at: Date.now()}, slices, w);
+      return r ? {"xaxis.range": r, at: Date.now()} : nu;
     },
     // Sorts and filters the user makes, per table. The first state a grid reports (when drawn) is the
     // link's own: it is recorded, not sent, so opening a link starts no second round of callbacks.

@@ -2,9 +2,7 @@
 what changed, and the address bar. Thin: the transitions are the pure functions of dashboard.state.
 
 Events: a control (any ``state.CONTROL_FIELDS`` control), a zoom/pan/reset of the timeline or the
-Gantt (``ids.X_RANGE``; both are redrawn at the new window: the browser writes the slices of the views that
-read the window itself, ``WINDOW_VIEWS``, and this callback only corrects them, see ``slice_outputs``), a click on a
-table row
+Gantt (``ids.X_RANGE``; both are redrawn at the new window, see assets/tracedash.js), a click on a table row
 (``ids.ROW_CLICK``), a table's sort or column filters (``ids.GRID_EVENTS``), the notes' "Add note",
 zoom and × buttons (``state.notes``), the F / Escape keys (``ids.KEY_EVENT``: fit / clear the mark; W/S/A/D
 zoom and pan as a drag does). Those stores are
@@ -26,7 +24,7 @@ from dash import ALL, ClientsideFunction, Dash, Input, Output, State, ctx, no_up
 from dashboard.app import ids
 from dashboard.app.components import alert
 from dashboard.app.views import VIEWS, view_slice
-from dashboard.app.views.base import WINDOW, slice_data
+from dashboard.app.views.base import slice_data
 from dashboard.errors import TraceError
 from dashboard.render.notes import trace_extent
 from dashboard.render.search import go_to as search_go_to
@@ -60,9 +58,6 @@ GRIDS = {
     "gaps": ids.GAP_TABLE,
 }
 _CONTROL_OF = {f.control[0]: f.name for f in CONTROL_FIELDS}
-# The views that read the zoom window: a zoom writes their slices client-side (assets/tracedash.js, xRange), and
-# the range it sends carries those slices' queries, in this order.
-WINDOW_VIEWS = tuple(v for v in VIEWS if WINDOW in v.fields)
 KEY_ACTIONS = {"fit": apply_fit_mark, "clear": apply_clear_mark}  # ids.KEY_EVENT {"key", "n"} (assets/tracedash.js)
 assert set(GRIDS) == set(TABLE_COLUMNS)
 
@@ -127,35 +122,6 @@ def next_state(
         state = KEY_ACTIONS.get(key.get("key"), lambda s: s)(state)
         seen["key"] = key
     return state, notices, seen
-
-
-def written_slices(relayout: Any, seen: dict | None) -> dict[str, str]:
-    """``{view name: query}`` of the slices the browser wrote with a zoom it has not sent before (the range's
-    ``slices``, in ``WINDOW_VIEWS`` order); empty for any other event, or a range that carries none."""
-    if not isinstance(relayout, dict) or relayout == (seen or {}).get("relayout"):
-        return {}
-    queries = relayout.get("slices")
-    if (
-        not isinstance(queries, list)
-        or len(queries) != len(WINDOW_VIEWS)
-        or not all(isinstance(q, str) for q in queries)
-    ):
-        return {}
-    return {v.name: q for v, q in zip(WINDOW_VIEWS, queries)}
-
-
-def slice_outputs(old: ViewState, new: ViewState, written: dict[str, str]) -> dict:
-    """Each view's slice store after the state went from ``old`` to ``new``: its new slice where that changed,
-    except for the slices the browser wrote with a zoom (``written``, see ``written_slices``), which stand where
-    they equal the state's and are written again where they do not; ``no_update`` elsewhere."""
-    out = {}
-    for v in VIEWS:
-        if v.name in written:
-            want = slice_data(v, new)
-            out[v.name] = no_update if written[v.name] == want["q"] else want
-        else:
-            out[v.name] = slice_data(v, new) if view_slice(v, new) != view_slice(v, old) else no_update
-    return out
 
 
 def _note_events(state: ViewState, note: dict, seen: dict, notices: list[str]) -> ViewState:
@@ -261,14 +227,14 @@ def register_sync(app: Dash, store) -> None:
         }
         seen = current.get("seen") if isinstance(current, dict) else None
         old_adds = (seen or {}).get("note_adds")
-        written = written_slices(relayout, seen)
         new, notices, seen = next_state(old, triggered, values, seen, go_to)
+        nothing = {v.name: no_update for v in VIEWS}
         # a control value the state took replaces the notice about the last one it did not (never a stale notice)
         accepted = new != old and any(c in _CONTROL_OF for c, _ in triggered)
         out = {
             "state": no_update,
             "search": no_update,
-            "slices": slice_outputs(old, new, written),
+            "slices": nothing,
             "notice": [alert(n, "info") for n in notices] if notices else [] if accepted else no_update,
             "controls": {f.name: no_update for f in echoed},
             # a note just added empties its box; one refused keeps the text to fix
@@ -284,6 +250,9 @@ def register_sync(app: Dash, store) -> None:
             return out
         out["state"] = {**to_dict(new), "seen": seen}
         out["search"] = {"search": "?" + to_query(new), "replace": False}
+        out["slices"] = {
+            v.name: slice_data(v, new) if view_slice(v, new) != view_slice(v, old) else no_update for v in VIEWS
+        }
         return out
 
     @app.callback(
@@ -308,10 +277,8 @@ def register_sync(app: Dash, store) -> None:
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="xRange"),
         Output(ids.X_RANGE, "data"),
-        *[Output(ids.slice_id(v.name), "data", allow_duplicate=True) for v in WINDOW_VIEWS],
         Input(ids.GANTT, "relayoutData"),
         Input(ids.TIMELINE, "relayoutData"),
-        *[State(ids.slice_id(v.name), "data") for v in WINDOW_VIEWS],
         prevent_initial_call=True,
     )
     app.clientside_callback(

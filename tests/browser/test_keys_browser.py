@@ -98,7 +98,7 @@ def test_keys_move_the_window_by_the_documented_amounts(page: Page, serve, small
     count_reacts(page)
     press(page, "w", (a + q, b - q))  # W: width / 2 around the centre
     # drawn once: the relayout, then the server's figure (dcc.Graph no longer reacts to its own relayout first);
-    # the Gantt follows through the state callback, once or not yet
+    # the Gantt is redrawn at the window too, once or not yet
     reacts = page.evaluate("() => window.__reacts")
     assert reacts["timeline"] == 1 and reacts.get("gantt", 0) <= 1 and set(reacts) <= {"timeline", "gantt"}, reacts
     press(page, "s", (a, b))  # S: width x 2
