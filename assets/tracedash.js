@@ -66,6 +66,10 @@
     const graph = graphOf(gd);
     if (!graph) { return; }
     gd._tracedashInStep = (ev) => {
+      // dcc.Graph reports a relayout only when it differs from the last one it reported: a second double-click
+      // (autorange again) never reached xRange, and its figure kept Plotly's padded range. A stamp makes each
+      // move of the x axis a new report (dcc.Graph copies no "tracedash" key into the figure).
+      if (ev && Object.keys(ev).some(k => k.indexOf("xaxis.") === 0)) { ev["tracedash.at"] = performance.now(); }
       const fig = graph.props.figure;
       if (!ev || !fig || !fig.layout || !gd.layout) { return; }
       Object.keys(ev).forEach(k => {

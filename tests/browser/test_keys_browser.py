@@ -284,4 +284,17 @@ def test_a_double_click_on_the_whole_trace_keeps_both_figures_on_its_window(
         page.wait_for_function(figure_js(graph, BOUND))
         assert ranges() == [[lo_ext, hi_ext]] * 2, graph
         assert window(page) is None
+    # zoomed, the Gantt double-clicked twice: the first resets the window, the second (the same relayout as the
+    # first: dcc.Graph reported it once only, and the Gantt kept Plotly's padded autorange) keeps the whole trace
+    mid = (lo_ext + hi_ext) // 2
+    zoom(page, "timeline", mid / 1e9, (mid + WIDTH_NS) / 1e9)
+    drawn_at(page, (mid, mid + WIDTH_NS))
+    page.locator("#gantt").scroll_into_view_if_needed()
+    for _ in range(2):
+        page.mouse.dblclick(*box)
+        page.wait_for_timeout(500)
+        page.wait_for_function("() => !new URLSearchParams(location.search).has('t0_ns')")
+        page.wait_for_function(figure_js("gantt", BOUND))
+        page.wait_for_function(figure_js("timeline", BOUND))
+        assert ranges() == [[lo_ext, hi_ext]] * 2
     assert console_errors == []
