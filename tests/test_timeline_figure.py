@@ -472,3 +472,22 @@ def test_a_window_outside_the_trace_says_so_instead_of_an_empty_plot():
     inside = timeline_figure(trace, ViewState(), (60_200_000_000, 60_201_000_000))
     assert "empty" not in [a.name for a in inside.layout.annotations]
     assert sum(len(t.x) for t in inside.data if t.x is not None) > 0
+
+
+def test_an_nvtx_only_trace_zoomed_where_it_recorded_nothing_says_so_on_the_time_axis():
+    """A trace without GPU lanes (NVTX only, CUDA not traced) in a window past its activity read "This trace has no
+    kernels, memory operations or NVTX ranges to draw" (false: it has 195 NVTX ranges) on a figure off the time
+    axis, which a double-click and the keys could not move (QA, 2026-12-06). It says what the window holds, at the
+    window, on the time axis; the whole trace draws its ranges."""
+    trace = load_trace(SAMPLES / "nsys2022.4_cpu_llm_server_nvtx.sqlite")
+    assert len(trace.bundle.nvtx_ranges) == 195 and trace.bundle.kernels.empty
+    fig = timeline_figure(trace, ViewState(t0_ns=300_000_000, t1_ns=400_000_000), (300_000_000, 400_000_000))
+    assert [a.text for a in fig.layout.annotations if a.text.startswith(("Nothing", "This trace"))] == [
+        "Nothing recorded in this window: the trace's activity runs from 0.024825 to 0.180525 s"
+    ]  # the first NVTX range's start (24,825,070 ns) and the last one's end (180,525,489 ns)
+    r = trace.bundle.nvtx_ranges
+    assert (r["start_ns"].min(), r["end_ns"].max()) == (24_825_070, 180_525_489)
+    assert fig.layout.meta["time_axis"] is True and tuple(fig.layout.xaxis.range) == (0.3, 0.4)
+    assert fig.layout.xaxis.visible is True
+    whole = timeline_figure(trace, ViewState(), (24_825_070, 180_525_489))
+    assert [(t.name, len(t.x)) for t in whole.data][0] == ("NVTX ranges (colour = name)", 195)

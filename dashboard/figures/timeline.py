@@ -42,6 +42,7 @@ def gpu_timeline_spec(
     plot_width_px: int = PLOT_WIDTH_PX,
     theme: Theme = DEFAULT_THEME,
     rank_devices: dict[int, tuple[int, int]] | None = None,
+    window_note: str | None = None,
 ) -> dict:
     """The GPU timeline as a plain figure dict (``{"data": [trace dicts], "layout": {...}}``, strings
     and colours as numpy object arrays): what the page sends for a zoom, built without Plotly's
@@ -78,6 +79,8 @@ def gpu_timeline_spec(
         search: the search's occurrences in view (see ``SearchLane``), in the top lane (trace
             "search matches").
         plot_width_px: plot width the bar labels are fitted to.
+        window_note: why the window shows nothing although the trace has activity elsewhere (drawn as the
+            figure's message, on the time axis, when there is no lane to draw).
 
     Returns:
         A figure with one categorical y axis (CPU lanes on top, GPU lanes below) and x in seconds on
@@ -90,9 +93,16 @@ def gpu_timeline_spec(
     memops = memops if memops is not None else pd.DataFrame()
     api = api if api is not None else pd.DataFrame()
     if not lanes and nvtx.empty and marks.empty and kernels.empty and memops.empty and api.empty:
-        return empty_figure(
-            "This trace has no kernels, memory operations or NVTX ranges to draw.", title=title, theme=theme
-        ).to_dict()
+        if window_note is None:
+            return empty_figure(
+                "This trace has no kernels, memory operations or NVTX ranges to draw.", title=title, theme=theme
+            ).to_dict()
+        # a trace without GPU lanes (NVTX only) zoomed where it recorded nothing: the window's own figure, on
+        # the time axis (the keys, a double-click and the other figure keep working with it)
+        fig = empty_figure(window_note, title=title, theme=theme).to_dict()
+        fig["layout"]["xaxis"] = {**theme.time_xaxis(x_range_ns), "visible": True}
+        fig["layout"]["meta"] = {"time_axis": True, "lanes": 0}
+        return fig
     gpu_labels = [gpu_lane_label(ln.device_id, gpus, rank_devices) for ln in lanes]
     categories = lane_order(
         lanes,

@@ -299,6 +299,7 @@ def timeline_spec(
             "trace): re-profile with --cuda-graph-trace=node for per-kernel detail"
         )
     drawn = [f for f in (kernels, api, memops) if f is not None and not f.empty]
+    window_note = None
     busy_or_idle = any(
         len(ln.starts) or len(ln.gap_starts) or (ln.mode == "bins" and ln.fraction.any()) for ln in lanes
     )
@@ -310,11 +311,11 @@ def timeline_spec(
         and not drawn
         and (extent := activity_extent(trace, dispatches_for(trace, state.prefix))) is not None
     ):
-        notes.insert(
-            0,
+        window_note = (
             f"Nothing recorded in this window: the trace's activity runs from {extent[0] / 1e9:.6f} "
-            f"to {extent[1] / 1e9:.6f} s",
+            f"to {extent[1] / 1e9:.6f} s"
         )
+        notes.insert(0, window_note)
     lane_keys = nvtx_lane_keys(selected, ranks=ranks, thread_names=b.meta.thread_names)
     if ranks:  # hovers give each rank's own pid (the label says which rank)
         lane_keys["pid"] = [ranks.get(int(p), (0, int(p)))[1] for p in lane_keys["pid"]]
@@ -351,6 +352,7 @@ def timeline_spec(
         search=search,
         theme=theme,
         rank_devices=b.meta.rank_devices or None,
+        window_note=window_note,
     )
 
 
