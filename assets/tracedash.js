@@ -417,8 +417,14 @@ document.addEventListener("keydown", (e) => {
     }
     if (ext) {
       if (hi - lo >= ext[1] - ext[0]) {
-        if (k !== "s") { return [lo, hi]; }  // a window wider than the trace (from a link) pans as it is
-        return (a <= ext[0] && b >= ext[1]) ? null : "all";
+        if (k === "s") { return (a <= ext[0] && b >= ext[1]) ? null : "all"; }
+        // as wide as the trace or wider (the whole trace, a link's window): A and D move it only as far as the
+        // whole trace stays in view (it walked off the trace into empty time, QA 2026-12-06)
+        if (k === "a" || k === "d") {
+          if (lo > ext[0]) { hi -= lo - ext[0]; lo = ext[0]; }
+          if (hi < ext[1]) { lo += ext[1] - hi; hi = ext[1]; }
+        }
+        return (lo === a && hi === b) ? null : [lo, hi];
       }
       if (lo < ext[0]) { hi += ext[0] - lo; lo = ext[0]; }
       if (hi > ext[1]) { lo -= hi - ext[1]; hi = ext[1]; }

@@ -297,4 +297,10 @@ def test_a_double_click_on_the_whole_trace_keeps_both_figures_on_its_window(
         page.wait_for_function(figure_js("gantt", BOUND))
         page.wait_for_function(figure_js("timeline", BOUND))
         assert ranges() == [[lo_ext, hi_ext]] * 2
+    # at the whole trace, A and D keep the whole trace in view ("stops at the trace's ends"): nothing moves
+    page.mouse.move(5, 5)
+    for key in ("d", "a"):
+        page.keyboard.press(key)
+        page.wait_for_timeout(600)
+        assert window(page) is None and ranges() == [[lo_ext, hi_ext]] * 2, key
     assert console_errors == []
