@@ -2,9 +2,9 @@
 
 Run: ``.venv/bin/python benchmarks/page_load.py [TRACE ...] [--runs 4] [--baseline 5b1e355] [--big] [--quick]
 [--empty-cache | --warm-cache | --zoom]``
-(``--quick``: the tiny NVTX sample, no baseline: first one round of ``--zoom`` (its fresh
-server also writes the Parquet cache the rest finds), then the floor and the table with 2 loads each and no load without start-up
-warming, then one ``--warm-cache`` load: seconds; `make test` runs it with the browser tests)
+(``--quick``: the tiny NVTX sample, no baseline, the browser tests' headless shell: first one round of ``--zoom``
+(its fresh server also writes the Parquet cache the rest finds), then the floor and the table with 2 loads each and
+no load without start-up warming, then one ``--warm-cache`` load: seconds; `make test` runs it)
 
 What is measured (the way the speed targets state it, as ../shared/tools/page_ready.py does):
 
@@ -453,8 +453,7 @@ def main() -> int:
             # which draw the same pages for less CPU; the figures of a quick run are not measurements
             browser = p.chromium.launch(**quick_browser()) if args.quick else p.chromium.launch(
                 executable_path="/usr/bin/chromium", args=ARGS)
-            if args.quick:  # the --zoom path first: its fresh server writes the cache the table's servers find, and
-                # the browser's own first page (slower) is not the floor's one load
+            if args.quick:  # the --zoom path first: its fresh server writes the cache the table's server finds
                 print("--zoom:")
                 zoom_table(browser, traces, env, rounds=1)
             srv, url = floor_server()
@@ -489,7 +488,7 @@ def main() -> int:
                           + (f"   (fresh, no warming: {extra(r['cold'][0] - floor_settled)} s)" if r["cold"] else ""),
                           flush=True)
             if args.quick:  # the --warm-cache path too, one fresh server: `make test` keeps both working, one browser
-                print("--warm-cache:")  # in the cache the in-memory table's servers wrote: one server fewer
+                print("--warm-cache:")  # in the cache the zoom round's server wrote
                 first_page_table(browser, trees, traces, 1, env, work, True, floor_settled,
                                  warmed={"this tree": Path(env["TRACEDASH_CACHE_DIR"])})
             browser.close()
