@@ -145,9 +145,12 @@ def test_at_most_render_slots_views_render_at_once_and_cached_ones_never_wait():
     from dashboard.app.views.base import RENDER_SLOTS, WINDOW, ResponseCache, View, render_view
     from dashboard.state import ViewState
 
-    class Store:
+    class Trace:
+        pass
+
+    class Store:  # a trace of its own per render: one trace's zooms render in turn (the zoom gate, tested below)
         def get(self, trace_id):
-            return object()
+            return Trace()
 
     running, peak, lock, release = [0], [0], threading.Lock(), threading.Event()
 
@@ -272,3 +275,68 @@ def test_a_pages_waiting_views_render_by_priority_the_overview_and_timeline_firs
     t.start()
     t.join(10)
     assert not t.is_alive() and order[-1] == "later"
+
+
+def test_a_zooms_views_render_in_turn_the_timeline_first_and_never_wait_for_the_page():
+    """A zoom re-renders the timeline and the Gantt at once: they render one at a time under the trace's zoom
+    gate, the timeline first whatever order their requests arrived in (the one core they share under the GIL
+    would otherwise hold the timeline's answer until the Gantt's was done too), and neither waits for a page
+    view holding the trace's page gate."""
+    import threading
+    import time
+
+    from dashboard.app.views import BY_NAME
+    from dashboard.app.views.base import WINDOW, View, render_view
+    from dashboard.data.analysis import trace_gate, zoom_gate
+    from dashboard.state import ViewState
+
+    class Trace:
+        pass
+
+    trace = Trace()
+    page, zoomed = ViewState(trace="a@" + "0" * 32), ViewState(trace="a@" + "0" * 32, t0_ns=1_000, t1_ns=2_000)
+
+    class Store:
+        def get(self, trace_id):
+            return trace
+
+    gate, order, holding, release = zoom_gate(trace), [], threading.Event(), threading.Event()
+    assert gate is zoom_gate(trace) and gate is not trace_gate(trace)
+
+    def view(name, render):
+        return View(
+            name=name,
+            fields=(WINDOW,),
+            outputs={"out": ("x", "children")},
+            render=render,
+            priority=BY_NAME[name].priority if name in BY_NAME else 0,
+        )
+
+    def hold(t, s):
+        holding.set()
+        release.wait(10)
+        return {"out": 0}
+
+    with trace_gate(trace).hold(0):  # a page view rendering: the zoom's views do not wait for it
+        threads = [threading.Thread(target=render_view, args=(view("holder", hold), Store(), zoomed))]
+        threads[0].start()
+        assert holding.wait(10)
+        for name in ["gantt", "timeline"]:
+            t = threading.Thread(
+                target=render_view,
+                args=(view(name, lambda t, s, n=name: order.append(n) or {"out": 1}), Store(), zoomed),
+            )
+            t.start()
+            threads.append(t)
+            deadline = time.monotonic() + 10
+            while gate.waiting < len(threads) - 1:  # queued in this order: the Gantt's request came first
+                assert time.monotonic() < deadline, "a view never queued"
+                time.sleep(0.001)
+        release.set()
+        for t in threads:
+            t.join(10)
+            assert not t.is_alive()
+    assert order == ["timeline", "gantt"]
+    # the page's own views still take the page gate
+    render_view(view("overview", lambda t, s: order.append("page") or {"out": 1}), Store(), page)
+    assert order[-1] == "page" and trace_gate(trace).waiting == 0 and gate.waiting == 0

@@ -144,7 +144,7 @@ class TraceAnalysis(BundleAnalysis):
 
 _LOCK = threading.Lock()
 _ANALYSES: dict[int, tuple[weakref.ref, TraceAnalysis]] = {}
-_GATES: dict[int, tuple[weakref.ref, PriorityGate]] = {}
+_GATES: dict[tuple[int, str], tuple[weakref.ref, PriorityGate]] = {}
 
 
 def _prune(table: dict) -> None:
@@ -176,7 +176,18 @@ def trace_gate(trace) -> PriorityGate:
     a large trace's first page renders each view through its own request, all at once, and their
     working memory would add up; waiting views get in by their priority (what the page shows first).
     Zooms do not take it, and the memo does not either (a zoom never waits for a page's analyses)."""
-    key = id(trace)
+    return _gate(trace, "page")
+
+
+def zoom_gate(trace) -> PriorityGate:
+    """The gate under which ``trace``'s views at a zoom window render one at a time, by priority: a zoom
+    re-renders the timeline and the Gantt at once, and rendering both together (one core under the GIL)
+    held the timeline's answer until the Gantt's was done too."""
+    return _gate(trace, "zoom")
+
+
+def _gate(trace, kind: str) -> PriorityGate:
+    key = (id(trace), kind)
     with _LOCK:
         hit = _GATES.get(key)
         if hit is not None and hit[0]() is trace:
@@ -187,4 +198,4 @@ def trace_gate(trace) -> PriorityGate:
         return gate
 
 
-__all__ = ["TraceAnalysis", "analysis_of", "memo", "trace_gate"]
+__all__ = ["TraceAnalysis", "analysis_of", "memo", "trace_gate", "zoom_gate"]

@@ -14,7 +14,7 @@ from dash import Dash, Input, Output, no_update
 from plotly.basedatatypes import BaseFigure
 
 from dashboard.app import ids
-from dashboard.data.analysis import trace_gate
+from dashboard.data.analysis import trace_gate, zoom_gate
 from dashboard.data.memory import release_freed_arrow_memory
 from dashboard.data.trace import LoadedTrace
 from dashboard.errors import TraceError
@@ -180,8 +180,12 @@ def render_outcome(view: View, store, state: ViewState, cache: ResponseCache | N
     try:
         trace = store.get(state.trace) if view.needs_trace else None
         # A page's views render one at a time per trace (a large trace's first page renders each view
-        # through its own request, all at once: their working memory would add up); zooms do not wait.
-        gate = trace_gate(trace).hold(view.priority) if trace is not None and state.window() is None else nullcontext()
+        # through its own request, all at once: their working memory would add up); a zoom's views render
+        # one at a time too, the timeline first, under their own gate (a zoom never waits for a page's views).
+        if trace is None:
+            gate = nullcontext()
+        else:
+            gate = (trace_gate if state.window() is None else zoom_gate)(trace).hold(view.priority)
         with gate:
             if cache is not None and view.memoise and (hit := cache.get(key)) is not None:
                 return hit, True  # rendered by another request while this one waited
