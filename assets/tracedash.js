@@ -81,17 +81,63 @@
     };
     gd._ev.prependListener("plotly_relayout", gd._tracedashInStep);
   }
+  // The figure the user moved draws the server's answer first. After a zoom or pan of the timeline or the Gantt
+  // the server redraws both at the new window and the two answers land in either order; the other figure's redraw
+  // (up to ~0.5 s for the Gantt of a big trace at a wide window) held the browser's one thread while the moved
+  // figure's answer waited behind it. Now the other figure's Plotly.react waits while an answer for the moved one
+  // is asked for, on its way or being drawn (at most MOVED_FIRST_MS after the move).
+  const TIME_FIGURES = ["timeline", "gantt"], MOVED_FIRST_MS = 3000;
+  let moved = null, movedDrawing = 0, free = 0;
+  const waitingReacts = [];
+  window.tracedashMoved = id => { moved = {id: id, at: performance.now()}; };
+  function figureOf(g) {
+    for (let e = g; e; e = e.parentElement) { if (TIME_FIGURES.indexOf(e.id) >= 0) { return e.id; } }
+    return null;
+  }
+  function answerAwaited(id) {  // a callback that writes figure `id` is requested, running or being applied
+    const cbs = window.store && window.store.getState && window.store.getState().callbacks;
+    const key = ".." + id + ".figure..";
+    return !!cbs && ["requested", "prioritized", "blocked", "executing", "watched", "executed"].some(
+      k => (cbs[k] || []).some(c => (".." + ((c && c.callback && c.callback.output) || "") + "..").indexOf(key) >= 0));
+  }
+  function movedPending() {
+    if (!moved) { return false; }
+    if (performance.now() - moved.at > MOVED_FIRST_MS) { moved = null; return false; }
+    return movedDrawing > 0 || answerAwaited(moved.id);
+  }
+  function releaseWaiting() {  // twice free 20 ms apart: React applies an answer a moment after the store has it
+    free = movedPending() ? 0 : free + 1;
+    if (free < 2 && moved) { return; }
+    clearInterval(releaseWaiting.timer);
+    releaseWaiting.timer = null;
+    waitingReacts.splice(0).forEach(run => run());
+  }
   function wrap(P) {
     if (!P || P.tracedashKeepsDecoded || typeof P.react !== "function") { return P; }
     const react = P.react;
-    P.react = function (gd) {
-      const out = react.apply(this, arguments);
+    function draw(self, args, g, id) {
+      const mine = !!moved && id === moved.id;
+      if (mine) { movedDrawing += 1; }
+      let out;
+      try { out = react.apply(self, args); } catch (e) { if (mine) { movedDrawing -= 1; } throw e; }
       Promise.resolve(out).then(() => {
-        const g = typeof gd === "string" ? document.getElementById(gd) : gd;
         ((g && g._fullData) || []).forEach(t => { if (t && t._input) { keepDecoded(t._input, t); } });
         keepFigureInStep(g);
-      }, () => {});
+      }, () => {}).then(() => { if (mine) { movedDrawing -= 1; } });
       return out;
+    }
+    P.react = function (gd) {
+      const self = this, args = arguments;
+      const g = typeof gd === "string" ? document.getElementById(gd) : gd;
+      const id = figureOf(g);
+      if (!id || !moved || id === moved.id || (!waitingReacts.length && !movedPending())) {
+        return draw(self, args, g, id);
+      }
+      return new Promise((resolve, reject) => {
+        waitingReacts.push(() => { try { resolve(draw(self, args, g, id)); } catch (e) { reject(e); } });
+        free = 0;
+        if (!releaseWaiting.timer) { releaseWaiting.timer = setInterval(releaseWaiting, 20); }
+      });
     };
     P.tracedashKeepsDecoded = true;
     return P;
@@ -189,12 +235,14 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
           setTimeout(() => window.Plotly.relayout(gd, {"xaxis.range": whole.slice()}), 0);
           return nu;
         }
+        window.tracedashMoved(fromGantt ? "gantt" : "timeline");
         return {"xaxis.autorange": true, at: Date.now()};
       }
       let r = null;
       if (relayout["xaxis.range[0]"] !== undefined && relayout["xaxis.range[1]"] !== undefined) {
         r = [relayout["xaxis.range[0]"], relayout["xaxis.range[1]"]];
       } else if (Array.isArray(relayout["xaxis.range"])) { r = relayout["xaxis.range"].slice(); }
+      if (r) { window.tracedashMoved(fromGantt ? "gantt" : "timeline"); }
       return r ? {"xaxis.range": r, at: Date.now()} : nu;
     },
     // Sorts and filters the user makes, per table. The first state a grid reports (when drawn) is the

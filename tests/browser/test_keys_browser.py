@@ -304,3 +304,78 @@ def test_a_double_click_on_the_whole_trace_keeps_both_figures_on_its_window(
         page.wait_for_timeout(600)
         assert window(page) is None and ranges() == [[lo_ext, hi_ext]] * 2, key
     assert console_errors == []
+
+
+def test_the_figure_the_user_moved_draws_its_answer_first(page: Page, serve, small_trace, console_errors):
+    """A zoom of the timeline redraws both figures at the window; when the Gantt's answer lands first, its redraw
+    waits until the timeline's new figure is drawn (held the browser's one thread ahead of it: docs/benchmarks.md,
+    zoom round trip), then follows at once; the same for a zoom of the Gantt. The answers of the other figure
+    are held back here, in the server after its render, so they land last whatever the gate's order."""
+    import json
+    import time
+
+    from flask import request
+
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    lo_ext, hi_ext = time_extent(t := load_trace(small_trace), dispatches_for(t, "CG_DISPATCH"))
+    app = create_app([small_trace])
+    late = {"figure": "timeline"}
+
+    @app.server.after_request
+    def hold_back(response):  # after the view's render, outside its gate
+        if request.path.endswith("/_dash-update-component"):
+            out = (request.get_json(silent=True) or {}).get("output", "")
+            if f"..{late['figure']}.figure.." in f"..{out}..":
+                time.sleep(0.8)
+        return response
+
+    page.goto(serve(app) + "/")
+    for graph in ("timeline", "gantt"):
+        page.wait_for_function(figure_js(graph, BOUND), timeout=60000)
+    page.evaluate(
+        """() => { window.__drawn = [];
+        for (const id of ['timeline', 'gantt']) {
+          const gd = document.querySelector('#' + id + ' .js-plotly-plot');
+          gd.on('plotly_afterplot', () => window.__drawn.push([id, gd.data, performance.now()]));
+        } }"""
+    )
+
+    def drawn_after_zoom(moved: str, lo: int, hi: int) -> list[tuple[str, float]]:
+        """[(figure, ms)] of the server's new figures drawn after zooming ``moved`` to [lo, hi] ns."""
+        page.evaluate(
+            "() => { window.__drawn = []; window.__before = {};"
+            " for (const id of ['timeline', 'gantt']) {"
+            "   window.__before[id] = document.querySelector('#' + id + ' .js-plotly-plot').data; } }"
+        )
+        zoom(page, moved, lo / 1e9, hi / 1e9)
+        for graph in ("timeline", "gantt"):  # both redrawn by the server at the window
+            page.wait_for_function(
+                figure_js(
+                    graph,
+                    f"{BOUND} && gd.data !== window.__before['{graph}'] && "
+                    f"(gd._context.toImageButtonOptions || {{}}).filename.endsWith('_{lo}-{hi}ns')",
+                ),
+                timeout=30000,
+            )
+        drawn = page.evaluate(
+            "() => window.__drawn.filter(([id, data]) => data !== window.__before[id]).map(([id, _, t]) => [id, t])"
+        )
+        firsts = {}
+        for graph, at in drawn:
+            firsts.setdefault(graph, at)
+        return sorted(firsts.items(), key=lambda kv: kv[1])
+
+    mid = (lo_ext + hi_ext) // 2
+    order = drawn_after_zoom("gantt", mid, mid + WIDTH_NS)  # the timeline's answer lands 0.8 s late
+    assert [g for g, _ in order] == ["gantt", "timeline"], json.dumps(order)
+    late["figure"] = "gantt"
+    order = drawn_after_zoom("timeline", mid + WIDTH_NS // 4, mid + WIDTH_NS // 2)  # the Gantt's lands late now
+    assert [g for g, _ in order] == ["timeline", "gantt"], json.dumps(order)
+    late["figure"] = "timeline"
+    order = drawn_after_zoom("timeline", mid, mid + WIDTH_NS // 2)  # the Gantt's answer first: it waits
+    assert [g for g, _ in order] == ["timeline", "gantt"], json.dumps(order)
+    assert order[1][1] - order[0][1] < 500  # and then draws at once
+    late["figure"] = "gantt"
+    order = drawn_after_zoom("gantt", mid + WIDTH_NS // 8, mid + WIDTH_NS // 4)  # and so for a zoom of the Gantt
+    assert [g for g, _ in order] == ["gantt", "timeline"], json.dumps(order)
+    assert console_errors == []
