@@ -27,7 +27,8 @@ What is measured (the way the speed targets state it, as ../shared/tools/page_re
 warming on), the page opened and left until every view has answered, then zooms of the timeline from the whole GPU
 activity down to 10 µs (as ``benchmarks/timeline.py``), each timed from ``Plotly.relayout`` (what a drag does) until
 the timeline's figure is replaced and drawn; printed per zoom with the median, and the server's peak PSS over the
-load and the zooms.
+load and the zooms. With ``--baseline COMMIT`` (none by default here) that commit's tree is measured too, the trees
+taking turns ``--zoom-runs`` times (this machine's speed drifts: compare runs taken side by side).
 
 ``--empty-cache`` measures instead the first page from an empty Parquet cache: per run a fresh server with a new, empty
 cache folder, opened as soon as ``/healthz`` answers (its start-up warming on, as ``tracedash serve`` runs), until the
@@ -364,14 +365,18 @@ def zoom_round_trips(browser, tree: Path, trace: Path, env: dict, rounds: int = 
         proc.wait(60)
 
 
-def zoom_table(browser, traces, env: dict, rounds: int = 2) -> None:
-    """Print ``zoom_round_trips`` per trace (this tree): each zoom's width and round trip, the median."""
+def zoom_table(browser, trees, traces, env: dict, rounds: int = 2, runs: int = 1) -> None:
+    """Print ``zoom_round_trips`` per trace and tree (the trees taking turns, ``runs`` fresh servers each): each
+    zoom's width and round trip, the median."""
     for trace in traces:
-        zooms, rss, loaded = zoom_round_trips(browser, ROOT, trace, env, rounds)
-        each = ", ".join(f"{w / 1e9:g} s: {ms:.0f}" for w, ms in zooms)
-        print(f"{trace.name[:44]:44s} zoom round trip p50 {statistics.median(ms for _, ms in zooms):.0f} ms, "
-              f"worst {max(ms for _, ms in zooms):.0f} ms (target p50 <= 250 ms); every view after {loaded:.1f} s; "
-              f"server peak PSS {rss / 1024**2:,.0f} MiB\n    ms per zoom: {each}", flush=True)
+        for i in range(runs):
+            for label, tree in trees:
+                zooms, rss, loaded = zoom_round_trips(browser, tree, trace, env, rounds)
+                each = ", ".join(f"{w / 1e9:g} s: {ms:.0f}" for w, ms in zooms)
+                print(f"{trace.name[:44]:44s} {label:16s} zoom round trip p50 "
+                      f"{statistics.median(ms for _, ms in zooms):.0f} ms, worst {max(ms for _, ms in zooms):.0f} ms "
+                      f"(target p50 <= 250 ms); every view after {loaded:.1f} s; server peak PSS "
+                      f"{rss / 1024**2:,.0f} MiB\n    ms per zoom: {each}", flush=True)
 
 
 def sample_rss(pid: int, stop: threading.Event, peak: list) -> None:
@@ -423,16 +428,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("traces", nargs="*", type=Path)
     parser.add_argument("--runs", type=int, default=4, help="loads per fresh server (default 4; the first is 'fresh')")
-    parser.add_argument("--baseline", default="5b1e355", help="commit to compare with (default 5b1e355; '' for none)")
+    parser.add_argument("--baseline", default=None,
+                        help="commit to compare with (default 5b1e355, none with --zoom; '' for none)")
     parser.add_argument("--big", action="store_true", help="also a 2M-kernel trace from benchmarks/make_trace.py")
     parser.add_argument("--quick", action="store_true", help="the tiny NVTX sample, 2 loads, no baseline (seconds)")
     parser.add_argument("--empty-cache", action="store_true",
                         help="only the first page of a fresh server with an empty cache (median of --runs)")
     parser.add_argument("--zoom", action="store_true",
-                        help="the timeline's zoom round trip in the browser, per trace (this tree), after its first page")
+                        help="the timeline's zoom round trip in the browser, per trace and tree, after its first page")
+    parser.add_argument("--zoom-runs", type=int, default=1, help="with --zoom: fresh servers per tree (default 1)")
     parser.add_argument("--warm-cache", action="store_true",
                         help="as --empty-cache, but each fresh server finds the trace's Parquet cache entry")
     args = parser.parse_args()
+    if args.baseline is None:
+        args.baseline = "" if args.zoom else "5b1e355"
     if args.quick:
         args.runs, args.baseline, args.big = 2, "", False
         args.traces = args.traces or [ROOT / "sample_traces" / DEFAULT_TRACES[0]]
@@ -455,15 +464,15 @@ def main() -> int:
                 executable_path="/usr/bin/chromium", args=ARGS)
             if args.quick:  # the --zoom path first: its fresh server writes the cache the table's server finds
                 print("--zoom:")
-                zoom_table(browser, traces, env, rounds=1)
+                zoom_table(browser, trees, traces, env, rounds=1)
             srv, url = floor_server()
             floors = [load_once(browser, url) for _ in range(args.runs)]
             srv.shutdown()
             floor_settled = statistics.median(x[0] for x in floors[1:] or floors)
             floor_drawn = statistics.median(x[1] for x in floors[1:] or floors)
             print(f"floor (2 dcc.Graph + 1 AG Grid): settled {floor_settled:.2f} s, drawn {floor_drawn:.2f} s")
-            if args.zoom:
-                zoom_table(browser, traces, env)
+            if args.zoom:  # --runs fresh servers per tree (default 1 here), the trees taking turns
+                zoom_table(browser, trees, traces, env, runs=args.zoom_runs)
                 browser.close()
                 return 0
             if args.empty_cache or args.warm_cache:
