@@ -190,3 +190,73 @@ def test_masked_union_length_exact():
     assert masked_union_length(s, e, part_rows=2) == 15 + 10 + 5
     assert masked_union_length(s, e, np.array([1, 0, 1, 1, 0, 1], bool), part_rows=1) == 10 + 10
     assert masked_union_length(s[::-1], e[::-1], part_rows=2) == 30  # unsorted: one pass
+
+
+def _scan(starts, ends, lo, hi):
+    """``in_window``'s rows by comparing every row: what ``WindowIndex`` must find."""
+    return np.flatnonzero((np.asarray(ends) > lo) & (np.asarray(starts) < hi)).tolist()
+
+
+@pytest.mark.parametrize(
+    "rows, lo, hi, expected",
+    [
+        ([], 0, 10, []),
+        ([(0, 10), (10, 20), (20, 30)], 10, 20, [1]),  # half-open: touching rows are outside
+        ([(0, 10), (10, 20), (20, 30)], 9, 21, [0, 1, 2]),
+        ([(5, 5)], 4, 6, [0]),  # zero-length inside the window
+        ([(5, 5)], 5, 6, []),  # ... and at its start: end > lo fails
+        ([(30, 40), (0, 100), (10, 12)], 50, 60, [1]),  # unsorted; the long row spans the window
+        ([(30, 40), (0, 100), (10, 12)], 11, 35, [0, 1, 2]),
+        ([(0, 1)] * 5 + [(2, 3)], 1, 2, []),  # ties
+        ([(0, 1)] * 5 + [(2, 3)], 0, 1, [0, 1, 2, 3, 4]),
+        ([(7, 9), (1, 3)], 100, 200, []),  # after every row
+        ([(7, 9), (1, 3)], -5, 0, []),  # before every row
+    ],
+)
+@pytest.mark.parametrize("block", [1, 2, 1024])
+def test_window_index_finds_the_rows_in_the_window(rows, lo, hi, expected, block):
+    from dashboard.analysis.timeline import WindowIndex
+
+    s = np.array([a for a, _ in rows], np.int64)
+    e = np.array([b for _, b in rows], np.int64)
+    got = WindowIndex(s, e, block=block).rows(lo, hi)
+    assert got.tolist() == expected == _scan(s, e, lo, hi)
+    assert got.dtype == np.intp
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 300), st.integers(0, 60)), max_size=80),
+    st.integers(-10, 400),
+    st.integers(0, 200),
+    st.sampled_from([1, 3, 8, 1024]),
+    st.booleans(),
+)
+def test_window_index_equals_the_scan(rows, lo, width, block, sort):
+    """Any rows (unsorted, ties, zero-length, long), any window, any block size: the scan's rows, in its order."""
+    from dashboard.analysis.timeline import WindowIndex
+
+    rows = sorted(rows) if sort else rows
+    s = np.array([a for a, _ in rows], np.int64)
+    e = s + np.array([d for _, d in rows], np.int64)
+    idx = WindowIndex(s, e, block=block)
+    assert (idx.order is None) == (len(s) < 2 or bool((np.diff(s) >= 0).all()))  # no permutation kept when sorted
+    assert idx.rows(lo, lo + width).tolist() == _scan(s, e, lo, lo + width)
+
+
+@pytest.mark.parametrize(
+    "gap_ends, expected",
+    [
+        ([10], ([8], [10])),  # the gap between the first two busy intervals
+        ([5], ([0], [5])),  # before the first busy interval: from the activity's first instant
+        ([40], ([30], [45])),  # after the last: to the activity's last instant
+    ],
+)
+def test_gap_extents_reach_the_neighbouring_busy_intervals(gap_ends, expected):
+    from dashboard.analysis.timeline import _gap_extents
+
+    us, ue = np.array([5, 10, 20], np.int64), np.array([8, 15, 30], np.int64)  # busy [5, 8), [10, 15), [20, 30)
+    lo, hi = _gap_extents(us, ue, np.array(gap_ends), 0, 45)
+    assert (lo.tolist(), hi.tolist()) == expected
+    lo, hi = _gap_extents(np.empty(0, np.int64), np.empty(0, np.int64), np.array([7]), 2, 9)  # no busy time
+    assert (lo.tolist(), hi.tolist()) == ([2], [9])

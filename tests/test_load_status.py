@@ -11,6 +11,7 @@ import time
 import pytest
 
 from dashboard.app.store import TraceStore
+from dashboard.data.analysis import analysis_of
 from dashboard.data.cache import TraceCache, file_identity
 from dashboard.data.trace import LoadStatus, load_trace
 from dashboard.errors import TraceFormatError
@@ -219,13 +220,24 @@ def test_the_cache_entry_is_written_after_get_returns(tmp_path):
     trace = store.get(store.ids()[0])  # returns while the entry's write still waits
     entry = cache.entries_dir / file_identity(traces / "t.sqlite")
     assert not (entry / "meta.json").exists()
-    assert store.stats()["cache_writes_pending"] == 1
+    assert store.stats()["cache_writes_pending"] == 2  # the entry, and the zooms' preparation queued behind it
     cache.release.set()
     assert store.flush_cache_writes(timeout=60) is True
     assert store.stats()["cache_writes_pending"] == 0
     stored = TraceCache(tmp_path / "c").cached_bundle(traces / "t.sqlite")
     assert stored is not None and stored.kernels.equals(trace.bundle.kernels)
     assert sorted(p.name for p in cache.entries_dir.iterdir() if p.name.startswith(".tmp-")) == []
+    # what every zoom of the timeline reads was computed then, ahead of the first zoom
+    ta = analysis_of(trace)
+
+    def kept(key):
+        return ta.memo.get(key, lambda: pytest.fail(f"{key} was not computed ahead of the first zoom"))
+
+    frames = {"kernels": ta.timed_kernels(), "api_calls": trace.bundle.api_calls, "memops": trace.bundle.memops}
+    for frame, rows in {**frames, "nvtx_ranges": ta.drawn_ranges()}.items():
+        index = kept(("window_index", frame))
+        assert len(index.starts) == len(rows) > 0
+    assert kept(("stream_sharing",)) is not None
 
 
 def test_a_failing_cache_write_is_logged_and_the_trace_still_served(tmp_path, caplog):

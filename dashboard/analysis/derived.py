@@ -23,7 +23,7 @@ from dashboard.analysis.launches import kernel_launches, launch_index
 from dashboard.analysis.nsys_rules import gpu_ops
 from dashboard.analysis.search import Occurrences, find, parse_query
 from dashboard.analysis.summary import dispatch_marks, kernel_durations, kernel_end_ns, timed_kernels
-from dashboard.analysis.timeline import device_unions
+from dashboard.analysis.timeline import WindowIndex, device_unions
 from dashboard.model import DISPATCH_MARKS, TraceBundle, conform, empty_frame
 
 MEMO_ENTRIES = 48  # results kept per bundle (least recently used dropped first)
@@ -142,6 +142,34 @@ class BundleAnalysis:
             ("launches",),
             lambda: kernel_launches(self.bundle.kernels, self.bundle.api_calls, launch_index(self.bundle.api_calls)),
         )
+
+    # ----- zoom windows ---------------------------------------------------------------------------------------
+    def drawn_ranges(self) -> pd.DataFrame:
+        """The NVTX ranges the timeline draws (``start_ns >= 0``): the frame itself when that is every one."""
+
+        def compute():
+            r = self.bundle.nvtx_ranges
+            started = r["start_ns"].to_numpy() >= 0
+            return r if started.all() else r[started]
+
+        return self.memo.get(("drawn_ranges",), compute)
+
+    def window_index(self, frame: str) -> WindowIndex:
+        """``WindowIndex`` of the timed kernels ("kernels"), the CUDA API calls ("api_calls"), the memory
+        operations ("memops") or the drawn NVTX ranges ("nvtx_ranges"): each zoom of the timeline finds the rows
+        it draws there instead of comparing every row."""
+        frames = {
+            "kernels": self.timed_kernels,
+            "api_calls": lambda: self.bundle.api_calls,
+            "memops": lambda: self.bundle.memops,
+            "nvtx_ranges": self.drawn_ranges,
+        }
+
+        def compute():
+            f = frames[frame]()
+            return WindowIndex(f["start_ns"].to_numpy(), f["end_ns"].to_numpy())
+
+        return self.memo.get(("window_index", frame), compute)
 
     # ----- dispatches -----------------------------------------------------------------------------------------
     def dispatch_marks(self, prefix: str) -> pd.DataFrame:

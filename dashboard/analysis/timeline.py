@@ -58,10 +58,14 @@ def _gap_extents(
     us_all: np.ndarray, ue_all: np.ndarray, gap_ends: np.ndarray, first: int, last: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """The whole idle gap around each (window-cut) gap ending at ``gap_ends``, inside the GPU activity span
-    ``[first, last]``: from the busy interval before it (or ``first``) to the one after it (or ``last``)."""
+    ``[first, last]``: from the busy interval before it (or ``first``) to the one after it (or ``last``).
+    Reads only the intervals next to the gaps (the union of 10M kernels holds millions)."""
     k = np.searchsorted(us_all, gap_ends, side="left")  # the first busy interval after each gap
-    lo = np.concatenate([[first], ue_all]).astype(np.int64)[k]  # the end of the one before it, or ``first``
-    hi = np.concatenate([us_all, [last]]).astype(np.int64)[k]  # its start, or ``last``
+    n = len(us_all)
+    if not n:
+        return np.full(len(k), first, np.int64), np.full(len(k), last, np.int64)
+    lo = np.where(k > 0, ue_all[np.maximum(k - 1, 0)], first).astype(np.int64)  # the end of the one before, or first
+    hi = np.where(k < n, us_all[np.minimum(k, n - 1)], last).astype(np.int64)  # its start, or ``last``
     return np.maximum(lo, first), np.minimum(hi, last)
 
 
@@ -276,25 +280,83 @@ def nvtx_lane_keys(
     )
 
 
-def in_window(events: pd.DataFrame, lo_ns: int, hi_ns: int, hidden_devices=()) -> np.ndarray:
+WINDOW_BLOCK_ROWS = 1024
+SCAN_SHARE = 32  # a window whose blocks hold more than 1/SCAN_SHARE of the rows compares every row instead
+
+
+class WindowIndex:
+    """The rows of an event frame drawn in a window (``in_window``'s rows: ``end > lo`` and ``start < hi``) found
+    without reading every row: a zoom of 10M kernels and 10M CUDA API calls compared every row of both (~30 ms).
+
+    In start order (the frame's own when its starts are sorted, else a permutation, int32 while it fits) the rows
+    are cut into blocks of ``block`` rows, each with its first start and its latest end. The rows that start
+    before ``hi`` end at a position found by binary search; of their blocks only those whose latest end is past
+    ``lo`` are read (all rows are compared when those are a large share of them). A row that spans much of the
+    trace keeps its one block in every window."""
+
+    def __init__(self, starts: np.ndarray, ends: np.ndarray, block: int = WINDOW_BLOCK_ROWS):
+        self.starts, self.ends, self.block = starts, ends, block
+        n = len(starts)
+        self.order = None
+        if n > 1 and not bool((starts[1:] >= starts[:-1]).all()):
+            self.order = np.argsort(starts, kind="stable").astype(np.int32 if n < 2**31 else np.int64)
+        ordered_s = starts if self.order is None else starts[self.order]
+        ordered_e = ends if self.order is None else ends[self.order]
+        heads = np.arange(0, n, block)
+        self.block_start = ordered_s[heads]
+        self.block_end = np.maximum.reduceat(ordered_e, heads) if n else ordered_e[:0]
+
+    def _in_order(self, pos: np.ndarray) -> np.ndarray:
+        return pos if self.order is None else self.order[pos]
+
+    def rows(self, lo_ns: int, hi_ns: int) -> np.ndarray:
+        """Positions (ascending) of the rows with ``end > lo_ns`` and ``start < hi_ns``."""
+        b = int(np.searchsorted(self.block_start, hi_ns, side="left"))  # blocks 0 .. b-1 start before hi
+        if b == 0:
+            return np.empty(0, np.intp)
+        last = np.arange((b - 1) * self.block, min(b * self.block, len(self.starts)))
+        end = int(last[0] + np.searchsorted(self.starts[self._in_order(last)], hi_ns, side="left"))
+        blocks = np.flatnonzero(self.block_end[:b] > lo_ns)
+        if not len(blocks):
+            return np.empty(0, np.intp)
+        if len(blocks) * self.block * SCAN_SHARE > len(self.starts):  # a wide window: comparing every row is quicker
+            return np.flatnonzero((self.ends > lo_ns) & (self.starts < hi_ns))
+        pos = (blocks[:, None] * self.block + np.arange(self.block)).ravel()
+        rows = self._in_order(pos[pos < end])
+        rows = rows[self.ends[rows] > lo_ns].astype(np.intp)
+        return rows if self.order is None else np.sort(rows)
+
+
+def in_window(
+    events: pd.DataFrame, lo_ns: int, hi_ns: int, hidden_devices=(), index: WindowIndex | None = None
+) -> np.ndarray:
     """Positions (ascending) of the rows of ``events`` (``start_ns``, ``end_ns``, and ``device_id``
     when ``hidden_devices`` is given) drawn in the window ``[lo_ns, hi_ns)``: ``end > lo`` and
     ``start < hi``, leaving out hidden devices. Computed on the columns' arrays, so the caller cuts the
     frame once (``iloc``). (Statistics clip with ``analysis.window.overlapping``, which also keeps
-    zero-length rows at the window's start.)"""
+    zero-length rows at the window's start.) ``index``: the frame's ``WindowIndex``, which finds the same rows
+    without reading every one."""
+    if index is not None:
+        rows = index.rows(lo_ns, hi_ns)
+        if hidden_devices:
+            rows = rows[~np.isin(events["device_id"].to_numpy()[rows], list(hidden_devices))]
+        return rows
     keep = (events["end_ns"].to_numpy() > lo_ns) & (events["start_ns"].to_numpy() < hi_ns)
     if hidden_devices:
         keep &= ~np.isin(events["device_id"].to_numpy(), list(hidden_devices))
     return np.flatnonzero(keep)
 
 
-def select_ranges(ranges: pd.DataFrame, *, lo_ns: int, hi_ns: int, budget: int) -> tuple[pd.DataFrame, int]:
-    """Ranges overlapping ``[lo_ns, hi_ns)``, at most ``budget`` of them, longest first.
+def select_ranges(
+    ranges: pd.DataFrame, *, lo_ns: int, hi_ns: int, budget: int, index: WindowIndex | None = None
+) -> tuple[pd.DataFrame, int]:
+    """Ranges overlapping ``[lo_ns, hi_ns)``, at most ``budget`` of them, longest first (``index``: the frame's
+    ``WindowIndex``, see ``in_window``).
 
     Returns:
         ``(selected, hidden)``: the kept rows (original order) and how many were left out.
     """
-    rows = in_window(ranges, lo_ns, hi_ns)  # positions first: one take of the kept rows
+    rows = in_window(ranges, lo_ns, hi_ns, index=index)  # positions first: one take of the kept rows
     if len(rows) <= budget:
         return ranges.iloc[rows], 0
     dur = ranges["end_ns"].to_numpy()[rows] - ranges["start_ns"].to_numpy()[rows]

@@ -24,6 +24,7 @@ from dashboard.app.trace_files import ID_RE, is_inside, remember_sniff, scan_dir
 from dashboard.app.upload_folders import TOKEN_RE, touch_upload
 from dashboard.data.trace import LoadedTrace, LoadStatus, load_trace
 from dashboard.errors import TraceError, TraceNotFoundError
+from dashboard.render.timeline import prepare_zooms
 
 log = logging.getLogger(__name__)
 
@@ -316,6 +317,8 @@ class TraceStore:
                 self._loading.pop(trace_id, None)
                 self._progress.pop(trace_id, None)
                 self._ended[trace_id] = self._clock()
+            if isinstance(trace, LoadedTrace):  # after the cache write, on the same thread: the page comes first
+                self._defer_cache_write(lambda: prepare_zooms(trace), what="preparing the timeline's zooms")
             return trace
 
     def _load(self, path: Path, trace_id: str, loading: _Loading) -> LoadedTrace:
@@ -395,14 +398,15 @@ class TraceStore:
         threading.Thread(target=run, name="tracedash-load", daemon=True).start()
 
     # ----- cache entries written after the page is served ------------------------------------
-    def _defer_cache_write(self, write) -> None:
-        """Run ``write`` (a new cache entry's write) on the store's writer thread; a failure is logged."""
+    def _defer_cache_write(self, write, what: str = "writing a cache entry") -> None:
+        """Run ``write`` (a new cache entry's write, or other work a served trace can wait for) on the store's
+        writer thread; a failure is logged."""
 
         def run() -> None:
             try:
                 write()
             except Exception:  # the trace is served all the same; the next load builds the entry again
-                log.exception("writing a cache entry failed")
+                log.exception("%s failed", what)
 
         with self._lock:
             if self._writer is None:
