@@ -192,6 +192,25 @@ def test_masked_union_length_exact():
     assert masked_union_length(s[::-1], e[::-1], part_rows=2) == 30  # unsorted: one pass
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 500), st.integers(1, 40)), max_size=40),
+    st.integers(-50, 550),
+    st.integers(1, 300),
+    st.integers(1, 9),
+)
+def test_union_fraction_bins_equal_the_fractions_counted_per_ns(intervals, lo, width, n_bins):
+    """Each bin's fraction is its busy ns over its width, whatever part of the union the window meets (the bins
+    read only the intervals inside the window)."""
+    us, ue = union_intervals([a for a, _ in intervals], [a + d for a, d in intervals])
+    edges, frac = union_fraction_bins(us, ue, lo, lo + width, n_bins)
+    busy = np.zeros(1200, bool)
+    for a, b in zip(us.tolist(), ue.tolist()):
+        busy[a + 100 : b + 100] = True
+    want = [busy[a + 100 : b + 100].sum() / (b - a) if b > a else 0.0 for a, b in zip(edges[:-1], edges[1:])]
+    assert frac.tolist() == want
+
+
 def _scan(starts, ends, lo, hi):
     """``in_window``'s rows by comparing every row: what ``WindowIndex`` must find."""
     return np.flatnonzero((np.asarray(ends) > lo) & (np.asarray(starts) < hi)).tolist()

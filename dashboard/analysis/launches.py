@@ -105,7 +105,9 @@ def launches_at(launches: pd.DataFrame, positions: np.ndarray) -> tuple[np.ndarr
     positions = np.asarray(positions, dtype=np.int64)
     if not len(kernel_index) or not len(positions):
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    at = np.minimum(np.searchsorted(kernel_index, positions), len(kernel_index) - 1)
+    # searched at the join's own dtype: an int64 search of an int32 column copies the whole column first
+    wanted = positions.astype(kernel_index.dtype) if positions.max() <= np.iinfo(kernel_index.dtype).max else positions
+    at = np.minimum(np.searchsorted(kernel_index, wanted), len(kernel_index) - 1)
     hit = kernel_index[at] == positions
     return np.flatnonzero(hit), launches["api_index"].to_numpy()[at[hit]].astype(np.int64)
 
