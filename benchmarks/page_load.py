@@ -1,7 +1,7 @@
 """Page load against the floor, for this tree and a baseline commit, in one run on one machine.
 
 Run: ``.venv/bin/python benchmarks/page_load.py [TRACE ...] [--runs 4] [--baseline 5b1e355] [--big] [--quick]
-[--empty-cache | --warm-cache | --zoom]``
+[--empty-cache | --warm-cache | --zoom [--zoom-runs N]]``
 (``--quick``: the tiny NVTX sample, no baseline, the browser tests' headless shell: first one round of ``--zoom``
 (its fresh server also writes the Parquet cache the rest finds), then the floor and the table with 2 loads each and
 no load without start-up warming, then one ``--warm-cache`` load: seconds; `make test` runs it)
