@@ -277,3 +277,35 @@ def test_a_warm_summarize_answers_from_the_cache_without_importing_pandas(tmp_pa
         and busy.stderr.splitlines()[-1] == "2 False"
         and "another program is writing" in busy.stderr
     )
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["summarize", "--bogus"], "tracedash summarize: error: unrecognized arguments: --bogus"),
+        (["--bogus"], "tracedash: error: unrecognized arguments: --bogus"),
+        (["summarize", "--outp", "x", "--bogus", "t"], "tracedash summarize: error: unrecognized arguments: --bogus"),
+        (["diff", "--bogus=3", "a", "b"], "tracedash diff: error: unrecognized arguments: --bogus=3"),
+        (["findings", "-z", "t"], "tracedash findings: error: unrecognized arguments: -z"),
+        # a missing trace or command is still named when every option is known
+        (["summarize", "--json"], "tracedash summarize: error: the following arguments are required: trace"),
+        ([], "tracedash: error: the following arguments are required: command"),
+    ],
+)
+def test_an_unknown_option_is_named_before_a_missing_argument(capsys, argv, said):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == said
+
+
+def test_known_options_in_every_spelling_still_reach_the_command(tmp_path, capsys):
+    """Abbreviations, -oVALUE, --opt=value, a value after its option and negative sizes are options argparse
+    takes: none is called unknown."""
+    out = tmp_path / "s.json"
+    assert main(["summarize", f"-o{out}", "--no-c", str(SEED)]) == 0
+    assert json.loads(out.read_text())
+    assert main(["summarize", "--output", str(out), "--dispatch-prefix=CG_DISPATCH", str(SEED)]) == 0
+    with pytest.raises(SystemExit) as exc:
+        main(["serve", "--memory-limit", "-1G", str(SEED)])
+    assert exc.value.code == 2 and "not a size: '-1G'" in capsys.readouterr().err

@@ -15,10 +15,46 @@ from dashboard.cli.parser import LIGHT_COMMANDS, build_parser
 from dashboard.errors import TraceError
 
 
+def _refuse_unknown_options(parser, argv: list[str]) -> None:
+    """An option no parser knows is named as such (argparse would first say that the trace or the command is
+    missing: ``tracedash summarize --bogus`` answered "the following arguments are required: trace")."""
+    import argparse
+    import re
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
+    command = sub.choices.get(argv[0]) if argv else None
+    known = [o for p in (parser, command) if p is not None for a in p._actions for o in a.option_strings]  # noqa: SLF001
+    takes_value = {
+        o
+        for p in (parser, command)
+        if p is not None
+        for a in p._actions  # noqa: SLF001
+        if a.nargs != 0
+        for o in a.option_strings
+    }
+    after_value = False
+    for arg in argv[1:] if command is not None else argv:
+        if arg == "--":
+            return
+        if after_value or not arg.startswith("-") or arg == "-" or re.fullmatch(r"-[\d.]+", arg):
+            after_value = False
+            continue
+        name = arg.split("=", 1)[0]
+        hits = (
+            [o for o in known if o == name]
+            or [o for o in known if name.startswith("--") and o.startswith(name)]
+            or [o for o in known if not name.startswith("--") and o == name[:2]]  # -oVALUE, as argparse reads it
+        )
+        if not hits:
+            (command or parser).error(f"unrecognized arguments: {arg}")
+        after_value = "=" not in arg and len(hits) == 1 and hits[0] == name and hits[0] in takes_value
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input or usage)."""
     argv = _join_negative_sizes(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(light=bool(argv) and argv[0] in LIGHT_COMMANDS)
+    _refuse_unknown_options(parser, argv)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
