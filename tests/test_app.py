@@ -855,6 +855,26 @@ def test_the_page_is_built_from_the_link():
     assert '"value": "gaps"' in text and '"value": 3.0' in text and '"value": "window"' in text
 
 
+def test_a_link_naming_a_served_file_by_its_bare_name_opens_it_and_says_so(tmp_path):
+    from dashboard.app import main_state
+
+    app = create_app(trace_dirs=[SAMPLES])
+    store = app.server.config["TRACE_STORE"]
+    nccl = next(t for t in store.listed_ids() if t.startswith("nsys2026.2_2gpu_nccl_before.sqlite@"))
+    assert nccl != store.listed_ids()[0]  # not the default trace
+    state, notices = main_state("?trace=nsys2026.2_2gpu_nccl_before.sqlite&tab=gaps&foo=1", store)
+    assert state.trace == nccl and state.tab == "gaps" and state.warnings == ()
+    assert notices == [
+        "Ignored foo in the link: not a view setting of this tracedash version.",
+        "Opened 'nsys2026.2_2gpu_nccl_before.sqlite' by its file name: the address bar now holds the full link "
+        "of this trace.",
+    ]
+    # a name no served file has, or a partial one, still opens the default trace with the link's warning
+    for name in ("missing.sqlite", "nsys2026.2_2gpu_nccl_before"):
+        state, notices = main_state(f"?trace={name}", store)
+        assert state.trace == store.listed_ids()[0] and notices[0].startswith(f"Ignored trace={name!r} in the link")
+
+
 def test_zooms_never_evict_the_pages_from_the_response_cache():
     """Windowed slices (zooms) have their own LRU: a page load after many zooms is still served from memory."""
     from dashboard.app.views import ResponseCache

@@ -47,6 +47,24 @@ PAGE = "page"
 PAGE_PATHS = frozenset({"", "compare"})  # the app's pages, as strip_relative_path gives them (no slashes)
 
 
+def _trace_by_file_name(state: ViewState, notices: list[str], search: str | None, served: list[str]):
+    """A link whose ``trace`` is a bare file name (``?trace=run.sqlite``, typed by hand) opens the one served
+    file of that name (never an upload: ``served`` lists none but the link's own), saying so, instead of the
+    default trace."""
+    from dataclasses import replace
+    from urllib.parse import parse_qs
+
+    raw = parse_qs((search or "").lstrip("?")).get("trace", [""])[0]
+    if state.trace or not raw or "@" in raw:
+        return state, notices
+    hits = [t for t in served if t.rpartition("@")[0] == raw]
+    if len(hits) != 1:
+        return state, notices
+    kept = tuple(w for w in state.warnings if not w.startswith("Ignored trace="))
+    note = f"Opened {raw[:120]!r} by its file name: the address bar now holds the full link of this trace."
+    return replace(state, trace=hits[0], warnings=kept), [*(n for n in notices if n not in state.warnings), *kept, note]
+
+
 def main_state(
     search: str | None, store, dispatch_prefix: str = DEFAULT.prefix, steps: str = DEFAULT.steps
 ) -> tuple[ViewState, list[str]]:
@@ -64,6 +82,7 @@ def main_state(
     if "steps=" not in (search or "") and steps != DEFAULT.steps:
         state = replace(state, steps=steps)
     served = store.listed_ids([state.trace])
+    state, notices = _trace_by_file_name(state, notices, search, served)
     if state.trace and state.trace not in served:
         if (renamed := store.same_name(state.trace)) is not None:  # the file changed since the link was made
             notices.append(store.explain_changed(state.trace, renamed))
