@@ -112,6 +112,17 @@
     releaseWaiting.timer = null;
     waitingReacts.splice(0).forEach(run => run());
   }
+  // A figure's PNG file name says its window (config.toImageButtonOptions.filename), so each zoom's config
+  // differs, and plotly.js 3 answers a Plotly.react whose config differs with a whole new plot followed by the
+  // react: every zoom drew both figures twice and lost what the user had set in the figure (a phase hidden in
+  // the legend came back). The new file name goes into the drawn figure's context first; any other change of
+  // the config still gets its new plot.
+  function sameFileName(g, fig) {
+    const next = fig && fig.config && fig.config.toImageButtonOptions;
+    const ctx = g && g._context;
+    if (!next || !ctx || !ctx.toImageButtonOptions || ctx.toImageButtonOptions.filename === next.filename) { return; }
+    ctx.toImageButtonOptions = Object.assign({}, ctx.toImageButtonOptions, {filename: next.filename});
+  }
   function wrap(P) {
     if (!P || P.tracedashKeepsDecoded || typeof P.react !== "function") { return P; }
     const react = P.react;
@@ -129,6 +140,7 @@
     P.react = function (gd) {
       const self = this, args = arguments;
       const g = typeof gd === "string" ? document.getElementById(gd) : gd;
+      sameFileName(g, args[1]);
       const id = figureOf(g);
       if (!id || !moved || id === moved.id || (!waitingReacts.length && !movedPending())) {
         return draw(self, args, g, id);

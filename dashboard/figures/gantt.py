@@ -80,6 +80,7 @@ def build_dispatch_gantt(
                 _validate=False,
                 name=name,
                 legendgroup=phase,
+                uid=f"phase {phase}",  # the same trace at every zoom: a phase hidden in the legend stays hidden
                 orientation="h",
                 **_bars(sel, sel["duration_ns"].to_numpy(np.float64), [phase] * len(sel), hover, [phase]),
                 marker=dict(color=theme.phase_colors.get(phase, "#888"), line=dict(width=0.5, color="#ffffff")),
@@ -188,6 +189,7 @@ def build_step_gantt(
                 _validate=False,
                 name=f"{p} ({n:,})" if in_view is None else f"{p} ({in_view.get(p, 0):,} in view of {n:,})",
                 legendgroup=p,
+                uid=f"phase {p}",  # the same trace at every zoom: a phase hidden in the legend stays hidden
                 orientation="h",
                 **_bars(sel, sel["duration_ns"].to_numpy(np.float64), y, hover, [r for r in rows if _phase_of(r) == p]),
                 marker=dict(color=theme.phase_colors.get(p, "#888"), line=dict(width=0.5, color="#ffffff")),

@@ -379,3 +379,39 @@ def test_the_figure_the_user_moved_draws_its_answer_first(page: Page, serve, sma
     order = drawn_after_zoom("gantt", mid + WIDTH_NS // 8, mid + WIDTH_NS // 4)  # and so for a zoom of the Gantt
     assert [g for g, _ in order] == ["gantt", "timeline"], json.dumps(order)
     assert console_errors == []
+
+
+def test_a_zoom_draws_each_figure_once_and_keeps_a_phase_hidden_in_the_legend(
+    page: Page, serve, small_trace, console_errors
+):
+    """Each zoom's figures carry a new PNG file name (the window), so their config differs, and plotly.js answers a
+    Plotly.react with a new config by a whole new plot first: two draws per figure per zoom, and the new plot
+    forgot a phase the user had hidden in the Gantt's legend (it came back at the next zoom)."""
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    lo_ext, hi_ext = time_extent(t := load_trace(small_trace), dispatches_for(t, "CG_DISPATCH"))
+    page.goto(serve(create_app([small_trace])) + "/")
+    for graph in ("timeline", "gantt"):
+        page.wait_for_function(figure_js(graph, BOUND), timeout=60000)
+    page.locator("#gantt .legendtoggle").first.click()
+    page.wait_for_function(figure_js("gantt", "gd._fullData[0].visible === 'legendonly'"))
+    hidden = page.evaluate(figure_js("gantt", "gd._fullData[0].uid"))
+    page.evaluate(
+        """() => { window.__draws = {};
+        for (const id of ['timeline', 'gantt']) {
+          const gd = document.querySelector('#' + id + ' .js-plotly-plot');
+          gd.on('plotly_afterplot', () => { window.__draws[id] = (window.__draws[id] || 0) + 1; });
+        } }"""
+    )
+    mid = (lo_ext + hi_ext) // 2
+    zoom(page, "timeline", mid / 1e9, (mid + WIDTH_NS) / 1e9)
+    drawn_at(page, (mid, mid + WIDTH_NS))
+    page.wait_for_function(
+        figure_js(
+            "gantt", f"{BOUND} && gd._context.toImageButtonOptions.filename.endsWith('_{mid}-{mid + WIDTH_NS}ns')"
+        )
+    )
+    page.wait_for_timeout(300)
+    # the relayout's own draw and the server's figure, nothing more (dcc.Graph's own second react made it three)
+    assert page.evaluate("() => window.__draws") == {"timeline": 2, "gantt": 1}
+    assert page.evaluate(figure_js("gantt", "gd._fullData.map(t => [t.uid, t.visible])"))[0] == [hidden, "legendonly"]
+    assert console_errors == []
