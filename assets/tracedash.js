@@ -118,6 +118,12 @@
   // the legend came back). The new file name goes into the drawn figure's context first; any other change of
   // the config still gets its new plot.
   function sameFileName(g, fig) {
+    // ...and the x range the server sends is the window: the user's own x moves (a drag, a double-click's
+    // autorange), which plotly.js would put back over it while the layout's uirevision stays, are forgotten
+    const edits = g && g._fullLayout && g._fullLayout._preGUI;
+    if (edits && fig && fig.layout) {
+      Object.keys(edits).forEach(k => { if (k.indexOf("xaxis") === 0) { delete edits[k]; } });
+    }
     const next = fig && fig.config && fig.config.toImageButtonOptions;
     const ctx = g && g._context;
     if (!next || !ctx || !ctx.toImageButtonOptions || ctx.toImageButtonOptions.filename === next.filename) { return; }

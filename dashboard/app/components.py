@@ -39,6 +39,10 @@ GRAPH_CONFIG = {
     # plotly's "Double-click to zoom back out" toast sat over the page header (top right) after every zoom;
     # the mode bar's autoscale button and a double-click still go back to the whole trace
     "showTips": False,
+    # a double-click shows the whole trace (an autorange, which the page turns into "no window"), never the range
+    # the figure was first drawn with: a zoom's figure is drawn into the same plot (Plotly.react), so that first
+    # range is the page's opening window
+    "doubleClick": "autosize",
 }
 
 # dash-ag-grid evaluates these strings in a sandbox whose scope holds params, d3 and agGrid only: a global such as
