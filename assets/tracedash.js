@@ -235,13 +235,21 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
     xRange: function (ganttRelayout, timelineRelayout) {
       const nu = window.dash_clientside.no_update;
       const ctx = window.dash_clientside.callback_context;
-      const trig = (ctx && ctx.triggered && ctx.triggered.length) ? ctx.triggered[0].prop_id : "";
-      const fromGantt = trig.indexOf("gantt.") === 0;
-      const relayout = fromGantt ? ganttRelayout : timelineRelayout;
+      // Both figures' relayouts can reach one call (a double-click on one, a zoom of the other 10-30 ms later):
+      // each figure's own restoring relayout (below) is passed over, and of the others the latest move counts
+      // (each x move carries its time, "tracedash.at").
+      const fired = ((ctx && ctx.triggered) || []).map(t => t.prop_id.split(".")[0]);
+      let fromGantt = false, relayout = null, gd = null;
+      [["gantt", ganttRelayout], ["timeline", timelineRelayout]].forEach(([id, ev]) => {
+        if (fired.indexOf(id) < 0 || !ev) { return; }
+        const g = document.querySelector("#" + id + " .js-plotly-plot");
+        if (g && g.layout && !(g.layout.meta && g.layout.meta.time_axis)) { return; }
+        if (g && g._tracedashRestoring) { g._tracedashRestoring = false; return; }  // the relayout just below
+        if (!relayout || (ev["tracedash.at"] || 0) > (relayout["tracedash.at"] || 0)) {
+          fromGantt = id === "gantt"; relayout = ev; gd = g;
+        }
+      });
       if (!relayout) { return nu; }
-      const gd = document.querySelector((fromGantt ? "#gantt" : "#timeline") + " .js-plotly-plot");
-      if (gd && gd.layout && !(gd.layout.meta && gd.layout.meta.time_axis)) { return nu; }
-      if (gd && gd._tracedashRestoring) { gd._tracedashRestoring = false; return nu; }  // the relayout just below
       if (relayout["xaxis.autorange"]) {
         // A double-click on a page that shows the whole trace already changes no state, so the server redraws
         // nothing: Plotly's own autorange (padded) would leave this figure out of step with the other one. It
