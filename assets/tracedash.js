@@ -117,11 +117,12 @@
   // react: every zoom drew both figures twice and lost what the user had set in the figure (a phase hidden in
   // the legend came back). The new file name goes into the drawn figure's context first; any other change of
   // the config still gets its new plot.
-  function sameFileName(g, fig) {
-    // ...and the x range the server sends is the window: the user's own x moves (a drag, a double-click's
-    // autorange), which plotly.js would put back over it while the layout's uirevision stays, are forgotten
+  function beforeServerFigure(g, fig) {
+    // ...and on the time axis the x range the server sends is the window: the user's own x moves (a drag, a
+    // double-click's autorange), which plotly.js would put back over it while the layout's uirevision stays, are
+    // forgotten
     const edits = g && g._fullLayout && g._fullLayout._preGUI;
-    if (edits && fig && fig.layout) {
+    if (edits && fig && fig.layout && fig.layout.meta && fig.layout.meta.time_axis) {
       Object.keys(edits).forEach(k => { if (k.indexOf("xaxis") === 0) { delete edits[k]; } });
     }
     const next = fig && fig.config && fig.config.toImageButtonOptions;
@@ -146,7 +147,7 @@
     P.react = function (gd) {
       const self = this, args = arguments;
       const g = typeof gd === "string" ? document.getElementById(gd) : gd;
-      sameFileName(g, args[1]);
+      beforeServerFigure(g, args[1]);
       const id = figureOf(g);
       if (!id || !moved || id === moved.id || (!waitingReacts.length && !movedPending())) {
         return draw(self, args, g, id);
