@@ -22,9 +22,9 @@ import pandas as pd
 
 from dashboard.app.trace_files import ID_RE, is_inside, remember_sniff, scan_dir, sniffed, trace_id
 from dashboard.app.upload_folders import TOKEN_RE, touch_upload
+from dashboard.data.analysis import analysis_of
 from dashboard.data.trace import LoadedTrace, LoadStatus, load_trace
 from dashboard.errors import TraceError, TraceNotFoundError
-from dashboard.render.timeline import prepare_zooms
 
 log = logging.getLogger(__name__)
 
@@ -318,7 +318,9 @@ class TraceStore:
                 self._progress.pop(trace_id, None)
                 self._ended[trace_id] = self._clock()
             if isinstance(trace, LoadedTrace):  # after the cache write, on the same thread: the page comes first
-                self._defer_cache_write(lambda: prepare_zooms(trace), what="preparing the timeline's zooms")
+                self._on_writer_thread(
+                    lambda: analysis_of(trace).prepare_zooms(), what="preparing the timeline's zooms"
+                )
             return trace
 
     def _load(self, path: Path, trace_id: str, loading: _Loading) -> LoadedTrace:
@@ -343,7 +345,7 @@ class TraceStore:
                 stage("")
                 return self._loader(path, cache=None, **kw)
         if self._loader_writer and self._trace_cache is not None:
-            kw["cache_writer"] = self._defer_cache_write
+            kw["cache_writer"] = self._on_writer_thread
         return self._loader(path, cache=self._trace_cache, **kw)
 
     def load_status(self, trace_id: str) -> LoadStatus:
@@ -398,7 +400,7 @@ class TraceStore:
         threading.Thread(target=run, name="tracedash-load", daemon=True).start()
 
     # ----- cache entries written after the page is served ------------------------------------
-    def _defer_cache_write(self, write, what: str = "writing a cache entry") -> None:
+    def _on_writer_thread(self, write, what: str = "writing a cache entry") -> None:
         """Run ``write`` (a new cache entry's write, or other work a served trace can wait for) on the store's
         writer thread; a failure is logged."""
 

@@ -23,15 +23,9 @@ def _refuse_unknown_options(parser, argv: list[str]) -> None:
 
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
     command = sub.choices.get(argv[0]) if argv else None
-    known = [o for p in (parser, command) if p is not None for a in p._actions for o in a.option_strings]  # noqa: SLF001
-    takes_value = {
-        o
-        for p in (parser, command)
-        if p is not None
-        for a in p._actions  # noqa: SLF001
-        if a.nargs != 0
-        for o in a.option_strings
-    }
+    actions = [a for p in (parser, command) if p is not None for a in p._actions]  # noqa: SLF001
+    known = [o for a in actions for o in a.option_strings]
+    takes_value = {o for a in actions if a.nargs != 0 for o in a.option_strings}
     after_value = False
     for arg in argv[1:] if command is not None else argv:
         if arg == "--":
