@@ -3,8 +3,8 @@
 Run: ``.venv/bin/python benchmarks/page_load.py [TRACE ...] [--runs 4] [--baseline 5b1e355] [--big] [--quick]
 [--empty-cache | --warm-cache | --zoom [--zoom-runs N]]``
 (``--quick``: the tiny NVTX sample, no baseline, the browser tests' headless shell: first one round of ``--zoom``
-(its fresh server also writes the Parquet cache the rest finds), then the floor and the table with 2 loads each and
-no load without start-up warming, then one ``--warm-cache`` load: seconds; `make test` runs it)
+in four zooms (its fresh server also writes the Parquet cache the rest finds), then one floor load, the table with
+2 loads and no load without start-up warming, then one ``--warm-cache`` load: seconds; `make test` runs it)
 
 What is measured (the way the speed targets state it, as ../shared/tools/page_ready.py does):
 
@@ -322,14 +322,17 @@ def first_page_table(
 
 
 ZOOM_WIDTHS = ("span", "span/10", "span/100", "span/1000", 10_000_000, 1_000_000, 100_000, 10_000)
+# --quick: the same path from the whole activity down to 10 µs in four zooms (each zoom costs ~1 CPU-s in `make test`)
+QUICK_ZOOM_WIDTHS = ("span", "span/100", 1_000_000, 10_000)
 # dcc.Graph has bound its handlers and is not redrawing (tests/browser/waits.BOUND)
 BOUND = "gd._ev && gd._ev.listeners('plotly_clickannotation').length > 0 && !gd.classList.contains('dash-graph--pending')"
 TIMELINE = "document.querySelector('#timeline .js-plotly-plot')"
 
 
-def zoom_round_trips(browser, tree: Path, trace: Path, env: dict, rounds: int = 2) -> tuple[list, int, float]:
+def zoom_round_trips(browser, tree: Path, trace: Path, env: dict, rounds: int = 2,
+                     widths: tuple = ZOOM_WIDTHS) -> tuple[list, int, float]:
     """``([(width_ns, ms), ...], peak PSS bytes, seconds until the page had every view)``: the page of a fresh
-    server opened at 1600×1000 until every view answered, then each of ``ZOOM_WIDTHS`` ``rounds`` times, centred
+    server opened at 1600×1000 until every view answered, then each of ``widths`` ``rounds`` times, centred
     on the GPU activity (the timeline's first x range), each timed from the relayout to the new figure drawn."""
     proc, port = serve(tree, trace, env)
     peak, stop = [0], threading.Event()
@@ -344,7 +347,7 @@ def zoom_round_trips(browser, tree: Path, trace: Path, env: dict, rounds: int = 
         span_ns = int((hi_s - lo_s) * 1e9)
         out = []
         for _ in range(rounds):
-            for w in ZOOM_WIDTHS:
+            for w in widths:
                 width_ns = span_ns // int(w.split("/")[1]) if isinstance(w, str) and "/" in w else (
                     span_ns if w == "span" else min(int(w), span_ns))
                 start_s = lo_s + (span_ns - width_ns) / 2e9
@@ -365,13 +368,13 @@ def zoom_round_trips(browser, tree: Path, trace: Path, env: dict, rounds: int = 
         proc.wait(60)
 
 
-def zoom_table(browser, trees, traces, env: dict, rounds: int = 2, runs: int = 1) -> None:
+def zoom_table(browser, trees, traces, env: dict, rounds: int = 2, runs: int = 1, widths: tuple = ZOOM_WIDTHS) -> None:
     """Print ``zoom_round_trips`` per trace and tree (the trees taking turns, ``runs`` fresh servers each): each
     zoom's width and round trip, the median."""
     for trace in traces:
         for i in range(runs):
             for label, tree in trees:
-                zooms, rss, loaded = zoom_round_trips(browser, tree, trace, env, rounds)
+                zooms, rss, loaded = zoom_round_trips(browser, tree, trace, env, rounds, widths)
                 each = ", ".join(f"{w / 1e9:g} s: {ms:.0f}" for w, ms in zooms)
                 print(f"{trace.name[:44]:44s} {label:16s} zoom round trip p50 "
                       f"{statistics.median(ms for _, ms in zooms):.0f} ms, worst {max(ms for _, ms in zooms):.0f} ms "
@@ -464,9 +467,9 @@ def main() -> int:
                 executable_path="/usr/bin/chromium", args=ARGS)
             if args.quick:  # the --zoom path first: its fresh server writes the cache the table's server finds
                 print("--zoom:")
-                zoom_table(browser, trees, traces, env, rounds=1)
+                zoom_table(browser, trees, traces, env, rounds=1, widths=QUICK_ZOOM_WIDTHS)
             srv, url = floor_server()
-            floors = [load_once(browser, url) for _ in range(args.runs)]
+            floors = [load_once(browser, url) for _ in range(1 if args.quick else args.runs)]
             srv.shutdown()
             floor_settled = statistics.median(x[0] for x in floors[1:] or floors)
             floor_drawn = statistics.median(x[1] for x in floors[1:] or floors)

@@ -266,6 +266,9 @@ def grid(
         rowData=[],
         defaultColDef={
             "sortable": True,
+            # a header click never leaves a table unsorted: the link holds a sort, and an unsorted grid would
+            # reopen in the table's default order (asc, desc, asc, …; a default-sorted column's click gives asc)
+            "sortingOrder": ["asc", "desc"],
             "filter": filters,
             "resizable": True,
             "floatingFilter": filters,

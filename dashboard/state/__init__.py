@@ -341,7 +341,8 @@ def column_state_for(table: str, sort: str) -> list[dict]:
 def apply_grid(state: ViewState, table: str, column_state: Any = None, filter_model: Any = "keep") -> ViewState:
     """The state after a table's sort (``column_state``) or column filters (``filter_model``) changed.
 
-    An unsorted table (a third header click) goes back to the table's default sort; a filter model
+    An unsorted table (the grids' header clicks never unsort; another client could) goes back to the table's
+    default sort; a filter model
     the link cannot hold (unknown column, unsupported filter) leaves the state as it is.
     """
     out = state

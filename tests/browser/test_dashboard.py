@@ -78,6 +78,10 @@ def test_seed_gantt_phases_sorting_threshold_and_the_sort_link(page: Page, serve
     expect(row0.locator(".ag-cell[col-id='total_ns']")).to_have_text("1,656.972")  # 1656972125 ns in ms
     expect(row0.locator(".ag-cell[col-id='mean_ns']")).to_have_text("104.07")  # µs
     expect(row0.locator(".ag-cell[col-id='kernel_pct']")).to_have_text("n/a")  # a summary has top kernels only
+    # a third click sorts ascending again, never unsorted: the link holds a sort, so the screen always has one
+    page.locator("#kernel-table .ag-header-cell[col-id='count'] .ag-header-cell-label").click()
+    page.wait_for_function(until(f"{api}.getDisplayedRowAtIndex(0).data.count === 184"))
+    page.wait_for_function("() => new URLSearchParams(location.search).get('sort') === 'count'", timeout=30000)
 
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(artifacts / "seed_dashboard.png"), full_page=True)
