@@ -30,6 +30,19 @@ MARK = "CG_DISPATCH:actual=16:mode=NONE:padded=16"
 PAIR = [nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"), nsys_trace("nsys2026.2_2gpu_nccl_after.sqlite")]
 
 
+@pytest.fixture
+def thread_cluster(monkeypatch):
+    """The CLI's local Dask cluster with thread workers: a process cluster's workers and nannies each import
+    the package (~3 CPU-s per cluster); the tests named ``*local_cluster*`` keep the real process path."""
+    import dashboard.data.multirank as multirank
+
+    local_client = multirank._local_client
+    started = []
+    monkeypatch.setattr(multirank, "_local_client", lambda n, processes: started.append(n) or local_client(n, False))
+    yield
+    assert started, "the CLI summarised on no local cluster"
+
+
 @pytest.fixture(scope="module")
 def rank_files(tmp_path_factory):
     """Two small ranks with the same pid/tid and correlation ids (as two hosts would have)."""
@@ -508,7 +521,7 @@ def test_declared_ranks_rules():
     assert declared_ranks([3, None], ["a", "b"])[0] == [0, 1]
 
 
-def test_cli_summarize_kineto_ranks_from_distributed_info(capsys):
+def test_cli_summarize_kineto_ranks_from_distributed_info(capsys, thread_cluster):
     assert main(["summarize", *map(str, KINETO_RANKS), "--no-cache", "--workers", "1", "--json"]) == 0
     captured = capsys.readouterr()
     doc = json.loads(captured.out)
@@ -656,7 +669,7 @@ def test_a_file_with_ranks_that_cannot_be_split_is_refused_with_the_way_to_split
         load_ranks([p])
 
 
-def test_summarize_json_writes_null_not_nan_for_an_undefined_utilisation(capsys):
+def test_summarize_json_writes_null_not_nan_for_an_undefined_utilisation(capsys, thread_cluster):
     """A rank without GPU work has no utilisation: ``--json`` wrote ``NaN``, which JSON parsers refuse."""
     import json as _json
 
@@ -811,7 +824,7 @@ def test_a_rank_arg_on_a_few_events_of_one_trace_is_not_a_merge(tmp_path):
     assert load_trace(p, cache=None).summary.kernel_count == 6
 
 
-def test_a_rank_whose_gpu_work_was_not_captured_reads_na_in_the_rank_table(tmp_path, capsys):
+def test_a_rank_whose_gpu_work_was_not_captured_reads_na_in_the_rank_table(tmp_path, capsys, thread_cluster):
     """Issue 26 class 1: a rank that launched kernels none of which were recorded has an unknown span, busy and
     idle (its own summary writes null); the rank table said 0 s and 0 ns for it."""
     gap = write_nsys_sqlite(
