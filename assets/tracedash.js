@@ -83,8 +83,8 @@
   }
   // The figure the user moved draws the server's answer first. After a zoom or pan of the timeline or the Gantt
   // the server redraws both at the new window and the two answers land in either order; the other figure's redraw
-  // (up to ~0.5 s for the Gantt of a big trace at a wide window) held the browser's one thread while the moved
-  // figure's answer waited behind it. Now the other figure's Plotly.react waits while an answer for the moved one
+  // (the Gantt of a big trace at a wide window is slow) held the browser's one thread while the moved figure's
+  // answer waited behind it. Now the other figure's Plotly.react waits while an answer for the moved one
   // is asked for, on its way or being drawn (at most MOVED_FIRST_MS after the move).
   const TIME_FIGURES = ["timeline", "gantt"], MOVED_FIRST_MS = 3000;
   let moved = null, movedDrawing = 0, free = 0;

@@ -291,7 +291,7 @@ def _compared(starts: np.ndarray, ends: np.ndarray, lo_ns: int, hi_ns: int) -> n
 
 class WindowIndex:
     """The rows of an event frame drawn in a window (``in_window``'s rows: ``end > lo`` and ``start < hi``) found
-    without reading every row: a zoom of 10M kernels and 10M CUDA API calls compared every row of both (~30 ms).
+    without reading every row (a zoom of millions of kernels and CUDA API calls compared every row of both).
 
     In start order (the frame's own when its starts are sorted, else a permutation, int32 while it fits) the rows
     are cut into blocks of ``block`` rows, each with its first start and its latest end. The rows that start

@@ -11,9 +11,11 @@ import atexit
 import logging
 import os
 import shutil
+from dataclasses import replace
 from html import escape
 from pathlib import Path
 from typing import NamedTuple
+from urllib.parse import parse_qs
 
 from dash import MATCH, ClientsideFunction, Dash, Input, Output, State, dcc, html
 from dash._utils import to_json
@@ -51,9 +53,6 @@ def _trace_by_file_name(state: ViewState, notices: list[str], search: str | None
     """A link whose ``trace`` is a bare file name (``?trace=run.sqlite``, typed by hand) opens the one served
     file of that name (never an upload: ``served`` lists none but the link's own), saying so, instead of the
     default trace."""
-    from dataclasses import replace
-    from urllib.parse import parse_qs
-
     raw = parse_qs((search or "").lstrip("?")).get("trace", [""])[0]
     if state.trace or not raw or "@" in raw:
         return state, notices
@@ -71,7 +70,6 @@ def main_state(
     """The ViewState a link opens, and its notices: the link's warnings, a trace not served here
     (replaced by the first served trace), the server's dispatch prefix and step source (``serve
     --steps``) when the link sets none."""
-    from dataclasses import replace
 
     state = from_query(search)
     notices = list(state.warnings)

@@ -342,8 +342,7 @@ def apply_grid(state: ViewState, table: str, column_state: Any = None, filter_mo
     """The state after a table's sort (``column_state``) or column filters (``filter_model``) changed.
 
     An unsorted table (the grids' header clicks never unsort; another client could) goes back to the table's
-    default sort; a filter model
-    the link cannot hold (unknown column, unsupported filter) leaves the state as it is.
+    default sort; a filter model the link cannot hold (unknown column, unsupported filter) leaves the state as it is.
     """
     out = state
     if column_state is not None:
