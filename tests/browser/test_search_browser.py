@@ -21,7 +21,7 @@ def mark_in_link(page: Page, kind: str, s: int, e: int) -> None:
 
 
 def test_search_counts_walks_in_time_order_and_the_link_brings_it_back(
-    page: Page, serve, tmp_path, artifacts, console_errors
+    page: Page, browser, serve, tmp_path, artifacts, console_errors
 ):
     write_search_fixture(tmp_path / "search.sqlite")
     base = serve(create_app(trace_dirs=[tmp_path]))
@@ -53,7 +53,7 @@ def test_search_counts_walks_in_time_order_and_the_link_brings_it_back(
     page.screenshot(path=str(artifacts / "search_timeline.png"), full_page=False)
 
     link = page.url
-    fresh = page.context.browser.new_context(viewport={"width": 1600, "height": 1000}).new_page()
+    fresh = browser.new_context(viewport={"width": 1600, "height": 1000}).new_page()
     fresh.goto(link)
     expect(present(fresh.locator("#search-status"))).to_contain_text("· at #6: elementwise phase at 0.000085 s")
     assert fresh.locator("#timeline-search").input_value() == "elementwise"
