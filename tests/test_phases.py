@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -160,6 +161,34 @@ def test_gantt_of_many_dispatches_stays_in_budget(tmp_path):
     assert bars <= GANTT_BUDGET
     assert "200,000 dispatches drawn as" in view.gantt.layout.title.text
     assert len(view.gantt.to_json()) < 1_500_000
+
+
+def test_a_gantt_of_more_dispatches_than_pixels_draws_same_phase_runs_until_zoomed(tmp_path):
+    """2,000 dispatches are more bars than a full-width Gantt has pixels: the whole trace draws one bar per run of
+    same-phase dispatches (each bar an SVG element Plotly draws again on every zoom); a window holding fewer
+    dispatches than the budget draws each of them."""
+    import json as _json
+
+    from dashboard.render import GANTT_BUDGET, build_view
+
+    assert GANTT_BUDGET == 1200
+    timeline = [
+        {"start_ns": i * 1000, "name": f"CG_DISPATCH:actual={1600 if (i // 7) % 2 else 1}"} for i in range(2000)
+    ]
+    p = tmp_path / "runs.json"
+    p.write_text(
+        _json.dumps(
+            {"gpu_activity_span_s": 1.0, "gpu_busy_union_s": 0.5, "kernel_count": 1, "dispatch_timeline": timeline}
+        )
+    )
+    trace = load_trace(p)
+    whole = build_view(trace, ViewState()).gantt
+    assert sum(len(t.x) for t in whole.data) == 286  # ceil(2000 / 7) runs of 7 dispatches
+    assert "2,000 dispatches drawn as 286 same-phase runs" in whole.layout.title.text
+    assert [t.name for t in whole.data] == ["prefill (999)", "decode (1,001)"]
+    zoomed = build_view(trace, ViewState(t0_ns=500_000, t1_ns=700_000)).gantt
+    assert sum(int(np.isfinite(t.x).sum()) for t in zoomed.data) == 600  # the window and a width either side
+    assert "same-phase runs" not in zoomed.layout.title.text
 
 
 def test_a_phase_without_token_counts_has_na_tokens_not_zero():

@@ -29,7 +29,7 @@ MEMOP_BUDGET = 400
 API_BUDGET = 400  # CUDA API calls, drawn with the kernels (zoomed in)
 GPU_BUDGET = DEFAULT_MARK_BUDGET - NVTX_BUDGET - MARK_TICK_BUDGET - KERNEL_BUDGET - MEMOP_BUDGET - API_BUDGET
 ALL_LANES = ("nvtx", "marks", "gpu", "streams", "memops")
-GANTT_BUDGET = 3000  # dispatch bars in one Gantt figure
+GANTT_BUDGET = 1200  # dispatch bars in one Gantt figure: beyond it, one bar per run of same-phase dispatches
 DISPATCH_ROW_LIMIT = 20_000  # rows of the dispatch table sent to the browser (the longest steps)
 GAP_CAUSE_LIMIT = 500
 
