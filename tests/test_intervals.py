@@ -238,9 +238,11 @@ def test_window_index_finds_the_rows_in_the_window(rows, lo, hi, expected, block
 
     s = np.array([a for a, _ in rows], np.int64)
     e = np.array([b for _, b in rows], np.int64)
-    got = WindowIndex(s, e, block=block).rows(lo, hi)
+    idx = WindowIndex(s, e, block=block)
+    got = idx.rows(lo, hi)
     assert got.tolist() == expected == _scan(s, e, lo, hi)
     assert got.dtype == np.intp
+    assert idx.count(lo, hi) == len(expected)
 
 
 @settings(max_examples=300, deadline=None)
@@ -261,6 +263,24 @@ def test_window_index_equals_the_scan(rows, lo, width, block, sort):
     idx = WindowIndex(s, e, block=block)
     assert (idx.order is None) == (len(s) < 2 or bool((np.diff(s) >= 0).all()))  # no permutation kept when sorted
     assert idx.rows(lo, lo + width).tolist() == _scan(s, e, lo, lo + width)
+    assert idx.count(lo, lo + width) == len(_scan(s, e, lo, lo + width))
+
+
+def test_count_in_window_counts_what_in_window_finds_with_or_without_an_index_or_hidden_devices():
+    """Kernels on devices 0 and 1; [10, 20) holds rows 1 (device 1), 2 and 3 (zero-length at 15); a wide window
+    (every block read) counts by comparing every row, as ``rows`` then does."""
+    import pandas as pd
+
+    from dashboard.analysis.timeline import WindowIndex, count_in_window, in_window
+
+    k = pd.DataFrame({"start_ns": [0, 5, 12, 15, 25], "end_ns": [10, 11, 30, 15, 40], "device_id": [0, 1, 0, 0, 1]})
+    idx = WindowIndex(k["start_ns"].to_numpy(), k["end_ns"].to_numpy(), block=2)
+    for index in (None, idx):
+        assert in_window(k, 10, 20, index=index).tolist() == [1, 2, 3]
+        assert count_in_window(k, 10, 20, index=index) == 3
+        assert count_in_window(k, 10, 20, (1,), index) == 2  # device 1 hidden
+        assert count_in_window(k, -100, 100, index=index) == 5
+        assert count_in_window(k, 40, 50, index=index) == 0
 
 
 @pytest.mark.parametrize(

@@ -314,8 +314,9 @@ class WindowIndex:
     def _in_order(self, pos: np.ndarray) -> np.ndarray:
         return pos if self.order is None else self.order[pos]
 
-    def rows(self, lo_ns: int, hi_ns: int) -> np.ndarray:
-        """Positions (ascending) of the rows with ``end > lo_ns`` and ``start < hi_ns``."""
+    def _candidates(self, lo_ns: int, hi_ns: int) -> np.ndarray | None:
+        """Positions (in start order) of the rows that may be in the window, all of which start before ``hi_ns``;
+        None when every row is to be compared (a wide window)."""
         b = int(np.searchsorted(self.block_start, hi_ns, side="left"))  # blocks 0 .. b-1 start before hi
         if b == 0:
             return np.empty(0, np.intp)
@@ -325,11 +326,25 @@ class WindowIndex:
         if not len(blocks):
             return np.empty(0, np.intp)
         if len(blocks) * self.block * SCAN_SHARE > len(self.starts):  # a wide window: comparing every row is quicker
-            return _compared(self.starts, self.ends, lo_ns, hi_ns)
+            return None
         pos = (blocks[:, None] * self.block + np.arange(self.block)).ravel()
-        rows = self._in_order(pos[pos < end])
+        return self._in_order(pos[pos < end])
+
+    def rows(self, lo_ns: int, hi_ns: int) -> np.ndarray:
+        """Positions (ascending) of the rows with ``end > lo_ns`` and ``start < hi_ns``."""
+        rows = self._candidates(lo_ns, hi_ns)
+        if rows is None:
+            return _compared(self.starts, self.ends, lo_ns, hi_ns)
         rows = rows[self.ends[rows] > lo_ns].astype(np.intp)
         return rows if self.order is None else np.sort(rows)
+
+    def count(self, lo_ns: int, hi_ns: int) -> int:
+        """``len(rows(lo_ns, hi_ns))`` without building the positions: at a wide window, all that is drawn of
+        millions of rows is how many there are."""
+        rows = self._candidates(lo_ns, hi_ns)
+        if rows is None:
+            return int(np.count_nonzero((self.ends > lo_ns) & (self.starts < hi_ns)))
+        return int(np.count_nonzero(self.ends[rows] > lo_ns))
 
 
 def in_window(
@@ -348,6 +363,17 @@ def in_window(
     if hidden_devices:
         rows = rows[~np.isin(events["device_id"].to_numpy()[rows], list(hidden_devices))]
     return rows
+
+
+def count_in_window(
+    events: pd.DataFrame, lo_ns: int, hi_ns: int, hidden_devices=(), index: WindowIndex | None = None
+) -> int:
+    """``len(in_window(...))``, without the rows' positions when no device is hidden."""
+    if hidden_devices:
+        return len(in_window(events, lo_ns, hi_ns, hidden_devices, index))
+    if index is not None:
+        return index.count(lo_ns, hi_ns)
+    return int(np.count_nonzero((events["end_ns"].to_numpy() > lo_ns) & (events["start_ns"].to_numpy() < hi_ns)))
 
 
 def select_ranges(

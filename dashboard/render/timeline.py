@@ -23,6 +23,7 @@ from dashboard.analysis.tables import (
     nvtx_table,
 )
 from dashboard.analysis.timeline import (
+    count_in_window,
     in_window,
     lanes_for_window,
     nvtx_lane_keys,
@@ -225,8 +226,11 @@ def timeline_spec(
     kernels = memops = api = None
     if "streams" in show and x_range is not None:
         k = ta.timed_kernels()  # invalid rows are never drawn
-        vis = k.iloc[in_window(k, lo, hi, hidden_devices, ta.window_index("kernels"))]
-        if 0 < len(vis) <= KERNEL_BUDGET:
+        index = ta.window_index("kernels")
+        # counted first: a wide window of millions of kernels draws only their number
+        in_view = count_in_window(k, lo, hi, hidden_devices, index)
+        if 0 < in_view <= KERNEL_BUDGET:
+            vis = k.iloc[in_window(k, lo, hi, hidden_devices, index)]
             calls = _launch_calls(vis, b.api_calls, _join_by_position(trace))
             calls["api_thread"] = pd.Series(  # object dtype: pandas' Arrow strings cost a conversion each way
                 [
@@ -244,21 +248,20 @@ def timeline_spec(
             # (device, process, context, stream): one lane each, named alike at every zoom
             lanes_of = stream_names(vis, sharing=ta.stream_sharing())
             kernels = pd.concat([vis, categorize_kernels(vis), calls, lanes_of.rename("stream_lane")], axis=1)
-        elif len(vis):
+        elif in_view:
             notes.append(
-                f"{len(vis):,} kernels in view: zoom in to {KERNEL_BUDGET:,} or fewer to see each one "
+                f"{in_view:,} kernels in view: zoom in to {KERNEL_BUDGET:,} or fewer to see each one "
                 "by stream with its CUDA API calls"
             )
         if (step := marked_step_kernels(trace, state)) is not None:
-            rows = b.kernels.index.get_indexer(vis.index)  # the attribution is aligned with the bundle's rows
-            mine = step[rows] if kernels is not None else np.zeros(0, bool)
-            if kernels is not None:
-                kernels["in_marked_step"] = mine
-            shown = f"{int(mine.sum()):,} in view, outlined" if kernels is not None else "zoom in to see them outlined"
+            shown = "zoom in to see them outlined"
+            if kernels is not None:  # the attribution is aligned with the bundle's rows
+                kernels["in_marked_step"] = mine = step[b.kernels.index.get_indexer(kernels.index)]
+                shown = f"{int(mine.sum()):,} in view, outlined"
             notes.append(f"the marked step launched {units.count(int(step.sum()), 'kernel')} (by correlation): {shown}")
-        a = b.api_calls
-        rows = in_window(a, lo, hi, index=ta.window_index("api_calls"))
-        if 0 < len(rows) <= API_BUDGET and kernels is not None:
+        a = b.api_calls  # drawn with the kernels only
+        rows = in_window(a, lo, hi, index=ta.window_index("api_calls")) if kernels is not None else []
+        if 0 < len(rows) <= API_BUDGET:
             col = {
                 c: a[c].to_numpy()[rows] for c in ("start_ns", "end_ns", "global_tid", "pid", "tid", "correlation_id")
             }
@@ -275,15 +278,15 @@ def timeline_spec(
                     ),
                 }
             )
-        elif len(rows) > API_BUDGET and kernels is not None:
+        elif len(rows) > API_BUDGET:
             notes.append(f"{len(rows):,} CUDA API calls in view: zoom in to {API_BUDGET:,} or fewer to see them")
     if "memops" in show and x_range is not None and not b.memops.empty:
-        m = b.memops
-        vis = m.iloc[in_window(m, lo, hi, hidden_devices, ta.window_index("memops"))]
-        if len(vis) <= MEMOP_BUDGET:
-            memops = vis
+        m, index = b.memops, ta.window_index("memops")
+        in_view = count_in_window(m, lo, hi, hidden_devices, index)
+        if in_view <= MEMOP_BUDGET:
+            memops = m.iloc[in_window(m, lo, hi, hidden_devices, index)]
         else:
-            notes.append(f"{len(vis):,} memcpy/memset in view: zoom in to see them")
+            notes.append(f"{in_view:,} memcpy/memset in view: zoom in to see them")
     if hidden:
         notes.append(f"{hidden:,} shorter NVTX ranges hidden at this scale (showing the {NVTX_BUDGET:,} longest)")
     if len(marks) > MARK_TICK_BUDGET:
