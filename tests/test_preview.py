@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -118,6 +119,40 @@ def test_a_cached_load_gives_the_kernel_times_before_the_frames(tmp_path):
     )
     assert hit and got[0] == "cached frames"
     assert (got[1].kernel_rows, got[1].busy_ns, got[1].span_ns) == (4010, 285_205_624, 299_877_006)
+
+
+def test_a_cached_load_reads_the_frames_after_the_preview_thread_it_started(tmp_path, monkeypatch):
+    """The preview of cached frames is drawn before the frames are read (sharing the cores, the preview of 10M
+    kernels came at the end of the read). A callback that starts no thread (the one above) is not waited for."""
+    import pandas
+
+    cache = TraceCache(tmp_path / "cache")
+    load_trace(NCCL, cache=cache)
+    order = []
+    read = pandas.read_parquet
+
+    def read_parquet(path, *args, **kwargs):
+        order.append(("read", Path(path).stem, tuple(kwargs.get("columns") or ())))
+        return read(path, *args, **kwargs)
+
+    monkeypatch.setattr(pandas, "read_parquet", read_parquet)
+
+    def slow_preview(start, end, device):
+        def run():
+            threading.Event().wait(0.3)
+            order.append(("preview", len(start)))
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    bundle, hit = cache.load_bundle(NCCL, lambda p: pytest.fail("built again"), on_kernel_times=slow_preview)
+    assert hit and len(bundle.kernels) == 4010
+    assert order[:3] == [
+        ("read", "kernels", ("start_ns", "end_ns", "device_id")),
+        ("preview", 4010),
+        ("read", "kernels", ()),
+    ]
 
 
 def wait_for(previews: list, n: int = 1) -> None:

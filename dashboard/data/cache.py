@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict
@@ -140,7 +141,8 @@ class TraceCache:
                 it before returning (a command that exits right after must not lose it). Either way the
                 entry appears whole or not at all (see ``_write``).
             on_kernel_times: as ``load_nsys_sqlite``'s: called with the cached kernels' ``start_ns``, ``end_ns``
-                and ``device_id`` columns before the frames are read (a hit only; ``build`` gets its own).
+                and ``device_id`` columns before the frames are read (a hit only; ``build`` gets its own); when it
+                returns a thread (``data.trace``'s preview), the frames are read once that thread ends.
 
         Raises:
             Whatever ``build`` raises (the trace's own errors); cache problems never raise.
@@ -189,10 +191,14 @@ class TraceCache:
             for name in FRAME_NAMES:  # a flipped byte in a data page must not become a wrong answer
                 if _sha256(entry / f"{name}.parquet") != meta["sha256"][name]:
                     raise ValueError(f"{name}.parquet does not match its checksum")
-            if on_kernel_times is not None:  # three columns first: a page previews them while the rest is read
+            if on_kernel_times is not None:  # three columns first: a page previews them before the rest is read
                 times = pd.read_parquet(entry / "kernels.parquet", columns=list(PREVIEW_COLUMNS))
-                on_kernel_times(*(times[c] for c in PREVIEW_COLUMNS))
+                previewing = on_kernel_times(*(times[c] for c in PREVIEW_COLUMNS))
                 del times
+                # Beside the frames' read the preview's thread shared the cores and the memory bus with it and
+                # often came only as the read ended; first, it is on the page long before (docs/benchmarks.md).
+                if isinstance(previewing, threading.Thread):
+                    previewing.join()
             frames = {}
             for name, schema in _schemas().items():
                 # Arrow's copy of each column is freed as pandas takes it, and the pool's freed pages go back to

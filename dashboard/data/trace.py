@@ -114,18 +114,21 @@ def load_trace(
 
 def _preview_from_times(preview):
     """The loaders' ``on_kernel_times`` for a ``preview`` callback (None without one): the preview is computed in
-    a daemon thread, so the read goes on meanwhile; a failure there is logged, never the load's."""
+    a daemon thread, which it returns: a SQLite read goes on meanwhile, a cache read waits for it
+    (``TraceCache.load_bundle``); a failure there is logged, never the load's."""
     if preview is None:
         return None
 
-    def on_times(start_ns, end_ns, device_id) -> None:
+    def on_times(start_ns, end_ns, device_id) -> threading.Thread:
         def run() -> None:
             try:
                 preview(load_preview(start_ns, end_ns, device_id))
             except Exception:  # noqa: BLE001 - a preview is optional: the load goes on without it
                 log.exception("the load preview failed")
 
-        threading.Thread(target=run, name="tracedash-preview", daemon=True).start()
+        thread = threading.Thread(target=run, name="tracedash-preview", daemon=True)
+        thread.start()
+        return thread
 
     return on_times
 
