@@ -568,6 +568,32 @@ def test_per_gpu_table_two_devices():
     assert gpu_rows(load_trace(SEED), ViewState()) == ([], [])
 
 
+def test_the_hide_gpus_control_shows_only_for_several_gpus_and_not_before_the_view_knows():
+    """The page's first layout hides "Hide GPUs:" (a big trace's page waits for its load, and an empty label stood
+    there meanwhile) unless the link hides a GPU; the timeline view shows it for a trace with several GPUs."""
+    from dash import html
+
+    view = BY_NAME["timeline"]
+
+    def box_style(layout):
+        stack = [layout]
+        while stack:
+            c = stack.pop()
+            if getattr(c, "id", None) == "hide-devices-box":
+                return c.style
+            kids = getattr(c, "children", None)
+            stack.extend(kids if isinstance(kids, list) else [kids] if isinstance(kids, html.Div) else [])
+        raise AssertionError("no hide-devices-box in the layout")
+
+    assert box_style(view.layout(ViewState())) == {"display": "none"}
+    assert box_style(view.layout(ViewState(hide_devices=(1,)))) == {}
+    two = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
+    assert view.render(two, ViewState())["devices_style"] == {}
+    assert view.render(load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite"), ViewState())["devices_style"] == {
+        "display": "none"
+    }
+
+
 def test_per_gpu_and_per_phase_tables_are_plain_text_tables():
     """The gpu and phases views write small HTML tables: header from the columns (hidden phases
     left out), one row per metric, values as text (a name with markup stays text)."""

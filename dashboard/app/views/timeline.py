@@ -101,6 +101,9 @@ def layout(state):
                     html.Div(
                         id="hide-devices-box",
                         className="lanes",
+                        # shown by the view once it knows the trace has several GPUs (a big trace's page waits for
+                        # its load: an empty "Hide GPUs:" stood there meanwhile)
+                        style={} if state.hide_devices else {"display": "none"},
                         children=[
                             "Hide GPUs: ",
                             dcc.Checklist(
