@@ -4,7 +4,7 @@ Run: ``.venv/bin/python benchmarks/page_load.py [TRACE ...] [--runs 4] [--baseli
 [--empty-cache | --warm-cache | --zoom [--zoom-runs N]]``
 (``--quick``: the tiny NVTX sample, no baseline, the browser tests' headless shell: first one round of ``--zoom``
 in four zooms (its fresh server also writes the Parquet cache the rest finds), then one floor load, the table with
-2 loads and no load without start-up warming, then one ``--warm-cache`` load: seconds; `make test` runs it)
+one load (its fresh server's first page, in memory too) and no load without start-up warming, then one ``--warm-cache`` load: seconds; `make test` runs it)
 
 What is measured (the way the speed targets state it, as ../shared/tools/page_ready.py does):
 
@@ -434,7 +434,7 @@ def main() -> int:
     parser.add_argument("--baseline", default=None,
                         help="commit to compare with (default 5b1e355, none with --zoom; '' for none)")
     parser.add_argument("--big", action="store_true", help="also a 2M-kernel trace from benchmarks/make_trace.py")
-    parser.add_argument("--quick", action="store_true", help="the tiny NVTX sample, 2 loads, no baseline (seconds)")
+    parser.add_argument("--quick", action="store_true", help="the tiny NVTX sample, one load per path, no baseline (seconds)")
     parser.add_argument("--empty-cache", action="store_true",
                         help="only the first page of a fresh server with an empty cache (median of --runs)")
     parser.add_argument("--zoom", action="store_true",
@@ -446,7 +446,7 @@ def main() -> int:
     if args.baseline is None:
         args.baseline = "" if args.zoom else "5b1e355"
     if args.quick:
-        args.runs, args.baseline, args.big = 2, "", False
+        args.runs, args.baseline, args.big = 1, "", False
         args.traces = args.traces or [ROOT / "sample_traces" / DEFAULT_TRACES[0]]
     work = Path(tempfile.mkdtemp(prefix="tracedash-pageload-"))
     env = {**os.environ, "TRACEDASH_CACHE_DIR": str(work / "cache")}
