@@ -142,21 +142,20 @@ def test_phase_runs_merge_consecutive_same_phase_dispatches():
     assert runs["tokens"].tolist() == [1800, 4, 900]
 
 
-def test_gantt_of_many_dispatches_stays_in_budget(tmp_path):
+def _alternating_dispatches(path, n: int):
+    """A summary JSON of ``n`` dispatches 1 µs apart, in runs of 7 of one phase (decode first, then prefill)."""
     import json as _json
 
+    timeline = [{"start_ns": i * 1000, "name": f"CG_DISPATCH:actual={1600 if (i // 7) % 2 else 1}"} for i in range(n)]
+    summary = {"gpu_activity_span_s": 1.0, "gpu_busy_union_s": 0.5, "kernel_count": 1, "dispatch_timeline": timeline}
+    path.write_text(_json.dumps(summary))
+    return load_trace(path)
+
+
+def test_gantt_of_many_dispatches_stays_in_budget(tmp_path):
     from dashboard.render import GANTT_BUDGET, build_view
 
-    timeline = [
-        {"start_ns": i * 1000, "name": f"CG_DISPATCH:actual={1600 if (i // 7) % 2 else 1}"} for i in range(200_000)
-    ]
-    p = tmp_path / "many.json"
-    p.write_text(
-        _json.dumps(
-            {"gpu_activity_span_s": 1.0, "gpu_busy_union_s": 0.5, "kernel_count": 1, "dispatch_timeline": timeline}
-        )
-    )
-    view = build_view(load_trace(p), ViewState())
+    view = build_view(_alternating_dispatches(tmp_path / "many.json", 200_000), ViewState())
     bars = sum(len(t.x) for t in view.gantt.data)
     assert bars <= GANTT_BUDGET
     assert "200,000 dispatches drawn as" in view.gantt.layout.title.text
@@ -167,21 +166,10 @@ def test_a_gantt_of_more_dispatches_than_pixels_draws_same_phase_runs_until_zoom
     """2,000 dispatches are more bars than a full-width Gantt has pixels: the whole trace draws one bar per run of
     same-phase dispatches (each bar an SVG element Plotly draws again on every zoom); a window holding fewer
     dispatches than the budget draws each of them."""
-    import json as _json
-
     from dashboard.render import GANTT_BUDGET, build_view
 
     assert GANTT_BUDGET == 1200
-    timeline = [
-        {"start_ns": i * 1000, "name": f"CG_DISPATCH:actual={1600 if (i // 7) % 2 else 1}"} for i in range(2000)
-    ]
-    p = tmp_path / "runs.json"
-    p.write_text(
-        _json.dumps(
-            {"gpu_activity_span_s": 1.0, "gpu_busy_union_s": 0.5, "kernel_count": 1, "dispatch_timeline": timeline}
-        )
-    )
-    trace = load_trace(p)
+    trace = _alternating_dispatches(tmp_path / "runs.json", 2000)
     whole = build_view(trace, ViewState()).gantt
     assert sum(len(t.x) for t in whole.data) == 286  # ceil(2000 / 7) runs of 7 dispatches
     assert "2,000 dispatches drawn as 286 same-phase runs" in whole.layout.title.text
