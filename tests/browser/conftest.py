@@ -94,7 +94,7 @@ def browser_context_args(browser_context_args):
 
 # Every test page opens in one Chromium profile per worker, on the same few ports, so Chromium's disk cache and
 # V8's code cache keep plotly.js, AG Grid and dash-renderer compiled from one test to the next (each test's own
-# incognito context compiled them on every page). A page load then costs Chromium ~0.6 CPU-s less.
+# incognito context compiled them on every page; docs/benchmarks.md, `make test`, has what that saves).
 # Isolation: the `context` fixture closes the test's pages and clears the cookies and the site storage of every
 # origin served; each server closes its kept-alive connections, so no request of a later test reaches an app of
 # an earlier one. Tests that need a browser without that cache use the `browser` fixture's contexts.
