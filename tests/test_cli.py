@@ -58,6 +58,35 @@ def test_unwritable_output(tmp_path, capsys):
     assert "cannot write" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("spelling", ["same", "dotted", "link"])
+def test_summarize_never_writes_over_the_trace_it_reads(tmp_path, capsys, spelling):
+    """`summarize T -o T` wrote the summary over the user's trace and exited 0: now exit 2 and the file unchanged,
+    however the output path spells it."""
+    import hashlib
+    import os
+    import shutil
+
+    trace = tmp_path / "run.sqlite"
+    shutil.copy(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"), trace)
+    before = hashlib.sha256(trace.read_bytes()).hexdigest()
+    out = {"same": trace, "dotted": tmp_path / "." / "run.sqlite", "link": tmp_path / "alias.sqlite"}[spelling]
+    if spelling == "link":
+        os.symlink(trace, out)
+    assert main(["summarize", "--no-cache", str(trace), "-o", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"tracedash: error: {out}: is the trace being read; give another file to write, or leave -o out\n"
+    )
+    assert hashlib.sha256(trace.read_bytes()).hexdigest() == before
+
+
+def test_export_and_report_never_write_over_the_trace_they_read(tmp_path, capsys):
+    trace = tmp_path / "t.html"  # a name `report` would write to; the file is a summary JSON
+    trace.write_bytes(SEED.read_bytes())
+    assert main(["report", str(trace), "-o", str(trace)]) == 2
+    assert "is the trace being read" in capsys.readouterr().err
+    assert trace.read_bytes() == SEED.read_bytes()
+
+
 def test_serve_missing_trace_exit_2(tmp_path, capsys):
     assert main(["serve", str(tmp_path / "nope.sqlite")]) == 2
     assert "no such file" in capsys.readouterr().err

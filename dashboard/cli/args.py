@@ -157,21 +157,33 @@ def _check_link_trace(link_trace: str, path: Path) -> None:
     )
 
 
-def _check_output(path: Path) -> None:
+def _check_output(path: Path, inputs: tuple[Path, ...] = ()) -> None:
     """Refuse an output path that cannot be written, before any loading or rendering.
 
     Raises:
-        TraceError: its folder does not exist or is not a folder, or the path is a folder (exit 2).
+        TraceError: its folder does not exist or is not a folder, the path is a folder, or it is one of the
+            ``inputs`` (the user's trace would be overwritten) (exit 2).
     """
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise TraceError(f"{path}: is a folder; give the file to write")
+    for source in inputs:
+        if _same_file(path, source):
+            raise TraceError(f"{path}: is the trace being read; give another file to write, or leave -o out")
     if parent.exists() and not parent.is_dir():
         raise TraceError(f"{path}: cannot write: {parent} is a file, not a folder")
     if not parent.is_dir():
         raise TraceError(f"{path}: cannot write: its folder {parent} does not exist")
     if not os.access(parent, os.W_OK):
         raise TraceError(f"{path}: cannot write: no permission to write in {parent}")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` name one existing file (a link or another spelling of the path included)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # either does not exist (yet)
+        return False
 
 
 def _image_format(fmt: str | None, output: Path) -> str:

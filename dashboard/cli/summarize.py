@@ -23,7 +23,7 @@ def _summarize(args) -> int:
     cache = _cache(args)
     path = Path(args.trace[0])
     if args.output not in (None, "-"):
-        _check_output(Path(args.output))  # before the trace is read, not after
+        _check_output(Path(args.output), (path,))  # before the trace is read, not after
     from dashboard.data.cache import cached_summary_text
 
     text = cached_summary_text(cache, path, args.dispatch_prefix)

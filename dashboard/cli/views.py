@@ -30,7 +30,7 @@ def _export(args) -> int:
     for w in state.warnings:
         _say(f"tracedash: warning: {w}", file=sys.stderr)
     fmt = _image_format(args.format, Path(args.output))
-    _check_output(Path(args.output))
+    _check_output(Path(args.output), (Path(args.trace),))
     _check_link_trace(state.trace, Path(args.trace))
     trace = _load_for_view(args)
     _say_search_warnings(trace, state)
@@ -55,7 +55,7 @@ def _report(args) -> int:
             f"{Path(args.output).name}: a report is one HTML file: name it .html (for an image of a figure, "
             "use tracedash export)"
         )
-    _check_output(Path(args.output))
+    _check_output(Path(args.output), (Path(args.trace),))
     _check_link_trace(state.trace, Path(args.trace))
     trace = _load_for_view(args)
     _say_search_warnings(trace, state)
