@@ -128,7 +128,13 @@ def test_mixed_batches_are_their_own_phase():
 def test_phase_runs_merge_consecutive_same_phase_dispatches():
     d = ph.build_dispatches(
         marks(
-            [(0, "X:actual=900"), (10, "X:actual=900"), (20, "X:actual=1"), (30, "X:actual=3"), (40, "X:actual=900")]
+            [
+                (0, "X:actual=900:mode=NONE:padded=1024"),
+                (10, "X:actual=900:mode=NONE:padded=1024"),
+                (20, "X:actual=1:mode=FULL:padded=8"),
+                (30, "X:actual=3:mode=NONE:padded=8"),
+                (40, "X:actual=900"),
+            ]
         ),
         end_ns=50,
     )
@@ -140,6 +146,10 @@ def test_phase_runs_merge_consecutive_same_phase_dispatches():
         [40, 50, 10, 1],
     ]
     assert runs["tokens"].tolist() == [1800, 4, 900]
+    # padded tokens summed as the tokens are (a run read "tokens 20 · padded 1": its first dispatch's), and a run
+    # in two graph modes says so
+    assert runs["padded"].tolist() == [2048, 16, pd.NA]
+    assert runs["mode"].tolist() == ["NONE", "varied", ""]
 
 
 def _alternating_dispatches(path, n: int):

@@ -231,7 +231,8 @@ def phase_runs(dispatches: pd.DataFrame, phases: pd.Series) -> tuple[pd.DataFram
 
     Returns:
         ``(runs, run_phases)``: a DISPATCHES-shaped frame with one row per run (start of its first
-        dispatch, end of its last; tokens summed; mode/padded of the first; index of the first;
+        dispatch, end of its last; tokens and padded tokens summed; the members' mode, or "varied" when they
+        differ; index of the first;
         ``end_estimated`` if any member's end was) plus a ``dispatches`` count column, and the
         phase of each run.
     """
@@ -247,8 +248,9 @@ def phase_runs(dispatches: pd.DataFrame, phases: pd.Series) -> tuple[pd.DataFram
             "end_ns": g["end_ns"].max(),
             "name": g["name"].first(),
             "tokens": g["tokens"].sum(min_count=1).astype("Int64"),
-            "mode": g["mode"].first(),
-            "padded": g["padded"].first(),
+            # a run of dispatches in more than one graph mode says so rather than show its first one's
+            "mode": g["mode"].first().where(g["mode"].nunique(dropna=False) == 1, "varied"),
+            "padded": g["padded"].sum(min_count=1).astype("Int64"),
             "mixed": g["mixed"].any() if "mixed" in dispatches else False,
             "end_estimated": g["end_estimated"].any(),
             "dispatches": g.size(),
