@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import sqlite3
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -243,6 +244,15 @@ def _directory(d: Path) -> Path:
     return p
 
 
+def _cut_gzip() -> bytes:
+    """A gzipped JSON head cut inside its data, after exactly 2,000 bytes of it (stored, not deflated, so the
+    bytes cut are the data's): what a copy cut short by a full disk or an interrupted upload leaves."""
+    data = b'{"schemaVersion": 1, "deviceProperties": [], "pad": "' + b"x" * 4000 + b'"}'
+    packer = zlib.compressobj(level=0, wbits=31)
+    whole = packer.compress(data) + packer.flush()
+    return whole[: 10 + 5 + 2000]  # gzip header, stored block header, 2,000 data bytes
+
+
 def _rocprofv3() -> bytes:
     """A rocprofv3 (ROCprofiler-SDK) ``--output-format json`` file: its records under 'rocprofiler-sdk-tool'."""
     tool = {
@@ -367,7 +377,13 @@ REFUSED = [
     Case(
         "gzip_not_kineto",
         _bytes("notes.json.gz", gzip.compress(b"hello")),
-        "a gzip file that is not a PyTorch profiler (Kineto) trace (no 'traceEvents' in its first MiB)",
+        "a gzip file that is not a PyTorch profiler (Kineto) trace (no 'traceEvents' in its 5 bytes of data)",
+    ),
+    Case(  # the first 3,000 bytes of a real Kineto trace's gzip: it was called "no 'traceEvents' in its first MiB"
+        "gzip_kineto_cut_short",
+        _bytes("cut.json.gz", _cut_gzip()),
+        "a gzip file cut short or corrupt: its data breaks off after 2,000 bytes (no 'traceEvents' before that); "
+        "gunzip -t reports where it breaks",
     ),
     # files of other profilers (issue 26 class 6): named with their producer and what to use instead
     Case(

@@ -135,9 +135,17 @@ def sniff_format(path: Path) -> str:
                     f"{path.name}: a gzipped tracedash summary JSON; summaries are read uncompressed: "
                     f"gunzip {path.name} and open the .json"
                 )
+            if len(text) < SNIFF_BYTES:  # all of its data was read: say whether it ended where gzip says it does
+                if not _gzip_intact(path):
+                    raise TraceFormatError(
+                        f"{path.name}: a gzip file cut short or corrupt: its data breaks off after {len(text):,} "
+                        "bytes (no 'traceEvents' before that); gunzip -t reports where it breaks"
+                    )
+                where = f"in its {len(text):,} bytes of data"
+            else:
+                where = "in its first MiB"
             raise TraceFormatError(
-                f"{path.name}: a gzip file that is not a PyTorch profiler (Kineto) trace "
-                "(no 'traceEvents' in its first MiB)"
+                f"{path.name}: a gzip file that is not a PyTorch profiler (Kineto) trace (no 'traceEvents' {where})"
             )
         if not any(f'"{key}"'.encode() in text for key in SUMMARY_KEYS) and _complete_json(path, text):
             raise TraceFormatError(
