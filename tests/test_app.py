@@ -895,10 +895,13 @@ def test_a_link_naming_a_served_file_by_its_bare_name_opens_it_and_says_so(tmp_p
         "Opened 'nsys2026.2_2gpu_nccl_before.sqlite' by its file name: the address bar now holds the full link "
         "of this trace.",
     ]
-    # a name no served file has, or a partial one, still opens the default trace with the link's warning
+    # a name no served file has, or a partial one, opens the default trace and says why (it said "not a trace id")
     for name in ("missing.sqlite", "nsys2026.2_2gpu_nccl_before"):
         state, notices = main_state(f"?trace={name}", store)
-        assert state.trace == store.listed_ids()[0] and notices[0].startswith(f"Ignored trace={name!r} in the link")
+        assert state.trace == store.listed_ids()[0]
+        assert notices == [
+            f"Ignored trace={name!r} in the link: no trace named {name!r} is served here; using the default."
+        ]
 
 
 def test_zooms_never_evict_the_pages_from_the_response_cache():

@@ -49,7 +49,14 @@ def test_export_route_draws_the_linked_view_in_the_report_layout():
     none = client.get("/export/gantt.png")
     assert none.status_code == 400 and none.get_json()["error"] == "the link names no trace (?trace=NAME@HASH)"
     bogus = client.get("/export/timeline.png?trace=bogus%40123")  # QA: was "the link names no trace"
-    assert bogus.status_code == 400 and bogus.get_json()["error"] == (
+    assert bogus.status_code == 400 and bogus.get_json()["error"] == (  # no default is drawn: none is named
         "Ignored trace='bogus@123' in the link: not a trace id (expected NAME@HASH, a file name and 32 hexadecimal "
-        "digits); using the default."
+        "digits)"
+    )
+    # a bare file name, as the page takes it: the served file of that name, or why there is none
+    bare = client.get("/export/gantt.png?trace=nsys2022.4_cpu_llm_server_nvtx.sqlite")
+    assert bare.status_code == 200 and bare.data == resp.data
+    nameless = client.get("/export/gantt.png?trace=missing.sqlite")
+    assert nameless.status_code == 404 and nameless.get_json()["error"] == (
+        "no trace named 'missing.sqlite' is served here (?trace=NAME or NAME@HASH)"
     )

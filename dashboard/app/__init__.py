@@ -31,7 +31,7 @@ from dashboard.app.load_banner import initial_line, register_load_banner
 from dashboard.app.security import SecurityConfig, register_security
 from dashboard.app.store import TraceStore
 from dashboard.app.sync import register_sync
-from dashboard.app.trace_files import discover
+from dashboard.app.trace_files import discover, file_name_problem, ids_of_file_name
 from dashboard.app.upload import DEFAULT_MAX_UPLOAD_BYTES, UploadPolicy, register_routes
 from dashboard.app.upload_folders import make_upload_dir
 from dashboard.app.views import PageCache, ResponseCache, page_outcomes, prerender, register_views
@@ -56,9 +56,11 @@ def _trace_by_file_name(state: ViewState, notices: list[str], search: str | None
     raw = parse_qs((search or "").lstrip("?")).get("trace", [""])[0]
     if state.trace or not raw or "@" in raw:
         return state, notices
-    hits = [t for t in served if t.rpartition("@")[0] == raw]
-    if len(hits) != 1:
-        return state, notices
+    hits = ids_of_file_name(raw, served)
+    if len(hits) != 1:  # the parser's "not a trace id" is not why: a file name is one, just not of a served trace
+        said = f"Ignored trace={raw[:120]!r} in the link: {file_name_problem(raw, hits)}; using the default."
+        warnings = tuple(said if w.startswith("Ignored trace=") else w for w in state.warnings)
+        return replace(state, warnings=warnings), [said if n.startswith("Ignored trace=") else n for n in notices]
     kept = tuple(w for w in state.warnings if not w.startswith("Ignored trace="))
     note = f"Opened {raw[:120]!r} by its file name: the address bar now holds the full link of this trace."
     return replace(state, trace=hits[0], warnings=kept), [*(n for n in notices if n not in state.warnings), *kept, note]

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import replace
 
 from flask import Flask, Response, jsonify, request
 
+from dashboard.app.trace_files import file_name_problem, ids_of_file_name
 from dashboard.errors import TraceError
 from dashboard.render.export import FIGURES, figure_for, image_bytes, view_for
 from dashboard.state import from_query
@@ -55,9 +57,17 @@ def register_export_route(server: Flask, store) -> None:
         if which not in FIGURES or fmt not in MIMETYPES:
             return _error(404, f"no such export: choose /export/{{{','.join(FIGURES)}}}.{{{','.join(MIMETYPES)}}}")
         state = from_query(request.query_string.decode("utf-8", "replace"))
-        if not state.trace:  # none, or one that is not a trace id (its warning says which)
+        raw = request.args.get("trace", "")
+        if not state.trace and raw and "@" not in raw:  # a file name, as the page opens it
+            hits = ids_of_file_name(raw, store.listed_ids([]))
+            if len(hits) != 1:
+                return _error(404 if not hits else 400, f"{file_name_problem(raw, hits)} (?trace=NAME or NAME@HASH)")
+            state = replace(state, trace=hits[0])
+        if not state.trace:  # none, or one that is not a trace id (its warning says which; no default is drawn)
             why = next((w for w in state.warnings if w.startswith("Ignored trace=")), "")
-            return _error(400, why or "the link names no trace (?trace=NAME@HASH)")
+            return _error(
+                400, why.removesuffix(" using the default.").rstrip(";") or "the link names no trace (?trace=NAME@HASH)"
+            )
         try:
             trace = store.get(state.trace)
         except TraceError as exc:

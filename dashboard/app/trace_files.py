@@ -158,3 +158,15 @@ def trace_id(path: Path, cache=None) -> str:
     except OSError:
         digest = hashlib.sha256(b"unreadable\0" + path.name.encode("utf-8", "surrogateescape")).hexdigest()
     return f"{path.name}@{digest[:ID_HEX]}"
+
+
+def ids_of_file_name(name: str, served: list[str]) -> list[str]:
+    """The served trace ids (``NAME@HASH``) of the file name ``name`` (a link typed by hand: ``?trace=run.sqlite``)."""
+    return [t for t in served if t.rpartition("@")[0] == name]
+
+
+def file_name_problem(name: str, hits: list[str]) -> str:
+    """Why a link's bare file name opened no trace: none or several served traces have it."""
+    if not hits:
+        return f"no trace named {name[:120]!r} is served here"
+    return f"{len(hits)} served traces are named {name[:120]!r}: pick one in the Trace picker"
