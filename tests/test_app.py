@@ -594,6 +594,19 @@ def test_the_hide_gpus_control_shows_only_for_several_gpus_and_not_before_the_vi
     }
 
 
+def test_a_link_hiding_a_gpu_the_trace_does_not_have_is_told_so_under_the_timeline():
+    """``hide_devices=99`` on a two-GPU trace was shown as "hidden GPUs: 99" (and nothing said it named no GPU)."""
+
+    def notes(hide):
+        fig = build_view(load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")), ViewState(hide_devices=hide))
+        text = " · ".join(a.text for a in fig.timeline.layout.annotations).replace("<br>", " ")
+        return [n for n in text.split(" · ") if "GPU 9" in n or "hidden GPUs" in n or "GPUs 9" in n]
+
+    assert notes((99,)) == ["the link hides GPU 99, which this trace does not have"]
+    assert notes((1, 99, 98)) == ["hidden GPUs: 1", "the link hides GPUs 98, 99, which this trace does not have"]
+    assert notes((1,)) == ["hidden GPUs: 1"]
+
+
 def test_per_gpu_and_per_phase_tables_are_plain_text_tables():
     """The gpu and phases views write small HTML tables: header from the columns (hidden phases
     left out), one row per metric, values as text (a name with markup stays text)."""

@@ -205,6 +205,8 @@ def timeline_spec(
     ta = analysis_of(trace)
     unions = ta.busy_unions(state.busy)
     hidden_devices = set(state.hide_devices)
+    # a link may name a GPU this trace has not (hide_devices=99): the GPUs it records and those with GPU work
+    absent = sorted(hidden_devices - set(unions) - set(trace.meta.gpus or ()))
     unions = {d: u for d, u in unions.items() if d not in hidden_devices}
     min_visible = (hi - lo) // PLOT_WIDTH_PX if x_range is not None else 0
     lanes = (
@@ -292,8 +294,13 @@ def timeline_spec(
     if len(marks) > MARK_TICK_BUDGET:
         notes.append(f"{len(marks) - MARK_TICK_BUDGET:,} of {len(marks):,} marks hidden")
         marks = marks.iloc[np.linspace(0, len(marks) - 1, MARK_TICK_BUDGET).astype(int)]
-    if hidden_devices:
-        notes.append("hidden GPUs: " + ", ".join(str(d) for d in sorted(hidden_devices)))
+    if hidden_gpus := sorted(hidden_devices.difference(absent)):
+        notes.append("hidden GPUs: " + ", ".join(str(d) for d in hidden_gpus))
+    if absent:
+        notes.append(
+            f"the link hides {'GPU' if len(absent) == 1 else 'GPUs'} {', '.join(str(d) for d in absent)}, which "
+            "this trace does not have"
+        )
     if any(ln.mode == "bins" for ln in lanes):
         notes.append("GPU lanes binned into busy fractions (intervals too many or too short to draw one by one)")
     if any(ln.mode == "intervals" and len(ln.starts) > 1 and not len(ln.gap_starts) for ln in lanes):
