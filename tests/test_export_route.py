@@ -56,6 +56,11 @@ def test_export_route_draws_the_linked_view_in_the_report_layout():
     # a bare file name, as the page takes it: the served file of that name, or why there is none
     bare = client.get("/export/gantt.png?trace=nsys2022.4_cpu_llm_server_nvtx.sqlite")
     assert bare.status_code == 200 and bare.data == resp.data
+    bad_window = client.get(f"/export/gantt.png?trace={tid.replace('@', '%40')}&t0_ns=5&t1_ns=1")
+    assert bad_window.status_code == 400 and bad_window.get_json()["error"] == (  # it drew the whole trace
+        "Ignored t0_ns/t1_ns='5,1' in the link: not a window in integer ns with t0 < t1. Nothing was drawn: correct "
+        "the link (copy it from the page's address bar)."
+    )
     nameless = client.get("/export/gantt.png?trace=missing.sqlite")
     assert nameless.status_code == 404 and nameless.get_json()["error"] == (
         "no trace named 'missing.sqlite' is served here (?trace=NAME or NAME@HASH)"

@@ -49,7 +49,8 @@ def register_export_route(server: Flask, store) -> None:
 
     Answers: 200 with the image (``Content-Disposition: attachment`` with the figure's file name from
     its state); 404 for an unknown figure or format, or a trace that is not served here; 400 for a
-    link without a trace; 503 when images cannot be made here (no Chromium for kaleido).
+    link without a trace or with a value it cannot use (a bad window: never the whole trace instead); 503 when
+    images cannot be made here (no Chromium for kaleido).
     """
 
     @server.route("/export/<which>.<fmt>")
@@ -68,6 +69,11 @@ def register_export_route(server: Flask, store) -> None:
             return _error(
                 400, why.removesuffix(" using the default.").rstrip(";") or "the link names no trace (?trace=NAME@HASH)"
             )
+        if problems := [w for w in state.warnings if not w.startswith("Ignored trace=")]:
+            # an image of another view than the link asks for (the whole trace for a bad window) would be a false
+            # answer: the page shows such a link with its notice, an image has no room for one
+            said = " ".join(w.replace("; using the default.", ".") for w in problems)
+            return _error(400, f"{said} Nothing was drawn: correct the link (copy it from the page's address bar).")
         try:
             trace = store.get(state.trace)
         except TraceError as exc:
