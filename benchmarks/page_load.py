@@ -4,7 +4,8 @@ Run: ``.venv/bin/python benchmarks/page_load.py [TRACE ...] [--runs 4] [--baseli
 [--empty-cache | --warm-cache | --zoom [--zoom-runs N]]``
 (``--quick``: the tiny NVTX sample, no baseline, the browser tests' headless shell: first one round of ``--zoom``
 in four zooms (its fresh server also writes the Parquet cache the rest finds), then one floor load, the table with
-one load (its fresh server's first page, in memory too) and no load without start-up warming, then one ``--warm-cache`` load: seconds; `make test` runs it)
+one load (its fresh server's first page, in memory too) and no load without start-up warming, then one
+``--warm-cache`` load: seconds; `make test` runs it)
 
 What is measured (the way the speed targets state it, as ../shared/tools/page_ready.py does):
 
@@ -469,7 +470,7 @@ def main() -> int:
                 print("--zoom:")
                 zoom_table(browser, trees, traces, env, rounds=1, widths=QUICK_ZOOM_WIDTHS)
             srv, url = floor_server()
-            floors = [load_once(browser, url) for _ in range(1 if args.quick else args.runs)]
+            floors = [load_once(browser, url) for _ in range(args.runs)]
             srv.shutdown()
             floor_settled = statistics.median(x[0] for x in floors[1:] or floors)
             floor_drawn = statistics.median(x[1] for x in floors[1:] or floors)

@@ -44,6 +44,11 @@ def _error(status: int, message: str) -> Response:
     return resp
 
 
+def _no_default(warning: str) -> str:
+    """A link's warning without its "; using the default." (the page shows the default view; an export draws none)."""
+    return warning.removesuffix("; using the default.")
+
+
 def register_export_route(server: Flask, store) -> None:
     """Serve ``/export/<figure>.<format>`` (figure: timeline, gantt, phases; format: png, pdf, svg).
 
@@ -66,13 +71,11 @@ def register_export_route(server: Flask, store) -> None:
             state = replace(state, trace=hits[0])
         if not state.trace:  # none, or one that is not a trace id (its warning says which; no default is drawn)
             why = next((w for w in state.warnings if w.startswith("Ignored trace=")), "")
-            return _error(
-                400, why.removesuffix(" using the default.").rstrip(";") or "the link names no trace (?trace=NAME@HASH)"
-            )
+            return _error(400, _no_default(why) or "the link names no trace (?trace=NAME@HASH)")
         if problems := [w for w in state.warnings if not w.startswith("Ignored trace=")]:
             # an image of another view than the link asks for (the whole trace for a bad window) would be a false
             # answer: the page shows such a link with its notice, an image has no room for one
-            said = " ".join(w.replace("; using the default.", ".") for w in problems)
+            said = " ".join(f"{_no_default(w)}." for w in problems)
             return _error(400, f"{said} Nothing was drawn: correct the link (copy it from the page's address bar).")
         try:
             trace = store.get(state.trace)

@@ -100,6 +100,7 @@ def browser_context_args(browser_context_args):
 # an earlier one. Tests that need a browser without that cache use the `browser` fixture's contexts.
 _PORTS: list[int] = []  # this worker's ports, by the order of the servers a test starts
 _ORIGINS: set[str] = set()
+_SITE_STORAGE = "local_storage,session_storage,indexeddb,cache_storage,service_workers,file_systems,websql"
 
 
 @pytest.fixture(scope="session")
@@ -130,9 +131,6 @@ def context(_profile):
             cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": _SITE_STORAGE})
         cdp.detach()
         blank.close()
-
-
-_SITE_STORAGE = "local_storage,session_storage,indexeddb,cache_storage,service_workers,file_systems,websql"
 
 
 def _bind(app, i: int):
