@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from dashboard.analysis.timeline import lanes_for_window, nvtx_lane_keys, thread_labeler
+from dashboard.analysis.timeline import lanes_for_window, nvtx_lane_keys, pixel_runs, thread_labeler
 from dashboard.app.components import GRAPH_CONFIG, graph_config
 from dashboard.data.trace import load_trace
 from dashboard.figures.common import REPORT_FONT_PX, add_caption, bar_labels, report_layout
@@ -490,4 +490,43 @@ def test_an_nvtx_only_trace_zoomed_where_it_recorded_nothing_says_so_on_the_time
     assert fig.layout.meta["time_axis"] is True and tuple(fig.layout.xaxis.range) == (0.3, 0.4)
     assert fig.layout.xaxis.visible is True
     whole = timeline_figure(trace, ViewState(), (24_825_070, 180_525_489))
-    assert [(t.name, len(t.x)) for t in whole.data][0] == ("NVTX ranges (colour = name)", 195)
+    assert [(t.name, len(t.x)) for t in whole.data][0] == ("NVTX ranges (colour = name)", 152)  # 195, some merged
+
+
+def test_pixel_runs_merge_only_neighbours_under_a_pixel_in_one_lane():
+    """Rows in no order; lanes by label. At 10 ns a pixel: a's [0,5) and [8,12) (3 ns apart) share a bar, [30,35)
+    (18 ns after) does not; [36,100) is wide: its own bar, and [101,104) after it is not merged into it; b's range
+    is alone in its lane. Bars are numbered in (lane, start) order, lanes by first appearance."""
+    lanes = ["a", "b", "a", "a", "a", "a"]
+    starts = np.array([30, 9, 8, 36, 0, 101])
+    ends = np.array([35, 11, 12, 100, 5, 104])
+    assert pixel_runs(lanes, starts, ends, 10.0).tolist() == [1, 4, 0, 2, 0, 3]
+    assert pixel_runs(lanes, starts, ends, 0.0).tolist() == [2, 5, 1, 3, 0, 4]  # no scale: nothing merged
+    assert pixel_runs(lanes, starts, ends, 19.0).tolist() == [0, 3, 0, 1, 0, 2]  # 18 ns apart now joins
+    assert pixel_runs([], np.array([], np.int64), np.array([], np.int64), 10.0).tolist() == []
+
+
+def test_the_whole_nvtx_sample_draws_its_sub_pixel_neighbours_as_one_bar_and_a_zoom_splits_them():
+    """The NVTX sample's 195 ranges over 155.7 ms (~120 µs a pixel): each bar of several ranges spans its members,
+    says how many it holds by name, and is not labelled; every range is in one bar. A window of 1 ms draws each."""
+    trace = load_trace(SAMPLES / "nsys2022.4_cpu_llm_server_nvtx.sqlite")
+    r = trace.bundle.nvtx_ranges
+    whole = timeline_figure(trace, ViewState(), (24_825_070, 180_525_489))
+    nvtx = next(t for t in whole.data if t.name == "NVTX ranges (colour = name)" and t.showlegend is False)
+    counts = [
+        int(h.split("</b>")[0].removeprefix("<b>").split()[0].replace(",", "")) if " NVTX ranges</b>" in h else 1
+        for h in nvtx.hovertext
+    ]
+    assert sum(counts) == 195 and len(counts) == 152 and max(counts) > 1
+    merged = [i for i, k in enumerate(counts) if k > 1]
+    assert all(nvtx.text[i] == "" for i in merged)
+    for i in merged:  # the bar spans its members: their starts and ends are in the trace
+        lo_s, hi_s = nvtx.base[i], nvtx.base[i] + nvtx.x[i]
+        inside = r[(r["start_ns"] >= round(lo_s * 1e9) - 1) & (r["end_ns"] <= round(hi_s * 1e9) + 1)]
+        assert len(inside) >= counts[i]
+        assert "drawn as one bar: each is under a pixel wide at this scale" in nvtx.hovertext[i]
+    lo = int(r["start_ns"].iloc[100])
+    narrow = timeline_figure(trace, ViewState(), (lo, lo + 1_000_000))
+    drawn = next(t for t in narrow.data if t.name == "NVTX ranges (colour = name)" and t.showlegend is False)
+    in_view = ((r["start_ns"] < lo + 1_000_000) & (r["end_ns"] > lo)).sum()
+    assert len(drawn.x) == in_view and not any("drawn as one bar" in h for h in drawn.hovertext)

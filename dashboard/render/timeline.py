@@ -27,6 +27,7 @@ from dashboard.analysis.timeline import (
     in_window,
     lanes_for_window,
     nvtx_lane_keys,
+    pixel_runs,
     select_ranges,
     thread_labeler,
 )
@@ -331,6 +332,10 @@ def timeline_spec(
         )
         notes.insert(0, window_note)
     lane_keys = nvtx_lane_keys(selected, ranks=ranks, thread_names=b.meta.thread_names)
+    if x_range is not None:  # at a wide window, neighbours under a pixel wide are one bar (their hover says so)
+        lane_keys["bar"] = pixel_runs(
+            lane_keys["lane"], lane_keys["start_ns"], lane_keys["end_ns"], (hi - lo) / PLOT_WIDTH_PX
+        )
     if ranks:  # hovers give each rank's own pid (the label says which rank)
         lane_keys["pid"] = [ranks.get(int(p), (0, int(p)))[1] for p in lane_keys["pid"]]
         if api is not None:

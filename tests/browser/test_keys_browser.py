@@ -372,7 +372,10 @@ def test_the_figure_the_user_moved_draws_its_answer_first(page: Page, serve, sma
     late["figure"] = "timeline"
     order = drawn_after_zoom("timeline", mid, mid + WIDTH_NS // 2)  # the Gantt's answer first: it waits
     assert [g for g, _ in order] == ["timeline", "gantt"], json.dumps(order)
-    assert order[1][1] - order[0][1] < 500  # and then draws at once
+    # and then draws as soon as the timeline is drawn: a gate that did not let it go would hold it until
+    # MOVED_FIRST_MS (3 s) after the move, ~2 s after the timeline's draw; the Gantt's own draw, which can take
+    # 600 ms on a loaded machine, lies between
+    assert order[1][1] - order[0][1] < 1500
     late["figure"] = "gantt"
     order = drawn_after_zoom("gantt", mid + WIDTH_NS // 8, mid + WIDTH_NS // 4)  # and so for a zoom of the Gantt
     assert [g for g, _ in order] == ["gantt", "timeline"], json.dumps(order)
