@@ -450,9 +450,13 @@ def test_a_link_made_before_its_file_changed_opens_the_file_of_that_name_but_nev
     state, notices = main_state(f"?trace={quote(stale)}&tab=nvtx", store)
     assert state.trace == current and state.tab == "nvtx"
     assert notices == [
-        f"The link asks for trace {stale!r}, which is not served here: the file 'seed.json' has "
-        "changed since the link was made. Showing it as it is now."
+        f"The link asks for trace {stale!r}, which is not served here: the file 'seed.json' here has other content "
+        "(it changed since the link was made, or the link's version is mistyped). Showing it as it is now."
     ]
+    # its version cut to 8 hex digits by hand (the form links take, as a short git hash): that file, no notice
+    short = current[: current.index("@") + 9]
+    assert main_state(f"?trace={quote(short)}&tab=nvtx", store) == (state, [])
+    assert store.explain_changed(short, current) is None and store.explain_changed(stale, current) is not None
     # an upload is private to its link: its name alone opens nothing
     resp = _upload(app.server.test_client(), SMALL_NSYS.read_bytes(), "mine.sqlite")
     assert resp.status_code == 200
@@ -470,6 +474,11 @@ def test_a_link_made_before_its_file_changed_opens_the_file_of_that_name_but_nev
         "Baseline: " + store.explain_changed(stale, current),
         "Candidate: " + store.explain_missing("mine.sqlite@0123abcd"),
     ]
+    assert choose_pair(store.listed_ids([short]), short, current, store.explain_missing, store) == (
+        current,
+        current,
+        [],
+    )
     a, b, notices = choose_pair(named, upload, stale, store.explain_missing, store)  # an upload's id, unnamed
     assert (a, b, notices) == (
         named[0],

@@ -403,7 +403,8 @@ def test_5_upload_ids_are_random_tokens_and_bad_ids_get_one_answer(server):
     view, notices = next(iter(named))
     assert "is not served here" in view and notices
     assert all(
-        "which is not served here: the file 'seed.json' has changed since the link was made" in n for n in notices
+        "which is not served here: the file 'seed.json' here has other content (it changed since the link was made" in n
+        for n in notices
     )
     view, notices = answers["nothing.json@" + "0" * 32]
     assert "is not served here" in view and notices and all("which is not served here. Showing" in n for n in notices)

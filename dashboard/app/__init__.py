@@ -84,8 +84,9 @@ def main_state(
     served = store.listed_ids([state.trace])
     state, notices = _trace_by_file_name(state, notices, search, served)
     if state.trace and state.trace not in served:
-        if (renamed := store.same_name(state.trace)) is not None:  # the file changed since the link was made
-            notices.append(store.explain_changed(state.trace, renamed))
+        if (renamed := store.same_name(state.trace)) is not None:  # the file changed, or a shortened version
+            if changed := store.explain_changed(state.trace, renamed):
+                notices.append(changed)
             state = replace(state, trace=renamed)
         else:
             notices.append(store.explain_missing(state.trace))

@@ -72,14 +72,16 @@ def choose_pair(
     renamed = {t: store.same_name(t) for t in (a, b) if t is not None and t not in ids} if store is not None else {}
     if a is not None and a not in ids:
         if renamed.get(a) in ids:
-            notices.append("Baseline: " + store.explain_changed(a, renamed[a]))
+            if changed := store.explain_changed(a, renamed[a]):
+                notices.append("Baseline: " + changed)
             a = renamed[a]
         else:
             notices.append("Baseline: " + explain(a))
             a = None
     replaced = b is not None and b not in ids
     if replaced and renamed.get(b) in ids:
-        notices.append("Candidate: " + store.explain_changed(b, renamed[b]))
+        if changed := store.explain_changed(b, renamed[b]):
+            notices.append("Candidate: " + changed)
         b, replaced = renamed[b], False
     elif replaced:
         notices.append("Candidate: " + explain(b))

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dashboard.app.trace_files import ID_RE, is_inside, remember_sniff, scan_dir, sniffed, trace_id
+from dashboard.app.trace_files import ID_RE, is_inside, remember_sniff, scan_dir, shortened_id, sniffed, trace_id
 from dashboard.app.upload_folders import TOKEN_RE, touch_upload
 from dashboard.data.analysis import analysis_of
 from dashboard.data.trace import LoadedTrace, LoadStatus, load_trace
@@ -244,11 +244,15 @@ class TraceStore:
         hits = [t for t in self.listed_ids() if t != trace_id and t.rpartition("@")[0] == name]
         return hits[0] if name and len(hits) == 1 else None
 
-    def explain_changed(self, trace_id: str, renamed: str) -> str:
-        """The notice for a link whose trace id names a served file (``same_name``) that changed since."""
+    def explain_changed(self, trace_id: str, renamed: str) -> str | None:
+        """The notice for a link whose trace id names a served file (``same_name``) with other content; None
+        when the link's version is the start of the file's (``shortened_id``: a hash shortened by hand)."""
+        if shortened_id(trace_id, renamed):
+            return None
         return (
             f"The link asks for trace {str(trace_id)[:120]!r}, which is not served here: the file "
-            f"{renamed.rpartition('@')[0]!r} has changed since the link was made. Showing it as it is now."
+            f"{renamed.rpartition('@')[0]!r} here has other content (it changed since the link was made, or the "
+            "link's version is mistyped). Showing it as it is now."
         )
 
     def explain_missing(self, trace_id: str) -> str:

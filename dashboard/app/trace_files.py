@@ -160,6 +160,23 @@ def trace_id(path: Path, cache=None) -> str:
     return f"{path.name}@{digest[:ID_HEX]}"
 
 
+SHORT_ID_HEX = 8  # the fewest hex digits of a version ``shortened_id`` takes (links hold 8 or 32: state.schema)
+
+
+def shortened_id(link_id: str, served_id: str) -> bool:
+    """Whether ``link_id`` is ``served_id`` with its version (the hex after ``@``) cut short by hand, to at least
+    ``SHORT_ID_HEX`` digits: the same file name, and the link's digits are the start of the served file's."""
+    name, _, version = str(link_id).rpartition("@")
+    served_name, _, served_version = served_id.rpartition("@")
+    version = version.lower()
+    return (
+        name == served_name
+        and SHORT_ID_HEX <= len(version) < len(served_version)
+        and all(c in "0123456789abcdef" for c in version)
+        and served_version.startswith(version)
+    )
+
+
 def ids_of_file_name(name: str, served: list[str]) -> list[str]:
     """The served trace ids (``NAME@HASH``) of the file name ``name`` (a link typed by hand: ``?trace=run.sqlite``)."""
     return [t for t in served if t.rpartition("@")[0] == name]

@@ -136,20 +136,23 @@ def _load_for_view(args):
 def _check_link_trace(link_trace: str, path: Path) -> None:
     """Refuse a link made for another trace than ``path``.
 
-    A link's ``trace`` is ``NAME@HASH`` (``app.trace_files.trace_id``: file name + hash of size and first
-    64 KiB). With a hash, the file must have the same one (a renamed copy is the same trace; another
-    run saved under the same name, e.g. nsys' default ``report1``, is not); without one, the same name.
+    A link's ``trace`` is ``NAME@HASH`` (``app.trace_files.trace_id``: file name + the start of the SHA-256 of
+    the file). With a hash, the file must have the same one, or one it starts with (a hash shortened by hand to
+    ``SHORT_ID_HEX`` digits or more, as the page takes it); a renamed copy is the same trace; another run saved
+    under the same name, e.g. nsys' default ``report1``, is not. Without a hash, the same name.
 
     Raises:
         TraceError: the link names another trace (exit 2), with the way to use its settings anyway.
     """
     if not link_trace or not path.is_file():
         return  # no trace in the link; a missing file is reported by the loader
-    from dashboard.app.trace_files import trace_id
+    from dashboard.app.trace_files import shortened_id, trace_id
 
     ours = trace_id(path)
     name, _, digest = link_trace.rpartition("@") if "@" in link_trace else (link_trace, "", "")
     if (digest and digest == ours.rpartition("@")[2]) or (not digest and name == path.name):
+        return
+    if digest and shortened_id(f"{path.name}@{digest}", ours):  # the name aside, as for a full hash
         return
     raise TraceError(
         f"the link was made for trace '{link_trace}', not for {path.name} ({ours}): pass the trace "
