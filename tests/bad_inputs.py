@@ -379,6 +379,11 @@ REFUSED = [
         _bytes("notes.json.gz", gzip.compress(b"hello")),
         "a gzip file that is not a PyTorch profiler (Kineto) trace (no 'traceEvents' in its 5 bytes of data)",
     ),
+    Case(  # plain text under a Kineto trace's gzip name: it got only the generic message
+        "text_named_json_gz",
+        _bytes("trace.json.gz", b"hello, not compressed\n"),
+        "named .gz but not gzip data (no gzip header); neither an nsys SQLite export nor a tracedash summary JSON",
+    ),
     Case(  # the first 3,000 bytes of a real Kineto trace's gzip: it was called "no 'traceEvents' in its first MiB"
         "gzip_kineto_cut_short",
         _bytes("cut.json.gz", _cut_gzip()),

@@ -905,8 +905,8 @@ def test_a_link_naming_a_served_file_by_its_bare_name_opens_it_and_says_so(tmp_p
     assert state.trace == nccl and state.tab == "gaps" and state.warnings == ()
     assert notices == [
         "Ignored foo in the link: not a view setting of this tracedash version.",
-        "Opened 'nsys2026.2_2gpu_nccl_before.sqlite' by its file name: the address bar now holds the full link "
-        "of this trace.",
+        "The link names the file 'nsys2026.2_2gpu_nccl_before.sqlite': the address bar now holds the full link "
+        "of its trace.",
     ]
     # a name no served file has, or a partial one, opens the default trace and says why (it said "not a trace id")
     for name in ("missing.sqlite", "nsys2026.2_2gpu_nccl_before"):

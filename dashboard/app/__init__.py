@@ -62,7 +62,8 @@ def _trace_by_file_name(state: ViewState, notices: list[str], search: str | None
         warnings = tuple(said if w.startswith("Ignored trace=") else w for w in state.warnings)
         return replace(state, warnings=warnings), [said if n.startswith("Ignored trace=") else n for n in notices]
     kept = tuple(w for w in state.warnings if not w.startswith("Ignored trace="))
-    note = f"Opened {raw[:120]!r} by its file name: the address bar now holds the full link of this trace."
+    # said before the load, which may fail: it names the trace, never that it opened
+    note = f"The link names the file {raw[:120]!r}: the address bar now holds the full link of its trace."
     return replace(state, trace=hits[0], warnings=kept), [*(n for n in notices if n not in state.warnings), *kept, note]
 
 

@@ -154,8 +154,10 @@ def sniff_format(path: Path) -> str:
                 "'gpu_busy_union_s')"
             )
         return "summary-json"
+    # a name that promises gzip (a Kineto .json.gz) on data that is not: say that first
+    not_gzip = "named .gz but not gzip data (no gzip header); " if path.name.lower().endswith(".gz") else ""
     raise TraceFormatError(
-        f"{path.name}: neither an nsys SQLite export nor a tracedash summary JSON, a PyTorch profiler "
+        f"{path.name}: {not_gzip}neither an nsys SQLite export nor a tracedash summary JSON, a PyTorch profiler "
         "(Kineto) trace or an Nsight Systems report (export nsys reports with: nsys export --type sqlite "
         "REPORT.nsys-rep)"
     )
