@@ -334,10 +334,18 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
     },
     // A click on a table row: the row's interval and kind for the view state (zoom + mark).
     // Rows carry row_id plus start_ns and end_ns (an idle gap, a dispatch, a kernel's longest run).
-    rowClick: function (gapCell, dispatchCell, kernelCell, gapRows, dispatchRows, kernelRows) {
+    rowClick: function (gapCell, dispatchCell, kernelCell, ganttClick, gapRows, dispatchRows, kernelRows) {
       const nu = window.dash_clientside.no_update;
       const ctx = window.dash_clientside.callback_context;
       const trig = (ctx && ctx.triggered && ctx.triggered.length) ? ctx.triggered[0].prop_id : "";
+      if (trig.indexOf("gantt.") === 0) {  // a Gantt bar: its step, as its dispatch row; a run bar: its window
+        const pt = ganttClick && ganttClick.points && ganttClick.points[0];
+        const cd = pt && pt.customdata;
+        if (!cd || cd.length < 4 || !(cd[0] >= 0)) { return nu; }
+        const s = Number(cd[1]), e = Number(cd[2]);
+        if (!isFinite(s) || !isFinite(e) || e <= s) { return nu; }
+        return {kind: Number(cd[3]) > 1 ? "window" : "dispatch", start_ns: s, end_ns: e, at: Date.now()};
+      }
       const pick = trig.indexOf("gap-table.") === 0 ? ["gap", gapCell, gapRows]
         : trig.indexOf("dispatch-table.") === 0 ? ["dispatch", dispatchCell, dispatchRows]
         : trig.indexOf("kernel-table.") === 0 ? ["kernel", kernelCell, kernelRows] : null;

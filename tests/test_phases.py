@@ -184,9 +184,15 @@ def test_a_gantt_of_more_dispatches_than_pixels_draws_same_phase_runs_until_zoom
     assert sum(len(t.x) for t in whole.data) == 286  # ceil(2000 / 7) runs of 7 dispatches
     assert "2,000 dispatches drawn as 286 same-phase runs" in whole.layout.title.text
     assert [t.name for t in whole.data] == ["prefill (999)", "decode (1,001)"]
+    # a click on a bar reads [index, start_ns, end_ns, dispatches] (assets/tracedash.js, rowClick): a run's bar
+    # spans its 7 dispatches of 1 µs each; zoomed in, each dispatch is its own bar (decode: #294-300, #308-314…)
+    decode = next(t for t in whole.data if t.name.startswith("decode"))
+    assert [list(c) for c in decode.customdata[:2]] == [[0, 0, 7_000, 7], [14, 14_000, 21_000, 7]]
     zoomed = build_view(trace, ViewState(t0_ns=500_000, t1_ns=700_000)).gantt
     assert sum(int(np.isfinite(t.x).sum()) for t in zoomed.data) == 600  # the window and a width either side
     assert "same-phase runs" not in zoomed.layout.title.text
+    one = next(t for t in zoomed.data if t.name.startswith("decode"))
+    assert [list(c) for c in one.customdata[:2]] == [[300, 300_000, 301_000, 1], [308, 308_000, 309_000, 1]]
 
 
 def test_a_phase_without_token_counts_has_na_tokens_not_zero():

@@ -208,6 +208,10 @@ def test_relayout_row_click_and_grid_transitions():
     assert r.window() == (1_000, 13_000) and r.mark == ("dispatch", 5_000, 9_000)
     assert apply_row_click(z, {"kind": "bogus", "start_ns": 1, "end_ns": 2}) == z
     assert apply_row_click(z, {"kind": "gap", "start_ns": 9, "end_ns": 2}) == z
+    # a Gantt bar of a same-phase run: its window, no context around it, the mark kept
+    w = apply_row_click(r, {"kind": "window", "start_ns": 20_000, "end_ns": 90_000})
+    assert w.window() == (20_000, 90_000) and w.mark == ("dispatch", 5_000, 9_000)
+    assert apply_row_click(z, {"kind": "window", "start_ns": 9, "end_ns": 9}) == z
     g = apply_grid(s, "api", column_state=column_state_for("api", "count"))
     assert g.api_sort == "count" and "api_sort=count" in to_query(g)
     assert apply_grid(g, "api", column_state=[{"colId": "count", "sort": None}]).api_sort == "-total_ns"

@@ -300,13 +300,15 @@ def register_sync(app: Dash, store) -> None:
         Output("history-sink", "children"),
         Input(ids.SEARCH, "data"),
     )
-    # A click on a gap, a dispatch or a kernel row: its interval goes to the state (zoom + mark).
+    # A click on a gap, a dispatch or a kernel row, or on a Gantt bar: its interval goes to the state (zoom + mark;
+    # a bar of a same-phase run: zoom only).
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="rowClick"),
         Output(ids.ROW_CLICK, "data"),
         Input(ids.GAP_TABLE, "cellClicked"),
         Input(ids.DISPATCH_TABLE, "cellClicked"),
         Input(ids.KERNEL_TABLE, "cellClicked"),
+        Input(ids.GANTT, "clickData"),
         State(ids.GAP_TABLE, "rowData"),
         State(ids.DISPATCH_TABLE, "rowData"),
         State(ids.KERNEL_TABLE, "rowData"),

@@ -214,15 +214,22 @@ def build_step_gantt(
 def _bars(sel: pd.DataFrame, duration_ns: np.ndarray, y: list, hover: list, rows: list[str]) -> dict:
     """A phase's bar arrays (``base``, ``x``, ``y``, ``hovertext``, ``customdata``) with an empty bar for each of
     its ``rows`` no drawn step is on: a zoomed Gantt draws only the steps near its window, and a row (or a
-    phase's legend entry) with no bar of its own would drop out of the figure."""
+    phase's legend entry) with no bar of its own would drop out of the figure.
+
+    ``customdata`` per bar: ``[index, start_ns, end_ns, steps]`` (float64: exact below 2**53 ns; plotly.js has
+    no 64-bit integer arrays), what a click on the bar marks or zooms to (assets/tracedash.js, ``rowClick``);
+    ``steps`` is how many same-phase steps a run bar stands for (1 for one step); an empty bar's row is -1."""
     missing = [r for r in rows if r not in set(y)]
     nan = np.full(len(missing), np.nan)
+    start = sel["start_ns"].to_numpy(np.int64)
+    steps = sel["dispatches"].to_numpy(np.int64) if "dispatches" in sel else np.ones(len(sel), np.int64)
+    custom = np.column_stack([sel["index"].to_numpy(np.int64), start, start + duration_ns.astype(np.int64), steps])
     return dict(
         base=np.concatenate([s_from_ns(sel["start_ns"]), nan]),
         x=np.concatenate([duration_ns / 1e9, nan]),
         y=list(y) + missing,
         hovertext=list(hover) + [""] * len(missing),
-        customdata=np.concatenate([sel["index"].to_numpy(np.int64), np.full(len(missing), -1)]),
+        customdata=np.concatenate([custom.astype(np.float64), np.full((len(missing), 4), -1.0)]),
     )
 
 

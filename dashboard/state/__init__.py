@@ -269,10 +269,11 @@ def apply_relayout(state: ViewState, relayout: Any) -> ViewState:
 
 
 def apply_row_click(state: ViewState, row: Any) -> ViewState:
-    """The state after a click on a table row ``{"kind", "start_ns", "end_ns"}``: the timeline is
+    """The state after a click on a table row or a Gantt bar ``{"kind", "start_ns", "end_ns"}``: the timeline is
     zoomed to the row's interval with its width of context on each side (at least 1 µs), and the
-    row's target is marked."""
-    if not isinstance(row, dict) or row.get("kind") not in MARK_KINDS:
+    row's target is marked. Kind ``"window"`` (a Gantt bar standing for a run of steps) zooms to the interval
+    itself and marks nothing (the mark the view had stays)."""
+    if not isinstance(row, dict) or row.get("kind") not in (*MARK_KINDS, "window"):
         return state
     try:
         s, e = int(row["start_ns"]), int(row["end_ns"])
@@ -280,6 +281,8 @@ def apply_row_click(state: ViewState, row: Any) -> ViewState:
         return state
     if not (0 <= s < e < 2**61):
         return state
+    if row["kind"] == "window":
+        return replace(state, t0_ns=s, t1_ns=e)
     return _zoom_to(state, (row["kind"], s, e))
 
 

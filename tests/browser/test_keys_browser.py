@@ -233,6 +233,26 @@ def test_f_fits_the_mark_escape_clears_it_and_question_mark_lists_the_keys(
     page.wait_for_function("() => !new URLSearchParams(location.search).has('mark')")
     assert window(page) == (s - pad, e + pad)  # the window stays
 
+    # a click on a Gantt bar marks its dispatch and zooms to it, as its row does (bar clicks did nothing)
+    bar = page.evaluate(
+        figure_js(
+            "gantt",
+            """(() => { const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, s = gd._fullLayout._size;
+          const r = gd.getBoundingClientRect(), [lo, hi] = xa.range.map(Number); let best = null;
+          gd._fullData.forEach(t => { for (let i = 0; i < t.base.length; i++) {
+            const a = t.base[i], b = t.base[i] + t.x[i];
+            if (a >= lo && b <= hi && (!best || t.x[i] > best.w)) best = {w: t.x[i], cd: Array.from(t.customdata[i]),
+              px: r.left + s.l + xa.l2p((a + b) / 2), py: r.top + s.t + ya.l2p(ya.r2l(t.y[i]))}; } });
+          return best; })()""",
+        )
+    )
+    index, s2, e2, steps = (int(v) for v in bar["cd"])
+    assert steps == 1 and s2 < e2 and index >= 0
+    page.mouse.click(bar["px"], bar["py"])
+    page.wait_for_function(f"() => new URLSearchParams(location.search).get('mark') === 'dispatch:{s2}-{e2}'")
+    pad2 = max(e2 - s2, 1000)
+    assert window(page) == (s2 - pad2, e2 + pad2)
+
     help_box = page.locator("#keys-help")
     expect(help_box).to_be_hidden()
     page.keyboard.press("?")
