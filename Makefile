@@ -54,14 +54,14 @@ chromium:
 # so a few long browser tests do not finish alone at the end. (4 workers were not quicker on 2026-12-06, 288-298 s
 # against 264-272 s of pytest: docs/benchmarks.md, `make test`.)
 # The venv and Chromium (when it is missing) are installed side by side: both wait on downloads.
-# ruff (configured in pyproject.toml) checks and format-checks the package and the tests first.
+# ruff (configured in pyproject.toml) checks and format-checks the package, the tests and the benchmarks first.
 # The package is byte-compiled once before the run: where PYTHONDONTWRITEBYTECODE is set, each of the ~50 Python
 # processes of a run (3 workers, the servers and CLIs the tests start) would otherwise compile it again (0.16 CPU-s each).
 test:
 	@$(MAKE) --no-print-directory -j2 $(VENV)/.test-installed chromium
 	$(BIN)/python -m compileall -q dashboard
-	$(BIN)/ruff check dashboard tests
-	$(BIN)/ruff format --check dashboard tests
+	$(BIN)/ruff check dashboard tests benchmarks
+	$(BIN)/ruff format --check dashboard tests benchmarks
 	$(BIN)/python -m pytest -q -n 3 --dist worksteal
 
 clean:

@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from dashboard.analysis.compare import compare_runs, comparison_to_dict  # noqa: E402
-from dashboard.render.compare import compare_view  # noqa: E402
 from dashboard.data.trace import load_trace  # noqa: E402
+from dashboard.render.compare import compare_view  # noqa: E402
 
 
 def timed(fn, runs: int) -> tuple[float, object]:
@@ -50,16 +50,20 @@ def bench(label: str, a_path: Path, b_path: Path, runs: int) -> None:
     t_json, text = timed(lambda: json.dumps(comparison_to_dict(c, top=10), indent=2), runs)
     t_view, _ = timed(lambda: compare_view(c), runs)
     kernels = len(a.bundle.kernels) + len(b.bundle.kernels)
-    print(f"{label}: {kernels:,} kernels, {len(c.a_dispatches) + len(c.b_dispatches):,} dispatches, "
-          f"{len(c.kernels)} kernel / {len(c.nvtx)} NVTX / {len(c.api)} API names")
+    print(
+        f"{label}: {kernels:,} kernels, {len(c.a_dispatches) + len(c.b_dispatches):,} dispatches, "
+        f"{len(c.kernels)} kernel / {len(c.nvtx)} NVTX / {len(c.api)} API names"
+    )
     print(f"  load both (cold, no cache) {t_load:8.3f} s")
     print(f"  compare_runs               {t_cmp:8.3f} s")
     print(f"  --json (top 10)            {t_json:8.3f} s  ({len(text):,} bytes)")
     print(f"  compare_view (page)        {t_view:8.3f} s")
     print(f"  gate: {c.gate.metric} {c.gate.delta_pct:+.2f} %")
     # The floor: reading both traces, which `tracedash diff` pays before it compares anything.
-    print(f"  compare_runs + --json = {(t_cmp + t_json) / t_load:.2f} x loading both; "
-          f"compare page = {t_view / t_load:.2f} x loading both")
+    print(
+        f"  compare_runs + --json = {(t_cmp + t_json) / t_load:.2f} x loading both; "
+        f"compare page = {t_view / t_load:.2f} x loading both"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,8 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.kernels, args.runs = 2_000, 1
     # the "before" capture is also a bundled sample, so it lives in sample_traces/; "after" only in the test data
-    bench("shared pair (nccl before/after)", ROOT / "sample_traces" / "nsys2026.2_2gpu_nccl_before.sqlite",
-          ROOT / "tests" / "data" / "nsys" / "nsys2026.2_2gpu_nccl_after.sqlite", args.runs)
+    bench(
+        "shared pair (nccl before/after)",
+        ROOT / "sample_traces" / "nsys2026.2_2gpu_nccl_before.sqlite",
+        ROOT / "tests" / "data" / "nsys" / "nsys2026.2_2gpu_nccl_after.sqlite",
+        args.runs,
+    )
     from make_trace import generate
 
     work = Path(tempfile.gettempdir()) / "tracedash-bench-compare"

@@ -80,14 +80,14 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     paths = traces(args.workdir, args.files, args.kernels)
     size = sum(p.stat().st_size for p in paths)
-    print(f"{len(paths)} traces x {args.kernels:,} kernels ({size / 2**20:.0f} MiB) in {args.workdir} "
-          f"[ready in {time.perf_counter() - t0:.1f} s]; {cores} usable cores, {workers} Dask workers")
+    print(
+        f"{len(paths)} traces x {args.kernels:,} kernels ({size / 2**20:.0f} MiB) in {args.workdir} "
+        f"[ready in {time.perf_counter() - t0:.1f} s]; {cores} usable cores, {workers} Dask workers"
+    )
     no_cache = TraceCache(enabled=False)
 
-    seq_s, seq_all, seq_texts = timed(
-        lambda: [summary_text(p, "CG_DISPATCH", no_cache) for p in paths], args.runs)
-    dask_s, dask_all, results = timed(
-        lambda: summarize_many(paths, cache=no_cache, n_workers=workers), args.runs)
+    seq_s, seq_all, seq_texts = timed(lambda: [summary_text(p, "CG_DISPATCH", no_cache) for p in paths], args.runs)
+    dask_s, dask_all, results = timed(lambda: summarize_many(paths, cache=no_cache, n_workers=workers), args.runs)
 
     def startup():
         client, cluster = _local_client(workers, True)
@@ -98,8 +98,12 @@ def main(argv: list[str] | None = None) -> int:
 
     def shell_loop():
         for p in paths:
-            subprocess.run([sys.executable, "-m", "dashboard", "summarize", str(p), "--no-cache"], cwd=ROOT,
-                           stdout=subprocess.DEVNULL, check=True)
+            subprocess.run(
+                [sys.executable, "-m", "dashboard", "summarize", str(p), "--no-cache"],
+                cwd=ROOT,
+                stdout=subprocess.DEVNULL,
+                check=True,
+            )
 
     loop_s, loop_all, _ = timed(shell_loop, args.runs)
     bad = [r.path.name for r in results if r.error]
@@ -107,16 +111,24 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"failed on the cluster: {bad}")
     same = [r.text for r in results] == seq_texts
     total = len(paths) * args.kernels
-    print(f"  sequential (one process)       {seq_s:7.2f} s   {total / seq_s / 1e6:6.2f} M kernels/s   "
-          f"runs {' '.join(f'{t:.2f}' for t in seq_all)}")
-    print(f"  Dask LocalCluster ({workers} workers)  {dask_s:7.2f} s   {total / dask_s / 1e6:6.2f} M kernels/s   "
-          f"runs {' '.join(f'{t:.2f}' for t in dask_all)}")
+    print(
+        f"  sequential (one process)       {seq_s:7.2f} s   {total / seq_s / 1e6:6.2f} M kernels/s   "
+        f"runs {' '.join(f'{t:.2f}' for t in seq_all)}"
+    )
+    print(
+        f"  Dask LocalCluster ({workers} workers)  {dask_s:7.2f} s   {total / dask_s / 1e6:6.2f} M kernels/s   "
+        f"runs {' '.join(f'{t:.2f}' for t in dask_all)}"
+    )
     print(f"  cluster start-up + shutdown    {start_s:7.2f} s   runs {' '.join(f'{t:.2f}' for t in start_all)}")
-    print(f"  shell loop ({len(paths)} processes)        {loop_s:7.2f} s   {total / loop_s / 1e6:6.2f} M kernels/s   "
-          f"runs {' '.join(f'{t:.2f}' for t in loop_all)}")
+    print(
+        f"  shell loop ({len(paths)} processes)        {loop_s:7.2f} s   {total / loop_s / 1e6:6.2f} M kernels/s   "
+        f"runs {' '.join(f'{t:.2f}' for t in loop_all)}"
+    )
     print(f"  speed-up vs the shell loop: {loop_s / dask_s:.2f}x")
-    print(f"  speed-up: {seq_s / dask_s:.2f}x (ideal {min(workers, cores, len(paths))}x on {cores} cores); "
-          f"per file sequential {seq_s / len(paths):.2f} s; identical output: {same}")
+    print(
+        f"  speed-up: {seq_s / dask_s:.2f}x (ideal {min(workers, cores, len(paths))}x on {cores} cores); "
+        f"per file sequential {seq_s / len(paths):.2f} s; identical output: {same}"
+    )
     return 0 if same else 1
 
 

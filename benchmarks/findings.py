@@ -35,8 +35,10 @@ def bench(path: Path, target_s: float, repeat: int) -> bool:
     t0 = time.perf_counter()
     trace = load_trace(path)
     load_s = time.perf_counter() - t0
-    print(f"{path.name}: {trace.summary.kernel_count:,} kernels, {len(trace.bundle.api_calls):,} CUDA API calls "
-          f"(loaded in {load_s:.2f} s, not counted)")
+    print(
+        f"{path.name}: {trace.summary.kernel_count:,} kernels, {len(trace.bundle.api_calls):,} CUDA API calls "
+        f"(loaded in {load_s:.2f} s, not counted)"
+    )
     best = best_cpu = float("inf")
     for _ in range(repeat):
         t0, c0 = time.perf_counter(), time.process_time()
@@ -50,10 +52,13 @@ def bench(path: Path, target_s: float, repeat: int) -> bool:
         per_rule.append((rule, time.perf_counter() - t0))
     ok = best <= target_s
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"  all {len(RULES)} rules: {best:.3f} s wall, {best_cpu:.3f} s CPU (best of {repeat}; target <= {target_s} s) "
-          f"{'OK' if ok else 'OVER TARGET'}  [load average {load:.1f} on {os.cpu_count()} CPUs]")
-    print("  per rule (each alone, shared set-up included): "
-          + ", ".join(f"{r} {s * 1000:.0f} ms" for r, s in per_rule))
+    print(
+        f"  all {len(RULES)} rules: {best:.3f} s wall, {best_cpu:.3f} s CPU (best of {repeat}; target <= {target_s} s) "
+        f"{'OK' if ok else 'OVER TARGET'}  [load average {load:.1f} on {os.cpu_count()} CPUs]"
+    )
+    print(
+        "  per rule (each alone, shared set-up included): " + ", ".join(f"{r} {s * 1000:.0f} ms" for r, s in per_rule)
+    )
     print("  top findings: " + "; ".join(f"{f.rule} {f.cost_ns / 1e9:.3f} s" for f in found[:3]))
     nsys = shutil.which("nsys")
     if nsys:
@@ -62,12 +67,17 @@ def bench(path: Path, target_s: float, repeat: int) -> bool:
             copy = Path(tmp) / path.name
             shutil.copy(path, copy)
             t0 = time.perf_counter()
-            subprocess.run([nsys, "analyze", "--format", "csv", "--output", str(Path(tmp) / "out"), "--rule", rules,
-                            str(copy)], check=False, capture_output=True)
+            subprocess.run(
+                [nsys, "analyze", "--format", "csv", "--output", str(Path(tmp) / "out"), "--rule", rules, str(copy)],
+                check=False,
+                capture_output=True,
+            )
             ns = time.perf_counter() - t0
         six = sum(s for r, s in per_rule if r in NSYS_RULES)
-        print(f"  nsys analyze (same six rules): {ns:.2f} s; tracedash six rules {six:.3f} s = {six / ns:.2f} x "
-              f"(target <= 0.25 x)")
+        print(
+            f"  nsys analyze (same six rules): {ns:.2f} s; tracedash six rules {six:.3f} s = {six / ns:.2f} x "
+            f"(target <= 0.25 x)"
+        )
     else:
         print("  nsys not on PATH: no nsys analyze comparison")
     return ok
@@ -87,8 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         big = args.trace
         if big is None:
             big = Path(work) / f"generated_{args.kernels}.sqlite"
-            subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_trace.py"), str(big),
-                            "--kernels", str(args.kernels)], check=True)
+            subprocess.run(
+                [sys.executable, str(ROOT / "benchmarks" / "make_trace.py"), str(big), "--kernels", str(args.kernels)],
+                check=True,
+            )
         ok &= bench(big, 2.0, args.repeat)
     return 0 if ok or args.quick else 1
 

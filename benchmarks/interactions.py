@@ -25,9 +25,8 @@ sys.path.insert(0, str(ROOT))
 from plotly.utils import PlotlyJSONEncoder  # noqa: E402
 
 from dashboard.app.views import VIEWS, render_view, view_slice  # noqa: E402
-from dashboard.state import ViewState, apply_control, apply_grid, apply_relayout, column_state_for  # noqa: E402
 from dashboard.data.trace import load_trace  # noqa: E402
-
+from dashboard.state import ViewState, apply_control, apply_grid, apply_relayout, column_state_for  # noqa: E402
 
 TARGET_MS = 200.0  # server time of a change that re-renders one view (issue 11)
 
@@ -62,8 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.trace, args.repeat = ROOT / "tests" / "data" / "nsys" / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite", 1
     base = ViewState(trace="bench@00000000")
-    print(f"{args.trace.name}; server time per control change (median of {args.repeat}, trace in memory; "
-          f"target <= {TARGET_MS:.0f} ms for a change that re-renders one view)")
+    print(
+        f"{args.trace.name}; server time per control change (median of {args.repeat}, trace in memory; "
+        f"target <= {TARGET_MS:.0f} ms for a change that re-renders one view)"
+    )
     for label, new in interactions(base):
         touched = [v for v in VIEWS if view_slice(v, new) != view_slice(v, base)]
         runs, slowest, sent = [], ("", 0.0), 0
@@ -84,8 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         names = ", ".join(v.name for v in touched) or "(none: the browser sorts)"
         ms = statistics.median(runs) * 1000
         verdict = (" OK" if ms <= TARGET_MS else " OVER TARGET") if len(touched) == 1 else ""
-        print(f"  {label:<26} {ms:8.1f} ms{verdict}  views: {names}; slowest {slowest[0]} "
-              f"{slowest[1] * 1000:.1f} ms; {sent / 1024:.0f} KiB sent")
+        print(
+            f"  {label:<26} {ms:8.1f} ms{verdict}  views: {names}; slowest {slowest[0]} "
+            f"{slowest[1] * 1000:.1f} ms; {sent / 1024:.0f} KiB sent"
+        )
     return 0
 
 

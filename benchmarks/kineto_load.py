@@ -21,7 +21,6 @@ sys.path.insert(0, str(ROOT))
 
 from dashboard.loaders.kineto_json import load_kineto_json  # noqa: E402
 
-
 RUNS = 3
 
 
@@ -36,8 +35,10 @@ def best(fn, n=None) -> float:
 
 
 def main(paths: list[Path]) -> None:
-    print(f"{'trace':45} {'MB gz':>6} {'MB json':>7} {'events':>7} {'gunzip':>7} {'json float':>10} "
-          f"{'json Decimal':>12} {'load total':>10} {'/ json float':>12}")
+    print(
+        f"{'trace':45} {'MB gz':>6} {'MB json':>7} {'events':>7} {'gunzip':>7} {'json float':>10} "
+        f"{'json Decimal':>12} {'load total':>10} {'/ json float':>12}"
+    )
     for p in paths:
         raw = p.read_bytes()
         text = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
@@ -46,8 +47,10 @@ def main(paths: list[Path]) -> None:
         t_float = best(lambda: json.loads(text))
         t_dec = best(lambda: json.loads(text, parse_float=decimal.Decimal))
         t_load = best(lambda: load_kineto_json(p))
-        print(f"{p.name[:45]:45} {len(raw) / 1e6:6.2f} {len(text) / 1e6:7.2f} {n:7,} {t_gz:6.3f}s {t_float:9.3f}s "
-              f"{t_dec:11.3f}s {t_load:9.3f}s {t_load / max(t_float, 1e-9):11.1f}x")
+        print(
+            f"{p.name[:45]:45} {len(raw) / 1e6:6.2f} {len(text) / 1e6:7.2f} {n:7,} {t_gz:6.3f}s {t_float:9.3f}s "
+            f"{t_dec:11.3f}s {t_load:9.3f}s {t_load / max(t_float, 1e-9):11.1f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -8,9 +8,10 @@
 
 The server is a real ``tracedash serve`` subprocess bound to 127.0.0.1 on a free port (nothing leaves the
 machine). Each user opens one of two traces (users alternate), then loops: the full page (its ``_dash-layout``
-request with the link as Referer: every view arrives drawn), the NVTX table, the idle gaps, and three zooms of the timeline at random windows, like a
-person exploring. Requests are built from the app's own ``/_dash-dependencies`` and each view's state
-slice (``dashboard.app.views.slice_data``), so the payloads are what the browser sends. The run stops at ``--duration`` seconds or ``--max-requests``.
+request with the link as Referer: every view arrives drawn), the NVTX table, the idle gaps, and three zooms of the
+timeline at random windows, like a person exploring. Requests are built from the app's own ``/_dash-dependencies``
+and each view's state slice (``dashboard.app.views.slice_data``), so the payloads are what the browser sends. The
+run stops at ``--duration`` seconds or ``--max-requests``.
 
 Beside the users, ``--slow-clients`` (default 10) sockets each send a callback request's headers with
 ``Content-Length: 1000000`` and then one byte every 2 s (reconnecting when the server cuts them off),
@@ -41,10 +42,14 @@ import psutil
 import requests
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_TRACES = [ROOT / "sample_traces" / "generated_seed_shaped_108k.sqlite",
-                  ROOT / "sample_traces" / "nsys2026.2_2gpu_nccl_before.sqlite"]
-QUICK_TRACES = [ROOT / "tests" / "data" / "nsys" / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite",
-                ROOT / "sample_traces" / "nsys2026.2_2gpu_nccl_before.sqlite"]
+DEFAULT_TRACES = [
+    ROOT / "sample_traces" / "generated_seed_shaped_108k.sqlite",
+    ROOT / "sample_traces" / "nsys2026.2_2gpu_nccl_before.sqlite",
+]
+QUICK_TRACES = [
+    ROOT / "tests" / "data" / "nsys" / "nsys2025.5_rtx3060_cuda_graph_launch.sqlite",
+    ROOT / "sample_traces" / "nsys2026.2_2gpu_nccl_before.sqlite",
+]
 # What a user asks for: "view" is the page of a trace (the ``_dash-layout`` request of its link, which carries every
 # view drawn), the others one view's callback.
 CALLBACKS = {"view": (), "nvtx": ("nvtx",), "gaps": ("gaps",), "zoom": ("timeline",)}
@@ -90,14 +95,24 @@ class Driver:
         route = f"{PAGE}.children"
         if not any(dep["output"] == route for dep in self.dep_list):
             raise SystemExit(f"load.py: the app has no routing callback ({route}) to open the page with")
-        resp = requests.post(self.base + "/_dash-update-component", timeout=120, json={
-            "output": route, "outputs": {"id": PAGE, "property": "children"},
-            "inputs": [{"id": PAGE_URL, "property": "pathname", "value": "/"},
-                       {"id": PAGE_URL, "property": "search", "value": ""}],
-            "changedPropIds": [f"{PAGE_URL}.pathname"], "state": []})
+        resp = requests.post(
+            self.base + "/_dash-update-component",
+            timeout=120,
+            json={
+                "output": route,
+                "outputs": {"id": PAGE, "property": "children"},
+                "inputs": [
+                    {"id": PAGE_URL, "property": "pathname", "value": "/"},
+                    {"id": PAGE_URL, "property": "search", "value": ""},
+                ],
+                "changedPropIds": [f"{PAGE_URL}.pathname"],
+                "state": [],
+            },
+        )
         if resp.status_code != 200:
-            raise SystemExit(f"load.py: the page's routing callback answered HTTP {resp.status_code}: "
-                             f"{resp.text[:200]}")
+            raise SystemExit(
+                f"load.py: the page's routing callback answered HTTP {resp.status_code}: {resp.text[:200]}"
+            )
         return list(dict.fromkeys(re.findall(r'"value": ?"([^"]+@[0-9a-f]{32})"', resp.text)))
 
     def payload(self, view: str, state) -> dict:
@@ -107,16 +122,30 @@ class Driver:
         dep = self.deps[view]
         outputs = parse_outputs(dep["output"])
         sid = ids.slice_id(view)
-        inputs = [{**r, "id": sid, "value": slice_data(BY_NAME[view], state)} if r["id"].startswith("{")
-                  else {**r, "value": None} for r in dep["inputs"]]  # the slice, and the unset render kick
-        return {"output": dep["output"], "outputs": outputs if dep["output"].startswith("..") else outputs[0],
-                "inputs": inputs,
-                "state": [{**r, "value": None} for r in dep["state"]],
-                "changedPropIds": [json.dumps(sid, sort_keys=True, separators=(",", ":")) + ".data"]}
+        inputs = [
+            {**r, "id": sid, "value": slice_data(BY_NAME[view], state)}
+            if r["id"].startswith("{")
+            else {**r, "value": None}
+            for r in dep["inputs"]
+        ]  # the slice, and the unset render kick
+        return {
+            "output": dep["output"],
+            "outputs": outputs if dep["output"].startswith("..") else outputs[0],
+            "inputs": inputs,
+            "state": [{**r, "value": None} for r in dep["state"]],
+            "changedPropIds": [json.dumps(sid, sort_keys=True, separators=(",", ":")) + ".data"],
+        }
 
 
-def user(driver: Driver, trace_id: str, extent_s: tuple[float, float], stop: threading.Event, budget: list,
-         results: list, seed: int) -> None:
+def user(
+    driver: Driver,
+    trace_id: str,
+    extent_s: tuple[float, float],
+    stop: threading.Event,
+    budget: list,
+    results: list,
+    seed: int,
+) -> None:
     from dashboard.state import ViewState, apply_relayout
 
     rng = random.Random(seed)
@@ -136,11 +165,15 @@ def user(driver: Driver, trace_id: str, extent_s: tuple[float, float], stop: thr
             error = ""
             try:
                 if view is None:  # the page of the link, as the browser asks for it
-                    resp = session.get(driver.base + "/_dash-layout", timeout=120,
-                                       headers={"Referer": f"{driver.base}/?{to_query(st)}"})
+                    resp = session.get(
+                        driver.base + "/_dash-layout",
+                        timeout=120,
+                        headers={"Referer": f"{driver.base}/?{to_query(st)}"},
+                    )
                 else:
-                    resp = session.post(driver.base + "/_dash-update-component", json=driver.payload(view, st),
-                                        timeout=120)
+                    resp = session.post(
+                        driver.base + "/_dash-update-component", json=driver.payload(view, st), timeout=120
+                    )
                 if resp.status_code not in (200, 204):
                     error = f"HTTP {resp.status_code}"
                 elif "internal error" in resp.text:
@@ -161,8 +194,10 @@ def user(driver: Driver, trace_id: str, extent_s: tuple[float, float], stop: thr
 
 
 LOCK = threading.Lock()
-SLOW_HEAD = (b"POST /_dash-update-component HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-             b"Content-Length: 1000000\r\n\r\n")
+SLOW_HEAD = (
+    b"POST /_dash-update-component HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    b"Content-Length: 1000000\r\n\r\n"
+)
 
 
 def slow_client(port: int, stop: threading.Event, cut: list) -> None:
@@ -225,8 +260,9 @@ def main() -> int:
     ap.add_argument("--traces", nargs=2, type=Path, default=DEFAULT_TRACES)
     ap.add_argument("--slow-clients", type=int, default=10, help="slow sockets beside the users (default 10)")
     ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
-    ap.add_argument("--quick", action="store_true",
-                    help="seconds, for `make test`: 2 users, 1 slow client, 1.5 s, two small traces")
+    ap.add_argument(
+        "--quick", action="store_true", help="seconds, for `make test`: 2 users, 1 slow client, 1.5 s, two small traces"
+    )
     args = ap.parse_args()
     if args.quick:
         args.users, args.duration, args.slow_clients, args.traces = 2, 1.5, 1, QUICK_TRACES
@@ -234,8 +270,21 @@ def main() -> int:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as cache_dir:
-        cmd = [sys.executable, "-m", "dashboard", "serve", *map(str, args.traces), "--host", "127.0.0.1",
-               "--port", str(port), "--workers", str(args.workers), "--cache-dir", cache_dir]
+        cmd = [
+            sys.executable,
+            "-m",
+            "dashboard",
+            "serve",
+            *map(str, args.traces),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            str(args.workers),
+            "--cache-dir",
+            cache_dir,
+        ]
         server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         stop, peak = threading.Event(), [0]
         sampler = threading.Thread(target=sample_rss, args=(server.pid, stop, peak), daemon=True)
@@ -258,27 +307,34 @@ def main() -> int:
             by_name = {tid.split("@", 1)[0]: tid for tid in driver.trace_ids}
             missing = [t.name for t in args.traces if t.name not in by_name]
             if missing:
-                raise SystemExit(f"load.py: the page lists no trace named {', '.join(missing)} "
-                                 f"(it lists {', '.join(sorted(by_name)) or 'none'})")
+                raise SystemExit(
+                    f"load.py: the page lists no trace named {', '.join(missing)} "
+                    f"(it lists {', '.join(sorted(by_name)) or 'none'})"
+                )
             ids = [by_name[t.name] for t in args.traces]
             summaries = [load_trace(t, lean=True).summary for t in args.traces]
             extents = [(s.gpu_start_ns / 1e9, s.gpu_end_ns / 1e9) for s in summaries]
             # Warm-up: one load of each trace per worker process is not what the steady state measures.
             for tid in ids:
                 for _ in range(args.workers):
-                    from dashboard.state import ViewState
+                    from dashboard.state import ViewState, to_query
 
-                    from dashboard.state import to_query
-
-                    requests.get(base + "/_dash-layout", timeout=300, headers={
-                        "Connection": "close", "Referer": f"{base}/?{to_query(ViewState(trace=tid))}"})
+                    requests.get(
+                        base + "/_dash-layout",
+                        timeout=300,
+                        headers={"Connection": "close", "Referer": f"{base}/?{to_query(ViewState(trace=tid))}"},
+                    )
             results: list = []
             budget = [args.max_requests]
-            users = [threading.Thread(target=user, args=(driver, ids[i % 2], extents[i % 2], stop, budget, results, i))
-                     for i in range(args.users)]
+            users = [
+                threading.Thread(target=user, args=(driver, ids[i % 2], extents[i % 2], stop, budget, results, i))
+                for i in range(args.users)
+            ]
             cut, health_lat = [0], []
-            extras = [threading.Thread(target=slow_client, args=(port, stop, cut), daemon=True)
-                      for _ in range(args.slow_clients)]
+            extras = [
+                threading.Thread(target=slow_client, args=(port, stop, cut), daemon=True)
+                for _ in range(args.slow_clients)
+            ]
             extras.append(threading.Thread(target=probe_health, args=(base, stop, health_lat), daemon=True))
             for x in extras:
                 x.start()
@@ -303,30 +359,49 @@ def main() -> int:
                 server.kill()
 
     errors = [r for r in results if r[2]]
-    print(f"tracedash load test: {args.users} users, {args.workers} worker(s), {elapsed:.1f} s, traces "
-          f"{', '.join(t.name for t in args.traces)}")
+    print(
+        f"tracedash load test: {args.users} users, {args.workers} worker(s), {elapsed:.1f} s, traces "
+        f"{', '.join(t.name for t in args.traces)}"
+    )
     print(f"  requests {len(results):,}  ({len(results) / elapsed:.1f} req/s)   errors {len(errors)}")
     health_fail = sum(1 for _, ok in health_lat if not ok)
-    print(f"  /healthz {percentiles([lat for lat, _ in health_lat])}  ({len(health_lat)} probes, {health_fail} "
-          f"failed) beside {args.slow_clients} slow clients (cut off and reconnected {cut[0]} times)")
+    print(
+        f"  /healthz {percentiles([lat for lat, _ in health_lat])}  ({len(health_lat)} probes, {health_fail} "
+        f"failed) beside {args.slow_clients} slow clients (cut off and reconnected {cut[0]} times)"
+    )
     print(f"  all      {percentiles([r[1] for r in results])}")
     for name in CALLBACKS:
         lat = [r[1] for r in results if r[0] == name]
         print(f"  {name:<8} {percentiles(lat)}  ({len(lat)} requests)")
-    print(f"  server peak RSS {peak[0] / 1024**2:,.0f} MiB (all processes); store after run: "
-          f"{health['loaded']} trace(s), {health['memory_bytes'] / 1024**2:,.1f} MiB of "
-          f"{health['memory_limit_bytes'] / 1024**3:,.1f} GiB bound (in the process that answered)")
+    print(
+        f"  server peak RSS {peak[0] / 1024**2:,.0f} MiB (all processes); store after run: "
+        f"{health['loaded']} trace(s), {health['memory_bytes'] / 1024**2:,.1f} MiB of "
+        f"{health['memory_limit_bytes'] / 1024**3:,.1f} GiB bound (in the process that answered)"
+    )
     for name, _, err in errors[:10]:
         print(f"  error: {name}: {err}")
     if args.json:
         lat = np.array([r[1] for r in results]) * 1000
-        args.json.write_text(json.dumps({
-            "users": args.users, "workers": args.workers, "seconds": elapsed, "requests": len(results),
-            "requests_per_s": len(results) / elapsed, "errors": len(errors),
-            "p50_ms": float(np.percentile(lat, 50)), "p95_ms": float(np.percentile(lat, 95)),
-            "p99_ms": float(np.percentile(lat, 99)), "peak_rss_bytes": peak[0], "slow_clients": args.slow_clients,
-            "healthz_p99_ms": float(np.percentile([x for x, _ in health_lat] or [0], 99)) * 1000,
-            "healthz_failed": health_fail}, indent=2))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "users": args.users,
+                    "workers": args.workers,
+                    "seconds": elapsed,
+                    "requests": len(results),
+                    "requests_per_s": len(results) / elapsed,
+                    "errors": len(errors),
+                    "p50_ms": float(np.percentile(lat, 50)),
+                    "p95_ms": float(np.percentile(lat, 95)),
+                    "p99_ms": float(np.percentile(lat, 99)),
+                    "peak_rss_bytes": peak[0],
+                    "slow_clients": args.slow_clients,
+                    "healthz_p99_ms": float(np.percentile([x for x, _ in health_lat] or [0], 99)) * 1000,
+                    "healthz_failed": health_fail,
+                },
+                indent=2,
+            )
+        )
     health_p99 = float(np.percentile([x for x, _ in health_lat], 99)) if health_lat else 0.0
     return 1 if errors or health_fail or health_p99 >= 1.0 else 0
 

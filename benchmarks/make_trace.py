@@ -27,15 +27,24 @@ KERNEL_NAMES = [
     ("device_kernel", "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<...>>(Params)"),
     ("Kernel2", "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_32x4_nn_align8>(Params)"),
     ("_qsa_sparse_paged_gqa_splitk_kernel", "_qsa_sparse_paged_gqa_splitk_kernel"),
-    ("nvjet_sm121_tst_mma_128x208x64_2_32x104x64_tmaAB_bz_TNNN", "nvjet_sm121_tst_mma_128x208x64_2_32x104x64_tmaAB_bz_TNNN"),
+    (
+        "nvjet_sm121_tst_mma_128x208x64_2_32x104x64_tmaAB_bz_TNNN",
+        "nvjet_sm121_tst_mma_128x208x64_2_32x104x64_tmaAB_bz_TNNN",
+    ),
     ("_hc_combine_norm_kernel", "_hc_combine_norm_kernel"),
     ("flash_fwd_kernel", "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4>>(Flash_fwd_params)"),
-    ("rms_norm_kernel", "void vllm::rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, const c10::BFloat16*, float, int)"),
+    (
+        "rms_norm_kernel",
+        "void vllm::rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, const c10::BFloat16*, float, int)",
+    ),
     ("act_and_mul_kernel", "void vllm::act_and_mul_kernel<c10::BFloat16, &vllm::silu_kernel>(...)"),
     ("fused_moe_kernel", "fused_moe_kernel"),
     ("reshape_and_cache_flash_kernel", "void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16>(...)"),
     ("elementwise_kernel", "void at::native::elementwise_kernel<128, 2>(int, ...)"),
-    ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096>)"),
+    (
+        "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+        "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096>)",
+    ),
 ]
 API_NAMES = ["cudaLaunchKernel_v7000", "cuLaunchKernelEx", "cudaLaunchKernelExC_v11060", "cuLaunchKernel"]
 GLOBAL_PID = (1 << 48) | (4100 << 24)
@@ -89,12 +98,19 @@ def generate(path: Path, n_kernels: int, seed: int = 0) -> dict:
         strings.setdefault(name, len(strings) + 1)
     con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, s) for s, i in strings.items()])
     con.execute("CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT)")
-    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [
-        ("EXPORT_PRODUCT_VERSION", "2024.5.1.113"), ("EXPORT_SCHEMA_VERSION", "3.13.2"),
-        ("GENERATOR", "tracedash benchmarks/make_trace.py")])
+    con.executemany(
+        "INSERT INTO META_DATA_EXPORT VALUES (?, ?)",
+        [
+            ("EXPORT_PRODUCT_VERSION", "2024.5.1.113"),
+            ("EXPORT_SCHEMA_VERSION", "3.13.2"),
+            ("GENERATOR", "tracedash benchmarks/make_trace.py"),
+        ],
+    )
     con.execute("CREATE TABLE TARGET_INFO_GPU (id INTEGER NOT NULL, name TEXT, busLocation TEXT)")
     con.execute("INSERT INTO TARGET_INFO_GPU VALUES (0, 'Generated GB10-class GPU', '0000:01:00.0')")
-    con.execute("CREATE TABLE ANALYSIS_DETAILS (globalVid INTEGER, duration INTEGER, startTime INTEGER, stopTime INTEGER)")
+    con.execute(
+        "CREATE TABLE ANALYSIS_DETAILS (globalVid INTEGER, duration INTEGER, startTime INTEGER, stopTime INTEGER)"
+    )
     con.execute(KERNEL_DDL)
     con.execute(RUNTIME_DDL)
     con.execute(NVTX_DDL)
@@ -134,12 +150,28 @@ def generate(path: Path, n_kernels: int, seed: int = 0) -> dict:
             "correlationId, globalPid, demangledName, shortName, registersPerThread, gridX, gridY, gridZ, blockX, "
             "blockY, blockZ, staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, localMemoryTotal, gridId) "
             "VALUES (?,?,0,1,0,?,?,?,?,?,32,128,1,1,256,1,1,0,0,0,0,?)",
-            zip(start[lo:hi].tolist(), end[lo:hi].tolist(), stream[lo:hi].tolist(), corr[lo:hi].tolist(),
-                [GLOBAL_PID] * (hi - lo), full_ids[lo:hi].tolist(), short_ids[lo:hi].tolist(), corr[lo:hi].tolist()))
+            zip(
+                start[lo:hi].tolist(),
+                end[lo:hi].tolist(),
+                stream[lo:hi].tolist(),
+                corr[lo:hi].tolist(),
+                [GLOBAL_PID] * (hi - lo),
+                full_ids[lo:hi].tolist(),
+                short_ids[lo:hi].tolist(),
+                corr[lo:hi].tolist(),
+            ),
+        )
         con.executemany(
             "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?,?,0,NULL)",
-            zip(api_start[lo:hi].tolist(), api_end[lo:hi].tolist(), (name_idx[lo:hi] % 2).tolist(),
-                [GLOBAL_TID] * (hi - lo), corr[lo:hi].tolist(), api_name[lo:hi].tolist()))
+            zip(
+                api_start[lo:hi].tolist(),
+                api_end[lo:hi].tolist(),
+                (name_idx[lo:hi] % 2).tolist(),
+                [GLOBAL_TID] * (hi - lo),
+                corr[lo:hi].tolist(),
+                api_name[lo:hi].tolist(),
+            ),
+        )
 
     # Per step: dispatch mark, PLE ranges, and a stream sync at the end.
     first = np.r_[0, np.cumsum(per_step)[:-1]]
@@ -148,7 +180,7 @@ def generate(path: Path, n_kernels: int, seed: int = 0) -> dict:
     prev_end = 0
     for i, tokens in enumerate(steps):
         s0 = max(int(api_start[first[i]]) - 300_000, prev_end + 10_000)
-        s1 = int(end[first[i]:last[i] + 1].max()) + 20_000
+        s1 = int(end[first[i] : last[i] + 1].max()) + 20_000
         cpu = 40_000 if tokens < 100 else 250_000
         nvtx.append((s0 - 1_000, None, 34, f"CG_DISPATCH:actual={tokens}:mode=NONE:padded={tokens}"))
         nvtx.append((s0, s1 + cpu + 30_000, 59, f"PLE_lookup_tokens={tokens}"))
@@ -158,8 +190,10 @@ def generate(path: Path, n_kernels: int, seed: int = 0) -> dict:
         wait_start = int(api_end[last[i]]) + 5_000
         nvtx.append((wait_start, s1, 59, "PLE_wait_for_GPU"))
         sync.append((wait_start + 1_000, s1 - 2_000, 0, GLOBAL_TID, 0, strings["cudaStreamSynchronize_v3020"]))
-    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,?,?,"
-                    f"{GLOBAL_TID},0)", nvtx)
+    con.executemany(
+        f"INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,?,?,{GLOBAL_TID},0)",
+        nvtx,
+    )
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?,?,0,NULL)", sync)
     duration = int(end.max()) + 10_000_000
     con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, 0, ?)", (1 << 48, duration, duration))

@@ -121,8 +121,10 @@ def bench(trace_path: Path, cache_dir: Path | None, where: bool = False) -> int:
     frames: dict[int, int] = {}
     for name in ("kernels", "api_calls", "nvtx_ranges", "nvtx_marks", "memops", "graph_launches"):
         buffers(getattr(b, name, None), frames)
-    print(f"{trace_path.name}: {len(b.kernels):,} kernels, {len(b.api_calls):,} CUDA API calls; "
-          f"frames {sum(frames.values()) / MIB:,.0f} MiB")
+    print(
+        f"{trace_path.name}: {len(b.kernels):,} kernels, {len(b.api_calls):,} CUDA API calls; "
+        f"frames {sum(frames.values()) / MIB:,.0f} MiB"
+    )
     print(f"{'step':24} {'wall s':>7} {'peak MiB':>9} {'after MiB':>10}")
     print(f"{'load':24} {load_s:7.2f} {load_peak / MIB:9,.0f} {rss() / MIB:10,.0f}", flush=True)
     store, state = OneTrace(trace), ViewState(trace="bench@00000000")
@@ -165,8 +167,16 @@ def main(argv: list[str] | None = None) -> int:
         trace_path = args.trace
         if trace_path is None:
             trace_path = Path(work) / f"generated_{args.kernels}.sqlite"
-            subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_trace.py"), str(trace_path),
-                            "--kernels", str(args.kernels)], check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(ROOT / "benchmarks" / "make_trace.py"),
+                    str(trace_path),
+                    "--kernels",
+                    str(args.kernels),
+                ],
+                check=True,
+            )
         return bench(trace_path, args.cache, args.where)
 
 

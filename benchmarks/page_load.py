@@ -39,7 +39,8 @@ showed; the trees take turns, ``--runs`` loads each, the median printed against 
 first): a fresh server's first page when the trace was opened before.
 
 Each figure prints as ``floor + extra``; beside them the server's peak memory (PSS summed over its processes,
-see ``sample_rss``) over the loads of the fresh server. ``--big`` adds a 2M-kernel trace from ``benchmarks/make_trace.py``.
+see ``sample_rss``) over the loads of the fresh server. ``--big`` adds a 2M-kernel trace from
+``benchmarks/make_trace.py``.
 The full run is not part of ``make test``; ``--quick`` is.
 """
 
@@ -61,8 +62,17 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--disable-extensions", "--disable-quic", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-quic",
+    "--no-first-run",
+]
 DEFAULT_TRACES = ["nsys2022.4_cpu_llm_server_nvtx.sqlite", "generated_seed_shaped_108k.sqlite"]
 # Every figure drawn and every grid filled (or showing its no-rows overlay); any error alert also ends the wait.
 DRAWN = """() => {
@@ -70,7 +80,8 @@ DRAWN = """() => {
   const figs = [...document.querySelectorAll('.js-plotly-plot')].filter(g => g.offsetParent !== null);
   if (!figs.length || !figs.every(g => g._fullLayout && g.querySelector('.main-svg'))) return false;
   const grids = [...document.querySelectorAll('.ag-root-wrapper')].filter(g => g.offsetParent !== null);
-  return grids.every(g => g.querySelector('.ag-row') || g.querySelector('.ag-overlay-no-rows-center, .ag-overlay-no-matching-rows-center'));
+  return grids.every(g => g.querySelector('.ag-row')
+    || g.querySelector('.ag-overlay-no-rows-center, .ag-overlay-no-matching-rows-center'));
 }"""
 
 
@@ -92,8 +103,14 @@ def floor_server():
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     app = dash.Dash(__name__)
-    app.layout = html.Div([dcc.Location(id="url"), dcc.Graph(id="g1"), dcc.Graph(id="g2"),
-                           dag.AgGrid(id="t", columnDefs=[{"field": "a"}], rowData=[])])
+    app.layout = html.Div(
+        [
+            dcc.Location(id="url"),
+            dcc.Graph(id="g1"),
+            dcc.Graph(id="g2"),
+            dag.AgGrid(id="t", columnDefs=[{"field": "a"}], rowData=[]),
+        ]
+    )
 
     @app.callback(Output("g1", "figure"), Output("g2", "figure"), Output("t", "rowData"), Input("url", "search"))
     def fill(_):
@@ -134,8 +151,7 @@ def load_once(browser, url: str) -> tuple[float, float]:
     state["drawn"] = None
     t0 = time.perf_counter()
     page.goto(url, timeout=300_000)
-    page.wait_for_function("() => !!document.querySelector('.js-plotly-plot .main-svg')", timeout=300_000,
-                           polling=25)
+    page.wait_for_function("() => !!document.querySelector('.js-plotly-plot .main-svg')", timeout=300_000, polling=25)
     first_figure = time.perf_counter()
     while time.perf_counter() - t0 < 300:
         if state["drawn"] is None and page.evaluate(DRAWN):
@@ -164,15 +180,20 @@ def wait_up(port: int, proc: subprocess.Popen) -> None:
 
 def serve(tree: Path, trace: Path, env: dict) -> tuple[subprocess.Popen, int]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "dashboard", "serve", "--port", str(port), str(trace)],
-                            cwd=tree, env={**env, "PYTHONPATH": str(tree)},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dashboard", "serve", "--port", str(port), str(trace)],
+        cwd=tree,
+        env={**env, "PYTHONPATH": str(tree)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wait_up(port, proc)
     return proc, port
 
 
-def measure_trace(browser, tree: Path, trace: Path, runs: int, env: dict, no_warming: bool = True,
-                  cache_warm: bool = False) -> dict:
+def measure_trace(
+    browser, tree: Path, trace: Path, runs: int, env: dict, no_warming: bool = True, cache_warm: bool = False
+) -> dict:
     """Warm the cache with one server (unless ``cache_warm``: an earlier server of this tree wrote it), then a
     fresh server: first load and the median of the later ones (``no_warming``: then, for this tree, a third
     server's first load with its start-up warming off)."""
@@ -196,15 +217,23 @@ def measure_trace(browser, tree: Path, trace: Path, runs: int, env: dict, no_war
         proc.wait(30)
     rest = loads[1:] or loads
     cold = None
-    if no_warming and tree == ROOT:  # the same first load with the server's start-up warming off: what that warming hides
+    if (
+        no_warming and tree == ROOT
+    ):  # the same first load with the server's start-up warming off: what that warming hides
         proc, port = serve(tree, trace, {**env, "TRACEDASH_NO_WARM": "1"})
         try:
             cold = load_once(browser, f"http://127.0.0.1:{port}/")
         finally:
             proc.terminate()
             proc.wait(30)
-    return {"fresh": loads[0], "settled": statistics.median(x[0] for x in rest),
-            "drawn": statistics.median(x[1] for x in rest), "loads": loads, "rss": peak[0], "cold": cold}
+    return {
+        "fresh": loads[0],
+        "settled": statistics.median(x[0] for x in rest),
+        "drawn": statistics.median(x[1] for x in rest),
+        "loads": loads,
+        "rss": peak[0],
+        "cold": cold,
+    }
 
 
 # The trace's own numbers are on the page: overview cards and a timeline with data (a placeholder figure or an
@@ -308,8 +337,10 @@ def first_page_table(
     browser, trees, traces, runs: int, env: dict, work: Path, warm: bool, floor: float, warmed: dict | None = None
 ) -> None:
     """Print ``measure_empty_cache``'s medians per trace and tree against the floor's settled time."""
-    print(f"{'trace':44s} {'tree':16s} {'ready (median)':>22s} {'every view (median)':>22s}"
-          "   each load: ready s (status line shown s; every view s)")
+    print(
+        f"{'trace':44s} {'tree':16s} {'ready (median)':>22s} {'every view (median)':>22s}"
+        "   each load: ready s (status line shown s; every view s)"
+    )
     for trace in traces:
         for label, loads in measure_empty_cache(browser, trees, trace, runs, env, work, warm, warmed).items():
             ready = statistics.median(r for r, _, _ in loads)
@@ -318,20 +349,25 @@ def first_page_table(
             each = ", ".join(
                 f"{r:.2f} ({s:.2f}; {c:.2f})" if s is not None and c is not None else f"{r:.2f}" for r, s, c in loads
             )
-            print(f"{trace.name[:44]:44s} {label:16s} {floor:>11.2f} {extra(ready - floor)} s"
-                  f" {whole:>22s}   {each}", flush=True)
+            print(
+                f"{trace.name[:44]:44s} {label:16s} {floor:>11.2f} {extra(ready - floor)} s {whole:>22s}   {each}",
+                flush=True,
+            )
 
 
 ZOOM_WIDTHS = ("span", "span/10", "span/100", "span/1000", 10_000_000, 1_000_000, 100_000, 10_000)
 # --quick: the same path from the whole activity down to 10 µs in four zooms (each zoom costs ~1 CPU-s in `make test`)
 QUICK_ZOOM_WIDTHS = ("span", "span/100", 1_000_000, 10_000)
 # dcc.Graph has bound its handlers and is not redrawing (tests/browser/waits.BOUND)
-BOUND = "gd._ev && gd._ev.listeners('plotly_clickannotation').length > 0 && !gd.classList.contains('dash-graph--pending')"
+BOUND = (
+    "gd._ev && gd._ev.listeners('plotly_clickannotation').length > 0 && !gd.classList.contains('dash-graph--pending')"
+)
 TIMELINE = "document.querySelector('#timeline .js-plotly-plot')"
 
 
-def zoom_round_trips(browser, tree: Path, trace: Path, env: dict, rounds: int = 2,
-                     widths: tuple = ZOOM_WIDTHS) -> tuple[list, int, float]:
+def zoom_round_trips(
+    browser, tree: Path, trace: Path, env: dict, rounds: int = 2, widths: tuple = ZOOM_WIDTHS
+) -> tuple[list, int, float]:
     """``([(width_ns, ms), ...], peak PSS bytes, seconds until the page had every view)``: the page of a fresh
     server opened at 1600×1000 until every view answered, then each of ``widths`` ``rounds`` times, centred
     on the GPU activity (the timeline's first x range), each timed from the relayout to the new figure drawn."""
@@ -349,16 +385,24 @@ def zoom_round_trips(browser, tree: Path, trace: Path, env: dict, rounds: int = 
         out = []
         for _ in range(rounds):
             for w in widths:
-                width_ns = span_ns // int(w.split("/")[1]) if isinstance(w, str) and "/" in w else (
-                    span_ns if w == "span" else min(int(w), span_ns))
+                width_ns = (
+                    span_ns // int(w.split("/")[1])
+                    if isinstance(w, str) and "/" in w
+                    else (span_ns if w == "span" else min(int(w), span_ns))
+                )
                 start_s = lo_s + (span_ns - width_ns) / 2e9
                 page.wait_for_function(f"() => {{ const gd = {TIMELINE}; return !!gd && {BOUND}; }}", timeout=120_000)
                 t0 = time.perf_counter()
-                page.evaluate(f"() => {{ const gd = {TIMELINE}; window.__before = gd.data; "
-                              f"Plotly.relayout(gd, {{'xaxis.range': [{start_s}, {start_s + width_ns / 1e9}]}}); }}")
+                page.evaluate(
+                    f"() => {{ const gd = {TIMELINE}; window.__before = gd.data; "
+                    f"Plotly.relayout(gd, {{'xaxis.range': [{start_s}, {start_s + width_ns / 1e9}]}}); }}"
+                )
                 page.wait_for_function(
                     f"() => {{ const gd = {TIMELINE}; return gd.data !== window.__before && {BOUND}"
-                    " && !!gd.querySelector('.main-svg'); }", timeout=120_000, polling="raf")
+                    " && !!gd.querySelector('.main-svg'); }",
+                    timeout=120_000,
+                    polling="raf",
+                )
                 out.append((width_ns, (time.perf_counter() - t0) * 1000))
         return out, peak[0], complete if complete is not None else ready
     finally:
@@ -373,14 +417,17 @@ def zoom_table(browser, trees, traces, env: dict, rounds: int = 2, runs: int = 1
     """Print ``zoom_round_trips`` per trace and tree (the trees taking turns, ``runs`` fresh servers each): each
     zoom's width and round trip, the median."""
     for trace in traces:
-        for i in range(runs):
+        for _ in range(runs):
             for label, tree in trees:
                 zooms, rss, loaded = zoom_round_trips(browser, tree, trace, env, rounds, widths)
                 each = ", ".join(f"{w / 1e9:g} s: {ms:.0f}" for w, ms in zooms)
-                print(f"{trace.name[:44]:44s} {label:16s} zoom round trip p50 "
-                      f"{statistics.median(ms for _, ms in zooms):.0f} ms, worst {max(ms for _, ms in zooms):.0f} ms "
-                      f"(target p50 <= 250 ms); every view after {loaded:.1f} s; server peak PSS "
-                      f"{rss / 1024**2:,.0f} MiB\n    ms per zoom: {each}", flush=True)
+                print(
+                    f"{trace.name[:44]:44s} {label:16s} zoom round trip p50 "
+                    f"{statistics.median(ms for _, ms in zooms):.0f} ms, worst {max(ms for _, ms in zooms):.0f} ms "
+                    f"(target p50 <= 250 ms); every view after {loaded:.1f} s; server peak PSS "
+                    f"{rss / 1024**2:,.0f} MiB\n    ms per zoom: {each}",
+                    flush=True,
+                )
 
 
 def sample_rss(pid: int, stop: threading.Event, peak: list) -> None:
@@ -413,8 +460,10 @@ def baseline_tree(commit: str, where: Path) -> Path:
     tree.mkdir()
     run = subprocess.run(["git", "-C", str(ROOT), "archive", commit], capture_output=True)
     if run.returncode != 0:  # e.g. a shallow clone, which lacks the commit
-        raise SystemExit(f"page_load.py: cannot extract the baseline {commit} ({run.stderr.decode().strip()}); "
-                         f"fetch it (git fetch --unshallow) or pass --baseline ''")
+        raise SystemExit(
+            f"page_load.py: cannot extract the baseline {commit} ({run.stderr.decode().strip()}); "
+            f"fetch it (git fetch --unshallow) or pass --baseline ''"
+        )
     archive = run.stdout
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
     return tree
@@ -432,17 +481,29 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("traces", nargs="*", type=Path)
     parser.add_argument("--runs", type=int, default=4, help="loads per fresh server (default 4; the first is 'fresh')")
-    parser.add_argument("--baseline", default=None,
-                        help="commit to compare with (default 5b1e355, none with --zoom; '' for none)")
+    parser.add_argument(
+        "--baseline", default=None, help="commit to compare with (default 5b1e355, none with --zoom; '' for none)"
+    )
     parser.add_argument("--big", action="store_true", help="also a 2M-kernel trace from benchmarks/make_trace.py")
-    parser.add_argument("--quick", action="store_true", help="the tiny NVTX sample, one load per path, no baseline (seconds)")
-    parser.add_argument("--empty-cache", action="store_true",
-                        help="only the first page of a fresh server with an empty cache (median of --runs)")
-    parser.add_argument("--zoom", action="store_true",
-                        help="the timeline's zoom round trip in the browser, per trace and tree, after its first page")
+    parser.add_argument(
+        "--quick", action="store_true", help="the tiny NVTX sample, one load per path, no baseline (seconds)"
+    )
+    parser.add_argument(
+        "--empty-cache",
+        action="store_true",
+        help="only the first page of a fresh server with an empty cache (median of --runs)",
+    )
+    parser.add_argument(
+        "--zoom",
+        action="store_true",
+        help="the timeline's zoom round trip in the browser, per trace and tree, after its first page",
+    )
     parser.add_argument("--zoom-runs", type=int, default=1, help="with --zoom: fresh servers per tree (default 1)")
-    parser.add_argument("--warm-cache", action="store_true",
-                        help="as --empty-cache, but each fresh server finds the trace's Parquet cache entry")
+    parser.add_argument(
+        "--warm-cache",
+        action="store_true",
+        help="as --empty-cache, but each fresh server finds the trace's Parquet cache entry",
+    )
     args = parser.parse_args()
     if args.baseline is None:
         args.baseline = "" if args.zoom else "5b1e355"
@@ -454,8 +515,11 @@ def main() -> int:
     traces = args.traces or [ROOT / "sample_traces" / n for n in DEFAULT_TRACES]
     if args.big:
         big = work / "generated_2M.sqlite"
-        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_trace.py"), str(big), "--kernels", "2000000"],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / "make_trace.py"), str(big), "--kernels", "2000000"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         traces.append(big)
     trees = [("this tree", ROOT)]
     if args.baseline:
@@ -464,8 +528,11 @@ def main() -> int:
         with sync_playwright() as p:
             # quick (a check that every path runs, in `make test`): the browser tests' headless shell and switches,
             # which draw the same pages for less CPU; the figures of a quick run are not measurements
-            browser = p.chromium.launch(**quick_browser()) if args.quick else p.chromium.launch(
-                executable_path="/usr/bin/chromium", args=ARGS)
+            browser = (
+                p.chromium.launch(**quick_browser())
+                if args.quick
+                else p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+            )
             if args.quick:  # the --zoom path first: its fresh server writes the cache the table's server finds
                 print("--zoom:")
                 zoom_table(browser, trees, traces, env, rounds=1, widths=QUICK_ZOOM_WIDTHS)
@@ -483,27 +550,41 @@ def main() -> int:
                 first_page_table(browser, trees, traces, args.runs, env, work, args.warm_cache, floor_settled)
                 browser.close()
                 return 0
-            print(f"{'trace':44s} {'tree':16s} {'settled (in memory)':>22s} {'drawn (in memory)':>20s} "
-                  f"{'fresh server, cache warm':>26s} {'server peak PSS':>16s}")
+            print(
+                f"{'trace':44s} {'tree':16s} {'settled (in memory)':>22s} {'drawn (in memory)':>20s} "
+                f"{'fresh server, cache warm':>26s} {'server peak PSS':>16s}"
+            )
             for trace in traces:
                 for label, tree in trees:
                     try:
-                        r = measure_trace(browser, tree, trace, args.runs, env, no_warming=not args.quick,
-                                          cache_warm=args.quick)
+                        r = measure_trace(
+                            browser, tree, trace, args.runs, env, no_warming=not args.quick, cache_warm=args.quick
+                        )
                     except Exception as exc:  # a baseline that cannot serve this input
                         print(f"{trace.name[:44]:44s} {label:16s} failed: {exc}")
                         continue
-                    print(f"{trace.name[:44]:44s} {label:16s} "
-                          f"{floor_settled:>9.2f} {extra(r['settled'] - floor_settled)} s "
-                          f"{floor_drawn:>9.2f} {extra(r['drawn'] - floor_drawn)} s "
-                          f"{floor_settled:>13.2f} {extra(r['fresh'][0] - floor_settled)} s "
-                          f"{r['rss'] / 1024**2:>12,.0f} MiB"
-                          + (f"   (fresh, no warming: {extra(r['cold'][0] - floor_settled)} s)" if r["cold"] else ""),
-                          flush=True)
+                    print(
+                        f"{trace.name[:44]:44s} {label:16s} "
+                        f"{floor_settled:>9.2f} {extra(r['settled'] - floor_settled)} s "
+                        f"{floor_drawn:>9.2f} {extra(r['drawn'] - floor_drawn)} s "
+                        f"{floor_settled:>13.2f} {extra(r['fresh'][0] - floor_settled)} s "
+                        f"{r['rss'] / 1024**2:>12,.0f} MiB"
+                        + (f"   (fresh, no warming: {extra(r['cold'][0] - floor_settled)} s)" if r["cold"] else ""),
+                        flush=True,
+                    )
             if args.quick:  # the --warm-cache path too, one fresh server: `make test` keeps both working, one browser
                 print("--warm-cache:")  # in the cache the zoom round's server wrote
-                first_page_table(browser, trees, traces, 1, env, work, True, floor_settled,
-                                 warmed={"this tree": Path(env["TRACEDASH_CACHE_DIR"])})
+                first_page_table(
+                    browser,
+                    trees,
+                    traces,
+                    1,
+                    env,
+                    work,
+                    True,
+                    floor_settled,
+                    warmed={"this tree": Path(env["TRACEDASH_CACHE_DIR"])},
+                )
             browser.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)

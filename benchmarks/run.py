@@ -77,8 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     if trace is None:
         trace = work / f"generated_{args.kernels}.sqlite"
         if not trace.exists():
-            subprocess.run([PY, str(ROOT / "benchmarks" / "make_trace.py"), str(trace), "--kernels", str(args.kernels)],
-                           check=True)
+            subprocess.run(
+                [PY, str(ROOT / "benchmarks" / "make_trace.py"), str(trace), "--kernels", str(args.kernels)], check=True
+            )
     size = trace.stat().st_size / 2**20
     print(f"trace: {trace} ({size:.0f} MiB); {os.cpu_count()} cores; python {sys.version.split()[0]}")
     cache_dir = work / "cache"
@@ -91,8 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     def warm():
         return timed(tracedash)
 
-    bare, _ = median_run("bare SQLite scan (floor)", lambda: timed([PY, "-c", BARE_SCAN, str(trace.resolve())]),
-                         args.runs)
+    bare, _ = median_run(
+        "bare SQLite scan (floor)", lambda: timed([PY, "-c", BARE_SCAN, str(trace.resolve())]), args.runs
+    )
     cold_s, cold_rss = median_run("tracedash summarize, cold", cold, args.runs)
     warm_s, _ = median_run("tracedash summarize, warm (cache)", warm, args.runs)
     nsys = shutil.which("nsys")
@@ -104,8 +106,23 @@ def main(argv: list[str] | None = None) -> int:
             shutil.copy(trace, copy)
             for f in work.glob("nsys_out_*"):
                 f.unlink()
-            return timed([nsys, "stats", "--report", "gpukernsum:base", "--report", "cudaapisum", "--report",
-                          "nvtxsum", "--format", "csv", "--output", str(work / "nsys_out"), str(copy)])
+            return timed(
+                [
+                    nsys,
+                    "stats",
+                    "--report",
+                    "gpukernsum:base",
+                    "--report",
+                    "cudaapisum",
+                    "--report",
+                    "nvtxsum",
+                    "--format",
+                    "csv",
+                    "--output",
+                    str(work / "nsys_out"),
+                    str(copy),
+                ]
+            )
 
         nsys_s, _ = median_run("nsys stats (3 reports)", nsys_run, args.runs)
     else:

@@ -6,7 +6,7 @@ same steps written as vLLM ``execute_context_…`` ranges (vLLM preset, ``auto``
 join, which the views compute once for other panels too) and ``step_kernels`` (per-step kernels and GPU
 time). Target: detection + per-step GPU time at most 0.3 s for 2M kernels (issue 24).
 
-Usage: python benchmarks/steps.py [--kernels 2000000] [--trace PATH] [--repeat 3]
+Usage: python benchmarks/steps.py [--kernels 2000000] [--trace PATH] [--repeat 3] [--quick]
 """
 
 from __future__ import annotations
@@ -40,16 +40,28 @@ def best(fn, repeat: int) -> tuple[float, object]:
 
 def vllm_ranges(bundle, steps: pd.DataFrame) -> pd.DataFrame:
     """The seed steps as vLLM v0.14 ranges over the same extents (prefill: context, decode: generation)."""
-    names = [f"execute_context_1({t})_generation_0(0)" if p == "prefill" else f"execute_context_0(0)_generation_{t}({t})"
-             for p, t in zip(steps["phase"], steps["tokens"].fillna(1).astype(int))]
+    names = [
+        f"execute_context_1({t})_generation_0(0)" if p == "prefill" else f"execute_context_0(0)_generation_{t}({t})"
+        for p, t in zip(steps["phase"], steps["tokens"].fillna(1).astype(int))
+    ]
     n = len(steps)
     cat = pd.Categorical(names)
     tid = bundle.nvtx_marks["global_tid"].iloc[0] if len(bundle.nvtx_marks) else 0
-    df = pd.DataFrame({"start_ns": steps["start_ns"].to_numpy(), "end_ns": steps["end_ns"].to_numpy(), "name": cat,
-                       "message": cat, "domain": pd.Categorical([""] * n), "global_tid": np.full(n, tid),
-                       "pid": steps["pid"].to_numpy(), "tid": np.full(n, tid & 0xFFFFFF),
-                       "kind": pd.Categorical(["push/pop"] * n), "unclosed": np.zeros(n, bool),
-                       "cross_thread": np.zeros(n, bool)})
+    df = pd.DataFrame(
+        {
+            "start_ns": steps["start_ns"].to_numpy(),
+            "end_ns": steps["end_ns"].to_numpy(),
+            "name": cat,
+            "message": cat,
+            "domain": pd.Categorical([""] * n),
+            "global_tid": np.full(n, tid),
+            "pid": steps["pid"].to_numpy(),
+            "tid": np.full(n, tid & 0xFFFFFF),
+            "kind": pd.Categorical(["push/pop"] * n),
+            "unclosed": np.zeros(n, bool),
+            "cross_thread": np.zeros(n, bool),
+        }
+    )
     return conform(pd.concat([bundle.nvtx_ranges, conform(df, NVTX_RANGES)], ignore_index=True), NVTX_RANGES)
 
 
@@ -58,7 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kernels", type=int, default=2_000_000)
     p.add_argument("--trace", type=Path, help="an existing make_trace.py output (default: generate one)")
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--quick", action="store_true", help="5,000 kernels, once each (seconds; `make test` runs it)")
     args = p.parse_args(argv)
+    if args.quick:
+        args.kernels, args.repeat = 5_000, 1
     path = args.trace
     if path is None:
         from make_trace import generate
@@ -77,10 +92,14 @@ def main(argv: list[str] | None = None) -> int:
     assert src.preset == "seed" and vsrc.preset == "vllm" and len(vsteps) == len(seed)
     print(f"{len(b.kernels):,} kernels, {len(seed):,} steps ({path.name})")
     print(f"kernel_launches (shared with other views): {t_launch:.3f} s")
-    print(f"seed marks:  build_steps {t_seed:.3f} s + step_kernels {t_gpu:.3f} s = {t_seed + t_gpu:.3f} s "
-          f"({int(gpu['kernels'].sum()):,} kernels attributed)")
-    print(f"vLLM ranges: build_steps {t_vllm:.3f} s + step_kernels {t_vgpu:.3f} s = {t_vllm + t_vgpu:.3f} s "
-          f"({int(vgpu['kernels'].sum()):,} kernels attributed)")
+    print(
+        f"seed marks:  build_steps {t_seed:.3f} s + step_kernels {t_gpu:.3f} s = {t_seed + t_gpu:.3f} s "
+        f"({int(gpu['kernels'].sum()):,} kernels attributed)"
+    )
+    print(
+        f"vLLM ranges: build_steps {t_vllm:.3f} s + step_kernels {t_vgpu:.3f} s = {t_vllm + t_vgpu:.3f} s "
+        f"({int(vgpu['kernels'].sum()):,} kernels attributed)"
+    )
     return 0
 
 

@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 from plotly.utils import PlotlyJSONEncoder  # noqa: E402
 
 from dashboard.app.views import BY_NAME, VIEWS, render_view  # noqa: E402
-from dashboard.state import ViewState, apply_relayout  # noqa: E402
 from dashboard.data.trace import load_trace  # noqa: E402
+from dashboard.state import ViewState, apply_relayout  # noqa: E402
 
 MARK_BUDGET = 5_000
 
@@ -47,6 +47,7 @@ class OneTrace:
 def marks(figure: dict) -> int:
     """Marks drawn: the points of every trace of the figure (numeric arrays arrive base64-encoded, as
     plotly's typed-array spec ``{"dtype", "bdata"}``)."""
+
     def size(x) -> int:
         if isinstance(x, dict):
             return np.frombuffer(base64.b64decode(x["bdata"]), dtype=x["dtype"]).size
@@ -67,8 +68,16 @@ def main(argv: list[str] | None = None) -> int:
         trace_path = args.trace
         if trace_path is None:
             trace_path = Path(work) / f"generated_{args.kernels}.sqlite"
-            subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_trace.py"), str(trace_path),
-                            "--kernels", str(args.kernels)], check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(ROOT / "benchmarks" / "make_trace.py"),
+                    str(trace_path),
+                    "--kernels",
+                    str(args.kernels),
+                ],
+                check=True,
+            )
         return bench(trace_path)
 
 
@@ -99,8 +108,10 @@ def bench(trace_path: Path) -> int:
         n, mb = marks(out["figure"]), len(payload) / 1e6
         worst_ms, worst_mb, worst_marks = max(worst_ms, ms), max(worst_mb, mb), max(worst_marks, n)
         print(f"{width / 1e9:>12.6f} s {ms:>10.0f} {n:>7,} {mb:>11.3f}")
-    print(f"worst: {worst_ms:.0f} ms (target <= 300), {worst_marks:,} marks (budget {MARK_BUDGET:,}), "
-          f"{worst_mb:.3f} MB (target <= 1.5)")
+    print(
+        f"worst: {worst_ms:.0f} ms (target <= 300), {worst_marks:,} marks (budget {MARK_BUDGET:,}), "
+        f"{worst_mb:.3f} MB (target <= 1.5)"
+    )
     return 0 if worst_marks <= MARK_BUDGET else 1
 
 

@@ -133,6 +133,22 @@ def test_interactions_quick_re_renders_only_the_views_a_change_reads(tmp_path):
     }
 
 
+def test_search_quick_counts_each_query_on_the_generated_trace(tmp_path):
+    out = run(tmp_path, "search.py", "--quick")
+    assert line(out, "5,000 kernels").startswith("5,000 kernels, 5,003 CUDA API calls")
+    matches = {q: line(out, q).split()[1] for q in ("elementwise", "cudaLaunchKernel", "CG_DISPATCH", "no_such_kernel")}
+    assert matches == {"elementwise": "712", "cudaLaunchKernel": "2,311", "CG_DISPATCH": "3", "no_such_kernel": "0"}
+    assert line(out, "/^(Kernel2|flash_fwd_kernel)$/").split()[1] == "1,586"
+    assert line(out, "worst cold search").startswith("worst cold search + its lane or status: ")
+
+
+def test_steps_quick_finds_the_same_steps_from_marks_and_vllm_ranges(tmp_path):
+    out = run(tmp_path, "steps.py", "--quick")
+    assert line(out, "5,000 kernels") == "5,000 kernels, 3 steps (seed_shaped_5000.sqlite)"
+    for source in ("seed marks:", "vLLM ranges:"):
+        assert line(out, source).endswith("(5,000 kernels attributed)")
+
+
 def test_kineto_load_quick(tmp_path):
     out = run(tmp_path, "kineto_load.py", "--quick")
     row = line(out, "a100_3streams_event_sync.json.gz").split()
