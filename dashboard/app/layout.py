@@ -58,13 +58,18 @@ def header_controls(state, options: list[dict], uploads: bool, max_upload_bytes:
         html.Label(
             [
                 "Trace",
-                dcc.Dropdown(
-                    id=ids.TRACE_PICKER,
-                    options=options,
-                    value=state.trace or None,
-                    clearable=False,
-                    className="picker",
-                    maxHeight=PICKER_MAX_HEIGHT_PX,
+                # the slot keeps the dropdown's size while its lazily loaded code arrives (seconds, while a big
+                # trace's load holds the browser): the header's controls never shift
+                html.Div(
+                    className="picker-slot",
+                    children=dcc.Dropdown(
+                        id=ids.TRACE_PICKER,
+                        options=options,
+                        value=state.trace or None,
+                        clearable=False,
+                        className="picker",
+                        maxHeight=PICKER_MAX_HEIGHT_PX,
+                    ),
                 ),
             ]
         ),  # ~8 traces before it scrolls
@@ -75,13 +80,16 @@ def header_controls(state, options: list[dict], uploads: bool, max_upload_bytes:
                 html.Div(
                     className="steps-controls",
                     children=[
-                        dcc.Dropdown(
-                            id=ids.STEPS_PRESET,
-                            options=STEP_PRESET_OPTIONS,
-                            value=preset_choice(state.steps),
-                            clearable=False,
-                            searchable=False,
-                            className="steps-picker",
+                        html.Div(
+                            className="steps-picker-slot",
+                            children=dcc.Dropdown(
+                                id=ids.STEPS_PRESET,
+                                options=STEP_PRESET_OPTIONS,
+                                value=preset_choice(state.steps),
+                                clearable=False,
+                                searchable=False,
+                                className="steps-picker",
+                            ),
                         ),
                         dcc.Input(
                             id=ids.STEPS_SOURCE,

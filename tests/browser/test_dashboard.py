@@ -87,9 +87,13 @@ def test_seed_gantt_phases_sorting_threshold_and_the_sort_link(page: Page, serve
     page.screenshot(path=str(artifacts / "seed_dashboard.png"), full_page=True)
     (artifacts / "page_load_seconds.txt").write_text(f"seed {load_s:.2f}\n")
 
-    # the ascending sort's link opens sorted in a new browser
+    # the ascending sort's link opens sorted in a new browser; there the dropdowns' code never arrives (a big
+    # trace's load can hold it for seconds): their slots keep the header's controls where they are
+    header = "() => [...document.querySelectorAll('.controls > label')].map(l => [l.offsetWidth, l.offsetHeight])"
+    drawn_header = page.evaluate(header)
     other = browser.new_context(viewport={"width": 1500, "height": 1000})
     p2 = other.new_page()
+    p2.route("**/async-dropdown.js*", lambda route: route.abort())
     p2.goto(ascending_url)
     p2.locator("#gantt .legendtext").first.wait_for(state="visible", timeout=30000)
     p2.locator("#kernel-table").scroll_into_view_if_needed()
@@ -99,6 +103,7 @@ def test_seed_gantt_phases_sorting_threshold_and_the_sort_link(page: Page, serve
         f"() => {{ const out = []; {api}.forEachNodeAfterFilterAndSort(n => out.push(n.data.count)); return out; }}"
     )
     assert counts == sorted(counts)
+    assert p2.locator("#trace-picker").count() == 0 and p2.evaluate(header) == drawn_header
     other.close()
 
     # The seed summary's "timeline" is a bar chart of NVTX totals (x: union time, not session time): a
