@@ -131,6 +131,7 @@ def test_a_slow_load_shows_the_kernel_preview_until_the_views_replace_it(
     assert page.locator("#overview").evaluate(seen) == 1
     assert page.locator("#timeline").evaluate(seen) == 1
     assert page.locator("#gantt").evaluate(seen) == 0.45
+    expect(page.locator("#lane-controls")).to_be_hidden()  # which lanes the trace has is not known yet
     SHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SHOTS / "preview.png"))
     release.set()
@@ -138,5 +139,12 @@ def test_a_slow_load_shows_the_kernel_preview_until_the_views_replace_it(
     expect(page.locator("#overview")).to_contain_text("Any GPU busy285.206 ms", timeout=60000)
     expect(page.locator("#overview")).not_to_contain_text("Kernel span")  # the preview's cards are gone
     expect(page.locator("#timeline .gtitle")).not_to_contain_text("preview", timeout=60000)
+    expect(page.locator("#lane-controls")).to_be_visible()
+    assert [t.strip() for t in page.locator("#timeline-lanes label").all_inner_texts()] == [
+        "NVTX ranges",  # no NVTX marks in this trace: no box for them
+        "GPU busy / idle",
+        "kernels by stream (when zoomed in)",
+        "memcpy/memset",
+    ]
     page.screenshot(path=str(SHOTS / "preview_replaced.png"))
     assert console_errors == []

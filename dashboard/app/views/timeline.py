@@ -90,6 +90,9 @@ def layout(state):
             html.Div(
                 id=ids.LANE_CONTROLS,
                 className="lanes",
+                # kept hidden (in its place) until the view knows which lanes the trace has: a big trace's load
+                # preview showed every lane's box, memcpy/memset too, for a trace that might have none
+                style={"visibility": "hidden"},
                 children=[
                     dcc.Checklist(
                         id=ids.LANES,
