@@ -19,6 +19,7 @@ import io
 import json
 import sqlite3
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -29,7 +30,7 @@ from dashboard.render.findings import diff_findings, findings_for, findings_json
 from dashboard.state import from_query
 
 from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
-from paths import SAMPLES, SEED, nsys_trace
+from paths import DATA, SAMPLES, SEED, nsys_trace
 
 
 def _api(start, end, name, corr):
@@ -543,6 +544,29 @@ def test_graph_launch_shared_by_its_kernels_in_launch_bound(tmp_path):
             "launch_bound": False,
         }
     ]
+
+
+def test_a_hip_graph_replay_step_is_graphed_and_its_graph_launch_counts_once():
+    """QA, 2026-12-07: on the ROCm vLLM replay trace (one decode step: one 0.5 ms hipGraphLaunch running 425 kernels
+    without graph node ids) decode-no-graphs said "1 of 1 decode dispatches run without CUDA graphs … 213 ms of
+    launch calls" on a trace 19 ms long: the graph's kernels were read as ungraphed (no node id), and the graph
+    launch was counted once per kernel it ran."""
+    from dashboard.analysis.step_presets import parse_step_source
+
+    trace = load_trace(DATA / "kineto" / "rocm_vllm_decode_graph_replay.json.gz")
+    f = findings_for(trace, rules=["decode-no-graphs"], steps=parse_step_source("vllm"))[0]
+    assert (f.summary, f.cost_ns) == ("The decode dispatch uses CUDA graphs.", 0)
+
+
+def test_a_launch_call_of_several_kernels_counts_once_in_the_launch_call_total():
+    from dashboard.analysis.launches import launch_call_total
+
+    api = pd.DataFrame({"start_ns": [0, 2_000], "end_ns": [1_000, 2_500]})
+    launches = pd.DataFrame({"kernel_index": [0, 1, 2], "api_index": [0, 0, 1], "api_start_ns": [0, 0, 2_000]})
+    assert launch_call_total(launches, api, np.array([0, 1, 2])) == 1_500  # was 2,500: the first call twice
+    assert launch_call_total(launches, api, np.array([0, 1])) == 1_000
+    assert launch_call_total(launches, api, np.array([2]), part=1) == 500
+    assert launch_call_total(launches, api, np.array([], np.int64)) == 0
 
 
 @pytest.mark.parametrize("case", __import__("bad_inputs").ALL, ids=lambda c: c.id)

@@ -165,15 +165,15 @@ def launch_call_ns(launches: pd.DataFrame, api_calls: pd.DataFrame) -> np.ndarra
 
 
 def launch_call_total(launches: pd.DataFrame, api_calls: pd.DataFrame, rows: np.ndarray, part: int = PART_ROWS) -> int:
-    """Σ of ``launch_call_ns`` over the launches at positions ``rows``, a part at a time (10M launches: no copy of
-    the join and no column of every call's duration)."""
-    api_end = api_calls["end_ns"].to_numpy(np.int64)
-    api_index, api_start = launches["api_index"].to_numpy(), launches["api_start_ns"].to_numpy(np.int64)
-    total = 0
+    """Σ of the durations of the launch calls of the launches at positions ``rows``, each call once: one call can
+    launch many kernels (a CUDA graph launch runs all of its nodes' kernels), and counted per kernel a 0.5 ms
+    graph launch of 425 kernels read as 213 ms. A part at a time (10M launches: no copy of the join)."""
+    api_index = launches["api_index"].to_numpy()
+    called = np.zeros(len(api_calls), dtype=bool)
     for a in range(0, len(rows), part):
-        r = rows[a : a + part]
-        total += int((api_end[api_index[r]] - api_start[r]).sum())
-    return total
+        called[api_index[rows[a : a + part]]] = True
+    calls = np.flatnonzero(called)
+    return int((api_calls["end_ns"].to_numpy(np.int64)[calls] - api_calls["start_ns"].to_numpy(np.int64)[calls]).sum())
 
 
 def _narrow(positions: np.ndarray, rows: int) -> np.ndarray:

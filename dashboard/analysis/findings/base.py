@@ -38,31 +38,6 @@ SERVING_RULES = (
 RULES = SERVING_RULES + NSYS_RULES
 
 
-# Blocking CUDA calls (runtime and driver; HIP's of a ROCm trace): the host waits for the GPU.
-SYNC_CALL = re.compile(
-    r"^(cuda(Stream|Device|Event|Ctx|Thread)Synchronize|cu(Stream|Ctx|Event)Synchronize|"
-    r"hip(Stream|Device|Event|Ctx)Synchronize)",
-    re.IGNORECASE,
-)
-
-
-# Copies of cuda-sync-memcpy / cuda-async-memcpy issued by runtime, driver or HIP calls (pageable-in-loop reads all).
-MEMCPY_SYNC_CALL = re.compile(r"^(cu(da)?|hip)Memcpy(?!.*async)", re.IGNORECASE)
-
-
-MEMCPY_ASYNC_CALL = re.compile(r"^(cu(da)?|hip)Memcpy.*Async", re.IGNORECASE)
-
-
-LAUNCH_CALL = re.compile(
-    r"^(cudaLaunch|cuLaunch|cudaGraphLaunch|cuGraphLaunch|hipLaunch|hipModuleLaunch|"
-    r"hipExtModuleLaunch|hipExtLaunch|hipGraphLaunch)",
-    re.IGNORECASE,
-)
-
-
-NEEDS_EVENTS = "needs event rows: a summary JSON holds totals only"
-
-
 # The event rows each rule reads besides the dispatch marks. A rule whose rows a trace lacks (e.g. a CPU-only
 # trace: NVTX, no CUDA) is not evaluated, and its note names the missing rows: "nothing found" would claim a
 # look that never happened.
@@ -119,6 +94,8 @@ LAUNCH_CALL = re.compile(
     r"hipExtModuleLaunch|hipExtLaunch|hipGraphLaunch)",
     re.IGNORECASE,
 )
+# The launch of a whole CUDA (or HIP) graph: the kernels it runs are a graph's, whether or not they carry a node id.
+GRAPH_LAUNCH_CALL = re.compile(r"^(cudaGraphLaunch|cuGraphLaunch|hipGraphLaunch)", re.IGNORECASE)
 NEEDS_EVENTS = "needs event rows: a summary JSON holds totals only"
 
 # The event rows each rule reads besides the dispatch marks. A rule whose rows a trace lacks (e.g. a CPU-only

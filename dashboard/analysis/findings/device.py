@@ -11,6 +11,7 @@ from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import UNATTRIBUTED
 from dashboard.analysis.categories import OTHER, categorize
 from dashboard.analysis.findings.base import (
+    GRAPH_LAUNCH_CALL,
     LAUNCH_CALL,
     MEMCPY_ASYNC_CALL,
     MEMCPY_SYNC_CALL,
@@ -29,6 +30,14 @@ from dashboard.analysis.findings.base import (
 from dashboard.analysis.intervals import masked_union_length
 from dashboard.analysis.launches import launch_call_total
 from dashboard.analysis.tables import clean_api_name
+
+
+def _matches(names: pd.Series, pattern) -> np.ndarray:
+    """Which rows' names match ``pattern`` (each distinct name tried once: a name column of 10M calls holds a
+    few hundred)."""
+    values = names.astype("category") if not isinstance(names.dtype, pd.CategoricalDtype) else names
+    hit = np.array([bool(pattern.match(str(c))) for c in values.cat.categories] + [False])
+    return hit[values.cat.codes.to_numpy()]  # code -1 (a missing name): the appended False
 
 
 def decode_without_graphs(ctx: Context, params: dict) -> Finding:
@@ -69,14 +78,22 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
         b = ctx.bundle
         attr = ctx.attribution()
         j = ctx.launches()
-        has_node = b.kernels["graph_node_id"].notna().to_numpy()
+        # a kernel is a graph's when it carries a node id or its launch call is a graph launch (a HIP graph's
+        # kernels carry no node id); a step is graphed when it ran one, or a graph launch call or row falls in it
+        graph_call = _matches(b.api_calls["name"], GRAPH_LAUNCH_CALL)
+        in_graph = b.kernels["graph_node_id"].notna().to_numpy(copy=True)
+        launched = j["kernel_index"].to_numpy()[graph_call[j["api_index"].to_numpy()]]
+        in_graph[launched] = True
         sel = attr != UNATTRIBUTED
         graph_steps = np.zeros(len(d), dtype=bool)
-        graph_steps[np.unique(attr[sel & has_node])] = True
+        graph_steps[np.unique(attr[sel & in_graph])] = True
+        starts = [b.api_calls["start_ns"].to_numpy(np.int64)[graph_call]]
         if not b.graph_launches.empty:
-            gs = b.graph_launches["start_ns"].to_numpy(np.int64)
-            pos = np.searchsorted(d["start_ns"].to_numpy(np.int64), gs, side="right") - 1
-            graph_steps[np.unique(pos[pos >= 0])] = True
+            starts.append(b.graph_launches["start_ns"].to_numpy(np.int64))
+        gs = np.concatenate(starts)
+        pos = np.searchsorted(d["start_ns"].to_numpy(np.int64), gs, side="right") - 1
+        inside = (pos >= 0) & (gs < d["end_ns"].to_numpy(np.int64)[np.clip(pos, 0, None)])
+        graph_steps[np.unique(pos[inside])] = True
         nograph = decode & (mode_none | ~graph_steps)
         per_step = np.bincount(attr[sel], minlength=len(d))
         kernels_per_step = float(per_step[nograph].mean()) if nograph.any() else 0.0
@@ -86,7 +103,9 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
         cost = launch_ns
     n_ng = int(nograph.sum())
     if not n_ng:
-        return _empty(ctx, rule, params, f"All {int(decode.sum()):,} decode dispatches use CUDA graphs.", view)
+        n_decode = int(decode.sum())
+        said = "The decode dispatch uses" if n_decode == 1 else f"All {n_decode:,} decode dispatches use"
+        return _empty(ctx, rule, params, f"{said} CUDA graphs.", view)
     rows = pd.DataFrame(
         [
             {
