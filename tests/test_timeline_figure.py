@@ -493,6 +493,20 @@ def test_an_nvtx_only_trace_zoomed_where_it_recorded_nothing_says_so_on_the_time
     assert [(t.name, len(t.x)) for t in whole.data][0] == ("NVTX ranges (colour = name)", 152)  # 195, some merged
 
 
+def test_merged_bars_of_a_window_with_hidden_ranges_say_their_counts_leave_those_out():
+    """QA, 2026-12-07: on a 2M trace a merged bar said "13 NVTX ranges" where the SQLite holds 39: only the 1,500
+    longest ranges of the window are drawn, and the merged bar counted those."""
+    trace = load_trace(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))
+    fig = build_view(trace, ViewState()).timeline  # the whole trace, as the page opens
+    status = " ".join(a.text for a in fig.layout.annotations if a.name == "status").replace("<br>", " ")
+    assert "17,618 shorter NVTX ranges hidden at this scale (showing the 1,500 longest)" in status
+    nvtx = next(t for t in fig.data if t.name == "NVTX ranges (colour = name)" and t.showlegend is False)
+    merged = [h for h in nvtx.hovertext if "drawn as one bar" in h]
+    assert merged and all(
+        "<br>only the longest ranges are drawn at this scale: shorter ones here are not counted" in h for h in merged
+    )
+
+
 def test_pixel_runs_merge_only_neighbours_under_a_pixel_in_one_lane():
     """Rows in no order; lanes by label. At 10 ns a pixel: a's [0,5) and [8,12) (3 ns apart) share a bar, [30,35)
     (18 ns after) does not; [36,100) is wide: its own bar, and [101,104) after it is not merged into it; b's range
@@ -525,6 +539,7 @@ def test_the_whole_nvtx_sample_draws_its_sub_pixel_neighbours_as_one_bar_and_a_z
         inside = r[(r["start_ns"] >= round(lo_s * 1e9) - 1) & (r["end_ns"] <= round(hi_s * 1e9) + 1)]
         assert len(inside) >= counts[i]
         assert "drawn as one bar: each is under a pixel wide at this scale" in nvtx.hovertext[i]
+    assert not any("only the longest ranges are drawn" in h for h in nvtx.hovertext)  # none hidden here
     lo = int(r["start_ns"].iloc[100])
     narrow = timeline_figure(trace, ViewState(), (lo, lo + 1_000_000))
     drawn = next(t for t in narrow.data if t.name == "NVTX ranges (colour = name)" and t.showlegend is False)

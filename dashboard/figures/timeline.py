@@ -43,6 +43,7 @@ def gpu_timeline_spec(
     theme: Theme = DEFAULT_THEME,
     rank_devices: dict[int, tuple[int, int]] | None = None,
     window_note: str | None = None,
+    nvtx_partial: bool = False,
 ) -> dict:
     """The GPU timeline as a plain figure dict (``{"data": [trace dicts], "layout": {...}}``, strings
     and colours as numpy object arrays): what the page sends for a zoom, built without Plotly's
@@ -81,6 +82,8 @@ def gpu_timeline_spec(
         plot_width_px: plot width the bar labels are fitted to.
         window_note: why the window shows nothing although the trace has activity elsewhere (drawn as the
             figure's message, on the time axis, when there is no lane to draw).
+        nvtx_partial: ``nvtx`` holds only the longest ranges of the window (the others are hidden at this scale):
+            a bar of merged ranges says its counts leave the hidden ones out.
 
     Returns:
         A figure with one categorical y axis (CPU lanes on top, GPU lanes below) and x in seconds on
@@ -122,7 +125,7 @@ def gpu_timeline_spec(
     on_gpus = dict(gpus=gpus, rank_devices=rank_devices)
     # the figure is built once from these: add_trace re-validated every trace
     traces = [
-        *nvtx_traces(nvtx, **lod, theme=theme),
+        *nvtx_traces(nvtx, **lod, theme=theme, partial=nvtx_partial),
         *api_traces(api, **lod, theme=theme),
         *search_traces(search, **lod),
         *mark_traces(marks, theme=theme),

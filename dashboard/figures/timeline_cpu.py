@@ -29,11 +29,12 @@ from dashboard.figures.theme import Theme, nvtx_color
 NVTX_RANGES = "NVTX ranges (colour = name)"
 
 
-def nvtx_traces(nvtx: pd.DataFrame, *, window, ns_per_px: float, theme: Theme) -> list[dict]:
+def nvtx_traces(nvtx: pd.DataFrame, *, window, ns_per_px: float, theme: Theme, partial: bool = False) -> list[dict]:
     """The NVTX ranges in their lanes (coloured by name, labelled where they fit) and their legend swatch.
 
     With a ``bar`` column (``analysis.timeline.pixel_runs``) the ranges sharing a bar number are drawn as one bar,
-    coloured by the name that holds most of its time, its hover counting its ranges by name, never labelled."""
+    coloured by the name that holds most of its time, its hover counting its ranges by name, never labelled;
+    ``partial``: ``nvtx`` is the window's longest ranges only, and that hover says the others are not counted."""
     if nvtx.empty:
         return []
     names = _texts(nvtx["name"])
@@ -55,7 +56,7 @@ def nvtx_traces(nvtx: pd.DataFrame, *, window, ns_per_px: float, theme: Theme) -
     label_names = names
     if "bar" in nvtx.columns and nvtx["bar"].nunique() < len(nvtx):
         starts, ends, lanes, colour, hover, label_names = _merged(
-            nvtx["bar"].to_numpy(), names, starts, ends, lanes, colour, hover, [threads[k] for k in keys]
+            nvtx["bar"].to_numpy(), names, starts, ends, lanes, colour, hover, [threads[k] for k in keys], partial
         )
     return [
         _hbar(
@@ -75,7 +76,11 @@ def nvtx_traces(nvtx: pd.DataFrame, *, window, ns_per_px: float, theme: Theme) -
     ]
 
 
-def _merged(bars, names, starts, ends, lanes, colour, hover, thread_hover):
+# a merged bar of a window whose shorter ranges are hidden: its counts are those of the ranges drawn
+PARTIAL = "<br>only the longest ranges are drawn at this scale: shorter ones here are not counted"
+
+
+def _merged(bars, names, starts, ends, lanes, colour, hover, thread_hover, partial: bool):
     """The ranges' drawing arrays (``nvtx_traces``) per bar: a bar of one range as it was; a bar of several from
     the first start to the last end, in the colour of the name with the most time in it, its hover listing the
     names by time, no label (an empty label name)."""
@@ -107,6 +112,7 @@ def _merged(bars, names, starts, ends, lanes, colour, hover, thread_hover):
                 lanes[i],
                 nvtx_color(ranked[0][0]),
                 f"<b>{len(members):,} NVTX ranges</b>, drawn as one bar: each is under a pixel wide at this scale"
+                f"{PARTIAL if partial else ''}"
                 f"<br>{units.duration(e - s)} from {units.instant(s)}<br>{listed}{more}<br>{thread_hover[i]}",
                 "",
             ),

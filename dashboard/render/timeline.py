@@ -372,6 +372,7 @@ def timeline_spec(
         theme=theme,
         rank_devices=b.meta.rank_devices or None,
         window_note=window_note,
+        nvtx_partial=hidden > 0,
     )
 
 
