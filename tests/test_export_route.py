@@ -51,8 +51,11 @@ def test_export_route_draws_the_linked_view_in_the_report_layout():
     bogus = client.get("/export/timeline.png?trace=bogus%40123")  # QA: was "the link names no trace"
     assert bogus.status_code == 400 and bogus.get_json()["error"] == (  # no default is drawn: none is named
         "Ignored trace='bogus@123' in the link: not a trace id (expected NAME@HASH, a file name and 32 hexadecimal "
-        "digits)"
+        "digits or their first 8)"
     )
+    # a version cut to its first 8 hex digits by hand names the served file, as on the page (QA: was 404)
+    short = client.get("/export/gantt.png?trace=" + tid[: tid.index("@") + 9].replace("@", "%40"))
+    assert short.status_code == 200 and short.data == resp.data
     # a bare file name, as the page takes it: the served file of that name, or why there is none
     bare = client.get("/export/gantt.png?trace=nsys2022.4_cpu_llm_server_nvtx.sqlite")
     assert bare.status_code == 200 and bare.data == resp.data

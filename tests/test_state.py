@@ -42,6 +42,10 @@ def test_canonical_and_round_trip():
         ("t0_ns=9&t1_ns=5", "t0_ns/t1_ns"),
         ("t0_ns=x", "t0_ns='x' in the link: the window needs t1_ns too"),
         ("t1_ns=5", "t1_ns='5' in the link: the window needs t0_ns too"),
+        (  # integers in order: the reason is the limit (QA: "not a window in integer ns with t0 < t1")
+            "t0_ns=9000000000000000000&t1_ns=9000000000000000001",
+            "t0_ns/t1_ns='9000000000000000000,9000000000000000001' in the link: a window edge beyond ±2**62 ns",
+        ),
         ("lanes=gpu,warp", "lanes"),
         ("threshold=-1", "threshold"),
         ("threshold=nan", "threshold"),

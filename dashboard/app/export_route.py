@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from flask import Flask, Response, jsonify, request
 
-from dashboard.app.trace_files import file_name_problem, ids_of_file_name
+from dashboard.app.trace_files import file_name_problem, ids_of_file_name, shortened_id
 from dashboard.errors import TraceError
 from dashboard.render.export import FIGURES, figure_for, image_bytes, view_for
 from dashboard.state import from_query
@@ -77,6 +77,12 @@ def register_export_route(server: Flask, store) -> None:
             # answer: the page shows such a link with its notice, an image has no room for one
             said = " ".join(f"{_no_default(w)}." for w in problems)
             return _error(400, f"{said} Nothing was drawn: correct the link (copy it from the page's address bar).")
+        if (
+            state.trace not in store.listed_ids([state.trace])
+            and (same := store.same_name(state.trace)) is not None
+            and shortened_id(state.trace, same)
+        ):  # a version shortened by hand (NAME@8 hex digits) names the served file, as on the page
+            state = replace(state, trace=same)
         try:
             trace = store.get(state.trace)
         except TraceError as exc:

@@ -182,6 +182,8 @@ def from_params(params: dict) -> ViewState:
             if t0 is None or t1 is None:  # one edge of the window without the other
                 missing, given = ("t0_ns", "t1_ns") if t0 is None else ("t1_ns", "t0_ns")
                 warnings.append(_bad(given, t1 if t0 is None else t0, f"the window needs {missing} too"))
+            elif _INT.fullmatch(t0) and _INT.fullmatch(t1) and int(t0) < int(t1):  # integers, past the limit
+                warnings.append(_bad("t0_ns/t1_ns", f"{t0},{t1}", "a window edge beyond ±2**62 ns (146 years)"))
             else:
                 warnings.append(_bad("t0_ns/t1_ns", f"{t0},{t1}", "not a window in integer ns with t0 < t1"))
     for f in FIELDS:

@@ -262,7 +262,7 @@ FIELDS: tuple[Field, ...] = (
         _parse_trace,
         control=("trace-picker", "value"),
         from_control=lambda r: _parse_trace(str(r or "")),
-        invalid="not a trace id (expected NAME@HASH, a file name and 32 hexadecimal digits)",
+        invalid="not a trace id (expected NAME@HASH, a file name and 32 hexadecimal digits or their first 8)",
     ),
     Field("tab", "tab", "the open table: " + ", ".join(TABS), _choice(TABS), control=("table-tabs", "value")),
     Field(
