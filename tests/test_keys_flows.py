@@ -24,6 +24,8 @@ def test_fit_mark_restores_the_row_click_window_and_escape_clears_the_mark():
     s = ViewState(trace="a.sqlite@0123abcd")
     clicked = apply_row_click(s, {"kind": "gap", "start_ns": 5_000, "end_ns": 9_000})
     assert clicked.window() == (1_000, 13_000) == mark_window(5_000, 9_000)
+    # near the trace's start the context stops at 0 (QA: a step at 2.4 ms opened a window from -2.4 ms)
+    assert mark_window(2_400_000, 4_800_000) == (0, 7_200_000) and mark_window(-50, 50) == (-1_050, 1_050)
     zoomed = ViewState(trace=s.trace, t0_ns=0, t1_ns=50_000, mark=("gap", 5_000, 9_000))
     assert apply_fit_mark(zoomed) == clicked
     short = ViewState(t0_ns=0, t1_ns=10**9, mark=("kernel", 2_000, 2_010))  # 10 ns: at least 1 µs of context

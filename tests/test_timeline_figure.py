@@ -507,6 +507,16 @@ def test_merged_bars_of_a_window_with_hidden_ranges_say_their_counts_leave_those
     )
 
 
+def test_a_summarys_nvtx_totals_say_whole_trace_whatever_window_the_link_holds():
+    """QA, 2026-12-07: a click on the seed summary's Gantt put its window into the link, and the caption of the
+    NVTX totals chart (a summary's "timeline") then read "window 1.088333–1.175553 s" over whole-trace totals."""
+    from dashboard.render.timeline import timeline_view_spec
+
+    spec, filename = timeline_view_spec(load_trace(SEED), ViewState(t0_ns=1_088_333_000, t1_ns=1_175_553_000))
+    caption = next(a["text"] for a in spec["layout"]["annotations"] if "tracedash ·" in a["text"])
+    assert "whole trace" in caption and "window" not in caption and filename.endswith("_timeline_whole")
+
+
 def test_pixel_runs_merge_only_neighbours_under_a_pixel_in_one_lane():
     """Rows in no order; lanes by label. At 10 ns a pixel: a's [0,5) and [8,12) (3 ns apart) share a bar, [30,35)
     (18 ns after) does not; [36,100) is wide: its own bar, and [101,104) after it is not merged into it; b's range

@@ -448,6 +448,8 @@ def timeline_view_spec(trace: LoadedTrace, state: ViewState, theme: Theme = DEFA
     full = time_extent(trace, dispatches_for(trace, state.prefix)) if trace.bundle is not None else None
     if isinstance(meta, dict) and meta.get("time_axis") and full is not None:
         meta["x_extent_s"] = [full[0] / 1e9, full[1] / 1e9]  # the whole trace: where the S key stops
-    return add_caption_spec(
-        spec, view_caption(trace, state, state.window()), wrap=WIDE_CAPTION_WRAP_CHARS
-    ), figure_filename(trace, "timeline", state.window())
+    # a summary's "timeline" is its NVTX totals: the whole trace's, whatever window the link holds
+    window = state.window() if trace.bundle is not None else None
+    return add_caption_spec(spec, view_caption(trace, state, window), wrap=WIDE_CAPTION_WRAP_CHARS), figure_filename(
+        trace, "timeline", window
+    )

@@ -304,9 +304,9 @@ def apply_go_to(state: ViewState, hit: int, mark: tuple[str, int, int]) -> ViewS
 
 def mark_window(start_ns: int, end_ns: int) -> tuple[int, int]:
     """The window a row click (and the F key) shows for a marked interval: the interval with its own
-    width of context on each side, at least 1 µs."""
+    width of context on each side, at least 1 µs; never before 0 (the trace's start) for an interval after it."""
     pad = max(end_ns - start_ns, 1000)
-    return start_ns - pad, end_ns + pad
+    return (max(start_ns - pad, 0) if start_ns >= 0 else start_ns - pad), end_ns + pad
 
 
 def apply_fit_mark(state: ViewState) -> ViewState:
