@@ -369,6 +369,16 @@ def test_export_and_report_refuse_a_link_made_for_another_trace(tmp_path, capsys
     shutil.copy(CASE, renamed)
     mine = f"?trace={trace_id(trace).replace('@', '%40')}&v=1"
     assert main(["report", str(renamed), "--url", mine, "-o", str(tmp_path / "r.html"), "--no-cache"]) == 0
+    # a bare file name, as the page takes it (QA: "not a trace id"): this file's name is this file, another is not
+    bare = f"?trace={CASE.name}&v=1"
+    assert main(["report", str(trace), "--url", bare, "-o", str(tmp_path / "r.html"), "--no-cache"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    other = "?trace=other.sqlite&v=1"
+    assert main(["export", str(trace), "--url", other, "-o", str(tmp_path / "v.svg"), "--no-cache"]) == 2
+    assert capsys.readouterr().err == (
+        f"tracedash: error: the link was made for the file 'other.sqlite', not for {trace.name}: pass that file, or "
+        "remove 'trace=' from the link to apply its settings to this file\n"
+    )
     short = mine[: mine.index("%40") + 3 + 8] + "&v=1"  # its version cut to 8 hex digits by hand, as the page takes
     assert main(["report", str(renamed), "--url", short, "-o", str(tmp_path / "r.html"), "--no-cache"]) == 0
     assert (tmp_path / "r.html").stat().st_size > 0

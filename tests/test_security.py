@@ -479,6 +479,15 @@ def test_a_link_made_before_its_file_changed_opens_the_file_of_that_name_but_nev
         current,
         [],
     )
+    # a bare file name names the served file of that name (QA: "not served here", then "comparing with" it),
+    # never an upload
+    assert choose_pair(named, "seed.json", "mine.sqlite", store.explain_missing, store)[::2] == (
+        current,
+        [
+            "Baseline: the link names the file 'seed.json': its trace is compared.",
+            "Candidate: " + store.explain_missing("mine.sqlite"),
+        ],
+    )
     a, b, notices = choose_pair(named, upload, stale, store.explain_missing, store)  # an upload's id, unnamed
     assert (a, b, notices) == (
         named[0],

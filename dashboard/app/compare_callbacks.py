@@ -16,6 +16,7 @@ from dashboard.analysis.compare import compare_runs
 from dashboard.app import compare_layout as cl
 from dashboard.app.components import alert
 from dashboard.app.store import TraceStore
+from dashboard.app.trace_files import ids_of_file_name
 from dashboard.errors import TraceError
 from dashboard.figures.common import empty_figure
 from dashboard.render.compare import compare_view, untraced_note
@@ -61,6 +62,16 @@ def closest_candidate(ids: list[str], a: str) -> str:
     return max(others, key=score)  # max keeps the first of equal scores: the order after A
 
 
+def _by_file_name(given: str | None, ids: list[str]) -> tuple[str | None, str | None]:
+    """``(id, notice)``: the served trace a bare file name names, when exactly one has it; else as given."""
+    if given is None or "@" in given:
+        return given, None
+    hits = ids_of_file_name(given, ids)
+    if len(hits) != 1:
+        return given, None
+    return hits[0], f"the link names the file {given[:120]!r}: its trace is compared."
+
+
 def choose_pair(
     ids: list[str], a: str | None, b: str | None, explain, store=None
 ) -> tuple[str | None, str | None, list[str]]:
@@ -69,6 +80,10 @@ def choose_pair(
     (A: the first trace; B: the closest candidate, ``closest_candidate``), and a missing B defaults to
     the closest candidate, with a notice saying it was picked, never silently."""
     notices = []
+    # a bare file name (typed by hand, as the dashboard's links take it) names the one served trace of that name
+    a, said_a = _by_file_name(a, ids)
+    b, said_b = _by_file_name(b, ids)
+    notices += [f"{role}: {said}" for role, said in (("Baseline", said_a), ("Candidate", said_b)) if said]
     renamed = {t: store.same_name(t) for t in (a, b) if t is not None and t not in ids} if store is not None else {}
     if a is not None and a not in ids:
         if renamed.get(a) in ids:

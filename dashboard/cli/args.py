@@ -160,6 +160,30 @@ def _check_link_trace(link_trace: str, path: Path) -> None:
     )
 
 
+def _bare_link_trace(url: str | None, state, path: Path):
+    """``state`` of a link whose ``trace`` is a bare file name (``?trace=run.sqlite``, which the page opens): the
+    same name as ``path`` is that file (the parser's "not a trace id" warning dropped); another name is another
+    trace, refused as ``_check_link_trace`` refuses one.
+
+    Raises:
+        TraceError: the link names another file (exit 2).
+    """
+    from dataclasses import replace
+    from urllib.parse import parse_qs
+
+    from dashboard.render.export import link_query
+
+    raw = parse_qs(link_query(url or "")).get("trace", [""])[0]
+    if state.trace or not raw or "@" in raw:
+        return state
+    if raw != path.name:
+        raise TraceError(
+            f"the link was made for the file '{raw[:120]}', not for {path.name}: pass that file, or remove 'trace=' "
+            "from the link to apply its settings to this file"
+        )
+    return replace(state, warnings=tuple(w for w in state.warnings if not w.startswith("Ignored trace=")))
+
+
 def _check_output(path: Path, inputs: tuple[Path, ...] = ()) -> None:
     """Refuse an output path that cannot be written, before any loading or rendering.
 

@@ -6,7 +6,15 @@ import sys
 from pathlib import Path
 
 from dashboard import units
-from dashboard.cli.args import _check_link_trace, _check_output, _image_format, _load_for_view, _say, _with_steps
+from dashboard.cli.args import (
+    _bare_link_trace,
+    _check_link_trace,
+    _check_output,
+    _image_format,
+    _load_for_view,
+    _say,
+    _with_steps,
+)
 from dashboard.errors import TraceError
 
 
@@ -26,7 +34,7 @@ def _say_search_warnings(trace, state) -> None:
 def _export(args) -> int:
     from dashboard.render.export import figure_for, image_bytes, state_from_url, view_for
 
-    state = _with_steps(state_from_url(args.url, strict=True), args)
+    state = _bare_link_trace(args.url, _with_steps(state_from_url(args.url, strict=True), args), Path(args.trace))
     for w in state.warnings:
         _say(f"tracedash: warning: {w}", file=sys.stderr)
     fmt = _image_format(args.format, Path(args.output))
@@ -46,7 +54,7 @@ def _export(args) -> int:
 def _report(args) -> int:
     from dashboard.render.export import report_for_url, state_from_url
 
-    state = _with_steps(state_from_url(args.url, strict=True), args)
+    state = _bare_link_trace(args.url, _with_steps(state_from_url(args.url, strict=True), args), Path(args.trace))
     for w in state.warnings:  # as `export` does
         _say(f"tracedash: warning: {w}", file=sys.stderr)
     suffix = Path(args.output).suffix.lower()

@@ -41,6 +41,11 @@ _kaleido_lock = threading.Lock()
 _kaleido_started = False
 
 
+def link_query(url: str) -> str:
+    """The query of a dashboard link given as a full URL, a path with its query, or just ``?query``."""
+    return urlsplit(url).query if "://" in url or url.startswith("/") else url.lstrip("?")
+
+
 def state_from_url(url: str | None, *, strict: bool = False) -> ViewState:
     """The ViewState of a dashboard link (a full URL or just ``?query``); warnings are kept.
 
@@ -52,7 +57,7 @@ def state_from_url(url: str | None, *, strict: bool = False) -> ViewState:
     """
     if not url:
         return ViewState()
-    query = urlsplit(url).query if "://" in url or url.startswith("/") else url.lstrip("?")
+    query = link_query(url)
     state = from_query(query)
     if strict:
         known, unknown = query_keys(query)
