@@ -136,9 +136,9 @@ def test_add_note_pins_to_the_click_else_the_mark_else_the_window_else_the_trace
     assert (
         apply_remove_note(two, 2) == two and apply_remove_note(two, -1) == two and apply_remove_note(two, None) == two
     )
-    assert apply_note_zoom(two, 1).window() == (-1_000, 8_000)  # its width of context on each side
+    assert apply_note_zoom(two, 1).window() == (0, 8_000)  # its width of context on each side, not before 0
     assert apply_note_zoom(ViewState(notes=((2_000, 2_400, "r"),)), 0).window() == (1_000, 3_400)  # at least 1 µs
-    assert apply_note_zoom(two, 0).window() == (-995, 1_005)  # a point: ±1 µs
+    assert apply_note_zoom(two, 0).window() == (0, 1_005)  # a point: ±1 µs (from 0 at the trace's start)
     assert apply_note_zoom(two, 7) == two
 
 

@@ -128,7 +128,8 @@ def test_go_to_zooms_and_marks_the_occurrence_and_the_link_holds_it(trace):
     state = replace(DEFAULT, trace="search.sqlite@0123abcd", search="elementwise")
     first, note = go_to(trace, state, 1)
     assert note is None
-    assert (first.hit, first.mark, first.window()) == (1, ("nvtx", 5_000, 15_000), (-5_000, 25_000))
+    # its width of context each side, but not before the trace's start (state.mark_window)
+    assert (first.hit, first.mark, first.window()) == (1, ("nvtx", 5_000, 15_000), (0, 25_000))
     second, _ = go_to(trace, first, 1)
     assert (second.hit, second.mark, second.window()) == (2, ("kernel", 10_000, 12_000), (8_000, 14_000))
     back, _ = go_to(trace, second, -1)

@@ -57,6 +57,7 @@ from dashboard.state.schema import (  # noqa: F401 (the state API)
     TABLE_COLUMNS,
     TABS,
     ViewState,
+    context_start,
 )
 
 REPEATABLE_KEYS = frozenset(f.key for f in FIELDS if f.repeat is not None)
@@ -306,7 +307,7 @@ def mark_window(start_ns: int, end_ns: int) -> tuple[int, int]:
     """The window a row click (and the F key) shows for a marked interval: the interval with its own
     width of context on each side, at least 1 µs; never before 0 (the trace's start) for an interval after it."""
     pad = max(end_ns - start_ns, 1000)
-    return (max(start_ns - pad, 0) if start_ns >= 0 else start_ns - pad), end_ns + pad
+    return context_start(start_ns, pad), end_ns + pad
 
 
 def apply_fit_mark(state: ViewState) -> ViewState:

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any, Callable
 from urllib.parse import quote_plus
 
-from dashboard.state.schema import _INT
+from dashboard.state.schema import _INT, context_start
 
 MAX_NOTES = 20
 MAX_NOTE_TEXT = 200
@@ -192,9 +192,9 @@ def apply_remove_note(state, index: Any):
 
 def apply_note_zoom(state, index: Any):
     """The state zoomed to note number ``index``: a range note with its width of context on each side (at
-    least 1 µs, as a row click), a point note ±1 µs around it. Unchanged for a bad index."""
+    least 1 µs, as a row click), a point note ±1 µs around it, not before 0. Unchanged for a bad index."""
     if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(state.notes):
         return state
     a, b, _ = state.notes[index]
     pad = POINT_PAD_NS if a == b else max(b - a, MIN_PAD_NS)
-    return replace(state, t0_ns=a - pad, t1_ns=b + pad)
+    return replace(state, t0_ns=context_start(a, pad), t1_ns=b + pad)

@@ -159,3 +159,9 @@ class ViewState:
 
 
 DEFAULT = ViewState()
+
+
+def context_start(start_ns: int, pad_ns: int) -> int:
+    """Where a window showing an item from ``start_ns`` with ``pad_ns`` of context before it starts: never before 0
+    (the trace's start) for an item after it (a row click, the F key, a search hit or a note near the start)."""
+    return max(start_ns - pad_ns, 0) if start_ns >= 0 else start_ns - pad_ns
