@@ -18,7 +18,7 @@ from dashboard.render.export import report_for_url
 from dashboard.state import ViewState
 
 from factories import GLOBAL_PID_1, GLOBAL_TID_1, write_nsys_sqlite
-from paths import SAMPLES, SEED, nsys_trace
+from paths import DATA, SAMPLES, SEED, nsys_trace
 
 OTHER_TID = GLOBAL_PID_1 | 102  # pid 100, tid 102
 
@@ -515,6 +515,20 @@ def test_a_summarys_nvtx_totals_say_whole_trace_whatever_window_the_link_holds()
     spec, filename = timeline_view_spec(load_trace(SEED), ViewState(t0_ns=1_088_333_000, t1_ns=1_175_553_000))
     caption = next(a["text"] for a in spec["layout"]["annotations"] if "tracedash ·" in a["text"])
     assert "whole trace" in caption and "window" not in caption and filename.endswith("_timeline_whole")
+
+
+def test_a_caption_names_gpu_models_never_the_placeholder_names_of_unnamed_devices():
+    """QA, 2026-12-07: the ROCm vLLM trace names its 8 devices only "GPU 0" … "GPU 7" (no model) and runs work on GPU
+    2 alone; its captions read "GPU 0, GPU 1 (+6)"."""
+    from dashboard.render.base import view_caption
+
+    rocm = load_trace(DATA / "kineto" / "rocm_vllm_decode_graph_replay.json.gz")
+    assert rocm.meta.gpus[2] == "GPU 2" and len(rocm.meta.gpus) == 8
+    assert view_caption(rocm, ViewState(), None) == "tracedash · rocm_vllm_decode_graph_replay.json.gz · whole trace"
+    h100 = load_trace(SAMPLES / "h100_qwen1.5_0.5b_chat.json.gz")
+    assert view_caption(h100, ViewState(), None) == (
+        "tracedash · h100_qwen1.5_0.5b_chat.json.gz · NVIDIA H100 80GB HBM3 · whole trace"
+    )
 
 
 def test_pixel_runs_merge_only_neighbours_under_a_pixel_in_one_lane():

@@ -130,8 +130,9 @@ def view_caption(
     says what the figure holds when that is not obvious (e.g. "144 dispatches").
     """
     parts = [trace.name]
-    if trace.meta.gpus:
-        names = sorted(set(trace.meta.gpus.values()))
+    # the GPU models; a trace that names none (a Kineto device without "name": "GPU 2") adds nothing here
+    names = sorted({n for n in (trace.meta.gpus or {}).values() if not re.fullmatch(r"GPU \d+", str(n))})
+    if names:
         parts.append(", ".join(names[:2]) + (f" (+{len(names) - 2})" if len(names) > 2 else ""))
     parts.append("whole trace" if x_range is None else f"window {units.window(x_range)}")
     if holds:
