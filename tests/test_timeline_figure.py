@@ -324,13 +324,37 @@ def test_report_layout_fonts_aspect_and_no_hints():
     out = report_layout(view.timeline, width=1600)
     assert min(_fonts(out)) >= REPORT_FONT_PX == 14
     assert 1600 / out.layout.height <= 3.0
-    assert [a.name for a in out.layout.annotations] == ["caption"]  # the status line is gone
+    assert [a.name for a in out.layout.annotations] == ["caption"]  # the status line is gone: its facts stay
+    assert out.layout.annotations[0].text.replace("<br>", " ") == (
+        "tracedash · nsys2026.2_2gpu_nccl_before.sqlite · whole trace · At this scale: 4,010 kernels in view · "
+        "1,289 memcpy/memset in view · 17,618 shorter NVTX ranges hidden at this scale (showing the 1,500 longest) · "
+        "GPU lanes binned into busy fractions (intervals too many or too short to draw one by one)"
+    )
     assert out.layout.uniformtext.minsize == 14
     assert all(ax.automargin for ax in out.select_yaxes())
     assert any(a.name == "status" for a in view.timeline.layout.annotations)  # the screen figure is unchanged
     assert _plot_px_per_lane(out) >= 30
     phases = report_layout(view.phase_figure)
     assert min(_fonts(phases)) >= 14
+
+
+def test_screen_facts_keep_what_is_left_out_and_drop_the_instructions():
+    """QA, 2026-12-07: an exported timeline dropped its level-of-detail line, so the gaps its hidden NVTX ranges
+    left read as an idle host; an image cannot be zoomed, so the ": zoom in …" parts go."""
+    from dashboard.figures.common import screen_facts
+
+    status = (
+        "108,000 kernels in view: zoom in to 1,500 or fewer to see each one by stream with its CUDA API calls · GPU"
+        "<br>lanes binned into busy fractions (intervals too many or too short to draw one by one) · 9 of 409 marks "
+        "hidden"
+    )
+    assert screen_facts(status) == (
+        "At this scale: 108,000 kernels in view · GPU lanes binned into busy fractions (intervals too many or too "
+        "short to draw one by one) · 9 of 409 marks hidden"
+    )
+    assert screen_facts("") == "" and screen_facts("802 CUDA API calls in view: zoom in to 400 or fewer") == (
+        "At this scale: 802 CUDA API calls in view"
+    )
 
 
 def test_report_layout_wraps_the_caption_again_for_its_width():

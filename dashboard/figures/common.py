@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import html
+import re
 import textwrap
 
 import numpy as np
@@ -200,10 +201,19 @@ REPORT_MAX_ASPECT = 3.0
 SCREEN_HINTS = ("status",)  # annotation names that only make sense on screen (level-of-detail notes)
 
 
+def screen_facts(status: str) -> str:
+    """The facts of a level-of-detail line (``figures.timeline_layout.note_annotations``) for an image, which no
+    one can zoom: each note without its ": zoom in …" instruction, after "At this scale:"; "" for none."""
+    notes = [re.sub(r":\s*zoom in\b.*$", "", n).strip() for n in " ".join(status.split("<br>")).split(" · ")]
+    notes = [n for n in notes if n]
+    return ("At this scale: " + " · ".join(notes)) if notes else ""
+
+
 def report_layout(fig: go.Figure, *, width: int = 1600, aspect_limit: bool = True) -> go.Figure:
     """A copy of ``fig`` laid out for a report image (PNG/SVG/PDF) ``width`` px wide.
 
-    - on-screen hints are dropped (annotations named in ``SCREEN_HINTS``);
+    - on-screen hints are dropped (annotations named in ``SCREEN_HINTS``), their facts (``screen_facts``) put
+      after the caption;
     - every text is at least ``REPORT_FONT_PX`` (titles ``REPORT_TITLE_PX``), including tick
       labels, legend, annotations (caption) and text inside bars;
     - y tick labels push the left margin (``automargin``), so no lane label is clipped;
@@ -220,6 +230,11 @@ def report_layout(fig: go.Figure, *, width: int = 1600, aspect_limit: bool = Tru
     kept = [a for a in out.layout.annotations if a.name not in SCREEN_HINTS]
     caption = [a for a in kept if a.name == "caption"]
     others = [a for a in kept if a.name != "caption"]
+    # what the screen's level-of-detail line says is left out stays in the image, without its instructions:
+    # a pasted timeline whose shorter NVTX ranges are hidden must not read as a host with nothing to do
+    facts = [t for a in out.layout.annotations if a.name in SCREEN_HINTS and (t := screen_facts(a.text or ""))]
+    for a in caption[:1]:
+        a.text = " · ".join([a.text or "", *facts])
     for a in others:
         a.font.size = max(f, a.font.size or 0)
     ticks_px = 2 * f + 8
