@@ -366,13 +366,13 @@ def _memcpy_rows(m: pd.DataFrame) -> pd.DataFrame:
 
 
 def _memcpys(memops: pd.DataFrame) -> pd.DataFrame:
-    return memops[_kind_is(memops, "kind", lambda v: v.startswith("memcpy"))]
+    return memops[column_is(memops, "kind", lambda v: v.startswith("memcpy"))]
 
 
-def _kind_is(memops: pd.DataFrame, column: str, values) -> np.ndarray:
+def column_is(frame: pd.DataFrame, column: str, values) -> np.ndarray:
     """Rows whose categorical ``column`` is one of ``values`` (or, for a callable, whose value passes it),
     tested once per category, not per row."""
-    col = memops[column]
+    col = frame[column]
     cats = col.cat.categories if isinstance(col.dtype, pd.CategoricalDtype) else None
     if cats is None:
         col = col.astype("category")
@@ -396,7 +396,7 @@ def cuda_sync_memcpy(
     m = _memcpys(memops)
     if m.empty:
         return _frame({}, MEMCPY_ROWS)
-    dtod, htod = _kind_is(m, "kind", {"memcpy DtoD"}), _kind_is(m, "kind", {"memcpy HtoD"})
+    dtod, htod = column_is(m, "kind", {"memcpy DtoD"}), column_is(m, "kind", {"memcpy HtoD"})
     m = m[~(dtod | (htod & (m["bytes"].to_numpy() <= SMALL_HTOD_BYTES)))]
     return _memcpy_rows(_join_api(m, api_calls, api_pattern))
 
@@ -413,7 +413,7 @@ def cuda_async_memcpy(
     m = _memcpys(memops)
     if m.empty:
         return _frame({}, MEMCPY_ROWS)
-    m = m[_kind_is(m, "src_kind", {"Pageable"}) | _kind_is(m, "dst_kind", {"Pageable"})]
+    m = m[column_is(m, "src_kind", {"Pageable"}) | column_is(m, "dst_kind", {"Pageable"})]
     return _memcpy_rows(_join_api(m, api_calls, api_pattern))
 
 
@@ -425,8 +425,8 @@ def cuda_sync_memset(
     Returns:
         MEMSET_ROWS frame (``dst_kind``: the set memory's kind), sorted by duration descending, then start.
     """
-    m = memops[_kind_is(memops, "kind", {"memset"})]
-    m = m[_kind_is(m, "dst_kind", {"Pinned", "Managed"})]
+    m = memops[column_is(memops, "kind", {"memset"})]
+    m = m[column_is(m, "dst_kind", {"Pinned", "Managed"})]
     if m.empty:
         return _frame({}, MEMSET_ROWS)
     j = _join_api(m, api_calls, api_pattern)

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from flask import Flask, Response, jsonify, request
 
-from dashboard.app.trace_files import file_name_problem, ids_of_file_name, shortened_id
+from dashboard.app.trace_files import file_name_problem, ids_of_file_name
 from dashboard.errors import TraceError
 from dashboard.render.export import FIGURES, figure_for, image_bytes, view_for
 from dashboard.state import from_query
@@ -80,8 +80,8 @@ def register_export_route(server: Flask, store) -> None:
         if (
             state.trace not in store.listed_ids([state.trace])
             and (same := store.same_name(state.trace)) is not None
-            and shortened_id(state.trace, same)
-        ):  # a version shortened by hand (NAME@8 hex digits) names the served file, as on the page
+            and store.explain_changed(state.trace, same) is None
+        ):  # a version shortened by hand (NAME@8 hex digits) names the served file; the page opens it unsaid
             state = replace(state, trace=same)
         try:
             trace = store.get(state.trace)

@@ -221,9 +221,8 @@ def _bars(sel: pd.DataFrame, duration_ns: np.ndarray, y: list, hover: list, rows
     ``steps`` is how many same-phase steps a run bar stands for (1 for one step); an empty bar's row is -1."""
     missing = [r for r in rows if r not in set(y)]
     nan = np.full(len(missing), np.nan)
-    start = sel["start_ns"].to_numpy(np.int64)
     steps = sel["dispatches"].to_numpy(np.int64) if "dispatches" in sel else np.ones(len(sel), np.int64)
-    custom = np.column_stack([sel["index"].to_numpy(np.int64), start, start + duration_ns.astype(np.int64), steps])
+    custom = np.column_stack([sel[c].to_numpy(np.int64) for c in ("index", "start_ns", "end_ns")] + [steps])
     return dict(
         base=np.concatenate([s_from_ns(sel["start_ns"]), nan]),
         x=np.concatenate([duration_ns / 1e9, nan]),

@@ -32,14 +32,6 @@ from dashboard.analysis.launches import launch_call_total
 from dashboard.analysis.tables import clean_api_name
 
 
-def _matches(names: pd.Series, pattern) -> np.ndarray:
-    """Which rows' names match ``pattern`` (each distinct name tried once: a name column of 10M calls holds a
-    few hundred)."""
-    values = names.astype("category") if not isinstance(names.dtype, pd.CategoricalDtype) else names
-    hit = np.array([bool(pattern.match(str(c))) for c in values.cat.categories] + [False])
-    return hit[values.cat.codes.to_numpy()]  # code -1 (a missing name): the appended False
-
-
 def decode_without_graphs(ctx: Context, params: dict) -> Finding:
     """``decode-no-graphs``: decode dispatches run without CUDA graphs: their mark says ``mode=NONE``,
     or (event rows) none of their kernels carries a graph node id and no graph launch ran in them.
@@ -80,7 +72,7 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
         j = ctx.launches()
         # a kernel is a graph's when it carries a node id or its launch call is a graph launch (a HIP graph's
         # kernels carry no node id); a step is graphed when it ran one, or a graph launch call or row falls in it
-        graph_call = _matches(b.api_calls["name"], GRAPH_LAUNCH_CALL)
+        graph_call = nr.column_is(b.api_calls, "name", GRAPH_LAUNCH_CALL.match)
         in_graph = b.kernels["graph_node_id"].notna().to_numpy(copy=True)
         launched = j["kernel_index"].to_numpy()[graph_call[j["api_index"].to_numpy()]]
         in_graph[launched] = True
