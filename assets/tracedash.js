@@ -62,14 +62,12 @@
   }
   const SIZE_KEYS = ["autosize", "width", "height"];  // dcc.Graph's resize machinery: not copied by it either
   function keepFigureInStep(gd) {
-    if (!gd || !gd._ev || typeof gd._ev.prependListener !== "function" || gd._tracedashInStep) { return; }
+    if (!gd || !gd._ev || typeof gd._ev.prependListener !== "function") { return; }
+    // a figure plotly.js drew anew (Plotly.newPlot purges its listeners) gets its listener again
+    if (gd._tracedashInStep && gd._ev.listeners("plotly_relayout").indexOf(gd._tracedashInStep) >= 0) { return; }
     const graph = graphOf(gd);
     if (!graph) { return; }
     gd._tracedashInStep = (ev) => {
-      // dcc.Graph reports a relayout only when it differs from the last one it reported: a second double-click
-      // (autorange again) never reached xRange, and its figure kept Plotly's padded range. A stamp makes each
-      // move of the x axis a new report (dcc.Graph copies no "tracedash" key into the figure).
-      if (ev && Object.keys(ev).some(k => k.indexOf("xaxis.") === 0)) { ev["tracedash.at"] = performance.now(); }
       const fig = graph.props.figure;
       if (!ev || !fig || !fig.layout || !gd.layout) { return; }
       Object.keys(ev).forEach(k => {
@@ -80,6 +78,18 @@
       });
     };
     gd._ev.prependListener("plotly_relayout", gd._tracedashInStep);
+  }
+  // A zoom, pan or reset of the timeline or the Gantt goes to the view state from the figure's own relayout event
+  // (tracedashXRange). A clientside callback on dcc.Graph's relayoutData did it before: one more round of Dash's
+  // callback machinery (~20 of a zoom's 55 store updates, each ~2 ms of the browser's one thread) before the
+  // zoom's request could leave (docs/benchmarks.md, zoom round trip).
+  function sendXRange(gd) {
+    const id = figureOf(gd);
+    if (!id || !gd || !gd._ev || (gd._tracedashX && gd._ev.listeners("plotly_relayout").indexOf(gd._tracedashX) >= 0)) {
+      return;
+    }
+    gd._tracedashX = ev => window.tracedashXRange(id, gd, ev);
+    gd._ev.on("plotly_relayout", gd._tracedashX);
   }
   // The figure the user moved draws the server's answer first. After a zoom or pan of the timeline or the Gantt
   // the server redraws both at the new window and the two answers land in either order; the other figure's redraw
@@ -141,6 +151,7 @@
       Promise.resolve(out).then(() => {
         ((g && g._fullData) || []).forEach(t => { if (t && t._input) { keepDecoded(t._input, t); } });
         keepFigureInStep(g);
+        sendXRange(g);
       }, () => {}).then(() => { if (mine) { movedDrawing -= 1; } });
       return out;
     }
@@ -170,6 +181,40 @@
                                              set: function (v) { plotly = wrap(v); }});
   }
 })();
+// The x range of the timeline or the dispatch Gantt (they share the session time axis) after a zoom, pan or reset
+// (double-click), written to the view state's input (the x-range store); nothing for an autosize, and nothing from
+// a figure that is not on the time axis (a summary's bar chart of totals). The other figure follows when the
+// server redraws it at the window: redrawing it here as well (it was, with Plotly.relayout) held the browser's one
+// thread for as long again before the zoom's request could leave (docs/benchmarks.md, zoom round trip).
+window.tracedashXRange = function (id, gd, ev) {
+  const dc = window.dash_clientside, st = window.store && window.store.getState && window.store.getState();
+  if (!ev || !gd || !dc || !dc.set_props || !st || !st.paths || !st.paths.strs || !st.paths.strs["x-range"]) { return; }
+  if (gd.layout && !(gd.layout.meta && gd.layout.meta.time_axis)) { return; }
+  if (gd._tracedashRestoring) { gd._tracedashRestoring = false; return; }  // the relayout just below
+  let out = null;
+  if (ev["xaxis.autorange"]) {
+    // A double-click on a page that shows the whole trace already changes no state, so the server redraws
+    // nothing: Plotly's own autorange (padded) would leave this figure out of step with the other one. It
+    // goes back to the whole trace's window (the timeline's meta.x_extent_s, where the S key stops) instead.
+    const tl = document.querySelector("#timeline .js-plotly-plot");
+    const whole = tl && tl.layout && tl.layout.meta && tl.layout.meta.x_extent_s;
+    if (Array.isArray(whole) && whole.length === 2 && !/[?&]t0_ns=/.test(window.location.search)) {
+      gd._tracedashRestoring = true;
+      setTimeout(() => window.Plotly.relayout(gd, {"xaxis.range": whole.slice()}), 0);
+      return;
+    }
+    out = {"xaxis.autorange": true};
+  } else if (ev["xaxis.range[0]"] !== undefined && ev["xaxis.range[1]"] !== undefined) {
+    out = {"xaxis.range": [ev["xaxis.range[0]"], ev["xaxis.range[1]"]]};
+  } else if (Array.isArray(ev["xaxis.range"])) {
+    out = {"xaxis.range": ev["xaxis.range"].slice()};
+  }
+  if (!out) { return; }
+  window.tracedashMoved(id);
+  out.at = Date.now();  // each move is new to the state, also a second reset
+  dc.set_props("x-range", {data: out});
+};
+
 window.dash_clientside = Object.assign({}, window.dash_clientside, {
   tracedash: {
     // Download a figure as SVG under the same meaningful file name as its PNG.
@@ -228,50 +273,6 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
       if (!trig) { return window.dash_clientside.no_update; }
       return {n: Date.now() + Math.random(), dir: trig.indexOf("search-prev.") === 0 ? -1 : 1};
     },
-    // The x range of the timeline or the dispatch Gantt (they share the session time axis) after a zoom,
-    // pan or reset (double-click); nothing for an autosize, and nothing from a figure that is not on the
-    // time axis (a summary's bar chart of totals). The other figure follows when the server redraws it at
-    // the window: redrawing it here as well (it was, with Plotly.relayout) held the browser's one thread
-    // for as long again before the zoom's request could leave (docs/benchmarks.md, zoom round trip).
-    xRange: function (ganttRelayout, timelineRelayout) {
-      const nu = window.dash_clientside.no_update;
-      const ctx = window.dash_clientside.callback_context;
-      // Both figures' relayouts can reach one call (a double-click on one, a zoom of the other 10-30 ms later):
-      // each figure's own restoring relayout (below) is passed over, and of the others the latest move counts
-      // (each x move carries its time, "tracedash.at").
-      const fired = ((ctx && ctx.triggered) || []).map(t => t.prop_id.split(".")[0]);
-      let fromGantt = false, relayout = null, gd = null;
-      [["gantt", ganttRelayout], ["timeline", timelineRelayout]].forEach(([id, ev]) => {
-        if (fired.indexOf(id) < 0 || !ev) { return; }
-        const g = document.querySelector("#" + id + " .js-plotly-plot");
-        if (g && g.layout && !(g.layout.meta && g.layout.meta.time_axis)) { return; }
-        if (g && g._tracedashRestoring) { g._tracedashRestoring = false; return; }  // the relayout just below
-        if (!relayout || (ev["tracedash.at"] || 0) > (relayout["tracedash.at"] || 0)) {
-          fromGantt = id === "gantt"; relayout = ev; gd = g;
-        }
-      });
-      if (!relayout) { return nu; }
-      if (relayout["xaxis.autorange"]) {
-        // A double-click on a page that shows the whole trace already changes no state, so the server redraws
-        // nothing: Plotly's own autorange (padded) would leave this figure out of step with the other one. It
-        // goes back to the whole trace's window (the timeline's meta.x_extent_s, where the S key stops) instead.
-        const tl = document.querySelector("#timeline .js-plotly-plot");
-        const whole = tl && tl.layout && tl.layout.meta && tl.layout.meta.x_extent_s;
-        if (gd && Array.isArray(whole) && whole.length === 2 && !/[?&]t0_ns=/.test(window.location.search)) {
-          gd._tracedashRestoring = true;
-          setTimeout(() => window.Plotly.relayout(gd, {"xaxis.range": whole.slice()}), 0);
-          return nu;
-        }
-        window.tracedashMoved(fromGantt ? "gantt" : "timeline");
-        return {"xaxis.autorange": true, at: Date.now()};
-      }
-      let r = null;
-      if (relayout["xaxis.range[0]"] !== undefined && relayout["xaxis.range[1]"] !== undefined) {
-        r = [relayout["xaxis.range[0]"], relayout["xaxis.range[1]"]];
-      } else if (Array.isArray(relayout["xaxis.range"])) { r = relayout["xaxis.range"].slice(); }
-      if (r) { window.tracedashMoved(fromGantt ? "gantt" : "timeline"); }
-      return r ? {"xaxis.range": r, at: Date.now()} : nu;
-    },
     // Sorts and filters the user makes, per table. The first state a grid reports (when drawn) is the
     // link's own: it is recorded, not sent, so opening a link starts no second round of callbacks.
     gridEvents: function () {
@@ -320,18 +321,6 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
       const none = window.dash_clientside.no_update;
       return (data && data.figure) ? [data.cards, data.figure] : [none, none];
     },
-    // Write the view's query to the address bar (the server computed it from the view state):
-    // replaceState for the canonical form of an opened link, pushState for a change (Back undoes it).
-    writeSearch: function (data) {
-      const nu = window.dash_clientside.no_update;
-      if (!data || typeof data.search !== "string") { return nu; }
-      const search = data.search === "?" ? "" : data.search;
-      if (window.location.search === search) { return nu; }
-      const url = window.location.pathname + search + window.location.hash;
-      if (data.replace) { window.history.replaceState(window.history.state, "", url); }
-      else { window.history.pushState(window.history.state, "", url); }
-      return nu;
-    },
     // A click on a table row: the row's interval and kind for the view state (zoom + mark).
     // Rows carry row_id plus start_ns and end_ns (an idle gap, a dispatch, a kernel's longest run).
     rowClick: function (gapCell, dispatchCell, kernelCell, ganttClick, gapRows, dispatchRows, kernelRows) {
@@ -362,6 +351,42 @@ window.dash_clientside = Object.assign({}, window.dash_clientside, {
     }
   }
 });
+
+// The address bar holds the view. The server writes the view's query into a store (view-search on the dashboard,
+// cmp-search on the compare page); each new value goes to the address bar: replaceState for the canonical form of
+// an opened link, pushState for a change (Back undoes it). A listener on Dash's store sees the value as it lands; a
+// clientside callback did this before, one more round of Dash's callback machinery in every zoom.
+(function () {
+  const IDS = ["view-search", "cmp-search"];
+  let seen, paths = null, where = [];
+  function write(data) {
+    if (!data || typeof data.search !== "string") { return; }
+    const search = data.search === "?" ? "" : data.search;
+    if (window.location.search === search) { return; }
+    const url = window.location.pathname + search + window.location.hash;
+    if (data.replace) { window.history.replaceState(window.history.state, "", url); }
+    else { window.history.pushState(window.history.state, "", url); }
+  }
+  function check(store) {
+    const st = store.getState();
+    if (st.paths !== paths) {  // where the stores sit in the layout, found again when the layout changes
+      paths = st.paths;
+      where = IDS.map(id => paths && paths.strs && paths.strs[id]).filter(Boolean);
+    }
+    where.forEach(path => {
+      let node = st.layout;
+      for (let i = 0; node && i < path.length; i++) { node = node[path[i]]; }
+      const data = node && node.props && node.props.data;
+      if (data !== undefined && data !== seen) { seen = data; write(data); }
+    });
+  }
+  (function attach() {
+    const store = window.store;
+    if (!store || typeof store.subscribe !== "function") { setTimeout(attach, 20); return; }
+    store.subscribe(() => check(store));
+    check(store);
+  })();
+})();
 
 // Upload: "Open file…" (#upload-button) or a file dropped anywhere on the page is sent raw to POST
 // /upload (streamed to disk on the server, never base64 in a callback); on success the page opens the

@@ -301,7 +301,6 @@ def create_app(
             [
                 dcc.Location(id=PAGE_URL, refresh=False, **(location or {})),
                 html.Div(id=PAGE, children=[] if page is None else page),
-                html.Div(id="history-sink", style={"display": "none"}),
             ]
         )
 

@@ -10,7 +10,7 @@ import time
 from dataclasses import replace
 from urllib.parse import parse_qs, urlencode
 
-from dash import ClientsideFunction, Dash, Input, Output, State, ctx, html, no_update
+from dash import Dash, Input, Output, State, ctx, html, no_update
 
 from dashboard.analysis.compare import compare_runs
 from dashboard.app import compare_layout as cl
@@ -249,13 +249,6 @@ def register_compare_callbacks(app: Dash, store: TraceStore, dispatch_prefix: st
         Output(cl.LOAD_POLL, "disabled", allow_duplicate=True),
     ]
     done = [None, False, "", True, True]  # the pair is shown: no line, no poll
-
-    app.clientside_callback(
-        ClientsideFunction(namespace="tracedash", function_name="writeSearch"),
-        Output(cl.HISTORY_SINK, "children"),
-        Input(cl.SEARCH, "data"),
-        prevent_initial_call=True,
-    )
 
     @app.callback(
         *outputs,

@@ -11,7 +11,6 @@ from dashboard.render.compare import DeltaCard
 # Component ids of the compare page (a page of the same app: prefixed so they cannot clash with the main page's).
 URL = "cmp-url"  # dcc.Store: the query the page was opened with
 SEARCH = "cmp-search"  # {"search", "replace"}: written to the address bar client-side
-HISTORY_SINK = "cmp-history-sink"
 PICK_A = "cmp-a"
 PICK_B = "cmp-b"
 SWAP = "cmp-swap"
@@ -42,7 +41,6 @@ ALL = [
     PHASE_SECTION,
     URL,
     SEARCH,
-    HISTORY_SINK,
     PICK_A,
     PICK_B,
     SWAP,
@@ -232,7 +230,6 @@ def build_compare_layout(
             dcc.Store(id=SEARCH),
             dcc.Store(id=PENDING),
             dcc.Store(id=KICK),
-            html.Div(id=HISTORY_SINK, style={"display": "none"}),
             html.Header(
                 className="topbar",
                 children=[

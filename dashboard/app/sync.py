@@ -10,7 +10,7 @@ filled client-side with only what changes the view: an autosize, or the state a 
 it is first drawn (the link's own sort and filters), never reaches the server.
 The page is built from the link (``layout.build_layout``), so on load nothing here runs; the
 address bar is written client-side from ``ids.SEARCH`` (pushState on a change, replaceState for the
-canonical form of the link that was opened).
+canonical form of the link that was opened) by a listener on Dash's store, not a callback.
 """
 
 from __future__ import annotations
@@ -165,7 +165,8 @@ def _same_control(f, raw: Any, value: Any) -> bool:
 
 
 def register_sync(app: Dash, store) -> None:
-    """Register the state callback and the client-side helpers (address bar, row clicks, x sync)."""
+    """Register the state callback and the client-side helpers (row clicks, grid events, search steps; the x range
+    and the address bar are written by assets/tracedash.js from the figures' events and Dash's store)."""
     echoed = [f for f in CONTROL_FIELDS if f.name not in ("trace", "group")]
 
     def go_to(state: ViewState, direction: int):
@@ -273,14 +274,8 @@ def register_sync(app: Dash, store) -> None:
         prevent_initial_call=True,
     )
     # Only what changes the view reaches the server: a zoom/pan/reset of the timeline or the Gantt (not an
-    # autosize), a sort or filter the user made (not the state a grid reports when it is first drawn).
-    app.clientside_callback(
-        ClientsideFunction(namespace="tracedash", function_name="xRange"),
-        Output(ids.X_RANGE, "data"),
-        Input(ids.GANTT, "relayoutData"),
-        Input(ids.TIMELINE, "relayoutData"),
-        prevent_initial_call=True,
-    )
+    # autosize; assets/tracedash.js writes ids.X_RANGE from the figures' relayout events), a sort or filter the
+    # user made (not the state a grid reports when it is first drawn).
     app.clientside_callback(
         ClientsideFunction(namespace="tracedash", function_name="gridEvents"),
         Output(ids.GRID_EVENTS, "data"),
@@ -294,11 +289,6 @@ def register_sync(app: Dash, store) -> None:
         Output(ids.RENDER_KICK, "data"),
         Input(ids.PRERENDERED, "data"),
         State(ids.LOAD_POLL, "disabled"),  # a page waiting on its trace's load is kicked by the poll (load_banner)
-    )
-    app.clientside_callback(
-        ClientsideFunction(namespace="tracedash", function_name="writeSearch"),
-        Output("history-sink", "children"),
-        Input(ids.SEARCH, "data"),
     )
     # A click on a gap, a dispatch or a kernel row, or on a Gantt bar: its interval goes to the state (zoom + mark;
     # a bar of a same-phase run: zoom only).
