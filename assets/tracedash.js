@@ -478,8 +478,8 @@ document.addEventListener("keydown", (e) => {
 }, true);
 // Keyboard navigation of the timeline and the step Gantt (the amounts and the list: dashboard/app/keys_help.py,
 // read from the overlay's data attributes). W/S/A/D move the x axis with Plotly.relayout, as a drag does (the
-// window reaches the state and the link through xRange, and the server redraws both figures at it); F and Escape go to the
-// state callback (ids.KEY_EVENT). Nothing while typing in a box, nor with Ctrl, Alt or Meta held.
+// window reaches the state and the link through the relayout listener, tracedashXRange, and the server redraws
+// both figures at it); F and Escape go to the state callback (ids.KEY_EVENT). Nothing while typing in a box, nor with Ctrl, Alt or Meta held.
 (function () {
   const GRAPHS = ["timeline", "gantt"];
   // The graph under the pointer, else the timeline: the link's window is drawn there first. (The one the pointer
