@@ -27,7 +27,7 @@ def trace(tmp_path):
 def assert_same(a, b):
     assert a.meta == b.meta
     for name in FRAME_NAMES:
-        pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name))
+        pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name), check_exact=True)
 
 
 def test_row_accounts_survive_the_cache(trace, tmp_path):

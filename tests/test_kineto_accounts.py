@@ -154,7 +154,7 @@ def test_legacy_names_read_exactly_as_the_current_ones(tmp_path):
     legacy = load_kineto_json(CASES / "kineto_legacy_categories" / "minimal_legacy_categories.json")
     modern = load_kineto_json(write(tmp_path, current))
     for frame in ("kernels", "api_calls", "memops", "nvtx_ranges"):
-        pd.testing.assert_frame_equal(getattr(legacy, frame), getattr(modern, frame))
+        pd.testing.assert_frame_equal(getattr(legacy, frame), getattr(modern, frame), check_exact=True)
     assert legacy.meta.accounts == modern.meta.accounts
 
 

@@ -265,7 +265,9 @@ def test_sqlite3_fallback_reader_gives_the_same_frames(trace, monkeypatch):
     monkeypatch.setattr(nsys_sqlite, "_HAVE_ADBC", False)
     slow = load_nsys_sqlite(trace)
     for attr in FRAMES:
-        pd.testing.assert_frame_equal(getattr(fast, attr), getattr(slow, attr), check_categorical=False)
+        pd.testing.assert_frame_equal(
+            getattr(fast, attr), getattr(slow, attr), check_categorical=False, check_exact=True
+        )
 
 
 def test_fixture_invalid_kernel_rows_are_counted_not_summed(tmp_path):

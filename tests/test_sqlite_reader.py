@@ -70,4 +70,6 @@ def test_many_small_batches_read_exactly_what_sqlite3_reads(tmp_path, monkeypatc
     monkeypatch.setattr(nsys_sqlite, "_HAVE_ADBC", False)
     slow = load_nsys_sqlite(path)
     for attr in ("kernels", "api_calls"):
-        pd.testing.assert_frame_equal(getattr(fast, attr), getattr(slow, attr), check_categorical=False)
+        pd.testing.assert_frame_equal(
+            getattr(fast, attr), getattr(slow, attr), check_categorical=False, check_exact=True
+        )
