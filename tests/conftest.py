@@ -32,6 +32,64 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: the rest keep their order
 
 
+# A worker loads each trace file from its SQLite or JSON once: ~600 loads in a run are of ~30 files. Loads through
+# ``load_trace`` (the tests' and the in-process servers') get a copy of the first load's frames (a bundle is a value:
+# analysis never mutates it; the copy keeps a test that does from reaching another). Loaders called directly, loads
+# with a progress callback or a kernel-times callback, and every load of a test that monkeypatches anything go to the
+# file as before, so the loaders' own tests always read it.
+_BUNDLES: dict[tuple, object] = {}
+
+
+def _copied(bundle):
+    import dataclasses
+
+    import pandas as pd
+
+    return dataclasses.replace(
+        bundle,
+        **{
+            f.name: getattr(bundle, f.name).copy()
+            for f in dataclasses.fields(bundle)
+            if isinstance(getattr(bundle, f.name), pd.DataFrame)
+        },
+    )
+
+
+def _shared_loads(loader, kind: str):
+    def load(path, progress=None, *, on_kernel_times=None, **options):
+        if progress is not None or on_kernel_times is not None:
+            return loader(path, progress=progress, on_kernel_times=on_kernel_times, **options)
+        p = Path(path)
+        try:
+            st = p.stat()
+        except OSError:
+            return loader(path, **options)
+        key = (kind, str(p.resolve()), st.st_ino, st.st_size, st.st_mtime_ns, tuple(sorted(options.items())))
+        if key not in _BUNDLES:
+            if len(_BUNDLES) >= 48:
+                _BUNDLES.clear()
+            _BUNDLES[key] = loader(path, **options)
+        return _copied(_BUNDLES[key])
+
+    return load
+
+
+@pytest.fixture(autouse=True)
+def _one_read_per_trace_file(request):
+    if "monkeypatch" in request.fixturenames:
+        yield
+        return
+    import dashboard.data.trace as trace_module
+
+    saved = trace_module.load_nsys_sqlite, trace_module.load_kineto_json
+    trace_module.load_nsys_sqlite = _shared_loads(saved[0], "nsys")
+    trace_module.load_kineto_json = _shared_loads(lambda path, **_: saved[1](path), "kineto")
+    try:
+        yield
+    finally:
+        trace_module.load_nsys_sqlite, trace_module.load_kineto_json = saved
+
+
 @pytest.fixture(scope="session")
 def seed_dict() -> dict:
     return json.loads(SEED.read_text(encoding="utf-8"))
