@@ -567,6 +567,11 @@ def test_a_launch_call_of_several_kernels_counts_once_in_the_launch_call_total()
     assert launch_call_total(launches, api, np.array([0, 1])) == 1_000
     assert launch_call_total(launches, api, np.array([2]), part=1) == 500
     assert launch_call_total(launches, api, np.array([], np.int64)) == 0
+    # a selector of kernel rows, a part at a time: kernels 1 and 2 (calls 0 and 1 once each), then kernel 0 alone
+    for part in (1, 2, 3):
+        assert launch_call_total(launches, api, lambda k: k >= 1, part=part) == 1_500
+        assert launch_call_total(launches, api, lambda k: k == 0, part=part) == 1_000
+        assert launch_call_total(launches, api, lambda k: k > 5, part=part) == 0
 
 
 @pytest.mark.parametrize("case", __import__("bad_inputs").ALL, ids=lambda c: c.id)

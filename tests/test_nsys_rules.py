@@ -3,6 +3,7 @@ on exports built in code with exact numbers."""
 
 import sqlite3
 
+import numpy as np
 import pytest
 
 from dashboard.analysis import nsys_rules as r
@@ -220,3 +221,15 @@ def test_gpu_low_utilization_chunks_and_merging(tmp_path):
 
 def test_sqlite_round_half_up():
     assert [r._sqlite_round1(x) for x in (0.05, 0.15, 2.25, 47.249, 0.0)] == [0.1, 0.2, 2.3, 47.2, 0.0]
+
+
+def test_gaps_over_the_threshold_are_found_across_part_boundaries():
+    from dashboard.analysis.nsys_rules import _gaps_over
+
+    starts = np.array([0, 10, 30, 31, 60, 100])
+    ends = np.array([5, 12, 31, 40, 70, 120])  # gaps after each op: 5, 18, 0, 20, 30
+    for part in (1, 2, 3, 4, 5, 10):
+        assert _gaps_over(starts, ends, 18, part).tolist() == [3, 4]
+        assert _gaps_over(starts, ends, 4, part).tolist() == [0, 1, 3, 4]
+    assert _gaps_over(starts[:1], ends[:1], 0).tolist() == []
+    assert _gaps_over(starts[:0], ends[:0], 0).tolist() == []

@@ -164,16 +164,28 @@ def launch_call_ns(launches: pd.DataFrame, api_calls: pd.DataFrame) -> np.ndarra
     )
 
 
-def launch_call_total(launches: pd.DataFrame, api_calls: pd.DataFrame, rows: np.ndarray, part: int = PART_ROWS) -> int:
-    """Σ of the durations of the launch calls of the launches at positions ``rows``, each call once: one call can
+def launch_call_total(launches: pd.DataFrame, api_calls: pd.DataFrame, keep, part: int = PART_ROWS) -> int:
+    """Σ of the durations of the launch calls of the launches ``keep`` selects, each call once: one call can
     launch many kernels (a CUDA graph launch runs all of its nodes' kernels), and counted per kernel a 0.5 ms
-    graph launch of 425 kernels read as 213 ms. A part at a time (10M launches: no copy of the join)."""
+    graph launch of 425 kernels read as 213 ms. ``keep``: positions in ``launches``, or a callable given a part's
+    ``kernel_index`` values that returns which of them count (a boolean array). A part at a time (10M launches:
+    no 10M-row temporaries)."""
     api_index = launches["api_index"].to_numpy()
     called = np.zeros(len(api_calls), dtype=bool)
-    for a in range(0, len(rows), part):
-        called[api_index[rows[a : a + part]]] = True
-    calls = np.flatnonzero(called)
-    return int((api_calls["end_ns"].to_numpy(np.int64)[calls] - api_calls["start_ns"].to_numpy(np.int64)[calls]).sum())
+    if callable(keep):
+        kernel_index = launches["kernel_index"].to_numpy()
+        for a in range(0, len(launches), part):
+            called[api_index[a : a + part][keep(kernel_index[a : a + part])]] = True
+    else:
+        for a in range(0, len(keep), part):
+            called[api_index[keep[a : a + part]]] = True
+    start = api_calls["start_ns"].to_numpy(np.int64)
+    end = api_calls["end_ns"].to_numpy(np.int64)
+    total = 0
+    for a in range(0, len(called), part):
+        calls = np.flatnonzero(called[a : a + part]) + a
+        total += int((end[calls] - start[calls]).sum())
+    return total
 
 
 def _narrow(positions: np.ndarray, rows: int) -> np.ndarray:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dashboard.analysis.intervals import is_sorted
+from dashboard.analysis.intervals import PART_ROWS, is_sorted
 from dashboard.model import TraceBundle
 
 # Row frames (column -> dtype), as the rules report them.
@@ -187,6 +187,16 @@ def _sums_before(values: np.ndarray, lo: int, edges: list[int]) -> dict[int, tup
     return out
 
 
+def _gaps_over(starts: np.ndarray, ends: np.ndarray, threshold: int, part: int = PART_ROWS) -> np.ndarray:
+    """Positions k where ``starts[k + 1] - ends[k] > threshold``, a part at a time (no 10M-row difference array)."""
+    n = len(starts) - 1
+    found = [
+        np.flatnonzero(starts[a + 1 : min(a + part, n) + 1] - ends[a : min(a + part, n)] > threshold) + a
+        for a in range(0, max(n, 0), part)
+    ]
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+
 def gpu_starvation(ops: pd.DataFrame, *, gap_ms: int = DEFAULT_GAP_MS) -> pd.DataFrame:
     """``gpu-starv``: idle gaps of one GPU within one process longer than ``gap_ms``.
 
@@ -209,9 +219,7 @@ def gpu_starvation(ops: pd.DataFrame, *, gap_ms: int = DEFAULT_GAP_MS) -> pd.Dat
         e = ops["end_ns"].to_numpy(np.int64)[rows]
         order = None if is_sorted(e) else np.argsort(e, kind="stable")  # usually in order already: no copies
         ends = e if order is None else e[order]
-        dur = starts[1:] - ends[:-1]
-        keep = np.flatnonzero(dur > threshold)
-        del dur
+        keep = _gaps_over(starts, ends, threshold)
         ctx = ops["context_id"].to_numpy()[rows]  # of the operation whose end opens each kept gap
         out["duration_ns"] += (starts[1:][keep] - ends[:-1][keep]).tolist()
         out["start_ns"] += ends[:-1][keep].tolist()

@@ -78,7 +78,7 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
         in_graph[launched] = True
         sel = attr != UNATTRIBUTED
         graph_steps = np.zeros(len(d), dtype=bool)
-        graph_steps[np.unique(attr[sel & in_graph])] = True
+        graph_steps[attr[sel & in_graph]] = True
         starts = [b.api_calls["start_ns"].to_numpy(np.int64)[graph_call]]
         if not b.graph_launches.empty:
             starts.append(b.graph_launches["start_ns"].to_numpy(np.int64))
@@ -89,9 +89,12 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
         nograph = decode & (mode_none | ~graph_steps)
         per_step = np.bincount(attr[sel], minlength=len(d))
         kernels_per_step = float(per_step[nograph].mean()) if nograph.any() else 0.0
-        jattr = attr[j["kernel_index"].to_numpy()]
-        in_ng = (jattr != UNATTRIBUTED) & nograph[np.clip(jattr, 0, None)]
-        launch_ns = launch_call_total(j, b.api_calls, np.flatnonzero(in_ng))
+
+        def in_no_graph_step(kernel_index: np.ndarray) -> np.ndarray:
+            step = attr[kernel_index]
+            return (step != UNATTRIBUTED) & nograph[np.clip(step, 0, None)]
+
+        launch_ns = launch_call_total(j, b.api_calls, in_no_graph_step)
         cost = launch_ns
     n_ng = int(nograph.sum())
     if not n_ng:
