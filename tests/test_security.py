@@ -494,3 +494,44 @@ def test_a_link_made_before_its_file_changed_opens_the_file_of_that_name_but_nev
         current,
         ["Baseline: " + store.explain_missing(upload), "Candidate: " + store.explain_changed(stale, current)],
     )
+
+
+def test_a_clients_own_idle_uploads_make_room_for_its_next_one(tmp_path):
+    """One client (every browser behind 127.0.0.1 is one) used to be refused for good once it had made its share
+    of uploads: only the server's whole space freed idle ones."""
+    from dashboard.app.upload import PENDING, UploadPolicy, UploadRefused, reserve_upload
+
+    policy = UploadPolicy(max_upload_bytes=1_000, max_files=8, max_bytes=8_000, client_share=0.5, min_free_bytes=0)
+
+    def finished(folder, age_s: float):  # written, then last used age_s ago
+        shutil.rmtree(folder / PENDING)
+        (folder / "t.sqlite").write_bytes(b"x" * 100)
+        t = time.time() - age_s
+        os.utime(folder, (t, t))
+        return folder
+
+    idle = [finished(reserve_upload(tmp_path, policy, "a", 100), 900 - i) for i in range(3)]  # oldest first
+    used = finished(reserve_upload(tmp_path, policy, "a", 100), 10)
+    other = finished(reserve_upload(tmp_path, policy, "b", 100), 900)
+    fifth = reserve_upload(tmp_path, policy, "a", 100)  # share: 4 uploads; the least recently used idle one goes
+    assert [p.exists() for p in (*idle, used, other, fifth)] == [False, True, True, True, True, True]
+    finished(fifth, 10)
+    sixth = reserve_upload(tmp_path, policy, "a", 100)
+    assert [p.exists() for p in idle] == [False, False, True] and sixth.exists()
+    finished(sixth, 10)
+    seventh = reserve_upload(tmp_path, policy, "a", 100)
+    assert not idle[2].exists() and used.exists() and other.exists()
+    finished(seventh, 10)
+    with pytest.raises(UploadRefused) as refused:  # four uploads used in the last 5 minutes: none goes
+        reserve_upload(tmp_path, policy, "a", 100)
+    assert refused.value.status == 429 and "(4 uploads, at most 4 per client, all in use in the last 5 minutes)" in str(
+        refused.value
+    )
+    mib = 1024**2  # the bytes share, named as such: an upload in progress counts at its reserved size
+    big = UploadPolicy(max_upload_bytes=2 * mib, max_files=8, max_bytes=8 * mib, client_share=0.5, min_free_bytes=0)
+    (tmp_path / "big").mkdir()
+    reserve_upload(tmp_path / "big", big, "c", 3 * mib)
+    with pytest.raises(UploadRefused) as refused:
+        reserve_upload(tmp_path / "big", big, "c", 2 * mib)
+    assert refused.value.status == 429
+    assert "(3 MiB in use or reserved and 2 MiB asked for, at most 4 MiB per client, all in use" in str(refused.value)

@@ -150,7 +150,9 @@ def reserve_upload(upload_dir: Path, policy: UploadPolicy, client: str, nbytes: 
     is the folder's name), under the upload space's lock.
 
     Removes least recently used uploads idle for ``UPLOAD_GRACE_S`` while the space (uploads,
-    counting those in progress at their reserved size) would exceed ``policy``.
+    counting those in progress at their reserved size) would exceed ``policy``, then this client's own
+    while its share would (every browser behind one address is one client: without that, its share,
+    once used, was never freed).
 
     Raises:
         UploadRefused: 507 the space or the disk is full; 429 this client's share is used up.
@@ -178,12 +180,27 @@ def reserve_upload(upload_dir: Path, policy: UploadPolicy, client: str, nbytes: 
         mine = [f for f in folders if f.client == client and not f.removed]
         files_share = max(1, int(policy.max_files * policy.client_share))
         bytes_share = int(policy.space_bytes * policy.client_share)
-        if len(mine) + 1 > files_share or sum(f.bytes for f in mine) + nbytes > bytes_share:
+        mine_bytes = sum(f.bytes for f in mine) + nbytes
+        for f in list(mine):  # this client's own idle uploads make room for its new one, least recently used first
+            if len(mine) + 1 <= files_share and mine_bytes <= bytes_share:
+                break
+            if f.in_progress or now - f.mtime < UPLOAD_GRACE_S:
+                continue
+            shutil.rmtree(f.path, ignore_errors=True)
+            mine.remove(f)
+            mine_bytes -= f.bytes
+            f.removed = True
+        if len(mine) + 1 > files_share or mine_bytes > bytes_share:
+            over = (
+                f"{len(mine)} uploads, at most {files_share} per client"
+                if len(mine) + 1 > files_share
+                else f"{_mib(mine_bytes - nbytes)} in use or reserved and {_mib(nbytes)} asked for, "
+                f"at most {_mib(bytes_share)} per client"
+            )
             raise UploadRefused(
                 429,
-                f"you have used your share of this server's upload space ({len(mine)} "
-                f"uploads, at most {files_share} and {_mib(bytes_share)} per client); "
-                "try again later",
+                f"you have used your share of this server's upload space ({over}, all in use in the last "
+                f"{UPLOAD_GRACE_S // 60} minutes); try again later",
             )
         free = shutil.disk_usage(upload_dir).free
         if free - nbytes < policy.min_free_bytes:
