@@ -64,6 +64,13 @@ def test_export_route_draws_the_linked_view_in_the_report_layout():
         "Ignored t0_ns/t1_ns='5,1' in the link: not a window in integer ns with t0 < t1. Nothing was drawn: correct "
         "the link (copy it from the page's address bar)."
     )
+    bad_search = client.get(f"/export/gantt.png?trace={tid.replace('@', '%40')}&search=/(/")  # QA: drew it, 200
+    assert bad_search.status_code == 400 and bad_search.get_json()["error"].startswith(
+        "Ignored search='/(/' in the link: /(/ is not a regular expression RE2 reads: "
+    )
+    assert bad_search.get_json()["error"].endswith(
+        "Nothing was drawn: correct the link (copy it from the page's address bar)."
+    )
     nameless = client.get("/export/gantt.png?trace=missing.sqlite")
     assert nameless.status_code == 404 and nameless.get_json()["error"] == (
         "no trace named 'missing.sqlite' is served here (?trace=NAME or NAME@HASH)"
