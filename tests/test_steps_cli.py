@@ -122,6 +122,8 @@ def test_summary_json_has_seed_steps_without_kernels(capsys):
     assert len(d["steps"]) == 138 and {s["kernels"] for s in d["steps"]} == {None}
     assert d["phases"]["prefill"]["steps"] == 42 and d["phases"]["decode"]["steps"] == 96
     assert d["phases"]["prefill"]["tokens"] == 40 * 1600 + 2 * 742 and d["phases"]["decode"]["kernels"] is None
+    code, out, _ = run(capsys, SEED)  # a summary names no process: no "pid -1" (QA)
+    assert out.splitlines()[0] == f"{SEED.name}: steps from CG_DISPATCH marks (auto) · 138 steps"
 
 
 def test_per_process_choice(tmp_path, capsys):

@@ -142,8 +142,9 @@ def steps_text(report: StepsReport, trace_name: str) -> str:
     """The plain-text form: the source, one row per step (times in ms; blank: not given), the phases."""
     s = report.steps
     head = f"{trace_name}: steps from {report.source.label}"
-    if report.pid is not None:
-        head += f" · pid {report.pid} · {len(s):,} step{'s' if len(s) != 1 else ''}"
+    if report.pid is not None:  # -1: the input does not say (a summary JSON)
+        who = f" · pid {report.pid}" if report.pid >= 0 else ""
+        head += f"{who} · {len(s):,} step{'s' if len(s) != 1 else ''}"
     out = [head, *(f"note: {n}" for n in report.notes)]
     if len(s):
         gpu = report.gpu
