@@ -338,3 +338,13 @@ def test_known_options_in_every_spelling_still_reach_the_command(tmp_path, capsy
     with pytest.raises(SystemExit) as exc:
         main(["serve", "--memory-limit", "-1G", str(SEED)])
     assert exc.value.code == 2 and "not a size: '-1G'" in capsys.readouterr().err
+
+
+def test_serve_finds_the_bundled_samples_from_any_folder(tmp_path, monkeypatch):
+    """QA: from another folder `tracedash serve` said "no sample_traces/ folder found" (it looked in dashboard/)."""
+    from dashboard.cli.args import default_trace_dir
+
+    monkeypatch.chdir(tmp_path)
+    assert default_trace_dir() == SAMPLES.resolve()
+    (tmp_path / "sample_traces").mkdir()
+    assert default_trace_dir() == tmp_path / "sample_traces"

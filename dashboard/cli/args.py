@@ -20,7 +20,7 @@ def _say(*parts, file=None) -> None:
 
 def default_trace_dir() -> Path | None:
     """``./sample_traces`` if present, else the repository's bundled ``sample_traces/``."""
-    for candidate in (Path.cwd() / "sample_traces", Path(__file__).resolve().parent.parent / "sample_traces"):
+    for candidate in (Path.cwd() / "sample_traces", Path(__file__).resolve().parents[2] / "sample_traces"):
         if candidate.is_dir():
             return candidate
     return None
