@@ -656,3 +656,8 @@ def test_10_the_longest_link_the_codec_writes_opens(server):
         return None
 
     assert find(layout.json()) == {"search": "?" + query, "replace": True}  # built from the whole link, unchanged
+    # past the limit: gunicorn's answer, as one line of JSON like every other error (QA: its HTML page)
+    over = requests.get(f"{server.base}/?trace={'x' * LIMIT_REQUEST_LINE}", timeout=30)
+    assert over.status_code == 414 and over.headers["Content-Type"] == "application/json"
+    assert over.json()["error"].startswith("URI Too Long: ") and over.text.count("\n") == 1
+    assert requests.get(server.base + "/healthz", timeout=10).ok

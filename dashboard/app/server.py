@@ -53,12 +53,30 @@ def request_ready(buf: bytes | bytearray, body_bytes: int = PREBUFFER_BODY_BYTES
     return len(buf) - end - 4 >= min(length, body_bytes)
 
 
+def _write_json_error(sock, status_int: int, reason: str, mesg: str) -> None:
+    """gunicorn's answer to a request it cannot parse (a request line over 8,190 bytes, a bad header, ...) as one
+    line of JSON, as every other error of this server, instead of its HTML page."""
+    import json
+
+    from gunicorn import util
+
+    body = (json.dumps({"error": f"{reason}: {mesg}"}) + "\n").encode()
+    head = (
+        f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode("latin-1", "replace")
+    util.write_nonblock(sock, head + body)
+
+
 class BufferingThreadWorker(ThreadWorker):
     """gunicorn's gthread worker, reading request heads (and small bodies) in the event loop."""
 
     def init_process(self):
         from concurrent.futures import ThreadPoolExecutor
 
+        from gunicorn import util
+
+        util.write_error = _write_json_error  # gunicorn's handle_error writes through it (its HTML page)
         self._buffering: dict = {}  # connection -> deadline (monotonic s)
         self._probe_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="healthz")
         super().init_process()
