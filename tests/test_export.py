@@ -190,3 +190,21 @@ def test_report_escapes_names(tmp_path):
     html = report_for_url(load_trace(p), None)
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert sys  # keep the import used
+
+
+def test_export_refuses_a_link_whose_values_it_cannot_set(tmp_path, capsys):
+    """As GET /export: an image of another view than the link asks for would be a false answer (QA: it drew the
+    whole trace, exit 0); a key of another tool is only a warning."""
+    out = tmp_path / "v.svg"
+    assert main(["export", str(SEED), "--url", "?t0_ns=abc", "-o", str(out), "--no-cache"]) == 2
+    assert capsys.readouterr().err == (
+        "tracedash: error: Ignored t0_ns='abc' in the link: the window needs t1_ns too. Nothing was drawn: correct "
+        "the link.\n"
+    )
+    assert main(["export", str(SEED), "--url", "?search=/(/", "-o", str(out), "--no-cache"]) == 2
+    assert "Ignored search='/(/' in the link: /(/ is not a regular expression RE2 reads: " in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["export", str(SEED), "--url", "?tab=gaps&utm_source=mail", "-o", str(out), "--no-cache"]) == 0
+    err = capsys.readouterr().err
+    assert "tracedash: warning: Ignored utm_source in the link: not a view setting of this tracedash version." in err
+    assert out.stat().st_size > 0
