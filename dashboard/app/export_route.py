@@ -14,10 +14,9 @@ from dataclasses import replace
 
 from flask import Flask, Response, jsonify, request
 
-from dashboard.analysis.search import SearchError, parse_query
 from dashboard.app.trace_files import file_name_problem, ids_of_file_name
 from dashboard.errors import TraceError
-from dashboard.render.export import FIGURES, figure_for, image_bytes, view_for
+from dashboard.render.export import FIGURES, figure_for, image_bytes, values_an_image_cannot_set, view_for
 from dashboard.state import from_query
 
 log = logging.getLogger(__name__)
@@ -73,16 +72,8 @@ def register_export_route(server: Flask, store) -> None:
         if not state.trace:  # none, or one that is not a trace id (its warning says which; no default is drawn)
             why = next((w for w in state.warnings if w.startswith("Ignored trace=")), "")
             return _error(400, _no_default(why) or "the link names no trace (?trace=NAME@HASH)")
-        problems = [w for w in state.warnings if not w.startswith("Ignored trace=")]
-        if state.search:  # a search the page would answer with its reason, which an image has no room for
-            try:
-                parse_query(state.search)
-            except SearchError as exc:
-                problems.append(f"Ignored search={state.search!r} in the link: {exc}")
-        if problems:
-            # an image of another view than the link asks for (the whole trace for a bad window) would be a false
-            # answer: the page shows such a link with its notice, an image has no room for one
-            said = " ".join(f"{_no_default(w)}." for w in problems)
+        if problems := values_an_image_cannot_set(state, besides=("Ignored trace=",)):
+            said = " ".join(f"{w}." for w in problems)
             return _error(400, f"{said} Nothing was drawn: correct the link (copy it from the page's address bar).")
         if (
             state.trace not in store.listed_ids([state.trace])

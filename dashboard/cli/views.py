@@ -32,21 +32,20 @@ def _say_search_warnings(trace, state) -> None:
 
 
 def _export(args) -> int:
-    from dashboard.analysis.search import SearchError, parse_query
-    from dashboard.render.export import figure_for, image_bytes, link_query, state_from_url, view_for
+    from dashboard.render.export import (
+        figure_for,
+        image_bytes,
+        link_query,
+        state_from_url,
+        values_an_image_cannot_set,
+        view_for,
+    )
     from dashboard.state import unknown_keys_note
 
     state = _bare_link_trace(args.url, _with_steps(state_from_url(args.url, strict=True), args), Path(args.trace))
-    # An image of another view than the link asks for (the whole trace for a bad window) would be a false answer,
-    # as GET /export says: a value the link cannot set is an error here; keys of other tools only a warning.
+    # as GET /export: a value the link cannot set is an error (exit 2); keys of other tools only a warning
     unknown = unknown_keys_note(link_query(args.url)) if args.url else ""
-    problems = [w.removesuffix("; using the default.") for w in state.warnings if w != unknown]
-    if state.search:
-        try:
-            parse_query(state.search)
-        except SearchError as exc:
-            problems.append(f"Ignored search={state.search!r} in the link: {exc}")
-    if problems:
+    if problems := values_an_image_cannot_set(state, besides=(unknown,) if unknown else ()):
         raise TraceError(" ".join(f"{w}." for w in problems) + " Nothing was drawn: correct the link.")
     if unknown:
         _say(f"tracedash: warning: {unknown}", file=sys.stderr)
