@@ -16,7 +16,14 @@ from flask import Flask, Response, jsonify, request
 
 from dashboard.app.trace_files import file_name_problem, ids_of_file_name
 from dashboard.errors import TraceError
-from dashboard.render.export import FIGURES, figure_for, image_bytes, values_an_image_cannot_set, view_for
+from dashboard.render.export import (
+    FIGURES,
+    figure_for,
+    image_bytes,
+    values_an_image_cannot_set,
+    view_for,
+    without_default,
+)
 from dashboard.state import from_query
 
 log = logging.getLogger(__name__)
@@ -44,11 +51,6 @@ def _error(status: int, message: str) -> Response:
     return resp
 
 
-def _no_default(warning: str) -> str:
-    """A link's warning without its "; using the default." (the page shows the default view; an export draws none)."""
-    return warning.removesuffix("; using the default.")
-
-
 def register_export_route(server: Flask, store) -> None:
     """Serve ``/export/<figure>.<format>`` (figure: timeline, gantt, phases; format: png, pdf, svg).
 
@@ -71,7 +73,7 @@ def register_export_route(server: Flask, store) -> None:
             state = replace(state, trace=hits[0])
         if not state.trace:  # none, or one that is not a trace id (its warning says which; no default is drawn)
             why = next((w for w in state.warnings if w.startswith("Ignored trace=")), "")
-            return _error(400, _no_default(why) or "the link names no trace (?trace=NAME@HASH)")
+            return _error(400, without_default(why) or "the link names no trace (?trace=NAME@HASH)")
         if problems := values_an_image_cannot_set(state, besides=("Ignored trace=",)):
             said = " ".join(f"{w}." for w in problems)
             return _error(400, f"{said} Nothing was drawn: correct the link (copy it from the page's address bar).")

@@ -45,7 +45,7 @@ from flask import Flask, jsonify, request
 from werkzeug.exceptions import ClientDisconnected
 
 from dashboard.app.store import TraceStore
-from dashboard.app.upload_folders import MAX_UPLOADS, UPLOAD_GRACE_S, upload_folders
+from dashboard.app.upload_folders import MAX_UPLOADS, UPLOAD_GRACE_S, UploadFolder, upload_folders
 from dashboard.errors import TraceError
 
 log = logging.getLogger(__name__)
@@ -145,6 +145,18 @@ def client_key(address: str | None) -> str:
     return hashlib.sha256((address or "?").encode("utf-8", "replace")).hexdigest()[:16]
 
 
+def _free_idle(folders: list[UploadFolder], over, now: float) -> None:
+    """Remove ``folders``' uploads idle for ``UPLOAD_GRACE_S`` (not in progress), least recently used first,
+    while ``over()``; each removed one is marked ``removed``."""
+    for f in folders:
+        if not over():
+            return
+        if f.removed or f.in_progress or now - f.mtime < UPLOAD_GRACE_S:
+            continue
+        shutil.rmtree(f.path, ignore_errors=True)
+        f.removed = True
+
+
 def reserve_upload(upload_dir: Path, policy: UploadPolicy, client: str, nbytes: int) -> Path:
     """Make room for and create the folder of a new upload of ``nbytes`` (its random 128-bit token
     is the folder's name), under the upload space's lock.
@@ -159,42 +171,36 @@ def reserve_upload(upload_dir: Path, policy: UploadPolicy, client: str, nbytes: 
     """
     with _locked(upload_dir / ".lock"):
         folders = upload_folders(upload_dir)
-        count = len(folders) + 1
-        total = sum(f.bytes for f in folders) + nbytes
         now = time.time()
-        for f in folders:  # least recently used first
-            if count <= policy.max_files and total <= policy.space_bytes:
-                break
-            if f.in_progress or now - f.mtime < UPLOAD_GRACE_S:
-                continue
-            shutil.rmtree(f.path, ignore_errors=True)
-            count, total = count - 1, total - f.bytes
-            f.removed = True
-        if count > policy.max_files or total > policy.space_bytes:
+
+        def space_over() -> bool:
+            live = [f for f in folders if not f.removed]
+            return len(live) + 1 > policy.max_files or sum(f.bytes for f in live) + nbytes > policy.space_bytes
+
+        _free_idle(folders, space_over, now)
+        if space_over():
+            live = [f for f in folders if not f.removed]
             raise UploadRefused(
                 507,
-                f"the server's upload space is full ({count - 1} uploads, "
-                f"{_mib(total - nbytes)} of {_mib(policy.space_bytes)} in use, all in use in "
+                f"the server's upload space is full ({len(live)} uploads, "
+                f"{_mib(sum(f.bytes for f in live))} of {_mib(policy.space_bytes)} in use, all in use in "
                 f"the last {UPLOAD_GRACE_S // 60} minutes); try again later",
             )
-        mine = [f for f in folders if f.client == client and not f.removed]
         files_share = max(1, int(policy.max_files * policy.client_share))
         bytes_share = int(policy.space_bytes * policy.client_share)
-        mine_bytes = sum(f.bytes for f in mine) + nbytes
-        for f in list(mine):  # this client's own idle uploads make room for its new one, least recently used first
-            if len(mine) + 1 <= files_share and mine_bytes <= bytes_share:
-                break
-            if f.in_progress or now - f.mtime < UPLOAD_GRACE_S:
-                continue
-            shutil.rmtree(f.path, ignore_errors=True)
-            mine.remove(f)
-            mine_bytes -= f.bytes
-            f.removed = True
-        if len(mine) + 1 > files_share or mine_bytes > bytes_share:
+        mine = [f for f in folders if f.client == client and not f.removed]
+
+        def share_over() -> bool:
+            live = [f for f in mine if not f.removed]
+            return len(live) + 1 > files_share or sum(f.bytes for f in live) + nbytes > bytes_share
+
+        _free_idle(mine, share_over, now)  # every browser behind one address is one client
+        if share_over():
+            live = [f for f in mine if not f.removed]
             over = (
-                f"{len(mine)} uploads, at most {files_share} per client"
-                if len(mine) + 1 > files_share
-                else f"{_mib(mine_bytes - nbytes)} in use or reserved and {_mib(nbytes)} asked for, "
+                f"{len(live)} uploads, at most {files_share} per client"
+                if len(live) + 1 > files_share
+                else f"{_mib(sum(f.bytes for f in live))} in use or reserved and {_mib(nbytes)} asked for, "
                 f"at most {_mib(bytes_share)} per client"
             )
             raise UploadRefused(

@@ -46,20 +46,20 @@ def link_query(url: str) -> str:
     return urlsplit(url).query if "://" in url or url.startswith("/") else url.lstrip("?")
 
 
-def values_an_image_cannot_set(state: ViewState, *, besides: tuple[str, ...] = ()) -> list[str]:
-    """Why an image of ``state`` would not be the view its link asks for: each value the link could not set (its
-    warning without "; using the default": an image has no room for a notice, and the default view drawn instead
-    would be a false answer) and a search that is no search (``analysis.search.parse_query``'s reason).
-    ``besides``: warnings the caller answers otherwise (the trace's, the note on other tools' keys)."""
-    from dashboard.analysis.search import SearchError, parse_query
+def without_default(warning: str) -> str:
+    """A link's warning without its "; using the default." (the page shows the default view; an image draws none)."""
+    return warning.removesuffix("; using the default.")
 
-    out = [w.removesuffix("; using the default.") for w in state.warnings if not w.startswith(besides)]
-    if state.search:
-        try:
-            parse_query(state.search)
-        except SearchError as exc:
-            out.append(f"Ignored search={state.search!r} in the link: {exc}")
-    return out
+
+def values_an_image_cannot_set(state: ViewState, *, besides: tuple[str, ...] = ()) -> list[str]:
+    """Why an image of ``state`` would not be the view its link asks for: each value the link could not set (an
+    image has no room for a notice, and the default view drawn instead would be a false answer) and a search that
+    is no search (``render.search.unusable_search``). ``besides``: warnings the caller answers otherwise (the
+    trace's, the note on other tools' keys)."""
+    from dashboard.render.search import unusable_search
+
+    out = [without_default(w) for w in state.warnings if not w.startswith(besides)]
+    return [*out, why] if (why := unusable_search(state)) else out
 
 
 def state_from_url(url: str | None, *, strict: bool = False) -> ViewState:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from dashboard import units
-from dashboard.analysis.search import KIND_WORDS, KINDS, Occurrences, SearchError, count_text, step_to
+from dashboard.analysis.search import KIND_WORDS, KINDS, Occurrences, SearchError, count_text, parse_query, step_to
 from dashboard.analysis.tables import clean_api_name
 from dashboard.data.analysis import analysis_of
 from dashboard.data.trace import LoadedTrace
@@ -48,6 +48,18 @@ def search_status(trace: LoadedTrace | None, state: ViewState) -> str:
     return text
 
 
+def unusable_search(state: ViewState) -> str:
+    """The link's warning for a search that is no search (``analysis.search.parse_query``'s reason); "" for none
+    or a usable one. Needs no trace: what ``GET /export`` and ``tracedash export`` refuse before loading it."""
+    if not state.search:
+        return ""
+    try:
+        parse_query(state.search)
+    except SearchError as exc:
+        return f"Ignored search={state.search!r} in the link: {exc}"
+    return ""
+
+
 def search_warnings(trace: LoadedTrace, state: ViewState) -> list[str]:
     """What of a link's search a headless view (``tracedash export`` / ``report``) cannot apply, in the words
     of the link's other ignored keys: a query that is no usable search, an occurrence past the last one."""
@@ -55,10 +67,9 @@ def search_warnings(trace: LoadedTrace, state: ViewState) -> list[str]:
         return []
     if trace.bundle is None:
         return [f"Ignored search={state.search!r} in the link: this input is a summary, with no timeline to search"]
-    try:
-        occ = occurrences(trace, state)
-    except SearchError as exc:
-        return [f"Ignored search={state.search!r} in the link: {exc}"]
+    if why := unusable_search(state):
+        return [why]
+    occ = occurrences(trace, state)
     if state.hit is not None and state.hit > len(occ):
         found = units.count(len(occ), "occurrence")
         return [f"Ignored hit={state.hit} in the link: the search finds {found}; nothing is marked as gone to"]
