@@ -208,6 +208,13 @@ def test_serve_on_a_port_in_use_exit_2(capsys):
     assert f"cannot serve on 127.0.0.1:{port}" in capsys.readouterr().err
 
 
+def test_serve_on_an_unknown_host_says_only_that(capsys):
+    # The address is checked before the "anyone who can reach it" warning: a host that cannot be served gets one line.
+    assert main(["serve", str(SEED), "--host", "999.1.1.1", "--port", "8099"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("tracedash: error: cannot serve on 999.1.1.1:8099: "), err
+
+
 @pytest.mark.parametrize(
     "content, message",
     [

@@ -99,6 +99,9 @@ def _serve(args) -> int:
     store = app.server.config["TRACE_STORE"]
     if not store.ids():
         raise TraceError("no .sqlite or .json traces found in " + ", ".join(map(str, dirs or args.traces)))
+    if not os.environ.get("WERKZEUG_RUN_MAIN"):  # --debug's reloader child: its parent holds the socket already
+        # before the warnings and "serving": a taken port or an unknown host is the only line printed
+        _check_bind(args.host, args.port)
     if args.host not in ("127.0.0.1", "localhost", "::1") and token is None:
         _say(
             f"warning: serving on {args.host}: anyone who can reach this address can read the traces "
@@ -110,8 +113,6 @@ def _serve(args) -> int:
         if workers > 1
         else ("one process (Flask debug server)" if args.debug else "one gunicorn worker")
     )
-    if not os.environ.get("WERKZEUG_RUN_MAIN"):  # --debug's reloader child: its parent holds the socket already
-        _check_bind(args.host, args.port)  # before saying "serving": a taken port is the only line printed
     _say(
         f"tracedash {__version__}: serving {len(store.ids())} trace(s) on http://{args.host}:{args.port}/ "
         f"({mode}, up to {memory_limit / 1024**3:.1f} GiB of loaded traces{' each' if workers > 1 else ''})",
