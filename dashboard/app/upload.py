@@ -94,7 +94,11 @@ def safe_upload_name(raw: str) -> str:
     path, never hidden (no leading dot)."""
     name = unicodedata.normalize("NFC", raw or "").replace("\\", "/").split("/")[-1]
     name = "".join(ch for ch in name if ch.isprintable())
-    name = re.sub(r"[^\w.+()@ -]", "_", name).strip(" .")
+    name = re.sub(r"[^\w.+()@ -]", "_", name)
+    bare_suffix = name.lstrip(" ").startswith(".") and "." not in name.strip(" .")
+    name = name.strip(" .")
+    if bare_suffix and name:  # ".json" is a suffix without a stem: keep it as one ("upload.json", not "json")
+        name = "upload." + name
     if len(name.encode("utf-8")) > MAX_NAME_BYTES:
         suffix = next((x for x in (".json.gz", ".pt.trace.json") if name.lower().endswith(x)), None)
         if suffix is None:
