@@ -92,3 +92,16 @@ def test_the_longest_instance_of_each_name_is_the_first_of_the_longest_usable_ro
         "c": {"s": 400, "e": 450, "dur": 50},
     }
     assert longest_instances(k, "full").loc["B2"].tolist() == [100, 150, 50]  # row 4 is invalid: never picked
+
+
+def test_per_name_counts_and_totals_are_exact_int64_and_rows_without_a_name_are_left_out():
+    from dashboard.analysis.summary import _count_and_total
+
+    names = pd.Series(pd.Categorical(["b", None, "a", "b", "b"], categories=["a", "b", "zz"]))
+    durations = pd.Series([2**53 + 1, 7, 5, 2**53 + 1, 3], dtype=np.int64)  # beyond float64's exact integers
+    out = _count_and_total(names, durations)
+    assert out.to_dict("records") == [
+        {"name": "a", "count": 1, "total_ns": 5},
+        {"name": "b", "count": 3, "total_ns": 2**54 + 5},  # "zz" has no row: no line
+    ]
+    assert out["count"].dtype == np.int64 and out["total_ns"].dtype == np.int64

@@ -35,6 +35,15 @@ def test_nulls_in_a_later_batch_give_a_masked_integer_column():
     assert out.tolist() == [7, 8, pd.NA, 9]
 
 
+def test_a_kernel_read_outside_cuda_graphs_gives_an_int64_graph_node_column_of_nulls(tmp_path, monkeypatch):
+    kernels = [{"start": 10 * i, "end": 10 * i + 5, "graphNodeId": None if i != 4 else 77} for i in range(6)]
+    path = write_nsys_sqlite(tmp_path / "t.sqlite", kernels=kernels)
+    monkeypatch.setattr(sqlite_access, "ADBC_BATCH_ROWS", 2)  # batches of NULLs only, then one with 77
+    for lean in (False, True):  # a masked integer column, taken as it is (no pass over 10M values)
+        nodes = load_nsys_sqlite(path, lean=lean).kernels["graph_node_id"]
+        assert nodes.dtype == "Int64" and nodes.tolist() == [pd.NA] * 4 + [77, pd.NA], lean
+
+
 def test_parts_join_in_order_with_the_widest_type_and_every_mask():
     first = [_sink([[1, 2]], narrow=True), _sink([[10, 11]], narrow=True)]
     second = [_sink([[3, 2**33]], narrow=True), _sink([[None, 12]], narrow=True)]
@@ -73,3 +82,24 @@ def test_many_small_batches_read_exactly_what_sqlite3_reads(tmp_path, monkeypatc
         pd.testing.assert_frame_equal(
             getattr(fast, attr), getattr(slow, attr), check_categorical=False, check_exact=True
         )
+
+
+def test_a_reads_capacity_hint_covers_every_row_and_never_more_than_the_file_could_hold(tmp_path):
+    import sqlite3
+
+    from dashboard.loaders.sqlite_access import connect_readonly
+
+    path = tmp_path / "t.sqlite"
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE dense (a INTEGER)")
+        con.executemany("INSERT INTO dense VALUES (?)", [(i,) for i in range(300)])
+        con.execute("CREATE TABLE sparse (a INTEGER)")
+        con.executemany("INSERT INTO sparse (rowid, a) VALUES (?, ?)", [(1, 0), (10**15, 1)])
+        con.execute("CREATE TABLE empty (a INTEGER)")
+    con = connect_readonly(path)
+    size = path.stat().st_size
+    assert nsys_sqlite._rowid_span(con, "dense") == 300
+    assert nsys_sqlite._rowid_span(con, "sparse") == size // 4  # not 10**15 rows' worth of memory
+    assert nsys_sqlite._rowid_span(con, "empty") == 0
+    assert nsys_sqlite._rowid_span(con, "missing") is None and nsys_sqlite._rowid_span(con, None) is None
+    assert nsys_sqlite._count_alone(con, "dense") == 300

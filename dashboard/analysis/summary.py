@@ -52,8 +52,35 @@ def _invalid(s: pd.Series, e: pd.Series, dur=None) -> pd.Series:
 # is two streams. Every per-stream computation (overrun clipping, stream counts, lanes) keys by these.
 STREAM_KEY = ("device_id", "pid", "context_id", "stream_id")
 
-_OVERRUNS: dict[int, tuple[weakref.ref, np.ndarray | None, int]] = {}
-_OVERRUNS_LOCK = threading.Lock()
+
+class _PerFrame:
+    """A value computed once per kernel frame (frames are values: never mutated) and reused by every panel,
+    dropped when its frame is: keyed by the frame's id, checked through a weak reference."""
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[weakref.ref, object]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, frame: pd.DataFrame, compute):
+        key = id(frame)
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None and hit[0]() is frame:
+                return hit[1]
+        value = compute(frame)
+        try:
+            ref = weakref.ref(frame)
+        except TypeError:  # not weak-referenceable: do not cache
+            return value
+        with self._lock:
+            for k in [k for k, v in self._items.items() if v[0]() is None]:
+                del self._items[k]
+            self._items[key] = (ref, value)
+        return value
+
+
+_OVERRUNS = _PerFrame()
+_USABLE = _PerFrame()
 
 
 def usable_times(s, e):
@@ -63,12 +90,19 @@ def usable_times(s, e):
 
 
 def _usable(kernels: pd.DataFrame) -> pd.Series:
-    return usable_times(kernels["start_ns"], kernels["end_ns"])
+    return pd.Series(usable_kernel_mask(kernels), index=kernels.index, copy=False)
+
+
+def _usable_mask(kernels: pd.DataFrame) -> np.ndarray:
+    mask = usable_times(kernels["start_ns"].to_numpy(np.int64), kernels["end_ns"].to_numpy(np.int64))
+    mask.flags.writeable = False  # shared by every caller
+    return mask
 
 
 def usable_kernel_mask(kernels: pd.DataFrame) -> np.ndarray:
-    """Kernel rows that count for span and busy time (``timed_kernels``' rows), as a boolean array."""
-    return _usable(kernels).to_numpy()
+    """Kernel rows that count for span and busy time (``timed_kernels``' rows), as a boolean array (read-only:
+    computed once per frame)."""
+    return _USABLE.get(kernels, _usable_mask)
 
 
 def kernels_read_not_usable(bundle: TraceBundle) -> str:
@@ -190,22 +224,8 @@ def _compute_overruns(kernels: pd.DataFrame) -> tuple[np.ndarray | None, int]:
 
 def _overruns(kernels: pd.DataFrame) -> tuple[np.ndarray | None, int]:
     """``(end_ns per row after clipping or None when nothing is clipped, rows clipped)``, computed once
-    per frame (frames are values: never mutated) and reused by every panel."""
-    key = id(kernels)
-    with _OVERRUNS_LOCK:
-        hit = _OVERRUNS.get(key)
-        if hit is not None and hit[0]() is kernels:
-            return hit[1], hit[2]
-    ends, n = _compute_overruns(kernels)
-    try:
-        ref = weakref.ref(kernels)
-    except TypeError:  # not weak-referenceable: do not cache
-        return ends, n
-    with _OVERRUNS_LOCK:
-        for k in [k for k, v in _OVERRUNS.items() if v[0]() is None]:
-            del _OVERRUNS[k]
-        _OVERRUNS[key] = (ref, ends, n)
-    return ends, n
+    per frame and reused by every panel."""
+    return _OVERRUNS.get(kernels, _compute_overruns)
 
 
 def kernel_end_ns(kernels: pd.DataFrame) -> np.ndarray:
@@ -304,11 +324,17 @@ def kernel_busy_union(kernels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 def _count_and_total(names: pd.Series, durations: pd.Series) -> pd.DataFrame:
     """Per distinct name (categorical or str): row count and int64 sum of durations."""
-    if isinstance(names.dtype, pd.CategoricalDtype):  # group on the integer codes: no string copies
+    if isinstance(names.dtype, pd.CategoricalDtype):  # per integer code: no string copies, no hashing
         codes = names.cat.codes.to_numpy()
-        g = pd.Series(durations.to_numpy(np.int64), copy=False).groupby(codes, sort=False)
-        out = pd.DataFrame({"count": g.size(), "total_ns": g.sum()})
-        out.index = names.cat.categories.take(out.index.to_numpy()).astype(str)
+        size = len(names.cat.categories)
+        count = np.zeros(size + 1, dtype=np.int64)  # slot 0: rows without a name (code -1), left out as groupby does
+        total = np.zeros(size + 1, dtype=np.int64)
+        slot = codes.astype(np.intp) + 1
+        np.add.at(count, slot, 1)
+        np.add.at(total, slot, durations.to_numpy(np.int64))
+        present = np.flatnonzero(count[1:])  # in code order, as the names' first appearance need not be
+        out = pd.DataFrame({"count": count[1:][present], "total_ns": total[1:][present]})
+        out.index = names.cat.categories.take(present).astype(str)
     else:
         g = pd.Series(durations.to_numpy(np.int64)).groupby(names.astype(str).to_numpy(), sort=False)
         out = pd.DataFrame({"count": g.size(), "total_ns": g.sum()})

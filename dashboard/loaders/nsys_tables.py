@@ -393,35 +393,48 @@ def _launch_configs_in_parts(dims: list[np.ndarray], lows: list[int], spans: lis
 
 
 def _kernel_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> tuple[pd.DataFrame, int]:
+    """The KERNELS frame of the kernel query's columns, and the rows with both times 0.
+
+    Built column by column into a new frame, never by assigning into ``raw``: with copy-on-write every column
+    assigned there was copied (10M kernels: ~1 s and ~1 GB of fresh pages)."""
     if raw is None or raw.empty:
         return empty_frame(KERNELS), 0
     n = len(raw)
     # A NULL or non-numeric time makes the row invalid (start -1), never a fake interval from 0:
     # analysis leaves it out of every time and reports it (summary.invalid_kernel_count).
-    raw["start_ns"] = _int(raw["start_ns"], -1)
-    raw["end_ns"] = _int(raw["end_ns"], -1)
-    missing = (raw["start_ns"] == -1) | (raw["end_ns"] == -1)
+    start = _int(raw["start_ns"], -1).to_numpy()
+    end = _int(raw["end_ns"], -1).to_numpy()
+    missing = (start == -1) | (end == -1)
     if missing.any():
-        raw.loc[missing, ["start_ns", "end_ns"]] = -1
+        start, end = np.where(missing, -1, start), np.where(missing, -1, end)
+    del missing
+    out = {"start_ns": start, "end_ns": end}
     for c in ("device_id", "context_id", "stream_id", "correlation_id"):
-        raw[c] = _int(raw[c]) if c in raw else np.full(n, 0 if c != "correlation_id" else -1, np.int64)
-    raw["global_pid"] = _int(raw["global_pid"], 0) if "global_pid" in raw else np.zeros(n, np.int64)
-    raw["pid"] = _pid_of(raw["global_pid"])
-    raw["graph_node_id"] = pd.to_numeric(raw["graph_node_id"], errors="coerce").astype("Int64")
+        # A column the query lacks is a constant: int32 at once, as ``conform`` would narrow it.
+        out[c] = _int(raw[c]) if c in raw else np.full(n, 0 if c != "correlation_id" else -1, np.int32)
+    out["pid"] = _pid_of(_int(raw["global_pid"], 0)) if "global_pid" in raw else np.zeros(n, np.int32)
+    out["graph_node_id"] = _nullable_int(raw["graph_node_id"])
     if raw["name_id"].isna().all() and not raw["short_id"].isna().all():  # lean read: short names only
-        raw["short_name"] = _names(raw["short_id"], strings)
-        raw["name"] = raw["short_name"]
+        out["short_name"] = out["name"] = _names(raw["short_id"], strings)
     else:
         full = _names(raw["name_id"], strings)
-        raw["name"] = full
-        raw["short_name"] = _names(raw["short_id"], strings, fallback=full)  # no shortName: demangled name
-    raw["launch"] = _launch_configs(raw)
-    # The ids and launch dimensions are folded into categoricals: free them before the typed frame is built.
-    for c in ("name_id", "short_id", *_LAUNCH_FRAME_COLUMNS):
-        if c in raw:
-            del raw[c]
-    zero_ts = int(((raw["start_ns"] == 0) & (raw["end_ns"] == 0)).sum())
-    return conform(raw, KERNELS), zero_ts
+        out["short_name"] = _names(raw["short_id"], strings, fallback=full)  # no shortName: demangled name
+        out["name"] = full
+    out["launch"] = _launch_configs(raw)
+    zero_ts = int(np.count_nonzero((start == 0) & (end == 0)))
+    return conform(pd.DataFrame(out, copy=False), KERNELS), zero_ts
+
+
+def _nullable_int(column: pd.Series) -> pd.arrays.IntegerArray:
+    """An id column that may hold NULLs (a graph node) as ``Int64``: integers as they are, anything that is
+    no number NULL. A column read as integers (with or without NULLs) is taken without a per-row pass."""
+    values = column.array
+    if isinstance(values, pd.arrays.IntegerArray):
+        return values if values.dtype == "Int64" else values.astype("Int64")
+    if column.dtype in (np.int64, np.int32):
+        ints = column.to_numpy(np.int64)
+        return pd.arrays.IntegerArray(ints, np.zeros(len(ints), dtype=bool))
+    return pd.to_numeric(column, errors="coerce").astype("Int64").array
 
 
 def _kernel_account(con, probe: SchemaProbe, raw: pd.DataFrame | None) -> RowAccount:
