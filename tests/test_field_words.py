@@ -679,3 +679,26 @@ def test_kernels_the_loader_left_out_are_not_nothing_ran(tmp_path):
     assert t.summary.warnings == ("kernels: 1 of 1 rows not loaded: 1 negative duration (invalid row)", UNTIMED)
     assert summary_to_dict(t.summary)["gpu_activity_span_s"] is None
     assert [c.value for c in overview_cards(t)[:4]] == ["n/a"] * 4
+
+
+def test_gpu_rules_and_the_copy_busy_card_say_what_they_count_beside_a_kernel_only_utilisation():
+    # A real 2-GPU capture whose GPUs mostly copy: kernels keep them busy 2.3 % of the span, copies far more.
+    from paths import nsys_trace
+
+    t = load_trace(nsys_trace("nsys2026.2_h100_2gpu_torchrun_1s.sqlite"))
+    found = {f.rule: f for f in findings_for(t)}
+    for rule in ("gpu-starv", "gpu-low-util"):
+        assert found[rule].cost_ns == 0
+        assert found[rule].summary.endswith(
+            "; memcpy/memset time counted as GPU work, as nsys analyze counts it (the kernel-only busy figures do not)."
+        ), found[rule].summary
+    cards = {c.label: c for c in overview_cards(t)}
+    assert cards["GPU activity span"].value == "960.485 ms"  # kernels only
+    assert cards["Busy incl. memcpy/memset"].value == "967.639 ms"  # beyond the kernels' span: its own span says so
+    # sqlite3: max(end) - min(start) over the kernel, memcpy and memset tables = 969,447,605 ns
+    assert ", over their own span of 969.448 ms from the first kernel or copy to the last;" in (
+        cards["Busy incl. memcpy/memset"].hint
+    )
+    # Without copies the rule's words stay as they were.
+    plain = load_trace(DATA / "cases" / "c10.sqlite")
+    assert next(f for f in findings_for(plain) if f.rule == "gpu-starv").summary == "No GPU idle gaps over 500 ms."

@@ -265,8 +265,9 @@ def overview_cards(trace: LoadedTrace, state: ViewState | None = None) -> list[C
                 Card(
                     "Busy incl. memcpy/memset",
                     units.duration(ov.any_busy_ns),
-                    f"{units.count(len(b.memops), 'memory operation')} (any GPU); choose that busy source to use it "
-                    "in every panel",
+                    f"{units.count(len(b.memops), 'memory operation')} (any GPU), over their own span of "
+                    f"{units.duration(ov.span_ns)} from the first kernel or copy to the last; choose that busy "
+                    "source to use it in every panel",
                 )
             )
     if not s.api.empty:

@@ -116,6 +116,14 @@ def nsys_unread(bundle: TraceBundle, rule: str) -> str:
     )
 
 
+def _gpu_ops_counted(bundle: TraceBundle, rule: str) -> str:
+    """What a GPU rule counted as GPU work when the trace has copies or memsets: nsys analyze counts their time
+    with the kernels', so "no idle gap" or "no low chunk" can stand beside a low kernels-only utilisation."""
+    if not rule.startswith("gpu-") or bundle.memops.empty:
+        return ""
+    return "; memcpy/memset time counted as GPU work, as nsys analyze counts it (the kernel-only busy figures do not)"
+
+
 def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
     """One ``nsys analyze`` rule as a Finding: its rows (nsys_rules), cost = the rows' total time
     (for gpu-low-util, the idle part of the listed chunks: duration × (100 − in-use) / 100). An API rule
@@ -138,7 +146,7 @@ def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
                 FindingView(tab=tab),
                 note,
             )
-        return _empty(ctx, rule, params, f"No {label}.", FindingView(tab=tab))
+        return _empty(ctx, rule, params, f"No {label}{_gpu_ops_counted(ctx.bundle, rule)}.", FindingView(tab=tab))
     if rule == "gpu-low-util":
         cost = int(sum(int(d) * max(100.0 - p, 0.0) / 100.0 for d, p in zip(rows["duration_ns"], rows["in_use_pct"])))
     else:
@@ -160,6 +168,7 @@ def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
         )
     if unread:
         text += f" (CUDA runtime names only, as nsys; not looked at: {unread})"
+    text += _gpu_ops_counted(ctx.bundle, rule)
     top_s, top_e = int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"])
     mark = ("gap", top_s, top_e) if rule == "gpu-starv" else None
     return _finding(
