@@ -87,12 +87,23 @@ def not_captured_line(meta: TraceMeta, counts: FrameCounts) -> str:
     )
 
 
+def graph_level_line(launches: int) -> str:
+    """Why a summary's figures leave out CUDA graphs traced at graph level (one execution row per graph launch,
+    no kernel rows inside): the contract counts kernel rows only, so without this line they read as complete."""
+    return (
+        f"{units.count(launches, 'CUDA graph launch', 'launches')}, traced at graph level (no kernel "
+        f"rows inside), {'is' if launches == 1 else 'are'} not in the GPU span, busy union or idle, which count "
+        "kernel rows only; the dashboard counts them as opaque GPU work by default; re-profile with "
+        "--cuda-graph-trace=node for per-kernel detail"
+    )
+
+
 def gpu_work_lines(meta: TraceMeta, counts: FrameCounts) -> list[str]:
     """``gpu_work_warnings`` from a trace's meta and frame sizes."""
     if untimed := untimed_line(meta, counts):
         return [untimed]
     if counts.kernels:
-        return []
+        return [graph_level_line(counts.graph_launches)] if counts.graph_launches else []
     if gap := not_captured_line(meta, counts):
         return [gap]
     others = [
