@@ -208,3 +208,15 @@ def test_export_refuses_a_link_whose_values_it_cannot_set(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "tracedash: warning: Ignored utm_source in the link: not a view setting of this tracedash version." in err
     assert out.stat().st_size > 0
+    # a reason that ends its own sentence is not given a second full stop (QA: "< 2^62.. Nothing was drawn")
+    assert main(["export", str(SEED), "--url", "?note=abc", "-o", str(out), "--no-cache"]) == 2
+    assert capsys.readouterr().err.endswith(" < 2^62. Nothing was drawn: correct the link.\n")
+    # a link of another version has every setting read: drawn with its notice, as `report` and the page do
+    # (QA: refused with the words "some settings may differ")
+    out.unlink()
+    assert main(["export", str(SEED), "--url", "?v=99&tab=gaps", "-o", str(out), "--no-cache"]) == 0
+    assert capsys.readouterr().err.startswith(
+        "tracedash: warning: The link was made by another version of tracedash (v=99); some settings may differ.\n"
+        "wrote "
+    )
+    assert out.stat().st_size > 0

@@ -71,6 +71,12 @@ def test_export_route_draws_the_linked_view_in_the_report_layout():
     assert bad_search.get_json()["error"].endswith(
         "Nothing was drawn: correct the link (copy it from the page's address bar)."
     )
+    other_version = client.get(f"/export/gantt.png?trace={tid.replace('@', '%40')}&v=99")  # every setting read
+    assert other_version.status_code == 200 and other_version.data == resp.data
+    bad_note = client.get(f"/export/gantt.png?trace={tid.replace('@', '%40')}&note=abc")
+    assert bad_note.status_code == 400 and bad_note.get_json()["error"].endswith(
+        " < 2^62. Nothing was drawn: correct the link (copy it from the page's address bar)."
+    )
     nameless = client.get("/export/gantt.png?trace=missing.sqlite")
     assert nameless.status_code == 404 and nameless.get_json()["error"] == (
         "no trace named 'missing.sqlite' is served here (?trace=NAME or NAME@HASH)"

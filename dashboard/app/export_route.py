@@ -20,6 +20,7 @@ from dashboard.render.export import (
     FIGURES,
     figure_for,
     image_bytes,
+    image_refusal,
     values_an_image_cannot_set,
     view_for,
     without_default,
@@ -75,8 +76,7 @@ def register_export_route(server: Flask, store) -> None:
             why = next((w for w in state.warnings if w.startswith("Ignored trace=")), "")
             return _error(400, without_default(why) or "the link names no trace (?trace=NAME@HASH)")
         if problems := values_an_image_cannot_set(state, besides=("Ignored trace=",)):
-            said = " ".join(f"{w}." for w in problems)
-            return _error(400, f"{said} Nothing was drawn: correct the link (copy it from the page's address bar).")
+            return _error(400, image_refusal(problems, "correct the link (copy it from the page's address bar)"))
         if (
             state.trace not in store.listed_ids([state.trace])
             and (same := store.same_name(state.trace)) is not None

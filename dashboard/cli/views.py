@@ -35,20 +35,21 @@ def _export(args) -> int:
     from dashboard.render.export import (
         figure_for,
         image_bytes,
+        image_refusal,
         link_query,
         state_from_url,
         values_an_image_cannot_set,
         view_for,
     )
-    from dashboard.state import unknown_keys_note
+    from dashboard.state import OTHER_VERSION, unknown_keys_note
 
     state = _bare_link_trace(args.url, _with_steps(state_from_url(args.url, strict=True), args), Path(args.trace))
     # as GET /export: a value the link cannot set is an error (exit 2); keys of other tools only a warning
     unknown = unknown_keys_note(link_query(args.url)) if args.url else ""
     if problems := values_an_image_cannot_set(state, besides=(unknown,) if unknown else ()):
-        raise TraceError(" ".join(f"{w}." for w in problems) + " Nothing was drawn: correct the link.")
-    if unknown:
-        _say(f"tracedash: warning: {unknown}", file=sys.stderr)
+        raise TraceError(image_refusal(problems, "correct the link"))
+    for said in [w for w in state.warnings if w.startswith(OTHER_VERSION)] + ([unknown] if unknown else []):
+        _say(f"tracedash: warning: {said}", file=sys.stderr)
     fmt = _image_format(args.format, Path(args.output))
     _check_output(Path(args.output), (Path(args.trace),))
     _check_link_trace(state.trace, Path(args.trace))

@@ -55,11 +55,18 @@ def values_an_image_cannot_set(state: ViewState, *, besides: tuple[str, ...] = (
     """Why an image of ``state`` would not be the view its link asks for: each value the link could not set (an
     image has no room for a notice, and the default view drawn instead would be a false answer) and a search that
     is no search (``render.search.unusable_search``). ``besides``: warnings the caller answers otherwise (the
-    trace's, the note on other tools' keys)."""
+    trace's, the note on other tools' keys). A link of another version is drawn: its settings were all read."""
     from dashboard.render.search import unusable_search
+    from dashboard.state import OTHER_VERSION
 
-    out = [without_default(w) for w in state.warnings if not w.startswith(besides)]
+    out = [without_default(w) for w in state.warnings if not w.startswith((*besides, OTHER_VERSION))]
     return [*out, why] if (why := unusable_search(state)) else out
+
+
+def image_refusal(problems: list[str], advice: str) -> str:
+    """The one message refusing an image (``values_an_image_cannot_set``'s ``problems``): each a sentence."""
+    said = " ".join(p if p.endswith(".") else f"{p}." for p in problems)
+    return f"{said} Nothing was drawn: {advice}."
 
 
 def state_from_url(url: str | None, *, strict: bool = False) -> ViewState:

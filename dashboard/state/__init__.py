@@ -50,6 +50,7 @@ from dashboard.state.schema import (  # noqa: F401 (the state API)
     FILTER_ATTR,
     LANES,
     MARK_KINDS,
+    OTHER_VERSION,
     SORT_ATTR,
     SORT_COLUMNS,
     STATE_VERSION,
@@ -201,7 +202,7 @@ def from_params(params: dict) -> ViewState:
         except (ValueError, TypeError, OverflowError, RecursionError):
             warnings.append(_bad(f.key, raw, f.invalid))
     if (raw := get("v")) is not None and raw != str(STATE_VERSION):
-        warnings.append(f"The link was made by another version of tracedash (v={raw[:10]}); some settings may differ.")
+        warnings.append(f"{OTHER_VERSION} (v={raw[:10]}); some settings may differ.")
     known = {f.name for f in fields(ViewState)}
     return replace(DEFAULT, **{k: v for k, v in values.items() if k in known}, warnings=tuple(warnings))
 

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, field
 
 STATE_VERSION = 1
+# The notice of a link written by another version: its settings were all read; it is not a value left unset.
+OTHER_VERSION = "The link was made by another version of tracedash"
 
 
 TABS = ("kernels", "api", "dispatches", "gaps", "nvtx")
