@@ -298,6 +298,12 @@ REFUSED = [
         _bytes("notes.sqlite", b"just some notes\n"),
         "neither an nsys SQLite export nor a tracedash summary JSON",
     ),
+    Case(
+        "sqlite_header_cut",  # QA: inspect said "no 'SQLite format 3' header" of a file that starts with it
+        _bytes("cut_header.sqlite", b"SQLite format 3"),
+        "starts like a SQLite database but its header is cut or damaged (15 bytes: a SQLite file is at least 512); "
+        "export the nsys report again: nsys export --type sqlite REPORT.nsys-rep",
+    ),
     Case("sqlite_without_nsys_tables", _no_nsys_tables, "a SQLite database but not an nsys export (found: people)"),
     Case("truncated_half", _truncated, "the SQLite file is damaged or truncated"),
     Case("corrupt_pages", _corrupt_page, "the SQLite file is damaged or truncated"),

@@ -355,3 +355,20 @@ def test_serve_finds_the_bundled_samples_from_any_folder(tmp_path, monkeypatch):
     assert default_trace_dir() == SAMPLES.resolve()
     (tmp_path / "sample_traces").mkdir()
     assert default_trace_dir() == tmp_path / "sample_traces"
+
+
+def test_inspect_and_summarize_word_a_cut_sqlite_header_alike(tmp_path, capsys):
+    path = tmp_path / "h.sqlite"
+    path.write_bytes(b"SQLite format 3")  # the header's text, cut before its NUL byte
+    said = []
+    for command in ("inspect", "summarize"):
+        assert main([command, str(path), "--no-cache"] if command == "summarize" else [command, str(path)]) == 2
+        said.append(capsys.readouterr().err)
+    assert (
+        said[0]
+        == said[1]
+        == (
+            "tracedash: error: h.sqlite: starts like a SQLite database but its header is cut or damaged (15 bytes: a "
+            "SQLite file is at least 512); export the nsys report again: nsys export --type sqlite REPORT.nsys-rep\n"
+        )
+    )

@@ -10,7 +10,7 @@ from dashboard.errors import TraceFormatError, TraceNotFoundError
 from dashboard.loaders.kineto_json import GZIP_MAGIC, looks_like_kineto
 from dashboard.loaders.nsys_rep import is_nsys_report
 from dashboard.loaders.producers import other_producer_message
-from dashboard.loaders.sqlite_access import SQLITE_MAGIC
+from dashboard.loaders.sqlite_access import SQLITE_MAGIC, damaged_header_message
 from dashboard.loaders.summary_json import REQUIRED_KEYS
 
 QDSTRM_SUFFIX = ".qdstrm"  # the raw stream nsys writes while recording, before it becomes an .nsys-rep
@@ -103,6 +103,8 @@ def sniff_format(path: Path) -> str:
         raise TraceFormatError(f"{path.name}: the file is empty (0 bytes)")
     if head.startswith(SQLITE_MAGIC):
         return "nsys-sqlite"
+    if head.startswith(SQLITE_MAGIC[:15]):  # the header's text without its NUL: cut or damaged, but SQLite
+        raise TraceFormatError(damaged_header_message(path))
     if is_nsys_report(path, head):
         return "nsys-rep"
     if _utf16_json(head):

@@ -23,6 +23,17 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 _I32 = np.iinfo(np.int32)
 
 
+def damaged_header_message(path: Path) -> str:
+    """The sentence for a file that starts with SQLite's header text but not a whole header: a cut or damaged
+    SQLite file, which neither "not SQLite" nor "not a trace" describes."""
+    size = path.stat().st_size
+    short = f" ({size:,} bytes: a SQLite file is at least 512)" if size < 512 else ""
+    return (
+        f"{path.name}: starts like a SQLite database but its header is cut or damaged{short}; export the nsys "
+        "report again: nsys export --type sqlite REPORT.nsys-rep"
+    )
+
+
 def check_sqlite_header(path: Path) -> None:
     """Raise ``TraceFormatError`` unless ``path`` starts with the SQLite 3 header."""
     try:
@@ -32,6 +43,8 @@ def check_sqlite_header(path: Path) -> None:
         raise TraceNotFoundError(f"{path.name}: cannot be read ({exc.strerror or exc})") from exc
     if len(head) == 0:
         raise TraceFormatError(f"{path.name}: the file is empty (0 bytes), not an nsys SQLite export")
+    if head != SQLITE_MAGIC and head.startswith(SQLITE_MAGIC[:15]):
+        raise TraceFormatError(damaged_header_message(path))
     if head != SQLITE_MAGIC:
         raise TraceFormatError(
             f"{path.name}: not a SQLite database (no 'SQLite format 3' header). Export an nsys "
