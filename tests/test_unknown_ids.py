@@ -39,7 +39,7 @@ def test_a_kernel_without_device_is_not_the_any_gpu_row(tmp_path):
     assert per.index.tolist() == [-1, 0, ALL_GPUS]
     assert (per.loc[ALL_GPUS, "busy_ns"], per.loc[ALL_GPUS, "window_ns"]) == (8_000, 93_000)
     cards = {c.label: c.value for c in overview_cards(t, ViewState())}
-    assert (cards["GPU activity span"], cards["Any GPU busy"], cards["No GPU busy in span"]) == (
+    assert (cards["GPU activity span"], cards["Any GPU busy"], cards["All GPUs idle in span"]) == (
         "93.00 µs",
         "8.00 µs",
         "85.00 µs",
