@@ -372,3 +372,10 @@ def test_inspect_and_summarize_word_a_cut_sqlite_header_alike(tmp_path, capsys):
             "SQLite file is at least 512); export the nsys report again: nsys export --type sqlite REPORT.nsys-rep\n"
         )
     )
+
+
+def test_the_help_names_every_group_a_step_rule_may_use():
+    from dashboard.analysis.step_presets import RULE_GROUPS
+    from dashboard.cli.args import STEPS_HELP
+
+    assert f"named groups ({', '.join(RULE_GROUPS)}) for any other server" in STEPS_HELP

@@ -298,9 +298,9 @@ def _steps_value(text: str) -> str:
 STEPS_HELP = (
     "where steps come from: auto (the preset whose annotations the trace holds), seed (CG_DISPATCH "
     "marks), vllm, sglang, trtllm, torch (ProfilerStep#N), or a regular expression with named groups "
-    "(phase, tokens, context_requests, context_tokens, generation_requests, generation_tokens, "
-    "batch_size, graph_mode) for any other server (default: auto)"
-)
+    "(phase, context_requests, context_tokens, generation_requests, generation_tokens, tokens, "
+    "batch_size, graph_mode, padded) for any other server (default: auto)"
+)  # the groups are step_presets.RULE_GROUPS, written out: importing it here would import pandas for every command
 
 
 SIZE_OPTIONS = ("--memory-limit", "--max-upload", "--upload-space", "--max-unzipped", "--upload-memory")
