@@ -379,3 +379,16 @@ def test_the_help_names_every_group_a_step_rule_may_use():
     from dashboard.cli.args import STEPS_HELP
 
     assert f"named groups ({', '.join(RULE_GROUPS)}) for any other server" in STEPS_HELP
+
+
+@pytest.mark.parametrize("command, out", [("export", "x.svg"), ("report", "x.html")])
+def test_export_and_report_keep_their_frames_in_the_cache_folder_named(command, out, tmp_path):
+    from paths import nsys_trace
+
+    cache = tmp_path / "cache"
+    trace = nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")
+    assert main([command, str(trace), "-o", str(tmp_path / out), "--cache-dir", str(cache)]) == 0
+    from dashboard.data.cache import CACHE_FORMAT
+
+    assert [p.name for p in cache.iterdir()] == [f"v{CACHE_FORMAT}"]  # the format's folder, the trace's frames in it
+    assert any(p.suffix == ".parquet" for p in cache.rglob("*"))

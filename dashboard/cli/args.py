@@ -126,11 +126,9 @@ def _size(text: str) -> int:
 
 
 def _load_for_view(args):
-    from dashboard.data.cache import TraceCache
     from dashboard.data.trace import load_trace
 
-    cache = TraceCache(enabled=not getattr(args, "no_cache", False))
-    return load_trace(args.trace, dispatch_prefix="CG_DISPATCH", cache=cache)
+    return load_trace(args.trace, dispatch_prefix="CG_DISPATCH", cache=_cache(args))
 
 
 def _check_link_trace(link_trace: str, path: Path) -> None:

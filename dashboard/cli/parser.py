@@ -266,7 +266,7 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
         metavar="auto|PRESET|REGEX",
         help="the step source of the phase views (default: the link's 'steps', else auto): " + STEPS_HELP,
     )
-    p.add_argument("--no-cache", action="store_true", help="neither read nor write the columnar trace cache")
+    _add_cache_options(p)
     p.set_defaults(func=_export)
 
     p = sub.add_parser("report", help="write one self-contained offline HTML report of a view")
@@ -283,7 +283,7 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
         metavar="auto|PRESET|REGEX",
         help="the step source of the phase views (default: the link's 'steps', else auto): " + STEPS_HELP,
     )
-    p.add_argument("--no-cache", action="store_true", help="neither read nor write the columnar trace cache")
+    _add_cache_options(p)
     p.set_defaults(func=_report)
 
     p = sub.add_parser("cache", help="show or clear the columnar trace cache")
