@@ -65,12 +65,13 @@ _MS = {"function": "d3.format(',.3f')(params.value / 1e6)"}
 _DMS = {"function": "params.value == null ? '—' : d3.format('+,.3f')(params.value / 1e6)"}
 _MSN = {"function": "params.value == null ? '—' : d3.format(',.3f')(params.value / 1e6)"}
 _US = {"function": "params.value == null ? '—' : d3.format(',.2f')(params.value / 1e3)"}
-_DUS = {"function": "params.value == null ? '—' : d3.format('+,.2f')(params.value / 1e3)"}
 _INT = {"function": "params.value == null ? '—' : d3.format(',')(params.value)"}
 _DINT = {"function": "params.value == null ? '—' : d3.format('+,')(params.value)"}
+# Changes of 100 % and more in whole percent with thousands separators: "+7,157 %" fits its column where
+# "+7156.76 %" was cut.
 _DPCT = {
     "function": "params.value == null ? (params.data.only_in == 'b' ? 'new' : params.data.only_in == 'a' ? "
-    "'gone' : '—') : d3.format('+.2f')(params.value) + ' %'"
+    "'gone' : '—') : d3.format(Math.abs(params.value) >= 100 ? '+,.0f' : '+.2f')(params.value) + ' %'"
 }
 _NUM = "agNumberColumnFilter"
 # Red when the candidate spends more time, green when less (the numbers stay the same).
@@ -180,7 +181,7 @@ TYPE_COLUMNS = [
     {"headerName": "Steps B", "field": "b_count", "valueFormatter": _INT},
     {"headerName": "Mean A (ms)", "field": "a_mean_ns", "valueFormatter": _MSN},
     {"headerName": "Mean B (ms)", "field": "b_mean_ns", "valueFormatter": _MSN},
-    {"headerName": "Δ mean (µs)", "field": "delta_mean_ns", "valueFormatter": _DUS, "cellClassRules": _TONE},
+    {"headerName": "Δ mean (ms)", "field": "delta_mean_ns", "valueFormatter": _DMS, "cellClassRules": _TONE},
     {"headerName": "Δ mean %", "field": "delta_mean_pct", "valueFormatter": _DPCT, "cellClassRules": _TONE},
 ]
 
