@@ -258,7 +258,8 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "trace",
         "trace",
-        "trace id: file name + short content hash (never a path)",
+        "trace id, never a path: file name + 32 hex digits (a served file: its content hash; an upload: its "
+        "random token)",
         _parse_trace,
         control=("trace-picker", "value"),
         from_control=lambda r: _parse_trace(str(r or "")),
