@@ -103,3 +103,22 @@ def test_a_reads_capacity_hint_covers_every_row_and_never_more_than_the_file_cou
     assert nsys_sqlite._rowid_span(con, "empty") == 0
     assert nsys_sqlite._rowid_span(con, "missing") is None and nsys_sqlite._rowid_span(con, None) is None
     assert nsys_sqlite._count_alone(con, "dense") == 300
+
+
+def test_a_summary_read_takes_demangled_names_only_when_a_short_name_does_not_resolve(tmp_path, monkeypatch):
+    import sqlite3
+
+    kernels = [{"start": 10 * i, "end": 10 * i + 5, "shortName": f"k{i % 2}"} for i in range(4)]
+    path = write_nsys_sqlite(tmp_path / "t.sqlite", kernels=kernels)
+    asked = []
+    query = nsys_sqlite._query
+    monkeypatch.setattr(nsys_sqlite, "_query", lambda con, sql, cols: asked.append(sql) or query(con, sql, cols))
+    lean = load_nsys_sqlite(path, lean=True).kernels
+    assert asked == [] and lean["short_name"].tolist() == ["k0", "k1", "k0", "k1"]  # the demangled ids unread
+    # a short name id that StringIds lacks: that row falls back to its demangled name, as the full load does
+    with sqlite3.connect(path) as con:
+        con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET shortName = 999 WHERE start = 20")
+    lean = load_nsys_sqlite(path, lean=True).kernels
+    assert asked == ['SELECT "demangledName" FROM "CUPTI_ACTIVITY_KIND_KERNEL"']
+    assert lean["short_name"].tolist() == ["k0", "k1", "void k0()", "k1"]
+    assert lean["short_name"].tolist() == load_nsys_sqlite(path).kernels["short_name"].tolist()

@@ -7,12 +7,14 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from dashboard import units
+from dashboard.errors import TraceFormatError
 from dashboard.loaders.nsys_schema import SchemaProbe
 from dashboard.loaders.sqlite_access import _col, _count, _q
 from dashboard.model import (
@@ -277,15 +279,26 @@ def _kernel_sql(probe: SchemaProbe, lean: bool = False, where: str = "") -> str 
     if not table or not {"start", "end"} <= set(cols):
         return None
     if lean:  # what the summary needs: times, stream identity (overrun clipping), graph node, names
-        # Both name ids (integers): a row whose shortName is NULL or unknown falls back to its demangled
-        # name exactly as the full load does, so `summarize` and the dashboard key kernels alike.
+        # The short name id only (the demangled one is a tenth of the read): a row whose shortName is NULL or
+        # unknown falls back to its demangled name, read then (``lean_demangled_sql``) exactly as the full load
+        # does, so `summarize` and the dashboard key kernels alike. Without a shortName column, both as before.
+        demangled = "NULL" if "shortName" in cols else _col(cols, "demangledName")
         return (
             f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "contextId", "0")}, '
             f'{_col(cols, "streamId", "0")}, {_col(cols, "globalPid")}, {_col(cols, "graphNodeId")}, '
-            f'{_col(cols, "shortName")}, {_col(cols, "demangledName")} FROM {_q(table)}'
-            + (f" WHERE {where}" if where else "")
+            f'{_col(cols, "shortName")}, {demangled} FROM {_q(table)}' + (f" WHERE {where}" if where else "")
         )
     return f"SELECT {', '.join(_kernel_items(cols))} FROM {_q(table)}" + (f" WHERE {where}" if where else "")
+
+
+def lean_demangled_sql(probe: SchemaProbe, where: str = "") -> str | None:
+    """The demangled name ids of the rows ``_kernel_sql(probe, True, where)`` reads, in the same (rowid) order,
+    when that read left them out (a table with a shortName column and a demangledName one); else None."""
+    table = probe.table("CUPTI_ACTIVITY_KIND_KERNEL")
+    cols = probe.columns(table)
+    if not table or not {"start", "end", "shortName", "demangledName"} <= set(cols):
+        return None
+    return f'SELECT "demangledName" FROM {_q(table)}' + (f" WHERE {where}" if where else "")
 
 
 def _kernel_items(cols: tuple[str, ...]) -> list[str]:
@@ -392,8 +405,13 @@ def _launch_configs_in_parts(dims: list[np.ndarray], lows: list[int], spans: lis
     return pd.Categorical.from_codes(codes, categories=pd.Index(names))
 
 
-def _kernel_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> tuple[pd.DataFrame, int]:
+def _kernel_frame(
+    raw: pd.DataFrame | None, strings: dict[int, str], demangled: Callable[[], pd.Series] | None = None
+) -> tuple[pd.DataFrame, int]:
     """The KERNELS frame of the kernel query's columns, and the rows with both times 0.
+
+    ``demangled``: for a lean read without the demangled name ids (``lean_demangled_sql``), how to read them;
+    called only when a short name id is NULL or not in StringIds (then every name falls back as in a full load).
 
     Built column by column into a new frame, never by assigning into ``raw``: with copy-on-write every column
     assigned there was copied (10M kernels: ~1 s and ~1 GB of fresh pages)."""
@@ -414,7 +432,15 @@ def _kernel_frame(raw: pd.DataFrame | None, strings: dict[int, str]) -> tuple[pd
         out[c] = _int(raw[c]) if c in raw else np.full(n, 0 if c != "correlation_id" else -1, np.int32)
     out["pid"] = _pid_of(_int(raw["global_pid"], 0)) if "global_pid" in raw else np.zeros(n, np.int32)
     out["graph_node_id"] = _nullable_int(raw["graph_node_id"])
-    if raw["name_id"].isna().all() and not raw["short_id"].isna().all():  # lean read: short names only
+    short = None if demangled is None else _dense_names(raw["short_id"], strings)
+    if demangled is not None and short is None:  # a short name falls back: the demangled ids are needed
+        name_ids = demangled()
+        if len(name_ids) != n:  # the file changed between the two reads
+            raise TraceFormatError("the kernel table changed while it was read (is it still being written?)")
+        raw = raw.assign(name_id=name_ids.set_axis(raw.index))
+    if short is not None:  # a lean read whose every short name resolves: a summary keys kernels by them
+        out["short_name"] = out["name"] = short
+    elif raw["name_id"].isna().all() and not raw["short_id"].isna().all():  # no demangled names at all
         out["short_name"] = out["name"] = _names(raw["short_id"], strings)
     else:
         full = _names(raw["name_id"], strings)
