@@ -264,8 +264,7 @@ _LEAN_KERNEL_COLUMNS = [
     "stream_id",
     "global_pid",
     "graph_node_id",
-    "short_id",
-    "name_id",
+    "short_id",  # the shortName id; without a shortName column, the demangledName id (see _kernel_sql)
 ]
 
 
@@ -279,14 +278,15 @@ def _kernel_sql(probe: SchemaProbe, lean: bool = False, where: str = "") -> str 
     if not table or not {"start", "end"} <= set(cols):
         return None
     if lean:  # what the summary needs: times, stream identity (overrun clipping), graph node, names
-        # The short name id only (the demangled one is a tenth of the read): a row whose shortName is NULL or
-        # unknown falls back to its demangled name, read then (``lean_demangled_sql``) exactly as the full load
-        # does, so `summarize` and the dashboard key kernels alike. Without a shortName column, both as before.
-        demangled = "NULL" if "shortName" in cols else _col(cols, "demangledName")
+        # One name id (the other is a ninth of the read): the short one, whose row falls back to its demangled
+        # name when NULL or unknown (read then: ``lean_demangled_sql``) exactly as the full load does, so
+        # `summarize` and the dashboard key kernels alike; without a shortName column, the demangled one, which
+        # the full load then uses for both names.
+        name = _q("shortName") if "shortName" in cols else _col(cols, "demangledName")
         return (
             f'SELECT "start", "end", {_col(cols, "deviceId", "0")}, {_col(cols, "contextId", "0")}, '
-            f'{_col(cols, "streamId", "0")}, {_col(cols, "globalPid")}, {_col(cols, "graphNodeId")}, '
-            f'{_col(cols, "shortName")}, {demangled} FROM {_q(table)}' + (f" WHERE {where}" if where else "")
+            f'{_col(cols, "streamId", "0")}, {_col(cols, "globalPid")}, {_col(cols, "graphNodeId")}, {name} '
+            f"FROM {_q(table)}" + (f" WHERE {where}" if where else "")
         )
     return f"SELECT {', '.join(_kernel_items(cols))} FROM {_q(table)}" + (f" WHERE {where}" if where else "")
 
@@ -432,14 +432,16 @@ def _kernel_frame(
         out[c] = _int(raw[c]) if c in raw else np.full(n, 0 if c != "correlation_id" else -1, np.int32)
     out["pid"] = _pid_of(_int(raw["global_pid"], 0)) if "global_pid" in raw else np.zeros(n, np.int32)
     out["graph_node_id"] = _nullable_int(raw["graph_node_id"])
-    short = None if demangled is None else _dense_names(raw["short_id"], strings)
-    if demangled is not None and short is None:  # a short name falls back: the demangled ids are needed
-        name_ids = demangled()
-        if len(name_ids) != n:  # the file changed between the two reads
-            raise TraceFormatError("the kernel table changed while it was read (is it still being written?)")
-        raw = raw.assign(name_id=name_ids.set_axis(raw.index))
-    if short is not None:  # a lean read whose every short name resolves: a summary keys kernels by them
-        out["short_name"] = out["name"] = short
+    if "name_id" not in raw:  # a lean read (``_LEAN_KERNEL_COLUMNS``): one name id per row
+        short = _dense_names(raw["short_id"], strings)
+        if short is None and demangled is not None:  # a short name falls back: the demangled ids are needed
+            name_ids = demangled()
+            if len(name_ids) != n:  # the file changed between the two reads
+                raise TraceFormatError("the kernel table changed while it was read (is it still being written?)")
+            full = _names(name_ids.set_axis(raw.index), strings)
+            out["short_name"], out["name"] = _names(raw["short_id"], strings, fallback=full), full
+        else:  # every short name resolves, or there is no other name to fall back to: a summary keys by these
+            out["short_name"] = out["name"] = short if short is not None else _names(raw["short_id"], strings)
     elif raw["name_id"].isna().all() and not raw["short_id"].isna().all():  # no demangled names at all
         out["short_name"] = out["name"] = _names(raw["short_id"], strings)
     else:
