@@ -111,8 +111,10 @@ def test_a_summary_read_takes_demangled_names_only_when_a_short_name_does_not_re
     kernels = [{"start": 10 * i, "end": 10 * i + 5, "shortName": f"k{i % 2}"} for i in range(4)]
     path = write_nsys_sqlite(tmp_path / "t.sqlite", kernels=kernels)
     asked = []
-    query = nsys_sqlite._query
-    monkeypatch.setattr(nsys_sqlite, "_query", lambda con, sql, cols: asked.append(sql) or query(con, sql, cols))
+    from dashboard.loaders import nsys_tables
+
+    query = nsys_tables._query
+    monkeypatch.setattr(nsys_tables, "_query", lambda con, sql, cols: asked.append(sql) or query(con, sql, cols))
     lean = load_nsys_sqlite(path, lean=True).kernels
     assert asked == [] and lean["short_name"].tolist() == ["k0", "k1", "k0", "k1"]  # the demangled ids unread
     # a short name id that StringIds lacks: that row falls back to its demangled name, as the full load does
@@ -122,3 +124,9 @@ def test_a_summary_read_takes_demangled_names_only_when_a_short_name_does_not_re
     assert asked == ['SELECT "demangledName" FROM "CUPTI_ACTIVITY_KIND_KERNEL"']
     assert lean["short_name"].tolist() == ["k0", "k1", "void k0()", "k1"]
     assert lean["short_name"].tolist() == load_nsys_sqlite(path).kernels["short_name"].tolist()
+    # the demangled ids of fewer rows than the first read gave: the file changed in between, said with its name
+    monkeypatch.setattr(nsys_tables, "_query", lambda con, sql, cols: query(con, sql, cols).iloc[:-1])
+    from dashboard.errors import TraceFormatError
+
+    with pytest.raises(TraceFormatError, match=r"^t\.sqlite: the kernel table changed while it was read"):
+        load_nsys_sqlite(path, lean=True)

@@ -33,7 +33,7 @@ from dashboard.loaders.nsys_tables import (
     _rules,
     capture_gap_warnings,
     gpu_activity_missing,
-    lean_demangled_sql,
+    lean_demangled,
 )
 from dashboard.loaders.sqlite_access import _q, _query
 from dashboard.model import API_TOTALS, RowAccount, TraceMeta, empty_frame
@@ -176,9 +176,7 @@ class SliceReader:
         file order; an empty KERNELS frame without a kernel table."""
         sql = _kernel_sql(self.probe, True, where)
         raw = None if sql is None else _query(self.con, sql, _LEAN_KERNEL_COLUMNS)
-        demangled_sql = lean_demangled_sql(self.probe, where)
-        read = (lambda: _query(self.con, demangled_sql, ["name_id"])["name_id"]) if demangled_sql else None
-        return _kernel_frame(raw, self.strings, read)[0]
+        return _kernel_frame(raw, self.strings, lean_demangled(self.con, self.probe, self.path.name, where))[0]
 
     def kernels_owned_or_before(self, edges: list[int], i: int) -> pd.DataFrame:
         """The kernels slice ``i`` owns and those that start before it and end after its start."""

@@ -48,7 +48,7 @@ from dashboard.loaders.nsys_tables import (
     gpu_activity_missing,
     kernel_sql_parts,
     launches_by_pid,
-    lean_demangled_sql,
+    lean_demangled,
 )
 from dashboard.loaders.nsys_traits import old_schema_traits
 from dashboard.loaders.sqlite_access import (
@@ -57,7 +57,6 @@ from dashboard.loaders.sqlite_access import (
     _count,
     _fetch_columns,
     _q,
-    _query,
     _query_sqlite3,
 )
 from dashboard.model import API_CALLS, API_TOTALS, RowAccount, TraceBundle, empty_frame
@@ -313,12 +312,8 @@ def load_nsys_sqlite(
             del times
         accounts = [_kernel_account(con, probe, raw["kernels"])]
         # Popped: each raw frame is freed as soon as its typed frame is built (a 10M-kernel read is ~1.3 GB raw).
-        demangled_sql = lean_demangled_sql(probe) if lean else None
-        kernels, dropped = _kernel_frame(
-            raw.pop("kernels"),
-            strings,
-            (lambda: _query(con, demangled_sql, ["name_id"])["name_id"]) if demangled_sql else None,
-        )
+        demangled = lean_demangled(con, probe, p.name) if lean else None
+        kernels, dropped = _kernel_frame(raw.pop("kernels"), strings, demangled)
         api_totals = None
         if lean:  # a summary's read: the calls as totals per thread and name, never a row per call
             api_totals, api_returned, bad_api = raw.pop("api_totals", None) or (empty_frame(API_TOTALS), 0, 0)

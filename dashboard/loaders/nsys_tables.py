@@ -16,7 +16,7 @@ import pandas as pd
 from dashboard import units
 from dashboard.errors import TraceFormatError
 from dashboard.loaders.nsys_schema import SchemaProbe
-from dashboard.loaders.sqlite_access import _col, _count, _q
+from dashboard.loaders.sqlite_access import _col, _count, _q, _query
 from dashboard.model import (
     API_CALLS,
     KERNELS,
@@ -279,7 +279,7 @@ def _kernel_sql(probe: SchemaProbe, lean: bool = False, where: str = "") -> str 
         return None
     if lean:  # what the summary needs: times, stream identity (overrun clipping), graph node, names
         # One name id (the other is a ninth of the read): the short one, whose row falls back to its demangled
-        # name when NULL or unknown (read then: ``lean_demangled_sql``) exactly as the full load does, so
+        # name when NULL or unknown (read then: ``lean_demangled``) exactly as the full load does, so
         # `summarize` and the dashboard key kernels alike; without a shortName column, the demangled one, which
         # the full load then uses for both names.
         name = _q("shortName") if "shortName" in cols else _col(cols, "demangledName")
@@ -291,14 +291,25 @@ def _kernel_sql(probe: SchemaProbe, lean: bool = False, where: str = "") -> str 
     return f"SELECT {', '.join(_kernel_items(cols))} FROM {_q(table)}" + (f" WHERE {where}" if where else "")
 
 
-def lean_demangled_sql(probe: SchemaProbe, where: str = "") -> str | None:
-    """The demangled name ids of the rows ``_kernel_sql(probe, True, where)`` reads, in the same (rowid) order,
-    when that read left them out (a table with a shortName column and a demangledName one); else None."""
+def lean_demangled(con: sqlite3.Connection, probe: SchemaProbe, file_name: str, where: str = ""):
+    """How to read the demangled name ids of the rows ``_kernel_sql(probe, True, where)`` reads, in the same (rowid)
+    order, when that read left them out (a table with a shortName column and a demangledName one; else None): a
+    callable taking the rows read, which raises ``TraceFormatError`` naming the file when the count differs."""
     table = probe.table("CUPTI_ACTIVITY_KIND_KERNEL")
     cols = probe.columns(table)
     if not table or not {"start", "end", "shortName", "demangledName"} <= set(cols):
         return None
-    return f'SELECT "demangledName" FROM {_q(table)}' + (f" WHERE {where}" if where else "")
+    sql = f'SELECT "demangledName" FROM {_q(table)}' + (f" WHERE {where}" if where else "")
+
+    def read(rows: int) -> pd.Series:
+        ids = _query(con, sql, ["name_id"])["name_id"]
+        if len(ids) != rows:  # the file changed between the two reads
+            raise TraceFormatError(
+                f"{file_name}: the kernel table changed while it was read (is it still being written?)"
+            )
+        return ids
+
+    return read
 
 
 def _kernel_items(cols: tuple[str, ...]) -> list[str]:
@@ -406,11 +417,11 @@ def _launch_configs_in_parts(dims: list[np.ndarray], lows: list[int], spans: lis
 
 
 def _kernel_frame(
-    raw: pd.DataFrame | None, strings: dict[int, str], demangled: Callable[[], pd.Series] | None = None
+    raw: pd.DataFrame | None, strings: dict[int, str], demangled: Callable[[int], pd.Series] | None = None
 ) -> tuple[pd.DataFrame, int]:
     """The KERNELS frame of the kernel query's columns, and the rows with both times 0.
 
-    ``demangled``: for a lean read without the demangled name ids (``lean_demangled_sql``), how to read them;
+    ``demangled``: for a lean read without the demangled name ids, how to read them (``lean_demangled``);
     called only when a short name id is NULL or not in StringIds (then every name falls back as in a full load).
 
     Built column by column into a new frame, never by assigning into ``raw``: with copy-on-write every column
@@ -435,10 +446,7 @@ def _kernel_frame(
     if "name_id" not in raw:  # a lean read (``_LEAN_KERNEL_COLUMNS``): one name id per row
         short = _dense_names(raw["short_id"], strings)
         if short is None and demangled is not None:  # a short name falls back: the demangled ids are needed
-            name_ids = demangled()
-            if len(name_ids) != n:  # the file changed between the two reads
-                raise TraceFormatError("the kernel table changed while it was read (is it still being written?)")
-            full = _names(name_ids.set_axis(raw.index), strings)
+            full = _names(demangled(n).set_axis(raw.index), strings)
             out["short_name"], out["name"] = _names(raw["short_id"], strings, fallback=full), full
         else:  # every short name resolves, or there is no other name to fall back to: a summary keys by these
             out["short_name"] = out["name"] = short if short is not None else _names(raw["short_id"], strings)
