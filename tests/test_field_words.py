@@ -692,6 +692,12 @@ def test_gpu_rules_and_the_copy_busy_card_say_what_they_count_beside_a_kernel_on
         assert found[rule].summary.endswith(
             "; memcpy/memset time counted as GPU work, as nsys analyze counts it (the kernel-only busy figures do not)."
         ), found[rule].summary
+    from dashboard.render.findings import quiet_line
+
+    assert quiet_line(list(found.values())).endswith(  # the page's and the report's one line of the quiet rules
+        ", gpu-starv, gpu-low-util, cuda-sync-memcpy, cuda-sync-memset (gpu-starv, gpu-low-util: memcpy/memset time "
+        "counted as GPU work, as nsys analyze counts it)"
+    )
     cards = {c.label: c for c in overview_cards(t)}
     assert cards["GPU activity span"].value == "960.485 ms"  # kernels only
     assert cards["Busy incl. memcpy/memset"].value == "967.639 ms"  # beyond the kernels' span: its own span says so

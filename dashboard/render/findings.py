@@ -15,6 +15,7 @@ import pandas as pd
 
 from dashboard import units
 from dashboard.analysis.findings import Finding, evaluate
+from dashboard.analysis.findings.nsys import COPIES_COUNTED
 from dashboard.data.analysis import analysis_of
 from dashboard.data.trace import LoadedTrace
 from dashboard.state import SORT_ATTR, ViewState, to_query
@@ -161,6 +162,17 @@ def evidence_html(frame: pd.DataFrame) -> str:
     return f"<table class='findings-rows'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def quiet_line(findings: list[Finding]) -> str:
+    """ "Nothing found by: …" for the rules that looked and found nothing ("" when none), saying which of them
+    counted memcpy/memset time as GPU work: their "nothing" can stand beside a low kernel-only utilisation."""
+    quiet = [f for f in findings if f.cost_ns == 0 and f.evaluated]
+    if not quiet:
+        return ""
+    copies = [f.rule for f in quiet if COPIES_COUNTED in f.summary]
+    said = f" ({', '.join(copies)}: {COPIES_COUNTED})" if copies else ""
+    return "Nothing found by: " + ", ".join(f.rule for f in quiet) + said
+
+
 def not_evaluated(findings: list[Finding]) -> dict[str, list[str]]:
     """The rules that could not look, grouped by the reason (their note), in ranking order."""
     out: dict[str, list[str]] = {}
@@ -228,8 +240,7 @@ def findings_html(trace: LoadedTrace, findings: list[Finding], trace_id: str = "
             f"<br>{html.escape(f.summary)}<br><span class='small'>view: <code>{html.escape(link)}</code>"
             f"</span>{table}</li>"
         )
-    quiet = [f.rule for f in findings if f.severity == "none" and f.evaluated]
-    tail = f"<p class='small'>Nothing found by: {html.escape(', '.join(quiet))}.</p>" if quiet else ""
+    tail = f"<p class='small'>{html.escape(quiet)}.</p>" if (quiet := quiet_line(findings)) else ""
     tail += "".join(
         f"<p class='small'>Not evaluated ({html.escape(note)}): {html.escape(', '.join(rules))}.</p>"
         for note, rules in not_evaluated(findings).items()

@@ -116,12 +116,15 @@ def nsys_unread(bundle: TraceBundle, rule: str) -> str:
     )
 
 
+COPIES_COUNTED = "memcpy/memset time counted as GPU work, as nsys analyze counts it"
+
+
 def _gpu_ops_counted(bundle: TraceBundle, rule: str) -> str:
     """What a GPU rule counted as GPU work when the trace has copies or memsets: nsys analyze counts their time
     with the kernels', so "no idle gap" or "no low chunk" can stand beside a low kernels-only utilisation."""
     if not rule.startswith("gpu-") or bundle.memops.empty:
         return ""
-    return "; memcpy/memset time counted as GPU work, as nsys analyze counts it (the kernel-only busy figures do not)"
+    return f"; {COPIES_COUNTED} (the kernel-only busy figures do not)"
 
 
 def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:

@@ -18,6 +18,7 @@ from dashboard.render.findings import (
     is_id_field,
     link_for,
     not_evaluated,
+    quiet_line,
     rows_of,
 )
 from dashboard.render.steps import step_spec
@@ -110,11 +111,10 @@ def render(trace, state):
                 id={"type": FINDING, "index": i},
             )
         )
-    quiet = [f.rule for f in found if f.cost_ns == 0 and f.evaluated]
     estimated = [f.rule for f in found if f.cost_ns > 0 and f.note]
     footer = []
-    if quiet:
-        footer.append(html.Div("Nothing found by: " + ", ".join(quiet), className="hint"))
+    if quiet := quiet_line(found):
+        footer.append(html.Div(quiet, className="hint"))
     footer.extend(
         html.Div(f"Not evaluated ({note}): " + ", ".join(rules), className="hint")
         for note, rules in not_evaluated(found).items()
