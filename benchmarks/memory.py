@@ -5,7 +5,7 @@ Usage: python benchmarks/memory.py [--kernels 10000000] [--trace FILE] [--cache 
 
 Loads one (generated) trace as the server does (``load_trace``, the Parquet cache in ``--cache`` when given: run
 twice with the same folder for the "cache warm" case), with the server's malloc settings
-(``server.tune_malloc``), then renders every view the first page asks for, in the page's order, one at a time
+(``data.memory.tune_malloc``), then renders every view the first page asks for, in the page's order, one at a time
 (as ``trace_gate`` lets them). The resident set size is sampled every 5 ms; per step it prints the wall time, the
 peak during the step and the resident size after it, then the derived data the trace keeps (each memoised result's
 own arrays: those it shares with the frames are not counted again). The issue's target for a served 10M-kernel
@@ -29,11 +29,10 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dashboard.app.server import tune_malloc  # noqa: E402
 from dashboard.app.views import VIEWS, render_view  # noqa: E402
 from dashboard.data.analysis import analysis_of  # noqa: E402
 from dashboard.data.cache import TraceCache  # noqa: E402
-from dashboard.data.memory import release_freed_arrow_memory  # noqa: E402
+from dashboard.data.memory import release_freed_arrow_memory, tune_malloc  # noqa: E402
 from dashboard.data.trace import load_trace  # noqa: E402
 from dashboard.state import ViewState  # noqa: E402
 

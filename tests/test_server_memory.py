@@ -1,4 +1,4 @@
-"""The server gives freed frames' memory back to the system (dashboard.app.server.tune_malloc)."""
+"""The server gives freed frames' memory back to the system (dashboard.data.memory.tune_malloc)."""
 
 import os
 import subprocess
@@ -13,7 +13,7 @@ import pytest
 PROBE = """
 import ctypes, sys
 import numpy as np
-from dashboard.app.server import tune_malloc
+from dashboard.data.memory import tune_malloc
 
 class MallInfo2(ctypes.Structure):
     _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",

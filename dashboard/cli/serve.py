@@ -26,9 +26,9 @@ def _serve(args) -> int:
     from functools import partial
 
     from dashboard.app import create_app
-    from dashboard.app.server import tune_malloc
     from dashboard.app.store import default_memory_limit
     from dashboard.app.upload_folders import make_upload_dir
+    from dashboard.data.memory import tune_malloc
 
     tune_malloc()  # before any trace is loaded or worker forked: freed frames go back to the system
     dirs = list(args.trace_dir or [])
