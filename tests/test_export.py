@@ -220,3 +220,29 @@ def test_export_refuses_a_link_whose_values_it_cannot_set(tmp_path, capsys):
         "wrote "
     )
     assert out.stat().st_size > 0
+
+
+def test_stopping_the_image_export_waits_for_its_browser_only(monkeypatch):
+    """stop_image_export waited up to 5 s for every child of the process (in a test worker, Playwright's driver)."""
+    import subprocess
+
+    import psutil
+
+    from dashboard.figures.common import empty_figure
+    from dashboard.render import export
+
+    other = subprocess.Popen(["sleep", "30"])  # a child the export did not start
+    try:
+        export.image_bytes(empty_figure("x"), "svg")
+        browser = {p.pid for p in export.export_browser()}
+        assert browser and other.pid not in browser
+        waited = []
+        wait = psutil.wait_procs
+        monkeypatch.setattr(psutil, "wait_procs", lambda procs, timeout: waited.extend(procs) or wait(procs, timeout))
+        export.stop_image_export()
+        pids = {p.pid for p in waited}
+        assert browser <= pids and other.pid not in pids
+        assert other.poll() is None and export.export_browser() == []
+    finally:
+        other.kill()
+        other.wait()

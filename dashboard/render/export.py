@@ -135,9 +135,25 @@ def _ensure_kaleido() -> None:
         _kaleido_started = True
 
 
+def export_browser() -> list:
+    """kaleido's browser: the process's children that its launcher (choreographer) started, and theirs (psutil
+    processes; it starts them in the background, so they are found by their command line, not by when)."""
+    import psutil
+
+    out = []
+    for child in psutil.Process().children():
+        try:
+            if any("choreographer" in part for part in child.cmdline()):
+                out += [child, *child.children(recursive=True)]
+        except psutil.Error:
+            pass
+    return out
+
+
 def stop_image_export() -> None:
-    """Stop the export Chromium (if started) and wait, up to 5 s, for its helper processes: they write its
-    profile folder for a moment after it stops, and its removal at exit failed with a traceback."""
+    """Stop the export Chromium (if started) and wait, up to 5 s, for its processes: they write its profile folder
+    for a moment after it stops, and its removal at exit failed with a traceback. Only the processes kaleido
+    started are waited for, never the process's other children (a test worker's Playwright driver)."""
     global _kaleido_started
     with _kaleido_lock:
         if not _kaleido_started:
@@ -145,10 +161,11 @@ def stop_image_export() -> None:
         import kaleido
         import psutil
 
+        browser = export_browser()
         kaleido.stop_sync_server(silence_warnings=True)
         _kaleido_started = False
         try:
-            psutil.wait_procs(psutil.Process().children(recursive=True), timeout=5)
+            psutil.wait_procs(browser, timeout=5)
         except psutil.Error:
             pass
 
