@@ -13,7 +13,7 @@ from dashboard.analysis.timeline import device_unions, lanes_for_window, nvtx_la
 from dashboard.app import create_app, ids
 from dashboard.app.views import BY_NAME, render_view
 from dashboard.data.trace import load_trace
-from dashboard.errors import TraceNotFoundError
+from dashboard.errors import TraceError, TraceNotFoundError
 from dashboard.render import build_view
 from dashboard.state import ViewState
 
@@ -864,6 +864,19 @@ def test_a_page_without_a_trace_opens_the_folders_first_readable_file_and_marks_
     assert [store.label(t) for t in ids] == [f"a_bad.json {bad}", f"b_empty.sqlite {bad}", "c_good.json"]
     good.write_text("{}")  # the file changed: looked at again
     assert not store.readable(ids[2]) and main_state("", store)[0].trace == ids[0]  # none readable: the first
+
+
+def test_the_picker_marks_a_file_whose_load_failed(tmp_path):
+    # QA: only files refused by their first bytes were marked; one that starts like an export but fails to load
+    # read as any other in the picker
+    bad = tmp_path / "cut.sqlite"
+    bad.write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)  # the header, then nothing an export holds
+    store = create_app(trace_dirs=[tmp_path]).server.config["TRACE_STORE"]
+    tid = store.listed_ids()[0]
+    assert store.label(tid) == "cut.sqlite"
+    with pytest.raises(TraceError):
+        store.get(tid)
+    assert store.label(tid) == "cut.sqlite (did not load)"
 
 
 def test_the_page_is_built_from_the_link():

@@ -206,15 +206,19 @@ class TraceStore:
         return bool(p is not None and self._upload_dir is not None and is_inside(p, self._upload_dir))
 
     def label(self, trace_id: str) -> str:
-        """What the trace picker shows for an id: the file's base name (``uploaded`` marked, and a file known
-        not to read as a trace, see ``readable``, marked "cannot be read")."""
+        """What the trace picker shows for an id: the file's base name (``uploaded`` marked, a file known not to
+        read as a trace by its first bytes, see ``readable``, marked "cannot be read", and one whose last load
+        failed, whatever the reason, "did not load": its page says why)."""
         with self._lock:
             p = self._paths.get(trace_id)
+            failed = trace_id in self._failed
         if p is None:
             return trace_id
         if self.is_upload(trace_id):
             return f"{p.name} (uploaded)"
-        return f"{p.name} (cannot be read)" if sniffed(p) is False else p.name
+        if sniffed(p) is False:
+            return f"{p.name} (cannot be read)"
+        return f"{p.name} (did not load)" if failed else p.name
 
     def readable(self, trace_id: str) -> bool:
         """Whether the file of ``trace_id`` reads as a trace by its first bytes (``sniff_format``, once per
