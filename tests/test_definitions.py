@@ -269,11 +269,12 @@ def test_graph_level_capture_case():
     assert [r["name"] for r in kernel_rows(t, busy_source=BUSY_KERNEL_ROWS)] == ["k"]
     lean = load_trace(CASES / "c15.sqlite", lean=True).summary
     assert round(lean.gpu_busy_union_ns) == 200  # summarize: contract
-    # ... and it says the graph's 800 ns are outside it, never a silent 20 % busy
+    # ... and it says the graph's 800 ns inside the span count as idle there, never a silent 20 % busy
     assert [w for w in lean.warnings if "graph level" in w] == [
-        "1 CUDA graph launch, traced at graph level (no kernel rows inside), is not in the GPU span, busy union or "
-        "idle, which count kernel rows only; the dashboard counts them as opaque GPU work by default; re-profile "
-        "with --cuda-graph-trace=node for per-kernel detail"
+        "1 CUDA graph launch, traced at graph level (no kernel rows inside), is not counted as GPU work: the GPU "
+        "span, busy union and idle count kernel rows only, so graph time inside the span counts as idle and graph "
+        "time outside it is left out; the dashboard counts graphs as opaque GPU work by default; re-profile with "
+        "--cuda-graph-trace=node for per-kernel detail"
     ]
 
 

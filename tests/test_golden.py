@@ -90,9 +90,10 @@ EXPECTED_WARNINGS = {
     # Graphs traced at graph level: their time is outside the contract's kernel-row figures, and the summary says so
     # (sqlite3: 2 rows in CUPTI_ACTIVITY_KIND_GRAPH_TRACE).
     "nsys2025.5_rtx3060_cuda_graph_launch": [
-        "2 CUDA graph launches, traced at graph level (no kernel rows inside), are not in the GPU span, busy union "
-        "or idle, which count kernel rows only; the dashboard counts them as opaque GPU work by default; re-profile "
-        "with --cuda-graph-trace=node for per-kernel detail"
+        "2 CUDA graph launches, traced at graph level (no kernel rows inside), are not counted as GPU work: the GPU "
+        "span, busy union and idle count kernel rows only, so graph time inside the span counts as idle and graph "
+        "time outside it is left out; the dashboard counts graphs as opaque GPU work by default; re-profile with "
+        "--cuda-graph-trace=node for per-kernel detail"
     ],
 }
 

@@ -91,10 +91,11 @@ def graph_level_line(launches: int) -> str:
     """Why a summary's figures leave out CUDA graphs traced at graph level (one execution row per graph launch,
     no kernel rows inside): the contract counts kernel rows only, so without this line they read as complete."""
     return (
-        f"{units.count(launches, 'CUDA graph launch', 'launches')}, traced at graph level (no kernel "
-        f"rows inside), {'is' if launches == 1 else 'are'} not in the GPU span, busy union or idle, which count "
-        "kernel rows only; the dashboard counts them as opaque GPU work by default; re-profile with "
-        "--cuda-graph-trace=node for per-kernel detail"
+        f"{units.count(launches, 'CUDA graph launch', 'launches')}, traced at graph level (no kernel rows inside), "
+        f"{'is' if launches == 1 else 'are'} not counted as GPU work: the GPU span, busy union and idle count kernel "
+        "rows only, so graph time inside the span counts as idle and graph time outside it is left out; the "
+        "dashboard counts graphs as opaque GPU work by default; re-profile with --cuda-graph-trace=node for "
+        "per-kernel detail"
     )
 
 
