@@ -349,11 +349,13 @@ def test_gzip_bomb_is_refused_without_filling_memory(tmp_path, monkeypatch):
 def test_upload_name_is_always_a_plain_base_name():
     assert safe_upload_name("a/b/../../c.sqlite") == "c.sqlite"
     assert safe_upload_name("..") == "upload"
-    # a name that is only a suffix keeps it (never stored as "json", which the picker could not tell apart)
-    assert [safe_upload_name(n) for n in (".json", " ..sqlite", ".hidden.json")] == [
+    # a name without a stem keeps all its suffixes (never stored as "json" or "json.gz", which lose the kind)
+    assert [safe_upload_name(n) for n in (".json", " ..sqlite", ".json.gz", ".pt.trace.json", ".hidden.json")] == [
         "upload.json",
         "upload.sqlite",
-        "hidden.json",
+        "upload.json.gz",
+        "upload.pt.trace.json",
+        "upload.hidden.json",
     ]
     assert safe_upload_name("x\x00y\n.json") == "xy.json"
     assert safe_upload_name("C:\\Users\\me\\run.sqlite") == "run.sqlite"

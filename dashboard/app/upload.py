@@ -95,9 +95,9 @@ def safe_upload_name(raw: str) -> str:
     name = unicodedata.normalize("NFC", raw or "").replace("\\", "/").split("/")[-1]
     name = "".join(ch for ch in name if ch.isprintable())
     name = re.sub(r"[^\w.+()@ -]", "_", name)
-    bare_suffix = name.lstrip(" ").startswith(".") and "." not in name.strip(" .")
+    no_stem = name.lstrip(" ").startswith(".")
     name = name.strip(" .")
-    if bare_suffix and name:  # ".json" is a suffix without a stem: keep it as one ("upload.json", not "json")
+    if no_stem and name:  # ".json", ".json.gz": suffixes without a stem keep all of them ("upload.json.gz")
         name = "upload." + name
     if len(name.encode("utf-8")) > MAX_NAME_BYTES:
         suffix = next((x for x in (".json.gz", ".pt.trace.json") if name.lower().endswith(x)), None)
