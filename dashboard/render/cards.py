@@ -182,7 +182,9 @@ def gpu_cards(trace: LoadedTrace, busy_source: str = BUSY_KERNELS, windowed: boo
                 f"first start to last end of GPU work ({what}), any GPU",
             ),
             Card("Any GPU busy", units.duration(ov.any_busy_ns), f"union of GPU work ({what}) over all {ov.gpus} GPUs"),
-            Card("All GPUs idle in span", units.duration(ov.any_idle_ns), "span minus any-GPU busy: no GPU ran work"),
+            Card(
+                "All GPUs idle in span", units.duration(ov.any_idle_ns), f"span minus any-GPU busy: no GPU ran {what}"
+            ),
             Card(
                 "Utilisation (mean per GPU)",
                 units.pct(ov.mean_utilisation_pct, 2),
