@@ -518,3 +518,17 @@ def test_gate_gives_no_verdict_when_shared_kernels_hold_little_of_either_run(tmp
         ),
     )
     assert math.isnan(gate.delta_pct) and gate.explanation.startswith("not measured: the 2 kernel names")
+
+
+def test_changes_of_a_hundred_percent_and_more_read_in_whole_percent():
+    from dashboard.render.compare import _pct_text
+
+    # QA: the gate card said "+6866.92 %" where the page's tables say "+6,867 %"
+    assert [_pct_text(p) for p in (6866.92, -100.0, 99.994, 12.345, float("nan"), None)] == [
+        "+6,867 %",
+        "-100 %",
+        "+99.99 %",
+        "+12.35 %",
+        "n/a",
+        "n/a",
+    ]

@@ -42,7 +42,11 @@ class DeltaCard:
 
 
 def _pct_text(p: float) -> str:
-    return "n/a" if p is None or (isinstance(p, float) and math.isnan(p)) else f"{p:+.2f} %"
+    """A signed change in percent: two decimals, or whole percent with separators from 100 % on (as the page's
+    tables: "+6,867 %", where decimals add nothing)."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "n/a"
+    return f"{p:+,.0f} %" if abs(p) >= 100 else f"{p:+.2f} %"
 
 
 def untraced_note(c: Comparison) -> str:
