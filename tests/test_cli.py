@@ -392,3 +392,17 @@ def test_export_and_report_keep_their_frames_in_the_cache_folder_named(command, 
 
     assert [p.name for p in cache.iterdir()] == [f"v{CACHE_FORMAT}"]  # the format's folder, the trace's frames in it
     assert any(p.suffix == ".parquet" for p in cache.rglob("*"))
+
+
+def test_a_cache_folder_that_cannot_be_used_is_one_warning_line(tmp_path, capsys):
+    # QA: `report --cache-dir FILE` printed Python's "cache.py:167: RuntimeWarning: ..." and its source line, 3 times
+    from paths import nsys_trace
+
+    not_a_folder = tmp_path / "cd.png"
+    not_a_folder.write_text("x")
+    trace = nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")
+    assert main(["report", str(trace), "--cache-dir", str(not_a_folder), "-o", str(tmp_path / "r.html")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if "warning" in line] == [
+        f"tracedash: warning: cache disabled: cannot write to {not_a_folder} (Not a directory)"
+    ]

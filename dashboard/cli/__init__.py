@@ -50,6 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(light=bool(argv) and argv[0] in LIGHT_COMMANDS)
     _refuse_unknown_options(parser, argv)
     args = parser.parse_args(argv)
+    import warnings
+
+    shown_before = warnings.showwarning
+    warnings.showwarning = _one_line_warnings(shown_before)
     try:
         return args.func(args)
     except TraceError as exc:
@@ -70,3 +74,23 @@ def main(argv: list[str] | None = None) -> int:
 
         _say(f"tracedash: internal error: {clean_message(exc)} (set TRACEDASH_DEBUG=1 for details)", file=sys.stderr)
         return 1
+    finally:
+        warnings.showwarning = shown_before
+
+
+def _one_line_warnings(fallback):
+    """``warnings.showwarning`` for a command: tracedash's own warnings (their text starts "tracedash ") as one
+    ``tracedash: warning: …`` line each, once per text, never Python's file:line form with a source line;
+    anyone else's as Python shows them."""
+    said: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = str(message)
+        if not text.startswith("tracedash "):
+            return fallback(message, category, filename, lineno, file, line)
+        if text not in said:
+            said.add(text)
+            _say(f"tracedash: warning: {text.removeprefix('tracedash ')}", file=sys.stderr)
+        return None
+
+    return show
