@@ -142,6 +142,17 @@ def test_a_run_without_gpu_work_compares_as_na_not_minus_100_percent(tmp_path):
     from dashboard.render.compare import untraced_note
 
     assert untraced_note(c).startswith("B (candidate) did not trace CUDA (NVTX only)")
+    # ... and its grid cells read "—" (None) and `diff`'s "n/a", not a count of 0 and a total of 0.000 ms (QA)
+    kernels = comparison_text(c).split("\nKernels (")[1].splitlines()
+    assert kernels[3].split() == ["kernel", "1", "n/a", "500", "ns", "n/a", "-500", "ns", "gone", "n/a", "n/a"]
+    row = compare_view(c).kernel_rows[0]
+    assert (row["a_count"], row["a_total_ns"], row["b_count"], row["b_total_ns"], row["b_mean_ns"]) == (
+        1,
+        500,
+        None,
+        None,
+        None,
+    )
     api_only = load_trace(
         write_nsys_sqlite(tmp_path / "api.sqlite", runtime=[{"start": 0, "end": 10, "name": "cudaMalloc"}])
     )

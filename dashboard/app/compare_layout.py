@@ -61,7 +61,6 @@ ALL = [
     OPEN_B,
 ]
 
-_MS = {"function": "d3.format(',.3f')(params.value / 1e6)"}
 _DMS = {"function": "params.value == null ? '—' : d3.format('+,.3f')(params.value / 1e6)"}
 _MSN = {"function": "params.value == null ? '—' : d3.format(',.3f')(params.value / 1e6)"}
 _US = {"function": "params.value == null ? '—' : d3.format(',.2f')(params.value / 1e3)"}
@@ -109,8 +108,8 @@ def _delta_columns(name_header: str, *, category: bool = False) -> list[dict]:
     cols += [
         {"headerName": "Count A", "field": "a_count", "valueFormatter": _INT, "filter": _NUM},
         {"headerName": "Count B", "field": "b_count", "valueFormatter": _INT, "filter": _NUM},
-        {"headerName": "Total A (ms)", "field": "a_total_ns", "valueFormatter": _MS, "filter": _NUM},
-        {"headerName": "Total B (ms)", "field": "b_total_ns", "valueFormatter": _MS, "filter": _NUM},
+        {"headerName": "Total A (ms)", "field": "a_total_ns", "valueFormatter": _MSN, "filter": _NUM},
+        {"headerName": "Total B (ms)", "field": "b_total_ns", "valueFormatter": _MSN, "filter": _NUM},
         {
             "headerName": "Δ total (ms)",
             "field": "delta_total_ns",

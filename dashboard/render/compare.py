@@ -49,6 +49,11 @@ def _pct_text(p: float) -> str:
     return f"{p:+,.0f} %" if abs(p) >= 100 else f"{p:+.2f} %"
 
 
+def untraced_sides(c: Comparison) -> tuple[str, ...]:
+    """The sides ("a", "b") that did not trace CUDA: their kernel, category and CUDA API figures are unknown."""
+    return tuple(side for side, traced in zip(("a", "b"), c.cuda_traced) if not traced)
+
+
 def untraced_note(c: Comparison) -> str:
     """One line when a run did not trace CUDA (NVTX only): its kernel and CUDA API totals are missing, so
     the per-name deltas against it only say that; "" when both runs traced CUDA."""
@@ -129,10 +134,11 @@ def _row(rec: dict) -> dict:
     return out
 
 
-def delta_rows(frame: pd.DataFrame) -> list[dict]:
+def delta_rows(frame: pd.DataFrame, missing: tuple[str, ...] = ()) -> list[dict]:
     """Grid records of a delta frame (NAME_DELTA, PHASE_DELTA, DISPATCH_TYPE_DELTA), its order kept,
     with ``abs_delta_ns`` (|delta_total_ns|, when present) for sorting by size of change; a side's
-    ``*_mean_ns`` is None where that side's count is 0."""
+    ``*_mean_ns`` is None where that side's count is 0. ``missing``: sides ("a", "b") whose figures were not
+    recorded (a run that did not trace CUDA): their count, total and mean are None ("—"), never 0."""
     recs = [_row(r) for r in frame.to_dict("records")]
     for r in recs:
         if "delta_total_ns" in r:
@@ -140,6 +146,10 @@ def delta_rows(frame: pd.DataFrame) -> list[dict]:
         for side in ("a", "b"):  # no call on a side: its mean is undefined ("—"), not a 0.00 µs kernel
             if r.get(f"{side}_count") == 0 and f"{side}_mean_ns" in r:
                 r[f"{side}_mean_ns"] = None
+        for side in missing:
+            for field in ("count", "total_ns", "mean_ns"):
+                if f"{side}_{field}" in r:
+                    r[f"{side}_{field}"] = None
     return recs
 
 
@@ -163,6 +173,7 @@ def compare_view(
     c: Comparison, *, a_label: str = "A", b_label: str = "B", top: int = 15, theme: Theme = DEFAULT_THEME
 ) -> CompareView:
     """Cards, figures and grid records of a Comparison (labels name the runs in figures)."""
+    untraced = untraced_sides(c)
     return CompareView(
         cards=delta_cards(c),
         step_figure=build_step_time_overlay(
@@ -176,10 +187,10 @@ def compare_view(
         ),
         phase_rows=delta_rows(c.phases),
         type_rows=delta_rows(c.dispatch_types),
-        kernel_rows=delta_rows(c.kernels),
-        category_rows=delta_rows(c.categories),
+        kernel_rows=delta_rows(c.kernels, untraced),
+        category_rows=delta_rows(c.categories, untraced),
         nvtx_rows=delta_rows(c.nvtx),
-        api_rows=delta_rows(c.api),
+        api_rows=delta_rows(c.api, untraced),
     )
 
 
@@ -205,17 +216,19 @@ def _delta_ns(v: float) -> str:
     )
 
 
-def _name_section(title: str, frame: pd.DataFrame, top: int) -> list[str]:
+def _name_section(title: str, frame: pd.DataFrame, top: int, missing: tuple[str, ...] = ()) -> list[str]:
+    """A per-name table; ``missing``: sides ("a", "b") not recorded (no CUDA traced), their counts and totals n/a."""
     rows = []
     for r in frame.head(top).itertuples(index=False):
         pct = "new" if r.only_in == "b" else "gone" if r.only_in == "a" else _pct_text(r.delta_total_pct)
+        a_na, b_na = "a" in missing, "b" in missing
         rows.append(
             [
                 _name(str(r.name)),
-                f"{r.a_count:,}",
-                f"{r.b_count:,}",
-                units.duration(r.a_total_ns),
-                units.duration(r.b_total_ns),
+                "n/a" if a_na else f"{r.a_count:,}",
+                "n/a" if b_na else f"{r.b_count:,}",
+                "n/a" if a_na else units.duration(r.a_total_ns),
+                "n/a" if b_na else units.duration(r.b_total_ns),
                 _delta_ns(r.delta_total_ns),
                 pct,
                 _delta_ns(r.delta_mean_ns),
@@ -285,10 +298,11 @@ def comparison_text(c: Comparison, top: int = 10) -> str:
         ]
     else:
         out += ["Per phase: no dispatch marks in either run.", ""]
-    out += _name_section("Kernel categories", c.categories, top)
-    out += _name_section("Kernels", c.kernels, top)
+    untraced = untraced_sides(c)
+    out += _name_section("Kernel categories", c.categories, top, untraced)
+    out += _name_section("Kernels", c.kernels, top, untraced)
     out += _name_section("NVTX ranges (normalised names)", c.nvtx, top)
-    out += _name_section("CUDA API calls (summed across threads)", c.api, top)
+    out += _name_section("CUDA API calls (summed across threads)", c.api, top, untraced)
     return "\n".join(out).rstrip() + "\n"
 
 
