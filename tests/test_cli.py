@@ -381,13 +381,18 @@ def test_the_help_names_every_group_a_step_rule_may_use():
     assert f"named groups ({', '.join(RULE_GROUPS)}) for any other server" in STEPS_HELP
 
 
-@pytest.mark.parametrize("command, out", [("export", "x.svg"), ("report", "x.html")])
-def test_export_and_report_keep_their_frames_in_the_cache_folder_named(command, out, tmp_path):
+def test_export_and_report_keep_their_frames_in_the_cache_folder_named(tmp_path):
+    from dashboard.cli.args import _cache
+    from dashboard.cli.parser import build_parser
+
     from paths import nsys_trace
 
     cache = tmp_path / "cache"
-    trace = nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")
-    assert main([command, str(trace), "-o", str(tmp_path / out), "--cache-dir", str(cache)]) == 0
+    for command in ("export", "report"):  # both load through _load_for_view, which takes the folder from _cache
+        args = build_parser().parse_args([command, "t.sqlite", "-o", "x", "--cache-dir", str(cache)])
+        assert _cache(args).root == cache and _cache(args).enabled
+    trace = nsys_trace("nsys2022.4_cpu_llm_server_nvtx.sqlite")  # a report draws no image: no browser to start
+    assert main(["report", str(trace), "-o", str(tmp_path / "x.html"), "--cache-dir", str(cache)]) == 0
     from dashboard.data.cache import CACHE_FORMAT
 
     assert [p.name for p in cache.iterdir()] == [f"v{CACHE_FORMAT}"]  # the format's folder, the trace's frames in it
