@@ -162,15 +162,19 @@ def evidence_html(frame: pd.DataFrame) -> str:
     return f"<table class='findings-rows'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def quiet_line(findings: list[Finding]) -> str:
-    """ "Nothing found by: …" for the rules that looked and found nothing ("" when none), saying which of them
-    counted memcpy/memset time as GPU work: their "nothing" can stand beside a low kernel-only utilisation."""
+def quiet_rules(findings: list[Finding]) -> tuple[list[Finding], str]:
+    """The rules that looked and found nothing, and what to say after their names: which of them counted
+    memcpy/memset time as GPU work ("" when none), since their "nothing" can stand beside a low kernel-only
+    utilisation."""
     quiet = [f for f in findings if f.cost_ns == 0 and f.evaluated]
-    if not quiet:
-        return ""
     copies = [f.rule for f in quiet if COPIES_COUNTED in f.summary]
-    said = f" ({', '.join(copies)}: {COPIES_COUNTED})" if copies else ""
-    return "Nothing found by: " + ", ".join(f.rule for f in quiet) + said
+    return quiet, f" ({', '.join(copies)}: {COPIES_COUNTED})" if copies else ""
+
+
+def quiet_line(findings: list[Finding]) -> str:
+    """ "Nothing found by: …" (``quiet_rules``) as one line of text, "" when no rule was quiet."""
+    quiet, said = quiet_rules(findings)
+    return "Nothing found by: " + ", ".join(f.rule for f in quiet) + said if quiet else ""
 
 
 def not_evaluated(findings: list[Finding]) -> dict[str, list[str]]:

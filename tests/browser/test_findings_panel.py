@@ -42,6 +42,8 @@ def test_findings_panel_links_open_their_view(page: Page, serve, tmp_path, artif
         "cuda-async-memcpy",
     ]
     expect(panel).to_contain_text("Nothing found by: gpu-starv, cuda-sync-memset")
+    # each quiet rule's name shows its own sentence on hover
+    assert panel.locator(".quiet-rule", has_text="gpu-starv").get_attribute("title").startswith("No GPU idle gaps over")
     # evidence rows: open one finding, its grid is sortable
     panel.locator("details.finding", has_text="padding-waste").locator("summary .sentence").click()
     grid = "dash_ag_grid.getApi('findings-panel-rows-1')"

@@ -18,7 +18,7 @@ from dashboard.render.findings import (
     is_id_field,
     link_for,
     not_evaluated,
-    quiet_line,
+    quiet_rules,
     rows_of,
 )
 from dashboard.render.steps import step_spec
@@ -113,8 +113,10 @@ def render(trace, state):
         )
     estimated = [f.rule for f in found if f.cost_ns > 0 and f.note]
     footer = []
-    if quiet := quiet_line(found):
-        footer.append(html.Div(quiet, className="hint"))
+    quiet, said = quiet_rules(found)
+    if quiet:  # each name shows its rule's own sentence on hover ("No GPU idle gaps over 500 ms; …")
+        names = [part for k, f in enumerate(quiet) for part in ([", "] if k else []) + [_quiet_name(f)]]
+        footer.append(html.Div(["Nothing found by: ", *names, said], className="hint"))
     footer.extend(
         html.Div(f"Not evaluated ({note}): " + ", ".join(rules), className="hint")
         for note, rules in not_evaluated(found).items()
@@ -129,6 +131,10 @@ def render(trace, state):
     if not items:
         items = [html.Div("No finding with a cost in this trace.", className="hint")]
     return {"children": [*items, *footer]}
+
+
+def _quiet_name(f) -> html.Span:
+    return html.Span(f.rule, title=f.summary, className="quiet-rule")
 
 
 # Findings always rank the whole trace: the scope line is fixed, and a "Stats for" switch re-renders nothing here.
