@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.loaders.nsys_tables import _MISSING, API_TOTALS_READ, _drop_invalid_times, _int, _names, _pid_of
-from dashboard.loaders.sqlite_access import _HAVE_ADBC, ADBC_BATCH_ROWS, adbc_batches, records_frame
+from dashboard.loaders.sqlite_access import _HAVE_ADBC, ADBC_BATCH_ROWS, adbc_batches, own_connection, records_frame
 from dashboard.model import API_TOTALS, conform, empty_frame
 
 # What a column's NULL (or non-numeric value) becomes before the rows are judged: as ``_api_frame`` reads them.
@@ -71,16 +71,12 @@ def read_api_totals(con: sqlite3.Connection, sql: str, strings: dict[int, str]) 
             return totals.frame(strings), totals.returned, totals.dropped
         except Exception:  # noqa: BLE001 - ADBC could not type a column: the exact sqlite3 path
             pass
-    own = sqlite3.connect(uri, uri=True) if uri else con
-    try:
+    with own_connection(con) as own:
         totals = ApiTotals()
         cur = own.execute(sql)
         while rows := cur.fetchmany(ADBC_BATCH_ROWS):
             totals.add(records_frame(rows, list(API_TOTALS_READ)))
         return totals.frame(strings), totals.returned, totals.dropped
-    finally:
-        if own is not con:
-            own.close()
 
 
 def _column(col, default: int):

@@ -58,6 +58,7 @@ from dashboard.loaders.sqlite_access import (
     _fetch_columns,
     _q,
     _query_sqlite3,
+    own_connection,
 )
 from dashboard.model import API_CALLS, API_TOTALS, RowAccount, TraceBundle, empty_frame
 
@@ -78,14 +79,23 @@ def stage_reporter(progress):
     return lambda stage, rows=None: progress(stage, rows=rows)
 
 
-def _rowid_parts(con: sqlite3.Connection, table: str, parts: int) -> list[str] | None:
-    """``WHERE`` clauses cutting ``table`` into ``parts`` rowid ranges (None if it cannot be cut)."""
+def _rowid_bounds(con: sqlite3.Connection, table: str) -> tuple[int | None, int | None] | None:
+    """``(min(rowid), max(rowid))`` of ``table`` (both None when it is empty; None when it cannot be asked)."""
     try:  # two queries: SQLite answers a lone min() or max() of the rowid from the b-tree's ends, both at once by a
         # scan
-        lo = con.execute(f'SELECT min(rowid) FROM {_q(table)}').fetchone()[0]
-        hi = con.execute(f'SELECT max(rowid) FROM {_q(table)}').fetchone()[0]
+        lo = con.execute(f"SELECT min(rowid) FROM {_q(table)}").fetchone()[0]
+        hi = con.execute(f"SELECT max(rowid) FROM {_q(table)}").fetchone()[0]
     except sqlite3.Error:
         return None
+    return lo, hi
+
+
+def _rowid_parts(con: sqlite3.Connection, table: str, parts: int) -> list[str] | None:
+    """``WHERE`` clauses cutting ``table`` into ``parts`` rowid ranges (None if it cannot be cut)."""
+    bounds = _rowid_bounds(con, table)
+    if bounds is None:
+        return None
+    lo, hi = bounds
     if lo is None or hi - lo < 100_000:
         return None
     edges = [lo + (hi - lo + 1) * i // parts for i in range(parts)] + [hi + 1]
@@ -96,27 +106,23 @@ def _rowid_span(con: sqlite3.Connection, table: str | None) -> int | None:
     """At least the rows of ``table`` (``max(rowid) - min(rowid) + 1``, two b-tree lookups): a read's capacity
     hint without counting; None when it cannot be had. Sparse rowids only leave pages untouched, but no more
     than the file could hold (a row takes at least 4 bytes of a page) is ever asked for."""
-    if not table:
+    bounds = _rowid_bounds(con, table) if table else None
+    if bounds is None:
         return None
+    lo, hi = bounds
+    if lo is None:
+        return 0
     try:
-        lo = con.execute(f"SELECT min(rowid) FROM {_q(table)}").fetchone()[0]
-        hi = con.execute(f"SELECT max(rowid) FROM {_q(table)}").fetchone()[0]
         pages, page_bytes = (con.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "page_size"))
     except sqlite3.Error:
         return None
-    return 0 if lo is None else min(hi - lo + 1, pages * page_bytes // 4)
+    return min(hi - lo + 1, pages * page_bytes // 4)
 
 
 def _count_alone(con: sqlite3.Connection, table: str | None) -> int:
     """``_count`` on a connection of its own (it runs beside the other reads of ``con``)."""
-    uri = getattr(con, "tracedash_uri", None)
-    if not uri or not table:
-        return _count(con, table)
-    own = sqlite3.connect(uri, uri=True)
-    try:
+    with own_connection(con) as own:
         return _count(own, table)
-    finally:
-        own.close()
 
 
 def _narrow(columns: list[str]) -> tuple[bool, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
@@ -67,6 +68,20 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
     con = sqlite3.connect(uri, uri=True, check_same_thread=False, factory=_Connection)
     con.tracedash_uri = uri
     return con
+
+
+@contextmanager
+def own_connection(con: sqlite3.Connection):
+    """A connection of its own to ``con``'s file (read-only, immutable), for a read that runs beside others of
+    ``con`` in another thread; ``con`` itself when it has no URI (a connection not opened by
+    ``connect_readonly``). Closed on exit when it was opened here."""
+    uri = getattr(con, "tracedash_uri", None)
+    own = sqlite3.connect(uri, uri=True) if uri else con
+    try:
+        yield own
+    finally:
+        if own is not con:
+            own.close()
 
 
 def _query_sqlite3(con: sqlite3.Connection, sql: str, columns: list[str]) -> pd.DataFrame:
