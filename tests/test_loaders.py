@@ -259,10 +259,11 @@ def test_empty_frame_and_conform():
     ids=lambda p: p.stem,
 )
 def test_sqlite3_fallback_reader_gives_the_same_frames(trace, monkeypatch):
-    from dashboard.loaders import nsys_sqlite
+    from dashboard.loaders import nsys_reads, sqlite_access
 
     fast = load_nsys_sqlite(trace)
-    monkeypatch.setattr(nsys_sqlite, "_HAVE_ADBC", False)
+    monkeypatch.setattr(nsys_reads, "_HAVE_ADBC", False)  # the kernel and CUDA API reads
+    monkeypatch.setattr(sqlite_access, "_HAVE_ADBC", False)  # every other table's
     slow = load_nsys_sqlite(trace)
     for attr in FRAMES:
         pd.testing.assert_frame_equal(

@@ -8,7 +8,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from dashboard.loaders import load_nsys_sqlite, nsys_sqlite, sqlite_access
+from dashboard.loaders import load_nsys_sqlite, nsys_reads, sqlite_access
 from dashboard.loaders.sqlite_access import _chunks_to_frame, _Sink
 
 from factories import write_nsys_sqlite
@@ -76,7 +76,7 @@ def test_many_small_batches_read_exactly_what_sqlite3_reads(tmp_path, monkeypatc
     assert fast.kernels["stream_id"].dtype == np.int64  # 2**40 does not fit int32
     assert fast.kernels["correlation_id"].tolist() == list(range(9)) + [-1, 10]
     assert fast.kernels["correlation_id"].dtype == np.int32
-    monkeypatch.setattr(nsys_sqlite, "_HAVE_ADBC", False)
+    monkeypatch.setattr(nsys_reads, "_HAVE_ADBC", False)
     slow = load_nsys_sqlite(path)
     for attr in ("kernels", "api_calls"):
         pd.testing.assert_frame_equal(
@@ -98,11 +98,11 @@ def test_a_reads_capacity_hint_covers_every_row_and_never_more_than_the_file_cou
         con.execute("CREATE TABLE empty (a INTEGER)")
     con = connect_readonly(path)
     size = path.stat().st_size
-    assert nsys_sqlite._rowid_span(con, "dense") == 300
-    assert nsys_sqlite._rowid_span(con, "sparse") == size // 4  # not 10**15 rows' worth of memory
-    assert nsys_sqlite._rowid_span(con, "empty") == 0
-    assert nsys_sqlite._rowid_span(con, "missing") is None and nsys_sqlite._rowid_span(con, None) is None
-    assert nsys_sqlite._count_alone(con, "dense") == 300
+    assert nsys_reads._rowid_span(con, "dense") == 300
+    assert nsys_reads._rowid_span(con, "sparse") == size // 4  # not 10**15 rows' worth of memory
+    assert nsys_reads._rowid_span(con, "empty") == 0
+    assert nsys_reads._rowid_span(con, "missing") is None and nsys_reads._rowid_span(con, None) is None
+    assert nsys_reads._count_alone(con, "dense") == 300
 
 
 def test_a_summary_read_takes_demangled_names_only_when_a_short_name_does_not_resolve(tmp_path, monkeypatch):

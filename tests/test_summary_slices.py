@@ -11,8 +11,8 @@ import pytest
 from dashboard.cli import main
 from dashboard.data.cache import TraceCache
 from dashboard.data.multirank import summary_text
+from dashboard.data.slice_count import auto_slice_count
 from dashboard.data.slices import (
-    auto_slice_count,
     combine_slices,
     plan_slices,
     run_in_process,
@@ -216,7 +216,7 @@ def test_auto_slice_count():
     assert auto_slice_count(SAMPLE_108K, workers=2, available=8 << 30) == 1
     with SliceReader(SAMPLE_108K, strings=False) as r:
         rows = r.row_estimate()
-    from dashboard.data.slices import BYTES_PER_ROW
+    from dashboard.data.slice_count import BYTES_PER_ROW
 
     need = rows * BYTES_PER_ROW
     assert auto_slice_count(SAMPLE_108K, workers=2, available=need) == 4

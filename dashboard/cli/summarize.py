@@ -30,11 +30,12 @@ def _summarize(args) -> int:
     if text is None:
         text = _sliced_text(path, args, cache)
     if text is None:
-        from dashboard.data.multirank import computed_summary_text
-
         progress = _Progress(path.name)
         try:
-            text = computed_summary_text(path, args.dispatch_prefix, cache, progress=progress)
+            started = _start_reading(path, cache, progress)
+            from dashboard.data.multirank import computed_summary_text
+
+            text = computed_summary_text(path, args.dispatch_prefix, cache, progress=progress, started=started)
         finally:
             progress.close()
     _say_summary_warnings(path, text)
@@ -51,6 +52,19 @@ def _summarize(args) -> int:
     return 0
 
 
+def _start_reading(path: Path, cache, progress):
+    """The summary's reads of an nsys export, begun before pandas and the analysis modules are imported: SQLite
+    decodes rows while they load. None for another format, or when the frames are cached (the summary is made
+    from them)."""
+    from dashboard.loaders import sniff_format
+
+    if not path.is_file() or sniff_format(path) != "nsys-sqlite" or cache.has_bundle(path):
+        return None
+    from dashboard.loaders.nsys_reads import begin_reads
+
+    return begin_reads(path, progress, lean=True)
+
+
 def _sliced_text(path: Path, args, cache) -> str | None:
     """The summary computed per time slice on Dask (``data.slices``) when ``--slices`` asks for it or the
     trace is too big for one pass (``auto_slice_count``); None to summarise it in one pass."""
@@ -60,11 +74,13 @@ def _sliced_text(path: Path, args, cache) -> str | None:
         if args.slices is not None:
             raise TraceError(f"{path.name}: only nsys SQLite exports can be summarised per time slice")
         return None
-    from dashboard.data.slices import auto_slice_count, combine_slices, plan_slices, run_on_dask, summary_json_text
+    from dashboard.data.slice_count import auto_slice_count
 
     n = args.slices or auto_slice_count(path, args.workers)
     if args.slices is None and n == 1:
         return None
+    from dashboard.data.slices import combine_slices, plan_slices, run_on_dask, summary_json_text
+
     plan = plan_slices(path, n, args.dispatch_prefix)
     if isinstance(plan, str):
         _say(f"tracedash: {path.name}: {plan}: cannot be cut into time slices exactly; one pass", file=sys.stderr)

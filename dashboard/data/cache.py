@@ -169,6 +169,16 @@ class TraceCache:
             defer(partial(self._write, entry, bundle))
         return bundle, False
 
+    def has_bundle(self, path: Path) -> bool:
+        """Whether ``cached_bundle`` may find frames of ``path``: an entry's metadata is there (nothing is read, and
+        pandas is not imported)."""
+        if not self.enabled:
+            return False
+        try:
+            return (self.entries_dir / file_identity(path) / "meta.json").is_file()
+        except OSError:
+            return False
+
     def cached_bundle(self, path: Path) -> TraceBundle | None:
         """The cached frames of ``path`` if a valid entry exists (never builds one)."""
         if not self.enabled:

@@ -45,10 +45,12 @@ def summary_text(path: Path, dispatch_prefix: str, cache: TraceCache, progress=N
     return text if text is not None else computed_summary_text(path, dispatch_prefix, cache, progress)
 
 
-def computed_summary_text(path: Path, dispatch_prefix: str, cache: TraceCache, progress=None) -> str:
+def computed_summary_text(path: Path, dispatch_prefix: str, cache: TraceCache, progress=None, started=None) -> str:
     """``summary_text`` without the cache lookup: the trace loaded lean (through the frame cache, see
-    ``load_trace``), summarised, and the text stored in the cache."""
-    trace = load_trace(path, dispatch_prefix=dispatch_prefix, cache=cache, progress=progress, lean=True)
+    ``load_trace``; ``started``: its reads, begun by the caller), summarised, and the text stored in the cache."""
+    trace = load_trace(
+        path, dispatch_prefix=dispatch_prefix, cache=cache, progress=progress, lean=True, started=started
+    )
     text = json.dumps(summary_to_dict(trace.summary), indent=2) + "\n"
     if trace.bundle is not None:
         cache.store_summary_text(path, dispatch_prefix, text)

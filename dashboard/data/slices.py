@@ -7,8 +7,6 @@ the ns. An export that cannot be cut exactly (``SliceReader.unsliceable``) is su
 from __future__ import annotations
 
 import json
-import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,16 +24,11 @@ from dashboard.analysis.summary_slices import (
     nvtx_part,
     owned_rows,
 )
+from dashboard.data.slice_count import _cores
 from dashboard.errors import TraceError, TraceFormatError, clean_message
 from dashboard.loaders.nsys_slices import SliceReader, owned_condition
 from dashboard.loaders.nsys_tables import RULE_BACKTRACE, RULE_BAD_TIME, launches_by_pid
 from dashboard.model import RowAccount, Summary
-
-# Peak memory of a single-pass `summarize` per row of the export (kernels, CUDA API calls, NVTX events,
-# memcpy/memset), measured on generated traces (docs/benchmarks.md, "Summarize per time slice"), rounded up.
-BYTES_PER_ROW = 160
-# The share of a worker's memory a slice may take (the rest: Python, the string table, Dask itself).
-WORKER_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -184,10 +177,6 @@ def run_on_dask(plan: SlicePlan, *, scheduler: str | None = None, n_workers: int
             cluster.close()
 
 
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
 def sliced_summary(path: Path, slices: int, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX, run=run_in_process):
     """The summary of ``path`` computed per time slice (``run``: how the slices run), or None when the
     export cannot be cut exactly (then the caller summarises it in one pass)."""
@@ -200,18 +189,3 @@ def sliced_summary(path: Path, slices: int, dispatch_prefix: str = DEFAULT_DISPA
 def summary_json_text(summary: Summary) -> str:
     """A summary as ``tracedash summarize`` writes it."""
     return json.dumps(summary_to_dict(summary), indent=2) + "\n"
-
-
-def auto_slice_count(path: Path, workers: int | None = None, available: int | None = None) -> int:
-    """Slices for ``path`` so that each fits a worker: the estimated single-pass memory
-    (``BYTES_PER_ROW`` per row) against ``WORKER_SHARE`` of the memory each of ``workers`` (default: the
-    cores) may use of ``available`` (default: the memory available now). 1 when it fits in one pass."""
-    import psutil
-
-    with SliceReader(path, strings=False) as r:
-        need = r.row_estimate() * BYTES_PER_ROW
-    avail = psutil.virtual_memory().available if available is None else available
-    if need <= avail * WORKER_SHARE:
-        return 1
-    per_worker = avail * WORKER_SHARE / (workers or _cores())
-    return max(2, math.ceil(need / per_worker))

@@ -77,6 +77,7 @@ def load_trace(
     lean: bool = False,
     cache_writer=None,
     preview=None,
+    started=None,
 ) -> LoadedTrace:
     """Load a trace file of either supported format.
 
@@ -96,19 +97,23 @@ def load_trace(
         preview: optional callable taking a ``LoadPreview`` of the kernel rows, computed in a thread of its own
             as soon as the loader has their times (an nsys export or its cached frames, not ``lean``); never
             called when the preview cannot be computed. The server shows it while the rest loads.
+        started: with ``lean``, the reads of this nsys export that ``loaders.nsys_reads.begin_reads`` began (a cold
+            ``summarize`` starts them before pandas is imported, having found no cached frames); closed here.
 
     Raises:
         TraceNotFoundError, TraceFormatError: with a message naming the file and the problem.
     """
     p = Path(path)
     try:
-        return _load(p, dispatch_prefix, cache, progress, lean, cache_writer, _preview_from_times(preview))
+        return _load(p, dispatch_prefix, cache, progress, lean, cache_writer, _preview_from_times(preview), started)
     except TraceError:
         raise
     except (ValueError, TypeError, KeyError, IndexError, ArithmeticError, MemoryError, OSError, sqlite3.Error) as exc:
         # A file this malformed is still the input's fault: say so, never show a traceback.
         raise TraceFormatError(f"{p.name}: cannot be read: {clean_message(exc)}") from exc
     finally:
+        if started is not None:
+            started.close()  # already closed when the loader took it; else its threads are waited for here
         release_freed_arrow_memory()
 
 
@@ -141,6 +146,7 @@ def _load(
     lean: bool,
     cache_writer=None,
     on_kernel_times=None,
+    started=None,
 ) -> LoadedTrace:
     step = progress or (lambda stage: None)
     kind = sniff_format(p)
@@ -150,9 +156,9 @@ def _load(
         def build(path: Path):
             return load_nsys_sqlite(path, progress=progress, on_kernel_times=on_kernel_times)
 
-        if lean:
-            bundle = (cache.cached_bundle(p) if cache is not None else None) or load_nsys_sqlite(
-                p, progress=progress, lean=True
+        if lean:  # a read begun by the caller: it found no cached frames
+            bundle = (cache.cached_bundle(p) if cache is not None and started is None else None) or load_nsys_sqlite(
+                p, progress=progress, lean=True, started=started
             )
         elif cache is not None:
             bundle = cache.load_bundle(

@@ -59,6 +59,7 @@ from dashboard.loaders.kineto_categories import FORMAT
 from dashboard.loaders.kineto_events import KinetoEvents, unanalysed_events
 from dashboard.loaders.kineto_frames import build_frames, gpu_activity_missing, launches_by_pid
 from dashboard.loaders.kineto_ranks import MultiRankTraceError, distributed_rank, fused_rank, kineto_rank_parts
+from dashboard.loaders.sniff import GZIP_MAGIC, looks_like_kineto
 from dashboard.model import GRAPH_LAUNCHES, TraceBundle, TraceMeta, empty_frame
 
 __all__ = [
@@ -72,8 +73,6 @@ __all__ = [
     "load_kineto_ranks",
     "MultiRankTraceError",
 ]
-
-GZIP_MAGIC = b"\x1f\x8b"
 
 # A gzip file may expand at most MAX_GZIP_RATIO times the compressed bytes read so far, plus
 # GZIP_FLOOR_BYTES (real traces: 10-20x; a "gzip bomb" of whitespace: 1000x), and never past
@@ -130,16 +129,6 @@ def read_json_text(path: Path) -> bytes:
             f"(truncated or corrupt: {clean_message(exc, with_type=False)})"
         ) from None
     return bytes(out)
-
-
-def looks_like_kineto(head: bytes) -> bool:
-    """Whether the first (decompressed) bytes of a JSON file look like a Chrome/Kineto trace.
-
-    True for an object with a ``"traceEvents"`` key in ``head`` or a top-level array (the Chrome
-    JSON Array Format; a tracedash summary is always an object).
-    """
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return text[:1] == b"[" or b'"traceEvents"' in head
 
 
 def parse_kineto(data, name: str) -> TraceBundle:

@@ -14,7 +14,8 @@ import sqlite3
 import numpy as np
 import pandas as pd
 
-from dashboard.loaders.nsys_tables import _MISSING, API_TOTALS_READ, _drop_invalid_times, _int, _names, _pid_of
+from dashboard.loaders.nsys_sql import API_TOTALS_READ
+from dashboard.loaders.nsys_tables import _MISSING, _drop_invalid_times, _int, _names, _pid_of
 from dashboard.loaders.sqlite_access import _HAVE_ADBC, ADBC_BATCH_ROWS, adbc_batches, own_connection, records_frame
 from dashboard.model import API_TOTALS, conform, empty_frame
 
@@ -58,7 +59,7 @@ class ApiTotals:
 
 def read_api_totals(con: sqlite3.Connection, sql: str, strings: dict[int, str]) -> tuple[pd.DataFrame, int, int]:
     """``(API_TOTALS frame, rows the query returned, rows dropped for unusable times)`` of ``sql`` (a query of
-    ``nsys_tables._api_sql(totals=True)``). Through ADBC's Arrow batches when it can type the columns, else
+    ``nsys_sql._api_sql(totals=True)``). Through ADBC's Arrow batches when it can type the columns, else
     the exact sqlite3 path on its own connection (it may run beside other reads of ``con``)."""
     uri = getattr(con, "tracedash_uri", None)
     if _HAVE_ADBC and uri:

@@ -16,20 +16,17 @@ import sqlite3
 import numpy as np
 import pandas as pd
 
-from dashboard.errors import TraceFormatError, clean_message
 from dashboard.loaders.nsys_api_totals import read_api_totals
 from dashboard.loaders.nsys_gpu_ops import _load_graph_launches, _load_memops
 from dashboard.loaders.nsys_nvtx import NVTX_RANGE_TYPES, _load_nvtx, nvtx_domain_names
+from dashboard.loaders.nsys_reads import read_failure, row_estimate
 from dashboard.loaders.nsys_schema import check_nsys_tables, open_export, probe_schema
+from dashboard.loaders.nsys_sql import _LEAN_KERNEL_COLUMNS, _api_sql, _kernel_sql, _load_strings
 from dashboard.loaders.nsys_tables import (
-    _LEAN_KERNEL_COLUMNS,
     RULE_BACKTRACE,
     RULE_BAD_TIME,
-    _api_sql,
     _kernel_frame,
-    _kernel_sql,
     _load_meta,
-    _load_strings,
     _rules,
     capture_gap_warnings,
     gpu_activity_missing,
@@ -74,7 +71,7 @@ class SliceReader:
             self.strings = _load_strings(self.con, self.probe) if strings else {}
         except sqlite3.DatabaseError as exc:
             self.con.close()
-            raise _damaged(self.path.name, exc) from exc
+            raise read_failure(self.path.name, exc) from exc
 
     def __enter__(self) -> SliceReader:
         return self
@@ -132,24 +129,8 @@ class SliceReader:
         return None if lo is None else (int(lo), int(hi))
 
     def row_estimate(self) -> int:
-        """About how many kernel, CUDA API, NVTX and memcpy/memset rows the export holds (rowid ranges:
-        no scan)."""
-        n = 0
-        for logical in (
-            "CUPTI_ACTIVITY_KIND_KERNEL",
-            "CUPTI_ACTIVITY_KIND_RUNTIME",
-            "NVTX_EVENTS",
-            "CUPTI_ACTIVITY_KIND_MEMCPY",
-            "CUPTI_ACTIVITY_KIND_MEMSET",
-        ):
-            if t := self._table(logical):
-                try:
-                    lo = self._scalar(f"SELECT min(rowid) FROM {_q(t)}")
-                    hi = self._scalar(f"SELECT max(rowid) FROM {_q(t)}")
-                except sqlite3.Error:  # a table without rowid
-                    lo = hi = None
-                n += 0 if lo is None else int(hi) - int(lo) + 1
-        return n
+        """``nsys_reads.row_estimate`` of this export."""
+        return row_estimate(self.con, self.probe)
 
     def nvtx_close_at(self) -> int:
         """Where open NVTX ranges close: the largest NVTX timestamp (start or end) of the file, exactly as
@@ -254,7 +235,3 @@ class SliceReader:
             warnings=capture_gap_warnings(launches, unattributed=executions.get(0, 0)),
             gpu_activity_missing=gpu_activity_missing(launches, total),
         )
-
-
-def _damaged(name: str, exc: Exception) -> TraceFormatError:
-    return TraceFormatError(f"{name}: the SQLite file is damaged or truncated ({clean_message(exc, with_type=False)})")

@@ -7,18 +7,17 @@ frame, a missing optional column a default value. See ``shared/reference/nsys_sc
 
 from __future__ import annotations
 
-import inspect
 import os
 import sqlite3
-from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
-from dashboard.errors import TraceFormatError, clean_message
+from dashboard.errors import TraceFormatError
 from dashboard.loaders.nsys_api_totals import read_api_totals
 from dashboard.loaders.nsys_gpu_ops import _load_graph_launches, _load_memops
 from dashboard.loaders.nsys_nvtx import _load_nvtx
+from dashboard.loaders.nsys_reads import StartedReads, begin_reads, read_failure, stage_reporter
 from dashboard.loaders.nsys_schema import (
     _NSYS_MARKER_TABLES,
     LOADER_TABLES,
@@ -26,150 +25,28 @@ from dashboard.loaders.nsys_schema import (
     open_export,
     probe_schema,
 )
+from dashboard.loaders.nsys_sql import (
+    _api_sql,
+)
 from dashboard.loaders.nsys_tables import (
-    _API_COLUMNS,
-    _KERNEL_COLUMNS,
-    _LEAN_KERNEL_COLUMNS,
-    KERNEL_REST_COLUMNS,
-    KERNEL_TIME_COLUMNS,
-    NARROW_READ_COLUMNS,
     RULE_BACKTRACE,
     RULE_BAD_TIME,
     _api_frame,
-    _api_sql,
     _kernel_account,
     _kernel_frame,
-    _kernel_sql,
     _load_meta,
-    _load_strings,
     _rules,
     _thread_names,
     capture_gap_warnings,
     gpu_activity_missing,
-    kernel_sql_parts,
     launches_by_pid,
     lean_demangled,
 )
 from dashboard.loaders.nsys_traits import old_schema_traits
 from dashboard.loaders.sqlite_access import (
-    _HAVE_ADBC,
-    _chunks_to_frame,
-    _count,
-    _fetch_columns,
     _q,
-    _query_sqlite3,
-    own_connection,
 )
 from dashboard.model import API_CALLS, API_TOTALS, RowAccount, TraceBundle, empty_frame
-
-
-def stage_reporter(progress):
-    """``progress`` as a callable ``(stage, rows=None)``: a callback that takes a ``rows`` keyword gets the
-    row counts known as a stage starts (``(("kernels", n), ...)``), one that takes only the stage name
-    (as before rows were reported) gets just that. None gives a callable that does nothing."""
-    if progress is None:
-        return lambda stage, rows=None: None
-    try:
-        params = inspect.signature(progress).parameters.values()
-        takes_rows = any(p.name == "rows" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
-    except (TypeError, ValueError):  # a builtin without a signature
-        takes_rows = False
-    if not takes_rows:
-        return lambda stage, rows=None: progress(stage)
-    return lambda stage, rows=None: progress(stage, rows=rows)
-
-
-def _rowid_bounds(con: sqlite3.Connection, table: str) -> tuple[int | None, int | None] | None:
-    """``(min(rowid), max(rowid))`` of ``table`` (both None when it is empty; None when it cannot be asked)."""
-    try:  # two queries: SQLite answers a lone min() or max() of the rowid from the b-tree's ends, both at once by a
-        # scan
-        lo = con.execute(f"SELECT min(rowid) FROM {_q(table)}").fetchone()[0]
-        hi = con.execute(f"SELECT max(rowid) FROM {_q(table)}").fetchone()[0]
-    except sqlite3.Error:
-        return None
-    return lo, hi
-
-
-def _rowid_parts(con: sqlite3.Connection, table: str, parts: int) -> list[str] | None:
-    """``WHERE`` clauses cutting ``table`` into ``parts`` rowid ranges (None if it cannot be cut)."""
-    bounds = _rowid_bounds(con, table)
-    if bounds is None:
-        return None
-    lo, hi = bounds
-    if lo is None or hi - lo < 100_000:
-        return None
-    edges = [lo + (hi - lo + 1) * i // parts for i in range(parts)] + [hi + 1]
-    return [f" WHERE rowid >= {edges[i]} AND rowid < {edges[i + 1]}" for i in range(parts)]
-
-
-def _rowid_span(con: sqlite3.Connection, table: str | None) -> int | None:
-    """At least the rows of ``table`` (``max(rowid) - min(rowid) + 1``, two b-tree lookups): a read's capacity
-    hint without counting; None when it cannot be had. Sparse rowids only leave pages untouched, but no more
-    than the file could hold (a row takes at least 4 bytes of a page) is ever asked for."""
-    bounds = _rowid_bounds(con, table) if table else None
-    if bounds is None:
-        return None
-    lo, hi = bounds
-    if lo is None:
-        return 0
-    try:
-        pages, page_bytes = (con.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "page_size"))
-    except sqlite3.Error:
-        return None
-    return min(hi - lo + 1, pages * page_bytes // 4)
-
-
-def _count_alone(con: sqlite3.Connection, table: str | None) -> int:
-    """``_count`` on a connection of its own (it runs beside the other reads of ``con``)."""
-    with own_connection(con) as own:
-        return _count(own, table)
-
-
-def _narrow(columns: list[str]) -> tuple[bool, ...]:
-    """Which columns of a read are ids held as int32 while they fit (the typed frames narrow them anyway)."""
-    return tuple(c in NARROW_READ_COLUMNS for c in columns)
-
-
-def _run_queries(
-    con: sqlite3.Connection,
-    jobs: dict[str, tuple[str | None, list[str], str | None, int]],
-    also: dict[str, Callable[[], object]] | None = None,
-) -> dict[str, object]:
-    """Run independent queries; with ADBC, in parallel threads, each on its own connection.
-
-    ``jobs`` maps a name to ``(sql, columns, split_table, rows)``: a query without a WHERE clause on
-    ``split_table`` is cut into two rowid ranges read in parallel and joined in order; ``rows`` is an
-    upper bound of its result's rows (its table's), so each column is allocated once. ``also``: further
-    reads (callables that open their own connections), run beside them; their results under their names.
-    """
-    out: dict[str, object] = {k: None for k in jobs}
-    todo = {k: v for k, v in jobs.items() if v[0] is not None}
-    also = also or {}
-    uri = getattr(con, "tracedash_uri", None)
-    if not (_HAVE_ADBC and uri and (todo or also)):
-        out.update({k: _query_sqlite3(con, sql, cols) for k, (sql, cols, _, _) in todo.items()})
-        out.update({k: read() for k, read in also.items()})
-        return out
-    from concurrent.futures import ThreadPoolExecutor
-
-    pieces = {
-        k: [sql + w for w in (_rowid_parts(con, split, 2) if split else None) or [""]]
-        for k, (sql, _, split, _) in todo.items()
-    }
-    with ThreadPoolExecutor(max_workers=sum(len(v) for v in pieces.values()) + len(also)) as pool:
-        others = {k: pool.submit(read) for k, read in also.items()}
-        futures = {
-            k: [pool.submit(_fetch_columns, uri, q, len(todo[k][1]), todo[k][3], _narrow(todo[k][1])) for q in qs]
-            for k, qs in pieces.items()
-        }
-        for k, futs in futures.items():
-            sql, cols, _, _ = todo[k]
-            try:
-                out[k] = _chunks_to_frame([f.result() for f in futs], cols)
-            except Exception:  # noqa: BLE001 - ADBC could not type a column: exact sqlite3 path
-                out[k] = _query_sqlite3(con, sql, cols)
-        out.update({k: f.result() for k, f in others.items()})
-    return out
 
 
 def _join_columns(left: pd.DataFrame, right: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -228,15 +105,18 @@ def inspect_export(path: str | os.PathLike) -> dict:
             "unread": unread,
         }
     except sqlite3.DatabaseError as exc:
-        raise TraceFormatError(
-            f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc, with_type=False)})"
-        ) from exc
+        raise read_failure(p.name, exc) from exc
     finally:
         con.close()
 
 
 def load_nsys_sqlite(
-    path: str | os.PathLike, progress=None, *, lean: bool = False, on_kernel_times=None
+    path: str | os.PathLike,
+    progress=None,
+    *,
+    lean: bool = False,
+    on_kernel_times=None,
+    started: StartedReads | None = None,
 ) -> TraceBundle:
     """Load an nsys SQLite export into canonical frames.
 
@@ -284,45 +164,25 @@ def load_nsys_sqlite(
         TraceFormatError: not SQLite, corrupt, SQLite without any nsys table, or being written by
             another program (a non-empty ``-journal``/``-wal`` next to it; see ``check_no_writer``).
     """
+    reads = started if started is not None else begin_reads(path, progress, lean=lean, on_kernel_times=on_kernel_times)
     step = stage_reporter(progress)
-    p, con = open_export(path)
+    p, con, probe, strings, lean = reads.path, reads.con, reads.probe, reads.strings, reads.lean
     try:
-        probe = probe_schema(con)
-        check_nsys_tables(probe, p.name)
-        step("names")
-        strings = _load_strings(con, probe)
-        kernel_table = probe.table("CUPTI_ACTIVITY_KIND_KERNEL")
-        # count(*) walks the b-tree without decoding a row: cheap next to the read, and it lets the page show the size
-        kernel_rows = _count(con, kernel_table)
-        runtime_table = probe.table("CUPTI_ACTIVITY_KIND_RUNTIME")
-        step("kernels and CUDA API calls", rows=(("kernels", kernel_rows),))
-        kernel_job = (_kernel_sql(probe, lean), _LEAN_KERNEL_COLUMNS if lean else _KERNEL_COLUMNS)
-        parts = kernel_sql_parts(probe) if on_kernel_times is not None and not lean else None
-        times = None
-        if parts is not None:
-            times = _run_queries(con, {"times": (parts[0], KERNEL_TIME_COLUMNS, kernel_table, kernel_rows)})["times"]
-            on_kernel_times(*(times[c] for c in KERNEL_TIME_COLUMNS))
-            kernel_job = (parts[1], KERNEL_REST_COLUMNS)
-        jobs = {"kernels": (*kernel_job, kernel_table, kernel_rows)}
         totals_sql = _api_sql(probe, totals=True) if lean else None
-        # The API table's row count is only its account's: counted beside the reads (10M calls: ~0.4 s).
-        also = {"api_read": lambda: _count_alone(con, runtime_table)}
-        if totals_sql:
-            also["api_totals"] = lambda: read_api_totals(con, totals_sql, strings)
-        if not lean:
-            jobs["api"] = (_api_sql(probe), _API_COLUMNS, None, _rowid_span(con, runtime_table))
-        raw = _run_queries(con, jobs, also)
+        # A summary's CUDA API calls are reduced to totals here, beside the kernel read the threads are doing.
+        api_totals_read = read_api_totals(con, totals_sql, strings) if totals_sql else None
+        raw = reads.queries.results()
         api_read = raw.pop("api_read")
-        if times is not None:
-            raw["kernels"] = _join_columns(times, raw["kernels"], p.name)
-            del times
+        if reads.times is not None:
+            raw["kernels"] = _join_columns(reads.times, raw["kernels"], p.name)
+            reads.times = None
         accounts = [_kernel_account(con, probe, raw["kernels"])]
         # Popped: each raw frame is freed as soon as its typed frame is built (a 10M-kernel read is ~1.3 GB raw).
         demangled = lean_demangled(con, probe, p.name) if lean else None
         kernels, dropped = _kernel_frame(raw.pop("kernels"), strings, demangled)
         api_totals = None
         if lean:  # a summary's read: the calls as totals per thread and name, never a row per call
-            api_totals, api_returned, bad_api = raw.pop("api_totals", None) or (empty_frame(API_TOTALS), 0, 0)
+            api_totals, api_returned, bad_api = api_totals_read or (empty_frame(API_TOTALS), 0, 0)
             api_calls, api_kept = empty_frame(API_CALLS), int(api_totals["count"].sum())
         else:
             api_returned = 0 if raw["api"] is None else len(raw["api"])
@@ -376,13 +236,7 @@ def load_nsys_sqlite(
             graph_launches=graph_launches,
             api_totals=api_totals,
         )
-    except sqlite3.DatabaseError as exc:
-        raise TraceFormatError(
-            f"{p.name}: the SQLite file is damaged or truncated ({clean_message(exc, with_type=False)})"
-        ) from exc
-    except (UnicodeDecodeError, MemoryError, OverflowError) as exc:
-        raise TraceFormatError(
-            f"{p.name}: the SQLite file holds unreadable data ({clean_message(exc, with_type=False)})"
-        ) from exc
+    except (sqlite3.DatabaseError, UnicodeDecodeError, MemoryError, OverflowError) as exc:
+        raise read_failure(p.name, exc) from exc
     finally:
-        con.close()
+        reads.close()

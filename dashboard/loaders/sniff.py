@@ -7,12 +7,13 @@ import zlib
 from pathlib import Path
 
 from dashboard.errors import TraceFormatError, TraceNotFoundError
-from dashboard.loaders.kineto_json import GZIP_MAGIC, looks_like_kineto
 from dashboard.loaders.nsys_rep import is_nsys_report
 from dashboard.loaders.producers import other_producer_message
 from dashboard.loaders.sqlite_access import SQLITE_MAGIC, damaged_header_message
-from dashboard.loaders.summary_json import REQUIRED_KEYS
 
+GZIP_MAGIC = b"\x1f\x8b"
+# The keys every seed-format summary has (``summary_json`` requires them): here, so that sniffing imports no loader.
+REQUIRED_KEYS = ("gpu_activity_span_s", "gpu_busy_union_s", "kernel_count")
 QDSTRM_SUFFIX = ".qdstrm"  # the raw stream nsys writes while recording, before it becomes an .nsys-rep
 SUMMARY_KEYS = ("file", *REQUIRED_KEYS)  # a JSON with none of these in its first MiB is not a summary
 SNIFF_BYTES = 1 << 20  # decompressed bytes looked at to tell a Kineto trace from a summary
@@ -71,6 +72,16 @@ def unfinished_capture_message(path: Path) -> str:
         f"the Nsight Systems install (host-linux-x64/QdstrmImporter -i {path.name}), then open {rep} or its "
         f"SQLite export (nsys export --type sqlite {rep})"
     )
+
+
+def looks_like_kineto(head: bytes) -> bool:
+    """Whether the first (decompressed) bytes of a JSON file look like a Chrome/Kineto trace.
+
+    True for an object with a ``"traceEvents"`` key in ``head`` or a top-level array (the Chrome
+    JSON Array Format; a tracedash summary is always an object).
+    """
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return text[:1] == b"[" or b'"traceEvents"' in head
 
 
 def sniff_format(path: Path) -> str:

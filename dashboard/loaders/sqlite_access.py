@@ -1,19 +1,27 @@
-"""Read-only SQLite access: the header check, a connection that never writes, queries into columns (ADBC or sqlite3)."""
+"""Read-only SQLite access: the header check, a connection that never writes, queries into columns (ADBC or sqlite3).
+
+pandas is imported only by the functions that build frames: the queries themselves run without it, so a read can
+start while pandas loads (``nsys_reads``)."""
 
 from __future__ import annotations
 
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import numpy as np
-import pandas as pd
 
 from dashboard.errors import TraceFormatError, TraceNotFoundError
 
-try:  # the fast columnar reader is optional; sqlite3 is always there
-    import adbc_driver_sqlite.dbapi  # noqa: F401
+if TYPE_CHECKING:
+    import pandas as pd
+
+try:  # the fast columnar reader is optional; sqlite3 is always there. Not its DB-API module: that imports pandas.
+    import adbc_driver_manager
+    import adbc_driver_sqlite
+    import pyarrow
 
     _HAVE_ADBC = True
 except ImportError:  # pragma: no cover - depends on the environment
@@ -85,6 +93,8 @@ def own_connection(con: sqlite3.Connection):
 
 
 def _query_sqlite3(con: sqlite3.Connection, sql: str, columns: list[str]) -> pd.DataFrame:
+    import pandas as pd
+
     rows = con.execute(sql).fetchall()
     if not rows:
         return pd.DataFrame({c: pd.Series([], dtype="object") for c in columns})
@@ -98,6 +108,8 @@ def records_frame(rows: list[tuple], columns: list[str]) -> pd.DataFrame:
     """sqlite3 rows as a frame, each column typed as pandas infers it, except that a column pandas would make
     float64 (integers with NULLs or REALs) stays Python objects when it holds an integer beyond 2**53, which a
     float would round (a time in ns since the epoch); ``nsys_tables._int`` converts such a column exactly."""
+    import pandas as pd
+
     data = {}
     for name, values in zip(columns, zip(*rows)):
         col = pd.Series(values)
@@ -206,6 +218,7 @@ class _Sink:
         Raises:
             pyarrow.ArrowInvalid: the column's batches disagree on a type (the caller reads with sqlite3).
         """
+        import pandas as pd
         import pyarrow as pa
 
         if self.arrow is not None:
@@ -235,22 +248,29 @@ def _fetch_columns(
 
 
 def adbc_batches(uri: str, sql: str):
-    """The Arrow record batches of a query through ADBC, ``ADBC_BATCH_ROWS`` rows each (the last fewer).
+    """The Arrow record batches of a query through ADBC, ``ADBC_BATCH_ROWS`` rows each (the last fewer). Through the
+    driver manager's statements, not its DB-API module, which imports pandas.
 
     Raises:
         Exception: whatever ADBC raises, e.g. for a column that mixes types (callers read with sqlite3 then).
     """
-    import adbc_driver_sqlite.dbapi as adbc
-
-    with adbc.connect(uri) as conn, conn.cursor() as cur:
+    with (
+        adbc_driver_sqlite.connect(uri) as db,
+        adbc_driver_manager.AdbcConnection(db) as conn,
+        adbc_driver_manager.AdbcStatement(conn) as statement,
+    ):
         # Large batches: few big copies instead of ~1,000-row crumbs.
-        cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(ADBC_BATCH_ROWS)})
-        cur.execute(sql)
-        yield from cur.fetch_record_batch()
+        statement.set_options(**{"adbc.sqlite.query.batch_rows": str(ADBC_BATCH_ROWS)})
+        statement.set_sql_query(sql)
+        stream, _ = statement.execute_query()
+        with pyarrow.RecordBatchReader._import_from_c(stream.address) as reader:
+            yield from reader
 
 
 def _chunks_to_frame(parts: list[list[_Sink]], columns: list[str]) -> pd.DataFrame:
     """Join the columns of one or more queries (rowid ranges, in order) into a frame, column by column."""
+    import pandas as pd
+
     data = {}
     for i, name in enumerate(columns):
         head = parts[0][i]

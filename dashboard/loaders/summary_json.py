@@ -10,6 +10,7 @@ import pandas as pd
 
 from dashboard.errors import TraceFormatError, TraceNotFoundError
 from dashboard.loaders.jsontext import decode_json
+from dashboard.loaders.sniff import REQUIRED_KEYS
 from dashboard.model import (
     API_STATS,
     DISPATCH_MARKS,
@@ -22,7 +23,6 @@ from dashboard.model import (
     conform,
 )
 
-REQUIRED_KEYS = ("gpu_activity_span_s", "gpu_busy_union_s", "kernel_count")
 # every key ``summarize`` writes (summary_contract.md); any other top-level key is reported, not read
 KNOWN_KEYS = frozenset(
     (

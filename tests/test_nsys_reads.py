@@ -1,0 +1,116 @@
+"""Reads begun before pandas is imported (``loaders.nsys_reads``): a cold `summarize` starts SQLite decoding while the
+analysis modules load, with the frames and the summary exactly those of a read started by the loader itself."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dashboard.cli import main
+from dashboard.data.cache import TraceCache
+from dashboard.data.trace import load_trace
+from dashboard.errors import TraceFormatError
+from dashboard.loaders import load_nsys_sqlite
+from dashboard.loaders.nsys_reads import begin_reads, estimate_rows
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_108K = ROOT / "sample_traces" / "generated_seed_shaped_108k.sqlite"
+NCCL = ROOT / "sample_traces" / "nsys2026.2_2gpu_nccl_before.sqlite"
+FRAMES = ("kernels", "api_calls", "api_totals", "nvtx_ranges", "nvtx_marks", "memops", "graph_launches")
+
+
+def test_the_reads_start_without_pandas_and_the_summary_path_imports_it_only_after():
+    """What a cold `summarize` runs before its reads start imports no pandas (nor the loaders that do); pandas comes
+    with the frames."""
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from dashboard.cli import summarize as s\n"
+        "from dashboard.data.cache import TraceCache, cached_summary_text\n"
+        "from dashboard.data.slice_count import auto_slice_count\n"
+        f"p = Path({str(SAMPLE_108K)!r})\n"
+        "cache = TraceCache(enabled=False)\n"
+        "assert cached_summary_text(cache, p, 'CG_DISPATCH') is None\n"
+        "assert auto_slice_count(p) == 1\n"
+        "started = s._start_reading(p, cache, None)\n"
+        "assert 'pandas' not in sys.modules, 'pandas before the reads started'\n"
+        "from dashboard.loaders import load_nsys_sqlite\n"
+        "bundle = load_nsys_sqlite(p, lean=True, started=started)\n"
+        "print(len(bundle.kernels), 'pandas' in sys.modules, started.closed)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["108000", "True", "True"]
+
+
+@pytest.mark.parametrize("trace", [SAMPLE_108K, NCCL], ids=lambda p: p.stem)
+def test_a_read_begun_early_gives_the_loaders_own_frames(trace):
+    own = load_nsys_sqlite(trace, lean=True)
+    started = begin_reads(trace, lean=True)
+    early = load_nsys_sqlite(trace, lean=True, started=started)
+    assert started.closed
+    for name in FRAMES:
+        a, b = getattr(own, name), getattr(early, name)
+        if a is None:
+            assert b is None, name
+        else:
+            pd.testing.assert_frame_equal(a, b, check_exact=True, obj=name)
+    assert own.meta == early.meta
+
+
+def test_summarize_cold_matches_the_summary_of_cached_frames(tmp_path, capsys):
+    """Cold, `summarize` reads the export itself (begun early); with the dashboard's frames cached it summarises
+    them instead (``TraceCache.has_bundle``): the same text."""
+    cold = tmp_path / "cold.json"
+    assert main(["summarize", str(NCCL), "-o", str(cold), "--cache-dir", str(tmp_path / "c1")]) == 0
+    cache = TraceCache(tmp_path / "c2")
+    assert not cache.has_bundle(NCCL)
+    load_trace(NCCL, cache=cache)  # the dashboard's load writes the frames
+    assert cache.has_bundle(NCCL) and not TraceCache(tmp_path / "c2", enabled=False).has_bundle(NCCL)
+    warm = tmp_path / "frames.json"
+    assert main(["summarize", str(NCCL), "-o", str(warm), "--cache-dir", str(tmp_path / "c2")]) == 0
+    assert json.loads(cold.read_text()) == json.loads(warm.read_text())
+    assert json.loads(cold.read_text())["kernel_count"] == 4010
+
+
+def test_a_started_read_is_closed_when_the_load_fails_before_taking_it(tmp_path, monkeypatch):
+    from dashboard.data import trace as trace_module
+
+    started = begin_reads(SAMPLE_108K, lean=True)
+
+    def broken(*args, **kwargs):
+        raise ValueError("broken on purpose")
+
+    monkeypatch.setattr(trace_module, "load_nsys_sqlite", broken)
+    with pytest.raises(TraceFormatError, match="cannot be read: ValueError: broken on purpose"):
+        load_trace(SAMPLE_108K, lean=True, started=started)
+    assert started.closed and started.queries.pool is None
+
+
+def test_bad_files_get_the_loaders_messages(tmp_path):
+    cut = tmp_path / "cut.sqlite"
+    cut.write_bytes(SAMPLE_108K.read_bytes()[:300_000])
+    with pytest.raises(TraceFormatError, match=r"^cut\.sqlite: the SQLite file is damaged or truncated"):
+        load_nsys_sqlite(cut, lean=True)
+    with pytest.raises(TraceFormatError, match=r"^cut\.sqlite: the SQLite file is damaged or truncated"):
+        estimate_rows(cut)
+
+
+def test_the_row_estimate_counts_every_table_a_summary_grows_with():
+    # rowid ranges against count(*): the sample's tables have dense rowids
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{SAMPLE_108K}?mode=ro&immutable=1", uri=True)
+    counts = [
+        con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+        for (t,) in con.execute(
+            "SELECT name FROM sqlite_master WHERE name IN ('CUPTI_ACTIVITY_KIND_KERNEL', "
+            "'CUPTI_ACTIVITY_KIND_RUNTIME', 'NVTX_EVENTS', 'CUPTI_ACTIVITY_KIND_MEMCPY', 'CUPTI_ACTIVITY_KIND_MEMSET')"
+        )
+    ]
+    assert estimate_rows(SAMPLE_108K) == sum(counts)
