@@ -176,3 +176,27 @@ def test_steps_imports_neither_findings_nor_plotly():
     )
     proc = subprocess.run([sys.executable, "-c", code, str(B200)], capture_output=True, text=True, timeout=120)
     assert proc.stderr.strip().splitlines()[-1] == "0 []"
+
+
+def test_a_table_of_ns_scale_steps_is_written_in_ns_not_as_zero_ms(capsys):
+    """c24's four steps last 10-230 ns: in ms every time read 0.000. A column whose times are all below 1 µs is in
+    ns (below 1 ms, in µs); a trace's usual steps stay in ms."""
+    code, out, err = run(capsys, DATA / "cases" / "c24.sqlite")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[2].split()[:3] == ["#", "start", "ns"] and "duration ns" in lines[2] and "GPU ns" in lines[2]
+    assert [line.split()[:3] for line in lines[3:7]] == [
+        ["0", "0", "100"],
+        ["1", "100", "10"],
+        ["2", "110", "10"],
+        ["3", "120", "230"],
+    ]
+    assert [line.split()[-2] for line in lines[3:7]] == ["180", "50", "50", "50"]
+    phases = lines[lines.index("per phase (graph captures left out):") + 1 :]
+    assert phases[0].split()[4:8] == ["total", "ns", "p50", "ns"] and phases[0].endswith("GPU ns")
+    assert phases[2].split()[:8] == ["decode", "3", "3", "250", "10", "186", "225", "12,000,000.0"]
+    code, out, _ = run(capsys, SEED)
+    lines = out.splitlines()
+    assert code == 0 and lines[2].split()[1:5] == ["start", "ms", "duration", "ms"]
+    phases = lines[lines.index("per phase (graph captures left out):") + 1]
+    assert phases.split()[4:12] == ["total", "ms", "p50", "ms", "p90", "ms", "p99", "ms"]

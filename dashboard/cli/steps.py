@@ -120,8 +120,25 @@ def steps_json(report: StepsReport) -> dict:
     return {"source": report.source.to_dict(), "steps": rows, "phases": phases}
 
 
-def _ms(ns) -> str:
-    return "" if ns is None or ns is pd.NA else f"{int(ns) / 1e6:,.3f}"
+# How a column of times is written: in ms, or in µs or ns when its largest value is below 1 ms or 1 µs (steps of a
+# few hundred ns in ms would all read 0.000).
+_TIME_UNITS = (("ms", 10**6, 3), ("µs", 10**3, 3), ("ns", 1, 0))
+
+
+def _present(v) -> bool:
+    return v is not None and v is not pd.NA
+
+
+def _time_unit(*columns) -> tuple[str, int, int]:
+    """``(unit, ns per unit, decimals)`` for times written side by side (one unit for all ``columns``)."""
+    biggest = max((abs(int(v)) for col in columns for v in col if _present(v)), default=0)
+    if not biggest:  # nothing to scale by (a lone step at 0): ms, as every other table
+        return _TIME_UNITS[0]
+    return next(u for u in _TIME_UNITS if biggest >= u[1] or u[1] == 1)
+
+
+def _time(ns, unit: tuple[str, int, int]) -> str:
+    return f"{int(ns) / unit[1]:,.{unit[2]}f}" if _present(ns) else ""
 
 
 def _n(v) -> str:
@@ -139,7 +156,8 @@ def _table(header: list[str], rows: list[list[str]], left: set[int]) -> list[str
 
 
 def steps_text(report: StepsReport, trace_name: str) -> str:
-    """The plain-text form: the source, one row per step (times in ms; blank: not given), the phases."""
+    """The plain-text form: the source, one row per step (times in ms, or in µs or ns for a column whose times are
+    all shorter; blank: not given), the phases."""
     s = report.steps
     head = f"{trace_name}: steps from {report.source.label}"
     if report.pid is not None:  # -1: the input does not say (a summary JSON)
@@ -148,13 +166,15 @@ def steps_text(report: StepsReport, trace_name: str) -> str:
     out = [head, *(f"note: {n}" for n in report.notes)]
     if len(s):
         gpu = report.gpu
+        at, took = _time_unit(s["start_ns"]), _time_unit(s["duration_ns"])
+        busy = _time_unit(gpu["gpu_time_ns"]) if gpu is not None else _TIME_UNITS[0]
         rows = []
         for i, r in enumerate(s.itertuples(index=False)):
             rows.append(
                 [
                     str(i),
-                    _ms(r.start_ns),
-                    _ms(r.duration_ns),
+                    _time(r.start_ns, at),
+                    _time(r.duration_ns, took),
                     r.phase,
                     _n(r.context_requests),
                     _n(r.context_tokens),
@@ -164,7 +184,7 @@ def steps_text(report: StepsReport, trace_name: str) -> str:
                     _n(r.batch_size),
                     r.graph_mode or "",
                     _n(gpu["kernels"].iat[i]) if gpu is not None else "n/a",
-                    _ms(gpu["gpu_time_ns"].iat[i]) if gpu is not None else "n/a",
+                    _time(gpu["gpu_time_ns"].iat[i], busy) if gpu is not None else "n/a",
                     r.name,
                 ]
             )
@@ -173,8 +193,8 @@ def steps_text(report: StepsReport, trace_name: str) -> str:
             *_table(
                 [
                     "#",
-                    "start ms",
-                    "duration ms",
+                    f"start {at[0]}",
+                    f"duration {took[0]}",
                     "phase",
                     "ctx req",
                     "ctx tok",
@@ -184,7 +204,7 @@ def steps_text(report: StepsReport, trace_name: str) -> str:
                     "batch",
                     "graph",
                     "kernels",
-                    "GPU ms",
+                    f"GPU {busy[0]}",
                     "name",
                 ],
                 rows,
@@ -193,19 +213,21 @@ def steps_text(report: StepsReport, trace_name: str) -> str:
         ]
     p = report.phases
     if len(p):
+        spans = _time_unit(p["total_ns"], p["p50_ns"], p["p90_ns"], p["p99_ns"])
+        busy = _time_unit(p["gpu_time_ns"]) if report.gpu is not None else _TIME_UNITS[0]
         rows = [
             [
                 r.phase,
                 _n(r.steps),
                 _n(r.requests),
                 _n(r.tokens),
-                _ms(r.total_ns),
-                _ms(r.p50_ns),
-                _ms(r.p90_ns),
-                _ms(r.p99_ns),
+                _time(r.total_ns, spans),
+                _time(r.p50_ns, spans),
+                _time(r.p90_ns, spans),
+                _time(r.p99_ns, spans),
                 "n/a" if math.isnan(r.tokens_per_s) else f"{r.tokens_per_s:,.1f}",
                 _n(r.kernels) if report.gpu is not None else "n/a",
-                _ms(r.gpu_time_ns) if report.gpu is not None else "n/a",
+                _time(r.gpu_time_ns, busy) if report.gpu is not None else "n/a",
             ]
             for r in p.itertuples(index=False)
         ]
@@ -218,13 +240,13 @@ def steps_text(report: StepsReport, trace_name: str) -> str:
                     "steps",
                     "requests",
                     "tokens",
-                    "total ms",
-                    "p50 ms",
-                    "p90 ms",
-                    "p99 ms",
+                    f"total {spans[0]}",
+                    f"p50 {spans[0]}",
+                    f"p90 {spans[0]}",
+                    f"p99 {spans[0]}",
                     "tokens/s",
                     "kernels",
-                    "GPU ms",
+                    f"GPU {busy[0]}",
                 ],
                 rows,
                 {0},
