@@ -589,6 +589,19 @@ def test_junk_named_nsys_rep_is_not_a_report(tmp_path, capsys):
             [{"ph": "X", "cat": "user_annotation", "name": "step", "pid": 1, "tid": 1, "ts": 1, "dur": 5}],
             "only NVTX ranges",
         ),
+        (  # another accelerator's work is in the trace: never "only NVTX ranges" (the MTIA field trace)
+            [
+                {"ph": "X", "cat": "user_annotation", "name": "step", "pid": 1, "tid": 1, "ts": 1, "dur": 5},
+                {"ph": "X", "cat": "mtia_ccp_events", "name": "dma", "pid": 17, "tid": 3, "ts": 2, "dur": 1},
+                {"ph": "X", "cat": "mtia_ccp_events", "name": "merge", "pid": 17, "tid": 3, "ts": 4, "dur": 1},
+                {"ph": "X", "cat": "mtia_runtime", "name": "run", "pid": 2, "tid": 2, "ts": 1, "dur": 1},
+            ],
+            "NVTX ranges; 2 MTIA device events and 1 MTIA runtime calls, not analysed",
+        ),
+        (
+            [{"ph": "X", "cat": "xpu_runtime", "name": "run", "pid": 2, "tid": 2, "ts": 1, "dur": 1}],
+            "1 XPU runtime calls, not analysed",
+        ),
     ],
 )
 def test_trace_without_kernels_says_what_it_holds(tmp_path, events, has):

@@ -365,7 +365,7 @@ def view_notices(trace: LoadedTrace) -> list[str]:
 
 def no_kernels_notice(bundle) -> str:
     """The notice for a trace without CUDA kernels, naming what it does hold (NVTX, CUDA API calls,
-    memcpy/memset) or saying it holds no events at all."""
+    memcpy/memset, another accelerator's events it does not analyse) or saying it holds no events at all."""
     b = bundle
     held = [
         what
@@ -383,7 +383,12 @@ def no_kernels_notice(bundle) -> str:
             f"This trace's {units.count(dropped, 'kernel row')} could not be used (see Input rows): GPU busy, "
             "idle and kernel tables are empty."
         )
-    has = f"only {', '.join(held)}" if held else "no events at all"
+    # Another accelerator's work (MTIA, XPU, ...) is in the trace, only not analysed: never "only NVTX ranges".
+    other = " and ".join(f"{n:,} {what}" for what, n in b.meta.unanalysed_device or ())
+    if other:
+        has = "; ".join([*([", ".join(held)] if held else []), f"{other}, not analysed"])
+    else:
+        has = f"only {', '.join(held)}" if held else "no events at all"
     return f"This trace has no CUDA kernels ({has}): GPU busy, idle and kernel tables are empty."
 
 
