@@ -321,6 +321,21 @@ def test_dispatch_busy_over_100_case():
     assert [r["gpu_busy_ns"] for r in build_view(t, ViewState()).dispatch_rows] == [180, 50, 50, 50]
 
 
+def test_a_step_short_of_its_own_gpu_work_while_the_gpu_runs_other_steps_work_is_not_host_bound():
+    """c24's last decode step [120, 350) ns has 50 ns of its own kernels, but the GPU is busy throughout (the earlier
+    steps' work lags them): no GPU idle in it, so no cost, and no "GPU idle" said beside the 0 ns idle card."""
+    from dashboard.render.findings import findings_for
+
+    t = load_trace(CASES / "c24.sqlite")
+    hb = {f.rule: f for f in findings_for(t)}["host-bound-steps"]
+    assert (hb.severity, hb.cost_ns) == ("none", 0)
+    assert hb.summary == (
+        "1 of 4 steps keep the GPU busy with their own work under 50 % of the step (180 ns without it), but the GPU "
+        "was never idle in them: it ran other steps' work."
+    )
+    assert {c.label: c.value for c in overview_cards(t, ViewState())}["GPU idle in span"] == "0 ns"
+
+
 # --- a ratio with a zero denominator is n/a everywhere, never 0.00 %
 
 

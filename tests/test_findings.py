@@ -146,7 +146,8 @@ def test_host_bound_steps(found):
             "host_bound_steps": 1,
             "step_ns": 10000,
             "gpu_busy_ns": 200,
-            "idle_ns": 9800,
+            "without_own_gpu_ns": 9800,
+            "gpu_idle_ns": 9800,
             "cause": "cudaStreamSynchronize in wait",
             "cause_idle_ns": 9300,
         }

@@ -392,11 +392,14 @@ def test_serving_findings_read_the_steps(vllm, tmp_path, capsys):
 
     found = {f.rule: f for f in findings_for(vllm, steps=step_spec(ViewState()))}
     hb = found["host-bound-steps"]
-    assert hb.cost_ns == 1_450_000  # (1000-400) + (800-300) + (300-100) + (200-50) µs: step minus its own GPU time
-    assert hb.rows[["phase", "steps", "host_bound_steps", "step_ns", "gpu_busy_ns", "idle_ns"]].values.tolist() == [
-        ["prefill", 1, 1, 1_000_000, 400_000, 600_000],
-        ["mixed", 1, 1, 800_000, 300_000, 500_000],
-        ["decode", 2, 2, 500_000, 150_000, 350_000],
+    # The GPU's idle inside the steps: 600 + 500 + 200 + 100 µs. Without their own GPU work the steps spend
+    # (1000-400) + (800-300) + (300-100) + (200-50) µs; the last step's last 50 µs are past the GPU activity span.
+    assert hb.cost_ns == 1_400_000
+    cols = ["phase", "steps", "host_bound_steps", "step_ns", "gpu_busy_ns", "without_own_gpu_ns", "gpu_idle_ns"]
+    assert hb.rows[cols].values.tolist() == [
+        ["prefill", 1, 1, 1_000_000, 400_000, 600_000, 600_000],
+        ["mixed", 1, 1, 800_000, 300_000, 500_000, 500_000],
+        ["decode", 2, 2, 500_000, 150_000, 350_000, 300_000],
     ]
     assert not {f.rule: f for f in findings_for(vllm)}["host-bound-steps"].evaluated  # the marks, as before
     panel = VIEWS["findings"].render(vllm, ViewState(trace=TID))["children"]

@@ -33,10 +33,13 @@ from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
 
 def host_bound_steps(ctx: Context, params: dict) -> Finding:
     """``host-bound-steps``: dispatches whose attributed GPU busy time (union of their own kernels) is
-    under ``share`` % of the step; cost = Σ (step − GPU busy) over them. The host cause is the CUDA API
+    under ``share`` % of the step, and the GPU idle inside them (no GPU work of any step: kernels, memcpy/memset,
+    graph launches); cost = that idle. A step short of its own GPU work while the GPU runs other steps' work (GPU
+    work lagging its marks) costs nothing: the GPU was not waiting for the host. The host cause is the CUDA API
     call and NVTX range covering the most GPU idle time inside those steps (analysis.idle.gap_causes).
 
-    Rows per phase: phase, steps, host_bound_steps, step_ns, gpu_busy_ns, idle_ns, cause, cause_idle_ns.
+    Rows per phase: phase, steps, host_bound_steps, step_ns, gpu_busy_ns, without_own_gpu_ns (step − own busy),
+    gpu_idle_ns, cause, cause_idle_ns.
     """
     rule, view = "host-bound-steps", FindingView(tab="gaps")
     share = params["share"] / 100.0
@@ -70,6 +73,7 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
     causes["phase"] = g["phase"].to_numpy()
     rows = []
     phases = ctx.phases.to_numpy()
+    gs, ge = gaps["start_ns"].to_numpy(np.int64), gaps["end_ns"].to_numpy(np.int64)
     for phase in ph.PHASE_ORDER:
         sel = (phases == phase) & bound
         if not sel.any():
@@ -84,22 +88,32 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
                 "host_bound_steps": int(sel.sum()),
                 "step_ns": int(dur[sel].sum()),
                 "gpu_busy_ns": int(busy[sel].sum()),
-                "idle_ns": int((dur[sel] - busy[sel]).sum()),
+                "without_own_gpu_ns": int((dur[sel] - busy[sel]).sum()),
+                "gpu_idle_ns": intersection_length(gs, ge, starts[sel], ends[sel]),
                 "cause": str(top.index[0]) if len(top) else NO_HOST_ACTIVITY,
                 "cause_idle_ns": int(top.iloc[0]) if len(top) else 0,
             }
         )
-    rows = pd.DataFrame(rows).sort_values("idle_ns", ascending=False, kind="stable")
-    cost = int(rows["idle_ns"].sum())
+    rows = pd.DataFrame(rows).sort_values(["gpu_idle_ns", "without_own_gpu_ns"], ascending=False, kind="stable")
+    cost = int(rows["gpu_idle_ns"].sum())
+    n_bound = int(rows["host_bound_steps"].sum())
+    lead = (
+        f"{n_bound:,} of {units.count(len(d), 'step')} keep the GPU busy with their own work under "
+        f"{params['share']} % of the step ({units.duration_short(int(rows['without_own_gpu_ns'].sum()))} without it)"
+    )
+    if cost == 0:  # the GPU ran other steps' work all along: the host kept it fed
+        return _empty(ctx, rule, params, f"{lead}, but the GPU was never idle in them: it ran other steps' work.", view)
     worst = int(np.argmax(np.where(bound, dur - busy, -1)))
     t0, t1 = _window(int(starts[worst]), int(ends[worst]))
     r0 = rows.iloc[0]
+    cause = (
+        f", mainly {r0['cause']} ({units.duration_short(int(r0['cause_idle_ns']))})"
+        if r0["cause"] != NO_HOST_ACTIVITY or r0["cause_idle_ns"]
+        else ""
+    )
     text = (
-        f"{int(rows['host_bound_steps'].sum()):,} of {units.count(len(d), 'step')} keep the GPU busy under "
-        f"{params['share']} % "
-        f"of the step; {units.duration_short(cost)} of GPU idle time in them, most in {r0['phase']} "
-        f"({units.duration_short(int(r0['idle_ns']))}), mainly {r0['cause']} "
-        f"({units.duration_short(int(r0['cause_idle_ns']))})."
+        f"{lead}; the GPU was idle {units.duration_short(cost)} in them, most in {r0['phase']} "
+        f"({units.duration_short(int(r0['gpu_idle_ns']))}){cause}."
     )
     return _finding(
         ctx,
