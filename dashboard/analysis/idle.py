@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis.gpu_time import device_unions
-from dashboard.analysis.intervals import PART_ROWS, gaps, union_intervals
+from dashboard.analysis.intervals import PART_ROWS, gaps, intersection_length, union_intervals
 from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.tables import clean_api_name
 
@@ -52,6 +52,26 @@ def idle_gaps(work: pd.DataFrame, *, min_gap_ns: int = DEFAULT_MIN_GAP_NS) -> pd
         ValueError: if ``min_gap_ns`` < 0.
     """
     return idle_gaps_of(device_unions(work), min_gap_ns=min_gap_ns)
+
+
+def no_gpu_busy(work: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The gaps in the union of every device's GPU work (``gpu_time.gpu_work``): when no GPU was busy, between the
+    first start and the last end."""
+    return gaps(work["start_ns"].to_numpy(np.int64), work["end_ns"].to_numpy(np.int64))
+
+
+def idle_while_blocked(starts: np.ndarray, ends: np.ndarray, idle: tuple[np.ndarray, np.ndarray]) -> int:
+    """The GPU idle (``idle``: sorted disjoint gaps, e.g. ``no_gpu_busy``) that host calls ``[starts, ends)`` can
+    have cost: while they block, and after one returns into a gap until the GPU gets work again (a sync drains
+    the GPU's queue, which stays empty until the host launches more). A call that returns while the GPU is busy
+    costs no GPU time after it. The union over the calls, so overlapping calls count once."""
+    gs, ge = idle
+    starts, ends = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
+    if gs.size == 0 or starts.size == 0:
+        return 0
+    j = np.clip(np.searchsorted(gs, ends, side="right") - 1, 0, None)
+    in_gap = (gs[j] <= ends) & (ends < ge[j])
+    return intersection_length(gs, ge, starts, np.where(in_gap, ge[j], ends))
 
 
 def idle_gaps_of(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, min_gap_ns: int) -> pd.DataFrame:

@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from dashboard import units
 from dashboard.analysis import nsys_rules as nr
 from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import dispatch_busy_ns
 from dashboard.analysis.derived import BundleAnalysis
-from dashboard.analysis.gpu_time import has_gpu_work
+from dashboard.analysis.gpu_time import BUSY_ALL, gpu_work, has_gpu_work
+from dashboard.analysis.idle import idle_while_blocked, no_gpu_busy
 from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, timed_kernels
 from dashboard.model import Summary, TraceBundle
@@ -203,6 +205,14 @@ class Context:
             )
         return self.derived.dispatch_busy(self.prefix, len(self.dispatches))
 
+    def no_gpu_busy(self) -> tuple[np.ndarray, np.ndarray]:
+        """When no GPU was busy with kernels, CUDA graphs or memcpy/memset (``idle.no_gpu_busy``): what blocking host
+        calls can have cost the GPU (``idle.idle_while_blocked``)."""
+        if self.derived is None:
+            b = self.bundle
+            return no_gpu_busy(gpu_work(b.kernels, b.memops, b.graph_launches, include_memops=True))
+        return self.derived.memo.get(("no_gpu_busy",), lambda: no_gpu_busy(self.derived.work(BUSY_ALL)))
+
     def ops(self) -> pd.DataFrame:
         """nsys_rules.gpu_ops of the bundle."""
         return self.derived.gpu_ops()
@@ -282,6 +292,30 @@ def trace_span(bundle: TraceBundle, timed: pd.DataFrame | None = None) -> tuple[
             lo.append(int(t.min()))
             hi.append(int(t.max()))
     return (min(lo), max(hi)) if lo else (0, 0)
+
+
+def blocking_cost(ctx: Context, starts: np.ndarray, ends: np.ndarray, blocked_ns: int) -> tuple[int, str]:
+    """``(cost, clause)`` of blocking host calls ``[starts, ends)``: the GPU idle they can have cost
+    (``idle.idle_while_blocked`` of ``Context.no_gpu_busy``) and the clause their finding ends with. Without any GPU
+    work recorded that is unknown (the GPU may not have been captured), and their blocked time stands as the cost."""
+    if not has_gpu_work(ctx.bundle):
+        return blocked_ns, (
+            "no GPU work was recorded, so what they cost the GPU is unknown: their blocked time stands as the cost"
+        )
+    idle = idle_while_blocked(starts, ends, ctx.no_gpu_busy())
+    return idle, _gpu_cost_clause(idle)
+
+
+def _gpu_cost_clause(idle_ns: int) -> str:
+    if idle_ns <= 0:
+        return (
+            "the GPU was never idle in its activity span while they blocked or right after they returned: no GPU "
+            "time lost"
+        )
+    return (
+        f"the GPU was idle {units.duration_short(idle_ns)} in its activity span while they blocked or until it got "
+        "work after they returned: the time they cost"
+    )
 
 
 def host_reference_ns(ctx: Context) -> int:

@@ -22,9 +22,10 @@ from dashboard.analysis.findings.base import (
     _round_pct,
     _trace_span,
     _window,
+    blocking_cost,
 )
-from dashboard.analysis.gpu_time import gpu_work
-from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps
+from dashboard.analysis.gpu_time import gpu_work, has_gpu_work
+from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps, idle_while_blocked
 from dashboard.analysis.intervals import PART_ROWS, intersection_length
 from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import kernel_durations_at, usable_kernel_mask
@@ -183,7 +184,9 @@ def _sync_from_summary(ctx: Context, rule: str, params: dict, view: FindingView)
             }
         )
     rows = pd.DataFrame(rows).sort_values("blocked_ns", ascending=False, kind="stable")
-    cost = int(rows["blocked_ns"].sum())
+    # Totals do not tell when the GPU was idle: what the calls can have cost is at most the span's idle time.
+    idle = max(s.gpu_idle_within_span_ns, 0)
+    cost = min(int(rows["blocked_ns"].sum()), idle)
     r0 = rows.iloc[0]
     where = (
         f" inside NVTX range {r0['nvtx_range']} ({r0['range_count']:,} ranges, "
@@ -193,7 +196,8 @@ def _sync_from_summary(ctx: Context, rule: str, params: dict, view: FindingView)
     )
     # totals are summed over host threads, which a summary does not count: no share of a whole is defined
     span = (
-        f"; the GPU activity span is {units.duration_short(s.gpu_activity_span_ns)}"
+        f"; the GPU activity span is {units.duration_short(s.gpu_activity_span_ns)}, with "
+        f"{units.duration_short(idle)} of it idle: the most they can have cost the GPU"
         if s.gpu_activity_span_ns > 0
         else ""
     )
@@ -211,7 +215,10 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
     start inside a dispatch, per phase: calls, calls per step, blocked time, the phase's step time, the
     share of the blocking threads' step time spent blocked (each thread's calls as a union inside the
     phase's steps, over step time × threads: at most 100 %), the call name and NVTX range holding the
-    most blocked time. Cost = Σ blocked time. Without dispatch marks the whole trace is one loop ("all"):
+    most blocked time, and the GPU idle they can have cost (``idle.idle_while_blocked``: while they block, and
+    from a call's return into an idle GPU until it gets work again). Cost = that GPU idle, not the blocked time:
+    a host thread blocked while the GPU runs queued work costs no GPU time (and blocked time summed over threads
+    can exceed the trace). Without dispatch marks the whole trace is one loop ("all"):
     no per-step figures (calls_per_step and step_ns n/a), the share is of the threads' time over the
     trace's span (``trace_span``). On a summary JSON: from totals.
     """
@@ -256,6 +263,7 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
             "end": end[inside],
         }
     )
+    idle = ctx.no_gpu_busy() if has_gpu_work(ctx.bundle) else None
     rows, threads = [], {}
     for p, g in f.groupby("phase", sort=False):
         by = g.groupby(["api_name", "nvtx_range"], sort=False)["dur"].sum().sort_values(ascending=False, kind="stable")
@@ -281,16 +289,18 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
                 "api_name": by.index[0][0],
                 "nvtx_range": by.index[0][1],
                 "top_blocked_ns": int(by.iloc[0]),
+                "gpu_idle_ns": None if idle is None else idle_while_blocked(g["start"], g["end"], idle),
             }
         )
     rows = pd.DataFrame(rows).sort_values("blocked_ns", ascending=False, kind="stable")
-    cost = int(rows["blocked_ns"].sum())
+    blocked = int(rows["blocked_ns"].sum())
+    cost, clause = blocking_cost(ctx, start[inside], end[inside], blocked)
     r0 = rows.iloc[0]
     share = (
         "n/a"
         if r0["share_pct"] is None or pd.isna(r0["share_pct"])
         else "under 0.1 %"
-        if 0 < cost and r0["share_pct"] < 0.05
+        if 0 < blocked and r0["share_pct"] < 0.05
         else f"{r0['share_pct']:.1f} %"
     )
     longest = int(np.argmax(np.where(inside, end - start, -1)))
@@ -302,19 +312,20 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
         text = (
             f"No dispatch marks, so the whole trace is the loop (no per-step figures): "
             f"{units.count(calls, 'blocking call')} hold{'s' if calls == 1 else ''} "
-            f"{units.count(n_threads, 'host thread')} {units.duration_short(cost)}, {share} of "
+            f"{units.count(n_threads, 'host thread')} {units.duration_short(blocked)}, {share} of "
             f"{'its' if n_threads == 1 else 'their'} time over the trace's {units.duration_short(span['all'])} span "
             f"(first to last recorded event), mostly {clean_api_name(r0['api_name'])}{where} "
-            f"({units.duration_short(int(r0['top_blocked_ns']))})."
+            f"({units.duration_short(int(r0['top_blocked_ns']))})"
         )
     else:
         whose = "its step time" if n_threads == 1 else f"its step time on {n_threads} blocking host threads"
         text = (
             f"{units.count(calls, 'blocking call')} in the dispatch loop hold{'s' if calls == 1 else ''} the host "
-            f"{units.duration_short(cost)}; "
+            f"{units.duration_short(blocked)}; "
             f"{r0['phase']}: {r0['calls_per_step']:g} per step, {share} of {whose}, mostly "
-            f"{clean_api_name(r0['api_name'])}{where} ({units.duration_short(int(r0['top_blocked_ns']))})."
+            f"{clean_api_name(r0['api_name'])}{where} ({units.duration_short(int(r0['top_blocked_ns']))})"
         )
+    text += f"; {clause}."
     return _finding(ctx, rule, params, cost, text, rows, FindingView(tab="api", t0_ns=t0, t1_ns=t1))
 
 

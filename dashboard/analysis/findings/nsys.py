@@ -17,6 +17,7 @@ from dashboard.analysis.findings.base import (
     _finding,
     _not_evaluated,
     _window,
+    blocking_cost,
 )
 from dashboard.analysis.tables import clean_api_name
 from dashboard.model import TraceBundle
@@ -129,7 +130,8 @@ def _gpu_ops_counted(bundle: TraceBundle, rule: str) -> str:
 
 def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
     """One ``nsys analyze`` rule as a Finding: its rows (nsys_rules), cost = the rows' total time
-    (for gpu-low-util, the idle part of the listed chunks: duration × (100 − in-use) / 100). An API rule
+    (for gpu-low-util, the idle part of the listed chunks: duration × (100 − in-use) / 100; for cuda-sync-api, the
+    GPU idle its calls can have cost, ``idle.idle_while_blocked``: blocked host time is not lost GPU time). An API rule
     whose calls the trace also holds under names the rule does not read (``nsys_unread``) says so (its
     sentence and note): its "No …" is then about the names it reads, never about the kind of call."""
     label = _NSYS_TEXT[rule].format(**params)
@@ -150,16 +152,20 @@ def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
                 note,
             )
         return _empty(ctx, rule, params, f"No {label}{_gpu_ops_counted(ctx.bundle, rule)}.", FindingView(tab=tab))
+    total = int(rows["duration_ns"].sum())
     if rule == "gpu-low-util":
         cost = int(sum(int(d) * max(100.0 - p, 0.0) / 100.0 for d, p in zip(rows["duration_ns"], rows["in_use_pct"])))
+    elif rule == "cuda-sync-api":  # blocked host time is not lost GPU time: the GPU idle the calls can have cost
+        s = rows["start_ns"].to_numpy(np.int64)
+        cost, clause = blocking_cost(ctx, s, s + rows["duration_ns"].to_numpy(np.int64), total)
     else:
-        cost = int(rows["duration_ns"].sum())
+        cost = total
     if len(rows) == 1:
         label = _NSYS_ONE[rule].format(**params)
     top = rows.sort_values("duration_ns", ascending=False, kind="stable").iloc[0]
     t0, t1 = _window(int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"]))
     text = (
-        f"{len(rows):,} {label}, {units.duration_short(cost)} in all; the longest "
+        f"{len(rows):,} {label}, {units.duration_short(total)} in all; the longest "
         f"{units.duration_short(int(top['duration_ns']))} at "
         f"{int(top['start_ns']) / 1e9:.3f} s"
     )
@@ -172,6 +178,8 @@ def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
     if unread:
         text += f" (CUDA runtime names only, as nsys; not looked at: {unread})"
     text += _gpu_ops_counted(ctx.bundle, rule)
+    if rule == "cuda-sync-api":
+        text += f"; {clause}"
     top_s, top_e = int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"])
     mark = ("gap", top_s, top_e) if rule == "gpu-starv" else None
     return _finding(
