@@ -205,13 +205,24 @@ class Context:
             )
         return self.derived.dispatch_busy(self.prefix, len(self.dispatches))
 
-    def no_gpu_busy(self) -> tuple[np.ndarray, np.ndarray]:
-        """When no GPU was busy with kernels, CUDA graphs or memcpy/memset (``idle.no_gpu_busy``): what blocking host
-        calls can have cost the GPU (``idle.idle_while_blocked``)."""
+    def all_gpu_work(self) -> pd.DataFrame:
+        """Every GPU work interval: kernels, CUDA graphs, memcpy/memset (``gpu_time.gpu_work``), all devices."""
         if self.derived is None:
             b = self.bundle
-            return no_gpu_busy(gpu_work(b.kernels, b.memops, b.graph_launches, include_memops=True))
-        return self.derived.memo.get(("no_gpu_busy",), lambda: no_gpu_busy(self.derived.work(BUSY_ALL)))
+            return gpu_work(b.kernels, b.memops, b.graph_launches, include_memops=True)
+        return self.derived.work(BUSY_ALL)
+
+    def no_gpu_busy(self) -> tuple[np.ndarray, np.ndarray]:
+        """When no GPU was busy within the activity span of ``all_gpu_work`` (``idle.no_gpu_busy``): what blocking
+        host calls or a step short of work can have cost the GPU."""
+        if self.derived is None:
+            return no_gpu_busy(self.all_gpu_work())
+        return self.derived.memo.get(("no_gpu_busy",), lambda: no_gpu_busy(self.all_gpu_work()))
+
+    def gpu_work_span(self) -> tuple[int, int]:
+        """``(first start, last end)`` of ``all_gpu_work`` (``(0, 0)`` without any)."""
+        w = self.all_gpu_work()
+        return (int(w["start_ns"].min()), int(w["end_ns"].max())) if len(w) else (0, 0)
 
     def ops(self) -> pd.DataFrame:
         """nsys_rules.gpu_ops of the bundle."""

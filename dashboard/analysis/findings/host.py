@@ -74,7 +74,7 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
     causes["phase"] = g["phase"].to_numpy()
     rows = []
     phases = ctx.phases.to_numpy()
-    gs, ge = gaps["start_ns"].to_numpy(np.int64), gaps["end_ns"].to_numpy(np.int64)
+    gs, ge = ctx.no_gpu_busy()
     for phase in ph.PHASE_ORDER:
         sel = (phases == phase) & bound
         if not sel.any():
@@ -98,12 +98,19 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
     rows = pd.DataFrame(rows).sort_values(["gpu_idle_ns", "without_own_gpu_ns"], ascending=False, kind="stable")
     cost = int(rows["gpu_idle_ns"].sum())
     n_bound = int(rows["host_bound_steps"].sum())
+    keep, own = ("keeps", "its") if n_bound == 1 else ("keep", "their")
     lead = (
-        f"{n_bound:,} of {units.count(len(d), 'step')} keep the GPU busy with their own work under "
+        f"{n_bound:,} of {units.count(len(d), 'step')} {keep} the GPU busy with {own} own work under "
         f"{params['share']} % of the step ({units.duration_short(int(rows['without_own_gpu_ns'].sum()))} without it)"
     )
-    if cost == 0:  # the GPU ran other steps' work all along: the host kept it fed
-        return _empty(ctx, rule, params, f"{lead}, but the GPU was never idle in them: it ran other steps' work.", view)
+    if cost == 0:  # the GPU ran other work throughout, or the steps lie outside its activity span
+        lo, hi = ctx.gpu_work_span()
+        inside = intersection_length(np.array([lo]), np.array([hi]), starts[bound], ends[bound])
+        text = (
+            f"{lead}, but the GPU was never idle in them within its activity span "
+            f"({units.duration_short(inside)} of their time): no GPU time lost."
+        )
+        return _empty(ctx, rule, params, text, view)
     worst = int(np.argmax(np.where(bound, dur - busy, -1)))
     t0, t1 = _window(int(starts[worst]), int(ends[worst]))
     r0 = rows.iloc[0]
