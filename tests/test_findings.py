@@ -724,3 +724,20 @@ def test_a_summary_s_decode_without_graphs_estimate_never_outlasts_the_decode_st
         "2.76 s of launch calls (estimated from totals, which spread all launches over all "
         "dispatches alike; at most the steps' own time)."
     )
+
+
+def test_the_cli_reads_the_steps_the_findings_panel_reads(capsys):
+    """`tracedash findings` without --steps reads the steps as the page does (auto): triton's ProfilerStep#1 is a
+    step on both, where the CLI used to say "not evaluated" beside the page's evaluated finding."""
+    triton = DATA / "cases" / "field" / "triton_example.json.gz"
+    assert main(["findings", str(triton), "--json", "--no-cache"]) == 0
+    default = json.loads(capsys.readouterr().out)
+    assert main(["findings", str(triton), "--json", "--no-cache", "--steps", "auto"]) == 0
+    assert json.loads(capsys.readouterr().out) == default
+    hb = next(f for f in default["findings"] if f["rule"] == "host-bound-steps")
+    assert hb["summary"].startswith("1 of 1 step keeps the GPU busy with its own work under 50 % of the step")
+    from dashboard.render.steps import step_spec
+    from dashboard.state import ViewState
+
+    page = {f.rule: f for f in findings_for(load_trace(triton), steps=step_spec(ViewState()))}["host-bound-steps"]
+    assert page.summary == hb["summary"]

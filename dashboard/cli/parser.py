@@ -374,10 +374,11 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--steps",
+        default="auto",
         type=_steps_value,
         metavar="auto|PRESET|REGEX",
-        help="read the serving findings' steps from this source: "
-        + STEPS_HELP.replace("(default: auto)", "(default: the dispatch marks of --dispatch-prefix, as before)"),
+        help="read the serving findings' steps from this source, as the dashboard's findings panel does: "
+        + STEPS_HELP,
     )
     _add_cache_options(p)
     p.set_defaults(func=_findings)
