@@ -167,11 +167,13 @@ def _codes_and_names(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 def _kernel_counts(
     kernels: pd.DataFrame, key: np.ndarray, keys: int, full: np.ndarray, fulls: int, part_rows: int = PART_ROWS
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(per key: k, count, total_ns; per (key, full name) pair: k, f, n)`` for integer codes ``key`` (of
-    ``keys``) and ``full`` (of ``fulls``) per kernel row, keys and pairs in order of first appearance. Counted
-    by bincounts and exact int64 sums a part of the rows at a time: 10M kernels never make a grouping index
-    or a duration column of every row."""
+    """``(per key: k, count, timed, total_ns; per (key, full name) pair: k, f, n)`` for integer codes ``key`` (of
+    ``keys``) and ``full`` (of ``fulls``) per kernel row, keys and pairs in order of first appearance (``timed``:
+    the rows with usable times, which ``total_ns`` sums). Counted by bincounts and exact int64 sums a part of the
+    rows at a time: 10M kernels never make a grouping index or a duration column of every row."""
+    usable = usable_kernel_mask(kernels)
     count = np.zeros(keys, np.int64)
+    timed = np.zeros(keys, np.int64)
     total = np.zeros(keys, np.int64)
     per_full = np.zeros(fulls, np.int64)
     first_key = np.full(keys, len(key), np.int64)
@@ -180,6 +182,7 @@ def _kernel_counts(
     for a in range(0, len(key), part_rows):
         k, f = key[a : a + part_rows], full[a : a + part_rows]
         count += np.bincount(k, minlength=keys)
+        timed += np.bincount(k[usable[a : a + part_rows]], minlength=keys)
         np.add.at(total, k, kernel_durations_at(kernels, slice(a, a + part_rows)))
         per_full += np.bincount(f, minlength=fulls)
         np.minimum.at(first_key, k, np.arange(a, a + len(k)))
@@ -190,7 +193,7 @@ def _kernel_counts(
             one_key_per_full = bool((key_of_full[f] == k).all())
     ks = np.flatnonzero(count)
     ks = ks[np.argsort(first_key[ks], kind="stable")]
-    out = pd.DataFrame({"k": ks, "count": count[ks], "total_ns": total[ks]})
+    out = pd.DataFrame({"k": ks, "count": count[ks], "timed": timed[ks], "total_ns": total[ks]})
     if one_key_per_full:
         fs = np.flatnonzero(per_full)
         pairs = pd.DataFrame({"k": key_of_full[fs], "f": fs, "n": per_full[fs]})
@@ -301,12 +304,14 @@ def kernel_table(
     cats = [categorize(n, f) for n, f in zip(out["name"], out["full_name"])]
     out["category"] = [c for c, _ in cats]
     out["rule"] = [r for _, r in cats]
+    # The mean of the rows whose times count: an invalid row (no usable time) is in the count, not in the total.
+    out["mean_ns"] = _mean(out["total_ns"], out["timed"] if "timed" in out else out["count"])
     graphs = graph_rows(graph_launches)
     if len(graphs):
         graphs["category"] = GRAPH_CATEGORY
         graphs["rule"] = "CUDA graph traced at graph level: one opaque row per graph"
+        graphs["mean_ns"] = _mean(graphs["total_ns"], graphs["count"])
         out = pd.concat([out[graphs.columns], graphs], ignore_index=True)
-    out["mean_ns"] = _mean(out["total_ns"], out["count"])
     total = int(out["total_ns"].sum())
     out["kernel_pct"] = pd.array(
         [100.0 * t / total if complete and total > 0 else None for t in out["total_ns"]], dtype="Float64"
