@@ -375,6 +375,7 @@ def test_cli_json_rule_and_param(fixture_path):
         ("gpu-low-util.chunks=2.5", "must be a whole number"),
         ("gpu-starv.gap=x", "expected RULE.NAME=NUMBER"),
         ("nosuch.x=1", "unknown rule 'nosuch'"),
+        ("gpu-starv.gap=1e308", "must be a number from 0 to 1000000000, got 1e+308\n"),  # not 309 digits
     ],
 )
 def test_cli_bad_params_exit_2(fixture_path, param, message):

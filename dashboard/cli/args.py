@@ -267,7 +267,8 @@ def _rule_param(text: str) -> tuple[str, str, float]:
         value = float(m.group(3))
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number in {text!r}") from None
-    return m.group(1), m.group(2), int(value) if value.is_integer() else value
+    # A whole number as an int, unless past 2**53 (1e308 would be echoed back in a message as 309 digits)
+    return m.group(1), m.group(2), int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
 def _trace_id(path: Path, cache=None) -> str:
