@@ -181,8 +181,8 @@ def test_sync_in_loop(found):
         }
     ]
     assert f.cost_ns == 9300 and f.summary.endswith(
-        "; the GPU was idle 9.3 µs in its activity span while they blocked or until it got work after they returned: "
-        "the time they cost."
+        "; no GPU work (kernel, CUDA graph or memcpy/memset) ran for 9.3 µs while it blocked, or after it returned "
+        "from waiting on the GPU, until the GPU got work again: the time it cost."
     )
 
 
@@ -205,8 +205,8 @@ def test_a_sync_that_returns_while_the_gpu_has_queued_work_costs_no_gpu_time(tmp
     for rule in ("sync-in-loop", "cuda-sync-api"):
         assert (by[rule].cost_ns, by[rule].severity) == (0, "none"), rule
         assert by[rule].summary.endswith(
-            "the GPU was never idle in its activity span while they blocked or right after they returned: no GPU time "
-            "lost."
+            "GPU work (kernels, CUDA graphs, memcpy/memset) never stopped while it blocked or right after it returned, "
+            "within its first-to-last span: no GPU time lost."
         ), by[rule].summary
     assert by["sync-in-loop"].rows["blocked_ns"].tolist() == [6700]
 
@@ -736,9 +736,35 @@ def test_the_cli_reads_the_steps_the_findings_panel_reads(capsys):
     assert main(["findings", str(triton), "--json", "--no-cache", "--steps", "auto"]) == 0
     assert json.loads(capsys.readouterr().out) == default
     hb = next(f for f in default["findings"] if f["rule"] == "host-bound-steps")
-    assert hb["summary"].startswith("1 of 1 step keeps the GPU busy with its own work under 50 % of the step")
+    # ProfilerStep#1 lasts 13.3 s; the GPU's only work is one 1.76 µs kernel: never "no GPU time lost"
+    assert hb["summary"] == (
+        "1 of 1 step keeps the GPU busy with its own work under 50 % of the step (13.3 s without it); only 1.76 µs "
+        "of its 13.3 s lies within the GPU activity span (first to last GPU work), where the GPU was never idle: the "
+        "rest is outside the recorded GPU work, so what it cost the GPU is not measured."
+    )
     from dashboard.render.steps import step_spec
     from dashboard.state import ViewState
 
     page = {f.rule: f for f in findings_for(load_trace(triton), steps=step_spec(ViewState()))}["host-bound-steps"]
     assert page.summary == hb["summary"]
+
+
+def test_rules_without_steps_say_what_auto_looked_for_and_what_another_accelerator_holds():
+    from dashboard.render.steps import step_spec
+    from dashboard.state import ViewState
+
+    torchrun = findings_for(
+        load_trace(nsys_trace("nsys2026.2_h100_2gpu_torchrun_1s.sqlite")), steps=step_spec(ViewState())
+    )
+    hb = {f.rule: f for f in torchrun}["host-bound-steps"]
+    assert (hb.evaluated, hb.note) == (False, "no step annotations")
+    assert hb.summary == (
+        "Not evaluated: no serving steps in this trace (no dispatch marks named CG_DISPATCH…, nor vLLM, SGLang, "
+        "TensorRT-LLM or ProfilerStep annotations; see --steps and --dispatch-prefix)."
+    )
+    mtia = {f.rule: f for f in findings_for(load_trace(DATA / "cases" / "field" / "mtia_inference_rank_0.json.gz"))}
+    assert mtia["gpu-starv"].summary == (
+        "Not evaluated: this trace has no GPU work (no kernel, CUDA-graph or memcpy/memset row); its 1,313 MTIA device "
+        "events and 823 MTIA runtime calls are not analysed."
+    )
+    assert mtia["sync-in-loop"].summary == "Not evaluated: this trace has no CUDA API calls."

@@ -1,9 +1,18 @@
 """Idle gaps and their host causes on a small fixture and on the generated seed-shaped sample."""
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from dashboard.analysis.gpu_time import gpu_work
-from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_by_cause, idle_gaps
+from dashboard.analysis.idle import (
+    NO_HOST_ACTIVITY,
+    gap_causes,
+    idle_by_cause,
+    idle_gaps,
+    idle_while_blocked,
+    no_gpu_busy,
+)
 from dashboard.loaders import load_nsys_sqlite
 
 from factories import GLOBAL_TID_1, write_nsys_sqlite
@@ -196,3 +205,29 @@ def test_causes_match_a_scan_of_every_row_ties_and_nesting_included(seed, in_sta
     want = _scan_causes(gaps, api_calls, nvtx_ranges, threads)
     assert got[["api_call", "nvtx_range"]].values.tolist() == want
     assert sum(1 for a, r in want if a) > 10 and sum(1 for a, r in want if r) > 20  # the cases are exercised
+
+
+# GPU work [0, 100), [300, 400), [900, 1000): gaps [100, 300) and [400, 900)
+_IDLE = (np.array([100, 400], np.int64), np.array([300, 900], np.int64))
+
+
+@pytest.mark.parametrize(
+    "starts, ends, cost",
+    [
+        ([50], [120], 200),  # waited on [0, 100), returned into the gap: the whole gap [100, 300)
+        ([100], [120], 200),  # started as the GPU's last work ended: waited on it, so the whole gap
+        ([150], [160], 10),  # started on an idle GPU: waited on nothing, its own 10 ns only
+        ([10], [90], 0),  # returned while the GPU was busy
+        ([50, 350], [120, 450], 200 + 500),  # each drained its own gap
+        ([50, 60], [120, 130], 200),  # overlapping calls count once
+        ([1000], [1200], 0),  # past the last GPU work: outside the span, nothing measured
+    ],
+)
+def test_idle_while_blocked(starts, ends, cost):
+    assert idle_while_blocked(np.array(starts), np.array(ends), _IDLE) == cost
+
+
+def test_no_gpu_busy_is_the_gaps_of_every_devices_work_together():
+    work = pd.DataFrame({"device_id": [0, 1, 0], "start_ns": [0, 50, 300], "end_ns": [100, 200, 400]})
+    gs, ge = no_gpu_busy(work)
+    assert (gs.tolist(), ge.tolist()) == ([200], [300])

@@ -114,3 +114,27 @@ def test_the_row_estimate_counts_every_table_a_summary_grows_with():
         )
     ]
     assert estimate_rows(SAMPLE_108K) == sum(counts)
+
+
+def test_a_sparse_rowid_neither_inflates_the_row_estimate_nor_slices_the_summary(tmp_path, capsys):
+    """One kernel row moved to rowid 2**63 - 808: max − min rowid was taken for ~10**19 rows, and `summarize` asked for
+    ~10**17 time slices (it hung). The estimate is bounded by what the file can hold; the summary is the original's."""
+    import shutil
+    import sqlite3
+
+    sparse = tmp_path / "sparse.sqlite"
+    shutil.copy(NCCL, sparse)
+    con = sqlite3.connect(sparse)
+    con.execute(
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET rowid = 9223372036854775000 "
+        "WHERE rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL)"
+    )
+    con.commit()
+    con.close()
+    assert estimate_rows(sparse) <= estimate_rows(NCCL) + sparse.stat().st_size // 4
+    outs = []
+    for path in (NCCL, sparse):
+        assert main(["summarize", str(path), "--no-cache"]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    outs[1]["file"] = outs[0]["file"]
+    assert outs[0] == outs[1]

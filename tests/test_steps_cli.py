@@ -200,3 +200,14 @@ def test_a_table_of_ns_scale_steps_is_written_in_ns_not_as_zero_ms(capsys):
     assert code == 0 and lines[2].split()[1:5] == ["start", "ms", "duration", "ms"]
     phases = lines[lines.index("per phase (graph captures left out):") + 1]
     assert phases.split()[4:12] == ["total", "ms", "p50", "ms", "p90", "ms", "p99", "ms"]
+
+
+def test_a_column_of_ms_and_ns_times_gets_the_decimals_its_smallest_time_needs():
+    """One step of 2 ms beside steps of 10-100 ns: in ms at 3 decimals the short ones read 0.000."""
+    from dashboard.cli.steps import _time, _time_unit
+
+    unit = _time_unit([100, 10, 2_000_100])
+    assert unit == ("ms", 1_000_000, 5)
+    assert [_time(v, unit) for v in (100, 10, 2_000_100)] == ["0.00010", "0.00001", "2.00010"]
+    assert _time_unit([1_234_567, 9_000_000]) == ("ms", 1_000_000, 3)  # usual steps: as before
+    assert _time_unit([7, 1]) == ("ns", 1, 0) and _time_unit([0]) == ("ms", 1_000_000, 3)

@@ -62,16 +62,18 @@ def no_gpu_busy(work: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 def idle_while_blocked(starts: np.ndarray, ends: np.ndarray, idle: tuple[np.ndarray, np.ndarray]) -> int:
     """The GPU idle (``idle``: sorted disjoint gaps, e.g. ``no_gpu_busy``) that host calls ``[starts, ends)`` can
-    have cost: while they block, and after one returns into a gap until the GPU gets work again (a sync drains
-    the GPU's queue, which stays empty until the host launches more). A call that returns while the GPU is busy
-    costs no GPU time after it. The union over the calls, so overlapping calls count once."""
+    have cost: while they block, and, for a call that waited on GPU work (the GPU drained while it blocked: its
+    gap began no earlier than the call), after it returns until the GPU gets work again (the drained queue stays empty
+    until the host launches more). A call that starts on an idle GPU waited on nothing: at most its own time; the
+    idle after it is the host's next work, not the wait's. A call that returns while the GPU is busy costs no GPU
+    time after it. The union over the calls, so overlapping calls count once."""
     gs, ge = idle
     starts, ends = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
     if gs.size == 0 or starts.size == 0:
         return 0
     j = np.clip(np.searchsorted(gs, ends, side="right") - 1, 0, None)
-    in_gap = (gs[j] <= ends) & (ends < ge[j])
-    return intersection_length(gs, ge, starts, np.where(in_gap, ge[j], ends))
+    drained = (gs[j] <= ends) & (ends < ge[j]) & (gs[j] >= starts)  # busy up to the call's start at least
+    return intersection_length(gs, ge, starts, np.where(drained, ge[j], ends))
 
 
 def idle_gaps_of(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, min_gap_ns: int) -> pd.DataFrame:

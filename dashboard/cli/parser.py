@@ -377,8 +377,7 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
         default="auto",
         type=_steps_value,
         metavar="auto|PRESET|REGEX",
-        help="read the serving findings' steps from this source, as the dashboard's findings panel does: "
-        + STEPS_HELP,
+        help="read the serving findings' steps from this source, as the dashboard's findings panel does: " + STEPS_HELP,
     )
     _add_cache_options(p)
     p.set_defaults(func=_findings)

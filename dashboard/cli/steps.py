@@ -130,11 +130,17 @@ def _present(v) -> bool:
 
 
 def _time_unit(*columns) -> tuple[str, int, int]:
-    """``(unit, ns per unit, decimals)`` for times written side by side (one unit for all ``columns``)."""
-    biggest = max((abs(int(v)) for col in columns for v in col if _present(v)), default=0)
+    """``(unit, ns per unit, decimals)`` for times written side by side (one unit for all ``columns``): the unit of
+    the largest, with as many more decimals as the smallest non-zero time needs not to read as 0 (down to 1 ns)."""
+    values = [abs(int(v)) for col in columns for v in col if _present(v)]
+    biggest = max(values, default=0)
     if not biggest:  # nothing to scale by (a lone step at 0): ms, as every other table
         return _TIME_UNITS[0]
-    return next(u for u in _TIME_UNITS if biggest >= u[1] or u[1] == 1)
+    unit, per, decimals = next(u for u in _TIME_UNITS if biggest >= u[1] or u[1] == 1)
+    smallest = min(v for v in values if v)
+    while decimals < len(str(per)) - 1 and smallest * 10**decimals < per:
+        decimals += 1
+    return unit, per, decimals
 
 
 def _time(ns, unit: tuple[str, int, int]) -> str:

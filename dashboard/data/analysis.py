@@ -133,13 +133,24 @@ class TraceAnalysis(BundleAnalysis):
 
         trace = self.trace
         steps = self.step_dispatches(spec) if spec is not None else None
-        key = ("findings", threshold, prefix) if steps is None else ("findings", spec)
+        searched = self.steps_searched(spec)
+        key = ("findings", threshold, prefix, searched) if steps is None else ("findings", spec)
         return self.memo.get(
             key,
             lambda: evaluate(
-                trace.summary, trace.bundle, dispatch_prefix=prefix, threshold=threshold, derived=self, steps=steps
+                trace.summary,
+                trace.bundle,
+                dispatch_prefix=prefix,
+                threshold=threshold,
+                derived=self,
+                steps=steps,
+                steps_searched=searched,
             ),
         )
+
+    def steps_searched(self, spec) -> bool:
+        """Whether ``spec`` is auto and found no framework's annotations (``findings``' "not evaluated" says so)."""
+        return spec is not None and self.steps(spec)[0].preset is None
 
 
 _LOCK = threading.Lock()

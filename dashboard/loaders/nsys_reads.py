@@ -125,13 +125,9 @@ ESTIMATED_TABLES = (
 
 
 def row_estimate(con: sqlite3.Connection, probe: SchemaProbe) -> int:
-    """About how many kernel, CUDA API, NVTX and memcpy/memset rows the export holds (rowid ranges: no scan)."""
-    n = 0
-    for logical in ESTIMATED_TABLES:
-        if t := probe.table(logical):
-            lo, hi = _rowid_bounds(con, t) or (None, None)
-            n += 0 if lo is None else int(hi) - int(lo) + 1
-    return n
+    """About how many kernel, CUDA API, NVTX and memcpy/memset rows the export holds (rowid ranges, as
+    ``_rowid_span``: no scan, and never more than the file could hold, whatever its rowids)."""
+    return sum(_rowid_span(con, t) or 0 for logical in ESTIMATED_TABLES if (t := probe.table(logical)))
 
 
 def estimate_rows(path: str | os.PathLike) -> int:

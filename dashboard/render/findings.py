@@ -53,6 +53,7 @@ def findings_for(
         threshold=threshold,
         derived=ta,
         steps=ta.step_dispatches(steps) if steps is not None else None,
+        steps_searched=ta.steps_searched(steps),
     )
 
 

@@ -104,6 +104,7 @@ def evaluate(
     threshold: float | None = None,
     derived: BundleAnalysis | None = None,
     steps: StepDispatches | None = None,
+    steps_searched: bool = False,
 ) -> list[Finding]:
     """Evaluate ``rules`` (default RULES) and rank them: cost descending, then rule id.
 
@@ -113,6 +114,8 @@ def evaluate(
         derived: the trace's derived results (``analysis.derived.BundleAnalysis``), shared with the views.
         steps: a framework's steps as the dispatches (``StepDispatches``; None: the dispatch marks of
             ``dispatch_prefix``).
+        steps_searched: the step source was auto and found no framework's annotations (what a rule that found
+            no dispatches then says).
 
     Returns:
         One Finding per rule, ranked.
@@ -126,7 +129,13 @@ def evaluate(
             raise KeyError(r)
     resolved = {r: resolve_params(r, (params or {}).get(r)) for r in chosen}
     ctx = build_context(
-        summary, bundle, dispatch_prefix=dispatch_prefix, threshold=threshold, derived=derived, steps=steps
+        summary,
+        bundle,
+        dispatch_prefix=dispatch_prefix,
+        threshold=threshold,
+        derived=derived,
+        steps=steps,
+        steps_searched=steps_searched,
     )
     uncaptured = bool(bundle.meta.gpu_activity_missing if bundle is not None else summary.gpu_activity_missing)
 
@@ -144,6 +153,9 @@ def evaluate(
                     note="GPU activity was not captured",
                 )
             spelled = what.replace(GPU_WORK, "GPU work (no kernel, CUDA-graph or memcpy/memset row)")
+            other = bundle.meta.unanalysed_device if bundle is not None else ()
+            if other and (GPU_WORK in missing or KERNEL_ROWS in missing):  # another accelerator's work, unread
+                spelled += "; its " + " and ".join(f"{n:,} {w}" for w, n in other) + " are not analysed"
             return _not_evaluated(
                 ctx,
                 rule,

@@ -173,6 +173,7 @@ class Context:
     prefix: str = DEFAULT_DISPATCH_PREFIX  # the dispatch marks' prefix (what a rule without dispatches names)
     derived: BundleAnalysis | None = None
     step_attribution: np.ndarray | None = None  # with a framework's steps as the dispatches (``StepDispatches``)
+    steps_searched: bool = False  # the step source was auto and found no annotations: only the marks were left
 
     def launches(self) -> pd.DataFrame:
         """Each kernel joined to its launch call (``launches.kernel_launches``: kernel_index, api_index,
@@ -259,6 +260,7 @@ def build_context(
     threshold: float | None = None,
     derived: BundleAnalysis | None = None,
     steps: StepDispatches | None = None,
+    steps_searched: bool = False,
 ) -> Context:
     """Dispatches (``derived.dispatches``: the dispatch marks closed at the last kernel end), phases
     (``threshold`` or the automatic split) and the reference time for severities: the GPU activity
@@ -277,7 +279,7 @@ def build_context(
     if not ref and bundle is not None:  # no GPU span nor steps: the recording's own span, never a made-up 1 ns
         lo, hi = trace_span(bundle, derived.timed_kernels())
         ref = hi - lo
-    return Context(summary, bundle, d, phases, max(int(ref), 0), dispatch_prefix, derived)
+    return Context(summary, bundle, d, phases, max(int(ref), 0), dispatch_prefix, derived, None, steps_searched)
 
 
 def trace_span(bundle: TraceBundle, timed: pd.DataFrame | None = None) -> tuple[int, int]:
@@ -307,26 +309,32 @@ def trace_span(bundle: TraceBundle, timed: pd.DataFrame | None = None) -> tuple[
 
 def blocking_cost(ctx: Context, starts: np.ndarray, ends: np.ndarray, blocked_ns: int) -> tuple[int, str]:
     """``(cost, clause)`` of blocking host calls ``[starts, ends)``: the GPU idle they can have cost
-    (``idle.idle_while_blocked`` of ``Context.no_gpu_busy``) and the clause their finding ends with. Without any GPU
-    work recorded that is unknown (the GPU may not have been captured), and their blocked time stands as the cost."""
+    (``idle.idle_while_blocked`` of ``Context.no_gpu_busy``: no kernel, CUDA graph or memcpy/memset running, within
+    their first-to-last span) and the clause their finding ends with. Without any GPU work recorded that is unknown
+    (the GPU may not have been captured), and their blocked time stands as the cost."""
+    one = len(starts) == 1
+    they = "it" if one else "they"
     if not has_gpu_work(ctx.bundle):
         return blocked_ns, (
-            "no GPU work was recorded, so what they cost the GPU is unknown: their blocked time stands as the cost"
+            f"no GPU work was recorded, so what {they} cost the GPU is unknown: the blocked time stands as the cost"
         )
     idle = idle_while_blocked(starts, ends, ctx.no_gpu_busy())
-    return idle, _gpu_cost_clause(idle)
-
-
-def _gpu_cost_clause(idle_ns: int) -> str:
-    if idle_ns <= 0:
-        return (
-            "the GPU was never idle in its activity span while they blocked or right after they returned: no GPU "
-            "time lost"
+    if idle <= 0:
+        return 0, (
+            f"GPU work (kernels, CUDA graphs, memcpy/memset) never stopped while {they} blocked or right after "
+            f"{they} returned, within its first-to-last span: no GPU time lost"
         )
-    return (
-        f"the GPU was idle {units.duration_short(idle_ns)} in its activity span while they blocked or until it got "
-        "work after they returned: the time they cost"
+    after = "after it returned from waiting on the GPU" if one else "after one that waited on the GPU returned"
+    return idle, (
+        f"no GPU work (kernel, CUDA graph or memcpy/memset) ran for {units.duration_short(idle)} while {they} "
+        f"blocked, or {after}, until the GPU got work again: the time {they} cost"
     )
+
+
+def blocking_rule_on_host_time(ctx: Context, rule: str) -> bool:
+    """Whether a ``BLOCKING_RULES`` finding's cost is host time: only when the trace has rows but no GPU work, so
+    what the calls cost the GPU is unknown (``blocking_cost``)."""
+    return rule in BLOCKING_RULES and ctx.bundle is not None and not has_gpu_work(ctx.bundle)
 
 
 def host_reference_ns(ctx: Context) -> int:
@@ -362,9 +370,11 @@ def _window(start: int, end: int) -> tuple[int, int]:
     return max(int(start) - pad, 0), int(end) + pad
 
 
-# Rules whose cost is host time (calls that block or launch), rated against host_reference_ns; the others'
-# costs are GPU time, rated against the GPU reference (Context.reference_ns).
-HOST_COST_RULES = frozenset({"sync-in-loop", "cuda-sync-api", "launch-bound", "decode-no-graphs"})
+# Rules whose cost is host time (calls that launch), rated against host_reference_ns; the others' costs are GPU
+# time, rated against the GPU reference (Context.reference_ns). The blocking rules cost the GPU idle their calls can
+# have caused (GPU time), or their blocked host time when the trace has no GPU work (``blocking_cost``).
+HOST_COST_RULES = frozenset({"launch-bound", "decode-no-graphs"})
+BLOCKING_RULES = frozenset({"sync-in-loop", "cuda-sync-api"})
 
 
 def _finding(
@@ -377,7 +387,8 @@ def _finding(
     view: FindingView,
     note: str = "",
 ) -> Finding:
-    ref = host_reference_ns(ctx) if rule in HOST_COST_RULES else ctx.reference_ns
+    host = rule in HOST_COST_RULES or blocking_rule_on_host_time(ctx, rule)
+    ref = host_reference_ns(ctx) if host else ctx.reference_ns
     return Finding(rule, severity_of(cost, ref), int(cost), summary, params, rows.reset_index(drop=True), view, note)
 
 
@@ -433,6 +444,16 @@ def _pct_text(part: float, whole: float, spec: str = ".1f") -> str:
 def _no_dispatches(ctx: Context, rule: str, params: dict, view: FindingView) -> Finding:
     """A rule that needs dispatch steps, on a trace without marks of the prefix: not evaluated (never "nothing
     found": the rule could not look)."""
+    if ctx.steps_searched:  # auto looked for every framework's annotations too
+        return _not_evaluated(
+            ctx,
+            rule,
+            params,
+            f"Not evaluated: no serving steps in this trace (no dispatch marks named {ctx.prefix}…, nor vLLM, "
+            "SGLang, TensorRT-LLM or ProfilerStep annotations; see --steps and --dispatch-prefix).",
+            view,
+            "no step annotations",
+        )
     return _not_evaluated(
         ctx,
         rule,
