@@ -68,6 +68,12 @@ def window(window: tuple[int, int], *, exact: bool = True) -> str:
     return f"{a / 1e9:.6f}–{b / 1e9:.6f} s"
 
 
+def count_of(count: int, many: str) -> str:
+    """``count`` written with a plural noun phrase that ends in "s" (``"MTIA runtime calls"``): ``"1 MTIA runtime
+    call"``, ``"823 MTIA runtime calls"``."""
+    return f"{count:,} {many[:-1] if count == 1 and many.endswith('s') else many}"
+
+
 def count(count: int, one: str, many: str | None = None) -> str:
     """``"1 blocking call"``, ``"3 blocking calls"``, ``"1,200 dispatches"`` (``many``: the plural's last
     word when it is not ``one``'s last word + "s")."""

@@ -100,14 +100,14 @@ def test_work_of_other_accelerators_built_in_code_is_counted_and_named(tmp_path)
         ("MTIA runtime calls", 1),
     )
     assert b.meta.warnings == (
-        "2 MTIA device events, not analysed; 1 MTIA device insight events, not analysed; 1 MTIA "
-        "runtime calls, not analysed: tracedash measures the GPU work of CUDA and HIP (kernel "
+        "2 MTIA device events, not analysed; 1 MTIA device insight event, not analysed; 1 MTIA "
+        "runtime call, not analysed: tracedash measures the GPU work of CUDA and HIP (kernel "
         "and memcpy/memset events) only, so the MTIA device's busy time, idle and utilisation "
         "are not measured (its work is in the trace, not shown)",
     )
     assert summarize(b).warnings[-1] == (
         "no CUDA or HIP GPU work recorded: the GPU span, busy union and idle are 0 because this capture's accelerator "
-        "work (2 MTIA device events, 1 MTIA device insight events, 1 MTIA runtime calls) is not analysed, not because "
+        "work (2 MTIA device events, 1 MTIA device insight event, 1 MTIA runtime call) is not analysed, not because "
         "a device was idle"
     )
     # an XPU capture: its kernels are measured; only its runtime calls are not analysed (no device clause)
@@ -119,7 +119,7 @@ def test_work_of_other_accelerators_built_in_code_is_counted_and_named(tmp_path)
     xb = load_kineto_json(write(tmp_path, xpu, "xpu.json"))
     assert xb.meta.unanalysed_device == (("XPU runtime calls", 1), ("PrivateUse1 backend driver calls", 1))
     assert xb.meta.warnings == (
-        "1 XPU runtime calls, not analysed; 1 PrivateUse1 backend driver calls, not analysed: "
+        "1 XPU runtime call, not analysed; 1 PrivateUse1 backend driver call, not analysed: "
         "tracedash measures the GPU work of CUDA and HIP (kernel and memcpy/memset events) only",
     )
     s = summarize(xb)

@@ -596,11 +596,11 @@ def test_junk_named_nsys_rep_is_not_a_report(tmp_path, capsys):
                 {"ph": "X", "cat": "mtia_ccp_events", "name": "merge", "pid": 17, "tid": 3, "ts": 4, "dur": 1},
                 {"ph": "X", "cat": "mtia_runtime", "name": "run", "pid": 2, "tid": 2, "ts": 1, "dur": 1},
             ],
-            "NVTX ranges; 2 MTIA device events and 1 MTIA runtime calls, not analysed",
+            "NVTX ranges; 2 MTIA device events and 1 MTIA runtime call, not analysed",
         ),
         (
             [{"ph": "X", "cat": "xpu_runtime", "name": "run", "pid": 2, "tid": 2, "ts": 1, "dur": 1}],
-            "1 XPU runtime calls, not analysed",
+            "1 XPU runtime call, not analysed",
         ),
     ],
 )

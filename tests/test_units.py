@@ -124,3 +124,10 @@ def test_count_says_one_in_the_singular_and_groups_thousands():
     assert units.count(3, "invalid kernel row") == "3 invalid kernel rows"
     assert units.count(2, "blocking call", "calls") == "2 blocking calls"
     assert units.count(1_000_000, "kernel") == "1,000,000 kernels"
+
+
+def test_count_of_a_plural_noun_phrase():
+    assert units.count_of(1, "MTIA runtime calls") == "1 MTIA runtime call"
+    assert units.count_of(823, "MTIA runtime calls") == "823 MTIA runtime calls"
+    assert units.count_of(1_313, "MTIA device events") == "1,313 MTIA device events"
+    assert units.count_of(1, "metadata") == "1 metadata"  # no plural "s" to drop

@@ -118,8 +118,8 @@ def gpu_work_lines(meta: TraceMeta, counts: FrameCounts) -> list[str]:
     if other := meta.unanalysed_device:  # work of an accelerator tracedash does not measure (MTIA, ...)
         return [
             "no CUDA or HIP GPU work recorded: the GPU span, busy union and idle are 0 because this capture's "
-            f"accelerator work ({', '.join(f'{n:,} {what}' for what, n in other)}) is not analysed, not because "
-            "a device was idle"
+            f"accelerator work ({', '.join(units.count_of(n, what) for what, n in other)}) is not analysed, not "
+            "because a device was idle"
         ]
     if not (counts.api_calls or counts.nvtx_ranges or counts.nvtx_marks):
         return [

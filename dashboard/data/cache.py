@@ -32,7 +32,7 @@ from dashboard.data.memory import release_freed_arrow_memory
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = 15  # bump whenever a frame schema, the loader's output or a cached summary's text changes
+CACHE_FORMAT = 16  # bump whenever a frame schema, the loader's output or a cached summary's text changes
 HEADER_BYTES = 64 * 1024
 ENV_DIR = "TRACEDASH_CACHE_DIR"
 FRAME_NAMES = ("kernels", "api_calls", "nvtx_ranges", "nvtx_marks", "memops", "graph_launches")

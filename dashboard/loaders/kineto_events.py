@@ -23,6 +23,7 @@ from __future__ import annotations
 import decimal
 import re
 
+from dashboard import units
 from dashboard.errors import TraceFormatError
 from dashboard.loaders.kineto_categories import (
     _KIND_OF,
@@ -209,7 +210,7 @@ def unanalysed_events(tally: _Tally) -> tuple[tuple[tuple[str, int], ...], str]:
         return (), ""
     counts = tuple((f"{OTHER_ACCELERATOR[c][0]} {OTHER_ACCELERATOR[c][1]}", n) for c, n in found)
     device = sorted({OTHER_ACCELERATOR[c][0] for c, _n in found if OTHER_ACCELERATOR[c][2]})
-    line = "; ".join(f"{n:,} {what}, not analysed" for what, n in counts)
+    line = "; ".join(f"{units.count_of(n, what)}, not analysed" for what, n in counts)
     line += ": tracedash measures the GPU work of CUDA and HIP (kernel and memcpy/memset events) only"
     if device:
         line += (

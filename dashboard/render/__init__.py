@@ -384,7 +384,7 @@ def no_kernels_notice(bundle) -> str:
             "idle and kernel tables are empty."
         )
     # Another accelerator's work (MTIA, XPU, ...) is in the trace, only not analysed: never "only NVTX ranges".
-    other = " and ".join(f"{n:,} {what}" for what, n in b.meta.unanalysed_device or ())
+    other = " and ".join(units.count_of(n, what) for what, n in b.meta.unanalysed_device or ())
     if other:
         has = "; ".join([*([", ".join(held)] if held else []), f"{other}, not analysed"])
     else:

@@ -182,8 +182,8 @@ def not_traced(trace: LoadedTrace) -> str:
     accelerator tracedash does not analyse (``meta.unanalysed_device``) that work, counted and named."""
     if other := trace.meta.unanalysed_device:
         return (
-            f"not measured: {', '.join(f'{n:,} {what}' for what, n in other)}, not analysed (tracedash measures "
-            "CUDA and HIP GPU work); no kernel, CUDA API or memcpy/memset rows"
+            f"not measured: {', '.join(units.count_of(n, what) for what, n in other)}, not analysed (tracedash "
+            "measures CUDA and HIP GPU work); no kernel, CUDA API or memcpy/memset rows"
         )
     return NOT_TRACED
 

@@ -18,6 +18,7 @@ nothing has cost 0 and no rows. Rules that need event rows say so for a summary 
 
 from __future__ import annotations
 
+from dashboard import units
 from dashboard.analysis.derived import BundleAnalysis
 from dashboard.analysis.findings.base import (  # noqa: F401 (the findings API)
     API_CALLS,
@@ -155,7 +156,7 @@ def evaluate(
             spelled = what.replace(GPU_WORK, "GPU work (no kernel, CUDA-graph or memcpy/memset row)")
             other = bundle.meta.unanalysed_device if bundle is not None else ()
             if other and (GPU_WORK in missing or KERNEL_ROWS in missing):  # another accelerator's work, unread
-                spelled += "; its " + " and ".join(f"{n:,} {w}" for w, n in other) + " are not analysed"
+                spelled += "; its " + " and ".join(units.count_of(n, w) for w, n in other) + " are not analysed"
             return _not_evaluated(
                 ctx,
                 rule,
