@@ -661,3 +661,33 @@ def test_a_trace_without_gpu_work_says_why_its_summary_is_zero(tmp_path, capsys,
     out = capsys.readouterr()
     assert _json.loads(out.out)["warnings"] == [warning]
     assert f"tracedash: warning: t.json: {warning}" in out.err
+
+
+def test_a_range_past_the_profilers_trace_span_is_warned_about(tmp_path):
+    """triton_example: ProfilerStep#1 lasts 13.3 s, the profiler's Trace span 355 ms: the step's time past it was
+    not profiled, and read as idle without a word. Ranges inside the span, or a file without one, say nothing."""
+    from paths import DATA
+
+    b = load_kineto_json(DATA / "cases" / "field" / "triton_example.json.gz")
+    assert [w for w in b.meta.warnings if "Trace span" in w] == [
+        "1 annotation range ends after the profiler's Trace span (where profiling stopped), ProfilerStep#1 by "
+        "13.3 s: its time past it was not profiled, so a step there can read as idle"
+    ]
+
+    def ev(cat, name, ts, dur):
+        return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur}
+
+    trace = [
+        ev("Trace", "PyTorch Profiler (0)", 0, 100),
+        ev("user_annotation", "a", 10, 200),
+        ev("user_annotation", "b", 20, 5000),
+    ]
+    warned = load_kineto_json(write(tmp_path, {"traceEvents": trace})).meta.warnings
+    assert [w for w in warned if "Trace span" in w] == [
+        "2 annotation ranges end after the profiler's Trace span (where profiling stopped), b by 4.92 ms: their "
+        "time past it was not profiled, so a step there can read as idle"
+    ]
+    inside = load_kineto_json(write(tmp_path, {"traceEvents": trace[:1] + [ev("user_annotation", "a", 10, 50)]}))
+    assert not any("Trace span" in w for w in inside.meta.warnings)
+    no_span = load_kineto_json(write(tmp_path, {"traceEvents": trace[1:]}))
+    assert not any("Trace span" in w for w in no_span.meta.warnings)
