@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard.analysis.gpu_time import gpu_work
+from dashboard.analysis.gpu_time import device_unions, gpu_work
 from dashboard.analysis.idle import (
     NO_HOST_ACTIVITY,
     gap_causes,
@@ -229,5 +229,5 @@ def test_idle_while_blocked(starts, ends, cost):
 
 def test_no_gpu_busy_is_the_gaps_of_every_devices_work_together():
     work = pd.DataFrame({"device_id": [0, 1, 0], "start_ns": [0, 50, 300], "end_ns": [100, 200, 400]})
-    gs, ge = no_gpu_busy(work)
+    gs, ge = no_gpu_busy(device_unions(work))
     assert (gs.tolist(), ge.tolist()) == ([200], [300])

@@ -37,7 +37,7 @@ def test_the_reads_start_without_pandas_and_the_summary_path_imports_it_only_aft
         "cache = TraceCache(enabled=False)\n"
         "assert cached_summary_text(cache, p, 'CG_DISPATCH') is None\n"
         "assert auto_slice_count(p) == 1\n"
-        "started = s._start_reading(p, cache, None)\n"
+        "started = s._start_reading(p, cache, None, True)\n"
         "assert 'pandas' not in sys.modules, 'pandas before the reads started'\n"
         "from dashboard.loaders import load_nsys_sqlite\n"
         "bundle = load_nsys_sqlite(p, lean=True, started=started)\n"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dashboard.analysis.gpu_time import device_unions
+from dashboard.analysis.gpu_time import any_device_union, device_unions
 from dashboard.analysis.intervals import PART_ROWS, gaps, intersection_length, union_intervals
 from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.tables import clean_api_name
@@ -54,10 +54,10 @@ def idle_gaps(work: pd.DataFrame, *, min_gap_ns: int = DEFAULT_MIN_GAP_NS) -> pd
     return idle_gaps_of(device_unions(work), min_gap_ns=min_gap_ns)
 
 
-def no_gpu_busy(work: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """The gaps in the union of every device's GPU work (``gpu_time.gpu_work``): when no GPU was busy, between the
-    first start and the last end."""
-    return gaps(work["start_ns"].to_numpy(np.int64), work["end_ns"].to_numpy(np.int64))
+def no_gpu_busy(unions: dict[int, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """The gaps in the union of every device's busy union (``gpu_time.device_unions``, as a trace keeps them): when
+    no GPU was busy, between the first start and the last end."""
+    return gaps(*any_device_union(unions), is_union=True)
 
 
 def idle_while_blocked(starts: np.ndarray, ends: np.ndarray, idle: tuple[np.ndarray, np.ndarray]) -> int:

@@ -28,11 +28,14 @@ def _summarize(args) -> int:
 
     text = cached_summary_text(cache, path, args.dispatch_prefix)
     if text is None:
-        text = _sliced_text(path, args, cache)
+        from dashboard.loaders import sniff_format
+
+        nsys = path.is_file() and sniff_format(path) == "nsys-sqlite"
+        text = _sliced_text(path, args, cache, nsys)
     if text is None:
         progress = _Progress(path.name)
         try:
-            started = _start_reading(path, cache, progress)
+            started = _start_reading(path, cache, progress, nsys)
             from dashboard.data.multirank import computed_summary_text
 
             text = computed_summary_text(path, args.dispatch_prefix, cache, progress=progress, started=started)
@@ -52,25 +55,22 @@ def _summarize(args) -> int:
     return 0
 
 
-def _start_reading(path: Path, cache, progress):
-    """The summary's reads of an nsys export, begun before pandas and the analysis modules are imported: SQLite
-    decodes rows while they load. None for another format, or when the frames are cached (the summary is made
-    from them)."""
-    from dashboard.loaders import sniff_format
-
-    if not path.is_file() or sniff_format(path) != "nsys-sqlite" or cache.has_bundle(path):
+def _start_reading(path: Path, cache, progress, nsys: bool):
+    """The summary's reads of an nsys export (``nsys``: the file is one), begun before pandas and the analysis
+    modules are imported: SQLite decodes rows while they load. None for another format, or when the frames are
+    cached (the summary is made from them)."""
+    if not nsys or cache.has_bundle(path):
         return None
     from dashboard.loaders.nsys_reads import begin_reads
 
     return begin_reads(path, progress, lean=True)
 
 
-def _sliced_text(path: Path, args, cache) -> str | None:
+def _sliced_text(path: Path, args, cache, nsys: bool) -> str | None:
     """The summary computed per time slice on Dask (``data.slices``) when ``--slices`` asks for it or the
-    trace is too big for one pass (``auto_slice_count``); None to summarise it in one pass."""
-    from dashboard.loaders import sniff_format
-
-    if not path.is_file() or sniff_format(path) != "nsys-sqlite":
+    trace is too big for one pass (``auto_slice_count``); None to summarise it in one pass (``nsys``: the file is
+    an nsys SQLite export)."""
+    if not nsys:
         if args.slices is not None:
             raise TraceError(f"{path.name}: only nsys SQLite exports can be summarised per time slice")
         return None

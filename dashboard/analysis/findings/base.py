@@ -13,7 +13,7 @@ from dashboard.analysis import nsys_rules as nr
 from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import dispatch_busy_ns
 from dashboard.analysis.derived import BundleAnalysis
-from dashboard.analysis.gpu_time import BUSY_ALL, gpu_work, has_gpu_work
+from dashboard.analysis.gpu_time import BUSY_ALL, any_device_union, device_unions, gpu_work, has_gpu_work
 from dashboard.analysis.idle import idle_while_blocked, no_gpu_busy
 from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, timed_kernels
@@ -206,24 +206,25 @@ class Context:
             )
         return self.derived.dispatch_busy(self.prefix, len(self.dispatches))
 
-    def all_gpu_work(self) -> pd.DataFrame:
-        """Every GPU work interval: kernels, CUDA graphs, memcpy/memset (``gpu_time.gpu_work``), all devices."""
+    def busy_all_unions(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Each device's busy union of every GPU work row: kernels, CUDA graphs, memcpy/memset (the busy source
+        ``BUSY_ALL``; the trace's memoised unions when it has derived data)."""
         if self.derived is None:
             b = self.bundle
-            return gpu_work(b.kernels, b.memops, b.graph_launches, include_memops=True)
-        return self.derived.work(BUSY_ALL)
+            return device_unions(gpu_work(b.kernels, b.memops, b.graph_launches, include_memops=True))
+        return self.derived.busy_unions(BUSY_ALL)
 
     def no_gpu_busy(self) -> tuple[np.ndarray, np.ndarray]:
-        """When no GPU was busy within the activity span of ``all_gpu_work`` (``idle.no_gpu_busy``): what blocking
-        host calls or a step short of work can have cost the GPU."""
+        """When no GPU was busy within the span of ``busy_all_unions`` (``idle.no_gpu_busy``): what blocking host
+        calls or a step short of work can have cost the GPU."""
         if self.derived is None:
-            return no_gpu_busy(self.all_gpu_work())
-        return self.derived.memo.get(("no_gpu_busy",), lambda: no_gpu_busy(self.all_gpu_work()))
+            return no_gpu_busy(self.busy_all_unions())
+        return self.derived.memo.get(("no_gpu_busy",), lambda: no_gpu_busy(self.busy_all_unions()))
 
     def gpu_work_span(self) -> tuple[int, int]:
-        """``(first start, last end)`` of ``all_gpu_work`` (``(0, 0)`` without any)."""
-        w = self.all_gpu_work()
-        return (int(w["start_ns"].min()), int(w["end_ns"].max())) if len(w) else (0, 0)
+        """``(first start, last end)`` of every GPU work row (``(0, 0)`` without any)."""
+        us, ue = any_device_union(self.busy_all_unions())
+        return (int(us[0]), int(ue[-1])) if len(us) else (0, 0)
 
     def ops(self) -> pd.DataFrame:
         """nsys_rules.gpu_ops of the bundle."""
