@@ -14,6 +14,7 @@ from dashboard.analysis.intervals import (
     union_fraction_bins,
     union_intervals,
     union_length,
+    union_overlap_length,
 )
 
 
@@ -95,6 +96,19 @@ def test_intersect_unions(a, b, expected):
     )
 
 
+def test_union_overlap_length_reads_only_the_union_intervals_the_second_set_spans():
+    """The union's intervals before the first call or after the last are left out; the sum is the same."""
+    us, ue = np.array([0, 200, 400, 600]), np.array([100, 300, 500, 700])
+    # [250,300) [400,420) [450,500) [600,650)
+    assert union_overlap_length(us, ue, [250, 450], [420, 650]) == 50 + 20 + 50 + 50
+    assert union_overlap_length(us, ue, [100, 300], [200, 400]) == 0  # only in the holes
+    assert union_overlap_length(us, ue, [-50], [1_000]) == 400
+    assert union_overlap_length(us, ue, [650, 640], [660, 690]) == 50  # overlapping calls count once
+    assert union_overlap_length(us, ue, [800], [900]) == 0
+    assert union_overlap_length([], [], [0], [10]) == 0
+    assert union_overlap_length(us, ue, [], []) == 0
+
+
 def test_gaps_with_window_and_empty():
     assert pairs(gaps([10, 50], [20, 60], within=(0, 100))) == [(0, 10), (20, 50), (60, 100)]
     assert pairs(gaps([], [], within=(0, 100))) == [(0, 100)]
@@ -168,6 +182,12 @@ def test_properties_against_brute_force(x, y):
         & set().union(*[range(a, b) for a, b in zip(ys, ye)], set())
     )
     assert intersection_length(s, e, ys, ye) == brute
+    assert union_overlap_length(us, ue, ys, ye) == brute
+    gs, ge = gaps(s, e)  # gaps are a union too (what the blocking rules intersect with host calls)
+    assert union_overlap_length(gs, ge, ys, ye) == len(
+        set().union(*[range(a, b) for a, b in zip(gs.tolist(), ge.tolist())], set())
+        & set().union(*[range(a, b) for a, b in zip(ys, ye)], set())
+    )
 
 
 @pytest.mark.parametrize("seed", range(20))

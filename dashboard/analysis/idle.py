@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis.gpu_time import any_device_union, device_unions
-from dashboard.analysis.intervals import PART_ROWS, gaps, intersection_length, union_intervals
+from dashboard.analysis.intervals import PART_ROWS, gaps, union_intervals, union_overlap_length
 from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.tables import clean_api_name
 
@@ -73,7 +73,7 @@ def idle_while_blocked(starts: np.ndarray, ends: np.ndarray, idle: tuple[np.ndar
         return 0
     j = np.clip(np.searchsorted(gs, ends, side="right") - 1, 0, None)
     drained = (gs[j] <= ends) & (ends < ge[j]) & (gs[j] >= starts)  # busy up to the call's start at least
-    return intersection_length(gs, ge, starts, np.where(drained, ge[j], ends))
+    return union_overlap_length(gs, ge, starts, np.where(drained, ge[j], ends))
 
 
 def idle_gaps_of(unions: dict[int, tuple[np.ndarray, np.ndarray]], *, min_gap_ns: int) -> pd.DataFrame:

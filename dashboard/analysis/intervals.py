@@ -152,8 +152,31 @@ def intersect_unions(a_starts, a_ends, b_starts, b_ends) -> tuple[np.ndarray, np
 
 def intersection_length(a_starts, a_ends, b_starts, b_ends) -> int:
     """Length in ns of ``union(a) ∩ union(b)``."""
-    s, e = intersect_unions(a_starts, a_ends, b_starts, b_ends)
-    return int((e - s).sum())
+    return union_overlap_length(*union_intervals(a_starts, a_ends), b_starts, b_ends)
+
+
+def union_overlap_length(union_starts, union_ends, starts, ends) -> int:
+    """Length in ns of ``union ∩ union(starts, ends)`` for a first set that is a union already (disjoint and sorted:
+    ``union_intervals``' or ``gaps``' output), never merged again. Only the union's intervals that the second set
+    spans are read, and no pair of intervals is listed: a trace's millions of idle gaps against a few thousand
+    host calls make arrays the size of the calls and one running sum of the gaps they span, where listing the
+    overlapping pairs (``intersect_unions``) made a dozen arrays the size of the gaps.
+
+    Example:
+        >>> union_overlap_length([0, 200], [100, 300], [50, 250], [150, 260])
+        60
+    """
+    bs, be = union_intervals(starts, ends)
+    us, ue = _as_int64(union_starts), _as_int64(union_ends)
+    if bs.size == 0 or us.size == 0:
+        return 0
+    # intervals ending by the first start, or starting at or after the last end, add the same to every
+    # covered_before below (or nothing): left out
+    i0, i1 = int(np.searchsorted(ue, bs[0], side="right")), int(np.searchsorted(us, be[-1], side="left"))
+    if i1 <= i0:
+        return 0
+    covered = covered_before(us[i0:i1], ue[i0:i1], np.concatenate([bs, be]))
+    return int((covered[bs.size :] - covered[: bs.size]).sum())
 
 
 def gaps(
@@ -223,7 +246,9 @@ def covered_before(union_starts, union_ends, t) -> np.ndarray:
     tt = _as_int64(t)
     if us.size == 0:
         return np.zeros(tt.shape, np.int64)
-    cum = np.r_[0, np.cumsum(ue - us)]  # busy time of the first k intervals
+    cum = np.zeros(us.size + 1, np.int64)  # busy time of the first k intervals (one array: unions run to millions)
+    np.subtract(ue, us, out=cum[1:])
+    np.cumsum(cum[1:], out=cum[1:])
     i = np.searchsorted(us, tt, side="right")  # intervals starting at or before t
     j = np.maximum(i - 1, 0)
     partial = np.clip(np.minimum(tt, ue[j]) - us[j], 0, None)

@@ -26,7 +26,7 @@ from dashboard.analysis.findings.base import (
 )
 from dashboard.analysis.gpu_time import gpu_work, has_gpu_work
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps, idle_while_blocked
-from dashboard.analysis.intervals import PART_ROWS, intersection_length
+from dashboard.analysis.intervals import PART_ROWS, intersection_length, union_overlap_length
 from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import kernel_durations_at, usable_kernel_mask
 from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
@@ -90,7 +90,7 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
                 "step_ns": int(dur[sel].sum()),
                 "gpu_busy_ns": int(busy[sel].sum()),
                 "without_own_gpu_ns": int((dur[sel] - busy[sel]).sum()),
-                "gpu_idle_ns": intersection_length(gs, ge, starts[sel], ends[sel]),
+                "gpu_idle_ns": union_overlap_length(gs, ge, starts[sel], ends[sel]),
                 "cause": str(top.index[0]) if len(top) else None,  # None: no idle gap starts in these steps
                 "cause_idle_ns": int(top.iloc[0]) if len(top) else 0,
             }
