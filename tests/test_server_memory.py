@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from paths import nsys_trace
+
 # Frees every other one of 20 8-MiB arrays after a 16-MiB one was freed (which, by default, raises
 # glibc's mmap threshold to 16 MiB, so the 8-MiB arrays come from the heap, whose holes are kept).
 # Prints the MiB kept free inside the heap and the MiB in mapped blocks (unmapped when freed), from
@@ -54,6 +56,45 @@ def test_tuned_malloc_returns_freed_frames_to_the_system():
     assert kept > 79 and mapped < 1, (kept, mapped)  # the 10 freed arrays: 80 MiB of holes kept in the heap
     kept, mapped = kept_and_mapped_mib("tuned")
     assert kept < 1 and 79 < mapped < 81, (kept, mapped)  # each array mapped on its own: freed ones unmapped
+
+
+ONE_SHOT = """
+import os, sys
+from dashboard.cli import main
+code = main(["summarize", sys.argv[1], "--no-cache", "-o", os.devnull])
+import pyarrow as pa
+print(code, pa.default_memory_pool().backend_name, os.environ.get("ARROW_DEFAULT_MEMORY_POOL", "-"))
+"""
+
+
+@pytest.mark.parametrize("chosen", [None, "mimalloc"])
+def test_a_one_shot_command_reads_through_the_system_allocator_unless_the_user_chose_a_pool(chosen):
+    """`summarize` (any command but `serve`) gets Arrow's buffers from glibc, not mimalloc, which faulted freed
+    segments in again (docs/benchmarks.md); the variable is gone after the command, and a pool the user set stays."""
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if chosen:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = chosen
+    out = subprocess.run(
+        [sys.executable, "-c", ONE_SHOT, str(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    assert out.stdout.split() == (["0", "mimalloc", "mimalloc"] if chosen else ["0", "system", "-"])
+
+
+def test_the_one_shot_pool_leaves_a_process_whose_arrow_is_in_use_alone(monkeypatch):
+    from dashboard.data.memory import ARROW_POOL_VARIABLE, one_shot_arrow_pool
+
+    monkeypatch.delenv(ARROW_POOL_VARIABLE, raising=False)
+    monkeypatch.setitem(sys.modules, "pyarrow", sys.modules.get("pyarrow") or object())
+    with one_shot_arrow_pool():  # the pool of a process that has used pyarrow is fixed: nothing to say
+        assert ARROW_POOL_VARIABLE not in os.environ
+    monkeypatch.delitem(sys.modules, "pyarrow")
+    with one_shot_arrow_pool():
+        assert os.environ[ARROW_POOL_VARIABLE] == "system"
+    assert ARROW_POOL_VARIABLE not in os.environ
 
 
 def test_a_traces_page_views_render_one_at_a_time_and_zooms_do_not_wait():

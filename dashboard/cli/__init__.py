@@ -54,8 +54,13 @@ def main(argv: list[str] | None = None) -> int:
 
     shown_before = warnings.showwarning
     warnings.showwarning = _one_line_warnings(shown_before)
+    from contextlib import nullcontext
+
+    from dashboard.data.memory import one_shot_arrow_pool
+
     try:
-        return args.func(args)
+        with nullcontext() if args.command == "serve" else one_shot_arrow_pool():
+            return args.func(args)
     except TraceError as exc:
         _say(f"tracedash: error: {exc}", file=sys.stderr)
         return EXIT_INPUT_ERROR

@@ -3,7 +3,12 @@ process of large frames (``tune_malloc``; here, not in the server module, so tha
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+ARROW_POOL_VARIABLE = "ARROW_DEFAULT_MEMORY_POOL"
 
 
 def release_freed_arrow_memory() -> None:
@@ -17,6 +22,26 @@ def release_freed_arrow_memory() -> None:
     pa = sys.modules.get("pyarrow")
     if pa is not None:
         pa.default_memory_pool().release_unused()
+
+
+@contextmanager
+def one_shot_arrow_pool() -> Iterator[None]:
+    """Within it, Arrow's buffers come from the system allocator (glibc), not its default mimalloc pool, for a
+    command that reads a trace once and exits (every command but ``serve``, which keeps mimalloc and gives memory
+    back after each load: ``release_freed_arrow_memory``).
+
+    Why: mimalloc hands freed segments back to the system and faults them in again for the next batch of
+    columns; a cold ``summarize`` of 10M kernels spent ~0.7 s more system time and ~0.6 s more wall time with it
+    (docs/benchmarks.md, stop 51). Left alone when the user chose a pool or pyarrow is already in use (its pool
+    is then fixed); the variable is set only for the command (child processes it starts inherit it)."""
+    if ARROW_POOL_VARIABLE in os.environ or "pyarrow" in sys.modules:
+        yield
+        return
+    os.environ[ARROW_POOL_VARIABLE] = "system"
+    try:
+        yield
+    finally:
+        os.environ.pop(ARROW_POOL_VARIABLE, None)
 
 
 # glibc malloc settings for a server of large pandas frames (mallopt(3) parameter numbers).
