@@ -10,7 +10,9 @@ from dashboard.analysis.idle import (
     gap_causes,
     idle_by_cause,
     idle_gaps,
+    idle_gaps_of,
     idle_while_blocked,
+    largest_idle_gaps,
     no_gpu_busy,
 )
 from dashboard.loaders import load_nsys_sqlite
@@ -231,3 +233,22 @@ def test_no_gpu_busy_is_the_gaps_of_every_devices_work_together():
     work = pd.DataFrame({"device_id": [0, 1, 0], "start_ns": [0, 50, 300], "end_ns": [100, 200, 400]})
     gs, ge = no_gpu_busy(device_unions(work))
     assert (gs.tolist(), ge.tolist()) == ([200], [300])
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("n", [0, 1, 3, 17, 500])
+def test_the_largest_gaps_are_the_head_of_every_gap_sorted(seed, n):
+    """Three devices whose gaps tie in length across and within devices (durations from a few values): the
+    largest n, their order and the count equal those of the full sorted frame (the gap table's rows and note)."""
+    rng = np.random.default_rng(seed)
+    unions = {}
+    for dev in (2, 0, 1)[: 1 + seed % 3]:
+        busy = rng.choice([5, 10, 20], 60)
+        idle = rng.choice([1, 3, 3, 8, 30], 60)
+        starts = np.cumsum(np.r_[0, busy[:-1] + idle[:-1]]).astype(np.int64)
+        unions[dev] = (starts, starts + busy)
+    for min_gap_ns in (0, 3, 9):
+        full = idle_gaps_of(unions, min_gap_ns=min_gap_ns)
+        top, count = largest_idle_gaps(unions, min_gap_ns=min_gap_ns, n=n)
+        assert count == len(full)
+        pd.testing.assert_frame_equal(top, full.head(n).reset_index(drop=True))

@@ -10,7 +10,7 @@ from dashboard.analysis.gpu_time import (
     busy_parts,
     cuda_traced,
 )
-from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_by_cause, idle_gaps_of
+from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_by_cause, largest_idle_gaps
 from dashboard.analysis.ranks import RANKS_FORMAT, rank_nvtx_stats
 from dashboard.analysis.summary import kernel_busy_union, nvtx_stats
 from dashboard.analysis.tables import (
@@ -99,10 +99,12 @@ def idle_view(
             else "This trace has no kernels, so the GPU has no idle gaps to explain."
         )
         return [], build_idle_causes(idle_by_cause(pd.DataFrame()), note=why, theme=theme), ""
-    gaps_all = idle_gaps_of(analysis_of(trace).busy_unions(state.busy), min_gap_ns=min_gap_ns)
+    largest, n_gaps = largest_idle_gaps(
+        analysis_of(trace).busy_unions(state.busy), min_gap_ns=min_gap_ns, n=GAP_CAUSE_LIMIT
+    )
     memops = None if busy_parts(state.busy)[0] else b.memops  # counted as busy: no gap to cover
     causes = gap_causes(
-        gaps_all,
+        largest,
         b.kernels,
         b.api_calls,
         b.nvtx_ranges,
@@ -117,13 +119,12 @@ def idle_view(
             nvtx_range=ranges,
             cause=[f"{a} in {r}" if a and r else (a or r or NO_HOST_ACTIVITY) for a, r in zip(apis, ranges)],
         )
-    note = f"{len(gaps_all):,} gap{'' if len(gaps_all) == 1 else 's'} ≥ {units.duration(min_gap_ns)}"
-    if len(gaps_all) > GAP_CAUSE_LIMIT:
+    note = f"{n_gaps:,} gap{'' if n_gaps == 1 else 's'} ≥ {units.duration(min_gap_ns)}"
+    if n_gaps > GAP_CAUSE_LIMIT:
         note += f"; causes of the {GAP_CAUSE_LIMIT:,} largest"
     listed = (
-        f"{len(gaps_all):,} gaps ≥ {units.duration(min_gap_ns)}: the table and chart hold the {GAP_CAUSE_LIMIT:,} "
-        "largest"
-        if len(gaps_all) > GAP_CAUSE_LIMIT
+        f"{n_gaps:,} gaps ≥ {units.duration(min_gap_ns)}: the table and chart hold the {GAP_CAUSE_LIMIT:,} largest"
+        if n_gaps > GAP_CAUSE_LIMIT
         else note
     )
     rows = _records(
