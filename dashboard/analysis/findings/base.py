@@ -13,7 +13,14 @@ from dashboard.analysis import nsys_rules as nr
 from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import dispatch_busy_ns
 from dashboard.analysis.derived import BundleAnalysis
-from dashboard.analysis.gpu_time import BUSY_ALL, any_device_union, device_unions, gpu_work, has_gpu_work
+from dashboard.analysis.gpu_time import (
+    BUSY_ALL,
+    BUSY_KERNELS,
+    any_device_union,
+    device_unions,
+    has_gpu_work,
+    work_for_source,
+)
 from dashboard.analysis.idle import idle_while_blocked, no_gpu_busy
 from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, timed_kernels
@@ -206,13 +213,15 @@ class Context:
             )
         return self.derived.dispatch_busy(self.prefix, len(self.dispatches))
 
-    def busy_all_unions(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-        """Each device's busy union of every GPU work row: kernels, CUDA graphs, memcpy/memset (the busy source
-        ``BUSY_ALL``; the trace's memoised unions when it has derived data)."""
+    def busy_unions(self, busy_source: str = BUSY_KERNELS) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Each device's busy union for a busy source (the trace's memoised unions when it has derived data)."""
         if self.derived is None:
-            b = self.bundle
-            return device_unions(gpu_work(b.kernels, b.memops, b.graph_launches, include_memops=True))
-        return self.derived.busy_unions(BUSY_ALL)
+            return device_unions(work_for_source(self.bundle, busy_source))
+        return self.derived.busy_unions(busy_source)
+
+    def busy_all_unions(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Each device's busy union of every GPU work row: kernels, CUDA graphs, memcpy/memset (``BUSY_ALL``)."""
+        return self.busy_unions(BUSY_ALL)
 
     def no_gpu_busy(self) -> tuple[np.ndarray, np.ndarray]:
         """When no GPU was busy within the span of ``busy_all_unions`` (``idle.no_gpu_busy``): what blocking host

@@ -24,8 +24,8 @@ from dashboard.analysis.findings.base import (
     _window,
     blocking_cost,
 )
-from dashboard.analysis.gpu_time import gpu_work, has_gpu_work
-from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps, idle_while_blocked
+from dashboard.analysis.gpu_time import has_gpu_work
+from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps_of, idle_while_blocked
 from dashboard.analysis.intervals import PART_ROWS, intersection_length, union_overlap_length
 from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import kernel_durations_at, usable_kernel_mask
@@ -63,7 +63,7 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
     bound = busy < share * dur
     if not bound.any():
         return _empty(ctx, rule, params, f"No step has GPU busy under {params['share']} % of its time.", view)
-    gaps = idle_gaps(gpu_work(b.kernels, b.memops, b.graph_launches), min_gap_ns=1)
+    gaps = idle_gaps_of(ctx.busy_unions(), min_gap_ns=1)  # the default busy source's kept unions
     starts, ends = d["start_ns"].to_numpy(np.int64), d["end_ns"].to_numpy(np.int64)
     pos = np.searchsorted(starts, gaps["start_ns"].to_numpy(np.int64), side="right") - 1
     ok = (pos >= 0) & (gaps["start_ns"].to_numpy() < ends[np.clip(pos, 0, None)])
