@@ -235,6 +235,19 @@ def test_no_gpu_busy_is_the_gaps_of_every_devices_work_together():
     assert (gs.tolist(), ge.tolist()) == ([200], [300])
 
 
+def test_no_gpu_busy_of_one_device_is_a_read_only_view_of_its_kept_union():
+    """One device: the gaps are the kept union's own ends and starts (no copy), and cannot be written through."""
+    unions = {3: (np.array([0, 150, 400]), np.array([100, 300, 450]))}
+    gs, ge = no_gpu_busy(unions)
+    assert (gs.tolist(), ge.tolist()) == ([100, 300], [150, 400])
+    assert np.shares_memory(gs, unions[3][1]) and np.shares_memory(ge, unions[3][0])
+    with pytest.raises(ValueError):
+        gs[0] = 0
+    assert unions[3][1].flags.writeable  # the union itself is left as it was
+    touching = {0: (np.array([0, 100, 300]), np.array([100, 200, 400]))}  # not as union_intervals makes one
+    assert [a.tolist() for a in no_gpu_busy(touching)] == [[200], [300]]
+
+
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("n", [0, 1, 3, 17, 500])
 def test_the_largest_gaps_are_the_head_of_every_gap_sorted(seed, n):

@@ -56,8 +56,17 @@ def idle_gaps(work: pd.DataFrame, *, min_gap_ns: int = DEFAULT_MIN_GAP_NS) -> pd
 
 def no_gpu_busy(unions: dict[int, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
     """The gaps in the union of every device's busy union (``gpu_time.device_unions``, as a trace keeps them): when
-    no GPU was busy, between the first start and the last end."""
-    return gaps(*any_device_union(unions), is_union=True)
+    no GPU was busy, between the first start and the last end.
+
+    Read-only views of that union, not new arrays: the gap after busy stretch k runs from its end to the start of
+    stretch k + 1, and a union's stretches never touch. A 10M-kernel trace's 5.6M gaps then cost no memory (kept,
+    they were 86 MiB of a served trace)."""
+    us, ue = any_device_union(unions)
+    if us.size > 1 and not (us[1:] > ue[:-1]).all():  # not a union as union_intervals makes them: merged again
+        return gaps(us, ue)
+    gs, ge = ue[:-1], us[1:]
+    gs.flags.writeable = ge.flags.writeable = False  # the views' own flags: the union stays as it was
+    return gs, ge
 
 
 def idle_while_blocked(starts: np.ndarray, ends: np.ndarray, idle: tuple[np.ndarray, np.ndarray]) -> int:
