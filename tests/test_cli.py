@@ -411,3 +411,13 @@ def test_a_cache_folder_that_cannot_be_used_is_one_warning_line(tmp_path, capsys
     assert [line for line in err if "warning" in line] == [
         f"tracedash: warning: cache disabled: cannot write to {not_a_folder} (Not a directory)"
     ]
+
+
+def test_a_light_commands_usage_error_names_every_subcommand(capsys):
+    """The parser of a command other than findings leaves findings' rules unimported, yet its usage line names it."""
+    from dashboard.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["cache", "info", "x"])
+    assert exc.value.code == 2
+    assert "{summarize,serve,inspect,export,report,cache,diff,findings,steps}" in capsys.readouterr().err

@@ -59,23 +59,25 @@ def test_tuned_malloc_returns_freed_frames_to_the_system():
 
 
 ONE_SHOT = """
-import os, sys
+import contextlib, io, os, sys
 from dashboard.cli import main
-code = main(["summarize", sys.argv[1], "--no-cache", "-o", os.devnull])
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main([sys.argv[2], sys.argv[1], "--no-cache", *(["-o", os.devnull] if sys.argv[2] == "summarize" else [])])
 import pyarrow as pa
 print(code, pa.default_memory_pool().backend_name, os.environ.get("ARROW_DEFAULT_MEMORY_POOL", "-"))
 """
 
 
-@pytest.mark.parametrize("chosen", [None, "mimalloc"])
-def test_a_one_shot_command_reads_through_the_system_allocator_unless_the_user_chose_a_pool(chosen):
-    """`summarize` (any command but `serve`) gets Arrow's buffers from glibc, not mimalloc, which faulted freed
-    segments in again (docs/benchmarks.md); the variable is gone after the command, and a pool the user set stays."""
+@pytest.mark.parametrize("command, chosen", [("summarize", None), ("findings", None), ("summarize", "mimalloc")])
+def test_a_one_shot_command_reads_through_the_system_allocator_unless_the_user_chose_a_pool(command, chosen):
+    """`summarize` and `findings` (any command but `serve`) get Arrow's buffers from glibc, not mimalloc, which
+    faulted freed segments in again (docs/benchmarks.md); `findings`' parser imports pyarrow, so the pool is chosen
+    before it; the variable is gone after the command, and a pool the user set stays."""
     env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
     if chosen:
         env["ARROW_DEFAULT_MEMORY_POOL"] = chosen
     out = subprocess.run(
-        [sys.executable, "-c", ONE_SHOT, str(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite"))],
+        [sys.executable, "-c", ONE_SHOT, str(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")), command],
         capture_output=True,
         text=True,
         check=True,

@@ -46,7 +46,17 @@ def _refuse_unknown_options(parser, argv: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input or usage)."""
+    from contextlib import nullcontext
+
+    from dashboard.data.memory import one_shot_arrow_pool
+
     argv = _join_negative_sizes(list(sys.argv[1:] if argv is None else argv))
+    # before the parser: building it imports pandas (and pyarrow) for findings and steps
+    with nullcontext() if argv[:1] == ["serve"] else one_shot_arrow_pool():
+        return _run(argv)
+
+
+def _run(argv: list[str]) -> int:
     parser = build_parser(light=bool(argv) and argv[0] in LIGHT_COMMANDS)
     _refuse_unknown_options(parser, argv)
     args = parser.parse_args(argv)
@@ -54,13 +64,8 @@ def main(argv: list[str] | None = None) -> int:
 
     shown_before = warnings.showwarning
     warnings.showwarning = _one_line_warnings(shown_before)
-    from contextlib import nullcontext
-
-    from dashboard.data.memory import one_shot_arrow_pool
-
     try:
-        with nullcontext() if args.command == "serve" else one_shot_arrow_pool():
-            return args.func(args)
+        return args.func(args)
     except TraceError as exc:
         _say(f"tracedash: error: {exc}", file=sys.stderr)
         return EXIT_INPUT_ERROR

@@ -67,6 +67,12 @@ def _document_inputs(sub) -> None:
         p.epilog = COMMAND_INPUTS.get(name, INPUTS_TEXT)
 
 
+FINDINGS_HELP = (
+    "what to fix first: findings ranked by the time they cost, with evidence and a dashboard link each "
+    "(docs/findings.md)"
+)
+
+
 def build_parser(light: bool = False) -> argparse.ArgumentParser:
     """The argparse parser of every subcommand; ``light``: every subcommand but ``findings`` (whose rule
     list would import the findings rules and with them plotly's neighbours: ~0.3 s), for a command line
@@ -333,16 +339,13 @@ def build_parser(light: bool = False) -> argparse.ArgumentParser:
     p.set_defaults(func=_diff)
 
     if light:  # another subcommand than findings: parsed without importing the findings rules (nor plotly)
+        sub.add_parser("findings", help=FINDINGS_HELP)  # named in the usage line of a light command's error
         _add_steps_parser(sub)
         _document_inputs(sub)
         return parser
     from dashboard.analysis.findings import RULES
 
-    p = sub.add_parser(
-        "findings",
-        help="what to fix first: findings ranked by the time they cost, with evidence "
-        "and a dashboard link each (docs/findings.md)",
-    )
+    p = sub.add_parser("findings", help=FINDINGS_HELP)
     p.add_argument("trace", help="nsys SQLite export, Kineto trace or summary JSON")
     p.add_argument("--json", action="store_true", help="print JSON (schema 'tracedash.findings/1'; times in ns)")
     p.add_argument(
