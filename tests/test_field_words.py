@@ -331,8 +331,8 @@ def test_triton_sync_share_is_of_the_trace_not_of_a_1_76_us_gpu_span():
     assert f["sync-in-loop"].summary == (
         "No dispatch marks, so the whole trace is the loop (no per-step figures): 1 blocking call holds 1 host "
         "thread 16.8 µs, under 0.1 % of its time over the trace's 13.3 s span (first to last recorded event), "
-        "mostly cudaDeviceSynchronize (16.8 µs); GPU work (kernels, CUDA graphs, memcpy/memset) never stopped while it "
-        "blocked or right after it returned, within its first-to-last span: no GPU time lost."
+        "mostly cudaDeviceSynchronize (16.8 µs); it lies outside the recorded GPU work (its first start to its last "
+        "end), so what it cost the GPU is not measured."
     )
     # no GPU time lost, whatever the share: never a severity from 16.8 µs / 1.76 µs
     ranked = findings_for(t)
@@ -374,7 +374,7 @@ def test_a_zero_gpu_span_is_no_denominator(built):
     # no GPU work recorded: what the calls cost the GPU is unknown, so their blocked time stands (4000 / 9500 = 42 %)
     assert (f.severity, f.cost_ns) == ("high", 4000) and f.rows["gpu_idle_ns"].tolist() == [None]
     assert f.summary.endswith(
-        "; no GPU work was recorded, so what it cost the GPU is unknown: the blocked time stands as the cost."
+        "; no GPU work was recorded, so what it cost the GPU is unknown: the time it blocked stands as the cost."
     )
 
 
@@ -498,7 +498,7 @@ def test_rows_found_by_an_nsys_rule_still_name_what_it_skipped(tmp_path):
     assert f.summary == (
         "1 synchronisation call, 2 µs in all; the longest 2 µs at 0.000 s (CUDA runtime names only, "
         "as nsys; not looked at: the trace's 1 other synchronisation call (cuCtxSynchronize ×1): "
-        "see sync-in-loop); no GPU work was recorded, so what it cost the GPU is unknown: the blocked time "
+        "see sync-in-loop); no GPU work was recorded, so what it cost the GPU is unknown: the time it blocked "
         "stands as the cost."
     )
 

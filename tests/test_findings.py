@@ -186,6 +186,59 @@ def test_sync_in_loop(found):
     )
 
 
+def test_blocking_calls_without_gpu_work_cost_their_union_and_nested_ones_hold_a_thread_once(tmp_path):
+    """No kernel: the blocked time stands as the cost, but as a union (two threads blocked over [0, 1000) at once and
+    a call nested in another on the first thread: 1 µs, not the 2.5 µs of their durations in a 1 µs trace), and the
+    lead says what each thread was held (the union of its own calls) beside the durations' sum."""
+    path = write_nsys_sqlite(
+        tmp_path / "nokernels.sqlite",
+        runtime=[
+            _api(0, 1000, "cudaStreamSynchronize_v3020", 1),
+            _api(200, 700, "cudaStreamSynchronize_v3020", 2),  # nested in the first, same thread
+            {**_api(0, 1000, "cudaDeviceSynchronize_v3020", 3), "globalTid": GLOBAL_TID_1 + 1},
+        ],
+    )
+    by = {f.rule: f for f in findings_for(load_trace(path))}
+    assert by["sync-in-loop"].cost_ns == by["cuda-sync-api"].cost_ns == 1000
+    assert "3 blocking calls hold 2 host threads 2 µs (2.5 µs summed over the calls)" in by["sync-in-loop"].summary
+    assert by["sync-in-loop"].summary.endswith(
+        "no GPU work was recorded, so what they cost the GPU is unknown: the time they blocked (calls at the same "
+        "time counted once) stands as the cost."
+    )
+
+
+def test_blocking_calls_outside_the_gpu_work_are_not_measured_and_a_call_of_no_time_costs_nothing(tmp_path):
+    """Syncs before the first kernel and after the last one: not "no GPU time lost", but not measured; a
+    zero-length sync as the GPU goes idle waited on nothing (it was charged the whole gap after it)."""
+    kernels = [
+        {"start": 10_000, "end": 11_000, "correlationId": 1, "shortName": "gemm"},
+        {"start": 15_000, "end": 16_000, "correlationId": 2, "shortName": "gemm"},
+    ]
+    launches = [_api(9_000, 9_100, "cudaLaunchKernel_v7000", 1), _api(9_200, 9_300, "cudaLaunchKernel_v7000", 2)]
+    outside = write_nsys_sqlite(
+        tmp_path / "outside.sqlite",
+        kernels=kernels,
+        runtime=[
+            *launches,
+            _api(1_000, 5_000, "cudaStreamSynchronize_v3020", 10),
+            _api(20_000, 30_000, "cudaStreamSynchronize_v3020", 11),
+        ],
+    )
+    by = {f.rule: f for f in findings_for(load_trace(outside))}
+    for rule in ("sync-in-loop", "cuda-sync-api"):
+        assert by[rule].cost_ns == 0 and by[rule].summary.endswith(
+            "; they lie outside the recorded GPU work (its first start to its last end), so what they cost the GPU "
+            "is not measured."
+        ), by[rule].summary
+    instant = write_nsys_sqlite(
+        tmp_path / "instant.sqlite",
+        kernels=kernels,
+        runtime=[*launches, _api(11_000, 11_000, "cudaStreamSynchronize_v3020", 10)],
+    )
+    by = {f.rule: f for f in findings_for(load_trace(instant))}
+    assert by["sync-in-loop"].cost_ns == by["cuda-sync-api"].cost_ns == 0
+
+
 def test_a_sync_that_returns_while_the_gpu_has_queued_work_costs_no_gpu_time(tmp_path):
     """A host thread blocked while the GPU runs its queued kernels loses no GPU time: the rules say so and cost 0,
     whatever the blocked time (the 2-GPU NCCL trace: 325 ms blocked over 2 threads, in a 300 ms trace)."""

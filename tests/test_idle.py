@@ -223,6 +223,8 @@ _IDLE = (np.array([100, 400], np.int64), np.array([300, 900], np.int64))
         ([50, 350], [120, 450], 200 + 500),  # each drained its own gap
         ([50, 60], [120, 130], 200),  # overlapping calls count once
         ([1000], [1200], 0),  # past the last GPU work: outside the span, nothing measured
+        ([100], [100], 0),  # took no time as the GPU went idle: waited on nothing
+        ([100, 100], [100, 110], 200),  # ... beside one that did wait
     ],
 )
 def test_idle_while_blocked(starts, ends, cost):

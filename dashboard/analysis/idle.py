@@ -81,7 +81,8 @@ def idle_while_blocked(starts: np.ndarray, ends: np.ndarray, idle: tuple[np.ndar
     if gs.size == 0 or starts.size == 0:
         return 0
     j = np.clip(np.searchsorted(gs, ends, side="right") - 1, 0, None)
-    drained = (gs[j] <= ends) & (ends < ge[j]) & (gs[j] >= starts)  # busy up to the call's start at least
+    # busy up to the call's start at least; a call that took no time waited on nothing
+    drained = (gs[j] <= ends) & (ends < ge[j]) & (gs[j] >= starts) & (ends > starts)
     return union_overlap_length(gs, ge, starts, np.where(drained, ge[j], ends))
 
 

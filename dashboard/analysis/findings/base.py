@@ -22,6 +22,7 @@ from dashboard.analysis.gpu_time import (
     work_for_source,
 )
 from dashboard.analysis.idle import idle_while_blocked, no_gpu_busy
+from dashboard.analysis.intervals import union_length
 from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, timed_kernels
 from dashboard.model import Summary, TraceBundle
@@ -317,19 +318,27 @@ def trace_span(bundle: TraceBundle, timed: pd.DataFrame | None = None) -> tuple[
     return (min(lo), max(hi)) if lo else (0, 0)
 
 
-def blocking_cost(ctx: Context, starts: np.ndarray, ends: np.ndarray, blocked_ns: int) -> tuple[int, str]:
+def blocking_cost(ctx: Context, starts: np.ndarray, ends: np.ndarray) -> tuple[int, str]:
     """``(cost, clause)`` of blocking host calls ``[starts, ends)``: the GPU idle they can have cost
     (``idle.idle_while_blocked`` of ``Context.no_gpu_busy``: no kernel, CUDA graph or memcpy/memset running, within
     their first-to-last span) and the clause their finding ends with. Without any GPU work recorded that is unknown
-    (the GPU may not have been captured), and their blocked time stands as the cost."""
+    (the GPU may not have been captured), and the time any of them blocked stands as the cost (their union:
+    calls of several threads, or nested ones, at once count once, so it never exceeds the trace)."""
     one = len(starts) == 1
     they = "it" if one else "they"
     if not has_gpu_work(ctx.bundle):
-        return blocked_ns, (
-            f"no GPU work was recorded, so what {they} cost the GPU is unknown: the blocked time stands as the cost"
+        return union_length(starts, ends), (
+            f"no GPU work was recorded, so what {they} cost the GPU is unknown: the time {they} blocked"
+            f"{'' if one else ' (calls at the same time counted once)'} stands as the cost"
         )
     idle = idle_while_blocked(starts, ends, ctx.no_gpu_busy())
     if idle <= 0:
+        lo, hi = ctx.gpu_work_span()
+        if bool(((ends <= lo) | (starts >= hi)).all()):  # the GPU had not started or had finished
+            return 0, (
+                f"{they} lie{'s' if one else ''} outside the recorded GPU work (its first start to its last end), "
+                f"so what {they} cost the GPU is not measured"
+            )
         return 0, (
             f"GPU work (kernels, CUDA graphs, memcpy/memset) never stopped while {they} blocked or right after "
             f"{they} returned, within its first-to-last span: no GPU time lost"

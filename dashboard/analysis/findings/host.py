@@ -26,7 +26,7 @@ from dashboard.analysis.findings.base import (
 )
 from dashboard.analysis.gpu_time import has_gpu_work
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps_of, idle_while_blocked
-from dashboard.analysis.intervals import PART_ROWS, intersection_length, union_overlap_length
+from dashboard.analysis.intervals import PART_ROWS, intersection_length, union_length, union_overlap_length
 from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.summary import kernel_durations_at, usable_kernel_mask
 from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
@@ -259,7 +259,7 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
         span = {p: int(ctx.dispatches["duration_ns"].to_numpy()[pp == p].sum()) for p in set(pp)}
     inside = phase != ""
     if not inside.any():
-        return _empty(ctx, rule, params, f"{len(a):,} blocking calls, none inside a dispatch.", view)
+        return _empty(ctx, rule, params, f"{units.count(len(a), 'blocking call')}, none inside a dispatch.", view)
     rng = _innermost_ranges(ctx.bundle.nvtx_ranges, a["global_tid"].to_numpy()[inside], start[inside], end[inside])
     rng = np.array([normalize_nvtx_name(x) if x else x for x in rng], dtype=object)
     f = pd.DataFrame(
@@ -304,7 +304,7 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
         )
     rows = pd.DataFrame(rows).sort_values("blocked_ns", ascending=False, kind="stable")
     blocked = int(rows["blocked_ns"].sum())
-    cost, clause = blocking_cost(ctx, start[inside], end[inside], blocked)
+    cost, clause = blocking_cost(ctx, start[inside], end[inside])
     r0 = rows.iloc[0]
     share = (
         "n/a"
@@ -318,11 +318,16 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
     where = f" inside {r0['nvtx_range']}" if r0["nvtx_range"] else ""
     n_threads = threads[r0["phase"]]
     calls = int(rows['calls'].sum())
+    # each thread's calls as a union: nested or repeated calls on one thread hold it once
+    held_ns = sum(union_length(t["start"].to_numpy(), t["end"].to_numpy()) for _, t in f.groupby("tid", sort=False))
+    held = units.duration_short(held_ns) + (
+        f" ({units.duration_short(blocked)} summed over the calls)" if held_ns != blocked else ""
+    )
     if ctx.dispatches.empty:
         text = (
             f"No dispatch marks, so the whole trace is the loop (no per-step figures): "
             f"{units.count(calls, 'blocking call')} hold{'s' if calls == 1 else ''} "
-            f"{units.count(n_threads, 'host thread')} {units.duration_short(blocked)}, {share} of "
+            f"{units.count(n_threads, 'host thread')} {held}, {share} of "
             f"{'its' if n_threads == 1 else 'their'} time over the trace's {units.duration_short(span['all'])} span "
             f"(first to last recorded event), mostly {clean_api_name(r0['api_name'])}{where} "
             f"({units.duration_short(int(r0['top_blocked_ns']))})"
@@ -331,7 +336,7 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
         whose = "its step time" if n_threads == 1 else f"its step time on {n_threads} blocking host threads"
         text = (
             f"{units.count(calls, 'blocking call')} in the dispatch loop hold{'s' if calls == 1 else ''} the host "
-            f"{units.duration_short(blocked)}; "
+            f"{held}; "
             f"{r0['phase']}: {r0['calls_per_step']:g} per step, {share} of {whose}, mostly "
             f"{clean_api_name(r0['api_name'])}{where} ({units.duration_short(int(r0['top_blocked_ns']))})"
         )

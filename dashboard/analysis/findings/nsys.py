@@ -157,7 +157,7 @@ def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
         cost = int(sum(int(d) * max(100.0 - p, 0.0) / 100.0 for d, p in zip(rows["duration_ns"], rows["in_use_pct"])))
     elif rule == "cuda-sync-api":  # blocked host time is not lost GPU time: the GPU idle the calls can have cost
         s = rows["start_ns"].to_numpy(np.int64)
-        cost, clause = blocking_cost(ctx, s, s + rows["duration_ns"].to_numpy(np.int64), total)
+        cost, clause = blocking_cost(ctx, s, s + rows["duration_ns"].to_numpy(np.int64))
     else:
         cost = total
     if len(rows) == 1:
