@@ -189,6 +189,15 @@ def test_inspect_bad_input_exit_2(tmp_path, capsys):
         (["serve", "--memory-limit", "-1G"], "argument --memory-limit: not a size: '-1G' (use e.g. 512M, 2G, 1.5GiB)"),
         (["serve", "--memory-limit=-1G"], "argument --memory-limit: not a size: '-1G' (use e.g. 512M, 2G, 1.5GiB)"),
         (["serve", "--max-upload", "-.5G"], "argument --max-upload: not a size: '-.5G'"),
+        (
+            ["serve", "--memory-limit", "99999999999999999999999G"],
+            "argument --memory-limit: size too large: '99999999999999999999999G' (at most 1,048,576T)",
+        ),
+        (  # 400 digits: no finite float (int() of it raised OverflowError: a traceback)
+            ["serve", "--upload-space", "9" * 400],
+            "argument --upload-space: size too large: '99999999999999999999…999999999999' (at most 1,048,576T)",
+        ),
+        (["serve", "--max-unzipped", "1048577T"], "size too large"),
     ],
 )
 def test_bad_options_are_usage_errors(argv, message, capsys):

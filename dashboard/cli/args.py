@@ -122,7 +122,17 @@ def _size(text: str) -> int:
     value = float(m.group(1)) * 1024 ** " kmgt".index(m.group(2).lower() or " ")
     if value < 1:
         raise argparse.ArgumentTypeError(f"size must be positive, got {text!r}")
+    if value > MAX_SIZE_BYTES:  # no machine has it (and 400 digits would not even be a finite number)
+        raise argparse.ArgumentTypeError(f"size too large: {_shown(text)} (at most {MAX_SIZE_BYTES // 1024**4:,}T)")
     return int(value)
+
+
+MAX_SIZE_BYTES = 1 << 60  # 1 EiB
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    """``text`` quoted for a message, its middle elided past ``limit`` characters."""
+    return repr(text) if len(text) <= limit else repr(text[:20] + "…" + text[-12:])
 
 
 def _load_for_view(args):
