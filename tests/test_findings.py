@@ -149,7 +149,7 @@ def test_host_bound_steps(found):
             "without_own_gpu_ns": 9800,
             "gpu_idle_ns": 9800,
             "cause": "cudaStreamSynchronize in wait",
-            "cause_idle_ns": 9300,
+            "cause_idle_ns": 9100,  # its gap [11900, 21200) inside the step [11000, 21000): never over gpu_idle_ns
         }
     ]
     assert (f.view.tab, f.view.t0_ns, f.view.t1_ns, f.view.mark) == (
@@ -237,6 +237,32 @@ def test_blocking_calls_outside_the_gpu_work_are_not_measured_and_a_call_of_no_t
     )
     by = {f.rule: f for f in findings_for(load_trace(instant))}
     assert by["sync-in-loop"].cost_ns == by["cuda-sync-api"].cost_ns == 0
+
+
+def test_a_host_bound_steps_cause_counts_only_the_idle_its_row_counts(tmp_path):
+    """GPU 0 waits [1100, 5000) on a sync while GPU 1 runs [1000, 3000) (launched before the step): no GPU was busy
+    only over [3000, 5000). The cause's idle is measured as gpu_idle_ns is (2 µs), not as GPU 0's whole gap (3.9 µs,
+    more than the row's idle)."""
+    path = write_nsys_sqlite(
+        tmp_path / "two_gpus.sqlite",
+        kernels=[
+            {"start": 1000, "end": 1100, "correlationId": 1, "shortName": "gemm"},
+            {"start": 1000, "end": 3000, "correlationId": 2, "deviceId": 1, "shortName": "allreduce"},
+            {"start": 5000, "end": 5100, "correlationId": 3, "shortName": "gemm"},
+        ],
+        runtime=[
+            {**_api(100, 110, "cudaLaunchKernel_v7000", 2), "globalTid": GLOBAL_TID_1 + 1},
+            _api(950, 960, "cudaLaunchKernel_v7000", 1),
+            _api(1150, 4990, "cudaStreamSynchronize_v3020", 10),
+            _api(4992, 4998, "cudaLaunchKernel_v7000", 3),
+        ],
+        nvtx=[_mark(900, "CG_DISPATCH:actual=1:mode=NONE:padded=1")],
+    )
+    f = {x.rule: x for x in findings_for(load_trace(path))}["host-bound-steps"]
+    assert [(r["gpu_idle_ns"], r["cause"], r["cause_idle_ns"]) for r in rows(f)] == [
+        (2000, "cudaStreamSynchronize", 2000)
+    ]
+    assert f.cost_ns == 2000 and f.summary.endswith(", mainly cudaStreamSynchronize (2 µs).")
 
 
 def test_a_sync_that_returns_while_the_gpu_has_queued_work_costs_no_gpu_time(tmp_path):

@@ -68,20 +68,30 @@ def host_bound_steps(ctx: Context, params: dict) -> Finding:
     pos = np.searchsorted(starts, gaps["start_ns"].to_numpy(np.int64), side="right") - 1
     ok = (pos >= 0) & (gaps["start_ns"].to_numpy() < ends[np.clip(pos, 0, None)])
     ok &= bound[np.clip(pos, 0, None)]
-    g = gaps[ok].assign(phase=ctx.phases.to_numpy()[pos[ok]])
+    g = gaps[ok].assign(phase=ctx.phases.to_numpy()[pos[ok]], step_end=ends[pos[ok]])
     g = g.sort_values("duration_ns", ascending=False, kind="stable").head(CAUSE_GAPS)
-    causes = gap_causes(g.drop(columns="phase"), b.kernels, b.api_calls, b.nvtx_ranges, limit=len(g))
+    causes = gap_causes(g.drop(columns=["phase", "step_end"]), b.kernels, b.api_calls, b.nvtx_ranges, limit=len(g))
     causes["phase"] = g["phase"].to_numpy()
+    causes["step_end"] = g["step_end"].to_numpy()
     rows = []
     phases = ctx.phases.to_numpy()
     gs, ge = ctx.no_gpu_busy()
+
+    def cause_idle(c: pd.DataFrame) -> int:
+        """The idle of a cause's gaps as ``gpu_idle_ns`` measures it: inside their steps, when no GPU was busy
+        (one device's gap while another GPU ran counts nothing; gaps of two devices at once count once)."""
+        return union_overlap_length(
+            gs, ge, c["start_ns"].to_numpy(np.int64), np.minimum(c["end_ns"], c["step_end"]).to_numpy(np.int64)
+        )
+
     for phase in ph.PHASE_ORDER:
         sel = (phases == phase) & bound
         if not sel.any():
             continue
         c = causes[causes["phase"] == phase]
         c = c[c["cause"] != NO_HOST_ACTIVITY] if (c["cause"] != NO_HOST_ACTIVITY).any() else c
-        top = c.groupby("cause", sort=False)["duration_ns"].sum().sort_values(ascending=False, kind="stable")
+        top = pd.Series({k: cause_idle(grp) for k, grp in c.groupby("cause", sort=False)}, dtype="int64")
+        top = top[top > 0].sort_values(ascending=False, kind="stable")
         rows.append(
             {
                 "phase": phase,
