@@ -312,7 +312,10 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
                 "gpu_idle_ns": None if idle is None else idle_while_blocked(g["start"], g["end"], idle),
             }
         )
-    rows = pd.DataFrame(rows).sort_values("blocked_ns", ascending=False, kind="stable")
+    rows = pd.DataFrame(rows)
+    # the phase that cost the most GPU time leads (the finding's cost), then the most blocked
+    order = ["blocked_ns"] if idle is None else ["gpu_idle_ns", "blocked_ns"]
+    rows = rows.sort_values(order, ascending=False, kind="stable")
     blocked = int(rows["blocked_ns"].sum())
     cost, clause = blocking_cost(ctx, start[inside], end[inside])
     r0 = rows.iloc[0]
