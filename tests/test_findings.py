@@ -847,3 +847,20 @@ def test_rules_without_steps_say_what_auto_looked_for_and_what_another_accelerat
         "events and 823 MTIA runtime calls are not analysed."
     )
     assert mtia["sync-in-loop"].summary == "Not evaluated: this trace has no CUDA API calls."
+
+
+def test_findings_and_steps_say_the_traces_warnings_as_summarize_does(tmp_path, capsys):
+    """A sync call that ends before it starts is not loaded: `findings` said "No blocking CUDA synchronisation
+    calls." and nothing else; the trace's warnings now go to stderr as summarize's do."""
+    path = write_nsys_sqlite(
+        tmp_path / "reversed.sqlite",
+        kernels=[{"start": 1000, "end": 2000, "correlationId": 1, "shortName": "gemm"}],
+        runtime=[_api(900, 950, "cudaLaunchKernel_v7000", 1), _api(5000, 3000, "cudaStreamSynchronize_v3020", 2)],
+    )
+    warning = (
+        "tracedash: warning: reversed.sqlite: CUDA API calls: 1 of 2 rows not loaded: 1 with unusable times "
+        "(NULL, end < start or beyond 2^62 ns)\n"
+    )
+    for command in (["findings", "--no-cache"], ["steps", "--no-cache"], ["summarize", "--no-cache", "-o", "-"]):
+        code, _, err = run_cli(command[0], str(path), *command[1:])
+        assert (code, err) == (0, warning), command

@@ -73,6 +73,14 @@ def _prefix(text: str) -> str:
     return text
 
 
+def say_warnings(name: str, lines) -> None:
+    """A trace's warnings (a summary's ``warnings`` list: rows not loaded, clipped overruns…) on stderr, one
+    ``tracedash: warning: NAME: …`` line each, as ``summarize`` gives them: a command's output read alone would
+    otherwise hide that some of the trace was left out."""
+    for line in lines:
+        _say(f"tracedash: warning: {name}: {line}", file=sys.stderr)
+
+
 def _cache(args):
     from dashboard.data.cache import TraceCache
 

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from dashboard.cli.args import _cache, _say, _trace_id
+from dashboard.cli.args import _cache, _say, _trace_id, say_warnings
 from dashboard.errors import TraceError
 
 
@@ -32,6 +32,7 @@ def _findings(args) -> int:
         params.setdefault(rule, {})[name] = value
     cache = _cache(args)
     trace = load_trace(args.trace, dispatch_prefix=args.dispatch_prefix, cache=cache)
+    say_warnings(Path(args.trace).name, trace.summary.warnings)
     try:
         spec = None
         if args.steps is not None:
@@ -74,6 +75,7 @@ def _steps(args) -> int:
 
     spec = parse_step_source(args.steps, prefix=args.dispatch_prefix, threshold=args.threshold)
     trace = load_trace(args.trace, dispatch_prefix=args.dispatch_prefix, cache=_cache(args))
+    say_warnings(Path(args.trace).name, trace.summary.warnings)
     report = steps_report(trace, spec, args.pid)
     if args.json:
         for note in report.notes:

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from dashboard.cli.args import EXIT_INPUT_ERROR, _cache, _check_output, _Progress, _say
+from dashboard.cli.args import EXIT_INPUT_ERROR, _cache, _check_output, _Progress, _say, say_warnings
 from dashboard.errors import TraceError
 
 
@@ -111,8 +111,7 @@ def _say_summary_warnings(path: Path, text: str) -> None:
         lines = json.loads(text).get("warnings") or []
     except (ValueError, AttributeError):
         lines = []
-    for line in lines:
-        _say(f"tracedash: warning: {path.name}: {line}", file=sys.stderr)
+    say_warnings(path.name, lines)
 
 
 def _summary_names(paths: list[Path]) -> list[str]:
