@@ -63,19 +63,20 @@ import contextlib, io, os, sys
 from dashboard.cli import main
 with contextlib.redirect_stdout(io.StringIO()):
     code = main([sys.argv[2], sys.argv[1], "--no-cache", *(["-o", os.devnull] if sys.argv[2] == "summarize" else [])])
-import pyarrow as pa
-print(code, pa.default_memory_pool().backend_name, os.environ.get("ARROW_DEFAULT_MEMORY_POOL", "-"))
+import numpy as np, pyarrow as pa
+print(code, pa.default_memory_pool().backend_name, np._core.multiarray._get_madvise_hugepage(),
+      os.environ.get("ARROW_DEFAULT_MEMORY_POOL", "-"), os.environ.get("NUMPY_MADVISE_HUGEPAGE", "-"))
 """
 
 
-@pytest.mark.parametrize("command, chosen", [("summarize", None), ("findings", None), ("summarize", "mimalloc")])
-def test_a_one_shot_command_reads_through_the_system_allocator_unless_the_user_chose_a_pool(command, chosen):
-    """`summarize` and `findings` (any command but `serve`) get Arrow's buffers from glibc, not mimalloc, which
-    faulted freed segments in again (docs/benchmarks.md); `findings`' parser imports pyarrow, so the pool is chosen
-    before it; the variable is gone after the command, and a pool the user set stays."""
-    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+@pytest.mark.parametrize("command, chosen", [("summarize", False), ("findings", False), ("summarize", True)])
+def test_a_one_shot_command_reads_with_its_own_allocator_settings_unless_the_user_chose_them(command, chosen):
+    """`summarize` and `findings` (any command but `serve`) get Arrow's buffers from glibc, not mimalloc, and numpy
+    gives no huge-page advice (both cost system time: docs/benchmarks.md); `findings`' parser imports pyarrow and
+    numpy, so they are set before it; the variables are gone after the command, and what the user set stays."""
+    env = {k: v for k, v in os.environ.items() if k not in ("ARROW_DEFAULT_MEMORY_POOL", "NUMPY_MADVISE_HUGEPAGE")}
     if chosen:
-        env["ARROW_DEFAULT_MEMORY_POOL"] = chosen
+        env.update(ARROW_DEFAULT_MEMORY_POOL="mimalloc", NUMPY_MADVISE_HUGEPAGE="1")
     out = subprocess.run(
         [sys.executable, "-c", ONE_SHOT, str(nsys_trace("nsys2026.2_2gpu_nccl_before.sqlite")), command],
         capture_output=True,
@@ -83,20 +84,22 @@ def test_a_one_shot_command_reads_through_the_system_allocator_unless_the_user_c
         check=True,
         env=env,
     )
-    assert out.stdout.split() == (["0", "mimalloc", "mimalloc"] if chosen else ["0", "system", "-"])
+    want = ["0", "mimalloc", "True", "mimalloc", "1"] if chosen else ["0", "system", "False", "-", "-"]
+    assert out.stdout.split() == want
 
 
-def test_the_one_shot_pool_leaves_a_process_whose_arrow_is_in_use_alone(monkeypatch):
-    from dashboard.data.memory import ARROW_POOL_VARIABLE, one_shot_arrow_pool
+def test_the_one_shot_settings_leave_a_process_whose_allocators_are_in_use_alone(monkeypatch):
+    from dashboard.data.memory import ONE_SHOT_SETTINGS, one_shot_allocators
 
-    monkeypatch.delenv(ARROW_POOL_VARIABLE, raising=False)
-    monkeypatch.setitem(sys.modules, "pyarrow", sys.modules.get("pyarrow") or object())
-    with one_shot_arrow_pool():  # the pool of a process that has used pyarrow is fixed: nothing to say
-        assert ARROW_POOL_VARIABLE not in os.environ
+    for name, _, module in ONE_SHOT_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setitem(sys.modules, module, sys.modules.get(module) or object())
+    with one_shot_allocators():  # read once by modules already imported: nothing to say
+        assert not {name for name, _, _ in ONE_SHOT_SETTINGS} & set(os.environ)
     monkeypatch.delitem(sys.modules, "pyarrow")
-    with one_shot_arrow_pool():
-        assert os.environ[ARROW_POOL_VARIABLE] == "system"
-    assert ARROW_POOL_VARIABLE not in os.environ
+    with one_shot_allocators():  # only the module not yet imported
+        assert os.environ["ARROW_DEFAULT_MEMORY_POOL"] == "system" and "NUMPY_MADVISE_HUGEPAGE" not in os.environ
+    assert "ARROW_DEFAULT_MEMORY_POOL" not in os.environ
 
 
 def test_a_traces_page_views_render_one_at_a_time_and_zooms_do_not_wait():

@@ -48,11 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input or usage)."""
     from contextlib import nullcontext
 
-    from dashboard.data.memory import one_shot_arrow_pool
+    from dashboard.data.memory import one_shot_allocators
 
     argv = _join_negative_sizes(list(sys.argv[1:] if argv is None else argv))
     # before the parser: building it imports pandas (and pyarrow) for findings and steps
-    with nullcontext() if argv[:1] == ["serve"] else one_shot_arrow_pool():
+    with nullcontext() if argv[:1] == ["serve"] else one_shot_allocators():
         return _run(argv)
 
 

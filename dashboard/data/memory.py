@@ -8,8 +8,6 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-ARROW_POOL_VARIABLE = "ARROW_DEFAULT_MEMORY_POOL"
-
 
 def release_freed_arrow_memory() -> None:
     """Return to the OS what Arrow's allocator holds after frees, for the calling thread.
@@ -24,24 +22,34 @@ def release_freed_arrow_memory() -> None:
         pa.default_memory_pool().release_unused()
 
 
-@contextmanager
-def one_shot_arrow_pool() -> Iterator[None]:
-    """Within it, Arrow's buffers come from the system allocator (glibc), not its default mimalloc pool, for a
-    command that reads a trace once and exits (every command but ``serve``, which keeps mimalloc and gives memory
-    back after each load: ``release_freed_arrow_memory``).
+# What a command that reads a trace once and exits asks of the allocators (``one_shot_allocators``): the variable,
+# its value, and the module that reads it once, on import or first use (then too late to set).
+ONE_SHOT_SETTINGS = (("ARROW_DEFAULT_MEMORY_POOL", "system", "pyarrow"), ("NUMPY_MADVISE_HUGEPAGE", "0", "numpy"))
 
-    Why: mimalloc hands freed segments back to the system and faults them in again for the next batch of
-    columns; a cold ``summarize`` of 10M kernels spent ~0.7 s more system time and ~0.6 s more wall time with it
-    (docs/benchmarks.md, stop 51). Left alone when the user chose a pool or pyarrow is already in use (its pool
-    is then fixed); the variable is set only for the command (child processes it starts inherit it)."""
-    if ARROW_POOL_VARIABLE in os.environ or "pyarrow" in sys.modules:
-        yield
-        return
-    os.environ[ARROW_POOL_VARIABLE] = "system"
+
+@contextmanager
+def one_shot_allocators() -> Iterator[None]:
+    """Within it, allocation settings for a command that reads a trace once and exits (every command but ``serve``,
+    which keeps the defaults and gives memory back after each load: ``release_freed_arrow_memory``, ``tune_malloc``):
+
+    - Arrow's buffers from the system allocator (glibc), not its default mimalloc pool, which hands freed segments
+      back to the system and faults them in again for the next batch of columns;
+    - no transparent-huge-page advice for numpy's large arrays: on a machine whose memory is fragmented the kernel
+      compacts memory to find huge pages on the first touch of each array.
+
+    A cold ``summarize`` of 10M kernels spent 4.3-5.4 s of system time with numpy's advice and 2.8 s without it,
+    and ~0.7 s more with mimalloc (docs/benchmarks.md, stop 51). Each setting is left alone when the user set the
+    variable or its module is already imported; each is set only for the command (child processes it starts
+    inherit it)."""
+    chosen = [name for name, _, module in ONE_SHOT_SETTINGS if name not in os.environ and module not in sys.modules]
+    for name, value, _ in ONE_SHOT_SETTINGS:
+        if name in chosen:
+            os.environ[name] = value
     try:
         yield
     finally:
-        os.environ.pop(ARROW_POOL_VARIABLE, None)
+        for name in chosen:
+            os.environ.pop(name, None)
 
 
 # glibc malloc settings for a server of large pandas frames (mallopt(3) parameter numbers).
