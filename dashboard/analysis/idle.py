@@ -59,8 +59,8 @@ def no_gpu_busy(unions: dict[int, tuple[np.ndarray, np.ndarray]]) -> tuple[np.nd
     no GPU was busy, between the first start and the last end.
 
     Read-only views of that union, not new arrays: the gap after busy stretch k runs from its end to the start of
-    stretch k + 1, and a union's stretches never touch. A 10M-kernel trace's 5.6M gaps then cost no memory (kept,
-    they were 86 MiB of a served trace)."""
+    stretch k + 1, and a union's stretches never touch. A big trace's millions of gaps then cost no memory kept
+    with the trace (docs/benchmarks.md, served memory)."""
     us, ue = any_device_union(unions)
     if us.size > 1 and not (us[1:] > ue[:-1]).all():  # not a union as union_intervals makes them: merged again
         return gaps(us, ue)
@@ -112,7 +112,7 @@ def largest_idle_gaps(
     unions: dict[int, tuple[np.ndarray, np.ndarray]], *, min_gap_ns: int, n: int
 ) -> tuple[pd.DataFrame, int]:
     """``(idle_gaps_of(unions, min_gap_ns=min_gap_ns).head(n), how many gaps idle_gaps_of has)`` without making and
-    sorting a frame of every gap: the gap table shows the largest of millions (10M kernels: 5.6M gaps). Per device
+    sorting a frame of every gap: the gap table shows the largest of what can be millions. Per device
     only the gaps at least as long as its n-th longest are kept (a gap of the overall first n has fewer than n
     longer gaps on its own device), then sorted as ``idle_gaps_of`` sorts."""
     if min_gap_ns < 0:

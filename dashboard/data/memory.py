@@ -37,8 +37,8 @@ def one_shot_allocators() -> Iterator[None]:
     - no transparent-huge-page advice for numpy's large arrays: on a machine whose memory is fragmented the kernel
       compacts memory to find huge pages on the first touch of each array.
 
-    A cold ``summarize`` of 10M kernels spent 4.3-5.4 s of system time with numpy's advice and 2.8 s without it,
-    and ~0.7 s more with mimalloc (docs/benchmarks.md, stop 51). Each setting is left alone when the user set the
+    Both cost a cold ``summarize`` of a big trace seconds of system time (docs/benchmarks.md, Ingest); ``serve``'s
+    views are faster with the huge pages. Each setting is left alone when the user set the
     variable or its module is already imported; each is set only for the command (child processes it starts
     inherit it)."""
     chosen = [name for name, _, module in ONE_SHOT_SETTINGS if name not in os.environ and module not in sys.modules]
