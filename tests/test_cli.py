@@ -198,6 +198,13 @@ def test_inspect_bad_input_exit_2(tmp_path, capsys):
             "argument --upload-space: size too large: '99999999999999999999…999999999999' (at most 1,048,576T)",
         ),
         (["serve", "--max-unzipped", "1048577T"], "size too large"),
+        (
+            ["summarize", "x.sqlite", "--slices", "9" * 400],
+            "--slices must be 1-4096, got 99999999999999999999…999999999999",
+        ),
+        (["serve", "--port", "x" + "9" * 400], "not a port number: 'x9999999999999999999…999999999999'"),
+        (["steps", "x.sqlite", "--pid", "9" * 400], "not a process id: '99999999999999999999…999999999999'"),
+        (["steps", "x.sqlite", "--pid", str(2**63)], "not a process id: '9223372036854775808'"),
     ],
 )
 def test_bad_options_are_usage_errors(argv, message, capsys):

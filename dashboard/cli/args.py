@@ -37,14 +37,15 @@ def bounded(kind: type, what: str, *, lo=None, hi=None, above=None, error: str =
     """
 
     def parse(text: str):
+        shown = elided(text)  # a 400-digit value is not echoed whole
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
+            raise argparse.ArgumentTypeError(f"not {what}: {shown!r}") from None
         if kind is float and not math.isfinite(value):
-            raise argparse.ArgumentTypeError((not_finite or f"not {what}: {{text!r}}").format(text=text))
+            raise argparse.ArgumentTypeError((not_finite or f"not {what}: {{text!r}}").format(text=shown))
         if (lo is not None and value < lo) or (hi is not None and value > hi) or (above is not None and value <= above):
-            raise argparse.ArgumentTypeError(error.format(value=value, text=text))
+            raise argparse.ArgumentTypeError(error.format(value=value if shown == text else shown, text=shown))
         return value
 
     return parse
@@ -55,7 +56,7 @@ _dask_workers = bounded(int, "a number of workers", lo=1, error="at least 1 work
 _slices = bounded(int, "a number of time slices", lo=1, hi=4096, error="--slices must be 1-4096, got {value}")
 _serve_workers = bounded(int, "a number of workers", lo=1, hi=64, error="--workers must be 1-64, got {value}")
 _top = bounded(int, "a row count", lo=1, error="--top must be at least 1, got {value}")
-_pid = bounded(int, "a process id")
+_pid = bounded(int, "a process id", lo=-(2**63), hi=2**63 - 1, error="not a process id: {text!r}")  # an int64
 # --fail-if-slower PCT: a finite percentage >= 0
 _slower_percent = bounded(
     float,
@@ -131,16 +132,16 @@ def _size(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"size must be positive, got {text!r}")
     if value > MAX_SIZE_BYTES:  # no machine has it (and 400 digits would not even be a finite number)
-        raise argparse.ArgumentTypeError(f"size too large: {_shown(text)} (at most {MAX_SIZE_BYTES // 1024**4:,}T)")
+        raise argparse.ArgumentTypeError(f"size too large: {elided(text)!r} (at most {MAX_SIZE_BYTES // 1024**4:,}T)")
     return int(value)
 
 
 MAX_SIZE_BYTES = 1 << 60  # 1 EiB
 
 
-def _shown(text: str, limit: int = 40) -> str:
-    """``text`` quoted for a message, its middle elided past ``limit`` characters."""
-    return repr(text) if len(text) <= limit else repr(text[:20] + "…" + text[-12:])
+def elided(text: str, limit: int = 40) -> str:
+    """``text`` for a message, its middle elided past ``limit`` characters."""
+    return text if len(text) <= limit else text[:20] + "…" + text[-12:]
 
 
 def _load_for_view(args):
