@@ -67,7 +67,8 @@ def read_api_totals(con: sqlite3.Connection, sql: str, strings: dict[int, str]) 
             totals = ApiTotals()
             for batch in adbc_batches(uri, sql):
                 columns = zip(API_TOTALS_READ, batch.columns)
-                totals.add(pd.DataFrame({c: _column(col, _DEFAULTS[c]) for c, col in columns}))
+                # copy=False: the batch's columns as they are, not copied into one block (nothing writes them)
+                totals.add(pd.DataFrame({c: _column(col, _DEFAULTS[c]) for c, col in columns}, copy=False))
                 del batch
             return totals.frame(strings), totals.returned, totals.dropped
         except Exception:  # noqa: BLE001 - ADBC could not type a column: the exact sqlite3 path
