@@ -63,6 +63,28 @@ def test_a_read_begun_early_gives_the_loaders_own_frames(trace):
     assert own.meta == early.meta
 
 
+def test_a_summarys_reads_start_without_counting_the_kernel_table_a_pages_count_it(monkeypatch):
+    """count(*) of 10M kernels took ~0.3 s before a summary's reads began; a summary shows no page, so its reads are
+    sized by the rowid range instead. A page's load still counts them (its status line shows the size)."""
+    import dashboard.loaders.nsys_reads as nr
+
+    counted, stages = [], []
+    count = nr._count
+    monkeypatch.setattr(nr, "_count", lambda con, table: counted.append(table) or count(con, table))
+
+    def progress(stage, rows=None):
+        stages.append((stage, rows))
+
+    for lean in (True, False):
+        counted.clear(), stages.clear()
+        load_nsys_sqlite(NCCL, lean=lean, started=begin_reads(NCCL, progress, lean=lean))
+        kernel_stage = next(rows for stage, rows in stages if stage == "kernels and CUDA API calls")
+        if lean:
+            assert "CUPTI_ACTIVITY_KIND_KERNEL" not in counted and kernel_stage is None
+        else:
+            assert "CUPTI_ACTIVITY_KIND_KERNEL" in counted and kernel_stage == (("kernels", 4010),)
+
+
 def test_summarize_cold_matches_the_summary_of_cached_frames(tmp_path, capsys):
     """Cold, `summarize` reads the export itself (begun early); with the dashboard's frames cached it summarises
     them instead (``TraceCache.has_bundle``): the same text."""

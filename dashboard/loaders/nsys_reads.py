@@ -266,10 +266,11 @@ def begin_reads(path: str | os.PathLike, progress=None, *, lean: bool = False, o
         step("names")
         strings = _load_strings(con, probe)
         kernel_table = probe.table("CUPTI_ACTIVITY_KIND_KERNEL")
-        # count(*) walks the b-tree without decoding a row: cheap next to the read, and it lets the page show the size
-        kernel_rows = _count(con, kernel_table)
+        # count(*) walks the b-tree without decoding a row: cheap next to the read, and it lets the page show the size.
+        # A summary shows no page: its reads start at once, sized by the rowid range (10M kernels: ~0.3 s sooner)
+        kernel_rows = _rowid_span(con, kernel_table) if lean else _count(con, kernel_table)
         runtime_table = probe.table("CUPTI_ACTIVITY_KIND_RUNTIME")
-        step("kernels and CUDA API calls", rows=(("kernels", kernel_rows),))
+        step("kernels and CUDA API calls", rows=None if lean else (("kernels", kernel_rows),))
         kernel_job = (_kernel_sql(probe, lean), _LEAN_KERNEL_COLUMNS if lean else _KERNEL_COLUMNS)
         parts = kernel_sql_parts(probe) if on_kernel_times is not None and not lean else None
         times = None
