@@ -125,28 +125,34 @@ class TraceAnalysis(BundleAnalysis):
 
         return self.memo.get(("step_dispatches", spec), compute)
 
-    def findings(self, threshold: float | None, prefix: str, spec=None):
-        """Every findings rule at its defaults (``analysis.findings.evaluate``), ranked; shared by the
-        panel, the compare page and ``report`` (callers must not change it). ``spec``: the step source
-        (``step_presets.StepSpec``); a framework's steps are then the serving rules' dispatches."""
+    def findings(self, threshold: float | None, prefix: str, spec=None, *, rules=None, params=None):
+        """The findings rules (``analysis.findings.evaluate``; ``rules``/``params``: as there), ranked. Every rule at
+        its defaults is computed once and shared by the panel, the compare page and ``report`` (callers must not
+        change it). ``spec``: the step source (``step_presets.StepSpec``); a framework's steps are then the serving
+        rules' dispatches."""
         from dashboard.analysis.findings import evaluate
 
         trace = self.trace
         steps = self.step_dispatches(spec) if spec is not None else None
         searched = self.steps_searched(spec)
-        key = ("findings", threshold, prefix, searched) if steps is None else ("findings", spec)
-        return self.memo.get(
-            key,
-            lambda: evaluate(
+
+        def compute():
+            return evaluate(
                 trace.summary,
                 trace.bundle,
+                rules=rules,
+                params=params,
                 dispatch_prefix=prefix,
                 threshold=threshold,
                 derived=self,
                 steps=steps,
                 steps_searched=searched,
-            ),
-        )
+            )
+
+        if rules is not None or params is not None:  # a chosen set: not shared
+            return compute()
+        key = ("findings", threshold, prefix, searched) if steps is None else ("findings", spec)
+        return self.memo.get(key, compute)
 
     def steps_searched(self, spec) -> bool:
         """Whether ``spec`` is auto and found no framework's annotations (``findings``' "not evaluated" says so)."""

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard import units
-from dashboard.analysis.findings import Finding, evaluate
+from dashboard.analysis.findings import Finding
 from dashboard.analysis.findings.nsys import COPIES_COUNTED
 from dashboard.data.analysis import analysis_of
 from dashboard.data.trace import LoadedTrace
@@ -41,20 +41,7 @@ def findings_for(
     callers must not change it. ``steps``: the step source (``step_presets.StepSpec``): a framework's steps
     are then the serving rules' dispatches."""
     prefix = prefix or trace.dispatch_prefix
-    ta = analysis_of(trace)
-    if rules is None and params is None:
-        return ta.findings(threshold, prefix, steps)
-    return evaluate(
-        trace.summary,
-        trace.bundle,
-        rules=rules,
-        params=params,
-        dispatch_prefix=prefix,
-        threshold=threshold,
-        derived=ta,
-        steps=ta.step_dispatches(steps) if steps is not None else None,
-        steps_searched=ta.steps_searched(steps),
-    )
+    return analysis_of(trace).findings(threshold, prefix, steps, rules=rules, params=params)
 
 
 def link_for(finding: Finding, trace_id: str = "", prefix: str = "CG_DISPATCH", steps: str = "auto") -> str:
