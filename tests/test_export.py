@@ -246,3 +246,34 @@ def test_stopping_the_image_export_waits_for_its_browser_only(monkeypatch):
     finally:
         other.kill()
         other.wait()
+
+
+@pytest.mark.parametrize(
+    "browser, message",
+    [
+        # no browser at all: refused before kaleido's server starts (it used to wait forever, with a traceback)
+        ("/nonexistent/chromium", "image export needs Chromium or Chrome (BROWSER_PATH='/nonexistent/chromium' is not"),
+        # a program that is no browser: kaleido's server thread dies starting it; the export notices and says why
+        ("/bin/false", "image export's browser stopped before the image was rendered: BrowserFailedError: The browser"),
+    ],
+)
+def test_export_without_a_working_browser_fails_at_once_in_one_line(tmp_path, browser, message):
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "v.png"
+    env = {**os.environ, "BROWSER_PATH": browser}
+    trace = SAMPLES / "nsys2022.4_cpu_llm_server_nvtx.sqlite"
+    before = trace.stat().st_mtime_ns
+    proc = subprocess.run(
+        [sys.executable, "-m", "dashboard", "export", str(trace), "-o", str(out), "--no-cache"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"tracedash: error: {message}"), proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert not out.exists() and trace.stat().st_mtime_ns == before

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import atexit
 import html
+import logging
+import os
 import threading
 import time
 import warnings
@@ -124,6 +126,11 @@ def _ensure_kaleido() -> None:
         except ImportError as exc:  # pragma: no cover - kaleido is a dependency
             raise TraceError("image export needs kaleido: pip install kaleido") from exc
         warnings.filterwarnings("ignore", message="The kopts argument is ignored if using a server")
+        _check_browser()
+        _quiet_server_failures()
+        # its launcher's warnings ("Wait expired, Browser is being closed by watchdog.") come before the one line
+        # an export that fails prints; a browser that works gives none
+        logging.getLogger("choreographer").setLevel(logging.ERROR)
         try:
             kaleido.start_sync_server(mathjax=False, silence_warnings=True)
         except Exception as exc:  # noqa: BLE001 - no Chromium on this machine
@@ -133,6 +140,85 @@ def _ensure_kaleido() -> None:
         weakref.finalize(_ensure_kaleido, lambda: None)
         atexit.register(stop_image_export)
         _kaleido_started = True
+
+
+def _check_browser() -> None:
+    """Refuse an export when kaleido would find no browser: its server thread would die starting one, and each
+    export would then wait forever for an answer (kaleido's sync server does not notice)."""
+    try:
+        from choreographer.browsers.chromium import Chromium
+
+        path = Chromium.find_browser(skip_local=False)
+    except Exception:  # noqa: BLE001 - choreographer's lookup moved: the liveness check of each render remains
+        return
+    if not path or not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        where = f"BROWSER_PATH={path!r} is not a program" if os.environ.get("BROWSER_PATH") else "none on PATH"
+        raise TraceError(f"image export needs Chromium or Chrome ({where}; apt-get install chromium)")
+
+
+def _kaleido_thread():
+    """The thread of kaleido's sync server (None when it cannot be found)."""
+    try:
+        from kaleido._sync_server import GlobalKaleidoServer
+
+        return getattr(GlobalKaleidoServer(), "_thread", None)
+    except Exception:  # noqa: BLE001 - kaleido's internals moved: no liveness check
+        return None
+
+
+_server_failures: list[BaseException] = []
+
+
+def _quiet_server_failures() -> None:
+    """Keep what ends kaleido's server thread (its browser failed) out of stderr as a traceback: ``_render``
+    says it in one line. Other threads' exceptions go to the hook that was there."""
+    previous = threading.excepthook
+    if getattr(previous, "tracedash_kaleido", False):
+        return
+
+    def hook(args):
+        if args.thread is not None and args.thread is _kaleido_thread():
+            _server_failures.append(args.exc_value)
+        else:
+            previous(args)
+
+    hook.tracedash_kaleido = True
+    threading.excepthook = hook
+
+
+def _failure_text() -> str:
+    """The first line of why kaleido's server stopped ("" when nothing was caught)."""
+    if not _server_failures:
+        return ""
+    exc = _server_failures[-1]
+    first = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
+    return f": {type(exc).__name__}: {first.splitlines()[0][:200]}" if first else f": {type(exc).__name__}"
+
+
+def _render(fig: go.Figure, **kwargs) -> bytes:
+    """``fig.to_image(**kwargs)`` in a thread of its own, watching kaleido's server: when that dies (its browser
+    failed to start or went away) the export fails at once instead of waiting forever on its queue."""
+    server = _kaleido_thread()
+    out: dict = {}
+
+    def work():
+        try:
+            out["data"] = fig.to_image(**kwargs)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            out["error"] = exc
+
+    worker = threading.Thread(target=work, name="tracedash-image-export", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.2)
+        if worker.is_alive() and server is not None and not server.is_alive():
+            server.join()  # its excepthook has run
+            why = _failure_text()
+            stop_image_export()
+            raise TraceError(f"image export's browser stopped before the image was rendered{why}")
+    if "error" in out:
+        raise out["error"]
+    return out["data"]
 
 
 def export_browser() -> list:
@@ -185,7 +271,7 @@ def image_bytes(fig: go.Figure, fmt: str, *, which: str = "timeline", scale: flo
     height = max(height or 0, int(fig.layout.height or 500))
     for attempt in range(KALEIDO_TRIES):
         try:
-            return fig.to_image(format=fmt, width=width, height=height, scale=scale if fmt == "png" else 1)
+            return _render(fig, format=fmt, width=width, height=height, scale=scale if fmt == "png" else 1)
         except Exception as exc:  # noqa: BLE001 - kaleido raises its browser's JavaScript errors as they come
             # kaleido's page had not defined its render function yet (a race of its start-up on a busy
             # machine, seen once in ~20 `make test` runs): asked again, it renders
