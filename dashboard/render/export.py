@@ -128,9 +128,9 @@ def _ensure_kaleido() -> None:
         warnings.filterwarnings("ignore", message="The kopts argument is ignored if using a server")
         _check_browser()
         _quiet_server_failures()
-        # its launcher's warnings ("Wait expired, Browser is being closed by watchdog.") come before the one line
-        # an export that fails prints; a browser that works gives none
-        logging.getLogger("choreographer").setLevel(logging.ERROR)
+        # its launcher's log is no user's business: a failed export says why in one line, and a working one printed
+        # "Wait expired, Browser is being closed by watchdog." or a traceback of a message it then ignored
+        logging.getLogger("choreographer").setLevel(logging.CRITICAL)
         try:
             kaleido.start_sync_server(mathjax=False, silence_warnings=True)
         except Exception as exc:  # noqa: BLE001 - no Chromium on this machine
