@@ -864,3 +864,15 @@ def test_findings_and_steps_say_the_traces_warnings_as_summarize_does(tmp_path, 
     for command in (["findings", "--no-cache"], ["steps", "--no-cache"], ["summarize", "--no-cache", "-o", "-"]):
         code, _, err = run_cli(command[0], str(path), *command[1:])
         assert (code, err) == (0, warning), command
+
+
+def test_gpu_low_util_link_frames_the_lowest_chunk_its_sentence_names():
+    """The NCCL sample's two chunks under 50 %: 36.0 % from 60.221 s on GPU 1 (named first) and 37.5 % from
+    60.401 s on GPU 0, the longer; the link framed the longer one, not the one the sentence names."""
+    trace = load_trace(SAMPLES / "nsys2026.2_2gpu_nccl_before.sqlite")
+    f = {f.rule: f for f in findings_for(trace)}["gpu-low-util"]
+    low = rows(f)[0]
+    assert (low["in_use_pct"], low["start_ns"], low["device_id"]) == (36.0, 60221022359, 1)
+    assert "the lowest at 36.0 % from 60.221 s" in f.summary
+    assert f.view.t0_ns <= low["start_ns"] and low["start_ns"] + low["duration_ns"] <= f.view.t1_ns
+    assert f.view.t1_ns < 60401000000  # the other chunk is not framed with it

@@ -162,7 +162,12 @@ def nsys_finding(ctx: Context, rule: str, params: dict) -> Finding:
         cost = total
     if len(rows) == 1:
         label = _NSYS_ONE[rule].format(**params)
-    top = rows.sort_values("duration_ns", ascending=False, kind="stable").iloc[0]
+    # the view frames the row the sentence names: the longest, or for gpu-low-util the lowest chunk (rows' order)
+    top = (
+        rows.iloc[0]
+        if rule == "gpu-low-util"
+        else rows.sort_values("duration_ns", ascending=False, kind="stable").iloc[0]
+    )
     t0, t1 = _window(int(top["start_ns"]), int(top["start_ns"]) + int(top["duration_ns"]))
     text = (
         f"{len(rows):,} {label}, {units.duration_short(total)} in all; the longest "
