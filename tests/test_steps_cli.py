@@ -155,6 +155,8 @@ def test_explicit_preset_that_finds_nothing_says_what_the_trace_holds(capsys):
         ("vlm", "argument --steps: 'vlm': unknown preset; one of auto, seed, vllm, sglang, trtllm, torch"),
         ("(abc", "argument --steps: '(abc': not a regular expression"),
         ("^x(?P<tok>\\d+)", "unknown group name(s) tok"),
+        ("", "argument --steps: is empty: give auto, a preset name or a regular expression"),
+        ("  ", "argument --steps: is empty: give auto, a preset name or a regular expression"),
     ],
 )
 def test_bad_steps_value_is_a_usage_error(capsys, value, message):

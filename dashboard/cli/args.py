@@ -306,6 +306,8 @@ def _steps_value(text: str) -> str:
     """``--steps auto|PRESET|REGEX``, checked (an unknown preset or unusable rule is a usage error)."""
     from dashboard.analysis.step_presets import StepSourceError, parse_step_source
 
+    if not text.strip():  # an empty value is a slip (a shell variable unset), not a request for auto
+        raise argparse.ArgumentTypeError("is empty: give auto, a preset name or a regular expression")
     try:
         parse_step_source(text)
     except StepSourceError as exc:
