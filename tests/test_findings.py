@@ -876,3 +876,15 @@ def test_gpu_low_util_link_frames_the_lowest_chunk_its_sentence_names():
     assert "the lowest at 36.0 % from 60.221 s" in f.summary
     assert f.view.t0_ns <= low["start_ns"] and low["start_ns"] + low["duration_ns"] <= f.view.t1_ns
     assert f.view.t1_ns < 60401000000  # the other chunk is not framed with it
+
+
+def test_sync_in_loop_over_several_phases_says_why_its_phase_leads_and_what_it_blocked():
+    """The 108k sample blocks 6.67 s in all, 5.16 s of it in prefill, but decode's calls cost the GPU more idle
+    (165 of the 238 ms): decode leads, and its own blocked time is not read against the total."""
+    f = {f.rule: f for f in findings_for(load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite"))}["sync-in-loop"]
+    assert f.summary.startswith(
+        "144 blocking calls in the dispatch loop hold the host 6.67 s; decode, the phase they cost the GPU most "
+        "(165 ms idle): 1 per step, 73.2 % of its step time, 1.51 s blocked, mostly cudaStreamSynchronize inside "
+        "PLE_wait_for_GPU (1.51 s); "
+    )
+    assert [(r["phase"], r["blocked_ns"] // 10**6) for r in rows(f)] == [("decode", 1507), ("prefill", 5162)]

@@ -347,10 +347,17 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
         )
     else:
         whose = "its step time" if n_threads == 1 else f"its step time on {n_threads} blocking host threads"
+        # with several phases, say why this one leads and how long it blocked: its figures are not the total's
+        lead = (
+            f", the phase they cost the GPU most ({units.duration_short(int(r0['gpu_idle_ns']))} idle)"
+            if len(rows) > 1 and idle is not None
+            else ""
+        )
+        phase_blocked = f"{units.duration_short(int(r0['blocked_ns']))} blocked, " if len(rows) > 1 else ""
         text = (
             f"{units.count(calls, 'blocking call')} in the dispatch loop hold{'s' if calls == 1 else ''} the host "
             f"{held}; "
-            f"{r0['phase']}: {r0['calls_per_step']:g} per step, {share} of {whose}, mostly "
+            f"{r0['phase']}{lead}: {r0['calls_per_step']:g} per step, {share} of {whose}, {phase_blocked}mostly "
             f"{clean_api_name(r0['api_name'])}{where} ({units.duration_short(int(r0['top_blocked_ns']))})"
         )
     text += f"; {clause}."
