@@ -296,7 +296,7 @@ REFUSED = [
     Case(
         "text_named_sqlite",
         _bytes("notes.sqlite", b"just some notes\n"),
-        "neither an nsys SQLite export nor a tracedash summary JSON",
+        "not a SQLite database (no 'SQLite format 3' header)",
     ),
     Case(
         "sqlite_header_cut",  # QA: inspect said "no 'SQLite format 3' header" of a file that starts with it

@@ -488,7 +488,7 @@ def test_a_bad_trace_becomes_an_alert_and_other_views_stay_empty(tmp_path):
     tid = store.ids()[0]
     assert tid.startswith("broken.sqlite@") and len(tid) == len("broken.sqlite@") + 32
     out = render_view(BY_NAME["alerts"], store, ViewState(trace=tid))
-    assert "broken.sqlite: neither an nsys SQLite export nor a tracedash summary JSON" in str(out["alerts"])
+    assert "broken.sqlite: not a SQLite database (no 'SQLite format 3' header)" in str(out["alerts"])
     assert render_view(BY_NAME["kernels"], store, ViewState(trace=tid))["rows"] == []
     assert app.server.test_client().get("/").status_code == 200  # still serving
 

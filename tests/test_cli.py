@@ -43,7 +43,7 @@ def written(name, data):
         (lambda d: d / "missing.sqlite", "no such file"),
         (lambda d: d, "not a regular file"),
         (written("e.sqlite", b""), "empty"),
-        (written("t.sqlite", b"hello"), "neither an nsys SQLite export"),
+        (written("t.sqlite", b"hello"), "not a SQLite database (no 'SQLite format 3' header)"),
         (written("j.json", b'{"a": '), "malformed JSON"),
     ],
 )
@@ -99,9 +99,8 @@ def test_serve_refuses_a_named_file_that_is_no_trace_before_serving(tmp_path, ca
     assert main(["serve", *[a.format(bad=bad) for a in args], "--port", "1"]) == 2
     err = capsys.readouterr().err
     assert err == (
-        "tracedash: error: t.sqlite: neither an nsys SQLite export nor a tracedash summary JSON, a PyTorch profiler "
-        "(Kineto) trace or an Nsight Systems report (export nsys reports with: nsys export --type sqlite "
-        "REPORT.nsys-rep)\n"
+        "tracedash: error: t.sqlite: not a SQLite database (no 'SQLite format 3' header). Export an nsys report "
+        "with: nsys export --type sqlite REPORT.nsys-rep\n"
     )
     assert bad.read_bytes() == b"hello"
 

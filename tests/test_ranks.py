@@ -241,7 +241,7 @@ def test_cli_multi_file_default_local_cluster(rank_files, tmp_path, capsys):
     assert lines[0].split() == ["rank", "file", "span_s", "busy_s", "idle_s", "util", "kernels", "top", "kernel"]
     assert lines[1].split()[:2] == ["0", "r0.sqlite"] and lines[3].split()[:2] == ["2", "r1.sqlite"]
     assert lines[2] == (
-        "   1  bad.sqlite  failed: neither an nsys SQLite export nor a tracedash summary JSON, a PyTorch profiler …"
+        "   1  bad.sqlite  failed: not a SQLite database (no 'SQLite format 3' header). Export an nsys report with…"
     )
     assert lines[3].endswith("<- slowest") and len(lines) == 4
 
@@ -358,7 +358,7 @@ def test_serve_ranks_needs_two_files(rank_files, capsys):
 @pytest.mark.parametrize(
     "bad, message",
     [
-        (b"garbage", "garbage.sqlite: neither an nsys SQLite export nor a tracedash summary JSON"),
+        (b"garbage", "garbage.sqlite: not a SQLite database (no 'SQLite format 3' header)"),
         (None, "garbage.sqlite: a SQLite database but not an nsys export (found: t)"),
         (
             b'{"gpu_activity_span_s": 1, "gpu_busy_union_s": 0, "kernel_count": 0}',

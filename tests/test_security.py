@@ -211,7 +211,7 @@ def test_upload_serves_the_trace_from_a_private_dir_and_names_cannot_escape(serv
             "notes.sqlite",
             True,
             415,
-            "notes.sqlite: neither an nsys SQLite export nor a tracedash summary JSON",
+            "notes.sqlite: not a SQLite database (no 'SQLite format 3' header)",
         ),
         (b"SQLite format 3\x00", "seed.sqlite", False, 403, "X-Requested-With header missing"),
         (b"x" * 5000, "big.json", True, 413, "big.json: 0 MiB is over this server's upload limit of 0 MiB"),

@@ -9,7 +9,9 @@ from pathlib import Path
 from dashboard.errors import TraceFormatError, TraceNotFoundError
 from dashboard.loaders.nsys_rep import is_nsys_report
 from dashboard.loaders.producers import other_producer_message
-from dashboard.loaders.sqlite_access import SQLITE_MAGIC, damaged_header_message
+from dashboard.loaders.sqlite_access import SQLITE_MAGIC, damaged_header_message, not_sqlite_message
+
+SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")  # names of a file that is meant to be an nsys SQLite export
 
 GZIP_MAGIC = b"\x1f\x8b"
 # The keys every seed-format summary has (``summary_json`` requires them): here, so that sniffing imports no loader.
@@ -168,6 +170,8 @@ def sniff_format(path: Path) -> str:
             )
         return "summary-json"
     # a name that promises gzip (a Kineto .json.gz) on data that is not: say that first
+    if path.suffix.lower() in SQLITE_SUFFIXES:  # a name that promises SQLite: said as `inspect` says it
+        raise TraceFormatError(not_sqlite_message(path))
     not_gzip = "named .gz but not gzip data (no gzip header); " if path.name.lower().endswith(".gz") else ""
     raise TraceFormatError(
         f"{path.name}: {not_gzip}neither an nsys SQLite export nor a tracedash summary JSON, a PyTorch profiler "

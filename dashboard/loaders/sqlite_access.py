@@ -55,10 +55,15 @@ def check_sqlite_header(path: Path) -> None:
     if head != SQLITE_MAGIC and head.startswith(SQLITE_MAGIC[:15]):
         raise TraceFormatError(damaged_header_message(path))
     if head != SQLITE_MAGIC:
-        raise TraceFormatError(
-            f"{path.name}: not a SQLite database (no 'SQLite format 3' header). Export an nsys "
-            "report with: nsys export --type sqlite REPORT.nsys-rep"
-        )
+        raise TraceFormatError(not_sqlite_message(path))
+
+
+def not_sqlite_message(path: Path) -> str:
+    """What a file without the SQLite 3 header is told, where SQLite was expected (its name or the command)."""
+    return (
+        f"{path.name}: not a SQLite database (no 'SQLite format 3' header). Export an nsys "
+        "report with: nsys export --type sqlite REPORT.nsys-rep"
+    )
 
 
 def readonly_uri(path: Path) -> str:
