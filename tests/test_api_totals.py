@@ -165,3 +165,66 @@ def test_a_summarys_read_is_never_cached(tmp_path):
     with pytest.raises(ValueError, match="never cached"):
         cache.load_bundle(path, lambda p: load_nsys_sqlite(p, lean=True))
     assert cache.cached_bundle(path) is None
+
+
+def _odd_runtime_far_apart(path):
+    """``_odd_runtime`` with its rows' rowids 300,000 apart after the 7th row: the table is cut into two rowid
+    ranges (each read in a thread of its own), odd rows on both sides."""
+    _odd_runtime(path)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET rowid = rowid + 300000 WHERE rowid > 7")
+    con.commit()
+    con.close()
+    return path
+
+
+def test_totals_read_in_two_rowid_ranges_equal_the_full_read(tmp_path, monkeypatch):
+    path = _odd_runtime_far_apart(tmp_path / "odd.sqlite")
+    parts = []
+    real = nsys_api_totals._adbc_totals
+    monkeypatch.setattr(nsys_api_totals, "_adbc_totals", lambda uri, sql: parts.append(sql) or real(uri, sql))
+    lean, full = load_nsys_sqlite(path, lean=True), load_nsys_sqlite(path)
+    assert [p.split("WHERE ")[1] for p in parts] == [
+        '"eventClass" IS NOT 67 AND (rowid >= 1 AND rowid < 150008)',
+        '"eventClass" IS NOT 67 AND (rowid >= 150008 AND rowid < 300016)',
+    ]
+    assert summary_to_dict(summarize(lean)) == summary_to_dict(summarize(full))
+    assert lean.meta == full.meta
+    assert _api(path) == {k: [c, round(s, 12)] for k, (c, s) in EXPECTED_API.items()}
+
+
+def test_a_range_adbc_cannot_type_reads_the_whole_table_with_sqlite3(tmp_path, monkeypatch):
+    """One part failing in ADBC (a column it cannot type) drops both parts' totals: the sqlite3 path reads the
+    whole table once, so no row counts twice."""
+    path = _odd_runtime_far_apart(tmp_path / "odd.sqlite")
+    expected = summary_to_dict(summarize(load_nsys_sqlite(path)))
+    real = nsys_api_totals._adbc_totals
+
+    def second_fails(uri, sql):
+        if "rowid >= 150008" in sql:
+            raise ValueError("cannot type column")
+        return real(uri, sql)
+
+    monkeypatch.setattr(nsys_api_totals, "_adbc_totals", second_fails)
+    lean = load_nsys_sqlite(path, lean=True)
+    assert summary_to_dict(summarize(lean)) == expected
+    assert next(a for a in lean.meta.accounts if a.kind == "CUDA API calls").loaded == 10
+
+
+def test_a_summary_takes_its_kernel_side_made_while_the_api_totals_were_read(tmp_path):
+    """``before_api`` gets the bundle's own kernel, NVTX range and mark frames; ``summarize`` uses a
+    ``kernel_summary`` of those frames (and that prefix) and computes afresh for any other."""
+    from dashboard.analysis.summary import kernel_summary
+
+    path = _odd_runtime_far_apart(tmp_path / "odd.sqlite")
+    seen = []
+    lean = load_nsys_sqlite(path, lean=True, before_api=lambda *frames: seen.append(frames))
+    assert [tuple(map(id, f)) for f in seen] == [(id(lean.kernels), id(lean.nvtx_ranges), id(lean.nvtx_marks))]
+    part = kernel_summary(*seen[0], "CG_DISPATCH")
+    assert summary_to_dict(summarize(lean, kernel_part=part)) == summary_to_dict(summarize(lean))
+    other = load_nsys_sqlite(path, lean=True)  # the same file, other frames: the part is not theirs
+    stale = kernel_summary(*seen[0], "CG_DISPATCH")
+    stale.fields["kernel_count"] = 99
+    assert summarize(other, kernel_part=stale).kernel_count == 1
+    assert summarize(lean, kernel_part=stale, dispatch_prefix="X").kernel_count == 1
+    assert summarize(lean, kernel_part=stale).kernel_count == 99  # used as given when it is this bundle's

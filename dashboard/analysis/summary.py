@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -492,50 +493,75 @@ def gpu_work_warnings(bundle: TraceBundle) -> list[str]:
     return gpu_work_lines(bundle.meta, frame_counts(bundle))
 
 
-def summarize(bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX) -> Summary:
+@dataclass(frozen=True)
+class KernelSummary:
+    """What a summary reads from the kernels, NVTX ranges and marks alone (``kernel_summary``): it can be computed
+    while the CUDA API calls are still being read. ``frames``: the frames it came from, checked by identity."""
+
+    frames: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]
+    dispatch_prefix: str
+    fields: dict
+    row_warnings: list[str]
+
+
+def kernel_summary(
+    kernels: pd.DataFrame, nvtx_ranges: pd.DataFrame, nvtx_marks: pd.DataFrame, dispatch_prefix: str
+) -> KernelSummary:
+    """The ``Summary`` fields of ``summarize`` that the kernels, NVTX ranges and marks give."""
+    # The timed kernels' times as arrays, once (``timed_kernels`` would copy the frame for each use).
+    ok = _usable(kernels).to_numpy()
+    starts = kernels["start_ns"].to_numpy(np.int64)
+    ends = kernel_end_ns(kernels)
+    if not ok.all():  # else the columns themselves (10M kernels: no 160 MB of copies)
+        starts, ends = starts[ok], ends[ok]
+    busy = union_intervals(starts, ends)
+    gpu_start, gpu_end = (int(starts.min()), int(ends.max())) if starts.size else (None, None)
+    marks = dispatch_rows(nvtx_marks, nvtx_ranges, dispatch_prefix)
+    counts = marks["name"].value_counts(sort=False)
+    fields = dict(
+        gpu_activity_span_ns=gpu_end - gpu_start if starts.size else 0,
+        gpu_busy_union_ns=int((busy[1] - busy[0]).sum()),
+        kernel_count=len(kernels),
+        graph_node_kernel_count=int(kernels["graph_node_id"].notna().sum()),
+        nvtx=nvtx_stats(nvtx_ranges, busy),
+        dispatch={str(n): int(c) for n, c in counts.items()},
+        dispatch_timeline=marks,
+        top_kernels=kernel_stats_by_short_name(kernels),
+        gpu_start_ns=gpu_start,
+        gpu_end_ns=gpu_end,
+    )
+    return KernelSummary((kernels, nvtx_ranges, nvtx_marks), dispatch_prefix, fields, kernel_row_warnings(kernels))
+
+
+def summarize(
+    bundle: TraceBundle, *, dispatch_prefix: str = DEFAULT_DISPATCH_PREFIX, kernel_part: KernelSummary | None = None
+) -> Summary:
     """Compute the seed-format summary of an nsys trace, exactly as summary_contract.md defines it.
 
     Args:
         bundle: the loaded trace.
         dispatch_prefix: name prefix of dispatch marks/ranges (default ``CG_DISPATCH``).
+        kernel_part: ``kernel_summary`` of this bundle's frames and prefix, computed before (used only when it is).
 
     Returns:
         Summary with integer-ns times; ``gpu_start_ns``/``gpu_end_ns`` set when there are kernels.
     """
-    # The timed kernels' times as arrays, once (``timed_kernels`` would copy the frame for each use).
-    ok = _usable(bundle.kernels).to_numpy()
-    starts = bundle.kernels["start_ns"].to_numpy(np.int64)
-    ends = kernel_end_ns(bundle.kernels)
-    if not ok.all():  # else the columns themselves (10M kernels: no 160 MB of copies)
-        starts, ends = starts[ok], ends[ok]
-    busy = union_intervals(starts, ends)
-    if starts.size:
-        gpu_start, gpu_end = int(starts.min()), int(ends.max())
-        span = gpu_end - gpu_start
-    else:
-        gpu_start = gpu_end = None
-        span = 0
-    marks = dispatch_marks(bundle, dispatch_prefix)
-    counts = marks["name"].value_counts(sort=False)
-    dispatch = {str(n): int(c) for n, c in counts.items()}
+    frames = (bundle.kernels, bundle.nvtx_ranges, bundle.nvtx_marks)
+    if not (
+        kernel_part is not None
+        and kernel_part.dispatch_prefix == dispatch_prefix
+        and all(a is b for a, b in zip(kernel_part.frames, frames))
+    ):
+        kernel_part = kernel_summary(*frames, dispatch_prefix)
     return Summary(
         file=bundle.meta.source,
-        gpu_activity_span_ns=span,
-        gpu_busy_union_ns=int((busy[1] - busy[0]).sum()),
-        kernel_count=len(bundle.kernels),
-        graph_node_kernel_count=int(bundle.kernels["graph_node_id"].notna().sum()),
         api=api_stats(bundle.api_calls if bundle.api_totals is None else bundle.api_totals),
-        nvtx=nvtx_stats(bundle.nvtx_ranges, busy),
-        dispatch=dispatch,
-        dispatch_timeline=marks,
-        top_kernels=kernel_stats_by_short_name(bundle.kernels),
         notes=SUMMARY_NOTE,
-        gpu_start_ns=gpu_start,
-        gpu_end_ns=gpu_end,
-        warnings=(*input_warnings(bundle.meta), *kernel_row_warnings(bundle.kernels), *gpu_work_warnings(bundle)),
+        warnings=(*input_warnings(bundle.meta), *kernel_part.row_warnings, *gpu_work_warnings(bundle)),
         gpu_activity_missing=(
             kernels_read_not_usable(bundle) or ("" if len(bundle.kernels) else bundle.meta.gpu_activity_missing)
         ),
+        **kernel_part.fields,
     )
 
 

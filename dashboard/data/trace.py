@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dashboard.analysis.preview import LoadPreview, load_preview
-from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summarize
+from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, KernelSummary, kernel_summary, summarize
 from dashboard.data.cache import TraceCache
 from dashboard.data.memory import release_freed_arrow_memory
 from dashboard.errors import TraceError, TraceFormatError, clean_message
@@ -150,6 +150,11 @@ def _load(
 ) -> LoadedTrace:
     step = progress or (lambda stage: None)
     kind = sniff_format(p)
+    early: list[KernelSummary] = []  # a lean read's kernel side of the summary, made while the API totals are read
+
+    def early_summary(kernels, nvtx_ranges, nvtx_marks) -> None:
+        early.append(kernel_summary(kernels, nvtx_ranges, nvtx_marks, dispatch_prefix))
+
     if kind == "nsys-sqlite":
         check_no_writer(p)  # before the cache: a file being written must not be served from an old copy
 
@@ -158,7 +163,7 @@ def _load(
 
         if lean:  # a read begun by the caller: it found no cached frames
             bundle = (cache.cached_bundle(p) if cache is not None and started is None else None) or load_nsys_sqlite(
-                p, progress=progress, lean=True, started=started
+                p, progress=progress, lean=True, started=started, before_api=early_summary
             )
         elif cache is not None:
             bundle = cache.load_bundle(
@@ -184,7 +189,8 @@ def _load(
         meta = summary_meta(summary, p.name)
         return LoadedTrace(p, meta, summary, None, dispatch_prefix)
     step("summary")
-    return LoadedTrace(p, bundle.meta, summarize(bundle, dispatch_prefix=dispatch_prefix), bundle, dispatch_prefix)
+    summary = summarize(bundle, dispatch_prefix=dispatch_prefix, kernel_part=early[0] if early else None)
+    return LoadedTrace(p, bundle.meta, summary, bundle, dispatch_prefix)
 
 
 def _load_report(p: Path, cache: TraceCache | None, progress, cache_writer=None, on_kernel_times=None) -> TraceBundle:

@@ -10,11 +10,14 @@ totals equal those of the full frame.
 from __future__ import annotations
 
 import sqlite3
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
 
-from dashboard.loaders.nsys_sql import API_TOTALS_READ
+from dashboard.loaders.nsys_reads import rowid_ranges
+from dashboard.loaders.nsys_schema import SchemaProbe
+from dashboard.loaders.nsys_sql import API_TOTALS_READ, _api_sql
 from dashboard.loaders.nsys_tables import _MISSING, _drop_invalid_times, _int, _names, _pid_of
 from dashboard.loaders.sqlite_access import _HAVE_ADBC, ADBC_BATCH_ROWS, adbc_batches, own_connection, records_frame
 from dashboard.model import API_TOTALS, conform, empty_frame
@@ -44,6 +47,12 @@ class ApiTotals:
             grouped = raw.groupby(["global_tid", "name_id"], sort=False)["total_ns"]
             self.parts.append(pd.DataFrame({"count": grouped.size(), "total_ns": grouped.sum()}))
 
+    def merge(self, other: ApiTotals) -> None:
+        """Take in the totals of another part of the same query's rows."""
+        self.parts += other.parts
+        self.returned += other.returned
+        self.dropped += other.dropped
+
     def frame(self, strings: dict[int, str]) -> pd.DataFrame:
         """``API_TOTALS``, one row per (thread, name id), sorted by both; names resolved as ``_api_frame``
         resolves them (an id of NULL or a non-number is ``<unnamed ?>``)."""
@@ -57,19 +66,70 @@ class ApiTotals:
         return conform(t, API_TOTALS)
 
 
-def read_api_totals(con: sqlite3.Connection, sql: str, strings: dict[int, str]) -> tuple[pd.DataFrame, int, int]:
+def _adbc_totals(uri: str, sql: str) -> ApiTotals:
+    """The totals of ``sql``'s rows through ADBC's Arrow batches (raises what ADBC raises)."""
+    totals = ApiTotals()
+    for batch in adbc_batches(uri, sql):
+        columns = zip(API_TOTALS_READ, batch.columns)
+        # copy=False: the batch's columns as they are, not copied into one block (nothing writes them)
+        totals.add(pd.DataFrame({c: _column(col, _DEFAULTS[c]) for c, col in columns}, copy=False))
+        del batch
+    return totals
+
+
+class ApiTotalsRun:
+    """A summary's CUDA API totals (``read_api_totals`` of the whole table), read in the background from when it
+    is made: with ADBC, two rowid ranges of the table in threads of their own, so that they take both cores while
+    the caller builds frames of what it has read before. ``result()`` waits for them; without ADBC, or when ADBC
+    cannot type a column, it reads the query there, as ``read_api_totals`` does."""
+
+    def __init__(self, con: sqlite3.Connection, probe: SchemaProbe, strings: dict[int, str]):
+        self.con, self.strings = con, strings
+        self.sql = _api_sql(probe, totals=True)
+        self.pool: ThreadPoolExecutor | None = None
+        self.futures: list[Future] = []
+        uri = getattr(con, "tracedash_uri", None)
+        if self.sql is None or not (_HAVE_ADBC and uri):
+            return
+        table = probe.table("CUPTI_ACTIVITY_KIND_RUNTIME")
+        ranges = rowid_ranges(con, table, 2) if table else None
+        queries = [_api_sql(probe, r, totals=True) for r in ranges] if ranges else [self.sql]
+        self.pool = ThreadPoolExecutor(max_workers=len(queries))
+        self.futures = [self.pool.submit(_adbc_totals, uri, q) for q in queries]
+
+    def result(self) -> tuple[pd.DataFrame, int, int] | None:
+        """``read_api_totals``' answer for the whole table (None when the table cannot be read as calls)."""
+        if self.sql is None:
+            return None
+        if self.pool is not None:
+            try:
+                totals = ApiTotals()
+                for f in self.futures:
+                    totals.merge(f.result())
+                return totals.frame(self.strings), totals.returned, totals.dropped
+            except Exception:  # noqa: BLE001 - ADBC could not type a column: the exact sqlite3 path below
+                pass
+            finally:
+                self.close()
+        return read_api_totals(self.con, self.sql, self.strings, adbc=False)
+
+    def close(self) -> None:
+        """Wait for the threads (a read cannot be stopped half-way) and end them."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+
+def read_api_totals(
+    con: sqlite3.Connection, sql: str, strings: dict[int, str], *, adbc: bool = True
+) -> tuple[pd.DataFrame, int, int]:
     """``(API_TOTALS frame, rows the query returned, rows dropped for unusable times)`` of ``sql`` (a query of
-    ``nsys_sql._api_sql(totals=True)``). Through ADBC's Arrow batches when it can type the columns, else
-    the exact sqlite3 path on its own connection (it may run beside other reads of ``con``)."""
+    ``nsys_sql._api_sql(totals=True)``). Through ADBC's Arrow batches when it can type the columns (and ``adbc``),
+    else the exact sqlite3 path on its own connection (it may run beside other reads of ``con``)."""
     uri = getattr(con, "tracedash_uri", None)
-    if _HAVE_ADBC and uri:
+    if adbc and _HAVE_ADBC and uri:
         try:
-            totals = ApiTotals()
-            for batch in adbc_batches(uri, sql):
-                columns = zip(API_TOTALS_READ, batch.columns)
-                # copy=False: the batch's columns as they are, not copied into one block (nothing writes them)
-                totals.add(pd.DataFrame({c: _column(col, _DEFAULTS[c]) for c, col in columns}, copy=False))
-                del batch
+            totals = _adbc_totals(uri, sql)
             return totals.frame(strings), totals.returned, totals.dropped
         except Exception:  # noqa: BLE001 - ADBC could not type a column: the exact sqlite3 path
             pass

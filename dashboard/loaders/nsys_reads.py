@@ -85,8 +85,9 @@ def _rowid_bounds(con: sqlite3.Connection, table: str) -> tuple[int | None, int 
     return lo, hi
 
 
-def _rowid_parts(con: sqlite3.Connection, table: str, parts: int) -> list[str] | None:
-    """``WHERE`` clauses cutting ``table`` into ``parts`` rowid ranges (None if it cannot be cut)."""
+def rowid_ranges(con: sqlite3.Connection, table: str, parts: int) -> list[str] | None:
+    """SQL conditions cutting ``table`` into ``parts`` rowid ranges (None if it cannot be cut: it cannot be asked,
+    or it holds too few rows to be worth it)."""
     bounds = _rowid_bounds(con, table)
     if bounds is None:
         return None
@@ -94,7 +95,13 @@ def _rowid_parts(con: sqlite3.Connection, table: str, parts: int) -> list[str] |
     if lo is None or hi - lo < 100_000:
         return None
     edges = [lo + (hi - lo + 1) * i // parts for i in range(parts)] + [hi + 1]
-    return [f" WHERE rowid >= {edges[i]} AND rowid < {edges[i + 1]}" for i in range(parts)]
+    return [f"rowid >= {edges[i]} AND rowid < {edges[i + 1]}" for i in range(parts)]
+
+
+def _rowid_parts(con: sqlite3.Connection, table: str, parts: int) -> list[str] | None:
+    """``WHERE`` clauses of ``rowid_ranges`` (None if the table cannot be cut)."""
+    ranges = rowid_ranges(con, table, parts)
+    return None if ranges is None else [f" WHERE {r}" for r in ranges]
 
 
 def _rowid_span(con: sqlite3.Connection, table: str | None) -> int | None:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.errors import TraceFormatError
-from dashboard.loaders.nsys_api_totals import read_api_totals
+from dashboard.loaders.nsys_api_totals import ApiTotalsRun
 from dashboard.loaders.nsys_gpu_ops import _load_graph_launches, _load_memops
 from dashboard.loaders.nsys_nvtx import _load_nvtx
 from dashboard.loaders.nsys_reads import StartedReads, begin_reads, read_failure, stage_reporter
@@ -117,6 +117,7 @@ def load_nsys_sqlite(
     lean: bool = False,
     on_kernel_times=None,
     started: StartedReads | None = None,
+    before_api=None,
 ) -> TraceBundle:
     """Load an nsys SQLite export into canonical frames.
 
@@ -159,6 +160,10 @@ def load_nsys_sqlite(
             the kernel columns and the CUDA API calls (a full read only): what a page previews while the
             rest loads (``analysis.preview``). The kernel table is then read in two column groups.
 
+        before_api: optional callable ``(kernels, nvtx_ranges, nvtx_marks)`` (``lean`` only), called with those
+            frames once built, while the CUDA API totals are still being read on both cores: what it computes
+            (``analysis.summary.kernel_summary``) overlaps that read.
+
     Raises:
         TraceNotFoundError: the path does not exist or is not a regular file.
         TraceFormatError: not SQLite, corrupt, SQLite without any nsys table, or being written by
@@ -167,11 +172,12 @@ def load_nsys_sqlite(
     reads = started if started is not None else begin_reads(path, progress, lean=lean, on_kernel_times=on_kernel_times)
     step = stage_reporter(progress)
     p, con, probe, strings, lean = reads.path, reads.con, reads.probe, reads.strings, reads.lean
+    api_run = None
     try:
-        totals_sql = _api_sql(probe, totals=True) if lean else None
-        # A summary's CUDA API calls are reduced to totals here, beside the kernel read the threads are doing.
-        api_totals_read = read_api_totals(con, totals_sql, strings) if totals_sql else None
         raw = reads.queries.results()
+        # A summary's CUDA API calls are reduced to totals after the kernel read (which had both cores), on both cores,
+        # while the kernel frame, the NVTX and the copies are built here
+        api_run = ApiTotalsRun(con, probe, strings) if lean else None
         api_read = raw.pop("api_read")
         if reads.times is not None:
             raw["kernels"] = _join_columns(reads.times, raw["kernels"], p.name)
@@ -180,9 +186,17 @@ def load_nsys_sqlite(
         # Popped: each raw frame is freed as soon as its typed frame is built (a 10M-kernel read is ~1.3 GB raw).
         demangled = lean_demangled(con, probe, p.name) if lean else None
         kernels, dropped = _kernel_frame(raw.pop("kernels"), strings, demangled)
+        step("NVTX")
+        ranges, marks, bad_nvtx, nvtx_accounts = _load_nvtx(con, probe, strings)
+        step("memcpy/memset")
+        memops, bad_memops, memops_account = _load_memops(con, probe)
+        step("graphs")
+        graph_launches, bad_graphs, graph_account, graph_pids = _load_graph_launches(con, probe)
+        if lean and before_api is not None:
+            before_api(kernels, ranges, marks)
         api_totals = None
         if lean:  # a summary's read: the calls as totals per thread and name, never a row per call
-            api_totals, api_returned, bad_api = api_totals_read or (empty_frame(API_TOTALS), 0, 0)
+            api_totals, api_returned, bad_api = api_run.result() or (empty_frame(API_TOTALS), 0, 0)
             api_calls, api_kept = empty_frame(API_CALLS), int(api_totals["count"].sum())
         else:
             api_returned = 0 if raw["api"] is None else len(raw["api"])
@@ -199,12 +213,6 @@ def load_nsys_sqlite(
                     _rules((RULE_BACKTRACE, api_read - api_returned), (RULE_BAD_TIME, bad_api)),
                 )
             )
-        step("NVTX")
-        ranges, marks, bad_nvtx, nvtx_accounts = _load_nvtx(con, probe, strings)
-        step("memcpy/memset")
-        memops, bad_memops, memops_account = _load_memops(con, probe)
-        step("graphs")
-        graph_launches, bad_graphs, graph_account, graph_pids = _load_graph_launches(con, probe)
         invalid = {
             "CUDA API calls": bad_api,
             "memcpy/memset": bad_memops,
@@ -239,4 +247,6 @@ def load_nsys_sqlite(
     except (sqlite3.DatabaseError, UnicodeDecodeError, MemoryError, OverflowError) as exc:
         raise read_failure(p.name, exc) from exc
     finally:
+        if api_run is not None:
+            api_run.close()
         reads.close()
