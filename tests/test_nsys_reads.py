@@ -160,3 +160,47 @@ def test_a_sparse_rowid_neither_inflates_the_row_estimate_nor_slices_the_summary
         outs.append(json.loads(capsys.readouterr().out))
     outs[1]["file"] = outs[0]["file"]
     assert outs[0] == outs[1]
+
+
+def test_ctrl_c_leaves_running_reads_and_the_cli_exits_without_joining_them(monkeypatch):
+    """A read cannot be stopped half-way, and Python joins its threads at exit: Ctrl-C during a 10M-kernel read
+    waited ~3 s for it. ``close`` does not wait when a KeyboardInterrupt unwinds, and the CLI then exits at once
+    (``os._exit``), but only when every thread left is a read: anything else (a cache write) is waited for."""
+    import os
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    import dashboard.cli as cli
+    from dashboard.loaders.nsys_api_totals import ApiTotalsRun
+    from dashboard.loaders.nsys_reads import READ_THREAD, QueryRun, interrupted
+
+    release = threading.Event()
+    for run in (QueryRun.__new__(QueryRun), ApiTotalsRun.__new__(ApiTotalsRun)):
+        run.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=READ_THREAD)
+        run.pool.submit(release.wait, 30)
+        t0 = time.perf_counter()
+        with pytest.raises(KeyboardInterrupt):
+            try:
+                raise KeyboardInterrupt
+            finally:
+                assert interrupted()
+                run.close()
+        assert time.perf_counter() - t0 < 1 and run.pool is None
+    assert not interrupted()
+    exits = []
+    monkeypatch.setattr(os, "_exit", exits.append)
+    reading = [t for t in threading.enumerate() if t.name.startswith(READ_THREAD)]
+    assert len(reading) == 2 and all(t.is_alive() for t in reading)
+    cli._leave_running_reads(130, [threading.main_thread(), *reading])
+    assert exits == [130]
+    other = threading.Thread(target=release.wait, args=(30,), name="tracedash-cache-write-0")
+    other.start()
+    cli._leave_running_reads(130, [threading.main_thread(), *reading, other])
+    assert exits == [130]  # a cache write still running: the CLI returns and Python waits for it
+    release.set()
+    other.join()
+    for t in reading:
+        t.join()
+    cli._leave_running_reads(130, [threading.main_thread(), *reading])
+    assert exits == [130]  # nothing left running: a plain return

@@ -70,6 +70,7 @@ def _run(argv: list[str]) -> int:
         _say(f"tracedash: error: {exc}", file=sys.stderr)
         return EXIT_INPUT_ERROR
     except KeyboardInterrupt:
+        _leave_running_reads(130)
         return 130
     except BrokenPipeError:  # `tracedash summarize T | head`: the reader left; not an error
         try:
@@ -86,6 +87,24 @@ def _run(argv: list[str]) -> int:
         return 1
     finally:
         warnings.showwarning = shown_before
+
+
+def _leave_running_reads(code: int, threads=None) -> None:
+    """At Ctrl-C: when threads still read an export (SQLite cannot be stopped mid-query, and Python joins them at
+    exit: seconds on a big trace), exit now with ``code``. Only when nothing else is running, e.g. a cache write
+    (``threads``: the process's, ``threading.enumerate()``)."""
+    import threading
+
+    reads = sys.modules.get("dashboard.loaders.nsys_reads")  # not imported: no read was started
+    threads = threading.enumerate() if threads is None else threads
+    others = [t for t in threads if t is not threading.main_thread() and t.is_alive() and not t.daemon]
+    if reads is not None and others and all(t.name.startswith(reads.READ_THREAD) for t in others):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
 
 
 def _one_line_warnings(fallback):

@@ -15,7 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 import pandas as pd
 
-from dashboard.loaders.nsys_reads import rowid_ranges
+from dashboard.loaders.nsys_reads import READ_THREAD, interrupted, rowid_ranges
 from dashboard.loaders.nsys_schema import SchemaProbe
 from dashboard.loaders.nsys_sql import API_TOTALS_READ, _api_sql
 from dashboard.loaders.nsys_tables import _MISSING, _drop_invalid_times, _int, _names, _pid_of
@@ -94,7 +94,7 @@ class ApiTotalsRun:
         table = probe.table("CUPTI_ACTIVITY_KIND_RUNTIME")
         ranges = rowid_ranges(con, table, 2) if table else None
         queries = [_api_sql(probe, r, totals=True) for r in ranges] if ranges else [self.sql]
-        self.pool = ThreadPoolExecutor(max_workers=len(queries))
+        self.pool = ThreadPoolExecutor(max_workers=len(queries), thread_name_prefix=READ_THREAD)
         self.futures = [self.pool.submit(_adbc_totals, uri, q) for q in queries]
 
     def result(self) -> tuple[pd.DataFrame, int, int] | None:
@@ -114,9 +114,9 @@ class ApiTotalsRun:
         return read_api_totals(self.con, self.sql, self.strings, adbc=False)
 
     def close(self) -> None:
-        """Wait for the threads (a read cannot be stopped half-way) and end them."""
+        """Wait for the threads (a read cannot be stopped half-way) and end them; not on the user's Ctrl-C."""
         if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool.shutdown(wait=not interrupted(), cancel_futures=True)
             self.pool = None
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import os
 import sqlite3
+import sys
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -40,6 +41,15 @@ from dashboard.loaders.sqlite_access import (
     _query_sqlite3,
     own_connection,
 )
+
+READ_THREAD = "tracedash-read"  # the name prefix of the threads that read an export (``cli`` leaves them at Ctrl-C)
+
+
+def interrupted() -> bool:
+    """Whether the exception now unwinding is the user's Ctrl-C: reads running in threads are then left to run
+    out, not waited for (a 10M-kernel read goes on for seconds; ``cli`` exits without joining them)."""
+    return isinstance(sys.exc_info()[1], KeyboardInterrupt)
+
 
 # A query to run: (sql or None, result columns, table cut into two rowid ranges read in parallel or None, row bound).
 Job = tuple[str | None, list[str], str | None, int | None]
@@ -191,7 +201,9 @@ class QueryRun:
             k: [sql + w for w in (_rowid_parts(con, split, 2) if split else None) or [""]]
             for k, (sql, _, split, _) in self.todo.items()
         }
-        self.pool = ThreadPoolExecutor(max_workers=sum(len(v) for v in pieces.values()) + len(self.also))
+        self.pool = ThreadPoolExecutor(
+            max_workers=sum(len(v) for v in pieces.values()) + len(self.also), thread_name_prefix=READ_THREAD
+        )
         self.others = {k: self.pool.submit(read) for k, read in self.also.items()}
         self.futures = {k: [self._submit(uri, q, *self.todo[k][1:]) for q in qs] for k, qs in pieces.items()}
 
@@ -218,9 +230,10 @@ class QueryRun:
         return out
 
     def close(self) -> None:
-        """Wait for the threads (a read cannot be stopped half-way) and end them."""
+        """Wait for the threads (a read cannot be stopped half-way) and end them; not on the user's Ctrl-C
+        (``interrupted``)."""
         if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool.shutdown(wait=not interrupted(), cancel_futures=True)
             self.pool = None
 
 
