@@ -357,7 +357,8 @@ def test_a_blocking_call_that_outlasts_its_phase_or_overlaps_other_threads_stays
     assert f.cost_ns == 0 and f.rows["gpu_idle_ns"].tolist() == [0, 0]
     assert f.summary == (
         "4 blocking calls in the dispatch loop hold the host 4 µs; decode: 1.5 per step, 72.5 % of "
-        "its step time on 2 blocking host threads, mostly cudaStreamSynchronize (2.9 µs); GPU work (kernels, CUDA "
+        "its step time on 2 blocking host threads, 2.9 µs blocked, mostly cudaStreamSynchronize (2.9 µs); GPU work "
+        "(kernels, CUDA "
         "graphs, memcpy/memset) never stopped while they blocked or right after they returned, within its "
         "first-to-last span: no GPU time lost."
     )

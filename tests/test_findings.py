@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dashboard import units
 from dashboard.analysis import findings as fd
 from dashboard.cli import main
 from dashboard.data.trace import load_trace
@@ -670,7 +671,7 @@ def test_a_hip_graph_replay_step_is_graphed_and_its_graph_launch_counts_once():
 
     trace = load_trace(DATA / "kineto" / "rocm_vllm_decode_graph_replay.json.gz")
     f = findings_for(trace, rules=["decode-no-graphs"], steps=parse_step_source("vllm"))[0]
-    assert (f.summary, f.cost_ns) == ("The decode dispatch uses CUDA graphs.", 0)
+    assert (f.summary, f.cost_ns) == ("The decode dispatch uses HIP graphs.", 0)  # a ROCm trace's own word
 
 
 def test_a_launch_call_of_several_kernels_counts_once_in_the_launch_call_total():
@@ -888,3 +889,19 @@ def test_sync_in_loop_over_several_phases_says_why_its_phase_leads_and_what_it_b
         "PLE_wait_for_GPU (1.51 s); "
     )
     assert [(r["phase"], r["blocked_ns"] // 10**6) for r in rows(f)] == [("decode", 1507), ("prefill", 5162)]
+
+
+def test_a_rocm_trace_calls_its_graphs_hip_graphs_and_a_cuda_trace_cuda_graphs():
+    """QA: the ROCm traces' blocking findings said "no GPU work (kernel, CUDA graph or memcpy/memset)"."""
+    from dashboard.analysis.findings.base import blocking_cost, graph_word
+
+    t = load_trace(DATA / "kineto" / "rocm_vllm_decode_graph_replay.json.gz")
+    assert graph_word(t.bundle) == "HIP graph"
+    ctx = fd.build_context(t.summary, t.bundle)
+    gap_starts, gap_ends = ctx.no_gpu_busy()  # when no GPU was busy: a call blocked over the longest costs it
+    i = int(np.argmax(gap_ends - gap_starts))
+    cost, clause = blocking_cost(ctx, gap_starts[i : i + 1], gap_ends[i : i + 1])
+    assert cost == int(gap_ends[i] - gap_starts[i]) > 0
+    assert clause.startswith(f"no GPU work (kernel, HIP graph or memcpy/memset) ran for {units.duration_short(cost)}")
+    assert graph_word(load_trace(SAMPLES / "nsys2026.2_2gpu_nccl_before.sqlite").bundle) == "CUDA graph"
+    assert graph_word(None) == "CUDA graph"

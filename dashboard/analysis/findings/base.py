@@ -318,6 +318,17 @@ def trace_span(bundle: TraceBundle, timed: pd.DataFrame | None = None) -> tuple[
     return (min(lo), max(hi)) if lo else (0, 0)
 
 
+def graph_word(bundle: TraceBundle | None) -> str:
+    """What a trace's graphs are called: "HIP graph" in a ROCm trace (its runtime calls are HIP's, none CUDA's),
+    else "CUDA graph"."""
+    if bundle is None or bundle.api_calls.empty:
+        return "CUDA graph"
+    names = bundle.api_calls["name"]
+    names = [str(n) for n in (names.cat.categories if isinstance(names.dtype, pd.CategoricalDtype) else names.unique())]
+    hip, cuda = any(n.startswith("hip") for n in names), any(n.startswith("cu") for n in names)
+    return "HIP graph" if hip and not cuda else "CUDA graph"
+
+
 def blocking_cost(ctx: Context, starts: np.ndarray, ends: np.ndarray) -> tuple[int, str]:
     """``(cost, clause)`` of blocking host calls ``[starts, ends)``: the GPU idle they can have cost
     (``idle.idle_while_blocked`` of ``Context.no_gpu_busy``: no kernel, CUDA graph or memcpy/memset running, within
@@ -340,13 +351,13 @@ def blocking_cost(ctx: Context, starts: np.ndarray, ends: np.ndarray) -> tuple[i
                 f"so what {they} cost the GPU is not measured"
             )
         return 0, (
-            f"GPU work (kernels, CUDA graphs, memcpy/memset) never stopped while {they} blocked or right after "
-            f"{they} returned, within its first-to-last span: no GPU time lost"
+            f"GPU work (kernels, {graph_word(ctx.bundle)}s, memcpy/memset) never stopped while {they} blocked or "
+            f"right after {they} returned, within its first-to-last span: no GPU time lost"
         )
     after = "after it returned from waiting on the GPU" if one else "after one that waited on the GPU returned"
     return idle, (
-        f"no GPU work (kernel, CUDA graph or memcpy/memset) ran for {units.duration_short(idle)} while {they} "
-        f"blocked, or {after}, until the GPU got work again: the time {they} cost"
+        f"no GPU work (kernel, {graph_word(ctx.bundle)} or memcpy/memset) ran for {units.duration_short(idle)} "
+        f"while {they} blocked, or {after}, until the GPU got work again: the time {they} cost"
     )
 
 

@@ -26,6 +26,7 @@ from dashboard.analysis.findings.base import (
     _pct_text,
     _round_pct,
     _window,
+    graph_word,
 )
 from dashboard.analysis.intervals import masked_union_length
 from dashboard.analysis.launches import launch_call_total
@@ -100,7 +101,7 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
     if not n_ng:
         n_decode = int(decode.sum())
         said = "The decode dispatch uses" if n_decode == 1 else f"All {n_decode:,} decode dispatches use"
-        return _empty(ctx, rule, params, f"{said} CUDA graphs.", view)
+        return _empty(ctx, rule, params, f"{said} {graph_word(ctx.bundle)}s.", view)
     rows = pd.DataFrame(
         [
             {
@@ -119,7 +120,7 @@ def decode_without_graphs(ctx: Context, params: dict) -> Finding:
     text = (
         f"{n_ng:,} of {int(decode.sum()):,} decode dispatches ({_pct_text(n_ng, int(decode.sum()), '.0f')} %) run "
         f"without "
-        f"CUDA graphs ({int((decode & mode_none).sum()):,} marked mode=NONE); a graph would replace "
+        f"{graph_word(ctx.bundle)}s ({int((decode & mode_none).sum()):,} marked mode=NONE); a graph would replace "
         f"~{kernels_per_step:.0f} launch{'' if round(kernels_per_step) == 1 else 'es'} per step, "
         f"{units.duration_short(launch_ns)} of launch calls"
         + (

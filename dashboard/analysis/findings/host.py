@@ -350,7 +350,7 @@ def sync_in_loop(ctx: Context, params: dict) -> Finding:
         # with several phases, say why this one leads and how long it blocked: its figures are not the total's
         lead = (
             f", the phase they cost the GPU most ({units.duration_short(int(r0['gpu_idle_ns']))} idle)"
-            if len(rows) > 1 and idle is not None
+            if len(rows) > 1 and idle is not None and int(r0["gpu_idle_ns"]) > 0
             else ""
         )
         phase_blocked = f"{units.duration_short(int(r0['blocked_ns']))} blocked, " if len(rows) > 1 else ""
