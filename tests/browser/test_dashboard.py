@@ -264,7 +264,7 @@ def test_bad_trace_shows_alert_and_server_keeps_serving(page: Page, serve, tmp_p
     expect(page.locator("#trace-picker")).to_contain_text("000_746bee52f7bbcc80_seed_summary.json")
     page.goto(f"{base}/?trace={quote(trace_id(bad))}")  # a link to it: its error
     expect(present(page.locator("#alerts .alert"))).to_contain_text(
-        "not_a_trace.sqlite: neither an nsys SQLite export nor a tracedash summary JSON", timeout=30000
+        "not_a_trace.sqlite: not a SQLite database (no 'SQLite format 3' header)", timeout=30000
     )
     choose_trace(page, "000_746bee52f7bbcc80_seed_summary.json")
     expect(present(page.locator("#gantt .legendtext").first)).to_have_text("prefill (42)", timeout=30000)

@@ -40,7 +40,7 @@ def test_dropped_bad_files_get_an_alert_then_open_file_uploads_and_opens_the_tra
     expect(page.locator("#upload-alert [role=alert]")).to_have_text("empty.sqlite: the file is empty (0 bytes)")
     page.evaluate(drop, ["notes.sqlite", "just some text"])
     expect(present(page.locator("#upload-alert [role=alert]"))).to_contain_text(
-        "notes.sqlite: neither an nsys SQLite export nor a tracedash summary JSON", timeout=30000
+        "notes.sqlite: not a SQLite database (no 'SQLite format 3' header)", timeout=30000
     )
     page.locator("#upload-alert [role=alert]").click()  # dismiss
     expect(page.locator("#upload-alert [role=alert]")).to_have_count(0)
