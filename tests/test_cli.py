@@ -1,6 +1,7 @@
 """CLI: summarize output, and bad input -> one clear message, exit code 2, no traceback."""
 
 import json
+import sqlite3
 import subprocess
 import sys
 
@@ -9,6 +10,8 @@ import pytest
 from dashboard.cli import main
 
 from paths import SAMPLES, SEED, nsys_trace
+
+NCCL = SAMPLES / "nsys2026.2_2gpu_nccl_before.sqlite"
 
 
 def test_summarize_to_stdout(capsys):
@@ -90,6 +93,37 @@ def test_export_and_report_never_write_over_the_trace_they_read(tmp_path, capsys
 def test_serve_missing_trace_exit_2(tmp_path, capsys):
     assert main(["serve", str(tmp_path / "nope.sqlite")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def _other_sqlite(path):
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (_other_sqlite, "other.db: a SQLite database but not an nsys export (found: t)"),
+        (
+            lambda p: p.write_bytes(NCCL.read_bytes()[:100_000]),
+            "other.db: the SQLite file is damaged or truncated (database disk image is malformed)",
+        ),
+        (
+            lambda p: p.write_bytes(b"SQLite format 3\x00" + b"garbage" * 1000),
+            "other.db: the SQLite file is damaged or truncated (file is not a database)",
+        ),
+    ],
+)
+def test_serve_refuses_a_named_sqlite_file_that_is_no_readable_nsys_export(tmp_path, capsys, make, message):
+    """QA: serve started serving these (only the header was checked), where summarize refuses them."""
+    bad = tmp_path / "other.db"
+    make(bad)
+    before = bad.read_bytes()
+    assert main(["serve", str(bad), "--port", "1"]) == 2
+    assert capsys.readouterr().err.startswith(f"tracedash: error: {message}")
+    assert bad.read_bytes() == before
 
 
 @pytest.mark.parametrize("args", [["{bad}"], [str(SEED), "{bad}"], ["--ranks", str(SEED), "{bad}"]])

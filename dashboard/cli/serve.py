@@ -12,14 +12,18 @@ from dashboard.errors import TraceError
 
 def _check_named_files(paths) -> None:
     """A file named on the command line that is no trace is refused now, with the message ``summarize`` gives
-    (a folder is scanned for traces instead; a bad file found in one shows its error in the page)."""
+    (a folder is scanned for traces instead; a bad file found in one shows its error in the page). An nsys export
+    is opened and its schema probed too (no rows read): a SQLite file that is no nsys export, or one whose
+    tables cannot be read, is refused as well."""
     from pathlib import Path
 
     from dashboard.loaders import sniff_format
 
     for p in map(Path, paths):
-        if not p.is_dir():
-            sniff_format(p)
+        if not p.is_dir() and sniff_format(p) == "nsys-sqlite":
+            from dashboard.loaders.nsys_reads import estimate_rows
+
+            estimate_rows(p)
 
 
 def _serve(args) -> int:
