@@ -204,3 +204,16 @@ def test_ctrl_c_leaves_running_reads_and_the_cli_exits_without_joining_them(monk
         t.join()
     cli._leave_running_reads(130, [threading.main_thread(), *reading])
     assert exits == [130]  # nothing left running: a plain return
+
+
+def test_ctrl_c_while_the_parser_imports_exits_130_without_a_traceback(monkeypatch, capsys):
+    """QA: Ctrl-C in the first 0.3 s of `findings` (its parser imports pandas and pyarrow) printed a traceback and the
+    process died of the signal."""
+    import dashboard.cli as cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["findings", "t.sqlite"]) == 130
+    assert capsys.readouterr() == ("", "")

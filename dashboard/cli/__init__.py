@@ -52,8 +52,11 @@ def main(argv: list[str] | None = None) -> int:
 
     argv = _join_negative_sizes(list(sys.argv[1:] if argv is None else argv))
     # before the parser: building it imports pandas (and pyarrow) for findings and steps
-    with nullcontext() if argv[:1] == ["serve"] else one_shot_allocators():
-        return _run(argv)
+    try:
+        with nullcontext() if argv[:1] == ["serve"] else one_shot_allocators():
+            return _run(argv)
+    except KeyboardInterrupt:  # while the parser imports, before a command runs: no traceback either
+        return 130
 
 
 def _run(argv: list[str]) -> int:
