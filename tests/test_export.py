@@ -277,3 +277,35 @@ def test_export_without_a_working_browser_fails_at_once_in_one_line(tmp_path, br
     assert proc.stderr.startswith(f"tracedash: error: {message}"), proc.stderr
     assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
     assert not out.exists() and trace.stat().st_mtime_ns == before
+
+
+def test_export_stops_a_browser_that_never_answers(tmp_path):
+    """QA: a browser that starts but never answers (here a script that sleeps) kept `export` waiting forever, and its
+    processes outlived the command. Now the export gives up after TRACEDASH_EXPORT_TIMEOUT_S, kills them, says so."""
+    import os
+    import subprocess
+    import sys
+
+    import psutil
+
+    browser = tmp_path / "hang.sh"
+    browser.write_text("#!/bin/sh\nexec sleep 987.25\n")
+    browser.chmod(0o755)
+    out = tmp_path / "v.png"
+    env = {**os.environ, "BROWSER_PATH": str(browser), "TRACEDASH_EXPORT_TIMEOUT_S": "3"}
+    trace = SAMPLES / "nsys2022.4_cpu_llm_server_nvtx.sqlite"
+    proc = subprocess.run(
+        [sys.executable, "-m", "dashboard", "export", str(trace), "-o", str(out), "--no-cache"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (proc.returncode, proc.stderr) == (
+        2,
+        "tracedash: error: image export's browser did not answer within 3 s, and was stopped "
+        "(TRACEDASH_EXPORT_TIMEOUT_S sets how long to wait)\n",
+    )
+    assert not out.exists()
+    left = [p for p in psutil.process_iter(["cmdline"]) if "987.25" in " ".join(p.info["cmdline"] or [])]
+    assert left == []

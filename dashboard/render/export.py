@@ -195,11 +195,42 @@ def _failure_text() -> str:
     return f": {type(exc).__name__}: {first.splitlines()[0][:200]}" if first else f": {type(exc).__name__}"
 
 
+def export_timeout_s() -> float:
+    """How long one image may take, browser start included (``TRACEDASH_EXPORT_TIMEOUT_S``, default 90 s)."""
+    try:
+        value = float(os.environ.get("TRACEDASH_EXPORT_TIMEOUT_S", "") or EXPORT_TIMEOUT_S)
+    except ValueError:
+        return EXPORT_TIMEOUT_S
+    return value if value > 0 else EXPORT_TIMEOUT_S
+
+
+def _abandon_browser() -> None:
+    """Stop a browser that does not answer: its processes are killed, so kaleido's server, waiting on its pipe,
+    ends; kaleido is then started afresh by the next export (while its server still waits, it is left)."""
+    import psutil
+
+    procs = export_browser()
+    for proc in procs:
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(procs, timeout=5)
+    server = _kaleido_thread()
+    if server is not None:
+        server.join(5)
+    if server is None or not server.is_alive():
+        stop_image_export()
+
+
 def _render(fig: go.Figure, **kwargs) -> bytes:
     """``fig.to_image(**kwargs)`` in a thread of its own, watching kaleido's server: when that dies (its browser
-    failed to start or went away) the export fails at once instead of waiting forever on its queue."""
+    failed to start or went away) the export fails at once instead of waiting forever on its queue, and a
+    browser that does not answer within ``export_timeout_s`` is stopped."""
     server = _kaleido_thread()
     out: dict = {}
+    timeout = export_timeout_s()
+    deadline = time.monotonic() + timeout
 
     def work():
         try:
@@ -216,6 +247,12 @@ def _render(fig: go.Figure, **kwargs) -> bytes:
             why = _failure_text()
             stop_image_export()
             raise TraceError(f"image export's browser stopped before the image was rendered{why}")
+        if worker.is_alive() and time.monotonic() > deadline:
+            _abandon_browser()
+            raise TraceError(
+                f"image export's browser did not answer within {timeout:g} s, and was stopped "
+                "(TRACEDASH_EXPORT_TIMEOUT_S sets how long to wait)"
+            )
     if "error" in out:
         raise out["error"]
     return out["data"]
@@ -282,6 +319,7 @@ def image_bytes(fig: go.Figure, fmt: str, *, which: str = "timeline", scale: flo
 
 
 KALEIDO_TRIES = 3
+EXPORT_TIMEOUT_S = 90.0  # one image, browser start included: a 2-core machine under load takes ~10 s
 _KALEIDO_NOT_READY = "kaleido_scopes is not defined"
 
 
