@@ -470,3 +470,23 @@ def test_a_light_commands_usage_error_names_every_subcommand(capsys):
         main(["cache", "info", "x"])
     assert exc.value.code == 2
     assert "{summarize,serve,inspect,export,report,cache,diff,findings,steps}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b'{"a": 1}', "j.sqlite: a JSON file in none of the formats tracedash reads"),
+        (b"", "j.sqlite: the file is empty (0 bytes)\n"),
+        (b"hello", "j.sqlite: not a SQLite database (no 'SQLite format 3' header)"),
+    ],
+)
+def test_inspect_tells_a_bad_sqlite_name_what_every_command_tells_it(tmp_path, capsys, data, message):
+    """QA: inspect called a JSON file named .sqlite "not a SQLite database", and added ", not an nsys SQLite
+    export" to an empty one, where summarize, findings, steps, serve and the upload named the JSON."""
+    bad = tmp_path / "j.sqlite"
+    bad.write_bytes(data)
+    said = []
+    for command in ("inspect", "summarize", "findings", "steps"):
+        assert main([command, str(bad), "--no-cache"]) == 2
+        said.append(capsys.readouterr().err)
+    assert said[0].startswith(f"tracedash: error: {message}") and len(set(said)) == 1, said

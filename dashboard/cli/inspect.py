@@ -14,7 +14,6 @@ import os
 from pathlib import Path
 
 from dashboard.data.cache import TraceCache
-from dashboard.errors import TraceFormatError
 from dashboard.loaders import sniff_format
 from dashboard.loaders.nsys_sqlite import inspect_export
 from dashboard.loaders.nsys_traits import predates_text
@@ -29,20 +28,6 @@ FORMAT_NAMES = {
     "summary-json": "tracedash summary JSON",
 }
 QDREP_NAME = "Nsight Systems report (.qdrep, the report format of older Nsight Systems)"
-SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
-
-
-def _format_of(p: Path) -> str:
-    """``sniff_format``, except that a file named like a SQLite export that is none of the formats
-    is described as a SQLite export (the SQLite checks then say exactly what is wrong)."""
-    try:
-        return sniff_format(p)
-    except TraceFormatError:
-        if p.name.lower().endswith(SQLITE_SUFFIXES):
-            return "nsys-sqlite"
-        raise
-
-
 def _inspect_report(p: Path, cache: TraceCache | None, info: dict):
     """A report: exported once (as ``load_trace`` exports it: into a folder of ours, never next to the
     report), its export described (nsys version, schema, tables) and loaded; ``info`` gets the
@@ -86,7 +71,7 @@ def inspect_trace(path: str | os.PathLike, cache: TraceCache | None = None) -> d
     from dashboard.data.trace import load_trace
 
     p = Path(path)
-    fmt = _format_of(p)
+    fmt = sniff_format(p)  # a SQLite name without the header is told so there, as every command tells it
     name = QDREP_NAME if fmt == "nsys-rep" and p.name.lower().endswith(".qdrep") else FORMAT_NAMES.get(fmt, fmt)
     info: dict = {"file": p.name, "format": fmt, "format_name": name}
     if fmt == "nsys-sqlite":
