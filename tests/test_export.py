@@ -248,6 +248,25 @@ def test_stopping_the_image_export_waits_for_its_browser_only(monkeypatch):
         other.wait()
 
 
+NVTX_SAMPLE = SAMPLES / "nsys2022.4_cpu_llm_server_nvtx.sqlite"
+
+
+def _export_in_a_process(out, **env):
+    """``tracedash export`` of the NVTX sample to ``out`` in a process of its own (kaleido's server is per process),
+    with ``env`` added to the environment."""
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "dashboard", "export", str(NVTX_SAMPLE), "-o", str(out), "--no-cache"],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 @pytest.mark.parametrize(
     "browser, message",
     [
@@ -258,49 +277,25 @@ def test_stopping_the_image_export_waits_for_its_browser_only(monkeypatch):
     ],
 )
 def test_export_without_a_working_browser_fails_at_once_in_one_line(tmp_path, browser, message):
-    import os
-    import subprocess
-    import sys
-
     out = tmp_path / "v.png"
-    env = {**os.environ, "BROWSER_PATH": browser}
-    trace = SAMPLES / "nsys2022.4_cpu_llm_server_nvtx.sqlite"
-    before = trace.stat().st_mtime_ns
-    proc = subprocess.run(
-        [sys.executable, "-m", "dashboard", "export", str(trace), "-o", str(out), "--no-cache"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    before = NVTX_SAMPLE.stat().st_mtime_ns
+    proc = _export_in_a_process(out, BROWSER_PATH=browser)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith(f"tracedash: error: {message}"), proc.stderr
     assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
-    assert not out.exists() and trace.stat().st_mtime_ns == before
+    assert not out.exists() and NVTX_SAMPLE.stat().st_mtime_ns == before
 
 
 def test_export_stops_a_browser_that_never_answers(tmp_path):
     """QA: a browser that starts but never answers (here a script that sleeps) kept `export` waiting forever, and its
     processes outlived the command. Now the export gives up after TRACEDASH_EXPORT_TIMEOUT_S, kills them, says so."""
-    import os
-    import subprocess
-    import sys
-
     import psutil
 
     browser = tmp_path / "hang.sh"
     browser.write_text("#!/bin/sh\nexec sleep 987.25\n")
     browser.chmod(0o755)
     out = tmp_path / "v.png"
-    env = {**os.environ, "BROWSER_PATH": str(browser), "TRACEDASH_EXPORT_TIMEOUT_S": "3"}
-    trace = SAMPLES / "nsys2022.4_cpu_llm_server_nvtx.sqlite"
-    proc = subprocess.run(
-        [sys.executable, "-m", "dashboard", "export", str(trace), "-o", str(out), "--no-cache"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = _export_in_a_process(out, BROWSER_PATH=str(browser), TRACEDASH_EXPORT_TIMEOUT_S="3")
     assert (proc.returncode, proc.stderr) == (
         2,
         "tracedash: error: image export's browser did not answer within 3 s, and was stopped "
