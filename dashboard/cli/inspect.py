@@ -28,6 +28,8 @@ FORMAT_NAMES = {
     "summary-json": "tracedash summary JSON",
 }
 QDREP_NAME = "Nsight Systems report (.qdrep, the report format of older Nsight Systems)"
+
+
 def _inspect_report(p: Path, cache: TraceCache | None, info: dict):
     """A report: exported once (as ``load_trace`` exports it: into a folder of ours, never next to the
     report), its export described (nsys version, schema, tables) and loaded; ``info`` gets the
