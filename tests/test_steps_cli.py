@@ -213,3 +213,27 @@ def test_a_column_of_ms_and_ns_times_gets_the_decimals_its_smallest_time_needs()
     assert [_time(v, unit) for v in (100, 10, 2_000_100)] == ["0.00010", "0.00001", "2.00010"]
     assert _time_unit([1_234_567, 9_000_000]) == ("ms", 1_000_000, 3)  # usual steps: as before
     assert _time_unit([7, 1]) == ("ns", 1, 0) and _time_unit([0]) == ("ms", 1_000_000, 3)
+
+
+def test_kernels_of_a_process_without_steps_are_said_to_be_in_no_step(capsys):
+    """QA: the Triton example's one kernel runs in pid 1670242, its ProfilerStep#1 in pid 3100453: the step read
+    "0 kernels, 0 ms" with nothing said about the kernel."""
+    code, out, _ = run(capsys, DATA / "cases" / "field" / "triton_example.json.gz")
+    assert code == 0
+    assert (
+        "note: 1 kernel of pid 1670242 (no steps there) is in no step: a kernel counts in a step of the process "
+        "that launched it"
+    ) in out.splitlines()
+    code, out, _ = run(capsys, B200)  # its kernels run in the process of its steps: nothing to say
+    assert code == 0 and "in no step" not in out
+
+
+def test_kernels_of_other_processes_counted_per_process():
+    import pandas as pd
+
+    from dashboard.analysis.steps import kernels_of_other_processes
+
+    kernels = pd.DataFrame({"pid": pd.array([7, 7, 9, 0, 9, 9], dtype="int32")})
+    assert kernels_of_other_processes(kernels, [7]) == {0: 1, 9: 3}
+    assert kernels_of_other_processes(kernels, [7, 9, 0]) == {}
+    assert kernels_of_other_processes(kernels, []) == {}  # no steps at all: said otherwise

@@ -347,6 +347,17 @@ def step_processes(steps: pd.DataFrame) -> list[int]:
     return sorted(int(p) for p in pd.unique(steps["pid"])) if len(steps) else []
 
 
+def kernels_of_other_processes(kernels: pd.DataFrame, processes: list[int]) -> dict[int, int]:
+    """Kernel rows per process that has no steps (pid -> rows; pid 0 is a kernel whose process is unknown):
+    no step can count them, since a kernel belongs to a step of its own process (``attribute_to_steps``)."""
+    if not processes or kernels.empty:
+        return {}
+    pids = kernels["pid"].to_numpy(np.int64)
+    other = pids[~np.isin(pids, np.asarray(processes, dtype=np.int64))]
+    values, counts = np.unique(other, return_counts=True)
+    return {int(p): int(n) for p, n in zip(values, counts)}
+
+
 def attribute_to_steps(steps: pd.DataFrame, launches: pd.DataFrame, n_kernels: int) -> np.ndarray:
     """Step index (``steps["index"]``) of every kernel row, UNATTRIBUTED when none.
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from dashboard import units
 from dashboard.analysis import step_presets as sp
 from dashboard.analysis import steps as st
 from dashboard.errors import TraceError
@@ -69,6 +70,15 @@ def steps_report(trace, spec: sp.StepSpec, pid: int | None = None) -> StepsRepor
         from dashboard.data.analysis import analysis_of
 
         gpu = st.step_kernels(mine, bundle.kernels, bundle.api_calls, analysis_of(trace).launches())
+    if bundle is not None and (other := st.kernels_of_other_processes(bundle.kernels, list(processes))):
+        n = sum(other.values())
+        whose = ", ".join(f"pid {p}" if p else "no known process" for p in list(other)[:3]) + (
+            f" and {len(other) - 3} more" if len(other) > 3 else ""
+        )
+        notes.append(
+            f"{units.count(n, 'kernel')} of {whose} (no steps there) {'is' if n == 1 else 'are'} in no step: "
+            "a kernel counts in a step of the process that launched it"
+        )
     if len(processes) > 1:
         each = ", ".join(f"pid {p}: {n}" for p, n in processes.items())
         notes.append(f"{len(processes)} processes have steps ({each}); showing pid {chosen} (--pid chooses another)")
