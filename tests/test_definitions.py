@@ -665,3 +665,21 @@ def test_busy_source_choices_are_disabled_where_they_change_nothing(tmp_path):
     assert {o["title"] for o in busy_options(summary)} == {
         "a summary JSON holds kernel totals only: no graph or memcpy/memset intervals to count"
     }
+
+
+def test_a_summary_json_cannot_have_its_stats_for_a_visible_window(tmp_path):
+    """QA: "visible window" could be chosen on a summary JSON, whose panels then still said "whole trace"."""
+    from dashboard.app.views.overview import stats_options
+
+    from paths import SEED
+
+    why = "a summary JSON holds whole-trace totals only: no intervals to clip at a window's edges"
+    assert [(o["value"], o["disabled"], o["title"]) for o in stats_options(load_trace(SEED))] == [
+        ("trace", False, ""),
+        ("window", True, why),
+    ]
+    gpu = load_trace(write_nsys_sqlite(tmp_path / "gpu.sqlite", kernels=[{"start": 0, "end": 9}]))
+    assert [(o["value"], o["disabled"], o["title"]) for o in stats_options(gpu)] == [
+        ("trace", False, ""),
+        ("window", False, ""),
+    ]

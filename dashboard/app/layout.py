@@ -13,6 +13,7 @@ from dashboard.app.components import PICKER_MAX_HEIGHT_PX, alert
 from dashboard.app.load_banner import load_banner
 from dashboard.app.views import VIEWS, in_slot, slice_data
 from dashboard.app.views.compare_link import compare_href
+from dashboard.app.views.overview import STATS_FOR_OPTIONS
 from dashboard.state import to_dict
 
 
@@ -158,10 +159,7 @@ def header_controls(state, options: list[dict], uploads: bool, max_upload_bytes:
                     value=state.stats,
                     inline=True,
                     className="radio",
-                    options=[
-                        {"label": " whole trace", "value": "trace"},
-                        {"label": " visible window", "value": "window"},
-                    ],
+                    options=list(STATS_FOR_OPTIONS),
                 ),
             ],
             title="Overview, Per GPU, Per phase and the tables: for the whole trace, or for the timeline's "

@@ -25,6 +25,17 @@ def busy_options(trace) -> list[dict]:
     ]
 
 
+STATS_FOR_OPTIONS = ({"label": " whole trace", "value": "trace"}, {"label": " visible window", "value": "window"})
+
+
+def stats_options(trace) -> list[dict]:
+    """The "Stats for" choices: the visible window disabled, with the reason, for a summary JSON (its figures are
+    the whole trace's totals, which no window can cut)."""
+    why = "a summary JSON holds whole-trace totals only: no intervals to clip at a window's edges"
+    off = {"window"} if trace.bundle is None else set()
+    return [{**o, "disabled": o["value"] in off, "title": why if o["value"] in off else ""} for o in STATS_FOR_OPTIONS]
+
+
 def render(trace, state):
     """Overview cards for the state's busy source, whole trace or visible window."""
     w = state.stats_window()
@@ -32,6 +43,7 @@ def render(trace, state):
         "cards": cards(overview_cards(windowed(trace, w), state)),
         "scope": scope_text(trace, w),
         "busy_options": busy_options(trace),
+        "stats_options": stats_options(trace),
     }
 
 
@@ -44,6 +56,7 @@ VIEW = View(
         "cards": (ids.OVERVIEW, "children"),
         "scope": (ids.scope("overview"), "children"),
         "busy_options": (ids.BUSY_SOURCE, "options"),
+        "stats_options": (ids.STATS_FOR, "options"),
     },
     render=render,
     empty=lambda message: {"cards": [], "scope": ""},
