@@ -81,6 +81,8 @@ def test_traversal_urls_never_return_files(served, url):
     body = resp.get_data(as_text=True)
     assert "root:" not in body and "do not serve" not in body
     assert resp.status_code == (200 if url.startswith("/?") else 404)  # the page itself explains a bad link
+    if resp.status_code == 404:  # as every other 404 of a GET (QA: these answered JSON)
+        assert (resp.mimetype, body) == ("text/plain", "not found\n")
 
 
 def test_unknown_paths_answer_404_with_links_to_the_pages(served):

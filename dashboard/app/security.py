@@ -358,6 +358,13 @@ def _sign_in_page(bad: bool) -> Response:
     return Response(html, status=401, mimetype="text/html")
 
 
+def error_answer(status: int, message: str) -> Response:
+    """An error in one line: JSON on API paths (any request but a GET; a GET of /healthz or of Dash's layout and
+    dependencies), plain text elsewhere."""
+    api = request.method != "GET" or request.path.endswith(("healthz", "_dash-layout", "_dash-dependencies"))
+    return _json_error(status, message) if api else _plain(status, message)
+
+
 def register_security(server: Flask, dash_apps: list, config: SecurityConfig | None = None) -> None:
     """Install the request guards and answer headers described in the module docstring on ``server``.
 
@@ -517,5 +524,4 @@ def register_security(server: Flask, dash_apps: list, config: SecurityConfig | N
         else:
             log.exception("request %s %s failed", request.method, request.path)
             status, message = 500, "internal error on the server (see the server log)"
-        api = request.method != "GET" or request.path.endswith(("healthz", "_dash-layout", "_dash-dependencies"))
-        return _json_error(status, message) if api else _plain(status, message)
+        return error_answer(status, message)

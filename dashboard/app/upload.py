@@ -44,6 +44,7 @@ from urllib.parse import unquote
 from flask import Flask, jsonify, request
 from werkzeug.exceptions import ClientDisconnected
 
+from dashboard.app.security import error_answer
 from dashboard.app.store import TraceStore
 from dashboard.app.upload_folders import MAX_UPLOADS, UPLOAD_GRACE_S, UploadFolder, upload_folders
 from dashboard.errors import TraceError
@@ -302,15 +303,16 @@ def register_routes(
     policy = policy or UploadPolicy(max_upload_bytes=max_upload_bytes)
     streaming = threading.BoundedSemaphore(policy.concurrent)
 
+    # Both answer as every other 404 of the server does (``security.error_answer``): plain text to a GET
     @server.before_request
     def refuse_traversal():
         if _suspicious_path(request.path) or _suspicious_path((request.environ.get("RAW_URI") or "").split("?", 1)[0]):
-            return _fail(404, "not found")
+            return error_answer(404, "not found")
         return None
 
     @server.errorhandler(DependencyException)
     def unknown_component_file(exc):  # Dash raises this (a 500) for unknown /_dash-component-suites/ files
-        return _fail(404, "not found")
+        return error_answer(404, "not found")
 
     @server.get("/healthz")
     def healthz():
