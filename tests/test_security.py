@@ -545,3 +545,8 @@ def test_a_clients_own_idle_uploads_make_room_for_its_next_one(tmp_path):
         reserve_upload(tmp_path / "big", big, "c", 2 * mib)
     assert refused.value.status == 429
     assert "(3 MiB in use or reserved and 2 MiB asked for, at most 4 MiB per client, all in use" in str(refused.value)
+
+
+def test_an_unknown_dash_component_file_is_a_plain_404(served):
+    resp = create_app(trace_dirs=[served]).server.test_client().get("/_dash-component-suites/dash/nope.js")
+    assert (resp.status_code, resp.mimetype, resp.get_data(as_text=True)) == (404, "text/plain", "not found\n")
