@@ -35,6 +35,17 @@ def test_nulls_in_a_later_batch_give_a_masked_integer_column():
     assert out.tolist() == [7, 8, pd.NA, 9]
 
 
+def test_nulls_are_read_from_the_buffers_of_a_sliced_column_of_any_integer_width():
+    whole = pa.array([None, 5, 6, None, 2**40, None, 9, 10, 11, None], type=pa.int64())
+    out = _Sink(None)
+    out.add(whole.slice(3, 6))  # starts at bit 3 of the validity bitmap, and crosses a byte
+    assert out.result().tolist() == [pd.NA, 2**40, pd.NA, 9, 10, 11]
+    assert out.values[:6].tolist() == [0, 2**40, 0, 9, 10, 11]  # NULLs held as 0, never the buffer's bytes
+    narrow = _Sink(None, narrow=True)
+    narrow.add(pa.array([None, -2, 3], type=pa.int16()))
+    assert narrow.result().dtype == "Int32" and narrow.result().tolist() == [pd.NA, -2, 3]
+
+
 def test_a_kernel_read_outside_cuda_graphs_gives_an_int64_graph_node_column_of_nulls(tmp_path, monkeypatch):
     kernels = [{"start": 10 * i, "end": 10 * i + 5, "graphNodeId": None if i != 4 else 77} for i in range(6)]
     path = write_nsys_sqlite(tmp_path / "t.sqlite", kernels=kernels)

@@ -19,7 +19,14 @@ from dashboard.loaders.nsys_reads import READ_THREAD, interrupted, rowid_ranges
 from dashboard.loaders.nsys_schema import SchemaProbe
 from dashboard.loaders.nsys_sql import API_TOTALS_READ, _api_sql
 from dashboard.loaders.nsys_tables import _MISSING, _drop_invalid_times, _int, _names, _pid_of
-from dashboard.loaders.sqlite_access import _HAVE_ADBC, ADBC_BATCH_ROWS, adbc_batches, own_connection, records_frame
+from dashboard.loaders.sqlite_access import (
+    _HAVE_ADBC,
+    ADBC_BATCH_ROWS,
+    _int_values,
+    adbc_batches,
+    own_connection,
+    records_frame,
+)
 from dashboard.model import API_TOTALS, conform, empty_frame
 
 # What a column's NULL (or non-numeric value) becomes before the rows are judged: as ``_api_frame`` reads them.
@@ -147,7 +154,10 @@ def _column(col, default: int):
     import pyarrow as pa
 
     if pa.types.is_integer(col.type):
-        return col.fill_null(default).to_numpy().astype(np.int64, copy=False)
+        values, nulls = _int_values(col)
+        if nulls is not None:
+            values[nulls] = default  # a copy already
+        return values.astype(np.int64, copy=False)
     if pa.types.is_null(col.type):
         return np.full(len(col), default, dtype=np.int64)
     return pd.Series(col.to_pylist(), dtype=object)
