@@ -1,3 +1,3 @@
-from dashboard.cli import main
+from dashboard.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -490,3 +490,51 @@ def test_inspect_tells_a_bad_sqlite_name_what_every_command_tells_it(tmp_path, c
         assert main([command, str(bad), "--no-cache"]) == 2
         said.append(capsys.readouterr().err)
     assert said[0].startswith(f"tracedash: error: {message}") and len(set(said)) == 1, said
+
+
+# A global whose __del__ speaks: it runs in the interpreter's teardown, which the quick exit skips; the atexit
+# handler runs either way.
+EXIT_PROBE = (
+    "import atexit, sys\n"
+    "class Torn:\n"
+    "    def __del__(self): print('torn down', flush=True)\n"
+    "torn = Torn()\n"
+    "atexit.register(lambda: print('atexit ran', flush=True))\n"
+    "sys.argv = ['tracedash', *sys.argv[1:]]\n"
+    "from dashboard.cli import entry\n"
+    "entry()\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "quick"),
+    [
+        (["summarize", str(NCCL), "--no-cache", "-o", "{out}"], True),
+        (["inspect", str(NCCL)], True),
+        (["summarize", "{tmp}/missing.sqlite"], True),  # an error exits quickly too, with its code
+        (["cache", "--cache-dir", "{tmp}/c", "info"], False),
+    ],
+)
+def test_a_one_shot_command_exits_without_teardown_after_its_handlers_and_answer(tmp_path, args, quick):
+    out = tmp_path / "s.json"
+    argv = [a.format(out=out, tmp=tmp_path) for a in args]
+    proc = subprocess.run([sys.executable, "-c", EXIT_PROBE, *argv], capture_output=True, text=True, timeout=120)
+    lines = proc.stdout.splitlines()
+    assert lines[-1 if quick else -2] == "atexit ran", proc.stdout
+    assert ("torn down" in lines) is not quick, proc.stdout
+    if args[0] == "summarize" and "{out}" in args:
+        assert proc.returncode == 0 and json.loads(out.read_text())["kernel_count"] == 4_010
+    elif "missing" in args[1]:
+        assert proc.returncode == 2 and proc.stderr.startswith("tracedash: error:") and "Traceback" not in proc.stderr
+    else:
+        assert proc.returncode == 0, proc.stderr
+
+
+def test_the_quick_exit_waits_for_a_running_thread():
+    import threading
+
+    from dashboard.cli import _quick_exit
+
+    writer = threading.Thread(target=lambda: None, name="cache-write")  # alive as far as the check is told
+    writer.is_alive = lambda: True
+    assert _quick_exit(0, threads=[threading.main_thread(), writer]) is None  # returned: Python's own exit follows
