@@ -538,3 +538,20 @@ def test_the_quick_exit_waits_for_a_running_thread():
     writer = threading.Thread(target=lambda: None, name="cache-write")  # alive as far as the check is told
     writer.is_alive = lambda: True
     assert _quick_exit(0, threads=[threading.main_thread(), writer]) is None  # returned: Python's own exit follows
+
+
+def test_an_answer_that_cannot_be_written_is_not_left_for_a_quick_exit(monkeypatch):
+    import io
+
+    from dashboard.cli import _quick_exit
+
+    class Full(io.StringIO):
+        def flush(self):
+            raise OSError(28, "No space left on device")
+
+    import types
+
+    monkeypatch.delitem(sys.modules, "distributed", raising=False)  # nothing else keeps the quick exit back
+    monkeypatch.setitem(sys.modules, "multiprocessing", types.SimpleNamespace(active_children=lambda: []))
+    monkeypatch.setattr(sys, "stdout", Full())
+    assert _quick_exit(0, threads=[]) is None  # returned: Python's own exit reports the failed write

@@ -76,7 +76,11 @@ def _quick_exit(code: int, threads=None) -> None:
     processes = sys.modules.get("multiprocessing")
     if "distributed" in sys.modules or (processes is not None and processes.active_children()):
         return  # a Dask cluster or child processes: Python's own exit stops them
-    _flush_streams()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # the answer could not be written: Python's own exit says so, with its code
+        return
     atexit._run_exitfuncs()  # noqa: SLF001 - the handlers a normal exit runs, so none is skipped
     _flush_streams()
     os._exit(code)
