@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from dashboard.cli.args import EXIT_INPUT_ERROR, _join_negative_sizes, _say
+from dashboard.cli.args import EXIT_INPUT_ERROR, _join_negative_sizes, _say, reader_left
 from dashboard.cli.parser import LIGHT_COMMANDS, build_parser
 from dashboard.errors import TraceError
 
@@ -77,8 +77,9 @@ def _quick_exit(code: int, threads=None) -> None:
     if "distributed" in sys.modules or (processes is not None and processes.active_children()):
         return  # a Dask cluster or child processes: Python's own exit stops them
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: closed by the caller (`>&-`)
+                stream.flush()
     except (OSError, ValueError):  # the answer could not be written: Python's own exit says so, with its code
         return
     atexit._run_exitfuncs()  # noqa: SLF001 - the handlers a normal exit runs, so none is skipped
@@ -90,7 +91,7 @@ def _flush_streams() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed stream, or a reader that left (`| head`): nothing to flush to
+        except (AttributeError, OSError, ValueError):  # closed (None), or a reader that left: nothing to flush to
             pass
 
 
@@ -126,10 +127,7 @@ def _run(argv: list[str]) -> int:
         _leave_running_reads(130)
         return 130
     except BrokenPipeError:  # `tracedash summarize T | head`: the reader left; not an error
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
-        except OSError:
-            pass
+        reader_left()
         return 0
     except Exception as exc:  # a bug, not bad input: still one line, no traceback (TRACEDASH_DEBUG=1 shows it)
         if os.environ.get("TRACEDASH_DEBUG"):

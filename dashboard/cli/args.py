@@ -13,9 +13,98 @@ from dashboard.errors import TraceError
 EXIT_INPUT_ERROR = 2
 
 
-def _say(*parts, file=None) -> None:
-    """Write one line to stdout (or ``file``): the CLI's only output path."""
-    (file or sys.stdout).write(" ".join(str(p) for p in parts) + "\n")
+_ANSWER = object()  # _say's default destination: the command's answer on stdout
+
+
+def _say(*parts, file=_ANSWER) -> None:
+    """Write one line: to stdout as part of the command's answer (``write_answer``), or to ``file`` (stderr),
+    where a line that cannot be written (stderr closed or full) is dropped: the answer still goes out."""
+    line = " ".join(str(p) for p in parts) + "\n"
+    if file is _ANSWER:
+        write_answer(line)
+        return
+    try:
+        file.write(line)
+    except (AttributeError, OSError, ValueError):  # None (closed), full, or closed by the program
+        pass
+
+
+def write_answer(text: str) -> None:
+    """Write ``text`` to stdout, all of it, or raise.
+
+    Why not ``sys.stdout.write``: where a disk fills mid-answer, Python's buffered stdout writes what fits and
+    drops the rest without an error (a 60 kB answer redirected to a 12 kB filesystem: 12 kB written, exit 0).
+
+    Raises:
+        TraceError: stdout is closed or cannot take the whole answer (exit 2).
+        BrokenPipeError: the reader left (``| head``): the command ends quietly (``reader_left``).
+    """
+    out = sys.stdout
+    if out is None:
+        raise TraceError("cannot write the answer: standard output is closed")
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's capture): its own write is all there is
+        out.write(text)
+        return
+    try:
+        out.flush()
+        data = memoryview(text.encode(out.encoding or "utf-8", out.errors or "strict"))
+        while data:
+            data = data[os.write(fd, data) :]
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise TraceError(f"cannot write the answer to standard output ({exc.strerror or exc})") from exc
+
+
+def reader_left() -> None:
+    """After a ``BrokenPipeError`` on stdout (``tracedash summarize T | head``): nothing more is written there,
+    and Python's flush at exit finds nothing to complain of."""
+    try:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - kept open until the process ends
+    except OSError:
+        pass
+
+
+def write_file(path: Path, text: str) -> None:
+    """Write ``text`` to the file ``path`` whole or not at all: into a temporary file beside it, renamed over it
+    once written (a disk that filled mid-write left a cut-off file where the user's earlier one had been).
+    A path that exists and is no regular file (``/dev/null``, a FIFO) is written directly; a link, through it.
+
+    Raises:
+        TraceError: it cannot be written (exit 2).
+    """
+    import tempfile
+
+    target = path.resolve() if path.is_symlink() else path
+    tmp = None
+    try:
+        if target.exists() and not target.is_file():
+            with open(target, "w", encoding="utf-8") as f:
+                f.write(text)
+            return
+        mode = target.stat().st_mode & 0o7777 if target.exists() else 0o666 & ~_umask()
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            os.fchmod(f.fileno(), mode)  # as a new file (or the replaced one) would have it, not mkstemp's 0600
+            f.write(text)
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot write ({exc.strerror or exc})") from exc
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def default_trace_dir() -> Path | None:
@@ -100,6 +189,8 @@ class _Progress:
         self.bar = None
 
     def __call__(self, stage: str, rows=None) -> None:
+        if sys.stderr is None:  # closed by the caller (`2>&-`): nowhere to draw
+            return
         if self.bar is None:
             from tqdm import tqdm
 

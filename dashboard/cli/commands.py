@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from dashboard.cli.args import _cache, _say, _trace_id, say_warnings
+from dashboard.cli.args import _cache, _say, _trace_id, say_warnings, write_answer
 from dashboard.errors import TraceError
 
 
@@ -44,9 +44,9 @@ def _findings(args) -> int:
         raise TraceError(str(exc)) from None
     tid = _trace_id(Path(args.trace), cache if cache.enabled else None)
     if args.json:
-        sys.stdout.write(json.dumps(findings_json(trace, found, tid), indent=2) + "\n")
+        write_answer(json.dumps(findings_json(trace, found, tid), indent=2) + "\n")
     else:
-        sys.stdout.write(findings_text(trace, found, tid))
+        write_answer(findings_text(trace, found, tid))
     return 0
 
 
@@ -80,7 +80,7 @@ def _steps(args) -> int:
     if args.json:
         for note in report.notes:
             _say(f"tracedash: note: {note}", file=sys.stderr)
-        sys.stdout.write(json.dumps(steps_json(report), indent=2) + "\n")
+        write_answer(json.dumps(steps_json(report), indent=2) + "\n")
     else:
-        sys.stdout.write(steps_text(report, Path(args.trace).name))
+        write_answer(steps_text(report, Path(args.trace).name))
     return 0

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from dashboard.cli.args import EXIT_SLOWER, _cache, _say
+from dashboard.cli.args import EXIT_SLOWER, _cache, _say, reader_left, write_answer
 from dashboard.errors import TraceError
 
 
@@ -26,10 +26,13 @@ def _diff(args) -> int:
     moved = diff_findings(
         findings_for(a, threshold=args.threshold, steps=spec), findings_for(b, threshold=args.threshold, steps=spec)
     )
-    if args.json:
-        sys.stdout.write(json.dumps({**comparison_to_dict(c, top=args.top), "findings": moved}, indent=2) + "\n")
-    else:
-        sys.stdout.write(comparison_text(c, top=args.top) + "\n" + diff_text(moved))
+    try:
+        if args.json:
+            write_answer(json.dumps({**comparison_to_dict(c, top=args.top), "findings": moved}, indent=2) + "\n")
+        else:
+            write_answer(comparison_text(c, top=args.top) + "\n" + diff_text(moved))
+    except BrokenPipeError:  # the reader left (`| head`): the gate below still decides the exit code
+        reader_left()
     pct = c.gate.delta_pct
     if args.fail_if_slower is not None and pct != pct:
         why = (

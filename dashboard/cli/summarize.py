@@ -6,7 +6,16 @@ import json
 import sys
 from pathlib import Path
 
-from dashboard.cli.args import EXIT_INPUT_ERROR, _cache, _check_output, _Progress, _say, say_warnings
+from dashboard.cli.args import (
+    EXIT_INPUT_ERROR,
+    _cache,
+    _check_output,
+    _Progress,
+    _say,
+    say_warnings,
+    write_answer,
+    write_file,
+)
 from dashboard.errors import TraceError
 
 
@@ -45,13 +54,9 @@ def _summarize(args) -> int:
     if args.steps is not None:
         text = _with_steps_section(text, path, args, cache)
     if args.output in (None, "-"):
-        sys.stdout.write(text)
+        write_answer(text)
     else:
-        out = Path(args.output)
-        try:
-            out.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise TraceError(f"{out}: cannot write ({exc.strerror or exc})") from exc
+        write_file(Path(args.output), text)
     return 0
 
 
@@ -151,22 +156,19 @@ def _summarize_many(args) -> int:
         for r, name in zip(results, _summary_names(paths)):
             if r.text is not None:
                 target = out_dir / name
-                try:
-                    target.write_text(r.text, encoding="utf-8")
-                except OSError as exc:
-                    raise TraceError(f"{target}: cannot write ({exc.strerror or exc})") from exc
+                write_file(target, r.text)
                 _say(f"wrote {target}", file=sys.stderr)
     if args.json:
-        sys.stdout.write(json.dumps(combined_json(results, include_summaries=out_dir is None), indent=2) + "\n")
+        write_answer(json.dumps(combined_json(results, include_summaries=out_dir is None), indent=2) + "\n")
     else:
         if out_dir is None:
             for r in results:
                 if r.text is not None:
-                    sys.stdout.write(f"==> {r.path} <==\n{r.text}\n")
+                    write_answer(f"==> {r.path} <==\n{r.text}\n")
         ranks, warnings = ranks_of(results)
         for w in warnings:
             _say(f"tracedash: warning: {w}", file=sys.stderr)
         table = rank_table(summaries_of(results), [r.path.name for r in results], ranks)
         failed = {i: (r.path.name, r.error) for i, r in zip(ranks, results) if r.error}
-        sys.stdout.write(format_rank_table(table, failed))
+        write_answer(format_rank_table(table, failed))
     return EXIT_INPUT_ERROR if any(r.error for r in results) else 0

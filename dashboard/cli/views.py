@@ -14,6 +14,7 @@ from dashboard.cli.args import (
     _load_for_view,
     _say,
     _with_steps,
+    write_file,
 )
 from dashboard.errors import TraceError
 
@@ -81,9 +82,6 @@ def _report(args) -> int:
     trace = _load_for_view(args)
     _say_search_warnings(trace, state)
     text = report_for_url(trace, args.url, state=state)
-    try:
-        Path(args.output).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise TraceError(f"{args.output}: cannot write ({exc.strerror or exc})") from exc
+    write_file(Path(args.output), text)
     _say(f"wrote {args.output} ({len(text.encode()) / 2**20:.1f} MiB{_notes_said(state)})", file=sys.stderr)
     return 0
