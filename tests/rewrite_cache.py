@@ -56,7 +56,7 @@ def main(argv: list[str]) -> int:
         paths = [Path(a).resolve() for a in argv] or sorted(
             p
             for p in TESTS.rglob("*.py")
-            if (p.name.startswith("test_") or p.name == "conftest.py") and "data" not in p.parts
+            if (p.name.startswith("test_") or p.name == "conftest.py") and "data" not in p.relative_to(TESTS).parts
         ) + _plugin_modules()
         cores = min(len(os.sched_getaffinity(0)), len(paths)) or 1
         if cores == 1:
@@ -65,11 +65,18 @@ def main(argv: list[str]) -> int:
             with ProcessPoolExecutor(cores) as pool:  # sorted by name: big and small files alike in each part
                 written = sum(pool.map(_rewrite, [paths[i::cores] for i in range(cores)]))
     except Exception as exc:  # noqa: BLE001 - pytest's private API moved: the workers rewrite for themselves
-        print(f"rewrite_cache: nothing cached ({type(exc).__name__}: {exc})", file=sys.stderr)
+        _tell(f"rewrite_cache: nothing cached ({type(exc).__name__}: {exc})")
         return 0
     if written < len(paths):
-        print(f"rewrite_cache: {written} of {len(paths)} modules cached", file=sys.stderr)
+        _tell(f"rewrite_cache: {written} of {len(paths)} modules cached")
     return 0
+
+
+def _tell(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (AttributeError, OSError, ValueError):  # stderr closed or full: the exit code stays 0 all the same
+        pass
 
 
 if __name__ == "__main__":
