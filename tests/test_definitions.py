@@ -179,6 +179,9 @@ def test_overrun_rules():
     assert overrun_kernel_count(_kernels([(0, 100, 7), (10, 20, 8)])) == 0
     assert overrun_kernel_count(_kernels([(0, 100, 7, 100), (10, 20, 7, 200)])) == 0
     assert overrun_kernel_count(_kernels([(0, 100, 7, 100, 1), (10, 20, 7, 100, 2)])) == 0
+    # A NULL stream id (read as -1) is no stream: kernels of unknown streams are not put in one stream's order.
+    k = _kernels([(0, 100, -1), (10, 20, -1), (30, 40, 7), (35, 38, 7)])
+    assert overrun_kernel_count(k) == 1 and kernel_end_ns(k).tolist() == [100, 20, 35, 38]
     # Durations and busy use the clipped end.
     k = _kernels([(0, 100, 7), (10, 20, 7)])
     assert kernel_durations(k).tolist() == [10, 10]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import sqlite3
 from dataclasses import replace
 
 import pytest
@@ -185,6 +186,28 @@ def test_an_overrun_clipped_past_a_boundary(tmp_path):
     assert data["gpu_busy_union_s"] == 570e-9 and data["nvtx"]["step"]["gpu_overlap_s"] == 270e-9
     plan = plan_slices(path, 1)
     for edges in [(400,), (455,), (450, 550), (100, 500, 600), (99, 101, 499, 501, 710), (480, 490)]:
+        cut = replace(plan, edges=edges)
+        assert summary_json_text(combine_slices(cut, run_in_process(cut))) == expected, edges
+
+
+def test_kernels_of_unknown_streams_are_not_clipped_in_one_pass_or_in_slices(tmp_path):
+    path = write_nsys_sqlite(
+        tmp_path / "null_streams.sqlite",
+        kernels=[
+            {"start": 100, "end": 1_000, "shortName": "a"},
+            {"start": 500, "end": 600, "shortName": "b"},  # on another stream, for all anyone knows
+        ],
+    )
+    with sqlite3.connect(path) as con:  # nsys declares streamId NOT NULL: a copy of the table without it
+        con.executescript(
+            "CREATE TABLE k AS SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL; DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL; "
+            "ALTER TABLE k RENAME TO CUPTI_ACTIVITY_KIND_KERNEL; UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET streamId = NULL;"
+        )
+    expected = single_pass(path)
+    data = json.loads(expected)
+    assert data["gpu_busy_union_s"] == 900e-9 and data["top_kernels"][0] == ["a", [1, 900e-9]]
+    plan = plan_slices(path, 1)
+    for edges in [(400,), (550,), (450, 650)]:
         cut = replace(plan, edges=edges)
         assert summary_json_text(combine_slices(cut, run_in_process(cut))) == expected, edges
 

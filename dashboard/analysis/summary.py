@@ -188,10 +188,21 @@ def _suffix_min(values: np.ndarray, first: np.ndarray) -> np.ndarray:
     return out
 
 
-def _compute_overruns(kernels: pd.DataFrame) -> tuple[np.ndarray | None, int]:
+def clipping_rows(kernels: pd.DataFrame) -> np.ndarray:
+    """The kernel rows that take part in overrun clipping (``overrun_kernel_count``), as a boolean array: usable,
+    outside CUDA graphs, and on a known stream. A NULL stream id reads as -1: kernels of unknown streams cannot
+    be put in one stream's order (a capture with NULL stream ids on some rows had kernels of two streams
+    clipped against each other: 26,950 kernels clipped instead of 1,200)."""
     ok = _usable(kernels).to_numpy()
     if "graph_node_id" in kernels:
         ok = ok & kernels["graph_node_id"].isna().to_numpy()
+    if "stream_id" in kernels:
+        ok = ok & (kernels["stream_id"].to_numpy() >= 0)
+    return ok
+
+
+def _compute_overruns(kernels: pd.DataFrame) -> tuple[np.ndarray | None, int]:
+    ok = clipping_rows(kernels)
     n = int(np.count_nonzero(ok))
     if n < 2:
         return None, 0
@@ -240,10 +251,10 @@ def kernel_end_ns(kernels: pd.DataFrame) -> np.ndarray:
 def overrun_kernel_count(kernels: pd.DataFrame) -> int:
     """Kernel rows clipped as same-stream overruns.
 
-    Definition: outside CUDA graphs (``graph_node_id`` NULL), on one stream (``STREAM_KEY``: device,
-    process, context, stream), kernels ordered by start run one after the other. A kernel whose end
-    is after the *end* of a later kernel on the same stream would contain work that stream order
-    says came after it: a timestamp artifact (as TraceLens and Hyperloom treat ROCm traces). Its end
+    Definition: outside CUDA graphs (``graph_node_id`` NULL), on one known stream (``STREAM_KEY``: device,
+    process, context, stream; a NULL stream id is unknown), kernels ordered by start run one after the
+    other. A kernel whose end is after the *end* of a later kernel on the same stream would contain work
+    that stream order says came after it: a timestamp artifact (as TraceLens and Hyperloom treat ROCm traces). Its end
     is clipped to the next kernel's start for busy time, spans and durations. A kernel that only
     overlaps the *start* of the next one is real (programmatic dependent launch, Hopper and later)
     and stays as recorded. Rows without timestamps and invalid rows take no part.

@@ -32,6 +32,7 @@ from dashboard.analysis.summary import (
     _invalid,
     _usable,
     api_stats,
+    clipping_rows,
     dispatch_rows,
     name_unions,
 )
@@ -107,14 +108,14 @@ def _clip(a: np.ndarray, lo: int | None, hi: int | None) -> np.ndarray:
 def candidate_ends(before: pd.DataFrame, owned: pd.DataFrame, after: pd.DataFrame, lo: int, hi: int | None) -> list:
     """Every value ``min(R, hi)`` can take when ``R > lo`` (see the module docstring): per usable kernel
     reaching in from before, its recorded end and the first start at or after ``lo`` of a kernel on its
-    stream that takes part in overrun clipping (usable, outside CUDA graphs); each clipped to the slice."""
+    stream that takes part in overrun clipping (``clipping_rows``); each clipped to the slice."""
     ok_b = _usable(before).to_numpy()
     if not ok_b.any():
         return []
     b = before[ok_b]
     cands = set(_clip(b["end_ns"].to_numpy(np.int64), lo, hi).tolist())
     for frame in (owned, after):
-        take = (_usable(frame) & frame["graph_node_id"].isna()).to_numpy()
+        take = clipping_rows(frame)
         if not take.any():
             continue
         starts = frame["start_ns"].to_numpy(np.int64)[take]
