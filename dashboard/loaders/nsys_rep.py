@@ -2,7 +2,7 @@
 
 The export is written into a folder of ours (the trace cache, or a temporary folder), never next
 to the user's report, and the report itself is only read. Without ``nsys`` on PATH, or when the
-installed ``nsys`` cannot read the report (typically: recorded by a newer Nsight Systems), a
+installed ``nsys`` cannot read the report (cut short, or recorded by a newer Nsight Systems), a
 TraceFormatError says exactly which command to run by hand.
 """
 
@@ -62,8 +62,8 @@ def export_report(path: Path, out_dir: Path, key: str) -> Path:
         key: file-identity key of the report (``cache.file_identity``), so a changed report is re-exported.
 
     Raises:
-        TraceFormatError: ``nsys`` not on PATH; the export failed (message from nsys, with a hint that
-            a report from a newer Nsight Systems needs that version; or, when the file lacks the report
+        TraceFormatError: ``nsys`` not on PATH; the export failed (message from nsys, with the two likely
+            causes: a report cut short, or one recorded by a newer Nsight Systems; or, when the file lacks the report
             header, "not an Nsight Systems report"); or the folder cannot be written.
     """
     target = out_dir / f"{key}.sqlite"
@@ -122,8 +122,9 @@ def export_report(path: Path, out_dir: Path, key: str) -> Path:
         version = nsys_version(nsys) or nsys
         raise TraceFormatError(
             f"{path.name}: 'nsys export' failed (exit {run.returncode}: {why}). "
-            f"The installed {version} cannot read this report; a report recorded by a newer Nsight Systems "
-            f"needs that version (or newer) to export it: {manual_export_command(path)}"
+            f"The installed {version} cannot read this report: it may be cut short (copied before the recording "
+            "ended, or truncated in transfer), or recorded by a newer Nsight Systems, whose nsys then exports "
+            f"it: {manual_export_command(path)}"
         )
     os.replace(tmp, target)
     return target
