@@ -16,11 +16,11 @@ from dashboard.cli import main
 from dashboard.cli.args import _say, write_answer, write_file
 from dashboard.errors import TraceError
 
-from paths import SAMPLES, nsys_trace
+from paths import DATA, SAMPLES, nsys_trace
 
 NCCL = SAMPLES / "nsys2026.2_2gpu_nccl_before.sqlite"
 NCCL_AFTER = nsys_trace("nsys2026.2_2gpu_nccl_after.sqlite")
-SEED_108K = SAMPLES / "generated_seed_shaped_108k.sqlite"
+WARNED = DATA / "cases" / "c10.sqlite"  # small, with two warnings
 
 
 def _stdout_to_pipe(monkeypatch):
@@ -70,19 +70,19 @@ def test_warnings_that_stderr_cannot_take_are_dropped_and_the_answer_still_writt
     out = tmp_path / "s.json"
     with open("/dev/full", "w") as full, open(out, "w") as answer:
         proc = subprocess.run(
-            [sys.executable, "-m", "dashboard", "summarize", str(SEED_108K), "--no-cache"],
+            [sys.executable, "-m", "dashboard", "summarize", str(WARNED), "--no-cache"],
             stdout=answer,
             stderr=full,
             timeout=120,
         )
-    assert proc.returncode == 0 and json.loads(out.read_text())["kernel_count"] == 108_000
+    assert proc.returncode == 0 and json.loads(out.read_text())["kernel_count"] == 5
     proc = subprocess.run(
-        ["bash", "-c", f'"{sys.executable}" -m dashboard summarize "{SEED_108K}" --no-cache 2>&-'],
+        ["bash", "-c", f'"{sys.executable}" -m dashboard summarize "{WARNED}" --no-cache 2>&-'],
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert proc.returncode == 0 and json.loads(proc.stdout)["kernel_count"] == 108_000  # no warning inside it
+    assert proc.returncode == 0 and json.loads(proc.stdout)["kernel_count"] == 5  # no warning inside it
 
 
 def test_say_drops_a_line_a_closed_or_failing_stream_cannot_take():
