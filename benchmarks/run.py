@@ -5,7 +5,8 @@ Usage: python benchmarks/run.py [--kernels 2000000] [--trace FILE] [--runs 3] [-
 
 In one run on the same file it times, each as a separate process (wall time and peak RSS):
   1. bare scan: sqlite3 reading start, end, deviceId, streamId, shortName of every kernel row (the floor);
-  2. `tracedash summarize` cold (empty cache: SQLite -> frames -> Parquet cache -> summary);
+  2. `tracedash summarize` cold (empty cache: SQLite -> the summary's columns -> summary, whose text is cached;
+     a summary builds no Parquet frame cache: the dashboard's first open does);
   3. `tracedash summarize` warm (served from the cache);
   4. `nsys stats --report gpukernsum:base --report cudaapisum --report nvtxsum` when `nsys` is on PATH
      (install: ../shared/tools/install_nsys.sh), on a copy of the file (nsys may add tables to it);
