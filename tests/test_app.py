@@ -721,7 +721,7 @@ def test_zoom_adds_detail_within_budget():
 
 
 def test_phase_analysis_on_generated_trace():
-    from dashboard.analysis.summary import kernel_durations, overrun_kernel_count
+    from dashboard.analysis.kernel_times import kernel_durations, overrun_kernel_count
     from dashboard.render import phase_view
 
     t = load_trace(SAMPLES / "generated_seed_shaped_108k.sqlite")

@@ -11,7 +11,8 @@ import sqlite3
 import pytest
 from test_app import view_outputs
 
-from dashboard.analysis.summary import invalid_kernel_count, overlong_kernel_count, summary_to_dict
+from dashboard.analysis.kernel_times import invalid_kernel_count, overlong_kernel_count
+from dashboard.analysis.summary import summary_to_dict
 from dashboard.app import create_app
 from dashboard.cli import main
 from dashboard.data.trace import load_trace

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from dashboard.analysis.categories import categorize, default_rules, parse_rules
-from dashboard.analysis.summary import kernel_durations
+from dashboard.analysis.kernel_times import kernel_durations
 from dashboard.data.trace import load_trace
 
 from paths import DATA

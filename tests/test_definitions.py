@@ -19,14 +19,14 @@ from dashboard.analysis.gpu_time import (
     stream_count,
     stream_names,
 )
-from dashboard.analysis.ratio import share_pct
-from dashboard.analysis.summary import (
+from dashboard.analysis.kernel_times import (
     invalid_kernel_count,
     kernel_durations,
     kernel_end_ns,
     overrun_kernel_count,
     timed_kernels,
 )
+from dashboard.analysis.ratio import share_pct
 from dashboard.analysis.tables import api_family, api_table, clean_api_name
 from dashboard.cli import main
 from dashboard.data.trace import load_trace

@@ -272,7 +272,7 @@ def test_sqlite3_fallback_reader_gives_the_same_frames(trace, monkeypatch):
 
 
 def test_fixture_invalid_kernel_rows_are_counted_not_summed(tmp_path):
-    from dashboard.analysis.summary import invalid_kernel_count
+    from dashboard.analysis.kernel_times import invalid_kernel_count
 
     kernels = [
         {"start": 100, "end": 200},

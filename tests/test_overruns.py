@@ -1,10 +1,11 @@
-"""Same-stream overrun clipping (``summary.kernel_end_ns``): the vectorised pass equals the definition row by row."""
+"""Same-stream overrun clipping (``kernel_times.kernel_end_ns``): the vectorised pass equals the definition
+row by row."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard.analysis.summary import STREAM_KEY, _compute_overruns
+from dashboard.analysis.kernel_times import STREAM_KEY, _compute_overruns
 
 
 def _by_definition(k: pd.DataFrame) -> tuple[np.ndarray, int]:

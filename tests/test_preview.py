@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from dashboard.analysis.gpu_time import BUSY_KERNEL_ROWS, trace_gpu_overview
+from dashboard.analysis.kernel_times import overrun_kernel_count
 from dashboard.analysis.preview import LoadPreview, load_preview, preview_lanes
-from dashboard.analysis.summary import overrun_kernel_count
 from dashboard.app.store import TraceStore
 from dashboard.data.cache import TraceCache
 from dashboard.data.trace import load_trace

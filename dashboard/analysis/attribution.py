@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis.intervals import PART_ROWS, covered_before, union_intervals, union_length
+from dashboard.analysis.kernel_times import kernel_durations_at, kernel_end_ns
 from dashboard.analysis.launches import kernel_launches
 from dashboard.analysis.ratio import share_pct
-from dashboard.analysis.summary import kernel_durations_at, kernel_end_ns
 
 UNATTRIBUTED = -1
 
@@ -122,7 +122,7 @@ def dispatch_busy_ns(starts: np.ndarray, ends: np.ndarray, attribution: np.ndarr
     """GPU busy per dispatch: the union of its own attributed kernels over all devices, int64 ns.
 
     Args:
-        starts, ends: kernel start and (overrun-clipped, ``summary.kernel_end_ns``) end, aligned with
+        starts, ends: kernel start and (overrun-clipped, ``kernel_times.kernel_end_ns``) end, aligned with
             ``attribution`` (``attribute_kernels``). count: number of dispatches (indices 0..count-1).
 
     Kernels with a negative start or an end before their start take no part. Dispatches are worked through in

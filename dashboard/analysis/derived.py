@@ -19,10 +19,11 @@ from dashboard.analysis import phases as ph
 from dashboard.analysis.attribution import UNATTRIBUTED, attribute_kernels, dispatch_busy_ns
 from dashboard.analysis.categories import categorize_kernels
 from dashboard.analysis.gpu_time import GpuOverview, gpu_time, overview_of, stream_sharing, work_for_source
+from dashboard.analysis.kernel_times import kernel_durations, kernel_end_ns, timed_kernels
 from dashboard.analysis.launches import kernel_launches, launch_index
 from dashboard.analysis.nsys_rules import gpu_ops
 from dashboard.analysis.search import Occurrences, find, parse_query
-from dashboard.analysis.summary import dispatch_marks, kernel_durations, kernel_end_ns, timed_kernels
+from dashboard.analysis.summary import dispatch_marks
 from dashboard.analysis.timeline import WindowIndex, device_unions
 from dashboard.model import DISPATCH_MARKS, TraceBundle, conform, empty_frame
 
@@ -81,17 +82,17 @@ class BundleAnalysis:
 
     # ----- kernels --------------------------------------------------------------------------------------------
     def kernel_end(self) -> np.ndarray:
-        """``summary.kernel_end_ns``: kernel ends with same-stream overruns clipped, as every figure uses."""
+        """``kernel_times.kernel_end_ns``: kernel ends with same-stream overruns clipped, as every figure uses."""
         return self.memo.get(("kernel_end",), lambda: kernel_end_ns(self.bundle.kernels))
 
     def kernel_durations(self) -> np.ndarray:
-        """``summary.kernel_durations`` as int64 numpy (0 for invalid rows). Not kept: only findings rules read it
+        """``kernel_times.kernel_durations`` as int64 numpy (0 for invalid rows). Not kept: only findings rules read it
         (their results are kept), it takes ~0.1 s for 10M kernels from the kept clipped ends, and kept it held
         80 MB of a served trace's memory."""
         return kernel_durations(self.bundle.kernels).to_numpy(np.int64)
 
     def timed_kernels(self) -> pd.DataFrame:
-        """``summary.timed_kernels``: the rows that count for span and busy, ends clipped."""
+        """``kernel_times.timed_kernels``: the rows that count for span and busy, ends clipped."""
         return self.memo.get(("timed_kernels",), lambda: timed_kernels(self.bundle.kernels))
 
     def search(self, text: str) -> Occurrences:

@@ -5,7 +5,7 @@ kernel rows only, see summary_contract.md):
 
 * GPU work: the intervals that count as busy, chosen by the busy source (``BUSY_SOURCES``): kernel
   rows; CUDA graph launches traced at graph level (no kernel rows: one opaque interval each);
-  memcpy/memset. Kernel ends are clipped for same-stream overruns (``summary.kernel_end_ns``).
+  memcpy/memset. Kernel ends are clipped for same-stream overruns (``kernel_times.kernel_end_ns``).
 * kernel time: Σ (end − start) of kernels. Concurrent streams add up, so it can exceed the span;
   it is never shown as utilisation.
 * busy (per GPU): length of the union of that GPU's work intervals, over its own window (its first
@@ -13,7 +13,7 @@ kernel rows only, see summary_contract.md):
 * any GPU busy: the union over all GPUs, within the all-GPU window (first start to last end of any
   GPU); with one GPU it equals that GPU's busy.
 * Multi-GPU headline utilisation: the mean of the per-GPU utilisations, with the lowest GPU named.
-* streams: distinct ``summary.STREAM_KEY`` (device, process, context, stream) among the kernels.
+* streams: distinct ``kernel_times.STREAM_KEY`` (device, process, context, stream) among the kernels.
 
 ::
 
@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis.intervals import PART_ROWS, union_intervals
-from dashboard.analysis.summary import (
+from dashboard.analysis.kernel_times import (
     STREAM_KEY,
     kernel_durations_at,
     stream_group_ids,
@@ -96,11 +96,11 @@ def gpu_work(
 
     Args:
         kernels: KERNELS frame; rows without timestamps and invalid rows are left out, overrun ends
-            are clipped (``summary.timed_kernels``).
+            are clipped (``kernel_times.timed_kernels``).
         memops: MEMOPS frame, counted when ``include_memops``.
         graph_launches: GRAPH_LAUNCHES frame (graph-level CUDA graph tracing), counted when
             ``include_graphs``: each launch is one opaque interval.
-        timed: ``summary.timed_kernels(kernels)`` when the caller keeps it (its columns are then shared).
+        timed: ``kernel_times.timed_kernels(kernels)`` when the caller keeps it (its columns are then shared).
 
     Returns:
         Frame (device_id, stream_id, start_ns, end_ns, kind) with kind a categorical of
@@ -179,7 +179,7 @@ def work_for_source(bundle, busy_source: str, timed: pd.DataFrame | None = None)
 
 
 def stream_count(kernels: pd.DataFrame) -> int:
-    """Distinct streams with kernels, keyed by ``summary.STREAM_KEY`` (device, process, context,
+    """Distinct streams with kernels, keyed by ``kernel_times.STREAM_KEY`` (device, process, context,
     stream): two processes on one GPU that both use stream 7 are two streams."""
     g = stream_group_ids(kernels, usable_kernel_mask(kernels))
     return int(g.max()) + 1 if len(g) else 0  # the ids are 0, 1, ... (factorized)
@@ -205,7 +205,7 @@ def stream_sharing(kernels: pd.DataFrame) -> tuple[frozenset, frozenset]:
 def stream_names(
     rows: pd.DataFrame, reference: pd.DataFrame | None = None, sharing: tuple[frozenset, frozenset] | None = None
 ) -> pd.Series:
-    """The name of each row's stream (kernels keyed by ``summary.STREAM_KEY``), for lanes and hovers:
+    """The name of each row's stream (kernels keyed by ``kernel_times.STREAM_KEY``), for lanes and hovers:
     ``"stream 7"``; ``"pid 200 · stream 7"`` when another process uses stream 7 on the same device;
     ``"pid 200 · ctx 3 · stream 7"`` when one process has that stream id in two contexts.
 
@@ -234,7 +234,7 @@ def stream_names(
 
 
 def _kernels_per_device(kernels: pd.DataFrame, part_rows: int = PART_ROWS) -> tuple[dict, dict]:
-    """``({device id: kernel rows}, {device id: kernel time, ns})``, kernel time from ``summary.kernel_durations``
+    """``({device id: kernel rows}, {device id: kernel time, ns})``, kernel time from ``kernel_times.kernel_durations``
     (exact int64 sums), a part of the rows at a time."""
     dev = kernels["device_id"].to_numpy()
     ids, codes = None, None

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dashboard.analysis.intervals import union_fraction_bins, union_intervals, union_length
-from dashboard.analysis.summary import usable_times
+from dashboard.analysis.kernel_times import usable_times
 from dashboard.model import DeviceLane
 
 PREVIEW_BINS = 400  # busy fraction bins across the span: about 3 px each on a 1600 px page
@@ -56,7 +56,7 @@ def _int64(values, fill: int) -> np.ndarray:
 
 def load_preview(start_ns, end_ns, device_id) -> LoadPreview:
     """The preview of kernel rows from their recorded times (aligned arrays, one entry per row; NULL times
-    as NA or -1). A row counts as the summary counts it (``summary.usable_times``)."""
+    as NA or -1). A row counts as the summary counts it (``kernel_times.usable_times``)."""
     s = _int64(start_ns, -1)
     e = _int64(end_ns, -1)
     d = _int64(device_id, 0)

@@ -298,7 +298,8 @@ def rank_nvtx_stats(bundle: TraceBundle, rename=None) -> pd.DataFrame:
         NVTX_STATS frame (as ``summary.nvtx_stats``), ranks in order, each rank's rows in that
         function's order.
     """
-    from dashboard.analysis.summary import kernel_busy_union, nvtx_stats
+    from dashboard.analysis.kernel_times import kernel_busy_union
+    from dashboard.analysis.summary import nvtx_stats
 
     ranges, kernels = bundle.nvtx_ranges, bundle.kernels
     parts = []
@@ -318,7 +319,7 @@ def per_rank_gpu_time(bundle: TraceBundle, work: pd.DataFrame | None = None) -> 
     """GPU time of each rank of a merged bundle (``merge_ranks``), each on its own clock.
 
     A span or union across ranks would mix clocks that are not comparable, so the ranks view
-    reports these instead. Kernels as ``summary.timed_kernels`` counts them (no invalid rows), or
+    reports these instead. Kernels as ``kernel_times.timed_kernels`` counts them (no invalid rows), or
     ``work`` (a ``gpu_time.gpu_work`` frame, e.g. kernels + memcpy/memset) when given.
 
     Returns:

@@ -26,7 +26,7 @@ import pandas as pd
 
 from dashboard.analysis import phases as ph
 from dashboard.analysis import step_presets as sp
-from dashboard.analysis.summary import kernel_durations
+from dashboard.analysis.kernel_times import kernel_durations
 
 STEPS: dict[str, str] = {
     "index": "int64",  # 0-based, in (start_ns, pid) order
@@ -406,7 +406,7 @@ def step_kernels(
     Returns:
         STEP_GPU frame aligned with ``steps``: ``kernels`` (kernel rows whose launch call starts inside the
         step, same process) and ``gpu_time_ns`` (length of the union of their intervals; ends clipped for
-        same-stream overruns, invalid rows add nothing, as ``summary.kernel_durations``).
+        same-stream overruns, invalid rows add nothing, as ``kernel_times.kernel_durations``).
     """
     if launches is None:
         from dashboard.analysis.launches import kernel_launches

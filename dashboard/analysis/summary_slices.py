@@ -24,18 +24,8 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis.intervals import covered_before, union_intervals
-from dashboard.analysis.summary import (
-    STREAM_KEY,
-    TOP_KERNELS,
-    _compute_overruns,
-    _count_and_total,
-    _invalid,
-    _usable,
-    api_stats,
-    clipping_rows,
-    dispatch_rows,
-    name_unions,
-)
+from dashboard.analysis.kernel_times import STREAM_KEY, _compute_overruns, _invalid, _usable, clipping_rows
+from dashboard.analysis.summary import TOP_KERNELS, _count_and_total, api_stats, dispatch_rows, name_unions
 from dashboard.analysis.summary_warnings import FrameCounts, gpu_work_lines, kernel_row_lines, untimed_line
 from dashboard.model import (
     API_STATS,

@@ -10,8 +10,8 @@ import pandas as pd
 
 from dashboard.analysis.categories import categorize
 from dashboard.analysis.intervals import PART_ROWS
+from dashboard.analysis.kernel_times import kernel_durations, kernel_durations_at, kernel_end_ns, usable_kernel_mask
 from dashboard.analysis.ratio import share_pct
-from dashboard.analysis.summary import kernel_durations, kernel_durations_at, kernel_end_ns, usable_kernel_mask
 from dashboard.model import Summary
 
 # CUDA-version suffix (_v7000) and per-thread default-stream variants (_ptsz, _ptds), in any order at the end.
@@ -272,7 +272,7 @@ def kernel_table(
     category ``GRAPH_CATEGORY``).
 
     Returns:
-        KERNEL_TABLE frame. Kernel times use clipped overrun ends (``summary.kernel_durations``).
+        KERNEL_TABLE frame. Kernel times use clipped overrun ends (``kernel_times.kernel_durations``).
         ``kernel_pct`` is the row's share of the table's total kernel time (sums to 100 %);
         ``category`` and ``rule`` come from the kernel category rules (short name, then demangled name).
     """

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, MAX_KERNEL_DURATION_NS, summary_to_dict
+from dashboard.analysis.kernel_times import MAX_KERNEL_DURATION_NS
+from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, summary_to_dict
 from dashboard.analysis.summary_slices import (
     SlicePartial,
     api_part,

@@ -133,7 +133,7 @@ def load_nsys_sqlite(
 
         Bad times: a kernel whose start or end is NULL or not a number is kept (``kernel_count``
         counts every row) with ``start_ns = end_ns = -1``, which analysis treats as invalid (see
-        ``summary.invalid_kernel_count``). CUDA API calls, memcpy/memset and graph launches with a
+        ``kernel_times.invalid_kernel_count``). CUDA API calls, memcpy/memset and graph launches with a
         NULL/non-numeric time, ``end < start`` or a time >= 2**62 ns are dropped and counted per
         kind in ``meta.invalid_time_rows``; so are NVTX ranges and marks with unusable times
         (a NULL range end is not one: the range is open, see above).

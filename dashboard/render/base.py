@@ -12,7 +12,7 @@ from dashboard import units
 from dashboard.analysis.gpu_time import (
     busy_source_label,
 )
-from dashboard.analysis.summary import MAX_KERNEL_DURATION_NS
+from dashboard.analysis.kernel_times import MAX_KERNEL_DURATION_NS
 from dashboard.analysis.timeline import (
     BUSY_KERNELS,
     DEFAULT_MARK_BUDGET,
@@ -77,7 +77,7 @@ def activity_extent(trace: LoadedTrace, dispatches: pd.DataFrame) -> tuple[int, 
     when there is none.
 
     Left out, so that one corrupt row cannot stretch the axis over centuries: invalid kernels
-    (see ``summary.timed_kernels``) and NVTX ranges longer than ``MAX_KERNEL_DURATION_NS`` (24 h).
+    (see ``kernel_times.timed_kernels``) and NVTX ranges longer than ``MAX_KERNEL_DURATION_NS`` (24 h).
     """
     lo, hi = [], []
     if trace.summary.gpu_start_ns is not None:

@@ -13,13 +13,13 @@ from dashboard.analysis.gpu_time import (
     cuda_traced,
     has_gpu_work,
 )
-from dashboard.analysis.ranks import RANKS_FORMAT, gpu_time_per_rank, per_rank_gpu_time
-from dashboard.analysis.summary import (
+from dashboard.analysis.kernel_times import (
     MAX_KERNEL_DURATION_NS,
     invalid_kernel_count,
     overlong_kernel_count,
     overrun_kernel_count,
 )
+from dashboard.analysis.ranks import RANKS_FORMAT, gpu_time_per_rank, per_rank_gpu_time
 from dashboard.analysis.tables import (
     clean_api_name,
 )

@@ -11,8 +11,9 @@ from dashboard.analysis.gpu_time import (
     cuda_traced,
 )
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_by_cause, largest_idle_gaps
+from dashboard.analysis.kernel_times import kernel_busy_union
 from dashboard.analysis.ranks import RANKS_FORMAT, rank_nvtx_stats
-from dashboard.analysis.summary import kernel_busy_union, nvtx_stats
+from dashboard.analysis.summary import nvtx_stats
 from dashboard.analysis.tables import (
     api_table,
     group_nvtx_stats,

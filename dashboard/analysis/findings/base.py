@@ -23,8 +23,9 @@ from dashboard.analysis.gpu_time import (
 )
 from dashboard.analysis.idle import idle_while_blocked, no_gpu_busy
 from dashboard.analysis.intervals import union_length
+from dashboard.analysis.kernel_times import timed_kernels
 from dashboard.analysis.ratio import share_pct
-from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX, timed_kernels
+from dashboard.analysis.summary import DEFAULT_DISPATCH_PREFIX
 from dashboard.model import Summary, TraceBundle
 
 SEVERITIES = ("high", "medium", "low", "none")
@@ -196,11 +197,11 @@ class Context:
         return self.derived.attribution(self.prefix)
 
     def kernel_end(self) -> np.ndarray:
-        """``summary.kernel_end_ns`` (same-stream overruns clipped, as every figure)."""
+        """``kernel_times.kernel_end_ns`` (same-stream overruns clipped, as every figure)."""
         return self.derived.kernel_end()
 
     def kernel_duration(self) -> np.ndarray:
-        """``summary.kernel_durations`` as int64 numpy (0 for invalid rows)."""
+        """``kernel_times.kernel_durations`` as int64 numpy (0 for invalid rows)."""
         return self.derived.kernel_durations()
 
     def dispatch_busy(self) -> np.ndarray:
@@ -296,7 +297,7 @@ def build_context(
 def trace_span(bundle: TraceBundle, timed: pd.DataFrame | None = None) -> tuple[int, int]:
     """First start and last end over every recorded row (kernels, CUDA API calls, NVTX ranges and marks,
     memcpy/memset, graph launches), ns; ``(0, 0)`` when there is none. A host thread's time lies inside it.
-    ``timed``: ``summary.timed_kernels`` of the bundle when already made."""
+    ``timed``: ``kernel_times.timed_kernels`` of the bundle when already made."""
     lo, hi = [], []
     k = timed_kernels(bundle.kernels) if timed is None else timed
     if len(k):

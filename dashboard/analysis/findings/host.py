@@ -27,8 +27,8 @@ from dashboard.analysis.findings.base import (
 from dashboard.analysis.gpu_time import has_gpu_work
 from dashboard.analysis.idle import NO_HOST_ACTIVITY, gap_causes, idle_gaps_of, idle_while_blocked
 from dashboard.analysis.intervals import PART_ROWS, intersection_length, union_length, union_overlap_length
+from dashboard.analysis.kernel_times import kernel_durations_at, usable_kernel_mask
 from dashboard.analysis.ratio import share_pct
-from dashboard.analysis.summary import kernel_durations_at, usable_kernel_mask
 from dashboard.analysis.tables import clean_api_name, normalize_nvtx_name
 
 
