@@ -153,3 +153,10 @@ def test_a_written_file_has_the_modes_a_plain_write_would_give_it(tmp_path):
 def test_a_device_is_written_to_not_replaced():
     write_file(Path(os.devnull), "nothing")
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+def test_an_image_is_written_as_its_bytes(tmp_path):
+    image = tmp_path / "t.png"
+    image.write_bytes(b"old")
+    write_file(image, b"\x89PNG\r\n\x1a\n\x00")  # `export -o`: replaced whole, never decoded
+    assert image.read_bytes() == b"\x89PNG\r\n\x1a\n\x00"

@@ -67,28 +67,30 @@ def reader_left() -> None:
         pass
 
 
-def write_file(path: Path, text: str) -> None:
-    """Write ``text`` to the file ``path`` whole or not at all: into a temporary file beside it, renamed over it
-    once written (a disk that filled mid-write left a cut-off file where the user's earlier one had been).
-    A path that exists and is no regular file (``/dev/null``, a FIFO) is written directly; a link, through it.
+def write_file(path: Path, text: str | bytes) -> None:
+    """Write ``text`` (as UTF-8; bytes as they are: an image) to the file ``path`` whole or not at all: into a
+    temporary file beside it, renamed over it once written (a disk that filled mid-write left a cut-off file
+    where the user's earlier one had been). A path that exists and is no regular file (``/dev/null``, a FIFO)
+    is written directly; a link, through it.
 
     Raises:
         TraceError: it cannot be written (exit 2).
     """
     import tempfile
 
+    data = text.encode("utf-8") if isinstance(text, str) else text
     target = path.resolve() if path.is_symlink() else path
     tmp = None
     try:
         if target.exists() and not target.is_file():
-            with open(target, "w", encoding="utf-8") as f:
-                f.write(text)
+            with open(target, "wb") as f:
+                f.write(data)
             return
         mode = target.stat().st_mode & 0o7777 if target.exists() else 0o666 & ~_umask()
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with os.fdopen(fd, "wb") as f:
             os.fchmod(f.fileno(), mode)  # as a new file (or the replaced one) would have it, not mkstemp's 0600
-            f.write(text)
+            f.write(data)
         os.replace(tmp, target)
         tmp = None
     except OSError as exc:

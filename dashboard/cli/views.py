@@ -57,10 +57,7 @@ def _export(args) -> int:
     trace = _load_for_view(args)
     _say_search_warnings(trace, state)
     data = image_bytes(figure_for(view_for(trace, state), args.figure), fmt, which=args.figure)
-    try:
-        Path(args.output).write_bytes(data)
-    except OSError as exc:
-        raise TraceError(f"{args.output}: cannot write ({exc.strerror or exc})") from exc
+    write_file(Path(args.output), data)
     _say(f"wrote {args.output} ({len(data):,} bytes, {fmt}, {args.figure}{_notes_said(state)})", file=sys.stderr)
     return 0
 
